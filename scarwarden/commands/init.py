@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import sys
+
+import click
+
+from scarwarden.commands._common import echo_json, get_repo
+
+
+@click.command()
+@click.option("--demo", is_flag=True, help="Start from the bundled demo ledger and playbook.")
+@click.option("--no-commit", is_flag=True, help="Stage the new files instead of committing.")
+@click.option("--hooks/--no-hooks", "hooks", default=None,
+              help="Install the pre-commit gate too (asked on a terminal when not given).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
+@click.pass_context
+def init(ctx: click.Context, demo: bool, no_commit: bool, hooks: bool | None,
+         as_json: bool) -> None:
+    """Make the current git repository a memory repository.
+
+    Creates memory/episodes/ and memory/playbook.md, adds .scarwarden/ (the index
+    cache) to .gitignore and commits the result.
+
+    \b
+    Examples:
+      scarwarden init
+      scarwarden init --demo --hooks
+    """
+    from scarwarden.initrepo import init as do_init
+
+    repo = get_repo(ctx, initialised=False)
+    result = do_init(repo, demo=demo, commit=not no_commit)
+    if hooks is None:
+        hooks = (sys.stdin.isatty() and not as_json
+                 and click.confirm("Install the provenance gate as a git pre-commit hook?",
+                                   default=True))
+    installed = None
+    if hooks:
+        from scarwarden.hooks import install
+
+        installed = str(install(repo.root))
+    if as_json:
+        echo_json({"commit": result.commit, "files": result.files, "demo": demo,
+                   "hook": installed})
+        return
+    what = "demo memory" if demo else "an empty memory"
+    click.echo(f"Initialised {what} in {repo.root / repo.memory_rel}")
+    if result.commit:
+        click.echo(f"Committed {len(result.files)} file(s) as {result.commit[:10]}")
+    else:
+        click.echo(f"Staged {len(result.files)} file(s); commit them when ready")
+    if installed:
+        click.echo(f"Installed the pre-commit gate at {installed}")
+    click.echo("Next: scarwarden episode add --task ... --correction ...   (see --help)")

@@ -1,0 +1,192 @@
+"""Settings: ``scarwarden.yaml`` at the repository root, overridden by environment.
+
+Every setting has a documented default (docs/configuration.md), so the file is optional.
+Values of the wrong type are a :class:`ConfigError` naming the key, never silently
+ignored. The API key is deliberately *not* a setting: it is read from the environment
+only (``SCARWARDEN_API_KEY`` or ``DASHSCOPE_API_KEY``) so it can never be committed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from scarwarden.errors import ConfigError
+
+CONFIG_FILE = "scarwarden.yaml"
+
+DEFAULT_BASE_URL = "https://dashscope-intl.aliyuncs.com/compatible-mode/v1"
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    """Router thresholds; see docs/recall.md for how they were chosen."""
+
+    #: A combined score at or above this is a strong match (``ACT``).
+    act_threshold: float = 6.0
+    #: Below this nothing counts as a match (``ASK_HUMAN``).
+    floor: float = 1.5
+    #: Tag hits on the best rule that make it ``ACT`` whatever its score.
+    act_tag_hits: int = 2
+    #: Default number of rules returned.
+    limit: int = 5
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """The OpenAI-compatible chat completions endpoint and the model for each role."""
+
+    base_url: str = DEFAULT_BASE_URL
+    distill_model: str = "qwen3.6-flash"
+    answer_model: str = "qwen3.7-plus"
+    #: Seconds to wait for one HTTP response.
+    timeout: float = 60.0
+    #: Retries after the first attempt on 429, 5xx and connection errors.
+    max_retries: int = 3
+    #: First backoff delay in seconds; doubled on each retry, with jitter.
+    backoff: float = 1.0
+    #: Ask for ``response_format: {"type": "json_object"}`` where JSON is wanted.
+    json_mode: bool = True
+
+
+@dataclass(frozen=True)
+class DistillSettings:
+    #: Approximate prompt budget (tokens, counted as characters/4) for one model call.
+    token_budget: int = 12000
+    #: At most this many existing rules are sent with a batch as context.
+    max_context_rules: int = 40
+
+
+@dataclass(frozen=True)
+class AnswerSettings:
+    #: How many times the reviewer may send a draft back before giving up.
+    qc_max_retakes: int = 2
+
+
+@dataclass(frozen=True)
+class Config:
+    memory_dir: str = "memory"
+    recall: RecallSettings = field(default_factory=RecallSettings)
+    model: ModelSettings = field(default_factory=ModelSettings)
+    distill: DistillSettings = field(default_factory=DistillSettings)
+    answer: AnswerSettings = field(default_factory=AnswerSettings)
+    #: Where the settings came from, for messages.
+    source: str = "defaults"
+
+    def api_key(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """The API key from the environment, or ``None``. Never stored anywhere."""
+        env = os.environ if environ is None else environ
+        return env.get("SCARWARDEN_API_KEY") or env.get("DASHSCOPE_API_KEY") or None
+
+
+_SECTIONS: dict[str, type] = {
+    "recall": RecallSettings,
+    "model": ModelSettings,
+    "distill": DistillSettings,
+    "answer": AnswerSettings,
+}
+
+_ENV_OVERRIDES = {
+    "SCARWARDEN_BASE_URL": ("model", "base_url"),
+    "SCARWARDEN_MODEL_DISTILL": ("model", "distill_model"),
+    "SCARWARDEN_MODEL_ANSWER": ("model", "answer_model"),
+    "SCARWARDEN_TIMEOUT": ("model", "timeout"),
+    "SCARWARDEN_MAX_RETRIES": ("model", "max_retries"),
+}
+
+
+def _coerce(value: Any, default: Any, where: str) -> Any:
+    """Check ``value`` against the type of ``default``; ints are accepted for floats."""
+    expected = type(default)
+    if expected is bool:
+        if isinstance(value, bool):
+            return value
+    elif expected is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif expected is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif isinstance(value, expected):
+        return value
+    raise ConfigError(
+        f"{where} must be {expected.__name__}, got {type(value).__name__} ({value!r})",
+        hint=f"fix it in {CONFIG_FILE} or remove it to use the default ({default!r})",
+    )
+
+
+def _build_section(cls: type, raw: Any, where: str) -> Any:
+    if raw is None:
+        return cls()
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where} must be a mapping, got {type(raw).__name__}")
+    defaults = cls()
+    known = {f.name for f in fields(cls)}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in known:
+            raise ConfigError(
+                f"unknown setting {where}.{key}",
+                hint=f"known settings in '{where}': {', '.join(sorted(known))}",
+            )
+        values[key] = _coerce(value, getattr(defaults, key), f"{where}.{key}")
+    return cls(**values)
+
+
+def parse_config(raw: Any, *, source: str = CONFIG_FILE,
+                 environ: Mapping[str, str] | None = None) -> Config:
+    """Build a :class:`Config` from the parsed YAML mapping plus environment overrides."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{source} must hold a mapping of settings")
+    unknown = set(raw) - set(_SECTIONS) - {"memory_dir"}
+    if unknown:
+        raise ConfigError(
+            f"unknown setting(s) in {source}: {', '.join(sorted(map(str, unknown)))}",
+            hint=f"known top-level keys: memory_dir, {', '.join(_SECTIONS)}",
+        )
+    memory_dir = raw.get("memory_dir", "memory")
+    if not isinstance(memory_dir, str) or not memory_dir or Path(memory_dir).is_absolute() \
+            or ".." in Path(memory_dir).parts:
+        raise ConfigError(
+            f"memory_dir in {source} must be a relative folder inside the repository",
+            hint="for example: memory_dir: memory",
+        )
+    sections = {name: dict(raw.get(name) or {}) if isinstance(raw.get(name), Mapping)
+                else raw.get(name) for name in _SECTIONS}
+    env = os.environ if environ is None else environ
+    for var, (section, key) in _ENV_OVERRIDES.items():
+        if env.get(var):
+            value: Any = env[var]
+            default = getattr(_SECTIONS[section](), key)
+            try:
+                value = type(default)(value)
+            except ValueError:
+                raise ConfigError(f"{var} must be {type(default).__name__}, got {value!r}")
+            target = sections.get(section)
+            if target is None:
+                target = sections[section] = {}
+            if isinstance(target, dict):
+                target[key] = value
+    built = {name: _build_section(cls, sections[name], name) for name, cls in _SECTIONS.items()}
+    return Config(memory_dir=memory_dir.rstrip("/"), source=source, **built)
+
+
+def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:
+    """Read ``scarwarden.yaml`` under ``root`` if it exists."""
+    from scarwarden import yamlio
+
+    path = root / CONFIG_FILE
+    if not path.exists():
+        return parse_config({}, source="defaults", environ=environ)
+    try:
+        raw = yamlio.load(path.read_bytes(), source=CONFIG_FILE)
+    except ConfigError:
+        raise
+    except Exception as exc:  # YAML errors are reported as configuration errors
+        raise ConfigError(f"cannot read {CONFIG_FILE}: {exc}") from None
+    return parse_config(raw, source=CONFIG_FILE, environ=environ)

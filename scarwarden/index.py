@@ -1,0 +1,580 @@
+"""The SQLite index: a cache of the memory files, never their source.
+
+``.scarwarden/index.db`` holds episodes, rules, citations both ways, tags, full-text
+search over episodes and the postings recall scores with. It is rebuilt from the files
+alone and refreshed incrementally before every read:
+
+* committed changes: ``git diff --name-status <indexed commit> HEAD`` (a few ms);
+* files added or removed in the working tree (staged or not): each episode month
+  folder's mtime is remembered, and only folders whose mtime moved are listed;
+* the playbook: its (size, mtime, inode) signature; when it moved, only the rules whose
+  content changed get new postings;
+* after a rebase or a reset that lost the indexed commit: stored blob IDs are compared
+  with ``git ls-files -s`` (slower, still no re-parse of unchanged files).
+
+A missing, corrupt or old-schema index is rebuilt without being asked, in a temporary
+file swapped in with ``os.replace``, so a concurrent reader never sees half an index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scarwarden import git, text
+from scarwarden import playbook as pb
+from scarwarden.episodes import Episode, parse_episode_bytes
+from scarwarden.errors import ScarwardenError, ValidationError
+from scarwarden.repo import MemoryRepo
+
+log = logging.getLogger("scarwarden")
+
+#: Bump when the schema or what is stored changes; an index with another version is
+#: rebuilt automatically.
+SCHEMA_VERSION = 3
+
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE files (path TEXT PRIMARY KEY, dir TEXT NOT NULL, blob TEXT,
+                    episode_id TEXT) WITHOUT ROWID;
+CREATE INDEX files_dir ON files (dir);
+CREATE TABLE dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER) WITHOUT ROWID;
+CREATE TABLE episodes (
+    rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, path TEXT NOT NULL, at TEXT,
+    agent TEXT, task TEXT, source TEXT, doc TEXT NOT NULL);
+CREATE INDEX episodes_at ON episodes (at);
+CREATE INDEX episodes_agent ON episodes (agent);
+CREATE TABLE episode_tags (tag TEXT, episode_id TEXT, PRIMARY KEY (tag, episode_id))
+    WITHOUT ROWID;
+CREATE INDEX episode_tags_ep ON episode_tags (episode_id);
+CREATE VIRTUAL TABLE episodes_fts USING fts5 (task, action, outcome, correction,
+    tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TABLE rules (
+    id TEXT PRIMARY KEY, position INTEGER, title TEXT, text TEXT, tags TEXT,
+    episode_ids TEXT, retired INTEGER, reason TEXT, replaced_by TEXT, line INTEGER,
+    length INTEGER, digest TEXT) WITHOUT ROWID;
+CREATE TABLE citations (rule_id TEXT, episode_id TEXT, PRIMARY KEY (rule_id, episode_id))
+    WITHOUT ROWID;
+CREATE INDEX citations_ep ON citations (episode_id, rule_id);
+CREATE TABLE rule_tags (tag TEXT, rule_id TEXT, PRIMARY KEY (tag, rule_id)) WITHOUT ROWID;
+-- Recall postings (active rules only): stemmed term -> rule, with term frequency.
+CREATE TABLE rule_terms (term TEXT, rule_id TEXT, tf INTEGER,
+    PRIMARY KEY (term, rule_id)) WITHOUT ROWID;
+CREATE INDEX rule_terms_rule ON rule_terms (rule_id);
+-- One row per (stem of a tag part, rule, tag); 'parts' is how many distinct stems the
+-- tag has, so a tag hits when all its parts are among the task's stems.
+CREATE TABLE rule_tag_stems (stem TEXT, rule_id TEXT, tag TEXT, parts INTEGER,
+    PRIMARY KEY (stem, rule_id, tag)) WITHOUT ROWID;
+CREATE INDEX rule_tag_stems_rule ON rule_tag_stems (rule_id);
+CREATE TABLE recall_log (
+    rowid INTEGER PRIMARY KEY, at TEXT, task TEXT, verdict TEXT, rule_ids TEXT,
+    scores TEXT, playbook_commit TEXT, detail TEXT);
+"""
+
+
+@dataclass
+class RefreshStats:
+    """What a refresh did (for ``scarwarden index`` and the benchmarks)."""
+
+    mode: str = "incremental"  # or "rebuild"
+    episodes_added: int = 0
+    episodes_removed: int = 0
+    rules_changed: int = 0
+    invalid_files: list[str] = field(default_factory=list)
+    reason: str | None = None
+
+
+def blob_id(data: bytes) -> str:
+    """Git's blob ID of ``data`` (so files read from disk compare with git's)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+    conn.execute("PRAGMA busy_timeout = 30000")
+    return conn
+
+
+class Index:
+    """An open, fresh index. Use :func:`open_index` to get one."""
+
+    def __init__(self, repo: MemoryRepo, conn: sqlite3.Connection, stats: RefreshStats):
+        self.repo = repo
+        self.conn = conn
+        self.stats = stats
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- meta ---------------------------------------------------------------------
+    def meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    @property
+    def indexed_commit(self) -> str | None:
+        return self.meta("head")
+
+    def playbook_error(self) -> str | None:
+        return self.meta("playbook_error")
+
+    # -- episodes -----------------------------------------------------------------
+    def episode_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM episodes").fetchone()[0])
+
+    def get_episode(self, episode_id: str) -> Episode | None:
+        row = self.conn.execute("SELECT doc FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        return None if row is None else Episode(json.loads(row[0]))
+
+    def episode_path(self, episode_id: str) -> str | None:
+        row = self.conn.execute("SELECT path FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def existing_episode_ids(self, ids: Iterable[str]) -> set[str]:
+        ids = list(dict.fromkeys(ids))
+        found: set[str] = set()
+        for chunk in _chunks(ids, 500):
+            marks = ",".join("?" * len(chunk))
+            found.update(r[0] for r in self.conn.execute(
+                f"SELECT id FROM episodes WHERE id IN ({marks})", chunk))
+        return found
+
+    def list_episodes(self, *, tags: Iterable[str] = (), since: str | None = None,
+                      until: str | None = None, agent: str | None = None,
+                      grep: str | None = None, limit: int | None = None,
+                      newest_first: bool = False) -> list[Episode]:
+        """Episodes matching every filter, oldest first (by ``at``, then ID)."""
+        where: list[str] = []
+        args: list[Any] = []
+        for tag in tags:
+            where.append("e.id IN (SELECT episode_id FROM episode_tags WHERE tag = ?)")
+            args.append(tag.lower())
+        if since:
+            where.append("e.at >= ?")
+            args.append(since)
+        if until:
+            where.append("e.at <= ?")
+            args.append(until)
+        if agent:
+            where.append("e.agent = ?")
+            args.append(agent)
+        if grep:
+            where.append("e.rowid IN (SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?)")
+            args.append(fts_query(grep))
+        sql = "SELECT e.doc FROM episodes e"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        order = "DESC" if newest_first else "ASC"
+        sql += f" ORDER BY e.at {order}, e.id {order}"
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        return [Episode(json.loads(r[0])) for r in self.conn.execute(sql, args)]
+
+    def episode_months(self) -> list[tuple[str, int]]:
+        return [(r[0], r[1]) for r in self.conn.execute(
+            "SELECT substr(at, 1, 7) AS m, count(*) FROM episodes GROUP BY m ORDER BY m DESC")]
+
+    def episode_tags(self) -> list[tuple[str, int]]:
+        return [(r[0], r[1]) for r in self.conn.execute(
+            "SELECT tag, count(*) FROM episode_tags GROUP BY tag ORDER BY count(*) DESC, tag")]
+
+    def episode_agents(self) -> list[tuple[str, int]]:
+        return [(r[0], r[1]) for r in self.conn.execute(
+            "SELECT agent, count(*) FROM episodes WHERE agent IS NOT NULL "
+            "GROUP BY agent ORDER BY count(*) DESC, agent")]
+
+    # -- rules --------------------------------------------------------------------
+    def require_playbook(self) -> None:
+        error = self.playbook_error()
+        if error:
+            raise ValidationError(error, hint="fix the playbook; 'scarwarden check --all' lists every problem")
+
+    def rules(self, *, include_retired: bool = False) -> list[pb.Rule]:
+        sql = "SELECT id, title, text, tags, episode_ids, retired, reason, replaced_by, line FROM rules"
+        if not include_retired:
+            sql += " WHERE retired = 0"
+        sql += " ORDER BY retired, position"
+        return [_rule_from_row(r) for r in self.conn.execute(sql)]
+
+    def get_rule(self, rule_id: str) -> pb.Rule | None:
+        row = self.conn.execute(
+            "SELECT id, title, text, tags, episode_ids, retired, reason, replaced_by, line "
+            "FROM rules WHERE id = ?", (rule_id,)).fetchone()
+        return None if row is None else _rule_from_row(row)
+
+    def rules_citing(self, episode_id: str) -> list[str]:
+        return [r[0] for r in self.conn.execute(
+            "SELECT rule_id FROM citations WHERE episode_id = ? ORDER BY rule_id", (episode_id,))]
+
+    def uncited_episode_ids(self) -> list[str]:
+        return [r[0] for r in self.conn.execute(
+            "SELECT id FROM episodes WHERE id NOT IN (SELECT episode_id FROM citations) "
+            "ORDER BY at, id")]
+
+
+def _rule_from_row(row: tuple[Any, ...]) -> pb.Rule:
+    return pb.Rule(row[0], row[1], row[2], tuple(json.loads(row[3])),
+                   tuple(json.loads(row[4])), bool(row[5]), row[6], row[7], row[8] or 0)
+
+
+def fts_query(user_text: str) -> str:
+    """Turn free text into a safe FTS5 query: every word must appear (prefix match)."""
+    words = [w for w in text._TOKEN.findall(user_text.lower()) if w]
+    if not words:
+        return '""'
+    return " AND ".join('"' + w.replace('"', '""') + '"*' for w in words)
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+# -- building -------------------------------------------------------------------------
+
+def _episode_row(ep: Episode, path: str) -> tuple[Any, ...]:
+    d = ep.data
+    return (d["id"], path, d["at"], d.get("agent"), d["task"], d.get("source"),
+            json.dumps(d, ensure_ascii=False))
+
+
+def _insert_episode(conn: sqlite3.Connection, ep: Episode, path: str, blob: str) -> None:
+    cur = conn.execute(
+        "INSERT INTO episodes (id, path, at, agent, task, source, doc) VALUES (?,?,?,?,?,?,?)",
+        _episode_row(ep, path))
+    rowid = cur.lastrowid
+    d = ep.data
+    conn.execute("INSERT INTO episodes_fts (rowid, task, action, outcome, correction) "
+                 "VALUES (?,?,?,?,?)", (rowid, d["task"], d.get("action"), d.get("outcome"),
+                                        d.get("correction")))
+    conn.executemany("INSERT OR IGNORE INTO episode_tags VALUES (?, ?)",
+                     [(t, d["id"]) for t in d.get("tags") or ()])
+    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
+                 (path, path.rsplit("/", 1)[0], blob, d["id"]))
+
+
+def _delete_file(conn: sqlite3.Connection, path: str) -> bool:
+    row = conn.execute("SELECT episode_id FROM files WHERE path = ?", (path,)).fetchone()
+    conn.execute("DELETE FROM files WHERE path = ?", (path,))
+    if row is None or row[0] is None:
+        return False
+    ep_row = conn.execute("SELECT rowid FROM episodes WHERE id = ? AND path = ?",
+                          (row[0], path)).fetchone()
+    if ep_row is None:
+        return False
+    conn.execute("DELETE FROM episodes_fts WHERE rowid = ?", (ep_row[0],))
+    conn.execute("DELETE FROM episodes WHERE rowid = ?", (ep_row[0],))
+    conn.execute("DELETE FROM episode_tags WHERE episode_id = ?", (row[0],))
+    return True
+
+
+def _index_episode_bytes(conn: sqlite3.Connection, repo: MemoryRepo, path: str, raw: bytes,
+                         blob: str, stats: RefreshStats) -> None:
+    try:
+        ep = parse_episode_bytes(raw, path, episodes_dir=repo.episodes_rel)
+    except ScarwardenError as exc:
+        stats.invalid_files.append(path)
+        log.warning("skipped invalid episode %s: %s", path,
+                    exc.problems[0].message if exc.problems else exc.message)
+        conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, NULL)",
+                     (path, path.rsplit("/", 1)[0], blob))
+        return
+    clash = conn.execute("SELECT path FROM episodes WHERE id = ?", (ep.id,)).fetchone()
+    if clash is not None:
+        stats.invalid_files.append(path)
+        log.warning("skipped %s: episode ID %s is also in %s", path, ep.id, clash[0])
+        conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, NULL)",
+                     (path, path.rsplit("/", 1)[0], blob))
+        return
+    _insert_episode(conn, ep, path, blob)
+    stats.episodes_added += 1
+
+
+def _scan_dirs(repo: MemoryRepo) -> dict[str, int]:
+    """Episode folders (``episodes``, ``YYYY``, ``YYYY/MM``) -> mtime_ns."""
+    out: dict[str, int] = {}
+    base = repo.episodes_dir
+    rel = repo.episodes_rel
+
+    def walk(path: Path, relpath: str, depth: int) -> None:
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return
+        out[relpath] = st.st_mtime_ns
+        if depth == 2:
+            return
+        try:
+            with os.scandir(path) as it:
+                for entry in it:
+                    if entry.is_dir(follow_symlinks=False):
+                        walk(Path(entry.path), f"{relpath}/{entry.name}", depth + 1)
+        except FileNotFoundError:
+            return
+
+    walk(base, rel, 0)
+    return out
+
+
+def _list_yaml(repo: MemoryRepo, dir_rel: str) -> set[str]:
+    try:
+        with os.scandir(repo.root / dir_rel) as it:
+            return {f"{dir_rel}/{e.name}" for e in it
+                    if e.name.endswith(".yaml") and e.is_file(follow_symlinks=False)}
+    except (FileNotFoundError, NotADirectoryError):
+        return set()
+
+
+def _playbook_signature(repo: MemoryRepo) -> str:
+    try:
+        st = repo.playbook_path.stat()
+    except FileNotFoundError:
+        return "missing"
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+
+
+def _rule_digest(rule: pb.Rule) -> str:
+    payload = json.dumps([rule.title, rule.text, rule.tags, rule.episode_ids, rule.retired,
+                          rule.reason, rule.replaced_by])
+    return hashlib.sha1(payload.encode()).hexdigest()  # noqa: S324
+
+
+def _index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshStats) -> None:
+    """Bring the rule tables in line with the playbook file, touching changed rules only."""
+    try:
+        raw = repo.playbook_path.read_bytes()
+    except FileNotFoundError:
+        raw = b"# Playbook\n"
+    try:
+        playbook = pb.parse(raw.decode("utf-8"), source=repo.playbook_rel)
+    except UnicodeDecodeError:
+        _set_meta(conn, "playbook_error", f"{repo.playbook_rel}: not valid UTF-8")
+        return
+    except ValidationError as exc:
+        _set_meta(conn, "playbook_error", exc.render().removeprefix("error: "))
+        return
+    conn.execute("DELETE FROM meta WHERE key = 'playbook_error'")
+    stored = {r[0]: r[1] for r in conn.execute("SELECT id, digest FROM rules")}
+    seen: set[str] = set()
+    for position, rule in enumerate(playbook.all_rules()):
+        seen.add(rule.id)
+        digest = _rule_digest(rule)
+        if stored.get(rule.id) == digest:
+            conn.execute("UPDATE rules SET position = ?, line = ? WHERE id = ?",
+                         (position, rule.line, rule.id))
+            continue
+        _delete_rule(conn, rule.id)
+        _insert_rule(conn, rule, position, digest)
+        stats.rules_changed += 1
+    for rule_id in set(stored) - seen:
+        _delete_rule(conn, rule_id)
+        stats.rules_changed += 1
+    total = conn.execute("SELECT count(*), coalesce(sum(length), 0) FROM rules "
+                         "WHERE retired = 0").fetchone()
+    _set_meta(conn, "rule_count", str(total[0]))
+    _set_meta(conn, "rule_total_length", str(total[1]))
+
+
+def _delete_rule(conn: sqlite3.Connection, rule_id: str) -> None:
+    for table, column in (("rules", "id"), ("citations", "rule_id"), ("rule_tags", "rule_id"),
+                          ("rule_terms", "rule_id"), ("rule_tag_stems", "rule_id")):
+        conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (rule_id,))
+
+
+def rule_terms(rule: pb.Rule) -> Counter[str]:
+    """Stemmed term frequencies of a rule's title and text (what recall scores on)."""
+    return Counter(text.stems(rule.title + "\n" + rule.text))
+
+
+def _insert_rule(conn: sqlite3.Connection, rule: pb.Rule, position: int, digest: str) -> None:
+    terms = rule_terms(rule)
+    conn.execute(
+        "INSERT INTO rules VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        (rule.id, position, rule.title, rule.text, json.dumps(list(rule.tags)),
+         json.dumps(list(rule.episode_ids)), int(rule.retired), rule.reason, rule.replaced_by,
+         rule.line, sum(terms.values()), digest))
+    conn.executemany("INSERT OR IGNORE INTO citations VALUES (?, ?)",
+                     [(rule.id, ep) for ep in rule.episode_ids])
+    conn.executemany("INSERT OR IGNORE INTO rule_tags VALUES (?, ?)",
+                     [(tag, rule.id) for tag in rule.tags])
+    if rule.retired:
+        return
+    conn.executemany("INSERT INTO rule_terms VALUES (?, ?, ?)",
+                     [(term, rule.id, tf) for term, tf in terms.items()])
+    rows = []
+    for tag in rule.tags:
+        parts = text.tag_stems(tag)
+        rows.extend((s, rule.id, tag, len(parts)) for s in parts)
+    conn.executemany("INSERT OR IGNORE INTO rule_tag_stems VALUES (?, ?, ?, ?)", rows)
+
+
+def _set_meta(conn: sqlite3.Connection, key: str, value: str | None) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def rebuild(repo: MemoryRepo, reason: str = "requested") -> RefreshStats:
+    """Build a complete index in a temporary file and swap it in atomically."""
+    stats = RefreshStats(mode="rebuild", reason=reason)
+    repo.state_dir.mkdir(parents=True, exist_ok=True)
+    _ensure_ignored(repo)
+    tmp = repo.state_dir / f"index.db.tmp-{os.getpid()}"
+    tmp.unlink(missing_ok=True)
+    conn = _connect(tmp)
+    try:
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.executescript(SCHEMA)
+        head = git.head(repo.root)
+        with _transaction(conn):
+            dirs = _scan_dirs(repo)
+            on_disk: set[str] = set()
+            for dir_rel in dirs:
+                on_disk |= _list_yaml(repo, dir_rel)
+            tracked = {e.path: e.blob for e in git.ls_files_stage(repo.root, repo.episodes_rel)
+                       if e.path in on_disk}
+            paths = sorted(tracked)
+            blobs = git.cat_file_batch(repo.root, [tracked[p] for p in paths])
+            for path, raw in zip(paths, blobs):
+                if raw is not None:
+                    _index_episode_bytes(conn, repo, path, raw, tracked[path], stats)
+            for path in sorted(on_disk - set(tracked)):
+                raw = (repo.root / path).read_bytes()
+                _index_episode_bytes(conn, repo, path, raw, blob_id(raw), stats)
+            conn.executemany("INSERT INTO dirs VALUES (?, ?)", list(dirs.items()))
+            _index_playbook(conn, repo, stats)
+            _set_meta(conn, "schema_version", str(SCHEMA_VERSION))
+            _set_meta(conn, "memory_dir", repo.memory_rel)
+            _set_meta(conn, "head", head)
+            _set_meta(conn, "playbook_sig", _playbook_signature(repo))
+        conn.close()
+        os.replace(tmp, repo.index_path)
+    except BaseException:
+        conn.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    return stats
+
+
+def _ensure_ignored(repo: MemoryRepo) -> None:
+    """Keep the cache out of git even where ``init`` did not write .gitignore."""
+    marker = repo.state_dir / ".gitignore"
+    if not marker.exists():
+        marker.write_text("*\n")
+
+
+def _open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | None]:
+    """Open the index if usable; otherwise (None, why it must be rebuilt)."""
+    if not repo.index_path.exists():
+        return None, "missing"
+    try:
+        conn = _connect(repo.index_path)
+        rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN "
+                                 "('schema_version', 'memory_dir')").fetchall())
+    except sqlite3.DatabaseError:
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001 - the file is garbage; we only need it closed
+            pass
+        log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
+        return None, "corrupt"
+    if rows.get("schema_version") != str(SCHEMA_VERSION):
+        conn.close()
+        return None, "old schema"
+    if rows.get("memory_dir") != repo.memory_rel:
+        conn.close()
+        return None, "memory folder changed"
+    return conn, None
+
+
+def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
+    """Apply what changed since the last refresh (see the module docstring)."""
+    stats = RefreshStats()
+    head = git.head(repo.root)
+    with _transaction(conn):
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        changed: set[str] = set()
+        old_head = meta.get("head")
+        if head != old_head:
+            if old_head and head and git.object_exists(repo.root, old_head):
+                for change in git.diff_name_status(repo.root, old_head, head, repo.episodes_rel):
+                    changed.add(change.path)
+            else:
+                # The indexed commit is gone (rebase + gc, reset) or there was none:
+                # compare blob IDs with git's index instead of re-parsing everything.
+                stored = dict(conn.execute("SELECT path, blob FROM files").fetchall())
+                for entry in git.ls_files_stage(repo.root, repo.episodes_rel):
+                    if stored.get(entry.path) != entry.blob:
+                        changed.add(entry.path)
+            _set_meta(conn, "head", head)
+        dirs = _scan_dirs(repo)
+        stored_dirs = dict(conn.execute("SELECT path, mtime_ns FROM dirs").fetchall())
+        for dir_rel, mtime in dirs.items():
+            if stored_dirs.get(dir_rel) == mtime:
+                continue
+            listed = _list_yaml(repo, dir_rel)
+            known = {r[0] for r in conn.execute("SELECT path FROM files WHERE dir = ?", (dir_rel,))}
+            changed |= listed ^ known
+            conn.execute("INSERT OR REPLACE INTO dirs VALUES (?, ?)", (dir_rel, mtime))
+        for dir_rel in set(stored_dirs) - set(dirs):
+            changed |= {r[0] for r in conn.execute("SELECT path FROM files WHERE dir = ?",
+                                                   (dir_rel,))}
+            conn.execute("DELETE FROM dirs WHERE path = ?", (dir_rel,))
+        for path in sorted(changed):
+            if not path.endswith(".yaml") or not path.startswith(repo.episodes_rel + "/"):
+                continue
+            if _delete_file(conn, path):
+                stats.episodes_removed += 1
+            try:
+                raw = (repo.root / path).read_bytes()
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                continue
+            _index_episode_bytes(conn, repo, path, raw, blob_id(raw), stats)
+        sig = _playbook_signature(repo)
+        if sig != meta.get("playbook_sig"):
+            _index_playbook(conn, repo, stats)
+            _set_meta(conn, "playbook_sig", sig)
+    return stats
+
+
+def open_index(repo: MemoryRepo, *, rebuild_now: bool = False) -> Index:
+    """The index, refreshed (or rebuilt where it is missing, corrupt or out of date)."""
+    conn, why = (None, "requested") if rebuild_now else _open_existing(repo)
+    if conn is None:
+        stats = rebuild(repo, reason=why or "requested")
+        conn = _connect(repo.index_path)
+        return Index(repo, conn, stats)
+    try:
+        stats = refresh(repo, conn)
+    except sqlite3.DatabaseError:
+        conn.close()
+        log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
+        stats = rebuild(repo, reason="corrupt")
+        conn = _connect(repo.index_path)
+    return Index(repo, conn, stats)

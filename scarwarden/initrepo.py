@@ -1,0 +1,76 @@
+"""``scarwarden init``: turn a git repository into a memory repository."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from scarwarden import git
+from scarwarden.errors import UsageError
+from scarwarden.ledger import atomic_write
+from scarwarden.playbook import TITLE
+from scarwarden.repo import MemoryRepo
+
+EMPTY_PLAYBOOK = (
+    f"{TITLE}\n\n"
+    "Rules distilled from the episodes in episodes/. Every rule cites the episodes that\n"
+    "taught it; a rule whose citations do not resolve cannot be committed.\n"
+)
+IGNORE_LINE = ".scarwarden/"
+
+
+@dataclass(frozen=True)
+class InitResult:
+    commit: str | None
+    files: list[str]
+    demo: bool
+
+
+def demo_memory_dir() -> Path:
+    """The demo memory shipped inside the package (works from an installed wheel)."""
+    return Path(str(resources.files("scarwarden") / "demo_memory"))
+
+
+def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitResult:
+    """Create the layout (and with ``demo`` the demo ledger), then commit it."""
+    if repo.playbook_path.exists() or repo.episodes_dir.exists():
+        raise UsageError(
+            f"{repo.memory_rel}/ already holds a Scarwarden memory in {repo.root}",
+            hint="nothing to do; 'scarwarden rule list' shows the playbook",
+        )
+    written: list[str] = []
+    repo.episodes_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        if demo:
+            source = demo_memory_dir()
+            for path in sorted((source / "episodes").rglob("*.yaml")):
+                rel = path.relative_to(source)
+                target = repo.memory_dir / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+                written.append(f"{repo.memory_rel}/{rel.as_posix()}")
+            atomic_write(repo.playbook_path, (source / "playbook.md").read_bytes())
+        else:
+            keep = repo.episodes_dir / ".gitkeep"
+            keep.write_bytes(b"")
+            written.append(f"{repo.episodes_rel}/.gitkeep")
+            atomic_write(repo.playbook_path, EMPTY_PLAYBOOK.encode())
+        written.append(repo.playbook_rel)
+        gitignore = repo.root / ".gitignore"
+        existing = gitignore.read_text() if gitignore.exists() else ""
+        if IGNORE_LINE not in existing.splitlines():
+            sep = "" if not existing or existing.endswith("\n") else "\n"
+            gitignore.write_text(existing + sep + IGNORE_LINE + "\n")
+            written.append(".gitignore")
+        sha = None
+        git.add(repo.root, written)
+        if commit:
+            kind = "demo memory" if demo else "memory"
+            sha = git.commit(repo.root, f"scarwarden: initialise {kind}\n", only=written)
+    except BaseException:
+        git.unstage(repo.root, written)
+        shutil.rmtree(repo.memory_dir, ignore_errors=True)
+        raise
+    return InitResult(sha, written, demo)

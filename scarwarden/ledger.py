@@ -1,0 +1,129 @@
+"""Writing to the ledger: episodes in, atomically, committed with provenance trailers.
+
+All-or-nothing: every episode in a batch is validated before the first byte is
+written; files go through a temporary file and ``os.replace``; if the commit fails
+(a hook rejects it, git is misconfigured), the files written are removed and
+unstaged again, so a failed ``episode add`` leaves the repository as it found it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from scarwarden import git
+from scarwarden.episodes import Episode, mint_id, normalise_input
+from scarwarden.errors import ScarwardenError, ValidationError
+from scarwarden.repo import MemoryRepo
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def write_lock(repo: MemoryRepo) -> Iterator[None]:
+    """Serialise writers (CLI, MCP server, web UI) on one repository."""
+    repo.state_dir.mkdir(parents=True, exist_ok=True)
+    with open(repo.state_dir / "write.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def commit_message(episodes: Sequence[Episode]) -> str:
+    if len(episodes) == 1:
+        task = " ".join(episodes[0].task.split())
+        subject = f"episode: {task[:60]}{'...' if len(task) > 60 else ''}"
+    else:
+        subject = f"episodes: import {len(episodes)} episodes"
+    trailers = "\n".join(f"Scarwarden-Episode: {ep.id}" for ep in episodes)
+    return f"{subject}\n\n{trailers}\n"
+
+
+def prepare(inputs: Sequence[Any], *, source: str, now: str | None = None,
+            existing_ids: set[str] | None = None) -> list[Episode]:
+    """Validate a batch; every problem of every item is reported together."""
+    if not inputs:
+        raise ValidationError(f"{source}: no episode in the input")
+    episodes: list[Episode] = []
+    problems = []
+    seen: set[str] = set()
+    for number, item in enumerate(inputs, 1):
+        where = source if len(inputs) == 1 else f"{source} (item {number})"
+        try:
+            ep = normalise_input(item, source=where, now=now)
+        except ValidationError as exc:
+            problems.extend(exc.problems or [])
+            continue
+        if ep.id in seen:
+            raise ValidationError(f"{where}: episode ID {ep.id} appears twice in the input")
+        seen.add(ep.id)
+        episodes.append(ep)
+    if problems:
+        raise ValidationError(f"{source}: invalid episode input; nothing was written",
+                              problems=problems)
+    taken = set(existing_ids or ())
+    for i, ep in enumerate(episodes):
+        if ep.id in taken:
+            if isinstance(inputs[i], dict) and inputs[i].get("id"):
+                raise ValidationError(f"episode {ep.id} already exists in the ledger",
+                                      hint="episodes are append-only; record a new one that refs it")
+            data = dict(ep.data)
+            data["id"] = mint_id()  # a clash of fresh random IDs: astronomically rare
+            episodes[i] = Episode(data)
+        taken.add(episodes[i].id)
+    return episodes
+
+
+def add_episodes(repo: MemoryRepo, inputs: Sequence[Any], *, commit: bool = True,
+                 source: str = "<input>", now: str | None = None,
+                 message: str | None = None) -> list[Episode]:
+    """Validate, write and commit (or stage) episodes; return them as stored."""
+    from scarwarden.index import open_index
+
+    if git.toplevel(repo.root) is None:
+        raise ScarwardenError(f"{repo.root} is not a git repository")
+    with write_lock(repo):
+        with open_index(repo) as index:
+            candidate_ids = [item.get("id") for item in inputs
+                             if isinstance(item, dict) and item.get("id")]
+            existing = index.existing_episode_ids(str(i) for i in candidate_ids)
+        episodes = prepare(inputs, source=source, now=now, existing_ids=existing)
+        written: list[str] = []
+        try:
+            for ep in episodes:
+                rel = ep.relpath(repo.episodes_rel)
+                target = repo.root / rel
+                if target.exists():
+                    raise ValidationError(f"{rel} already exists",
+                                          hint="episodes are append-only; never overwrite one")
+                atomic_write(target, ep.render().encode("utf-8"))
+                written.append(rel)
+            git.add(repo.root, written)
+            if commit:
+                git.commit(repo.root, message or commit_message(episodes), only=written)
+        except BaseException:
+            git.unstage(repo.root, written)
+            for rel in written:
+                (repo.root / rel).unlink(missing_ok=True)
+            raise
+    return episodes

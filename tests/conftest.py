@@ -1,0 +1,109 @@
+"""Shared fixtures: real git repositories in temporary folders, never $HOME.
+
+Every test runs with a fixed git identity and an isolated HOME/XDG/PRE_COMMIT_HOME so
+nothing reads or writes the developer's own configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from scarwarden.cli import main_group
+from scarwarden.initrepo import init as init_memory
+from scarwarden.repo import MemoryRepo, open_repo
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path_factory: pytest.TempPathFactory,
+                  monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(home / ".pre-commit"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    for var, value in {
+        "GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@example.com",
+        "GIT_COMMITTER_NAME": "Test Committer", "GIT_COMMITTER_EMAIL": "committer@example.com",
+    }.items():
+        monkeypatch.setenv(var, value)
+    for var in ("SCARWARDEN_API_KEY", "DASHSCOPE_API_KEY", "SCARWARDEN_BASE_URL",
+                "SCARWARDEN_MODEL_DISTILL", "SCARWARDEN_MODEL_ANSWER", "GIT_DIR",
+                "GIT_INDEX_FILE", "GIT_WORK_TREE"):
+        monkeypatch.delenv(var, raising=False)
+    (home / ".gitconfig").write_text(
+        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
+        "[user]\n\tname = Test Author\n\temail = author@example.com\n")
+
+
+def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    """Run real git in ``cwd``; returns the completed process (text mode)."""
+    return subprocess.run(["git", *args], cwd=cwd, check=check, capture_output=True,
+                          text=True, env=env)
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    """An empty git repository with one empty commit."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "commit", "-q", "--allow-empty", "--no-gpg-sign", "-m", "root")
+    return path
+
+
+@pytest.fixture
+def memory_repo(git_repo: Path) -> MemoryRepo:
+    """A git repository initialised with an empty memory (committed)."""
+    repo = open_repo(git_repo, initialised=False)
+    init_memory(repo)
+    return open_repo(git_repo)
+
+
+@pytest.fixture
+def demo_repo(git_repo: Path) -> MemoryRepo:
+    """A git repository initialised with the bundled demo memory (committed)."""
+    repo = open_repo(git_repo, initialised=False)
+    init_memory(repo, demo=True)
+    return open_repo(git_repo)
+
+
+class Cli:
+    """Runs ``scarwarden`` in-process through click's CliRunner against one repo."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.runner = CliRunner()
+
+    def __call__(self, *args: str, input: str | bytes | None = None,
+                 env: dict[str, str] | None = None) -> Result:
+        return self.runner.invoke(main_group, ["--repo", str(self.root), *args],
+                                  input=input, env=env, catch_exceptions=False)
+
+
+@pytest.fixture
+def cli(demo_repo: MemoryRepo) -> Cli:
+    return Cli(demo_repo.root)
+
+
+@pytest.fixture
+def make_cli() -> type[Cli]:
+    return Cli
+
+
+@pytest.fixture
+def chdir(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    yield lambda p: monkeypatch.chdir(p)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"scarwarden tests; git {os.popen('git --version').read().strip()}"
