@@ -12,7 +12,7 @@ import datetime as dt
 import re
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -29,9 +29,10 @@ LIST_FIELDS = ("tags", "refs", "rules_applied")
 CONTENT_FIELDS = ("action", "outcome", "correction")
 SOURCES = ("outcome", "correction", "human-answer", "import")
 
-EPISODE_ID_RE = re.compile(r"^ep-[0-9a-z][0-9a-z-]{2,40}$")
-RULE_ID_RE = re.compile(r"^PB-[0-9]{2,}$")
-TAG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+# \Z, not $: '$' also matches before a trailing newline, and "ep-abc\n" must not pass.
+EPISODE_ID_RE = re.compile(r"^ep-[0-9a-z][0-9a-z-]{2,40}\Z")
+RULE_ID_RE = re.compile(r"^PB-[0-9]{2,}\Z")
+TAG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 MAX_EPISODE_BYTES = 64 * 1024
 
 #: Crockford's base32, lower-cased: no i, l, o, u, so IDs survive being read aloud.
@@ -97,7 +98,8 @@ def utc_now() -> str:
 def _parse_at(value: Any) -> str | None:
     """Normalise an ``at`` value to ``YYYY-MM-DDTHH:MM:SSZ``; ``None`` if not a time."""
     if isinstance(value, dt.datetime):
-        return format_at(value)
+        # YAML reads an unquoted time as a datetime; without a zone it is ambiguous.
+        return None if value.tzinfo is None else format_at(value)
     if isinstance(value, dt.date):
         return None  # a bare date has no time of day; ask for one
     if not isinstance(value, str):
@@ -159,8 +161,8 @@ def validate_mapping(
         if at is None:
             bad("at", f"{at_raw!r} is not a date-time with a time zone",
                 "use ISO 8601 with a zone, e.g. 2026-11-03T10:12:00Z")
-        elif not normalise and isinstance(at_raw, str) and at_raw != at:
-            bad("at", f"{at_raw!r} is not in canonical UTC form", f"write it as {at}")
+        elif not normalise and not _canonical_at(at_raw, at):
+            bad("at", f"{_show_at(at_raw)} is not in canonical UTC form", f"write it as {at}")
         else:
             out["at"] = at
 
@@ -227,8 +229,56 @@ def validate_mapping(
     ordered = {key: out[key] for key in FIELD_ORDER if key in out}
     for key in data:
         if isinstance(key, str) and key.startswith("x-"):
+            if not _plain(data[key]):
+                # The index stores episodes as JSON; a YAML date here would break it.
+                bad(key, "extension values must be text, numbers, booleans, lists or mappings",
+                    "quote dates and times, e.g. x-reviewed: '2026-11-03'")
+                continue
             ordered[key] = data[key]
     return ordered, problems
+
+
+def _canonical_at(raw: Any, at: str) -> bool:
+    if isinstance(raw, str):
+        return raw == at
+    # A datetime from YAML: canonical when it was written in UTC to the second.
+    return (isinstance(raw, dt.datetime) and raw.utcoffset() == dt.timedelta(0)
+            and raw.microsecond == 0)
+
+
+def _show_at(raw: Any) -> str:
+    return raw.isoformat() if isinstance(raw, dt.datetime) else repr(raw)
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    """JSON-compatible (what the index can store), at most a few levels deep."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return True
+    if depth > 8:
+        return False
+    if isinstance(value, list):
+        return all(_plain(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def locate(problems: list[Problem], where: tuple[int, dict[str, int]] | None) -> list[Problem]:
+    """Put line numbers on problems: the key's line, else where the episode starts."""
+    if where is None:
+        return problems
+    start, keys = where
+    return [p if p.line is not None else
+            replace(p, line=keys.get(p.field or "", start)) for p in problems]
+
+
+def _size_problem(data: Mapping[str, Any], size: int, source: str) -> Problem:
+    sizes = {k: len(str(v).encode("utf-8")) for k, v in data.items()}
+    biggest = max(sizes, key=lambda k: sizes[k]) if sizes else None
+    return Problem(f"episode is {size:,} bytes, over the {MAX_EPISODE_BYTES // 1024} KiB cap"
+                   + (f" ('{biggest}' alone is {sizes[biggest]:,} bytes)" if biggest else ""),
+                   file=source, field=biggest,
+                   hint="keep episodes short; link to long material instead")
 
 
 def _similar(a: str, b: str) -> bool:
@@ -267,6 +317,7 @@ def parse_episode_bytes(
     """
     source = path or "<episode>"
     if len(raw) > MAX_EPISODE_BYTES:
+        # Not parsed: the cap exists so a huge file costs nothing to refuse.
         raise ValidationError(
             f"{source}: episode is {len(raw):,} bytes, over the {MAX_EPISODE_BYTES // 1024} KiB cap",
             problems=[Problem("too large", file=source,
@@ -281,7 +332,8 @@ def parse_episode_bytes(
         raise ValidationError(
             f"{source}: not valid UTF-8",
             problems=[Problem(f"invalid byte 0x{raw[exc.start]:02x} at offset {exc.start}",
-                              file=source, line=line, hint="save the file as UTF-8")],
+                              file=source, line=line, field=_key_before(raw, exc.start),
+                              hint="save the file as UTF-8")],
         ) from None
     data = yamlio.load(text, source=source)
     episode, problems = validate_mapping(data, source=source)
@@ -293,8 +345,19 @@ def parse_episode_bytes(
                 file=source, field="id",
                 hint="episodes live in <episodes>/YYYY/MM/<id>.yaml, by the month of 'at'"))
     if problems:
-        raise ValidationError(f"{source}: invalid episode", problems=problems)
+        lines = yamlio.key_lines(text)
+        raise ValidationError(f"{source}: invalid episode",
+                              problems=locate(problems, lines[0] if lines else None))
     return Episode(episode)
+
+
+def _key_before(raw: bytes, offset: int) -> str | None:
+    """The top-level key whose value holds byte ``offset`` (for messages)."""
+    for line in reversed(raw[:offset].split(b"\n")):
+        match = re.match(rb"([A-Za-z][\w-]*):", line)
+        if match:
+            return match.group(1).decode("ascii")
+    return None
 
 
 def normalise_input(data: Any, *, source: str, now: str | None = None) -> Episode:
@@ -306,13 +369,42 @@ def normalise_input(data: Any, *, source: str, now: str | None = None) -> Episod
         if data.get("at") is None:
             data["at"] = now or utc_now()
     episode, problems = validate_mapping(data, source=source, normalise=True)
+    if not problems:
+        # Text is stored at least verbatim: a cheap lower bound spares rendering (slow in
+        # PyYAML's pure-Python emitter) of a 10 MB paste.
+        size = sum(len(v.encode("utf-8")) for v in episode.values() if isinstance(v, str))
+        if size <= MAX_EPISODE_BYTES:
+            size = len(render_episode(episode).encode("utf-8"))
+        if size > MAX_EPISODE_BYTES:
+            problems.append(_size_problem(episode, size, source))
     if problems:
         raise ValidationError(f"{source}: invalid episode", problems=problems)
     return Episode(episode)
 
 
+class InputDocuments(list[Any]):
+    """Parsed episode input: a plain list that also knows where each item starts."""
+
+    def __init__(self, items: list[Any], text: str, item_lines: list[int] | None = None):
+        super().__init__(items)
+        self._text = text
+        self._item_lines = item_lines  # JSON lines: the line of each item
+        self._keys: list[tuple[int, dict[str, int]]] | None = None
+
+    def where(self, index: int) -> tuple[int, dict[str, int]] | None:
+        """(first line, key -> line) of item ``index``; ``None`` when unknown."""
+        if self._item_lines is not None:
+            return (self._item_lines[index], {}) if index < len(self._item_lines) else None
+        if self._keys is None:
+            self._keys = yamlio.key_lines(self._text)  # error path only: parse again
+        return self._keys[index] if index < len(self._keys) else None
+
+
 def parse_input_documents(raw: bytes, *, source: str) -> list[Any]:
-    """Read episode input: one mapping, a list of mappings (YAML or JSON), or JSON lines."""
+    """Read episode input: one mapping, a list of mappings (YAML or JSON), or JSON lines.
+
+    Returns an :class:`InputDocuments` (a list) so errors can later name lines.
+    """
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -329,26 +421,28 @@ def parse_input_documents(raw: bytes, *, source: str) -> list[Any]:
         import json
 
         docs = []
-        for number, line in enumerate(stripped.splitlines(), 1):
+        numbers = []
+        offset = text[: len(text) - len(text.lstrip())].count("\n")
+        for number, line in enumerate(stripped.splitlines(), 1 + offset):
             if not line.strip():
                 continue
             try:
                 docs.append(json.loads(line))
-            except json.JSONDecodeError as exc:
+            except (json.JSONDecodeError, RecursionError) as exc:
+                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
                 raise ValidationError(
                     f"{source}: line {number} is not valid JSON",
-                    problems=[Problem(exc.msg, file=source, line=number)]) from None
-        return docs
+                    problems=[Problem(reason, file=source, line=number)]) from None
+            numbers.append(number)
+        return InputDocuments(docs, text, numbers)
     loaded: Any
     if stripped[0] in "[{":
         import json
 
         try:
             loaded = json.loads(stripped)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             loaded = yamlio.load(text, source=source)  # flow-style YAML looks like JSON
     else:
         loaded = yamlio.load(text, source=source)
-    if isinstance(loaded, list):
-        return loaded
-    return [loaded]
+    return InputDocuments(loaded if isinstance(loaded, list) else [loaded], text)

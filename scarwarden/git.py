@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -317,3 +318,59 @@ def trailers(root: Path | str, sha: str) -> list[tuple[str, str]]:
         if sep:
             pairs.append((key.strip(), value.strip()))
     return pairs
+
+
+# -- commits that do not touch the work tree (distill --branch) ----------------------
+
+@contextmanager
+def temporary_index(root: Path | str, rev: str,
+                    env: Mapping[str, str] | None = None) -> Iterator[dict[str, str]]:
+    """A private index file holding ``rev``'s tree; yields the env that selects it.
+
+    Lets a command build a commit for another branch (``read-tree`` + ``update-index``
+    + ``write-tree``) while the user's index, HEAD and working tree stay untouched.
+    """
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="scarwarden-index-", dir=str(git_dir(root)))
+    os.close(fd)
+    os.unlink(path)  # git wants to create the index itself
+    private = dict(os.environ if env is None else env)
+    private["GIT_INDEX_FILE"] = path
+    try:
+        run(root, "read-tree", rev, env=private)
+        yield private
+    finally:
+        for leftover in (path, path + ".lock"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
+
+
+def stage_bytes(root: Path | str, path: str, data: bytes, *,
+                env: Mapping[str, str] | None = None) -> str:
+    """Write ``data`` as a blob and stage it at ``path`` (in the index ``env`` selects)."""
+    blob = run(root, "hash-object", "-w", "--stdin", input=data, env=env).decode().strip()
+    run(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+    return blob
+
+
+def write_tree(root: Path | str, env: Mapping[str, str] | None = None) -> str:
+    return run(root, "write-tree", env=env).decode().strip()
+
+
+def commit_tree(root: Path | str, tree: str, parents: Sequence[str], message: str,
+                env: Mapping[str, str] | None = None) -> str:
+    """A commit object for ``tree`` (no ref moves, no hooks run)."""
+    args = ["commit-tree", tree]
+    for parent in parents:
+        args += ["-p", parent]
+    return run(root, *args, input=message.encode("utf-8"), env=env).decode().strip()
+
+
+def valid_branch_name(root: Path | str, name: str) -> bool:
+    return run_ok(root, "check-ref-format", "--branch", name) and not name.startswith("-")
+
+
+def create_branch(root: Path | str, name: str, sha: str) -> None:
+    """Point the new branch ``name`` at ``sha``; fails if the branch already exists."""
+    run(root, "update-ref", f"refs/heads/{name}", sha, "")  # "": must not exist yet

@@ -61,7 +61,7 @@ def rule_history(repo: MemoryRepo, rule_id: str, rev: str = "HEAD") -> list[Rule
     events: list[RuleEvent] = []
     prev_text: str | None = None
     prev_retired = False
-    for entry, raw in zip(entries, blobs):
+    for entry, raw in zip(entries, blobs, strict=True):
         playbook = None
         if raw is not None:
             try:

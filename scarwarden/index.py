@@ -30,32 +30,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scarwarden import git, text
+from scarwarden import git, index_load, text
 from scarwarden import playbook as pb
-from scarwarden.episodes import Episode, parse_episode_bytes
-from scarwarden.errors import ScarwardenError, ValidationError
+from scarwarden.episodes import Episode
+from scarwarden.errors import ValidationError
 from scarwarden.repo import MemoryRepo
 
 log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+-- The episode tables' secondary indexes are created after a rebuild's bulk load
+-- (index_load.EPISODE_INDEXES).
 CREATE TABLE files (path TEXT PRIMARY KEY, dir TEXT NOT NULL, blob TEXT,
                     episode_id TEXT) WITHOUT ROWID;
-CREATE INDEX files_dir ON files (dir);
 CREATE TABLE dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER) WITHOUT ROWID;
 CREATE TABLE episodes (
     rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, path TEXT NOT NULL, at TEXT,
     agent TEXT, task TEXT, source TEXT, doc TEXT NOT NULL);
-CREATE INDEX episodes_at ON episodes (at);
-CREATE INDEX episodes_agent ON episodes (agent);
 CREATE TABLE episode_tags (tag TEXT, episode_id TEXT, PRIMARY KEY (tag, episode_id))
     WITHOUT ROWID;
-CREATE INDEX episode_tags_ep ON episode_tags (episode_id);
 CREATE VIRTUAL TABLE episodes_fts USING fts5 (task, action, outcome, correction,
     tokenize = 'porter unicode61 remove_diacritics 2');
 CREATE TABLE rules (
@@ -66,10 +64,14 @@ CREATE TABLE citations (rule_id TEXT, episode_id TEXT, PRIMARY KEY (rule_id, epi
     WITHOUT ROWID;
 CREATE INDEX citations_ep ON citations (episode_id, rule_id);
 CREATE TABLE rule_tags (tag TEXT, rule_id TEXT, PRIMARY KEY (tag, rule_id)) WITHOUT ROWID;
--- Recall postings (active rules only): stemmed term -> rule, with term frequency.
-CREATE TABLE rule_terms (term TEXT, rule_id TEXT, tf INTEGER,
+-- Recall postings (active rules only): stemmed term -> rule, with term frequency and
+-- the rule's length (copied from rules.length so scoring needs no join per posting).
+CREATE TABLE rule_terms (term TEXT, rule_id TEXT, tf INTEGER, length INTEGER,
     PRIMARY KEY (term, rule_id)) WITHOUT ROWID;
 CREATE INDEX rule_terms_rule ON rule_terms (rule_id);
+-- Document frequency of each term over active rules (BM25's idf), kept in step with
+-- rule_terms so a query never counts postings.
+CREATE TABLE rule_term_df (term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID;
 -- One row per (stem of a tag part, rule, tag); 'parts' is how many distinct stems the
 -- tag has, so a tag hits when all its parts are among the task's stems.
 CREATE TABLE rule_tag_stems (stem TEXT, rule_id TEXT, tag TEXT, parts INTEGER,
@@ -248,27 +250,6 @@ def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
 
 # -- building -------------------------------------------------------------------------
 
-def _episode_row(ep: Episode, path: str) -> tuple[Any, ...]:
-    d = ep.data
-    return (d["id"], path, d["at"], d.get("agent"), d["task"], d.get("source"),
-            json.dumps(d, ensure_ascii=False))
-
-
-def _insert_episode(conn: sqlite3.Connection, ep: Episode, path: str, blob: str) -> None:
-    cur = conn.execute(
-        "INSERT INTO episodes (id, path, at, agent, task, source, doc) VALUES (?,?,?,?,?,?,?)",
-        _episode_row(ep, path))
-    rowid = cur.lastrowid
-    d = ep.data
-    conn.execute("INSERT INTO episodes_fts (rowid, task, action, outcome, correction) "
-                 "VALUES (?,?,?,?,?)", (rowid, d["task"], d.get("action"), d.get("outcome"),
-                                        d.get("correction")))
-    conn.executemany("INSERT OR IGNORE INTO episode_tags VALUES (?, ?)",
-                     [(t, d["id"]) for t in d.get("tags") or ()])
-    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
-                 (path, path.rsplit("/", 1)[0], blob, d["id"]))
-
-
 def _delete_file(conn: sqlite3.Connection, path: str) -> bool:
     row = conn.execute("SELECT episode_id FROM files WHERE path = ?", (path,)).fetchone()
     conn.execute("DELETE FROM files WHERE path = ?", (path,))
@@ -286,24 +267,20 @@ def _delete_file(conn: sqlite3.Connection, path: str) -> bool:
 
 def _index_episode_bytes(conn: sqlite3.Connection, repo: MemoryRepo, path: str, raw: bytes,
                          blob: str, stats: RefreshStats) -> None:
-    try:
-        ep = parse_episode_bytes(raw, path, episodes_dir=repo.episodes_rel)
-    except ScarwardenError as exc:
-        stats.invalid_files.append(path)
-        log.warning("skipped invalid episode %s: %s", path,
-                    exc.problems[0].message if exc.problems else exc.message)
-        conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, NULL)",
-                     (path, path.rsplit("/", 1)[0], blob))
-        return
-    clash = conn.execute("SELECT path FROM episodes WHERE id = ?", (ep.id,)).fetchone()
-    if clash is not None:
-        stats.invalid_files.append(path)
-        log.warning("skipped %s: episode ID %s is also in %s", path, ep.id, clash[0])
-        conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, NULL)",
-                     (path, path.rsplit("/", 1)[0], blob))
-        return
-    _insert_episode(conn, ep, path, blob)
-    stats.episodes_added += 1
+    """Index one file of a live index (refresh); a full rebuild uses index_load.BulkLoader."""
+    problem, row = index_load.parse_for_index(path, raw, repo.episodes_rel)
+    if row is None:
+        log.warning("skipped invalid episode %s: %s", path, problem)
+    else:
+        clash = conn.execute("SELECT path FROM episodes WHERE id = ?", (row[0],)).fetchone()
+        if clash is None:
+            index_load.insert_one(conn, path, blob, row)
+            stats.episodes_added += 1
+            return
+        log.warning("skipped %s: episode ID %s is also in %s", path, row[0], clash[0])
+    stats.invalid_files.append(path)
+    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, NULL)",
+                 (path, path.rsplit("/", 1)[0], blob))
 
 
 def _scan_dirs(repo: MemoryRepo) -> dict[str, int]:
@@ -372,6 +349,7 @@ def _index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshSt
     conn.execute("DELETE FROM meta WHERE key = 'playbook_error'")
     stored = {r[0]: r[1] for r in conn.execute("SELECT id, digest FROM rules")}
     seen: set[str] = set()
+    touched: set[str] = set()  # terms whose document frequency may have moved
     for position, rule in enumerate(playbook.all_rules()):
         seen.add(rule.id)
         digest = _rule_digest(rule)
@@ -379,22 +357,41 @@ def _index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshSt
             conn.execute("UPDATE rules SET position = ?, line = ? WHERE id = ?",
                          (position, rule.line, rule.id))
             continue
-        _delete_rule(conn, rule.id)
-        _insert_rule(conn, rule, position, digest)
+        touched |= _delete_rule(conn, rule.id)
+        touched |= _insert_rule(conn, rule, position, digest)
         stats.rules_changed += 1
     for rule_id in set(stored) - seen:
-        _delete_rule(conn, rule_id)
+        touched |= _delete_rule(conn, rule_id)
         stats.rules_changed += 1
+    _update_term_df(conn, touched, everything=not stored)
     total = conn.execute("SELECT count(*), coalesce(sum(length), 0) FROM rules "
                          "WHERE retired = 0").fetchone()
     _set_meta(conn, "rule_count", str(total[0]))
     _set_meta(conn, "rule_total_length", str(total[1]))
 
 
-def _delete_rule(conn: sqlite3.Connection, rule_id: str) -> None:
+def _delete_rule(conn: sqlite3.Connection, rule_id: str) -> set[str]:
+    """Remove a rule from every table; return the terms it had postings for."""
+    terms = {r[0] for r in conn.execute("SELECT term FROM rule_terms WHERE rule_id = ?",
+                                        (rule_id,))}
     for table, column in (("rules", "id"), ("citations", "rule_id"), ("rule_tags", "rule_id"),
                           ("rule_terms", "rule_id"), ("rule_tag_stems", "rule_id")):
         conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (rule_id,))
+    return terms
+
+
+def _update_term_df(conn: sqlite3.Connection, terms: set[str], *, everything: bool) -> None:
+    """Recount the document frequency of ``terms`` (of all terms on a first build)."""
+    if everything:
+        conn.execute("DELETE FROM rule_term_df")
+        conn.execute("INSERT INTO rule_term_df SELECT term, count(*) FROM rule_terms "
+                     "GROUP BY term")
+        return
+    for chunk in _chunks(sorted(terms), 500):
+        marks = ",".join("?" * len(chunk))
+        conn.execute(f"DELETE FROM rule_term_df WHERE term IN ({marks})", chunk)
+        conn.execute(f"INSERT INTO rule_term_df SELECT term, count(*) FROM rule_terms "
+                     f"WHERE term IN ({marks}) GROUP BY term", chunk)
 
 
 def rule_terms(rule: pb.Rule) -> Counter[str]:
@@ -402,26 +399,30 @@ def rule_terms(rule: pb.Rule) -> Counter[str]:
     return Counter(text.stems(rule.title + "\n" + rule.text))
 
 
-def _insert_rule(conn: sqlite3.Connection, rule: pb.Rule, position: int, digest: str) -> None:
+def _insert_rule(conn: sqlite3.Connection, rule: pb.Rule, position: int,
+                 digest: str) -> set[str]:
+    """Insert a rule (postings only when active); return the terms it was posted under."""
     terms = rule_terms(rule)
+    length = sum(terms.values())
     conn.execute(
         "INSERT INTO rules VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
         (rule.id, position, rule.title, rule.text, json.dumps(list(rule.tags)),
          json.dumps(list(rule.episode_ids)), int(rule.retired), rule.reason, rule.replaced_by,
-         rule.line, sum(terms.values()), digest))
+         rule.line, length, digest))
     conn.executemany("INSERT OR IGNORE INTO citations VALUES (?, ?)",
                      [(rule.id, ep) for ep in rule.episode_ids])
     conn.executemany("INSERT OR IGNORE INTO rule_tags VALUES (?, ?)",
                      [(tag, rule.id) for tag in rule.tags])
     if rule.retired:
-        return
-    conn.executemany("INSERT INTO rule_terms VALUES (?, ?, ?)",
-                     [(term, rule.id, tf) for term, tf in terms.items()])
-    rows = []
+        return set()
+    conn.executemany("INSERT INTO rule_terms VALUES (?, ?, ?, ?)",
+                     [(term, rule.id, tf, length) for term, tf in terms.items()])
+    rows: list[tuple[str, str, str, int]] = []
     for tag in rule.tags:
         parts = text.tag_stems(tag)
         rows.extend((s, rule.id, tag, len(parts)) for s in parts)
     conn.executemany("INSERT OR IGNORE INTO rule_tag_stems VALUES (?, ?, ?, ?)", rows)
+    return set(terms)
 
 
 def _set_meta(conn: sqlite3.Connection, key: str, value: str | None) -> None:
@@ -439,47 +440,113 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
     conn.execute("COMMIT")
 
 
-def rebuild(repo: MemoryRepo, reason: str = "requested") -> RefreshStats:
-    """Build a complete index in a temporary file and swap it in atomically."""
+def _read_ledger(repo: MemoryRepo) -> tuple[dict[str, int], list[tuple[str, bytes]],
+                                              list[str]]:
+    """Episode folders with their mtimes, and every episode file's (path, bytes) and blob.
+
+    Tracked files are read from git's index with one ``cat-file --batch`` (packed
+    objects read far faster than 100k small files); untracked ones from disk.
+    """
+    dirs = _scan_dirs(repo)
+    on_disk: set[str] = set()
+    for dir_rel in dirs:
+        on_disk |= _list_yaml(repo, dir_rel)
+    tracked = {e.path: e.blob for e in git.ls_files_stage(repo.root, repo.episodes_rel)
+               if e.path in on_disk}
+    paths = sorted(tracked)
+    items: list[tuple[str, bytes]] = []
+    blobs: list[str] = []
+    for path, raw in zip(paths, git.cat_file_batch(repo.root, [tracked[p] for p in paths]),
+                         strict=True):
+        if raw is not None:
+            items.append((path, raw))
+            blobs.append(tracked[path])
+    for path in sorted(on_disk - set(tracked)):
+        try:
+            raw = (repo.root / path).read_bytes()
+        except OSError:
+            continue  # removed since it was listed
+        items.append((path, raw))
+        blobs.append(blob_id(raw))
+    return dirs, items, blobs
+
+
+def rebuild(repo: MemoryRepo, reason: str = "requested", *,
+            workers: int | None = None) -> RefreshStats:
+    """Build a complete index in a temporary file and swap it in atomically.
+
+    ``workers``: processes that parse the files (default: two on a large ledger where
+    the machine has the cores, else one; see :mod:`scarwarden.index_load`).
+    """
     stats = RefreshStats(mode="rebuild", reason=reason)
     repo.state_dir.mkdir(parents=True, exist_ok=True)
     _ensure_ignored(repo)
     tmp = repo.state_dir / f"index.db.tmp-{os.getpid()}"
     tmp.unlink(missing_ok=True)
-    conn = _connect(tmp)
-    try:
-        conn.execute("PRAGMA journal_mode = OFF")
-        conn.execute("PRAGMA synchronous = OFF")
-        conn.executescript(SCHEMA)
-        head = git.head(repo.root)
-        with _transaction(conn):
-            dirs = _scan_dirs(repo)
-            on_disk: set[str] = set()
-            for dir_rel in dirs:
-                on_disk |= _list_yaml(repo, dir_rel)
-            tracked = {e.path: e.blob for e in git.ls_files_stage(repo.root, repo.episodes_rel)
-                       if e.path in on_disk}
-            paths = sorted(tracked)
-            blobs = git.cat_file_batch(repo.root, [tracked[p] for p in paths])
-            for path, raw in zip(paths, blobs):
-                if raw is not None:
-                    _index_episode_bytes(conn, repo, path, raw, tracked[path], stats)
-            for path in sorted(on_disk - set(tracked)):
-                raw = (repo.root / path).read_bytes()
-                _index_episode_bytes(conn, repo, path, raw, blob_id(raw), stats)
-            conn.executemany("INSERT INTO dirs VALUES (?, ?)", list(dirs.items()))
-            _index_playbook(conn, repo, stats)
-            _set_meta(conn, "schema_version", str(SCHEMA_VERSION))
-            _set_meta(conn, "memory_dir", repo.memory_rel)
-            _set_meta(conn, "head", head)
-            _set_meta(conn, "playbook_sig", _playbook_signature(repo))
-        conn.close()
-        os.replace(tmp, repo.index_path)
-    except BaseException:
-        conn.close()
-        tmp.unlink(missing_ok=True)
-        raise
+    head = git.head(repo.root)
+    dirs, items, blobs = _read_ledger(repo)
+    if workers is None:
+        workers = index_load.default_workers(len(items))
+    # Fork the parsers (if any) before the database is opened: children never hold it.
+    with index_load.parsed(items, repo.episodes_rel, workers) as results:
+        conn = _connect(tmp)
+        try:
+            _fill_new_index(conn, repo, head, dirs, zip(items, blobs, results, strict=True),
+                            stats)
+            _carry_over_recall_log(conn, repo.index_path)
+            conn.close()
+            os.replace(tmp, repo.index_path)
+        except BaseException:
+            conn.close()
+            tmp.unlink(missing_ok=True)
+            raise
     return stats
+
+
+def _fill_new_index(conn: sqlite3.Connection, repo: MemoryRepo, head: str | None,
+                    dirs: dict[str, int],
+                    files: Iterable[tuple[tuple[str, bytes], str, index_load.Parsed]],
+                    stats: RefreshStats) -> None:
+    conn.execute("PRAGMA journal_mode = OFF")
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.executescript(SCHEMA)
+    with _transaction(conn):
+        loader = index_load.BulkLoader(conn)
+        for (path, _raw), blob, result in files:
+            loader.add(path, blob, result)
+        loader.finish()
+        stats.episodes_added = loader.added
+        stats.invalid_files = loader.invalid
+        conn.executemany("INSERT INTO dirs VALUES (?, ?)", list(dirs.items()))
+        _index_playbook(conn, repo, stats)
+        _set_meta(conn, "schema_version", str(SCHEMA_VERSION))
+        _set_meta(conn, "memory_dir", repo.memory_rel)
+        _set_meta(conn, "head", head)
+        _set_meta(conn, "playbook_sig", _playbook_signature(repo))
+
+
+def _carry_over_recall_log(conn: sqlite3.Connection, old_path: Path) -> None:
+    """Copy the recall log from the index being replaced.
+
+    The log is the one thing in the index that is not derived from the files ("why did
+    the agent do X last Tuesday"), so a rebuild (schema change, ``index --rebuild``)
+    must not lose it. A corrupt old file loses its log: nothing else can be done.
+    """
+    if not old_path.exists():
+        return
+    try:
+        conn.execute("ATTACH DATABASE ? AS old", (str(old_path),))
+    except sqlite3.DatabaseError:
+        return
+    try:
+        conn.execute(
+            "INSERT INTO recall_log (rowid, at, task, verdict, rule_ids, scores, "
+            "playbook_commit, detail) SELECT rowid, at, task, verdict, rule_ids, scores, "
+            "playbook_commit, detail FROM old.recall_log ORDER BY rowid")
+    except sqlite3.DatabaseError as exc:
+        log.warning("the recall log of the old index could not be kept: %s", exc)
+    finally:
+        conn.execute("DETACH DATABASE old")
 
 
 def _ensure_ignored(repo: MemoryRepo) -> None:

@@ -41,6 +41,10 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
             hint="nothing to do; 'scarwarden rule list' shows the playbook",
         )
     written: list[str] = []
+    memory_existed = repo.memory_dir.exists()
+    gitignore = repo.root / ".gitignore"
+    ignore_before = gitignore.read_bytes() if gitignore.exists() else None
+    ignore_staged = git.ls_files_stage(repo.root, ".gitignore")
     repo.episodes_dir.mkdir(parents=True, exist_ok=True)
     try:
         if demo:
@@ -58,8 +62,7 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
             written.append(f"{repo.episodes_rel}/.gitkeep")
             atomic_write(repo.playbook_path, EMPTY_PLAYBOOK.encode())
         written.append(repo.playbook_rel)
-        gitignore = repo.root / ".gitignore"
-        existing = gitignore.read_text() if gitignore.exists() else ""
+        existing = ignore_before.decode("utf-8", "replace") if ignore_before is not None else ""
         if IGNORE_LINE not in existing.splitlines():
             sep = "" if not existing or existing.endswith("\n") else "\n"
             gitignore.write_text(existing + sep + IGNORE_LINE + "\n")
@@ -70,7 +73,29 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
             kind = "demo memory" if demo else "memory"
             sha = git.commit(repo.root, f"scarwarden: initialise {kind}\n", only=written)
     except BaseException:
-        git.unstage(repo.root, written)
-        shutil.rmtree(repo.memory_dir, ignore_errors=True)
+        # Leave the repository as we found it: our files gone, the user's untouched.
+        git.unstage(repo.root, [p for p in written if p != ".gitignore"])
+        if memory_existed:
+            shutil.rmtree(repo.episodes_dir, ignore_errors=True)
+            repo.playbook_path.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(repo.memory_dir, ignore_errors=True)
+        if ".gitignore" in written:
+            _restore_gitignore(repo, ignore_before, ignore_staged)
         raise
     return InitResult(sha, written, demo)
+
+
+def _restore_gitignore(repo: MemoryRepo, before: bytes | None,
+                       staged: list[git.StagedEntry]) -> None:
+    path = repo.root / ".gitignore"
+    if before is None:
+        path.unlink(missing_ok=True)
+    else:
+        atomic_write(path, before)
+    if staged:  # put back exactly the index entry the user had
+        entry = staged[0]
+        git.run(repo.root, "update-index", "--add", "--cacheinfo",
+                f"{entry.mode},{entry.blob},.gitignore", check=False)
+    else:
+        git.unstage(repo.root, [".gitignore"])

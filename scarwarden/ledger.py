@@ -13,12 +13,13 @@ import os
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from scarwarden import git
-from scarwarden.episodes import Episode, mint_id, normalise_input
-from scarwarden.errors import ScarwardenError, ValidationError
+from scarwarden.episodes import Episode, locate, mint_id, normalise_input
+from scarwarden.errors import Problem, ScarwardenError, ValidationError
 from scarwarden.repo import MemoryRepo
 
 
@@ -65,17 +66,23 @@ def prepare(inputs: Sequence[Any], *, source: str, now: str | None = None,
     if not inputs:
         raise ValidationError(f"{source}: no episode in the input")
     episodes: list[Episode] = []
-    problems = []
+    problems: list[Problem] = []
     seen: set[str] = set()
+    # parse_input_documents' list knows each item's lines; a plain list does not.
+    lines_of = getattr(inputs, "where", None)
     for number, item in enumerate(inputs, 1):
-        where = source if len(inputs) == 1 else f"{source} (item {number})"
         try:
-            ep = normalise_input(item, source=where, now=now)
+            ep = normalise_input(item, source=source, now=now)
         except ValidationError as exc:
-            problems.extend(exc.problems or [])
+            found = locate(exc.problems or [Problem(exc.message, file=source)],
+                           lines_of(number - 1) if lines_of else None)
+            if len(inputs) > 1:
+                found = [replace(p, message=f"{p.message} (item {number})") for p in found]
+            problems.extend(found)
             continue
         if ep.id in seen:
-            raise ValidationError(f"{where}: episode ID {ep.id} appears twice in the input")
+            raise ValidationError(f"{source}: episode ID {ep.id} appears twice in the input "
+                                  f"(item {number})")
         seen.add(ep.id)
         episodes.append(ep)
     if problems:
@@ -125,5 +132,19 @@ def add_episodes(repo: MemoryRepo, inputs: Sequence[Any], *, commit: bool = True
             git.unstage(repo.root, written)
             for rel in written:
                 (repo.root / rel).unlink(missing_ok=True)
+            _remove_empty_dirs(repo, written)
             raise
     return episodes
+
+
+def _remove_empty_dirs(repo: MemoryRepo, written: Sequence[str]) -> None:
+    """Drop the month/year folders a failed write created, so nothing is left behind."""
+    stop = repo.episodes_dir
+    for rel in written:
+        folder = (repo.root / rel).parent
+        while folder != stop and stop in folder.parents:
+            try:
+                folder.rmdir()  # only succeeds when empty
+            except OSError:
+                break
+            folder = folder.parent

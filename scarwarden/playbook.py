@@ -29,16 +29,19 @@ parse error names its line.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from scarwarden.errors import Problem, ValidationError
 from scarwarden.episodes import EPISODE_ID_RE, RULE_ID_RE, TAG_RE
+from scarwarden.errors import Problem, ValidationError
 
 TITLE = "# Playbook"
 RETIRED_HEADING = "## Retired"
 _RULE_HEADING = re.compile(r"^(##|###) (PB-[0-9]{2,}): (\S.*?)\s*$")
 _FIELD = re.compile(r"^- (Tags|Learnt in|Retired|Replaced by):(?: (.*?))?\s*$")
+#: A markdown (ATX) heading: '#'s then a space. "#launchday" at the start of a line is
+#: a hashtag in rule text, not a heading (CommonMark agrees).
+_HEADING = re.compile(r"^#{1,6}(?:[ \t]|$)")
 _FIELD_KEYS = {"Tags": "tags", "Learnt in": "episode_ids", "Retired": "reason",
                "Replaced by": "replaced_by"}
 
@@ -158,11 +161,12 @@ def parse(text: str, *, source: str = "memory/playbook.md") -> Playbook:
     in_retired = False
     retired_line = 0
     for number, line in enumerate(lines[i:], start=i + 1):
-        if line.startswith("#"):
+        if _HEADING.match(line):
             if line.rstrip() == RETIRED_HEADING:
                 if in_retired:
                     bad(number, "a second '## Retired' section")
-                in_retired, retired_line = True, number
+                else:
+                    in_retired, retired_line = True, number
                 continue
             if line.startswith("# "):
                 bad(number, "only one '# ' title is allowed", "rules are '## PB-NN: title'")
@@ -213,7 +217,8 @@ def parse(text: str, *, source: str = "memory/playbook.md") -> Playbook:
 
 
 def _parse_rule_body(rule_id: str, title: str, heading_line: int,
-                     body: list[tuple[int, str]], retired: bool, bad) -> Rule | None:  # type: ignore[no-untyped-def]
+                     body: list[tuple[int, str]], retired: bool,
+                     bad: Callable[..., None]) -> Rule | None:
     # Trim blank lines at both ends.
     while body and not body[-1][1].strip():
         body.pop()
@@ -340,6 +345,6 @@ def make_rule(rule_id: str, title: str, text: str, tags: Iterable[str],
     body = text.strip()
     if not body:
         raise ValidationError("a rule needs text")
-    if any(_FIELD.match(line) or line.startswith("#") for line in body.splitlines()):
+    if any(_FIELD.match(line) or _HEADING.match(line) for line in body.splitlines()):
         raise ValidationError("rule text may not contain headings or '- Tags:'-style field lines")
     return Rule(rule_id, title, body, tuple(norm_tags), tuple(eps))

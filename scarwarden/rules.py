@@ -75,5 +75,8 @@ def add_rule(repo: MemoryRepo, *, text: str, tags: Sequence[str], cites: Sequenc
             if original is not None:
                 atomic_write(repo.playbook_path, original)
                 git.add(repo.root, [repo.playbook_rel])
+            else:
+                git.unstage(repo.root, [repo.playbook_rel])
+                repo.playbook_path.unlink(missing_ok=True)
             raise
     return rule

@@ -37,13 +37,58 @@ def _refuse_aliases(text: str | bytes, source: str) -> None:
             )
 
 
+#: Deepest nesting of collections accepted. An episode needs two levels; libyaml's
+#: composer recurses in C and segfaults at ~25,000 levels (50 KB of '['), and the
+#: pure-Python one raises RecursionError long before that.
+MAX_DEPTH = 64
+#: Below this many collection openers the nesting cannot reach MAX_DEPTH's danger zone
+#: cheaply enough to matter, so ordinary files skip the event scan.
+_DEPTH_SCAN_AT = 200
+
+
+def _needs_scan(data: str | bytes) -> tuple[bool, bool]:
+    """(may hold anchors/aliases, may nest deeply): cheap substring counts only."""
+    if isinstance(data, str):
+        aliases = "*" in data or "&" in data
+        openers = data.count("[") + data.count("{") + data.count("- ")
+    else:
+        aliases = b"*" in data or b"&" in data
+        openers = data.count(b"[") + data.count(b"{") + data.count(b"- ")
+    return aliases, openers > _DEPTH_SCAN_AT
+
+
+def _refuse_deep(text: str | bytes, source: str) -> None:
+    depth = 0
+    for event in yaml.parse(text, Loader=SafeLoader):
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = int(event.start_mark.line) + 1 if event.start_mark else None
+                raise ValidationError(
+                    f"{source}: YAML nested more than {MAX_DEPTH} levels deep",
+                    problems=[Problem(f"collections nested over {MAX_DEPTH} levels are refused",
+                                      file=source, line=line,
+                                      hint="an episode is a flat mapping with short lists")])
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            depth -= 1
+
+
+def _guard(data: str | bytes, source: str) -> None:
+    aliases, deep = _needs_scan(data)
+    if aliases:
+        _refuse_aliases(data, source)
+    if deep:
+        _refuse_deep(data, source)
+
+
 def load(data: str | bytes, *, source: str = "<input>") -> Any:
-    """Parse one YAML document safely; errors name the source and the line."""
+    """Parse one YAML document safely; errors name the source and the line.
+
+    Anchors/aliases (alias bombs) and absurd nesting (a stack overflow in libyaml's
+    composer) are refused before anything is built.
+    """
     try:
-        # '&' and '*' are rare in prose; only then pay for an event scan.
-        if ("*" in data or "&" in data) if isinstance(data, str) else (
-                b"*" in data or b"&" in data):
-            _refuse_aliases(data, source)
+        _guard(data, source)
         return yaml.load(data, Loader=SafeLoader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         line = _mark_line(exc)
@@ -58,9 +103,7 @@ def load(data: str | bytes, *, source: str = "<input>") -> Any:
 def load_all(data: str | bytes, *, source: str = "<input>") -> list[Any]:
     """Parse a stream of YAML documents (``---`` separated)."""
     try:
-        if ("*" in data or "&" in data) if isinstance(data, str) else (
-                b"*" in data or b"&" in data):
-            _refuse_aliases(data, source)
+        _guard(data, source)
         return list(yaml.load_all(data, Loader=SafeLoader))  # noqa: S506
     except yaml.YAMLError as exc:
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -68,6 +111,35 @@ def load_all(data: str | bytes, *, source: str = "<input>") -> list[Any]:
             f"{source}: not valid YAML",
             problems=[Problem(str(reason), file=source, line=_mark_line(exc))],
         ) from None
+
+
+def key_lines(data: str | bytes) -> list[tuple[int, dict[str, int]]]:
+    """Where each mapping starts and where each of its keys is (1-based lines).
+
+    For a mapping document: one entry; for a list of mappings: one per item. Only
+    called on the error path (to put a line on a problem), so composing the document
+    a second time costs nothing on the hot path. Returns ``[]`` if it cannot tell.
+    """
+    try:
+        _guard(data, "<input>")
+        node = yaml.compose(data, Loader=SafeLoader)
+    except (yaml.YAMLError, ValidationError):
+        return []
+    if isinstance(node, yaml.SequenceNode):
+        items = list(node.value)
+    elif node is None:
+        return []
+    else:
+        items = [node]
+    out: list[tuple[int, dict[str, int]]] = []
+    for item in items:
+        keys: dict[str, int] = {}
+        if isinstance(item, yaml.MappingNode):
+            for key_node, _value in item.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    keys.setdefault(str(key_node.value), int(key_node.start_mark.line) + 1)
+        out.append((int(item.start_mark.line) + 1, keys))
+    return out
 
 
 class _EpisodeDumper(yaml.SafeDumper):

@@ -107,3 +107,14 @@ def chdir(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
 
 def pytest_report_header(config: pytest.Config) -> str:
     return f"scarwarden tests; git {os.popen('git --version').read().strip()}"
+
+
+@pytest.fixture
+def fake_llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    """A running FakeLLM with SCARWARDEN_BASE_URL and an API key pointing at it."""
+    from fakellm import FakeLLM
+
+    with FakeLLM() as llm:
+        monkeypatch.setenv("SCARWARDEN_BASE_URL", llm.url)
+        monkeypatch.setenv("SCARWARDEN_API_KEY", "sk-test-not-a-real-key")
+        yield llm

@@ -134,7 +134,8 @@ def _date_bound(value: str | None, end: bool) -> str | None:
             return day.isoformat() + ("T23:59:59Z" if end else "T00:00:00Z")
         parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date (YYYY-MM-DD) or ISO date-time")
+        raise click.BadParameter(
+            f"{value!r} is not a date (YYYY-MM-DD) or ISO date-time") from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=dt.timezone.utc)
     return parsed.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,155 @@
+"""The distill commit: its message, and the three ways to land it.
+
+* on the current branch: the playbook is written and committed with
+  ``git commit --only`` (whatever else is staged stays staged and out of the commit;
+  the pre-commit hook, when installed, runs as for any commit);
+* on a new branch (``--branch``): the commit is built in a private index file
+  (``read-tree`` HEAD, ``update-index`` the new playbook, ``write-tree``,
+  ``commit-tree``, ``update-ref``), so HEAD, the current branch, the user's index and
+  the working tree are not touched. No hook runs there, so the gate is run on the
+  private index in-process before the commit is made;
+* not at all (``--no-commit``): the playbook is written to the working tree and the
+  message saved to ``.scarwarden/distill-message.txt`` for ``git commit -F``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from scarwarden import git
+from scarwarden.distill.ops import Change, Drop
+from scarwarden.distill.state import COUNT_TRAILER, DISTILLER_TRAILER, EPISODE_TRAILER
+from scarwarden.errors import GitError, UsageError, ValidationError
+from scarwarden.ledger import atomic_write
+from scarwarden.llm import Usage
+from scarwarden.repo import MemoryRepo
+
+MESSAGE_FILE = "distill-message.txt"
+
+
+@dataclass(frozen=True)
+class MessageParts:
+    distiller: str  # "offline" or "model <name>"
+    changes: Sequence[Change]
+    drops: Sequence[Drop]
+    distilled: Sequence[str]
+    left: Sequence[tuple[str, str]]
+    usage: Usage
+    calls: int
+
+
+def subject(changes: Sequence[Change]) -> str:
+    added = sum(1 for c in changes if c.kind == "add")
+    updated = sum(1 for c in changes if c.kind == "update")
+    retired = sum(1 for c in changes if c.kind == "retire")
+    return (f"distill: +{added} rule{'s' if added != 1 else ''}, ~{updated} updated, "
+            f"-{retired} retired")
+
+
+def message(parts: MessageParts) -> str:
+    """Subject, a body listing every change and every drop, then the trailers."""
+    n = len(parts.distilled)
+    who = ("the offline distiller (deterministic, no model)" if parts.distiller == "offline"
+           else f"the model {parts.distiller.removeprefix('model ')}")
+    lines = [subject(parts.changes), "",
+             f"Distilled {n} new episode{'s' if n != 1 else ''} with {who}."]
+    if parts.changes:
+        lines.append("")
+        lines += [c.describe() for c in parts.changes]
+    else:
+        lines += ["", "No rule changed: the episodes taught nothing the playbook does not say."]
+    if parts.drops:
+        lines += ["", "Dropped by the provenance gate (citations must resolve in the ledger):"]
+        lines += [f"- {d.describe()}" for d in parts.drops]
+    if parts.left:
+        lines += ["", "Left for later (not marked distilled):"]
+        lines += [f"- {ep}: {why}" for ep, why in parts.left]
+    lines += ["", f"{DISTILLER_TRAILER}: {parts.distiller}", f"{COUNT_TRAILER}: {n}"]
+    if parts.distiller != "offline":
+        u = parts.usage
+        lines += [f"Scarwarden-Tokens: {u.total_tokens}"
+                  + (" (estimated as characters/4)" if u.estimated else ""),
+                  f"Scarwarden-Tokens-Prompt: {u.prompt_tokens}",
+                  f"Scarwarden-Tokens-Completion: {u.completion_tokens}",
+                  f"Scarwarden-Model-Calls: {parts.calls}"]
+    else:
+        lines.append("Scarwarden-Tokens: 0")
+    if parts.drops:
+        lines.append(f"Scarwarden-Dropped: {len(parts.drops)}")
+    lines += [f"Scarwarden-Rule: {rid}" for rid in dict.fromkeys(c.rule_id for c in parts.changes)]
+    lines += [f"{EPISODE_TRAILER}: {ep}" for ep in parts.distilled]
+    return "\n".join(lines) + "\n"
+
+
+def require_clean_playbook(repo: MemoryRepo) -> None:
+    """Refuse to commit over uncommitted edits of the playbook (they would be lost)."""
+    if not git.run_ok(repo.root, "diff", "--quiet", "HEAD", "--", repo.playbook_rel):
+        raise UsageError(
+            f"{repo.playbook_rel} has uncommitted changes; distill builds on the committed "
+            "playbook and would overwrite them",
+            hint="commit or discard them first, or use --branch NAME (leaves the working "
+                 "tree alone) or --no-commit (builds on your edited file)")
+
+
+def check_branch_name(repo: MemoryRepo, name: str) -> None:
+    if not git.valid_branch_name(repo.root, name):
+        raise UsageError(f"{name!r} is not a valid branch name",
+                         hint="for example: --branch distill/2026-11-30")
+    if git.rev_parse(repo.root, f"refs/heads/{name}") is not None:
+        raise UsageError(f"branch {name} already exists",
+                         hint="choose a new name; distill never moves an existing branch")
+
+
+def commit_here(repo: MemoryRepo, data: bytes, text: str) -> str:
+    """Write the playbook and commit only it; restore the old file if the commit fails."""
+    original = repo.playbook_path.read_bytes() if repo.playbook_path.exists() else None
+    atomic_write(repo.playbook_path, data)
+    try:
+        git.add(repo.root, [repo.playbook_rel])
+        return git.commit(repo.root, text, only=[repo.playbook_rel], allow_empty=True)
+    except BaseException:
+        if original is not None:
+            atomic_write(repo.playbook_path, original)
+            git.add(repo.root, [repo.playbook_rel])
+        raise
+
+
+def _gate(root: Path, env: dict[str, str]) -> None:
+    """Run the provenance gate on the private index, where the check module exists."""
+    try:
+        from scarwarden.check import check_staged
+    except ImportError:  # the gate is optional here: our own citations are checked already
+        return
+    report = check_staged(root, env=env)
+    if not report.ok:
+        raise ValidationError("the distilled playbook does not pass the provenance gate",
+                              problems=list(report.problems),
+                              hint="nothing was committed; please report this as a bug")
+
+
+def commit_on_branch(repo: MemoryRepo, branch: str, base: str, data: bytes, text: str) -> str:
+    """Commit the playbook on a new branch from ``base``; nothing the user sees moves."""
+    with git.temporary_index(repo.root, base) as env:
+        git.stage_bytes(repo.root, repo.playbook_rel, data, env=env)
+        _gate(repo.root, env)
+        tree = git.write_tree(repo.root, env=env)
+    sha = git.commit_tree(repo.root, tree, [base], text)
+    try:
+        git.create_branch(repo.root, branch, sha)
+    except GitError as exc:
+        raise UsageError(f"cannot create branch {branch}: {exc.message}") from None
+    return sha
+
+
+def write_only(repo: MemoryRepo, data: bytes, text: str) -> str:
+    """``--no-commit``: write the playbook; save the message; return the message's path."""
+    atomic_write(repo.playbook_path, data)
+    repo.state_dir.mkdir(parents=True, exist_ok=True)
+    ignore = repo.state_dir / ".gitignore"  # the state folder is never committed
+    if not ignore.exists():
+        ignore.write_text("*\n")
+    path = repo.state_dir / MESSAGE_FILE
+    atomic_write(path, text.encode("utf-8"))
+    return str(path.relative_to(repo.root))

@@ -1,0 +1,146 @@
+"""The model distiller: new episodes in batches, with only the rules they bear on.
+
+Cost follows what is new, not what is old:
+
+* only the new episodes are sent, packed greedily (oldest first) into batches whose
+  prompt stays within ``distill.token_budget`` (tokens counted as characters/4);
+* each batch carries the existing rules it bears on, chosen by overlap of tags and
+  stemmed terms (the recall vocabulary) plus the rules the episodes say they applied:
+  at most :data:`PER_EPISODE` per episode and ``distill.max_context_rules`` in all; a
+  rule's citations are counted, not listed, so an old, much-cited rule stays cheap.
+
+Context rules are chosen from the playbook being distilled (HEAD's, in memory), not
+from the SQLite index, which reflects the working tree.
+
+Each batch's operations pass through the provenance gate before the next batch is
+built, so a later batch sees (and may update) the rules an earlier one added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+from scarwarden import playbook as pb
+from scarwarden import text as txt
+from scarwarden.config import DistillSettings
+from scarwarden.distill import prompts
+from scarwarden.distill.ops import Change, Drop, Operation, apply_operations, parse_operations
+from scarwarden.episodes import Episode
+from scarwarden.llm import ChatClient, Usage, complete_json
+
+#: Most context rules chosen for one episode.
+PER_EPISODE = 3
+#: Share of the token budget the episodes of a batch may fill; the rest is for the
+#: instructions and the context rules.
+EPISODE_SHARE = 0.6
+WHAT = "list of playbook operations"
+#: Without a tag hit, a rule bears on an episode when they share this many stems
+#: (two was too loose: "customer" and "hour" link a webinar to a GDPR rule).
+MIN_SHARED_TERMS = 3
+
+
+@dataclass
+class ModelRun:
+    playbook: pb.Playbook
+    changes: list[Change] = field(default_factory=list)
+    drops: list[Drop] = field(default_factory=list)
+    used: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    calls: int = 0
+    #: (episodes, context rules, estimated prompt tokens) per batch.
+    batches: list[tuple[int, int, int]] = field(default_factory=list)
+    operations: list[Operation] = field(default_factory=list)
+
+
+def _episode_terms(ep: Episode) -> set[str]:
+    words = " ".join(str(ep.get(k) or "") for k in ("task", "action", "outcome", "correction"))
+    terms = set(txt.stems(words))
+    for tag in ep.tags:
+        terms.update(txt.tag_stems(tag))
+    return terms
+
+
+def select_context(batch: list[Episode], playbook: pb.Playbook, limit: int) -> list[pb.Rule]:
+    """The active rules the batch bears on, best first, at most ``limit``."""
+    if limit <= 0 or not playbook.rules:
+        return []
+    postings: dict[str, set[str]] = {}
+    tag_parts: dict[str, list[tuple[str, ...]]] = {}
+    for rule in playbook.rules:
+        for term in set(txt.stems(rule.title + "\n" + rule.text)):
+            postings.setdefault(term, set()).add(rule.id)
+        tag_parts[rule.id] = [txt.tag_stems(tag) for tag in rule.tags]
+        for parts in tag_parts[rule.id]:
+            for part in parts:
+                postings.setdefault(part, set()).add(rule.id)
+    best: dict[str, float] = {}
+    for ep in batch:
+        terms = _episode_terms(ep)
+        applied = set(ep.get("rules_applied") or ())
+        shared: dict[str, int] = {}
+        for term in terms:
+            for rule_id in postings.get(term, ()):
+                shared[rule_id] = shared.get(rule_id, 0) + 1
+        scored: list[tuple[float, str]] = []
+        for rule_id in set(shared) | (applied & set(tag_parts)):
+            tag_hits = sum(1 for parts in tag_parts[rule_id] if parts and set(parts) <= terms)
+            n = shared.get(rule_id, 0)
+            if rule_id in applied or tag_hits >= 1 or n >= MIN_SHARED_TERMS:
+                scored.append((10.0 * (rule_id in applied) + 3.0 * tag_hits + n, rule_id))
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        for score, rule_id in scored[:PER_EPISODE]:
+            best[rule_id] = max(best.get(rule_id, 0.0), score)
+    ranked = sorted(best, key=lambda rid: (-best[rid], rid))[:limit]
+    by_id = {rule.id: rule for rule in playbook.rules}
+    return [by_id[rid] for rid in ranked]
+
+
+def make_batches(episodes: list[Episode], token_budget: int) -> list[list[Episode]]:
+    """Greedy packing, oldest first; an episode too big for any batch goes alone."""
+    room = max(int(token_budget * 4 * EPISODE_SHARE) - prompts.overhead_chars(), 2000)
+    batches: list[list[Episode]] = []
+    current: list[Episode] = []
+    used = 0
+    for ep in episodes:
+        size = len(prompts.episode_line(ep)) + 1
+        if current and used + size > room:
+            batches.append(current)
+            current, used = [], 0
+        current.append(ep)
+        used += size
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _prompt_chars(messages: list[dict[str, str]]) -> int:
+    return sum(len(m["content"]) for m in messages)
+
+
+def model_distill(client: ChatClient, model: str, episodes: list[Episode],
+                  playbook: pb.Playbook, ledger: Collection[str],
+                  settings: DistillSettings) -> ModelRun:
+    """Distil ``episodes`` batch by batch; raises ModelError/ModelUnreachable on failure
+    (the caller then changes nothing)."""
+    run = ModelRun(playbook)
+    budget_chars = settings.token_budget * 4
+    for batch in make_batches(episodes, settings.token_budget):
+        rules = select_context(batch, run.playbook, settings.max_context_rules)
+        messages = prompts.build_messages(batch, rules)
+        while rules and _prompt_chars(messages) > budget_chars:
+            rules = rules[:-1]  # the least related rule goes first
+            messages = prompts.build_messages(batch, rules)
+        ops, responses = complete_json(client, messages, model=model, parse=parse_operations,
+                                       what=WHAT)
+        for response in responses:
+            run.usage = run.usage + response.usage
+        run.calls += len(responses)
+        run.batches.append((len(batch), len(rules), (_prompt_chars(messages) + 3) // 4))
+        run.operations.extend(ops)
+        result = apply_operations(run.playbook, ops, ledger)
+        run.playbook = result.playbook
+        run.changes.extend(result.changes)
+        run.drops.extend(result.drops)
+        run.used.extend(ep.id for ep in batch)
+    return run

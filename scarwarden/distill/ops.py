@@ -1,0 +1,348 @@
+"""Delta operations on the playbook, and the provenance gate that applies them.
+
+Both distillers (the model and the offline one) produce the same three operations:
+
+* ``add``: title, text, tags, episode_ids (and an optional ``key`` other operations
+  in the same reply may use to refer to the new rule);
+* ``update``: rule_id, optionally new title/text/tags, episode_ids to add;
+* ``retire``: rule_id, reason, optionally replaced_by and supporting episode_ids.
+
+:func:`parse_operations` checks the *shape* (a wrong shape goes back to the model for
+one repair). :func:`apply_operations` is the gate, in code, never in a prompt: every
+cited ID is checked against the ledger; IDs that are not there are removed; an
+operation left without evidence is dropped; an operation on an unknown or retired rule
+is dropped. Each removal is reported so it reaches stdout and the commit body.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from scarwarden import playbook as pb
+from scarwarden.episodes import EPISODE_ID_RE, RULE_ID_RE
+from scarwarden.errors import ValidationError
+from scarwarden.rules import title_from_text
+
+KINDS = ("add", "update", "retire")
+
+
+@dataclass(frozen=True)
+class Operation:
+    kind: str  # "add" | "update" | "retire"
+    rule_id: str | None = None
+    title: str | None = None
+    text: str | None = None
+    tags: tuple[str, ...] | None = None
+    episode_ids: tuple[str, ...] = ()
+    reason: str | None = None
+    replaced_by: str | None = None
+    key: str | None = None
+
+    def label(self) -> str:
+        """How reports name this operation: ``add "Title"`` or ``update PB-03``."""
+        if self.kind == "add":
+            return f'add "{_short(self.title or self.text or "")}"'
+        return f"{self.kind} {self.rule_id}"
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"op": self.kind}
+        for name in ("rule_id", "title", "text", "reason", "replaced_by", "key"):
+            value = getattr(self, name)
+            if value is not None:
+                data[name] = value
+        if self.tags is not None:
+            data["tags"] = list(self.tags)
+        data["episode_ids"] = list(self.episode_ids)
+        return data
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change that reached the playbook."""
+
+    kind: str
+    rule_id: str
+    title: str
+    episode_ids: tuple[str, ...]  # add: cited; update: added; retire: evidence
+    detail: str = ""
+
+    def describe(self) -> str:
+        verb = {"add": "Added", "update": "Updated", "retire": "Retired"}[self.kind]
+        line = f"{verb} {self.rule_id}: {self.title}"
+        if self.detail:
+            line += f" ({self.detail})"
+        if self.episode_ids:
+            what = {"add": "learnt in", "update": "now also learnt in",
+                    "retire": "evidence"}[self.kind]
+            line += f"\n  {what} {', '.join(self.episode_ids)}"
+        return line
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.kind, "rule_id": self.rule_id, "title": self.title,
+                "episode_ids": list(self.episode_ids), "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Drop:
+    """Something the gate refused: a citation removed, or a whole operation dropped."""
+
+    operation: str  # Operation.label()
+    reason: str
+    episode_ids: tuple[str, ...] = ()
+    whole: bool = True  # False: only the citations were removed, the operation stands
+
+    def describe(self) -> str:
+        if self.whole:
+            return f"dropped {self.operation}: {self.reason}"
+        ids = ", ".join(self.episode_ids)
+        plural = "s" if len(self.episode_ids) > 1 else ""
+        return f"removed citation{plural} {ids} from {self.operation}: {self.reason}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"operation": self.operation, "reason": self.reason,
+                "episode_ids": list(self.episode_ids), "whole_operation": self.whole}
+
+
+@dataclass
+class GateResult:
+    playbook: pb.Playbook
+    changes: list[Change] = field(default_factory=list)
+    drops: list[Drop] = field(default_factory=list)
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+# -- shape ------------------------------------------------------------------------------
+
+def _str(value: Any, where: str, *, required: bool = False) -> str | None:
+    if value is None:
+        if required:
+            raise ValueError(f"{where} is missing")
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{where} must be a string, got {type(value).__name__}")
+    if required and not value.strip():
+        raise ValueError(f"{where} is empty")
+    return value
+
+
+def _str_list(value: Any, where: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):  # a lone ID or a comma-separated list: say so, do not guess
+        raise ValueError(f"{where} must be a JSON list of strings, got a string")
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{where} must be a JSON list of strings")
+    return tuple(v.strip() for v in value if v.strip())
+
+
+def parse_operations(data: Any) -> list[Operation]:
+    """Check the reply's shape: ``{"operations": [...]}``; raise ValueError saying what is wrong."""
+    if not isinstance(data, dict) or "operations" not in data:
+        raise ValueError('the reply must be a JSON object of the form {"operations": [...]}')
+    raw_ops = data["operations"]
+    if not isinstance(raw_ops, list):
+        raise ValueError('"operations" must be a JSON list')
+    ops: list[Operation] = []
+    for i, raw in enumerate(raw_ops):
+        where = f"operations[{i}]"
+        if not isinstance(raw, dict):
+            raise ValueError(f"{where} must be a JSON object")
+        kind = raw.get("op", raw.get("type"))
+        if kind not in KINDS:
+            raise ValueError(f'{where}.op must be "add", "update" or "retire", got {kind!r}')
+        rule_id = _str(raw.get("rule_id", raw.get("id")), f"{where}.rule_id",
+                       required=kind != "add")
+        ids = _str_list(raw.get("episode_ids"), f"{where}.episode_ids")
+        if kind == "add" and ids is None:
+            raise ValueError(f"{where}.episode_ids is missing (every new rule cites its episodes)")
+        ops.append(Operation(
+            kind=kind,
+            rule_id=rule_id.strip() if rule_id else None,
+            title=_str(raw.get("title"), f"{where}.title"),
+            text=_str(raw.get("text"), f"{where}.text", required=kind == "add"),
+            tags=_str_list(raw.get("tags"), f"{where}.tags"),
+            episode_ids=ids or (),
+            reason=_str(raw.get("reason"), f"{where}.reason", required=kind == "retire"),
+            replaced_by=_str(raw.get("replaced_by"), f"{where}.replaced_by"),
+            key=_str(raw.get("key"), f"{where}.key"),
+        ))
+    return ops
+
+
+# -- the gate ---------------------------------------------------------------------------
+
+def slug(tag: str) -> str:
+    """A tag as a slug (``"Subject Line"`` -> ``subject-line``); ``""`` if nothing is left."""
+    return re.sub(r"[^a-z0-9]+", "-", tag.lower()).strip("-")
+
+
+def _one_line(text: str) -> str:
+    """Rule text as one paragraph that cannot fake a heading or a field line."""
+    flat = " ".join(text.split())
+    return flat.lstrip("#-* ").strip()
+
+
+class _Gate:
+    def __init__(self, playbook: pb.Playbook, ledger: Collection[str]) -> None:
+        self.playbook = playbook
+        self.ledger = ledger
+        self.result = GateResult(playbook)
+        self.keys: dict[str, str] = {}  # add-op key -> the rule ID it received
+
+    def drop(self, op: Operation, reason: str, ids: tuple[str, ...] = ()) -> None:
+        self.result.drops.append(Drop(op.label(), reason, ids, whole=True))
+
+    def citations(self, op: Operation) -> tuple[str, ...]:
+        """The operation's citations that resolve; report the ones that do not."""
+        valid: list[str] = []
+        bad_format: list[str] = []
+        missing: list[str] = []
+        for ep in dict.fromkeys(op.episode_ids):
+            if not EPISODE_ID_RE.match(ep):
+                bad_format.append(ep)
+            elif ep in self.ledger:
+                valid.append(ep)
+            else:
+                missing.append(ep)
+        if valid:
+            if missing:
+                self.result.drops.append(Drop(op.label(), "not in the ledger", tuple(missing), False))
+            if bad_format:
+                self.result.drops.append(Drop(op.label(), "not an episode ID", tuple(bad_format), False))
+        return tuple(valid)
+
+    def no_evidence(self, op: Operation) -> str:
+        bad = list(op.episode_ids)
+        if not bad:
+            return "it cites no episode (no provenance, no rule)"
+        verb = "is" if len(bad) == 1 else "are"
+        return f"no valid citation left ({', '.join(bad)} {verb} not in the ledger)"
+
+    def resolve(self, ref: str | None) -> str | None:
+        """A rule ID, or the ID given to an earlier ``add`` with that ``key``."""
+        if ref is None or not ref.strip():
+            return None
+        ref = ref.strip()
+        return self.keys.get(ref.lower(), ref.upper())
+
+    def tags(self, op: Operation, tags: tuple[str, ...]) -> list[str]:
+        out: list[str] = []
+        for tag in tags:
+            s = slug(tag)
+            if s and s not in out:
+                out.append(s)
+            elif not s:
+                self.result.drops.append(Drop(op.label(), f"tag {tag!r} is not a slug; left out",
+                                              (), False))
+        return out
+
+    def active(self, op: Operation) -> pb.Rule | None:
+        rule_id = self.resolve(op.rule_id)
+        rule = self.playbook.get(rule_id) if rule_id else None
+        if rule is None:
+            self.drop(op, f"no rule {op.rule_id} in the playbook")
+            return None
+        if rule.retired:
+            self.drop(op, f"{rule.id} is retired (retired rules are not changed)")
+            return None
+        return rule
+
+    def add(self, op: Operation) -> None:
+        cited = self.citations(op)
+        if not cited:
+            self.drop(op, self.no_evidence(op))
+            return
+        text = _one_line(op.text or "")
+        title = _one_line(op.title or "") or title_from_text(text)
+        rule_id = self.playbook.next_id()
+        try:
+            rule = pb.make_rule(rule_id, title, text, self.tags(op, op.tags or ()), cited)
+        except ValidationError as exc:
+            self.drop(op, exc.message)
+            return
+        self.playbook = self.playbook.with_rule(rule)
+        if op.key:
+            self.keys[op.key.strip().lower()] = rule_id
+        self.result.changes.append(Change("add", rule_id, rule.title, cited))
+
+    def update(self, op: Operation) -> None:
+        rule = self.active(op)
+        if rule is None:
+            return
+        cited = self.citations(op)
+        if not cited:
+            self.drop(op, self.no_evidence(op) if op.episode_ids else
+                      "it cites no episode (an update needs evidence)")
+            return
+        title = _one_line(op.title) if op.title else rule.title
+        text = _one_line(op.text) if op.text else rule.text
+        tags = self.tags(op, op.tags) if op.tags is not None else list(rule.tags)
+        added = tuple(ep for ep in cited if ep not in rule.episode_ids)
+        try:
+            new = pb.make_rule(rule.id, title, text, tags, rule.episode_ids + added)
+        except ValidationError as exc:
+            self.drop(op, exc.message)
+            return
+        what = [name for name, old, now in (("title", rule.title, new.title),
+                                            ("text", rule.text, new.text),
+                                            ("tags", rule.tags, new.tags)) if old != now]
+        if not what and not added:
+            return  # the rule already says this and cites it: nothing to record
+        self.playbook = self.playbook.with_rule(new)
+        detail = ", ".join(f"{w} changed" for w in what)
+        self.result.changes.append(Change("update", rule.id, new.title, added, detail))
+
+    def retire(self, op: Operation) -> None:
+        rule = self.active(op)
+        if rule is None:
+            return
+        cited = self.citations(op) if op.episode_ids else ()
+        replaced_by = self.resolve(op.replaced_by)
+        if replaced_by is not None:
+            target = self.playbook.get(replaced_by)
+            if not RULE_ID_RE.match(replaced_by) or target is None or target.retired \
+                    or replaced_by == rule.id:
+                self.result.drops.append(Drop(op.label(), f"replaced_by {op.replaced_by} is not "
+                                                          "an active rule; left out", (), False))
+                replaced_by = None
+        if not cited and replaced_by is None:
+            self.drop(op, "neither a valid episode nor a replacing rule supports it"
+                      + (f" ({', '.join(op.episode_ids)} not in the ledger)" if op.episode_ids else ""))
+            return
+        reason = _one_line(op.reason or "")
+        if cited:
+            reason += f" (evidence: {', '.join(cited)})"
+        self.playbook = self.playbook.with_retired(rule.id, reason, replaced_by)
+        detail = reason + (f"; replaced by {replaced_by}" if replaced_by else "")
+        self.result.changes.append(Change("retire", rule.id, rule.title, cited, detail))
+
+
+def apply_operations(playbook: pb.Playbook, ops: list[Operation],
+                     ledger: Collection[str]) -> GateResult:
+    """Apply ``ops`` in order to ``playbook``, admitting only what the ledger supports.
+
+    ``ledger`` is every episode ID in the tree the result will be committed on; a
+    citation outside it can never reach the returned playbook.
+    """
+    gate = _Gate(playbook, ledger)
+    for op in ops:
+        getattr(gate, op.kind)(op)
+    gate.result.playbook = gate.playbook
+    # Belt and braces: whatever happened above, nothing this run cited may lie outside
+    # the ledger. A failure here is a bug in this module, never a model's doing.
+    before = {rule.id for rule in playbook.all_rules()}
+    for change in gate.result.changes:
+        rule = gate.playbook.get(change.rule_id)
+        cited = set(change.episode_ids) | (set(rule.episode_ids) if rule and rule.id not in before
+                                           else set())
+        stray = sorted(ep for ep in cited if ep not in ledger)
+        if stray:
+            raise AssertionError(f"provenance gate bypassed: {change.rule_id} cites {stray}")
+    return gate.result

@@ -1,0 +1,145 @@
+"""Installing the provenance gate as git hooks (``scarwarden hooks install``).
+
+The hook runs ``python -m scarwarden check --staged`` with the interpreter that installed
+it (so it works from a virtualenv that is not activated), falling back to ``scarwarden``
+on ``PATH``. Like ``pre-commit install``, a hook that was already there is kept as
+``<hook>.legacy`` and chained: it runs first, then the gate, and the commit fails if
+either fails. ``uninstall`` puts it back. Both ``pre-commit`` and ``pre-merge-commit``
+are installed: ``git merge`` runs the latter, not the former, when it commits by itself.
+
+The script written is :func:`render_hook`; ``hooks/pre-commit`` at the project root is
+the same script for copying by hand (``scarwarden`` on ``PATH``).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scarwarden import git
+from scarwarden.errors import UsageError
+
+MARKER = "# scarwarden-hook-v1"
+HOOK_TYPES = ("pre-commit", "pre-merge-commit")
+
+_TEMPLATE = """\
+#!/bin/sh
+{marker}: the Scarwarden provenance gate (installed by 'scarwarden hooks install').
+# It checks the tree being committed (git's index), never the working folder.
+# A hook that was here before is kept as <this hook>.legacy and runs first; the commit
+# fails if either fails. Remove with 'scarwarden hooks uninstall'.
+INSTALL_PYTHON={python}
+HOOK_DIR=$(dirname -- "$0")
+HOOK_NAME=$(basename -- "$0")
+status=0
+if [ -x "$HOOK_DIR/$HOOK_NAME.legacy" ]; then
+    "$HOOK_DIR/$HOOK_NAME.legacy" "$@" || status=$?
+fi
+if [ -n "$INSTALL_PYTHON" ] && [ -x "$INSTALL_PYTHON" ]; then
+    "$INSTALL_PYTHON" -m scarwarden check --staged || status=$?
+elif command -v scarwarden >/dev/null 2>&1; then
+    scarwarden check --staged || status=$?
+else
+    echo "scarwarden: cannot run the provenance gate: '$INSTALL_PYTHON' is gone and" \\
+         "'scarwarden' is not on PATH" >&2
+    echo "hint: install scarwarden and run 'scarwarden hooks install' again" >&2
+    exit 1
+fi
+exit $status
+"""
+
+
+def render_hook(python: str | None = None) -> str:
+    """The hook script; ``python=None`` relies on ``scarwarden`` being on ``PATH``."""
+    return _TEMPLATE.format(marker=MARKER, python=shlex.quote(python) if python else "''")
+
+
+def is_ours(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return MARKER.encode() in handle.read(2048)
+    except OSError:
+        return False
+
+
+def hooks_dir(root: Path | str) -> tuple[Path, str | None]:
+    """Where git runs hooks from (``core.hooksPath`` honoured), and that setting."""
+    custom = git.config_get(root, "core.hooksPath")
+    where = Path(git.run(root, "rev-parse", "--git-path", "hooks").decode().strip())
+    return (where if where.is_absolute() else Path(root) / where), custom
+
+
+def _write_executable(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o755)  # noqa: S103 - a hook must be executable, like git's samples
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def install(root: Path | str, *, hooks_path_ok: bool = False) -> Path:
+    """Install the gate as ``pre-commit`` (and ``pre-merge-commit``); return the
+    pre-commit hook's path. Idempotent; foreign hooks are kept as ``.legacy``."""
+    directory, custom = hooks_dir(root)
+    if custom and not hooks_path_ok:
+        raise UsageError(
+            f"Cowardly refusing to install the hook with core.hooksPath set ({custom})",
+            hint="install it there with 'scarwarden hooks install --hooks-path-ok', or "
+                 "unset the setting: git config --unset core.hooksPath")
+    plan: list[tuple[Path, Path | None]] = []
+    for name in HOOK_TYPES:
+        path, legacy = directory / name, directory / f"{name}.legacy"
+        if (path.exists() or path.is_symlink()) and not is_ours(path):
+            if legacy.exists() or legacy.is_symlink():
+                raise UsageError(
+                    f"{path} is not Scarwarden's and {legacy.name} exists already",
+                    hint=f"merge the two by hand into {legacy.name}, delete {name}, "
+                         "and run 'scarwarden hooks install' again")
+            plan.append((path, legacy))
+        else:
+            plan.append((path, None))
+    directory.mkdir(parents=True, exist_ok=True)
+    script = render_hook(sys.executable)
+    for path, keep_as in plan:
+        if keep_as is not None:
+            os.replace(path, keep_as)
+        _write_executable(path, script)
+    return directory / HOOK_TYPES[0]
+
+
+@dataclass
+class Uninstalled:
+    removed: list[Path] = field(default_factory=list)
+    restored: list[Path] = field(default_factory=list)
+    #: Hooks left alone because they are not Scarwarden's.
+    foreign: list[Path] = field(default_factory=list)
+
+
+def uninstall(root: Path | str) -> Uninstalled:
+    """Remove the gate's hooks and put back the hooks they replaced."""
+    directory, _custom = hooks_dir(root)
+    result = Uninstalled()
+    for name in HOOK_TYPES:
+        path, legacy = directory / name, directory / f"{name}.legacy"
+        if not (path.exists() or path.is_symlink()):
+            if legacy.exists():
+                os.replace(legacy, path)
+                result.restored.append(path)
+            continue
+        if not is_ours(path):
+            result.foreign.append(path)
+            continue
+        path.unlink()
+        result.removed.append(path)
+        if legacy.exists() or legacy.is_symlink():
+            os.replace(legacy, path)
+            result.restored.append(path)
+    return result

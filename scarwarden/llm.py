@@ -1,0 +1,321 @@
+"""The one model client: OpenAI-compatible chat completions over ``requests``.
+
+Every model call in Scarwarden goes through :class:`ChatClient` (docs/models.md):
+
+* ``POST {base_url}/chat/completions`` with a timeout (``model.timeout``);
+* retries with exponential backoff and jitter on 429, 5xx, connection errors and
+  timeouts, up to ``model.max_retries``, honouring ``Retry-After`` (capped);
+* immediate, clear errors on 400/401/403/404 ("bad key", "model not found");
+* ``response_format: json_object`` where JSON is wanted; a server that rejects it with
+  400 is asked once more without it (and not asked again by this client);
+* token usage from the response, or estimated as characters/4 (marked ``estimated``).
+
+The API key lives only in this object's memory and the ``Authorization`` header. It is
+scrubbed from every message we build from a server's reply, because some servers echo
+the key they rejected; no exception, log line, file or commit can carry it.
+
+``requests`` costs ~110 ms to import, so it is imported inside the calls only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from scarwarden.config import Config, ModelSettings
+from scarwarden.errors import ModelError, ModelUnreachable, ValidationError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import requests
+
+log = logging.getLogger("scarwarden")
+
+T = TypeVar("T")
+
+#: Longest ``Retry-After`` we honour, in seconds: a server asking for an hour should
+#: fail the run clearly rather than hang it.
+MAX_RETRY_AFTER = 60.0
+#: Longest server error text quoted in a message.
+_MAX_QUOTE = 300
+KEY_VARS = ("SCARWARDEN_API_KEY", "DASHSCOPE_API_KEY")
+
+Message = Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one call; ``estimated`` when the server reported none."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    estimated: bool = False
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.prompt_tokens + other.prompt_tokens,
+                     self.completion_tokens + other.completion_tokens,
+                     self.total_tokens + other.total_tokens,
+                     self.estimated or other.estimated)
+
+    def to_json(self) -> dict[str, object]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "total_tokens": self.total_tokens, "estimated": self.estimated}
+
+
+@dataclass(frozen=True)
+class ChatResponse:
+    content: str
+    usage: Usage
+    model: str
+
+
+def estimate_tokens(text: str) -> int:
+    """The rough token count used where a server reports none: characters/4."""
+    return (len(text) + 3) // 4
+
+
+def client_from_config(config: Config, environ: Mapping[str, str] | None = None) -> ChatClient | None:
+    """A client for ``config.model``, or ``None`` when no API key is configured."""
+    key = config.api_key(environ)
+    if not key:
+        return None
+    env = os.environ if environ is None else environ
+    source = next((var for var in KEY_VARS if env.get(var) == key), None)
+    return ChatClient(config.model, key, key_source=source)
+
+
+class ChatClient:
+    """Talks to one OpenAI-compatible endpoint; see the module docstring."""
+
+    def __init__(self, settings: ModelSettings, api_key: str, session: Any = None, *,
+                 key_source: str | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.settings = settings
+        self._api_key = api_key
+        self._session = session
+        self._sleep = sleep
+        self.key_source = key_source
+        #: Set once a server has rejected ``response_format``; not asked again.
+        self.json_mode_supported = True
+        #: Every response this client received, in order (usage accounting).
+        self.calls: list[ChatResponse] = []
+
+    def __repr__(self) -> str:  # never show the key, even in a debugger or a traceback
+        return f"ChatClient(base_url={self.settings.base_url!r})"
+
+    @property
+    def url(self) -> str:
+        return self.settings.base_url.rstrip("/") + "/chat/completions"
+
+    def usage(self) -> Usage:
+        """Total usage over every call this client made."""
+        total = Usage()
+        for call in self.calls:
+            total = total + call.usage
+        return total
+
+    # -- helpers --------------------------------------------------------------------
+    def _scrub(self, text: str) -> str:
+        if self._api_key:
+            text = text.replace(self._api_key, "***")
+        return text
+
+    def _key_hint(self) -> str:
+        where = self.key_source or " or ".join(KEY_VARS)
+        return f"set {where} to a valid key for {self.settings.base_url}"
+
+    def _model_setting(self, model: str) -> str:
+        if model == self.settings.answer_model and model != self.settings.distill_model:
+            return "model.answer_model in scarwarden.yaml (or SCARWARDEN_MODEL_ANSWER)"
+        return "model.distill_model in scarwarden.yaml (or SCARWARDEN_MODEL_DISTILL)"
+
+    def _server_says(self, response: requests.Response) -> str:
+        """The server's error text, scrubbed and shortened, for a message."""
+        try:
+            body = response.json()
+        except ValueError:
+            text = response.text
+        else:
+            error = body.get("error") if isinstance(body, dict) else None
+            if isinstance(error, dict):
+                text = str(error.get("message") or error)
+            elif error:
+                text = str(error)
+            else:
+                text = json.dumps(body)[:_MAX_QUOTE]
+        text = " ".join(self._scrub(text).split())
+        return text[:_MAX_QUOTE] + ("..." if len(text) > _MAX_QUOTE else "")
+
+    def _delay(self, attempt: int, response: requests.Response | None) -> float:
+        if response is not None:
+            after = retry_after_seconds(response.headers.get("Retry-After"))
+            if after is not None:
+                return min(after, MAX_RETRY_AFTER)
+        base = self.settings.backoff * (2 ** attempt)
+        return base * (0.5 + random.random())  # jitter: spread clients that failed together
+
+    # -- the call -------------------------------------------------------------------
+    def complete(self, messages: Sequence[Message], *, model: str, json_mode: bool = False,
+                 temperature: float = 0.2) -> ChatResponse:
+        """One chat completion; raises ModelUnreachable (3) or ModelError (5)."""
+        import requests
+
+        if self._session is None:
+            self._session = requests.Session()
+        body: dict[str, Any] = {"model": model, "messages": [dict(m) for m in messages],
+                                "temperature": temperature}
+        if json_mode and self.json_mode_supported:
+            body["response_format"] = {"type": "json_object"}
+        headers = {"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json"}
+        attempts = 1 + max(0, self.settings.max_retries)
+        last_problem = ""
+        attempt = 0
+        while attempt < attempts:
+            response: requests.Response | None = None
+            try:
+                response = self._session.post(self.url, json=body, headers=headers,
+                                              timeout=self.settings.timeout)
+            except requests.Timeout:
+                last_problem = f"no answer within {self.settings.timeout:g} s (model.timeout)"
+            except requests.RequestException as exc:
+                last_problem = f"cannot connect ({type(exc).__name__})"
+            else:
+                status = response.status_code
+                if status == 200:
+                    result = self._parse(response, body, model)
+                    self.calls.append(result)
+                    return result
+                if status == 400 and "response_format" in body:
+                    # Some OpenAI-compatible servers reject response_format; the prompt
+                    # still asks for JSON and complete_json checks it, so go on without.
+                    log.info("the model server rejected response_format (HTTP 400); "
+                             "asking again without it")
+                    self.json_mode_supported = False
+                    del body["response_format"]
+                    continue
+                if status in (401, 403):
+                    raise ModelError(
+                        f"bad key: the model server at {self.settings.base_url} refused the "
+                        f"API key (HTTP {status}): {self._server_says(response)}",
+                        hint=self._key_hint())
+                if status == 404:
+                    raise ModelError(
+                        f"model not found: {model} (HTTP 404 from {self.url}): "
+                        f"{self._server_says(response)}",
+                        hint=f"set {self._model_setting(model)} to a model this server "
+                             f"serves, or fix model.base_url (SCARWARDEN_BASE_URL)")
+                if status == 429 or status >= 500:
+                    last_problem = f"HTTP {status}: {self._server_says(response)}"
+                else:
+                    raise ModelError(
+                        f"the model server refused the request (HTTP {status}): "
+                        f"{self._server_says(response)}",
+                        hint="check model.base_url and the model name in scarwarden.yaml")
+            attempt += 1
+            if attempt < attempts:
+                delay = self._delay(attempt - 1, response)
+                log.info("model server: %s; retry %d of %d in %.1f s", last_problem,
+                         attempt, attempts - 1, delay)
+                self._sleep(delay)
+        raise ModelUnreachable(
+            f"the model server at {self.settings.base_url} did not answer after "
+            f"{attempts} attempt{'s' if attempts != 1 else ''}: {last_problem}",
+            hint="check the network and model.base_url (SCARWARDEN_BASE_URL); raise "
+                 "model.timeout or model.max_retries in scarwarden.yaml; or run offline")
+
+    def _parse(self, response: requests.Response, body: dict[str, Any], model: str) -> ChatResponse:
+        try:
+            data = response.json()
+            message = data["choices"][0]["message"]
+            content = message.get("content")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise ModelError(
+                "the model server answered HTTP 200 without a chat completion: "
+                f"{self._scrub(response.text[:_MAX_QUOTE])!r}",
+                hint="model.base_url must point at an OpenAI-compatible /v1 endpoint") from None
+        if not isinstance(content, str):
+            raise ModelError("the model's reply had no text content",
+                             hint="use a chat model that answers in text")
+        usage = data.get("usage") if isinstance(data, dict) else None
+        if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
+            prompt = int(usage["prompt_tokens"])
+            completion = int(usage.get("completion_tokens") or 0)
+            total = int(usage.get("total_tokens") or prompt + completion)
+            counted = Usage(prompt, completion, total, estimated=False)
+        else:
+            prompt = estimate_tokens("".join(m.get("content", "") for m in body["messages"]))
+            completion = estimate_tokens(content)
+            counted = Usage(prompt, completion, prompt + completion, estimated=True)
+        return ChatResponse(content, counted, str(data.get("model") or model))
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """``Retry-After`` as seconds (it may be a number or an HTTP date); ``None`` if absent."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
+
+
+def _loads(content: str) -> Any:
+    """Parse JSON, tolerating one surrounding markdown code fence (models add them)."""
+    match = _FENCE.match(content)
+    return json.loads(match.group(1) if match else content)
+
+
+def complete_json(client: ChatClient, messages: Sequence[Message], *, model: str,
+                  parse: Callable[[Any], T], what: str) -> tuple[T, list[ChatResponse]]:
+    """Ask for JSON and return ``parse(data)``; one repair attempt, then ModelError (5).
+
+    ``parse`` validates the decoded JSON and raises ``ValueError`` (or our
+    ``ValidationError``) saying exactly what is wrong; that text goes back to the model
+    in the repair request.
+    """
+    history = [dict(m) for m in messages]
+    responses: list[ChatResponse] = []
+    problem = ""
+    for attempt in range(2):
+        response = client.complete(history, model=model, json_mode=client.settings.json_mode)
+        responses.append(response)
+        try:
+            data = _loads(response.content)
+        except json.JSONDecodeError as exc:
+            problem = f"it is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        else:
+            try:
+                return parse(data), responses
+            except ValidationError as exc:
+                problem = exc.message
+            except ValueError as exc:
+                problem = str(exc)
+        if attempt == 0:
+            log.info("the model's %s was not valid (%s); asking it to repair it", what, problem)
+            history += [
+                {"role": "assistant", "content": response.content},
+                {"role": "user", "content":
+                    f"Your reply is not valid: {problem}. Reply again with only the {what} "
+                    "as one JSON object, exactly in the format asked for above: no prose, "
+                    "no markdown, no code fences."},
+            ]
+    raise ModelError(
+        f"the model's {what} was not the JSON asked for, even after one repair attempt: {problem}",
+        hint="nothing was changed; run again, or choose another model "
+             "(model.distill_model / model.answer_model in scarwarden.yaml)")

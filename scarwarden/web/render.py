@@ -1,0 +1,107 @@
+"""Templates and links shared by the live UI and the static export.
+
+Everything is rendered by one Jinja environment with autoescaping on: episodes are
+untrusted text, so nothing from the memory reaches a page unescaped. The one filter
+that produces markup (:func:`linkify`) escapes first and only then wraps rule and
+episode IDs (which are ``[A-Za-z0-9-]`` by construction) in links.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import jinja2
+from markupsafe import Markup, escape
+
+HERE = Path(__file__).resolve().parent
+TEMPLATES = HERE / "templates"
+STATIC = HERE / "static"
+
+_IDS = re.compile(r"\b(PB-[0-9]{2,})\b|\b(ep-[0-9a-z][0-9a-z-]{1,39}[0-9a-z])\b")
+
+
+class Links:
+    """Where pages live: server paths (``/rules/PB-01``) or, in a static export,
+    relative ``.html`` files (``../rules/PB-01.html`` from an episode page)."""
+
+    def __init__(self, *, static: bool = False, depth: int = 0) -> None:
+        self.static = static
+        self.up = "../" * depth
+
+    def _query(self, base: str, query: dict[str, Any]) -> str:
+        query = {k: v for k, v in query.items() if v not in (None, "", False)}
+        return f"{base}?{urlencode(query)}" if query else base
+
+    def playbook(self, **query: Any) -> str:
+        return f"{self.up}index.html" if self.static else self._query("/", query)
+
+    def tag(self, tag: str) -> str | None:
+        """The playbook filtered by a tag (``None`` in an export: no server to filter)."""
+        return None if self.static else self._query("/", {"tag": tag})
+
+    def rule(self, rule_id: str) -> str:
+        return f"{self.up}rules/{rule_id}.html" if self.static else f"/rules/{rule_id}"
+
+    def episode(self, episode_id: str) -> str:
+        return (f"{self.up}episodes/{episode_id}.html" if self.static
+                else f"/episodes/{episode_id}")
+
+    def ledger(self, **query: Any) -> str:
+        return f"{self.up}ledger.html" if self.static else self._query("/ledger", query)
+
+    def task(self, **query: Any) -> str | None:
+        return None if self.static else self._query("/task", query)
+
+    def answer(self) -> str | None:
+        """Where the human-answer form posts (no such thing in an export)."""
+        return None if self.static else "/answer"
+
+    def asset(self, name: str) -> str:
+        return f"{self.up}static/{name}" if self.static else f"/static/{name}"
+
+
+def linkify(text: object, links: Links) -> Markup:
+    """Escape ``text``, then turn rule and episode IDs into links."""
+    escaped = str(escape("" if text is None else str(text)))
+
+    def link(match: re.Match[str]) -> str:
+        rule_id, ep_id = match.groups()
+        href = links.rule(rule_id) if rule_id else links.episode(ep_id)
+        return f'<a href="{escape(href)}">{match.group(0)}</a>'
+
+    # Safe: the text was escaped above; only ID characters [A-Za-z0-9-] go into tags.
+    return Markup(_IDS.sub(link, escaped))  # noqa: S704
+
+
+def diff_class(line: str) -> str:
+    """CSS class for one line of a unified diff."""
+    if line.startswith(("+++", "---")):
+        return "meta"
+    if line.startswith("@@"):
+        return "hunk"
+    return {"+": "add", "-": "del"}.get(line[:1], "ctx")
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["diff_class"] = diff_class
+    env.filters["short"] = lambda sha: (sha or "")[:10]
+    return env
+
+
+def render(env: jinja2.Environment, template: str, links: Links, **context: Any) -> str:
+    """Render a page; ``links`` and a ``linkify`` bound to them are always available."""
+    context.setdefault("read_only", True)
+    context.setdefault("csrf_token", "")
+    context.setdefault("title", "Scarwarden")
+    return env.get_template(template).render(
+        links=links, linkify=lambda text: linkify(text, links), **context)

@@ -1,0 +1,92 @@
+"""The task page: a task in, the verdict, the recalled rules with why they matched,
+and the answer with memory and without it, side by side (the amnesia toggle).
+
+With a model configured (an API key), both sides are real answers from
+:func:`scarwarden.answer.answer_task` and the memory side's citations are verified by
+code. Without one, the memory side is the rule-grounded brief and the other side
+shows what a model would get without memory: the bare task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from scarwarden.errors import ScarwardenError
+from scarwarden.repo import MemoryRepo
+
+MODES = ("both", "on", "off")
+#: Longest task accepted from the form (characters); recall needs far less.
+MAX_TASK = 2000
+
+
+@dataclass
+class Column:
+    """One side of the comparison."""
+
+    memory: bool
+    heading: str
+    kind: str  # "answer", "brief", "bare" or "none"
+    text: str | None = None
+    model: str | None = None
+    verification: Any = None  # scarwarden.citations.Verification
+    note: str | None = None
+
+
+def _client(repo: MemoryRepo, environ: Mapping[str, str] | None) -> Any:
+    from scarwarden.llm import client_from_config
+
+    return client_from_config(repo.config, environ)
+
+
+def task_page(repo: MemoryRepo, task: str | None, *, mode: str = "both",
+              environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The page's context; raises :class:`ScarwardenError` for a task recall refuses."""
+    from scarwarden.answer import answer_task, no_memory_brief
+
+    mode = mode if mode in MODES else "both"
+    task = (task or "").strip()[:MAX_TASK]
+    ctx: dict[str, Any] = {"title": "Task", "nav": "task", "task": task, "mode": mode,
+                           "recall": None, "columns": [], "model_error": None}
+    if not task:
+        return ctx
+    client = _client(repo, environ)
+    ctx["model_configured"] = client is not None
+    try:
+        result = answer_task(repo, task, memory=mode != "off", compare=mode == "both",
+                             client=client)
+    except ScarwardenError as exc:
+        if client is None or exc.exit_code < 3:
+            raise
+        # The model failed (unreachable, bad key, bad output): still show what memory
+        # gives without it, and say why there is no answer.
+        ctx["model_error"] = exc.message
+        client = None
+        result = answer_task(repo, task, memory=mode != "off", compare=mode == "both",
+                             client=None)
+    ctx["recall"] = result.recall
+    columns: list[Column] = []
+    if result.memory is not None:
+        col = Column(True, "With memory", "none")
+        if result.memory.answer is not None:
+            col.kind, col.text, col.model = "answer", result.memory.answer, result.memory.model
+            col.verification = result.memory.verification
+        elif result.brief is not None:
+            col.kind, col.text = "brief", result.brief
+            col.note = "No model is configured: this is the brief an agent would get."
+        else:
+            col.note = ("Nothing relevant is remembered, so there is no answer: "
+                        "a human has to answer (below).")
+        columns.append(col)
+    if mode != "on":
+        col = Column(False, "Without memory", "bare")
+        side = result.no_memory
+        if side is not None and side.answer is not None:
+            col.kind, col.text, col.model = "answer", side.answer, side.model
+            col.note = "The same model with the bare task: no rules, nothing to cite."
+        else:
+            col.text = no_memory_brief(task)
+        columns.append(col)
+    ctx["columns"] = columns
+    return ctx
