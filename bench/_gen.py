@@ -93,7 +93,8 @@ SCENARIOS: list[dict[str, Any]] = [
      "tags": ["outage", "ticket", "routing", "triage"], "source": "correction"},
     {"agent": "translator", "task": "Translate the help centre article on {product} into {lang}",
      "action": "Translated everything, including product names, and left the screenshots uncaptioned",
-     "outcome": "Customers asked support what the translated product name meant; the UI still shows it in English",
+     "outcome": "Customers asked support what the translated product name meant; "
+                "the UI still shows it in English",
      "correction": "Use the glossary in the shared drive and keep product names such as {product} in English",
      "tags": ["translation", "glossary", "help-centre"], "source": "human-answer"},
     {"agent": "seo", "task": "Write the meta description for the {topic} page",

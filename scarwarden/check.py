@@ -19,19 +19,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from scarwarden import gate_rules as rules
 from scarwarden import git
-from scarwarden import playbook as pb
 from scarwarden.config import load_config
 from scarwarden.errors import GitError
-from scarwarden.gate_rules import GateProblem
 from scarwarden.repo import MemoryRepo
+
+if TYPE_CHECKING:
+    from scarwarden import playbook as pb
+    from scarwarden.gate_rules import GateProblem
 
 #: Above this many IDs to look up, one listing of the episodes folder is cheaper than
 #: one pathspec per ID (git matches every index entry against every pattern).
 MAX_ID_PATTERNS = 8
+#: An empty file can never be a valid episode; an intent-to-add entry has this blob.
+EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 
 
 @dataclass
@@ -113,9 +117,11 @@ def find_episode_paths(root: Path, episodes_rel: str, ids: Iterable[str],
     else:
         specs = [f"{episodes_rel}/"]
     for entry in git.ls_files_stage(root, *specs, env=env):
-        ep = rules.episode_id_of(entry.path)
-        if ep in found:
-            found[ep].append(entry.path)
+        if entry.blob == EMPTY_BLOB:
+            continue  # 'git add -N': in the index by name only, its content unstaged
+        name = PurePosixPath(entry.path).name
+        if name.endswith(".yaml") and name[:-5] in found:
+            found[name[:-5]].append(entry.path)
     return found
 
 
@@ -138,7 +144,9 @@ def check_staged(root: Path | str, env: Mapping[str, str] | None = None) -> Chec
     base, changes = _staged_diff(repo.root, repo.memory_rel, env)
     report.base = base
     if not changes:
-        return report
+        return report  # the common case in a code repository: before paying for YAML
+    from scarwarden import gate_rules as rules
+
     ep_rel, pb_rel = repo.episodes_rel, repo.playbook_rel
     added: dict[str, tuple[str, str]] = {}  # path -> (blob, mode)
     lost: set[str] = set()
@@ -236,6 +244,8 @@ def check_staged(root: Path | str, env: Mapping[str, str] | None = None) -> Chec
 def check_all(root: Path | str, env: Mapping[str, str] | None = None) -> CheckReport:
     """The committed-plus-staged tree (git's index) as a whole: every episode valid and
     where its ID and date say, IDs unique, every citation resolving."""
+    from scarwarden import gate_rules as rules
+
     repo = _repo(root)
     report = CheckReport("all", base="index")
     ep_rel, pb_rel = repo.episodes_rel, repo.playbook_rel

@@ -9,7 +9,6 @@ turned into a message and an exit code here, at one boundary.
 from __future__ import annotations
 
 import importlib
-import logging
 import sys
 from typing import Any
 
@@ -44,17 +43,23 @@ COMMANDS: dict[str, str] = {
 }
 
 
-class _StderrHandler(logging.Handler):
-    def emit(self, record: logging.LogRecord) -> None:
-        click.echo(f"scarwarden: {record.getMessage()}", err=True)
-
-
 def _setup_logging() -> None:
+    # Imported here, not at the top: `scarwarden --help` never gets this far, and
+    # logging (with traceback, linecache, tokenize) is ~5 ms of its start-up.
+    import logging
+
+    class StderrHandler(logging.Handler):
+        scarwarden_cli = True
+
+        def emit(self, record: logging.LogRecord) -> None:
+            click.echo(f"scarwarden: {record.getMessage()}", err=True)
+
     logger = logging.getLogger("scarwarden")
-    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
-        logger.addHandler(_StderrHandler())
+    if not any(getattr(h, "scarwarden_cli", False) for h in logger.handlers):
+        logger.addHandler(StderrHandler())
     logger.setLevel(logging.INFO)
-    logger.propagate = False
+    # Propagation stays on: the root logger has no handler in the CLI (so nothing is
+    # printed twice) and test harnesses that listen on the root still see the records.
 
 
 class LazyGroup(click.Group):

@@ -1,6 +1,6 @@
 """Settings: ``scarwarden.yaml`` at the repository root, overridden by environment.
 
-Every setting has a documented default (docs/configuration.md), so the file is optional.
+Every setting has a documented default (docs/formats.md#settings), so the file is optional.
 Values of the wrong type are a :class:`ConfigError` naming the key, never silently
 ignored. The API key is deliberately *not* a setting: it is read from the environment
 only (``SCARWARDEN_API_KEY`` or ``DASHSCOPE_API_KEY``) so it can never be committed.
@@ -148,9 +148,13 @@ def _build_section(cls: type, raw: Any, where: str) -> Any:
     values: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in known:
+            import difflib
+
+            close = difflib.get_close_matches(str(key), sorted(known), n=1)
             raise ConfigError(
                 f"unknown setting {where}.{key}",
-                hint=f"known settings in '{where}': {', '.join(sorted(known))}",
+                hint=(f"did you mean '{where}.{close[0]}'? " if close else "")
+                + f"known settings in '{where}': {', '.join(sorted(known))}",
             )
         values[key] = _coerce(value, getattr(defaults, key), f"{where}.{key}")
     return cls(**values)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from scarwarden import playbook as pb
 from scarwarden.episodes import Episode, parse_episode_bytes
@@ -58,7 +57,7 @@ def problem(code: str, message: str, *, file: str | None = None, line: int | Non
 
 def episode_id_of(path: str) -> str | None:
     """The ID an episode path claims (its file name), if it looks like an episode."""
-    name = PurePosixPath(path).name
+    name = path.rsplit("/", 1)[-1]  # not PurePosixPath: check --all calls this 100k times
     return name[:-5] if name.endswith(".yaml") else None
 
 
@@ -101,7 +100,7 @@ def changed_episode_problem(status: str, path: str, *, old_mode: str = "", new_m
 
 def added_path_problem(path: str, mode: str, episodes_rel: str) -> GateProblem | None:
     """Reject a new file in the episodes folder that cannot be an episode at all."""
-    parts = PurePosixPath(path).parts
+    parts = path.split("/")
     if ".." in parts or path.startswith("/") or "\\" in path:
         return problem("episode-unsafe-path",
                        "an episode path may not contain '..', '\\' or start with '/'",

@@ -374,3 +374,59 @@ def valid_branch_name(root: Path | str, name: str) -> bool:
 def create_branch(root: Path | str, name: str, sha: str) -> None:
     """Point the new branch ``name`` at ``sha``; fails if the branch already exists."""
     run(root, "update-ref", f"refs/heads/{name}", sha, "")  # "": must not exist yet
+
+
+def cat_file_stream(root: Path | str, objects: Sequence[str],
+                    env: Mapping[str, str] | None = None) -> Iterator[bytes | None]:
+    """Like :func:`cat_file_batch`, but yields each object as git writes it.
+
+    For very many objects (a full index rebuild): the caller works on one object while
+    git reads the next, and the whole output is never held at once. The request goes
+    through a temporary file, so neither side can block on a full pipe.
+    """
+    import tempfile
+
+    if not objects:
+        return
+    with tempfile.TemporaryFile() as request, tempfile.TemporaryFile() as errors:
+        request.write("".join(f"{name}\n" for name in objects).encode("utf-8", "surrogateescape"))
+        request.seek(0)
+        proc = subprocess.Popen(["git", "-C", str(root), "cat-file", "--batch"],
+                                stdin=request, stdout=subprocess.PIPE, stderr=errors,
+                                env=None if env is None else dict(env))
+        assert proc.stdout is not None
+        try:
+            out = proc.stdout
+            for _ in objects:
+                header = out.readline().split(b" ")
+                if len(header) < 3 or header[1] == b"missing" or header[-1] == b"missing\n":
+                    if not header[0]:  # EOF: git stopped early
+                        break
+                    yield None
+                    continue
+                size = int(header[2])
+                data = out.read(size + 1)  # the object and its trailing newline
+                yield data[:size]
+        finally:
+            proc.stdout.close()
+            code = proc.wait()
+        if code != 0:
+            errors.seek(0)
+            message = errors.read().decode("utf-8", "replace").strip() or f"exit {code}"
+            raise GitError(f"git cat-file failed: {message}")
+
+
+def nothing_staged(root: Path | str, env: Mapping[str, str] | None = None) -> bool:
+    """True when git's index matches HEAD (or is empty before the first commit).
+
+    ~10 ms at 100k files (git's cache-tree), far cheaper than ``commit --only``,
+    which writes a second full index.
+    """
+    return run_ok(root, "diff", "--cached", "--quiet", "--no-ext-diff", env=env)
+
+
+def commit_paths(root: Path | str, sha: str, env: Mapping[str, str] | None = None) -> list[str]:
+    """The paths a commit changed relative to its first parent (all, for a root commit)."""
+    out = run(root, "diff-tree", "-r", "-z", "--no-commit-id", "--name-only", "--root",
+              "--no-renames", sha, env=env)
+    return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]

@@ -18,11 +18,13 @@ file swapped in with ``os.replace``, so a concurrent reader never sees half an i
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
 import os
 import sqlite3
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -33,14 +35,14 @@ from typing import Any
 from scarwarden import git, index_load, text
 from scarwarden import playbook as pb
 from scarwarden.episodes import Episode
-from scarwarden.errors import ValidationError
+from scarwarden.errors import GitError, ValidationError
 from scarwarden.repo import MemoryRepo
 
 log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -64,11 +66,12 @@ CREATE TABLE citations (rule_id TEXT, episode_id TEXT, PRIMARY KEY (rule_id, epi
     WITHOUT ROWID;
 CREATE INDEX citations_ep ON citations (episode_id, rule_id);
 CREATE TABLE rule_tags (tag TEXT, rule_id TEXT, PRIMARY KEY (tag, rule_id)) WITHOUT ROWID;
+CREATE INDEX rule_tags_rule ON rule_tags (rule_id);
 -- Recall postings (active rules only): stemmed term -> rule, with term frequency and
 -- the rule's length (copied from rules.length so scoring needs no join per posting).
 CREATE TABLE rule_terms (term TEXT, rule_id TEXT, tf INTEGER, length INTEGER,
     PRIMARY KEY (term, rule_id)) WITHOUT ROWID;
-CREATE INDEX rule_terms_rule ON rule_terms (rule_id);
+CREATE INDEX rule_terms_rule ON rule_terms (rule_id, tf, length);  -- covering: recall's --explain
 -- Document frequency of each term over active rules (BM25's idf), kept in step with
 -- rule_terms so a query never counts postings.
 CREATE TABLE rule_term_df (term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID;
@@ -103,6 +106,10 @@ def blob_id(data: bytes) -> str:
 def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
     conn.execute("PRAGMA busy_timeout = 30000")
+    # A cache: NORMAL spares FULL's extra syncs per commit (5 ms typical, tails of
+    # 20-80 ms measured on a busy disk), and the rare file hurt by a power cut at the
+    # wrong moment is detected as corrupt and rebuilt.
+    conn.execute("PRAGMA synchronous = NORMAL")
     return conn
 
 
@@ -137,6 +144,11 @@ class Index:
 
     # -- episodes -----------------------------------------------------------------
     def episode_count(self) -> int:
+        # Kept in meta by rebuild and refresh: count(*) reads the whole table (~8 ms at
+        # 100k episodes, paid by every `scarwarden index`).
+        stored = self.meta("episode_count")
+        if stored is not None:
+            return int(stored)
         return int(self.conn.execute("SELECT count(*) FROM episodes").fetchone()[0])
 
     def get_episode(self, episode_id: str) -> Episode | None:
@@ -326,6 +338,62 @@ def _playbook_signature(repo: MemoryRepo) -> str:
     return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
 
 
+#: A folder or file modified this recently may change again within the same clock tick
+#: of the file system without its mtime moving (git's "racy" problem): such an mtime is
+#: stored as unknown, so the next refresh looks again instead of trusting it.
+RACY_NS = 2_000_000_000
+
+
+def _trusted_mtime(mtime_ns: int, now_ns: int) -> int:
+    return mtime_ns if now_ns - mtime_ns > RACY_NS else -1
+
+
+def _trusted_sig(sig: str, now_ns: int) -> str:
+    parts = sig.split(":")
+    return "racy" if len(parts) >= 2 and now_ns - int(parts[1]) <= RACY_NS else sig
+
+
+def _file_sig(path: Path, now_ns: int) -> str | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return _trusted_sig(f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}", now_ns)
+
+
+def _loose_changes(conn: sqlite3.Connection, repo: MemoryRepo, meta: dict[str, str],
+                   committed: set[str], now_ns: int) -> tuple[dict[str, str], set[str]]:
+    """Uncommitted episode files indexed earlier, and those of them edited since.
+
+    Editing a file in place moves neither HEAD nor its folder's mtime; the few files
+    not yet committed (hand-written, staged, invalid ones waiting for a fix) are
+    therefore stat'ed on every refresh. Right after a rebuild only the invalid files
+    are known to be loose.
+    """
+    if "loose" in meta:
+        loose: dict[str, str] = json.loads(meta["loose"])
+    else:
+        loose = {r[0]: "" for r in conn.execute(
+            "SELECT path FROM files WHERE episode_id IS NULL")}
+    for path in committed:
+        loose.pop(path, None)
+    changed: set[str] = set()
+    for path, sig in loose.items():
+        if sig != "racy" and _file_sig(repo.root / path, now_ns) == sig:
+            continue
+        # The signature cannot tell: compare content, so an untouched file is not
+        # re-parsed (nor re-reported when invalid).
+        row = conn.execute("SELECT blob FROM files WHERE path = ?", (path,)).fetchone()
+        try:
+            raw = (repo.root / path).read_bytes()
+        except OSError:
+            changed.add(path)
+            continue
+        if row is None or row[0] != blob_id(raw):
+            changed.add(path)
+    return loose, changed
+
+
 def _rule_digest(rule: pb.Rule) -> str:
     payload = json.dumps([rule.title, rule.text, rule.tags, rule.episode_ids, rule.retired,
                           rule.reason, rule.replaced_by])
@@ -350,6 +418,7 @@ def _index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshSt
     stored = {r[0]: r[1] for r in conn.execute("SELECT id, digest FROM rules")}
     seen: set[str] = set()
     touched: set[str] = set()  # terms whose document frequency may have moved
+    inserts: dict[str, list[tuple[Any, ...]]] = {}
     for position, rule in enumerate(playbook.all_rules()):
         seen.add(rule.id)
         digest = _rule_digest(rule)
@@ -357,12 +426,14 @@ def _index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshSt
             conn.execute("UPDATE rules SET position = ?, line = ? WHERE id = ?",
                          (position, rule.line, rule.id))
             continue
-        touched |= _delete_rule(conn, rule.id)
-        touched |= _insert_rule(conn, rule, position, digest)
+        if rule.id in stored:  # a new rule has nothing to delete (and a full build none)
+            touched |= _delete_rule(conn, rule.id)
+        touched |= _rule_rows(rule, position, digest, inserts)
         stats.rules_changed += 1
     for rule_id in set(stored) - seen:
         touched |= _delete_rule(conn, rule_id)
         stats.rules_changed += 1
+    _insert_rows(conn, inserts)
     _update_term_df(conn, touched, everything=not stored)
     total = conn.execute("SELECT count(*), coalesce(sum(length), 0) FROM rules "
                          "WHERE retired = 0").fetchone()
@@ -399,30 +470,54 @@ def rule_terms(rule: pb.Rule) -> Counter[str]:
     return Counter(text.stems(rule.title + "\n" + rule.text))
 
 
-def _insert_rule(conn: sqlite3.Connection, rule: pb.Rule, position: int,
-                 digest: str) -> set[str]:
-    """Insert a rule (postings only when active); return the terms it was posted under."""
+_INSERTS = {
+    "rules": "INSERT INTO rules VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+    "citations": "INSERT OR IGNORE INTO citations VALUES (?, ?)",
+    "rule_tags": "INSERT OR IGNORE INTO rule_tags VALUES (?, ?)",
+    "rule_terms": "INSERT INTO rule_terms VALUES (?, ?, ?, ?)",
+    "rule_tag_stems": "INSERT OR IGNORE INTO rule_tag_stems VALUES (?, ?, ?, ?)",
+}
+
+
+def _rule_rows(rule: pb.Rule, position: int, digest: str,
+               out: dict[str, list[tuple[Any, ...]]]) -> set[str]:
+    """Add a rule's rows (postings only when active) to ``out``; return its terms."""
     terms = rule_terms(rule)
     length = sum(terms.values())
-    conn.execute(
-        "INSERT INTO rules VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+    out.setdefault("rules", []).append(
         (rule.id, position, rule.title, rule.text, json.dumps(list(rule.tags)),
          json.dumps(list(rule.episode_ids)), int(rule.retired), rule.reason, rule.replaced_by,
          rule.line, length, digest))
-    conn.executemany("INSERT OR IGNORE INTO citations VALUES (?, ?)",
-                     [(rule.id, ep) for ep in rule.episode_ids])
-    conn.executemany("INSERT OR IGNORE INTO rule_tags VALUES (?, ?)",
-                     [(tag, rule.id) for tag in rule.tags])
+    out.setdefault("citations", []).extend((rule.id, ep) for ep in rule.episode_ids)
+    out.setdefault("rule_tags", []).extend((tag, rule.id) for tag in rule.tags)
     if rule.retired:
         return set()
-    conn.executemany("INSERT INTO rule_terms VALUES (?, ?, ?, ?)",
-                     [(term, rule.id, tf, length) for term, tf in terms.items()])
-    rows: list[tuple[str, str, str, int]] = []
+    out.setdefault("rule_terms", []).extend(
+        (term, rule.id, tf, length) for term, tf in terms.items())
+    stems = out.setdefault("rule_tag_stems", [])
     for tag in rule.tags:
         parts = text.tag_stems(tag)
-        rows.extend((s, rule.id, tag, len(parts)) for s in parts)
-    conn.executemany("INSERT OR IGNORE INTO rule_tag_stems VALUES (?, ?, ?, ?)", rows)
+        stems.extend((s, rule.id, tag, len(parts)) for s in parts)
     return set(terms)
+
+
+def _insert_rows(conn: sqlite3.Connection, rows: dict[str, list[tuple[Any, ...]]]) -> None:
+    """Insert collected rows with one ``executemany`` per table.
+
+    A big batch (a first build) gets a larger page cache while it runs: postings go
+    into the B-trees in random order, and with SQLite's default 2 MB cache a 100k-rule
+    build spends most of its time re-reading pages.
+    """
+    count = sum(len(v) for v in rows.values())
+    old = conn.execute("PRAGMA cache_size").fetchone()[0]
+    if count > 50_000:
+        conn.execute("PRAGMA cache_size = -262144")  # a ceiling (256 MiB), not an allocation
+    try:
+        for table, sql in _INSERTS.items():
+            if rows.get(table):
+                conn.executemany(sql, rows[table])
+    finally:
+        conn.execute(f"PRAGMA cache_size = {int(old)}")
 
 
 def _set_meta(conn: sqlite3.Connection, key: str, value: str | None) -> None:
@@ -440,35 +535,33 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
     conn.execute("COMMIT")
 
 
-def _read_ledger(repo: MemoryRepo) -> tuple[dict[str, int], list[tuple[str, bytes]],
-                                              list[str]]:
-    """Episode folders with their mtimes, and every episode file's (path, bytes) and blob.
-
-    Tracked files are read from git's index with one ``cat-file --batch`` (packed
-    objects read far faster than 100k small files); untracked ones from disk.
-    """
+def _list_ledger(repo: MemoryRepo) -> tuple[dict[str, int], list[tuple[str, str]], list[str]]:
+    """Episode folders with their mtimes; tracked files (path, blob); untracked files."""
     dirs = _scan_dirs(repo)
     on_disk: set[str] = set()
     for dir_rel in dirs:
         on_disk |= _list_yaml(repo, dir_rel)
-    tracked = {e.path: e.blob for e in git.ls_files_stage(repo.root, repo.episodes_rel)
-               if e.path in on_disk}
-    paths = sorted(tracked)
-    items: list[tuple[str, bytes]] = []
-    blobs: list[str] = []
-    for path, raw in zip(paths, git.cat_file_batch(repo.root, [tracked[p] for p in paths]),
-                         strict=True):
+    tracked = sorted((e.path, e.blob) for e in git.ls_files_stage(repo.root, repo.episodes_rel)
+                     if e.path in on_disk)
+    untracked = sorted(on_disk - {path for path, _blob in tracked})
+    return dirs, tracked, untracked
+
+
+def _read_files(repo: MemoryRepo, tracked: list[tuple[str, str]],
+                untracked: list[str]) -> Iterator[index_load.Item]:
+    """(path, blob, bytes) of every episode file: tracked ones as git's index has them,
+    read with one streaming ``cat-file --batch`` (packed objects read far faster than
+    100k small files), untracked ones from disk."""
+    contents = git.cat_file_stream(repo.root, [blob for _path, blob in tracked])
+    for (path, blob), raw in zip(tracked, contents, strict=True):
         if raw is not None:
-            items.append((path, raw))
-            blobs.append(tracked[path])
-    for path in sorted(on_disk - set(tracked)):
+            yield path, blob, raw
+    for path in untracked:
         try:
             raw = (repo.root / path).read_bytes()
         except OSError:
             continue  # removed since it was listed
-        items.append((path, raw))
-        blobs.append(blob_id(raw))
-    return dirs, items, blobs
+        yield path, blob_id(raw), raw
 
 
 def rebuild(repo: MemoryRepo, reason: str = "requested", *,
@@ -476,7 +569,8 @@ def rebuild(repo: MemoryRepo, reason: str = "requested", *,
     """Build a complete index in a temporary file and swap it in atomically.
 
     ``workers``: processes that parse the files (default: two on a large ledger where
-    the machine has the cores, else one; see :mod:`scarwarden.index_load`).
+    the machine has the cores, else none besides this one; see
+    :mod:`scarwarden.index_load`).
     """
     stats = RefreshStats(mode="rebuild", reason=reason)
     repo.state_dir.mkdir(parents=True, exist_ok=True)
@@ -484,18 +578,20 @@ def rebuild(repo: MemoryRepo, reason: str = "requested", *,
     tmp = repo.state_dir / f"index.db.tmp-{os.getpid()}"
     tmp.unlink(missing_ok=True)
     head = git.head(repo.root)
-    dirs, items, blobs = _read_ledger(repo)
+    scanned_ns = time.time_ns()  # before listing: what is racy is judged against this
+    dirs, tracked, untracked = _list_ledger(repo)
     if workers is None:
-        workers = index_load.default_workers(len(items))
-    # Fork the parsers (if any) before the database is opened: children never hold it.
-    with index_load.parsed(items, repo.episodes_rel, workers) as results:
+        workers = index_load.default_workers(len(tracked) + len(untracked))
+    # Workers are forked before the database is opened and git is started.
+    chunks = index_load.chunked(_read_files(repo, tracked, untracked))
+    with index_load.parsed(chunks, repo.episodes_rel, workers) as results:
         conn = _connect(tmp)
         try:
-            _fill_new_index(conn, repo, head, dirs, zip(items, blobs, results, strict=True),
-                            stats)
+            _fill_new_index(conn, repo, head, dirs, results, stats, scanned_ns)
             _carry_over_recall_log(conn, repo.index_path)
             conn.close()
-            os.replace(tmp, repo.index_path)
+            with writer_lock(repo):  # never under a writer's journal (see writer_lock)
+                os.replace(tmp, repo.index_path)
         except BaseException:
             conn.close()
             tmp.unlink(missing_ok=True)
@@ -505,24 +601,26 @@ def rebuild(repo: MemoryRepo, reason: str = "requested", *,
 
 def _fill_new_index(conn: sqlite3.Connection, repo: MemoryRepo, head: str | None,
                     dirs: dict[str, int],
-                    files: Iterable[tuple[tuple[str, bytes], str, index_load.Parsed]],
-                    stats: RefreshStats) -> None:
+                    files: Iterable[tuple[str, str, index_load.Parsed]],
+                    stats: RefreshStats, now_ns: int) -> None:
     conn.execute("PRAGMA journal_mode = OFF")
     conn.execute("PRAGMA synchronous = OFF")
     conn.executescript(SCHEMA)
     with _transaction(conn):
         loader = index_load.BulkLoader(conn)
-        for (path, _raw), blob, result in files:
+        for path, blob, result in files:
             loader.add(path, blob, result)
         loader.finish()
         stats.episodes_added = loader.added
         stats.invalid_files = loader.invalid
-        conn.executemany("INSERT INTO dirs VALUES (?, ?)", list(dirs.items()))
+        _set_meta(conn, "episode_count", str(loader.added))
+        conn.executemany("INSERT INTO dirs VALUES (?, ?)",
+                         [(d, _trusted_mtime(m, now_ns)) for d, m in dirs.items()])
         _index_playbook(conn, repo, stats)
         _set_meta(conn, "schema_version", str(SCHEMA_VERSION))
         _set_meta(conn, "memory_dir", repo.memory_rel)
         _set_meta(conn, "head", head)
-        _set_meta(conn, "playbook_sig", _playbook_signature(repo))
+        _set_meta(conn, "playbook_sig", _trusted_sig(_playbook_signature(repo), now_ns))
 
 
 def _carry_over_recall_log(conn: sqlite3.Connection, old_path: Path) -> None:
@@ -580,6 +678,18 @@ def _open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | N
     return conn, None
 
 
+def _committed_changes(repo: MemoryRepo, old_head: str | None,
+                       head: str | None) -> list[git.Change] | None:
+    """Episode files changed between the indexed commit and HEAD; ``None`` when there
+    is no indexed commit or it is gone (rewritten away by a rebase or reset + gc)."""
+    if not old_head or not head:
+        return None
+    try:  # one git process; a separate existence check would cost another
+        return git.diff_name_status(repo.root, old_head, head, repo.episodes_rel)
+    except GitError:
+        return None
+
+
 def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
     """Apply what changed since the last refresh (see the module docstring)."""
     stats = RefreshStats()
@@ -587,19 +697,28 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
     with _transaction(conn):
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         changed: set[str] = set()
+        committed: set[str] = set()  # paths HEAD's tree now holds (not loose)
         old_head = meta.get("head")
         if head != old_head:
-            if old_head and head and git.object_exists(repo.root, old_head):
-                for change in git.diff_name_status(repo.root, old_head, head, repo.episodes_rel):
+            diff = _committed_changes(repo, old_head, head)
+            if diff is not None:
+                for change in diff:
                     changed.add(change.path)
+                    if change.status != "D":
+                        committed.add(change.path)
             else:
                 # The indexed commit is gone (rebase + gc, reset) or there was none:
                 # compare blob IDs with git's index instead of re-parsing everything.
                 stored = dict(conn.execute("SELECT path, blob FROM files").fetchall())
-                for entry in git.ls_files_stage(repo.root, repo.episodes_rel):
-                    if stored.get(entry.path) != entry.blob:
-                        changed.add(entry.path)
+                staged = {e.path: e.blob for e in git.ls_files_stage(repo.root, repo.episodes_rel)}
+                changed |= {p for p, blob in staged.items() if stored.get(p) != blob}
+                # Indexed files git no longer tracks were removed or are untracked: re-read.
+                changed |= set(stored) - set(staged)
+                committed |= set(staged)
             _set_meta(conn, "head", head)
+        now_ns = time.time_ns()
+        loose, loose_changed = _loose_changes(conn, repo, meta, committed, now_ns)
+        changed |= loose_changed
         dirs = _scan_dirs(repo)
         stored_dirs = dict(conn.execute("SELECT path, mtime_ns FROM dirs").fetchall())
         for dir_rel, mtime in dirs.items():
@@ -608,7 +727,8 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
             listed = _list_yaml(repo, dir_rel)
             known = {r[0] for r in conn.execute("SELECT path FROM files WHERE dir = ?", (dir_rel,))}
             changed |= listed ^ known
-            conn.execute("INSERT OR REPLACE INTO dirs VALUES (?, ?)", (dir_rel, mtime))
+            conn.execute("INSERT OR REPLACE INTO dirs VALUES (?, ?)",
+                         (dir_rel, _trusted_mtime(mtime, now_ns)))
         for dir_rel in set(stored_dirs) - set(dirs):
             changed |= {r[0] for r in conn.execute("SELECT path FROM files WHERE dir = ?",
                                                    (dir_rel,))}
@@ -618,30 +738,61 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
                 continue
             if _delete_file(conn, path):
                 stats.episodes_removed += 1
+            loose.pop(path, None)
             try:
                 raw = (repo.root / path).read_bytes()
             except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 continue
             _index_episode_bytes(conn, repo, path, raw, blob_id(raw), stats)
+            if path not in committed:
+                loose[path] = _file_sig(repo.root / path, now_ns) or ""
+        loose_json = json.dumps(loose, sort_keys=True)
+        if loose_json != meta.get("loose"):
+            _set_meta(conn, "loose", loose_json)
+        if stats.episodes_added or stats.episodes_removed:
+            _set_meta(conn, "episode_count", str(
+                int(meta["episode_count"]) + stats.episodes_added - stats.episodes_removed
+                if "episode_count" in meta else
+                conn.execute("SELECT count(*) FROM episodes").fetchone()[0]))
         sig = _playbook_signature(repo)
         if sig != meta.get("playbook_sig"):
             _index_playbook(conn, repo, stats)
-            _set_meta(conn, "playbook_sig", sig)
+            _set_meta(conn, "playbook_sig", _trusted_sig(sig, now_ns))
     return stats
+
+
+@contextmanager
+def writer_lock(repo: MemoryRepo) -> Iterator[None]:
+    """Held while the index file is opened and written, and while a rebuild swaps it.
+
+    SQLite finds a rollback journal by *name* (``index.db-journal``). A writer still on
+    a file that a rebuild has just replaced would leave a journal that the next process
+    to open the new file "recovers" into it, corrupting it. So opening-and-refreshing
+    and the swap take turns. Anything else that writes to ``Index.conn`` (the recall
+    log) must hold this lock too.
+    """
+    repo.state_dir.mkdir(parents=True, exist_ok=True)
+    with open(repo.state_dir / "index.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def open_index(repo: MemoryRepo, *, rebuild_now: bool = False) -> Index:
     """The index, refreshed (or rebuilt where it is missing, corrupt or out of date)."""
-    conn, why = (None, "requested") if rebuild_now else _open_existing(repo)
-    if conn is None:
-        stats = rebuild(repo, reason=why or "requested")
-        conn = _connect(repo.index_path)
-        return Index(repo, conn, stats)
-    try:
-        stats = refresh(repo, conn)
-    except sqlite3.DatabaseError:
-        conn.close()
-        log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
-        stats = rebuild(repo, reason="corrupt")
-        conn = _connect(repo.index_path)
-    return Index(repo, conn, stats)
+    why: str | None = "requested"
+    if not rebuild_now:
+        with writer_lock(repo):
+            conn, why = _open_existing(repo)
+            if conn is not None:
+                try:
+                    return Index(repo, conn, refresh(repo, conn))
+                except sqlite3.DatabaseError:
+                    conn.close()
+                    log.warning("the index at %s was corrupt; rebuilt it from the files",
+                                repo.index_path)
+                    why = "corrupt"
+    stats = rebuild(repo, reason=why or "requested")
+    return Index(repo, _connect(repo.index_path), stats)

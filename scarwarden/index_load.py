@@ -2,11 +2,11 @@
 
 Parsing dominates a rebuild: at 100k episodes PyYAML's C loader alone takes seconds
 (shared/NOTES.md), and every file must also pass :func:`parse_episode_bytes`, the one
-validator. So a large rebuild parses in worker processes forked from this one (they
-share the blobs already read, nothing is pickled on the way in), and the rows come back
-in file order to be inserted with ``executemany`` in batches. The secondary indexes on
-the episode tables are created after the load, which is cheaper than maintaining them
-row by row.
+validator. So files stream out of one ``git cat-file --batch`` in chunks; on a large
+ledger two worker processes forked from this one parse them while git reads on, and
+the rows come back in file order to be inserted with ``executemany`` in batches. The
+secondary indexes on the episode tables are created after the load, which is cheaper
+than maintaining them row by row.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import os
 import sqlite3
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from scarwarden.episodes import parse_episode_bytes
@@ -68,38 +69,51 @@ def default_workers(files: int) -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
-# Shared with forked workers by inheritance (set just before the fork, cleared after).
-_ITEMS: Sequence[tuple[str, bytes]] = ()
-_EPISODES_DIR = ""
+#: A file to index: (path, blob ID, bytes).
+Item = tuple[str, str, bytes]
 
 
-def _parse_range(bounds: tuple[int, int]) -> list[Parsed]:
-    start, end = bounds
-    return [parse_for_index(path, raw, _EPISODES_DIR) for path, raw in _ITEMS[start:end]]
+def _parse_chunk(episodes_dir: str, chunk: list[Item]) -> list[tuple[str, str, Parsed]]:
+    return [(path, blob, parse_for_index(path, raw, episodes_dir)) for path, blob, raw in chunk]
+
+
+def chunked(items: Iterable[Item], size: int | None = None) -> Iterator[list[Item]]:
+    size = size or CHUNK
+    chunk: list[Item] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 @contextmanager
-def parsed(items: Sequence[tuple[str, bytes]], episodes_dir: str,
-           workers: int = 1) -> Iterator[Iterator[Parsed]]:
-    """Parse ``(path, bytes)`` items; yields an iterator of results in item order.
+def parsed(chunks: Iterable[list[Item]], episodes_dir: str,
+           workers: int = 1) -> Iterator[Iterator[tuple[str, str, Parsed]]]:
+    """Parse chunks of files; yields an iterator of (path, blob, result) in input order.
 
-    With ``workers > 1`` the worker processes are forked on entry (so open the
-    database only afterwards) and stopped on exit.
+    With ``workers > 1`` the worker processes are forked on entry, before the caller
+    opens a database or starts a reader process, and stopped on exit. ``chunks`` is
+    consumed lazily (by the pool's feeder thread), so reading overlaps parsing.
     """
-    if workers <= 1 or len(items) <= CHUNK:
-        yield (parse_for_index(path, raw, episodes_dir) for path, raw in items)
+    work = partial(_parse_chunk, episodes_dir)
+    if workers <= 1:
+        yield (row for chunk in chunks for row in work(chunk))
         return
+    import gc
     import multiprocessing
 
-    global _ITEMS, _EPISODES_DIR
-    # Kept set while the pool lives: a worker that died is replaced by a new fork.
-    _ITEMS, _EPISODES_DIR = items, episodes_dir
+    # Frozen objects are never scanned by the children's garbage collector, so the
+    # memory they share with this process is not copied page by page.
+    gc.freeze()
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            ranges = [(i, min(i + CHUNK, len(items))) for i in range(0, len(items), CHUNK)]
-            yield (result for part in pool.imap(_parse_range, ranges) for result in part)
+        pool = multiprocessing.get_context("fork").Pool(workers)
     finally:
-        _ITEMS, _EPISODES_DIR = (), ""
+        gc.unfreeze()
+    with pool:
+        yield (row for part in pool.imap(work, chunks) for row in part)
 
 
 class BulkLoader:

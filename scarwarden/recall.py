@@ -54,7 +54,8 @@ DECIMALS = 4
 #: request, not a document. 20,000 characters is ~3,000 words.
 MAX_TASK_CHARS = 20_000
 #: Candidates fetched beyond ``limit`` before the exact re-ranking in Python, so a tie
-#: at the cut is resolved by rule ID and not by floating-point noise in SQLite's sums.
+#: at the cut is resolved by rule ID and not by floating-point noise in SQLite's sums
+#: (a difference in the last bit between rules whose true scores are equal).
 _SLACK = 10
 
 
@@ -196,8 +197,8 @@ def recall(index: Index, task: str, *, limit: int | None = None,
                         unknown_stems=sorted(set(qtf) - set(df)), settings=settings)
     ranked: list[RecalledRule] = []
     if qtf and n:
-        ids = _candidates(conn, qtf, df, n, avg, limit + _SLACK)
-        ranked = _explain(conn, ids, qtf, df, n, avg)
+        found = _candidates(conn, qtf, df, n, avg, limit + _SLACK)
+        ranked = _explain(conn, _worth_explaining(found, limit, settings), qtf, df, n, avg)
         ranked.sort(key=lambda r: (-r.score, r.id))
     if ranked:
         stats.best_score = ranked[0].score
@@ -238,12 +239,13 @@ def _document_frequencies(conn: Any, stems: list[str]) -> dict[str, int]:
 
 
 def _candidates(conn: Any, qtf: Counter[str], df: dict[str, int], n: int, avg: float,
-                count: int) -> list[str]:
-    """The ``count`` best rule IDs, scored in SQL (one pass over the postings).
+                count: int) -> list[tuple[str, float]]:
+    """The ``count`` best (rule ID, score), scored in SQL (one pass over the postings).
 
     Query stems and their weights travel as one JSON parameter, so a long task never
-    hits SQLite's limit on bound variables. Scores are rounded to 6 decimals before
-    ordering so that ties are broken by rule ID here too.
+    hits SQLite's limit on bound variables. Equal rules sum their contributions in the
+    same order, so exact ties stay exact and are broken by rule ID here too; the final
+    order is set by :func:`_explain`'s exact sums (hence the slack).
     """
     weights = [[t, idf(d, n) * qtf[t] * (K1 + 1.0)] for t, d in sorted(df.items())]
     sql = """
@@ -257,13 +259,30 @@ def _candidates(conn: Any, qtf: Counter[str], df: dict[str, int], n: int, avg: f
             SELECT rule_id, :tag_weight FROM rule_tag_stems
             WHERE stem IN (SELECT value FROM json_each(:stems))
             GROUP BY rule_id, tag HAVING count(*) = max(parts))
-        SELECT rule_id FROM s GROUP BY rule_id
-        ORDER BY round(sum(c), 6) DESC, rule_id LIMIT :count
+        SELECT rule_id, sum(c) AS score FROM s GROUP BY rule_id
+        ORDER BY score DESC, rule_id LIMIT :count
     """
     params = {"weights": json.dumps(weights), "stems": json.dumps(sorted(qtf)),
               "base": K1 * (1.0 - B), "slope": K1 * B / avg, "tag_weight": TAG_WEIGHT,
               "count": count}
-    return [row[0] for row in conn.execute(sql, params)]
+    return [(row[0], float(row[1])) for row in conn.execute(sql, params)]
+
+
+def _worth_explaining(found: list[tuple[str, float]], limit: int,
+                      settings: RecallSettings) -> list[str]:
+    """The candidates that can still make the result (explaining costs a few queries).
+
+    The best one always (the router needs it); then those within floating-point noise
+    of the ``limit``-th score, and only those that can pass the floor (or have enough
+    room in their score for ``act_tag_hits`` tag hits).
+    """
+    if not found:
+        return []
+    cut = found[min(limit, len(found)) - 1][1]
+    eps = 1e-9 * max(1.0, abs(cut))
+    keep_at = min(settings.floor, settings.act_tag_hits * TAG_WEIGHT) - eps
+    return [found[0][0]] + [rule_id for rule_id, score in found[1:]
+                            if score >= cut - eps and score >= keep_at]
 
 
 def _explain(conn: Any, ids: list[str], qtf: Counter[str], df: dict[str, int], n: int,
@@ -273,11 +292,12 @@ def _explain(conn: Any, ids: list[str], qtf: Counter[str], df: dict[str, int], n
         return []
     id_json = json.dumps(ids)
     postings: dict[str, dict[str, tuple[int, int]]] = {i: {} for i in ids}
+    # By rule (a few dozen postings each), not by term: a long task has hundreds.
     for term, rule_id, tf, length in conn.execute(
             "SELECT term, rule_id, tf, length FROM rule_terms WHERE rule_id IN "
-            "(SELECT value FROM json_each(?)) AND term IN (SELECT value FROM json_each(?))",
-            (id_json, json.dumps(sorted(df)))):
-        postings[rule_id][term] = (int(tf), int(length))
+            "(SELECT value FROM json_each(?))", (id_json,)):
+        if term in df:
+            postings[rule_id][term] = (int(tf), int(length))
     tag_parts: dict[tuple[str, str], set[str]] = {}
     for rule_id, tag, stem in conn.execute(
             "SELECT rule_id, tag, stem FROM rule_tag_stems WHERE rule_id IN "

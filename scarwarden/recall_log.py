@@ -22,6 +22,7 @@ import json
 import logging
 import re
 import sqlite3
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,10 @@ BUSY_MS = 2000
 KEEP_ROWS = 100_000
 
 _NORMAL_BUSY_MS = 30000
+
+#: playbook_commit per open index (the meta cache cannot be trusted while the
+#: playbook's signature is "racy", i.e. within a clock tick of its last write).
+_MEMO: weakref.WeakKeyDictionary[Index, tuple[str, str | None]] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -178,16 +183,19 @@ def playbook_commit(index: Index) -> str | None:
     repo = index.repo
     head = index.meta("head")
     key = f"{head}:{index.meta('playbook_sig')}"
+    memo = _MEMO.get(index)
+    if memo is not None and memo[0] == key:
+        # An open index is not refreshed, so neither is the playbook it describes.
+        return memo[1]
     cached = _cached(index)
-    if cached.get("key") == key:
+    # A "racy" signature (file written within the last clock tick) does not identify
+    # the file's content, so it is never trusted as a cache key.
+    if cached.get("key") == key and "racy" not in key:
         return cached.get("commit")
     commit: str | None = None
     if head:
-        old_head, old_commit = cached.get("head"), cached.get("last_change")
-        if old_head and old_commit and git.object_exists(repo.root, old_head) \
-                and not git.diff_name_status(repo.root, old_head, head, repo.playbook_rel):
-            last_change: str | None = old_commit  # HEAD moved; the playbook did not
-        else:
+        old_head, last_change = cached.get("head"), cached.get("last_change")
+        if not (old_head and last_change and _unchanged(index, old_head, head)):
             entries = git.log(repo.root, "-1", head, "--", repo.playbook_rel)
             last_change = entries[0].sha if entries else None
         if last_change is not None and _clean(index, last_change):
@@ -195,6 +203,7 @@ def playbook_commit(index: Index) -> str | None:
         cached = {"key": key, "commit": commit, "head": head, "last_change": last_change}
     else:
         cached = {"key": key, "commit": None}
+    _MEMO[index] = (key, commit)
     try:
         index.conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         index.conn.execute("INSERT OR REPLACE INTO meta VALUES ('recall_playbook_commit', ?)",
@@ -213,6 +222,20 @@ def _cached(index: Index) -> Mapping[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _unchanged(index: Index, old_head: str, head: str) -> bool:
+    """Did HEAD move without touching the playbook (one ``git diff``)?"""
+    from scarwarden import git
+    from scarwarden.errors import GitError
+
+    if old_head == head:
+        return True
+    try:
+        return not git.diff_name_status(index.repo.root, old_head, head,
+                                        index.repo.playbook_rel)
+    except GitError:  # the old HEAD is gone (rebase, gc): ask git log instead
+        return False
 
 
 def _clean(index: Index, commit: str) -> bool:

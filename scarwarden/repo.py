@@ -69,6 +69,6 @@ def open_repo(path: Path | str = ".", *, initialised: bool = True) -> MemoryRepo
     Raises :class:`UsageError` outside a git repository, and (with ``initialised``)
     where no memory has been set up yet.
     """
-    root = git.require_toplevel(Path(path))
+    root = git.require_toplevel(Path(path).absolute())  # messages name a real path, not "."
     repo = MemoryRepo(root, load_config(root))
     return repo.require_initialised() if initialised else repo

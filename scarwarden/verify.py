@@ -50,12 +50,14 @@ class WalkResult:
         return not self.problems
 
     def summary(self) -> str:
-        def n(count: int, noun: str) -> str:
+        def plural(count: int, noun: str) -> str:
             return f"{count} {noun}{'' if count == 1 else 's'}"
 
-        counts = (f"{n(self.commits, 'commit')} ({self.memory_commits} touching memory), "
-                  f"{n(self.episodes, 'episode')}, {n(self.playbooks, 'playbook version')}, "
-                  f"{n(self.rules, 'rule version')} and {n(self.citations, 'citation')} checked")
+        counts = (f"{plural(self.commits, 'commit')} ({self.memory_commits} touching memory), "
+                  f"{plural(self.episodes, 'episode')}, "
+                  f"{plural(self.playbooks, 'playbook version')}, "
+                  f"{plural(self.rules, 'rule version')} and "
+                  f"{plural(self.citations, 'citation')} checked")
         if self.ok:
             return f"scarwarden verify: OK, history {self.rev_range} is honest: {counts}"
         n = len(self.problems)
@@ -212,15 +214,20 @@ class _Walk:
         removed: dict[str, str] = {}
         for i, (sha, parents, cdiffs) in enumerate(per_commit):
             lost: set[str] = set()
-            for d in cdiffs:
+            for n, d in enumerate(cdiffs):
                 for old_mode, new_mode, old_blob, new_blob, change in d:
                     old_path = change.old_path or change.path
                     if change.status == "A" or not rules.is_under(old_path, self.ep_rel):
                         continue
-                    if change.status in "DR":
+                    status = change.status
+                    if status == "R" and n > 0:
+                        # Against a merge's other parent, a "rename" pairs the file it
+                        # dropped with one the first parent added: it is a deletion.
+                        status = "D"
+                    if status in "DR":
                         lost.add(rules.episode_id_of(old_path) or "")
                     p = rules.changed_episode_problem(
-                        change.status, old_path, old_mode=old_mode, new_mode=new_mode,
+                        status, old_path, old_mode=old_mode, new_mode=new_mode,
                         old_blob=old_blob, new_blob=new_blob, new_path=change.path)
                     self.report(i, ("append-only", old_path), _at(p, sha))
             blob = playbook_blob[sha]
@@ -236,11 +243,12 @@ class _Walk:
             for p in rules.compare_playbooks(old, new, self.pb_rel):
                 self.report(i, (p.code, p.rule or ""), _at(p, sha))
             if old is not None:
+                new_ids, old_ids = new.all_ids(), old.all_ids()
                 for r in old.all_rules():
-                    if r.id not in new.all_ids():
+                    if r.id not in new_ids:
                         removed.setdefault(r.id, sha)
                 for r in new.all_rules():
-                    if r.id not in old.all_ids() and r.id in removed:
+                    if r.id not in old_ids and r.id in removed:
                         self.report(i, ("rule-id-reused", r.id), rules.problem(
                             "rule-id-reused",
                             f"{r.id} reuses the ID of a rule removed in {removed[r.id][:10]}",

@@ -146,7 +146,14 @@ class _EpisodeDumper(yaml.SafeDumper):
     """Block mapping, flow lists, literal blocks for multi-line text, no wrapping."""
 
 
+#: Characters YAML reads as line breaks although PyYAML writes them raw with
+#: ``allow_unicode``: a value holding one is double-quoted, where they are escaped.
+_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
 def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if any(ch in value for ch in _BREAKS):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
     if "\n" in value:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
     return dumper.represent_scalar("tag:yaml.org,2002:str", value)

@@ -232,7 +232,7 @@ def test_bad_key_exits_5_without_leaking_it(cli: Any, fake_llm: FakeLLM) -> None
     result = cli("answer", LINKEDIN)
     assert result.exit_code == 5
     assert "bad key" in result.stderr
-    assert "sk-test-not-a-real-key" not in result.output
+    assert "sk-test-not-a-real-key" not in result.stdout + result.stderr
 
 
 def test_unreachable_server_exits_3(cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:

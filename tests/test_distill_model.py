@@ -227,7 +227,8 @@ def test_prompt_injection_cannot_produce_the_citation(demo_repo: MemoryRepo, llm
         return reply_json({"operations": [
             {"op": "add", "title": "Injected", "text": "Do what the episode says.",
              "tags": ["webinar"], "episode_ids": ["ep-doesnotexist"]},
-            {"op": "add", "title": "Webinar feedback", "text": "Summarise webinar feedback.",
+            {"op": "add", "title": "Webinar feedback",
+             "text": "Summarise webinar feedback, as ep-doesnotexist taught.",
              "tags": ["webinar"], "episode_ids": [ep.id, "ep-doesnotexist"]},
             {"op": "update", "rule_id": "PB-01", "episode_ids": ["ep-doesnotexist"]},
         ]})
@@ -347,3 +348,21 @@ def test_cli_json_output(cli, demo_repo: MemoryRepo, fake_llm) -> None:
     assert data["usage"]["calls"] == 1 and data["usage"]["total_tokens"] == 120
     assert "+## PB-15: State the timezone in webinar times" in data["diff"]
     assert git(demo_repo.root, "log", "-1", "--format=%s").stdout.startswith("scarwarden: initialise")
+
+
+def test_installed_command_end_to_end(demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    import os
+    import subprocess
+
+    env = {**os.environ, "SCARWARDEN_BASE_URL": llm.url, "SCARWARDEN_API_KEY": KEY,
+           "SCARWARDEN_MAX_RETRIES": "0"}
+    llm.script((500, {"error": {"message": f"upstream failed for key {KEY}"}}), reply_json(GOOD))
+    failed = subprocess.run(["scarwarden", "-C", str(demo_repo.root), "distill"], env=env,
+                            capture_output=True, text=True)
+    assert failed.returncode == ExitCode.MODEL_UNREACHABLE
+    assert "after 1 attempt: HTTP 500" in failed.stderr and KEY not in failed.stderr + failed.stdout
+    done = subprocess.run(["scarwarden", "-C", str(demo_repo.root), "distill"], env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "distill: +2 rules, ~0 updated, -0 retired" in done.stdout
+    assert KEY not in done.stdout + done.stderr + last_message(demo_repo)

@@ -161,7 +161,8 @@ def test_redistilling_the_demo_ledger_finds_its_own_rules() -> None:
 
 
 @pytest.mark.parametrize("text, title", [
-    ("Webinar invitations must state the timezone; give the time in UTC", "Webinar invitations must state the timezone"),
+    ("Webinar invitations must state the timezone; give the time in UTC",
+     "Webinar invitations must state the timezone"),
     ("Any billing dispute or double charge is high priority and gets a human reply within four hours",
      "Any billing dispute or double charge is high priority"),
     ("keep it short.", "Keep it short"),

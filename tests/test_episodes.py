@@ -363,3 +363,26 @@ def test_yamlio_loader_is_safe() -> None:
     with pytest.raises(ValidationError):
         yamlio.load("!!python/object/apply:os.system ['echo hi']\n")
     assert yamlio.load("a: 1\n") == {"a": 1}
+
+
+def test_generated_text_survives_render_and_parse() -> None:
+    # Property-style: whatever text an agent records comes back identical. (NEL, U+2028
+    # and U+2029 were once written raw and read back as line breaks.)
+    import random
+    import string
+
+    rng = random.Random(7)
+    alphabet = (string.printable + "äö€漢字\u2028\u2029\u0085\ufeff\x00\x07\u200b\x1b🎉"
+                + " \t\n\r:#-'\"&*!|>%@`{}[],?")
+    checked = 0
+    for _ in range(1500):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40)))
+        if not text.strip():
+            continue
+        ep = normalise_input({"task": text, "outcome": "o" + text, "tags": ["a"],
+                              "x-note": [text, {"k": text}]},
+                             source="gen", now="2026-01-01T00:00:00Z")
+        back = parse(ep.render().encode("utf-8"), ep.relpath())
+        assert back.data == ep.data, repr(text)
+        checked += 1
+    assert checked > 1400

@@ -196,3 +196,39 @@ def test_atomic_write_replaces_whole_files_and_cleans_up(tmp_path: Path) -> None
     with pytest.raises(OSError):
         atomic_write(tmp_path / "dir.yaml", b"x")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "dir.yaml"]
+
+
+def test_interrupted_write_keeps_the_old_file_whole(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "e.yaml"
+    target.write_bytes(b"old content\n")
+
+    def crash(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError, match="No space left"):
+        atomic_write(target, b"new content that never lands\n")
+    assert target.read_bytes() == b"old content\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["e.yaml"]
+
+
+def test_a_batch_interrupted_halfway_is_undone(memory_repo: MemoryRepo,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    state = State.of(memory_repo)
+    real_replace = os.replace
+    calls = []
+
+    def second_fails(src: str, dst: str) -> None:
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", second_fails)
+    with pytest.raises(OSError):
+        add_episodes(memory_repo, [{"task": "a", "outcome": "o", "at": "2030-01-01T00:00:00Z"},
+                                   {"task": "b", "outcome": "o", "at": "2030-02-01T00:00:00Z"}])
+    monkeypatch.undo()
+    assert len(calls) == 2 and Path(calls[0]).name.startswith("ep-")
+    assert State.of(memory_repo) == state

@@ -218,13 +218,22 @@ def test_action_yml_runs_check_and_review(distilled: Distilled, tmp_path: Path) 
     review = next(s for s in steps if "scarwarden review" in s.get("run", ""))
     assert "--from-ref" in check["run"] and "--to-ref" in check["run"]
     assert "--github" in review["run"] and review.get("if") == "${{ always() }}"
-    # Run the review step's script as the runner would, with the inputs in its env.
+    # Run the steps' scripts as the runner would, with the inputs in their env.
     summary = tmp_path / "summary.md"
-    env = dict(os.environ, GITHUB_STEP_SUMMARY=str(summary))
-    for key, value in review.get("env", {}).items():
-        env[key] = {"${{ inputs.base }}": distilled.init,
-                    "${{ inputs.head }}": distilled.distill}.get(value, value)
-    proc = subprocess.run(["bash", "-e", "-c", review["run"]], cwd=distilled.repo.root,
-                          env=env, capture_output=True, text=True)
+
+    def run(step: dict[str, object]) -> subprocess.CompletedProcess[str]:
+        env = dict(os.environ, GITHUB_STEP_SUMMARY=str(summary))
+        for key, value in dict(step.get("env", {})).items():  # type: ignore[call-overload]
+            env[key] = {"${{ inputs.base }}": distilled.init,
+                        "${{ inputs.head }}": distilled.distill}.get(value, value)
+        return subprocess.run(["bash", "-e", "-c", str(step["run"])], cwd=distilled.repo.root,
+                              env=env, capture_output=True, text=True)
+
+    if _gate_available():
+        gate = run(check)
+        assert gate.returncode == 0, gate.stderr
+        assert gate.stdout.startswith("scarwarden check: OK, commits ")
+    proc = run(review)
+    assert proc.returncode == 0, proc.stderr
     assert "PB-15 rests on a single episode" in proc.stdout, proc.stderr
     assert "#### PB-04: Route outage reports to the on-call engineer (retired)" in summary.read_text()

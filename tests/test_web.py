@@ -35,6 +35,10 @@ def client(distilled: Distilled):  # type: ignore[no-untyped-def]
     return app.test_client()
 
 
+BLOCKS = {"p", "div", "dt", "dd", "h1", "h2", "h3", "li", "td", "th", "tr", "section",
+          "article", "pre", "table", "form", "label", "footer", "header", "main", "summary"}
+
+
 def text_of(html: str) -> str:
     """The page's visible text, with whitespace collapsed (what a reader sees)."""
     class P(HTMLParser):
@@ -44,6 +48,14 @@ def text_of(html: str) -> str:
 
         def handle_data(self, data: str) -> None:
             self.parts.append(data)
+
+        def handle_starttag(self, tag: str, attrs: object) -> None:
+            if tag in BLOCKS:
+                self.parts.append(" ")
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag in BLOCKS:
+                self.parts.append(" ")
 
     p = P()
     p.feed(html)
@@ -94,6 +106,10 @@ def test_rule_page_has_every_cited_episode_word_for_word_and_history(client, dis
     assert f"Scarwarden-Episode {emoji.id}" in history
     assert '<span class="del">-- Tags: linkedin, post, announcement, hook, hashtags</span>' in html
     assert '<span class="add">+- Tags: linkedin, post, announcement, emoji, hashtags</span>' in html
+    # Above each diff, the same change rule-wise: a word diff, tags and citations.
+    assert "Use <del>one</del><ins>no</ins> emoji<del> at most</del> and put" in html
+    assert "<ins>+emoji</ins>" in html and "<del>−hook</del>" in html
+    assert '<del>−<a href="/episodes/ep-72r3dswafq">ep-72r3dswafq</a></del>' in html
     # The retired rule says so and links to its replacement; the replacement links back.
     pb04 = text_of(client.get("/rules/pb-04").get_data(as_text=True))
     assert "retired" in pb04 and "replaced by PB-15" in pb04
@@ -171,9 +187,11 @@ def test_task_page_both_sides_without_a_model(client) -> None:  # type: ignore[n
     assert "Without memory" in off_only and "Verdict" not in off_only
 
 
-def test_task_page_with_a_model_answers_both_sides(client, fake_llm) -> None:  # type: ignore[no-untyped-def]
+def test_task_page_with_a_model_answers_both_sides(fake_llm, distilled) -> None:  # type: ignore[no-untyped-def]
     from fakellm import completion
 
+    # Created after fake_llm set the endpoint and key in the environment.
+    client = create_app(distilled.repo.root, csrf_token=TOKEN).test_client()
     fake_llm.script(
         completion("Lead with the reader's pain [PB-01, learnt in ep-hkgnqdz88f] and cite "
                    "[PB-77, learnt in ep-hkgnqdz88f]."),
@@ -308,7 +326,34 @@ def test_demo_section_tells_how_to_open_the_ui(demo_repo: MemoryRepo) -> None:
     assert "scarwarden init --demo && scarwarden serve" in out
     assert "http://127.0.0.1:5054/" in out
     assert "  ~ PB-14: Pause scheduled promotions during an incident  (changed)" in out
-    assert "[-all social channels-]{+every social channel+}" in out
+    assert "on [-all-]{+every+} social [-channels-]{+channel+} and in" in out
     assert "      learnt in: +ep-t3gn9ngxyq" in out
     assert "correction:" in out  # the newly cited episode, quoted
     assert demo_repo.playbook_path.read_bytes() == before
+
+
+def test_unwrap_reflows_only_where_wrapping_broke_lines() -> None:
+    from scarwarden.web.taskpage import unwrap
+
+    text = ("First paragraph with enough words in it to need wrapping at a width of forty\n"
+            "chars.\n"
+            "  Cite as: [PB-01, learnt in ep-aaa]\n"
+            "  Matched: tags a\n"
+            "Short line.\n"
+            "Next line.")
+    import textwrap
+
+    wrapped = "\n".join(textwrap.wrap(text.split("\n")[0] + " " + text.split("\n")[1], 40))
+    assert unwrap(wrapped, width=40) == text.split("\n")[0] + " chars."
+    rest = "\n".join(text.split("\n")[2:])
+    assert unwrap(rest, width=40) == rest
+
+
+def test_broken_playbook_is_reported_not_crashed(client, distilled) -> None:  # type: ignore[no-untyped-def]
+    distilled.repo.playbook_path.write_text("# Playbook\n\n## PB-01 missing colon\n\ntext\n")
+    r = client.get("/")
+    assert r.status_code == 500
+    page = text_of(r.get_data(as_text=True))
+    assert "Cannot show this" in page and "cannot parse heading" in page
+    # Episodes do not depend on the playbook: the ledger still works.
+    assert client.get("/ledger").status_code == 200

@@ -24,8 +24,24 @@ def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
-def format_episode(ep: Episode) -> str:
-    """An episode word for word, as stored (its YAML)."""
+def format_episode(ep: Episode, repo: MemoryRepo | None = None,
+                   path: str | None = None) -> str:
+    """An episode word for word, as stored (its YAML).
+
+    Given the repository and the file's path, the file itself is shown, comments and
+    layout included, as long as it still holds this very episode; otherwise (or
+    without them) its canonical rendering.
+    """
+    if repo is not None and path is not None:
+        from scarwarden.episodes import parse_episode_bytes
+        from scarwarden.errors import ScarwardenError
+
+        try:
+            raw = (repo.root / path).read_bytes()
+            if parse_episode_bytes(raw, path, episodes_dir=repo.episodes_rel).data == ep.data:
+                return raw.decode("utf-8").rstrip("\n")
+        except (OSError, ScarwardenError):
+            pass
     return ep.render().rstrip("\n")
 
 

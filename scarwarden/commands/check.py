@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from scarwarden.commands._common import echo_json, get_repo
 from scarwarden.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -72,7 +71,11 @@ def check(ctx: click.Context, scope: str | None, from_ref: str | None, to_ref: s
             from_ref, to_ref = env_from, env_to
             click.echo(f"scarwarden: checking {env_from}..{env_to} "
                        "(from PRE_COMMIT_FROM_REF/PRE_COMMIT_TO_REF)", err=True)
-    repo = get_repo(ctx, initialised=False)
+    # Not _common.get_repo: the hook runs on every commit, and most commits touch no
+    # memory; importing the episode/YAML modules only when needed saves ~30 ms there.
+    from scarwarden.repo import open_repo
+
+    repo = open_repo((ctx.find_root().obj or {}).get("repo_path", "."), initialised=False)
     report: CheckReport
     if from_ref:
         report = gate.check_range(repo.root, from_ref, to_ref or "HEAD")
@@ -81,7 +84,9 @@ def check(ctx: click.Context, scope: str | None, from_ref: str | None, to_ref: s
     else:
         report = gate.check_staged(repo.root)
     if as_json:
-        echo_json(report.to_json())
+        import json
+
+        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:
         print_problems(report.problems, report.summary())
     if not report.ok:
@@ -107,7 +112,7 @@ def demo_section(repo: MemoryRepo, echo: Callable[[str], None]) -> None:
         "correction": "Always give webinar times in UTC and the main local timezone",
         "tags": ["webinar", "timezone", "newsletter"], "source": "correction"}],
         source="demo")
-    echo(f"  git commit  episode {episode.id}                 -> accepted")
+    echo(f"  1. git commit of episode {episode.id}: accepted")
     book = load_playbook(repo)
     honest = pb.make_rule(book.next_id(), "Give webinar times with a timezone",
                           "State webinar times in UTC and the audience's main timezone.",
@@ -115,7 +120,7 @@ def demo_section(repo: MemoryRepo, echo: Callable[[str], None]) -> None:
     save_playbook(repo, book.with_rule(honest))
     git.add(repo.root, [repo.playbook_rel])
     git.commit(repo.root, f"rule: add {honest.id}\n", only=[repo.playbook_rel])
-    echo(f"  git commit  rule {honest.id} citing {episode.id}    -> accepted")
+    echo(f"  2. git commit of rule {honest.id} citing {episode.id}: accepted")
 
     invented = "ep-n0such0ep1"
     book = load_playbook(repo)
@@ -128,10 +133,10 @@ def demo_section(repo: MemoryRepo, echo: Callable[[str], None]) -> None:
         git.commit(repo.root, f"rule: add {bogus.id}\n", only=[repo.playbook_rel])
         echo("  (unexpected: the gate let an invented citation through)")
     except GitError as exc:
-        echo(f"  git commit  rule {bogus.id} citing {invented}    -> REJECTED by the hook:")
+        echo(f"  3. git commit of rule {bogus.id} citing {invented}: REJECTED by the hook:")
         for line in exc.message.splitlines():
-            if line.startswith(("- ", "  hint:", "scarwarden check:")):
-                echo(f"      {line.strip()}")
+            if line.lstrip().startswith(("- ", "hint:", "scarwarden check:")):
+                echo(f"       {line.strip()}")
     finally:
         repo.playbook_path.write_bytes(original)
         git.add(repo.root, [repo.playbook_rel])

@@ -20,7 +20,7 @@ def _report(result: DistillResult, echo: Callable[[str], None]) -> None:
         echo("nothing new to distill: every episode in the ledger is distilled already")
         return
     if result.nothing_new:
-        echo(f"{len(result.new)} new episode(s), nothing to learn from them offline:")
+        echo(f"{len(result.new)} new episode(s), nothing the {result.distiller} distiller can learn from:")
         for ep, why in result.left:
             echo(f"  {ep}: {why}")
         echo("no commit made")
@@ -109,19 +109,28 @@ def demo_section(repo: MemoryRepo, echo: Callable[[str], None]) -> None:
     from scarwarden import git
     from scarwarden.distill import distill as run_distill
 
-    echo("Three episodes in the demo ledger are cited by no rule yet. "
-         "'scarwarden distill --offline' turns them into rules, with no model:")
-    echo("")
     result = run_distill(repo, offline=True)
     if result.commit is None:
-        echo("(nothing new to distill)")
+        echo("Nothing new to distill: every episode is cited by a rule already.")
         return
+    echo(f"{len(result.new)} episodes were not distilled yet (no rule cites them, no distill "
+         "commit lists them).")
+    echo("'scarwarden distill --offline' (deterministic, no model) turns them into playbook "
+         "changes, as one commit:")
+    echo("")
     echo(click.style("$ git show --stat HEAD", dim=True))
     out = git.run(repo.root, "show", "--stat", "--format=commit %H%n%n%B", "HEAD")
     for line in out.decode("utf-8", "replace").rstrip().splitlines():
         echo("  " + line if line else "")
-    if result.changes:
-        first = result.changes[0]
-        echo("")
-        echo(f"Every citation is checked in code against the ledger; "
-             f"'scarwarden rule show {first.rule_id}' audits the new rule.")
+    echo("")
+    if any(c.kind == "update" for c in result.changes):
+        echo("An update keeps the rule's ID and reviewed wording and adds the new citations, "
+             "instead of a near-duplicate rule.")
+    added = [c for c in result.changes if c.kind == "add"]
+    if added:
+        echo(f"Every citation was checked in code against the ledger; "
+             f"'scarwarden rule show {added[0].rule_id}' audits the new rule.")
+    again = run_distill(repo, offline=True)
+    if again.commit is None:
+        echo("Run again: nothing new, so no commit. With a key set, 'scarwarden distill' asks "
+             "the model instead, and the same gate drops any citation it invents.")

@@ -121,7 +121,7 @@ def show(ctx: click.Context, episode_id: str, as_json: bool) -> None:
         echo_json({**ep.to_json(), "path": path, "cited_by": cited_by})
         return
     click.echo(click.style(f"# {path}", dim=True))
-    click.echo(format_episode(ep))
+    click.echo(format_episode(ep, repo, path))
     click.echo(click.style(f"# cited by: {', '.join(cited_by) or 'no rule yet'}", dim=True))
 
 

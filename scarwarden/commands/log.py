@@ -12,7 +12,7 @@ _VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
               help="Print a list of {id, at, task, verdict, rule_ids, scores, "
                    "playbook_commit, detail}, newest first.")
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True,
-              help="At most this many entries.")
+              metavar="N", help="At most N entries.")
 @click.option("--since", metavar="WHEN",
               help="Only recalls at or after WHEN: 2026-11-24, 2026-11-24T09:00, or an age "
                    "such as 7d, 12h, 30m (times without an offset are UTC).")
@@ -20,7 +20,8 @@ _VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
               help="Only recalls at or before WHEN (a bare date means the end of that day).")
 @click.option("--task-grep", metavar="TEXT", help="Only tasks containing TEXT (any case).")
 @click.option("--verdict", type=click.Choice(_VERDICTS, case_sensitive=False),
-              help="Only recalls with this verdict.")
+              metavar="VERDICT", help="Only recalls with this verdict: ACT, ACT_AND_FLAG "
+                                      "or ASK_HUMAN.")
 @click.pass_context
 def log_cmd(ctx: click.Context, as_json: bool, limit: int, since: str | None,
             until: str | None, task_grep: str | None, verdict: str | None) -> None:

@@ -104,6 +104,7 @@ def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
             raise UsageError(f"no rule {rule_id} in the playbook",
                              hint="'scarwarden rule list --retired' shows every rule")
         episodes = {ep: index.get_episode(ep) for ep in found.episode_ids}
+        paths = {ep: index.episode_path(ep) for ep in found.episode_ids}
     events = rule_history(repo, rule_id)
     if as_json:
         echo_json({
@@ -117,7 +118,7 @@ def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
     for ep_id, ep in episodes.items():
         click.echo()
         click.echo(click.style(f"--- learnt in {ep_id} ---", fg="cyan"))
-        click.echo(format_episode(ep) if ep else click.style(
+        click.echo(format_episode(ep, repo, paths[ep_id]) if ep else click.style(
             f"{ep_id} is NOT in the ledger (the gate would reject this playbook)", fg="red"))
     click.echo()
     click.echo(click.style("--- history ---", fg="cyan"))

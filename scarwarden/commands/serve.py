@@ -119,6 +119,6 @@ def demo_section(repo: MemoryRepo, echo: Callable[[str], None]) -> None:
              "working tree):")
         echo("")
         for line in render_text(semantic_diff(repo)).rstrip("\n").splitlines():
-            echo("  " + line)
+            echo(("  " + line).rstrip())
     finally:
         repo.playbook_path.write_bytes(original)

@@ -173,7 +173,8 @@ def distill(repo: MemoryRepo, *, offline: bool | None = None, dry_run: bool = Fa
         after, used = run.playbook, run.used
         result.changes, result.drops = run.changes, run.drops
         result.usage, result.calls, result.batches = run.usage, run.calls, run.batches
-    result.distilled = [ep for ep in new_ids if ep in set(used)]
+    used_set = set(used)
+    result.distilled = [ep for ep in new_ids if ep in used_set]
     if result.changes:
         result.after = pb.render(after)
         pb.parse(result.after, source=repo.playbook_rel)  # never write what cannot be read back

@@ -18,6 +18,7 @@ built, so a later batch sees (and may update) the rules an earlier one added.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
@@ -28,6 +29,8 @@ from scarwarden.distill import prompts
 from scarwarden.distill.ops import Change, Drop, Operation, apply_operations, parse_operations
 from scarwarden.episodes import Episode
 from scarwarden.llm import ChatClient, Usage, complete_json
+
+log = logging.getLogger("scarwarden")
 
 #: Most context rules chosen for one episode.
 PER_EPISODE = 3
@@ -125,12 +128,16 @@ def model_distill(client: ChatClient, model: str, episodes: list[Episode],
     (the caller then changes nothing)."""
     run = ModelRun(playbook)
     budget_chars = settings.token_budget * 4
-    for batch in make_batches(episodes, settings.token_budget):
+    batches = make_batches(episodes, settings.token_budget)
+    for number, batch in enumerate(batches, start=1):
         rules = select_context(batch, run.playbook, settings.max_context_rules)
         messages = prompts.build_messages(batch, rules)
         while rules and _prompt_chars(messages) > budget_chars:
             rules = rules[:-1]  # the least related rule goes first
             messages = prompts.build_messages(batch, rules)
+        if len(batches) > 1:  # long runs show progress (stderr, through the CLI's logger)
+            log.info("distill batch %d of %d: %d episodes, %d context rules",
+                     number, len(batches), len(batch), len(rules))
         ops, responses = complete_json(client, messages, model=model, parse=parse_operations,
                                        what=WHAT)
         for response in responses:

@@ -67,9 +67,11 @@ class Group:
     items: list[_Item] = field(default_factory=list)
     tag_counts: Counter[str] = field(default_factory=Counter)
     term_counts: Counter[str] = field(default_factory=Counter)
+    members: set[str] = field(default_factory=set)
 
     def add(self, item: _Item) -> None:
         self.items.append(item)
+        self.members.add(item.id)
         self.tag_counts.update(item.tags)
         self.term_counts.update(item.terms)
 
@@ -92,8 +94,7 @@ def _join_score(item: _Item, group: Group) -> int:
     """How strongly ``item`` belongs in ``group``; 0 when it does not."""
     tags = len(set(item.tags) & group.core_tags())
     terms = len(item.terms & group.core_terms())
-    member_ids = set(group.ids)
-    linked = any(ref in member_ids for ref in item.refs)
+    linked = any(ref in group.members for ref in item.refs)
     if tags >= 3 or (tags >= 2 and terms >= 2):
         return 2 * tags + terms + (1 if linked else 0)
     return 0

@@ -97,6 +97,8 @@ class Drop:
     def describe(self) -> str:
         if self.whole:
             return f"dropped {self.operation}: {self.reason}"
+        if not self.episode_ids:  # a part left out (a tag, a replaced_by)
+            return f"{self.operation}: {self.reason}"
         ids = ", ".join(self.episode_ids)
         plural = "s" if len(self.episode_ids) > 1 else ""
         return f"removed citation{plural} {ids} from {self.operation}: {self.reason}"
@@ -189,6 +191,9 @@ def _one_line(text: str) -> str:
     return flat.lstrip("#-* ").strip()
 
 
+_MENTION = re.compile(r"\bep-[0-9a-z][0-9a-z-]{2,40}\b")
+
+
 class _Gate:
     def __init__(self, playbook: pb.Playbook, ledger: Collection[str]) -> None:
         self.playbook = playbook
@@ -225,6 +230,19 @@ class _Gate:
         verb = "is" if len(bad) == 1 else "are"
         return f"no valid citation left ({', '.join(bad)} {verb} not in the ledger)"
 
+    def words(self, op: Operation, value: str) -> str:
+        """Free text of a rule, flattened; an episode ID it mentions must exist too,
+        or a reader would take the mention for evidence."""
+        flat = _one_line(value)
+        unknown = sorted({m for m in _MENTION.findall(flat) if m not in self.ledger})
+        if unknown:
+            flat = _MENTION.sub(lambda m: m.group(0) if m.group(0) in self.ledger
+                                else "[unknown episode]", flat)
+            self.result.drops.append(Drop(op.label(), "mentioned in the text but not in the "
+                                          "ledger; replaced by [unknown episode]",
+                                          tuple(unknown), False))
+        return flat
+
     def resolve(self, ref: str | None) -> str | None:
         """A rule ID, or the ID given to an earlier ``add`` with that ``key``."""
         if ref is None or not ref.strip():
@@ -259,8 +277,8 @@ class _Gate:
         if not cited:
             self.drop(op, self.no_evidence(op))
             return
-        text = _one_line(op.text or "")
-        title = _one_line(op.title or "") or title_from_text(text)
+        text = self.words(op, op.text or "")
+        title = self.words(op, op.title or "") or title_from_text(text)
         rule_id = self.playbook.next_id()
         try:
             rule = pb.make_rule(rule_id, title, text, self.tags(op, op.tags or ()), cited)
@@ -281,8 +299,8 @@ class _Gate:
             self.drop(op, self.no_evidence(op) if op.episode_ids else
                       "it cites no episode (an update needs evidence)")
             return
-        title = _one_line(op.title) if op.title else rule.title
-        text = _one_line(op.text) if op.text else rule.text
+        title = self.words(op, op.title) if op.title else rule.title
+        text = self.words(op, op.text) if op.text else rule.text
         tags = self.tags(op, op.tags) if op.tags is not None else list(rule.tags)
         added = tuple(ep for ep in cited if ep not in rule.episode_ids)
         try:
@@ -316,11 +334,12 @@ class _Gate:
             self.drop(op, "neither a valid episode nor a replacing rule supports it"
                       + (f" ({', '.join(op.episode_ids)} not in the ledger)" if op.episode_ids else ""))
             return
-        reason = _one_line(op.reason or "")
-        if cited:
-            reason += f" (evidence: {', '.join(cited)})"
+        given = self.words(op, op.reason or "")
+        # The evidence goes into the recorded reason: the retired rule keeps its own
+        # "Learnt in", and the reason says what showed it wrong.
+        reason = given + (f" (evidence: {', '.join(cited)})" if cited else "")
         self.playbook = self.playbook.with_retired(rule.id, reason, replaced_by)
-        detail = reason + (f"; replaced by {replaced_by}" if replaced_by else "")
+        detail = given + (f"; replaced by {replaced_by}" if replaced_by else "")
         self.result.changes.append(Change("retire", rule.id, rule.title, cited, detail))
 
 

@@ -20,6 +20,7 @@ so the episodes distilled are exactly those the commit will hold.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from scarwarden import git
@@ -47,7 +48,7 @@ class Ledger:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[str]:
         return iter(self.entries)
 
 
@@ -65,12 +66,30 @@ def ledger_at(repo: MemoryRepo, commit: str) -> Ledger:
     return ledger
 
 
+_REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{40})", re.MULTILINE)
+
+
 def distilled_by_commits(repo: MemoryRepo, rev: str) -> set[str]:
-    """Episode IDs listed by the distill commits reachable from ``rev``."""
-    entries = git.log(repo.root, "-E", f"--grep=^{DISTILLER_TRAILER}: ", rev)
+    """Episode IDs listed by the distill commits reachable from ``rev``.
+
+    A distill commit undone by ``git revert`` (and not re-done by reverting the revert)
+    does not count, so a reviewer who reverts a bad distillation gets its episodes
+    distilled again by the next run.
+    """
+    entries = git.log(repo.root, "-E", f"--grep=^{DISTILLER_TRAILER}: ",
+                      "--grep=^This reverts commit [0-9a-f]{40}", rev)
+    reverted_by: dict[str, list[str]] = {}
+    for entry in entries:
+        for target in _REVERTS.findall(entry.body):
+            reverted_by.setdefault(target, []).append(entry.sha)
+
+    def undone(sha: str, depth: int = 0) -> bool:
+        return depth < 20 and any(not undone(r, depth + 1) for r in reverted_by.get(sha, ()))
+
     found: set[str] = set()
     for entry in entries:
-        found.update(_EPISODE_LINE.findall(entry.body))
+        if not undone(entry.sha):
+            found.update(_EPISODE_LINE.findall(entry.body))
     return found
 
 

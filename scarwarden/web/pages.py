@@ -9,9 +9,11 @@ from typing import Any
 from scarwarden import playbook as pb
 from scarwarden import text
 from scarwarden.episodes import FIELD_ORDER, Episode
-from scarwarden.history import rule_history
+from scarwarden.errors import ValidationError
+from scarwarden.history import RuleEvent, rule_history
 from scarwarden.index import Index
 from scarwarden.repo import MemoryRepo
+from scarwarden.semdiff import RuleChange, compare_rules
 
 #: The ledger page lists at most this many episodes (newest first) per query.
 LEDGER_LIMIT = 200
@@ -70,6 +72,21 @@ def playbook_page(index: Index, *, tag: str | None = None, query: str | None = N
     }
 
 
+def _event_rule(text: str | None) -> pb.Rule | None:
+    if text is None:
+        return None
+    try:
+        rules = pb.parse(f"{pb.TITLE}\n\n{text}").all_rules()
+    except ValidationError:
+        return None
+    return rules[0] if rules else None
+
+
+def event_change(event: RuleEvent) -> RuleChange | None:
+    """What a commit did to the rule, as a semantic change (word diffs of its text)."""
+    return compare_rules(_event_rule(event.before), _event_rule(event.after))
+
+
 def rule_page(repo: MemoryRepo, index: Index, rule_id: str) -> dict[str, Any] | None:
     index.require_playbook()
     rule = index.get_rule(rule_id)
@@ -78,7 +95,7 @@ def rule_page(repo: MemoryRepo, index: Index, rule_id: str) -> dict[str, Any] | 
     episodes = [(ep_id, index.get_episode(ep_id), index.episode_path(ep_id))
                 for ep_id in rule.episode_ids]
     replaces = [r for r in index.rules(include_retired=True) if r.replaced_by == rule.id]
-    history = list(reversed(rule_history(repo, rule.id)))
+    history = [(ev, event_change(ev)) for ev in reversed(rule_history(repo, rule.id))]
     return {
         "title": f"{rule.id}: {rule.title}", "rule": rule,
         "episodes": [(ep_id, ep, episode_fields(ep) if ep else [], path)

@@ -34,6 +34,30 @@ class Column:
     note: str | None = None
 
 
+def unwrap(text: str, width: int = 88) -> str:
+    """Undo the hard wrapping of a terminal brief so it reflows in a page column.
+
+    A line continues the one before when greedy wrapping at ``width`` must have broken
+    there (its first word would not have fitted) and both have the same indentation;
+    every other line break is kept.
+    """
+    out: list[str] = []
+    last = ""  # the previous line as it was, before any joining
+    for line in text.split("\n"):
+        prev = out[-1] if out else ""
+        indent = len(line) - len(line.lstrip())
+        first_word = line.split()[0] if line.strip() else ""
+        # Greedy wrapping broke here only if the next word would not have fitted.
+        wrapped = last.strip() and len(last) <= width < len(last) + 1 + len(first_word)
+        label = first_word.endswith(":")  # "Matched:", "Cite as:" start their own line
+        if first_word and wrapped and not label and indent == len(prev) - len(prev.lstrip()):
+            out[-1] = prev + " " + line.strip()
+        else:
+            out.append(line)
+        last = line
+    return "\n".join(out)
+
+
 def _client(repo: MemoryRepo, environ: Mapping[str, str] | None) -> Any:
     from scarwarden.llm import client_from_config
 
@@ -73,7 +97,7 @@ def task_page(repo: MemoryRepo, task: str | None, *, mode: str = "both",
             col.kind, col.text, col.model = "answer", result.memory.answer, result.memory.model
             col.verification = result.memory.verification
         elif result.brief is not None:
-            col.kind, col.text = "brief", result.brief
+            col.kind, col.text = "brief", unwrap(result.brief)
             col.note = "No model is configured: this is the brief an agent would get."
         else:
             col.note = ("Nothing relevant is remembered, so there is no answer: "
@@ -86,7 +110,7 @@ def task_page(repo: MemoryRepo, task: str | None, *, mode: str = "both",
             col.kind, col.text, col.model = "answer", side.answer, side.model
             col.note = "The same model with the bare task: no rules, nothing to cite."
         else:
-            col.text = no_memory_brief(task)
+            col.text = unwrap(no_memory_brief(task))
         columns.append(col)
     ctx["columns"] = columns
     return ctx
