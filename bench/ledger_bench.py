@@ -73,6 +73,21 @@ def scarwarden_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "scarwarden", *args]
 
 
+def scarwarden_nosite_cmd(*args: str) -> list[str]:
+    """The same command with ``python -S`` and explicit paths: what start-up costs without
+    this machine's ``.pth`` hooks (a sandbox CA hook importing certifi, the editable
+    install's finder), as with a plain wheel install."""
+    import site
+
+    import scarwarden
+
+    source = str(Path(scarwarden.__file__).resolve().parent.parent)
+    code = (f"import sys; sys.path.insert(0, {source!r}); "
+            f"sys.path.extend({site.getsitepackages()!r}); "
+            f"sys.argv = ['scarwarden', *{list(args)!r}]; from scarwarden.cli import main; main()")
+    return [sys.executable, "-S", "-c", code]
+
+
 @dataclass
 class Sample:
     """Wall time and CPU time (this process plus every child it waited for)."""
@@ -213,14 +228,27 @@ def bench_size(n: int, work: Path, reps: int, heavy_reps: int) -> dict[str, Samp
     # Refresh after one new committed episode: a fresh `scarwarden index` process.
     refresh: list[Sample] = []
     nothing: list[Sample] = []
+    nosite: list[Sample] = []
+    inproc: list[Sample] = []
     for i in range(reps):
+        rel, raw = new_episode_file(200 + i)
+        commit_with_git(root, rel, raw)
+        inproc.append(measure(lambda: sindex.open_index(repo).close()))
         rel, raw = new_episode_file(i)
         commit_with_git(root, rel, raw)
         refresh.append(run(scarwarden_cmd("index"), root))
         nothing.append(run(scarwarden_cmd("index"), root))
+        rel, raw = new_episode_file(100 + i)
+        commit_with_git(root, rel, raw)
+        nosite.append(run(scarwarden_nosite_cmd("index"), root))
     out["refresh"] = med(refresh)
     record(label, "refresh after 1 new committed episode (`scarwarden index`)",
            out["refresh"], "< 100 ms", out["refresh"].wall < 0.100)
+    record(label, "the same, `python -S` (no site .pth hooks, as a wheel install)",
+           med(nosite), "-", None)
+    out["refresh_inproc"] = med(inproc)
+    record(label, "the refresh alone, in-process (`open_index` after 1 new commit)",
+           out["refresh_inproc"], "-", None)
     record(label, "`scarwarden index` when nothing changed", med(nothing), "-", None)
 
     # episode add (with commit) vs git add + git commit of an equivalent file.
@@ -284,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
         python = med([run([sys.executable, "-c", "pass"], work) for _ in range(args.reps)])
         record("-", "interpreter alone (`python -c pass`, this machine's site-packages)",
                python, "-", None)
+        bare = med([run([sys.executable, "-S", "-c", "pass"], work) for _ in range(args.reps)])
+        record("-", "interpreter alone without site (`python -S -c pass`)", bare, "-", None)
         for n in sizes:
             results[n] = bench_size(n, work, args.reps, args.heavy_reps)
         small, large = sizes[0], sizes[-1]
@@ -293,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
                    results[large]["refresh"], "<= 1.5x",
                    results[large]["refresh"].wall / results[small]["refresh"].wall <= 1.5,
                    results[small]["refresh"])
+            record(f"{large:,}", f"refresh alone (in-process) at {large:,} vs at {small:,}",
+                   results[large]["refresh_inproc"], "-", None, results[small]["refresh_inproc"])
             record(f"{large:,}", f"episode show at {large:,} vs at {small:,}",
                    results[large]["show"], "-", None, results[small]["show"])
         ep_id = load_manifest(root)["episode_ids"][0]

@@ -5,11 +5,13 @@ Two measurements, each computed in one run beside its baseline:
 ``--tuning``
     The router defaults. Every task in ``bench/recall_tasks.yaml`` (positives, weak
     matches, unknown tasks, labelled by hand before tuning) is recalled against the
-    bundled demo memory; a grid search over ``act_threshold`` and ``floor``
-    (``act_tag_hits`` stays 2, as SPEC section 7 says) picks the pair with the best
-    accuracy, then the fewest unknown tasks sent to ``ACT``, then the middle of the
-    plateau. Prints the confusion matrix of the chosen pair and of the configured
-    defaults, on all tasks and on the tune/check halves.
+    bundled demo memory; a grid search (steps of 0.0025) over ``act_threshold`` and
+    ``floor``, which apply to the best-ranked rule's confidence (``act_tag_hits``
+    stays 2, as SPEC section 7 says), picks the pair with the lowest cost (errors +
+    unknown tasks sent to ``ACT``), then the middle of the plateau. Prints the
+    confusion matrix of the chosen pair and of the configured defaults, on all tasks
+    and on the tune/check halves, beside the previous router (the same rule on the
+    ranking score, act 9.25 / floor 2.75) in the same run.
 
 default
     Ranking on ``tau2-banking`` (698 bank policy documents as rules, 97 customer tasks
@@ -20,8 +22,9 @@ default
     ``gold-rewards-card``) citing one synthetic ``import`` episode, so provenance holds.
     nDCG@10, Recall@10 and Recall@50 of Scarwarden's recall beside ``rank_bm25``'s
     BM25Okapi over the same tokens (scarwarden.text.stems of title + content), and
-    how the router grades the airline tasks of ``tau-airline`` (another domain)
-    against the banking rules.
+    how the router grades the banking tasks and the airline tasks of ``tau-airline``
+    (another domain) against the banking rules: with the defaults, with thresholds
+    calibrated on the banking tasks, and with the previous score router.
 
     python bench/recall_quality.py --tuning
     python bench/recall_quality.py                # banking + airline
@@ -55,7 +58,30 @@ from scarwarden.repo import MemoryRepo, open_repo  # noqa: E402
 DATASETS = BENCH.parent.parent / "shared" / "datasets"
 VERDICTS = (router.ACT, router.ACT_AND_FLAG, router.ASK_HUMAN)
 #: Permissive settings to see every candidate; verdicts are recomputed per setting.
-PROBE = RecallSettings(act_threshold=1e9, floor=0.0, act_tag_hits=10**6, limit=50)
+PROBE = RecallSettings(act_threshold=1.0, floor=0.0, act_tag_hits=10**6, limit=50)
+#: The previous router, on the ranking score (kept to show before/after in one run).
+SCORE_ACT, SCORE_FLOOR = 9.25, 2.75
+
+
+Best = tuple[float | None, int, float, float | None, str | None]
+
+
+def best_of(res: Any) -> Best:
+    """What the router reads from a PROBE recall, the best-ranked rule's (confidence,
+    tag hits, evidence), with its score and ID."""
+    best = res.stats.best  # also when the verdict (ASK_HUMAN) returns no rules
+    if best is None:
+        return (None, 0, 0.0, None, None)
+    return (best.confidence, len(best.matched_tags), best.evidence, best.score, best.id)
+
+
+def score_route(score: float | None, hits: int) -> str:
+    """The previous router: the same rule, on the BM25 score."""
+    if score is None:
+        return router.ASK_HUMAN
+    if hits >= 2 or score >= SCORE_ACT:
+        return router.ACT
+    return router.ACT_AND_FLAG if score >= SCORE_FLOOR else router.ASK_HUMAN
 
 
 def temp_repo(parent: Path) -> Path:
@@ -98,19 +124,14 @@ def tuning(args: argparse.Namespace) -> None:
         root = temp_repo(Path(tmp))
         init(open_repo(root, initialised=False), demo=True)
         repo = open_repo(root)
-        probes = []
         with open_index(repo) as index:
-            for item in tasks:
-                res = recall(index, item["task"], settings=PROBE, limit=5)
-                best = res.rules[0] if res.rules else None
-                probes.append((item, None if best is None else best.score,
-                               0 if best is None else len(best.matched_tags),
-                               None if best is None else best.id))
+            probes = [(item, best_of(recall(index, item["task"], settings=PROBE, limit=5)))
+                      for item in tasks]
 
     def verdicts(act: float, floor: float, subset: str | None = None) -> list[tuple[str, str]]:
         settings = RecallSettings(act_threshold=act, floor=floor, act_tag_hits=2)
-        return [(item["label"], router.route(score, hits, settings))
-                for item, score, hits, _ in probes if subset in (None, item["split"])]
+        return [(item["label"], router.route(best[0], best[1], best[2], settings))
+                for item, best in probes if subset in (None, item["split"])]
 
     def cost(rows: list[tuple[str, str]]) -> tuple[int, int]:
         # Acting confidently on a task memory knows nothing about is the costly error:
@@ -119,7 +140,7 @@ def tuning(args: argparse.Namespace) -> None:
         dangerous = sum(1 for label, v in rows if label == router.ASK_HUMAN and v == router.ACT)
         return (wrong + dangerous, dangerous)
 
-    grid = [x / 4 for x in range(2, 4 * 30 + 1)]
+    grid = [x / 400 for x in range(0, 401)]
 
     def choose(subset: str | None) -> tuple[float, float, tuple[int, int]]:
         scored = [(cost(verdicts(a, f, subset)), a, f) for a in grid for f in grid if f <= a]
@@ -131,11 +152,13 @@ def tuning(args: argparse.Namespace) -> None:
 
     print(f"Router tuning on the demo memory: {len(tasks)} tasks from bench/recall_tasks.yaml "
           f"({', '.join(f'{n} {k}' for k, n in Counter(t['label'] for t in tasks).items())})")
-    print("\nPer task (best rule, its score and tag hits):")
-    for item, score, hits, rule in probes:
+    print("\nPer task (best-ranked rule: confidence, tag hits, score), by confidence:")
+    for item, (conf, hits, evidence, score, rule) in sorted(probes,
+                                                             key=lambda p: (p[1][0] or 0.0)):
         mark = "" if item.get("rule") in (None, rule) else f"  (expected {item['rule']} first)"
-        print(f"  {item['label']:<12} {str(rule):<6} {score if score is not None else '-':>8} "
-              f"tags {hits}  {item['task'][:60]}{mark}")
+        print(f"  {item['label']:<12} {str(rule):<6} conf {conf if conf is not None else '-':>6} "
+              f"tags {hits} evid {evidence:<6g} score {score if score is not None else '-':>8}  "
+              f"{item['task'][:44]}{mark}")
     front: dict[int, tuple[int, float, float]] = {}
     for a in grid:
         for f in (f for f in grid if f <= a):
@@ -148,8 +171,11 @@ def tuning(args: argparse.Namespace) -> None:
     for danger, (wrong, a, f) in sorted(front.items()):
         print(f"  unknown->ACT {danger}: {wrong} errors (act_threshold {a}, floor {f})")
     act, floor, best = choose(None)
+    plateau = [(a, f) for a in grid for f in grid if f <= a and cost(verdicts(a, f)) == best]
     print(f"\nChosen on all tasks (cost = errors + unknown->ACT): act_threshold = {act}, "
-          f"floor = {floor}, act_tag_hits = 2 (cost {best[0]}, unknown->ACT {best[1]})")
+          f"floor = {floor}, act_tag_hits = 2 (cost {best[0]}, unknown->ACT {best[1]}); "
+          f"plateau: act_threshold {min(a for a, _ in plateau)}-{max(a for a, _ in plateau)}, "
+          f"floor {min(f for _, f in plateau)}-{max(f for _, f in plateau)}")
     print(matrix(verdicts(act, floor)))
     tact, tfloor, _ = choose("tune")
     print(f"\nChosen on the 'tune' half only: act_threshold = {tact}, floor = {tfloor}; "
@@ -158,9 +184,27 @@ def tuning(args: argparse.Namespace) -> None:
     d = RecallSettings()
     print(f"\nConfigured defaults (RecallSettings): act_threshold = {d.act_threshold}, "
           f"floor = {d.floor}, act_tag_hits = {d.act_tag_hits}; all tasks:")
-    print(matrix([(item["label"], router.route(score, hits, d))
-                  for item, score, hits, _ in probes]))
-    top = [(item["rule"], rule) for item, _, _, rule in probes if item.get("rule")]
+    print(matrix([(item["label"], router.route(b[0], b[1], b[2], d)) for item, b in probes]))
+    for group, title in (("short", "the one-line tasks"), ("long", "the multi-sentence tasks")):
+        print(f"\nConfigured defaults on {title} only:")
+        print(matrix([(item["label"], router.route(b[0], b[1], b[2], d)) for item, b in probes
+                      if item.get("group", "short") == group]))
+    print("\nSensitivity of the defaults (all tasks):")
+    for a, f in ((d.act_threshold, d.floor - 0.01), (d.act_threshold, d.floor + 0.01),
+                 (d.act_threshold - 0.02, d.floor), (d.act_threshold + 0.02, d.floor)):
+        rows = verdicts(round(a, 4), round(f, 4))
+        c = Counter(rows)
+        right = sum(c[(v, v)] for v in VERDICTS)
+        print(f"  act_threshold {a:.4f}, floor {f:.4f}: {right}/{len(rows)} right, "
+              f"unknown->ACT {c[(router.ASK_HUMAN, router.ACT)]}")
+    print(f"\nPrevious router (ranking score, act_threshold {SCORE_ACT}, floor {SCORE_FLOOR}), "
+          "same run, all tasks:")
+    print(matrix([(item["label"], score_route(b[3], b[1])) for item, b in probes]))
+    for group, title in (("short", "the one-line tasks"), ("long", "the multi-sentence tasks")):
+        print(f"\nPrevious router on {title} only:")
+        print(matrix([(item["label"], score_route(b[3], b[1])) for item, b in probes
+                      if item.get("group", "short") == group]))
+    top = [(item["rule"], b[4]) for item, b in probes if item.get("rule")]
     print(f"\nTop-1 rule correct on tasks with an expected rule: "
           f"{sum(a == b for a, b in top)}/{len(top)}")
 
@@ -247,7 +291,8 @@ def banking(args: argparse.Namespace) -> None:
           f"(query = instructions); {len(airline)} unique airline tasks")
     results: dict[str, dict[str, float]] = {}
     explained = total_rules = 0
-    bests: dict[str, list[tuple[float | None, int]]] = {}
+    bests: dict[str, list[Best]] = {}
+    returned: list[int] = []
     timings: list[float] = []
     for label, with_tags in (("scarwarden recall", True), ("scarwarden recall, no tags", False)):
         with tempfile.TemporaryDirectory() as tmp:
@@ -258,17 +303,22 @@ def banking(args: argparse.Namespace) -> None:
                     start = time.perf_counter()
                     res = recall(index, task["instructions"], settings=PROBE, limit=50)
                     timings.append(time.perf_counter() - start)
+                    # PROBE routes nothing below the floor (0) away, so the ranking is
+                    # complete unless the best rule has under one rare word of evidence.
+                    assert res.rules or res.stats.best is None, task["id"]
                     ranked.append([rule_of[r.id] for r in res.rules])
                     if with_tags:
                         for r in res.rules:
                             total_rules += 1
                             summed = sum(r.contributions.values())
                             explained += bool(r.contributions) and abs(summed - r.score) < 1e-3
-                        bests.setdefault("banking tasks", []).append(_best(res))
+                        bests.setdefault("banking tasks", []).append(best_of(res))
+                        returned.append(len(recall(index, task["instructions"],
+                                                   settings=defaults).rules))
                 if with_tags:
                     for instruction in airline:
                         res = recall(index, instruction, settings=PROBE, limit=1)
-                        bests.setdefault("airline tasks", []).append(_best(res))
+                        bests.setdefault("airline tasks", []).append(best_of(res))
             results[label] = metrics(ranked, relevant)
     corpus = [text.stems(d["title"] + "\n" + d["content"]) for d in docs]
     bm25 = BM25Okapi(corpus)
@@ -287,29 +337,36 @@ def banking(args: argparse.Namespace) -> None:
           f"(long tasks: mean {statistics.mean(len(t['instructions']) for t in tasks):.0f} chars)")
     lengths = {"banking tasks": [len(t["instructions"]) for t in tasks],
                "airline tasks": [len(a) for a in airline]}
-    print("\nBest-rule score against the banking rules (min / median / max), task length:")
+    print("\nBest-ranked rule against the banking rules: min / 5th pct / median / 95th pct / "
+          "max, and task length:")
     for name, values in bests.items():
-        scores = sorted(v[0] or 0.0 for v in values)
-        print(f"  {name:14} {scores[0]:8.1f} {statistics.median(scores):8.1f} "
-              f"{scores[-1]:8.1f}   mean {statistics.mean(lengths[name]):.0f} chars")
+        for what, k in (("score", 3), ("confidence", 0), ("evidence", 2)):
+            xs = sorted(v[k] or 0.0 for v in values)
+            print(f"  {name:14} {what:10} " + " ".join(
+                f"{xs[min(len(xs) - 1, int(p * len(xs)))]:8.4g}" for p in (0, .05, .5, .95, 1))
+                  + f"   mean {statistics.mean(lengths[name]):.0f} chars")
     bank = sorted(v[0] or 0.0 for v in bests["banking tasks"])
-    calibrated = RecallSettings(act_threshold=round(statistics.median(bank), 2),
-                                floor=round(bank[len(bank) // 20], 2))
+    calibrated = RecallSettings(act_threshold=round(statistics.median(bank), 4),
+                                floor=round(bank[len(bank) // 20], 4))
+
+    def show(name: str, values: list[Any], route: Any) -> None:
+        counts = Counter(route(v) for v in values)
+        n = len(values)
+        print(f"  {name:14} " + ", ".join(f"{v} {counts[v]}/{n} ({counts[v] / n:.0%})"
+                                          for v in VERDICTS))
+
     for title, settings in (("the defaults", defaults),
-                            ("thresholds calibrated on the banking tasks (floor = their 5th "
-                             "percentile, act = their median)", calibrated)):
+                            ("thresholds calibrated on the banking tasks (floor = the 5th "
+                             "percentile of their confidence, act = its median)", calibrated)):
         print(f"\nRouter with {title}: act_threshold {settings.act_threshold}, floor "
               f"{settings.floor}, act_tag_hits {settings.act_tag_hits}")
         for name, values in bests.items():
-            counts = Counter(router.route(score, hits, settings) for score, hits in values)
-            n = len(values)
-            print(f"  {name:14} " + ", ".join(f"{v} {counts[v]}/{n} ({counts[v] / n:.0%})"
-                                              for v in VERDICTS))
-
-
-def _best(res: Any) -> tuple[float | None, int]:
-    best = res.rules[0] if res.rules else None
-    return (None, 0) if best is None else (best.score, len(best.matched_tags))
+            show(name, values, lambda v, s=settings: router.route(v[0], v[1], v[2], s))
+    print(f"\nPrevious router (ranking score, act_threshold {SCORE_ACT}, floor {SCORE_FLOOR}):")
+    for name, values in bests.items():
+        show(name, values, lambda v: score_route(v[3], v[1]))
+    print(f"\nRules returned per banking task with the defaults (limit {defaults.limit}): "
+          f"mean {statistics.mean(returned):.2f}, min {min(returned)}")
 
 
 def main() -> None:

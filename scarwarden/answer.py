@@ -1,4 +1,4 @@
-"""Answers that cite their memory, the amnesia toggle, and lineage.
+"""Answers that cite their memory, and the amnesia toggle.
 
 ``answer_task`` recalls the rules for a task, routes it, and on ``ACT``/``ACT_AND_FLAG``
 asks the answer model to follow the rules and cite each one inline; code then verifies
@@ -9,9 +9,8 @@ memory has nothing, so a human must answer (the command asks and records it).
 With no model configured the result carries the rule-grounded :func:`brief` instead of
 an answer: an agent that is itself a model can act on it.
 
-Lineage: :func:`record_answer` stores a run as an episode (the answer as ``action``, the
-verified cited rules as ``rules_applied``, the playbook commit in ``x-playbook-commit``);
-:func:`record_feedback` records what happened next as a new episode that ``refs`` it.
+Recording a run and what happened next (lineage) is :mod:`scarwarden.lineage`; the
+terminal layout of answers is :mod:`scarwarden.answer_text`.
 """
 
 from __future__ import annotations
@@ -22,14 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scarwarden.citations import Verification, format_citation, verify_citations
-from scarwarden.episodes import Episode, mint_id
-from scarwarden.errors import UsageError
+from scarwarden.citations import Verification, format_citation, verify_in_repo
+from scarwarden.errors import ExitCode, ScarwardenError, UsageError
+from scarwarden.llm import ChatClient, ChatResponse, total_usage
 from scarwarden.repo import MemoryRepo
 from scarwarden.router import ACT, ACT_AND_FLAG, ASK_HUMAN, VERDICT_MEANING
 
-__all__ = ["ACT", "ACT_AND_FLAG", "ASK_HUMAN", "AnswerResult", "Side", "answer_task", "brief",
-           "record_answer", "record_feedback", "verify_answer"]
+__all__ = ["ACT", "ACT_AND_FLAG", "ASK_HUMAN", "AnswerResult", "Side", "answer_or_brief",
+           "answer_task", "brief"]
 
 SYSTEM_MEMORY = """\
 You are an assistant that works from a team's playbook: rules the team learnt from past
@@ -151,16 +150,9 @@ def no_memory_brief(task: str, *, width: int = 88) -> str:
     ])
 
 
-def usage_total(responses: Sequence[Any]) -> dict[str, Any]:
-    """Token usage summed over calls; fields a server did not report count as 0."""
-    total: dict[str, Any] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
-                             "calls": len(responses), "estimated": False}
-    for response in responses:
-        usage = getattr(response, "usage", None)
-        for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
-            total[key] += int(getattr(usage, key, 0) or 0)
-        total["estimated"] = total["estimated"] or bool(getattr(usage, "estimated", False))
-    return total
+def usage_json(responses: Sequence[ChatResponse]) -> dict[str, object] | None:
+    """Token usage summed over the calls of one answer (``None``: no call was made)."""
+    return total_usage(responses).to_json(calls=len(responses)) if responses else None
 
 
 @dataclass
@@ -170,13 +162,13 @@ class Side:
     memory: bool
     answer: str | None = None
     model: str | None = None
-    responses: list[Any] = field(default_factory=list)
+    responses: list[ChatResponse] = field(default_factory=list)
     verification: Verification | None = None
     qc: Any = None  # scarwarden.qc.QCResult
 
     def to_json(self) -> dict[str, Any]:
         return {"answer": self.answer, "model": self.model,
-                "usage": usage_total(self.responses) if self.responses else None,
+                "usage": usage_json(self.responses),
                 "verification": self.verification.to_json() if self.verification else None,
                 "qc": self.qc.to_json() if self.qc is not None else None}
 
@@ -216,25 +208,14 @@ class AnswerResult:
         return data
 
 
-def verify_answer(repo: MemoryRepo, text: str, recall_result: Any) -> Verification:
-    """Verify ``text``'s citations, naming unknown and retired rules as such."""
-    from scarwarden.index import open_index
-
-    with open_index(repo) as index:
-        rules = index.rules(include_retired=True)
-    return verify_citations(text, recall_result,
-                            known_rule_ids={r.id for r in rules if not r.retired},
-                            retired_rule_ids={r.id for r in rules if r.retired})
-
-
-def _generate(client: Any, messages: list[dict[str, str]], model: str, side: Side) -> str:
+def _generate(client: ChatClient, messages: list[dict[str, str]], model: str, side: Side) -> str:
     reply = client.complete(messages, model=model)
     side.responses.append(reply)
-    return str(reply.content)
+    return reply.content
 
 
 def answer_task(repo: MemoryRepo, task: str, *, memory: bool = True, compare: bool = False,
-                qc: bool = False, client: Any = None, max_retakes: int | None = None,
+                qc: bool = False, client: ChatClient | None = None, max_retakes: int | None = None,
                 limit: int | None = None) -> AnswerResult:
     """Answer ``task`` with memory, without it (``memory=False``), or both (``compare``).
 
@@ -267,7 +248,20 @@ def answer_task(repo: MemoryRepo, task: str, *, memory: bool = True, compare: bo
     return result
 
 
-def _answer_with_memory(repo: MemoryRepo, client: Any, model: str, result: AnswerResult,
+def answer_or_brief(repo: MemoryRepo, task: str, *, client: ChatClient | None,
+                    **options: Any) -> tuple[AnswerResult, str | None]:
+    """:func:`answer_task`, falling back to the model-free result when the configured
+    model fails (unreachable, refused, bad output): the UI and the demo still show
+    what memory gives. Returns the result and the model's failure message, if any."""
+    try:
+        return answer_task(repo, task, client=client, **options), None
+    except ScarwardenError as exc:
+        if client is None or exc.exit_code < ExitCode.MODEL_UNREACHABLE:
+            raise
+        return answer_task(repo, task, client=None, **options), exc.message
+
+
+def _answer_with_memory(repo: MemoryRepo, client: ChatClient, model: str, result: AnswerResult,
                         qc: bool, max_retakes: int | None) -> None:
     side = result.memory
     assert side is not None
@@ -283,106 +277,4 @@ def _answer_with_memory(repo: MemoryRepo, client: Any, model: str, result: Answe
                          responses=side.responses)
         text = side.qc.final_text
     side.answer = text
-    side.verification = verify_answer(repo, text, result.recall)
-
-
-# -- lineage ------------------------------------------------------------------------
-
-def _commit_message(kind: str, task: str, episode_id: str) -> str:
-    task = " ".join(task.split())
-    return (f"{kind}: {task[:60]}{'...' if len(task) > 60 else ''}\n\n"
-            f"Scarwarden-Episode: {episode_id}\n")
-
-
-#: An answer longer than this (UTF-8 bytes) is cut when recorded, so the episode stays
-#: under the ledger's 64 KiB cap with room for the other fields.
-MAX_ACTION_BYTES = 48 * 1024
-
-
-def _fit_action(text: str) -> str:
-    raw = text.encode("utf-8")
-    if len(raw) <= MAX_ACTION_BYTES:
-        return text
-    cut = raw[:MAX_ACTION_BYTES].decode("utf-8", "ignore")
-    return f"{cut}\n[truncated by scarwarden: the answer had {len(text):,} characters]"
-
-
-def record_answer(repo: MemoryRepo, result: AnswerResult, *, agent: str | None = None,
-                  commit: bool = True) -> Episode:
-    """Save a run as an episode: what the agent did, under which rules and playbook.
-
-    ``source`` is left out on purpose: nothing has happened yet. What happens next is
-    recorded by :func:`record_feedback` (source ``outcome`` or ``correction``).
-    """
-    from scarwarden.ledger import add_episodes
-
-    side = result.primary
-    if side is None or not side.answer:
-        raise UsageError("there is no answer to record",
-                         hint="--record needs a model answer (configure a model, or "
-                              "record the human's answer with 'scarwarden ask')")
-    data: dict[str, Any] = {"id": mint_id(), "task": result.task,
-                            "action": _fit_action(side.answer)}
-    if agent:
-        data["agent"] = agent
-    recalled = result.recall.rules if result.recall is not None else []
-    tags = [t for rule in recalled for t in rule.matched_tags]
-    if not tags:
-        from scarwarden.asking import task_tags
-
-        tags = task_tags(result.task)
-    if tags:
-        data["tags"] = list(dict.fromkeys(tags))
-    if side.verification is not None and side.verification.cited_rule_ids:
-        data["rules_applied"] = side.verification.cited_rule_ids
-    if result.recall is not None and result.recall.playbook_commit:
-        data["x-playbook-commit"] = result.recall.playbook_commit
-    data["x-memory"] = "on" if side.memory else "off"
-    if result.verdict:
-        data["x-verdict"] = result.verdict
-    if side.model:
-        data["x-model"] = side.model
-    if side.verification is not None and side.verification.invented:
-        data["x-invented-citations"] = [i.rule_id + (f" {i.episode_id}" if i.episode_id else "")
-                                        for i in side.verification.invented]
-    if side.qc is not None:
-        data["x-qc"] = side.qc.verdict
-    [episode] = add_episodes(repo, [data], commit=commit, source="answer",
-                             message=_commit_message("answer", result.task, data["id"]))
-    return episode
-
-
-def record_feedback(repo: MemoryRepo, episode_id: str, *, outcome: str | None = None,
-                    correction: str | None = None, corrected_by: str | None = None,
-                    commit: bool = True) -> Episode:
-    """Record what happened after ``episode_id`` as a new episode that ``refs`` it.
-
-    The first episode is never edited (the ledger is append-only). The new one keeps the
-    task, tags and ``rules_applied`` of the first, so distillation sees the lineage.
-    """
-    from scarwarden.index import open_index
-    from scarwarden.ledger import add_episodes
-
-    if not (outcome and outcome.strip()) and not (correction and correction.strip()):
-        raise UsageError("feedback needs --outcome or --correction (or both)",
-                         hint=f'scarwarden feedback {episode_id} --outcome "..." --correction "..."')
-    with open_index(repo) as index:
-        first = index.get_episode(episode_id)
-    if first is None:
-        raise UsageError(f"no episode {episode_id} in the ledger",
-                         hint="use the ID that 'scarwarden answer --record' printed; "
-                              "'scarwarden episode list' shows what there is")
-    data: dict[str, Any] = {"id": mint_id(), "task": first.task}
-    for key, value in (("outcome", outcome), ("correction", correction),
-                       ("corrected_by", corrected_by)):
-        if value and value.strip():
-            data[key] = value
-    if first.tags:
-        data["tags"] = first.tags
-    data["source"] = "correction" if "correction" in data else "outcome"
-    data["refs"] = [first.id]
-    if first.get("rules_applied"):
-        data["rules_applied"] = list(first.get("rules_applied"))
-    [episode] = add_episodes(repo, [data], commit=commit, source="feedback",
-                             message=_commit_message("feedback", first.task, data["id"]))
-    return episode
+    side.verification = verify_in_repo(repo, text, result.recall)

@@ -17,14 +17,14 @@ Three scopes, one set of rules (:mod:`scarwarden.gate_rules`):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from scarwarden import git
 from scarwarden.config import load_config
-from scarwarden.errors import GitError
+from scarwarden.errors import GitError, UsageError
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:
@@ -86,7 +86,9 @@ def _counted(n: int, key: str) -> str:
     return f"{n} {noun}"
 
 
-def _repo(root: Path | str) -> MemoryRepo:
+def _repo(root: Path | str | MemoryRepo) -> MemoryRepo:
+    if isinstance(root, MemoryRepo):
+        return root  # the CLI has loaded the settings already
     root = Path(root)
     return MemoryRepo(root, load_config(root))
 
@@ -136,9 +138,25 @@ def _worktree_hint(repo: MemoryRepo, ep_id: str) -> str | None:
             "unstaged files never count")
 
 
-def check_staged(root: Path | str, env: Mapping[str, str] | None = None) -> CheckReport:
+def _check_citations(report: CheckReport, repo: MemoryRepo, rules: Iterable[pb.Rule],
+                     text: str | None, resolves: Callable[[str], bool], where: str) -> None:
+    """One ``citation-missing`` problem per cited ID that ``resolves`` rejects."""
+    from scarwarden import gate_rules
+
+    for rule in rules:
+        line = gate_rules.learnt_in_line(text, rule)
+        for ep in rule.episode_ids:
+            report.count("citations_checked")
+            if not resolves(ep):
+                report.problems.append(gate_rules.citation_problem(
+                    rule, ep, repo.playbook_rel, line, where, hint=_worktree_hint(repo, ep)))
+
+
+def check_staged(root: Path | str | MemoryRepo,
+                 env: Mapping[str, str] | None = None) -> CheckReport:
     """Check what ``git commit`` is about to record (git's index, honouring
-    ``GIT_INDEX_FILE``; ``env=None`` inherits the process environment)."""
+    ``GIT_INDEX_FILE``; ``env=None`` inherits the process environment). ``root`` is the
+    repository's top folder, or a :class:`MemoryRepo` whose settings are loaded."""
     repo = _repo(root)
     report = CheckReport("staged")
     base, changes = _staged_diff(repo.root, repo.memory_rel, env)
@@ -229,19 +247,13 @@ def check_staged(root: Path | str, env: Mapping[str, str] | None = None) -> Chec
         others = [p for p in paths.get(ep, []) if p != path]
         if others:
             report.problems.append(rules.duplicate_id_problem(ep, path, others[0]))
-    for rule in to_resolve:
-        line = rules.learnt_in_line(new_text, rule)
-        for ep in rule.episode_ids:
-            report.count("citations_checked")
-            if ep in added_ids or paths.get(ep):
-                continue
-            report.problems.append(rules.citation_problem(
-                rule, ep, pb_rel, line, "the tree being committed",
-                hint=_worktree_hint(repo, ep)))
+    _check_citations(report, repo, to_resolve, new_text,
+                     lambda ep: ep in added_ids or bool(paths.get(ep)), "the tree being committed")
     return report
 
 
-def check_all(root: Path | str, env: Mapping[str, str] | None = None) -> CheckReport:
+def check_all(root: Path | str | MemoryRepo,
+              env: Mapping[str, str] | None = None) -> CheckReport:
     """The committed-plus-staged tree (git's index) as a whole: every episode valid and
     where its ID and date say, IDs unique, every citation resolving."""
     from scarwarden import gate_rules as rules
@@ -279,24 +291,27 @@ def check_all(root: Path | str, env: Mapping[str, str] | None = None) -> CheckRe
     book, found = rules.parse_playbook(raw_book, pb_rel)
     report.problems.extend(found)
     if book is not None:
-        text = raw_book.decode("utf-8") if raw_book else None
-        for rule in book.all_rules():
-            report.count("rules_checked")
-            line = rules.learnt_in_line(text, rule)
-            for ep in rule.episode_ids:
-                report.count("citations_checked")
-                if ep not in by_id:
-                    report.problems.append(rules.citation_problem(
-                        rule, ep, pb_rel, line, "the ledger (committed or staged)",
-                        hint=_worktree_hint(repo, ep)))
+        report.count("rules_checked", len(book.all_rules()))
+        _check_citations(report, repo, book.all_rules(),
+                         raw_book.decode("utf-8") if raw_book else None,
+                         by_id.__contains__, "the ledger (committed or staged)")
     return report
 
 
-def check_range(root: Path | str, from_ref: str, to_ref: str) -> CheckReport:
-    """Every commit in ``from_ref..to_ref``, each against its parents (CI on a PR)."""
+def check_range(root: Path | str | MemoryRepo, from_ref: str, to_ref: str) -> CheckReport:
+    """Every commit in ``from_ref..to_ref``, each against its parents (CI on a PR).
+
+    A ref that names no commit is a :class:`UsageError` (exit 2), not a failed check."""
     from scarwarden.verify import walk
 
-    result = walk(Path(root), f"{from_ref}..{to_ref}")
+    repo = _repo(root)
+    for name, ref in (("--from-ref", from_ref), ("--to-ref", to_ref)):
+        if git.rev_parse(repo.root, ref) is None:
+            raise UsageError(
+                f"{name} {ref}: no such commit in {repo.root}",
+                hint="in CI, fetch the history first (actions/checkout with "
+                     "fetch-depth: 0); locally, check the branch or SHA")
+    result = walk(repo, f"{from_ref}..{to_ref}")
     report = CheckReport("range", problems=list(result.problems), base=f"{from_ref}..{to_ref}")
     report.stats = {"commits": result.commits, "episodes_added": result.episodes,
                     "rules_checked": result.rules, "citations_checked": result.citations}

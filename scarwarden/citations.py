@@ -21,12 +21,18 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scarwarden.repo import MemoryRepo
 
 # A bracket whose content starts with a rule ID; nested brackets are not citations.
 _BRACKET_RE = re.compile(r"\[\s*(PB-\d+\b[^\[\]]*)\]", re.IGNORECASE)
 _RULE_RE = re.compile(r"\bPB-(\d+)\b", re.IGNORECASE)
-_EPISODE_RE = re.compile(r"\bep-[0-9a-z][0-9a-z-]{2,40}", re.IGNORECASE)
+# Any "ep-..." word inside a citation is a cited episode, even one too short or too long
+# to be a real ID ("ep-xx"): it is then checked like any other and reported as invented,
+# never passed over as filler.
+_EPISODE_RE = re.compile(r"\bep-[0-9a-z][0-9a-z-]*", re.IGNORECASE)
 # What may sit between the IDs of a citation without making it malformed.
 _FILLER_RE = re.compile(r"(?:\blearn(?:t|ed)\s+(?:in|from)\b|\band\b|[\s,;:.&/])+",
                         re.IGNORECASE)
@@ -193,6 +199,22 @@ def verify_citations(text: str, recall_result: _RecallLike, *,
     cited = {c.rule_id for c in result.citations}
     result.uncited = [rule_id for rule_id in recalled if rule_id not in cited]
     return result
+
+
+def verify_in_repo(repo: MemoryRepo, text: str, recall_result: _RecallLike) -> Verification:
+    """:func:`verify_citations` against ``repo``'s playbook, so a rule that was not
+    recalled is named for what it is: unknown, retired, or merely not recalled.
+
+    The one place answers, ``review-draft``, the task page and the MCP tool verify
+    an answer's citations.
+    """
+    from scarwarden.index import open_index
+
+    with open_index(repo) as index:
+        rules = index.rules(include_retired=True)
+    return verify_citations(text, recall_result,
+                            known_rule_ids={r.id for r in rules if not r.retired},
+                            retired_rule_ids={r.id for r in rules if r.retired})
 
 
 def _not_recalled(citation: Citation, known: Collection[str] | None,

@@ -25,16 +25,18 @@ DEFAULT_BASE_URL = "https://dashscope-intl.aliyuncs.com/compatible-mode/v1"
 class RecallSettings:
     """Router thresholds; see docs/recall.md for how they were chosen.
 
-    Defaults measured with ``python bench/recall_quality.py --tuning`` (52 hand-labelled
-    tasks against the demo memory: 39/52 verdicts right, no unknown task sent to ACT).
+    ``act_threshold`` and ``floor`` apply to the best-ranked rule's *confidence*
+    (0 to 1, :func:`scarwarden.recall.confidence`), not to its ranking score. Defaults
+    measured with ``python bench/recall_quality.py --tuning`` (66 hand-labelled tasks
+    against the demo memory: 52/66 verdicts right; on the 52 one-line ones 44/52, no
+    unknown task sent to ACT).
     """
 
-    #: A combined score at or above this is a strong match (``ACT``).
-    act_threshold: float = 9.25
-    #: Below this nothing counts as a match (``ASK_HUMAN``): one shared word alone
-    #: (about 2.0-2.6 on a small playbook) is not enough; one tag hit (3.0) is.
-    floor: float = 2.75
-    #: Tag hits on the best rule that make it ``ACT`` whatever its score.
+    #: A confidence at or above this is a strong match (``ACT``).
+    act_threshold: float = 0.175
+    #: Below this confidence nothing counts as a match (``ASK_HUMAN``).
+    floor: float = 0.0925
+    #: Tag hits on the best rule that make it ``ACT`` whatever its confidence.
     act_tag_hits: int = 2
     #: Default number of rules returned.
     limit: int = 5
@@ -43,6 +45,9 @@ class RecallSettings:
         problems = []
         if self.floor < 0:
             problems.append(f"recall.floor must not be negative, got {self.floor}")
+        if self.act_threshold > 1:
+            problems.append(f"recall.act_threshold is a confidence between 0 and 1, got "
+                            f"{self.act_threshold} (a ranking score?)")
         if self.act_threshold < self.floor:
             problems.append(f"recall.act_threshold ({self.act_threshold}) must not be below "
                             f"recall.floor ({self.floor})")
@@ -203,11 +208,13 @@ def parse_config(raw: Any, *, source: str = CONFIG_FILE,
 
 def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:
     """Read ``scarwarden.yaml`` under ``root`` if it exists."""
-    from scarwarden import yamlio
-
     path = root / CONFIG_FILE
     if not path.exists():
+        # Before importing YAML (~12 ms): the hook on a commit that touches no memory
+        # and has no settings file never needs it.
         return parse_config({}, source="defaults", environ=environ)
+    from scarwarden import yamlio
+
     try:
         raw = yamlio.load(path.read_bytes(), source=CONFIG_FILE)
     except OSError as exc:

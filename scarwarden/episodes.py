@@ -2,22 +2,38 @@
 
 One function, :func:`parse_episode_bytes`, validates a stored episode file's bytes; the
 CLI, the index and the pre-commit gate all go through it, so they can never disagree
-about what a valid episode is. :func:`normalise_input` turns user input (flags, a file,
-an import) into a stored episode: it mints the ID and the time when they are absent.
+about what a valid episode is. User input (flags, a file, an import) is read and turned
+into a stored episode by :mod:`scarwarden.episode_input` (``parse_input_documents``,
+``normalise_input``, still importable from here).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scarwarden import yamlio
 from scarwarden.errors import Problem, ValidationError
+from scarwarden.times import format_at, utc_now
+
+if TYPE_CHECKING:
+    from scarwarden.episode_input import (
+        InputDocuments,
+        normalise_input,
+        parse_input_documents,
+    )
+
+__all__ = [
+    "CONTENT_FIELDS", "EPISODE_ID_RE", "FIELD_ORDER", "LIST_FIELDS", "MAX_EPISODE_BYTES",
+    "RULE_ID_RE", "SOURCES", "TAG_RE", "TEXT_FIELDS", "Episode", "InputDocuments",
+    "expected_relpath", "format_at", "locate", "mint_id", "normalise_input",
+    "parse_episode_bytes", "parse_input_documents", "render_episode", "utc_now",
+    "utf8_error", "validate_mapping",
+]
 
 #: Keys in the order they are written, so diffs stay small and stable.
 FIELD_ORDER = (
@@ -46,6 +62,10 @@ def mint_id() -> str:
     and ledgers merge without conflicts (birthday bound: ~1 in 10^6 at 35k episodes
     per pair of branches; :func:`scarwarden.ledger.add_episodes` re-mints on a clash).
     """
+    # Imported here: secrets pulls in hashlib and OpenSSL (~3 ms), which the pre-commit
+    # hook, validating episodes but never minting one, should not pay for.
+    import secrets
+
     return "ep-" + "".join(secrets.choice(_CROCKFORD) for _ in range(10))
 
 
@@ -76,23 +96,13 @@ class Episode:
 
     def relpath(self, episodes_dir: str = "memory/episodes") -> str:
         """Where this episode lives, relative to the repository root."""
-        return f"{episodes_dir}/{self.at[0:4]}/{self.at[5:7]}/{self.id}.yaml"
+        return expected_relpath(self.id, self.at, episodes_dir)
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.data)
 
     def render(self) -> str:
         return render_episode(self.data)
-
-
-def format_at(value: dt.datetime) -> str:
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.timezone.utc)
-    return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def utc_now() -> str:
-    return format_at(dt.datetime.now(dt.timezone.utc))
 
 
 def _parse_at(value: Any) -> str | None:
@@ -272,16 +282,6 @@ def locate(problems: list[Problem], where: tuple[int, dict[str, int]] | None) ->
             replace(p, line=keys.get(p.field or "", start)) for p in problems]
 
 
-def _size_problem(data: Mapping[str, Any], size: int, source: str, at_least: bool) -> Problem:
-    sizes = {k: len(str(v).encode("utf-8")) for k, v in data.items()}
-    biggest = max(sizes, key=lambda k: sizes[k]) if sizes else None
-    return Problem(f"episode is {'at least ' if at_least else ''}{size:,} bytes, "
-                   f"over the {MAX_EPISODE_BYTES // 1024} KiB cap"
-                   + (f" ('{biggest}' alone is {sizes[biggest]:,} bytes)" if biggest else ""),
-                   file=source, field=biggest,
-                   hint="keep episodes short; link to long material instead")
-
-
 def _similar(a: str, b: str) -> bool:
     """Cheap typo detection: same length +-1 and few differing characters."""
     if abs(len(a) - len(b)) > 2:
@@ -304,6 +304,7 @@ def render_episode(data: Mapping[str, Any]) -> str:
 
 
 def expected_relpath(ep_id: str, at: str, episodes_dir: str) -> str:
+    """``<episodes_dir>/YYYY/MM/<id>.yaml``, by the UTC month of ``at``."""
     return f"{episodes_dir}/{at[0:4]}/{at[5:7]}/{ep_id}.yaml"
 
 
@@ -329,13 +330,7 @@ def parse_episode_bytes(
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ValidationError(
-            f"{source}: not valid UTF-8",
-            problems=[Problem(f"invalid byte 0x{raw[exc.start]:02x} at offset {exc.start}",
-                              file=source, line=line, field=_key_before(raw, exc.start),
-                              hint="save the file as UTF-8")],
-        ) from None
+        raise utf8_error(raw, exc, source) from None
     # The bytes, not ``text``: libyaml decodes UTF-8 itself, faster (full index rebuilds).
     data = yamlio.load(raw, source=source)
     episode, problems = validate_mapping(data, source=source)
@@ -353,6 +348,15 @@ def parse_episode_bytes(
     return Episode(episode)
 
 
+def utf8_error(raw: bytes, exc: UnicodeDecodeError, source: str) -> ValidationError:
+    """The error for input that is not UTF-8: the bad byte, its line and its key."""
+    return ValidationError(
+        f"{source}: not valid UTF-8",
+        problems=[Problem(f"invalid byte 0x{raw[exc.start]:02x} at offset {exc.start}",
+                          file=source, line=raw[: exc.start].count(b"\n") + 1,
+                          field=_key_before(raw, exc.start), hint="save the file as UTF-8")])
+
+
 def _key_before(raw: bytes, offset: int) -> str | None:
     """The top-level key whose value holds byte ``offset`` (for messages)."""
     for line in reversed(raw[:offset].split(b"\n")):
@@ -362,92 +366,11 @@ def _key_before(raw: bytes, offset: int) -> str | None:
     return None
 
 
-def normalise_input(data: Any, *, source: str, now: str | None = None) -> Episode:
-    """Turn user input into a storable episode: mint ``id``/``at`` when absent."""
-    if isinstance(data, Mapping):
-        data = dict(data)
-        if data.get("id") is None:
-            data["id"] = mint_id()
-        if data.get("at") is None:
-            data["at"] = now or utc_now()
-    episode, problems = validate_mapping(data, source=source, normalise=True)
-    if not problems:
-        # Text is stored at least verbatim: a cheap lower bound spares rendering (slow in
-        # PyYAML's pure-Python emitter) of a 10 MB paste.
-        size = sum(len(v.encode("utf-8")) for v in episode.values() if isinstance(v, str))
-        at_least = size > MAX_EPISODE_BYTES
-        if not at_least:
-            size = len(render_episode(episode).encode("utf-8"))
-        if size > MAX_EPISODE_BYTES:
-            problems.append(_size_problem(episode, size, source, at_least))
-    if problems:
-        raise ValidationError(f"{source}: invalid episode", problems=problems)
-    return Episode(episode)
+def __getattr__(name: str) -> Any:
+    # Input parsing lives in scarwarden.episode_input (it is not needed to validate a
+    # stored file); its public names stay importable from here, loaded on first use.
+    if name in ("InputDocuments", "normalise_input", "parse_input_documents"):
+        from scarwarden import episode_input
 
-
-class InputDocuments(list[Any]):
-    """Parsed episode input: a plain list that also knows where each item starts."""
-
-    def __init__(self, items: list[Any], text: str, item_lines: list[int] | None = None):
-        super().__init__(items)
-        self._text = text
-        self._item_lines = item_lines  # JSON lines: the line of each item
-        self._keys: list[tuple[int, dict[str, int]]] | None = None
-
-    def where(self, index: int) -> tuple[int, dict[str, int]] | None:
-        """(first line, key -> line) of item ``index``; ``None`` when unknown."""
-        if self._item_lines is not None:
-            return (self._item_lines[index], {}) if index < len(self._item_lines) else None
-        if self._keys is None:
-            self._keys = yamlio.key_lines(self._text)  # error path only: parse again
-        return self._keys[index] if index < len(self._keys) else None
-
-
-def parse_input_documents(raw: bytes, *, source: str) -> list[Any]:
-    """Read episode input: one mapping, a list of mappings (YAML or JSON), or JSON lines.
-
-    Returns an :class:`InputDocuments` (a list) so errors can later name lines.
-    """
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValidationError(
-            f"{source}: not valid UTF-8",
-            problems=[Problem(f"invalid byte 0x{raw[exc.start]:02x} at offset {exc.start}",
-                              file=source, line=raw[: exc.start].count(b"\n") + 1,
-                              field=_key_before(raw, exc.start),
-                              hint="save the file as UTF-8")]) from None
-    stripped = text.strip()
-    if not stripped:
-        raise ValidationError(f"{source}: no episode in the input",
-                              hint="give a YAML/JSON mapping, a list of them, or JSON lines")
-    lines = [line for line in stripped.splitlines() if line.strip()]
-    if len(lines) > 1 and all(line.lstrip().startswith("{") for line in lines):
-        import json
-
-        docs = []
-        numbers = []
-        offset = text[: len(text) - len(text.lstrip())].count("\n")
-        for number, line in enumerate(stripped.splitlines(), 1 + offset):
-            if not line.strip():
-                continue
-            try:
-                docs.append(json.loads(line))
-            except (json.JSONDecodeError, RecursionError) as exc:
-                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-                raise ValidationError(
-                    f"{source}: line {number} is not valid JSON",
-                    problems=[Problem(reason, file=source, line=number)]) from None
-            numbers.append(number)
-        return InputDocuments(docs, text, numbers)
-    loaded: Any
-    if stripped[0] in "[{":
-        import json
-
-        try:
-            loaded = json.loads(stripped)
-        except (json.JSONDecodeError, RecursionError):
-            loaded = yamlio.load(text, source=source)  # flow-style YAML looks like JSON
-    else:
-        loaded = yamlio.load(text, source=source)
-    return InputDocuments(loaded if isinstance(loaded, list) else [loaded], text)
+        return getattr(episode_input, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

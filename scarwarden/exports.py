@@ -24,6 +24,7 @@ from pathlib import Path
 
 from scarwarden import git
 from scarwarden import playbook as pb
+from scarwarden.citations import format_citation
 from scarwarden.errors import Problem, UsageError, ValidationError
 from scarwarden.ledger import atomic_write
 from scarwarden.repo import MemoryRepo
@@ -79,8 +80,8 @@ def expand_formats(names: list[str] | tuple[str, ...]) -> list[str]:
 
 
 def citation(rule: pb.Rule) -> str:
-    """How an answer cites ``rule`` (SPEC section 5)."""
-    return f"[{rule.id}, learnt in {', '.join(rule.episode_ids)}]"
+    """How an answer cites ``rule`` (SPEC section 5): the one format, from citations.py."""
+    return format_citation(rule.id, rule.episode_ids)
 
 
 def render_rules(playbook: pb.Playbook, playbook_rel: str) -> str:
@@ -200,14 +201,11 @@ def _display(repo: MemoryRepo, path: Path) -> str:
 
 def load_playbook(repo: MemoryRepo) -> pb.Playbook:
     """The working tree's playbook (what a pre-commit run sees), parsed and validated."""
-    try:
-        raw = repo.playbook_path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"no playbook at {repo.playbook_rel}",
-                         hint="run 'scarwarden init' first") from None
-    text = _decode(raw, repo.playbook_rel)
-    assert text is not None
-    return pb.parse(text, source=repo.playbook_rel)
+    from scarwarden import rules
+
+    if not repo.playbook_path.is_file():
+        raise UsageError(f"no playbook at {repo.playbook_rel}", hint="run 'scarwarden init' first")
+    return rules.load_playbook(repo)
 
 
 def claude_imports_agents(repo: MemoryRepo, path: Path | None = None) -> bool:

@@ -256,7 +256,7 @@ def learnt_in_line(text: str | None, rule: pb.Rule) -> int | None:
         line = lines[number]
         if line.startswith("- Learnt in:"):
             return number + 1
-        if line.startswith("#"):
+        if pb.HEADING_RE.match(line):  # the next rule; "#launchday" is text, not a heading
             break
     return rule.line
 

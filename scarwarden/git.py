@@ -427,6 +427,7 @@ def nothing_staged(root: Path | str, env: Mapping[str, str] | None = None) -> bo
 
 def commit_paths(root: Path | str, sha: str, env: Mapping[str, str] | None = None) -> list[str]:
     """The paths a commit changed relative to its first parent (all, for a root commit)."""
-    out = run(root, "diff-tree", "-r", "-z", "--no-commit-id", "--name-only", "--root",
-              "--no-renames", sha, env=env)
+    # `log`, not `diff-tree`: diff-tree also reads git's index (~10 ms at 100k files).
+    out = run(root, "-c", "log.showSignature=false", "log", "-1", "--root", "--no-renames",
+              "--name-only", "-z", "--format=", sha, "--", env=env)
     return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]

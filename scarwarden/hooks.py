@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,6 +73,8 @@ def hooks_dir(root: Path | str) -> tuple[Path, str | None]:
 
 
 def _write_executable(path: Path, text: str) -> None:
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -14,10 +14,14 @@ alone and refreshed incrementally before every read:
 
 A missing, corrupt or old-schema index is rebuilt without being asked, in a temporary
 file swapped in with ``os.replace``, so a concurrent reader never sees half an index.
+A rebuild streams the blobs out of one ``git cat-file --batch`` and, on a large ledger,
+parses them in two forked worker processes (:mod:`scarwarden.index_load`; figures in
+``bench/ledger_bench.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -217,7 +221,8 @@ class Index:
     def require_playbook(self) -> None:
         error = self.playbook_error()
         if error:
-            raise ValidationError(error, hint="fix the playbook; 'scarwarden check --all' lists every problem")
+            raise ValidationError(
+                error, hint="fix the playbook; 'scarwarden check --all' lists every problem")
 
     def rules(self, *, include_retired: bool = False) -> list[pb.Rule]:
         sql = "SELECT id, title, text, tags, episode_ids, retired, reason, replaced_by, line FROM rules"
@@ -663,10 +668,8 @@ def _open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | N
         rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN "
                                  "('schema_version', 'memory_dir')").fetchall())
     except sqlite3.DatabaseError:
-        try:
+        with contextlib.suppress(Exception):  # the file is garbage; we only need it closed
             conn.close()
-        except Exception:  # noqa: BLE001 - the file is garbage; we only need it closed
-            pass
         log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
         return None, "corrupt"
     if rows.get("schema_version") != str(SCHEMA_VERSION):

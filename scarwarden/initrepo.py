@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from scarwarden import git
@@ -30,6 +29,8 @@ class InitResult:
 
 def demo_memory_dir() -> Path:
     """The demo memory shipped inside the package (works from an installed wheel)."""
+    from importlib import resources  # pulls in zipfile and tempfile; only the demo needs it
+
     return Path(str(resources.files("scarwarden") / "demo_memory"))
 
 
@@ -40,6 +41,10 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
             f"{repo.memory_rel}/ already holds a Scarwarden memory in {repo.root}",
             hint="nothing to do; 'scarwarden rule list' shows the playbook",
         )
+    if repo.memory_dir.exists() and not repo.memory_dir.is_dir():
+        raise UsageError(
+            f"{repo.memory_rel} in {repo.root} is a file, not a folder",
+            hint="move it away, or choose another folder with memory_dir in scarwarden.yaml")
     written: list[str] = []
     memory_existed = repo.memory_dir.exists()
     gitignore = repo.root / ".gitignore"
@@ -62,10 +67,12 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
             written.append(f"{repo.episodes_rel}/.gitkeep")
             atomic_write(repo.playbook_path, EMPTY_PLAYBOOK.encode())
         written.append(repo.playbook_rel)
-        existing = ignore_before.decode("utf-8", "replace") if ignore_before is not None else ""
-        if IGNORE_LINE not in existing.splitlines():
-            sep = "" if not existing or existing.endswith("\n") else "\n"
-            gitignore.write_text(existing + sep + IGNORE_LINE + "\n")
+        # Bytes throughout: a .gitignore that is not UTF-8 must come back unchanged.
+        existing = ignore_before or b""
+        line = IGNORE_LINE.encode()
+        if line not in (raw.rstrip(b"\r") for raw in existing.splitlines()):
+            sep = b"" if not existing or existing.endswith(b"\n") else b"\n"
+            gitignore.write_bytes(existing + sep + line + b"\n")
             written.append(".gitignore")
         sha = None
         git.add(repo.root, written)

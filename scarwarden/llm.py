@@ -25,13 +25,13 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from scarwarden.config import Config, ModelSettings
-from scarwarden.errors import ModelError, ModelUnreachable, ValidationError
+from scarwarden.errors import ConfigError, ModelError, ModelUnreachable, ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
@@ -65,9 +65,14 @@ class Usage:
                      self.total_tokens + other.total_tokens,
                      self.estimated or other.estimated)
 
-    def to_json(self) -> dict[str, object]:
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "total_tokens": self.total_tokens, "estimated": self.estimated}
+    def to_json(self, calls: int | None = None) -> dict[str, object]:
+        """The counts as JSON; with ``calls``, how many model calls they add up."""
+        data: dict[str, object] = {
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens, "estimated": self.estimated}
+        if calls is not None:
+            data["calls"] = calls
+        return data
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,14 @@ class ChatResponse:
     content: str
     usage: Usage
     model: str
+
+
+def total_usage(responses: Iterable[ChatResponse]) -> Usage:
+    """The usage of several calls, added up."""
+    total = Usage()
+    for response in responses:
+        total = total + response.usage
+    return total
 
 
 def estimate_tokens(text: str) -> int:
@@ -117,10 +130,7 @@ class ChatClient:
 
     def usage(self) -> Usage:
         """Total usage over every call this client made."""
-        total = Usage()
-        for call in self.calls:
-            total = total + call.usage
-        return total
+        return total_usage(self.calls)
 
     # -- helpers --------------------------------------------------------------------
     def _scrub(self, text: str) -> str:
@@ -183,6 +193,13 @@ class ChatClient:
             try:
                 response = self._session.post(self.url, json=body, headers=headers,
                                               timeout=self.settings.timeout)
+            except (requests.exceptions.MissingSchema, requests.exceptions.InvalidSchema,
+                    requests.exceptions.InvalidURL):
+                # A typo in the setting, not a network problem: retrying cannot help.
+                raise ConfigError(
+                    f"model.base_url is not a usable http(s) URL: {self.settings.base_url!r}",
+                    hint="set it (or SCARWARDEN_BASE_URL) to the part before "
+                         "/chat/completions, e.g. http://localhost:11434/v1") from None
             except requests.Timeout:
                 last_problem = f"no answer within {self.settings.timeout:g} s (model.timeout)"
             except requests.RequestException as exc:

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from scarwarden import git
+from scarwarden.citations import format_citation
 from scarwarden.episodes import Episode
 from scarwarden.errors import UsageError
 from scarwarden.repo import MemoryRepo
@@ -88,7 +89,7 @@ class MemoryTools:
 
         result = recall_task(self.repo, task, limit=limit)
         data = result.to_json()
-        cite_as = {rule.id: _cite(rule.id, rule.episode_ids) for rule in result.rules}
+        cite_as = {rule.id: format_citation(rule.id, rule.episode_ids) for rule in result.rules}
         example = next(iter(cite_as.values()), "[PB-NN, learnt in ep-...]")
         data["cite_as"] = cite_as
         data["instructions"] = _verdict_meaning(result.verdict) + VERDICT_STEPS.get(
@@ -156,7 +157,7 @@ class MemoryTools:
         history = [{"commit": ev.sha, "date": ev.date, "author": ev.author,
                     "subject": ev.subject, "kind": ev.kind}
                    for ev in rule_history(self.repo, rule_id)]
-        return {"rule": rule.to_json(), "cite_as": _cite(rule.id, rule.episode_ids),
+        return {"rule": rule.to_json(), "cite_as": format_citation(rule.id, rule.episode_ids),
                 "episodes": episodes, "history": history}
 
     def get_episode(self, episode_id: str) -> dict[str, Any]:
@@ -178,20 +179,15 @@ class MemoryTools:
 
     def verify_citations(self, task: str, text: str) -> dict[str, Any]:
         """Check the inline citations of ``text`` against a fresh recall of ``task``."""
-        from scarwarden.citations import verify_citations
-        from scarwarden.index import open_index
+        from scarwarden.citations import verify_in_repo
         from scarwarden.recall import recall_task
 
         result = recall_task(self.repo, task, log=False)
-        with open_index(self.repo) as index:
-            known = {r.id for r in index.rules()}
-            retired = {r.id for r in index.rules(include_retired=True) if r.retired}
-        verification = verify_citations(text, result, known_rule_ids=known,
-                                         retired_rule_ids=retired)
-        data = verification.to_json()
+        data = verify_in_repo(self.repo, text, result).to_json()
         data["task"] = result.task
         data["verdict"] = result.verdict
-        data["recalled"] = {rule.id: _cite(rule.id, rule.episode_ids) for rule in result.rules}
+        data["recalled"] = {rule.id: format_citation(rule.id, rule.episode_ids)
+                            for rule in result.rules}
         return data
 
     # -- resources ----------------------------------------------------------------
@@ -204,6 +200,8 @@ class MemoryTools:
 
     def rule_markdown(self, rule_id: str) -> str:
         """One rule as markdown, followed by every episode it was learnt in (YAML)."""
+        from scarwarden.answer import fence  # an episode holding ``` cannot close it
+
         audit = self.get_rule(rule_id)
         rule = audit["rule"]
         lines = [f"## {rule['id']}: {rule['title']}", "", rule["text"], "",
@@ -215,7 +213,7 @@ class MemoryTools:
         for ep in audit["episodes"]:
             lines += ["", f"### Learnt in {ep['id']}" + (f" ({ep['path']})" if ep["path"] else ""),
                       ""]
-            lines += ["```yaml", ep["yaml"].rstrip("\n"), "```"] if ep["found"] else [
+            lines += [fence("yaml", ep["yaml"].rstrip("\n"))] if ep["found"] else [
                 f"{ep['id']} is not in the ledger."]
         return "\n".join(lines) + "\n"
 
@@ -224,25 +222,17 @@ class MemoryTools:
         return str(self.get_episode(episode_id)["yaml"])
 
     def _stored_text(self, path: str | None, ep: Episode | None) -> str | None:
-        # Word for word: the file as stored, falling back to the canonical rendering.
-        if path:
-            try:
-                return (self.repo.root / path).read_bytes().decode("utf-8")
-            except (OSError, UnicodeDecodeError):
-                pass
-        return ep.render() if ep else None
+        # Word for word: the file as stored while it still holds this very episode (the
+        # same rule as `rule show`), else the canonical rendering.
+        from scarwarden.commands._common import format_episode
+
+        return format_episode(ep, self.repo, path) + "\n" if ep is not None else None
 
 
 def _required(value: str | None, name: str) -> str:
     if value is None or not str(value).strip():
         raise UsageError(f"'{name}' is empty", hint=f"give '{name}' in plain words")
     return str(value).strip()
-
-
-def _cite(rule_id: str, episode_ids: Any) -> str:
-    from scarwarden.citations import format_citation
-
-    return format_citation(rule_id, list(episode_ids))
 
 
 def _verdict_meaning(verdict: str) -> str:

@@ -41,7 +41,7 @@ _RULE_HEADING = re.compile(r"^(##|###) (PB-[0-9]{2,}): (\S.*?)\s*$")
 _FIELD = re.compile(r"^- (Tags|Learnt in|Retired|Replaced by):(?: (.*?))?\s*$")
 #: A markdown (ATX) heading: '#'s then a space. "#launchday" at the start of a line is
 #: a hashtag in rule text, not a heading (CommonMark agrees).
-_HEADING = re.compile(r"^#{1,6}(?:[ \t]|$)")
+HEADING_RE = re.compile(r"^#{1,6}(?:[ \t]|$)")
 _FIELD_KEYS = {"Tags": "tags", "Learnt in": "episode_ids", "Retired": "reason",
                "Replaced by": "replaced_by"}
 
@@ -161,7 +161,7 @@ def parse(text: str, *, source: str = "memory/playbook.md") -> Playbook:
     in_retired = False
     retired_line = 0
     for number, line in enumerate(lines[i:], start=i + 1):
-        if _HEADING.match(line):
+        if HEADING_RE.match(line):
             if line.rstrip() == RETIRED_HEADING:
                 if in_retired:
                     bad(number, "a second '## Retired' section")
@@ -211,6 +211,7 @@ def parse(text: str, *, source: str = "memory/playbook.md") -> Playbook:
         else:
             seen[rule.id] = rule.line
     if problems:
+        problems.sort(key=lambda p: p.line or 0)  # file order, whichever pass found them
         raise ValidationError(f"{source}: cannot parse the playbook", problems=problems)
     preamble = "\n".join(preamble_lines).strip("\n")
     return Playbook(rules=tuple(rules), retired=tuple(retired), preamble=preamble)
@@ -345,6 +346,6 @@ def make_rule(rule_id: str, title: str, text: str, tags: Iterable[str],
     body = text.strip()
     if not body:
         raise ValidationError("a rule needs text")
-    if any(_FIELD.match(line) or _HEADING.match(line) for line in body.splitlines()):
+    if any(_FIELD.match(line) or HEADING_RE.match(line) for line in body.splitlines()):
         raise ValidationError("rule text may not contain headings or '- Tags:'-style field lines")
     return Rule(rule_id, title, body, tuple(norm_tags), tuple(eps))

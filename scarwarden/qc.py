@@ -15,9 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scarwarden.episodes import RULE_ID_RE
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scarwarden.citations import Verification
+    from scarwarden.llm import ChatClient, ChatResponse
+    from scarwarden.repo import MemoryRepo
 
 PASS = "pass"  # noqa: S105 - a verdict, not a password
 RETAKE = "retake"
@@ -119,8 +124,8 @@ def review_messages(task: str, rules: Sequence[Any], draft: str) -> list[dict[st
     return [{"role": "system", "content": REVIEW_SYSTEM}, {"role": "user", "content": user}]
 
 
-def review_draft(client: Any, *, model: str, task: str, rules: Sequence[Any],
-                 draft: str, responses: list[Any] | None = None) -> Review:
+def review_draft(client: ChatClient, *, model: str, task: str, rules: Sequence[Any],
+                 draft: str, responses: list[ChatResponse] | None = None) -> Review:
     """One reviewer call (with the client's one repair attempt on bad JSON)."""
     from scarwarden.llm import complete_json
 
@@ -194,9 +199,9 @@ def retake_messages(messages: Sequence[dict[str, str]], draft: str,
             {"role": "user", "content": RETAKE_INSTRUCTIONS.format(violations=listed)}]
 
 
-def run_qc(client: Any, *, model: str, task: str, rules: Sequence[Any],
+def run_qc(client: ChatClient, *, model: str, task: str, rules: Sequence[Any],
            messages: Sequence[dict[str, str]], draft: str, max_retakes: int,
-           responses: list[Any] | None = None) -> QCResult:
+           responses: list[ChatResponse] | None = None) -> QCResult:
     """Review ``draft``; while it breaks a recalled rule, regenerate with the feedback.
 
     At most ``max_retakes`` regenerations; each draft is reviewed, so the result holds
@@ -222,10 +227,10 @@ class DraftReview:
     task: str
     recall: Any
     draft: str
-    verification: Any = None  # citations of the final text, checked by code
+    verification: Verification | None = None  # citations of the final text, by code
     qc: QCResult | None = None
     model: str | None = None
-    responses: list[Any] = field(default_factory=list)
+    responses: list[ChatResponse] = field(default_factory=list)
     brief: str | None = None
 
     @property
@@ -238,7 +243,7 @@ class DraftReview:
         return None if self.qc is None else self.qc.passed
 
     def to_json(self) -> dict[str, Any]:
-        from scarwarden.answer import usage_total
+        from scarwarden.answer import usage_json
 
         return {"task": self.task, "verdict": self.recall.verdict,
                 "rules": self.recall.to_json()["rules"],
@@ -247,11 +252,12 @@ class DraftReview:
                 "qc": self.qc.to_json() if self.qc is not None else None,
                 "verification": self.verification.to_json() if self.verification else None,
                 "model": self.model,
-                "usage": usage_total(self.responses) if self.responses else None,
+                "usage": usage_json(self.responses),
                 "brief": self.brief}
 
 
-def review_task_draft(repo: Any, task: str, draft: str, *, client: Any, rewrite: bool = False,
+def review_task_draft(repo: MemoryRepo, task: str, draft: str, *, client: ChatClient | None,
+                      rewrite: bool = False,
                       max_retakes: int | None = None, limit: int | None = None) -> DraftReview:
     """Recall for ``task``, verify the draft's citations, and let the reviewer judge it.
 
@@ -260,7 +266,8 @@ def review_task_draft(repo: Any, task: str, draft: str, *, client: Any, rewrite:
     feedback, up to ``max_retakes`` times. With ``client=None`` only the code checks run
     and the result carries the brief. No recalled rule: nothing to review against.
     """
-    from scarwarden.answer import ASK_HUMAN, brief, memory_messages, verify_answer
+    from scarwarden.answer import ASK_HUMAN, brief, memory_messages
+    from scarwarden.citations import verify_in_repo
     from scarwarden.errors import UsageError
     from scarwarden.recall import recall_task
 
@@ -281,5 +288,5 @@ def review_task_draft(repo: Any, task: str, draft: str, *, client: Any, rewrite:
             review = review_draft(client, model=model, task=task, rules=recall_result.rules,
                                   draft=draft, responses=result.responses)
             result.qc = QCResult([Round(draft, review)], 0)
-    result.verification = verify_answer(repo, result.final_text, recall_result)
+    result.verification = verify_in_repo(repo, result.final_text, recall_result)
     return result

@@ -5,7 +5,7 @@ rules (:mod:`scarwarden.text`: Unicode tokens, lower case, Snowball stopwords dr
 Snowball English stems) and is scored against the postings in the SQLite index; the
 playbook file is never re-read on a query.
 
-The score of a rule ``r`` for a task (docs/recall.md works two examples by hand)::
+Two numbers per rule (docs/recall.md works examples by hand). The **score** ranks::
 
     score(r) = sum over tag hits        TAG_WEIGHT
              + sum over shared stems t  idf(t) * qtf(t) * tf(t,r) * (K1 + 1)
@@ -17,10 +17,28 @@ The score of a rule ``r`` for a task (docs/recall.md works two examples by hand)
   stemmed) are all among the task's stems (SPEC section 7);
 * ``qtf(t)``: how often stem ``t`` occurs in the task; ``tf(t,r)``: in the rule's title
   plus text; ``len(r)``: the rule's number of stems; ``N``, ``avglen``, ``df``: over the
-  active rules (meta ``rule_count``/``rule_total_length``, table ``rule_term_df``);
+  active rules (meta ``rule_count``/``rule_total_length``, table ``rule_term_df``;
+  ``df`` is 0 for a stem no rule's title or text contains);
 * that is BM25 with Lucene's non-negative idf and K1 = 1.5, B = 0.75 (rank_bm25's
   defaults, so the benchmark baseline runs with the same constants; not tuned on the
   benchmark), plus a flat bonus per tag hit.
+
+The **confidence** routes (:mod:`scarwarden.router`). A BM25 sum grows with every word
+a task shares with a rule, so a long task that shares only generic words ("card",
+"fee", "agent") outscores a short, exact one; the confidence does not::
+
+    confidence(r) = matched(r) / sqrt(task_mass * rule_mass(r))          (0 to 1)
+
+    task_mass     = sum of idf(t) over the task's distinct stems
+    rule_mass(r)  = sum of idf(t) over the distinct stems of r's title, text and tags
+    matched(r)    = sum of idf(t) over the task stems r matches (in its title or
+                    text, or part of a tag that hits)
+
+It is the geometric mean of how much of the task the rule explains
+(``matched / task_mass``) and how much of the rule the task touches
+(``matched / rule_mass``), each weighted by idf, so generic words count for little and
+words memory has never seen (idf at df 0, the highest) count against the match. It is
+1.0 when the task's stems are exactly the rule's.
 
 Every result carries its contributions (``tag:<tag>``, ``term:<stem>``); the score is
 their sum in that order, rounded to 4 decimals. Ranking: score descending, then rule ID
@@ -86,13 +104,27 @@ class RecalledRule:
     episode_ids: list[str]
     tags: list[str] = field(default_factory=list)
     terms: list[TermMatch] = field(default_factory=list)
+    #: ``matched_mass / sqrt(task_mass * rule_mass)``, rounded (what the router reads).
+    confidence: float = 0.0
+    #: Sum of idf over the task stems this rule matches (terms and tag parts).
+    matched_mass: float = 0.0
+    #: Sum of idf over the distinct stems of the rule's title, text and tags.
+    rule_mass: float = 0.0
+    #: ``matched_mass / idf(df=1)``, rounded: the match counted in rare words (stems
+    #: found in one rule only); the router wants ``act_tag_hits`` of them to act.
+    evidence: float = 0.0
+    #: The rule's distinct stems (title, text, tags) with their df, for ``--explain``.
+    stem_df: dict[str, int] = field(default_factory=dict)
+    #: The task stems it matches (in its title or text, or part of a tag that hits).
+    matched_stems: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "text": self.text, "score": self.score,
                 "matched_tags": list(self.matched_tags),
                 "matched_terms": list(self.matched_terms),
                 "contributions": dict(self.contributions),
-                "episode_ids": list(self.episode_ids)}
+                "episode_ids": list(self.episode_ids),
+                "confidence": self.confidence}
 
     def why(self) -> str:
         """One line: the tags and terms that matched and what each contributed."""
@@ -114,8 +146,17 @@ class RecallStats:
     task_stems: dict[str, int]  # stem -> qtf, sorted by stem
     unknown_stems: list[str]  # task stems no active rule contains
     settings: RecallSettings
+    #: Sum of idf over the task's distinct stems (the confidence's task side).
+    task_mass: float = 0.0
+    #: df of each task stem (0: in no rule's title or text), sorted by stem.
+    task_df: dict[str, int] = field(default_factory=dict)
     best_score: float | None = None
     best_tag_hits: int = 0
+    #: The best-ranked rule's confidence; ``None`` when no rule matched at all.
+    best_confidence: float | None = None
+    best_evidence: float = 0.0
+    #: The best-ranked rule, also when the verdict (ASK_HUMAN) returns no rules.
+    best: RecalledRule | None = None
 
 
 @dataclass
@@ -163,6 +204,13 @@ def idf(df: int, n: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
+def confidence(matched: float, task_mass: float, rule_mass: float) -> float:
+    """``matched / sqrt(task_mass * rule_mass)``, rounded; 0.0 when either mass is 0."""
+    if task_mass <= 0.0 or rule_mass <= 0.0:
+        return 0.0
+    return round(matched / math.sqrt(task_mass * rule_mass), DECIMALS)
+
+
 def term_contribution(idf_value: float, qtf: int, tf: int, length: int,
                       avg_length: float) -> float:
     """One shared stem's BM25 contribution (unrounded)."""
@@ -174,10 +222,11 @@ def recall(index: Index, task: str, *, limit: int | None = None,
            settings: RecallSettings | None = None) -> RecallResult:
     """Rank the active rules of ``index`` for ``task`` and route the result.
 
-    Returns at most ``limit`` rules (default ``settings.limit``), each scoring at least
-    ``settings.floor`` (or with ``act_tag_hits`` tag hits). Raises :class:`UsageError`
-    for an empty or over-long task, :class:`ValidationError` when the playbook does
-    not parse.
+    Returns at most ``limit`` rules in rank order, each with a confidence of at least
+    ``settings.floor`` (or with ``act_tag_hits`` tag hits); none when the verdict is
+    ``ASK_HUMAN``. The verdict comes from the best-ranked rule
+    (:func:`scarwarden.router.route`). Raises :class:`UsageError` for an empty or
+    over-long task, :class:`ValidationError` when the playbook does not parse.
     """
     from scarwarden.recall_log import playbook_commit
 
@@ -193,19 +242,26 @@ def recall(index: Index, task: str, *, limit: int | None = None,
     total = int(index.meta("rule_total_length") or 0)
     avg = total / n if n and total else 1.0
     df = _document_frequencies(conn, sorted(qtf))
+    task_mass = math.fsum(idf(df.get(t, 0), n) for t in sorted(qtf)) if n else 0.0
     stats = RecallStats(rule_count=n, avg_length=avg, task_stems=dict(sorted(qtf.items())),
-                        unknown_stems=sorted(set(qtf) - set(df)), settings=settings)
+                        unknown_stems=sorted(set(qtf) - set(df)), settings=settings,
+                        task_mass=task_mass, task_df={t: df.get(t, 0) for t in sorted(qtf)})
     ranked: list[RecalledRule] = []
     if qtf and n:
         found = _candidates(conn, qtf, df, n, avg, limit + _SLACK)
-        ranked = _explain(conn, _worth_explaining(found, limit, settings), qtf, df, n, avg)
+        ranked = _explain(conn, _worth_explaining(found, limit), qtf, df, n, avg, task_mass)
         ranked.sort(key=lambda r: (-r.score, r.id))
     if ranked:
         stats.best_score = ranked[0].score
         stats.best_tag_hits = len(ranked[0].matched_tags)
-    verdict = router.route(stats.best_score, stats.best_tag_hits, settings)
-    kept = [r for r in ranked
-            if r.score >= settings.floor or len(r.matched_tags) >= settings.act_tag_hits]
+        stats.best_confidence = ranked[0].confidence
+        stats.best_evidence = ranked[0].evidence
+        stats.best = ranked[0]
+    verdict = router.route(stats.best_confidence, stats.best_tag_hits, stats.best_evidence,
+                           settings)
+    kept = [] if verdict == router.ASK_HUMAN else [
+        r for r in ranked
+        if r.confidence >= settings.floor or len(r.matched_tags) >= settings.act_tag_hits]
     return RecallResult(task=task, verdict=verdict, playbook_commit=playbook_commit(index),
                         rules=kept[:limit], stats=stats)
 
@@ -268,41 +324,43 @@ def _candidates(conn: Any, qtf: Counter[str], df: dict[str, int], n: int, avg: f
     return [(row[0], float(row[1])) for row in conn.execute(sql, params)]
 
 
-def _worth_explaining(found: list[tuple[str, float]], limit: int,
-                      settings: RecallSettings) -> list[str]:
-    """The candidates that can still make the result (explaining costs a few queries).
-
-    The best one always (the router needs it); then those within floating-point noise
-    of the ``limit``-th score, and only those that can pass the floor (or have enough
-    room in their score for ``act_tag_hits`` tag hits).
+def _worth_explaining(found: list[tuple[str, float]], limit: int) -> list[str]:
+    """The candidates that can still make the result (explaining costs a few queries):
+    the first ``limit`` and those within floating-point noise of the ``limit``-th score.
     """
     if not found:
         return []
     cut = found[min(limit, len(found)) - 1][1]
     eps = 1e-9 * max(1.0, abs(cut))
-    keep_at = min(settings.floor, settings.act_tag_hits * TAG_WEIGHT) - eps
-    return [found[0][0]] + [rule_id for rule_id, score in found[1:]
-                            if score >= cut - eps and score >= keep_at]
+    return [rule_id for rule_id, score in found if score >= cut - eps]
 
 
 def _explain(conn: Any, ids: list[str], qtf: Counter[str], df: dict[str, int], n: int,
-             avg: float) -> list[RecalledRule]:
-    """Exact contributions for the candidate rules, computed in a fixed order."""
+             avg: float, task_mass: float) -> list[RecalledRule]:
+    """Exact contributions and confidences for the candidate rules, in a fixed order."""
     if not ids:
         return []
     id_json = json.dumps(ids)
     postings: dict[str, dict[str, tuple[int, int]]] = {i: {} for i in ids}
-    # By rule (a few dozen postings each), not by term: a long task has hundreds.
-    for term, rule_id, tf, length in conn.execute(
-            "SELECT term, rule_id, tf, length FROM rule_terms WHERE rule_id IN "
+    # The rule's own stems with their df: the shared ones score, all of them weigh in
+    # the rule's mass. By rule (a few dozen postings each), not by term: a long task
+    # has hundreds.
+    stem_df: dict[str, dict[str, int]] = {i: {} for i in ids}
+    for term, rule_id, tf, length, term_df in conn.execute(
+            "SELECT p.term, p.rule_id, p.tf, p.length, d.df FROM rule_terms AS p "
+            "JOIN rule_term_df AS d ON d.term = p.term WHERE p.rule_id IN "
             "(SELECT value FROM json_each(?))", (id_json,)):
+        stem_df[rule_id][term] = int(term_df)
         if term in df:
             postings[rule_id][term] = (int(tf), int(length))
     tag_parts: dict[tuple[str, str], set[str]] = {}
-    for rule_id, tag, stem in conn.execute(
-            "SELECT rule_id, tag, stem FROM rule_tag_stems WHERE rule_id IN "
+    for rule_id, tag, stem, tag_df in conn.execute(
+            "SELECT t.rule_id, t.tag, t.stem, coalesce(d.df, 0) FROM rule_tag_stems AS t "
+            "LEFT JOIN rule_term_df AS d ON d.term = t.stem WHERE t.rule_id IN "
             "(SELECT value FROM json_each(?))", (id_json,)):
         tag_parts.setdefault((rule_id, tag), set()).add(stem)
+        stem_df[rule_id].setdefault(stem, int(tag_df))
+    rare = idf(1, n)  # the idf of a stem found in one rule only
     out = []
     for row in conn.execute("SELECT id, title, text, tags, episode_ids FROM rules "
                             "WHERE id IN (SELECT value FROM json_each(?))", (id_json,)):
@@ -325,9 +383,17 @@ def _explain(conn: Any, ids: list[str], qtf: Counter[str], df: dict[str, int], n
         matches.sort(key=lambda m: (-m.contribution, m.stem))
         for m in matches:
             contributions[f"term:{m.stem}"] = m.contribution
+        matched = set(postings[rule_id]).union(*(tag_parts[(rule_id, t)] for t in hits))
+        own = stem_df[rule_id]
+        matched_mass = math.fsum(idf(own[s], n) for s in sorted(matched))
+        rule_mass = math.fsum(idf(own[s], n) for s in sorted(own))
         out.append(RecalledRule(
             id=rule_id, title=title, text=body, score=round(total, DECIMALS),
             matched_tags=hits, matched_terms=[m.stem for m in matches],
             contributions=contributions, episode_ids=list(json.loads(eps_json)),
-            tags=tags, terms=matches))
+            tags=tags, terms=matches,
+            confidence=confidence(matched_mass, task_mass, rule_mass),
+            matched_mass=matched_mass, rule_mass=rule_mass,
+            evidence=round(matched_mass / rare, DECIMALS),
+            stem_df=dict(sorted(own.items())), matched_stems=sorted(matched)))
     return out

@@ -17,17 +17,16 @@ keyed by HEAD and the playbook file's signature, so git runs only after either m
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
-import re
 import sqlite3
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from scarwarden.errors import UsageError
+from scarwarden.times import parse_when as parse_when  # re-exported for callers
+from scarwarden.times import utc_now
 
 if TYPE_CHECKING:
     from scarwarden.index import Index
@@ -66,10 +65,6 @@ class LogEntry:
                 "playbook_commit": self.playbook_commit, "detail": dict(self.detail)}
 
 
-def utc_now() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def append(index: Index, result: RecallResult, *, now: str | None = None) -> int | None:
     """Append ``result`` to the log; its rowid, or ``None`` when it could not be written."""
     detail: dict[str, Any] = {}
@@ -100,41 +95,11 @@ def append(index: Index, result: RecallResult, *, now: str | None = None) -> int
             pass
 
 
-_RELATIVE = re.compile(r"^(\d+)([dhm])$")
-
-
-def parse_when(value: str, *, end: bool = False, now: dt.datetime | None = None) -> str:
-    """A user's time bound as the log's ``YYYY-MM-DDTHH:MM:SSZ``.
-
-    Accepts a date (``2026-11-24``; as an upper bound it means the end of that day),
-    an ISO 8601 time with or without an offset (UTC when none), or an age: ``7d``,
-    ``12h``, ``30m``.
-    """
-    value = value.strip()
-    now = now or dt.datetime.now(dt.timezone.utc)
-    rel = _RELATIVE.match(value)
-    if rel:
-        unit = {"d": "days", "h": "hours", "m": "minutes"}[rel.group(2)]
-        when = now - dt.timedelta(**{unit: int(rel.group(1))})
-        return when.strftime("%Y-%m-%dT%H:%M:%SZ")
-    try:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-            day = dt.date.fromisoformat(value)
-            return day.isoformat() + ("T23:59:59Z" if end else "T00:00:00Z")
-        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"cannot read {value!r} as a date or time",
-                         hint="use 2026-11-24, 2026-11-24T09:30, 2026-11-24T09:30:00Z "
-                              "or an age such as 7d, 12h, 30m") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=dt.timezone.utc)
-    return parsed.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def read_log(index: Index, *, limit: int | None = 20, since: str | None = None,
              until: str | None = None, task_grep: str | None = None,
              verdict: str | None = None) -> list[LogEntry]:
-    """Log lines, newest first, filtered; ``since``/``until`` as :func:`parse_when` gives."""
+    """Log lines, newest first, filtered; ``since``/``until`` as
+    :func:`scarwarden.times.parse_when` gives them."""
     where, args = [], []
     if since:
         where.append("at >= ?")

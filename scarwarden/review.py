@@ -9,6 +9,8 @@ renders it; :meth:`Review.annotations` gives GitHub's ``::error``/``::warning`` 
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,6 +128,10 @@ def _annotation(level: str, message: str, file: str | None, line: int | None) ->
 def review_range(repo: MemoryRepo, base: str | None, head: str | None) -> tuple[Side, Side]:
     """``(base, head)`` sides: with ``base``, its merge base with ``head`` (what a pull
     request shows); without, the base ``scarwarden diff`` uses (the last distill)."""
+    if base is not None and not base.strip():
+        raise UsageError("--base is empty",
+                         hint="give the branch or commit the change goes into; in GitHub "
+                              "Actions the base is known on pull_request events only")
     head_rev = head or "HEAD"
     head_sha = git.rev_parse(repo.root, head_rev)
     if head_sha is None:
@@ -146,12 +152,18 @@ def review_range(repo: MemoryRepo, base: str | None, head: str | None) -> tuple[
 
 # -- warnings -------------------------------------------------------------------------------
 
-def _jaccard(a: set[str], b: set[str]) -> float:
+def _jaccard(a: Set[str], b: Set[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 0.0
 
 
-def _stems(rule: pb.Rule) -> set[str]:
-    return set(text.stems(f"{rule.title} {rule.text}"))
+def _stems(rule: pb.Rule) -> frozenset[str]:
+    return _stems_of(rule.title, rule.text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stems_of(title: str, body: str) -> frozenset[str]:
+    # Cached: every changed rule is compared with every active rule of the playbook.
+    return frozenset(text.stems(f"{title} {body}"))
 
 
 def overlap(a: pb.Rule, b: pb.Rule) -> tuple[float, float] | None:

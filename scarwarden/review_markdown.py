@@ -30,6 +30,15 @@ def md(text: str) -> str:
     return text.replace("@", "&#64;")
 
 
+def code(text: str) -> str:
+    """``text`` as an inline code span no backtick inside it can close (a file name in
+    a commit is as untrusted as an episode)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
 def _quote(lines: list[str]) -> str:
     return "\n".join("> " + line if line else ">" for line in lines)
 
@@ -149,7 +158,7 @@ def render_markdown(review: Review) -> str:
     if review.gate_problems():
         out += ["### Gate problems", ""]
         for p in review.gate_problems():
-            where = f"`{p.file}{':' + str(p.line) if p.line else ''}`: " if p.file else ""
+            where = f"{code(p.file + (f':{p.line}' if p.line else ''))}: " if p.file else ""
             out.append(f"- ❌ {where}{md(p.message)}" + (f" (hint: {md(p.hint)})" if p.hint else ""))
         out.append("")
     if review.warnings:

@@ -23,11 +23,28 @@ def title_from_text(text: str, words: int = 8) -> str:
 
 def resolve_citations(repo: MemoryRepo, episode_ids: Sequence[str]) -> list[str]:
     """The cited IDs that are *not* episodes committed or staged in the ledger."""
+    return _locate_citations(repo, episode_ids)[1]
+
+
+def _locate_citations(repo: MemoryRepo, episode_ids: Sequence[str]
+                      ) -> tuple[dict[str, str], list[str]]:
+    """(ID -> path of each cited episode in git's index, the IDs that are not there)."""
     with open_index(repo) as index:
         paths = {ep: index.episode_path(ep) for ep in episode_ids}
     known = [p for p in paths.values() if p]
     staged = {e.path for e in git.ls_files_stage(repo.root, *known)} if known else set()
-    return [ep for ep, path in paths.items() if path is None or path not in staged]
+    found = {ep: path for ep, path in paths.items() if path is not None and path in staged}
+    return found, [ep for ep in paths if ep not in found]
+
+
+def _not_in_head(repo: MemoryRepo, paths: Sequence[str]) -> list[str]:
+    """The ``paths`` (staged) that HEAD's tree does not hold yet."""
+    if not paths:
+        return []
+    if git.head(repo.root) is None:
+        return sorted(paths)
+    committed = {e.path for e in git.ls_tree(repo.root, "HEAD", *paths)}
+    return sorted(p for p in paths if p not in committed)
 
 
 def load_playbook(repo: MemoryRepo) -> pb.Playbook:
@@ -50,7 +67,7 @@ def add_rule(repo: MemoryRepo, *, text: str, tags: Sequence[str], cites: Sequenc
     with write_lock(repo):
         playbook = load_playbook(repo)
         rule = pb.make_rule(playbook.next_id(), title or title_from_text(text), text, tags, cites)
-        missing = resolve_citations(repo, rule.episode_ids)
+        found, missing = _locate_citations(repo, rule.episode_ids)
         if missing:
             raise ValidationError(
                 f"cannot add the rule: {', '.join(missing)} "
@@ -67,10 +84,17 @@ def add_rule(repo: MemoryRepo, *, text: str, tags: Sequence[str], cites: Sequenc
         try:
             git.add(repo.root, [repo.playbook_rel])
             if commit:
+                # A cited episode that is staged but not committed goes into this commit
+                # too: a commit whose rule cites an episode outside its own tree is what
+                # the gate rejects and `verify` reports.
+                staged_episodes = _not_in_head(repo, list(found.values()))
+                trailers = [f"Scarwarden-Rule: {rule.id}"] + [
+                    f"Scarwarden-Episode: {ep}" for ep, path in found.items()
+                    if path in staged_episodes]
                 message = (f"rule: add {rule.id} {rule.title}\n\n"
                            f"Learnt in: {', '.join(rule.episode_ids)}\n\n"
-                           f"Scarwarden-Rule: {rule.id}\n")
-                git.commit(repo.root, message, only=[repo.playbook_rel])
+                           + "\n".join(trailers) + "\n")
+                git.commit(repo.root, message, only=[repo.playbook_rel, *staged_episodes])
         except BaseException:
             if original is not None:
                 atomic_write(repo.playbook_path, original)

@@ -19,13 +19,14 @@ the trees the range starts from (its boundary) are trusted and listed once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from scarwarden import gate_rules as rules
 from scarwarden import git
 from scarwarden import playbook as pb
 from scarwarden.config import load_config
+from scarwarden.errors import GitError, UsageError
 from scarwarden.gate_rules import GateProblem
 from scarwarden.repo import MemoryRepo
 
@@ -104,7 +105,7 @@ def _diff_pairs(root: Path, pairs: list[tuple[str, str | None]], pathspec: str
         _sha, _, rest = block.partition(b"\0")
         result.append(_parse_raw(rest.lstrip(b"\n")))
     if len(result) != len(pairs):
-        raise git.GitError(f"git diff-tree answered {len(result)} of {len(pairs)} diffs")
+        raise GitError(f"git diff-tree answered {len(result)} of {len(pairs)} diffs")
     return result
 
 
@@ -135,8 +136,14 @@ class _Walk:
             self.found.append((order, p))
 
     def run(self) -> WalkResult:
-        listing = git.run(self.root, "rev-list", "--reverse", "--topo-order", "--parents",
-                          self.result.rev_range, "--").decode()
+        try:
+            listing = git.run(self.root, "rev-list", "--reverse", "--topo-order", "--parents",
+                              self.result.rev_range, "--").decode()
+        except GitError as exc:
+            raise UsageError(
+                f"cannot walk {self.result.rev_range!r}: it is not a commit range here",
+                hint="give a branch, a SHA or a range such as origin/main..HEAD (in CI, "
+                     f"fetch the history first); git said: {exc.message}") from None
         commits = [(line.split()[0], line.split()[1:]) for line in listing.splitlines() if line]
         self.result.commits = len(commits)
         if not commits:
@@ -286,23 +293,35 @@ class _Walk:
         return self.result
 
 
-def _at(p: GateProblem, sha: str) -> GateProblem:
-    from dataclasses import replace
+#: Problems whose staged-change hint ("restore it from HEAD") cannot fix a history.
+_APPEND_ONLY = frozenset({"episode-modified", "episode-deleted", "episode-renamed",
+                          "episode-mode-changed", "episode-type-changed"})
 
+
+def _at(p: GateProblem, sha: str) -> GateProblem:
+    """``p`` as found in commit ``sha``, with a hint that fits a history."""
+    if p.code in _APPEND_ONLY:
+        p = replace(p, hint=(
+            f"the change is in commit {sha[:10]}; a later fix does not take it out of the "
+            f"history. If that commit is not shared yet, rewrite it (git rebase -i "
+            f"{sha[:10]}^) so the episode stays as it was; if it is, restore the file in "
+            "a new commit and record corrections as new episodes that refs the old one"))
     return replace(p, commit=sha)
 
 
-def walk(root: Path, rev_range: str = "HEAD") -> WalkResult:
-    """Walk ``rev_range`` (anything ``git rev-list`` takes, e.g. ``A..B``) oldest first."""
-    repo = MemoryRepo(root, load_config(root))
+def walk(root: Path | MemoryRepo, rev_range: str = "HEAD") -> WalkResult:
+    """Walk ``rev_range`` (anything ``git rev-list`` takes, e.g. ``A..B``) oldest first.
+
+    A range git cannot resolve is a :class:`UsageError` (exit 2)."""
+    repo = root if isinstance(root, MemoryRepo) else MemoryRepo(root, load_config(root))
     return _Walk(repo, rev_range).run()
 
 
-def verify(root: Path | str, rev_range: str | None = None) -> WalkResult:
+def verify(root: Path | str | MemoryRepo, rev_range: str | None = None) -> WalkResult:
     """Prove the history of ``rev_range`` (default: the current branch, all of it)."""
-    root = Path(root)
+    repo = root if isinstance(root, MemoryRepo) else MemoryRepo(Path(root), load_config(Path(root)))
     if rev_range is None:
-        if git.head(root) is None:
+        if git.head(repo.root) is None:
             return WalkResult("HEAD")
         rev_range = "HEAD"
-    return walk(root, rev_range)
+    return walk(repo, rev_range)

@@ -20,14 +20,20 @@ NOTHING_CANDIDATES = ("Order new chairs for the office", "Book a table for the t
                       "Renew the office lease")
 
 
-@pytest.fixture
-def nothing(demo_repo: MemoryRepo) -> str:
+def first_with_verdict(repo: MemoryRepo, candidates: tuple[str, ...], verdict: str) -> str:
+    """The first candidate task recall routes to ``verdict`` (router tuning moves tasks
+    between verdicts, so a test names several)."""
     from scarwarden.recall import recall_task
 
-    for task in NOTHING_CANDIDATES:
-        if recall_task(demo_repo, task, log=False).verdict == "ASK_HUMAN":
+    for task in candidates:
+        if recall_task(repo, task, log=False).verdict == verdict:
             return task
-    pytest.fail("no ASK_HUMAN task among the candidates")
+    pytest.fail(f"no {verdict} task among the candidates {candidates}")
+
+
+@pytest.fixture
+def nothing(demo_repo: MemoryRepo) -> str:
+    return first_with_verdict(demo_repo, NOTHING_CANDIDATES, "ASK_HUMAN")
 
 
 def rule(repo: MemoryRepo, rule_id: str) -> Any:
@@ -223,8 +229,8 @@ def test_ask_human_records_the_answer_without_calling_a_model(cli: Any, nothing:
 def test_ask_human_without_terminal_or_answer_exits_1(cli: Any, nothing: str) -> None:
     result = cli("answer", nothing)
     assert result.exit_code == 1
-    assert "no terminal to ask a human" in result.stderr
-    assert "--answer" in result.stderr
+    assert "no terminal to ask on" in result.stderr
+    assert f'scarwarden answer "{nothing}" --answer "..."' in result.stderr
 
 
 def test_bad_key_exits_5_without_leaking_it(cli: Any, fake_llm: FakeLLM) -> None:

@@ -7,22 +7,23 @@ from typing import Any
 
 import pytest
 from fakellm import FakeLLM
+from test_answer import first_with_verdict
 
 from scarwarden.answer import brief, fence, memory_messages, no_memory_messages
-from scarwarden.commands.answer import DEMO_TASKS, compare_layout, demo_section, wrap_lines
+from scarwarden.answer_text import compare_layout, wrap_lines
+from scarwarden.commands.answer import DEMO_TASKS, demo_section
 from scarwarden.recall import recall_task
 from scarwarden.repo import MemoryRepo
 
+# Several candidates, because router tuning moves tasks across the ACT_AND_FLAG band.
 WEAK_CANDIDATES = ("Write a tweet about our new feature", "Plan the office summer party",
-                   "Write a short note for the team")
+                   "Write a short note for the team", "Write a blog post",
+                   "Draft an email to customers", "Write the newsletter for the beta")
 
 
 @pytest.fixture
 def weak_task(demo_repo: MemoryRepo) -> str:
-    for task in WEAK_CANDIDATES:
-        if recall_task(demo_repo, task, log=False).verdict == "ACT_AND_FLAG":
-            return task
-    pytest.fail("no ACT_AND_FLAG task among the candidates")
+    return first_with_verdict(demo_repo, WEAK_CANDIDATES, "ACT_AND_FLAG")
 
 
 def test_fence_cannot_be_closed_by_its_content() -> None:

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
-import select
-import subprocess
 import sys
-import time
 
 import pytest
 from conftest import git
+from terminal import run_on_terminal
 
 from scarwarden.asking import record_human_answer, task_tags
 from scarwarden.errors import UsageError
@@ -33,6 +29,22 @@ def test_act_shows_rules_with_citations_and_records_nothing(cli, demo_repo: Memo
     assert result.stdout.startswith("ACT  Strong match: follow the recalled rules")
     assert "1. PB-01: Lead LinkedIn posts with the reader's pain" in result.stdout
     assert "cite: [PB-01, learnt in ep-hkgnqdz88f, ep-vd4adns6h9, ep-72r3dswafq]" in result.stdout
+    assert head(demo_repo) == before
+
+
+def test_act_and_flag_shows_rules_and_the_meaning_and_records_nothing(
+        cli, demo_repo: MemoryRepo) -> None:
+    before = head(demo_repo)
+    task = "Reply to a customer about a refund"  # a weak match on the demo memory
+    data = json.loads(cli("ask", "--json", task, "--answer", "not wanted").stdout)
+    assert data["verdict"] == "ACT_AND_FLAG" and data["episode"] is None
+    assert data["rules"] and data["meaning"]
+    result = cli("ask", task)
+    assert result.exit_code == 0
+    assert result.stdout.startswith(f"ACT_AND_FLAG  {data['meaning'].split(':')[0]}")
+    first = data["rules"][0]
+    assert f"1. {first['id']}: {first['title']}" in result.stdout
+    assert f"cite: [{first['id']}, learnt in {', '.join(first['episode_ids'])}]" in result.stdout
     assert head(demo_repo) == before
 
 
@@ -117,38 +129,11 @@ def test_task_tags_are_slugs() -> None:
 
 def test_prompt_on_a_real_terminal(demo_repo: MemoryRepo) -> None:
     """A real pseudo-terminal: the prompt appears, the typed answer is recorded."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root),
-                             "ask", BERLIN], stdin=slave, stdout=slave, stderr=slave,
-                            env=dict(os.environ, NO_COLOR="1"))
-    os.close(slave)
-    output = b""
-    answered = False
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.5)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                output += chunk
-            if not answered and b"What should the agent do?" in output:
-                os.write(master, b"Use the travel portal\n")
-                answered = True
-            if proc.poll() is not None and not ready:
-                break
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        os.close(master)
-    text = output.decode("utf-8", "replace")
+    code, text, answered = run_on_terminal(
+        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "ask", BERLIN],
+        b"What should the agent do?", b"Use the travel portal\n")
     assert answered, text
-    assert proc.returncode == 0, text
+    assert code == 0, text
     ep_id = re.search(r"(ep-[0-9a-z]{10})", text.split("What should the agent do?")[1])
     assert ep_id is not None, text
     with open_index(demo_repo) as index:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -197,14 +197,19 @@ def reused_retired_id(repo: MemoryRepo) -> tuple[Change, list[str]]:
         "rule ID PB-14 is retired and used again"]
 
 
+def unretire(repo: MemoryRepo, rule_id: str) -> None:
+    """Bring a retired rule back as an active one, keeping its ID (what the gate refuses)."""
+    book = load_playbook(repo)
+    rule = book.get(rule_id)
+    assert rule is not None and rule.retired
+    save_playbook(repo, pb.Playbook(book.rules + (replace(rule, retired=False, reason=None),),
+                                    tuple(r for r in book.retired if r.id != rule_id),
+                                    book.preamble))
+
+
 def unretired_id(repo: MemoryRepo) -> tuple[Change, list[str]]:
     _retire(repo, "PB-14")
-    book = load_playbook(repo)
-    rule = book.get("PB-14")
-    assert rule is not None
-    from dataclasses import replace
-    save_playbook(repo, pb.Playbook(book.rules + (replace(rule, retired=False, reason=None),),
-                                    (), book.preamble))
+    unretire(repo, "PB-14")
     return Change([repo.playbook_rel]), ["PB-14 is retired and is back as an active rule"]
 
 

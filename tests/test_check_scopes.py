@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import git
@@ -142,11 +145,51 @@ def test_range_with_merge_from_main_does_not_flag_merged_in_episodes(demo_repo: 
 
 def test_usage_errors(cli, demo_repo: MemoryRepo) -> None:
     result = cli("check", "--all", "--from-ref", "HEAD")
-    assert result.exit_code == 2 and "cannot be combined" in result.stderr
+    assert result.exit_code == 2 and "--all checks one tree; it cannot be combined" in result.stderr
+    result = cli("check", "--staged", "--from-ref", "HEAD~1", "--to-ref", "HEAD")
+    assert result.exit_code == 2 and "--staged checks one tree" in result.stderr
     result = cli("check", "--to-ref", "HEAD")
     assert result.exit_code == 2 and "--to-ref needs --from-ref" in result.stderr
+    # A ref that names no commit is a usage error (2), not a failed check (1).
     result = cli("check", "--from-ref", "no-such-ref")
-    assert result.exit_code == 1 and "no-such-ref" in result.stderr
+    assert result.exit_code == 2, result.output
+    assert "error: --from-ref no-such-ref: no such commit" in result.stderr
+    assert "fetch-depth: 0" in result.stderr
+    result = cli("check", "--from-ref", "HEAD", "--to-ref", "nope")
+    assert result.exit_code == 2 and "--to-ref nope: no such commit" in result.stderr
+    result = cli("verify", "no-such-ref..HEAD")
+    assert result.exit_code == 2, result.output
+    assert "error: cannot walk 'no-such-ref..HEAD'" in result.stderr
+
+
+HEAVY_FOR_THE_HOOK = ("yaml", "scarwarden.yamlio", "scarwarden.episodes", "secrets", "git",
+                      "requests")
+
+
+def _hook_imports(root: Path) -> set[str]:
+    """The modules a fresh ``python -m scarwarden check --staged`` process imported."""
+    code = ("import runpy, sys\n"
+            "sys.argv = ['scarwarden', 'check', '--staged']\n"
+            "try:\n    runpy.run_module('scarwarden', run_name='__main__')\n"
+            "except SystemExit:\n    pass\n"
+            f"print(sorted(m for m in sys.modules if m in {HEAVY_FOR_THE_HOOK!r}), "
+            "file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                          text=True)
+    assert "scarwarden check: OK" in proc.stdout, proc.stdout + proc.stderr
+    return set(ast.literal_eval(proc.stderr.strip().splitlines()[-1]))
+
+
+def test_the_hook_imports_only_what_the_change_needs(demo_repo: MemoryRepo) -> None:
+    root = demo_repo.root
+    (root / "notes.txt").write_text("not memory\n")
+    git(root, "add", "notes.txt")
+    # A commit that touches no memory (the common case in a code repository): no YAML.
+    assert _hook_imports(root) == set()
+    # One adding an episode and a rule validates YAML, but never mints an ID.
+    write(root, f"{demo_repo.episodes_rel}/2026/11/{NEW_ID}.yaml", episode_text(NEW_ID))
+    git(root, "add", "-A", "memory", add_rule(demo_repo, [NEW_ID]))
+    assert _hook_imports(root) == {"yaml", "scarwarden.yamlio", "scarwarden.episodes"}
 
 
 def test_outside_a_memory_repo_nothing_to_check(make_cli, git_repo: Path) -> None:
@@ -172,3 +215,18 @@ def test_demo_section_shows_accept_and_reject(demo_repo: MemoryRepo) -> None:
     assert int(after) == int(before) + 2  # the episode and the honest rule; not the bogus one
     assert "ep-n0such0ep1" not in (demo_repo.root / demo_repo.playbook_rel).read_text()
     assert git(demo_repo.root, "status", "--porcelain", "--", "memory").stdout == ""
+
+
+def test_problem_line_is_the_learnt_in_line_even_after_a_hashtag(demo_repo: MemoryRepo) -> None:
+    # A line starting with '#launchday' is rule text (the parser agrees), not the next
+    # heading: the problem must still point at the rule's own 'Learnt in' line.
+    path = demo_repo.playbook_path
+    path.write_text(path.read_text() + "\n## PB-15: Tag launch posts\n\nUse the launch "
+                    "hashtag.\n\n#launchday goes last.\n\n- Tags: launch\n"
+                    "- Learnt in: ep-nosuch0001\n")
+    git(demo_repo.root, "add", demo_repo.playbook_rel)
+    report = check_staged(demo_repo.root)
+    [problem] = report.problems
+    assert problem.code == "citation-missing" and problem.rule == "PB-15"
+    assert path.read_text().splitlines()[problem.line - 1] == "- Learnt in: ep-nosuch0001"
+    assert check_all(demo_repo.root).problems[0].line == problem.line

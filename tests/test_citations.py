@@ -112,6 +112,14 @@ def test_verify_episode_not_in_rule() -> None:
     assert v.uncited == ["PB-02"]
 
 
+def test_verify_an_id_too_short_to_exist_is_invented_not_filler() -> None:
+    # "ep-xx" cannot be an episode ID; it must not pass as a citation without episodes.
+    v = verify_citations("Never post codes [PB-02, learnt in ep-xx].", RECALL)
+    assert not v.ok and v.verified == [] and v.incomplete == []
+    assert [(i.rule_id, i.episode_id, i.kind) for i in v.invented] == [
+        ("PB-02", "ep-xx", EPISODE_NOT_IN_RULE)]
+
+
 def test_verify_no_citations_and_incomplete() -> None:
     v = verify_citations("Just some text.", RECALL)
     assert v.ok and v.citations == []

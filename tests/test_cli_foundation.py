@@ -258,12 +258,19 @@ def test_episode_list_filters(cli, demo_repo) -> None:
     assert len(sept) == 11 and all(str(e["at"]).startswith("2026-09") for e in sept)
     assert listed("--until", "2026-09-30T23:59:59Z") == [
         e for e in everything if str(e["at"]) < "2026-10"]
-    assert all(e["agent"] == "support-bot" for e in listed("--agent", "support-bot"))
+    support = listed("--agent", "support-triage")
+    assert support == [e for e in everything if e.get("agent") == "support-triage"]
+    assert 0 < len(support) < len(everything)
     grep = listed("--grep", "coupon")
     assert grep and all("coupon" in json.dumps(e).lower() for e in grep)
+    assert len(grep) < len(everything)
     assert listed("--grep", "nothing-like-this-anywhere") == []
+    # Filters combine (all must hold); an age is a bound too.
+    both = listed("--agent", "support-triage", "--since", "2026-09-01")
+    assert both == [e for e in support if str(e["at"]) >= "2026-09"] and 0 < len(both) < len(support)
+    assert listed("--since", "36500d") == everything
     bad = cli("episode", "list", "--since", "last week")
-    assert bad.exit_code == 2 and "'last week' is not a date" in bad.stderr
+    assert bad.exit_code == 2 and "cannot read 'last week' as a date or time" in bad.stderr
     text = cli("episode", "list", "--tag", "gdpr")
     first = text.stdout.splitlines()[0]
     assert first.startswith("ep-") and "  2026-" in first and "[" in first
@@ -327,6 +334,31 @@ def test_rule_add_takes_the_next_id_after_retired_ones_and_commits(cli, demo_rep
     titled = cli("rule", "add", "--text", "Body.", "--title", "My title", "--tag", "t",
                  "--cites", "ep-9ak5fm33w3")
     assert titled.stdout == "PB-22\n" and titled.stderr == "Committed PB-22: My title\n"
+
+
+def test_rule_add_commits_a_staged_cited_episode_with_the_rule(cli, demo_repo) -> None:
+    # A staged episode resolves; committing the rule without it would make a commit whose
+    # rule cites an episode outside its own tree (the gate and `verify` reject that).
+    from test_index import write_episode
+
+    from scarwarden.hooks import install
+    from scarwarden.verify import verify
+
+    install(demo_repo.root)
+    rel = write_episode(demo_repo, "ep-staged0001")
+    git(demo_repo.root, "add", rel)
+    (demo_repo.root / "unrelated.txt").write_text("staged, not part of the rule\n")
+    git(demo_repo.root, "add", "unrelated.txt")
+    result = cli("rule", "add", "--text", "Stage first.", "--tag", "a",
+                 "--cites", "ep-staged0001,ep-9ak5fm33w3")
+    assert result.exit_code == 0, result.output
+    assert git(demo_repo.root, "show", "--name-only", "--format=", "HEAD").stdout.split() == [
+        "memory/episodes/2026/11/ep-staged0001.yaml", "memory/playbook.md"]
+    message = git(demo_repo.root, "log", "-1", "--format=%B").stdout.splitlines()
+    assert "Scarwarden-Rule: PB-15" in message and "Scarwarden-Episode: ep-staged0001" in message
+    assert "Scarwarden-Episode: ep-9ak5fm33w3" not in message  # committed long ago
+    assert git(demo_repo.root, "status", "--porcelain").stdout == "A  unrelated.txt\n"
+    assert verify(demo_repo.root).ok
 
 
 def test_rule_add_refuses_to_commit_someone_elses_playbook_edit(cli, demo_repo) -> None:

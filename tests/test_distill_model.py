@@ -338,6 +338,22 @@ def test_cli_model_run_reports_changes_and_usage(cli, demo_repo: MemoryRepo, fak
     assert "no API key" not in result.stderr
 
 
+def test_cli_reports_every_drop_on_stdout(cli, demo_repo: MemoryRepo, fake_llm) -> None:
+    fake_llm.script(reply_json({"operations": [
+        {"op": "add", "title": "Webinar times need a timezone", "text": "Always give the timezone.",
+         "tags": ["webinar"], "episode_ids": ["ep-9ak5fm33w3", "ep-invented123"]},
+        {"op": "update", "rule_id": "PB-99", "episode_ids": WEBINAR},
+    ]}))
+    result = cli("distill")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "dropped by the provenance gate (2):" in out
+    assert ('  - removed citation ep-invented123 from add "Webinar times need a timezone": '
+            "not in the ledger") in out
+    assert "  - dropped update PB-99: no rule PB-99 in the playbook" in out
+    assert "ep-invented123" not in demo_repo.playbook_path.read_text()
+
+
 def test_cli_json_output(cli, demo_repo: MemoryRepo, fake_llm) -> None:
     fake_llm.script(reply_json(GOOD))
     result = cli("distill", "--dry-run", "--json")

@@ -63,6 +63,9 @@ def test_without_a_key_the_cli_says_so_in_one_line(cli, demo_repo: MemoryRepo) -
     assert "distill: +2 rules, ~0 updated, -0 retired" in result.stdout
     assert git(demo_repo.root, "log", "-1", "--format=%(trailers:key=Scarwarden-Distiller,valueonly)"
                ).stdout.strip() == "offline"
+    again = cli("distill")
+    assert again.exit_code == 0 and again.stderr == ""
+    assert again.stdout.startswith("nothing new to distill")
 
 
 def test_deterministic_across_clones(tmp_path: Path) -> None:

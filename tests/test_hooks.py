@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
 from pathlib import Path
 
 from conftest import ROOT, git
+from terminal import run_on_terminal
 from test_check_gate import add_rule
 
 from scarwarden.hooks import HOOK_TYPES, MARKER, install, render_hook, uninstall
@@ -135,4 +137,40 @@ def test_init_hooks_installs_the_gate(make_cli, git_repo: Path) -> None:
     result = make_cli(git_repo)("init", "--demo", "--hooks")
     assert result.exit_code == 0, result.output
     assert "Installed the pre-commit gate" in result.stdout
+    assert MARKER in (hooks_of(git_repo) / "pre-commit").read_text()
+
+
+def test_init_hooks_refused_by_core_hooks_path_still_initialises(make_cli, git_repo: Path) -> None:
+    git(git_repo, "config", "core.hooksPath", "team-hooks")
+    result = make_cli(git_repo)("init", "--hooks")
+    assert result.exit_code == 2
+    assert result.stdout.startswith(f"Initialised an empty memory in {git_repo / 'memory'}")
+    assert "Cowardly refusing to install the hook with core.hooksPath set" in result.stderr
+    assert "The memory is initialised; the gate was not installed." in result.stderr
+    assert git(git_repo, "log", "-1", "--format=%s").stdout.strip() == \
+        "scarwarden: initialise memory"
+    assert not (git_repo / "team-hooks").exists()
+    data = json.loads(make_cli(git_repo)("hooks", "install", "--hooks-path-ok", "--json").stdout)
+    team = git_repo / "team-hooks"
+    assert data == {"hooks": [str(team / "pre-commit"), str(team / "pre-merge-commit")],
+                    "legacy": []}
+    data = json.loads(make_cli(git_repo)("hooks", "uninstall", "--json").stdout)
+    assert data == {"removed": [str(team / "pre-commit"), str(team / "pre-merge-commit")],
+                    "restored": [], "foreign": []}
+
+
+def test_init_without_a_terminal_suggests_the_hook(make_cli, git_repo: Path) -> None:
+    result = make_cli(git_repo)("init")  # CliRunner's stdin is not a terminal: no prompt
+    assert result.exit_code == 0
+    assert "scarwarden hooks install" in result.stdout
+    assert not (hooks_of(git_repo) / "pre-commit").exists()
+
+
+def test_init_offers_the_hook_on_a_terminal(git_repo: Path) -> None:
+    """A real pseudo-terminal: init asks, 'y' installs the gate."""
+    code, text, answered = run_on_terminal(
+        [sys.executable, "-m", "scarwarden", "-C", str(git_repo), "init"],
+        b"pre-commit hook? [Y/n]", b"y\n")
+    assert answered and code == 0, text
+    assert "Installed the pre-commit gate at" in text
     assert MARKER in (hooks_of(git_repo) / "pre-commit").read_text()

@@ -54,6 +54,27 @@ def test_existing_gitignore_is_extended_once(git_repo: Path) -> None:
     assert (other / ".gitignore").read_text() == "build/\n.scarwarden/\n"
 
 
+def test_gitignore_that_is_not_utf8_or_crlf_keeps_its_bytes(git_repo: Path) -> None:
+    original = b"caf\xe9/\r\n*.log"  # Latin-1, CRLF, no final newline
+    (git_repo / ".gitignore").write_bytes(original)
+    init(open_repo(git_repo, initialised=False))
+    assert (git_repo / ".gitignore").read_bytes() == original + b"\n.scarwarden/\n"
+    other = git_repo.parent / "crlf"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    (other / ".gitignore").write_bytes(b".scarwarden/\r\nbuild/\r\n")
+    assert ".gitignore" not in init(open_repo(other, initialised=False)).files
+
+
+def test_memory_path_that_is_a_file_is_refused(git_repo: Path, make_cli) -> None:
+    (git_repo / "memory").write_text("my notes\n")
+    result = make_cli(git_repo)("init", "--no-hooks")
+    assert result.exit_code == 2
+    assert "memory in" in result.stderr and "is a file, not a folder" in result.stderr
+    assert (git_repo / "memory").read_text() == "my notes\n"
+    assert not (git_repo / ".gitignore").exists()
+
+
 def test_init_in_a_repository_without_commits(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
     result = init(open_repo(tmp_path, initialised=False), demo=True)

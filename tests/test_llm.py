@@ -10,7 +10,7 @@ import pytest
 from fakellm import Close, FakeLLM, Sleep, completion, reply_json
 
 from scarwarden.config import ModelSettings, parse_config
-from scarwarden.errors import ExitCode, ModelError, ModelUnreachable
+from scarwarden.errors import ConfigError, ExitCode, ModelError, ModelUnreachable
 from scarwarden.llm import (
     MAX_RETRY_AFTER,
     ChatClient,
@@ -189,6 +189,20 @@ def test_connection_refused_is_unreachable() -> None:
     assert "cannot connect" in info.value.message
     assert "SCARWARDEN_BASE_URL" in info.value.render()
     assert KEY not in info.value.render()
+
+
+@pytest.mark.parametrize("base_url", ["localhost:11434/v1", "ftp://example.invalid/v1",
+                                      "http://"])
+def test_a_base_url_that_is_no_url_is_a_config_error_at_once(base_url: str) -> None:
+    sleeps: list[float] = []
+    client = ChatClient(ModelSettings(base_url=base_url, max_retries=3), KEY,
+                        sleep=sleeps.append)
+    with pytest.raises(ConfigError) as info:
+        client.complete(MSG, model="m")
+    assert info.value.exit_code == ExitCode.USAGE
+    assert "model.base_url is not a usable http(s) URL" in info.value.message
+    assert "SCARWARDEN_BASE_URL" in info.value.render()
+    assert sleeps == []  # no retry: a typo in a setting does not heal with time
 
 
 def test_200_without_a_completion_is_a_model_error(llm: FakeLLM) -> None:

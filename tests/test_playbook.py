@@ -223,6 +223,11 @@ def test_every_problem_is_listed_not_only_the_first() -> None:
         "- Tags: linkedin, post, hook, hashtags\n", "")
     lines = [line for line, _ in errors(text)]
     assert lines == [7, 16]  # in file order: PB-01 lacks Tags, PB-5's heading is bad
+    # Duplicates are found in a later pass; they are still listed in file order.
+    dup = CANONICAL.replace("## PB-05: Never", "## PB-01: Never").replace(
+        "- Retired: codes leaked within a day\n", "")
+    assert errors(dup) == [(17, "duplicate rule ID PB-01 (first at line 7)"),
+                           (35, "PB-03: a retired rule needs '- Retired: <reason>'")]
 
 
 # -- property-style: generated playbooks round-trip --------------------------------------

@@ -97,6 +97,17 @@ def test_installed_framework_hook_guards_git_commit_and_ci_range(
     assert "scarwarden provenance gate" in out and "Passed" in out
     base = git(root, "rev-parse", "HEAD").stdout.strip()
 
+    # A deletion: the framework passes no file names for it, the hook must find it itself.
+    gone = first_episode(demo_repo)
+    git(root, "rm", "-q", gone)
+    proc = git(root, "commit", "-m", "drop an episode", check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "scarwarden provenance gate" in out and "Failed" in out
+    assert f"{gone}: episode {Path(gone).stem} was deleted; the ledger is append-only" in out
+    assert git(root, "rev-parse", "HEAD").stdout.strip() == base
+    git(root, "reset", "-q", "--hard")
+
     git(root, "add", add_rule(demo_repo, ["ep-nosuch0001"]))
     proc = git(root, "commit", "-m", "rule citing nothing", check=False)
     out = proc.stdout + proc.stderr

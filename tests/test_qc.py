@@ -199,6 +199,20 @@ def test_review_draft_without_model_still_checks_citations(cli: Any, demo_repo: 
     assert "no model is configured" in result.stderr
 
 
+def test_review_draft_strict_without_model_fails_on_the_invented_citation(
+        cli: Any, demo_repo: MemoryRepo, tmp_path: Any) -> None:
+    draft = tmp_path / "draft.txt"
+    draft.write_text("Post it [PB-02, learnt in ep-hkgnqdz88f].")
+    strict = cli("review-draft", "--task", DISCOUNT, str(draft), "--strict")
+    # The check that ran and failed (1) outranks the one that could not run (4).
+    assert strict.exit_code == 1
+    assert "INVENTED PB-02 ep-hkgnqdz88f" in strict.stdout
+    assert "invented citations (--strict)" in strict.stderr
+    lenient = cli("review-draft", "--task", DISCOUNT, str(draft))
+    assert lenient.exit_code == 4
+    assert "no reviewer judged the draft" in lenient.stderr
+
+
 def test_review_draft_with_nothing_recalled(cli: Any, fake_llm: FakeLLM, tmp_path: Any) -> None:
     draft = tmp_path / "draft.txt"
     draft.write_text("Ten chairs, please.")

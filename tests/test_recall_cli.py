@@ -15,7 +15,8 @@ def test_readable_output_gives_verdict_meaning_rules_and_why(cli) -> None:
     assert result.exit_code == 0
     out = result.stdout
     assert out.startswith("ACT  Strong match: follow the recalled rules and cite them.")
-    assert "1. PB-02: Never share discount codes on public social media  (score 18.1844)" in out
+    assert ("1. PB-02: Never share discount codes on public social media  (score 18.1844, "
+            "confidence 0.332)") in out
     assert "why: tag discount +3, tag code +3, tag twitter +3, term code +" in out
     assert "cite: [PB-02, learnt in ep-wmjgdnc59j, ep-56m702j8dv, ep-dqq3bkemex]" in out
     assert "2. PB-01:" in out

@@ -16,7 +16,7 @@ from test_semdiff_repo import RETIRE_REASON, SCRIPT, Distilled, build_distilled_
 from scarwarden import playbook as pb
 from scarwarden.repo import MemoryRepo
 from scarwarden.review import build_review
-from scarwarden.review_markdown import md
+from scarwarden.review_markdown import code, md
 from scarwarden.rules import load_playbook, save_playbook
 
 
@@ -169,6 +169,9 @@ def test_unknown_base_is_a_usage_error(distilled: Distilled, make_cli) -> None:
     assert result.exit_code == 2
     assert "unknown revision 'origin/nope'" in result.stderr
     assert "fetch-depth: 0" in result.stderr
+    empty = make_cli(distilled.repo.root)("review", "--base", "")
+    assert empty.exit_code == 2 and "--base is empty" in empty.stderr
+    assert "pull_request events" in empty.stderr
 
 
 def test_markdown_escaping() -> None:
@@ -177,6 +180,9 @@ def test_markdown_escaping() -> None:
     assert md("12) x") == "12\\) x"
     assert md("*bold* [link](http://x) @team <img src=x>") == (
         "\\*bold\\* \\[link\\](http://x) &#64;team &lt;img src=x&gt;")
+    # A file name with backticks cannot break out of its code span.
+    assert code("memory/a`<b>`.yaml:3") == "``memory/a`<b>`.yaml:3``"
+    assert code("`x") == "`` `x ``"
 
 
 @pytest.mark.skipif(not _gate_available(), reason="the gate (scarwarden.check) is not built yet")
@@ -233,6 +239,12 @@ def test_action_yml_runs_check_and_review(distilled: Distilled, tmp_path: Path) 
         gate = run(check)
         assert gate.returncode == 0, gate.stderr
         assert gate.stdout.startswith("scarwarden check: OK, commits ")
+    # On a push event the base input is empty: the gate step says so instead of guessing.
+    no_base = subprocess.run(["bash", "-e", "-c", str(check["run"])], cwd=distilled.repo.root,
+                             env=dict(os.environ, SCARWARDEN_BASE="", SCARWARDEN_HEAD="HEAD"),
+                             capture_output=True, text=True)
+    assert no_base.returncode == 2
+    assert no_base.stdout.startswith("::error title=Scarwarden::no base commit")
     proc = run(review)
     assert proc.returncode == 0, proc.stderr
     assert "PB-15 rests on a single episode" in proc.stdout, proc.stderr

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from conftest import git
-from test_check_gate import NEW_ID, add_rule, episode_text, first_episode, write
+from test_check_gate import NEW_ID, add_rule, episode_text, first_episode, unretire, write
 from test_check_scopes import commit_no_verify
 
 from scarwarden import playbook as pb
@@ -75,6 +75,9 @@ def test_no_verify_tampering_is_caught_at_the_first_offending_commit(cli, demo_r
     out = cli("verify")
     assert out.exit_code == 1
     assert f"- [{c_edit[:10]}] {edited}: episode {Path(edited).stem} was modified" in out.stdout
+    # The hint fits a history (restoring from HEAD would not take it out of one).
+    assert f"rewrite it (git rebase -i {c_edit[:10]}^)" in out.stdout
+    assert "git restore --source=HEAD" not in out.stdout
     assert out.stdout.splitlines()[-1].startswith("scarwarden verify: ")
     data = json.loads(cli("verify", "--json").stdout)
     assert data["ok"] is False
@@ -91,12 +94,7 @@ def test_rule_dropped_then_reused_and_retired_id_revived(demo_repo: MemoryRepo) 
     c_reuse = commit_no_verify(root, "reuse PB-14")
     save_playbook(demo_repo, load_playbook(demo_repo).with_retired("PB-13", "old", None))
     commit_no_verify(root, "retire PB-13 (honest)")
-    book = load_playbook(demo_repo)
-    old = book.get("PB-13")
-    assert old is not None
-    from dataclasses import replace
-    save_playbook(demo_repo, pb.Playbook(book.rules + (replace(old, retired=False, reason=None),),
-                                         (), book.preamble))
+    unretire(demo_repo, "PB-13")
     c_revive = commit_no_verify(root, "revive PB-13")
     got = {(p.code, p.rule, p.commit) for p in verify(root).problems}
     assert got == {("rule-removed", "PB-14", c_drop), ("rule-id-reused", "PB-14", c_reuse),

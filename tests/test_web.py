@@ -240,6 +240,21 @@ def test_cross_site_posts_are_refused(client, distilled) -> None:  # type: ignor
     assert git(distilled.repo.root, "rev-parse", "HEAD").stdout == before
 
 
+def test_a_bad_answer_is_a_400_and_records_nothing(client, distilled) -> None:  # type: ignore[no-untyped-def]
+    before = git(distilled.repo.root, "rev-parse", "HEAD").stdout
+    headers = {"Origin": "http://localhost"}
+    r = client.post("/answer", data={"csrf_token": TOKEN, "task": ASK_TASK, "answer": "  "},
+                    headers=headers)
+    assert r.status_code == 400
+    assert "Cannot record this answer" in r.get_data(as_text=True)
+    assert "the answer is empty" in r.get_data(as_text=True)
+    huge = client.post("/answer", data={"csrf_token": TOKEN, "task": ASK_TASK,
+                                        "answer": "x" * 300_000}, headers=headers)
+    assert huge.status_code == 413
+    assert git(distilled.repo.root, "rev-parse", "HEAD").stdout == before
+    assert git(distilled.repo.root, "status", "--porcelain").stdout == ""
+
+
 def test_foreign_host_header_is_refused(client) -> None:  # type: ignore[no-untyped-def]
     r = client.get("/", headers={"Host": "evil.example"})
     assert r.status_code == 400 and "Unknown host" in r.get_data(as_text=True)

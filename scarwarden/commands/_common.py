@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from scarwarden.episodes import Episode
-from scarwarden.playbook import Rule
 from scarwarden.repo import MemoryRepo, open_repo
+
+if TYPE_CHECKING:
+    # Types only: every command imports this module, and the episode and playbook
+    # modules pull in YAML, which `check`, `verify`, `hooks` and `log` do not need.
+    from scarwarden.episodes import Episode
+    from scarwarden.playbook import Rule
 
 
 def get_repo(ctx: click.Context, *, initialised: bool = True) -> MemoryRepo:
@@ -19,8 +23,15 @@ def get_repo(ctx: click.Context, *, initialised: bool = True) -> MemoryRepo:
     return open_repo(path, initialised=initialised)
 
 
+def split_list(values: Iterable[str]) -> list[str]:
+    """Repeatable, comma-separated option values as one list: ``--tag a,b --tag c``."""
+    return [item.strip() for value in values for item in value.split(",") if item.strip()]
+
+
 def echo_json(data: Any) -> None:
     """Machine output: stable, sorted-as-given keys, UTF-8, one document."""
+    import json  # only --json needs it; the hook imports this module on every commit
+
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 

@@ -3,175 +3,45 @@
 from __future__ import annotations
 
 import os
-import shutil
-import sys
 import textwrap
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
 from scarwarden.commands._common import echo_json, get_repo
-from scarwarden.errors import ExitCode, NoModelConfigured, ScarwardenError, UsageError
+from scarwarden.commands._human import answer_option, prompt_human
+from scarwarden.errors import NoModelConfigured, ScarwardenError, UsageError
 from scarwarden.repo import MemoryRepo
 
-#: Below this many columns the two sides of --compare are printed one after the other.
-TWO_COLUMNS_MIN = 100
+if TYPE_CHECKING:  # pragma: no cover
+    from scarwarden.answer import AnswerResult
+    from scarwarden.episodes import Episode
+    from scarwarden.llm import ChatClient
 
 DEMO_TASKS = ("Draft a LinkedIn post announcing our beta", "Post our discount code on Twitter")
 
+#: The prompt when memory has nothing and a human is at the terminal.
+PROMPT = "Your answer (it becomes a new episode)"
 
-def _client(repo: MemoryRepo) -> Any:
+
+def _client(repo: MemoryRepo) -> ChatClient | None:
     from scarwarden.llm import client_from_config
 
     return client_from_config(repo.config, os.environ)
 
 
-def no_model_error(repo: MemoryRepo, *, memory: bool = True) -> NoModelConfigured:
-    """The plain 'no model is configured' failure, saying how to configure one."""
+def no_model_error(repo: MemoryRepo, what: str) -> NoModelConfigured:
+    """The plain 'no model is configured' failure (exit 4), saying how to configure one."""
     return NoModelConfigured(
-        "no model is configured, so this is the rule-grounded brief, not an answer "
-        "(an agent that is itself a model can act on it)" if memory else
-        "no model is configured, so there is no answer without memory to show",
+        f"no model is configured, so {what}",
         hint="set SCARWARDEN_API_KEY (or DASHSCOPE_API_KEY) to use "
              f"{repo.config.model.answer_model} at {repo.config.model.base_url}; for another "
              "OpenAI-compatible server (OpenAI, vLLM, Ollama) also set SCARWARDEN_BASE_URL "
              "and SCARWARDEN_MODEL_ANSWER. See docs/answers.md.")
 
 
-# -- layout -------------------------------------------------------------------------
-
-def wrap_lines(text: str, width: int) -> list[str]:
-    """``text`` wrapped to ``width``, keeping blank lines and each line's indentation."""
-    out: list[str] = []
-    for line in text.splitlines() or [""]:
-        stripped = line.rstrip()
-        if not stripped:
-            out.append("")
-            continue
-        indent = stripped[: len(stripped) - len(stripped.lstrip())][: width // 2]
-        out.extend(textwrap.wrap(stripped.strip(), width, initial_indent=indent,
-                                 subsequent_indent=indent, break_on_hyphens=False) or [""])
-    return out
-
-
-def side_by_side(left_title: str, left: str, right_title: str, right: str, width: int) -> str:
-    """Two texts in two columns of a ``width``-column terminal."""
-    col = (width - 3) // 2
-    lcol = [left_title[:col], "-" * col, *wrap_lines(left, col)]
-    rcol = [right_title[:col], "-" * col, *wrap_lines(right, col)]
-    rows = max(len(lcol), len(rcol))
-    lcol += [""] * (rows - len(lcol))
-    rcol += [""] * (rows - len(rcol))
-    return "\n".join(f"{a.ljust(col)} | {b}".rstrip() for a, b in zip(lcol, rcol, strict=True))
-
-
-def one_after_other(left_title: str, left: str, right_title: str, right: str) -> str:
-    return "\n".join([f"== {left_title} ==", left, "", f"== {right_title} ==", right])
-
-
-def column_width(width: int | None = None) -> int | None:
-    """The width of one column of --compare, or ``None`` when the terminal is too narrow."""
-    if width is None:
-        width = shutil.get_terminal_size((80, 24)).columns
-    return (width - 3) // 2 if width >= TWO_COLUMNS_MIN else None
-
-
-def compare_layout(left_title: str, left: str, right_title: str, right: str,
-                   width: int | None = None) -> str:
-    """Side by side on a terminal wide enough, one after the other otherwise."""
-    if width is None:
-        width = shutil.get_terminal_size((80, 24)).columns
-    if column_width(width) is not None:
-        return side_by_side(left_title, left, right_title, right, width)
-    return one_after_other(left_title, left, right_title, right)
-
-
-def render_compare(result: Any, width: int | None = None) -> str:
-    """Both sides of a --compare result, laid out for a ``width``-column terminal."""
-    from scarwarden.answer import no_memory_brief
-
-    if width is None:
-        width = shutil.get_terminal_size((80, 24)).columns
-    col = column_width(width) or 88
-    nm = result.no_memory
-    right = nm.answer.strip() if nm is not None and nm.answer else \
-        no_memory_brief(result.task, width=col)
-    model = (result.memory.model if result.memory else None) or "no model"
-    return compare_layout(f"WITH MEMORY ({model})", memory_side_text(result, width=col),
-                          f"WITHOUT MEMORY ({model})", right, width)
-
-
-def verification_text(verification: Any) -> str:
-    lines = [f"Citations: {verification.summary}"]
-    for c in verification.verified:
-        lines.append(f"  ok       {c.raw}")
-    for i in verification.invented:
-        target = i.rule_id + (f" {i.episode_id}" if i.episode_id else "")
-        lines.append(f"  INVENTED {target}: {i.reason}")
-    for rule_id in verification.uncited:
-        lines.append(f"  uncited  {rule_id} was recalled but not cited")
-    return "\n".join(lines)
-
-
-def qc_text(qc: Any) -> str:
-    lines = [qc.summary[:1].upper() + qc.summary[1:]]
-    for n, rnd in enumerate(qc.rounds):
-        label = "draft" if n == 0 else f"retake {n}"
-        verdict = "pass" if rnd.review.passed else "retake"
-        lines.append(f"  {label}: {verdict}")
-        for v in rnd.review.violations:
-            lines.append(f"    {v.rule_id}: {v.reason}")
-        for v in rnd.review.untrusted:
-            lines.append(f"    (ignored) {v.rule_id} was not recalled for this task: {v.reason}")
-    return "\n".join(lines)
-
-
-def memory_side_text(result: Any, *, width: int = 88) -> str:
-    """The memory side as text: the answer (or the brief), its verification, QC."""
-    from scarwarden.answer import brief
-
-    side = result.memory
-    if side is None:
-        return ""
-    if side.answer is None:
-        return brief(result.recall, width=width, header=False)
-    parts = [side.answer.strip(), "", verification_text(side.verification)]
-    if side.qc is not None:
-        parts += ["", qc_text(side.qc)]
-    return "\n".join(parts)
-
-
-def _header(result: Any) -> str:
-    if result.recall is None:
-        return f"Task: {result.task}\nMemory: off (no rules sent)"
-    ids = ", ".join(r.id for r in result.recall.rules) or "none"
-    return f"Task: {result.task}\nVerdict: {result.verdict}  (recalled: {ids})"
-
-
 # -- answer -------------------------------------------------------------------------
-
-def _ask_human(repo: MemoryRepo, task: str, human_answer: str | None, prompt: bool) -> Any:
-    """Take the human's answer (flag or terminal) and record it as an episode."""
-    from scarwarden.asking import record_human_answer
-
-    if human_answer == "-":
-        human_answer = sys.stdin.read()
-    if human_answer is not None and not human_answer.strip():
-        raise UsageError("--answer is empty: nothing to record",
-                         hint="give the human's answer as text, or leave --answer out to "
-                              "be prompted on a terminal")
-    if human_answer is None and prompt:
-        if not sys.stdin.isatty():
-            raise ScarwardenError(
-                "memory has nothing for this task and there is no terminal to ask a human",
-                hint=f'give the answer with --answer: scarwarden answer "{task}" --answer "..."',
-                exit_code=ExitCode.CHECK_FAILED)
-        human_answer = click.prompt("Your answer (it becomes a new episode)", err=True)
-    if human_answer is None or not human_answer.strip():
-        return None
-    return record_human_answer(repo, task, human_answer)
-
 
 @click.command()
 @click.argument("task")
@@ -217,25 +87,28 @@ def answer(ctx: click.Context, task: str, no_memory: bool, compare: bool, qc: bo
       scarwarden answer "Write the release notes" --qc --record
       scarwarden answer "Plan the office party" --answer "Ask Sam first; budget 300 EUR"
     """
-    from scarwarden.answer import ASK_HUMAN, answer_task, ask_question, record_answer
+    from scarwarden.answer import ASK_HUMAN, answer_task, ask_question
+    from scarwarden.asking import record_human_answer
+    from scarwarden.lineage import record_answer
 
     if no_memory and compare:
         raise UsageError("--no-memory and --compare exclude each other",
                          hint="--compare already includes the answer without memory")
     if no_memory and qc:
         raise UsageError("--qc needs memory: without rules there is nothing to review against")
+    human_answer = answer_option(human_answer)
     repo = get_repo(ctx)
     result = answer_task(repo, task, memory=not no_memory, compare=compare, qc=qc,
                          client=_client(repo), max_retakes=max_retakes, limit=limit)
     if result.verdict == ASK_HUMAN and result.mode == "memory":
         _ask_flow(repo, result, human_answer, as_json)
         return
-    if human_answer is not None and result.verdict != ASK_HUMAN:
-        click.echo("note: --answer is only used when memory has nothing (ASK_HUMAN)", err=True)
     asked = None
-    if result.verdict == ASK_HUMAN and human_answer:
+    if result.verdict == ASK_HUMAN and human_answer is not None:
         # --compare on ASK_HUMAN never prompts, but an answer given up front is recorded.
-        asked = _ask_human(repo, task, human_answer, prompt=False)
+        asked = record_human_answer(repo, task, human_answer)
+    elif human_answer is not None:
+        click.echo("note: --answer is only used when memory has nothing (ASK_HUMAN)", err=True)
     recorded = None
     if record:
         primary = result.primary
@@ -246,8 +119,7 @@ def answer(ctx: click.Context, task: str, no_memory: bool, compare: bool, qc: bo
     if as_json:
         data = result.to_json()
         data["question"] = ask_question(task) if result.verdict == ASK_HUMAN else None
-        data["human_answer"] = human_answer.strip() if asked is not None and human_answer \
-            else None
+        data["human_answer"] = asked.get("correction") if asked is not None else None
         data["recorded_episode"] = recorded.id if recorded is not None else (
             asked.id if asked is not None else None)
         echo_json(data)
@@ -256,20 +128,20 @@ def answer(ctx: click.Context, task: str, no_memory: bool, compare: bool, qc: bo
     _finish(repo, result, strict=strict)
 
 
-def _ask_flow(repo: MemoryRepo, result: Any, human_answer: str | None, as_json: bool) -> None:
+def _ask_flow(repo: MemoryRepo, result: AnswerResult, human_answer: str | None,
+              as_json: bool) -> None:
     """ASK_HUMAN: show why memory cannot help, take the human's answer, record it."""
     from scarwarden.answer import ask_question, brief
+    from scarwarden.asking import record_human_answer
 
     text = brief(result.recall)
     if not as_json:
         click.echo(text)
         click.echo("")
-    elif human_answer is None:
-        click.echo(text, err=True)  # the person at the prompt must see the question
-    episode = _ask_human(repo, result.task, human_answer, prompt=True)
-    if episode is None:
-        raise ScarwardenError("no answer given; nothing was recorded",
-                              hint="answer the question, or pass --answer TEXT")
+    if human_answer is None:  # with --json, stdout is for the JSON: the question goes to stderr
+        human_answer = prompt_human("answer", result.task, PROMPT,
+                                    show=text if as_json else None)
+    episode = record_human_answer(repo, result.task, human_answer)
     if as_json:
         data = result.to_json()
         data["question"] = ask_question(result.task)
@@ -282,16 +154,12 @@ def _ask_flow(repo: MemoryRepo, result: Any, human_answer: str | None, as_json: 
                "once it is distilled into a rule (scarwarden distill).")
 
 
-def _print_answer(result: Any, asked: Any, recorded: Any) -> None:
-    click.echo(click.style(_header(result), dim=True))
+def _print_answer(result: AnswerResult, asked: Episode | None, recorded: Episode | None) -> None:
+    from scarwarden.answer_text import answer_text, recall_header
+
+    click.echo(click.style(recall_header(result.task, result.recall), dim=True))
     click.echo("")
-    if result.mode == "compare":
-        click.echo(render_compare(result))
-    elif result.mode == "no-memory":
-        side = result.no_memory
-        click.echo(side.answer.strip() if side and side.answer else (result.brief or ""))
-    else:
-        click.echo(memory_side_text(result))
+    click.echo(answer_text(result))
     if asked is not None:
         click.echo(f"\nRecorded the human's answer as episode {asked.id}")
     if recorded is not None:
@@ -300,10 +168,13 @@ def _print_answer(result: Any, asked: Any, recorded: Any) -> None:
                    '--outcome "..." --correction "..."', err=True)
 
 
-def _finish(repo: MemoryRepo, result: Any, *, strict: bool) -> None:
+def _finish(repo: MemoryRepo, result: AnswerResult, *, strict: bool) -> None:
     """Exit codes after the output is printed (the boundary prints the message)."""
     if not result.model_configured:
-        raise no_model_error(repo, memory=result.mode != "no-memory")
+        raise no_model_error(repo, "this is the rule-grounded brief, not an answer (an agent "
+                                   "that is itself a model can act on it)"
+                             if result.mode != "no-memory" else
+                             "there is no answer without memory to show")
     side = result.memory
     if side is None:
         return
@@ -327,48 +198,56 @@ def _finish(repo: MemoryRepo, result: Any, *, strict: bool) -> None:
 @click.option("--strict", is_flag=True, help="Also exit 1 when any citation is invented.")
 @click.option("--json", "as_json", is_flag=True, help="Print the review as JSON.")
 @click.pass_context
-def review_draft(ctx: click.Context, task: str, file: Any, rewrite: bool,
+def review_draft(ctx: click.Context, task: str, file: TextIO, rewrite: bool,
                  max_retakes: int | None, strict: bool, as_json: bool) -> None:
     """Check a draft written elsewhere (FILE, or '-' for stdin) against the recalled rules.
 
     A reviewer model judges the draft and answers strict JSON: pass, or retake with
     the violated rule IDs and reasons (only recalled rules are trusted). The draft's
     inline citations are verified by code too, even with no model configured.
-    Exit 1 when the reviewer sends it back; 4 with no model configured.
+
+    \b
+    Exit codes: 0 pass; 1 the reviewer sent the draft back (or, with --strict, a
+    citation is invented); 3 model unreachable; 4 no model configured (only the
+    citations were checked); 5 model error or invalid reviewer JSON.
 
     \b
     Examples:
       scarwarden review-draft --task "Post our discount code on Twitter" draft.txt
       my-agent | scarwarden review-draft --task "Draft the beta post" - --rewrite --json
     """
+    from scarwarden.answer_text import qc_text, recall_header, verification_text
     from scarwarden.qc import review_task_draft
 
     repo = get_repo(ctx)
     result = review_task_draft(repo, task, file.read(), client=_client(repo), rewrite=rewrite,
                                max_retakes=max_retakes)
+    verification = result.verification
+    assert verification is not None  # review_task_draft always checks the citations
     if as_json:
         echo_json(result.to_json())
     else:
-        click.echo(click.style(f"Task: {task}\nVerdict: {result.recall.verdict}  (recalled: "
-                               f"{', '.join(r.id for r in result.recall.rules) or 'none'})",
-                               dim=True))
+        click.echo(click.style(recall_header(task, result.recall), dim=True))
         click.echo("")
         if result.qc is not None:
             click.echo(qc_text(result.qc))
             if rewrite and result.qc.retakes:
                 click.echo("\nFinal text:\n" + result.final_text.strip())
+            click.echo("")
         elif result.brief is None:
-            click.echo("No rule was recalled for this task: nothing to review against.")
-        click.echo("")
-        click.echo(verification_text(result.verification))
-    if result.brief is not None:
-        if not as_json:
+            click.echo("No rule was recalled for this task: nothing to review against.\n")
+        click.echo(verification_text(verification))
+        if result.brief is not None:
             click.echo("\n" + result.brief)
-        raise no_model_error(repo)
+    # A check that ran and failed outranks the one that could not run (no model).
+    if strict and not verification.ok:
+        raise ScarwardenError(f"invented citations (--strict): {verification.summary}",
+                              hint="the draft cites rules or episodes its memory does not hold")
+    if result.brief is not None:
+        raise no_model_error(repo, "no reviewer judged the draft; only its citations were "
+                                   "checked, by code")
     if result.qc is not None and not result.qc.passed:
         raise ScarwardenError(result.qc.summary, hint="fix the draft, or run with --rewrite")
-    if strict and not result.verification.ok:
-        raise ScarwardenError(f"invented citations (--strict): {result.verification.summary}")
 
 
 # -- feedback -----------------------------------------------------------------------
@@ -392,7 +271,7 @@ def feedback(ctx: click.Context, episode_id: str, outcome: str | None, correctio
       scarwarden feedback ep-7k2m9q4x1z --outcome "Engagement doubled"
       scarwarden feedback ep-7k2m9q4x1z --correction "Shorter hook" --corrected-by editor
     """
-    from scarwarden.answer import record_feedback
+    from scarwarden.lineage import record_feedback
 
     repo = get_repo(ctx)
     ep = record_feedback(repo, episode_id, outcome=outcome, correction=correction,
@@ -408,26 +287,25 @@ def feedback(ctx: click.Context, episode_id: str, outcome: str | None, correctio
 
 def demo_section(repo: MemoryRepo, echo: Callable[[str], None]) -> None:
     """Answers with and without memory for the two demo tasks; offline unless a key is set."""
-    from scarwarden.answer import answer_task
+    from scarwarden.answer import answer_or_brief
+    from scarwarden.answer_text import recall_header, render_compare, terminal_width
 
     client = _client(repo)
-    width = min(shutil.get_terminal_size((80, 24)).columns, 140)
+    width = min(terminal_width(), 140)
     leads = ("The same task and the same model, with memory and without. With memory, the "
              "model is told what the team learnt and must cite it:",
              "Asked for something a rule forbids, the memory side refuses and cites the rule "
              "(and so the experiences) that taught it to refuse:")
     for n, task in enumerate(DEMO_TASKS):
-        try:
-            result = answer_task(repo, task, compare=True, client=client)
-        except ScarwardenError as exc:  # a configured but failing model: go on offline
-            echo(f"(the model failed: {exc.message}; showing the offline brief instead)")
+        result, failure = answer_or_brief(repo, task, client=client, compare=True)
+        if failure is not None:  # a configured but failing model: go on offline
+            echo(f"(the model failed: {failure}; showing the offline brief instead)")
             client = None
-            result = answer_task(repo, task, compare=True, client=None)
         echo("")
         for line in textwrap.wrap(leads[n], width):
             echo(line)
         echo("")
-        echo(click.style(_header(result), bold=True))
+        echo(click.style(recall_header(result.task, result.recall), bold=True))
         echo("")
         echo(render_compare(result, width))
     echo("")

@@ -1,12 +1,10 @@
 from __future__ import annotations
 
-import sys
-
 import click
 
 from scarwarden.commands._common import echo_json, get_repo
+from scarwarden.commands._human import answer_option, prompt_human
 from scarwarden.commands.recall import format_result, read_task
-from scarwarden.errors import ExitCode, ScarwardenError, UsageError
 
 PROMPT = "Memory has nothing on this task. What should the agent do?"
 
@@ -41,24 +39,14 @@ def ask(ctx: click.Context, task: tuple[str, ...], answer: str | None, no_commit
     from scarwarden.recall import recall_task
     from scarwarden.router import ASK_HUMAN
 
-    if answer == "-":
-        answer = sys.stdin.read()
-    if answer is not None and not answer.strip():
-        raise UsageError("--answer is empty: nothing to record",
-                         hint="give the human's answer as text, or leave --answer out to "
-                              "be prompted on a terminal")
+    answer = answer_option(answer)
     repo = get_repo(ctx)
     result = recall_task(repo, read_task(task))
     episode = None
     if result.verdict == ASK_HUMAN:
         if answer is None:
-            if not sys.stdin.isatty():
-                raise ScarwardenError(
-                    "memory has nothing on this task and there is no terminal to ask on",
-                    hint=f'pass the human\'s answer: scarwarden ask "{result.task}" '
-                         '--answer "..."', exit_code=ExitCode.CHECK_FAILED)
-            click.echo(format_result(result, playbook_rel=repo.playbook_rel), err=True)
-            answer = click.prompt(PROMPT, err=True).strip()
+            answer = prompt_human("ask", result.task, PROMPT,
+                                  show=format_result(result, playbook_rel=repo.playbook_rel))
         episode = record_human_answer(repo, result.task, answer, commit=not no_commit)
     elif answer is not None:
         click.echo(f"memory already covers this ({result.verdict}); --answer was not "

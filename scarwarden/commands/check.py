@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from scarwarden.commands._common import echo_json, get_repo
 from scarwarden.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ def check(ctx: click.Context, scope: str | None, from_ref: str | None, to_ref: s
     append-only), an invalid, misplaced or duplicate new episode, stray files in the
     episodes folder, and a playbook that does not parse, repeats a rule ID, drops a
     rule instead of retiring it, or reuses a retired ID. Every problem is reported,
-    with file, line and a hint; exit 1 when there is any, 0 when clean.
+    with file, line and a hint; exit 1 when there is any, 0 when clean, 2 when the
+    command cannot run (a ref that names no commit, bad settings).
 
     --staged (the default; what the git hook runs) reads only git's index, so an
     untracked or unstaged file never makes a citation pass. --from-ref/--to-ref check
@@ -60,8 +62,9 @@ def check(ctx: click.Context, scope: str | None, from_ref: str | None, to_ref: s
     """
     from scarwarden import check as gate
 
-    if (from_ref or to_ref) and scope == "all":
-        raise UsageError("--all checks one tree; it cannot be combined with --from-ref/--to-ref")
+    if (from_ref or to_ref) and scope is not None:
+        raise UsageError(f"--{scope} checks one tree; it cannot be combined with "
+                         "--from-ref/--to-ref, which check every commit of a range")
     if to_ref and not from_ref:
         raise UsageError("--to-ref needs --from-ref", hint="scarwarden check --from-ref A --to-ref B")
     if not from_ref and scope != "all":
@@ -71,22 +74,18 @@ def check(ctx: click.Context, scope: str | None, from_ref: str | None, to_ref: s
             from_ref, to_ref = env_from, env_to
             click.echo(f"scarwarden: checking {env_from}..{env_to} "
                        "(from PRE_COMMIT_FROM_REF/PRE_COMMIT_TO_REF)", err=True)
-    # Not _common.get_repo: the hook runs on every commit, and most commits touch no
-    # memory; importing the episode/YAML modules only when needed saves ~30 ms there.
-    from scarwarden.repo import open_repo
-
-    repo = open_repo((ctx.find_root().obj or {}).get("repo_path", "."), initialised=False)
+    # Not initialised is fine: the hook may be installed before 'scarwarden init', and a
+    # repository without memory has nothing to check (it must not block other commits).
+    repo = get_repo(ctx, initialised=False)
     report: CheckReport
     if from_ref:
-        report = gate.check_range(repo.root, from_ref, to_ref or "HEAD")
+        report = gate.check_range(repo, from_ref, to_ref or "HEAD")
     elif scope == "all":
-        report = gate.check_all(repo.root)
+        report = gate.check_all(repo)
     else:
-        report = gate.check_staged(repo.root)
+        report = gate.check_staged(repo)
     if as_json:
-        import json
-
-        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        echo_json(report.to_json())
     else:
         print_problems(report.problems, report.summary())
     if not report.ok:

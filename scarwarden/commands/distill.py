@@ -81,7 +81,7 @@ def distill(ctx: click.Context, offline: bool, dry_run: bool, branch: str | None
     repo = get_repo(ctx)
     result = run_distill(repo, offline=True if offline else None, dry_run=dry_run,
                          branch=branch, commit=not no_commit)
-    if result.notice:
+    if result.notice and result.new:  # with nothing to distill, which distiller is moot
         click.echo(result.notice, err=True)
     if as_json:
         echo_json(result.to_json())

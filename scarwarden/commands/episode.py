@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-import datetime as dt
 import sys
 
 import click
 
-from scarwarden.commands._common import echo_json, format_episode, get_repo
+from scarwarden.commands._common import echo_json, format_episode, get_repo, split_list
+from scarwarden.episodes import SOURCES
 from scarwarden.errors import UsageError
 
 
@@ -25,7 +25,7 @@ def episode() -> None:
 @click.option("--corrected-by", help="Who corrected it.")
 @click.option("--agent", help="Which agent acted.")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable or comma-separated).")
-@click.option("--source", type=click.Choice(["outcome", "correction", "human-answer", "import"]))
+@click.option("--source", type=click.Choice(SOURCES), help="How the episode came about.")
 @click.option("--ref", "refs", multiple=True, help="A related episode ID (repeatable).")
 @click.option("--rule-applied", "rules_applied", multiple=True,
               help="A rule ID that was in play when the agent acted (repeatable).")
@@ -33,7 +33,8 @@ def episode() -> None:
 @click.option("--file", "file", type=click.File("rb"),
               help="Read episode(s) from a YAML/JSON file, a list, or JSON lines ('-' = stdin).")
 @click.option("--no-commit", is_flag=True, help="Stage the file(s) instead of committing.")
-@click.option("--json", "as_json", is_flag=True, help="Print the stored episode(s) as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the stored episode as JSON (with --file: a list of them).")
 @click.pass_context
 def add(ctx: click.Context, task: str | None, action: str | None, outcome: str | None,
         correction: str | None, corrected_by: str | None, agent: str | None,
@@ -54,7 +55,7 @@ def add(ctx: click.Context, task: str | None, action: str | None, outcome: str |
       scarwarden episode add --file import.jsonl
       echo '{"task": "x", "outcome": "y"}' | scarwarden episode add --file -
     """
-    from scarwarden.episodes import parse_input_documents
+    from scarwarden.episode_input import parse_input_documents
     from scarwarden.ledger import add_episodes
 
     repo = get_repo(ctx)
@@ -77,7 +78,7 @@ def add(ctx: click.Context, task: str | None, action: str | None, outcome: str |
                            ("agent", agent), ("source", source), ("at", at)):
             if value is not None:
                 data[key] = value
-        split_tags = [t for raw in tags for t in raw.split(",") if t.strip()]
+        split_tags = split_list(tags)
         if split_tags:
             data["tags"] = split_tags
         if refs:
@@ -125,26 +126,13 @@ def show(ctx: click.Context, episode_id: str, as_json: bool) -> None:
     click.echo(click.style(f"# cited by: {', '.join(cited_by) or 'no rule yet'}", dim=True))
 
 
-def _date_bound(value: str | None, end: bool) -> str | None:
-    if value is None:
-        return None
-    try:
-        if len(value) == 10:
-            day = dt.date.fromisoformat(value)
-            return day.isoformat() + ("T23:59:59Z" if end else "T00:00:00Z")
-        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise click.BadParameter(
-            f"{value!r} is not a date (YYYY-MM-DD) or ISO date-time") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=dt.timezone.utc)
-    return parsed.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 @episode.command("list")
 @click.option("--tag", "tags", multiple=True, help="Only episodes with this tag (repeatable: all).")
-@click.option("--since", help="On or after this date (YYYY-MM-DD or ISO date-time).")
-@click.option("--until", help="On or before this date.")
+@click.option("--since", metavar="WHEN",
+              help="At or after WHEN: 2026-11-01, 2026-11-01T09:00 (UTC unless an offset is "
+                   "given), or an age such as 7d, 12h, 30m.")
+@click.option("--until", metavar="WHEN",
+              help="At or before WHEN (a bare date means the end of that day).")
 @click.option("--agent", help="Only this agent's episodes.")
 @click.option("--grep", help="Full-text search over task, action, outcome and correction.")
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many.")
@@ -160,15 +148,19 @@ def list_(ctx: click.Context, tags: tuple[str, ...], since: str | None, until: s
     Examples:
       scarwarden episode list --tag linkedin
       scarwarden episode list --since 2026-11-01 --agent writer --json
+      scarwarden episode list --since 7d --newest-first
       scarwarden episode list --grep "discount code"
     """
     from scarwarden.index import open_index
+    from scarwarden.times import parse_when
 
+    since_at = parse_when(since) if since is not None else None
+    until_at = parse_when(until, end=True) if until is not None else None
     repo = get_repo(ctx)
     with open_index(repo) as index:
         episodes = index.list_episodes(
-            tags=tags, since=_date_bound(since, False), until=_date_bound(until, True),
-            agent=agent, grep=grep, limit=limit, newest_first=newest_first)
+            tags=tags, since=since_at, until=until_at, agent=agent, grep=grep, limit=limit,
+            newest_first=newest_first)
     if as_json:
         echo_json([e.to_json() for e in episodes])
         return

@@ -1,3 +1,5 @@
+"""``scarwarden export``: the playbook in AGENTS.md, CLAUDE.md, Cursor and Copilot files."""
+
 from __future__ import annotations
 
 import textwrap

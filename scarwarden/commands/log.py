@@ -40,11 +40,12 @@ def log_cmd(ctx: click.Context, as_json: bool, limit: int, since: str | None,
       scarwarden log --verdict ASK_HUMAN --since 7d --json
     """
     from scarwarden.index import open_index
-    from scarwarden.recall_log import parse_when, read_log
+    from scarwarden.recall_log import read_log
+    from scarwarden.times import parse_when
 
     repo = get_repo(ctx)
-    since_at = parse_when(since) if since else None
-    until_at = parse_when(until, end=True) if until else None
+    since_at = parse_when(since) if since is not None else None
+    until_at = parse_when(until, end=True) if until is not None else None
     with open_index(repo) as index:
         entries = read_log(index, limit=limit, since=since_at, until=until_at,
                            task_grep=task_grep, verdict=verdict)

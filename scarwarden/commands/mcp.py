@@ -1,3 +1,5 @@
+"""``scarwarden mcp``: the memory as an MCP server over stdio (the optional ``mcp`` extra)."""
+
 from __future__ import annotations
 
 import os

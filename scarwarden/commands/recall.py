@@ -73,7 +73,7 @@ def format_result(result: RecallResult, *, playbook_rel: str = "the playbook") -
     for rank, rule in enumerate(result.rules, 1):
         lines.append("")
         lines.append(click.style(f"{rank}. {rule.id}: {rule.title}", bold=True)
-                     + f"  (score {rule.score:g})")
+                     + f"  (score {rule.score:g}, confidence {rule.confidence:g})")
         lines.append(f"   {rule.text}")
         lines.append(f"   why: {rule.why()}")
         lines.append(f"   cite: {rule.citation()}")
@@ -97,10 +97,17 @@ def explain_json(result: RecallResult) -> dict[str, Any]:
     return {
         "formula": {"k1": rc.K1, "b": rc.B, "tag_weight": rc.TAG_WEIGHT,
                     "idf": "ln(1 + (N - df + 0.5) / (df + 0.5))",
-                    "term": "idf * qtf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))"},
+                    "term": "idf * qtf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))",
+                    "confidence": "matched_mass / sqrt(task_mass * rule_mass)",
+                    "evidence": "matched_mass / idf(df=1)"},
         "rule_count": stats.rule_count, "avg_length": round(stats.avg_length, rc.DECIMALS),
         "task_stems": stats.task_stems, "unknown_stems": stats.unknown_stems,
-        "rules": [{"id": r.id, "score": r.score,
+        "task_mass": round(stats.task_mass, rc.DECIMALS), "task_df": stats.task_df,
+        "rare_idf": round(rc.idf(1, stats.rule_count), rc.DECIMALS) if stats.rule_count else None,
+        "rules": [{"id": r.id, "score": r.score, "confidence": r.confidence,
+                   "matched_mass": round(r.matched_mass, rc.DECIMALS),
+                   "rule_mass": round(r.rule_mass, rc.DECIMALS), "evidence": r.evidence,
+                   "matched_stems": r.matched_stems, "rule_stems": r.stem_df,
                    "tags": [{"tag": t, "stems": list(text.tag_stems(t))}
                             for t in r.matched_tags],
                    "terms": [{"stem": m.stem, "qtf": m.qtf, "df": m.df,
@@ -108,10 +115,13 @@ def explain_json(result: RecallResult) -> dict[str, Any]:
                               "contribution": m.contribution} for m in r.terms]}
                   for r in result.rules],
         "router": {"act_threshold": stats.settings.act_threshold, "floor": stats.settings.floor,
-                   "act_tag_hits": stats.settings.act_tag_hits, "best_score": stats.best_score,
-                   "best_tag_hits": stats.best_tag_hits,
-                   "reason": router.reason(stats.best_score, stats.best_tag_hits,
-                                           stats.settings)},
+                   "act_tag_hits": stats.settings.act_tag_hits,
+                   "best_rule": stats.best.id if stats.best is not None else None,
+                   "best_confidence": stats.best_confidence,
+                   "best_tag_hits": stats.best_tag_hits, "best_evidence": stats.best_evidence,
+                   "best_score": stats.best_score,
+                   "reason": router.reason(stats.best_confidence, stats.best_tag_hits,
+                                           stats.best_evidence, stats.settings)},
     }
 
 
@@ -133,12 +143,20 @@ def format_explain(result: RecallResult) -> str:
         f"K1 = {k1}, B = {b}, tag hit = {rc.TAG_WEIGHT:g}",
         "  idf(t)  = ln(1 + (N - df + 0.5) / (df + 0.5))",
         "  term(t) = idf x qtf x tf x (K1 + 1) / (tf + K1 x (1 - B + B x len / avglen))",
+        "  confidence = matched / sqrt(task x rule): sums of idf over the matched stems, the "
+        "task's stems and the rule's stems (title, text, tags)",
+        f"  evidence   = matched / {rc.idf(1, max(1, stats.rule_count)):.4f} (the idf of a "
+        "stem in one rule)",
+        f"  task mass  = {stats.task_mass:.4f} = "
+        + _mass(list(stats.task_df.values()), stats.rule_count),
     ]
-    for rule in result.rules:
+    shown = result.rules or ([stats.best] if stats.best is not None else [])
+    for rule in shown:
         lines.append("")
         length = rule.terms[0].length if rule.terms else None
         size = f", len {length}" if length is not None else ""
-        lines.append(f"  {rule.id}{size}: score {rule.score:.4f} = sum of")
+        note = "" if result.rules else " (best-ranked; below the floor, so not returned)"
+        lines.append(f"  {rule.id}{size}{note}: score {rule.score:.4f} = sum of")
         for tag in rule.matched_tags:
             parts = " + ".join(text.tag_stems(tag))
             lines.append(f"    tag:{tag:<20} {rc.TAG_WEIGHT:8.4f}  (all of {parts} in the task)")
@@ -147,10 +165,29 @@ def format_explain(result: RecallResult) -> str:
                 f"    term:{m.stem:<19} {m.contribution:8.4f}  = idf {m.idf:.4f} (df {m.df}) x "
                 f"qtf {m.qtf} x tf {m.tf} x {k1 + 1:g} / ({m.tf} + {k1} x ({1 - b:g} + {b} x "
                 f"{m.length}/{avg:.4f}))")
+        matched = [rule.stem_df[s] for s in rule.matched_stems]
+        lines += [
+            f"    confidence {rule.confidence:.4f} = matched {rule.matched_mass:.4f} / sqrt(task "
+            f"{stats.task_mass:.4f} x rule {rule.rule_mass:.4f}); evidence {rule.evidence:g}",
+            f"      matched {', '.join(rule.matched_stems)} = "
+            + _mass(matched, stats.rule_count),
+            f"      rule {len(rule.stem_df)} stems = "
+            + _mass(list(rule.stem_df.values()), stats.rule_count)]
     lines.append("")
-    lines.append("  router: " + router.reason(stats.best_score, stats.best_tag_hits,
-                                              stats.settings))
+    lines.append("  router: " + router.reason(stats.best_confidence, stats.best_tag_hits,
+                                              stats.best_evidence, stats.settings))
     return "\n".join(lines)
+
+
+def _mass(dfs: list[int], n: int) -> str:
+    """A sum of idf written by df, to redo by hand: ``3 x 2.3026 (df 1) + 1 x 1.7918 (df 2)``."""
+    from collections import Counter
+
+    from scarwarden.recall import idf
+
+    counts = Counter(dfs)
+    return " + ".join(f"{k} x {idf(df, n):.4f} (df {df})" for df, k in sorted(counts.items())) \
+        or "0"
 
 
 def demo_section(repo: MemoryRepo, echo: Callable[[str], None]) -> None:

@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import click
 
-from scarwarden.commands._common import echo_json, format_episode, format_rule, get_repo
+from scarwarden.commands._common import (
+    echo_json,
+    format_episode,
+    format_rule,
+    get_repo,
+    split_list,
+)
 from scarwarden.errors import UsageError
 
 
@@ -35,10 +41,8 @@ def add(ctx: click.Context, text: str, tags: tuple[str, ...], cites: str, title:
     from scarwarden.rules import add_rule
 
     repo = get_repo(ctx)
-    tag_list = [t for raw in tags for t in raw.split(",") if t.strip()]
-    cite_list = [c.strip() for c in cites.split(",") if c.strip()]
-    new = add_rule(repo, text=text, tags=tag_list, cites=cite_list, title=title,
-                   commit=not no_commit)
+    new = add_rule(repo, text=text, tags=split_list(tags), cites=split_list([cites]),
+                   title=title, commit=not no_commit)
     if as_json:
         echo_json(new.to_json())
         return

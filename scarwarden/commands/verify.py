@@ -31,7 +31,7 @@ def verify(ctx: click.Context, rev_range: str | None, as_json: bool) -> None:
     from scarwarden.verify import verify as run_verify
 
     repo = get_repo(ctx, initialised=False)
-    result = run_verify(repo.root, rev_range)
+    result = run_verify(repo, rev_range)
     if as_json:
         echo_json(result.to_json())
     else:

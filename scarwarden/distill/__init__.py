@@ -90,7 +90,7 @@ class DistillResult:
             "left": [{"episode_id": ep, "reason": why} for ep, why in self.left],
             "changes": [c.to_json() for c in self.changes],
             "dropped": [d.to_json() for d in self.drops],
-            "usage": {**self.usage.to_json(), "calls": self.calls},
+            "usage": self.usage.to_json(calls=self.calls),
             "batches": [{"episodes": e, "context_rules": r, "prompt_tokens_estimated": t}
                         for e, r, t in self.batches],
             "message": self.message, "diff": self.diff(),

@@ -28,7 +28,7 @@ from scarwarden.config import DistillSettings
 from scarwarden.distill import prompts
 from scarwarden.distill.ops import Change, Drop, Operation, apply_operations, parse_operations
 from scarwarden.episodes import Episode
-from scarwarden.llm import ChatClient, Usage, complete_json
+from scarwarden.llm import ChatClient, Usage, complete_json, total_usage
 
 log = logging.getLogger("scarwarden")
 
@@ -140,8 +140,7 @@ def model_distill(client: ChatClient, model: str, episodes: list[Episode],
                      number, len(batches), len(batch), len(rules))
         ops, responses = complete_json(client, messages, model=model, parse=parse_operations,
                                        what=WHAT)
-        for response in responses:
-            run.usage = run.usage + response.usage
+        run.usage = run.usage + total_usage(responses)
         run.calls += len(responses)
         run.batches.append((len(batch), len(rules), (_prompt_chars(messages) + 3) // 4))
         run.operations.extend(ops)

@@ -6,11 +6,11 @@ holds a lesson a model may infer, but not one we can write down without inventin
 words, so it is left for a model distillation (reported, not marked distilled).
 
 1. **Group** the learnable episodes, oldest first, by leader clustering: an episode
-   joins the best existing group when it shares at least two of the group's core tags,
-   or one core tag and three core terms (Snowball stems of task and correction), or
-   one tag or term with an episode of the group it ``refs``. Otherwise it starts a
-   group. Core = present in at least half the group's members, so a group cannot
-   drift by chaining (what a transitive closure of "shares a tag" would do).
+   joins the best existing group when it shares at least three of the group's core
+   tags, or two core tags and two core terms (Snowball stems of the corrections); a
+   ``refs`` to a member only breaks ties. Otherwise it starts a group. Core = present
+   in at least half the group's members, so a group cannot drift by chaining (what a
+   transitive closure of "shares a tag" would do).
 2. **Match** each group against the active rules: when it overlaps a rule strongly
    (shared tags and most of the corrections' terms already in the rule, or a ``refs``
    to an episode the rule cites), the rule is **updated** (the citations are added,

@@ -24,11 +24,14 @@ from urllib.parse import urlsplit
 from flask import Flask, Response, redirect, request
 from werkzeug.exceptions import HTTPException
 
-from scarwarden.errors import ScarwardenError
+from scarwarden.errors import ExitCode, ScarwardenError, UsageError, ValidationError
 from scarwarden.index import open_index
 from scarwarden.repo import open_repo
 from scarwarden.web import pages, render
 from scarwarden.web.taskpage import task_page
+
+#: Largest request body accepted (the human-answer form); larger ones get 413.
+MAX_POST_BYTES = 256 * 1024
 
 #: Host names a loopback-bound server answers to.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -46,6 +49,17 @@ def _host_name(netloc: str) -> str | None:
         return urlsplit(f"//{netloc}").hostname
     except ValueError:
         return None
+
+
+def _http_status(exc: ScarwardenError) -> int:
+    """A usage error is the request's (400); a model that failed is a bad gateway
+    (502); anything else, such as a playbook that does not parse, is the server's (500)."""
+    code = int(exc.exit_code)
+    if code == ExitCode.USAGE:
+        return 400
+    if code in (ExitCode.MODEL_UNREACHABLE, ExitCode.MODEL_ERROR):
+        return 502
+    return 500
 
 
 def same_origin(headers: _Headers, host: str) -> bool:
@@ -77,6 +91,8 @@ def create_app(repo_root: Path | str, *, read_only: bool = False,
     app = Flask("scarwarden.web", static_folder=str(render.STATIC), static_url_path="/static",
                 template_folder=None)
     app.config["SCARWARDEN_READ_ONLY"] = read_only
+    # The one form posts a task and an answer; an episode is at most 64 KiB anyway.
+    app.config["MAX_CONTENT_LENGTH"] = MAX_POST_BYTES
     token = csrf_token or secrets.token_urlsafe(32)
     env = render.environment()
     links = render.Links()
@@ -117,8 +133,7 @@ def create_app(repo_root: Path | str, *, read_only: bool = False,
     @app.errorhandler(ScarwardenError)
     def scarwarden_error(exc: ScarwardenError) -> Response:
         message = exc.message + "".join(f"\n{p}" for p in exc.problems)
-        status = 400 if int(exc.exit_code) == 2 else 500
-        return error(status, "Cannot show this", message, exc.hint)
+        return error(_http_status(exc), "Cannot show this", message, exc.hint)
 
     @app.get("/")
     def playbook() -> Response:
@@ -171,8 +186,12 @@ def create_app(repo_root: Path | str, *, read_only: bool = False,
                          "reload the task page and submit the form again")
         from scarwarden.asking import record_human_answer
 
-        ep = record_human_answer(repo, request.form.get("task", ""),
-                                 request.form.get("answer", ""))
+        try:
+            ep = record_human_answer(repo, request.form.get("task", ""),
+                                     request.form.get("answer", ""))
+        except (UsageError, ValidationError) as exc:  # what was posted: the client's to fix
+            return error(400, "Cannot record this answer",
+                         exc.message + "".join(f"\n{p}" for p in exc.problems), exc.hint)
         return redirect(f"{links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
 
     return app

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scarwarden.errors import ScarwardenError
 from scarwarden.repo import MemoryRepo
 
 MODES = ("both", "on", "off")
@@ -58,16 +57,12 @@ def unwrap(text: str, width: int = 88) -> str:
     return "\n".join(out)
 
 
-def _client(repo: MemoryRepo, environ: Mapping[str, str] | None) -> Any:
-    from scarwarden.llm import client_from_config
-
-    return client_from_config(repo.config, environ)
-
-
 def task_page(repo: MemoryRepo, task: str | None, *, mode: str = "both",
               environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The page's context; raises :class:`ScarwardenError` for a task recall refuses."""
-    from scarwarden.answer import answer_task, no_memory_brief
+    """The page's context; raises :class:`~scarwarden.errors.ScarwardenError` for a task
+    recall refuses."""
+    from scarwarden.answer import answer_or_brief, no_memory_brief
+    from scarwarden.llm import client_from_config
 
     mode = mode if mode in MODES else "both"
     task = (task or "").strip()[:MAX_TASK]
@@ -75,20 +70,12 @@ def task_page(repo: MemoryRepo, task: str | None, *, mode: str = "both",
                            "recall": None, "columns": [], "model_error": None}
     if not task:
         return ctx
-    client = _client(repo, environ)
+    client = client_from_config(repo.config, environ)
     ctx["model_configured"] = client is not None
-    try:
-        result = answer_task(repo, task, memory=mode != "off", compare=mode == "both",
-                             client=client)
-    except ScarwardenError as exc:
-        if client is None or exc.exit_code < 3:
-            raise
-        # The model failed (unreachable, bad key, bad output): still show what memory
-        # gives without it, and say why there is no answer.
-        ctx["model_error"] = exc.message
-        client = None
-        result = answer_task(repo, task, memory=mode != "off", compare=mode == "both",
-                             client=None)
+    # A failing model (unreachable, bad key, bad output) still leaves what memory gives
+    # without it; the page says why there is no answer.
+    result, ctx["model_error"] = answer_or_brief(repo, task, client=client,
+                                                 memory=mode != "off", compare=mode == "both")
     ctx["recall"] = result.recall
     columns: list[Column] = []
     if result.memory is not None:
@@ -98,7 +85,8 @@ def task_page(repo: MemoryRepo, task: str | None, *, mode: str = "both",
             col.verification = result.memory.verification
         elif result.brief is not None:
             col.kind, col.text = "brief", unwrap(result.brief)
-            col.note = "No model is configured: this is the brief an agent would get."
+            col.note = ("The model failed" if ctx["model_error"] else "No model is configured") \
+                + ": this is the brief an agent would get."
         else:
             col.note = ("Nothing relevant is remembered, so there is no answer: "
                         "a human has to answer (below).")
