@@ -263,6 +263,12 @@ def build_banking(root: Path, docs: list[dict[str, Any]], *, with_tags: bool) ->
     return repo
 
 
+def window(text_: str, size: int) -> str:
+    """About ``size`` characters from the middle of ``text_``, starting at a word."""
+    start = text_.rfind(" ", 0, max(0, len(text_) // 2 - size // 2)) + 1
+    return text_[start:start + size]
+
+
 def metrics(ranked: list[list[str]], relevant: list[set[str]]) -> dict[str, float]:
     ndcg = r10 = r50 = 0.0
     for ids, rel in zip(ranked, relevant, strict=True):
@@ -319,6 +325,15 @@ def banking(args: argparse.Namespace) -> None:
                     for instruction in airline:
                         res = recall(index, instruction, settings=PROBE, limit=1)
                         bests.setdefault("airline tasks", []).append(best_of(res))
+                    # Length controls: in-domain text as short as the airline tasks.
+                    size = round(statistics.mean(len(a) for a in airline))
+                    for task in tasks:
+                        res = recall(index, window(task["instructions"], size), settings=PROBE,
+                                     limit=1)
+                        bests.setdefault("banking windows", []).append(best_of(res))
+                        if task.get("notes"):
+                            res = recall(index, task["notes"], settings=PROBE, limit=1)
+                            bests.setdefault("banking notes", []).append(best_of(res))
             results[label] = metrics(ranked, relevant)
     corpus = [text.stems(d["title"] + "\n" + d["content"]) for d in docs]
     bm25 = BM25Okapi(corpus)
@@ -335,16 +350,30 @@ def banking(args: argparse.Namespace) -> None:
           f"{explained}/{total_rules}")
     print(f"recall p50 on these tasks: {statistics.median(timings) * 1000:.1f} ms "
           f"(long tasks: mean {statistics.mean(len(t['instructions']) for t in tasks):.0f} chars)")
+    size = round(statistics.mean(len(a) for a in airline))
     lengths = {"banking tasks": [len(t["instructions"]) for t in tasks],
-               "airline tasks": [len(a) for a in airline]}
+               "airline tasks": [len(a) for a in airline],
+               "banking windows": [len(window(t["instructions"], size)) for t in tasks],
+               "banking notes": [len(t["notes"]) for t in tasks if t.get("notes")]}
+    print(f"(banking windows: the middle {size} characters of each banking task, the airline "
+          "tasks' mean length;\n banking notes: the annotators' summaries, where present)")
     print("\nBest-ranked rule against the banking rules: min / 5th pct / median / 95th pct / "
           "max, and task length:")
     for name, values in bests.items():
         for what, k in (("score", 3), ("confidence", 0), ("evidence", 2)):
             xs = sorted(v[k] or 0.0 for v in values)
-            print(f"  {name:14} {what:10} " + " ".join(
+            print(f"  {name:15} {what:10} " + " ".join(
                 f"{xs[min(len(xs) - 1, int(p * len(xs)))]:8.4g}" for p in (0, .05, .5, .95, 1))
                   + f"   mean {statistics.mean(lengths[name]):.0f} chars")
+    print("How well each number tells in-domain from airline text, P(in-domain > airline):")
+    for name in ("banking tasks", "banking windows", "banking notes"):
+        aucs = []
+        for k in (0, 3):
+            ins = [v[k] or 0.0 for v in bests[name]]
+            air = [v[k] or 0.0 for v in bests["airline tasks"]]
+            aucs.append(sum((x > y) + 0.5 * (x == y) for x in ins for y in air)
+                        / (len(ins) * len(air)))
+        print(f"  {name:15} confidence {aucs[0]:.3f}, score {aucs[1]:.3f}")
     bank = sorted(v[0] or 0.0 for v in bests["banking tasks"])
     calibrated = RecallSettings(act_threshold=round(statistics.median(bank), 4),
                                 floor=round(bank[len(bank) // 20], 4))
@@ -352,7 +381,7 @@ def banking(args: argparse.Namespace) -> None:
     def show(name: str, values: list[Any], route: Any) -> None:
         counts = Counter(route(v) for v in values)
         n = len(values)
-        print(f"  {name:14} " + ", ".join(f"{v} {counts[v]}/{n} ({counts[v] / n:.0%})"
+        print(f"  {name:15} " + ", ".join(f"{v} {counts[v]}/{n} ({counts[v] / n:.0%})"
                                           for v in VERDICTS))
 
     for title, settings in (("the defaults", defaults),

@@ -32,7 +32,10 @@ EXIT_CODE_TEXT = {
 
 
 def _help(cmd: click.Command, path: list[str]) -> str:
-    parent = None
+    if cmd is main_group:
+        with click.Context(main_group, info_name="scarwarden", terminal_width=100,
+                           max_content_width=100) as top:
+            return main_group.get_help(top)
     ctx = click.Context(main_group, info_name="scarwarden")
     for name in path[:-1]:
         group = ctx.command
@@ -40,8 +43,7 @@ def _help(cmd: click.Command, path: list[str]) -> str:
         sub = group.get_command(ctx, name)
         assert sub is not None
         ctx = click.Context(sub, info_name=name, parent=ctx)
-    parent = ctx
-    with click.Context(cmd, info_name=path[-1], parent=parent, terminal_width=100,
+    with click.Context(cmd, info_name=path[-1], parent=ctx, terminal_width=100,
                        max_content_width=100) as sub_ctx:
         return cmd.get_help(sub_ctx)
 

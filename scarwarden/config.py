@@ -28,11 +28,12 @@ class RecallSettings:
     ``act_threshold`` and ``floor`` apply to the best-ranked rule's *confidence*
     (0 to 1, :func:`scarwarden.recall.confidence`), not to its ranking score. Defaults
     measured with ``python bench/recall_quality.py --tuning`` (66 hand-labelled tasks
-    against the demo memory: 52/66 verdicts right; on the 52 one-line ones 44/52, no
+    against the demo memory: 52/66 verdicts right; on the 52 one-line ones 43/52, no
     unknown task sent to ACT).
     """
 
-    #: A confidence at or above this is a strong match (``ACT``).
+    #: A confidence at or above this is a strong match (``ACT``), when the match also
+    #: rests on ``act_tag_hits`` rare words' worth of evidence.
     act_threshold: float = 0.175
     #: Below this confidence nothing counts as a match (``ASK_HUMAN``).
     floor: float = 0.0925

@@ -38,7 +38,9 @@ It is the geometric mean of how much of the task the rule explains
 (``matched / task_mass``) and how much of the rule the task touches
 (``matched / rule_mass``), each weighted by idf, so generic words count for little and
 words memory has never seen (idf at df 0, the highest) count against the match. It is
-1.0 when the task's stems are exactly the rule's.
+1.0 when the task's stems are exactly the rule's. The **evidence**,
+``matched(r) / idf(df=1)``, counts the match in rare words: the confidence of a
+one-word task can be high on that word alone, so the router also asks for evidence.
 
 Every result carries its contributions (``tag:<tag>``, ``term:<stem>``); the score is
 their sum in that order, rounded to 4 decimals. Ranking: score descending, then rule ID
@@ -242,7 +244,7 @@ def recall(index: Index, task: str, *, limit: int | None = None,
     total = int(index.meta("rule_total_length") or 0)
     avg = total / n if n and total else 1.0
     df = _document_frequencies(conn, sorted(qtf))
-    task_mass = math.fsum(idf(df.get(t, 0), n) for t in sorted(qtf)) if n else 0.0
+    task_mass = math.fsum(idf(df.get(t, 0), n) for t in qtf) if n else 0.0
     stats = RecallStats(rule_count=n, avg_length=avg, task_stems=dict(sorted(qtf.items())),
                         unknown_stems=sorted(set(qtf) - set(df)), settings=settings,
                         task_mass=task_mass, task_df={t: df.get(t, 0) for t in sorted(qtf)})
@@ -350,17 +352,19 @@ def _explain(conn: Any, ids: list[str], qtf: Counter[str], df: dict[str, int], n
             "SELECT p.term, p.rule_id, p.tf, p.length, d.df FROM rule_terms AS p "
             "JOIN rule_term_df AS d ON d.term = p.term WHERE p.rule_id IN "
             "(SELECT value FROM json_each(?))", (id_json,)):
-        stem_df[rule_id][term] = int(term_df)
+        stem_df[rule_id][term] = term_df
         if term in df:
-            postings[rule_id][term] = (int(tf), int(length))
+            postings[rule_id][term] = (tf, length)
     tag_parts: dict[tuple[str, str], set[str]] = {}
     for rule_id, tag, stem, tag_df in conn.execute(
             "SELECT t.rule_id, t.tag, t.stem, coalesce(d.df, 0) FROM rule_tag_stems AS t "
             "LEFT JOIN rule_term_df AS d ON d.term = t.stem WHERE t.rule_id IN "
             "(SELECT value FROM json_each(?))", (id_json,)):
         tag_parts.setdefault((rule_id, tag), set()).add(stem)
-        stem_df[rule_id].setdefault(stem, int(tag_df))
+        stem_df[rule_id].setdefault(stem, tag_df)
     rare = idf(1, n)  # the idf of a stem found in one rule only
+    # A rule has dozens of stems but they share a handful of df values.
+    weight = {d: idf(d, n) for d in {d for own in stem_df.values() for d in own.values()}}
     out = []
     for row in conn.execute("SELECT id, title, text, tags, episode_ids FROM rules "
                             "WHERE id IN (SELECT value FROM json_each(?))", (id_json,)):
@@ -385,8 +389,9 @@ def _explain(conn: Any, ids: list[str], qtf: Counter[str], df: dict[str, int], n
             contributions[f"term:{m.stem}"] = m.contribution
         matched = set(postings[rule_id]).union(*(tag_parts[(rule_id, t)] for t in hits))
         own = stem_df[rule_id]
-        matched_mass = math.fsum(idf(own[s], n) for s in sorted(matched))
-        rule_mass = math.fsum(idf(own[s], n) for s in sorted(own))
+        # fsum is correctly rounded whatever the order: the masses are byte-stable.
+        matched_mass = math.fsum(weight[own[s]] for s in matched)
+        rule_mass = math.fsum(weight[d] for d in own.values())
         out.append(RecalledRule(
             id=rule_id, title=title, text=body, score=round(total, DECIMALS),
             matched_tags=hits, matched_terms=[m.stem for m in matches],

@@ -71,6 +71,11 @@ def append(index: Index, result: RecallResult, *, now: str | None = None) -> int
     if result.stats is not None:
         detail["best_score"] = result.stats.best_score
         detail["best_tag_hits"] = result.stats.best_tag_hits
+        # What the router decided on (docs/recall.md), so a logged verdict can be re-derived.
+        detail["best_confidence"] = result.stats.best_confidence
+        detail["best_evidence"] = result.stats.best_evidence
+        detail["act_threshold"] = result.stats.settings.act_threshold
+        detail["floor"] = result.stats.settings.floor
         detail["rule_count"] = result.stats.rule_count
     row = (now or utc_now(), result.task, result.verdict,
            json.dumps([r.id for r in result.rules]),

@@ -216,3 +216,7 @@ def test_json_explain_carries_the_router_inputs(cli) -> None:
                       "reason": router["reason"]}
     assert data["explain"]["formula"]["confidence"] == "matched_mass / sqrt(task_mass * rule_mass)"
     assert data["explain"]["task_df"] == {"book": 0, "dinner": 0, "tabl": 0, "team": 2}
+    best = data["explain"]["best_not_returned"]
+    assert (best["id"], best["matched_stems"], best["matched_mass"], best["rule_mass"]) == \
+        ("PB-06", ["team"], 1.7918, 41.6013)
+    assert best["confidence"] == round(1.7918 / math.sqrt(11.9954 * 41.6013), 4)

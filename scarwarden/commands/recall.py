@@ -94,7 +94,18 @@ def explain_json(result: RecallResult) -> dict[str, Any]:
 
     stats = result.stats
     assert stats is not None
-    return {
+
+    def rule_json(r: rc.RecalledRule) -> dict[str, Any]:
+        return {"id": r.id, "score": r.score, "confidence": r.confidence,
+                "matched_mass": round(r.matched_mass, rc.DECIMALS),
+                "rule_mass": round(r.rule_mass, rc.DECIMALS), "evidence": r.evidence,
+                "matched_stems": r.matched_stems, "rule_stems": r.stem_df,
+                "tags": [{"tag": t, "stems": list(text.tag_stems(t))} for t in r.matched_tags],
+                "terms": [{"stem": m.stem, "qtf": m.qtf, "df": m.df,
+                           "idf": round(m.idf, rc.DECIMALS), "tf": m.tf, "length": m.length,
+                           "contribution": m.contribution} for m in r.terms]}
+
+    data: dict[str, Any] = {
         "formula": {"k1": rc.K1, "b": rc.B, "tag_weight": rc.TAG_WEIGHT,
                     "idf": "ln(1 + (N - df + 0.5) / (df + 0.5))",
                     "term": "idf * qtf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))",
@@ -104,16 +115,7 @@ def explain_json(result: RecallResult) -> dict[str, Any]:
         "task_stems": stats.task_stems, "unknown_stems": stats.unknown_stems,
         "task_mass": round(stats.task_mass, rc.DECIMALS), "task_df": stats.task_df,
         "rare_idf": round(rc.idf(1, stats.rule_count), rc.DECIMALS) if stats.rule_count else None,
-        "rules": [{"id": r.id, "score": r.score, "confidence": r.confidence,
-                   "matched_mass": round(r.matched_mass, rc.DECIMALS),
-                   "rule_mass": round(r.rule_mass, rc.DECIMALS), "evidence": r.evidence,
-                   "matched_stems": r.matched_stems, "rule_stems": r.stem_df,
-                   "tags": [{"tag": t, "stems": list(text.tag_stems(t))}
-                            for t in r.matched_tags],
-                   "terms": [{"stem": m.stem, "qtf": m.qtf, "df": m.df,
-                              "idf": round(m.idf, rc.DECIMALS), "tf": m.tf, "length": m.length,
-                              "contribution": m.contribution} for m in r.terms]}
-                  for r in result.rules],
+        "rules": [rule_json(r) for r in result.rules],
         "router": {"act_threshold": stats.settings.act_threshold, "floor": stats.settings.floor,
                    "act_tag_hits": stats.settings.act_tag_hits,
                    "best_rule": stats.best.id if stats.best is not None else None,
@@ -123,6 +125,9 @@ def explain_json(result: RecallResult) -> dict[str, Any]:
                    "reason": router.reason(stats.best_confidence, stats.best_tag_hits,
                                            stats.best_evidence, stats.settings)},
     }
+    if not result.rules and stats.best is not None:
+        data["best_not_returned"] = rule_json(stats.best)
+    return data
 
 
 def format_explain(result: RecallResult) -> str:
@@ -205,10 +210,13 @@ def demo_section(repo: MemoryRepo, echo: Callable[[str], None]) -> None:
         verdict = click.style(result.verdict, fg=_VERDICT_COLOUR[result.verdict], bold=True)
         echo(f"  {verdict}: {result.meaning}")
         if not result.rules:
-            echo("  no rule shares a tag or a word with it: the answer a human gives")
+            nothing = result.stats is None or result.stats.best is None
+            echo("  no rule shares a tag or a word with it: the answer a human gives" if nothing
+                 else "  no rule covers enough of it: the answer a human gives")
             echo(f'  becomes an episode (scarwarden ask "{task}" --answer "...")')
         for rule in result.rules[:1]:
-            echo(f"  {rule.id}: {rule.title}  (score {rule.score:g})")
+            echo(f"  {rule.id}: {rule.title}  (score {rule.score:g}, confidence "
+                 f"{rule.confidence:g})")
             echo(f"    why: {rule.why()}")
             echo(f"    cite as {rule.citation()}")
     echo("")
