@@ -34,9 +34,9 @@ EXIT_CODE_TEXT = {
 def _help(cmd: click.Command, path: list[str]) -> str:
     if cmd is main_group:
         with click.Context(main_group, info_name="scarwarden", terminal_width=100,
-                           max_content_width=100) as top:
+                           max_content_width=100, **main_group.context_settings) as top:
             return main_group.get_help(top)
-    ctx = click.Context(main_group, info_name="scarwarden")
+    ctx = click.Context(main_group, info_name="scarwarden", **main_group.context_settings)
     for name in path[:-1]:
         group = ctx.command
         assert isinstance(group, click.Group)
