@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import sys
+from typing import IO
 
 import click
 
@@ -39,7 +40,7 @@ def episode() -> None:
 def add(ctx: click.Context, task: str | None, action: str | None, outcome: str | None,
         correction: str | None, corrected_by: str | None, agent: str | None,
         tags: tuple[str, ...], source: str | None, refs: tuple[str, ...],
-        rules_applied: tuple[str, ...], at: str | None, file: click.utils.LazyFile | None,
+        rules_applied: tuple[str, ...], at: str | None, file: IO[bytes] | None,
         no_commit: bool, as_json: bool) -> None:
     """Record an episode (or a batch) and commit it.
 
