@@ -57,20 +57,31 @@ def _needs_scan(data: str | bytes) -> tuple[bool, bool]:
     return aliases, openers > _DEPTH_SCAN_AT
 
 
+def _too_deep(source: str, line: int | None) -> ValidationError:
+    return ValidationError(
+        f"{source}: YAML nested more than {MAX_DEPTH} levels deep",
+        problems=[Problem(f"collections nested over {MAX_DEPTH} levels are refused",
+                          file=source, line=line,
+                          hint="an episode is a flat mapping with short lists")])
+
+
 def _refuse_deep(text: str | bytes, source: str) -> None:
     depth = 0
-    for event in yaml.parse(text, Loader=SafeLoader):
-        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-            depth += 1
-            if depth > MAX_DEPTH:
-                line = int(event.start_mark.line) + 1 if event.start_mark else None
-                raise ValidationError(
-                    f"{source}: YAML nested more than {MAX_DEPTH} levels deep",
-                    problems=[Problem(f"collections nested over {MAX_DEPTH} levels are refused",
-                                      file=source, line=line,
-                                      hint="an episode is a flat mapping with short lists")])
-        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-            depth -= 1
+    try:
+        for event in yaml.parse(text, Loader=SafeLoader):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    line = int(event.start_mark.line) + 1 if event.start_mark else None
+                    raise _too_deep(source, line)
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    except yaml.YAMLError as exc:
+        # PyYAML >= 6.0.4 has a nesting limit of its own in the parser: same refusal,
+        # same message, whichever limit trips first.
+        if "nesting" in str(getattr(exc, "problem", "") or exc):
+            raise _too_deep(source, _mark_line(exc)) from None
+        raise
 
 
 def _guard(data: str | bytes, source: str) -> None:
