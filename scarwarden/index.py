@@ -22,7 +22,6 @@ parses them in two forked worker processes (:mod:`scarwarden.index_load`; figure
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import logging
@@ -40,6 +39,7 @@ from scarwarden import git, index_load, text
 from scarwarden import playbook as pb
 from scarwarden.episodes import Episode
 from scarwarden.errors import GitError, ValidationError
+from scarwarden.locks import file_lock
 from scarwarden.repo import MemoryRepo
 
 log = logging.getLogger("scarwarden")
@@ -764,8 +764,7 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
     return stats
 
 
-@contextmanager
-def writer_lock(repo: MemoryRepo) -> Iterator[None]:
+def writer_lock(repo: MemoryRepo) -> contextlib.AbstractContextManager[None]:
     """Held while the index file is opened and written, and while a rebuild swaps it.
 
     SQLite finds a rollback journal by *name* (``index.db-journal``). A writer still on
@@ -774,13 +773,7 @@ def writer_lock(repo: MemoryRepo) -> Iterator[None]:
     and the swap take turns. Anything else that writes to ``Index.conn`` (the recall
     log) must hold this lock too.
     """
-    repo.state_dir.mkdir(parents=True, exist_ok=True)
-    with open(repo.state_dir / "index.lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return file_lock(repo.state_dir / "index.lock")
 
 
 def open_index(repo: MemoryRepo, *, rebuild_now: bool = False) -> Index:

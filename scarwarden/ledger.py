@@ -8,11 +8,10 @@ unstaged again, so a failed ``episode add`` leaves the repository as it found it
 
 from __future__ import annotations
 
-import fcntl
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from scarwarden import git
 from scarwarden.episodes import Episode, locate, mint_id, normalise_input
 from scarwarden.errors import Problem, ScarwardenError, ValidationError
+from scarwarden.locks import file_lock
 from scarwarden.repo import MemoryRepo
 
 
@@ -38,16 +38,9 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-@contextmanager
-def write_lock(repo: MemoryRepo) -> Iterator[None]:
+def write_lock(repo: MemoryRepo) -> AbstractContextManager[None]:
     """Serialise writers (CLI, MCP server, web UI) on one repository."""
-    repo.state_dir.mkdir(parents=True, exist_ok=True)
-    with open(repo.state_dir / "write.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return file_lock(repo.state_dir / "write.lock")
 
 
 def commit_message(episodes: Sequence[Episode]) -> str:

@@ -81,16 +81,20 @@ def append(index: Index, result: RecallResult, *, now: str | None = None) -> int
            json.dumps([r.id for r in result.rules]),
            json.dumps([r.score for r in result.rules]), result.playbook_commit,
            json.dumps(detail, sort_keys=True))
+    from scarwarden.index import writer_lock
+
     conn = index.conn
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
-        cur = conn.execute("INSERT INTO recall_log (at, task, verdict, rule_ids, scores, "
-                           "playbook_commit, detail) VALUES (?, ?, ?, ?, ?, ?, ?)", row)
-        rowid = cur.lastrowid
-        if rowid is not None and rowid % 1000 == 0:
-            conn.execute("DELETE FROM recall_log WHERE rowid <= ?", (rowid - KEEP_ROWS,))
+        # A write to the index file takes turns with a rebuild's swap (see writer_lock).
+        with writer_lock(index.repo):
+            cur = conn.execute("INSERT INTO recall_log (at, task, verdict, rule_ids, scores, "
+                               "playbook_commit, detail) VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+            rowid = cur.lastrowid
+            if rowid is not None and rowid % 1000 == 0:
+                conn.execute("DELETE FROM recall_log WHERE rowid <= ?", (rowid - KEEP_ROWS,))
         return rowid
-    except sqlite3.OperationalError as exc:  # read-only, locked, disk full
+    except (sqlite3.OperationalError, OSError) as exc:  # read-only, locked, disk full
         log.warning("this recall was not logged (%s)", exc)
         return None
     finally:
@@ -174,11 +178,14 @@ def playbook_commit(index: Index) -> str | None:
     else:
         cached = {"key": key, "commit": None}
     _MEMO[index] = (key, commit)
+    from scarwarden.index import writer_lock
+
     try:
         index.conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
-        index.conn.execute("INSERT OR REPLACE INTO meta VALUES ('recall_playbook_commit', ?)",
-                           (json.dumps(cached),))
-    except sqlite3.OperationalError:
+        with writer_lock(repo):  # takes turns with a rebuild's swap, as every write does
+            index.conn.execute("INSERT OR REPLACE INTO meta VALUES "
+                               "('recall_playbook_commit', ?)", (json.dumps(cached),))
+    except (sqlite3.OperationalError, OSError):
         pass  # a read-only index recomputes next time; still correct
     finally:
         index.conn.execute(f"PRAGMA busy_timeout = {_NORMAL_BUSY_MS}")
