@@ -23,7 +23,7 @@ EXIT_CODE_TEXT = {
     ExitCode.USAGE: "usage or configuration error: bad option, not a git repository, no memory yet, "
                     "bad `scarwarden.yaml`",
     ExitCode.MODEL_UNREACHABLE: "the model endpoint could not be reached (connection, timeout, "
-                                "retries on 429/5xx exhausted)",
+                                "retries on 408/429/5xx exhausted)",
     ExitCode.NO_MODEL: "a model is required and none is configured (no API key); "
                        "`answer` still prints the rule-grounded brief",
     ExitCode.MODEL_ERROR: "the model answered with an error (bad key, model not found) or with "

@@ -216,22 +216,26 @@ def _generate(client: ChatClient, messages: list[dict[str, str]], model: str, si
 
 def answer_task(repo: MemoryRepo, task: str, *, memory: bool = True, compare: bool = False,
                 qc: bool = False, client: ChatClient | None = None, max_retakes: int | None = None,
-                limit: int | None = None) -> AnswerResult:
+                limit: int | None = None, recalled: Any = None) -> AnswerResult:
     """Answer ``task`` with memory, without it (``memory=False``), or both (``compare``).
 
     ``client`` is a :class:`scarwarden.llm.ChatClient` or ``None`` (no model configured:
     the result carries the brief and no answers). On ``ASK_HUMAN`` the memory side has
     no answer: asking the human is the caller's job (:func:`scarwarden.asking.record_human_answer`).
+    ``recalled``: the task's :class:`~scarwarden.recall.RecallResult` when the caller
+    already recalled (and logged) it; otherwise this recalls.
     """
     if not task.strip():
         raise UsageError("the task is empty", hint='scarwarden answer "Draft the beta post"')
     model = repo.config.model.answer_model
-    mode = "compare" if compare else ("memory" if memory else "no-memory")
+    mode = _mode(memory, compare)
     result = AnswerResult(task, mode, model_configured=client is not None)
     if mode != "no-memory":
-        from scarwarden.recall import recall_task
+        if recalled is None:
+            from scarwarden.recall import recall_task
 
-        result.recall = recall_task(repo, task, limit=limit)
+            recalled = recall_task(repo, task, limit=limit)
+        result.recall = recalled
         result.memory = Side(True)
         if client is None:
             result.brief = brief(result.recall)
@@ -248,11 +252,23 @@ def answer_task(repo: MemoryRepo, task: str, *, memory: bool = True, compare: bo
     return result
 
 
+def _mode(memory: bool, compare: bool) -> str:
+    return "compare" if compare else ("memory" if memory else "no-memory")
+
+
 def answer_or_brief(repo: MemoryRepo, task: str, *, client: ChatClient | None,
                     **options: Any) -> tuple[AnswerResult, str | None]:
     """:func:`answer_task`, falling back to the model-free result when the configured
     model fails (unreachable, refused, bad output): the UI and the demo still show
-    what memory gives. Returns the result and the model's failure message, if any."""
+    what memory gives. Returns the result and the model's failure message, if any.
+
+    The task is recalled once, before the model is asked, and both attempts share that
+    recall: one request is one line in the recall log."""
+    if (task.strip() and options.get("recalled") is None
+            and _mode(options.get("memory", True), options.get("compare", False)) != "no-memory"):
+        from scarwarden.recall import recall_task
+
+        options = {**options, "recalled": recall_task(repo, task, limit=options.get("limit"))}
     try:
         return answer_task(repo, task, client=client, **options), None
     except ScarwardenError as exc:

@@ -21,7 +21,7 @@ class ExitCode(enum.IntEnum):
     #: Bad usage or configuration: unknown option, not a git repo, bad scarwarden.yaml.
     USAGE = 2
     #: The model endpoint could not be reached (connection refused, DNS, timeout,
-    #: retries on 429/5xx exhausted).
+    #: retries on 408/429/5xx exhausted).
     MODEL_UNREACHABLE = 3
     #: A model is required and none is configured (no API key).
     NO_MODEL = 4

@@ -175,8 +175,27 @@ class Index:
     def list_episodes(self, *, tags: Iterable[str] = (), since: str | None = None,
                       until: str | None = None, agent: str | None = None,
                       grep: str | None = None, limit: int | None = None,
-                      newest_first: bool = False) -> list[Episode]:
-        """Episodes matching every filter, oldest first (by ``at``, then ID)."""
+                      newest_first: bool = False, offset: int = 0) -> list[Episode]:
+        """Episodes matching every filter, oldest first (by ``at``, then ID); ``offset``
+        skips that many of them first (paging)."""
+        where, args = self._episode_filters(tags, since, until, agent, grep)
+        sql = "SELECT e.doc FROM episodes e" + where
+        order = "DESC" if newest_first else "ASC"
+        sql += f" ORDER BY e.at {order}, e.id {order}"
+        if limit is not None or offset:
+            sql += " LIMIT ? OFFSET ?"
+            args += [-1 if limit is None else limit, max(0, offset)]
+        return [Episode(json.loads(r[0])) for r in self.conn.execute(sql, args)]
+
+    def count_episodes(self, *, tags: Iterable[str] = (), since: str | None = None,
+                       until: str | None = None, agent: str | None = None,
+                       grep: str | None = None) -> int:
+        """How many episodes :meth:`list_episodes` would return with these filters."""
+        where, args = self._episode_filters(tags, since, until, agent, grep)
+        return int(self.conn.execute("SELECT count(*) FROM episodes e" + where, args).fetchone()[0])
+
+    def _episode_filters(self, tags: Iterable[str], since: str | None, until: str | None,
+                         agent: str | None, grep: str | None) -> tuple[str, list[Any]]:
         where: list[str] = []
         args: list[Any] = []
         for tag in tags:
@@ -194,15 +213,7 @@ class Index:
         if grep:
             where.append("e.rowid IN (SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?)")
             args.append(fts_query(grep))
-        sql = "SELECT e.doc FROM episodes e"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        order = "DESC" if newest_first else "ASC"
-        sql += f" ORDER BY e.at {order}, e.id {order}"
-        if limit is not None:
-            sql += " LIMIT ?"
-            args.append(limit)
-        return [Episode(json.loads(r[0])) for r in self.conn.execute(sql, args)]
+        return (" WHERE " + " AND ".join(where) if where else ""), args
 
     def episode_months(self) -> list[tuple[str, int]]:
         return [(r[0], r[1]) for r in self.conn.execute(

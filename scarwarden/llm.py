@@ -3,7 +3,7 @@
 Every model call in Scarwarden goes through :class:`ChatClient` (docs/models.md):
 
 * ``POST {base_url}/chat/completions`` with a timeout (``model.timeout``);
-* retries with exponential backoff and jitter on 429, 5xx, connection errors and
+* retries with exponential backoff and jitter on 408, 429, 5xx, connection errors and
   timeouts, up to ``model.max_retries``, honouring ``Retry-After`` (capped);
 * immediate, clear errors on 400/401/403/404 ("bad key", "model not found");
 * ``response_format: json_object`` where JSON is wanted; a server that rejects it with
@@ -229,7 +229,8 @@ class ChatClient:
                         f"{self._server_says(response)}",
                         hint=f"set {self._model_setting(model)} to a model this server "
                              f"serves, or fix model.base_url (SCARWARDEN_BASE_URL)")
-                if status == 429 or status >= 500:
+                # 408: the server (or a proxy) timed out waiting, as transient as a 503.
+                if status in (408, 429) or status >= 500:
                     last_problem = f"HTTP {status}: {self._server_says(response)}"
                 else:
                     raise ModelError(

@@ -321,3 +321,46 @@ def test_json_keys_are_stable(cli: Any, nothing: str, fake_llm: FakeLLM) -> None
     asked = json.loads(cli("answer", nothing, "--answer", "x", "--json").stdout)
     assert set(memory) == set(asked)
     assert asked["question"] and memory["question"] is None
+
+
+def _recall_log_tasks(repo: MemoryRepo) -> list[str]:
+    from scarwarden.index import open_index
+    from scarwarden.recall_log import read_log
+
+    with open_index(repo) as index:
+        return [entry.task for entry in read_log(index, limit=None)]
+
+
+def test_answer_or_brief_recalls_once_when_the_model_fails(demo_repo: MemoryRepo,
+                                                           fake_llm: FakeLLM) -> None:
+    from scarwarden.answer import answer_or_brief
+    from scarwarden.llm import client_from_config
+    from scarwarden.repo import open_repo
+
+    fake_llm.script((401, {"error": {"message": "Incorrect API key provided"}}))
+    # Re-read the config: the fixture's was loaded before fake_llm set the endpoint.
+    client = client_from_config(open_repo(demo_repo.root).config)
+    assert client is not None
+    before = _recall_log_tasks(demo_repo)
+    result, failure = answer_or_brief(demo_repo, LINKEDIN, client=client, compare=True)
+    assert failure is not None and "bad key" in failure
+    assert result.brief is not None and "PB-01" in result.brief  # the fallback still has memory
+    assert result.recall is not None and result.recall.verdict != "ASK_HUMAN"
+    assert len(fake_llm.requests) == 1
+    assert _recall_log_tasks(demo_repo) == [LINKEDIN] + before  # one request, one log line
+
+
+def test_answer_or_brief_with_a_working_model_recalls_once(demo_repo: MemoryRepo,
+                                                           fake_llm: FakeLLM) -> None:
+    from fakellm import completion
+
+    from scarwarden.answer import answer_or_brief
+    from scarwarden.llm import client_from_config
+    from scarwarden.repo import open_repo
+
+    fake_llm.script(completion(f"Lead with the pain {cite(demo_repo, 'PB-01')}."))
+    before = _recall_log_tasks(demo_repo)
+    result, failure = answer_or_brief(demo_repo, LINKEDIN,
+                                      client=client_from_config(open_repo(demo_repo.root).config))
+    assert failure is None and result.memory is not None and result.memory.answer
+    assert _recall_log_tasks(demo_repo) == [LINKEDIN] + before

@@ -158,6 +158,22 @@ def test_list_filters(demo_repo: MemoryRepo) -> None:
 
 # -- self-healing -------------------------------------------------------------------------
 
+def test_list_offset_and_count_page_through_the_same_filters(demo_repo: MemoryRepo) -> None:
+    with open_index(demo_repo) as index:
+        every = [e.id for e in index.list_episodes(newest_first=True)]
+        assert index.count_episodes() == len(every) == 32
+        pages = [[e.id for e in index.list_episodes(newest_first=True, limit=10, offset=n)]
+                 for n in range(0, 40, 10)]
+        assert [len(p) for p in pages] == [10, 10, 10, 2]
+        assert sum(pages, []) == every
+        assert [e.id for e in index.list_episodes(offset=30)] == every[1::-1]  # no limit
+        tagged = [e.id for e in index.list_episodes(tags=["linkedin"], newest_first=True)]
+        assert index.count_episodes(tags=["linkedin"]) == len(tagged) > 1
+        assert [e.id for e in index.list_episodes(tags=["linkedin"], newest_first=True,
+                                                  limit=1, offset=1)] == tagged[1:2]
+        assert index.count_episodes(grep="zzzznothing") == 0
+
+
 def test_corrupt_index_is_rebuilt_with_exactly_one_line_on_stderr(cli, demo_repo) -> None:
     assert cli("index").exit_code == 0
     demo_repo.index_path.write_bytes(os.urandom(4096) + b"garbage" * 1000)

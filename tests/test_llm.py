@@ -149,6 +149,23 @@ def test_backoff_grows_exponentially_with_jitter(llm: FakeLLM) -> None:
         assert 0.5 * 2 ** attempt <= delay <= 1.5 * 2 ** attempt
 
 
+def test_408_request_timeout_is_retried_with_backoff(llm: FakeLLM) -> None:
+    llm.script((408, {"error": {"message": "request timeout"}}), completion("second try"))
+    sleeps: list[float] = []
+    response = make_client(llm, sleeps=sleeps, backoff=1.0).complete(MSG, model="m")
+    assert response.content == "second try"
+    assert len(llm.requests) == 2
+    assert len(sleeps) == 1 and 0.5 <= sleeps[0] <= 1.5
+
+
+def test_408_every_time_is_model_unreachable(llm: FakeLLM) -> None:
+    llm.script(*[(408, "timeout")] * 2)
+    with pytest.raises(ModelUnreachable) as info:
+        make_client(llm, max_retries=1).complete(MSG, model="m")
+    assert "after 2 attempts" in info.value.message and "HTTP 408" in info.value.message
+    assert len(llm.requests) == 2
+
+
 def test_500_three_times_is_model_unreachable(llm: FakeLLM) -> None:
     llm.script(*[(500, {"error": {"message": "internal error"}})] * 3)
     with pytest.raises(ModelUnreachable) as info:

@@ -205,6 +205,22 @@ def test_task_page_with_a_model_answers_both_sides(fake_llm, distilled) -> None:
     assert "PB-01" not in str(fake_llm.requests[1]["body"]["messages"])
 
 
+def test_task_page_with_a_failing_model_recalls_once(fake_llm, distilled) -> None:  # type: ignore[no-untyped-def]
+    from scarwarden.index import open_index
+    from scarwarden.recall_log import read_log
+
+    client = create_app(distilled.repo.root, csrf_token=TOKEN).test_client()
+    fake_llm.script((401, {"error": {"message": "Incorrect API key provided"}}))
+    with open_index(distilled.repo) as index:
+        before = len(read_log(index, limit=None))
+    html = client.get("/task?task=Draft+a+LinkedIn+post+announcing+our+beta").get_data(as_text=True)
+    assert "The model failed: this is the brief an agent would get." in text_of(html)
+    with open_index(distilled.repo) as index:
+        log = read_log(index, limit=None)
+    assert len(log) == before + 1 and log[0].task == "Draft a LinkedIn post announcing our beta"
+    assert len(fake_llm.requests) == 1
+
+
 def test_ask_human_answer_is_recorded_as_a_commit(client, distilled) -> None:  # type: ignore[no-untyped-def]
     html = client.get(f"/task?task={ASK_TASK}").get_data(as_text=True)
     assert "Verdict ASK_HUMAN" in text_of(html)
@@ -372,3 +388,99 @@ def test_broken_playbook_is_reported_not_crashed(client, distilled) -> None:  # 
     assert "Cannot show this" in page and "cannot parse heading" in page
     # Episodes do not depend on the playbook: the ledger still works.
     assert client.get("/ledger").status_code == 200
+
+
+def _ledger_tasks(html: str) -> list[str]:
+    return re.findall(r"<td>(Paged task \d+|Other task \d+)</td>", html)
+
+
+def test_ledger_pages_keep_the_filters(memory_repo: MemoryRepo) -> None:
+    from scarwarden.ledger import add_episodes
+
+    inputs = [{"task": f"Paged task {i:03d}", "outcome": "fine", "agent": "pager-bot",
+               "tags": ["paging"], "at": f"2026-03-01T{i // 60:02d}:{i % 60:02d}:00Z"}
+              for i in range(130)]
+    inputs += [{"task": f"Other task {i:03d}", "outcome": "fine", "agent": "other",
+                "tags": ["paging"], "at": f"2026-03-02T00:{i:02d}:00Z"} for i in range(20)]
+    add_episodes(memory_repo, inputs)
+    client = create_app(memory_repo.root).test_client()
+
+    first = client.get("/ledger?agent=pager-bot&tag=paging").get_data(as_text=True)
+    assert _ledger_tasks(first) == [f"Paged task {i:03d}" for i in range(129, 29, -1)]
+    assert "Showing 1–100 of 130 (page 1 of 2)" in text_of(first)
+    older = [h for h in hrefs(first) if "page=" in h]
+    # Escaped as every attribute is; the link keeps both filters.
+    assert older == ["/ledger?tag=paging&amp;agent=pager-bot&amp;page=2"] * 2
+    assert "Newer" not in text_of(first)
+
+    second = client.get("/ledger?tag=paging&agent=pager-bot&page=2").get_data(as_text=True)
+    assert _ledger_tasks(second) == [f"Paged task {i:03d}" for i in range(29, -1, -1)]
+    assert "Showing 101–130 of 130 (page 2 of 2)" in text_of(second)
+    assert "Older" not in text_of(second)
+    assert "/ledger?tag=paging&amp;agent=pager-bot" in hrefs(second)  # newer: page 1
+
+    # Full-text search pages too, and keeps its query in the links.
+    searched = client.get("/ledger?q=paged+task").get_data(as_text=True)
+    assert "Showing 1–100 of 130" in text_of(searched)
+    assert "/ledger?q=paged+task&amp;page=2" in hrefs(searched)
+
+    everything = client.get("/ledger").get_data(as_text=True)
+    assert "150 episodes, append-only." in text_of(everything)
+    assert _ledger_tasks(everything)[:20] == [f"Other task {i:03d}" for i in range(19, -1, -1)]
+    assert "/ledger?page=2" in hrefs(everything)
+    # A page past the end shows the last; a page that is no number shows the first.
+    past = client.get("/ledger?page=99").get_data(as_text=True)
+    assert "Showing 101–150 of 150 (page 2 of 2)" in text_of(past)
+    assert _ledger_tasks(past)[-1] == "Paged task 000"
+    assert _ledger_tasks(client.get("/ledger?page=x<y").get_data(as_text=True)) \
+        == _ledger_tasks(everything)
+    # One page: the count line, no pager links.
+    few = client.get("/ledger?agent=other").get_data(as_text=True)
+    assert "Showing 1–20 of 20" in text_of(few) and "page=" not in few
+
+
+def test_export_into_an_old_export_removes_only_its_stale_pages(
+        distilled: Distilled, make_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from scarwarden.initrepo import init as init_memory
+    from scarwarden.ledger import add_episodes
+    from scarwarden.repo import open_repo
+
+    out = tmp_path / "site"
+    first = make_cli(distilled.repo.root)("audit", "--html", str(out), "--json")
+    assert first.exit_code == 0, first.output
+    assert json.loads(first.stdout)["removed"] == 0
+    assert (out / "rules" / "PB-01.html").is_file()
+    assert (out / "episodes" / "ep-hkgnqdz88f.html").is_file()
+    # Files the export did not write, even where it writes, are not its to remove.
+    mine = {out / "notes.txt": "keep me", out / "rules" / "README.html": "<p>about</p>",
+            out / "episodes" / "ep-handmade1.html": "<p>written by hand</p>",
+            out / "episodes" / "keep.txt": "x"}
+    for path, content in mine.items():
+        path.write_text(content)
+    old_pages = len(list((out / "rules").glob("PB-*.html"))) + \
+        len(list((out / "episodes").glob("ep-*.html"))) - 1
+
+    # Another memory into the same folder: none of the first one's rules or episodes.
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    init_memory(open_repo(other, initialised=False))
+    memory_repo = open_repo(other)
+    new = add_episodes(memory_repo, [{"task": "Only task one", "outcome": "ok"},
+                                     {"task": "Only task two", "outcome": "ok"}])
+    second = make_cli(memory_repo.root)("audit", "--html", str(out), "--json")
+    assert second.exit_code == 0, second.output
+    assert json.loads(second.stdout)["removed"] == old_pages
+    assert not list((out / "rules").glob("PB-*.html"))
+    assert sorted(p.name for p in (out / "episodes").iterdir()) == sorted(
+        [f"{ep.id}.html" for ep in new] + ["ep-handmade1.html", "keep.txt"])
+    for path, content in mine.items():
+        assert path.read_text() == content
+    ledger = (out / "ledger.html").read_text()
+    assert "ep-hkgnqdz88f" not in ledger and all(ep.id in ledger for ep in new)
+    # The same memory again: nothing is stale.
+    again = make_cli(memory_repo.root)("audit", "--html", str(out), "--json")
+    assert json.loads(again.stdout)["removed"] == 0
+    assert (out / "episodes" / f"{new[0].id}.html").is_file()

@@ -42,3 +42,5 @@ def audit(ctx: click.Context, html_dir: Path, as_json: bool) -> None:
         return
     click.echo(f"wrote {result.pages} pages ({result.rules} rules, {result.episodes} episodes) "
                f"to {html_dir}; open {html_dir / 'index.html'}")
+    if result.removed:
+        click.echo(f"removed {result.removed} stale page(s) of an earlier export")

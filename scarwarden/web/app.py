@@ -164,7 +164,8 @@ def create_app(repo_root: Path | str, *, read_only: bool = False,
         a = request.args
         with open_index(repo) as index:
             ctx = pages.ledger_page(index, month=a.get("month"), tag=a.get("tag"),
-                                    agent=a.get("agent"), query=a.get("q"))
+                                    agent=a.get("agent"), query=a.get("q"),
+                                    page=pages.page_number(a.get("page")))
         return page("ledger.html", nav="ledger", **ctx)
 
     @app.get("/task")

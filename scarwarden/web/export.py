@@ -4,19 +4,35 @@ The same templates and page data as the live UI, with relative links (``index.ht
 ``rules/PB-01.html``, ``episodes/ep-....html``, ``ledger.html``), so the folder can be
 published by a CI job, attached to a pull request, or opened from disk. No timestamps
 are written: exporting the same commit twice gives the same bytes.
+
+Exporting into a folder that holds an earlier export removes the earlier export's
+``rules/`` and ``episodes/`` pages that the memory no longer has (a rule removed, a
+different repository), so the folder never links to, or lists, what is gone. Only pages
+this export wrote are removed (named by an ID and marked as generated); any other file
+in the folder is left alone.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden import git
+from scarwarden.episodes import EPISODE_ID_RE, RULE_ID_RE
 from scarwarden.errors import UsageError
 from scarwarden.index import open_index
 from scarwarden.repo import MemoryRepo
 from scarwarden.web import pages, render
+
+#: What marks a page as written by this export: the generator tag, or the badge that
+#: exports made before the tag carry.
+OWN_MARKERS = ('<meta name="generator" content="scarwarden audit --html">',
+               '<span class="badge">static export</span>')
+
+#: The subfolders whose pages the export owns, and the IDs their pages are named by.
+OWN_FOLDERS = (("rules", RULE_ID_RE), ("episodes", EPISODE_ID_RE))
 
 
 @dataclass(frozen=True)
@@ -24,6 +40,8 @@ class ExportResult:
     directory: Path
     rules: int
     episodes: int
+    #: Pages of an earlier export removed because their rule or episode is gone.
+    removed: int = 0
 
     @property
     def pages(self) -> int:
@@ -31,7 +49,7 @@ class ExportResult:
 
     def to_json(self) -> dict[str, object]:
         return {"directory": str(self.directory), "pages": self.pages,
-                "rules": self.rules, "episodes": self.episodes}
+                "rules": self.rules, "episodes": self.episodes, "removed": self.removed}
 
 
 def _source_label(repo: MemoryRepo) -> str:
@@ -77,4 +95,28 @@ def export_html(repo: MemoryRepo, directory: Path | str) -> ExportResult:
     for asset in render.STATIC.iterdir():
         if asset.is_file():
             shutil.copyfile(asset, out / "static" / asset.name)
-    return ExportResult(out, len(rules), len(episodes))
+    removed = remove_stale_pages(out, {f"rules/{r.id}.html" for r in rules}
+                                 | {f"episodes/{ep.id}.html" for ep in episodes})
+    return ExportResult(out, len(rules), len(episodes), removed)
+
+
+def _is_own_page(path: Path, id_re: re.Pattern[str]) -> bool:
+    if not path.is_file() or path.is_symlink() or not id_re.fullmatch(path.stem):
+        return False
+    try:
+        head = path.read_bytes()[:4096].decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(marker in head for marker in OWN_MARKERS)
+
+
+def remove_stale_pages(out: Path, written: set[str]) -> int:
+    """Remove the rule and episode pages under ``out`` that an earlier export wrote and
+    this one did not (``written``: paths relative to ``out``); how many were removed."""
+    removed = 0
+    for folder, id_re in OWN_FOLDERS:
+        for path in sorted((out / folder).glob("*.html")):
+            if f"{folder}/{path.name}" not in written and _is_own_page(path, id_re):
+                path.unlink()
+                removed += 1
+    return removed

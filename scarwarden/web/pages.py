@@ -15,8 +15,8 @@ from scarwarden.index import Index
 from scarwarden.repo import MemoryRepo
 from scarwarden.semdiff import RuleChange, compare_rules
 
-#: The ledger page lists at most this many episodes (newest first) per query.
-LEDGER_LIMIT = 200
+#: The ledger lists this many episodes (newest first) per page.
+LEDGER_LIMIT = 100
 
 
 @dataclass(frozen=True)
@@ -121,9 +121,17 @@ def _month_range(month: str) -> tuple[str, str] | None:
     return f"{month}-01T00:00:00Z", f"{month}-31T23:59:59Z"
 
 
+def page_number(value: str | None) -> int:
+    """``?page=N`` as a page number from 1; anything else is page 1."""
+    value = (value or "").strip()
+    return int(value) if value.isdigit() and 0 < int(value) < 10**9 else 1
+
+
 def ledger_page(index: Index, *, month: str | None = None, tag: str | None = None,
-                agent: str | None = None, query: str | None = None,
+                agent: str | None = None, query: str | None = None, page: int = 1,
                 limit: int = LEDGER_LIMIT) -> dict[str, Any]:
+    """One page of the matching episodes, newest first; a page past the end shows the
+    last one."""
     month = (month or "").strip() or None
     tag = (tag or "").strip().lower() or None
     agent = (agent or "").strip() or None
@@ -135,13 +143,21 @@ def ledger_page(index: Index, *, month: str | None = None, tag: str | None = Non
             month = None
         else:
             since, until = bounds
-    episodes = index.list_episodes(tags=[tag] if tag else (), since=since, until=until,
-                                   agent=agent, grep=query, limit=limit + 1,
-                                   newest_first=True)
-    citing = {ep.id: index.rules_citing(ep.id) for ep in episodes[:limit]}
+    filters: dict[str, Any] = {"tags": [tag] if tag else (), "since": since, "until": until,
+                               "agent": agent, "grep": query}
+    matched = index.count_episodes(**filters)
+    pages = max(1, -(-matched // limit))
+    page = min(max(1, page), pages)
+    offset = (page - 1) * limit
+    episodes = index.list_episodes(**filters, limit=limit, offset=offset, newest_first=True)
+    citing = {ep.id: index.rules_citing(ep.id) for ep in episodes}
     return {
-        "title": "Ledger", "episodes": episodes[:limit], "more": len(episodes) > limit,
-        "limit": limit, "citing": citing, "total": index.episode_count(),
+        "title": "Ledger", "episodes": episodes, "citing": citing,
+        "total": index.episode_count(), "matched": matched, "limit": limit,
+        "page": page, "pages": pages, "first": offset + 1 if episodes else 0,
+        "last": offset + len(episodes),
+        "newer_page": page - 1 if page > 1 else None,
+        "older_page": page + 1 if page < pages else None,
         "months": index.episode_months(), "tags": index.episode_tags(),
         "agents": index.episode_agents(),
         "month": month, "tag": tag, "agent": agent, "query": query,
