@@ -9,16 +9,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import git
+from test_recall import FIXED, write_playbook  # one fixed playbook for both suites
 
-from scarwarden import playbook as pb
 from scarwarden.config import RecallSettings
 from scarwarden.index import open_index
 from scarwarden.recall import recall, recall_task
 from scarwarden.repo import MemoryRepo
 from scarwarden.router import ACT, ACT_AND_FLAG, ASK_HUMAN, route
 
-EP = "ep-test000001"
 TASKS_YAML = Path(__file__).resolve().parent.parent / "bench" / "recall_tasks.yaml"
 
 
@@ -27,21 +25,8 @@ def idf(df: int, n: int) -> float:
 
 
 def write(repo: MemoryRepo, rules: list[tuple[str, str, str, list[str]]]) -> None:
-    book = pb.Playbook(rules=tuple(pb.make_rule(i, t, x, tags, [EP]) for i, t, x, tags in rules))
-    repo.playbook_path.write_text(pb.render(book))
-    git(repo.root, "add", repo.playbook_rel)
-    git(repo.root, "commit", "-q", "-m", "playbook")
+    write_playbook(repo, rules, commit=True)
 
-
-FIXED = [
-    ("PB-01", "Flag new features", "Put every new feature behind a flag before release.",
-     ["feature-flag", "release"]),
-    ("PB-02", "Name flags plainly", "Use plain names for each flag; no abbreviations.",
-     ["naming"]),
-    ("PB-03", "Release on Tuesdays", "Release to production on Tuesdays only.",
-     ["release", "schedule"]),
-    ("PB-04", "No tags here", "Rotate the deploy keys every quarter.", []),
-]
 
 #: Six support rules sharing the generic words customer, account, team, email, send.
 SUPPORT = [
