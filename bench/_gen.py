@@ -41,8 +41,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 CACHE_DIR = BENCH_DIR / ".cache"
 sys.path.insert(0, str(BENCH_DIR.parent))  # run from a checkout without installing
 
-from scarwarden import playbook as pb  # noqa: E402
-from scarwarden.episodes import render_episode  # noqa: E402
+from scarwarden.files import playbook as pb  # noqa: E402
+from scarwarden.files.episodes import render_episode  # noqa: E402
 
 #: Bump when the generated content changes, so stale caches are not reused.
 GEN_VERSION = 1

@@ -37,12 +37,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fakellm import FakeLLM, reply_json  # noqa: E402
 
-from scarwarden import playbook as pb  # noqa: E402
 from scarwarden.config import ModelSettings  # noqa: E402
 from scarwarden.distill import distill  # noqa: E402
-from scarwarden.episodes import Episode  # noqa: E402
-from scarwarden.initrepo import init  # noqa: E402
-from scarwarden.llm import ChatClient  # noqa: E402
+from scarwarden.files import playbook as pb  # noqa: E402
+from scarwarden.files.episodes import Episode  # noqa: E402
+from scarwarden.files.scaffold import init  # noqa: E402
+from scarwarden.llm.client import ChatClient  # noqa: E402
 from scarwarden.repo import MemoryRepo, open_repo  # noqa: E402
 
 CACHE = ROOT / "bench" / ".cache" / "distill"

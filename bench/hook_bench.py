@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import _gen  # noqa: E402
 
-from scarwarden.episodes import render_episode  # noqa: E402
+from scarwarden.files.episodes import render_episode  # noqa: E402
 
 CACHE = HERE / ".cache"
 HISTORY_VERSION = "1"
@@ -173,7 +173,7 @@ def bench_full(n: int, work: Path) -> None:
           f"{cpu:,.0f} ms CPU\n"
           f"    {out.splitlines()[-1]}")
     env = _env()
-    from scarwarden.hooks import install
+    from scarwarden.gate.hooks import install
 
     install(repo)
     start = time.perf_counter()

@@ -45,8 +45,8 @@ import yaml  # noqa: E402
 from _gen import CACHE_DIR, load_manifest, make_repo  # noqa: E402
 
 from scarwarden import git as sgit  # noqa: E402
-from scarwarden import index as sindex  # noqa: E402
-from scarwarden.episodes import mint_id, render_episode, utc_now  # noqa: E402
+from scarwarden.files.episodes import mint_id, render_episode, utc_now  # noqa: E402
+from scarwarden.index import store as sindex  # noqa: E402
 from scarwarden.repo import open_repo  # noqa: E402
 
 BIN = Path(sys.executable).parent

@@ -39,10 +39,10 @@ BENCH = Path(__file__).resolve().parent
 CACHE = BENCH / ".cache"
 sys.path.insert(0, str(BENCH.parent))
 
-from scarwarden import playbook as pb  # noqa: E402
 from scarwarden import text  # noqa: E402
-from scarwarden.index import open_index  # noqa: E402
-from scarwarden.recall import recall  # noqa: E402
+from scarwarden.files import playbook as pb  # noqa: E402
+from scarwarden.index.store import open_index  # noqa: E402
+from scarwarden.recall.engine import recall  # noqa: E402
 from scarwarden.repo import MemoryRepo, open_repo  # noqa: E402
 
 GEN_VERSION = 1
@@ -103,9 +103,9 @@ def _accumulate(values: list[float]) -> list[float]:
 def build(n: int, seed: int) -> tuple[MemoryRepo, list[pb.Rule], list[str], float]:
     """The cached repository for ``n`` rules (built through the library if missing)."""
     from scarwarden import git
-    from scarwarden.initrepo import init
-    from scarwarden.ledger import add_episodes
-    from scarwarden.rules import save_playbook
+    from scarwarden.files.playbook_edit import save_playbook
+    from scarwarden.files.record import add_episodes
+    from scarwarden.files.scaffold import init
 
     rules, queries = generate(n, seed)
     root = CACHE / f"recall-v{GEN_VERSION}-{n}-s{seed}"

@@ -48,11 +48,12 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH.parent))
 
-from scarwarden import playbook as pb  # noqa: E402
-from scarwarden import router, text  # noqa: E402
+from scarwarden import text  # noqa: E402
 from scarwarden.config import RecallSettings  # noqa: E402
-from scarwarden.index import open_index  # noqa: E402
-from scarwarden.recall import recall  # noqa: E402
+from scarwarden.files import playbook as pb  # noqa: E402
+from scarwarden.index.store import open_index  # noqa: E402
+from scarwarden.recall import router  # noqa: E402
+from scarwarden.recall.engine import recall  # noqa: E402
 from scarwarden.repo import MemoryRepo, open_repo  # noqa: E402
 
 DATASETS = BENCH.parent.parent / "shared" / "datasets"
@@ -117,7 +118,7 @@ def matrix(rows: list[tuple[str, str]]) -> str:
 def tuning(args: argparse.Namespace) -> None:
     import yaml
 
-    from scarwarden.initrepo import init
+    from scarwarden.files.scaffold import init
 
     tasks = yaml.safe_load((BENCH / "recall_tasks.yaml").read_text())["tasks"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -243,9 +244,9 @@ def flatten(content: str) -> str:
 
 def build_banking(root: Path, docs: list[dict[str, Any]], *, with_tags: bool) -> MemoryRepo:
     from scarwarden import git
-    from scarwarden.initrepo import init
-    from scarwarden.ledger import add_episodes
-    from scarwarden.rules import save_playbook
+    from scarwarden.files.playbook_edit import save_playbook
+    from scarwarden.files.record import add_episodes
+    from scarwarden.files.scaffold import init
 
     init(open_repo(root, initialised=False))
     repo = open_repo(root)

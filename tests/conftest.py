@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from scarwarden.cli import main_group
-from scarwarden.initrepo import init as init_memory
+from scarwarden.cli.main import main_group
+from scarwarden.files.scaffold import init as init_memory
 from scarwarden.repo import MemoryRepo, open_repo
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from fakellm import FakeLLM
 
-from scarwarden.citations import format_citation
+from scarwarden.answers.citations import format_citation
+from scarwarden.files.playbook_edit import load_playbook
 from scarwarden.repo import MemoryRepo
-from scarwarden.rules import load_playbook
 
 LINKEDIN = "Draft a LinkedIn post announcing our beta"
 DISCOUNT = "Post our discount code on Twitter"
@@ -23,7 +23,7 @@ NOTHING_CANDIDATES = ("Order new chairs for the office", "Book a table for the t
 def first_with_verdict(repo: MemoryRepo, candidates: tuple[str, ...], verdict: str) -> str:
     """The first candidate task recall routes to ``verdict`` (router tuning moves tasks
     between verdicts, so a test names several)."""
-    from scarwarden.recall import recall_task
+    from scarwarden.recall.engine import recall_task
 
     for task in candidates:
         if recall_task(repo, task, log=False).verdict == verdict:
@@ -324,8 +324,8 @@ def test_json_keys_are_stable(cli: Any, nothing: str, fake_llm: FakeLLM) -> None
 
 
 def _recall_log_tasks(repo: MemoryRepo) -> list[str]:
-    from scarwarden.index import open_index
-    from scarwarden.recall_log import read_log
+    from scarwarden.index.store import open_index
+    from scarwarden.recall.log import read_log
 
     with open_index(repo) as index:
         return [entry.task for entry in read_log(index, limit=None)]
@@ -333,8 +333,8 @@ def _recall_log_tasks(repo: MemoryRepo) -> list[str]:
 
 def test_answer_or_brief_recalls_once_when_the_model_fails(demo_repo: MemoryRepo,
                                                            fake_llm: FakeLLM) -> None:
-    from scarwarden.answer import answer_or_brief
-    from scarwarden.llm import client_from_config
+    from scarwarden.answers.answer import answer_or_brief
+    from scarwarden.llm.client import client_from_config
     from scarwarden.repo import open_repo
 
     fake_llm.script((401, {"error": {"message": "Incorrect API key provided"}}))
@@ -354,8 +354,8 @@ def test_answer_or_brief_with_a_working_model_recalls_once(demo_repo: MemoryRepo
                                                            fake_llm: FakeLLM) -> None:
     from fakellm import completion
 
-    from scarwarden.answer import answer_or_brief
-    from scarwarden.llm import client_from_config
+    from scarwarden.answers.answer import answer_or_brief
+    from scarwarden.llm.client import client_from_config
     from scarwarden.repo import open_repo
 
     fake_llm.script(completion(f"Lead with the pain {cite(demo_repo, 'PB-01')}."))

@@ -8,9 +8,9 @@ from typing import Any
 from conftest import git
 from fakellm import FakeLLM
 
-from scarwarden.citations import format_citation
+from scarwarden.answers.citations import format_citation
+from scarwarden.files.playbook_edit import load_playbook
 from scarwarden.repo import MemoryRepo
-from scarwarden.rules import load_playbook
 
 LINKEDIN = "Draft a LinkedIn post announcing our beta"
 

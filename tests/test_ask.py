@@ -10,9 +10,9 @@ import pytest
 from conftest import git
 from terminal import run_on_terminal
 
-from scarwarden.asking import record_human_answer, task_tags
+from scarwarden.answers.asking import record_human_answer, task_tags
 from scarwarden.errors import UsageError
-from scarwarden.index import open_index
+from scarwarden.index.store import open_index
 from scarwarden.repo import MemoryRepo
 
 BERLIN = "Book travel for the Berlin conference"

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from scarwarden import playbook as pb
-from scarwarden.hooks import install
+from scarwarden.files import playbook as pb
+from scarwarden.files.playbook_edit import load_playbook, save_playbook
+from scarwarden.gate.hooks import install
 from scarwarden.repo import MemoryRepo
-from scarwarden.rules import load_playbook, save_playbook
 
 MODES = ("index", "all", "paths")
 

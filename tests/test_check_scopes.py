@@ -11,7 +11,7 @@ from pathlib import Path
 from conftest import git
 from test_check_gate import NEW_ID, add_rule, episode_text, first_episode, write
 
-from scarwarden.check import check_all, check_range, check_staged
+from scarwarden.gate.check import check_all, check_range, check_staged
 from scarwarden.repo import MemoryRepo
 
 
@@ -162,7 +162,7 @@ def test_usage_errors(cli, demo_repo: MemoryRepo) -> None:
     assert "error: cannot walk 'no-such-ref..HEAD'" in result.stderr
 
 
-HEAVY_FOR_THE_HOOK = ("yaml", "scarwarden.yamlio", "scarwarden.episodes", "secrets", "git",
+HEAVY_FOR_THE_HOOK = ("yaml", "scarwarden.yamlio", "scarwarden.files.episodes", "secrets", "git",
                       "requests")
 
 
@@ -189,7 +189,7 @@ def test_the_hook_imports_only_what_the_change_needs(demo_repo: MemoryRepo) -> N
     # One adding an episode and a rule validates YAML, but never mints an ID.
     write(root, f"{demo_repo.episodes_rel}/2026/11/{NEW_ID}.yaml", episode_text(NEW_ID))
     git(root, "add", "-A", "memory", add_rule(demo_repo, [NEW_ID]))
-    assert _hook_imports(root) == {"yaml", "scarwarden.yamlio", "scarwarden.episodes"}
+    assert _hook_imports(root) == {"yaml", "scarwarden.yamlio", "scarwarden.files.episodes"}
 
 
 def test_outside_a_memory_repo_nothing_to_check(make_cli, git_repo: Path) -> None:
@@ -201,7 +201,7 @@ def test_outside_a_memory_repo_nothing_to_check(make_cli, git_repo: Path) -> Non
 
 
 def test_demo_section_shows_accept_and_reject(demo_repo: MemoryRepo) -> None:
-    from scarwarden.commands.check import demo_section
+    from scarwarden.cli.commands.check import demo_section
 
     lines: list[str] = []
     before = git(demo_repo.root, "rev-list", "--count", "HEAD").stdout.strip()

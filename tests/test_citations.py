@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scarwarden.citations import (
+from scarwarden.answers.citations import (
     EPISODE_NOT_IN_RULE,
     NOT_RECALLED,
     RETIRED_RULE,

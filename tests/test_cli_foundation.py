@@ -14,7 +14,7 @@ import pytest
 from conftest import git
 from test_ledger import State
 
-from scarwarden import playbook as pb
+from scarwarden.files import playbook as pb
 from scarwarden.repo import MemoryRepo
 
 SCARWARDEN = shutil.which("scarwarden")
@@ -68,7 +68,7 @@ BAD_FILES = {
 @pytest.fixture(scope="module")
 def shared_demo(tmp_path_factory: pytest.TempPathFactory) -> MemoryRepo:
     """One demo repository for the bad-input cases: each asserts it changed nothing."""
-    from scarwarden.initrepo import init
+    from scarwarden.files.scaffold import init
     from scarwarden.repo import open_repo
 
     home = tmp_path_factory.mktemp("shared-home")
@@ -341,8 +341,8 @@ def test_rule_add_commits_a_staged_cited_episode_with_the_rule(cli, demo_repo) -
     # rule cites an episode outside its own tree (the gate and `verify` reject that).
     from test_index import write_episode
 
-    from scarwarden.hooks import install
-    from scarwarden.verify import verify
+    from scarwarden.gate.hooks import install
+    from scarwarden.gate.verify import verify
 
     install(demo_repo.root)
     rel = write_episode(demo_repo, "ep-staged0001")
@@ -432,7 +432,7 @@ HEAVY = ("git", "requests", "flask", "mcp")
 def _modules_after(args: list[str], cwd: Path) -> list[str]:
     code = textwrap.dedent(f"""
         import json, sys
-        from scarwarden.cli import main
+        from scarwarden.cli.main import main
         try:
             main({args!r})
         except SystemExit:

@@ -9,13 +9,13 @@ import pytest
 from conftest import git
 from fakellm import FakeLLM, reply_json
 
-from scarwarden import playbook as pb
 from scarwarden.config import ModelSettings
 from scarwarden.distill import distill
 from scarwarden.distill.state import distilled_by_commits
 from scarwarden.errors import ExitCode, GitError
-from scarwarden.ledger import add_episodes
-from scarwarden.llm import ChatClient
+from scarwarden.files import playbook as pb
+from scarwarden.files.record import add_episodes
+from scarwarden.llm.client import ChatClient
 from scarwarden.repo import MemoryRepo
 
 NEW = ["ep-9ak5fm33w3", "ep-b9jr19c6sp", "ep-hm3eyyreap"]
@@ -51,7 +51,7 @@ def test_message_and_trailers(demo_repo: MemoryRepo) -> None:
 
 
 def test_the_commit_passes_the_gate(cli, demo_repo: MemoryRepo) -> None:
-    check = pytest.importorskip("scarwarden.check")
+    check = pytest.importorskip("scarwarden.gate.check")
     assert cli("distill", "--offline").exit_code == 0
     report = check.check_all(demo_repo.root)
     assert report.ok, [str(p) for p in report.problems]
@@ -190,7 +190,7 @@ def test_branch_and_no_commit_together_is_a_usage_error(cli, demo_repo: MemoryRe
 
 
 def test_demo_section_shows_the_commit(demo_repo: MemoryRepo) -> None:
-    from scarwarden.commands.distill import demo_section
+    from scarwarden.cli.commands.distill import demo_section
 
     lines: list[str] = []
     demo_section(demo_repo, lines.append)

@@ -11,12 +11,12 @@ import pytest
 from conftest import git
 from fakellm import FakeLLM, Sleep, completion, reply_json
 
-from scarwarden import playbook as pb
 from scarwarden.config import DistillSettings, ModelSettings
 from scarwarden.distill import distill
 from scarwarden.errors import ExitCode, ModelError, ModelUnreachable, NoModelConfigured
-from scarwarden.ledger import add_episodes
-from scarwarden.llm import ChatClient
+from scarwarden.files import playbook as pb
+from scarwarden.files.record import add_episodes
+from scarwarden.llm.client import ChatClient
 from scarwarden.repo import MemoryRepo, open_repo
 
 KEY = "sk-RECOGNISABLE-fake-key-7f3a9c"
@@ -283,7 +283,7 @@ def test_timeout_fails_and_writes_nothing(demo_repo: MemoryRepo, llm: FakeLLM) -
 
 
 def test_batches_follow_the_token_budget(git_repo: Path, llm: FakeLLM) -> None:
-    from scarwarden.initrepo import init
+    from scarwarden.files.scaffold import init
 
     init(open_repo(git_repo, initialised=False), demo=True)
     (git_repo / "scarwarden.yaml").write_text("distill:\n  token_budget: 1500\n  max_context_rules: 2\n")

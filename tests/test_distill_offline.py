@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from scarwarden import playbook as pb
 from scarwarden.distill import NO_KEY_NOTICE, distill
 from scarwarden.distill.offline import group_episodes, offline_operations, rule_title
-from scarwarden.episodes import parse_episode_bytes
-from scarwarden.initrepo import demo_memory_dir, init
-from scarwarden.ledger import add_episodes
+from scarwarden.files import playbook as pb
+from scarwarden.files.episodes import parse_episode_bytes
+from scarwarden.files.record import add_episodes
+from scarwarden.files.scaffold import demo_memory_dir, init
 from scarwarden.repo import MemoryRepo, open_repo
 
 WEBINAR = ("ep-9ak5fm33w3", "ep-b9jr19c6sp")

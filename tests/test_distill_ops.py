@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from scarwarden import playbook as pb
 from scarwarden.distill.ops import apply_operations, parse_operations
-from scarwarden.initrepo import demo_memory_dir
+from scarwarden.files import playbook as pb
+from scarwarden.files.scaffold import demo_memory_dir
 
 LEDGER = {"ep-aaaaaaaaaa", "ep-bbbbbbbbbb", "ep-hkgnqdz88f"}
 

@@ -11,7 +11,8 @@ import json
 import pytest
 
 from scarwarden import yamlio
-from scarwarden.episodes import (
+from scarwarden.errors import ValidationError
+from scarwarden.files.episodes import (
     EPISODE_ID_RE,
     FIELD_ORDER,
     MAX_EPISODE_BYTES,
@@ -22,7 +23,6 @@ from scarwarden.episodes import (
     parse_episode_bytes,
     parse_input_documents,
 )
-from scarwarden.errors import ValidationError
 
 GOOD = """\
 id: ep-7k2m9q4x1z

@@ -252,7 +252,7 @@ def test_output_and_commit(repo: MemoryRepo, run: Any) -> None:
 
 
 def test_demo_section(demo_repo: MemoryRepo) -> None:
-    from scarwarden.commands.export import demo_section
+    from scarwarden.cli.commands.export import demo_section
 
     lines: list[str] = []
     demo_section(demo_repo, lines.append)

@@ -12,7 +12,7 @@ from conftest import ROOT, git
 from terminal import run_on_terminal
 from test_check_gate import add_rule
 
-from scarwarden.hooks import HOOK_TYPES, MARKER, install, render_hook, uninstall
+from scarwarden.gate.hooks import HOOK_TYPES, MARKER, install, render_hook, uninstall
 from scarwarden.repo import MemoryRepo
 
 FOREIGN = "#!/bin/sh\necho 'LEGACY HOOK RAN' >&2\nexit {code}\n"

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from conftest import git
 
-from scarwarden import index as idx
-from scarwarden.episodes import Episode
-from scarwarden.index import open_index
-from scarwarden.ledger import add_episodes
+from scarwarden.files.episodes import Episode
+from scarwarden.files.record import add_episodes
+from scarwarden.index import store as idx
+from scarwarden.index.store import open_index
 from scarwarden.repo import MemoryRepo
 
 
@@ -285,7 +285,7 @@ def test_fixing_an_invalid_file_in_place_is_noticed(demo_repo: MemoryRepo) -> No
     assert "ep-fixme00001" in ids(demo_repo)
     # and staging it in place makes it a resolvable citation (rule add's rule)
     git(demo_repo.root, "add", rel)
-    from scarwarden.rules import resolve_citations
+    from scarwarden.files.playbook_edit import resolve_citations
 
     assert resolve_citations(demo_repo, ["ep-fixme00001"]) == []
     assert_matches_rebuild(demo_repo)
@@ -342,7 +342,7 @@ def test_playbook_hand_edit_reindexes_only_the_changed_rules(demo_repo: MemoryRe
     path.write_text(edited)
     assert refresh_stats(demo_repo).rules_changed == 0
     # two rules edited, one retired by hand: three changes
-    from scarwarden import playbook as pb
+    from scarwarden.files import playbook as pb
 
     book = pb.parse(edited)
     book = book.with_retired("PB-14", "no longer true", None)
@@ -432,7 +432,7 @@ def test_indexed_commit_gone_after_rebase_and_gc_falls_back_to_blob_ids(
 
 
 def test_unborn_branch_and_empty_memory(git_repo: Path) -> None:
-    from scarwarden.initrepo import init
+    from scarwarden.files.scaffold import init
     from scarwarden.repo import open_repo
 
     fresh = git_repo.parent / "fresh"
@@ -459,7 +459,7 @@ def test_readers_never_see_a_half_built_index(demo_repo: MemoryRepo, tmp_path: P
     rebuilder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import pathlib
         from scarwarden.repo import open_repo
-        from scarwarden.index import rebuild
+        from scarwarden.index.store import rebuild
         repo = open_repo({str(demo_repo.root)!r})
         n = 0
         while not pathlib.Path({str(stop)!r}).exists() and n < 400:

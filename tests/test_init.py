@@ -10,7 +10,7 @@ import pytest
 from conftest import git
 
 from scarwarden.errors import GitError, UsageError
-from scarwarden.initrepo import EMPTY_PLAYBOOK, demo_memory_dir, init
+from scarwarden.files.scaffold import EMPTY_PLAYBOOK, demo_memory_dir, init
 from scarwarden.repo import open_repo
 
 

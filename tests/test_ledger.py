@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from scarwarden.episodes import parse_episode_bytes, parse_input_documents
 from scarwarden.errors import GitError, ScarwardenError, ValidationError
-from scarwarden.index import open_index
-from scarwarden.ledger import add_episodes, atomic_write, commit_message
+from scarwarden.files.episodes import parse_episode_bytes, parse_input_documents
+from scarwarden.files.record import add_episodes, atomic_write, commit_message
+from scarwarden.index.store import open_index
 from scarwarden.repo import MemoryRepo
 
 
@@ -81,7 +81,7 @@ def test_add_one_episode_writes_canonical_file_and_commits_it_alone(
 
 
 def test_commit_message_truncates_long_tasks() -> None:
-    from scarwarden.episodes import Episode
+    from scarwarden.files.episodes import Episode
 
     ep = Episode({"id": "ep-abcdefghjk", "at": "2026-11-10T09:00:00Z",
                   "task": "word " * 30, "outcome": "o"})

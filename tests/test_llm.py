@@ -11,7 +11,7 @@ from fakellm import Close, FakeLLM, Sleep, completion, reply_json
 
 from scarwarden.config import ModelSettings, parse_config
 from scarwarden.errors import ConfigError, ExitCode, ModelError, ModelUnreachable
-from scarwarden.llm import (
+from scarwarden.llm.client import (
     MAX_RETRY_AFTER,
     ChatClient,
     Usage,

@@ -18,7 +18,7 @@ import anyio
 import pytest
 from conftest import git
 
-from scarwarden.episodes import parse_episode_bytes
+from scarwarden.files.episodes import parse_episode_bytes
 from scarwarden.repo import MemoryRepo
 
 mcp = pytest.importorskip("mcp")

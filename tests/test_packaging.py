@@ -50,7 +50,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_demo_memory_in_the_package_is_the_projects_memory() -> None:
-    project, packaged = ROOT / "memory", PACKAGE / "demo_memory"
+    project, packaged = ROOT / "memory", PACKAGE / "demo" / "memory"
     files = _package_files(project)
     assert files == _package_files(packaged)
     assert len([f for f in files if f.endswith(".yaml")]) >= 16
@@ -65,11 +65,11 @@ def test_wheel_holds_every_package_file(wheel: Path) -> None:
         missing = sorted(_package_files(PACKAGE) - shipped)
         assert missing == [], f"package data not in the wheel (setup.cfg package_data): {missing}"
         assert "scarwarden/py.typed" in names
-        assert "scarwarden/demo_memory/playbook.md" in names
-        episodes = [n for n in names if n.startswith("scarwarden/demo_memory/episodes/")]
+        assert "scarwarden/demo/memory/playbook.md" in names
+        episodes = [n for n in names if n.startswith("scarwarden/demo/memory/episodes/")]
         assert len(episodes) == len(list((ROOT / "memory" / "episodes").rglob("*.yaml")))
-        for name in episodes + ["scarwarden/demo_memory/playbook.md"]:
-            rel = name.removeprefix("scarwarden/demo_memory/")
+        for name in episodes + ["scarwarden/demo/memory/playbook.md"]:
+            rel = name.removeprefix("scarwarden/demo/memory/")
             assert zf.read(name) == (ROOT / "memory" / rel).read_bytes(), rel
         templates = PACKAGE / "web" / "templates"
         if templates.is_dir():
@@ -95,7 +95,7 @@ def test_init_demo_works_from_the_unpacked_wheel(wheel: Path, tmp_path: Path) ->
         sys.path.insert(0, {str(site)!r})
         import scarwarden
         assert scarwarden.__file__.startswith({str(site)!r}), scarwarden.__file__
-        from scarwarden.cli import main
+        from scarwarden.cli.main import main
         main(["-C", {str(repo)!r}, "init", "--demo", "--no-hooks"])
     """)
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from scarwarden import playbook as pb
 from scarwarden.errors import ValidationError
-from scarwarden.initrepo import EMPTY_PLAYBOOK, demo_memory_dir
+from scarwarden.files import playbook as pb
+from scarwarden.files.scaffold import EMPTY_PLAYBOOK, demo_memory_dir
 
 CANONICAL = """\
 # Playbook

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from fakellm import FakeLLM, reply_json
 
-from scarwarden.citations import format_citation
-from scarwarden.qc import parse_review
+from scarwarden.answers.citations import format_citation
+from scarwarden.answers.qc import parse_review
+from scarwarden.files.playbook_edit import load_playbook
 from scarwarden.repo import MemoryRepo
-from scarwarden.rules import load_playbook
 
 DISCOUNT = "Post our discount code on Twitter"
 BAD = "Big sale! Use code SAVE20 for 20% off, today only! #sale"

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from scarwarden.commands.recall import demo_section
+from scarwarden.cli.commands.recall import demo_section
 from scarwarden.repo import MemoryRepo
 
 

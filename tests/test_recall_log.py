@@ -10,11 +10,11 @@ import sqlite3
 import pytest
 from conftest import git
 
-from scarwarden import recall_log
 from scarwarden.errors import UsageError
-from scarwarden.index import open_index
-from scarwarden.recall import recall, recall_task
-from scarwarden.recall_log import parse_when, read_log
+from scarwarden.index.store import open_index
+from scarwarden.recall import log as recall_log
+from scarwarden.recall.engine import recall, recall_task
+from scarwarden.recall.log import parse_when, read_log
 from scarwarden.repo import MemoryRepo
 
 

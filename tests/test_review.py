@@ -13,11 +13,11 @@ import yaml
 from conftest import ROOT, git
 from test_semdiff_repo import RETIRE_REASON, SCRIPT, Distilled, build_distilled_repo
 
-from scarwarden import playbook as pb
+from scarwarden.audit.review.build import build_review
+from scarwarden.audit.review.markdown import code, md
+from scarwarden.files import playbook as pb
+from scarwarden.files.playbook_edit import load_playbook, save_playbook
 from scarwarden.repo import MemoryRepo
-from scarwarden.review import build_review
-from scarwarden.review_markdown import code, md
-from scarwarden.rules import load_playbook, save_playbook
 
 
 @pytest.fixture
@@ -27,8 +27,8 @@ def distilled(demo_repo: MemoryRepo) -> Distilled:
 
 def _gate_available() -> bool:
     try:
-        import scarwarden.check  # noqa: F401
-        import scarwarden.verify  # noqa: F401
+        import scarwarden.gate.check  # noqa: F401
+        import scarwarden.gate.verify  # noqa: F401
     except ImportError:
         return False
     return True

@@ -8,7 +8,7 @@ import pytest
 
 from scarwarden.config import RecallSettings, parse_config
 from scarwarden.errors import ConfigError
-from scarwarden.router import ACT, ACT_AND_FLAG, ASK_HUMAN, VERDICT_MEANING, VERDICTS, reason, route
+from scarwarden.recall.router import ACT, ACT_AND_FLAG, ASK_HUMAN, VERDICT_MEANING, VERDICTS, reason, route
 
 S = RecallSettings(act_threshold=0.2, floor=0.1, act_tag_hits=2)
 

@@ -15,10 +15,10 @@ from test_semdiff_repo import (
     build_distilled_repo,
 )
 
+from scarwarden.audit.diff.compare import DELETE, EQUAL, INSERT, Segment, word_diff
+from scarwarden.audit.diff.render import render_textconv
+from scarwarden.files.playbook_edit import load_playbook, save_playbook
 from scarwarden.repo import MemoryRepo
-from scarwarden.rules import load_playbook, save_playbook
-from scarwarden.semdiff import DELETE, EQUAL, INSERT, Segment, word_diff
-from scarwarden.semdiff_render import render_textconv
 
 
 @pytest.fixture

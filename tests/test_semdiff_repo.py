@@ -11,11 +11,11 @@ from dataclasses import dataclass, replace
 
 from conftest import git
 
-from scarwarden import playbook as pb
-from scarwarden.episodes import Episode
-from scarwarden.ledger import add_episodes
+from scarwarden.files import playbook as pb
+from scarwarden.files.episodes import Episode
+from scarwarden.files.playbook_edit import load_playbook, save_playbook
+from scarwarden.files.record import add_episodes
 from scarwarden.repo import MemoryRepo
-from scarwarden.rules import load_playbook, save_playbook
 
 SCRIPT = "<script>alert(1)</script>"
 

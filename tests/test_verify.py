@@ -9,11 +9,11 @@ from conftest import git
 from test_check_gate import NEW_ID, add_rule, episode_text, first_episode, unretire, write
 from test_check_scopes import commit_no_verify
 
-from scarwarden import playbook as pb
-from scarwarden.hooks import install
+from scarwarden.files import playbook as pb
+from scarwarden.files.playbook_edit import load_playbook, save_playbook
+from scarwarden.gate.hooks import install
+from scarwarden.gate.verify import verify
 from scarwarden.repo import MemoryRepo
-from scarwarden.rules import load_playbook, save_playbook
-from scarwarden.verify import verify
 
 
 def test_clean_history_is_proven(cli, demo_repo: MemoryRepo) -> None:

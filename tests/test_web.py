@@ -17,7 +17,7 @@ from scarwarden.repo import MemoryRepo
 
 flask = pytest.importorskip("flask")
 
-from scarwarden.web.app import create_app  # noqa: E402
+from scarwarden.audit.web.app import create_app  # noqa: E402
 
 TOKEN = "test-csrf-token"
 ASK_TASK = "Book the team offsite venue in Lisbon"
@@ -206,8 +206,8 @@ def test_task_page_with_a_model_answers_both_sides(fake_llm, distilled) -> None:
 
 
 def test_task_page_with_a_failing_model_recalls_once(fake_llm, distilled) -> None:  # type: ignore[no-untyped-def]
-    from scarwarden.index import open_index
-    from scarwarden.recall_log import read_log
+    from scarwarden.index.store import open_index
+    from scarwarden.recall.log import read_log
 
     client = create_app(distilled.repo.root, csrf_token=TOKEN).test_client()
     fake_llm.script((401, {"error": {"message": "Incorrect API key provided"}}))
@@ -348,7 +348,7 @@ def test_serve_warns_off_loopback_and_serves(demo_repo: MemoryRepo) -> None:
 
 
 def test_demo_section_tells_how_to_open_the_ui(demo_repo: MemoryRepo) -> None:
-    from scarwarden.commands.serve import demo_section
+    from scarwarden.cli.commands.serve import demo_section
 
     before = demo_repo.playbook_path.read_bytes()
     lines: list[str] = []
@@ -364,7 +364,7 @@ def test_demo_section_tells_how_to_open_the_ui(demo_repo: MemoryRepo) -> None:
 
 
 def test_unwrap_reflows_only_where_wrapping_broke_lines() -> None:
-    from scarwarden.web.taskpage import unwrap
+    from scarwarden.audit.web.taskpage import unwrap
 
     text = ("First paragraph with enough words in it to need wrapping at a width of forty\n"
             "chars.\n"
@@ -395,7 +395,7 @@ def _ledger_tasks(html: str) -> list[str]:
 
 
 def test_ledger_pages_keep_the_filters(memory_repo: MemoryRepo) -> None:
-    from scarwarden.ledger import add_episodes
+    from scarwarden.files.record import add_episodes
 
     inputs = [{"task": f"Paged task {i:03d}", "outcome": "fine", "agent": "pager-bot",
                "tags": ["paging"], "at": f"2026-03-01T{i // 60:02d}:{i % 60:02d}:00Z"}
@@ -443,8 +443,8 @@ def test_export_into_an_old_export_removes_only_its_stale_pages(
         distilled: Distilled, make_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     import json
 
-    from scarwarden.initrepo import init as init_memory
-    from scarwarden.ledger import add_episodes
+    from scarwarden.files.record import add_episodes
+    from scarwarden.files.scaffold import init as init_memory
     from scarwarden.repo import open_repo
 
     out = tmp_path / "site"

@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scarwarden import git
-from scarwarden import playbook as pb
 from scarwarden.distill import commit as commits
 from scarwarden.distill import state
 from scarwarden.distill.ops import Change, Drop, apply_operations
 from scarwarden.errors import NoModelConfigured, UsageError
-from scarwarden.ledger import write_lock
-from scarwarden.llm import ChatClient, Usage, client_from_config
+from scarwarden.files import playbook as pb
+from scarwarden.files.record import write_lock
+from scarwarden.llm.client import ChatClient, Usage, client_from_config
 from scarwarden.repo import MemoryRepo
 
 __all__ = ["DistillResult", "distill"]

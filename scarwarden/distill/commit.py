@@ -22,8 +22,8 @@ from scarwarden import git
 from scarwarden.distill.ops import Change, Drop
 from scarwarden.distill.state import COUNT_TRAILER, DISTILLER_TRAILER, EPISODE_TRAILER
 from scarwarden.errors import GitError, UsageError, ValidationError
-from scarwarden.ledger import atomic_write
-from scarwarden.llm import Usage
+from scarwarden.files.record import atomic_write
+from scarwarden.llm.client import Usage
 from scarwarden.repo import MemoryRepo
 
 MESSAGE_FILE = "distill-message.txt"
@@ -119,7 +119,7 @@ def commit_here(repo: MemoryRepo, data: bytes, text: str) -> str:
 def _gate(root: Path, env: dict[str, str]) -> None:
     """Run the provenance gate on the private index, where the check module exists."""
     try:
-        from scarwarden.check import check_staged
+        from scarwarden.gate.check import check_staged
     except ImportError:  # the gate is optional here: our own citations are checked already
         return
     report = check_staged(root, env=env)

@@ -22,13 +22,13 @@ import logging
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from scarwarden import playbook as pb
 from scarwarden import text as txt
 from scarwarden.config import DistillSettings
 from scarwarden.distill import prompts
 from scarwarden.distill.ops import Change, Drop, Operation, apply_operations, parse_operations
-from scarwarden.episodes import Episode
-from scarwarden.llm import ChatClient, Usage, complete_json, total_usage
+from scarwarden.files import playbook as pb
+from scarwarden.files.episodes import Episode
+from scarwarden.llm.client import ChatClient, Usage, complete_json, total_usage
 
 log = logging.getLogger("scarwarden")
 

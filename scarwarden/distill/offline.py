@@ -33,10 +33,10 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from scarwarden import playbook as pb
 from scarwarden import text as txt
 from scarwarden.distill.ops import Operation, slug
-from scarwarden.episodes import Episode
+from scarwarden.files import playbook as pb
+from scarwarden.files.episodes import Episode
 
 #: Most tags a new rule gets, and most corrections quoted in its text.
 MAX_TAGS = 6

@@ -21,10 +21,10 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from scarwarden import playbook as pb
-from scarwarden.episodes import EPISODE_ID_RE, RULE_ID_RE
 from scarwarden.errors import ValidationError
-from scarwarden.rules import title_from_text
+from scarwarden.files import playbook as pb
+from scarwarden.files.episodes import EPISODE_ID_RE, RULE_ID_RE
+from scarwarden.files.playbook_edit import title_from_text
 
 KINDS = ("add", "update", "retire")
 

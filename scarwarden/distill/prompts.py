@@ -20,8 +20,8 @@ import hashlib
 import json
 from typing import Any
 
-from scarwarden import playbook as pb
-from scarwarden.episodes import FIELD_ORDER, Episode
+from scarwarden.files import playbook as pb
+from scarwarden.files.episodes import FIELD_ORDER, Episode
 
 #: Longest text field of an episode sent to the model (characters); longer ones are cut.
 MAX_FIELD_CHARS = 2000

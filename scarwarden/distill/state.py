@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from scarwarden import git
-from scarwarden.episodes import EPISODE_ID_RE, Episode, parse_episode_bytes
 from scarwarden.errors import ScarwardenError
+from scarwarden.files.episodes import EPISODE_ID_RE, Episode, parse_episode_bytes
 from scarwarden.repo import MemoryRepo
 
 DISTILLER_TRAILER = "Scarwarden-Distiller"

@@ -1,0 +1,242 @@
+"""What the MCP server's tools and resources do, without the MCP SDK.
+
+:class:`MemoryTools` holds one memory repository and answers every tool call with a
+JSON-able dict (or, for resources, text). Failures are :class:`ScarwardenError`, the
+same errors and messages as the CLI; ``mcp_server.py`` turns them into MCP tool errors.
+Keeping this free of the SDK keeps it testable and importable without paying ~0.5 s
+for ``import mcp``.
+
+Writes (episodes, human answers, distill commits) are serialised twice: a thread lock
+here, because the SDK runs synchronous tools in worker threads and two calls can
+arrive at once, and the ledger's ``write_lock`` (``flock``), which also serialises
+against the CLI and other servers on the same repository.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from scarwarden import git
+from scarwarden.answers.citations import format_citation
+from scarwarden.errors import UsageError
+from scarwarden.files.episodes import Episode
+from scarwarden.repo import MemoryRepo
+
+#: What an agent must do for each verdict (recall's ``instructions``).
+VERDICT_STEPS = {
+    "ACT": (
+        "Where your answer or action follows one of the rules listed here, cite it inline "
+        "exactly as given in `cite_as` ({example}). Cite only rules listed here, and only "
+        "their own episodes."
+    ),
+    "ACT_AND_FLAG": (
+        "Tell the user which rules you applied and which assumptions you made, and cite "
+        "each rule you applied exactly as given in `cite_as` ({example}). If a rule does "
+        "not fit the task, say so instead of following it."
+    ),
+    "ASK_HUMAN": (
+        "Ask the human how this task should be done, then call `ask_human_answer` with the "
+        "task and their answer word for word (it becomes a new episode), and then do the "
+        "task as they said."
+    ),
+}
+AFTER_STEPS = (
+    " Before sending an answer that cites memory, you can check it with "
+    "`verify_citations`. Afterwards, call `record_episode` with what you did (action), "
+    "what happened (outcome) and any correction a human made, passing the rule IDs you "
+    "followed as `rules_applied`."
+)
+
+WORKFLOW = """\
+This server is Scarwarden, the team's auditable memory: rules (PB-NN) distilled from \
+recorded episodes (ep-...), every rule citing the episodes that taught it.
+
+1. Before acting on a task, call `recall` with the task in plain words.
+2. Follow its `instructions`: ACT (follow the rules), ACT_AND_FLAG (act, state your \
+assumptions) or ASK_HUMAN (ask a human, then `ask_human_answer`).
+3. Cite every rule you apply inline, exactly `[PB-NN, learnt in ep-..., ep-...]` (recall \
+gives the exact string per rule in `cite_as`). Never cite a rule recall did not return, \
+nor an episode the rule does not list. `verify_citations` checks a text for you.
+4. After acting, call `record_episode` (task, action, outcome, correction, tags, \
+rules_applied). Corrections are how the memory learns.
+5. To audit a rule or an episode word for word: `get_rule`, `get_episode`, or the \
+resources scarwarden://playbook, scarwarden://rule/{id}, scarwarden://episode/{id}."""
+
+
+def _episode_reply(repo: MemoryRepo, ep: Episode) -> dict[str, Any]:
+    rel = ep.relpath(repo.episodes_rel)
+    entries = git.log(repo.root, "-1", "--", rel)
+    return {"id": ep.id, "path": rel, "commit": entries[0].sha if entries else None,
+            "episode": ep.to_json()}
+
+
+class MemoryTools:
+    """The tools of ``scarwarden mcp`` over one memory repository."""
+
+    def __init__(self, repo: MemoryRepo, *, allow_distill_commit: bool = False,
+                 environ: Mapping[str, str] | None = None) -> None:
+        self.repo = repo
+        self.allow_distill_commit = allow_distill_commit
+        self.environ = dict(environ or {})
+        self._writes = threading.Lock()
+
+    # -- recall -------------------------------------------------------------------
+    def recall(self, task: str, limit: int | None = None) -> dict[str, Any]:
+        """``recall --json`` plus ``cite_as`` per rule and ``instructions`` for the verdict."""
+        from scarwarden.recall.engine import recall_task
+
+        result = recall_task(self.repo, task, limit=limit)
+        data = result.to_json()
+        cite_as = {rule.id: format_citation(rule.id, rule.episode_ids) for rule in result.rules}
+        example = next(iter(cite_as.values()), "[PB-NN, learnt in ep-...]")
+        data["cite_as"] = cite_as
+        data["instructions"] = _verdict_meaning(result.verdict) + VERDICT_STEPS.get(
+            result.verdict, VERDICT_STEPS["ACT_AND_FLAG"]).format(example=example) + (
+            AFTER_STEPS if result.verdict != "ASK_HUMAN" else "")
+        return data
+
+    # -- writes -------------------------------------------------------------------
+    def record_episode(self, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate and commit one episode (like ``episode add``); return its ID, path, commit."""
+        from scarwarden.files.record import add_episodes
+
+        data = {key: value for key, value in fields.items() if value not in (None, [], "")}
+        with self._writes:
+            (ep,) = add_episodes(self.repo, [data], source="record_episode")
+            return _episode_reply(self.repo, ep)
+
+    def ask_human_answer(self, task: str, answer: str) -> dict[str, Any]:
+        """Record a human's answer to an ASK_HUMAN task as a new, committed episode."""
+        from scarwarden.answers.asking import record_human_answer
+
+        task = _required(task, "task")
+        answer = _required(answer, "answer")
+        with self._writes:
+            ep = record_human_answer(self.repo, task, answer)
+            return _episode_reply(self.repo, ep)
+
+    def distill(self, *, dry_run: bool = True, offline: bool | None = None,
+                branch: str | None = None) -> dict[str, Any]:
+        """Propose (``dry_run``) or commit playbook changes; committing must be allowed."""
+        if not dry_run and not self.allow_distill_commit:
+            raise UsageError(
+                "this server may only propose distillations (dry_run=true): committing "
+                "playbook changes was not allowed when it was started",
+                hint="restart it as 'scarwarden mcp --allow-distill-commit' to let agents "
+                     "commit distillations, or run 'scarwarden distill' yourself")
+        from scarwarden.distill import distill
+
+        with self._writes:
+            result = distill(self.repo, offline=offline, dry_run=dry_run, branch=branch,
+                             environ=self.environ)
+        return result.to_json()
+
+    # -- audit --------------------------------------------------------------------
+    def get_rule(self, rule_id: str) -> dict[str, Any]:
+        """The rule, each cited episode word for word (stored YAML), and its history."""
+        from scarwarden.audit.history import rule_history
+        from scarwarden.index.store import open_index
+
+        rule_id = _required(rule_id, "id").upper()
+        with open_index(self.repo) as index:
+            index.require_playbook()
+            rule = index.get_rule(rule_id)
+            if rule is None:
+                raise UsageError(f"no rule {rule_id} in the playbook",
+                                 hint="the scarwarden://playbook resource lists every rule")
+            episodes = []
+            for ep_id in rule.episode_ids:
+                ep = index.get_episode(ep_id)
+                path = index.episode_path(ep_id)
+                episodes.append({
+                    "id": ep_id, "found": ep is not None, "path": path,
+                    "yaml": self._stored_text(path, ep),
+                    "episode": ep.to_json() if ep else None})
+        history = [{"commit": ev.sha, "date": ev.date, "author": ev.author,
+                    "subject": ev.subject, "kind": ev.kind}
+                   for ev in rule_history(self.repo, rule_id)]
+        return {"rule": rule.to_json(), "cite_as": format_citation(rule.id, rule.episode_ids),
+                "episodes": episodes, "history": history}
+
+    def get_episode(self, episode_id: str) -> dict[str, Any]:
+        """One episode word for word, its path, and the rules that cite it."""
+        from scarwarden.index.store import open_index
+
+        episode_id = _required(episode_id, "id").lower()
+        with open_index(self.repo) as index:
+            ep = index.get_episode(episode_id)
+            if ep is None:
+                raise UsageError(f"no episode {episode_id} in the ledger",
+                                 hint="episode IDs look like ep-7k2m9q4x1z; get_rule lists "
+                                      "the episodes a rule was learnt in")
+            path = index.episode_path(episode_id)
+            citing = [index.get_rule(r) for r in index.rules_citing(episode_id)]
+        return {"episode": ep.to_json(), "path": path, "yaml": self._stored_text(path, ep),
+                "cited_by": [{"id": r.id, "title": r.title, "retired": r.retired}
+                             for r in citing if r is not None]}
+
+    def verify_citations(self, task: str, text: str) -> dict[str, Any]:
+        """Check the inline citations of ``text`` against a fresh recall of ``task``."""
+        from scarwarden.answers.citations import verify_in_repo
+        from scarwarden.recall.engine import recall_task
+
+        result = recall_task(self.repo, task, log=False)
+        data = verify_in_repo(self.repo, text, result).to_json()
+        data["task"] = result.task
+        data["verdict"] = result.verdict
+        data["recalled"] = {rule.id: format_citation(rule.id, rule.episode_ids)
+                            for rule in result.rules}
+        return data
+
+    # -- resources ----------------------------------------------------------------
+    def playbook_markdown(self) -> str:
+        """``memory/playbook.md`` as it is in the working tree."""
+        try:
+            return self.repo.playbook_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise UsageError(f"no playbook at {self.repo.playbook_rel}") from None
+
+    def rule_markdown(self, rule_id: str) -> str:
+        """One rule as markdown, followed by every episode it was learnt in (YAML)."""
+        from scarwarden.answers.answer import fence  # an episode holding ``` cannot close it
+
+        audit = self.get_rule(rule_id)
+        rule = audit["rule"]
+        lines = [f"## {rule['id']}: {rule['title']}", "", rule["text"], "",
+                 f"- Tags: {', '.join(rule['tags'])}",
+                 f"- Learnt in: {', '.join(rule['episode_ids'])}",
+                 f"- Cite as: {audit['cite_as']}"]
+        if rule.get("retired"):
+            lines.append(f"- Retired: {rule['reason']}")
+        for ep in audit["episodes"]:
+            lines += ["", f"### Learnt in {ep['id']}" + (f" ({ep['path']})" if ep["path"] else ""),
+                      ""]
+            lines += [fence("yaml", ep["yaml"].rstrip("\n"))] if ep["found"] else [
+                f"{ep['id']} is not in the ledger."]
+        return "\n".join(lines) + "\n"
+
+    def episode_yaml(self, episode_id: str) -> str:
+        """One episode's file, word for word."""
+        return str(self.get_episode(episode_id)["yaml"])
+
+    def _stored_text(self, path: str | None, ep: Episode | None) -> str | None:
+        # Word for word: the file as stored while it still holds this very episode (the
+        # same rule as `rule show`), else the canonical rendering.
+        from scarwarden.cli.commands._common import format_episode
+
+        return format_episode(ep, self.repo, path) + "\n" if ep is not None else None
+
+
+def _required(value: str | None, name: str) -> str:
+    if value is None or not str(value).strip():
+        raise UsageError(f"'{name}' is empty", hint=f"give '{name}' in plain words")
+    return str(value).strip()
+
+
+def _verdict_meaning(verdict: str) -> str:
+    from scarwarden.recall.router import VERDICT_MEANING
+
+    meaning = VERDICT_MEANING.get(verdict)
+    return f"{verdict}: {meaning.rstrip()} " if meaning else ""

@@ -1,0 +1,68 @@
+"""The ask-human loop: when recall says ``ASK_HUMAN``, the human's answer becomes memory.
+
+The answer is recorded as an ordinary episode (``source: human-answer``, the task, the
+answer as ``correction``, tags from the task's words) through the ledger, so it is
+validated, written atomically and committed with its ``Scarwarden-Episode`` trailer
+like any other, and the next distillation can turn it into a cited rule.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from scarwarden import text
+from scarwarden.errors import UsageError
+from scarwarden.files.episodes import TAG_RE, Episode
+from scarwarden.repo import MemoryRepo
+
+#: At most this many tags are derived from a task.
+MAX_TAGS = 8
+
+
+def task_tags(task: str, *, limit: int = MAX_TAGS) -> list[str]:
+    """Tag slugs from a task's content words, in order of first appearance.
+
+    Stopwords are dropped, accents folded (``café`` -> ``cafe``); words that cannot
+    be a slug (other scripts, single characters, bare numbers) are skipped.
+    """
+    out: list[str] = []
+    for token in text.tokens(task):
+        folded = unicodedata.normalize("NFKD", token).encode("ascii", "ignore").decode()
+        slug = folded.replace("'", "").lower()
+        if len(slug) < 2 or slug.isdigit() or not TAG_RE.match(slug) or slug in out:
+            continue
+        out.append(slug)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def human_answer_input(task: str, answer: str) -> dict[str, object]:
+    """The episode input for a human's answer (validated later by the ledger)."""
+    task = task.strip() if isinstance(task, str) else ""
+    answer = answer.strip() if isinstance(answer, str) else ""
+    if not task:
+        raise UsageError("the task is empty", hint="say which task the answer is for")
+    if not answer:
+        raise UsageError("the answer is empty: nothing to record",
+                         hint='give the human\'s answer, e.g. --answer "Use the travel '
+                              'agency portal and keep it under 400 EUR"')
+    data: dict[str, object] = {"task": task, "correction": answer, "source": "human-answer"}
+    tags = task_tags(task)
+    if tags:
+        data["tags"] = tags
+    return data
+
+
+def record_human_answer(repo: MemoryRepo, task: str, answer: str, *,
+                        commit: bool = True) -> Episode:
+    """Record a human's answer to ``task`` as a new episode and commit it.
+
+    Raises :class:`UsageError` (exit 2) for an empty task or answer; ledger errors
+    (validation, a failing commit) leave nothing behind, as ``episode add`` does.
+    """
+    from scarwarden.files.record import add_episodes
+
+    data = human_answer_input(task, answer)
+    (episode,) = add_episodes(repo, [data], commit=commit, source="human answer")
+    return episode

@@ -1,0 +1,118 @@
+"""Lineage: act, get corrected, distil, act better.
+
+:func:`record_answer` stores an answer run as an episode (the answer as ``action``, the
+verified cited rules as ``rules_applied``, the playbook commit in ``x-playbook-commit``);
+:func:`record_feedback` records what happened next as a new episode that ``refs`` it.
+The ledger stays append-only: the first episode is never edited.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scarwarden.errors import UsageError
+from scarwarden.files.episodes import Episode, mint_id
+from scarwarden.repo import MemoryRepo
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scarwarden.answers.answer import AnswerResult
+
+
+def _commit_message(kind: str, task: str, episode_id: str) -> str:
+    task = " ".join(task.split())
+    return (f"{kind}: {task[:60]}{'...' if len(task) > 60 else ''}\n\n"
+            f"Scarwarden-Episode: {episode_id}\n")
+
+
+#: An answer longer than this (UTF-8 bytes) is cut when recorded, so the episode stays
+#: under the ledger's 64 KiB cap with room for the other fields.
+MAX_ACTION_BYTES = 48 * 1024
+
+
+def _fit_action(text: str) -> str:
+    raw = text.encode("utf-8")
+    if len(raw) <= MAX_ACTION_BYTES:
+        return text
+    cut = raw[:MAX_ACTION_BYTES].decode("utf-8", "ignore")
+    return f"{cut}\n[truncated by scarwarden: the answer had {len(text):,} characters]"
+
+
+def record_answer(repo: MemoryRepo, result: AnswerResult, *, agent: str | None = None,
+                  commit: bool = True) -> Episode:
+    """Save a run as an episode: what the agent did, under which rules and playbook.
+
+    ``source`` is left out on purpose: nothing has happened yet. What happens next is
+    recorded by :func:`record_feedback` (source ``outcome`` or ``correction``).
+    """
+    from scarwarden.files.record import add_episodes
+
+    side = result.primary
+    if side is None or not side.answer:
+        raise UsageError("there is no answer to record",
+                         hint="--record needs a model answer (configure a model, or "
+                              "record the human's answer with 'scarwarden ask')")
+    data: dict[str, Any] = {"id": mint_id(), "task": result.task,
+                            "action": _fit_action(side.answer)}
+    if agent:
+        data["agent"] = agent
+    recalled = result.recall.rules if result.recall is not None else []
+    tags = [t for rule in recalled for t in rule.matched_tags]
+    if not tags:
+        from scarwarden.answers.asking import task_tags
+
+        tags = task_tags(result.task)
+    if tags:
+        data["tags"] = list(dict.fromkeys(tags))
+    if side.verification is not None and side.verification.cited_rule_ids:
+        data["rules_applied"] = side.verification.cited_rule_ids
+    if result.recall is not None and result.recall.playbook_commit:
+        data["x-playbook-commit"] = result.recall.playbook_commit
+    data["x-memory"] = "on" if side.memory else "off"
+    if result.verdict:
+        data["x-verdict"] = result.verdict
+    if side.model:
+        data["x-model"] = side.model
+    if side.verification is not None and side.verification.invented:
+        data["x-invented-citations"] = [i.rule_id + (f" {i.episode_id}" if i.episode_id else "")
+                                        for i in side.verification.invented]
+    if side.qc is not None:
+        data["x-qc"] = side.qc.verdict
+    [episode] = add_episodes(repo, [data], commit=commit, source="answer",
+                             message=_commit_message("answer", result.task, data["id"]))
+    return episode
+
+
+def record_feedback(repo: MemoryRepo, episode_id: str, *, outcome: str | None = None,
+                    correction: str | None = None, corrected_by: str | None = None,
+                    commit: bool = True) -> Episode:
+    """Record what happened after ``episode_id`` as a new episode that ``refs`` it.
+
+    The first episode is never edited (the ledger is append-only). The new one keeps the
+    task, tags and ``rules_applied`` of the first, so distillation sees the lineage.
+    """
+    from scarwarden.files.record import add_episodes
+    from scarwarden.index.store import open_index
+
+    if not (outcome and outcome.strip()) and not (correction and correction.strip()):
+        raise UsageError("feedback needs --outcome or --correction (or both)",
+                         hint=f'scarwarden feedback {episode_id} --outcome "..." --correction "..."')
+    with open_index(repo) as index:
+        first = index.get_episode(episode_id)
+    if first is None:
+        raise UsageError(f"no episode {episode_id} in the ledger",
+                         hint="use the ID that 'scarwarden answer --record' printed; "
+                              "'scarwarden episode list' shows what there is")
+    data: dict[str, Any] = {"id": mint_id(), "task": first.task}
+    for key, value in (("outcome", outcome), ("correction", correction),
+                       ("corrected_by", corrected_by)):
+        if value and value.strip():
+            data[key] = value
+    if first.tags:
+        data["tags"] = first.tags
+    data["source"] = "correction" if "correction" in data else "outcome"
+    data["refs"] = [first.id]
+    if first.get("rules_applied"):
+        data["rules_applied"] = list(first.get("rules_applied"))
+    [episode] = add_episodes(repo, [data], commit=commit, source="feedback",
+                             message=_commit_message("feedback", first.task, data["id"]))
+    return episode

@@ -1,0 +1,198 @@
+"""The audit web UI: a small Flask app over one memory repository.
+
+Security, because episodes are untrusted text and the server can write commits:
+
+* every page goes through one autoescaping Jinja environment (:mod:`.render`), and a
+  Content-Security-Policy allows no script at all, so injected markup stays inert;
+* the only write (recording a human's answer) is a POST carrying a per-process CSRF
+  token, and a request whose ``Origin`` (or, failing that, ``Referer``) names another
+  host is refused; ``read_only`` turns every write into a 403;
+* requests whose ``Host`` is not one of ``allowed_hosts`` are refused (DNS
+  rebinding: a page on evil.example re-pointed at 127.0.0.1 would otherwise be
+  same-origin with this server).
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from flask import Flask, Response, redirect, request
+from werkzeug.exceptions import HTTPException
+
+from scarwarden.audit.web import pages, render
+from scarwarden.audit.web.taskpage import task_page
+from scarwarden.errors import ExitCode, ScarwardenError, UsageError, ValidationError
+from scarwarden.index.store import open_index
+from scarwarden.repo import open_repo
+
+#: Largest request body accepted (the human-answer form); larger ones get 413.
+MAX_POST_BYTES = 256 * 1024
+
+#: Host names a loopback-bound server answers to.
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+       "frame-ancestors 'none'; base-uri 'none'")
+
+
+class _Headers(Protocol):
+    def get(self, key: str) -> str | None: ...
+
+
+def _host_name(netloc: str) -> str | None:
+    try:
+        return urlsplit(f"//{netloc}").hostname
+    except ValueError:
+        return None
+
+
+def _http_status(exc: ScarwardenError) -> int:
+    """A usage error is the request's (400); a model that failed is a bad gateway
+    (502); anything else, such as a playbook that does not parse, is the server's (500)."""
+    code = int(exc.exit_code)
+    if code == ExitCode.USAGE:
+        return 400
+    if code in (ExitCode.MODEL_UNREACHABLE, ExitCode.MODEL_ERROR):
+        return 502
+    return 500
+
+
+def same_origin(headers: _Headers, host: str) -> bool:
+    """False when the request's ``Origin`` or ``Referer`` names another host.
+
+    A browser sends ``Origin`` with every cross-site POST; ``Referer`` is the fallback.
+    With neither (curl, a script) the CSRF token alone has to match.
+    """
+    origin = headers.get("Origin")
+    if origin is not None:
+        return origin != "null" and urlsplit(origin).netloc == host
+    referer = headers.get("Referer")
+    if referer:
+        return urlsplit(referer).netloc == host
+    return True
+
+
+def create_app(repo_root: Path | str, *, read_only: bool = False,
+               allowed_hosts: Collection[str] | None = None,
+               environ: Mapping[str, str] | None = None,
+               csrf_token: str | None = None) -> Flask:
+    """The UI for the memory in ``repo_root``.
+
+    ``allowed_hosts``: host names accepted in the ``Host`` header (``None``: any; the
+    ``serve`` command passes the loopback names when bound to loopback). ``environ``
+    is where the model's API key is looked up (the task page's answers).
+    """
+    repo = open_repo(repo_root)
+    app = Flask("scarwarden.audit.web", static_folder=str(render.STATIC), static_url_path="/static",
+                template_folder=None)
+    app.config["SCARWARDEN_READ_ONLY"] = read_only
+    # The one form posts a task and an answer; an episode is at most 64 KiB anyway.
+    app.config["MAX_CONTENT_LENGTH"] = MAX_POST_BYTES
+    token = csrf_token or secrets.token_urlsafe(32)
+    env = render.environment()
+    links = render.Links()
+    hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
+
+    def page(template: str, status: int = 200, **context: Any) -> Response:
+        context.setdefault("nav", "")
+        context.setdefault("generated", None)
+        html = render.render(env, template, links, read_only=read_only, csrf_token=token,
+                             **context)
+        return Response(html, status=status, mimetype="text/html")
+
+    def error(status: int, heading: str, message: str, hint: str | None = None) -> Response:
+        return page("error.html", status, title=heading, code=status, heading=heading,
+                    message=message, hint=hint)
+
+    @app.before_request
+    def check_host() -> Response | None:
+        if hosts is not None and (_host_name(request.host) or "").lower() not in hosts:
+            return error(400, "Unknown host",
+                         f"This server does not answer to the host {request.host!r}.",
+                         "open it through 127.0.0.1 or localhost")
+        return None
+
+    @app.after_request
+    def headers(response: Response) -> Response:
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "same-origin"
+        response.headers["X-Frame-Options"] = "DENY"
+        return response
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Response:
+        status = exc.code or 500
+        return error(status, exc.name, exc.description or "")
+
+    @app.errorhandler(ScarwardenError)
+    def scarwarden_error(exc: ScarwardenError) -> Response:
+        message = exc.message + "".join(f"\n{p}" for p in exc.problems)
+        return error(_http_status(exc), "Cannot show this", message, exc.hint)
+
+    @app.get("/")
+    def playbook() -> Response:
+        with open_index(repo) as index:
+            ctx = pages.playbook_page(index, tag=request.args.get("tag"),
+                                      query=request.args.get("q"))
+        return page("playbook.html", nav="playbook", **ctx)
+
+    @app.get("/rules/<rule_id>")
+    def rule(rule_id: str) -> Response:
+        with open_index(repo) as index:
+            ctx = pages.rule_page(repo, index, rule_id.upper())
+        if ctx is None:
+            return error(404, "No such rule", f"There is no rule {rule_id} in the playbook.")
+        return page("rule.html", nav="playbook", **ctx)
+
+    @app.get("/episodes/<episode_id>")
+    def episode(episode_id: str) -> Response:
+        with open_index(repo) as index:
+            ctx = pages.episode_page(index, episode_id)
+        if ctx is None:
+            return error(404, "No such episode", f"There is no episode {episode_id} in the ledger.")
+        return page("episode.html", nav="ledger", recorded=request.args.get("recorded") == "1",
+                    **ctx)
+
+    @app.get("/ledger")
+    def ledger() -> Response:
+        a = request.args
+        with open_index(repo) as index:
+            ctx = pages.ledger_page(index, month=a.get("month"), tag=a.get("tag"),
+                                    agent=a.get("agent"), query=a.get("q"),
+                                    page=pages.page_number(a.get("page")))
+        return page("ledger.html", nav="ledger", **ctx)
+
+    @app.get("/task")
+    def task() -> Response:
+        ctx = task_page(repo, request.args.get("task"), mode=request.args.get("memory", "both"),
+                        environ=environ)
+        return page("task.html", **ctx)
+
+    @app.post("/answer")
+    def answer() -> Response:
+        if read_only:
+            return error(403, "Read-only", "This server is read-only: nothing can be recorded.",
+                         "restart 'scarwarden serve' without --read-only to record answers")
+        sent = request.form.get("csrf_token", "")
+        if not same_origin(request.headers, request.host) or not hmac.compare_digest(
+                sent.encode(), token.encode()):
+            return error(403, "Cross-site request refused",
+                         "This form did not come from this server's own page.",
+                         "reload the task page and submit the form again")
+        from scarwarden.answers.asking import record_human_answer
+
+        try:
+            ep = record_human_answer(repo, request.form.get("task", ""),
+                                     request.form.get("answer", ""))
+        except (UsageError, ValidationError) as exc:  # what was posted: the client's to fix
+            return error(400, "Cannot record this answer",
+                         exc.message + "".join(f"\n{p}" for p in exc.problems), exc.hint)
+        return redirect(f"{links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
+
+    return app

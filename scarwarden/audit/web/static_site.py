@@ -1,0 +1,122 @@
+"""``scarwarden audit --html DIR``: the audit pages as static files.
+
+The same templates and page data as the live UI, with relative links (``index.html``,
+``rules/PB-01.html``, ``episodes/ep-....html``, ``ledger.html``), so the folder can be
+published by a CI job, attached to a pull request, or opened from disk. No timestamps
+are written: exporting the same commit twice gives the same bytes.
+
+Exporting into a folder that holds an earlier export removes the earlier export's
+``rules/`` and ``episodes/`` pages that the memory no longer has (a rule removed, a
+different repository), so the folder never links to, or lists, what is gone. Only pages
+this export wrote are removed (named by an ID and marked as generated); any other file
+in the folder is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from scarwarden import git
+from scarwarden.audit.web import pages, render
+from scarwarden.errors import UsageError
+from scarwarden.files.episodes import EPISODE_ID_RE, RULE_ID_RE
+from scarwarden.index.store import open_index
+from scarwarden.repo import MemoryRepo
+
+#: What marks a page as written by this export: the generator tag, or the badge that
+#: exports made before the tag carry.
+OWN_MARKERS = ('<meta name="generator" content="scarwarden audit --html">',
+               '<span class="badge">static export</span>')
+
+#: The subfolders whose pages the export owns, and the IDs their pages are named by.
+OWN_FOLDERS = (("rules", RULE_ID_RE), ("episodes", EPISODE_ID_RE))
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    directory: Path
+    rules: int
+    episodes: int
+    #: Pages of an earlier export removed because their rule or episode is gone.
+    removed: int = 0
+
+    @property
+    def pages(self) -> int:
+        return self.rules + self.episodes + 2  # index.html and ledger.html
+
+    def to_json(self) -> dict[str, object]:
+        return {"directory": str(self.directory), "pages": self.pages,
+                "rules": self.rules, "episodes": self.episodes, "removed": self.removed}
+
+
+def _source_label(repo: MemoryRepo) -> str:
+    sha = git.head(repo.root)
+    if sha is None:
+        return f"{repo.memory_rel}/ (not committed yet)"
+    dirty = not git.run_ok(repo.root, "diff", "--quiet", "HEAD", "--", repo.memory_rel)
+    return f"{repo.memory_rel}/ at commit {sha[:10]}" + (" plus uncommitted changes" if dirty else "")
+
+
+def export_html(repo: MemoryRepo, directory: Path | str) -> ExportResult:
+    """Write the playbook, every rule's page and every episode's page under ``directory``."""
+    out = Path(directory)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} exists and is not a folder", hint="give a folder to write into")
+    env = render.environment()
+    generated = _source_label(repo)
+
+    def write(rel: str, template: str, depth: int, **context: object) -> None:
+        context.setdefault("nav", "")
+        html = render.render(env, template, render.Links(static=True, depth=depth),
+                             generated=generated, **context)
+        target = out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(html, encoding="utf-8")
+
+    with open_index(repo) as index:
+        write("index.html", "playbook.html", 0, nav="playbook", **pages.playbook_page(index))
+        rules = index.rules(include_retired=True)
+        for rule in rules:
+            ctx = pages.rule_page(repo, index, rule.id)
+            assert ctx is not None
+            write(f"rules/{rule.id}.html", "rule.html", 1, nav="playbook", **ctx)
+        episodes = index.list_episodes(newest_first=True)
+        for ep in episodes:
+            ctx = pages.episode_page(index, ep.id)
+            assert ctx is not None
+            write(f"episodes/{ep.id}.html", "episode.html", 1, nav="ledger", recorded=False,
+                  **ctx)
+        write("ledger.html", "ledger.html", 0, nav="ledger",
+              **pages.ledger_page(index, limit=max(len(episodes), 1)))
+    (out / "static").mkdir(parents=True, exist_ok=True)
+    for asset in render.STATIC.iterdir():
+        if asset.is_file():
+            shutil.copyfile(asset, out / "static" / asset.name)
+    removed = remove_stale_pages(out, {f"rules/{r.id}.html" for r in rules}
+                                 | {f"episodes/{ep.id}.html" for ep in episodes})
+    return ExportResult(out, len(rules), len(episodes), removed)
+
+
+def _is_own_page(path: Path, id_re: re.Pattern[str]) -> bool:
+    if not path.is_file() or path.is_symlink() or not id_re.fullmatch(path.stem):
+        return False
+    try:
+        head = path.read_bytes()[:4096].decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(marker in head for marker in OWN_MARKERS)
+
+
+def remove_stale_pages(out: Path, written: set[str]) -> int:
+    """Remove the rule and episode pages under ``out`` that an earlier export wrote and
+    this one did not (``written``: paths relative to ``out``); how many were removed."""
+    removed = 0
+    for folder, id_re in OWN_FOLDERS:
+        for path in sorted((out / folder).glob("*.html")):
+            if f"{folder}/{path.name}" not in written and _is_own_page(path, id_re):
+                path.unlink()
+                removed += 1
+    return removed

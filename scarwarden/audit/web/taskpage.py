@@ -1,0 +1,104 @@
+"""The task page: a task in, the verdict, the recalled rules with why they matched,
+and the answer with memory and without it, side by side (the amnesia toggle).
+
+With a model configured (an API key), both sides are real answers from
+:func:`scarwarden.answer.answer_task` and the memory side's citations are verified by
+code. Without one, the memory side is the rule-grounded brief and the other side
+shows what a model would get without memory: the bare task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from scarwarden.repo import MemoryRepo
+
+MODES = ("both", "on", "off")
+#: Longest task accepted from the form (characters); recall needs far less.
+MAX_TASK = 2000
+
+
+@dataclass
+class Column:
+    """One side of the comparison."""
+
+    memory: bool
+    heading: str
+    kind: str  # "answer", "brief", "bare" or "none"
+    text: str | None = None
+    model: str | None = None
+    verification: Any = None  # scarwarden.citations.Verification
+    note: str | None = None
+
+
+def unwrap(text: str, width: int = 88) -> str:
+    """Undo the hard wrapping of a terminal brief so it reflows in a page column.
+
+    A line continues the one before when greedy wrapping at ``width`` must have broken
+    there (its first word would not have fitted) and both have the same indentation;
+    every other line break is kept.
+    """
+    out: list[str] = []
+    last = ""  # the previous line as it was, before any joining
+    for line in text.split("\n"):
+        prev = out[-1] if out else ""
+        indent = len(line) - len(line.lstrip())
+        first_word = line.split()[0] if line.strip() else ""
+        # Greedy wrapping broke here only if the next word would not have fitted.
+        wrapped = last.strip() and len(last) <= width < len(last) + 1 + len(first_word)
+        label = first_word.endswith(":")  # "Matched:", "Cite as:" start their own line
+        if first_word and wrapped and not label and indent == len(prev) - len(prev.lstrip()):
+            out[-1] = prev + " " + line.strip()
+        else:
+            out.append(line)
+        last = line
+    return "\n".join(out)
+
+
+def task_page(repo: MemoryRepo, task: str | None, *, mode: str = "both",
+              environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The page's context; raises :class:`~scarwarden.errors.ScarwardenError` for a task
+    recall refuses."""
+    from scarwarden.answers.answer import answer_or_brief, no_memory_brief
+    from scarwarden.llm.client import client_from_config
+
+    mode = mode if mode in MODES else "both"
+    task = (task or "").strip()[:MAX_TASK]
+    ctx: dict[str, Any] = {"title": "Task", "nav": "task", "task": task, "mode": mode,
+                           "recall": None, "columns": [], "model_error": None}
+    if not task:
+        return ctx
+    client = client_from_config(repo.config, environ)
+    ctx["model_configured"] = client is not None
+    # A failing model (unreachable, bad key, bad output) still leaves what memory gives
+    # without it; the page says why there is no answer.
+    result, ctx["model_error"] = answer_or_brief(repo, task, client=client,
+                                                 memory=mode != "off", compare=mode == "both")
+    ctx["recall"] = result.recall
+    columns: list[Column] = []
+    if result.memory is not None:
+        col = Column(True, "With memory", "none")
+        if result.memory.answer is not None:
+            col.kind, col.text, col.model = "answer", result.memory.answer, result.memory.model
+            col.verification = result.memory.verification
+        elif result.brief is not None:
+            col.kind, col.text = "brief", unwrap(result.brief)
+            col.note = ("The model failed" if ctx["model_error"] else "No model is configured") \
+                + ": this is the brief an agent would get."
+        else:
+            col.note = ("Nothing relevant is remembered, so there is no answer: "
+                        "a human has to answer (below).")
+        columns.append(col)
+    if mode != "on":
+        col = Column(False, "Without memory", "bare")
+        side = result.no_memory
+        if side is not None and side.answer is not None:
+            col.kind, col.text, col.model = "answer", side.answer, side.model
+            col.note = "The same model with the bare task: no rules, nothing to cite."
+        else:
+            col.text = unwrap(no_memory_brief(task))
+        columns.append(col)
+    ctx["columns"] = columns
+    return ctx

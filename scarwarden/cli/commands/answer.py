@@ -1,0 +1,320 @@
+"""``scarwarden answer``, ``review-draft`` and ``feedback``: answers that cite memory."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
+
+import click
+
+from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.cli.commands._human import answer_option, prompt_human
+from scarwarden.errors import NoModelConfigured, ScarwardenError, UsageError
+from scarwarden.repo import MemoryRepo
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scarwarden.answers.answer import AnswerResult
+    from scarwarden.files.episodes import Episode
+    from scarwarden.llm.client import ChatClient
+
+DEMO_TASKS = ("Draft a LinkedIn post announcing our beta", "Post our discount code on Twitter")
+
+#: The prompt when memory has nothing and a human is at the terminal.
+PROMPT = "Your answer (it becomes a new episode)"
+
+
+def _client(repo: MemoryRepo) -> ChatClient | None:
+    from scarwarden.llm.client import client_from_config
+
+    return client_from_config(repo.config, os.environ)
+
+
+def no_model_error(repo: MemoryRepo, what: str) -> NoModelConfigured:
+    """The plain 'no model is configured' failure (exit 4), saying how to configure one."""
+    return NoModelConfigured(
+        f"no model is configured, so {what}",
+        hint="set SCARWARDEN_API_KEY (or DASHSCOPE_API_KEY) to use "
+             f"{repo.config.model.answer_model} at {repo.config.model.base_url}; for another "
+             "OpenAI-compatible server (OpenAI, vLLM, Ollama) also set SCARWARDEN_BASE_URL "
+             "and SCARWARDEN_MODEL_ANSWER. See docs/answers.md.")
+
+
+# -- answer -------------------------------------------------------------------------
+
+@click.command()
+@click.argument("task")
+@click.option("--no-memory", is_flag=True,
+              help="The amnesia toggle: same task, same model, no rules.")
+@click.option("--compare", is_flag=True, help="Answer with and without memory, side by side.")
+@click.option("--qc", is_flag=True, help="Let a reviewer check the answer against the rules; "
+              "regenerate on a violation (up to answer.qc_max_retakes times).")
+@click.option("--max-retakes", type=click.IntRange(min=0), help="Override answer.qc_max_retakes.")
+@click.option("--strict", is_flag=True, help="Exit 1 when any citation is invented.")
+@click.option("--record", is_flag=True, help="Save this run as an episode (lineage).")
+@click.option("--agent", help="With --record: which agent acted.")
+@click.option("--answer", "human_answer", metavar="TEXT",
+              help="On ASK_HUMAN: the human's answer (recorded as an episode) instead of a "
+                   "prompt; '-' reads it from stdin.")
+@click.option("--limit", type=click.IntRange(min=1), help="Recall at most this many rules.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print {task, verdict, answer, rules, verification, model, usage, qc, ...}.")
+@click.pass_context
+def answer(ctx: click.Context, task: str, no_memory: bool, compare: bool, qc: bool,
+           max_retakes: int | None, strict: bool, record: bool, agent: str | None,
+           human_answer: str | None, limit: int | None, as_json: bool) -> None:
+    """Answer TASK following the recalled rules, citing each one inline.
+
+    Recall routes the task. On ACT / ACT_AND_FLAG the answer model gets the recalled
+    rules and must cite every rule it applies as [PB-01, learnt in ep-..., ep-...];
+    code then verifies every citation (a cited rule must have been recalled, each
+    cited episode must be one of that rule's own). On ASK_HUMAN no model guesses:
+    you are asked, and your answer becomes a new episode. With no model configured
+    the rule-grounded brief is printed instead and the exit code is 4.
+
+    \b
+    Exit codes: 0 ok; 1 invented citation with --strict, reviewer still objecting
+    after the last retake, or ASK_HUMAN with no terminal and no --answer; 2 bad
+    usage; 3 model unreachable; 4 no model configured (the brief was printed);
+    5 model error or invalid reviewer JSON.
+
+    \b
+    Examples:
+      scarwarden answer "Draft a LinkedIn post announcing our beta"
+      scarwarden answer "Post our discount code on Twitter" --strict --json
+      scarwarden answer "Draft a LinkedIn post announcing our beta" --compare
+      scarwarden answer "Write the release notes" --qc --record
+      scarwarden answer "Plan the office party" --answer "Ask Sam first; budget 300 EUR"
+    """
+    from scarwarden.answers.answer import ASK_HUMAN, answer_task, ask_question
+    from scarwarden.answers.asking import record_human_answer
+    from scarwarden.answers.lineage import record_answer
+
+    if no_memory and compare:
+        raise UsageError("--no-memory and --compare exclude each other",
+                         hint="--compare already includes the answer without memory")
+    if no_memory and qc:
+        raise UsageError("--qc needs memory: without rules there is nothing to review against")
+    human_answer = answer_option(human_answer)
+    repo = get_repo(ctx)
+    result = answer_task(repo, task, memory=not no_memory, compare=compare, qc=qc,
+                         client=_client(repo), max_retakes=max_retakes, limit=limit)
+    if result.verdict == ASK_HUMAN and result.mode == "memory":
+        _ask_flow(repo, result, human_answer, as_json)
+        return
+    asked = None
+    if result.verdict == ASK_HUMAN and human_answer is not None:
+        # --compare on ASK_HUMAN never prompts, but an answer given up front is recorded.
+        asked = record_human_answer(repo, task, human_answer)
+    elif human_answer is not None:
+        click.echo("note: --answer is only used when memory has nothing (ASK_HUMAN)", err=True)
+    recorded = None
+    if record:
+        primary = result.primary
+        if primary is not None and primary.answer:
+            recorded = record_answer(repo, result, agent=agent)
+        else:
+            click.echo("note: --record: there is no model answer to record", err=True)
+    if as_json:
+        data = result.to_json()
+        data["question"] = ask_question(task) if result.verdict == ASK_HUMAN else None
+        data["human_answer"] = asked.get("correction") if asked is not None else None
+        data["recorded_episode"] = recorded.id if recorded is not None else (
+            asked.id if asked is not None else None)
+        echo_json(data)
+    else:
+        _print_answer(result, asked, recorded)
+    _finish(repo, result, strict=strict)
+
+
+def _ask_flow(repo: MemoryRepo, result: AnswerResult, human_answer: str | None,
+              as_json: bool) -> None:
+    """ASK_HUMAN: show why memory cannot help, take the human's answer, record it."""
+    from scarwarden.answers.answer import ask_question, brief
+    from scarwarden.answers.asking import record_human_answer
+
+    text = brief(result.recall)
+    if not as_json:
+        click.echo(text)
+        click.echo("")
+    if human_answer is None:  # with --json, stdout is for the JSON: the question goes to stderr
+        human_answer = prompt_human("answer", result.task, PROMPT,
+                                    show=text if as_json else None)
+    episode = record_human_answer(repo, result.task, human_answer)
+    if as_json:
+        data = result.to_json()
+        data["question"] = ask_question(result.task)
+        data["human_answer"] = episode.get("correction")
+        data["recorded_episode"] = episode.id
+        data["brief"] = text
+        echo_json(data)
+        return
+    click.echo(f"Recorded the human's answer as episode {episode.id}; recall will find it "
+               "once it is distilled into a rule (scarwarden distill).")
+
+
+def _print_answer(result: AnswerResult, asked: Episode | None, recorded: Episode | None) -> None:
+    from scarwarden.cli.answer_view import answer_text, recall_header
+
+    click.echo(click.style(recall_header(result.task, result.recall), dim=True))
+    click.echo("")
+    click.echo(answer_text(result))
+    if asked is not None:
+        click.echo(f"\nRecorded the human's answer as episode {asked.id}")
+    if recorded is not None:
+        click.echo(f"\nRecorded as episode {recorded.id}")
+        click.echo(f"  what happened next: scarwarden feedback {recorded.id} "
+                   '--outcome "..." --correction "..."', err=True)
+
+
+def _finish(repo: MemoryRepo, result: AnswerResult, *, strict: bool) -> None:
+    """Exit codes after the output is printed (the boundary prints the message)."""
+    if not result.model_configured:
+        raise no_model_error(repo, "this is the rule-grounded brief, not an answer (an agent "
+                                   "that is itself a model can act on it)"
+                             if result.mode != "no-memory" else
+                             "there is no answer without memory to show")
+    side = result.memory
+    if side is None:
+        return
+    if strict and side.verification is not None and not side.verification.ok:
+        raise ScarwardenError(f"invented citations (--strict): {side.verification.summary}",
+                              hint="the answer cites rules or episodes its memory does not hold; "
+                                   "do not use it as is")
+    if side.qc is not None and not side.qc.passed:
+        raise ScarwardenError(side.qc.summary,
+                              hint="raise --max-retakes, fix the task, or edit the answer by hand")
+
+
+# -- review-draft -------------------------------------------------------------------
+
+@click.command("review-draft")
+@click.option("--task", required=True, help="The task the draft answers (recall runs on it).")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.option("--rewrite", is_flag=True,
+              help="On a violation, regenerate the answer with the feedback (the QC loop).")
+@click.option("--max-retakes", type=click.IntRange(min=0), help="Override answer.qc_max_retakes.")
+@click.option("--strict", is_flag=True, help="Also exit 1 when any citation is invented.")
+@click.option("--json", "as_json", is_flag=True, help="Print the review as JSON.")
+@click.pass_context
+def review_draft(ctx: click.Context, task: str, file: TextIO, rewrite: bool,
+                 max_retakes: int | None, strict: bool, as_json: bool) -> None:
+    """Check a draft written elsewhere (FILE, or '-' for stdin) against the recalled rules.
+
+    A reviewer model judges the draft and answers strict JSON: pass, or retake with
+    the violated rule IDs and reasons (only recalled rules are trusted). The draft's
+    inline citations are verified by code too, even with no model configured.
+
+    \b
+    Exit codes: 0 pass; 1 the reviewer sent the draft back (or, with --strict, a
+    citation is invented); 3 model unreachable; 4 no model configured (only the
+    citations were checked); 5 model error or invalid reviewer JSON.
+
+    \b
+    Examples:
+      scarwarden review-draft --task "Post our discount code on Twitter" draft.txt
+      my-agent | scarwarden review-draft --task "Draft the beta post" - --rewrite --json
+    """
+    from scarwarden.answers.qc import review_task_draft
+    from scarwarden.cli.answer_view import qc_text, recall_header, verification_text
+
+    repo = get_repo(ctx)
+    result = review_task_draft(repo, task, file.read(), client=_client(repo), rewrite=rewrite,
+                               max_retakes=max_retakes)
+    verification = result.verification
+    assert verification is not None  # review_task_draft always checks the citations
+    if as_json:
+        echo_json(result.to_json())
+    else:
+        click.echo(click.style(recall_header(task, result.recall), dim=True))
+        click.echo("")
+        if result.qc is not None:
+            click.echo(qc_text(result.qc))
+            if rewrite and result.qc.retakes:
+                click.echo("\nFinal text:\n" + result.final_text.strip())
+            click.echo("")
+        elif result.brief is None:
+            click.echo("No rule was recalled for this task: nothing to review against.\n")
+        click.echo(verification_text(verification))
+        if result.brief is not None:
+            click.echo("\n" + result.brief)
+    # A check that ran and failed outranks the one that could not run (no model).
+    if strict and not verification.ok:
+        raise ScarwardenError(f"invented citations (--strict): {verification.summary}",
+                              hint="the draft cites rules or episodes its memory does not hold")
+    if result.brief is not None:
+        raise no_model_error(repo, "no reviewer judged the draft; only its citations were "
+                                   "checked, by code")
+    if result.qc is not None and not result.qc.passed:
+        raise ScarwardenError(result.qc.summary, hint="fix the draft, or run with --rewrite")
+
+
+# -- feedback -----------------------------------------------------------------------
+
+@click.command()
+@click.argument("episode_id")
+@click.option("--outcome", help="What happened after the agent acted.")
+@click.option("--correction", help="What a human corrected: the lesson.")
+@click.option("--corrected-by", help="Who corrected it.")
+@click.option("--json", "as_json", is_flag=True, help="Print the new episode as JSON.")
+@click.pass_context
+def feedback(ctx: click.Context, episode_id: str, outcome: str | None, correction: str | None,
+             corrected_by: str | None, as_json: bool) -> None:
+    """Record what happened after a recorded answer, as a new episode that refs it.
+
+    The first episode is never edited (the ledger is append-only); the new one keeps
+    its task, tags and rules_applied, so distillation learns from the outcome.
+
+    \b
+    Examples:
+      scarwarden feedback ep-7k2m9q4x1z --outcome "Engagement doubled"
+      scarwarden feedback ep-7k2m9q4x1z --correction "Shorter hook" --corrected-by editor
+    """
+    from scarwarden.answers.lineage import record_feedback
+
+    repo = get_repo(ctx)
+    ep = record_feedback(repo, episode_id, outcome=outcome, correction=correction,
+                         corrected_by=corrected_by)
+    if as_json:
+        echo_json(ep.to_json())
+        return
+    click.echo(ep.id)
+    click.echo(f"Committed {ep.id} (refs {episode_id})", err=True)
+
+
+# -- demo ---------------------------------------------------------------------------
+
+def demo_section(repo: MemoryRepo, echo: Callable[[str], None]) -> None:
+    """Answers with and without memory for the two demo tasks; offline unless a key is set."""
+    from scarwarden.answers.answer import answer_or_brief
+    from scarwarden.cli.answer_view import recall_header, render_compare, terminal_width
+
+    client = _client(repo)
+    width = min(terminal_width(), 140)
+    leads = ("The same task and the same model, with memory and without. With memory, the "
+             "model is told what the team learnt and must cite it:",
+             "Asked for something a rule forbids, the memory side refuses and cites the rule "
+             "(and so the experiences) that taught it to refuse:")
+    for n, task in enumerate(DEMO_TASKS):
+        result, failure = answer_or_brief(repo, task, client=client, compare=True)
+        if failure is not None:  # a configured but failing model: go on offline
+            echo(f"(the model failed: {failure}; showing the offline brief instead)")
+            client = None
+        echo("")
+        for line in textwrap.wrap(leads[n], width):
+            echo(line)
+        echo("")
+        echo(click.style(recall_header(result.task, result.recall), bold=True))
+        echo("")
+        echo(render_compare(result, width))
+    echo("")
+    closing = ("Every citation in a model's answer is checked by code: a rule that was not "
+               "recalled, or an episode that did not teach that rule, is flagged, and "
+               "--strict fails on it. ")
+    if client is None:
+        closing += ("No model is configured, so the memory side shows the rule-grounded "
+                    "brief an agent acts on. Set SCARWARDEN_API_KEY (or DASHSCOPE_API_KEY) "
+                    f'and run: scarwarden answer "{DEMO_TASKS[1]}" --compare')
+    for line in textwrap.wrap(closing, width):
+        echo(line)

@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import click
+
+from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.cli.commands._human import answer_option, prompt_human
+from scarwarden.cli.commands.recall import format_result, read_task
+
+PROMPT = "Memory has nothing on this task. What should the agent do?"
+
+
+@click.command()
+@click.argument("task", nargs=-1, required=True)
+@click.option("--answer", help="The human's answer, recorded when the verdict is ASK_HUMAN "
+                               "(instead of a prompt; '-' reads it from stdin).")
+@click.option("--no-commit", is_flag=True, help="Stage the new episode instead of committing it.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print recall's JSON plus {meaning, episode} (episode: the recorded "
+                   "episode, or null).")
+@click.pass_context
+def ask(ctx: click.Context, task: tuple[str, ...], answer: str | None, no_commit: bool,
+        as_json: bool) -> None:
+    """Recall for TASK; when memory has nothing, ask a human and remember the answer.
+
+    On ACT or ACT_AND_FLAG it shows the rules to follow, with their citations and what
+    the verdict means. On ASK_HUMAN it asks: a prompt on a terminal, or --answer for
+    scripts. The answer is recorded as a new episode (source: human-answer, the task,
+    the answer as its correction, tags from the task's words) and committed, so the
+    next `scarwarden distill` can learn a rule from it. Without a terminal and without
+    --answer it exits 1 rather than wait.
+
+    \b
+    Examples:
+      scarwarden ask "Draft a LinkedIn post announcing our beta"
+      scarwarden ask "Book travel for the Berlin conference" \\
+          --answer "Use the travel portal; economy class; hotel under 150 EUR a night"
+    """
+    from scarwarden.answers.asking import record_human_answer
+    from scarwarden.recall.engine import recall_task
+    from scarwarden.recall.router import ASK_HUMAN
+
+    answer = answer_option(answer)
+    repo = get_repo(ctx)
+    result = recall_task(repo, read_task(task))
+    episode = None
+    if result.verdict == ASK_HUMAN:
+        if answer is None:
+            answer = prompt_human("ask", result.task, PROMPT,
+                                  show=format_result(result, playbook_rel=repo.playbook_rel))
+        episode = record_human_answer(repo, result.task, answer, commit=not no_commit)
+    elif answer is not None:
+        click.echo(f"memory already covers this ({result.verdict}); --answer was not "
+                   "recorded", err=True)
+    if as_json:
+        data = result.to_json()
+        data["meaning"] = result.meaning
+        data["episode"] = None if episode is None else episode.to_json()
+        echo_json(data)
+        return
+    if episode is None:
+        click.echo(format_result(result, playbook_rel=repo.playbook_rel))
+        return
+    click.echo(episode.id)
+    click.echo(f"{'Staged' if no_commit else 'Recorded and committed'} the answer as "
+               f"{episode.id} (source: human-answer); 'scarwarden distill' can now learn "
+               "from it.", err=True)

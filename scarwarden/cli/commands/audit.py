@@ -1,0 +1,46 @@
+"""``scarwarden audit --html DIR``: the audit pages as static HTML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from scarwarden.cli.commands._common import echo_json, get_repo
+
+
+@click.command()
+@click.option("--html", "html_dir", required=True, metavar="DIR",
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to write the pages into (created if missing).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print {directory, pages, rules, episodes} as JSON.")
+@click.pass_context
+def audit(ctx: click.Context, html_dir: Path, as_json: bool) -> None:
+    """Write the audit pages as static HTML: the playbook, every rule and episode.
+
+    DIR gets index.html (the playbook), rules/PB-NN.html (each rule, its cited
+    episodes word for word, its git history), episodes/<id>.html (each episode
+    and the rules citing it), ledger.html and static/style.css. Links are
+    relative, so a CI job can publish the folder or attach it to a pull request.
+    Uses the same templates as `scarwarden serve` (needs the ui extra).
+
+    \b
+    Examples:
+      scarwarden audit --html site/
+      scarwarden audit --html "$RUNNER_TEMP/audit" --json
+    """
+    from scarwarden.cli.commands.serve import require_ui
+
+    require_ui("scarwarden audit --html")
+    from scarwarden.audit.web.static_site import export_html
+
+    repo = get_repo(ctx)
+    result = export_html(repo, html_dir)
+    if as_json:
+        echo_json(result.to_json())
+        return
+    click.echo(f"wrote {result.pages} pages ({result.rules} rules, {result.episodes} episodes) "
+               f"to {html_dir}; open {html_dir / 'index.html'}")
+    if result.removed:
+        click.echo(f"removed {result.removed} stale page(s) of an earlier export")

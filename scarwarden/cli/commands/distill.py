@@ -1,0 +1,136 @@
+"""``scarwarden distill``: new episodes -> cited playbook changes, as one commit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import click
+
+from scarwarden.cli.commands._common import echo_json, get_repo
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scarwarden.distill import DistillResult
+    from scarwarden.repo import MemoryRepo
+
+
+def _report(result: DistillResult, echo: Callable[[str], None]) -> None:
+    """The human summary: what changed, what the gate refused, what was left."""
+    if not result.new:
+        echo("nothing new to distill: every episode in the ledger is distilled already")
+        return
+    if result.nothing_new:
+        echo(f"{len(result.new)} new episode(s), nothing the {result.distiller} distiller can learn from:")
+        for ep, why in result.left:
+            echo(f"  {ep}: {why}")
+        echo("no commit made")
+        return
+    echo(result.subject)
+    for change in result.changes:
+        echo("  " + change.describe().replace("\n", "\n  "))
+    if result.drops:
+        echo(click.style(f"dropped by the provenance gate ({len(result.drops)}):", fg="yellow"))
+        for drop in result.drops:
+            echo(f"  - {drop.describe()}")
+    if result.left:
+        echo(f"left for later ({len(result.left)}):")
+        for ep, why in result.left:
+            echo(f"  - {ep}: {why}")
+    if result.distiller == "model":
+        u = result.usage
+        echo(f"model {result.model}: {result.calls} call(s), {u.prompt_tokens} prompt + "
+             f"{u.completion_tokens} completion tokens{' (estimated)' if u.estimated else ''}")
+
+
+@click.command()
+@click.option("--offline", is_flag=True,
+              help="Use the deterministic offline distiller even when a key is configured.")
+@click.option("--dry-run", is_flag=True, help="Print the playbook diff; change nothing.")
+@click.option("--branch", metavar="NAME",
+              help="Commit on a new branch NAME; the current branch, index and working "
+                   "tree are not touched (open a pull request from it).")
+@click.option("--no-commit", is_flag=True,
+              help="Write memory/playbook.md in the working tree and commit nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
+def distill(ctx: click.Context, offline: bool, dry_run: bool, branch: str | None,
+            no_commit: bool, as_json: bool) -> None:
+    """Turn new episodes into cited playbook changes, as one commit.
+
+    Reads the episodes not distilled yet (not listed by an earlier distill commit and
+    not cited by any rule), asks the model (or, with no key configured or --offline,
+    the deterministic offline distiller) for delta operations (add, update, retire),
+    and admits only operations whose citations resolve in the ledger: invalid IDs are
+    removed, an operation left without evidence is dropped, and every drop is
+    reported here and in the commit body. Makes exactly one commit whose subject
+    starts with "distill:"; none when nothing is new.
+
+    Exit codes: 3 the model could not be reached, 5 the model answered with an error
+    or with output that is not the JSON asked for (after one repair attempt); in
+    both cases nothing is written.
+
+    \b
+    Examples:
+      scarwarden distill                       # commit on the current branch
+      scarwarden distill --dry-run             # show the playbook diff only
+      scarwarden distill --branch distill/nov  # for review in a pull request
+      scarwarden distill --offline --json
+    """
+    from scarwarden.distill import distill as run_distill
+
+    repo = get_repo(ctx)
+    result = run_distill(repo, offline=True if offline else None, dry_run=dry_run,
+                         branch=branch, commit=not no_commit)
+    if result.notice and result.new:  # with nothing to distill, which distiller is moot
+        click.echo(result.notice, err=True)
+    if as_json:
+        echo_json(result.to_json())
+        return
+    if dry_run:
+        _report(result, lambda line: click.echo(line, err=True))
+        diff = result.diff()
+        click.echo(diff if diff else "(the playbook would not change)", nl=bool(not diff))
+        if not result.nothing_new:
+            click.echo("dry run: nothing was written or committed", err=True)
+        return
+    _report(result, click.echo)
+    if result.commit and result.branch:
+        click.echo(f"committed {result.commit[:10]} on new branch {result.branch} "
+                   "(current branch and working tree untouched)")
+    elif result.commit:
+        click.echo(f"committed {result.commit[:10]}")
+    elif result.message_file:
+        click.echo(f"wrote {repo.playbook_rel} (not committed); to commit it: "
+                   f"git commit -F {result.message_file} {repo.playbook_rel}")
+
+
+def demo_section(repo: MemoryRepo, echo: Callable[[str], None]) -> None:
+    """The offline distiller on the demo clone, and the commit it makes."""
+    from scarwarden import git
+    from scarwarden.distill import distill as run_distill
+
+    result = run_distill(repo, offline=True)
+    if result.commit is None:
+        echo("Nothing new to distill: every episode is cited by a rule already.")
+        return
+    echo(f"{len(result.new)} episodes were not distilled yet (no rule cites them, no distill "
+         "commit lists them).")
+    echo("'scarwarden distill --offline' (deterministic, no model) turns them into playbook "
+         "changes, as one commit:")
+    echo("")
+    echo(click.style("$ git show --stat HEAD", dim=True))
+    out = git.run(repo.root, "show", "--stat", "--format=commit %H%n%n%B", "HEAD")
+    for line in out.decode("utf-8", "replace").rstrip().splitlines():
+        echo("  " + line if line else "")
+    echo("")
+    if any(c.kind == "update" for c in result.changes):
+        echo("An update keeps the rule's ID and reviewed wording and adds the new citations, "
+             "instead of a near-duplicate rule.")
+    added = [c for c in result.changes if c.kind == "add"]
+    if added:
+        echo(f"Every citation was checked in code against the ledger; "
+             f"'scarwarden rule show {added[0].rule_id}' audits the new rule.")
+    again = run_distill(repo, offline=True)
+    if again.commit is None:
+        echo("Run again: nothing new, so no commit. With a key set, 'scarwarden distill' asks "
+             "the model instead, and the same gate drops any citation it invents.")

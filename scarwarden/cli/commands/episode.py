@@ -1,0 +1,178 @@
+from __future__ import annotations
+
+import sys
+from typing import IO
+
+import click
+
+from scarwarden.cli.commands._common import echo_json, format_episode, get_repo, split_list
+from scarwarden.errors import UsageError
+from scarwarden.files.episodes import SOURCES
+
+
+@click.group()
+def episode() -> None:
+    """Record and read episodes: what the agent did, what happened, what was corrected.
+
+    Episodes are append-only YAML files under memory/episodes/YYYY/MM/.
+    """
+
+
+@episode.command("add")
+@click.option("--task", help="What the agent was asked to do (required unless --file).")
+@click.option("--action", help="What the agent did.")
+@click.option("--outcome", help="What happened.")
+@click.option("--correction", help="What a human corrected: the lesson.")
+@click.option("--corrected-by", help="Who corrected it.")
+@click.option("--agent", help="Which agent acted.")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable or comma-separated).")
+@click.option("--source", type=click.Choice(SOURCES), help="How the episode came about.")
+@click.option("--ref", "refs", multiple=True, help="A related episode ID (repeatable).")
+@click.option("--rule-applied", "rules_applied", multiple=True,
+              help="A rule ID that was in play when the agent acted (repeatable).")
+@click.option("--at", "at", help="When it happened (ISO 8601); default: now, in UTC.")
+@click.option("--file", "file", type=click.File("rb"),
+              help="Read episode(s) from a YAML/JSON file, a list, or JSON lines ('-' = stdin).")
+@click.option("--no-commit", is_flag=True, help="Stage the file(s) instead of committing.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the stored episode as JSON (with --file: a list of them).")
+@click.pass_context
+def add(ctx: click.Context, task: str | None, action: str | None, outcome: str | None,
+        correction: str | None, corrected_by: str | None, agent: str | None,
+        tags: tuple[str, ...], source: str | None, refs: tuple[str, ...],
+        rules_applied: tuple[str, ...], at: str | None, file: IO[bytes] | None,
+        no_commit: bool, as_json: bool) -> None:
+    """Record an episode (or a batch) and commit it.
+
+    The ID is minted (random, collision-free across clones) and `at` defaults to now.
+    The commit holds only the new file(s), with a `Scarwarden-Episode: <id>` trailer
+    each; a batch from --file is one commit.
+
+    \b
+    Examples:
+      scarwarden episode add --task "Draft the beta post" \\
+          --action "Opened with a feature list" --correction "Lead with the pain" \\
+          --tag linkedin --tag post --agent writer --source correction
+      scarwarden episode add --file import.jsonl
+      echo '{"task": "x", "outcome": "y"}' | scarwarden episode add --file -
+    """
+    from scarwarden.files.episode_input import parse_input_documents
+    from scarwarden.files.record import add_episodes
+
+    repo = get_repo(ctx)
+    if file is not None:
+        flags = [task, action, outcome, correction, corrected_by, agent, source, at,
+                 tags, refs, rules_applied]
+        if any(flags):
+            raise UsageError("--file cannot be combined with episode flags",
+                             hint="put every field in the file instead")
+        name = getattr(file, "name", "-")
+        source_name = "<stdin>" if name in ("-", "<stdin>") else str(name)
+        inputs = parse_input_documents(file.read(), source=source_name)
+    else:
+        if not task:
+            raise UsageError("--task is required (or give --file)",
+                             hint='scarwarden episode add --task "..." --correction "..."')
+        data: dict[str, object] = {"task": task}
+        for key, value in (("action", action), ("outcome", outcome),
+                           ("correction", correction), ("corrected_by", corrected_by),
+                           ("agent", agent), ("source", source), ("at", at)):
+            if value is not None:
+                data[key] = value
+        split_tags = split_list(tags)
+        if split_tags:
+            data["tags"] = split_tags
+        if refs:
+            data["refs"] = list(refs)
+        if rules_applied:
+            data["rules_applied"] = list(rules_applied)
+        inputs = [data]
+        source_name = "episode"
+    episodes = add_episodes(repo, inputs, commit=not no_commit, source=source_name)
+    if as_json:
+        echo_json([e.to_json() for e in episodes] if file is not None else episodes[0].to_json())
+        return
+    for ep in episodes:
+        click.echo(ep.id)
+    verb = "Staged" if no_commit else "Committed"
+    click.echo(f"{verb} {len(episodes)} episode(s)", err=True)
+
+
+@episode.command("show")
+@click.argument("episode_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the episode as JSON.")
+@click.pass_context
+def show(ctx: click.Context, episode_id: str, as_json: bool) -> None:
+    """Show one episode word for word, and the rules that cite it.
+
+    \b
+    Example:
+      scarwarden episode show ep-7k2m9q4x1z
+    """
+    from scarwarden.index.store import open_index
+
+    repo = get_repo(ctx)
+    with open_index(repo) as index:
+        ep = index.get_episode(episode_id)
+        if ep is None:
+            raise UsageError(f"no episode {episode_id} in the ledger",
+                             hint="'scarwarden episode list' shows what there is")
+        cited_by = index.rules_citing(episode_id)
+        path = index.episode_path(episode_id)
+    if as_json:
+        echo_json({**ep.to_json(), "path": path, "cited_by": cited_by})
+        return
+    click.echo(click.style(f"# {path}", dim=True))
+    click.echo(format_episode(ep, repo, path))
+    click.echo(click.style(f"# cited by: {', '.join(cited_by) or 'no rule yet'}", dim=True))
+
+
+@episode.command("list")
+@click.option("--tag", "tags", multiple=True, help="Only episodes with this tag (repeatable: all).")
+@click.option("--since", metavar="WHEN",
+              help="At or after WHEN: 2026-11-01, 2026-11-01T09:00 (UTC unless an offset is "
+                   "given), or an age such as 7d, 12h, 30m.")
+@click.option("--until", metavar="WHEN",
+              help="At or before WHEN (a bare date means the end of that day).")
+@click.option("--agent", help="Only this agent's episodes.")
+@click.option("--grep", help="Full-text search over task, action, outcome and correction.")
+@click.option("--limit", type=click.IntRange(min=1), help="At most this many.")
+@click.option("--newest-first", is_flag=True, help="Newest first (default: oldest first).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of episodes.")
+@click.pass_context
+def list_(ctx: click.Context, tags: tuple[str, ...], since: str | None, until: str | None,
+          agent: str | None, grep: str | None, limit: int | None, newest_first: bool,
+          as_json: bool) -> None:
+    """List episodes, filtered by tag, date, agent or text.
+
+    \b
+    Examples:
+      scarwarden episode list --tag linkedin
+      scarwarden episode list --since 2026-11-01 --agent writer --json
+      scarwarden episode list --since 7d --newest-first
+      scarwarden episode list --grep "discount code"
+    """
+    from scarwarden.index.store import open_index
+    from scarwarden.times import parse_when
+
+    since_at = parse_when(since) if since is not None else None
+    until_at = parse_when(until, end=True) if until is not None else None
+    repo = get_repo(ctx)
+    with open_index(repo) as index:
+        episodes = index.list_episodes(
+            tags=tags, since=since_at, until=until_at, agent=agent, grep=grep, limit=limit,
+            newest_first=newest_first)
+    if as_json:
+        echo_json([e.to_json() for e in episodes])
+        return
+    if not episodes:
+        click.echo("no episodes match", err=True)
+        return
+    for ep in episodes:
+        tags_text = f"  [{', '.join(ep.tags)}]" if ep.tags else ""
+        click.echo(f"{ep.id}  {ep.at}  {ep.task}{click.style(tags_text, dim=True)}")
+    if sys.stdout.isatty():
+        click.echo(f"{len(episodes)} episode(s)", err=True)
+
+
+list_.name = "list"

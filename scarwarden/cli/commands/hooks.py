@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import click
+
+from scarwarden.cli.commands._common import echo_json, get_repo
+
+
+@click.group()
+def hooks() -> None:
+    """Install or uninstall the provenance gate as git hooks.
+
+    The gate runs on every 'git commit' (pre-commit) and every merge git commits by
+    itself (pre-merge-commit). To use the pre-commit framework instead, see
+    docs/gate.md (hook id 'scarwarden-check').
+    """
+
+
+@hooks.command("install")
+@click.option("--hooks-path-ok", is_flag=True,
+              help="Install into the folder core.hooksPath names instead of refusing.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
+@click.pass_context
+def install_cmd(ctx: click.Context, hooks_path_ok: bool, as_json: bool) -> None:
+    """Write .git/hooks/pre-commit (and pre-merge-commit) running the gate.
+
+    The hook runs 'python -m scarwarden check --staged' with this interpreter (or
+    'scarwarden' on PATH if it goes away). A hook that was already there is kept as
+    <hook>.legacy and runs first; the commit fails if either fails. Running it again
+    is harmless. With core.hooksPath set it refuses unless --hooks-path-ok.
+
+    \b
+    Examples:
+      scarwarden hooks install
+      scarwarden hooks install --hooks-path-ok
+    """
+    from scarwarden.gate.hooks import HOOK_TYPES, install
+
+    repo = get_repo(ctx, initialised=False)
+    path = install(repo.root, hooks_path_ok=hooks_path_ok)
+    legacy = [str(path.parent / f"{name}.legacy") for name in HOOK_TYPES
+              if (path.parent / f"{name}.legacy").exists()]
+    if as_json:
+        echo_json({"hooks": [str(path.parent / n) for n in HOOK_TYPES], "legacy": legacy})
+        return
+    click.echo(f"Installed the provenance gate: {path} (and pre-merge-commit)")
+    for item in legacy:
+        click.echo(f"Kept the previous hook as {item}; it runs first")
+
+
+@hooks.command("uninstall")
+@click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
+@click.pass_context
+def uninstall_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Remove the gate's hooks and restore the hooks they replaced.
+
+    \b
+    Examples:
+      scarwarden hooks uninstall
+    """
+    from scarwarden.gate.hooks import uninstall
+
+    repo = get_repo(ctx, initialised=False)
+    result = uninstall(repo.root)
+    if as_json:
+        echo_json({"removed": [str(p) for p in result.removed],
+                   "restored": [str(p) for p in result.restored],
+                   "foreign": [str(p) for p in result.foreign]})
+        return
+    for path in result.removed:
+        click.echo(f"Removed {path}")
+    for path in result.restored:
+        click.echo(f"Restored the previous hook at {path}")
+    for path in result.foreign:
+        click.echo(f"Left {path} alone: it is not Scarwarden's")
+    if not (result.removed or result.restored or result.foreign):
+        click.echo("No Scarwarden hook was installed")

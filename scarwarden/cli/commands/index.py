@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import time
+
+import click
+
+from scarwarden.cli.commands._common import echo_json, get_repo
+
+
+@click.command("index")
+@click.option("--rebuild", is_flag=True, help="Rebuild from the files instead of refreshing.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
+@click.pass_context
+def index_cmd(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
+    """Refresh or rebuild the SQLite index (.scarwarden/index.db).
+
+    The index is a cache: it is rebuilt from the memory files, never the other way
+    round, and every read refreshes it first, so you rarely need this command.
+
+    \b
+    Examples:
+      scarwarden index
+      scarwarden index --rebuild
+    """
+    from scarwarden.index.store import open_index
+
+    repo = get_repo(ctx)
+    start = time.perf_counter()
+    with open_index(repo, rebuild_now=rebuild) as index:
+        stats = index.stats
+        episodes = index.episode_count()
+        rules = len(index.rules())
+        commit = index.indexed_commit
+    elapsed = time.perf_counter() - start
+    data = {"mode": stats.mode, "reason": stats.reason, "episodes": episodes, "rules": rules,
+            "episodes_indexed": stats.episodes_added, "episodes_removed": stats.episodes_removed,
+            "rules_changed": stats.rules_changed, "invalid_files": stats.invalid_files,
+            "commit": commit, "seconds": round(elapsed, 3), "path": str(repo.index_path)}
+    if as_json:
+        echo_json(data)
+        return
+    what = "Rebuilt" if stats.mode == "rebuild" else "Refreshed"
+    click.echo(f"{what} {repo.index_path} in {elapsed:.2f}s: {episodes} episodes, {rules} rules"
+               f" ({stats.episodes_added} episode(s) indexed, {stats.rules_changed} rule(s) changed)")
+    if stats.invalid_files:
+        click.echo(f"{len(stats.invalid_files)} invalid file(s) skipped; "
+                   "'scarwarden check --all' explains each", err=True)

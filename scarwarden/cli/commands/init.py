@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import sys
+
+import click
+
+from scarwarden.cli.commands._common import echo_json, get_repo
+
+
+@click.command()
+@click.option("--demo", is_flag=True, help="Start from the bundled demo ledger and playbook.")
+@click.option("--no-commit", is_flag=True, help="Stage the new files instead of committing.")
+@click.option("--hooks/--no-hooks", "hooks", default=None,
+              help="Install the pre-commit gate too (asked on a terminal when not given).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
+@click.pass_context
+def init(ctx: click.Context, demo: bool, no_commit: bool, hooks: bool | None,
+         as_json: bool) -> None:
+    """Make the current git repository a memory repository.
+
+    Creates memory/episodes/ and memory/playbook.md, adds .scarwarden/ (the index
+    cache) to .gitignore and commits the result. On a terminal it offers to install
+    the provenance gate as a git hook (--hooks/--no-hooks decide without asking).
+
+    \b
+    Examples:
+      scarwarden init
+      scarwarden init --demo --hooks
+    """
+    from scarwarden.errors import UsageError
+    from scarwarden.files.scaffold import init as do_init
+
+    repo = get_repo(ctx, initialised=False)
+    result = do_init(repo, demo=demo, commit=not no_commit)
+    if hooks is None:
+        hooks = (sys.stdin.isatty() and not as_json
+                 and click.confirm("Install the provenance gate as a git pre-commit hook?",
+                                   default=True))
+    installed = None
+    hook_error: UsageError | None = None
+    if hooks:
+        from scarwarden.gate.hooks import install
+
+        try:
+            installed = str(install(repo.root))
+        except UsageError as exc:  # core.hooksPath set, or a foreign hook in the way
+            hook_error = exc
+    if as_json:
+        echo_json({"commit": result.commit, "files": result.files, "demo": demo,
+                   "hook": installed, "hook_error": hook_error and hook_error.message})
+    else:
+        what = "demo memory" if demo else "an empty memory"
+        click.echo(f"Initialised {what} in {repo.root / repo.memory_rel}")
+        if result.commit:
+            click.echo(f"Committed {len(result.files)} file(s) as {result.commit[:10]}")
+        else:
+            click.echo(f"Staged {len(result.files)} file(s); commit them when ready")
+        if installed:
+            click.echo(f"Installed the pre-commit gate at {installed}")
+        click.echo("Next: scarwarden episode add --task ... --correction ...   (see --help)")
+        if not installed and not hook_error:
+            click.echo("      scarwarden hooks install   (the provenance gate on every commit)")
+    if hook_error is not None:
+        # The memory is there; only the hook is missing. Say so, and exit 2 as the
+        # hook install would have: the user asked for something that did not happen.
+        click.echo(hook_error.render(), err=True)
+        click.echo("The memory is initialised; the gate was not installed.", err=True)
+        ctx.exit(int(hook_error.exit_code))

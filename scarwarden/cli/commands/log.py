@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import click
+
+from scarwarden.cli.commands._common import echo_json, get_repo
+
+_VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
+
+
+@click.command("log")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a list of {id, at, task, verdict, rule_ids, scores, "
+                   "playbook_commit, detail}, newest first.")
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True,
+              metavar="N", help="At most N entries.")
+@click.option("--since", metavar="WHEN",
+              help="Only recalls at or after WHEN: 2026-11-24, 2026-11-24T09:00, or an age "
+                   "such as 7d, 12h, 30m (times without an offset are UTC).")
+@click.option("--until", metavar="WHEN",
+              help="Only recalls at or before WHEN (a bare date means the end of that day).")
+@click.option("--task-grep", metavar="TEXT", help="Only tasks containing TEXT (any case).")
+@click.option("--verdict", type=click.Choice(_VERDICTS, case_sensitive=False),
+              metavar="VERDICT", help="Only recalls with this verdict: ACT, ACT_AND_FLAG "
+                                      "or ASK_HUMAN.")
+@click.pass_context
+def log_cmd(ctx: click.Context, as_json: bool, limit: int, since: str | None,
+            until: str | None, task_grep: str | None, verdict: str | None) -> None:
+    """The recall log: what was recalled, when, with which verdict and playbook.
+
+    Every `scarwarden recall` (and `ask`, `answer`, the MCP `recall` tool) appends one
+    line: the time (UTC), the task, the verdict, the rules and scores, and the commit
+    the playbook came from, so "why did the agent do X last Tuesday" has an answer:
+    `git show <playbook_commit>:memory/playbook.md` is the playbook it saw. The log
+    lives in the index database (.scarwarden/index.db), not in git.
+
+    \b
+    Examples:
+      scarwarden log
+      scarwarden log --since 2026-11-24 --until 2026-11-24 --task-grep invoice
+      scarwarden log --verdict ASK_HUMAN --since 7d --json
+    """
+    from scarwarden.index.store import open_index
+    from scarwarden.recall.log import read_log
+    from scarwarden.times import parse_when
+
+    repo = get_repo(ctx)
+    since_at = parse_when(since) if since is not None else None
+    until_at = parse_when(until, end=True) if until is not None else None
+    with open_index(repo) as index:
+        entries = read_log(index, limit=limit, since=since_at, until=until_at,
+                           task_grep=task_grep, verdict=verdict)
+    if as_json:
+        echo_json([e.to_json() for e in entries])
+        return
+    if not entries:
+        click.echo("no recall matches" if (since or until or task_grep or verdict)
+                   else "the recall log is empty", err=True)
+        return
+    for entry in entries:
+        task = " ".join(entry.task.split())
+        task = task if len(task) <= 100 else task[:97] + "..."
+        click.echo(click.style(f"{entry.at}  {entry.verdict:<12}", bold=True) + f"  {task}")
+        rules = ", ".join(f"{r} ({s:g})" for r, s in zip(entry.rule_ids, entry.scores, strict=False))
+        commit = entry.playbook_commit[:12] if entry.playbook_commit else "uncommitted"
+        click.echo(f"    rules: {rules or '-'}   playbook: {commit}")

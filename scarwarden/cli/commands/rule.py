@@ -1,0 +1,132 @@
+from __future__ import annotations
+
+import click
+
+from scarwarden.cli.commands._common import (
+    echo_json,
+    format_episode,
+    format_rule,
+    get_repo,
+    split_list,
+)
+from scarwarden.errors import UsageError
+
+
+@click.group()
+def rule() -> None:
+    """Add, list and audit playbook rules (memory/playbook.md)."""
+
+
+@rule.command("add")
+@click.option("--text", required=True, help="The rule itself: what to do, and why.")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable or comma-separated).")
+@click.option("--cites", required=True,
+              help="Comma-separated episode IDs that taught the rule (they must exist).")
+@click.option("--title", help="A short title (default: from the text's first sentence).")
+@click.option("--no-commit", is_flag=True, help="Stage the playbook instead of committing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the new rule as JSON.")
+@click.pass_context
+def add(ctx: click.Context, text: str, tags: tuple[str, ...], cites: str, title: str | None,
+        no_commit: bool, as_json: bool) -> None:
+    """Add a hand-written rule; refuses citations that do not resolve.
+
+    The rule gets the next free ID (retired IDs are never reused) and is committed
+    with a `Scarwarden-Rule: PB-NN` trailer.
+
+    \b
+    Example:
+      scarwarden rule add --text "Never post discount codes publicly." \\
+          --tag discount --tag social --cites ep-7k2m9q4x1z,ep-3f9a2c8k1m
+    """
+    from scarwarden.files.playbook_edit import add_rule
+
+    repo = get_repo(ctx)
+    new = add_rule(repo, text=text, tags=split_list(tags), cites=split_list([cites]),
+                   title=title, commit=not no_commit)
+    if as_json:
+        echo_json(new.to_json())
+        return
+    click.echo(new.id)
+    click.echo(f"{'Staged' if no_commit else 'Committed'} {new.id}: {new.title}", err=True)
+
+
+@rule.command("list")
+@click.option("--tag", help="Only rules with this tag.")
+@click.option("--retired", "include_retired", is_flag=True, help="Include retired rules.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a JSON list of {id, title, text, tags, episode_ids}.")
+@click.pass_context
+def list_(ctx: click.Context, tag: str | None, include_retired: bool, as_json: bool) -> None:
+    """The playbook: every rule with its tags and citations.
+
+    \b
+    Examples:
+      scarwarden rule list
+      scarwarden rule list --tag linkedin --json
+    """
+    from scarwarden.index.store import open_index
+
+    repo = get_repo(ctx)
+    with open_index(repo) as index:
+        index.require_playbook()
+        rules = index.rules(include_retired=include_retired)
+    if tag:
+        rules = [r for r in rules if tag.lower() in r.tags]
+    if as_json:
+        echo_json([r.to_json() for r in rules])
+        return
+    if not rules:
+        click.echo("the playbook has no rules yet", err=True)
+        return
+    click.echo("\n\n".join(format_rule(r) for r in rules))
+
+
+list_.name = "list"
+
+
+@rule.command("show")
+@click.argument("rule_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the audit as JSON.")
+@click.pass_context
+def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
+    """The audit of one rule: the rule, every cited episode word for word, and the
+    commits that introduced and changed it.
+
+    \b
+    Example:
+      scarwarden rule show PB-01
+    """
+    from scarwarden.audit.history import rule_history
+    from scarwarden.index.store import open_index
+
+    repo = get_repo(ctx)
+    rule_id = rule_id.upper()
+    with open_index(repo) as index:
+        index.require_playbook()
+        found = index.get_rule(rule_id)
+        if found is None:
+            raise UsageError(f"no rule {rule_id} in the playbook",
+                             hint="'scarwarden rule list --retired' shows every rule")
+        episodes = {ep: index.get_episode(ep) for ep in found.episode_ids}
+        paths = {ep: index.episode_path(ep) for ep in found.episode_ids}
+    events = rule_history(repo, rule_id)
+    if as_json:
+        echo_json({
+            "rule": found.to_json(),
+            "episodes": [{"id": ep, "found": e is not None, "episode": e.to_json() if e else None}
+                         for ep, e in episodes.items()],
+            "history": [ev.to_json() for ev in events],
+        })
+        return
+    click.echo(format_rule(found))
+    for ep_id, ep in episodes.items():
+        click.echo()
+        click.echo(click.style(f"--- learnt in {ep_id} ---", fg="cyan"))
+        click.echo(format_episode(ep, repo, paths[ep_id]) if ep else click.style(
+            f"{ep_id} is NOT in the ledger (the gate would reject this playbook)", fg="red"))
+    click.echo()
+    click.echo(click.style("--- history ---", fg="cyan"))
+    if not events:
+        click.echo("not committed yet")
+    for ev in events:
+        click.echo(f"{ev.sha[:10]}  {ev.date[:10]}  {ev.kind:<10}  {ev.subject}")

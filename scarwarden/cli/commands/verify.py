@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import click
+
+from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.errors import ExitCode
+
+
+@click.command()
+@click.argument("rev_range", required=False, metavar="[RANGE]")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
+def verify(ctx: click.Context, rev_range: str | None, as_json: bool) -> None:
+    """Prove the history honest: an append-only ledger and a playbook that resolved.
+
+    Walks every commit of the current branch (or RANGE, e.g. origin/main..HEAD),
+    oldest first, and proves that no episode file was ever modified, renamed, deleted
+    or changed mode after it was added, that every added episode was valid and unique,
+    and that every version of the playbook parsed, kept its rule IDs and cited only
+    episodes in that commit's own tree. Each problem is reported once, at the first
+    commit that introduced it, so a commit made with 'git commit --no-verify' is caught
+    here. Exit 1 when anything is wrong.
+
+    \b
+    Examples:
+      scarwarden verify
+      scarwarden verify origin/main..HEAD
+      scarwarden verify --json
+    """
+    from scarwarden.cli.commands.check import print_problems
+    from scarwarden.gate.verify import verify as run_verify
+
+    repo = get_repo(ctx, initialised=False)
+    result = run_verify(repo, rev_range)
+    if as_json:
+        echo_json(result.to_json())
+    else:
+        print_problems(result.problems, result.summary())
+    if not result.ok:
+        ctx.exit(int(ExitCode.CHECK_FAILED))

@@ -1,0 +1,135 @@
+"""The ``scarwarden`` command: a thin, lazily-loaded click group.
+
+Each command lives in ``scarwarden/commands/<name>.py`` and is imported only when it
+is run, so ``scarwarden --help`` and the read commands start without paying for
+GitPython, requests or the MCP SDK. Expected failures (:class:`ScarwardenError`) are
+turned into a message and an exit code here, at one boundary.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from scarwarden import __version__
+from scarwarden.errors import ExitCode, ScarwardenError
+
+#: command name -> "module:attribute", in the order ``--help`` lists them.
+COMMANDS: dict[str, str] = {
+    "init": "scarwarden.cli.commands.init:init",
+    "demo": "scarwarden.cli.commands.demo:demo",
+    "episode": "scarwarden.cli.commands.episode:episode",
+    "rule": "scarwarden.cli.commands.rule:rule",
+    "recall": "scarwarden.cli.commands.recall:recall",
+    "ask": "scarwarden.cli.commands.ask:ask",
+    "log": "scarwarden.cli.commands.log:log_cmd",
+    "distill": "scarwarden.cli.commands.distill:distill",
+    "answer": "scarwarden.cli.commands.answer:answer",
+    "review-draft": "scarwarden.cli.commands.answer:review_draft",
+    "feedback": "scarwarden.cli.commands.answer:feedback",
+    "check": "scarwarden.cli.commands.check:check",
+    "verify": "scarwarden.cli.commands.verify:verify",
+    "hooks": "scarwarden.cli.commands.hooks:hooks",
+    "diff": "scarwarden.cli.commands.diff:diff",
+    "review": "scarwarden.cli.commands.review:review",
+    "serve": "scarwarden.cli.commands.serve:serve",
+    "audit": "scarwarden.cli.commands.audit:audit",
+    "export": "scarwarden.cli.commands.export:export",
+    "mcp": "scarwarden.cli.commands.mcp:mcp_cmd",
+    "index": "scarwarden.cli.commands.index:index_cmd",
+}
+
+
+def _setup_logging() -> None:
+    # Imported here, not at the top: `scarwarden --help` never gets this far, and
+    # logging (with traceback, linecache, tokenize) is ~5 ms of its start-up.
+    import logging
+
+    class StderrHandler(logging.Handler):
+        scarwarden_cli = True
+
+        def emit(self, record: logging.LogRecord) -> None:
+            click.echo(f"scarwarden: {record.getMessage()}", err=True)
+
+    logger = logging.getLogger("scarwarden")
+    if not any(getattr(h, "scarwarden_cli", False) for h in logger.handlers):
+        logger.addHandler(StderrHandler())
+    logger.setLevel(logging.INFO)
+    # Propagation stays on: the root logger has no handler in the CLI (so nothing is
+    # printed twice) and test harnesses that listen on the root still see the records.
+
+
+class LazyGroup(click.Group):
+    """Imports a command's module only when that command is looked up."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        module = importlib.import_module(module_name)
+        command = getattr(module, attr)
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Short help comes from a static table so --help imports no command module.
+        from scarwarden.cli.commands import SHORT_HELP
+
+        rows = [(name, SHORT_HELP.get(name, "")) for name in COMMANDS]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ScarwardenError as exc:
+            click.echo(exc.render(), err=True)
+            ctx.exit(int(exc.exit_code))
+        except BrokenPipeError:  # `scarwarden episode list | head`
+            sys.stderr.close()
+            ctx.exit(0)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="""\b
+Examples:
+  scarwarden demo                       # the whole loop on the bundled demo memory
+  scarwarden init                       # make this git repo a memory repo
+  scarwarden episode add --task "Draft the launch post" --correction "Lead with the pain"
+  scarwarden recall "Draft a LinkedIn post announcing our beta"
+
+Docs: docs/commands.md (every command), docs/formats.md (files), exit codes in
+docs/commands.md#exit-codes.""")
+@click.version_option(__version__, prog_name="scarwarden")
+@click.option("--repo", "-C", "repo_path", default=".", metavar="PATH",
+              type=click.Path(file_okay=False),
+              help="Run as if started in PATH (a git repository).")
+@click.pass_context
+def main_group(ctx: click.Context, repo_path: str) -> None:
+    """Scarwarden: auditable, git-native memory for AI agents.
+
+    No provenance, no rule: every rule cites the episodes that taught it, and code
+    checks that the citations resolve.
+    """
+    _setup_logging()
+    ctx.obj = {"repo_path": repo_path}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    try:
+        main_group.main(args=argv, prog_name="scarwarden")
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+
+
+# click.UsageError exits 2 already, matching ExitCode.USAGE.
+assert int(ExitCode.USAGE) == 2

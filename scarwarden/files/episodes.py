@@ -1,0 +1,376 @@
+"""Episodes: the append-only ground truth.
+
+One function, :func:`parse_episode_bytes`, validates a stored episode file's bytes; the
+CLI, the index and the pre-commit gate all go through it, so they can never disagree
+about what a valid episode is. User input (flags, a file, an import) is read and turned
+into a stored episode by :mod:`scarwarden.episode_input` (``parse_input_documents``,
+``normalise_input``, still importable from here).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from scarwarden import yamlio
+from scarwarden.errors import Problem, ValidationError
+from scarwarden.times import format_at, utc_now
+
+if TYPE_CHECKING:
+    from scarwarden.files.episode_input import (
+        InputDocuments,
+        normalise_input,
+        parse_input_documents,
+    )
+
+__all__ = [
+    "CONTENT_FIELDS", "EPISODE_ID_RE", "FIELD_ORDER", "LIST_FIELDS", "MAX_EPISODE_BYTES",
+    "RULE_ID_RE", "SOURCES", "TAG_RE", "TEXT_FIELDS", "Episode", "InputDocuments",
+    "expected_relpath", "format_at", "locate", "mint_id", "normalise_input",
+    "parse_episode_bytes", "parse_input_documents", "render_episode", "utc_now",
+    "utf8_error", "validate_mapping",
+]
+
+#: Keys in the order they are written, so diffs stay small and stable.
+FIELD_ORDER = (
+    "id", "at", "agent", "task", "action", "outcome", "correction", "corrected_by",
+    "tags", "source", "refs", "rules_applied",
+)
+TEXT_FIELDS = ("agent", "task", "action", "outcome", "correction", "corrected_by")
+LIST_FIELDS = ("tags", "refs", "rules_applied")
+CONTENT_FIELDS = ("action", "outcome", "correction")
+SOURCES = ("outcome", "correction", "human-answer", "import")
+
+# \Z, not $: '$' also matches before a trailing newline, and "ep-abc\n" must not pass.
+EPISODE_ID_RE = re.compile(r"^ep-[0-9a-z][0-9a-z-]{2,40}\Z")
+RULE_ID_RE = re.compile(r"^PB-[0-9]{2,}\Z")
+TAG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+MAX_EPISODE_BYTES = 64 * 1024
+
+#: Crockford's base32, lower-cased: no i, l, o, u, so IDs survive being read aloud.
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+def mint_id() -> str:
+    """A fresh random episode ID: 10 Crockford base32 characters, 50 bits.
+
+    Random rather than counted so two clones on two branches never mint the same ID
+    and ledgers merge without conflicts (birthday bound: ~1 in 10^6 at 35k episodes
+    per pair of branches; :func:`scarwarden.ledger.add_episodes` re-mints on a clash).
+    """
+    # Imported here: secrets pulls in hashlib and OpenSSL (~3 ms), which the pre-commit
+    # hook, validating episodes but never minting one, should not pay for.
+    import secrets
+
+    return "ep-" + "".join(secrets.choice(_CROCKFORD) for _ in range(10))
+
+
+@dataclass(frozen=True)
+class Episode:
+    """A validated episode. ``data`` holds the stored keys in canonical order."""
+
+    data: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return str(self.data["id"])
+
+    @property
+    def at(self) -> str:
+        return str(self.data["at"])
+
+    @property
+    def task(self) -> str:
+        return str(self.data["task"])
+
+    @property
+    def tags(self) -> list[str]:
+        return list(self.data.get("tags") or [])
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    def relpath(self, episodes_dir: str = "memory/episodes") -> str:
+        """Where this episode lives, relative to the repository root."""
+        return expected_relpath(self.id, self.at, episodes_dir)
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.data)
+
+    def render(self) -> str:
+        return render_episode(self.data)
+
+
+def _parse_at(value: Any) -> str | None:
+    """Normalise an ``at`` value to ``YYYY-MM-DDTHH:MM:SSZ``; ``None`` if not a time."""
+    if isinstance(value, dt.datetime):
+        # YAML reads an unquoted time as a datetime; without a zone it is ambiguous.
+        return None if value.tzinfo is None else format_at(value)
+    if isinstance(value, dt.date):
+        return None  # a bare date has no time of day; ask for one
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if text.endswith("Z") or text.endswith("z"):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return None
+    return format_at(parsed)
+
+
+def validate_mapping(
+    data: Any, *, source: str, normalise: bool = False
+) -> tuple[dict[str, Any], list[Problem]]:
+    """Check an episode mapping; return it in canonical order and the problems found.
+
+    With ``normalise`` (user input), tags are lower-cased and ``at`` with another UTC
+    offset is converted; for stored files the stored form must already be canonical.
+    """
+    problems: list[Problem] = []
+
+    def bad(field: str | None, message: str, hint: str | None = None) -> None:
+        problems.append(Problem(message, file=source, field=field, hint=hint))
+
+    if not isinstance(data, Mapping):
+        bad(None, f"an episode must be a YAML mapping, got {type(data).__name__}",
+            "write 'key: value' lines: id, at, task, action, outcome, correction, ...")
+        return {}, problems
+
+    out: dict[str, Any] = {}
+    for key in data:
+        if not isinstance(key, str):
+            bad(str(key), "keys must be strings")
+        elif key not in FIELD_ORDER and not key.startswith("x-"):
+            close = [k for k in FIELD_ORDER if _similar(k, key)]
+            hint = f"did you mean '{close[0]}'?" if close else (
+                "known keys: " + ", ".join(FIELD_ORDER) + "; extensions start with 'x-'")
+            bad(key, "unknown key", hint)
+
+    ep_id = data.get("id")
+    if ep_id is None:
+        bad("id", "missing", "every stored episode has an id (episode add mints one)")
+    elif not isinstance(ep_id, str) or not EPISODE_ID_RE.match(ep_id):
+        bad("id", f"{ep_id!r} is not a valid episode ID",
+            "IDs match ep-[0-9a-z][0-9a-z-]{2,40}: lower case, digits and '-', nothing else")
+    else:
+        out["id"] = ep_id
+
+    at_raw = data.get("at")
+    if at_raw is None:
+        bad("at", "missing", "a UTC time such as 2026-11-03T10:12:00Z")
+    else:
+        at = _parse_at(at_raw)
+        if at is None:
+            bad("at", f"{at_raw!r} is not a date-time with a time zone",
+                "use ISO 8601 with a zone, e.g. 2026-11-03T10:12:00Z")
+        elif not normalise and not _canonical_at(at_raw, at):
+            bad("at", f"{_show_at(at_raw)} is not in canonical UTC form", f"write it as {at}")
+        else:
+            out["at"] = at
+
+    for key in TEXT_FIELDS:
+        if key not in data or data[key] is None:
+            continue
+        value = data[key]
+        if not isinstance(value, str):
+            bad(key, f"must be text, got {type(value).__name__}",
+                "quote it if YAML read it as a number, date or boolean")
+        elif not value.strip():
+            bad(key, "must not be empty", "leave the key out instead")
+        else:
+            out[key] = value
+    if "task" not in data or data.get("task") is None:
+        bad("task", "missing", "say what the agent was asked to do")
+    if not any(isinstance(data.get(k), str) and data.get(k, "").strip()
+               for k in CONTENT_FIELDS):
+        bad(None, "an episode needs at least one of action, outcome, correction",
+            "record what the agent did, what happened, or what a human corrected")
+
+    for key in LIST_FIELDS:
+        if key not in data or data[key] is None:
+            continue
+        value = data[key]
+        if not isinstance(value, list):
+            bad(key, f"must be a list, got {type(value).__name__}",
+                f"write {key}: [a, b] or one '- item' per line")
+            continue
+        items: list[str] = []
+        for item in value:
+            if not isinstance(item, str):
+                bad(key, f"item {item!r} must be text")
+                continue
+            if key == "tags":
+                tag = item.strip().lower() if normalise else item
+                if not TAG_RE.match(tag):
+                    bad(key, f"tag {item!r} is not a slug",
+                        "tags use a-z, 0-9 and '-' only, e.g. subject-line")
+                    continue
+                if tag not in items:
+                    items.append(tag)
+            elif key == "refs":
+                if not EPISODE_ID_RE.match(item):
+                    bad(key, f"{item!r} is not an episode ID")
+                    continue
+                items.append(item)
+            else:
+                if not RULE_ID_RE.match(item):
+                    bad(key, f"{item!r} is not a rule ID", "rule IDs look like PB-03")
+                    continue
+                items.append(item)
+        if items:
+            out[key] = items
+
+    source_value = data.get("source")
+    if source_value is not None:
+        if source_value not in SOURCES:
+            bad("source", f"{source_value!r} is not a known source",
+                "one of: " + ", ".join(SOURCES))
+        else:
+            out["source"] = source_value
+
+    ordered = {key: out[key] for key in FIELD_ORDER if key in out}
+    for key in data:
+        if isinstance(key, str) and key.startswith("x-"):
+            if not _plain(data[key]):
+                # The index stores episodes as JSON; a YAML date here would break it.
+                bad(key, "extension values must be text, numbers, booleans, lists or mappings",
+                    "quote dates and times, e.g. x-reviewed: '2026-11-03'")
+                continue
+            ordered[key] = data[key]
+    return ordered, problems
+
+
+def _canonical_at(raw: Any, at: str) -> bool:
+    if isinstance(raw, str):
+        return raw == at
+    # A datetime from YAML: canonical when it was written in UTC to the second.
+    return (isinstance(raw, dt.datetime) and raw.utcoffset() == dt.timedelta(0)
+            and raw.microsecond == 0)
+
+
+def _show_at(raw: Any) -> str:
+    return raw.isoformat() if isinstance(raw, dt.datetime) else repr(raw)
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    """JSON-compatible (what the index can store), at most a few levels deep."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return True
+    if depth > 8:
+        return False
+    if isinstance(value, list):
+        return all(_plain(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def locate(problems: list[Problem], where: tuple[int, dict[str, int]] | None) -> list[Problem]:
+    """Put line numbers on problems: the key's line, else where the episode starts."""
+    if where is None:
+        return problems
+    start, keys = where
+    return [p if p.line is not None else
+            replace(p, line=keys.get(p.field or "", start)) for p in problems]
+
+
+def _similar(a: str, b: str) -> bool:
+    """Cheap typo detection: same length +-1 and few differing characters."""
+    if abs(len(a) - len(b)) > 2:
+        return False
+    import difflib
+
+    return difflib.SequenceMatcher(None, a, b).ratio() >= 0.8
+
+
+def render_episode(data: Mapping[str, Any]) -> str:
+    """The canonical YAML text of an episode (keys in :data:`FIELD_ORDER`)."""
+    payload: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "at":
+            payload[key] = dt.datetime.strptime(str(value), "%Y-%m-%dT%H:%M:%SZ").replace(
+                tzinfo=dt.timezone.utc)
+        else:
+            payload[key] = value
+    return yamlio.dump_mapping(payload)
+
+
+def expected_relpath(ep_id: str, at: str, episodes_dir: str) -> str:
+    """``<episodes_dir>/YYYY/MM/<id>.yaml``, by the UTC month of ``at``."""
+    return f"{episodes_dir}/{at[0:4]}/{at[5:7]}/{ep_id}.yaml"
+
+
+def parse_episode_bytes(
+    raw: bytes, path: str | None = None, *, episodes_dir: str | None = None
+) -> Episode:
+    """Validate one stored episode file and return it.
+
+    ``path`` is the file's path relative to the repository (for messages and to check
+    that the name and folder agree with the ID and date; the check needs
+    ``episodes_dir``). Raises :class:`ValidationError` listing every problem found.
+    """
+    source = path or "<episode>"
+    if len(raw) > MAX_EPISODE_BYTES:
+        # Not parsed: the cap exists so a huge file costs nothing to refuse.
+        raise ValidationError(
+            f"{source}: episode is {len(raw):,} bytes, over the {MAX_EPISODE_BYTES // 1024} KiB cap",
+            problems=[Problem("too large", file=source,
+                              hint="keep episodes short; link to long material instead")])
+    if not raw.strip():
+        raise ValidationError(f"{source}: empty episode file",
+                              problems=[Problem("the file is empty", file=source)])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise utf8_error(raw, exc, source) from None
+    # The bytes, not ``text``: libyaml decodes UTF-8 itself, faster (full index rebuilds).
+    data = yamlio.load(raw, source=source)
+    episode, problems = validate_mapping(data, source=source)
+    if path is not None and episodes_dir is not None and "id" in episode and "at" in episode:
+        want = expected_relpath(episode["id"], episode["at"], episodes_dir)
+        if path != want and PurePosixPath(path) != PurePosixPath(want):
+            problems.append(Problem(
+                f"file name and folder do not match the episode's id and date (expected {want})",
+                file=source, field="id",
+                hint="episodes live in <episodes>/YYYY/MM/<id>.yaml, by the month of 'at'"))
+    if problems:
+        lines = yamlio.key_lines(text)
+        raise ValidationError(f"{source}: invalid episode",
+                              problems=locate(problems, lines[0] if lines else None))
+    return Episode(episode)
+
+
+def utf8_error(raw: bytes, exc: UnicodeDecodeError, source: str) -> ValidationError:
+    """The error for input that is not UTF-8: the bad byte, its line and its key."""
+    return ValidationError(
+        f"{source}: not valid UTF-8",
+        problems=[Problem(f"invalid byte 0x{raw[exc.start]:02x} at offset {exc.start}",
+                          file=source, line=raw[: exc.start].count(b"\n") + 1,
+                          field=_key_before(raw, exc.start), hint="save the file as UTF-8")])
+
+
+def _key_before(raw: bytes, offset: int) -> str | None:
+    """The top-level key whose value holds byte ``offset`` (for messages)."""
+    for line in reversed(raw[:offset].split(b"\n")):
+        match = re.match(rb"([A-Za-z][\w-]*):", line)
+        if match:
+            return match.group(1).decode("ascii")
+    return None
+
+
+def __getattr__(name: str) -> Any:
+    # Input parsing lives in scarwarden.episode_input (it is not needed to validate a
+    # stored file); its public names stay importable from here, loaded on first use.
+    if name in ("InputDocuments", "normalise_input", "parse_input_documents"):
+        from scarwarden.files import episode_input
+
+        return getattr(episode_input, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

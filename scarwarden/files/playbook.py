@@ -1,0 +1,351 @@
+"""The playbook: ``memory/playbook.md``, parsed and rendered.
+
+Format (SPEC section 4)::
+
+    # Playbook
+
+    ## PB-01: Lead LinkedIn posts with the reader's pain
+
+    Open with a pain-point hook, not the product.
+
+    - Tags: linkedin, post, hook
+    - Learnt in: ep-7k2m9q4x1z, ep-3f9a2c8k1m
+
+    ## Retired
+
+    ### PB-04: Old title
+
+    Old text.
+
+    - Tags: a, b
+    - Learnt in: ep-...
+    - Retired: why it went
+    - Replaced by: PB-07
+
+A canonical file round-trips byte for byte: ``render(parse(text)) == text``. Every
+parse error names its line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+
+from scarwarden.errors import Problem, ValidationError
+from scarwarden.files.episodes import EPISODE_ID_RE, RULE_ID_RE, TAG_RE
+
+TITLE = "# Playbook"
+RETIRED_HEADING = "## Retired"
+_RULE_HEADING = re.compile(r"^(##|###) (PB-[0-9]{2,}): (\S.*?)\s*$")
+_FIELD = re.compile(r"^- (Tags|Learnt in|Retired|Replaced by):(?: (.*?))?\s*$")
+#: A markdown (ATX) heading: '#'s then a space. "#launchday" at the start of a line is
+#: a hashtag in rule text, not a heading (CommonMark agrees).
+HEADING_RE = re.compile(r"^#{1,6}(?:[ \t]|$)")
+_FIELD_KEYS = {"Tags": "tags", "Learnt in": "episode_ids", "Retired": "reason",
+               "Replaced by": "replaced_by"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    title: str
+    text: str
+    tags: tuple[str, ...]
+    episode_ids: tuple[str, ...]
+    retired: bool = False
+    reason: str | None = None
+    replaced_by: str | None = None
+    #: 1-based line of the heading in the file it was parsed from (0 when built in code).
+    line: int = field(default=0, compare=False)
+
+    @property
+    def number(self) -> int:
+        return int(self.id[3:])
+
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {
+            "id": self.id,
+            "title": self.title,
+            "text": self.text,
+            "tags": list(self.tags),
+            "episode_ids": list(self.episode_ids),
+        }
+        if self.retired:
+            data["retired"] = True
+            data["reason"] = self.reason
+            data["replaced_by"] = self.replaced_by
+        return data
+
+
+@dataclass(frozen=True)
+class Playbook:
+    rules: tuple[Rule, ...] = ()
+    retired: tuple[Rule, ...] = ()
+    #: Free text between the title and the first rule, kept verbatim.
+    preamble: str = ""
+
+    def get(self, rule_id: str) -> Rule | None:
+        for rule in self.rules:
+            if rule.id == rule_id:
+                return rule
+        for rule in self.retired:
+            if rule.id == rule_id:
+                return rule
+        return None
+
+    def all_rules(self) -> tuple[Rule, ...]:
+        return self.rules + self.retired
+
+    def all_ids(self) -> set[str]:
+        return {rule.id for rule in self.all_rules()}
+
+    def next_id(self) -> str:
+        """The next free rule ID; retired IDs count, so they are never reused."""
+        highest = max((rule.number for rule in self.all_rules()), default=0)
+        return f"PB-{highest + 1:02d}"
+
+    def cited_episode_ids(self) -> set[str]:
+        return {ep for rule in self.all_rules() for ep in rule.episode_ids}
+
+    def with_rule(self, rule: Rule) -> Playbook:
+        """A copy with ``rule`` added, or replacing the active rule with its ID."""
+        rules = list(self.rules)
+        for i, existing in enumerate(rules):
+            if existing.id == rule.id:
+                rules[i] = rule
+                break
+        else:
+            rules.append(rule)
+        return replace(self, rules=tuple(rules))
+
+    def with_retired(self, rule_id: str, reason: str, replaced_by: str | None) -> Playbook:
+        """A copy with an active rule moved to the Retired section."""
+        target = self.get(rule_id)
+        if target is None or target.retired:
+            raise ValidationError(f"{rule_id} is not an active rule")
+        retired_rule = replace(target, retired=True, reason=reason, replaced_by=replaced_by)
+        return replace(
+            self,
+            rules=tuple(r for r in self.rules if r.id != rule_id),
+            retired=self.retired + (retired_rule,),
+        )
+
+
+def _split_list(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def parse(text: str, *, source: str = "memory/playbook.md") -> Playbook:
+    """Parse a playbook; raise :class:`ValidationError` listing every problem by line."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    problems: list[Problem] = []
+
+    def bad(line: int, message: str, hint: str | None = None, fld: str | None = None) -> None:
+        problems.append(Problem(message, file=source, line=line, field=fld, hint=hint))
+
+    # Blank lines before the title are tolerated; anything else is not.
+    i = 0
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    if i >= len(lines) or lines[i].rstrip() != TITLE:
+        bad(i + 1, f"the playbook must start with '{TITLE}'")
+        raise ValidationError(f"{source}: cannot parse the playbook", problems=problems)
+    i += 1
+
+    # Split into sections at '##'/'###' headings, remembering line numbers.
+    preamble_lines: list[str] = []
+    sections: list[tuple[int, str, list[tuple[int, str]]]] = []
+    in_retired = False
+    retired_line = 0
+    for number, line in enumerate(lines[i:], start=i + 1):
+        if HEADING_RE.match(line):
+            if line.rstrip() == RETIRED_HEADING:
+                if in_retired:
+                    bad(number, "a second '## Retired' section")
+                else:
+                    in_retired, retired_line = True, number
+                continue
+            if line.startswith("# "):
+                bad(number, "only one '# ' title is allowed", "rules are '## PB-NN: title'")
+                continue
+            sections.append((number, line, []))
+            continue
+        if sections:
+            sections[-1][2].append((number, line))
+        elif in_retired:
+            if line.strip():
+                bad(number, "text under '## Retired' before the first retired rule",
+                    "retired rules are '### PB-NN: title' sections")
+        else:
+            preamble_lines.append(line)
+
+    rules: list[Rule] = []
+    retired: list[Rule] = []
+    for number, heading, body in sections:
+        match = _RULE_HEADING.match(heading)
+        level_retired = retired_line and number > retired_line
+        if not match:
+            bad(number, f"cannot parse heading {heading.strip()!r}",
+                "rule headings look like '## PB-07: Short title' (retired: '### PB-07: ...')")
+            continue
+        level, rule_id, title = match.groups()
+        if level_retired and level != "###":
+            bad(number, f"{rule_id}: rules under '## Retired' use '###' headings")
+            continue
+        if not level_retired and level != "##":
+            bad(number, f"{rule_id}: active rules use '##' headings",
+                "move it under '## Retired' or make it '## '")
+            continue
+        rule = _parse_rule_body(rule_id, title, number, body, bool(level_retired), bad)
+        if rule is not None:
+            (retired if level_retired else rules).append(rule)
+
+    seen: dict[str, int] = {}
+    for rule in rules + retired:
+        if rule.id in seen:
+            bad(rule.line, f"duplicate rule ID {rule.id} (first at line {seen[rule.id]})",
+                "rule IDs are unique and never reused; give this rule the next free ID")
+        else:
+            seen[rule.id] = rule.line
+    if problems:
+        problems.sort(key=lambda p: p.line or 0)  # file order, whichever pass found them
+        raise ValidationError(f"{source}: cannot parse the playbook", problems=problems)
+    preamble = "\n".join(preamble_lines).strip("\n")
+    return Playbook(rules=tuple(rules), retired=tuple(retired), preamble=preamble)
+
+
+def _parse_rule_body(rule_id: str, title: str, heading_line: int,
+                     body: list[tuple[int, str]], retired: bool,
+                     bad: Callable[..., None]) -> Rule | None:
+    # Trim blank lines at both ends.
+    while body and not body[-1][1].strip():
+        body.pop()
+    while body and not body[0][1].strip():
+        body.pop(0)
+    # The field list is the trailing run of '- Field: value' lines.
+    split = len(body)
+    while split > 0 and _FIELD.match(body[split - 1][1]):
+        split -= 1
+    field_lines = body[split:]
+    text_lines = body[:split]
+    while text_lines and not text_lines[-1][1].strip():
+        text_lines.pop()
+    values: dict[str, tuple[int, str]] = {}
+    ok = True
+    for number, line in field_lines:
+        m = _FIELD.match(line)
+        assert m is not None
+        key = _FIELD_KEYS[m.group(1)]
+        if key in values:
+            bad(number, f"{rule_id}: '{m.group(1)}' given twice")
+            ok = False
+        values[key] = (number, (m.group(2) or "").strip())
+    if not text_lines:
+        bad(heading_line, f"{rule_id}: the rule has no text", "write the rule under its heading")
+        ok = False
+    if "tags" not in values:
+        bad(heading_line, f"{rule_id}: missing '- Tags:' line",
+            "end the rule with '- Tags: a, b' and '- Learnt in: ep-...'", "Tags")
+        ok = False
+    if "episode_ids" not in values:
+        bad(heading_line, f"{rule_id}: missing '- Learnt in:' line (no provenance, no rule)",
+            "cite the episodes that taught the rule: '- Learnt in: ep-abc, ep-def'", "Learnt in")
+        ok = False
+    tags: list[str] = []
+    if "tags" in values:
+        number, raw = values["tags"]
+        for tag in _split_list(raw):
+            if not TAG_RE.match(tag):
+                bad(number, f"{rule_id}: tag {tag!r} is not a slug", "use a-z, 0-9 and '-'", "Tags")
+                ok = False
+            elif tag not in tags:
+                tags.append(tag)
+    episode_ids: list[str] = []
+    if "episode_ids" in values:
+        number, raw = values["episode_ids"]
+        for ep in _split_list(raw):
+            if not EPISODE_ID_RE.match(ep):
+                bad(number, f"{rule_id}: {ep!r} is not an episode ID", None, "Learnt in")
+                ok = False
+            elif ep not in episode_ids:
+                episode_ids.append(ep)
+        if not episode_ids and ok:
+            bad(number, f"{rule_id}: 'Learnt in' cites no episode (no provenance, no rule)",
+                "cite at least one episode ID", "Learnt in")
+            ok = False
+    reason = values.get("reason", (0, ""))[1] or None
+    replaced_by = values.get("replaced_by", (0, ""))[1] or None
+    if not retired and ("reason" in values or "replaced_by" in values):
+        bad(heading_line, f"{rule_id}: 'Retired'/'Replaced by' belong to retired rules",
+            "move the rule under '## Retired' as '### ...'")
+        ok = False
+    if retired and not reason:
+        bad(heading_line, f"{rule_id}: a retired rule needs '- Retired: <reason>'")
+        ok = False
+    if replaced_by and not RULE_ID_RE.match(replaced_by):
+        bad(values["replaced_by"][0], f"{rule_id}: {replaced_by!r} is not a rule ID")
+        ok = False
+    if not ok:
+        return None
+    text = "\n".join(line for _, line in text_lines).strip("\n")
+    return Rule(rule_id, title, text, tuple(tags), tuple(episode_ids), retired, reason,
+                replaced_by, heading_line)
+
+
+def _render_rule(rule: Rule, level: str) -> list[str]:
+    out = [f"{level} {rule.id}: {rule.title}", "", rule.text.strip("\n"), ""]
+    out.append(f"- Tags: {', '.join(rule.tags)}".rstrip())
+    out.append(f"- Learnt in: {', '.join(rule.episode_ids)}")
+    if rule.retired:
+        out.append(f"- Retired: {rule.reason}")
+        if rule.replaced_by:
+            out.append(f"- Replaced by: {rule.replaced_by}")
+    return out
+
+
+def render(playbook: Playbook) -> str:
+    """The canonical text of a playbook."""
+    blocks: list[list[str]] = [[TITLE]]
+    if playbook.preamble.strip():
+        blocks.append([playbook.preamble.strip("\n")])
+    for rule in playbook.rules:
+        blocks.append(_render_rule(rule, "##"))
+    if playbook.retired:
+        blocks.append([RETIRED_HEADING])
+        for rule in playbook.retired:
+            blocks.append(_render_rule(rule, "###"))
+    return "\n\n".join("\n".join(block) for block in blocks) + "\n"
+
+
+def empty() -> Playbook:
+    return Playbook()
+
+
+def make_rule(rule_id: str, title: str, text: str, tags: Iterable[str],
+              episode_ids: Iterable[str]) -> Rule:
+    """Build an active rule, normalising tags and refusing an uncited rule."""
+    norm_tags: list[str] = []
+    for tag in tags:
+        t = tag.strip().lower()
+        if not TAG_RE.match(t):
+            raise ValidationError(f"tag {tag!r} is not a slug", hint="use a-z, 0-9 and '-'")
+        if t not in norm_tags:
+            norm_tags.append(t)
+    eps = list(dict.fromkeys(e.strip() for e in episode_ids if e.strip()))
+    if not eps:
+        raise ValidationError("a rule must cite at least one episode (no provenance, no rule)")
+    for ep in eps:
+        if not EPISODE_ID_RE.match(ep):
+            raise ValidationError(f"{ep!r} is not an episode ID")
+    title = " ".join(title.split())
+    if not title:
+        raise ValidationError("a rule needs a title")
+    body = text.strip()
+    if not body:
+        raise ValidationError("a rule needs text")
+    if any(_FIELD.match(line) or HEADING_RE.match(line) for line in body.splitlines()):
+        raise ValidationError("rule text may not contain headings or '- Tags:'-style field lines")
+    return Rule(rule_id, title, body, tuple(norm_tags), tuple(eps))

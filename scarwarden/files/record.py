@@ -1,0 +1,167 @@
+"""Writing to the ledger: episodes in, atomically, committed with provenance trailers.
+
+All-or-nothing: every episode in a batch is validated before the first byte is
+written; files go through a temporary file and ``os.replace``; if the commit fails
+(a hook rejects it, git is misconfigured), the files written are removed and
+unstaged again, so a failed ``episode add`` leaves the repository as it found it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from scarwarden import git
+from scarwarden.errors import Problem, ScarwardenError, ValidationError
+from scarwarden.files.atomic import file_lock
+from scarwarden.files.episodes import Episode, locate, mint_id, normalise_input
+from scarwarden.repo import MemoryRepo
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_lock(repo: MemoryRepo) -> AbstractContextManager[None]:
+    """Serialise writers (CLI, MCP server, web UI) on one repository."""
+    return file_lock(repo.state_dir / "write.lock")
+
+
+def commit_message(episodes: Sequence[Episode]) -> str:
+    if len(episodes) == 1:
+        task = " ".join(episodes[0].task.split())
+        subject = f"episode: {task[:60]}{'...' if len(task) > 60 else ''}"
+    else:
+        subject = f"episodes: import {len(episodes)} episodes"
+    trailers = "\n".join(f"Scarwarden-Episode: {ep.id}" for ep in episodes)
+    return f"{subject}\n\n{trailers}\n"
+
+
+def prepare(inputs: Sequence[Any], *, source: str, now: str | None = None,
+            existing_ids: set[str] | None = None) -> list[Episode]:
+    """Validate a batch; every problem of every item is reported together."""
+    if not inputs:
+        raise ValidationError(f"{source}: no episode in the input")
+    episodes: list[Episode] = []
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    # parse_input_documents' list knows each item's lines; a plain list does not.
+    lines_of = getattr(inputs, "where", None)
+    for number, item in enumerate(inputs, 1):
+        try:
+            ep = normalise_input(item, source=source, now=now)
+        except ValidationError as exc:
+            found = locate(exc.problems or [Problem(exc.message, file=source)],
+                           lines_of(number - 1) if lines_of else None)
+            if len(inputs) > 1:
+                found = [replace(p, message=f"{p.message} (item {number})") for p in found]
+            problems.extend(found)
+            continue
+        if ep.id in seen:
+            raise ValidationError(f"{source}: episode ID {ep.id} appears twice in the input "
+                                  f"(item {number})")
+        seen.add(ep.id)
+        episodes.append(ep)
+    if problems:
+        raise ValidationError(f"{source}: invalid episode input; nothing was written",
+                              problems=problems)
+    taken = set(existing_ids or ())
+    for i, ep in enumerate(episodes):
+        if ep.id in taken:
+            if isinstance(inputs[i], dict) and inputs[i].get("id"):
+                raise ValidationError(f"episode {ep.id} already exists in the ledger",
+                                      hint="episodes are append-only; record a new one that refs it")
+            data = dict(ep.data)
+            data["id"] = mint_id()  # a clash of fresh random IDs: astronomically rare
+            episodes[i] = Episode(data)
+        taken.add(episodes[i].id)
+    return episodes
+
+
+def add_episodes(repo: MemoryRepo, inputs: Sequence[Any], *, commit: bool = True,
+                 source: str = "<input>", now: str | None = None,
+                 message: str | None = None) -> list[Episode]:
+    """Validate, write and commit (or stage) episodes; return them as stored."""
+    if git.toplevel(repo.root) is None:
+        raise ScarwardenError(f"{repo.root} is not a git repository")
+    with write_lock(repo):
+        candidate_ids = [str(item["id"]) for item in inputs
+                         if isinstance(item, dict) and item.get("id")]
+        existing: set[str] = set()
+        if candidate_ids:  # minted IDs need no look-up: 50 random bits, never reused
+            from scarwarden.index.store import open_index
+
+            with open_index(repo) as index:
+                existing = index.existing_episode_ids(candidate_ids)
+        episodes = prepare(inputs, source=source, now=now, existing_ids=existing)
+        # Before our files are staged: with nothing else staged, a plain commit holds
+        # exactly our files and costs half of `commit --only` (which writes a second
+        # full index: ~0.3 s at 100k files).
+        alone = commit and git.nothing_staged(repo.root)
+        written: list[str] = []
+        try:
+            for ep in episodes:
+                rel = ep.relpath(repo.episodes_rel)
+                target = repo.root / rel
+                if target.exists():
+                    raise ValidationError(f"{rel} already exists",
+                                          hint="episodes are append-only; never overwrite one")
+                written.append(rel)  # before writing: a failed write's folders go too
+                atomic_write(target, ep.render().encode("utf-8"))
+            git.add(repo.root, written)
+            if commit:
+                _commit_only(repo, message or commit_message(episodes), written, alone)
+        except BaseException:
+            git.unstage(repo.root, written)
+            for rel in written:
+                (repo.root / rel).unlink(missing_ok=True)
+            _remove_empty_dirs(repo, written)
+            raise
+    return episodes
+
+
+def _commit_only(repo: MemoryRepo, message: str, written: list[str], alone: bool) -> None:
+    """Commit exactly ``written`` (whatever else the user has staged stays staged)."""
+    if not alone:
+        git.commit(repo.root, message, only=written)
+        return
+    sha = git.commit(repo.root, message)
+    if sorted(git.commit_paths(repo.root, sha)) == sorted(written):
+        return
+    # Something was staged between the check and the commit: take the commit back
+    # (the index keeps everything staged) and commit our files alone.
+    parent = git.rev_parse(repo.root, f"{sha}^")
+    if parent is None:
+        git.run(repo.root, "update-ref", "-d", "HEAD", sha)
+    else:
+        git.run(repo.root, "reset", "-q", "--soft", parent)
+    git.commit(repo.root, message, only=written)
+
+
+def _remove_empty_dirs(repo: MemoryRepo, written: Sequence[str]) -> None:
+    """Drop the month/year folders a failed write created, so nothing is left behind."""
+    stop = repo.episodes_dir
+    for rel in written:
+        folder = (repo.root / rel).parent
+        while folder != stop and stop in folder.parents:
+            try:
+                folder.rmdir()  # only succeeds when empty
+            except OSError:
+                break
+            folder = folder.parent

@@ -1,0 +1,108 @@
+"""``scarwarden init``: turn a git repository into a memory repository."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from scarwarden import git
+from scarwarden.errors import UsageError
+from scarwarden.files.playbook import TITLE
+from scarwarden.files.record import atomic_write
+from scarwarden.repo import MemoryRepo
+
+EMPTY_PLAYBOOK = (
+    f"{TITLE}\n\n"
+    "Rules distilled from the episodes in episodes/. Every rule cites the episodes that\n"
+    "taught it; a rule whose citations do not resolve cannot be committed.\n"
+)
+IGNORE_LINE = ".scarwarden/"
+
+
+@dataclass(frozen=True)
+class InitResult:
+    commit: str | None
+    files: list[str]
+    demo: bool
+
+
+def demo_memory_dir() -> Path:
+    """The demo memory shipped inside the package (works from an installed wheel)."""
+    from importlib import resources  # pulls in zipfile and tempfile; only the demo needs it
+
+    return Path(str(resources.files("scarwarden.demo") / "memory"))
+
+
+def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitResult:
+    """Create the layout (and with ``demo`` the demo ledger), then commit it."""
+    if repo.playbook_path.exists() or repo.episodes_dir.exists():
+        raise UsageError(
+            f"{repo.memory_rel}/ already holds a Scarwarden memory in {repo.root}",
+            hint="nothing to do; 'scarwarden rule list' shows the playbook",
+        )
+    if repo.memory_dir.exists() and not repo.memory_dir.is_dir():
+        raise UsageError(
+            f"{repo.memory_rel} in {repo.root} is a file, not a folder",
+            hint="move it away, or choose another folder with memory_dir in scarwarden.yaml")
+    written: list[str] = []
+    memory_existed = repo.memory_dir.exists()
+    gitignore = repo.root / ".gitignore"
+    ignore_before = gitignore.read_bytes() if gitignore.exists() else None
+    ignore_staged = git.ls_files_stage(repo.root, ".gitignore")
+    repo.episodes_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        if demo:
+            source = demo_memory_dir()
+            for path in sorted((source / "episodes").rglob("*.yaml")):
+                rel = path.relative_to(source)
+                target = repo.memory_dir / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+                written.append(f"{repo.memory_rel}/{rel.as_posix()}")
+            atomic_write(repo.playbook_path, (source / "playbook.md").read_bytes())
+        else:
+            keep = repo.episodes_dir / ".gitkeep"
+            keep.write_bytes(b"")
+            written.append(f"{repo.episodes_rel}/.gitkeep")
+            atomic_write(repo.playbook_path, EMPTY_PLAYBOOK.encode())
+        written.append(repo.playbook_rel)
+        # Bytes throughout: a .gitignore that is not UTF-8 must come back unchanged.
+        existing = ignore_before or b""
+        line = IGNORE_LINE.encode()
+        if line not in (raw.rstrip(b"\r") for raw in existing.splitlines()):
+            sep = b"" if not existing or existing.endswith(b"\n") else b"\n"
+            gitignore.write_bytes(existing + sep + line + b"\n")
+            written.append(".gitignore")
+        sha = None
+        git.add(repo.root, written)
+        if commit:
+            kind = "demo memory" if demo else "memory"
+            sha = git.commit(repo.root, f"scarwarden: initialise {kind}\n", only=written)
+    except BaseException:
+        # Leave the repository as we found it: our files gone, the user's untouched.
+        git.unstage(repo.root, [p for p in written if p != ".gitignore"])
+        if memory_existed:
+            shutil.rmtree(repo.episodes_dir, ignore_errors=True)
+            repo.playbook_path.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(repo.memory_dir, ignore_errors=True)
+        if ".gitignore" in written:
+            _restore_gitignore(repo, ignore_before, ignore_staged)
+        raise
+    return InitResult(sha, written, demo)
+
+
+def _restore_gitignore(repo: MemoryRepo, before: bytes | None,
+                       staged: list[git.StagedEntry]) -> None:
+    path = repo.root / ".gitignore"
+    if before is None:
+        path.unlink(missing_ok=True)
+    else:
+        atomic_write(path, before)
+    if staged:  # put back exactly the index entry the user had
+        entry = staged[0]
+        git.run(repo.root, "update-index", "--add", "--cacheinfo",
+                f"{entry.mode},{entry.blob},.gitignore", check=False)
+    else:
+        git.unstage(repo.root, [".gitignore"])

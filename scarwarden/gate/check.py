@@ -1,0 +1,318 @@
+"""The provenance gate: ``scarwarden check``.
+
+Three scopes, one set of rules (:mod:`scarwarden.gate_rules`):
+
+* :func:`check_staged` (the pre-commit hook): the tree about to be committed, read from
+  git's index only (``git diff --cached`` and blob IDs), never from the working folder,
+  so an untracked or unstaged episode can never make a citation pass. ``GIT_INDEX_FILE``
+  is inherited, which is how ``git commit -a`` and ``git commit <paths>`` hand the hook
+  their temporary index. Its cost follows the staged change, not the ledger: it reads
+  the blobs that changed, and finds the few episode IDs it needs with one
+  ``git ls-files`` pathspec per ID instead of listing 100k files.
+* :func:`check_range` (CI on a pull request): every commit in ``A..B`` against its
+  parents, citations against each commit's own tree (:mod:`scarwarden.verify` walks it).
+* :func:`check_all`: the committed-plus-staged tree as a whole; the one scope that
+  parses every episode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from scarwarden import git
+from scarwarden.config import load_config
+from scarwarden.errors import GitError, UsageError
+from scarwarden.repo import MemoryRepo
+
+if TYPE_CHECKING:
+    from scarwarden.files import playbook as pb
+    from scarwarden.gate.policy import GateProblem
+
+#: Above this many IDs to look up, one listing of the episodes folder is cheaper than
+#: one pathspec per ID (git matches every index entry against every pattern).
+MAX_ID_PATTERNS = 8
+#: An empty file can never be a valid episode; an intent-to-add entry has this blob.
+EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+
+
+@dataclass
+class CheckReport:
+    """What the gate found. ``ok`` when there is no problem."""
+
+    scope: str  # "staged", "range", "all"
+    problems: list[GateProblem] = field(default_factory=list)
+    #: Counts for the summary line (stable keys, see :meth:`to_json`).
+    stats: dict[str, int] = field(default_factory=dict)
+    #: What was compared: the commit the index is checked against, or the range.
+    base: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def count(self, key: str, by: int = 1) -> None:
+        self.stats[key] = self.stats.get(key, 0) + by
+
+    def summary(self) -> str:
+        parts = [_counted(v, k) for k, v in self.stats.items() if v]
+        detail = f" ({', '.join(parts)})" if parts else ""
+        what = {"staged": "staged memory changes", "range": f"commits {self.base}",
+                "all": "the memory tree"}.get(self.scope, self.scope)
+        if self.ok:
+            return f"scarwarden check: OK, {what}{detail}"
+        n = len(self.problems)
+        return f"scarwarden check: {n} problem{'s' if n != 1 else ''} in {what}{detail}"
+
+    def to_json(self) -> dict[str, object]:
+        return {"ok": self.ok, "scope": self.scope, "base": self.base,
+                "stats": dict(self.stats),
+                "problems": [p.to_json() for p in self.problems],
+                "summary": self.summary()}
+
+
+_NOUNS = {"files_changed": "file changed", "episodes_added": "episode added",
+          "episodes_checked": "episode checked", "rules_checked": "rule checked",
+          "citations_checked": "citation checked", "commits": "commit"}
+
+
+def _counted(n: int, key: str) -> str:
+    noun = _NOUNS.get(key, key.replace("_", " "))
+    if n != 1:
+        first, _, rest = noun.partition(" ")
+        noun = f"{first}s{' ' + rest if rest else ''}"
+    return f"{n} {noun}"
+
+
+def _repo(root: Path | str | MemoryRepo) -> MemoryRepo:
+    if isinstance(root, MemoryRepo):
+        return root  # the CLI has loaded the settings already
+    root = Path(root)
+    return MemoryRepo(root, load_config(root))
+
+
+def _staged_diff(root: Path, memory_rel: str, env: Mapping[str, str] | None
+                 ) -> tuple[str | None, list[tuple[str, str, str, str, git.Change]]]:
+    """(base, changes): the index against HEAD, or against the empty tree before the
+    first commit. During a merge HEAD is the first parent, so the other side's episodes
+    show up as additions, and are validated as such."""
+    try:
+        return "HEAD", git.diff_raw(root, "HEAD", memory_rel, env=env)
+    except GitError:
+        if git.head(root) is not None:
+            raise
+        return None, git.diff_raw(root, None, memory_rel, env=env)
+
+
+def find_episode_paths(root: Path, episodes_rel: str, ids: Iterable[str],
+                       env: Mapping[str, str] | None = None) -> dict[str, list[str]]:
+    """Episode ID -> paths of files with that name in git's index (any folder depth)."""
+    wanted = sorted(set(ids))
+    found: dict[str, list[str]] = {i: [] for i in wanted}
+    if not wanted:
+        return found
+    if len(wanted) <= MAX_ID_PATTERNS:
+        # Default pathspec magic: '*' also matches '/', so misplaced copies are found too.
+        specs = [f"{episodes_rel}/*{i}.yaml" for i in wanted]
+    else:
+        specs = [f"{episodes_rel}/"]
+    for entry in git.ls_files_stage(root, *specs, env=env):
+        if entry.blob == EMPTY_BLOB:
+            continue  # 'git add -N': in the index by name only, its content unstaged
+        name = PurePosixPath(entry.path).name
+        if name.endswith(".yaml") and name[:-5] in found:
+            found[name[:-5]].append(entry.path)
+    return found
+
+
+def _worktree_hint(repo: MemoryRepo, ep_id: str) -> str | None:
+    """Say so when the missing episode exists only in the working folder."""
+    matches = sorted(repo.episodes_dir.glob(f"*/*/{ep_id}.yaml"))
+    if not matches:
+        return None
+    rel = matches[0].relative_to(repo.root).as_posix()
+    return (f"{rel} exists in the working folder but not in this commit: stage it "
+            f"(git add {rel}) or name it too in 'git commit <paths>'; untracked and "
+            "unstaged files never count")
+
+
+def _check_citations(report: CheckReport, repo: MemoryRepo, rules: Iterable[pb.Rule],
+                     text: str | None, resolves: Callable[[str], bool], where: str) -> None:
+    """One ``citation-missing`` problem per cited ID that ``resolves`` rejects."""
+    from scarwarden.gate import policy as gate_rules
+
+    for rule in rules:
+        line = gate_rules.learnt_in_line(text, rule)
+        for ep in rule.episode_ids:
+            report.count("citations_checked")
+            if not resolves(ep):
+                report.problems.append(gate_rules.citation_problem(
+                    rule, ep, repo.playbook_rel, line, where, hint=_worktree_hint(repo, ep)))
+
+
+def check_staged(root: Path | str | MemoryRepo,
+                 env: Mapping[str, str] | None = None) -> CheckReport:
+    """Check what ``git commit`` is about to record (git's index, honouring
+    ``GIT_INDEX_FILE``; ``env=None`` inherits the process environment). ``root`` is the
+    repository's top folder, or a :class:`MemoryRepo` whose settings are loaded."""
+    repo = _repo(root)
+    report = CheckReport("staged")
+    base, changes = _staged_diff(repo.root, repo.memory_rel, env)
+    report.base = base
+    if not changes:
+        return report  # the common case in a code repository: before paying for YAML
+    from scarwarden.gate import policy as rules
+
+    ep_rel, pb_rel = repo.episodes_rel, repo.playbook_rel
+    added: dict[str, tuple[str, str]] = {}  # path -> (blob, mode)
+    lost: set[str] = set()
+    playbook_old = playbook_new = None  # blob IDs; None = absent / unchanged
+    playbook_changed = False
+    for old_mode, new_mode, old_blob, new_blob, change in changes:
+        report.count("files_changed")
+        old_path = change.old_path or change.path
+        if change.status == "U":
+            report.problems.append(rules.problem(
+                "unmerged", "the file is unmerged", file=change.path,
+                hint="resolve the conflict and 'git add' it"))
+            continue
+        if old_path == pb_rel or change.path == pb_rel:
+            playbook_changed = True
+            playbook_old = old_blob if old_path == pb_rel and change.status != "A" else None
+            playbook_new = new_blob if change.path == pb_rel and change.status != "D" else None
+        if rules.is_under(old_path, ep_rel) and change.status != "A":
+            if change.status in "DR":
+                ep = rules.episode_id_of(old_path)
+                if ep:
+                    lost.add(ep)
+            report.problems.append(rules.changed_episode_problem(
+                change.status, old_path, old_mode=old_mode, new_mode=new_mode,
+                old_blob=old_blob, new_blob=new_blob, new_path=change.path))
+            continue
+        if rules.is_under(change.path, ep_rel) and change.status in "AR":
+            if new_blob == rules.ZERO_BLOB:
+                continue  # 'git add -N': nothing of it is in this commit
+            bad = rules.added_path_problem(change.path, new_mode, ep_rel)
+            if bad is not None:
+                report.problems.append(bad)
+            elif change.path.endswith(".yaml"):
+                added[change.path] = (new_blob, new_mode)
+
+    need_playbook = playbook_changed or bool(lost)
+    wanted: list[str] = [blob for blob, _ in added.values()]
+    if playbook_changed:
+        wanted += [b for b in (playbook_new, playbook_old) if b]
+    elif need_playbook and base:
+        wanted.append(f"{base}:{pb_rel}")
+    blobs = dict(zip(wanted, git.cat_file_batch(repo.root, wanted, env=env), strict=True))
+
+    added_ids: dict[str, str] = {}
+    for path, (blob, _mode) in added.items():
+        episode, found = rules.validate_episode(blobs.get(blob), path, ep_rel)
+        report.problems.extend(found)
+        report.count("episodes_added")
+        ep = episode.id if episode else rules.episode_id_of(path)
+        if ep:
+            added_ids.setdefault(ep, path)
+
+    to_resolve: list[pb.Rule] = []
+    new_book: pb.Playbook | None = None
+    new_text: str | None = None
+    if need_playbook:
+        if playbook_changed:
+            new_raw = blobs.get(playbook_new) if playbook_new else None
+            old_raw = blobs.get(playbook_old) if playbook_old else None
+        else:
+            new_raw = old_raw = blobs.get(f"{base}:{pb_rel}")
+        new_text = new_raw.decode("utf-8", "replace") if new_raw is not None else None
+        new_book, found = rules.parse_playbook(new_raw, pb_rel)
+        report.problems.extend(found)
+        old_book = rules.parse_playbook(old_raw, pb_rel)[0] if old_raw is not None else None
+        if playbook_changed and playbook_new is None and old_book and old_book.all_rules():
+            report.problems.append(rules.problem(
+                "playbook-deleted", f"{pb_rel} was deleted; its rule IDs must stay on record",
+                file=pb_rel, hint=f"restore it: git restore --source=HEAD --staged --worktree -- {pb_rel}"))
+        elif new_book is not None:
+            report.problems.extend(rules.compare_playbooks(old_book, new_book, pb_rel))
+            to_resolve = rules.rules_to_resolve(old_book if playbook_changed else new_book,
+                                                new_book, lost)
+            report.count("rules_checked", len(to_resolve))
+
+    cited = {ep for rule in to_resolve for ep in rule.episode_ids}
+    lookup = cited | set(added_ids)
+    paths = find_episode_paths(repo.root, ep_rel, lookup, env) if lookup else {}
+    for ep, path in added_ids.items():
+        others = [p for p in paths.get(ep, []) if p != path]
+        if others:
+            report.problems.append(rules.duplicate_id_problem(ep, path, others[0]))
+    _check_citations(report, repo, to_resolve, new_text,
+                     lambda ep: ep in added_ids or bool(paths.get(ep)), "the tree being committed")
+    return report
+
+
+def check_all(root: Path | str | MemoryRepo,
+              env: Mapping[str, str] | None = None) -> CheckReport:
+    """The committed-plus-staged tree (git's index) as a whole: every episode valid and
+    where its ID and date say, IDs unique, every citation resolving."""
+    from scarwarden.gate import policy as rules
+
+    repo = _repo(root)
+    report = CheckReport("all", base="index")
+    ep_rel, pb_rel = repo.episodes_rel, repo.playbook_rel
+    entries = git.ls_files_stage(repo.root, repo.memory_rel, env=env)
+    episodes: list[git.StagedEntry] = []
+    playbook_blob = None
+    for entry in entries:
+        if entry.path == pb_rel:
+            playbook_blob = entry.blob
+        elif rules.is_under(entry.path, ep_rel):
+            bad = rules.added_path_problem(entry.path, entry.mode, ep_rel)
+            if bad is not None:
+                report.problems.append(bad)
+            elif entry.path.endswith(".yaml"):
+                episodes.append(entry)
+    wanted = [e.blob for e in episodes] + ([playbook_blob] if playbook_blob else [])
+    blobs = git.cat_file_batch(repo.root, wanted, env=env)
+    by_id: dict[str, str] = {}
+    for entry, raw in zip(episodes, blobs[:len(episodes)], strict=True):
+        episode, found = rules.validate_episode(raw, entry.path, ep_rel)
+        report.problems.extend(found)
+        report.count("episodes_checked")
+        ep = episode.id if episode else rules.episode_id_of(entry.path)
+        if not ep:
+            continue
+        if ep in by_id:
+            report.problems.append(rules.duplicate_id_problem(ep, entry.path, by_id[ep]))
+        else:
+            by_id[ep] = entry.path
+    raw_book = blobs[-1] if playbook_blob else None
+    book, found = rules.parse_playbook(raw_book, pb_rel)
+    report.problems.extend(found)
+    if book is not None:
+        report.count("rules_checked", len(book.all_rules()))
+        _check_citations(report, repo, book.all_rules(),
+                         raw_book.decode("utf-8") if raw_book else None,
+                         by_id.__contains__, "the ledger (committed or staged)")
+    return report
+
+
+def check_range(root: Path | str | MemoryRepo, from_ref: str, to_ref: str) -> CheckReport:
+    """Every commit in ``from_ref..to_ref``, each against its parents (CI on a PR).
+
+    A ref that names no commit is a :class:`UsageError` (exit 2), not a failed check."""
+    from scarwarden.gate.verify import walk
+
+    repo = _repo(root)
+    for name, ref in (("--from-ref", from_ref), ("--to-ref", to_ref)):
+        if git.rev_parse(repo.root, ref) is None:
+            raise UsageError(
+                f"{name} {ref}: no such commit in {repo.root}",
+                hint="in CI, fetch the history first (actions/checkout with "
+                     "fetch-depth: 0); locally, check the branch or SHA")
+    result = walk(repo, f"{from_ref}..{to_ref}")
+    report = CheckReport("range", problems=list(result.problems), base=f"{from_ref}..{to_ref}")
+    report.stats = {"commits": result.commits, "episodes_added": result.episodes,
+                    "rules_checked": result.rules, "citations_checked": result.citations}
+    return report

@@ -1,0 +1,187 @@
+"""Loading many episode files into the index at once (a full rebuild).
+
+Parsing dominates a rebuild: at 100k episodes PyYAML's C loader alone takes seconds
+(shared/NOTES.md), and every file must also pass :func:`parse_episode_bytes`, the one
+validator. So files stream out of one ``git cat-file --batch`` in chunks; on a large
+ledger two worker processes forked from this one parse them while git reads on, and
+the rows come back in file order to be inserted with ``executemany`` in batches. The
+secondary indexes on the episode tables are created after the load, which is cheaper
+than maintaining them row by row.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from functools import partial
+from typing import Any
+
+from scarwarden.errors import ScarwardenError
+from scarwarden.files.episodes import parse_episode_bytes
+
+log = logging.getLogger("scarwarden")
+
+#: Created after a rebuild's bulk load; :data:`scarwarden.index.SCHEMA` has the tables.
+EPISODE_INDEXES = (
+    "CREATE INDEX files_dir ON files (dir)",
+    "CREATE INDEX episodes_at ON episodes (at)",
+    "CREATE INDEX episodes_agent ON episodes (agent)",
+    "CREATE INDEX episode_tags_ep ON episode_tags (episode_id)",
+)
+#: Below this many files one process is faster than forking workers.
+PARALLEL_MIN = 5000
+#: Files per task sent to a worker, and rows per ``executemany`` batch.
+CHUNK = 2000
+
+#: What the index keeps of a valid episode: (id, at, agent, task, source, doc as JSON,
+#: action, outcome, correction, tags).
+Row = tuple[str, str, Any, str, Any, str, Any, Any, Any, tuple[str, ...]]
+#: (problem message, None) for an invalid file, (None, row) for a valid one.
+Parsed = tuple[str | None, Row | None]
+
+
+def parse_for_index(path: str, raw: bytes, episodes_dir: str) -> Parsed:
+    """Validate one file with :func:`parse_episode_bytes` and flatten it to a row."""
+    try:
+        ep = parse_episode_bytes(raw, path, episodes_dir=episodes_dir)
+    except ScarwardenError as exc:
+        return (exc.problems[0].message if exc.problems else exc.message), None
+    d = ep.data
+    return None, (d["id"], d["at"], d.get("agent"), d["task"], d.get("source"),
+                  json.dumps(d, ensure_ascii=False), d.get("action"), d.get("outcome"),
+                  d.get("correction"), tuple(d.get("tags") or ()))
+
+
+def default_workers(files: int) -> int:
+    """Worker processes for parsing ``files`` files: 1 (in-process) unless it pays."""
+    if files < PARALLEL_MIN or not sys.platform.startswith("linux"):
+        return 1
+    # Forking a process that runs other threads (the web UI, the MCP server) can
+    # deadlock the child on a lock some thread held; parse in-process there.
+    if threading.active_count() > 1:
+        return 1
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+#: A file to index: (path, blob ID, bytes).
+Item = tuple[str, str, bytes]
+
+
+def _parse_chunk(episodes_dir: str, chunk: list[Item]) -> list[tuple[str, str, Parsed]]:
+    return [(path, blob, parse_for_index(path, raw, episodes_dir)) for path, blob, raw in chunk]
+
+
+def chunked(items: Iterable[Item], size: int | None = None) -> Iterator[list[Item]]:
+    size = size or CHUNK
+    chunk: list[Item] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+@contextmanager
+def parsed(chunks: Iterable[list[Item]], episodes_dir: str,
+           workers: int = 1) -> Iterator[Iterator[tuple[str, str, Parsed]]]:
+    """Parse chunks of files; yields an iterator of (path, blob, result) in input order.
+
+    With ``workers > 1`` the worker processes are forked on entry, before the caller
+    opens a database or starts a reader process, and stopped on exit. ``chunks`` is
+    consumed lazily (by the pool's feeder thread), so reading overlaps parsing.
+    """
+    work = partial(_parse_chunk, episodes_dir)
+    if workers <= 1:
+        yield (row for chunk in chunks for row in work(chunk))
+        return
+    import gc
+    import multiprocessing
+
+    # Frozen objects are never scanned by the children's garbage collector, so the
+    # memory they share with this process is not copied page by page.
+    gc.freeze()
+    try:
+        pool = multiprocessing.get_context("fork").Pool(workers)
+    finally:
+        gc.unfreeze()
+    with pool:
+        yield (row for part in pool.imap(work, chunks) for row in part)
+
+
+class BulkLoader:
+    """Buffers parsed episodes and inserts them with ``executemany`` in batches.
+
+    Meant for an empty index inside one transaction: row IDs are assigned here and an
+    ID seen twice is caught in memory (the first file in path order keeps it).
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.added = 0
+        self.invalid: list[str] = []
+        self._owner: dict[str, str] = {}
+        self._episodes: list[tuple[Any, ...]] = []
+        self._fts: list[tuple[Any, ...]] = []
+        self._tags: list[tuple[str, str]] = []
+        self._files: list[tuple[str, str, str, str | None]] = []
+
+    def add(self, path: str, blob: str, result: Parsed) -> None:
+        problem, row = result
+        directory = path.rsplit("/", 1)[0]
+        if row is None:
+            self.invalid.append(path)
+            log.warning("skipped invalid episode %s: %s", path, problem)
+            self._files.append((path, directory, blob, None))
+        elif row[0] in self._owner:
+            self.invalid.append(path)
+            log.warning("skipped %s: episode ID %s is also in %s", path, row[0],
+                        self._owner[row[0]])
+            self._files.append((path, directory, blob, None))
+        else:
+            ep_id = row[0]
+            self._owner[ep_id] = path
+            self.added += 1
+            rowid = self.added
+            self._episodes.append((rowid, ep_id, path, row[1], row[2], row[3], row[4], row[5]))
+            self._fts.append((rowid, row[3], row[6], row[7], row[8]))
+            self._tags.extend((tag, ep_id) for tag in row[9])
+            self._files.append((path, directory, blob, ep_id))
+        if len(self._files) >= CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        conn = self.conn
+        conn.executemany("INSERT INTO episodes (rowid, id, path, at, agent, task, source, doc) "
+                         "VALUES (?,?,?,?,?,?,?,?)", self._episodes)
+        conn.executemany("INSERT INTO episodes_fts (rowid, task, action, outcome, correction) "
+                         "VALUES (?,?,?,?,?)", self._fts)
+        conn.executemany("INSERT OR IGNORE INTO episode_tags VALUES (?, ?)", self._tags)
+        conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", self._files)
+        self._episodes, self._fts, self._tags, self._files = [], [], [], []
+
+    def finish(self) -> None:
+        """Insert what is buffered and create the secondary indexes."""
+        self.flush()
+        for statement in EPISODE_INDEXES:
+            self.conn.execute(statement)
+
+
+def insert_one(conn: sqlite3.Connection, path: str, blob: str, row: Row) -> None:
+    """Insert one valid episode into a live index (an incremental refresh)."""
+    cur = conn.execute(
+        "INSERT INTO episodes (id, path, at, agent, task, source, doc) VALUES (?,?,?,?,?,?,?)",
+        (row[0], path, row[1], row[2], row[3], row[4], row[5]))
+    conn.execute("INSERT INTO episodes_fts (rowid, task, action, outcome, correction) "
+                 "VALUES (?,?,?,?,?)", (cur.lastrowid, row[3], row[6], row[7], row[8]))
+    conn.executemany("INSERT OR IGNORE INTO episode_tags VALUES (?, ?)",
+                     [(tag, row[0]) for tag in row[9]])
+    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
+                 (path, path.rsplit("/", 1)[0], blob, row[0]))
