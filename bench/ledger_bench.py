@@ -45,8 +45,9 @@ import yaml  # noqa: E402
 from _gen import CACHE_DIR, load_manifest, make_repo  # noqa: E402
 
 from scarwarden import git as sgit  # noqa: E402
+from scarwarden import index as sindex  # noqa: E402
 from scarwarden.files.episodes import mint_id, render_episode, utc_now  # noqa: E402
-from scarwarden.index import store as sindex  # noqa: E402
+from scarwarden.index import load as index_load  # noqa: E402
 from scarwarden.repo import open_repo  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -204,7 +205,7 @@ def bench_size(n: int, work: Path, reps: int, heavy_reps: int) -> dict[str, Samp
     single: list[Sample] = []
     parallel: list[Sample] = []
     process: list[Sample] = []
-    auto = sindex.index_load.default_workers(n)
+    auto = index_load.default_workers(n)
     for _ in range(heavy_reps):
         floors.append(measure(lambda: floor_read_parse(root, parts)))
         single.append(measure(lambda: sindex.rebuild(repo, workers=1)))

@@ -41,7 +41,7 @@ sys.path.insert(0, str(BENCH.parent))
 
 from scarwarden import text  # noqa: E402
 from scarwarden.files import playbook as pb  # noqa: E402
-from scarwarden.index.store import open_index  # noqa: E402
+from scarwarden.index import open_index  # noqa: E402
 from scarwarden.recall.engine import recall  # noqa: E402
 from scarwarden.repo import MemoryRepo, open_repo  # noqa: E402
 

@@ -4,19 +4,30 @@ Loading uses libyaml's C loader when PyYAML was built with it (10x faster than t
 pure-Python one here) and always the *safe* constructors. Anchors and aliases are
 refused outright: an episode never needs them, and refusing them closes the
 "billion laughs" alias bomb before anything is expanded.
+
+PyYAML is imported inside the functions that parse or write YAML, never at import
+time: ``scarwarden recall`` on a current index, which reaches this module through the
+episode and playbook models, parses no YAML and should not pay ~8 ms to load a parser.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
-
-import yaml
+import functools
+from typing import TYPE_CHECKING, Any
 
 from scarwarden.errors import Problem, ValidationError
 
-SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-SafeDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+if TYPE_CHECKING:
+    import yaml
+
+
+@functools.cache
+def _safe_loader() -> type:
+    """libyaml's C safe loader when PyYAML was built with it, else the Python one."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _mark_line(exc: yaml.YAMLError) -> int | None:
@@ -25,7 +36,9 @@ def _mark_line(exc: yaml.YAMLError) -> int | None:
 
 
 def _refuse_aliases(text: str | bytes, source: str) -> None:
-    for event in yaml.parse(text, Loader=SafeLoader):
+    import yaml
+
+    for event in yaml.parse(text, Loader=_safe_loader()):
         anchor = getattr(event, "anchor", None)
         if isinstance(event, yaml.AliasEvent) or anchor is not None:
             line = int(event.start_mark.line) + 1 if event.start_mark else None
@@ -66,9 +79,11 @@ def _too_deep(source: str, line: int | None) -> ValidationError:
 
 
 def _refuse_deep(text: str | bytes, source: str) -> None:
+    import yaml
+
     depth = 0
     try:
-        for event in yaml.parse(text, Loader=SafeLoader):
+        for event in yaml.parse(text, Loader=_safe_loader()):
             if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
                 depth += 1
                 if depth > MAX_DEPTH:
@@ -98,9 +113,11 @@ def load(data: str | bytes, *, source: str = "<input>") -> Any:
     Anchors/aliases (alias bombs) and absurd nesting (a stack overflow in libyaml's
     composer) are refused before anything is built.
     """
+    import yaml
+
     try:
         _guard(data, source)
-        return yaml.load(data, Loader=SafeLoader)  # noqa: S506 - a safe loader
+        return yaml.load(data, Loader=_safe_loader())  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         line = _mark_line(exc)
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -113,9 +130,11 @@ def load(data: str | bytes, *, source: str = "<input>") -> Any:
 
 def load_all(data: str | bytes, *, source: str = "<input>") -> list[Any]:
     """Parse a stream of YAML documents (``---`` separated)."""
+    import yaml
+
     try:
         _guard(data, source)
-        return list(yaml.load_all(data, Loader=SafeLoader))  # noqa: S506
+        return list(yaml.load_all(data, Loader=_safe_loader()))  # noqa: S506
     except yaml.YAMLError as exc:
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ValidationError(
@@ -131,9 +150,11 @@ def key_lines(data: str | bytes) -> list[tuple[int, dict[str, int]]]:
     called on the error path (to put a line on a problem), so composing the document
     a second time costs nothing on the hot path. Returns ``[]`` if it cannot tell.
     """
+    import yaml
+
     try:
         _guard(data, "<input>")
-        node = yaml.compose(data, Loader=SafeLoader)
+        node = yaml.compose(data, Loader=_safe_loader())
     except (yaml.YAMLError, ValidationError):
         return []
     if isinstance(node, yaml.SequenceNode):
@@ -151,10 +172,6 @@ def key_lines(data: str | bytes) -> list[tuple[int, dict[str, int]]]:
                     keys.setdefault(str(key_node.value), int(key_node.start_mark.line) + 1)
         out.append((int(item.start_mark.line) + 1, keys))
     return out
-
-
-class _EpisodeDumper(yaml.SafeDumper):
-    """Block mapping, flow lists, literal blocks for multi-line text, no wrapping."""
 
 
 #: Characters YAML reads as line breaks although PyYAML writes them raw with
@@ -179,16 +196,27 @@ def _datetime_representer(dumper: yaml.SafeDumper, value: dt.datetime) -> yaml.S
     return dumper.represent_scalar("tag:yaml.org,2002:timestamp", text)
 
 
-_EpisodeDumper.add_representer(str, _str_representer)
-_EpisodeDumper.add_representer(list, _list_representer)
-_EpisodeDumper.add_representer(dt.datetime, _datetime_representer)
+@functools.cache
+def _episode_dumper() -> type:
+    """The dumper class, built on first use (it subclasses PyYAML's)."""
+    import yaml
+
+    class EpisodeDumper(yaml.SafeDumper):
+        """Block mapping, flow lists, literal blocks for multi-line text, no wrapping."""
+
+    EpisodeDumper.add_representer(str, _str_representer)
+    EpisodeDumper.add_representer(list, _list_representer)
+    EpisodeDumper.add_representer(dt.datetime, _datetime_representer)
+    return EpisodeDumper
 
 
 def dump_mapping(data: dict[str, Any]) -> str:
     """Render a mapping in the stable episode style (keys in the given order)."""
+    import yaml
+
     return yaml.dump(
         data,
-        Dumper=_EpisodeDumper,
+        Dumper=_episode_dumper(),
         sort_keys=False,
         allow_unicode=True,
         width=10**9,

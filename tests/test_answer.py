@@ -324,7 +324,7 @@ def test_json_keys_are_stable(cli: Any, nothing: str, fake_llm: FakeLLM) -> None
 
 
 def _recall_log_tasks(repo: MemoryRepo) -> list[str]:
-    from scarwarden.index.store import open_index
+    from scarwarden.index import open_index
     from scarwarden.recall.log import read_log
 
     with open_index(repo) as index:

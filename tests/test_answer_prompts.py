@@ -9,9 +9,10 @@ import pytest
 from fakellm import FakeLLM
 from test_answer import first_with_verdict
 
-from scarwarden.answers.answer import brief, fence, memory_messages, no_memory_messages
-from scarwarden.cli.answer_view import compare_layout, wrap_lines
-from scarwarden.cli.commands.answer import DEMO_TASKS, demo_section
+from scarwarden.answers.prompts import brief, fence, memory_messages, no_memory_messages
+from scarwarden.audit.answer_text import compare_layout, wrap_lines
+from scarwarden.demo.sections import DEMO_TASKS
+from scarwarden.demo.sections import answers_section as demo_section
 from scarwarden.recall.engine import recall_task
 from scarwarden.repo import MemoryRepo
 

@@ -12,7 +12,7 @@ from terminal import run_on_terminal
 
 from scarwarden.answers.asking import record_human_answer, task_tags
 from scarwarden.errors import UsageError
-from scarwarden.index.store import open_index
+from scarwarden.index import open_index
 from scarwarden.repo import MemoryRepo
 
 BERLIN = "Book travel for the Berlin conference"

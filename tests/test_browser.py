@@ -93,7 +93,8 @@ def live(distilled: Distilled) -> Iterator[str]:
     """The UI for the distilled repo, served on 127.0.0.1:<free port>."""
     from werkzeug.serving import make_server
 
-    from scarwarden.audit.web.app import LOOPBACK_HOSTS, create_app
+    from scarwarden.audit.web.app import create_app
+    from scarwarden.audit.web.security import LOOPBACK_HOSTS
 
     app = create_app(distilled.repo.root, allowed_hosts=LOOPBACK_HOSTS)
     server = make_server("127.0.0.1", 0, app, threaded=True)

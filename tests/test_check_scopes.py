@@ -201,7 +201,7 @@ def test_outside_a_memory_repo_nothing_to_check(make_cli, git_repo: Path) -> Non
 
 
 def test_demo_section_shows_accept_and_reject(demo_repo: MemoryRepo) -> None:
-    from scarwarden.cli.commands.check import demo_section
+    from scarwarden.demo.sections import gate_section as demo_section
 
     lines: list[str] = []
     before = git(demo_repo.root, "rev-list", "--count", "HEAD").stdout.strip()

@@ -190,7 +190,7 @@ def test_branch_and_no_commit_together_is_a_usage_error(cli, demo_repo: MemoryRe
 
 
 def test_demo_section_shows_the_commit(demo_repo: MemoryRepo) -> None:
-    from scarwarden.cli.commands.distill import demo_section
+    from scarwarden.demo.sections import distill_section as demo_section
 
     lines: list[str] = []
     demo_section(demo_repo, lines.append)

@@ -12,6 +12,7 @@ import pytest
 
 from scarwarden import yamlio
 from scarwarden.errors import ValidationError
+from scarwarden.files.episode_input import normalise_input, parse_input_documents
 from scarwarden.files.episodes import (
     EPISODE_ID_RE,
     FIELD_ORDER,
@@ -19,9 +20,7 @@ from scarwarden.files.episodes import (
     Episode,
     expected_relpath,
     mint_id,
-    normalise_input,
     parse_episode_bytes,
-    parse_input_documents,
 )
 
 GOOD = """\

@@ -252,7 +252,7 @@ def test_output_and_commit(repo: MemoryRepo, run: Any) -> None:
 
 
 def test_demo_section(demo_repo: MemoryRepo) -> None:
-    from scarwarden.cli.commands.export import demo_section
+    from scarwarden.demo.sections import exports_section as demo_section
 
     lines: list[str] = []
     demo_section(demo_repo, lines.append)

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from conftest import git
 
+from scarwarden import index as idx
 from scarwarden.files.episodes import Episode
 from scarwarden.files.record import add_episodes
-from scarwarden.index import store as idx
-from scarwarden.index.store import open_index
+from scarwarden.index import open_index
 from scarwarden.repo import MemoryRepo
 
 
@@ -459,7 +459,7 @@ def test_readers_never_see_a_half_built_index(demo_repo: MemoryRepo, tmp_path: P
     rebuilder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import pathlib
         from scarwarden.repo import open_repo
-        from scarwarden.index.store import rebuild
+        from scarwarden.index import rebuild
         repo = open_repo({str(demo_repo.root)!r})
         n = 0
         while not pathlib.Path({str(stop)!r}).exists() and n < 400:

@@ -15,11 +15,11 @@ import pytest
 from conftest import git
 
 from scarwarden import git as sgit
+from scarwarden import index as idx
 from scarwarden.files.episodes import Episode, render_episode
 from scarwarden.files.record import _commit_only, add_episodes
 from scarwarden.index import load as index_load
-from scarwarden.index import store as idx
-from scarwarden.index.store import open_index
+from scarwarden.index import open_index
 from scarwarden.repo import MemoryRepo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))

@@ -11,9 +11,11 @@ import pytest
 from conftest import git
 
 from scarwarden.errors import GitError, ScarwardenError, ValidationError
-from scarwarden.files.episodes import parse_episode_bytes, parse_input_documents
-from scarwarden.files.record import add_episodes, atomic_write, commit_message
-from scarwarden.index.store import open_index
+from scarwarden.files.atomic import atomic_write
+from scarwarden.files.episode_input import parse_input_documents
+from scarwarden.files.episodes import parse_episode_bytes
+from scarwarden.files.record import add_episodes, commit_message
+from scarwarden.index import open_index
 from scarwarden.repo import MemoryRepo
 
 
@@ -160,6 +162,34 @@ def test_existing_id_is_refused_and_nothing_written(demo_repo: MemoryRepo) -> No
         add_episodes(demo_repo, [{"id": "ep-newone1234", "task": "a", "outcome": "o"},
                                  {"id": "ep-newone1234", "task": "b", "outcome": "o"}])
     assert State.of(demo_repo) == state
+
+
+def test_existing_id_is_found_in_the_files_not_the_index(memory_repo: MemoryRepo) -> None:
+    root = memory_repo.root
+    (ep,) = add_episodes(memory_repo, [{"id": "ep-committed01", "task": "t", "outcome": "o",
+                                        "at": "2026-03-04T05:06:07Z"}])
+    # A clone, a pull or a commit by hand: the files have it, the cache has not seen it.
+    memory_repo.index_path.unlink(missing_ok=True)
+    head = git(root, "rev-parse", "HEAD").stdout
+    status = git(root, "status", "--porcelain", "--untracked-files=all").stdout
+    with pytest.raises(ValidationError, match="episode ep-committed01 already exists"):
+        add_episodes(memory_repo, [{"id": ep.id, "task": "again", "outcome": "o",
+                                    "at": "2027-01-01T00:00:00Z"}])
+    assert git(root, "rev-parse", "HEAD").stdout == head
+    assert git(root, "status", "--porcelain", "--untracked-files=all").stdout == status
+    assert not memory_repo.index_path.exists()  # the truth never opened the cache
+
+
+def test_existing_id_in_an_untracked_misplaced_file_is_refused(memory_repo: MemoryRepo) -> None:
+    stray = memory_repo.episodes_dir / "drafts" / "old" / "deep" / "ep-untracked01.yaml"
+    stray.parent.mkdir(parents=True)
+    stray.write_text("not even valid YAML: [\n")
+    with pytest.raises(ValidationError, match="episode ep-untracked01 already exists"):
+        add_episodes(memory_repo, [{"id": "ep-untracked01", "task": "t", "outcome": "o"}])
+    # A file whose name only ends like the ID's is no clash.
+    (stray.parent / "copy-of-ep-tracked01.yaml").write_text("id: ep-tracked01\n")
+    (ep,) = add_episodes(memory_repo, [{"id": "ep-tracked01", "task": "t", "outcome": "o"}])
+    assert (memory_repo.root / ep.relpath()).exists()
 
 
 def test_rejected_commit_undoes_everything(memory_repo: MemoryRepo) -> None:

@@ -12,7 +12,7 @@ from conftest import git
 from scarwarden.config import RecallSettings
 from scarwarden.errors import UsageError, ValidationError
 from scarwarden.files import playbook as pb
-from scarwarden.index.store import open_index
+from scarwarden.index import open_index
 from scarwarden.recall.engine import MAX_TASK_CHARS, recall, recall_task
 from scarwarden.recall.router import ACT, ACT_AND_FLAG, ASK_HUMAN
 from scarwarden.repo import MemoryRepo, open_repo

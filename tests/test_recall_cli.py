@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from scarwarden.cli.commands.recall import demo_section
+from scarwarden.demo.sections import recall_section as demo_section
 from scarwarden.repo import MemoryRepo
 
 

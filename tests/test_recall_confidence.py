@@ -12,7 +12,7 @@ import yaml
 from test_recall import FIXED, write_playbook  # one fixed playbook for both suites
 
 from scarwarden.config import RecallSettings
-from scarwarden.index.store import open_index
+from scarwarden.index import open_index
 from scarwarden.recall.engine import recall, recall_task
 from scarwarden.recall.router import ACT, ACT_AND_FLAG, ASK_HUMAN, route
 from scarwarden.repo import MemoryRepo

@@ -11,7 +11,7 @@ import pytest
 from conftest import git
 
 from scarwarden.errors import UsageError
-from scarwarden.index.store import open_index
+from scarwarden.index import open_index
 from scarwarden.recall import log as recall_log
 from scarwarden.recall.engine import recall, recall_task
 from scarwarden.recall.log import parse_when, read_log

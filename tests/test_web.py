@@ -206,7 +206,7 @@ def test_task_page_with_a_model_answers_both_sides(fake_llm, distilled) -> None:
 
 
 def test_task_page_with_a_failing_model_recalls_once(fake_llm, distilled) -> None:  # type: ignore[no-untyped-def]
-    from scarwarden.index.store import open_index
+    from scarwarden.index import open_index
     from scarwarden.recall.log import read_log
 
     client = create_app(distilled.repo.root, csrf_token=TOKEN).test_client()
@@ -348,7 +348,7 @@ def test_serve_warns_off_loopback_and_serves(demo_repo: MemoryRepo) -> None:
 
 
 def test_demo_section_tells_how_to_open_the_ui(demo_repo: MemoryRepo) -> None:
-    from scarwarden.cli.commands.serve import demo_section
+    from scarwarden.demo.sections import audit_section as demo_section
 
     before = demo_repo.playbook_path.read_bytes()
     lines: list[str] = []

@@ -24,9 +24,9 @@ from pathlib import Path
 
 from scarwarden import git
 from scarwarden.answers.citations import format_citation
-from scarwarden.errors import Problem, UsageError, ValidationError
+from scarwarden.errors import Problem, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import playbook as pb
-from scarwarden.files.record import atomic_write
+from scarwarden.files.atomic import atomic_write
 from scarwarden.repo import MemoryRepo
 
 BEGIN = "<!-- scarwarden:begin -->"
@@ -287,8 +287,60 @@ def commit_exports(repo: MemoryRepo, files: list[ExportFile]) -> str | None:
     if not rels:
         return None
     git.add(repo.root, rels)
-    if git.run_ok(repo.root, "diff", "--cached", "--quiet", "--", *rels):
+    if git.nothing_staged(repo.root, *rels):
         return None
     message = ("export: update agent instruction files from the playbook\n\n"
                + "\n".join(f"Scarwarden-Export: {f.format} {f.rel}" for f in files) + "\n")
     return git.commit(repo.root, message, only=rels)
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """What ``scarwarden export`` did: every file planned, those written, the commit."""
+
+    files: list[ExportFile]
+    changed: list[ExportFile]
+    commit: str | None
+
+    def to_json(self) -> list[dict[str, str]]:
+        return [{"format": f.format, "path": f.rel,
+                 "status": "written" if f in self.changed else "unchanged"} for f in self.files]
+
+
+def export(repo: MemoryRepo, formats: list[str], *, output: Path | None = None,
+           import_agents: bool | None = None, commit: bool = False) -> ExportResult:
+    """Write the export of ``formats`` (see :func:`plan`); with ``commit``, commit the
+    files that changed. Nothing is committed otherwise."""
+    if not formats:
+        raise UsageError("name a format to export",
+                         hint="scarwarden export agents-md (or claude-md, cursor, copilot, all)")
+    files = plan(repo, formats, output=output, import_agents=import_agents)
+    if commit and output is not None:
+        raise UsageError("--commit cannot be combined with --output",
+                         hint="commit the file yourself")
+    changed = write_exports(files)
+    sha = commit_exports(repo, changed) if commit and changed else None
+    return ExportResult(files, changed, sha)
+
+
+def check_exports(repo: MemoryRepo, formats: list[str], *, output: Path | None = None,
+                  import_agents: bool | None = None) -> list[ExportFile]:
+    """The files ``export --check`` compares, written nowhere. With no ``formats``,
+    those exported so far; an empty list when nothing was ever exported."""
+    formats = formats or exported_formats(repo)
+    if not formats:
+        return []
+    return plan(repo, formats, output=output, import_agents=import_agents)
+
+
+def drift_error(files: list[ExportFile]) -> ScarwardenError | None:
+    """The failure (exit 1) when any of ``files`` is missing or out of date, else None."""
+    bad = [f for f in files if f.status != "current"]
+    if not bad:
+        return None
+    fmts = " ".join(dict.fromkeys(f.format for f in bad))
+    problems = [Problem("missing" if f.status == "missing" else
+                        "out of date with the playbook", file=f.rel) for f in bad]
+    return ScarwardenError(
+        f"{len(bad)} exported file(s) not current with the playbook", problems=problems,
+        hint=f"run 'scarwarden export {fmts}' and commit the result")

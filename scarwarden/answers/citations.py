@@ -208,7 +208,7 @@ def verify_in_repo(repo: MemoryRepo, text: str, recall_result: _RecallLike) -> V
     The one place answers, ``review-draft``, the task page and the MCP tool verify
     an answer's citations.
     """
-    from scarwarden.index.store import open_index
+    from scarwarden.index import open_index
 
     with open_index(repo) as index:
         rules = index.rules(include_retired=True)

@@ -91,7 +91,7 @@ def record_feedback(repo: MemoryRepo, episode_id: str, *, outcome: str | None = 
     task, tags and ``rules_applied`` of the first, so distillation sees the lineage.
     """
     from scarwarden.files.record import add_episodes
-    from scarwarden.index.store import open_index
+    from scarwarden.index import open_index
 
     if not (outcome and outcome.strip()) and not (correction and correction.strip()):
         raise UsageError("feedback needs --outcome or --correction (or both)",

@@ -17,7 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from scarwarden.answers.prompts import brief, fence, memory_messages, rules_block
+from scarwarden.answers.usage import usage_json
 from scarwarden.files.episodes import RULE_ID_RE
+from scarwarden.recall.router import ASK_HUMAN
 
 if TYPE_CHECKING:  # pragma: no cover
     from scarwarden.answers.citations import Verification
@@ -113,8 +116,6 @@ def parse_review(data: Any, recalled_ids: Sequence[str]) -> Review:
 
 def review_messages(task: str, rules: Sequence[Any], draft: str) -> list[dict[str, str]]:
     """The reviewer's request: the rules, the task and the draft, all fenced as data."""
-    from scarwarden.answers.answer import fence, rules_block
-
     user = "\n\n".join([
         "Task:\n" + fence("task", task),
         "Rules:\n" + fence("rules", rules_block(rules)),
@@ -243,8 +244,6 @@ class DraftReview:
         return None if self.qc is None else self.qc.passed
 
     def to_json(self) -> dict[str, Any]:
-        from scarwarden.answers.answer import usage_json
-
         return {"task": self.task, "verdict": self.recall.verdict,
                 "rules": self.recall.to_json()["rules"],
                 "playbook_commit": self.recall.playbook_commit,
@@ -266,7 +265,6 @@ def review_task_draft(repo: MemoryRepo, task: str, draft: str, *, client: ChatCl
     feedback, up to ``max_retakes`` times. With ``client=None`` only the code checks run
     and the result carries the brief. No recalled rule: nothing to review against.
     """
-    from scarwarden.answers.answer import ASK_HUMAN, brief, memory_messages
     from scarwarden.answers.citations import verify_in_repo
     from scarwarden.errors import UsageError
     from scarwarden.recall.engine import recall_task

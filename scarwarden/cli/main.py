@@ -1,8 +1,8 @@
 """The ``scarwarden`` command: a thin, lazily-loaded click group.
 
-Each command lives in ``scarwarden/commands/<name>.py`` and is imported only when it
-is run, so ``scarwarden --help`` and the read commands start without paying for
-GitPython, requests or the MCP SDK. Expected failures (:class:`ScarwardenError`) are
+Each command lives in ``scarwarden/cli/commands/<name>.py`` and is imported only when
+it is run, so ``scarwarden --help`` and the read commands start without paying for
+YAML, requests, Flask or the MCP SDK. Expected failures (:class:`ScarwardenError`) are
 turned into a message and an exit code here, at one boundary.
 """
 

@@ -1,28 +1,31 @@
 """The distill commit: its message, and the three ways to land it.
 
 * on the current branch: the playbook is written and committed with
-  ``git commit --only`` (whatever else is staged stays staged and out of the commit;
-  the pre-commit hook, when installed, runs as for any commit);
+  ``git commit --only`` (whatever else is staged stays staged and out of the commit)
+  by :func:`scarwarden.files.playbook_commit.commit_playbook`, the helper ``rule add``
+  uses too; the gate judges the tree about to be committed first, in-process, and the
+  pre-commit hook, when installed, runs as for any commit;
 * on a new branch (``--branch``): the commit is built in a private index file
   (``read-tree`` HEAD, ``update-index`` the new playbook, ``write-tree``,
   ``commit-tree``, ``update-ref``), so HEAD, the current branch, the user's index and
-  the working tree are not touched. No hook runs there, so the gate is run on the
-  private index in-process before the commit is made;
+  the working tree are not touched. No hook runs there; the gate runs on the private
+  index in-process before the commit is made;
 * not at all (``--no-commit``): the playbook is written to the working tree and the
   message saved to ``.scarwarden/distill-message.txt`` for ``git commit -F``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from scarwarden import git
 from scarwarden.distill.ops import Change, Drop
 from scarwarden.distill.state import COUNT_TRAILER, DISTILLER_TRAILER, EPISODE_TRAILER
 from scarwarden.errors import GitError, UsageError, ValidationError
-from scarwarden.files.record import atomic_write
+from scarwarden.files.atomic import atomic_write
+from scarwarden.files.playbook_commit import commit_playbook, playbook_has_edits
+from scarwarden.gate.check import check_staged
 from scarwarden.llm.client import Usage
 from scarwarden.repo import MemoryRepo
 
@@ -83,14 +86,18 @@ def message(parts: MessageParts) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _edits_error(repo: MemoryRepo) -> UsageError:
+    return UsageError(
+        f"{repo.playbook_rel} has uncommitted changes; distill builds on the committed "
+        "playbook and would overwrite them",
+        hint="commit or discard them first, or use --branch NAME (leaves the working "
+             "tree alone) or --no-commit (builds on your edited file)")
+
+
 def require_clean_playbook(repo: MemoryRepo) -> None:
     """Refuse to commit over uncommitted edits of the playbook (they would be lost)."""
-    if not git.run_ok(repo.root, "diff", "--quiet", "HEAD", "--", repo.playbook_rel):
-        raise UsageError(
-            f"{repo.playbook_rel} has uncommitted changes; distill builds on the committed "
-            "playbook and would overwrite them",
-            hint="commit or discard them first, or use --branch NAME (leaves the working "
-                 "tree alone) or --no-commit (builds on your edited file)")
+    if playbook_has_edits(repo):
+        raise _edits_error(repo)
 
 
 def check_branch_name(repo: MemoryRepo, name: str) -> None:
@@ -103,26 +110,18 @@ def check_branch_name(repo: MemoryRepo, name: str) -> None:
 
 
 def commit_here(repo: MemoryRepo, data: bytes, text: str) -> str:
-    """Write the playbook and commit only it; restore the old file if the commit fails."""
-    original = repo.playbook_path.read_bytes() if repo.playbook_path.exists() else None
-    atomic_write(repo.playbook_path, data)
-    try:
-        git.add(repo.root, [repo.playbook_rel])
-        return git.commit(repo.root, text, only=[repo.playbook_rel], allow_empty=True)
-    except BaseException:
-        if original is not None:
-            atomic_write(repo.playbook_path, original)
-            git.add(repo.root, [repo.playbook_rel])
-        raise
+    """Write the playbook and commit only it, once the gate passed the tree about to be
+    committed; the file and git's index are put back if anything fails."""
+    sha = commit_playbook(repo, data, text, check=lambda env: gate(repo, env),
+                          refuse_edits=_edits_error(repo), allow_empty=True)
+    assert sha is not None  # a message was given: committed, or raised
+    return sha
 
 
-def _gate(root: Path, env: dict[str, str]) -> None:
-    """Run the provenance gate on the private index, where the check module exists."""
-    try:
-        from scarwarden.gate.check import check_staged
-    except ImportError:  # the gate is optional here: our own citations are checked already
-        return
-    report = check_staged(root, env=env)
+def gate(repo: MemoryRepo, env: Mapping[str, str]) -> None:
+    """The provenance gate on the tree in the index ``env`` selects; mandatory for every
+    distill commit (our own citations are checked already: a refusal here is a bug)."""
+    report = check_staged(repo, env=env)
     if not report.ok:
         raise ValidationError("the distilled playbook does not pass the provenance gate",
                               problems=list(report.problems),
@@ -133,7 +132,7 @@ def commit_on_branch(repo: MemoryRepo, branch: str, base: str, data: bytes, text
     """Commit the playbook on a new branch from ``base``; nothing the user sees moves."""
     with git.temporary_index(repo.root, base) as env:
         git.stage_bytes(repo.root, repo.playbook_rel, data, env=env)
-        _gate(repo.root, env)
+        gate(repo, env)
         tree = git.write_tree(repo.root, env=env)
     sha = git.commit_tree(repo.root, tree, [base], text)
     try:

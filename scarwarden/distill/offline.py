@@ -28,7 +28,6 @@ produces, so it passes through the same provenance gate.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,11 +36,11 @@ from scarwarden import text as txt
 from scarwarden.distill.ops import Operation, slug
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode
+from scarwarden.files.playbook_edit import title_from_text
 
 #: Most tags a new rule gets, and most corrections quoted in its text.
 MAX_TAGS = 6
 MAX_SENTENCES = 4
-MAX_TITLE_WORDS = 10
 #: A correction adds nothing when this share of its terms is already in the text.
 COVERED = 0.8
 
@@ -203,26 +202,10 @@ def rule_text(group: Group) -> str:
     return " ".join(sentences)
 
 
-#: Words a title must not end on ("... is high priority and").
-_DANGLING = frozenset("a an the and or but nor of to in on at by for with from into as than "
-                      "that which who if when while so such its their your our this these "
-                      "is are was be it they them we you he she".split())
-
-
 def rule_title(text: str) -> str:
-    """The first clause of the text; a long one is cut at a comma or conjunction."""
-    clause = re.split(r"[.;:!?](?:\s|$)| - | \u2014 ", text.strip(), maxsplit=1)[0]
-    words = clause.split()
-    if len(words) > MAX_TITLE_WORDS:
-        words = words[:MAX_TITLE_WORDS]
-        cuts = [i for i, w in enumerate(words) if i >= 4 and (
-            w.lower() in ("and", "or", "but") or words[i - 1].endswith(","))]
-        if cuts:
-            words = words[:cuts[-1]]
-    while len(words) > 3 and words[-1].lower().strip(",") in _DANGLING:
-        words.pop()
-    title = " ".join(words).rstrip(",")
-    return title[:1].upper() + title[1:]
+    """A new rule's title: the first clause of its text, cut at a comma or conjunction
+    when long (:func:`~scarwarden.files.playbook_edit.title_from_text`, clause style)."""
+    return title_from_text(text, clause=True)
 
 
 def rule_tags(group: Group) -> list[str]:

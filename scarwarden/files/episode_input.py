@@ -1,10 +1,11 @@
 """Episode input: what ``episode add``, imports and the ask-human loop hand the ledger.
 
-Input is more forgiving than a stored file (:func:`scarwarden.episodes.parse_episode_bytes`):
+Input is more forgiving than a stored file (:func:`~scarwarden.files.episodes.parse_episode_bytes`):
 ``id`` and ``at`` may be left out and are minted, ``at`` may carry any UTC offset, tags
 are lower-cased, and one input may hold many episodes (a YAML/JSON list or JSON lines).
 :func:`normalise_input` turns one item into the episode that will be stored, through
-the same :func:`~scarwarden.episodes.validate_mapping` as stored files.
+the same :func:`~scarwarden.files.episodes.validate_mapping` as stored files. This module
+imports :mod:`scarwarden.files.episodes` (the model, IDs, validation), never the reverse.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 One function, :func:`parse_episode_bytes`, validates a stored episode file's bytes; the
 CLI, the index and the pre-commit gate all go through it, so they can never disagree
 about what a valid episode is. User input (flags, a file, an import) is read and turned
-into a stored episode by :mod:`scarwarden.episode_input` (``parse_input_documents``,
-``normalise_input``, still importable from here).
+into a stored episode by :mod:`scarwarden.files.episode_input`, which builds on this
+module (never the reverse).
 """
 
 from __future__ import annotations
@@ -14,24 +14,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scarwarden import yamlio
 from scarwarden.errors import Problem, ValidationError
 from scarwarden.times import format_at, utc_now
 
-if TYPE_CHECKING:
-    from scarwarden.files.episode_input import (
-        InputDocuments,
-        normalise_input,
-        parse_input_documents,
-    )
-
 __all__ = [
     "CONTENT_FIELDS", "EPISODE_ID_RE", "FIELD_ORDER", "LIST_FIELDS", "MAX_EPISODE_BYTES",
-    "RULE_ID_RE", "SOURCES", "TAG_RE", "TEXT_FIELDS", "Episode", "InputDocuments",
-    "expected_relpath", "format_at", "locate", "mint_id", "normalise_input",
-    "parse_episode_bytes", "parse_input_documents", "render_episode", "utc_now",
+    "RULE_ID_RE", "SOURCES", "TAG_RE", "TEXT_FIELDS", "Episode", "expected_relpath",
+    "format_at", "locate", "mint_id", "parse_episode_bytes", "render_episode", "utc_now",
     "utf8_error", "validate_mapping",
 ]
 
@@ -60,7 +52,7 @@ def mint_id() -> str:
 
     Random rather than counted so two clones on two branches never mint the same ID
     and ledgers merge without conflicts (birthday bound: ~1 in 10^6 at 35k episodes
-    per pair of branches; :func:`scarwarden.ledger.add_episodes` re-mints on a clash).
+    per pair of branches; :func:`scarwarden.files.record.add_episodes` re-mints on a clash).
     """
     # Imported here: secrets pulls in hashlib and OpenSSL (~3 ms), which the pre-commit
     # hook, validating episodes but never minting one, should not pay for.
@@ -126,6 +118,17 @@ def _parse_at(value: Any) -> str | None:
     return format_at(parsed)
 
 
+class _Problems(list[Problem]):
+    """The problems found in one episode, each naming its file (and field, when known)."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__()
+        self.source = source
+
+    def bad(self, field: str | None, message: str, hint: str | None = None) -> None:
+        self.append(Problem(message, file=self.source, field=field, hint=hint))
+
+
 def validate_mapping(
     data: Any, *, source: str, normalise: bool = False
 ) -> tuple[dict[str, Any], list[Problem]]:
@@ -134,118 +137,143 @@ def validate_mapping(
     With ``normalise`` (user input), tags are lower-cased and ``at`` with another UTC
     offset is converted; for stored files the stored form must already be canonical.
     """
-    problems: list[Problem] = []
-
-    def bad(field: str | None, message: str, hint: str | None = None) -> None:
-        problems.append(Problem(message, file=source, field=field, hint=hint))
-
+    problems = _Problems(source)
     if not isinstance(data, Mapping):
-        bad(None, f"an episode must be a YAML mapping, got {type(data).__name__}",
-            "write 'key: value' lines: id, at, task, action, outcome, correction, ...")
-        return {}, problems
-
+        problems.bad(None, f"an episode must be a YAML mapping, got {type(data).__name__}",
+                     "write 'key: value' lines: id, at, task, action, outcome, correction, ...")
+        return {}, list(problems)
+    # Each check adds what it accepts to ``out``; the order of the checks is the order
+    # of the problems in a message.
     out: dict[str, Any] = {}
+    _check_keys(data, problems)
+    _check_id(data, out, problems)
+    _check_at(data, out, problems, normalise)
+    _check_text_fields(data, out, problems)
+    for key in LIST_FIELDS:
+        if key in data and data[key] is not None:
+            _check_list(key, data[key], out, problems, normalise)
+    _check_source(data, out, problems)
+    ordered = {key: out[key] for key in FIELD_ORDER if key in out}
+    ordered.update(_extensions(data, problems))
+    return ordered, list(problems)
+
+
+def _check_keys(data: Mapping[Any, Any], problems: _Problems) -> None:
+    """Every key is a known field or an ``x-`` extension (a near miss gets a hint)."""
     for key in data:
         if not isinstance(key, str):
-            bad(str(key), "keys must be strings")
+            problems.bad(str(key), "keys must be strings")
         elif key not in FIELD_ORDER and not key.startswith("x-"):
             close = [k for k in FIELD_ORDER if _similar(k, key)]
             hint = f"did you mean '{close[0]}'?" if close else (
                 "known keys: " + ", ".join(FIELD_ORDER) + "; extensions start with 'x-'")
-            bad(key, "unknown key", hint)
+            problems.bad(key, "unknown key", hint)
 
+
+def _check_id(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems) -> None:
     ep_id = data.get("id")
     if ep_id is None:
-        bad("id", "missing", "every stored episode has an id (episode add mints one)")
+        problems.bad("id", "missing", "every stored episode has an id (episode add mints one)")
     elif not isinstance(ep_id, str) or not EPISODE_ID_RE.match(ep_id):
-        bad("id", f"{ep_id!r} is not a valid episode ID",
-            "IDs match ep-[0-9a-z][0-9a-z-]{2,40}: lower case, digits and '-', nothing else")
+        problems.bad("id", f"{ep_id!r} is not a valid episode ID",
+                     "IDs match ep-[0-9a-z][0-9a-z-]{2,40}: lower case, digits and '-', "
+                     "nothing else")
     else:
         out["id"] = ep_id
 
+
+def _check_at(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems,
+              normalise: bool) -> None:
     at_raw = data.get("at")
     if at_raw is None:
-        bad("at", "missing", "a UTC time such as 2026-11-03T10:12:00Z")
+        problems.bad("at", "missing", "a UTC time such as 2026-11-03T10:12:00Z")
+        return
+    at = _parse_at(at_raw)
+    if at is None:
+        problems.bad("at", f"{at_raw!r} is not a date-time with a time zone",
+                     "use ISO 8601 with a zone, e.g. 2026-11-03T10:12:00Z")
+    elif not normalise and not _canonical_at(at_raw, at):
+        problems.bad("at", f"{_show_at(at_raw)} is not in canonical UTC form", f"write it as {at}")
     else:
-        at = _parse_at(at_raw)
-        if at is None:
-            bad("at", f"{at_raw!r} is not a date-time with a time zone",
-                "use ISO 8601 with a zone, e.g. 2026-11-03T10:12:00Z")
-        elif not normalise and not _canonical_at(at_raw, at):
-            bad("at", f"{_show_at(at_raw)} is not in canonical UTC form", f"write it as {at}")
-        else:
-            out["at"] = at
+        out["at"] = at
 
+
+def _check_text_fields(data: Mapping[Any, Any], out: dict[str, Any],
+                       problems: _Problems) -> None:
+    """The text fields, then the two the episode cannot do without: a task and content."""
     for key in TEXT_FIELDS:
         if key not in data or data[key] is None:
             continue
         value = data[key]
         if not isinstance(value, str):
-            bad(key, f"must be text, got {type(value).__name__}",
-                "quote it if YAML read it as a number, date or boolean")
+            problems.bad(key, f"must be text, got {type(value).__name__}",
+                         "quote it if YAML read it as a number, date or boolean")
         elif not value.strip():
-            bad(key, "must not be empty", "leave the key out instead")
+            problems.bad(key, "must not be empty", "leave the key out instead")
         else:
             out[key] = value
     if "task" not in data or data.get("task") is None:
-        bad("task", "missing", "say what the agent was asked to do")
+        problems.bad("task", "missing", "say what the agent was asked to do")
     if not any(isinstance(data.get(k), str) and data.get(k, "").strip()
                for k in CONTENT_FIELDS):
-        bad(None, "an episode needs at least one of action, outcome, correction",
-            "record what the agent did, what happened, or what a human corrected")
+        problems.bad(None, "an episode needs at least one of action, outcome, correction",
+                     "record what the agent did, what happened, or what a human corrected")
 
-    for key in LIST_FIELDS:
-        if key not in data or data[key] is None:
-            continue
-        value = data[key]
-        if not isinstance(value, list):
-            bad(key, f"must be a list, got {type(value).__name__}",
-                f"write {key}: [a, b] or one '- item' per line")
-            continue
-        items: list[str] = []
-        for item in value:
-            if not isinstance(item, str):
-                bad(key, f"item {item!r} must be text")
-                continue
-            if key == "tags":
-                tag = item.strip().lower() if normalise else item
-                if not TAG_RE.match(tag):
-                    bad(key, f"tag {item!r} is not a slug",
-                        "tags use a-z, 0-9 and '-' only, e.g. subject-line")
-                    continue
-                if tag not in items:
-                    items.append(tag)
-            elif key == "refs":
-                if not EPISODE_ID_RE.match(item):
-                    bad(key, f"{item!r} is not an episode ID")
-                    continue
-                items.append(item)
+
+def _check_list(key: str, value: Any, out: dict[str, Any], problems: _Problems,
+                normalise: bool) -> None:
+    """One list field: tags (slugs, de-duplicated), refs (episode IDs) or rules_applied."""
+    if not isinstance(value, list):
+        problems.bad(key, f"must be a list, got {type(value).__name__}",
+                     f"write {key}: [a, b] or one '- item' per line")
+        return
+    items: list[str] = []
+    for item in value:
+        if not isinstance(item, str):
+            problems.bad(key, f"item {item!r} must be text")
+        elif key == "tags":
+            tag = item.strip().lower() if normalise else item
+            if not TAG_RE.match(tag):
+                problems.bad(key, f"tag {item!r} is not a slug",
+                             "tags use a-z, 0-9 and '-' only, e.g. subject-line")
+            elif tag not in items:
+                items.append(tag)
+        elif key == "refs":
+            if not EPISODE_ID_RE.match(item):
+                problems.bad(key, f"{item!r} is not an episode ID")
             else:
-                if not RULE_ID_RE.match(item):
-                    bad(key, f"{item!r} is not a rule ID", "rule IDs look like PB-03")
-                    continue
                 items.append(item)
-        if items:
-            out[key] = items
-
-    source_value = data.get("source")
-    if source_value is not None:
-        if source_value not in SOURCES:
-            bad("source", f"{source_value!r} is not a known source",
-                "one of: " + ", ".join(SOURCES))
+        elif not RULE_ID_RE.match(item):
+            problems.bad(key, f"{item!r} is not a rule ID", "rule IDs look like PB-03")
         else:
-            out["source"] = source_value
+            items.append(item)
+    if items:
+        out[key] = items
 
-    ordered = {key: out[key] for key in FIELD_ORDER if key in out}
+
+def _check_source(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems) -> None:
+    source_value = data.get("source")
+    if source_value is None:
+        return
+    if source_value not in SOURCES:
+        problems.bad("source", f"{source_value!r} is not a known source",
+                     "one of: " + ", ".join(SOURCES))
+    else:
+        out["source"] = source_value
+
+
+def _extensions(data: Mapping[Any, Any], problems: _Problems) -> dict[str, Any]:
+    """The ``x-`` keys, in their input order, whose values the index can store."""
+    kept: dict[str, Any] = {}
     for key in data:
         if isinstance(key, str) and key.startswith("x-"):
             if not _plain(data[key]):
                 # The index stores episodes as JSON; a YAML date here would break it.
-                bad(key, "extension values must be text, numbers, booleans, lists or mappings",
-                    "quote dates and times, e.g. x-reviewed: '2026-11-03'")
+                problems.bad(key, "extension values must be text, numbers, booleans, lists "
+                             "or mappings", "quote dates and times, e.g. x-reviewed: '2026-11-03'")
                 continue
-            ordered[key] = data[key]
-    return ordered, problems
+            kept[key] = data[key]
+    return kept
 
 
 def _canonical_at(raw: Any, at: str) -> bool:
@@ -365,12 +393,3 @@ def _key_before(raw: bytes, offset: int) -> str | None:
             return match.group(1).decode("ascii")
     return None
 
-
-def __getattr__(name: str) -> Any:
-    # Input parsing lives in scarwarden.episode_input (it is not needed to validate a
-    # stored file); its public names stay importable from here, loaded on first use.
-    if name in ("InputDocuments", "normalise_input", "parse_input_documents"):
-        from scarwarden.files import episode_input
-
-        return getattr(episode_input, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,24 +1,70 @@
-"""Hand-written rules: ``scarwarden rule add``."""
+"""Hand-written rules (``scarwarden rule add``), loading and saving the playbook, and the
+one function that titles a rule written without a title."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 
 from scarwarden import git
 from scarwarden.errors import UsageError, ValidationError
 from scarwarden.files import playbook as pb
-from scarwarden.files.record import atomic_write, write_lock
-from scarwarden.index.store import open_index
+from scarwarden.files.atomic import atomic_write, write_lock
+from scarwarden.files.episodes import parse_episode_bytes
+from scarwarden.files.playbook_commit import commit_playbook
 from scarwarden.repo import MemoryRepo
 
+#: Most words of a title cut from the first sentence (``rule add``, a model's ``add``).
+TITLE_WORDS = 8
+#: Most words of a title cut from the first clause (the offline distiller).
+CLAUSE_TITLE_WORDS = 10
+#: Words a clause title must not end on ("... is high priority and").
+_DANGLING = frozenset("a an the and or but nor of to in on at by for with from into as than "
+                      "that which who if when while so such its their your our this these "
+                      "is are was be it they them we you he she".split())
+#: Above this many IDs, one listing of the episodes folder is cheaper than one pathspec
+#: per ID (git matches every index entry against every pattern).
+_MAX_ID_PATTERNS = 8
+#: An intent-to-add entry ('git add -N') has this blob: its content is not staged.
+_EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 
-def title_from_text(text: str, words: int = 8) -> str:
-    """A title from the rule's first sentence (at most ``words`` words)."""
+
+def title_from_text(text: str, words: int | None = None, *, clause: bool = False) -> str:
+    """The title of a rule written without one, made from its text.
+
+    Two styles, each kept exactly as its callers have always titled rules:
+
+    * default (``rule add``; a model's ``add`` that gave no title): the first sentence,
+      colons read as spaces, at most ``words`` (8) words, ``...`` when it was cut;
+    * ``clause=True`` (the offline distiller, whose text is corrections quoted one
+      after another): the first clause (up to ``.;:!?``, `` - `` or an em dash); one
+      over ``words`` (10) words is cut back at its last comma or conjunction; the title
+      never ends on a dangling word (``and``, ``the``) and starts with a capital. No
+      ``...``: it has to read as a phrase of its own.
+    """
+    if clause:
+        return _clause_title(text, CLAUSE_TITLE_WORDS if words is None else words)
+    words = TITLE_WORDS if words is None else words
     first = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0].rstrip(".!?")
     parts = first.replace(":", " ").split()
     title = " ".join(parts[:words])
     return title + ("..." if len(parts) > words else "")
+
+
+def _clause_title(text: str, limit: int) -> str:
+    clause = re.split(r"[.;:!?](?:\s|$)| - | \u2014 ", text.strip(), maxsplit=1)[0]
+    words = clause.split()
+    if len(words) > limit:
+        words = words[:limit]
+        cuts = [i for i, w in enumerate(words) if i >= 4 and (
+            w.lower() in ("and", "or", "but") or words[i - 1].endswith(","))]
+        if cuts:
+            words = words[:cuts[-1]]
+    while len(words) > 3 and words[-1].lower().strip(",") in _DANGLING:
+        words.pop()
+    title = " ".join(words).rstrip(",")
+    return title[:1].upper() + title[1:]
 
 
 def resolve_citations(repo: MemoryRepo, episode_ids: Sequence[str]) -> list[str]:
@@ -28,13 +74,46 @@ def resolve_citations(repo: MemoryRepo, episode_ids: Sequence[str]) -> list[str]
 
 def _locate_citations(repo: MemoryRepo, episode_ids: Sequence[str]
                       ) -> tuple[dict[str, str], list[str]]:
-    """(ID -> path of each cited episode in git's index, the IDs that are not there)."""
-    with open_index(repo) as index:
-        paths = {ep: index.episode_path(ep) for ep in episode_ids}
-    known = [p for p in paths.values() if p]
-    staged = {e.path for e in git.ls_files_stage(repo.root, *known)} if known else set()
-    found = {ep: path for ep, path in paths.items() if path is not None and path in staged}
-    return found, [ep for ep in paths if ep not in found]
+    """(ID -> path of each cited episode, the IDs that are not in the ledger).
+
+    Read from git and the files, never the index (the cache is rebuilt from them): an
+    episode counts when ``<id>.yaml`` is in git's index (committed or staged, under the
+    episodes folder, content staged) and its file in the working tree is a valid
+    episode with that ID, where its date says; that file is what the commit records.
+    An untracked file never counts.
+    """
+    wanted = list(dict.fromkeys(episode_ids))
+    found: dict[str, str] = {}
+    for ep, paths in _staged_episode_paths(repo, wanted).items():
+        for path in paths:
+            if _valid_in_worktree(repo, path, ep):
+                found[ep] = path
+                break
+    return found, [ep for ep in wanted if ep not in found]
+
+
+def _staged_episode_paths(repo: MemoryRepo, ids: Sequence[str]) -> dict[str, list[str]]:
+    """Episode ID -> paths in git's index of files named ``<id>.yaml`` (any depth)."""
+    found: dict[str, list[str]] = {ep: [] for ep in ids}
+    if not found:
+        return found
+    folder = repo.episodes_rel
+    # Default pathspec magic: '*' also matches '/', so every folder depth is searched.
+    specs = ([f"{folder}/*{ep}.yaml" for ep in found] if len(found) <= _MAX_ID_PATTERNS
+             else [f"{folder}/"])
+    for entry in git.ls_files_stage(repo.root, *specs):
+        name = PurePosixPath(entry.path).name
+        if entry.blob != _EMPTY_BLOB and name.endswith(".yaml") and name[:-5] in found:
+            found[name[:-5]].append(entry.path)
+    return found
+
+
+def _valid_in_worktree(repo: MemoryRepo, path: str, ep_id: str) -> bool:
+    try:
+        raw = (repo.root / path).read_bytes()
+        return parse_episode_bytes(raw, path, episodes_dir=repo.episodes_rel).id == ep_id
+    except (OSError, ValidationError):
+        return False
 
 
 def _not_in_head(repo: MemoryRepo, paths: Sequence[str]) -> list[str]:
@@ -48,6 +127,7 @@ def _not_in_head(repo: MemoryRepo, paths: Sequence[str]) -> list[str]:
 
 
 def load_playbook(repo: MemoryRepo) -> pb.Playbook:
+    """The working tree's playbook, parsed (an empty one when the file is missing)."""
     try:
         raw = repo.playbook_path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -58,7 +138,12 @@ def load_playbook(repo: MemoryRepo) -> pb.Playbook:
 
 
 def save_playbook(repo: MemoryRepo, playbook: pb.Playbook) -> None:
-    atomic_write(repo.playbook_path, pb.render(playbook).encode("utf-8"))
+    """Write the playbook's canonical text (atomically; nothing is staged)."""
+    atomic_write(repo.playbook_path, _rendered(playbook))
+
+
+def _rendered(playbook: pb.Playbook) -> bytes:
+    return pb.render(playbook).encode("utf-8")
 
 
 def add_rule(repo: MemoryRepo, *, text: str, tags: Sequence[str], cites: Sequence[str],
@@ -74,33 +159,26 @@ def add_rule(repo: MemoryRepo, *, text: str, tags: Sequence[str], cites: Sequenc
                 f"{'is' if len(missing) == 1 else 'are'} not in the ledger (committed or staged)",
                 hint="no provenance, no rule: cite episodes that exist "
                      "('scarwarden episode list'), or record the episode first")
-        if commit and git.head(repo.root) is not None and not git.run_ok(
-                repo.root, "diff", "--quiet", "HEAD", "--", repo.playbook_rel):
-            raise UsageError(
-                f"{repo.playbook_rel} has uncommitted changes; rule add would commit them too",
-                hint="commit or discard them first, or use --no-commit")
-        original = repo.playbook_path.read_bytes() if repo.playbook_path.exists() else None
-        save_playbook(repo, playbook.with_rule(rule))
-        try:
-            git.add(repo.root, [repo.playbook_rel])
-            if commit:
-                # A cited episode that is staged but not committed goes into this commit
-                # too: a commit whose rule cites an episode outside its own tree is what
-                # the gate rejects and `verify` reports.
-                staged_episodes = _not_in_head(repo, list(found.values()))
-                trailers = [f"Scarwarden-Rule: {rule.id}"] + [
-                    f"Scarwarden-Episode: {ep}" for ep, path in found.items()
-                    if path in staged_episodes]
-                message = (f"rule: add {rule.id} {rule.title}\n\n"
-                           f"Learnt in: {', '.join(rule.episode_ids)}\n\n"
-                           + "\n".join(trailers) + "\n")
-                git.commit(repo.root, message, only=[repo.playbook_rel, *staged_episodes])
-        except BaseException:
-            if original is not None:
-                atomic_write(repo.playbook_path, original)
-                git.add(repo.root, [repo.playbook_rel])
-            else:
-                git.unstage(repo.root, [repo.playbook_rel])
-                repo.playbook_path.unlink(missing_ok=True)
-            raise
+        data = _rendered(playbook.with_rule(rule))
+        if not commit:
+            commit_playbook(repo, data, None)
+            return rule
+        # A cited episode that is staged but not committed goes into this commit too: a
+        # commit whose rule cites an episode outside its own tree is what the gate
+        # rejects and `verify` reports.
+        staged_episodes = _not_in_head(repo, list(found.values()))
+        commit_playbook(repo, data, _commit_message(rule, found, staged_episodes),
+                        also=staged_episodes, refuse_edits=UsageError(
+                            f"{repo.playbook_rel} has uncommitted changes; rule add would "
+                            "commit them too",
+                            hint="commit or discard them first, or use --no-commit"))
     return rule
+
+
+def _commit_message(rule: pb.Rule, found: dict[str, str], staged_episodes: list[str]) -> str:
+    """Subject, the citations, then the trailers: the rule, and each episode committed
+    with it (one the ledger already holds is not repeated)."""
+    trailers = [f"Scarwarden-Rule: {rule.id}"] + [
+        f"Scarwarden-Episode: {ep}" for ep, path in found.items() if path in staged_episodes]
+    return (f"rule: add {rule.id} {rule.title}\n\n"
+            f"Learnt in: {', '.join(rule.episode_ids)}\n\n" + "\n".join(trailers) + "\n")

@@ -8,39 +8,16 @@ unstaged again, so a failed ``episode add`` leaves the repository as it found it
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from scarwarden import git
 from scarwarden.errors import Problem, ScarwardenError, ValidationError
-from scarwarden.files.atomic import file_lock
-from scarwarden.files.episodes import Episode, locate, mint_id, normalise_input
+from scarwarden.files.atomic import atomic_write, write_lock
+from scarwarden.files.episode_input import normalise_input
+from scarwarden.files.episodes import EPISODE_ID_RE, Episode, locate, mint_id
 from scarwarden.repo import MemoryRepo
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_lock(repo: MemoryRepo) -> AbstractContextManager[None]:
-    """Serialise writers (CLI, MCP server, web UI) on one repository."""
-    return file_lock(repo.state_dir / "write.lock")
 
 
 def commit_message(episodes: Sequence[Episode]) -> str:
@@ -101,14 +78,12 @@ def add_episodes(repo: MemoryRepo, inputs: Sequence[Any], *, commit: bool = True
     if git.toplevel(repo.root) is None:
         raise ScarwardenError(f"{repo.root} is not a git repository")
     with write_lock(repo):
+        # Minted IDs need no look-up (50 random bits, never reused); an ID that is not
+        # valid is refused by prepare() whatever the files hold.
         candidate_ids = [str(item["id"]) for item in inputs
-                         if isinstance(item, dict) and item.get("id")]
-        existing: set[str] = set()
-        if candidate_ids:  # minted IDs need no look-up: 50 random bits, never reused
-            from scarwarden.index.store import open_index
-
-            with open_index(repo) as index:
-                existing = index.existing_episode_ids(candidate_ids)
+                         if isinstance(item, dict) and item.get("id")
+                         and EPISODE_ID_RE.match(str(item["id"]))]
+        existing = ids_in_ledger(repo, candidate_ids)
         episodes = prepare(inputs, source=source, now=now, existing_ids=existing)
         # Before our files are staged: with nothing else staged, a plain commit holds
         # exactly our files and costs half of `commit --only` (which writes a second
@@ -136,6 +111,20 @@ def add_episodes(repo: MemoryRepo, inputs: Sequence[Any], *, commit: bool = True
     return episodes
 
 
+def ids_in_ledger(repo: MemoryRepo, ids: Iterable[str]) -> set[str]:
+    """The episode IDs among ``ids`` that a file ``<ID>.yaml`` already has, anywhere
+    under the episodes folder: in git's index (committed or staged) or in the working
+    tree (untracked too).
+
+    Read from the files, never the index: they are the truth, and the cache may not
+    have seen the latest commit yet. Any depth counts, so a misplaced copy, which the
+    gate would refuse as a duplicate, is found too.
+    """
+    names = {f"{ep_id}.yaml" for ep_id in ids}
+    return {path.rpartition("/")[2].removesuffix(".yaml")
+            for path in git.files_named(repo.root, repo.episodes_rel, names)}
+
+
 def _commit_only(repo: MemoryRepo, message: str, written: list[str], alone: bool) -> None:
     """Commit exactly ``written`` (whatever else the user has staged stays staged)."""
     if not alone:
@@ -148,9 +137,9 @@ def _commit_only(repo: MemoryRepo, message: str, written: list[str], alone: bool
     # (the index keeps everything staged) and commit our files alone.
     parent = git.rev_parse(repo.root, f"{sha}^")
     if parent is None:
-        git.run(repo.root, "update-ref", "-d", "HEAD", sha)
+        git.delete_ref(repo.root, "HEAD", sha)
     else:
-        git.run(repo.root, "reset", "-q", "--soft", parent)
+        git.reset_soft(repo.root, parent)
     git.commit(repo.root, message, only=written)
 
 

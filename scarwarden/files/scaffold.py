@@ -8,8 +8,8 @@ from pathlib import Path
 
 from scarwarden import git
 from scarwarden.errors import UsageError
+from scarwarden.files.atomic import atomic_write
 from scarwarden.files.playbook import TITLE
-from scarwarden.files.record import atomic_write
 from scarwarden.repo import MemoryRepo
 
 EMPTY_PLAYBOOK = (
@@ -101,8 +101,6 @@ def _restore_gitignore(repo: MemoryRepo, before: bytes | None,
     else:
         atomic_write(path, before)
     if staged:  # put back exactly the index entry the user had
-        entry = staged[0]
-        git.run(repo.root, "update-index", "--add", "--cacheinfo",
-                f"{entry.mode},{entry.blob},.gitignore", check=False)
+        git.restore_index_entry(repo.root, staged[0])
     else:
         git.unstage(repo.root, [".gitignore"])

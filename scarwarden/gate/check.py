@@ -1,6 +1,6 @@
 """The provenance gate: ``scarwarden check``.
 
-Three scopes, one set of rules (:mod:`scarwarden.gate_rules`):
+Three scopes, one set of rules (:mod:`scarwarden.gate.policy`):
 
 * :func:`check_staged` (the pre-commit hook): the tree about to be committed, read from
   git's index only (``git diff --cached`` and blob IDs), never from the working folder,
@@ -10,7 +10,7 @@ Three scopes, one set of rules (:mod:`scarwarden.gate_rules`):
   the blobs that changed, and finds the few episode IDs it needs with one
   ``git ls-files`` pathspec per ID instead of listing 100k files.
 * :func:`check_range` (CI on a pull request): every commit in ``A..B`` against its
-  parents, citations against each commit's own tree (:mod:`scarwarden.verify` walks it).
+  parents, citations against each commit's own tree (:mod:`scarwarden.gate.verify` walks it).
 * :func:`check_all`: the committed-plus-staged tree as a whole; the one scope that
   parses every episode.
 """
@@ -23,9 +23,8 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from scarwarden import git
-from scarwarden.config import load_config
 from scarwarden.errors import GitError, UsageError
-from scarwarden.repo import MemoryRepo
+from scarwarden.repo import MemoryRepo, open_repo
 
 if TYPE_CHECKING:
     from scarwarden.files import playbook as pb
@@ -89,8 +88,8 @@ def _counted(n: int, key: str) -> str:
 def _repo(root: Path | str | MemoryRepo) -> MemoryRepo:
     if isinstance(root, MemoryRepo):
         return root  # the CLI has loaded the settings already
-    root = Path(root)
-    return MemoryRepo(root, load_config(root))
+    # The gate also runs before 'init' has created the memory: nothing to refuse then.
+    return open_repo(root, initialised=False)
 
 
 def _staged_diff(root: Path, memory_rel: str, env: Mapping[str, str] | None
@@ -152,6 +151,24 @@ def _check_citations(report: CheckReport, repo: MemoryRepo, rules: Iterable[pb.R
                     rule, ep, repo.playbook_rel, line, where, hint=_worktree_hint(repo, ep)))
 
 
+@dataclass
+class _StagedChanges:
+    """The staged diff, sorted by what the gate must read and check."""
+
+    #: Added episode files that may be valid: path -> (blob, mode).
+    added: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: IDs of episodes deleted or renamed away: the rules citing them must still resolve.
+    lost: set[str] = field(default_factory=set)
+    playbook_changed: bool = False
+    #: The playbook's blob IDs before and after; ``None``: absent (or unchanged).
+    playbook_old: str | None = None
+    playbook_new: str | None = None
+
+    @property
+    def needs_playbook(self) -> bool:
+        return self.playbook_changed or bool(self.lost)
+
+
 def check_staged(root: Path | str | MemoryRepo,
                  env: Mapping[str, str] | None = None) -> CheckReport:
     """Check what ``git commit`` is about to record (git's index, honouring
@@ -163,13 +180,22 @@ def check_staged(root: Path | str | MemoryRepo,
     report.base = base
     if not changes:
         return report  # the common case in a code repository: before paying for YAML
+    staged = _sort_staged_changes(report, repo, changes)
+    blobs = _read_staged_blobs(repo, staged, base, env)
+    added_ids = _validate_added_episodes(report, repo, staged.added, blobs)
+    to_resolve, new_text = _check_staged_playbook(report, repo, staged, base, blobs)
+    _check_ids_and_citations(report, repo, added_ids, to_resolve, new_text, env)
+    return report
+
+
+def _sort_staged_changes(report: CheckReport, repo: MemoryRepo,
+                         changes: list[tuple[str, str, str, str, git.Change]]) -> _StagedChanges:
+    """Report what no content can excuse (unmerged files, episodes changed after they
+    were added, misplaced files) and note the added episodes and playbook versions."""
     from scarwarden.gate import policy as rules
 
     ep_rel, pb_rel = repo.episodes_rel, repo.playbook_rel
-    added: dict[str, tuple[str, str]] = {}  # path -> (blob, mode)
-    lost: set[str] = set()
-    playbook_old = playbook_new = None  # blob IDs; None = absent / unchanged
-    playbook_changed = False
+    staged = _StagedChanges()
     for old_mode, new_mode, old_blob, new_blob, change in changes:
         report.count("files_changed")
         old_path = change.old_path or change.path
@@ -179,14 +205,14 @@ def check_staged(root: Path | str | MemoryRepo,
                 hint="resolve the conflict and 'git add' it"))
             continue
         if old_path == pb_rel or change.path == pb_rel:
-            playbook_changed = True
-            playbook_old = old_blob if old_path == pb_rel and change.status != "A" else None
-            playbook_new = new_blob if change.path == pb_rel and change.status != "D" else None
+            staged.playbook_changed = True
+            staged.playbook_old = old_blob if old_path == pb_rel and change.status != "A" else None
+            staged.playbook_new = new_blob if change.path == pb_rel and change.status != "D" else None
         if rules.is_under(old_path, ep_rel) and change.status != "A":
             if change.status in "DR":
                 ep = rules.episode_id_of(old_path)
                 if ep:
-                    lost.add(ep)
+                    staged.lost.add(ep)
             report.problems.append(rules.changed_episode_problem(
                 change.status, old_path, old_mode=old_mode, new_mode=new_mode,
                 old_blob=old_blob, new_blob=new_blob, new_path=change.path))
@@ -198,58 +224,92 @@ def check_staged(root: Path | str | MemoryRepo,
             if bad is not None:
                 report.problems.append(bad)
             elif change.path.endswith(".yaml"):
-                added[change.path] = (new_blob, new_mode)
+                staged.added[change.path] = (new_blob, new_mode)
+    return staged
 
-    need_playbook = playbook_changed or bool(lost)
-    wanted: list[str] = [blob for blob, _ in added.values()]
-    if playbook_changed:
-        wanted += [b for b in (playbook_new, playbook_old) if b]
-    elif need_playbook and base:
-        wanted.append(f"{base}:{pb_rel}")
-    blobs = dict(zip(wanted, git.cat_file_batch(repo.root, wanted, env=env), strict=True))
+
+def _read_staged_blobs(repo: MemoryRepo, staged: _StagedChanges, base: str | None,
+                       env: Mapping[str, str] | None) -> dict[str, bytes | None]:
+    """The added episodes and the playbook versions to compare, with one
+    ``git cat-file --batch``; keyed by blob ID (or ``<base>:<playbook>`` when the
+    playbook is unchanged but must be read for the episodes that left)."""
+    wanted: list[str] = [blob for blob, _ in staged.added.values()]
+    if staged.playbook_changed:
+        wanted += [b for b in (staged.playbook_new, staged.playbook_old) if b]
+    elif staged.needs_playbook and base:
+        wanted.append(f"{base}:{repo.playbook_rel}")
+    return dict(zip(wanted, git.cat_file_batch(repo.root, wanted, env=env), strict=True))
+
+
+def _validate_added_episodes(report: CheckReport, repo: MemoryRepo,
+                             added: dict[str, tuple[str, str]],
+                             blobs: Mapping[str, bytes | None]) -> dict[str, str]:
+    """Validate each added episode; its ID (claimed by its content, else by its file
+    name) -> its path, the first path per ID."""
+    from scarwarden.gate import policy as rules
 
     added_ids: dict[str, str] = {}
     for path, (blob, _mode) in added.items():
-        episode, found = rules.validate_episode(blobs.get(blob), path, ep_rel)
+        episode, found = rules.validate_episode(blobs.get(blob), path, repo.episodes_rel)
         report.problems.extend(found)
         report.count("episodes_added")
         ep = episode.id if episode else rules.episode_id_of(path)
         if ep:
             added_ids.setdefault(ep, path)
+    return added_ids
 
+
+def _check_staged_playbook(report: CheckReport, repo: MemoryRepo, staged: _StagedChanges,
+                           base: str | None, blobs: Mapping[str, bytes | None]
+                           ) -> tuple[list[pb.Rule], str | None]:
+    """Parse the playbook being committed and compare it with the one it replaces.
+
+    Returns the rules whose citations must resolve and the new playbook's text (for
+    the line numbers of problems); none when the playbook need not be read."""
+    from scarwarden.gate import policy as rules
+
+    pb_rel = repo.playbook_rel
+    if not staged.needs_playbook:
+        return [], None
+    if staged.playbook_changed:
+        new_raw = blobs.get(staged.playbook_new) if staged.playbook_new else None
+        old_raw = blobs.get(staged.playbook_old) if staged.playbook_old else None
+    else:
+        new_raw = old_raw = blobs.get(f"{base}:{pb_rel}")
+    new_text = new_raw.decode("utf-8", "replace") if new_raw is not None else None
+    new_book, found = rules.parse_playbook(new_raw, pb_rel)
+    report.problems.extend(found)
+    old_book = rules.parse_playbook(old_raw, pb_rel)[0] if old_raw is not None else None
     to_resolve: list[pb.Rule] = []
-    new_book: pb.Playbook | None = None
-    new_text: str | None = None
-    if need_playbook:
-        if playbook_changed:
-            new_raw = blobs.get(playbook_new) if playbook_new else None
-            old_raw = blobs.get(playbook_old) if playbook_old else None
-        else:
-            new_raw = old_raw = blobs.get(f"{base}:{pb_rel}")
-        new_text = new_raw.decode("utf-8", "replace") if new_raw is not None else None
-        new_book, found = rules.parse_playbook(new_raw, pb_rel)
-        report.problems.extend(found)
-        old_book = rules.parse_playbook(old_raw, pb_rel)[0] if old_raw is not None else None
-        if playbook_changed and playbook_new is None and old_book and old_book.all_rules():
-            report.problems.append(rules.problem(
-                "playbook-deleted", f"{pb_rel} was deleted; its rule IDs must stay on record",
-                file=pb_rel, hint=f"restore it: git restore --source=HEAD --staged --worktree -- {pb_rel}"))
-        elif new_book is not None:
-            report.problems.extend(rules.compare_playbooks(old_book, new_book, pb_rel))
-            to_resolve = rules.rules_to_resolve(old_book if playbook_changed else new_book,
-                                                new_book, lost)
-            report.count("rules_checked", len(to_resolve))
+    if (staged.playbook_changed and staged.playbook_new is None and old_book
+            and old_book.all_rules()):
+        report.problems.append(rules.problem(
+            "playbook-deleted", f"{pb_rel} was deleted; its rule IDs must stay on record",
+            file=pb_rel, hint=f"restore it: git restore --source=HEAD --staged --worktree -- {pb_rel}"))
+    elif new_book is not None:
+        report.problems.extend(rules.compare_playbooks(old_book, new_book, pb_rel))
+        to_resolve = rules.rules_to_resolve(old_book if staged.playbook_changed else new_book,
+                                            new_book, staged.lost)
+        report.count("rules_checked", len(to_resolve))
+    return to_resolve, new_text
+
+
+def _check_ids_and_citations(report: CheckReport, repo: MemoryRepo, added_ids: dict[str, str],
+                             to_resolve: list[pb.Rule], new_text: str | None,
+                             env: Mapping[str, str] | None) -> None:
+    """Each added ID unique in the index, each citation of ``to_resolve`` resolving to
+    an episode in the tree being committed (one ``git ls-files`` for both)."""
+    from scarwarden.gate import policy as rules
 
     cited = {ep for rule in to_resolve for ep in rule.episode_ids}
     lookup = cited | set(added_ids)
-    paths = find_episode_paths(repo.root, ep_rel, lookup, env) if lookup else {}
+    paths = find_episode_paths(repo.root, repo.episodes_rel, lookup, env) if lookup else {}
     for ep, path in added_ids.items():
         others = [p for p in paths.get(ep, []) if p != path]
         if others:
             report.problems.append(rules.duplicate_id_problem(ep, path, others[0]))
     _check_citations(report, repo, to_resolve, new_text,
                      lambda ep: ep in added_ids or bool(paths.get(ep)), "the tree being committed")
-    return report
 
 
 def check_all(root: Path | str | MemoryRepo,

@@ -68,7 +68,7 @@ def is_ours(path: Path) -> bool:
 def hooks_dir(root: Path | str) -> tuple[Path, str | None]:
     """Where git runs hooks from (``core.hooksPath`` honoured), and that setting."""
     custom = git.config_get(root, "core.hooksPath")
-    where = Path(git.run(root, "rev-parse", "--git-path", "hooks").decode().strip())
+    where = git.git_path(root, "hooks")
     return (where if where.is_absolute() else Path(root) / where), custom
 
 

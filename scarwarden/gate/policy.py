@@ -1,6 +1,6 @@
 """The rules of the provenance gate, independent of where the files come from.
 
-:mod:`scarwarden.check` (the index, one tree) and :mod:`scarwarden.verify` (every commit
+:mod:`scarwarden.gate.check` (the index, one tree) and :mod:`scarwarden.gate.verify` (every commit
 of a history) feed these functions blobs and changes read from git; the verdicts and
 their messages live here, so the hook, CI and ``verify`` can never disagree.
 

@@ -105,6 +105,10 @@ def client_from_config(config: Config, environ: Mapping[str, str] | None = None)
     return ChatClient(config.model, key, key_source=source)
 
 
+#: What ``_classify`` returns when the same request should be sent again at once.
+_ASK_AGAIN = "\x00ask-again"
+
+
 class ChatClient:
     """Talks to one OpenAI-compatible endpoint; see the module docstring."""
 
@@ -184,59 +188,17 @@ class ChatClient:
                                 "temperature": temperature}
         if json_mode and self.json_mode_supported:
             body["response_format"] = {"type": "json_object"}
-        headers = {"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json"}
         attempts = 1 + max(0, self.settings.max_retries)
         last_problem = ""
         attempt = 0
         while attempt < attempts:
-            response: requests.Response | None = None
-            try:
-                response = self._session.post(self.url, json=body, headers=headers,
-                                              timeout=self.settings.timeout)
-            except (requests.exceptions.MissingSchema, requests.exceptions.InvalidSchema,
-                    requests.exceptions.InvalidURL):
-                # A typo in the setting, not a network problem: retrying cannot help.
-                raise ConfigError(
-                    f"model.base_url is not a usable http(s) URL: {self.settings.base_url!r}",
-                    hint="set it (or SCARWARDEN_BASE_URL) to the part before "
-                         "/chat/completions, e.g. http://localhost:11434/v1") from None
-            except requests.Timeout:
-                last_problem = f"no answer within {self.settings.timeout:g} s (model.timeout)"
-            except requests.RequestException as exc:
-                last_problem = f"cannot connect ({type(exc).__name__})"
-            else:
-                status = response.status_code
-                if status == 200:
-                    result = self._parse(response, body, model)
-                    self.calls.append(result)
-                    return result
-                if status == 400 and "response_format" in body:
-                    # Some OpenAI-compatible servers reject response_format; the prompt
-                    # still asks for JSON and complete_json checks it, so go on without.
-                    log.info("the model server rejected response_format (HTTP 400); "
-                             "asking again without it")
-                    self.json_mode_supported = False
-                    del body["response_format"]
-                    continue
-                if status in (401, 403):
-                    raise ModelError(
-                        f"bad key: the model server at {self.settings.base_url} refused the "
-                        f"API key (HTTP {status}): {self._server_says(response)}",
-                        hint=self._key_hint())
-                if status == 404:
-                    raise ModelError(
-                        f"model not found: {model} (HTTP 404 from {self.url}): "
-                        f"{self._server_says(response)}",
-                        hint=f"set {self._model_setting(model)} to a model this server "
-                             f"serves, or fix model.base_url (SCARWARDEN_BASE_URL)")
-                # 408: the server (or a proxy) timed out waiting, as transient as a 503.
-                if status in (408, 429) or status >= 500:
-                    last_problem = f"HTTP {status}: {self._server_says(response)}"
-                else:
-                    raise ModelError(
-                        f"the model server refused the request (HTTP {status}): "
-                        f"{self._server_says(response)}",
-                        hint="check model.base_url and the model name in scarwarden.yaml")
+            response, outcome = self._post(body, model)
+            if isinstance(outcome, ChatResponse):
+                self.calls.append(outcome)
+                return outcome
+            if outcome is _ASK_AGAIN:
+                continue
+            last_problem = outcome
             attempt += 1
             if attempt < attempts:
                 delay = self._delay(attempt - 1, response)
@@ -248,6 +210,63 @@ class ChatClient:
             f"{attempts} attempt{'s' if attempts != 1 else ''}: {last_problem}",
             hint="check the network and model.base_url (SCARWARDEN_BASE_URL); raise "
                  "model.timeout or model.max_retries in scarwarden.yaml; or run offline")
+
+    def _post(self, body: dict[str, Any], model: str
+              ) -> tuple[requests.Response | None, ChatResponse | str]:
+        """One attempt: a reply, ``_ASK_AGAIN``, or a transient problem worth a retry.
+
+        Problems no retry can fix (a bad URL, key or model, a refused request) raise.
+        """
+        import requests
+
+        headers = {"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json"}
+        try:
+            response = self._session.post(self.url, json=body, headers=headers,
+                                          timeout=self.settings.timeout)
+        except (requests.exceptions.MissingSchema, requests.exceptions.InvalidSchema,
+                requests.exceptions.InvalidURL):
+            # A typo in the setting, not a network problem: retrying cannot help.
+            raise ConfigError(
+                f"model.base_url is not a usable http(s) URL: {self.settings.base_url!r}",
+                hint="set it (or SCARWARDEN_BASE_URL) to the part before "
+                     "/chat/completions, e.g. http://localhost:11434/v1") from None
+        except requests.Timeout:
+            return None, f"no answer within {self.settings.timeout:g} s (model.timeout)"
+        except requests.RequestException as exc:
+            return None, f"cannot connect ({type(exc).__name__})"
+        return response, self._classify(response, body, model)
+
+    def _classify(self, response: requests.Response, body: dict[str, Any], model: str
+                  ) -> ChatResponse | str:
+        status = response.status_code
+        if status == 200:
+            return self._parse(response, body, model)
+        if status == 400 and "response_format" in body:
+            # Some OpenAI-compatible servers reject response_format; the prompt
+            # still asks for JSON and complete_json checks it, so go on without.
+            log.info("the model server rejected response_format (HTTP 400); "
+                     "asking again without it")
+            self.json_mode_supported = False
+            del body["response_format"]
+            return _ASK_AGAIN
+        if status in (401, 403):
+            raise ModelError(
+                f"bad key: the model server at {self.settings.base_url} refused the "
+                f"API key (HTTP {status}): {self._server_says(response)}",
+                hint=self._key_hint())
+        if status == 404:
+            raise ModelError(
+                f"model not found: {model} (HTTP 404 from {self.url}): "
+                f"{self._server_says(response)}",
+                hint=f"set {self._model_setting(model)} to a model this server "
+                     f"serves, or fix model.base_url (SCARWARDEN_BASE_URL)")
+        # 408: the server (or a proxy) timed out waiting, as transient as a 503.
+        if status in (408, 429) or status >= 500:
+            return f"HTTP {status}: {self._server_says(response)}"
+        raise ModelError(
+            f"the model server refused the request (HTTP {status}): "
+            f"{self._server_says(response)}",
+            hint="check model.base_url and the model name in scarwarden.yaml")
 
     def _parse(self, response: requests.Response, body: dict[str, Any], model: str) -> ChatResponse:
         try:

@@ -3,7 +3,7 @@
 It answers "why did the agent do X last Tuesday": the time, the task, the verdict, the
 rules and scores, and the playbook commit they came from. It lives in the index
 database (not in git; it is operational data, not memory) and survives index rebuilds
-(:func:`scarwarden.index.rebuild` copies it over).
+(:func:`scarwarden.index.build.rebuild` copies it over).
 
 Writing it is the only write recall does, and it is best effort: with the database
 read-only or locked for longer than :data:`BUSY_MS`, the recall still succeeds and
@@ -29,8 +29,8 @@ from scarwarden.times import parse_when as parse_when  # re-exported for callers
 from scarwarden.times import utc_now
 
 if TYPE_CHECKING:
-    from scarwarden.index.store import Index
-    from scarwarden.recall.engine import RecallResult
+    from scarwarden.index import Index
+    from scarwarden.recall.result import RecallResult
 
 log = logging.getLogger("scarwarden")
 
@@ -81,7 +81,7 @@ def append(index: Index, result: RecallResult, *, now: str | None = None) -> int
            json.dumps([r.id for r in result.rules]),
            json.dumps([r.score for r in result.rules]), result.playbook_commit,
            json.dumps(detail, sort_keys=True))
-    from scarwarden.index.store import writer_lock
+    from scarwarden.index import writer_lock
 
     conn = index.conn
     try:
@@ -178,7 +178,7 @@ def playbook_commit(index: Index) -> str | None:
     else:
         cached = {"key": key, "commit": None}
     _MEMO[index] = (key, commit)
-    from scarwarden.index.store import writer_lock
+    from scarwarden.index import writer_lock
 
     try:
         index.conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
@@ -218,7 +218,7 @@ def _unchanged(index: Index, old_head: str, head: str) -> bool:
 def _clean(index: Index, commit: str) -> bool:
     """Is the working-tree playbook byte-identical to its version in ``commit``?"""
     from scarwarden import git
-    from scarwarden.index.store import blob_id
+    from scarwarden.index import blob_id
 
     repo = index.repo
     entries = git.ls_tree(repo.root, commit, repo.playbook_rel)

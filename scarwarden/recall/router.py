@@ -11,7 +11,7 @@ The verdict is decided by the best-ranked rule alone, checked in this order
                     evidence of at least :data:`FLAG_EVIDENCE` (1);
 5. ``ASK_HUMAN``    otherwise.
 
-The *confidence* (:func:`scarwarden.recall.confidence`, 0 to 1) is the idf-weighted
+The *confidence* (:func:`scarwarden.recall.score.confidence`, 0 to 1) is the idf-weighted
 overlap of task and rule divided by the geometric mean of their idf masses, so it does
 not grow with the length of the task or with generic words; the ranking score does,
 and is not used here. The *evidence* is the matched idf counted in rare words (the
@@ -54,7 +54,7 @@ def route(best_confidence: float | None, best_tag_hits: int, best_evidence: floa
 
     ``best_confidence`` is ``None`` when no rule matched the task at all;
     ``best_evidence`` is its matched idf in units of the idf of a stem found in one
-    rule only (:attr:`scarwarden.recall.RecalledRule.evidence`).
+    rule only (:attr:`scarwarden.recall.result.RecalledRule.evidence`).
     """
     if best_confidence is None:
         return ASK_HUMAN

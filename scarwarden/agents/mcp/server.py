@@ -3,7 +3,7 @@
 Built on the official SDK (``mcp`` 2.x, ``pip install 'scarwarden[mcp]'``): its
 high-level ``MCPServer`` (FastMCP in 1.x) derives each tool's JSON schema from the
 typed, described parameters below. What the tools do lives in
-:mod:`scarwarden.mcp_tools`; this module only wires them up and turns a
+:mod:`scarwarden.agents.mcp.tools`; this module only wires them up and turns a
 :class:`ScarwardenError` into the SDK's ``ToolError`` (``is_error=True`` with the CLI's
 message), because any other exception reaches the client as a bare "Error executing
 tool". Importing the SDK costs ~0.5 s, so only the ``mcp`` command imports this module.
@@ -77,6 +77,17 @@ def build_server(repo: MemoryRepo, *, allow_distill_commit: bool = False,
         "scarwarden", title="Scarwarden memory", version=__version__,
         description=f"Auditable, git-native agent memory at {repo.root}",
         instructions=WORKFLOW)
+    # Registration order is the order clients list the tools in: the loop first.
+    _add_loop_tools(server, tools)
+    _add_audit_tools(server, tools)
+    _add_distill_tool(server, tools)
+    _add_resources(server, tools, repo.playbook_rel)
+    _add_prompt(server)
+    return server
+
+
+def _add_loop_tools(server: MCPServer, tools: MemoryTools) -> None:
+    """The agent's loop: recall before acting, record what happened, record a human's answer."""
 
     @server.tool(annotations=READ_ONLY, description=(
         "Recall the playbook rules that apply to a task. Call it BEFORE acting on a task. "
@@ -116,6 +127,10 @@ def build_server(repo: MemoryRepo, *, allow_distill_commit: bool = False,
     ) -> dict[str, Any]:
         return _tool_call(lambda: tools.ask_human_answer(task, answer))
 
+
+def _add_audit_tools(server: MCPServer, tools: MemoryTools) -> None:
+    """Reading the evidence: a rule's audit, an episode, checking an answer's citations."""
+
     @server.tool(annotations=READ_ONLY, description=(
         "The audit of one rule: its text, tags and citations, every episode it was "
         "learnt in word for word (`yaml`: the stored file), and its git history (the "
@@ -141,6 +156,10 @@ def build_server(repo: MemoryRepo, *, allow_distill_commit: bool = False,
     ) -> dict[str, Any]:
         return _tool_call(lambda: tools.verify_citations(task, text))
 
+
+def _add_distill_tool(server: MCPServer, tools: MemoryTools) -> None:
+    """Proposals from undistilled episodes; a commit only with --allow-distill-commit."""
+
     @server.tool(annotations=APPEND, description=(
         "Propose playbook changes from the episodes no rule cites yet: new rules, edits "
         "and retirements, each citing its episodes. dry_run=true (the default) only "
@@ -159,9 +178,13 @@ def build_server(repo: MemoryRepo, *, allow_distill_commit: bool = False,
     ) -> dict[str, Any]:
         return _tool_call(lambda: tools.distill(dry_run=dry_run, offline=offline, branch=branch))
 
+
+def _add_resources(server: MCPServer, tools: MemoryTools, playbook_rel: str) -> None:
+    """The playbook, one rule with its episodes, and one episode, as readable resources."""
+
     @server.resource("scarwarden://playbook", name="playbook", title="Playbook",
                      mime_type="text/markdown",
-                     description=f"{repo.playbook_rel}: every rule with its tags and citations.")
+                     description=f"{playbook_rel}: every rule with its tags and citations.")
     def playbook_resource() -> str:
         return _resource_read(tools.playbook_markdown)
 
@@ -179,6 +202,10 @@ def build_server(repo: MemoryRepo, *, allow_distill_commit: bool = False,
     def episode_resource(episode_id: str) -> str:
         return _resource_read(lambda: tools.episode_yaml(episode_id))
 
+
+def _add_prompt(server: MCPServer) -> None:
+    """``use_memory``: the workflow, optionally aimed at one task."""
+
     @server.prompt(name="use_memory", title="Use Scarwarden memory", description=(
         "How to use this memory on a task: recall first, follow the verdict, cite rules "
         "as [PB-NN, learnt in ep-...], record what happened."))
@@ -188,8 +215,6 @@ def build_server(repo: MemoryRepo, *, allow_distill_commit: bool = False,
             text += (f"\n\nThe task: {task.strip()}\nStart by calling `recall` with this "
                      "task, then follow its instructions.")
         return text
-
-    return server
 
 
 def serve(repo: MemoryRepo, *, allow_distill_commit: bool = False,

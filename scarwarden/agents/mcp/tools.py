@@ -21,6 +21,7 @@ from typing import Any
 from scarwarden import git
 from scarwarden.answers.citations import format_citation
 from scarwarden.errors import UsageError
+from scarwarden.files.display import format_episode
 from scarwarden.files.episodes import Episode
 from scarwarden.repo import MemoryRepo
 
@@ -137,7 +138,7 @@ class MemoryTools:
     def get_rule(self, rule_id: str) -> dict[str, Any]:
         """The rule, each cited episode word for word (stored YAML), and its history."""
         from scarwarden.audit.history import rule_history
-        from scarwarden.index.store import open_index
+        from scarwarden.index import open_index
 
         rule_id = _required(rule_id, "id").upper()
         with open_index(self.repo) as index:
@@ -162,7 +163,7 @@ class MemoryTools:
 
     def get_episode(self, episode_id: str) -> dict[str, Any]:
         """One episode word for word, its path, and the rules that cite it."""
-        from scarwarden.index.store import open_index
+        from scarwarden.index import open_index
 
         episode_id = _required(episode_id, "id").lower()
         with open_index(self.repo) as index:
@@ -200,7 +201,7 @@ class MemoryTools:
 
     def rule_markdown(self, rule_id: str) -> str:
         """One rule as markdown, followed by every episode it was learnt in (YAML)."""
-        from scarwarden.answers.answer import fence  # an episode holding ``` cannot close it
+        from scarwarden.answers.prompts import fence  # an episode holding ``` cannot close it
 
         audit = self.get_rule(rule_id)
         rule = audit["rule"]
@@ -224,8 +225,6 @@ class MemoryTools:
     def _stored_text(self, path: str | None, ep: Episode | None) -> str | None:
         # Word for word: the file as stored while it still holds this very episode (the
         # same rule as `rule show`), else the canonical rendering.
-        from scarwarden.cli.commands._common import format_episode
-
         return format_episode(ep, self.repo, path) + "\n" if ep is not None else None
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from scarwarden.audit.diff.compare import DELETE, EQUAL, INSERT, PlaybookDiff, RuleChange, Segment
 from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
+from scarwarden.files.display import style
 from scarwarden.files.episodes import Episode
 
 _MARK = {"added": "+", "changed": "~", "retired": "-", "restored": "+", "removed": "!"}
@@ -21,11 +22,11 @@ Style = Callable[..., str]
 
 
 def _styler(color: bool) -> Style:
+    """ANSI styling when ``color``, else the text as it is. The library never imports
+    click; :func:`scarwarden.files.display.style` writes the same sequences."""
     if not color:
         return lambda text, **_: text
-    import click
-
-    return lambda text, **kw: click.style(text, **kw)
+    return style
 
 
 def render_segments(segments: list[Segment], color: bool = False) -> str:

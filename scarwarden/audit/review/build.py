@@ -144,8 +144,7 @@ def review_range(repo: MemoryRepo, base: str | None, head: str | None) -> tuple[
         raise UsageError(f"unknown revision {base!r}",
                          hint="in CI, fetch the base branch (actions/checkout with "
                               "fetch-depth: 0)")
-    merge_base = git.run(repo.root, "merge-base", base_sha, head_sha, check=False)
-    sha = merge_base.decode().strip() or base_sha
+    sha = git.merge_base(repo.root, base_sha, head_sha) or base_sha
     label = base if sha == base_sha else f"merge base of {base} and {head_rev}"
     return Side(sha, label), head_side
 

@@ -10,6 +10,8 @@ Security, because episodes are untrusted text and the server can write commits:
 * requests whose ``Host`` is not one of ``allowed_hosts`` are refused (DNS
   rebinding: a page on evil.example re-pointed at 127.0.0.1 would otherwise be
   same-origin with this server).
+
+The checks themselves (hosts, origin, headers) are in :mod:`.security`.
 """
 
 from __future__ import annotations
@@ -18,37 +20,21 @@ import hmac
 import secrets
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any, Protocol
-from urllib.parse import urlsplit
+from typing import Any
 
 from flask import Flask, Response, redirect, request
+from jinja2 import Environment
 from werkzeug.exceptions import HTTPException
 
 from scarwarden.audit.web import pages, render
+from scarwarden.audit.web.security import add_security_headers, host_name, same_origin
 from scarwarden.audit.web.taskpage import task_page
 from scarwarden.errors import ExitCode, ScarwardenError, UsageError, ValidationError
-from scarwarden.index.store import open_index
-from scarwarden.repo import open_repo
+from scarwarden.index import open_index
+from scarwarden.repo import MemoryRepo, open_repo
 
 #: Largest request body accepted (the human-answer form); larger ones get 413.
 MAX_POST_BYTES = 256 * 1024
-
-#: Host names a loopback-bound server answers to.
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-
-CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
-       "frame-ancestors 'none'; base-uri 'none'")
-
-
-class _Headers(Protocol):
-    def get(self, key: str) -> str | None: ...
-
-
-def _host_name(netloc: str) -> str | None:
-    try:
-        return urlsplit(f"//{netloc}").hostname
-    except ValueError:
-        return None
 
 
 def _http_status(exc: ScarwardenError) -> int:
@@ -62,19 +48,27 @@ def _http_status(exc: ScarwardenError) -> int:
     return 500
 
 
-def same_origin(headers: _Headers, host: str) -> bool:
-    """False when the request's ``Origin`` or ``Referer`` names another host.
+class Pages:
+    """Renders a template (or an error page) as a response, with what every page needs:
+    the links, whether the server is read-only, and the form's CSRF token."""
 
-    A browser sends ``Origin`` with every cross-site POST; ``Referer`` is the fallback.
-    With neither (curl, a script) the CSRF token alone has to match.
-    """
-    origin = headers.get("Origin")
-    if origin is not None:
-        return origin != "null" and urlsplit(origin).netloc == host
-    referer = headers.get("Referer")
-    if referer:
-        return urlsplit(referer).netloc == host
-    return True
+    def __init__(self, env: Environment, links: render.Links, *, read_only: bool,
+                 token: str) -> None:
+        self.env = env
+        self.links = links
+        self.read_only = read_only
+        self.token = token
+
+    def page(self, template: str, status: int = 200, **context: Any) -> Response:
+        context.setdefault("nav", "")
+        context.setdefault("generated", None)
+        html = render.render(self.env, template, self.links, read_only=self.read_only,
+                             csrf_token=self.token, **context)
+        return Response(html, status=status, mimetype="text/html")
+
+    def error(self, status: int, heading: str, message: str, hint: str | None = None) -> Response:
+        return self.page("error.html", status, title=heading, code=status, heading=heading,
+                         message=message, hint=hint)
 
 
 def create_app(repo_root: Path | str, *, read_only: bool = False,
@@ -93,71 +87,70 @@ def create_app(repo_root: Path | str, *, read_only: bool = False,
     app.config["SCARWARDEN_READ_ONLY"] = read_only
     # The one form posts a task and an answer; an episode is at most 64 KiB anyway.
     app.config["MAX_CONTENT_LENGTH"] = MAX_POST_BYTES
-    token = csrf_token or secrets.token_urlsafe(32)
-    env = render.environment()
-    links = render.Links()
+    site = Pages(render.environment(), render.Links(), read_only=read_only,
+                 token=csrf_token or secrets.token_urlsafe(32))
     hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
+    _add_guards(app, site, hosts)
+    _add_read_routes(app, site, repo, environ)
+    _add_answer_route(app, site, repo)
+    return app
 
-    def page(template: str, status: int = 200, **context: Any) -> Response:
-        context.setdefault("nav", "")
-        context.setdefault("generated", None)
-        html = render.render(env, template, links, read_only=read_only, csrf_token=token,
-                             **context)
-        return Response(html, status=status, mimetype="text/html")
 
-    def error(status: int, heading: str, message: str, hint: str | None = None) -> Response:
-        return page("error.html", status, title=heading, code=status, heading=heading,
-                    message=message, hint=hint)
+def _add_guards(app: Flask, site: Pages, hosts: set[str] | None) -> None:
+    """The host check before every request, the security headers after, error pages."""
 
     @app.before_request
     def check_host() -> Response | None:
-        if hosts is not None and (_host_name(request.host) or "").lower() not in hosts:
-            return error(400, "Unknown host",
-                         f"This server does not answer to the host {request.host!r}.",
-                         "open it through 127.0.0.1 or localhost")
+        if hosts is not None and (host_name(request.host) or "").lower() not in hosts:
+            return site.error(400, "Unknown host",
+                              f"This server does not answer to the host {request.host!r}.",
+                              "open it through 127.0.0.1 or localhost")
         return None
 
     @app.after_request
     def headers(response: Response) -> Response:
-        response.headers["Content-Security-Policy"] = CSP
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["Referrer-Policy"] = "same-origin"
-        response.headers["X-Frame-Options"] = "DENY"
+        add_security_headers(response.headers)
         return response
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Response:
         status = exc.code or 500
-        return error(status, exc.name, exc.description or "")
+        return site.error(status, exc.name, exc.description or "")
 
     @app.errorhandler(ScarwardenError)
     def scarwarden_error(exc: ScarwardenError) -> Response:
         message = exc.message + "".join(f"\n{p}" for p in exc.problems)
-        return error(_http_status(exc), "Cannot show this", message, exc.hint)
+        return site.error(_http_status(exc), "Cannot show this", message, exc.hint)
+
+
+def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo,
+                     environ: Mapping[str, str] | None) -> None:
+    """The pages: the playbook, a rule, an episode, the ledger, the task page."""
 
     @app.get("/")
     def playbook() -> Response:
         with open_index(repo) as index:
             ctx = pages.playbook_page(index, tag=request.args.get("tag"),
                                       query=request.args.get("q"))
-        return page("playbook.html", nav="playbook", **ctx)
+        return site.page("playbook.html", nav="playbook", **ctx)
 
     @app.get("/rules/<rule_id>")
     def rule(rule_id: str) -> Response:
         with open_index(repo) as index:
             ctx = pages.rule_page(repo, index, rule_id.upper())
         if ctx is None:
-            return error(404, "No such rule", f"There is no rule {rule_id} in the playbook.")
-        return page("rule.html", nav="playbook", **ctx)
+            return site.error(404, "No such rule", f"There is no rule {rule_id} in the playbook.")
+        return site.page("rule.html", nav="playbook", **ctx)
 
     @app.get("/episodes/<episode_id>")
     def episode(episode_id: str) -> Response:
         with open_index(repo) as index:
             ctx = pages.episode_page(index, episode_id)
         if ctx is None:
-            return error(404, "No such episode", f"There is no episode {episode_id} in the ledger.")
-        return page("episode.html", nav="ledger", recorded=request.args.get("recorded") == "1",
-                    **ctx)
+            return site.error(404, "No such episode",
+                              f"There is no episode {episode_id} in the ledger.")
+        return site.page("episode.html", nav="ledger",
+                         recorded=request.args.get("recorded") == "1", **ctx)
 
     @app.get("/ledger")
     def ledger() -> Response:
@@ -166,33 +159,36 @@ def create_app(repo_root: Path | str, *, read_only: bool = False,
             ctx = pages.ledger_page(index, month=a.get("month"), tag=a.get("tag"),
                                     agent=a.get("agent"), query=a.get("q"),
                                     page=pages.page_number(a.get("page")))
-        return page("ledger.html", nav="ledger", **ctx)
+        return site.page("ledger.html", nav="ledger", **ctx)
 
     @app.get("/task")
     def task() -> Response:
         ctx = task_page(repo, request.args.get("task"), mode=request.args.get("memory", "both"),
                         environ=environ)
-        return page("task.html", **ctx)
+        return site.page("task.html", **ctx)
+
+
+def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
+    """The one write: record a human's answer (POST, CSRF token, same origin)."""
 
     @app.post("/answer")
     def answer() -> Response:
-        if read_only:
-            return error(403, "Read-only", "This server is read-only: nothing can be recorded.",
-                         "restart 'scarwarden serve' without --read-only to record answers")
+        if site.read_only:
+            return site.error(403, "Read-only",
+                              "This server is read-only: nothing can be recorded.",
+                              "restart 'scarwarden serve' without --read-only to record answers")
         sent = request.form.get("csrf_token", "")
         if not same_origin(request.headers, request.host) or not hmac.compare_digest(
-                sent.encode(), token.encode()):
-            return error(403, "Cross-site request refused",
-                         "This form did not come from this server's own page.",
-                         "reload the task page and submit the form again")
+                sent.encode(), site.token.encode()):
+            return site.error(403, "Cross-site request refused",
+                              "This form did not come from this server's own page.",
+                              "reload the task page and submit the form again")
         from scarwarden.answers.asking import record_human_answer
 
         try:
             ep = record_human_answer(repo, request.form.get("task", ""),
                                      request.form.get("answer", ""))
         except (UsageError, ValidationError) as exc:  # what was posted: the client's to fix
-            return error(400, "Cannot record this answer",
-                         exc.message + "".join(f"\n{p}" for p in exc.problems), exc.hint)
-        return redirect(f"{links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
-
-    return app
+            return site.error(400, "Cannot record this answer",
+                              exc.message + "".join(f"\n{p}" for p in exc.problems), exc.hint)
+        return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]

@@ -12,7 +12,7 @@ from scarwarden.audit.history import RuleEvent, rule_history
 from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import FIELD_ORDER, Episode
-from scarwarden.index.store import Index
+from scarwarden.index import Index
 from scarwarden.repo import MemoryRepo
 
 #: The ledger lists this many episodes (newest first) per page.

@@ -23,7 +23,7 @@ from scarwarden import git
 from scarwarden.audit.web import pages, render
 from scarwarden.errors import UsageError
 from scarwarden.files.episodes import EPISODE_ID_RE, RULE_ID_RE
-from scarwarden.index.store import open_index
+from scarwarden.index import open_index
 from scarwarden.repo import MemoryRepo
 
 #: What marks a page as written by this export: the generator tag, or the badge that
@@ -56,7 +56,7 @@ def _source_label(repo: MemoryRepo) -> str:
     sha = git.head(repo.root)
     if sha is None:
         return f"{repo.memory_rel}/ (not committed yet)"
-    dirty = not git.run_ok(repo.root, "diff", "--quiet", "HEAD", "--", repo.memory_rel)
+    dirty = git.has_uncommitted_changes(repo.root, repo.memory_rel)
     return f"{repo.memory_rel}/ at commit {sha[:10]}" + (" plus uncommitted changes" if dirty else "")
 
 

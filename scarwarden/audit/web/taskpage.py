@@ -61,7 +61,8 @@ def task_page(repo: MemoryRepo, task: str | None, *, mode: str = "both",
               environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The page's context; raises :class:`~scarwarden.errors.ScarwardenError` for a task
     recall refuses."""
-    from scarwarden.answers.answer import answer_or_brief, no_memory_brief
+    from scarwarden.answers.answer import answer_or_brief
+    from scarwarden.answers.prompts import no_memory_brief
     from scarwarden.llm.client import client_from_config
 
     mode = mode if mode in MODES else "both"

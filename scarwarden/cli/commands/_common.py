@@ -1,19 +1,17 @@
-"""Helpers shared by the command modules: repo lookup, JSON output, formatting."""
+"""Helpers shared by the command modules: repo lookup, option values, JSON output, extras.
+
+The text views of an episode and a rule are library code: :mod:`scarwarden.files.display`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import click
 
+from scarwarden.errors import UsageError
 from scarwarden.repo import MemoryRepo, open_repo
-
-if TYPE_CHECKING:
-    # Types only: every command imports this module, and the episode and playbook
-    # modules pull in YAML, which `check`, `verify`, `hooks` and `log` do not need.
-    from scarwarden.files.episodes import Episode
-    from scarwarden.files.playbook import Rule
 
 
 def get_repo(ctx: click.Context, *, initialised: bool = True) -> MemoryRepo:
@@ -35,36 +33,21 @@ def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
-def format_episode(ep: Episode, repo: MemoryRepo | None = None,
-                   path: str | None = None) -> str:
-    """An episode word for word, as stored (its YAML).
-
-    Given the repository and the file's path, the file itself is shown, comments and
-    layout included, as long as it still holds this very episode; otherwise (or
-    without them) its canonical rendering.
-    """
-    if repo is not None and path is not None:
-        from scarwarden.errors import ScarwardenError
-        from scarwarden.files.episodes import parse_episode_bytes
-
-        try:
-            raw = (repo.root / path).read_bytes()
-            if parse_episode_bytes(raw, path, episodes_dir=repo.episodes_rel).data == ep.data:
-                return raw.decode("utf-8").rstrip("\n")
-        except (OSError, ScarwardenError):
-            pass
-    return ep.render().rstrip("\n")
+def require_ui(what: str) -> None:
+    """Raise a clear usage error (exit 2) when Flask/Jinja are not installed."""
+    try:
+        import flask  # noqa: F401
+        import jinja2  # noqa: F401
+    except ImportError:
+        raise UsageError(f"{what} needs Flask, which is not installed",
+                         hint="pip install 'scarwarden[ui]'") from None
 
 
-def format_rule(rule: Rule) -> str:
-    lines = [click.style(f"{rule.id}: {rule.title}", bold=True)]
-    if rule.retired:
-        lines[0] += click.style("  (retired)", fg="yellow")
-    lines.append(rule.text)
-    lines.append(f"  tags: {', '.join(rule.tags) or '-'}")
-    lines.append(f"  learnt in: {', '.join(rule.episode_ids)}")
-    if rule.retired:
-        lines.append(f"  retired: {rule.reason}")
-        if rule.replaced_by:
-            lines.append(f"  replaced by: {rule.replaced_by}")
-    return "\n".join(lines)
+def print_problems(problems: Sequence[object], summary: str) -> None:
+    """One problem per item (hint indented under it), then the summary line."""
+    for p in problems:
+        lines = str(p).splitlines()
+        click.echo(f"- {lines[0]}")
+        for line in lines[1:]:
+            click.echo(f"  {line}")
+    click.echo(summary)

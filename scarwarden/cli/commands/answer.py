@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import textwrap
-from collections.abc import Callable
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
@@ -18,8 +16,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from scarwarden.answers.answer import AnswerResult
     from scarwarden.files.episodes import Episode
     from scarwarden.llm.client import ChatClient
-
-DEMO_TASKS = ("Draft a LinkedIn post announcing our beta", "Post our discount code on Twitter")
 
 #: The prompt when memory has nothing and a human is at the terminal.
 PROMPT = "Your answer (it becomes a new episode)"
@@ -87,15 +83,9 @@ def answer(ctx: click.Context, task: str, no_memory: bool, compare: bool, qc: bo
       scarwarden answer "Write the release notes" --qc --record
       scarwarden answer "Plan the office party" --answer "Ask Sam first; budget 300 EUR"
     """
-    from scarwarden.answers.answer import ASK_HUMAN, answer_task, ask_question
-    from scarwarden.answers.asking import record_human_answer
-    from scarwarden.answers.lineage import record_answer
+    from scarwarden.answers.answer import ASK_HUMAN, answer_task
 
-    if no_memory and compare:
-        raise UsageError("--no-memory and --compare exclude each other",
-                         hint="--compare already includes the answer without memory")
-    if no_memory and qc:
-        raise UsageError("--qc needs memory: without rules there is nothing to review against")
+    _check_answer_options(no_memory=no_memory, compare=compare, qc=qc)
     human_answer = answer_option(human_answer)
     repo = get_repo(ctx)
     result = answer_task(repo, task, memory=not no_memory, compare=compare, qc=qc,
@@ -103,36 +93,69 @@ def answer(ctx: click.Context, task: str, no_memory: bool, compare: bool, qc: bo
     if result.verdict == ASK_HUMAN and result.mode == "memory":
         _ask_flow(repo, result, human_answer, as_json)
         return
-    asked = None
-    if result.verdict == ASK_HUMAN and human_answer is not None:
-        # --compare on ASK_HUMAN never prompts, but an answer given up front is recorded.
-        asked = record_human_answer(repo, task, human_answer)
-    elif human_answer is not None:
-        click.echo("note: --answer is only used when memory has nothing (ASK_HUMAN)", err=True)
-    recorded = None
-    if record:
-        primary = result.primary
-        if primary is not None and primary.answer:
-            recorded = record_answer(repo, result, agent=agent)
-        else:
-            click.echo("note: --record: there is no model answer to record", err=True)
+    asked = _record_given_answer(repo, result, human_answer)
+    recorded = _record_run(repo, result, agent) if record else None
     if as_json:
-        data = result.to_json()
-        data["question"] = ask_question(task) if result.verdict == ASK_HUMAN else None
-        data["human_answer"] = asked.get("correction") if asked is not None else None
-        data["recorded_episode"] = recorded.id if recorded is not None else (
-            asked.id if asked is not None else None)
-        echo_json(data)
+        echo_json(_answer_json(result, asked, recorded))
     else:
         _print_answer(result, asked, recorded)
     _finish(repo, result, strict=strict)
 
 
+def _check_answer_options(*, no_memory: bool, compare: bool, qc: bool) -> None:
+    """Refuse (exit 2) the option combinations that make no sense."""
+    if no_memory and compare:
+        raise UsageError("--no-memory and --compare exclude each other",
+                         hint="--compare already includes the answer without memory")
+    if no_memory and qc:
+        raise UsageError("--qc needs memory: without rules there is nothing to review against")
+
+
+def _record_given_answer(repo: MemoryRepo, result: AnswerResult,
+                         human_answer: str | None) -> Episode | None:
+    """An ``--answer`` given up front: recorded on ASK_HUMAN (``--compare`` never
+    prompts), otherwise only noted as unused."""
+    from scarwarden.answers.answer import ASK_HUMAN
+    from scarwarden.answers.asking import record_human_answer
+
+    if human_answer is None:
+        return None
+    if result.verdict == ASK_HUMAN:
+        return record_human_answer(repo, result.task, human_answer)
+    click.echo("note: --answer is only used when memory has nothing (ASK_HUMAN)", err=True)
+    return None
+
+
+def _record_run(repo: MemoryRepo, result: AnswerResult, agent: str | None) -> Episode | None:
+    """``--record``: the model's answer as a lineage episode, when there is one."""
+    from scarwarden.answers.lineage import record_answer
+
+    primary = result.primary
+    if primary is not None and primary.answer:
+        return record_answer(repo, result, agent=agent)
+    click.echo("note: --record: there is no model answer to record", err=True)
+    return None
+
+
+def _answer_json(result: AnswerResult, asked: Episode | None,
+                 recorded: Episode | None) -> dict[str, Any]:
+    """``answer --json``: the result plus the question asked and what was recorded."""
+    from scarwarden.answers.answer import ASK_HUMAN
+    from scarwarden.answers.prompts import ask_question
+
+    data = result.to_json()
+    data["question"] = ask_question(result.task) if result.verdict == ASK_HUMAN else None
+    data["human_answer"] = asked.get("correction") if asked is not None else None
+    data["recorded_episode"] = recorded.id if recorded is not None else (
+        asked.id if asked is not None else None)
+    return data
+
+
 def _ask_flow(repo: MemoryRepo, result: AnswerResult, human_answer: str | None,
               as_json: bool) -> None:
     """ASK_HUMAN: show why memory cannot help, take the human's answer, record it."""
-    from scarwarden.answers.answer import ask_question, brief
     from scarwarden.answers.asking import record_human_answer
+    from scarwarden.answers.prompts import ask_question, brief
 
     text = brief(result.recall)
     if not as_json:
@@ -155,7 +178,7 @@ def _ask_flow(repo: MemoryRepo, result: AnswerResult, human_answer: str | None,
 
 
 def _print_answer(result: AnswerResult, asked: Episode | None, recorded: Episode | None) -> None:
-    from scarwarden.cli.answer_view import answer_text, recall_header
+    from scarwarden.audit.answer_text import answer_text, recall_header
 
     click.echo(click.style(recall_header(result.task, result.recall), dim=True))
     click.echo("")
@@ -217,7 +240,7 @@ def review_draft(ctx: click.Context, task: str, file: TextIO, rewrite: bool,
       my-agent | scarwarden review-draft --task "Draft the beta post" - --rewrite --json
     """
     from scarwarden.answers.qc import review_task_draft
-    from scarwarden.cli.answer_view import qc_text, recall_header, verification_text
+    from scarwarden.audit.answer_text import qc_text, recall_header, verification_text
 
     repo = get_repo(ctx)
     result = review_task_draft(repo, task, file.read(), client=_client(repo), rewrite=rewrite,
@@ -281,40 +304,3 @@ def feedback(ctx: click.Context, episode_id: str, outcome: str | None, correctio
         return
     click.echo(ep.id)
     click.echo(f"Committed {ep.id} (refs {episode_id})", err=True)
-
-
-# -- demo ---------------------------------------------------------------------------
-
-def demo_section(repo: MemoryRepo, echo: Callable[[str], None]) -> None:
-    """Answers with and without memory for the two demo tasks; offline unless a key is set."""
-    from scarwarden.answers.answer import answer_or_brief
-    from scarwarden.cli.answer_view import recall_header, render_compare, terminal_width
-
-    client = _client(repo)
-    width = min(terminal_width(), 140)
-    leads = ("The same task and the same model, with memory and without. With memory, the "
-             "model is told what the team learnt and must cite it:",
-             "Asked for something a rule forbids, the memory side refuses and cites the rule "
-             "(and so the experiences) that taught it to refuse:")
-    for n, task in enumerate(DEMO_TASKS):
-        result, failure = answer_or_brief(repo, task, client=client, compare=True)
-        if failure is not None:  # a configured but failing model: go on offline
-            echo(f"(the model failed: {failure}; showing the offline brief instead)")
-            client = None
-        echo("")
-        for line in textwrap.wrap(leads[n], width):
-            echo(line)
-        echo("")
-        echo(click.style(recall_header(result.task, result.recall), bold=True))
-        echo("")
-        echo(render_compare(result, width))
-    echo("")
-    closing = ("Every citation in a model's answer is checked by code: a rule that was not "
-               "recalled, or an episode that did not teach that rule, is flagged, and "
-               "--strict fails on it. ")
-    if client is None:
-        closing += ("No model is configured, so the memory side shows the rule-grounded "
-                    "brief an agent acts on. Set SCARWARDEN_API_KEY (or DASHSCOPE_API_KEY) "
-                    f'and run: scarwarden answer "{DEMO_TASKS[1]}" --compare')
-    for line in textwrap.wrap(closing, width):
-        echo(line)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.cli.commands._common import echo_json, get_repo, require_ui
 
 
 @click.command()
@@ -30,8 +30,6 @@ def audit(ctx: click.Context, html_dir: Path, as_json: bool) -> None:
       scarwarden audit --html site/
       scarwarden audit --html "$RUNNER_TEMP/audit" --json
     """
-    from scarwarden.cli.commands.serve import require_ui
-
     require_ui("scarwarden audit --html")
     from scarwarden.audit.web.static_site import export_html
 

@@ -1,27 +1,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.cli.commands._common import echo_json, get_repo, print_problems
 from scarwarden.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
     from scarwarden.gate.check import CheckReport
-    from scarwarden.repo import MemoryRepo
-
-
-def print_problems(problems: Sequence[object], summary: str) -> None:
-    """One problem per item (hint indented under it), then the summary line."""
-    for p in problems:
-        lines = str(p).splitlines()
-        click.echo(f"- {lines[0]}")
-        for line in lines[1:]:
-            click.echo(f"  {line}")
-    click.echo(summary)
 
 
 @click.command()
@@ -62,18 +50,7 @@ def check(ctx: click.Context, scope: str | None, from_ref: str | None, to_ref: s
     """
     from scarwarden.gate import check as gate
 
-    if (from_ref or to_ref) and scope is not None:
-        raise UsageError(f"--{scope} checks one tree; it cannot be combined with "
-                         "--from-ref/--to-ref, which check every commit of a range")
-    if to_ref and not from_ref:
-        raise UsageError("--to-ref needs --from-ref", hint="scarwarden check --from-ref A --to-ref B")
-    if not from_ref and scope != "all":
-        env_from = os.environ.get("PRE_COMMIT_FROM_REF")
-        env_to = os.environ.get("PRE_COMMIT_TO_REF")
-        if env_from and env_to:
-            from_ref, to_ref = env_from, env_to
-            click.echo(f"scarwarden: checking {env_from}..{env_to} "
-                       "(from PRE_COMMIT_FROM_REF/PRE_COMMIT_TO_REF)", err=True)
+    from_ref, to_ref = _commit_range(scope, from_ref, to_ref)
     # Not initialised is fine: the hook may be installed before 'scarwarden init', and a
     # repository without memory has nothing to check (it must not block other commits).
     repo = get_repo(ctx, initialised=False)
@@ -92,52 +69,20 @@ def check(ctx: click.Context, scope: str | None, from_ref: str | None, to_ref: s
         ctx.exit(int(ExitCode.CHECK_FAILED))
 
 
-def demo_section(repo: MemoryRepo, echo: Callable[[str], None]) -> None:
-    """The gate on a real ``git commit``: an honest rule passes, an invented citation
-    is rejected with the reason, and nothing is committed."""
-    from scarwarden import git
-    from scarwarden.errors import GitError
-    from scarwarden.files import playbook as pb
-    from scarwarden.files.playbook_edit import load_playbook, save_playbook
-    from scarwarden.files.record import add_episodes
-    from scarwarden.gate.hooks import install
-
-    install(repo.root)
-    echo("The provenance gate runs as a git pre-commit hook (scarwarden hooks install).")
-    [episode] = add_episodes(repo, [{
-        "task": "Announce the webinar on the newsletter",
-        "action": "Gave the start time as 10:00 with no timezone",
-        "outcome": "Readers in three countries asked which 10:00",
-        "correction": "Always give webinar times in UTC and the main local timezone",
-        "tags": ["webinar", "timezone", "newsletter"], "source": "correction"}],
-        source="demo")
-    echo(f"  1. git commit of episode {episode.id}: accepted")
-    book = load_playbook(repo)
-    honest = pb.make_rule(book.next_id(), "Give webinar times with a timezone",
-                          "State webinar times in UTC and the audience's main timezone.",
-                          ["webinar", "timezone"], [episode.id])
-    save_playbook(repo, book.with_rule(honest))
-    git.add(repo.root, [repo.playbook_rel])
-    git.commit(repo.root, f"rule: add {honest.id}\n", only=[repo.playbook_rel])
-    echo(f"  2. git commit of rule {honest.id} citing {episode.id}: accepted")
-
-    invented = "ep-n0such0ep1"
-    book = load_playbook(repo)
-    bogus = pb.make_rule(book.next_id(), "Always post on Fridays",
-                         "Post every announcement on a Friday afternoon.", ["post"], [invented])
-    original = repo.playbook_path.read_bytes()
-    save_playbook(repo, book.with_rule(bogus))
-    git.add(repo.root, [repo.playbook_rel])
-    try:
-        git.commit(repo.root, f"rule: add {bogus.id}\n", only=[repo.playbook_rel])
-        echo("  (unexpected: the gate let an invented citation through)")
-    except GitError as exc:
-        echo(f"  3. git commit of rule {bogus.id} citing {invented}: REJECTED by the hook:")
-        for line in exc.message.splitlines():
-            if line.lstrip().startswith(("- ", "hint:", "scarwarden check:")):
-                echo(f"       {line.strip()}")
-    finally:
-        repo.playbook_path.write_bytes(original)
-        git.add(repo.root, [repo.playbook_rel])
-    echo("No provenance, no rule: the commit did not happen; 'scarwarden verify' proves "
-         "the whole history the same way.")
+def _commit_range(scope: str | None, from_ref: str | None,
+                  to_ref: str | None) -> tuple[str | None, str | None]:
+    """``--from-ref``/``--to-ref`` checked against the scope; without them (and without
+    ``--all``) the range the pre-commit framework passes in its environment, if any."""
+    if (from_ref or to_ref) and scope is not None:
+        raise UsageError(f"--{scope} checks one tree; it cannot be combined with "
+                         "--from-ref/--to-ref, which check every commit of a range")
+    if to_ref and not from_ref:
+        raise UsageError("--to-ref needs --from-ref", hint="scarwarden check --from-ref A --to-ref B")
+    if not from_ref and scope != "all":
+        env_from = os.environ.get("PRE_COMMIT_FROM_REF")
+        env_to = os.environ.get("PRE_COMMIT_TO_REF")
+        if env_from and env_to:
+            click.echo(f"scarwarden: checking {env_from}..{env_to} "
+                       "(from PRE_COMMIT_FROM_REF/PRE_COMMIT_TO_REF)", err=True)
+            return env_from, env_to
+    return from_ref, to_ref

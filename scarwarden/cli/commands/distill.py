@@ -11,7 +11,6 @@ from scarwarden.cli.commands._common import echo_json, get_repo
 
 if TYPE_CHECKING:  # pragma: no cover
     from scarwarden.distill import DistillResult
-    from scarwarden.repo import MemoryRepo
 
 
 def _report(result: DistillResult, echo: Callable[[str], None]) -> None:
@@ -102,35 +101,3 @@ def distill(ctx: click.Context, offline: bool, dry_run: bool, branch: str | None
     elif result.message_file:
         click.echo(f"wrote {repo.playbook_rel} (not committed); to commit it: "
                    f"git commit -F {result.message_file} {repo.playbook_rel}")
-
-
-def demo_section(repo: MemoryRepo, echo: Callable[[str], None]) -> None:
-    """The offline distiller on the demo clone, and the commit it makes."""
-    from scarwarden import git
-    from scarwarden.distill import distill as run_distill
-
-    result = run_distill(repo, offline=True)
-    if result.commit is None:
-        echo("Nothing new to distill: every episode is cited by a rule already.")
-        return
-    echo(f"{len(result.new)} episodes were not distilled yet (no rule cites them, no distill "
-         "commit lists them).")
-    echo("'scarwarden distill --offline' (deterministic, no model) turns them into playbook "
-         "changes, as one commit:")
-    echo("")
-    echo(click.style("$ git show --stat HEAD", dim=True))
-    out = git.run(repo.root, "show", "--stat", "--format=commit %H%n%n%B", "HEAD")
-    for line in out.decode("utf-8", "replace").rstrip().splitlines():
-        echo("  " + line if line else "")
-    echo("")
-    if any(c.kind == "update" for c in result.changes):
-        echo("An update keeps the rule's ID and reviewed wording and adds the new citations, "
-             "instead of a near-duplicate rule.")
-    added = [c for c in result.changes if c.kind == "add"]
-    if added:
-        echo(f"Every citation was checked in code against the ledger; "
-             f"'scarwarden rule show {added[0].rule_id}' audits the new rule.")
-    again = run_distill(repo, offline=True)
-    if again.commit is None:
-        echo("Run again: nothing new, so no commit. With a key set, 'scarwarden distill' asks "
-             "the model instead, and the same gate drops any citation it invents.")

@@ -5,8 +5,9 @@ from typing import IO
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, format_episode, get_repo, split_list
+from scarwarden.cli.commands._common import echo_json, get_repo, split_list
 from scarwarden.errors import UsageError
+from scarwarden.files.display import format_episode
 from scarwarden.files.episodes import SOURCES
 
 
@@ -73,20 +74,9 @@ def add(ctx: click.Context, task: str | None, action: str | None, outcome: str |
         if not task:
             raise UsageError("--task is required (or give --file)",
                              hint='scarwarden episode add --task "..." --correction "..."')
-        data: dict[str, object] = {"task": task}
-        for key, value in (("action", action), ("outcome", outcome),
-                           ("correction", correction), ("corrected_by", corrected_by),
-                           ("agent", agent), ("source", source), ("at", at)):
-            if value is not None:
-                data[key] = value
-        split_tags = split_list(tags)
-        if split_tags:
-            data["tags"] = split_tags
-        if refs:
-            data["refs"] = list(refs)
-        if rules_applied:
-            data["rules_applied"] = list(rules_applied)
-        inputs = [data]
+        fields = {"action": action, "outcome": outcome, "correction": correction,
+                  "corrected_by": corrected_by, "agent": agent, "source": source, "at": at}
+        inputs = [_document(task, fields, split_list(tags), list(refs), list(rules_applied))]
         source_name = "episode"
     episodes = add_episodes(repo, inputs, commit=not no_commit, source=source_name)
     if as_json:
@@ -96,6 +86,17 @@ def add(ctx: click.Context, task: str | None, action: str | None, outcome: str |
         click.echo(ep.id)
     verb = "Staged" if no_commit else "Committed"
     click.echo(f"{verb} {len(episodes)} episode(s)", err=True)
+
+
+def _document(task: str, fields: dict[str, str | None], tags: list[str], refs: list[str],
+              rules_applied: list[str]) -> dict[str, object]:
+    """The episode the flags describe, as an input document: only the fields given."""
+    data: dict[str, object] = {"task": task}
+    data.update({key: value for key, value in fields.items() if value is not None})
+    for key, values in (("tags", tags), ("refs", refs), ("rules_applied", rules_applied)):
+        if values:
+            data[key] = values
+    return data
 
 
 @episode.command("show")
@@ -109,7 +110,7 @@ def show(ctx: click.Context, episode_id: str, as_json: bool) -> None:
     Example:
       scarwarden episode show ep-7k2m9q4x1z
     """
-    from scarwarden.index.store import open_index
+    from scarwarden.index import open_index
 
     repo = get_repo(ctx)
     with open_index(repo) as index:
@@ -152,7 +153,7 @@ def list_(ctx: click.Context, tags: tuple[str, ...], since: str | None, until: s
       scarwarden episode list --since 7d --newest-first
       scarwarden episode list --grep "discount code"
     """
-    from scarwarden.index.store import open_index
+    from scarwarden.index import open_index
     from scarwarden.times import parse_when
 
     since_at = parse_when(since) if since is not None else None

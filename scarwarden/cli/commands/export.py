@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import textwrap
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo
-from scarwarden.errors import Problem, ScarwardenError, UsageError
-from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:
     from scarwarden.agents.exports import ExportFile
@@ -68,73 +64,49 @@ def export(ctx: click.Context, formats: tuple[str, ...], check: bool, output: Pa
     from scarwarden.agents import exports
 
     repo = get_repo(ctx)
-    if output is not None and not output.is_absolute():
-        # "Run as if started in PATH": relative paths follow the global --repo.
-        base = Path((ctx.find_root().obj or {}).get("repo_path", "."))
-        output = (base / output).absolute()
-    names = list(formats)
-    if not names:
-        if not check:
-            raise UsageError("name a format to export",
-                             hint="scarwarden export agents-md (or claude-md, cursor, copilot, all)")
-        names = exports.exported_formats(repo)
-        if not names:
-            if as_json:
-                echo_json([])
-            click.echo("nothing exported yet: no AGENTS.md, CLAUDE.md, Cursor or Copilot "
-                       "section to check", err=True)
-            return
-    files = exports.plan(repo, names, output=output, import_agents=import_agents)
+    output = _output_path(ctx, output)
     if check:
-        _report_check(files, as_json)
+        _check(exports.check_exports(repo, list(formats), output=output,
+                                     import_agents=import_agents), as_json)
         return
-    if do_commit and output is not None:
-        raise UsageError("--commit cannot be combined with --output",
-                         hint="commit the file yourself")
-    changed = exports.write_exports(files)
-    sha = exports.commit_exports(repo, changed) if do_commit and changed else None
+    result = exports.export(repo, list(formats), output=output, import_agents=import_agents,
+                            commit=do_commit)
     if as_json:
-        echo_json([{"format": f.format, "path": f.rel,
-                    "status": "written" if f in changed else "unchanged"} for f in files])
+        echo_json(result.to_json())
     else:
-        for f in files:
-            click.echo(f"{'wrote' if f in changed else 'unchanged'}  {f.rel}")
-    if sha:
-        click.echo(f"Committed {len(changed)} file(s) as {sha[:10]}", err=True)
-    elif changed:
+        for f in result.files:
+            click.echo(f"{'wrote' if f in result.changed else 'unchanged'}  {f.rel}")
+    if result.commit:
+        click.echo(f"Committed {len(result.changed)} file(s) as {result.commit[:10]}", err=True)
+    elif result.changed:
         click.echo("Not committed: review and commit the exported files (or use --commit).",
                    err=True)
 
 
-def _report_check(files: list[ExportFile], as_json: bool) -> None:
-    bad = [f for f in files if f.status != "current"]
+def _output_path(ctx: click.Context, output: Path | None) -> Path | None:
+    """``--output`` as given; a relative path follows the global ``--repo`` ("run as if
+    started in PATH")."""
+    if output is None or output.is_absolute():
+        return output
+    base = Path((ctx.find_root().obj or {}).get("repo_path", "."))
+    return (base / output).absolute()
+
+
+def _check(files: list[ExportFile], as_json: bool) -> None:
+    """``--check``: each file's status; exit 1 (the boundary prints why) on drift."""
+    from scarwarden.agents.exports import drift_error
+
+    if not files:
+        if as_json:
+            echo_json([])
+        click.echo("nothing exported yet: no AGENTS.md, CLAUDE.md, Cursor or Copilot "
+                   "section to check", err=True)
+        return
     if as_json:
         echo_json([f.to_json() for f in files])
     else:
         for f in files:
             click.echo(f"{f.status:<8} {f.rel}")
-    if bad:
-        fmts = " ".join(dict.fromkeys(f.format for f in bad))
-        problems = [Problem("missing" if f.status == "missing" else
-                            "out of date with the playbook", file=f.rel) for f in bad]
-        raise ScarwardenError(
-            f"{len(bad)} exported file(s) not current with the playbook", problems=problems,
-            hint=f"run 'scarwarden export {fmts}' and commit the result")
-
-
-def demo_section(repo: MemoryRepo, echo: Callable[[str], None]) -> None:
-    """Demo: export the playbook into AGENTS.md and show the head of the section."""
-    from scarwarden.agents import exports
-
-    files = exports.plan(repo, ["agents-md"])
-    exports.write_exports(files)
-    text = files[0].path.read_text(encoding="utf-8")
-    echo("$ scarwarden export agents-md")
-    echo(f"wrote  {files[0].rel}  (a marked section; the rest of the file is left alone)")
-    for line in text.splitlines()[:14]:
-        # Wrap the long header paragraphs for a terminal; the file keeps them whole.
-        for part in textwrap.wrap(line, 92, break_on_hyphens=False) or [""]:
-            echo(f"  | {part}")
-    echo("  | ...")
-    again = exports.plan(repo, ["agents-md"])
-    echo(f"$ scarwarden export --check   ->  {again[0].rel}: {again[0].status}")
+    error = drift_error(files)
+    if error is not None:
+        raise error

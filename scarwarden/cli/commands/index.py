@@ -22,7 +22,7 @@ def index_cmd(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
       scarwarden index
       scarwarden index --rebuild
     """
-    from scarwarden.index.store import open_index
+    from scarwarden.index import open_index
 
     repo = get_repo(ctx)
     start = time.perf_counter()

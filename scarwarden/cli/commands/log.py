@@ -39,7 +39,7 @@ def log_cmd(ctx: click.Context, as_json: bool, limit: int, since: str | None,
       scarwarden log --since 2026-11-24 --until 2026-11-24 --task-grep invoice
       scarwarden log --verdict ASK_HUMAN --since 7d --json
     """
-    from scarwarden.index.store import open_index
+    from scarwarden.index import open_index
     from scarwarden.recall.log import read_log
     from scarwarden.times import parse_when
 

@@ -2,14 +2,9 @@ from __future__ import annotations
 
 import click
 
-from scarwarden.cli.commands._common import (
-    echo_json,
-    format_episode,
-    format_rule,
-    get_repo,
-    split_list,
-)
+from scarwarden.cli.commands._common import echo_json, get_repo, split_list
 from scarwarden.errors import UsageError
+from scarwarden.files.display import format_episode, format_rule
 
 
 @click.group()
@@ -64,7 +59,7 @@ def list_(ctx: click.Context, tag: str | None, include_retired: bool, as_json: b
       scarwarden rule list
       scarwarden rule list --tag linkedin --json
     """
-    from scarwarden.index.store import open_index
+    from scarwarden.index import open_index
 
     repo = get_repo(ctx)
     with open_index(repo) as index:
@@ -97,7 +92,7 @@ def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
       scarwarden rule show PB-01
     """
     from scarwarden.audit.history import rule_history
-    from scarwarden.index.store import open_index
+    from scarwarden.index import open_index
 
     repo = get_repo(ctx)
     rule_id = rule_id.upper()

@@ -2,33 +2,10 @@
 
 from __future__ import annotations
 
-import ipaddress
-from collections.abc import Callable
-
 import click
 
-from scarwarden.cli.commands._common import get_repo
+from scarwarden.cli.commands._common import get_repo, require_ui
 from scarwarden.errors import UsageError
-from scarwarden.repo import MemoryRepo
-
-
-def require_ui(what: str) -> None:
-    """Raise a clear usage error (exit 2) when Flask/Jinja are not installed."""
-    try:
-        import flask  # noqa: F401
-        import jinja2  # noqa: F401
-    except ImportError:
-        raise UsageError(f"{what} needs Flask, which is not installed",
-                         hint="pip install 'scarwarden[ui]'") from None
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 @click.command()
@@ -65,18 +42,17 @@ def serve(ctx: click.Context, host: str, port: int, read_only: bool) -> None:
       scarwarden -C path/to/repo serve
     """
     require_ui("scarwarden serve")
-    from scarwarden.audit.web.app import LOOPBACK_HOSTS, create_app
+    from scarwarden.audit.web.app import create_app
+    from scarwarden.audit.web.security import allowed_hosts, is_loopback
 
     repo = get_repo(ctx)
-    loopback = is_loopback(host)
-    if not loopback:
+    if not is_loopback(host):
         click.echo(click.style(
             f"warning: listening on {host}, not loopback: anyone who can reach this "
             "machine can read this memory" + ("" if read_only else
                                               " and record answers as commits (use --read-only)"),
             fg="yellow"), err=True)
-    allowed = (set(LOOPBACK_HOSTS) | {host.strip("[]")}) if loopback else None
-    app = create_app(repo.root, read_only=read_only, allowed_hosts=allowed)
+    app = create_app(repo.root, read_only=read_only, allowed_hosts=allowed_hosts(host))
     shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
     click.echo(f"Scarwarden audit UI for {repo.root}{' (read-only)' if read_only else ''}: "
                f"http://{shown}:{port}/  (Ctrl-C to stop)", err=True)
@@ -85,40 +61,3 @@ def serve(ctx: click.Context, host: str, port: int, read_only: bool) -> None:
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
                          hint="pick another port with --port") from None
-
-
-def demo_section(repo: MemoryRepo, echo: Callable[[str], None]) -> None:
-    """How to open the UI on the demo memory, and one semantic diff of a tiny change."""
-    from dataclasses import replace
-
-    from scarwarden.audit.diff.compare import semantic_diff
-    from scarwarden.audit.diff.render import render_text
-    from scarwarden.files.playbook_edit import load_playbook, save_playbook
-
-    echo("Every rule links to the scars that taught it. To browse this demo memory:")
-    echo("  scarwarden demo --keep /tmp/sw && scarwarden -C /tmp/sw/demo-memory serve")
-    echo("  (or in a fresh git repository: scarwarden init --demo && scarwarden serve)")
-    echo("then open http://127.0.0.1:5054/ and click PB-01. For a pull request:")
-    echo("  scarwarden review --base main      # the report, with the evidence quoted")
-    echo("  scarwarden audit --html site/      # the same pages as static files")
-    book = load_playbook(repo)
-    rule = book.get("PB-14")
-    if rule is None or rule.retired:
-        return
-    original = repo.playbook_path.read_bytes()
-    edited = replace(
-        rule,
-        text=rule.text.replace("on all social channels", "on every social channel"),
-        tags=rule.tags + tuple(t for t in ("social",) if t not in rule.tags),
-        episode_ids=rule.episode_ids + tuple(
-            e for e in ("ep-t3gn9ngxyq",) if e not in rule.episode_ids))
-    save_playbook(repo, book.with_rule(edited))
-    try:
-        echo("")
-        echo("A reviewer's hand edit to PB-14, as `scarwarden diff` shows it (HEAD vs the "
-             "working tree):")
-        echo("")
-        for line in render_text(semantic_diff(repo)).rstrip("\n").splitlines():
-            echo(("  " + line).rstrip())
-    finally:
-        repo.playbook_path.write_bytes(original)

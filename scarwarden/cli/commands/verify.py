@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.cli.commands._common import echo_json, get_repo, print_problems
 from scarwarden.errors import ExitCode
 
 
@@ -27,7 +27,6 @@ def verify(ctx: click.Context, rev_range: str | None, as_json: bool) -> None:
       scarwarden verify origin/main..HEAD
       scarwarden verify --json
     """
-    from scarwarden.cli.commands.check import print_problems
     from scarwarden.gate.verify import verify as run_verify
 
     repo = get_repo(ctx, initialised=False)

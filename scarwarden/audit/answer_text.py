@@ -1,8 +1,9 @@
 """Answers as terminal text: the memory side, the citation report, QC, and ``--compare``.
 
 Plain strings, no click: ``scarwarden answer``, ``review-draft`` and the demo print
-them. ``--compare`` is two columns on a terminal at least :data:`TWO_COLUMNS_MIN` wide,
-one side after the other below that.
+them, so this is library code (the demo may not import the CLI). ``--compare`` is two
+columns on a terminal at least :data:`TWO_COLUMNS_MIN` wide, one side after the other
+below that.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import shutil
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from scarwarden.answers.answer import brief, no_memory_brief
+from scarwarden.answers.prompts import brief, no_memory_brief
 
 if TYPE_CHECKING:  # pragma: no cover
     from scarwarden.answers.answer import AnswerResult

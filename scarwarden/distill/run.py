@@ -1,0 +1,210 @@
+"""One distillation, end to end: :func:`distill` and the :class:`DistillResult` it returns.
+
+Checks first (nothing is asked of a model that cannot be committed), then the playbook
+to build on, the episodes not distilled yet, the distiller and the gate in code, the
+message, and last the commit, under the write lock.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from scarwarden import git
+from scarwarden.distill import commit as commits
+from scarwarden.distill import state
+from scarwarden.distill.ops import Change, Drop, apply_operations
+from scarwarden.errors import NoModelConfigured, UsageError
+from scarwarden.files import playbook as pb
+from scarwarden.files.atomic import write_lock
+from scarwarden.files.episodes import Episode
+from scarwarden.llm.client import ChatClient, Usage, client_from_config
+from scarwarden.repo import MemoryRepo
+
+NO_KEY_NOTICE = ("no API key configured (SCARWARDEN_API_KEY or DASHSCOPE_API_KEY): "
+                 "using the offline distiller")
+
+
+@dataclass
+class DistillResult:
+    """What a distillation found, changed, refused and (maybe) committed."""
+
+    distiller: str  # "offline" or "model"
+    model: str | None
+    head: str
+    #: Episodes in the ledger at HEAD not distilled before this run.
+    new: list[str]
+    #: Episodes this run records as distilled (its ``Scarwarden-Distilled-Episode``s).
+    distilled: list[str]
+    left: list[tuple[str, str]]
+    changes: list[Change]
+    drops: list[Drop]
+    before: str
+    after: str
+    usage: Usage = field(default_factory=Usage)
+    calls: int = 0
+    batches: list[tuple[int, int, int]] = field(default_factory=list)
+    notice: str | None = None
+    message: str | None = None
+    commit: str | None = None
+    branch: str | None = None
+    dry_run: bool = False
+    #: With ``--no-commit``: where the suggested commit message was saved.
+    message_file: str | None = None
+    playbook_rel: str = "memory/playbook.md"
+
+    @property
+    def subject(self) -> str:
+        return commits.subject(self.changes)
+
+    @property
+    def nothing_new(self) -> bool:
+        return not self.changes and not self.distilled
+
+    def diff(self) -> str:
+        """Unified diff of the playbook file, before -> after."""
+        return "".join(difflib.unified_diff(
+            self.before.splitlines(keepends=True), self.after.splitlines(keepends=True),
+            f"a/{self.playbook_rel}", f"b/{self.playbook_rel}"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "distiller": self.distiller, "model": self.model, "notice": self.notice,
+            "head": self.head, "dry_run": self.dry_run, "commit": self.commit,
+            "branch": self.branch, "message_file": self.message_file,
+            "subject": None if self.nothing_new else self.subject,
+            "new_episodes": self.new, "distilled_episodes": self.distilled,
+            "left": [{"episode_id": ep, "reason": why} for ep, why in self.left],
+            "changes": [c.to_json() for c in self.changes],
+            "dropped": [d.to_json() for d in self.drops],
+            "usage": self.usage.to_json(calls=self.calls),
+            "batches": [{"episodes": e, "context_rules": r, "prompt_tokens_estimated": t}
+                        for e, r, t in self.batches],
+            "message": self.message, "diff": self.diff(),
+        }
+
+
+def _choose(repo: MemoryRepo, offline: bool | None, client: ChatClient | None,
+            environ: Mapping[str, str] | None) -> tuple[ChatClient | None, str | None]:
+    """The client to use (``None``: offline) and the one-line notice to show, if any."""
+    if offline:
+        return None, None
+    if client is None:
+        client = client_from_config(repo.config, environ)
+    if client is None:
+        if offline is False:
+            raise NoModelConfigured(
+                "distilling with a model needs an API key, and none is configured",
+                hint="set SCARWARDEN_API_KEY (or DASHSCOPE_API_KEY), or use --offline")
+        return None, NO_KEY_NOTICE
+    return client, None
+
+
+def distill(repo: MemoryRepo, *, offline: bool | None = None, dry_run: bool = False,
+            branch: str | None = None, commit: bool = True, client: ChatClient | None = None,
+            environ: Mapping[str, str] | None = None) -> DistillResult:
+    """Distil the episodes not yet distilled into playbook changes.
+
+    ``offline``: ``None`` picks the model when a key is configured (else the offline
+    distiller, with a notice); ``True`` forces offline; ``False`` requires a model.
+    ``dry_run`` changes nothing. ``branch`` commits on a new branch without touching
+    the current one. ``commit=False`` leaves the new playbook in the working tree.
+    """
+    head = _preflight(repo, branch=branch, commit=commit, dry_run=dry_run)
+    chosen, notice = _choose(repo, offline, client, environ)
+    before = _starting_playbook(repo, head, commit=commit)
+    base = pb.parse(before, source=repo.playbook_rel)
+    ledger = state.ledger_at(repo, head)
+    done = state.distilled_by_commits(repo, head) | base.cited_episode_ids()
+    new_ids = sorted(ep for ep in ledger if ep not in done)
+    episodes, left = state.load_episodes(repo, ledger, new_ids)
+
+    result = DistillResult(
+        distiller="offline" if chosen is None else "model",
+        model=None if chosen is None else chosen.settings.distill_model,
+        head=head, new=new_ids, distilled=[], left=left, changes=[], drops=[],
+        before=before, after=before, notice=notice, branch=branch, dry_run=dry_run,
+        playbook_rel=repo.playbook_rel)
+    if not episodes:
+        return result
+    _propose(repo, chosen, episodes, base, ledger, result)
+    if result.nothing_new:
+        return result
+    distiller = "offline" if chosen is None else f"model {result.model}"
+    result.message = commits.message(commits.MessageParts(
+        distiller, result.changes, result.drops, result.distilled, result.left,
+        result.usage, result.calls))
+    if not dry_run:
+        _land(repo, result, head, branch=branch, commit=commit)
+    return result
+
+
+def _preflight(repo: MemoryRepo, *, branch: str | None, commit: bool, dry_run: bool) -> str:
+    """Refuse what cannot work before any model call; return HEAD."""
+    if branch is not None and not commit:
+        raise UsageError("--branch and --no-commit cannot be combined",
+                         hint="--branch commits on a new branch; --no-commit commits nothing")
+    head = git.head(repo.root)
+    if head is None:
+        raise UsageError("the repository has no commits yet",
+                         hint="commit the memory first ('scarwarden init' does)")
+    if branch is not None:
+        commits.check_branch_name(repo, branch)
+    elif commit and not dry_run:
+        commits.require_clean_playbook(repo)
+    return head
+
+
+def _starting_playbook(repo: MemoryRepo, head: str, *, commit: bool) -> str:
+    """The playbook text to build on: HEAD's when committing (that is what the commit
+    will change), else the working tree's."""
+    if commit:
+        raw = git.show_file(repo.root, head, repo.playbook_rel)
+        return raw.decode("utf-8") if raw is not None else pb.TITLE + "\n"
+    return (repo.playbook_path.read_text(encoding="utf-8")
+            if repo.playbook_path.exists() else pb.TITLE + "\n")
+
+
+def _propose(repo: MemoryRepo, chosen: ChatClient | None, episodes: list[Episode],
+             base: pb.Playbook, ledger: state.Ledger, result: DistillResult) -> None:
+    """Run the distiller and the gate in code; record the changes in ``result``."""
+    if chosen is None:
+        from scarwarden.distill.offline import offline_operations
+
+        plan = offline_operations(episodes, base)
+        gate = apply_operations(base, plan.operations, ledger)
+        after, used = gate.playbook, plan.used
+        result.changes, result.drops = gate.changes, gate.drops
+        result.left += plan.left
+    else:
+        from scarwarden.distill.model import model_distill
+
+        run = model_distill(chosen, chosen.settings.distill_model, episodes, base, ledger,
+                            repo.config.distill)
+        after, used = run.playbook, run.used
+        result.changes, result.drops = run.changes, run.drops
+        result.usage, result.calls, result.batches = run.usage, run.calls, run.batches
+    used_set = set(used)
+    result.distilled = [ep for ep in result.new if ep in used_set]
+    if result.changes:
+        result.after = pb.render(after)
+        pb.parse(result.after, source=repo.playbook_rel)  # never write what cannot be read back
+
+
+def _land(repo: MemoryRepo, result: DistillResult, head: str, *, branch: str | None,
+          commit: bool) -> None:
+    """Commit (here or on a new branch) or write the result, under the write lock."""
+    data = result.after.encode("utf-8")
+    assert result.message is not None
+    with write_lock(repo):
+        if git.head(repo.root) != head:
+            raise UsageError("HEAD moved while distilling; nothing was written",
+                             hint="run 'scarwarden distill' again")
+        if branch is not None:
+            result.commit = commits.commit_on_branch(repo, branch, head, data, result.message)
+        elif commit:
+            result.commit = commits.commit_here(repo, data, result.message)
+        elif result.changes:
+            result.message_file = commits.write_only(repo, data, result.message)

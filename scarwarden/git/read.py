@@ -1,0 +1,174 @@
+"""Reading what git stores: file listings (index, trees, working tree) and objects.
+
+Listings use ``-z`` and are split on NUL; many objects are read with one
+``git cat-file --batch`` rather than one process each.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from scarwarden.errors import GitError
+from scarwarden.git.run import run, run_ok
+
+#: Above this many names, one listing of the whole folder beats a pattern per name
+#: (git matches every index entry against every pattern).
+MAX_NAME_PATTERNS = 8
+
+
+@dataclass(frozen=True)
+class StagedEntry:
+    mode: str
+    blob: str
+    path: str
+
+
+def _paths(out: bytes) -> list[str]:
+    return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+
+def ls_files_stage(root: Path | str, *pathspec: str,
+                   env: Mapping[str, str] | None = None) -> list[StagedEntry]:
+    """``git ls-files -s``: the index's view (mode, blob, path) under ``pathspec``."""
+    out = run(root, "ls-files", "-s", "-z", "--", *pathspec, env=env)
+    entries = []
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        mode, blob, _stage = meta.split(b" ")
+        entries.append(StagedEntry(mode.decode(), blob.decode(), path.decode("utf-8", "surrogateescape")))
+    return entries
+
+
+def ls_tree(root: Path | str, rev: str, *pathspec: str) -> list[StagedEntry]:
+    """``git ls-tree -r``: (mode, blob, path) of a commit's tree under ``pathspec``."""
+    out = run(root, "ls-tree", "-r", "-z", "--full-tree", rev, "--", *pathspec)
+    entries = []
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        mode, _kind, blob = meta.split(b" ")
+        entries.append(StagedEntry(mode.decode(), blob.decode(), path.decode("utf-8", "surrogateescape")))
+    return entries
+
+
+def ls_others(root: Path | str, *pathspec: str) -> list[str]:
+    """Untracked, not ignored files under ``pathspec``."""
+    return _paths(run(root, "ls-files", "-z", "--others", "--exclude-standard", "--", *pathspec))
+
+
+def _glob_escape(text: str) -> str:
+    return re.sub(r"([*?\[\\])", r"\\\1", text)
+
+
+def files_named(root: Path | str, folder: str, names: Iterable[str]) -> list[str]:
+    """Paths under ``folder``, at any depth, whose file name is one of ``names``.
+
+    Both sides count: git's index (committed or staged) and the working tree (untracked
+    files too, ignored or not), so a file is found whether or not it was added yet.
+    """
+    wanted = set(names)
+    if not wanted:
+        return []
+    base = _glob_escape(folder.rstrip("/"))
+    if len(wanted) <= MAX_NAME_PATTERNS:
+        # Default pathspec magic: '*' also matches '/', so every depth is searched.
+        specs = [f"{base}/*{_glob_escape(name)}" for name in sorted(wanted)]
+    else:
+        specs = [f"{base}/"]
+    out = run(root, "ls-files", "-z", "--cached", "--others", "--", *specs)
+    # '*name' also matches 'xname'; an unmerged path is listed once per stage.
+    return list(dict.fromkeys(p for p in _paths(out) if p.rpartition("/")[2] in wanted))
+
+
+def object_exists(root: Path | str, sha: str) -> bool:
+    """Whether the object ``sha`` (or ``rev:path``) exists."""
+    return run_ok(root, "cat-file", "-e", sha)
+
+
+def objects_exist(root: Path | str, specs: Sequence[str]) -> dict[str, bool]:
+    """Object name (a blob ID or ``rev:path``) -> whether it exists, with one
+    ``git cat-file --batch-check``."""
+    if not specs:
+        return {}
+    out = run(root, "cat-file", "--batch-check",
+              input="".join(f"{s}\n" for s in specs).encode("utf-8", "surrogateescape"))
+    lines = out.decode("utf-8", "surrogateescape").split("\n")
+    return {spec: not line.endswith(" missing")
+            for spec, line in zip(specs, lines[:len(specs)], strict=True)}
+
+
+def cat_file_batch(root: Path | str, objects: Sequence[str],
+                   env: Mapping[str, str] | None = None) -> list[bytes | None]:
+    """Read many objects (blob IDs or ``rev:path``) with one ``git cat-file --batch``."""
+    if not objects:
+        return []
+    request = "".join(f"{name}\n" for name in objects).encode("utf-8", "surrogateescape")
+    out = run(root, "cat-file", "--batch", input=request, env=env)
+    results: list[bytes | None] = []
+    pos = 0
+    for _ in objects:
+        eol = out.index(b"\n", pos)
+        header = out[pos:eol].split(b" ")
+        pos = eol + 1
+        if len(header) < 3 or header[-1] == b"missing" or header[1] == b"missing":
+            results.append(None)
+            continue
+        size = int(header[2])
+        results.append(out[pos:pos + size])
+        pos += size + 1
+    return results
+
+
+def show_file(root: Path | str, rev: str, path: str,
+              env: Mapping[str, str] | None = None) -> bytes | None:
+    """A file's content at ``rev`` (``""`` for the index: ``:path``); ``None`` if absent."""
+    spec = f":{path}" if rev == "" else f"{rev}:{path}"
+    return cat_file_batch(root, [spec], env=env)[0]
+
+
+def cat_file_stream(root: Path | str, objects: Sequence[str],
+                    env: Mapping[str, str] | None = None) -> Iterator[bytes | None]:
+    """Like :func:`cat_file_batch`, but yields each object as git writes it.
+
+    For very many objects (a full index rebuild): the caller works on one object while
+    git reads the next, and the whole output is never held at once. The request goes
+    through a temporary file, so neither side can block on a full pipe.
+    """
+    import tempfile
+
+    if not objects:
+        return
+    with tempfile.TemporaryFile() as request, tempfile.TemporaryFile() as errors:
+        request.write("".join(f"{name}\n" for name in objects).encode("utf-8", "surrogateescape"))
+        request.seek(0)
+        # Popen, not run(): the output is read while git still writes it.
+        proc = subprocess.Popen(["git", "-C", str(root), "cat-file", "--batch"],
+                                stdin=request, stdout=subprocess.PIPE, stderr=errors,
+                                env=None if env is None else dict(env))
+        assert proc.stdout is not None
+        try:
+            out = proc.stdout
+            for _ in objects:
+                header = out.readline().split(b" ")
+                if len(header) < 3 or header[1] == b"missing" or header[-1] == b"missing\n":
+                    if not header[0]:  # EOF: git stopped early
+                        break
+                    yield None
+                    continue
+                size = int(header[2])
+                data = out.read(size + 1)  # the object and its trailing newline
+                yield data[:size]
+        finally:
+            proc.stdout.close()
+            code = proc.wait()
+        if code != 0:
+            errors.seek(0)
+            message = errors.read().decode("utf-8", "replace").strip() or f"exit {code}"
+            raise GitError(f"git cat-file failed: {message}")

@@ -1,0 +1,81 @@
+"""The repository itself: where it is, what HEAD points at, its settings.
+
+(Git's own repository; :mod:`scarwarden.repo` is the memory folder inside it.)
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from scarwarden.errors import UsageError
+from scarwarden.git.run import run
+
+
+def toplevel(path: Path | str) -> Path | None:
+    """The work tree root containing ``path``, or ``None`` outside a git repository."""
+    proc = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"],
+                          capture_output=True)
+    if proc.returncode != 0:
+        return None
+    return Path(proc.stdout.decode().strip())
+
+
+def require_toplevel(path: Path | str) -> Path:
+    """Like :func:`toplevel`, but refuse (with a hint) outside a git repository."""
+    root = toplevel(path)
+    if root is None:
+        raise UsageError(f"{path} is not inside a git repository",
+                         hint="run 'git init' first, or pass --repo PATH")
+    return root
+
+
+def init_repo(root: Path | str, env: Mapping[str, str] | None = None) -> None:
+    """``git init``: make ``root`` (which must exist) a new, empty repository."""
+    run(root, "init", "-q", env=env)
+
+
+def git_dir(root: Path | str) -> Path:
+    """The repository's git directory (``.git``, or wherever a worktree keeps it)."""
+    out = run(root, "rev-parse", "--absolute-git-dir").decode().strip()
+    return Path(out)
+
+
+def git_path(root: Path | str, name: str) -> Path:
+    """Where git keeps ``name`` (``rev-parse --git-path``: ``core.hooksPath`` and
+    worktrees honoured), as git prints it: relative to ``root`` unless absolute."""
+    return Path(run(root, "rev-parse", "--git-path", name).decode().strip())
+
+
+def head(root: Path | str) -> str | None:
+    """The commit HEAD points at, or ``None`` before the first commit."""
+    return rev_parse(root, "HEAD")
+
+
+def rev_parse(root: Path | str, rev: str) -> str | None:
+    """The commit ``rev`` names, or ``None`` when it names none."""
+    proc = subprocess.run(["git", "-C", str(root), "rev-parse", "-q", "--verify",
+                           f"{rev}^{{commit}}"], capture_output=True)
+    if proc.returncode != 0:
+        return None
+    return proc.stdout.decode().strip()
+
+
+def current_branch(root: Path | str) -> str | None:
+    """The branch HEAD is on, or ``None`` on a detached HEAD."""
+    proc = subprocess.run(["git", "-C", str(root), "symbolic-ref", "-q", "--short", "HEAD"],
+                          capture_output=True)
+    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+
+def config_get(root: Path | str, key: str) -> str | None:
+    """A git setting's value, or ``None`` when it is not set."""
+    proc = subprocess.run(["git", "-C", str(root), "config", "--get", key], capture_output=True)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def set_config(root: Path | str, key: str, value: str,
+               env: Mapping[str, str] | None = None) -> None:
+    """Set a git setting in the repository's own config (``git config key value``)."""
+    run(root, "config", key, value, env=env)

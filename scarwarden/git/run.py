@@ -1,0 +1,53 @@
+"""Running the git binary: the one place a ``git`` process is started from argv.
+
+Every other module of this package asks one named question through :func:`run` or
+:func:`run_ok`; code outside the package calls those named functions, never these.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from scarwarden.errors import GitError
+
+
+def no_git_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment minus ``GIT_*`` variables that pin git to another repository.
+
+    Inside a hook git exports GIT_DIR, GIT_INDEX_FILE and friends; a git command run
+    in *another* repository (a temporary clone, say) would otherwise act on the hook's
+    repository. Same reasoning as pre-commit's ``no_git_env``; identity and config
+    variables are kept.
+    """
+    env = dict(os.environ if environ is None else environ)
+    keep = {"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSL_CAINFO",
+            "GIT_SSL_NO_VERIFY", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+            "GIT_CONFIG_NOSYSTEM", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
+            "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_DATE",
+            "GIT_COMMITTER_DATE"}
+    return {k: v for k, v in env.items() if not k.startswith("GIT_") or k in keep}
+
+
+def run(root: Path | str, *args: str, input: bytes | None = None,
+        env: Mapping[str, str] | None = None, check: bool = True) -> bytes:
+    """Run ``git -C root args...`` and return stdout; raise :class:`GitError` on failure."""
+    proc = subprocess.run(
+        ["git", "-C", str(root), *args],
+        input=input,
+        capture_output=True,
+        env=None if env is None else dict(env),
+    )
+    if check and proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip() or f"exit {proc.returncode}"
+        raise GitError(f"git {' '.join(args[:2])} failed: {message}")
+    return proc.stdout
+
+
+def run_ok(root: Path | str, *args: str, env: Mapping[str, str] | None = None) -> bool:
+    """Run ``git -C root args...`` for its exit status alone: True when it is 0."""
+    proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
+                          env=None if env is None else dict(env))
+    return proc.returncode == 0

@@ -1,0 +1,160 @@
+"""A full rebuild: a complete index from the files alone, in a temporary file swapped
+in with ``os.replace``, so a concurrent reader never sees half an index.
+
+The blobs stream out of one ``git cat-file --batch`` and, on a large ledger, are parsed
+in two forked worker processes (:mod:`scarwarden.index.load`; figures in
+``bench/ledger_bench.py``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from scarwarden import git
+from scarwarden.index import load as index_load
+from scarwarden.index.rules import index_playbook
+from scarwarden.index.scan import (
+    blob_id,
+    list_yaml,
+    playbook_signature,
+    scan_dirs,
+    trusted_mtime,
+    trusted_sig,
+)
+from scarwarden.index.schema import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    RefreshStats,
+    connect,
+    set_meta,
+    transaction,
+    writer_lock,
+)
+from scarwarden.repo import MemoryRepo
+
+log = logging.getLogger("scarwarden")
+
+
+def rebuild(repo: MemoryRepo, reason: str = "requested", *,
+            workers: int | None = None) -> RefreshStats:
+    """Build a complete index in a temporary file and swap it in atomically.
+
+    ``workers``: processes that parse the files (default: two on a large ledger where
+    the machine has the cores, else none besides this one; see
+    :mod:`scarwarden.index.load`).
+    """
+    stats = RefreshStats(mode="rebuild", reason=reason)
+    repo.state_dir.mkdir(parents=True, exist_ok=True)
+    _ensure_ignored(repo)
+    tmp = repo.state_dir / f"index.db.tmp-{os.getpid()}"
+    tmp.unlink(missing_ok=True)
+    head = git.head(repo.root)
+    scanned_ns = time.time_ns()  # before listing: what is racy is judged against this
+    dirs, tracked, untracked = _list_ledger(repo)
+    if workers is None:
+        workers = index_load.default_workers(len(tracked) + len(untracked))
+    # Workers are forked before the database is opened and git is started.
+    chunks = index_load.chunked(_read_files(repo, tracked, untracked))
+    with index_load.parsed(chunks, repo.episodes_rel, workers) as results:
+        conn = connect(tmp)
+        try:
+            _fill_new_index(conn, repo, head, dirs, results, stats, scanned_ns)
+            _carry_over_recall_log(conn, repo.index_path)
+            conn.close()
+            with writer_lock(repo):  # never under a writer's journal (see writer_lock)
+                os.replace(tmp, repo.index_path)
+        except BaseException:
+            conn.close()
+            tmp.unlink(missing_ok=True)
+            raise
+    return stats
+
+
+def _list_ledger(repo: MemoryRepo) -> tuple[dict[str, int], list[tuple[str, str]], list[str]]:
+    """Episode folders with their mtimes; tracked files (path, blob); untracked files."""
+    dirs = scan_dirs(repo)
+    on_disk: set[str] = set()
+    for dir_rel in dirs:
+        on_disk |= list_yaml(repo, dir_rel)
+    tracked = sorted((e.path, e.blob) for e in git.ls_files_stage(repo.root, repo.episodes_rel)
+                     if e.path in on_disk)
+    untracked = sorted(on_disk - {path for path, _blob in tracked})
+    return dirs, tracked, untracked
+
+
+def _read_files(repo: MemoryRepo, tracked: list[tuple[str, str]],
+                untracked: list[str]) -> Iterator[index_load.Item]:
+    """(path, blob, bytes) of every episode file: tracked ones as git's index has them,
+    read with one streaming ``cat-file --batch`` (packed objects read far faster than
+    100k small files), untracked ones from disk."""
+    contents = git.cat_file_stream(repo.root, [blob for _path, blob in tracked])
+    for (path, blob), raw in zip(tracked, contents, strict=True):
+        if raw is not None:
+            yield path, blob, raw
+    for path in untracked:
+        try:
+            raw = (repo.root / path).read_bytes()
+        except OSError:
+            continue  # removed since it was listed
+        yield path, blob_id(raw), raw
+
+
+def _fill_new_index(conn: sqlite3.Connection, repo: MemoryRepo, head: str | None,
+                    dirs: dict[str, int],
+                    files: Iterable[tuple[str, str, index_load.Parsed]],
+                    stats: RefreshStats, now_ns: int) -> None:
+    # A file nobody else sees until it is swapped in: no journal, no syncs.
+    conn.execute("PRAGMA journal_mode = OFF")
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.executescript(SCHEMA)
+    with transaction(conn):
+        loader = index_load.BulkLoader(conn)
+        for path, blob, result in files:
+            loader.add(path, blob, result)
+        loader.finish()
+        stats.episodes_added = loader.added
+        stats.invalid_files = loader.invalid
+        set_meta(conn, "episode_count", str(loader.added))
+        conn.executemany("INSERT INTO dirs VALUES (?, ?)",
+                         [(d, trusted_mtime(m, now_ns)) for d, m in dirs.items()])
+        index_playbook(conn, repo, stats)
+        set_meta(conn, "schema_version", str(SCHEMA_VERSION))
+        set_meta(conn, "memory_dir", repo.memory_rel)
+        set_meta(conn, "head", head)
+        set_meta(conn, "playbook_sig", trusted_sig(playbook_signature(repo), now_ns))
+
+
+def _carry_over_recall_log(conn: sqlite3.Connection, old_path: Path) -> None:
+    """Copy the recall log from the index being replaced.
+
+    The log is the one thing in the index that is not derived from the files ("why did
+    the agent do X last Tuesday"), so a rebuild (schema change, ``index --rebuild``)
+    must not lose it. A corrupt old file loses its log: nothing else can be done.
+    """
+    if not old_path.exists():
+        return
+    try:
+        conn.execute("ATTACH DATABASE ? AS old", (str(old_path),))
+    except sqlite3.DatabaseError:
+        return
+    try:
+        conn.execute(
+            "INSERT INTO recall_log (rowid, at, task, verdict, rule_ids, scores, "
+            "playbook_commit, detail) SELECT rowid, at, task, verdict, rule_ids, scores, "
+            "playbook_commit, detail FROM old.recall_log ORDER BY rowid")
+    except sqlite3.DatabaseError as exc:
+        log.warning("the recall log of the old index could not be kept: %s", exc)
+    finally:
+        conn.execute("DETACH DATABASE old")
+
+
+def _ensure_ignored(repo: MemoryRepo) -> None:
+    """Keep the cache out of git even where ``init`` did not write .gitignore."""
+    marker = repo.state_dir / ".gitignore"
+    if not marker.exists():
+        marker.write_text("*\n")

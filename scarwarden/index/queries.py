@@ -1,0 +1,173 @@
+"""Reading the index: the :class:`Index` an open, fresh index is, and its queries.
+
+Every read goes through :func:`scarwarden.index.open_index`, which refreshes the file
+first, so these queries answer for the files as they are now.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from scarwarden import text
+from scarwarden.errors import ValidationError
+from scarwarden.files import playbook as pb
+from scarwarden.files.episodes import Episode
+from scarwarden.index.schema import RefreshStats, chunks
+from scarwarden.repo import MemoryRepo
+
+
+class Index:
+    """An open, fresh index. Use :func:`open_index` to get one."""
+
+    def __init__(self, repo: MemoryRepo, conn: sqlite3.Connection, stats: RefreshStats):
+        self.repo = repo
+        self.conn = conn
+        self.stats = stats
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- meta ---------------------------------------------------------------------
+    def meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    @property
+    def indexed_commit(self) -> str | None:
+        return self.meta("head")
+
+    def playbook_error(self) -> str | None:
+        return self.meta("playbook_error")
+
+    # -- episodes -----------------------------------------------------------------
+    def episode_count(self) -> int:
+        # Kept in meta by rebuild and refresh: count(*) reads the whole table (~8 ms at
+        # 100k episodes, paid by every `scarwarden index`).
+        stored = self.meta("episode_count")
+        if stored is not None:
+            return int(stored)
+        return int(self.conn.execute("SELECT count(*) FROM episodes").fetchone()[0])
+
+    def get_episode(self, episode_id: str) -> Episode | None:
+        row = self.conn.execute("SELECT doc FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        return None if row is None else Episode(json.loads(row[0]))
+
+    def episode_path(self, episode_id: str) -> str | None:
+        row = self.conn.execute("SELECT path FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def existing_episode_ids(self, ids: Iterable[str]) -> set[str]:
+        ids = list(dict.fromkeys(ids))
+        found: set[str] = set()
+        for chunk in chunks(ids, 500):
+            marks = ",".join("?" * len(chunk))
+            found.update(r[0] for r in self.conn.execute(
+                f"SELECT id FROM episodes WHERE id IN ({marks})", chunk))
+        return found
+
+    def list_episodes(self, *, tags: Iterable[str] = (), since: str | None = None,
+                      until: str | None = None, agent: str | None = None,
+                      grep: str | None = None, limit: int | None = None,
+                      newest_first: bool = False, offset: int = 0) -> list[Episode]:
+        """Episodes matching every filter, oldest first (by ``at``, then ID); ``offset``
+        skips that many of them first (paging)."""
+        where, args = self._episode_filters(tags, since, until, agent, grep)
+        sql = "SELECT e.doc FROM episodes e" + where
+        order = "DESC" if newest_first else "ASC"
+        sql += f" ORDER BY e.at {order}, e.id {order}"
+        if limit is not None or offset:
+            sql += " LIMIT ? OFFSET ?"
+            args += [-1 if limit is None else limit, max(0, offset)]
+        return [Episode(json.loads(r[0])) for r in self.conn.execute(sql, args)]
+
+    def count_episodes(self, *, tags: Iterable[str] = (), since: str | None = None,
+                       until: str | None = None, agent: str | None = None,
+                       grep: str | None = None) -> int:
+        """How many episodes :meth:`list_episodes` would return with these filters."""
+        where, args = self._episode_filters(tags, since, until, agent, grep)
+        return int(self.conn.execute("SELECT count(*) FROM episodes e" + where, args).fetchone()[0])
+
+    def _episode_filters(self, tags: Iterable[str], since: str | None, until: str | None,
+                         agent: str | None, grep: str | None) -> tuple[str, list[Any]]:
+        where: list[str] = []
+        args: list[Any] = []
+        for tag in tags:
+            where.append("e.id IN (SELECT episode_id FROM episode_tags WHERE tag = ?)")
+            args.append(tag.lower())
+        if since:
+            where.append("e.at >= ?")
+            args.append(since)
+        if until:
+            where.append("e.at <= ?")
+            args.append(until)
+        if agent:
+            where.append("e.agent = ?")
+            args.append(agent)
+        if grep:
+            where.append("e.rowid IN (SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?)")
+            args.append(fts_query(grep))
+        return (" WHERE " + " AND ".join(where) if where else ""), args
+
+    def episode_months(self) -> list[tuple[str, int]]:
+        return [(r[0], r[1]) for r in self.conn.execute(
+            "SELECT substr(at, 1, 7) AS m, count(*) FROM episodes GROUP BY m ORDER BY m DESC")]
+
+    def episode_tags(self) -> list[tuple[str, int]]:
+        return [(r[0], r[1]) for r in self.conn.execute(
+            "SELECT tag, count(*) FROM episode_tags GROUP BY tag ORDER BY count(*) DESC, tag")]
+
+    def episode_agents(self) -> list[tuple[str, int]]:
+        return [(r[0], r[1]) for r in self.conn.execute(
+            "SELECT agent, count(*) FROM episodes WHERE agent IS NOT NULL "
+            "GROUP BY agent ORDER BY count(*) DESC, agent")]
+
+    # -- rules --------------------------------------------------------------------
+    def require_playbook(self) -> None:
+        error = self.playbook_error()
+        if error:
+            raise ValidationError(
+                error, hint="fix the playbook; 'scarwarden check --all' lists every problem")
+
+    def rules(self, *, include_retired: bool = False) -> list[pb.Rule]:
+        sql = "SELECT id, title, text, tags, episode_ids, retired, reason, replaced_by, line FROM rules"
+        if not include_retired:
+            sql += " WHERE retired = 0"
+        sql += " ORDER BY retired, position"
+        return [_rule_from_row(r) for r in self.conn.execute(sql)]
+
+    def get_rule(self, rule_id: str) -> pb.Rule | None:
+        row = self.conn.execute(
+            "SELECT id, title, text, tags, episode_ids, retired, reason, replaced_by, line "
+            "FROM rules WHERE id = ?", (rule_id,)).fetchone()
+        return None if row is None else _rule_from_row(row)
+
+    def rules_citing(self, episode_id: str) -> list[str]:
+        return [r[0] for r in self.conn.execute(
+            "SELECT rule_id FROM citations WHERE episode_id = ? ORDER BY rule_id", (episode_id,))]
+
+    def uncited_episode_ids(self) -> list[str]:
+        return [r[0] for r in self.conn.execute(
+            "SELECT id FROM episodes WHERE id NOT IN (SELECT episode_id FROM citations) "
+            "ORDER BY at, id")]
+
+
+def _rule_from_row(row: tuple[Any, ...]) -> pb.Rule:
+    return pb.Rule(row[0], row[1], row[2], tuple(json.loads(row[3])),
+                   tuple(json.loads(row[4])), bool(row[5]), row[6], row[7], row[8] or 0)
+
+
+def fts_query(user_text: str) -> str:
+    """Turn free text into a safe FTS5 query: every word must appear (prefix match)."""
+    words = [w for w in text._TOKEN.findall(user_text.lower()) if w]
+    if not words:
+        return '""'
+    return " AND ".join('"' + w.replace('"', '""') + '"*' for w in words)

@@ -1,0 +1,146 @@
+"""The playbook in the index: rules, citations, tags and recall's postings.
+
+Each rule's row keeps a digest of what it says; when the playbook file moves, only the
+rules whose digest changed are deleted and written again, and only the terms they
+touched get their document frequency recounted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections import Counter
+from typing import Any
+
+from scarwarden import text
+from scarwarden.errors import ValidationError
+from scarwarden.files import playbook as pb
+from scarwarden.index.schema import RefreshStats, chunks, set_meta
+from scarwarden.repo import MemoryRepo
+
+
+def rule_terms(rule: pb.Rule) -> Counter[str]:
+    """Stemmed term frequencies of a rule's title and text (what recall scores on)."""
+    return Counter(text.stems(rule.title + "\n" + rule.text))
+
+
+def _rule_digest(rule: pb.Rule) -> str:
+    payload = json.dumps([rule.title, rule.text, rule.tags, rule.episode_ids, rule.retired,
+                          rule.reason, rule.replaced_by])
+    return hashlib.sha1(payload.encode()).hexdigest()  # noqa: S324
+
+
+def index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshStats) -> None:
+    """Bring the rule tables in line with the playbook file, touching changed rules only."""
+    try:
+        raw = repo.playbook_path.read_bytes()
+    except FileNotFoundError:
+        raw = b"# Playbook\n"
+    try:
+        playbook = pb.parse(raw.decode("utf-8"), source=repo.playbook_rel)
+    except UnicodeDecodeError:
+        set_meta(conn, "playbook_error", f"{repo.playbook_rel}: not valid UTF-8")
+        return
+    except ValidationError as exc:
+        set_meta(conn, "playbook_error", exc.render().removeprefix("error: "))
+        return
+    conn.execute("DELETE FROM meta WHERE key = 'playbook_error'")
+    stored = {r[0]: r[1] for r in conn.execute("SELECT id, digest FROM rules")}
+    seen: set[str] = set()
+    touched: set[str] = set()  # terms whose document frequency may have moved
+    inserts: dict[str, list[tuple[Any, ...]]] = {}
+    for position, rule in enumerate(playbook.all_rules()):
+        seen.add(rule.id)
+        digest = _rule_digest(rule)
+        if stored.get(rule.id) == digest:
+            conn.execute("UPDATE rules SET position = ?, line = ? WHERE id = ?",
+                         (position, rule.line, rule.id))
+            continue
+        if rule.id in stored:  # a new rule has nothing to delete (and a full build none)
+            touched |= _delete_rule(conn, rule.id)
+        touched |= _rule_rows(rule, position, digest, inserts)
+        stats.rules_changed += 1
+    for rule_id in set(stored) - seen:
+        touched |= _delete_rule(conn, rule_id)
+        stats.rules_changed += 1
+    _insert_rows(conn, inserts)
+    _update_term_df(conn, touched, everything=not stored)
+    total = conn.execute("SELECT count(*), coalesce(sum(length), 0) FROM rules "
+                         "WHERE retired = 0").fetchone()
+    set_meta(conn, "rule_count", str(total[0]))
+    set_meta(conn, "rule_total_length", str(total[1]))
+
+
+def _delete_rule(conn: sqlite3.Connection, rule_id: str) -> set[str]:
+    """Remove a rule from every table; return the terms it had postings for."""
+    terms = {r[0] for r in conn.execute("SELECT term FROM rule_terms WHERE rule_id = ?",
+                                        (rule_id,))}
+    for table, column in (("rules", "id"), ("citations", "rule_id"), ("rule_tags", "rule_id"),
+                          ("rule_terms", "rule_id"), ("rule_tag_stems", "rule_id")):
+        conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (rule_id,))
+    return terms
+
+
+def _update_term_df(conn: sqlite3.Connection, terms: set[str], *, everything: bool) -> None:
+    """Recount the document frequency of ``terms`` (of all terms on a first build)."""
+    if everything:
+        conn.execute("DELETE FROM rule_term_df")
+        conn.execute("INSERT INTO rule_term_df SELECT term, count(*) FROM rule_terms "
+                     "GROUP BY term")
+        return
+    for chunk in chunks(sorted(terms), 500):
+        marks = ",".join("?" * len(chunk))
+        conn.execute(f"DELETE FROM rule_term_df WHERE term IN ({marks})", chunk)
+        conn.execute(f"INSERT INTO rule_term_df SELECT term, count(*) FROM rule_terms "
+                     f"WHERE term IN ({marks}) GROUP BY term", chunk)
+
+
+_INSERTS = {
+    "rules": "INSERT INTO rules VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+    "citations": "INSERT OR IGNORE INTO citations VALUES (?, ?)",
+    "rule_tags": "INSERT OR IGNORE INTO rule_tags VALUES (?, ?)",
+    "rule_terms": "INSERT INTO rule_terms VALUES (?, ?, ?, ?)",
+    "rule_tag_stems": "INSERT OR IGNORE INTO rule_tag_stems VALUES (?, ?, ?, ?)",
+}
+
+
+def _rule_rows(rule: pb.Rule, position: int, digest: str,
+               out: dict[str, list[tuple[Any, ...]]]) -> set[str]:
+    """Add a rule's rows (postings only when active) to ``out``; return its terms."""
+    terms = rule_terms(rule)
+    length = sum(terms.values())
+    out.setdefault("rules", []).append(
+        (rule.id, position, rule.title, rule.text, json.dumps(list(rule.tags)),
+         json.dumps(list(rule.episode_ids)), int(rule.retired), rule.reason, rule.replaced_by,
+         rule.line, length, digest))
+    out.setdefault("citations", []).extend((rule.id, ep) for ep in rule.episode_ids)
+    out.setdefault("rule_tags", []).extend((tag, rule.id) for tag in rule.tags)
+    if rule.retired:
+        return set()
+    out.setdefault("rule_terms", []).extend(
+        (term, rule.id, tf, length) for term, tf in terms.items())
+    stems = out.setdefault("rule_tag_stems", [])
+    for tag in rule.tags:
+        parts = text.tag_stems(tag)
+        stems.extend((s, rule.id, tag, len(parts)) for s in parts)
+    return set(terms)
+
+
+def _insert_rows(conn: sqlite3.Connection, rows: dict[str, list[tuple[Any, ...]]]) -> None:
+    """Insert collected rows with one ``executemany`` per table.
+
+    A big batch (a first build) gets a larger page cache while it runs: postings go
+    into the B-trees in random order, and with SQLite's default 2 MB cache a 100k-rule
+    build spends most of its time re-reading pages.
+    """
+    count = sum(len(v) for v in rows.values())
+    old = conn.execute("PRAGMA cache_size").fetchone()[0]
+    if count > 50_000:
+        conn.execute("PRAGMA cache_size = -262144")  # a ceiling (256 MiB), not an allocation
+    try:
+        for table, sql in _INSERTS.items():
+            if rows.get(table):
+                conn.executemany(sql, rows[table])
+    finally:
+        conn.execute(f"PRAGMA cache_size = {int(old)}")

@@ -1,0 +1,86 @@
+"""What is on disk: episode folders and their mtimes, the YAML files in them, file
+signatures and git blob IDs, judged with git's "racy" caution."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from scarwarden.repo import MemoryRepo
+
+#: A folder or file modified this recently may change again within the same clock tick
+#: of the file system without its mtime moving (git's "racy" problem): such an mtime is
+#: stored as unknown, so the next refresh looks again instead of trusting it.
+RACY_NS = 2_000_000_000
+
+
+def blob_id(data: bytes) -> str:
+    """Git's blob ID of ``data`` (so files read from disk compare with git's)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324
+
+
+def scan_dirs(repo: MemoryRepo) -> dict[str, int]:
+    """Episode folders (``episodes``, ``YYYY``, ``YYYY/MM``) -> mtime_ns."""
+    out: dict[str, int] = {}
+    base = repo.episodes_dir
+    rel = repo.episodes_rel
+
+    def walk(path: Path, relpath: str, depth: int) -> None:
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return
+        out[relpath] = st.st_mtime_ns
+        if depth == 2:
+            return
+        try:
+            with os.scandir(path) as it:
+                for entry in it:
+                    if entry.is_dir(follow_symlinks=False):
+                        walk(Path(entry.path), f"{relpath}/{entry.name}", depth + 1)
+        except FileNotFoundError:
+            return
+
+    walk(base, rel, 0)
+    return out
+
+
+def list_yaml(repo: MemoryRepo, dir_rel: str) -> set[str]:
+    """The ``.yaml`` files directly in one folder (paths relative to the root)."""
+    try:
+        with os.scandir(repo.root / dir_rel) as it:
+            return {f"{dir_rel}/{e.name}" for e in it
+                    if e.name.endswith(".yaml") and e.is_file(follow_symlinks=False)}
+    except (FileNotFoundError, NotADirectoryError):
+        return set()
+
+
+def playbook_signature(repo: MemoryRepo) -> str:
+    """The playbook file's (size, mtime, inode), or ``missing``: when it moves, the
+    rules are read again."""
+    try:
+        st = repo.playbook_path.stat()
+    except FileNotFoundError:
+        return "missing"
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+
+
+def trusted_mtime(mtime_ns: int, now_ns: int) -> int:
+    """``mtime_ns``, or -1 (unknown) when it is too recent to trust (:data:`RACY_NS`)."""
+    return mtime_ns if now_ns - mtime_ns > RACY_NS else -1
+
+
+def trusted_sig(sig: str, now_ns: int) -> str:
+    """A file signature, or ``racy`` when its mtime is too recent to trust."""
+    parts = sig.split(":")
+    return "racy" if len(parts) >= 2 and now_ns - int(parts[1]) <= RACY_NS else sig
+
+
+def file_sig(path: Path, now_ns: int) -> str | None:
+    """A file's trusted (size, mtime, inode) signature; ``None`` when it is gone."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return trusted_sig(f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}", now_ns)

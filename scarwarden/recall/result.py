@@ -1,0 +1,124 @@
+"""What recall returns: the recalled rules, the numbers behind them, the verdict.
+
+Plain data, in a module of its own so that everything that reads a recall (the recall
+log, ``--explain``, the answer pipeline, the web UI and MCP) imports these types without
+importing the engine that computes them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from scarwarden.config import RecallSettings
+from scarwarden.recall import router
+
+
+@dataclass(frozen=True)
+class TermMatch:
+    """The arithmetic behind one ``term:<stem>`` contribution (for ``--explain``)."""
+
+    stem: str
+    qtf: int
+    df: int
+    idf: float
+    tf: int
+    length: int
+    contribution: float
+
+
+@dataclass
+class RecalledRule:
+    """One recalled rule, with why it matched."""
+
+    id: str
+    title: str
+    text: str
+    score: float
+    matched_tags: list[str]
+    matched_terms: list[str]
+    contributions: dict[str, float]
+    episode_ids: list[str]
+    tags: list[str] = field(default_factory=list)
+    terms: list[TermMatch] = field(default_factory=list)
+    #: ``matched_mass / sqrt(task_mass * rule_mass)``, rounded (what the router reads).
+    confidence: float = 0.0
+    #: Sum of idf over the task stems this rule matches (terms and tag parts).
+    matched_mass: float = 0.0
+    #: Sum of idf over the distinct stems of the rule's title, text and tags.
+    rule_mass: float = 0.0
+    #: ``matched_mass / idf(df=1)``, rounded: the match counted in rare words (stems
+    #: found in one rule only); the router wants ``act_tag_hits`` of them to act.
+    evidence: float = 0.0
+    #: The rule's distinct stems (title, text, tags) with their df, for ``--explain``.
+    stem_df: dict[str, int] = field(default_factory=dict)
+    #: The task stems it matches (in its title or text, or part of a tag that hits).
+    matched_stems: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "text": self.text, "score": self.score,
+                "matched_tags": list(self.matched_tags),
+                "matched_terms": list(self.matched_terms),
+                "contributions": dict(self.contributions),
+                "episode_ids": list(self.episode_ids),
+                "confidence": self.confidence}
+
+    def why(self) -> str:
+        """One line: the tags and terms that matched and what each contributed."""
+        parts = [f"tag {t} +{self.contributions['tag:' + t]:g}" for t in self.matched_tags]
+        parts += [f"term {s} +{self.contributions['term:' + s]:g}" for s in self.matched_terms]
+        return ", ".join(parts) or "nothing"
+
+    def citation(self) -> str:
+        """The inline citation an answer uses: ``[PB-01, learnt in ep-a, ep-b]``."""
+        return f"[{self.id}, learnt in {', '.join(self.episode_ids)}]"
+
+
+@dataclass
+class RecallStats:
+    """The numbers a reader needs to redo the arithmetic by hand."""
+
+    rule_count: int
+    avg_length: float
+    task_stems: dict[str, int]  # stem -> qtf, sorted by stem
+    unknown_stems: list[str]  # task stems no active rule contains
+    settings: RecallSettings
+    #: Sum of idf over the task's distinct stems (the confidence's task side).
+    task_mass: float = 0.0
+    #: df of each task stem (0: in no rule's title or text), sorted by stem.
+    task_df: dict[str, int] = field(default_factory=dict)
+    best_score: float | None = None
+    best_tag_hits: int = 0
+    #: The best-ranked rule's confidence; ``None`` when no rule matched at all.
+    best_confidence: float | None = None
+    best_evidence: float = 0.0
+    #: The best-ranked rule, also when the verdict (ASK_HUMAN) returns no rules.
+    best: RecalledRule | None = None
+
+
+@dataclass
+class RecallResult:
+    """What recall found for a task, and the router's verdict."""
+
+    task: str
+    verdict: str
+    playbook_commit: str | None
+    rules: list[RecalledRule]
+    stats: RecallStats | None = None
+    #: rowid in the recall log, when the recall was logged.
+    log_id: int | None = None
+
+    @property
+    def meaning(self) -> str:
+        return router.VERDICT_MEANING[self.verdict]
+
+    def to_json(self) -> dict[str, Any]:
+        """SPEC section 6: ``{task, verdict, playbook_commit, rules: [...]}``."""
+        return {"task": self.task, "verdict": self.verdict,
+                "playbook_commit": self.playbook_commit,
+                "rules": [r.to_json() for r in self.rules]}
+
+    def dumps(self) -> str:
+        """The JSON document, byte-stable for the same playbook and task."""
+        return json.dumps(self.to_json(), indent=2, ensure_ascii=False)
