@@ -1,6 +1,6 @@
 """Generate a realistic memory repository with N episodes, fast, and cache it.
 
-The episodes are ~500-byte YAML files rendered by ``scarwarden.episodes.render_episode``
+The episodes are ~500-byte YAML files rendered by ``scarwarden.files.episodes.render_episode``
 (canonical form, keys in order), with IDs in the minted format, varied tasks, tags and
 agents, and ``at`` spread over months so they shard into ``YYYY/MM`` folders. A playbook
 cites some of them. Everything is written with one ``git fast-import`` (blobs and one
@@ -48,8 +48,12 @@ from scarwarden.files.episodes import render_episode  # noqa: E402
 GEN_VERSION = 1
 EPISODES_REL = "memory/episodes"
 MANIFEST = "bench-manifest.json"  # kept inside .git/, so it travels with every copy
-IDENTITY = {"GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-            "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "Bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+}
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 #: Episodes are spread over the 36 months ending with this one.
 LAST_MONTH = (2026, 11)
@@ -58,89 +62,196 @@ MONTHS = 36
 # -- content ------------------------------------------------------------------------
 # Scenarios of a small content-and-support team; each slot is filled per episode so the
 # tasks, texts and tag sets vary (recall and full-text search see realistic spread).
-CHANNELS = ["LinkedIn", "Twitter", "the newsletter", "the blog", "Instagram", "the forum",
-            "the changelog", "Mastodon", "the help centre", "YouTube"]
-PRODUCTS = ["Loop Inbox", "Loop Forms", "the beta", "the mobile app", "the API",
-            "the Pro plan", "the analytics add-on", "the Slack integration", "the free tier"]
-TOPICS = ["pricing change", "spring sale", "webinar", "outage", "release notes",
-          "customer story", "hiring post", "security update", "new integration",
-          "onboarding guide", "roadmap", "holiday hours"]
+CHANNELS = [
+    "LinkedIn",
+    "Twitter",
+    "the newsletter",
+    "the blog",
+    "Instagram",
+    "the forum",
+    "the changelog",
+    "Mastodon",
+    "the help centre",
+    "YouTube",
+]
+PRODUCTS = [
+    "Loop Inbox",
+    "Loop Forms",
+    "the beta",
+    "the mobile app",
+    "the API",
+    "the Pro plan",
+    "the analytics add-on",
+    "the Slack integration",
+    "the free tier",
+]
+TOPICS = [
+    "pricing change",
+    "spring sale",
+    "webinar",
+    "outage",
+    "release notes",
+    "customer story",
+    "hiring post",
+    "security update",
+    "new integration",
+    "onboarding guide",
+    "roadmap",
+    "holiday hours",
+]
 LANGS = ["German", "French", "Spanish", "Portuguese", "Italian", "Dutch", "Japanese"]
 PEOPLE = ["ines", "tomas", "maya", "lucas", "priya", "omar", "sofia", "ken", "lena"]
-AGENTS = ["writer", "social", "support-triage", "seo", "translator", "billing-bot",
-          "community", "release-notes", "onboarding"]
+AGENTS = [
+    "writer",
+    "social",
+    "support-triage",
+    "seo",
+    "translator",
+    "billing-bot",
+    "community",
+    "release-notes",
+    "onboarding",
+]
 
 SCENARIOS: list[dict[str, Any]] = [
-    {"agent": "writer", "task": "Draft a post for {channel} announcing {product}",
-     "action": "Opened with a feature list of {product}, three emoji and the hashtags at the top",
-     "outcome": "Engagement on {channel} was {pct}% below the team's average for the quarter",
-     "correction": "Lead with the pain the reader already feels, one emoji at most, hashtags at the end",
-     "tags": ["post", "announcement", "hook", "hashtags"], "source": "correction"},
-    {"agent": "social", "task": "Promote the {topic} on {channel}",
-     "action": "Posted the discount code SAVE{pct} in the public {channel} post",
-     "outcome": "The code showed up on three coupon sites within {days} days and margin dropped",
-     "correction": "Never post discount codes publicly; send them to the private email list only",
-     "tags": ["discount", "code", "social", "coupon"], "source": "correction"},
-    {"agent": "support-triage", "task": "Triage the ticket about a double charge on {product}",
-     "action": "Filed it as a low-priority feature request after reading the first line only",
-     "outcome": "The customer waited {days} days, disputed the charge with the bank and churned",
-     "correction": "Billing disputes are high priority; read the whole message before choosing a category",
-     "tags": ["billing", "dispute", "ticket", "priority", "triage"], "source": "correction"},
-    {"agent": "support-triage", "task": "Route the report that {product} is down for several customers",
-     "action": "Assigned it to sales because the sender was on the enterprise plan",
-     "outcome": "On-call heard about the outage {days} hours later from a status page monitor",
-     "correction": "Outage reports go to the on-call engineer first, whatever plan the sender is on",
-     "tags": ["outage", "ticket", "routing", "triage"], "source": "correction"},
-    {"agent": "translator", "task": "Translate the help centre article on {product} into {lang}",
-     "action": "Translated everything, including product names, and left the screenshots uncaptioned",
-     "outcome": "Customers asked support what the translated product name meant; "
-                "the UI still shows it in English",
-     "correction": "Use the glossary in the shared drive and keep product names such as {product} in English",
-     "tags": ["translation", "glossary", "help-centre"], "source": "human-answer"},
-    {"agent": "seo", "task": "Write the meta description for the {topic} page",
-     "action": "Wrote {pct} words stuffed with the keyword and no call to action",
-     "outcome": "Click-through from search fell by {pct}% over the next {days} days",
-     "correction": "Keep meta descriptions under 155 characters, one keyword, and end with an action",
-     "tags": ["seo", "meta-description", "search"], "source": "outcome"},
-    {"agent": "release-notes", "task": "Write the release notes for the {topic} in {product}",
-     "action": "Listed internal ticket numbers and the names of the refactored modules",
-     "outcome": "Readers replied asking what actually changed for them and how to turn it on",
-     "correction": "Release notes describe what changes for the user and how to use it, not our internals",
-     "tags": ["release-notes", "changelog", "clarity"], "source": "correction"},
-    {"agent": "community", "task": "Reply to the angry thread on {channel} about the {topic}",
-     "action": "Replied with the standard apology template and a link to the pricing page",
-     "outcome": "The thread grew to {pct} replies and a journalist quoted the template",
-     "correction": "Answer the specific complaint in plain words, name a person, and move it to a ticket",
-     "tags": ["community", "reply", "tone", "escalation"], "source": "correction"},
-    {"agent": "onboarding", "task": "Send the welcome email for new {product} trials",
-     "action": "Sent five links and a 900-word tour of every feature on day one",
-     "outcome": "Only {pct}% of trials opened a second email; activation flat for {days} days",
-     "correction": "One next step per onboarding email; the first one asks the user to invite a teammate",
-     "tags": ["onboarding", "email", "activation"], "source": "outcome"},
-    {"agent": "billing-bot", "task": "Answer the refund request for {product} after the {topic}",
-     "action": "Refused the refund because the request came {days} days after the charge",
-     "outcome": "The customer was inside the 30-day window counted from the renewal date",
-     "correction": "Count the refund window from the renewal date, and ask a human when in doubt",
-     "tags": ["billing", "refund", "policy"], "source": "human-answer"},
-    {"agent": "writer", "task": "Draft the webinar reminder about the {topic} for {channel}",
-     "action": "Wrote that the session starts tomorrow at 10 without a timezone",
-     "outcome": "Replies asked whether 10 meant London, Berlin or New York; attendance fell {pct}%",
-     "correction": "Always include the timezone in webinar times, UTC first, then the main local ones",
-     "tags": ["webinar", "reminder", "timezone"], "source": "correction"},
-    {"agent": "social", "task": "Schedule the thread on {channel} for the {topic}",
-     "action": "Scheduled it for 3 a.m. in the audience's timezone on a Sunday",
-     "outcome": "Reach was {pct}% of a normal weekday post",
-     "correction": "Schedule posts for weekday mornings in the main audience's timezone",
-     "tags": ["scheduling", "social", "timing"], "source": "outcome"},
+    {
+        "agent": "writer",
+        "task": "Draft a post for {channel} announcing {product}",
+        "action": "Opened with a feature list of {product}, three emoji and the hashtags at the top",
+        "outcome": "Engagement on {channel} was {pct}% below the team's average for the quarter",
+        "correction": "Lead with the pain the reader already feels, one emoji at most, hashtags at the end",
+        "tags": ["post", "announcement", "hook", "hashtags"],
+        "source": "correction",
+    },
+    {
+        "agent": "social",
+        "task": "Promote the {topic} on {channel}",
+        "action": "Posted the discount code SAVE{pct} in the public {channel} post",
+        "outcome": "The code showed up on three coupon sites within {days} days and margin dropped",
+        "correction": "Never post discount codes publicly; send them to the private email list only",
+        "tags": ["discount", "code", "social", "coupon"],
+        "source": "correction",
+    },
+    {
+        "agent": "support-triage",
+        "task": "Triage the ticket about a double charge on {product}",
+        "action": "Filed it as a low-priority feature request after reading the first line only",
+        "outcome": "The customer waited {days} days, disputed the charge with the bank and churned",
+        "correction": "Billing disputes are high priority; read the whole message before choosing a category",
+        "tags": ["billing", "dispute", "ticket", "priority", "triage"],
+        "source": "correction",
+    },
+    {
+        "agent": "support-triage",
+        "task": "Route the report that {product} is down for several customers",
+        "action": "Assigned it to sales because the sender was on the enterprise plan",
+        "outcome": "On-call heard about the outage {days} hours later from a status page monitor",
+        "correction": "Outage reports go to the on-call engineer first, whatever plan the sender is on",
+        "tags": ["outage", "ticket", "routing", "triage"],
+        "source": "correction",
+    },
+    {
+        "agent": "translator",
+        "task": "Translate the help centre article on {product} into {lang}",
+        "action": "Translated everything, including product names, and left the screenshots uncaptioned",
+        "outcome": "Customers asked support what the translated product name meant; "
+        "the UI still shows it in English",
+        "correction": (
+            "Use the glossary in the shared drive and keep product names such as {product} in English"
+        ),
+        "tags": ["translation", "glossary", "help-centre"],
+        "source": "human-answer",
+    },
+    {
+        "agent": "seo",
+        "task": "Write the meta description for the {topic} page",
+        "action": "Wrote {pct} words stuffed with the keyword and no call to action",
+        "outcome": "Click-through from search fell by {pct}% over the next {days} days",
+        "correction": "Keep meta descriptions under 155 characters, one keyword, and end with an action",
+        "tags": ["seo", "meta-description", "search"],
+        "source": "outcome",
+    },
+    {
+        "agent": "release-notes",
+        "task": "Write the release notes for the {topic} in {product}",
+        "action": "Listed internal ticket numbers and the names of the refactored modules",
+        "outcome": "Readers replied asking what actually changed for them and how to turn it on",
+        "correction": "Release notes describe what changes for the user and how to use it, not our internals",
+        "tags": ["release-notes", "changelog", "clarity"],
+        "source": "correction",
+    },
+    {
+        "agent": "community",
+        "task": "Reply to the angry thread on {channel} about the {topic}",
+        "action": "Replied with the standard apology template and a link to the pricing page",
+        "outcome": "The thread grew to {pct} replies and a journalist quoted the template",
+        "correction": "Answer the specific complaint in plain words, name a person, and move it to a ticket",
+        "tags": ["community", "reply", "tone", "escalation"],
+        "source": "correction",
+    },
+    {
+        "agent": "onboarding",
+        "task": "Send the welcome email for new {product} trials",
+        "action": "Sent five links and a 900-word tour of every feature on day one",
+        "outcome": "Only {pct}% of trials opened a second email; activation flat for {days} days",
+        "correction": "One next step per onboarding email; the first one asks the user to invite a teammate",
+        "tags": ["onboarding", "email", "activation"],
+        "source": "outcome",
+    },
+    {
+        "agent": "billing-bot",
+        "task": "Answer the refund request for {product} after the {topic}",
+        "action": "Refused the refund because the request came {days} days after the charge",
+        "outcome": "The customer was inside the 30-day window counted from the renewal date",
+        "correction": "Count the refund window from the renewal date, and ask a human when in doubt",
+        "tags": ["billing", "refund", "policy"],
+        "source": "human-answer",
+    },
+    {
+        "agent": "writer",
+        "task": "Draft the webinar reminder about the {topic} for {channel}",
+        "action": "Wrote that the session starts tomorrow at 10 without a timezone",
+        "outcome": "Replies asked whether 10 meant London, Berlin or New York; attendance fell {pct}%",
+        "correction": "Always include the timezone in webinar times, UTC first, then the main local ones",
+        "tags": ["webinar", "reminder", "timezone"],
+        "source": "correction",
+    },
+    {
+        "agent": "social",
+        "task": "Schedule the thread on {channel} for the {topic}",
+        "action": "Scheduled it for 3 a.m. in the audience's timezone on a Sunday",
+        "outcome": "Reach was {pct}% of a normal weekday post",
+        "correction": "Schedule posts for weekday mornings in the main audience's timezone",
+        "tags": ["scheduling", "social", "timing"],
+        "source": "outcome",
+    },
 ]
-EXTRA_TAGS = ["linkedin", "twitter", "newsletter", "blog", "q1", "q2", "q3", "q4",
-              "enterprise", "smb", "eu", "us", "apac", "urgent", "experiment", "a-b-test"]
+EXTRA_TAGS = [
+    "linkedin",
+    "twitter",
+    "newsletter",
+    "blog",
+    "q1",
+    "q2",
+    "q3",
+    "q4",
+    "enterprise",
+    "smb",
+    "eu",
+    "us",
+    "apac",
+    "urgent",
+    "experiment",
+    "a-b-test",
+]
 RULE_VERBS = ["Before publishing,", "When in doubt,", "For every customer,", "As a rule,"]
-DETAILS = ["{person} raised it in the weekly review and asked for a playbook rule.",
-           "The same thing happened last month on {channel}; nobody wrote it down then.",
-           "{person} spent about {days} minutes cleaning up afterwards.",
-           "Flagged in the retro for the {topic}; the numbers are in the team dashboard.",
-           "A customer mentioned it on a call with {person} the following week."]
+DETAILS = [
+    "{person} raised it in the weekly review and asked for a playbook rule.",
+    "The same thing happened last month on {channel}; nobody wrote it down then.",
+    "{person} spent about {days} minutes cleaning up afterwards.",
+    "Flagged in the retro for the {topic}; the numbers are in the team dashboard.",
+    "A customer mentioned it on a call with {person} the following week.",
+]
 
 
 def _fill(template: str, slots: dict[str, Any]) -> str:
@@ -173,13 +284,22 @@ def episode_data(n: int, seed: int) -> list[dict[str, Any]]:
     recent: list[str] = []
     for i in range(n):
         sc = rng.choice(SCENARIOS)
-        slots = {"channel": rng.choice(CHANNELS), "product": rng.choice(PRODUCTS),
-                 "topic": rng.choice(TOPICS), "lang": rng.choice(LANGS),
-                 "pct": rng.randint(5, 80), "days": rng.randint(2, 30),
-                 "person": rng.choice(PEOPLE).title()}
+        slots = {
+            "channel": rng.choice(CHANNELS),
+            "product": rng.choice(PRODUCTS),
+            "topic": rng.choice(TOPICS),
+            "lang": rng.choice(LANGS),
+            "pct": rng.randint(5, 80),
+            "days": rng.randint(2, 30),
+            "person": rng.choice(PEOPLE).title(),
+        }
         start = rng.choice(starts)
-        at = start + dt.timedelta(days=rng.randint(0, 27), hours=rng.randint(7, 19),
-                                  minutes=rng.randint(0, 59), seconds=rng.choice((0, 0, 30)))
+        at = start + dt.timedelta(
+            days=rng.randint(0, 27),
+            hours=rng.randint(7, 19),
+            minutes=rng.randint(0, 59),
+            seconds=rng.choice((0, 0, 30)),
+        )
         ep_id = _mint(rng, taken)
         data: dict[str, Any] = {
             "id": ep_id,
@@ -198,7 +318,7 @@ def episode_data(n: int, seed: int) -> list[dict[str, Any]]:
             data["corrected_by"] = rng.choice(PEOPLE)
         tags = list(sc["tags"])
         rng.shuffle(tags)
-        tags = tags[:rng.randint(2, len(tags))] + rng.sample(EXTRA_TAGS, rng.randint(0, 2))
+        tags = tags[: rng.randint(2, len(tags))] + rng.sample(EXTRA_TAGS, rng.randint(0, 2))
         data["tags"] = list(dict.fromkeys(tags))
         data["source"] = sc["source"]
         if recent and rng.random() < 0.15:
@@ -218,21 +338,27 @@ def playbook_text(episodes: list[dict[str, Any]], rules: int, seed: int) -> str:
     built = []
     for number in range(1, rules + 1):
         sc = SCENARIOS[(number - 1) % len(SCENARIOS)]
-        cited = [e for e in rng.sample(episodes, min(len(episodes), 8))
-                 if e["source"] == sc["source"]][:4] or [rng.choice(episodes)]
-        slots = {"channel": rng.choice(CHANNELS), "product": rng.choice(PRODUCTS),
-                 "topic": rng.choice(TOPICS), "lang": rng.choice(LANGS),
-                 "pct": rng.randint(5, 80), "days": rng.randint(2, 30)}
+        cited = [e for e in rng.sample(episodes, min(len(episodes), 8)) if e["source"] == sc["source"]][
+            :4
+        ] or [rng.choice(episodes)]
+        slots = {
+            "channel": rng.choice(CHANNELS),
+            "product": rng.choice(PRODUCTS),
+            "topic": rng.choice(TOPICS),
+            "lang": rng.choice(LANGS),
+            "pct": rng.randint(5, 80),
+            "days": rng.randint(2, 30),
+        }
         correction = _fill(sc["correction"], slots)
         title = f"{correction.split(';')[0].split(',')[0][:60].rstrip()} ({number})"
-        text = (f"{rng.choice(RULE_VERBS)} {correction[0].lower()}{correction[1:]}. "
-                f"This applies to {_fill(sc['task'], slots).lower()} and similar work on "
-                f"{slots['channel']}.")
+        text = (
+            f"{rng.choice(RULE_VERBS)} {correction[0].lower()}{correction[1:]}. "
+            f"This applies to {_fill(sc['task'], slots).lower()} and similar work on "
+            f"{slots['channel']}."
+        )
         tags = list(sc["tags"]) + rng.sample(EXTRA_TAGS, 1)
-        built.append(pb.make_rule(f"PB-{number:02d}", title, text, tags,
-                                  [e["id"] for e in cited]))
-    book = pb.Playbook(rules=tuple(built),
-                       preamble="Rules distilled from the episodes in episodes/.")
+        built.append(pb.make_rule(f"PB-{number:02d}", title, text, tags, [e["id"] for e in cited]))
+    book = pb.Playbook(rules=tuple(built), preamble="Rules distilled from the episodes in episodes/.")
     return pb.render(book)
 
 
@@ -254,7 +380,7 @@ def render_all(episodes: list[dict[str, Any]], workers: int | None = None) -> li
     import multiprocessing
 
     size = 2000
-    chunks = [episodes[i:i + size] for i in range(0, len(episodes), size)]
+    chunks = [episodes[i : i + size] for i in range(0, len(episodes), size)]
     with multiprocessing.get_context("fork").Pool(workers) as pool:
         return [raw for part in pool.map(_render_chunk, chunks) for raw in part]
 
@@ -296,15 +422,21 @@ def generate(n_episodes: int, dest: Path, *, rules: int = 50, seed: int = 1) -> 
     t1 = time.perf_counter()
     dest.mkdir(parents=True)
     _git(dest, "init", "-q", "-b", "main")
-    for key, value in (("user.name", "Bench"), ("user.email", "bench@example.com"),
-                       ("commit.gpgsign", "false")):
+    for key, value in (
+        ("user.name", "Bench"),
+        ("user.email", "bench@example.com"),
+        ("commit.gpgsign", "false"),
+    ):
         _git(dest, "config", key, value)
     when = int(dt.datetime(*LAST_MONTH, 28, tzinfo=dt.timezone.utc).timestamp())
     _git(dest, "fast-import", "--quiet", "--done", input=_fast_import_stream(files, when))
     _git(dest, "gc", "-q", "--prune=now")
     _git(dest, "reset", "-q", "--hard", "main")  # the working tree and git's index
     manifest = {
-        "gen_version": GEN_VERSION, "episodes": n_episodes, "rules": rules, "seed": seed,
+        "gen_version": GEN_VERSION,
+        "episodes": n_episodes,
+        "rules": rules,
+        "seed": seed,
         "episode_ids": [d["id"] for d in episodes],
         "episode_paths": [path for path, _ in files[2:]],
         "rule_ids": [f"PB-{i:02d}" for i in range(1, rules + 1)] if episodes else [],
@@ -362,8 +494,11 @@ def load_manifest(repo: Path | str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("episodes", type=int, help="number of episodes")
-    parser.add_argument("dest", nargs="?", help="where to put a working copy (default: "
-                        "only fill the cache and print its path)")
+    parser.add_argument(
+        "dest",
+        nargs="?",
+        help="where to put a working copy (default: only fill the cache and print its path)",
+    )
     parser.add_argument("--rules", type=int, default=50, help="rules in the playbook")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
@@ -373,9 +508,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         path = cached_repo(args.episodes, rules=args.rules, seed=args.seed)
     info = load_manifest(path)
-    print(f"{path}: {info['episodes']} episodes (~{info['bytes_mean']:.0f} bytes each), "
-          f"{info['rules']} rules; generation took {info['seconds']}, "
-          f"this call {time.perf_counter() - start:.1f}s")
+    print(
+        f"{path}: {info['episodes']} episodes (~{info['bytes_mean']:.0f} bytes each), "
+        f"{info['rules']} rules; generation took {info['seconds']}, "
+        f"this call {time.perf_counter() - start:.1f}s"
+    )
     return 0
 
 

@@ -47,14 +47,48 @@ from scarwarden.repo import MemoryRepo, open_repo  # noqa: E402
 
 CACHE = ROOT / "bench" / ".cache" / "distill"
 NEW = 20
-AREAS = ["webinar", "newsletter", "invoice", "refund", "linkedin", "blog", "release", "incident",
-         "gdpr", "review", "discount", "translation", "onboarding", "pricing", "survey",
-         "podcast", "video", "hiring", "security", "partner"]
-ASPECTS = ["timezone", "subject", "approval", "tone", "deadline", "format", "privacy",
-           "escalation", "caption", "keyword"]
+AREAS = [
+    "webinar",
+    "newsletter",
+    "invoice",
+    "refund",
+    "linkedin",
+    "blog",
+    "release",
+    "incident",
+    "gdpr",
+    "review",
+    "discount",
+    "translation",
+    "onboarding",
+    "pricing",
+    "survey",
+    "podcast",
+    "video",
+    "hiring",
+    "security",
+    "partner",
+]
+ASPECTS = [
+    "timezone",
+    "subject",
+    "approval",
+    "tone",
+    "deadline",
+    "format",
+    "privacy",
+    "escalation",
+    "caption",
+    "keyword",
+]
 CLIENTS = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark", "Wayne", "Wonka"]
-ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-       "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+}
 
 
 def topics() -> list[tuple[str, str]]:
@@ -77,7 +111,7 @@ def episode(i: int, topic: tuple[str, str], rng: random.Random, prefix: str) -> 
         "action": f"Drafted the {area} piece without checking the {aspect} guidance",
         "outcome": f"{client} asked for a second round because the {aspect} was wrong",
         "correction": f"For every {area} piece, settle the {aspect} first and confirm it "
-                      f"with the owner before drafting",
+        f"with the owner before drafting",
         "corrected_by": "lead",
         "tags": [area, aspect],
         "source": "correction",
@@ -107,8 +141,7 @@ def base_ledger(n: int) -> Path:
     init(open_repo(path, initialised=False), commit=False)
     rng = random.Random(n)
     all_topics = topics()
-    write_episodes(open_repo(path), [episode(i, all_topics[rng.randrange(60)], rng, "old")
-                                     for i in range(n)])
+    write_episodes(open_repo(path), [episode(i, all_topics[rng.randrange(60)], rng, "old") for i in range(n)])
     git(path, "add", "-A")
     # No background auto-gc racing the explicit one (git commit may start it).
     git(path, "-c", "gc.auto=0", "commit", "-q", "-m", f"bench: {n} episodes")
@@ -137,11 +170,16 @@ def write_playbook(repo: MemoryRepo, shape: str) -> int:
         if shape == "consolidated":
             groups.append((topic, ids))
         else:
-            groups += [(topic, ids[i:i + 10]) for i in range(0, len(ids), 10)]
+            groups += [(topic, ids[i : i + 10]) for i in range(0, len(ids), 10)]
     for k, ((area, aspect), ids) in enumerate(groups):
-        rule = pb.make_rule(book.next_id(), f"Settle the {aspect} of {area} work first ({k})",
-                            f"For {area} work, agree the {aspect} with the owner before drafting, "
-                            f"and confirm it in writing. Variant {k}.", [area, aspect], ids)
+        rule = pb.make_rule(
+            book.next_id(),
+            f"Settle the {aspect} of {area} work first ({k})",
+            f"For {area} work, agree the {aspect} with the owner before drafting, "
+            f"and confirm it in writing. Variant {k}.",
+            [area, aspect],
+            ids,
+        )
         book = book.with_rule(rule)
     repo.playbook_path.write_text(pb.render(book), encoding="utf-8")
     git(repo.root, "add", repo.playbook_rel)
@@ -152,8 +190,7 @@ def write_playbook(repo: MemoryRepo, shape: str) -> int:
 def add_new(repo: MemoryRepo) -> None:
     rng = random.Random(2026)
     all_topics = topics()
-    write_episodes(repo, [episode(i, all_topics[rng.randrange(60)], rng, "new")
-                          for i in range(NEW)])
+    write_episodes(repo, [episode(i, all_topics[rng.randrange(60)], rng, "new") for i in range(NEW)])
     git(repo.root, "add", "-A", repo.episodes_rel)
     git(repo.root, "commit", "-q", "-m", "bench: 20 new episodes")
 
@@ -178,8 +215,14 @@ def model_run(n: int, shape: str, llm: FakeLLM, parent: Path) -> dict[str, float
     assert result.commit and len(result.new) == NEW, result.new[:3]
     assert result.usage.estimated
     context = sum(b[1] for b in result.batches)
-    return {"n": n, "rules": rules, "tokens": result.usage.prompt_tokens, "calls": result.calls,
-            "context": context, "wall": wall}
+    return {
+        "n": n,
+        "rules": rules,
+        "tokens": result.usage.prompt_tokens,
+        "calls": result.calls,
+        "context": context,
+        "wall": wall,
+    }
 
 
 def offline_run(n: int, parent: Path) -> tuple[float, int, int, float]:
@@ -201,8 +244,7 @@ def main() -> None:
     sizes = [100, 1000] if args.quick else [100, 1000, 10_000]
     offline_n = 1000 if args.quick else 10_000
     CACHE.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="distill-bench-") as tmp, \
-            FakeLLM(default=update_first) as llm:
+    with tempfile.TemporaryDirectory(prefix="distill-bench-") as tmp, FakeLLM(default=update_first) as llm:
         parent = Path(tmp)
         for n in sorted(set(sizes + [offline_n])):
             t = time.perf_counter()
@@ -210,20 +252,27 @@ def main() -> None:
             print(f"ledger of {n:>6} episodes ready ({time.perf_counter() - t:.1f} s)", flush=True)
         for shape in ("consolidated", "growing"):
             print(f"\nmodel distiller, {NEW} new episodes, playbook {shape}:")
-            print(f"{'ledger':>8} {'rules':>6} {'calls':>6} {'ctx rules':>9} {'tokens':>7} "
-                  f"{'tok/new ep':>10} {'calls/new ep':>12} {'ratio':>6} {'wall s':>7}")
+            print(
+                f"{'ledger':>8} {'rules':>6} {'calls':>6} {'ctx rules':>9} {'tokens':>7} "
+                f"{'tok/new ep':>10} {'calls/new ep':>12} {'ratio':>6} {'wall s':>7}"
+            )
             baseline = None
             for n in sizes:
                 row = model_run(n, shape, llm, parent)
                 per = row["tokens"] / NEW
                 baseline = baseline or per
-                print(f"{n:>8} {row['rules']:>6} {row['calls']:>6} {row['context']:>9} "
-                      f"{row['tokens']:>7} {per:>10.1f} {row['calls'] / NEW:>12.3f} "
-                      f"{per / baseline:>6.2f} {row['wall']:>7.2f}", flush=True)
+                print(
+                    f"{n:>8} {row['rules']:>6} {row['calls']:>6} {row['context']:>9} "
+                    f"{row['tokens']:>7} {per:>10.1f} {row['calls'] / NEW:>12.3f} "
+                    f"{per / baseline:>6.2f} {row['wall']:>7.2f}",
+                    flush=True,
+                )
         wall, distilled, added, again = offline_run(offline_n, parent)
-        print(f"\noffline distiller on {offline_n:,} new episodes: {wall:.2f} s wall, commit "
-              f"included ({distilled} distilled into {added} new rules, "
-              f"{wall / offline_n * 1000:.2f} ms per episode); run again, nothing new: {again:.2f} s")
+        print(
+            f"\noffline distiller on {offline_n:,} new episodes: {wall:.2f} s wall, commit "
+            f"included ({distilled} distilled into {added} new rules, "
+            f"{wall / offline_n * 1000:.2f} ms per episode); run again, nothing new: {again:.2f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ drawn from a 20,000-word vocabulary with a Zipf-like spread), written as a real
 (``open_index``), every rule citing one real episode. 300 queries of about 8 words
 (some words and a tag of one rule, the rest random), timed in-process:
 
-* ``scarwarden``: :func:`scarwarden.recall.recall` on the open index (top 10);
+* ``scarwarden``: :func:`scarwarden.recall.engine.recall` on the open index (top 10);
 * ``rank_bm25``: ``BM25Okapi.get_scores`` over the same stemmed tokens, then the top 10;
 * ``fts5``: an FTS5 table of the same titles and texts (porter tokenizer),
   ``ORDER BY bm25(...) LIMIT 10`` with the query words OR-ed.
@@ -48,8 +48,9 @@ from scarwarden.repo import MemoryRepo, open_repo  # noqa: E402
 GEN_VERSION = 1
 VOCAB = 20_000
 TAG_VOCAB = 2_000
-_SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in ("a", "e", "i", "o", "u", "ar", "en",
-                                                         "il", "os", "um")]
+_SYLLABLES = [
+    c + v for c in "bdfgklmnprstvz" for v in ("a", "e", "i", "o", "u", "ar", "en", "il", "os", "um")
+]
 
 
 def vocabulary(rng: random.Random) -> list[str]:
@@ -78,9 +79,15 @@ def generate(n: int, seed: int) -> tuple[list[pb.Rule], list[str]]:
     for i in range(1, n + 1):
         body = rng.choices(words, cum_weights=cum, k=20)
         rule_tags = rng.sample(tags, rng.randint(3, 6))
-        rules.append(pb.make_rule(f"PB-{i:06d}", " ".join(body[:5]).capitalize(),
-                                  " ".join(body[5:]).capitalize() + ".", rule_tags,
-                                  ["ep-bench000001"]))
+        rules.append(
+            pb.make_rule(
+                f"PB-{i:06d}",
+                " ".join(body[:5]).capitalize(),
+                " ".join(body[5:]).capitalize() + ".",
+                rule_tags,
+                ["ep-bench000001"],
+            )
+        )
     queries = []
     for _ in range(300):
         rule = rules[rng.randrange(n)]
@@ -113,15 +120,29 @@ def build(n: int, seed: int) -> tuple[MemoryRepo, list[pb.Rule], list[str], floa
     if not (root / ".git").exists():
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
-        env = dict(os.environ, GIT_AUTHOR_NAME="Bench", GIT_AUTHOR_EMAIL="bench@example.com",
-                   GIT_COMMITTER_NAME="Bench", GIT_COMMITTER_EMAIL="bench@example.com")
+        env = dict(
+            os.environ,
+            GIT_AUTHOR_NAME="Bench",
+            GIT_AUTHOR_EMAIL="bench@example.com",
+            GIT_COMMITTER_NAME="Bench",
+            GIT_COMMITTER_EMAIL="bench@example.com",
+        )
         os.environ.update({k: v for k, v in env.items() if k.startswith("GIT_")})
         subprocess.run(["git", "init", "-q", str(root)], check=True)
         subprocess.run(["git", "-C", str(root), "config", "commit.gpgsign", "false"], check=True)
         init(open_repo(root, initialised=False))
         repo = open_repo(root)
-        add_episodes(repo, [{"id": "ep-bench000001", "task": "Generate a benchmark playbook",
-                             "outcome": "Rules generated", "source": "import"}])
+        add_episodes(
+            repo,
+            [
+                {
+                    "id": "ep-bench000001",
+                    "task": "Generate a benchmark playbook",
+                    "outcome": "Rules generated",
+                    "source": "import",
+                }
+            ],
+        )
         save_playbook(repo, pb.Playbook(rules=tuple(rules)))
         git.add(root, [repo.playbook_rel])
         git.commit(root, f"playbook: {n} generated rules\n", only=[repo.playbook_rel])
@@ -170,8 +191,9 @@ def time_fts5(rules: list[pb.Rule], queries: list[str], path: Path) -> tuple[lis
     path.unlink(missing_ok=True)
     conn = sqlite3.connect(str(path))
     start = time.perf_counter()
-    conn.execute("CREATE VIRTUAL TABLE r USING fts5(id UNINDEXED, title, text, "
-                 "tokenize = 'porter unicode61')")
+    conn.execute(
+        "CREATE VIRTUAL TABLE r USING fts5(id UNINDEXED, title, text, tokenize = 'porter unicode61')"
+    )
     conn.executemany("INSERT INTO r VALUES (?, ?, ?)", [(x.id, x.title, x.text) for x in rules])
     conn.commit()
     built = time.perf_counter() - start
@@ -179,8 +201,7 @@ def time_fts5(rules: list[pb.Rule], queries: list[str], path: Path) -> tuple[lis
     for q in queries:
         match = " OR ".join(f'"{w}"' for w in text.tokens(q))
         start = time.perf_counter()
-        conn.execute("SELECT id FROM r WHERE r MATCH ? ORDER BY bm25(r) LIMIT 10",
-                     (match,)).fetchall()
+        conn.execute("SELECT id FROM r WHERE r MATCH ? ORDER BY bm25(r) LIMIT 10", (match,)).fetchall()
         out.append(time.perf_counter() - start)
     conn.close()
     path.unlink(missing_ok=True)
@@ -198,26 +219,34 @@ def cold_cli(repo: MemoryRepo, queries: list[str], runs: int = 15) -> tuple[list
     # here), which measures the environment, not the command.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(CACHE / "pycache")
-    subprocess.run([*cmd, "-C", str(repo.root), "recall", "--no-log", queries[0]], check=True,
-                   capture_output=True, env=env)  # compile once
+    subprocess.run(
+        [*cmd, "-C", str(repo.root), "recall", "--no-log", queries[0]],
+        check=True,
+        capture_output=True,
+        env=env,
+    )  # compile once
     times: list[float] = []
     bare: list[float] = []
     click_only: list[float] = []
     for q in queries[:runs]:  # interleaved, so load on the machine hits all three alike
-        for sink, argv in ((times, [*cmd, "-C", str(repo.root), "recall", "--no-log", q]),
-                           (bare, [sys.executable, "-c", "pass"]),
-                           (click_only, [sys.executable, "-c", "import click"])):
+        for sink, argv in (
+            (times, [*cmd, "-C", str(repo.root), "recall", "--no-log", q]),
+            (bare, [sys.executable, "-c", "pass"]),
+            (click_only, [sys.executable, "-c", "import click"]),
+        ):
             start = time.perf_counter()
             subprocess.run(argv, check=True, capture_output=True, env=env)
             sink.append(time.perf_counter() - start)
     BASELINES["python -c pass"] = bare
     BASELINES["python -c 'import click'"] = click_only
     argv = ["scarwarden", "-C", str(repo.root), "recall", "--no-log", queries[0]]
-    probe = (f"import sys, runpy; sys.argv = {argv!r}\n"
-             "try:\n    runpy.run_module('scarwarden', run_name='__main__')\n"
-             "except SystemExit:\n    pass\n"
-             "print('MODULES', sorted(m for m in ('git', 'requests', 'flask', 'mcp', 'numpy') "
-             "if m in sys.modules), file=sys.stderr)")
+    probe = (
+        f"import sys, runpy; sys.argv = {argv!r}\n"
+        "try:\n    runpy.run_module('scarwarden', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print('MODULES', sorted(m for m in ('git', 'requests', 'flask', 'mcp', 'numpy') "
+        "if m in sys.modules), file=sys.stderr)"
+    )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
     line = [x for x in proc.stderr.splitlines() if x.startswith("MODULES")]
     heavy = json.loads(line[0].split(" ", 1)[1].replace("'", '"')) if line else ["?"]
@@ -235,24 +264,31 @@ def main() -> None:
     print(f"{'rules':>7} {'engine':<11}{'p50 ms':>9}{'p99 ms':>9}{'build s':>9}   ratio p50")
     for n in sizes:
         repo, rules, queries, built = build(n, args.seed)
-        queries = queries[:args.queries]
+        queries = queries[: args.queries]
         ours = time_ours(repo, queries)
         bm25, bm25_built = time_rank_bm25(rules, queries)
         fts, fts_built = time_fts5(rules, queries, CACHE / f"fts-{n}.db")
         base = pct(ours, 50)
-        for name, values, b in (("scarwarden", ours, built), ("rank_bm25", bm25, bm25_built),
-                                ("fts5", fts, fts_built)):
+        for name, values, b in (
+            ("scarwarden", ours, built),
+            ("rank_bm25", bm25, bm25_built),
+            ("fts5", fts, fts_built),
+        ):
             ratio = "" if name == "scarwarden" else f"{pct(values, 50) / base:6.1f}x ours"
             build_s = f"{b:9.1f}" if b else "   cached"
             print(f"{n:>7} {name:<11}{pct(values, 50):9.2f}{pct(values, 99):9.2f}{build_s}   {ratio}")
         if n == 1000:
             times, heavy = cold_cli(repo, queries)
-            print(f"{n:>7} cold `scarwarden recall` process: median "
-                  f"{statistics.median(times) * 1000:.0f} ms, min {min(times) * 1000:.0f} ms "
-                  f"over {len(times)} runs; heavy modules imported: {heavy or 'none'}")
+            print(
+                f"{n:>7} cold `scarwarden recall` process: median "
+                f"{statistics.median(times) * 1000:.0f} ms, min {min(times) * 1000:.0f} ms "
+                f"over {len(times)} runs; heavy modules imported: {heavy or 'none'}"
+            )
             for name, values in BASELINES.items():
-                print(f"{'':>7} same run, {name}: median {statistics.median(values) * 1000:.0f} "
-                      f"ms, min {min(values) * 1000:.0f} ms")
+                print(
+                    f"{'':>7} same run, {name}: median {statistics.median(values) * 1000:.0f} "
+                    f"ms, min {min(values) * 1000:.0f} ms"
+                )
 
 
 if __name__ == "__main__":

@@ -90,15 +90,21 @@ def temp_repo(parent: Path) -> Path:
     root.mkdir()
     env_id = ["-c", "user.name=Bench", "-c", "user.email=bench@example.com"]
     subprocess.run(["git", "init", "-q", str(root)], check=True)
-    subprocess.run(["git", *env_id, "-C", str(root), "commit", "-q", "--allow-empty",
-                    "--no-gpg-sign", "-m", "root"], check=True)
-    for key, value in (("user.name", "Bench"), ("user.email", "bench@example.com"),
-                       ("commit.gpgsign", "false")):
+    subprocess.run(
+        ["git", *env_id, "-C", str(root), "commit", "-q", "--allow-empty", "--no-gpg-sign", "-m", "root"],
+        check=True,
+    )
+    for key, value in (
+        ("user.name", "Bench"),
+        ("user.email", "bench@example.com"),
+        ("commit.gpgsign", "false"),
+    ):
         subprocess.run(["git", "-C", str(root), "config", key, value], check=True)
     return root
 
 
 # -- tuning -------------------------------------------------------------------------
+
 
 def matrix(rows: list[tuple[str, str]]) -> str:
     counts = Counter(rows)
@@ -106,12 +112,15 @@ def matrix(rows: list[tuple[str, str]]) -> str:
     out = ["label \\ verdict".ljust(16) + "".join(v.rjust(width) for v in VERDICTS) + "   n"]
     for label in VERDICTS:
         n = sum(counts[(label, v)] for v in VERDICTS)
-        out.append(label.ljust(16) + "".join(str(counts[(label, v)]).rjust(width)
-                                             for v in VERDICTS) + f"{n:4d}")
+        out.append(
+            label.ljust(16) + "".join(str(counts[(label, v)]).rjust(width) for v in VERDICTS) + f"{n:4d}"
+        )
     correct = sum(counts[(v, v)] for v in VERDICTS)
-    out.append(f"accuracy {correct}/{len(rows)} = {correct / len(rows):.1%}; unknown -> ACT: "
-               f"{counts[(router.ASK_HUMAN, router.ACT)]}; known -> ASK_HUMAN: "
-               f"{counts[(router.ACT, router.ASK_HUMAN)]}")
+    out.append(
+        f"accuracy {correct}/{len(rows)} = {correct / len(rows):.1%}; unknown -> ACT: "
+        f"{counts[(router.ASK_HUMAN, router.ACT)]}; known -> ASK_HUMAN: "
+        f"{counts[(router.ACT, router.ASK_HUMAN)]}"
+    )
     return "\n".join(out)
 
 
@@ -126,13 +135,15 @@ def tuning(args: argparse.Namespace) -> None:
         init(open_repo(root, initialised=False), demo=True)
         repo = open_repo(root)
         with open_index(repo) as index:
-            probes = [(item, best_of(recall(index, item["task"], settings=PROBE, limit=5)))
-                      for item in tasks]
+            probes = [(item, best_of(recall(index, item["task"], settings=PROBE, limit=5))) for item in tasks]
 
     def verdicts(act: float, floor: float, subset: str | None = None) -> list[tuple[str, str]]:
         settings = RecallSettings(act_threshold=act, floor=floor, act_tag_hits=2)
-        return [(item["label"], router.route(best[0], best[1], best[2], settings))
-                for item, best in probes if subset in (None, item["split"])]
+        return [
+            (item["label"], router.route(best[0], best[1], best[2], settings))
+            for item, best in probes
+            if subset in (None, item["split"])
+        ]
 
     def cost(rows: list[tuple[str, str]]) -> tuple[int, int]:
         # Acting confidently on a task memory knows nothing about is the costly error:
@@ -151,15 +162,18 @@ def tuning(args: argparse.Namespace) -> None:
         floors = sorted(f for c, a, f in scored if c == best and a == act)
         return act, floors[len(floors) // 2], best
 
-    print(f"Router tuning on the demo memory: {len(tasks)} tasks from bench/recall_tasks.yaml "
-          f"({', '.join(f'{n} {k}' for k, n in Counter(t['label'] for t in tasks).items())})")
+    print(
+        f"Router tuning on the demo memory: {len(tasks)} tasks from bench/recall_tasks.yaml "
+        f"({', '.join(f'{n} {k}' for k, n in Counter(t['label'] for t in tasks).items())})"
+    )
     print("\nPer task (best-ranked rule: confidence, tag hits, score), by confidence:")
-    for item, (conf, hits, evidence, score, rule) in sorted(probes,
-                                                             key=lambda p: (p[1][0] or 0.0)):
+    for item, (conf, hits, evidence, score, rule) in sorted(probes, key=lambda p: p[1][0] or 0.0):
         mark = "" if item.get("rule") in (None, rule) else f"  (expected {item['rule']} first)"
-        print(f"  {item['label']:<12} {str(rule):<6} conf {conf if conf is not None else '-':>6} "
-              f"tags {hits} evid {evidence:<6g} score {score if score is not None else '-':>8}  "
-              f"{item['task'][:44]}{mark}")
+        print(
+            f"  {item['label']:<12} {str(rule):<6} conf {conf if conf is not None else '-':>6} "
+            f"tags {hits} evid {evidence:<6g} score {score if score is not None else '-':>8}  "
+            f"{item['task'][:44]}{mark}"
+        )
     front: dict[int, tuple[int, float, float]] = {}
     for a in grid:
         for f in (f for f in grid if f <= a):
@@ -173,49 +187,85 @@ def tuning(args: argparse.Namespace) -> None:
         print(f"  unknown->ACT {danger}: {wrong} errors (act_threshold {a}, floor {f})")
     act, floor, best = choose(None)
     plateau = [(a, f) for a in grid for f in grid if f <= a and cost(verdicts(a, f)) == best]
-    print(f"\nChosen on all tasks (cost = errors + unknown->ACT): act_threshold = {act}, "
-          f"floor = {floor}, act_tag_hits = 2 (cost {best[0]}, unknown->ACT {best[1]}); "
-          f"plateau: act_threshold {min(a for a, _ in plateau)}-{max(a for a, _ in plateau)}, "
-          f"floor {min(f for _, f in plateau)}-{max(f for _, f in plateau)}")
+    print(
+        f"\nChosen on all tasks (cost = errors + unknown->ACT): act_threshold = {act}, "
+        f"floor = {floor}, act_tag_hits = 2 (cost {best[0]}, unknown->ACT {best[1]}); "
+        f"plateau: act_threshold {min(a for a, _ in plateau)}-{max(a for a, _ in plateau)}, "
+        f"floor {min(f for _, f in plateau)}-{max(f for _, f in plateau)}"
+    )
     print(matrix(verdicts(act, floor)))
     tact, tfloor, _ = choose("tune")
-    print(f"\nChosen on the 'tune' half only: act_threshold = {tact}, floor = {tfloor}; "
-          "on the held-out 'check' half:")
+    print(
+        f"\nChosen on the 'tune' half only: act_threshold = {tact}, floor = {tfloor}; "
+        "on the held-out 'check' half:"
+    )
     print(matrix(verdicts(tact, tfloor, "check")))
     d = RecallSettings()
-    print(f"\nConfigured defaults (RecallSettings): act_threshold = {d.act_threshold}, "
-          f"floor = {d.floor}, act_tag_hits = {d.act_tag_hits}; all tasks:")
+    print(
+        f"\nConfigured defaults (RecallSettings): act_threshold = {d.act_threshold}, "
+        f"floor = {d.floor}, act_tag_hits = {d.act_tag_hits}; all tasks:"
+    )
     print(matrix([(item["label"], router.route(b[0], b[1], b[2], d)) for item, b in probes]))
     for group, title in (("short", "the one-line tasks"), ("long", "the multi-sentence tasks")):
         print(f"\nConfigured defaults on {title} only:")
-        print(matrix([(item["label"], router.route(b[0], b[1], b[2], d)) for item, b in probes
-                      if item.get("group", "short") == group]))
+        print(
+            matrix(
+                [
+                    (item["label"], router.route(b[0], b[1], b[2], d))
+                    for item, b in probes
+                    if item.get("group", "short") == group
+                ]
+            )
+        )
     print("\nSensitivity of the defaults (all tasks):")
-    for a, f in ((d.act_threshold, d.floor - 0.01), (d.act_threshold, d.floor + 0.01),
-                 (d.act_threshold - 0.02, d.floor), (d.act_threshold + 0.02, d.floor)):
+    for a, f in (
+        (d.act_threshold, d.floor - 0.01),
+        (d.act_threshold, d.floor + 0.01),
+        (d.act_threshold - 0.02, d.floor),
+        (d.act_threshold + 0.02, d.floor),
+    ):
         rows = verdicts(round(a, 4), round(f, 4))
         c = Counter(rows)
         right = sum(c[(v, v)] for v in VERDICTS)
-        print(f"  act_threshold {a:.4f}, floor {f:.4f}: {right}/{len(rows)} right, "
-              f"unknown->ACT {c[(router.ASK_HUMAN, router.ACT)]}")
-    print(f"\nPrevious router (ranking score, act_threshold {SCORE_ACT}, floor {SCORE_FLOOR}), "
-          "same run, all tasks:")
+        print(
+            f"  act_threshold {a:.4f}, floor {f:.4f}: {right}/{len(rows)} right, "
+            f"unknown->ACT {c[(router.ASK_HUMAN, router.ACT)]}"
+        )
+    print(
+        f"\nPrevious router (ranking score, act_threshold {SCORE_ACT}, floor {SCORE_FLOOR}), "
+        "same run, all tasks:"
+    )
     print(matrix([(item["label"], score_route(b[3], b[1])) for item, b in probes]))
     for group, title in (("short", "the one-line tasks"), ("long", "the multi-sentence tasks")):
         print(f"\nPrevious router on {title} only:")
-        print(matrix([(item["label"], score_route(b[3], b[1])) for item, b in probes
-                      if item.get("group", "short") == group]))
+        print(
+            matrix(
+                [
+                    (item["label"], score_route(b[3], b[1]))
+                    for item, b in probes
+                    if item.get("group", "short") == group
+                ]
+            )
+        )
     top = [(item["rule"], b[4]) for item, b in probes if item.get("rule")]
-    print(f"\nTop-1 rule correct on tasks with an expected rule: "
-          f"{sum(a == b for a, b in top)}/{len(top)}")
+    print(f"\nTop-1 rule correct on tasks with an expected rule: {sum(a == b for a, b in top)}/{len(top)}")
 
 
 # -- banking ranking ------------------------------------------------------------------
 
-CATEGORIES = ("business_checking_accounts", "business_credit_cards",
-              "business_savings_accounts", "bank_accounts", "checking_accounts",
-              "credit_cards", "savings_accounts", "everyone_pay", "buy_now_pay_later",
-              "customer_support", "personal_subscriptions")
+CATEGORIES = (
+    "business_checking_accounts",
+    "business_credit_cards",
+    "business_savings_accounts",
+    "bank_accounts",
+    "checking_accounts",
+    "credit_cards",
+    "savings_accounts",
+    "everyone_pay",
+    "buy_now_pay_later",
+    "customer_support",
+    "personal_subscriptions",
+)
 
 
 def slug(value: str) -> str:
@@ -227,7 +277,7 @@ def doc_tags(doc_id: str) -> list[str]:
     stem = doc_id.removeprefix("doc_").rsplit("_", 1)[0]
     for category in CATEGORIES:
         if stem == category or stem.startswith(category + "_"):
-            product = stem[len(category) + 1:]
+            product = stem[len(category) + 1 :]
             tags = [slug(category)]
             if product and slug(product) != slug(category):
                 tags.append(slug(product))
@@ -238,8 +288,15 @@ def doc_tags(doc_id: str) -> list[str]:
 def flatten(content: str) -> str:
     """Markdown headings become plain lines (a rule's text may not hold headings)."""
     lines = [re.sub(r"^#{1,6}\s*", "", line) for line in content.strip().splitlines()]
-    return "\n".join(line for line in lines if not re.match(r"^- (Tags|Learnt in|Retired|"
-                                                            r"Replaced by):", line))
+    return "\n".join(
+        line
+        for line in lines
+        if not re.match(
+            r"^- (Tags|Learnt in|Retired|"
+            r"Replaced by):",
+            line,
+        )
+    )
 
 
 def build_banking(root: Path, docs: list[dict[str, Any]], *, with_tags: bool) -> MemoryRepo:
@@ -250,14 +307,28 @@ def build_banking(root: Path, docs: list[dict[str, Any]], *, with_tags: bool) ->
 
     init(open_repo(root, initialised=False))
     repo = open_repo(root)
-    inputs = [{"id": f"ep-tau2-{i:04d}", "at": "2026-11-01T00:00:00Z",
-               "task": f"Import bank policy document {d['id']}",
-               "outcome": f"Policy '{d['title']}' adopted as a rule", "source": "import",
-               "tags": ["tau2-banking"]} for i, d in enumerate(docs, 1)]
+    inputs = [
+        {
+            "id": f"ep-tau2-{i:04d}",
+            "at": "2026-11-01T00:00:00Z",
+            "task": f"Import bank policy document {d['id']}",
+            "outcome": f"Policy '{d['title']}' adopted as a rule",
+            "source": "import",
+            "tags": ["tau2-banking"],
+        }
+        for i, d in enumerate(docs, 1)
+    ]
     add_episodes(repo, inputs, source="tau2-banking", message="episodes: import tau2-banking\n")
-    rules = tuple(pb.make_rule(f"PB-{i:03d}", d["title"], flatten(d["content"]),
-                               doc_tags(d["id"]) if with_tags else [], [f"ep-tau2-{i:04d}"])
-                  for i, d in enumerate(docs, 1))
+    rules = tuple(
+        pb.make_rule(
+            f"PB-{i:03d}",
+            d["title"],
+            flatten(d["content"]),
+            doc_tags(d["id"]) if with_tags else [],
+            [f"ep-tau2-{i:04d}"],
+        )
+        for i, d in enumerate(docs, 1)
+    )
     save_playbook(repo, pb.Playbook(rules=rules))
     git.add(repo.root, [repo.playbook_rel])
     git.commit(repo.root, "playbook: tau2-banking documents as rules\n", only=[repo.playbook_rel])
@@ -267,7 +338,7 @@ def build_banking(root: Path, docs: list[dict[str, Any]], *, with_tags: bool) ->
 def window(text_: str, size: int) -> str:
     """About ``size`` characters from the middle of ``text_``, starting at a word."""
     start = text_.rfind(" ", 0, max(0, len(text_) // 2 - size // 2)) + 1
-    return text_[start:start + size]
+    return text_[start : start + size]
 
 
 def metrics(ranked: list[list[str]], relevant: list[set[str]]) -> dict[str, float]:
@@ -285,17 +356,21 @@ def metrics(ranked: list[list[str]], relevant: list[set[str]]) -> dict[str, floa
 def banking(args: argparse.Namespace) -> None:
     from rank_bm25 import BM25Okapi
 
-    docs = [json.loads(line) for line in
-            (DATASETS / "tau2-banking" / "documents.jsonl").read_text().splitlines()]
-    tasks = [json.loads(line) for line in
-             (DATASETS / "tau2-banking" / "tasks.jsonl").read_text().splitlines()]
+    docs = [
+        json.loads(line) for line in (DATASETS / "tau2-banking" / "documents.jsonl").read_text().splitlines()
+    ]
+    tasks = [
+        json.loads(line) for line in (DATASETS / "tau2-banking" / "tasks.jsonl").read_text().splitlines()
+    ]
     runs = json.loads((DATASETS / "tau-airline" / "gpt-4o-airline.json").read_text())
     airline = list(dict.fromkeys(r["info"]["task"]["instruction"] for r in runs))
     rule_of = {f"PB-{i:03d}": d["id"] for i, d in enumerate(docs, 1)}
     relevant = [set(t["required_documents"]) for t in tasks]
     defaults = RecallSettings()
-    print(f"tau2-banking: {len(docs)} documents as rules, {len(tasks)} tasks "
-          f"(query = instructions); {len(airline)} unique airline tasks")
+    print(
+        f"tau2-banking: {len(docs)} documents as rules, {len(tasks)} tasks "
+        f"(query = instructions); {len(airline)} unique airline tasks"
+    )
     results: dict[str, dict[str, float]] = {}
     explained = total_rules = 0
     bests: dict[str, list[Best]] = {}
@@ -320,8 +395,7 @@ def banking(args: argparse.Namespace) -> None:
                             summed = sum(r.contributions.values())
                             explained += bool(r.contributions) and abs(summed - r.score) < 1e-3
                         bests.setdefault("banking tasks", []).append(best_of(res))
-                        returned.append(len(recall(index, task["instructions"],
-                                                   settings=defaults).rules))
+                        returned.append(len(recall(index, task["instructions"], settings=defaults).rules))
                 if with_tags:
                     for instruction in airline:
                         res = recall(index, instruction, settings=PROBE, limit=1)
@@ -329,8 +403,7 @@ def banking(args: argparse.Namespace) -> None:
                     # Length controls: in-domain text as short as the airline tasks.
                     size = round(statistics.mean(len(a) for a in airline))
                     for task in tasks:
-                        res = recall(index, window(task["instructions"], size), settings=PROBE,
-                                     limit=1)
+                        res = recall(index, window(task["instructions"], size), settings=PROBE, limit=1)
                         bests.setdefault("banking windows", []).append(best_of(res))
                         if task.get("notes"):
                             res = recall(index, task["notes"], settings=PROBE, limit=1)
@@ -347,62 +420,81 @@ def banking(args: argparse.Namespace) -> None:
     print(f"\n{'':38}{'nDCG@10':>9}{'Recall@10':>11}{'Recall@50':>11}")
     for label, m in results.items():
         print(f"{label:38}{m['nDCG@10']:9.3f}{m['Recall@10']:11.3f}{m['Recall@50']:11.3f}")
-    print(f"\nEvery returned rule explained (contributions present and summing to its score): "
-          f"{explained}/{total_rules}")
-    print(f"recall p50 on these tasks: {statistics.median(timings) * 1000:.1f} ms "
-          f"(long tasks: mean {statistics.mean(len(t['instructions']) for t in tasks):.0f} chars)")
+    print(
+        f"\nEvery returned rule explained (contributions present and summing to its score): "
+        f"{explained}/{total_rules}"
+    )
+    print(
+        f"recall p50 on these tasks: {statistics.median(timings) * 1000:.1f} ms "
+        f"(long tasks: mean {statistics.mean(len(t['instructions']) for t in tasks):.0f} chars)"
+    )
     size = round(statistics.mean(len(a) for a in airline))
-    lengths = {"banking tasks": [len(t["instructions"]) for t in tasks],
-               "airline tasks": [len(a) for a in airline],
-               "banking windows": [len(window(t["instructions"], size)) for t in tasks],
-               "banking notes": [len(t["notes"]) for t in tasks if t.get("notes")]}
-    print(f"(banking windows: the middle {size} characters of each banking task, the airline "
-          "tasks' mean length;\n banking notes: the annotators' summaries, where present)")
-    print("\nBest-ranked rule against the banking rules: min / 5th pct / median / 95th pct / "
-          "max, and task length:")
+    lengths = {
+        "banking tasks": [len(t["instructions"]) for t in tasks],
+        "airline tasks": [len(a) for a in airline],
+        "banking windows": [len(window(t["instructions"], size)) for t in tasks],
+        "banking notes": [len(t["notes"]) for t in tasks if t.get("notes")],
+    }
+    print(
+        f"(banking windows: the middle {size} characters of each banking task, the airline "
+        "tasks' mean length;\n banking notes: the annotators' summaries, where present)"
+    )
+    print(
+        "\nBest-ranked rule against the banking rules: min / 5th pct / median / 95th pct / "
+        "max, and task length:"
+    )
     for name, values in bests.items():
         for what, k in (("score", 3), ("confidence", 0), ("evidence", 2)):
             xs = sorted(v[k] or 0.0 for v in values)
-            print(f"  {name:15} {what:10} " + " ".join(
-                f"{xs[min(len(xs) - 1, int(p * len(xs)))]:8.4g}" for p in (0, .05, .5, .95, 1))
-                  + f"   mean {statistics.mean(lengths[name]):.0f} chars")
+            print(
+                f"  {name:15} {what:10} "
+                + " ".join(f"{xs[min(len(xs) - 1, int(p * len(xs)))]:8.4g}" for p in (0, 0.05, 0.5, 0.95, 1))
+                + f"   mean {statistics.mean(lengths[name]):.0f} chars"
+            )
     print("How well each number tells in-domain from airline text, P(in-domain > airline):")
     for name in ("banking tasks", "banking windows", "banking notes"):
         aucs = []
         for k in (0, 3):
             ins = [v[k] or 0.0 for v in bests[name]]
             air = [v[k] or 0.0 for v in bests["airline tasks"]]
-            aucs.append(sum((x > y) + 0.5 * (x == y) for x in ins for y in air)
-                        / (len(ins) * len(air)))
+            aucs.append(sum((x > y) + 0.5 * (x == y) for x in ins for y in air) / (len(ins) * len(air)))
         print(f"  {name:15} confidence {aucs[0]:.3f}, score {aucs[1]:.3f}")
     bank = sorted(v[0] or 0.0 for v in bests["banking tasks"])
-    calibrated = RecallSettings(act_threshold=round(statistics.median(bank), 4),
-                                floor=round(bank[len(bank) // 20], 4))
+    calibrated = RecallSettings(
+        act_threshold=round(statistics.median(bank), 4), floor=round(bank[len(bank) // 20], 4)
+    )
 
     def show(name: str, values: list[Any], route: Any) -> None:
         counts = Counter(route(v) for v in values)
         n = len(values)
-        print(f"  {name:15} " + ", ".join(f"{v} {counts[v]}/{n} ({counts[v] / n:.0%})"
-                                          for v in VERDICTS))
+        print(f"  {name:15} " + ", ".join(f"{v} {counts[v]}/{n} ({counts[v] / n:.0%})" for v in VERDICTS))
 
-    for title, settings in (("the defaults", defaults),
-                            ("thresholds calibrated on the banking tasks (floor = the 5th "
-                             "percentile of their confidence, act = its median)", calibrated)):
-        print(f"\nRouter with {title}: act_threshold {settings.act_threshold}, floor "
-              f"{settings.floor}, act_tag_hits {settings.act_tag_hits}")
+    for title, settings in (
+        ("the defaults", defaults),
+        (
+            "thresholds calibrated on the banking tasks (floor = the 5th "
+            "percentile of their confidence, act = its median)",
+            calibrated,
+        ),
+    ):
+        print(
+            f"\nRouter with {title}: act_threshold {settings.act_threshold}, floor "
+            f"{settings.floor}, act_tag_hits {settings.act_tag_hits}"
+        )
         for name, values in bests.items():
             show(name, values, lambda v, s=settings: router.route(v[0], v[1], v[2], s))
     print(f"\nPrevious router (ranking score, act_threshold {SCORE_ACT}, floor {SCORE_FLOOR}):")
     for name, values in bests.items():
         show(name, values, lambda v: score_route(v[3], v[1]))
-    print(f"\nRules returned per banking task with the defaults (limit {defaults.limit}): "
-          f"mean {statistics.mean(returned):.2f}, min {min(returned)}")
+    print(
+        f"\nRules returned per banking task with the defaults (limit {defaults.limit}): "
+        f"mean {statistics.mean(returned):.2f}, min {min(returned)}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tuning", action="store_true",
-                        help="tune the router thresholds on the demo memory")
+    parser.add_argument("--tuning", action="store_true", help="tune the router thresholds on the demo memory")
     args = parser.parse_args()
     tuning(args) if args.tuning else banking(args)
 

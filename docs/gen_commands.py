@@ -19,22 +19,27 @@ OUT = Path(__file__).resolve().parent / "commands.md"
 EXIT_CODE_TEXT = {
     ExitCode.OK: "success",
     ExitCode.CHECK_FAILED: "a check failed or you must act: invalid input, a gate rejection, "
-                           "invented citations with `--strict`, an export out of date with `--check`",
+    "invented citations with `--strict`, an export out of date with `--check`",
     ExitCode.USAGE: "usage or configuration error: bad option, not a git repository, no memory yet, "
-                    "bad `scarwarden.yaml`",
+    "bad `scarwarden.yaml`",
     ExitCode.MODEL_UNREACHABLE: "the model endpoint could not be reached (connection, timeout, "
-                                "retries on 408/429/5xx exhausted)",
+    "retries on 408/429/5xx exhausted)",
     ExitCode.NO_MODEL: "a model is required and none is configured (no API key); "
-                       "`answer` still prints the rule-grounded brief",
+    "`answer` still prints the rule-grounded brief",
     ExitCode.MODEL_ERROR: "the model answered with an error (bad key, model not found) or with "
-                          "output that is not what was asked, even after one repair attempt",
+    "output that is not what was asked, even after one repair attempt",
 }
 
 
 def _help(cmd: click.Command, path: list[str]) -> str:
     if cmd is main_group:
-        with click.Context(main_group, info_name="scarwarden", terminal_width=100,
-                           max_content_width=100, **main_group.context_settings) as top:
+        with click.Context(
+            main_group,
+            info_name="scarwarden",
+            terminal_width=100,
+            max_content_width=100,
+            **main_group.context_settings,
+        ) as top:
             return main_group.get_help(top)
     ctx = click.Context(main_group, info_name="scarwarden", **main_group.context_settings)
     for name in path[:-1]:
@@ -43,8 +48,9 @@ def _help(cmd: click.Command, path: list[str]) -> str:
         sub = group.get_command(ctx, name)
         assert sub is not None
         ctx = click.Context(sub, info_name=name, parent=ctx)
-    with click.Context(cmd, info_name=path[-1], parent=ctx, terminal_width=100,
-                       max_content_width=100) as sub_ctx:
+    with click.Context(
+        cmd, info_name=path[-1], parent=ctx, terminal_width=100, max_content_width=100
+    ) as sub_ctx:
         return cmd.get_help(sub_ctx)
 
 
@@ -75,8 +81,14 @@ def generate() -> str:
                 sub = cmd.get_command(ctx, sub_name)
                 if sub is None:
                     continue
-                parts += [f"### scarwarden {name} {sub_name}", "", "```",
-                          _help(sub, [name, sub_name]), "```", ""]
+                parts += [
+                    f"### scarwarden {name} {sub_name}",
+                    "",
+                    "```",
+                    _help(sub, [name, sub_name]),
+                    "```",
+                    "",
+                ]
     return "\n".join(parts).rstrip("\n") + "\n"
 
 

@@ -47,18 +47,20 @@ class RecallSettings:
         if self.floor < 0:
             problems.append(f"recall.floor must not be negative, got {self.floor}")
         if self.act_threshold > 1:
-            problems.append(f"recall.act_threshold is a confidence between 0 and 1, got "
-                            f"{self.act_threshold} (a ranking score?)")
+            problems.append(
+                f"recall.act_threshold is a confidence between 0 and 1, got "
+                f"{self.act_threshold} (a ranking score?)"
+            )
         if self.act_threshold < self.floor:
-            problems.append(f"recall.act_threshold ({self.act_threshold}) must not be below "
-                            f"recall.floor ({self.floor})")
+            problems.append(
+                f"recall.act_threshold ({self.act_threshold}) must not be below recall.floor ({self.floor})"
+            )
         if self.act_tag_hits < 1:
             problems.append(f"recall.act_tag_hits must be at least 1, got {self.act_tag_hits}")
         if self.limit < 1:
             problems.append(f"recall.limit must be at least 1, got {self.limit}")
         if problems:
-            raise ConfigError("; ".join(problems),
-                              hint=f"fix the 'recall:' section of {CONFIG_FILE}")
+            raise ConfigError("; ".join(problems), hint=f"fix the 'recall:' section of {CONFIG_FILE}")
 
 
 @dataclass(frozen=True)
@@ -166,8 +168,7 @@ def _build_section(cls: type, raw: Any, where: str) -> Any:
     return cls(**values)
 
 
-def parse_config(raw: Any, *, source: str = CONFIG_FILE,
-                 environ: Mapping[str, str] | None = None) -> Config:
+def parse_config(raw: Any, *, source: str = CONFIG_FILE, environ: Mapping[str, str] | None = None) -> Config:
     """Build a :class:`Config` from the parsed YAML mapping plus environment overrides."""
     if raw is None:
         raw = {}
@@ -180,14 +181,20 @@ def parse_config(raw: Any, *, source: str = CONFIG_FILE,
             hint=f"known top-level keys: memory_dir, {', '.join(_SECTIONS)}",
         )
     memory_dir = raw.get("memory_dir", "memory")
-    if not isinstance(memory_dir, str) or not memory_dir or Path(memory_dir).is_absolute() \
-            or ".." in Path(memory_dir).parts:
+    if (
+        not isinstance(memory_dir, str)
+        or not memory_dir
+        or Path(memory_dir).is_absolute()
+        or ".." in Path(memory_dir).parts
+    ):
         raise ConfigError(
             f"memory_dir in {source} must be a relative folder inside the repository",
             hint="for example: memory_dir: memory",
         )
-    sections = {name: dict(raw.get(name) or {}) if isinstance(raw.get(name), Mapping)
-                else raw.get(name) for name in _SECTIONS}
+    sections = {
+        name: dict(raw.get(name) or {}) if isinstance(raw.get(name), Mapping) else raw.get(name)
+        for name in _SECTIONS
+    }
     env = os.environ if environ is None else environ
     for var, (section, key) in _ENV_OVERRIDES.items():
         if env.get(var):
@@ -196,8 +203,7 @@ def parse_config(raw: Any, *, source: str = CONFIG_FILE,
             try:
                 value = type(default)(value)
             except ValueError:
-                raise ConfigError(
-                    f"{var} must be {type(default).__name__}, got {value!r}") from None
+                raise ConfigError(f"{var} must be {type(default).__name__}, got {value!r}") from None
             target = sections.get(section)
             if target is None:
                 target = sections[section] = {}

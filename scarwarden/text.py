@@ -14,7 +14,8 @@ from functools import lru_cache
 import snowballstemmer
 
 # The Snowball English stop word list (snowballstem.org/algorithms/english/stop.txt).
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 i me my myself we our ours ourselves you your yours yourself yourselves he him his
 himself she her hers herself it its itself they them their theirs themselves what which
 who whom this that these those am is are was were be been being have has had having do
@@ -27,7 +28,8 @@ by for with about against between into through during before after above below t
 up down in out on off over under again further then once here there when where why how
 all any both each few more most other some such no nor not only own same so than too
 very
-""".split())
+""".split()
+)
 
 # Letters and digits (any script), optionally joined by apostrophes: "reader's", "don't".
 _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")

@@ -49,7 +49,8 @@ def parse_when(value: str, *, end: bool = False, now: dt.datetime | None = None)
         # Python 3.10's fromisoformat does not read a trailing 'Z'.
         parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
-        raise UsageError(f"cannot read {value!r} as a date or time",
-                         hint="use 2026-11-24, 2026-11-24T09:30, 2026-11-24T09:30:00Z "
-                              "or an age such as 7d, 12h, 30m") from None
+        raise UsageError(
+            f"cannot read {value!r} as a date or time",
+            hint="use 2026-11-24, 2026-11-24T09:30, 2026-11-24T09:30:00Z or an age such as 7d, 12h, 30m",
+        ) from None
     return format_at(parsed)

@@ -44,9 +44,14 @@ def _refuse_aliases(text: str | bytes, source: str) -> None:
             line = int(event.start_mark.line) + 1 if event.start_mark else None
             raise ValidationError(
                 f"{source}: YAML anchors and aliases are not allowed",
-                problems=[Problem("anchors/aliases (&name, *name) are refused, "
-                                  "to rule out alias bombs", file=source, line=line,
-                                  hint="write the value out in full")],
+                problems=[
+                    Problem(
+                        "anchors/aliases (&name, *name) are refused, to rule out alias bombs",
+                        file=source,
+                        line=line,
+                        hint="write the value out in full",
+                    )
+                ],
             )
 
 
@@ -73,9 +78,15 @@ def _needs_scan(data: str | bytes) -> tuple[bool, bool]:
 def _too_deep(source: str, line: int | None) -> ValidationError:
     return ValidationError(
         f"{source}: YAML nested more than {MAX_DEPTH} levels deep",
-        problems=[Problem(f"collections nested over {MAX_DEPTH} levels are refused",
-                          file=source, line=line,
-                          hint="an episode is a flat mapping with short lists")])
+        problems=[
+            Problem(
+                f"collections nested over {MAX_DEPTH} levels are refused",
+                file=source,
+                line=line,
+                hint="an episode is a flat mapping with short lists",
+            )
+        ],
+    )
 
 
 def _refuse_deep(text: str | bytes, source: str) -> None:
@@ -123,8 +134,11 @@ def load(data: str | bytes, *, source: str = "<input>") -> Any:
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ValidationError(
             f"{source}: not valid YAML",
-            problems=[Problem(str(reason), file=source, line=line,
-                              hint="check indentation and quoting near that line")],
+            problems=[
+                Problem(
+                    str(reason), file=source, line=line, hint="check indentation and quoting near that line"
+                )
+            ],
         ) from None
 
 

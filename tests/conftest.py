@@ -10,20 +10,24 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from click.testing import CliRunner, Result
+from fakellm import FakeLLM
 
 from scarwarden.cli.main import main_group
 from scarwarden.files.scaffold import init as init_memory
 from scarwarden.repo import MemoryRepo, open_repo
 
+if TYPE_CHECKING:
+    from distilled_repo import Distilled
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(tmp_path_factory: pytest.TempPathFactory,
-                  monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
@@ -31,24 +35,40 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     for var, value in {
-        "GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@example.com",
-        "GIT_COMMITTER_NAME": "Test Committer", "GIT_COMMITTER_EMAIL": "committer@example.com",
+        "GIT_AUTHOR_NAME": "Test Author",
+        "GIT_AUTHOR_EMAIL": "author@example.com",
+        "GIT_COMMITTER_NAME": "Test Committer",
+        "GIT_COMMITTER_EMAIL": "committer@example.com",
     }.items():
         monkeypatch.setenv(var, value)
-    for var in ("SCARWARDEN_API_KEY", "DASHSCOPE_API_KEY", "SCARWARDEN_BASE_URL",
-                "SCARWARDEN_MODEL_DISTILL", "SCARWARDEN_MODEL_ANSWER", "GIT_DIR",
-                "GIT_INDEX_FILE", "GIT_WORK_TREE"):
+    for var in (
+        "SCARWARDEN_API_KEY",
+        "DASHSCOPE_API_KEY",
+        "SCARWARDEN_BASE_URL",
+        "SCARWARDEN_MODEL_DISTILL",
+        "SCARWARDEN_MODEL_ANSWER",
+        "GIT_DIR",
+        "GIT_INDEX_FILE",
+        "GIT_WORK_TREE",
+    ):
         monkeypatch.delenv(var, raising=False)
     (home / ".gitconfig").write_text(
         "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
-        "[user]\n\tname = Test Author\n\temail = author@example.com\n")
+        "[user]\n\tname = Test Author\n\temail = author@example.com\n"
+    )
 
 
-def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None
-        ) -> subprocess.CompletedProcess[str]:
+def git(
+    cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run real git in ``cwd``; returns the completed process (text mode)."""
-    return subprocess.run(["git", *args], cwd=cwd, check=check, capture_output=True,
-                          text=True, env=env)
+    return subprocess.run(["git", *args], cwd=cwd, check=check, capture_output=True, text=True, env=env)
+
+
+def head(where: Path | MemoryRepo) -> str:
+    """The commit ``HEAD`` names in a repository (a folder or a MemoryRepo)."""
+    root = where.root if isinstance(where, MemoryRepo) else where
+    return git(root, "rev-parse", "HEAD").stdout.strip()
 
 
 @pytest.fixture
@@ -84,10 +104,12 @@ class Cli:
         self.root = root
         self.runner = CliRunner()
 
-    def __call__(self, *args: str, input: str | bytes | None = None,
-                 env: dict[str, str] | None = None) -> Result:
-        return self.runner.invoke(main_group, ["--repo", str(self.root), *args],
-                                  input=input, env=env, catch_exceptions=False)
+    def __call__(
+        self, *args: str, input: str | bytes | None = None, env: dict[str, str] | None = None
+    ) -> Result:
+        return self.runner.invoke(
+            main_group, ["--repo", str(self.root), *args], input=input, env=env, catch_exceptions=False
+        )
 
 
 @pytest.fixture
@@ -118,3 +140,18 @@ def fake_llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
         monkeypatch.setenv("SCARWARDEN_BASE_URL", llm.url)
         monkeypatch.setenv("SCARWARDEN_API_KEY", "sk-test-not-a-real-key")
         yield llm
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLM]:
+    """A real local HTTP server speaking the chat completions API, with scripted replies."""
+    with FakeLLM() as server:
+        yield server
+
+
+@pytest.fixture
+def distilled(demo_repo: MemoryRepo) -> Distilled:
+    """The demo memory, three new episodes, then a distill commit (tests/distilled_repo.py)."""
+    from distilled_repo import build_distilled_repo  # it imports this module's helpers
+
+    return build_distilled_repo(demo_repo)

@@ -40,19 +40,28 @@ class Close:
     pass
 
 
-def completion(content: str, *, prompt_tokens: int | None = 100,
-               completion_tokens: int | None = 20, model: str = "fake-model") -> dict[str, Any]:
+def completion(
+    content: str,
+    *,
+    prompt_tokens: int | None = 100,
+    completion_tokens: int | None = 20,
+    model: str = "fake-model",
+) -> dict[str, Any]:
     body: dict[str, Any] = {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": content}}],
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+        ],
     }
     if prompt_tokens is not None:
-        body["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                         "total_tokens": prompt_tokens + (completion_tokens or 0)}
+        body["usage"] = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + (completion_tokens or 0),
+        }
     return body
 
 
@@ -83,8 +92,7 @@ class FakeLLM:
                 except json.JSONDecodeError:
                     body = None
                 with fake._lock:
-                    fake.requests.append({"path": self.path, "headers": dict(self.headers),
-                                          "body": body})
+                    fake.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
                     item = fake._items.pop(0) if fake._items else fake.default
                 self._answer(item, body)
 
@@ -121,8 +129,9 @@ class FakeLLM:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         # A short poll interval makes shutdown() (every test teardown) take ~50 ms, not 0.5 s.
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
-                                       daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -10,13 +10,15 @@ import time
 from collections.abc import Sequence
 
 
-def run_on_terminal(argv: Sequence[str], prompt: bytes, answer: bytes,
-                    timeout: float = 60) -> tuple[int, str, bool]:
+def run_on_terminal(
+    argv: Sequence[str], prompt: bytes, answer: bytes, timeout: float = 60
+) -> tuple[int, str, bool]:
     """Run ``argv`` with a pty as stdin/stdout/stderr; type ``answer`` once ``prompt``
     appears. Returns (exit code, everything printed, whether the prompt was answered)."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen(list(argv), stdin=slave, stdout=slave, stderr=slave,
-                            env=dict(os.environ, NO_COLOR="1"))
+    proc = subprocess.Popen(
+        list(argv), stdin=slave, stdout=slave, stderr=slave, env=dict(os.environ, NO_COLOR="1")
+    )
     os.close(slave)
     output, answered = b"", False
     deadline = time.monotonic() + timeout

@@ -27,8 +27,7 @@ from scarwarden.llm.client import ChatClient, ChatResponse
 from scarwarden.recall.router import ACT, ACT_AND_FLAG, ASK_HUMAN
 from scarwarden.repo import MemoryRepo
 
-__all__ = ["ACT", "ACT_AND_FLAG", "ASK_HUMAN", "AnswerResult", "Side", "answer_or_brief",
-           "answer_task"]
+__all__ = ["ACT", "ACT_AND_FLAG", "ASK_HUMAN", "AnswerResult", "Side", "answer_or_brief", "answer_task"]
 
 
 @dataclass
@@ -43,10 +42,13 @@ class Side:
     qc: Any = None  # scarwarden.answers.qc.QCResult
 
     def to_json(self) -> dict[str, Any]:
-        return {"answer": self.answer, "model": self.model,
-                "usage": usage_json(self.responses),
-                "verification": self.verification.to_json() if self.verification else None,
-                "qc": self.qc.to_json() if self.qc is not None else None}
+        return {
+            "answer": self.answer,
+            "model": self.model,
+            "usage": usage_json(self.responses),
+            "verification": self.verification.to_json() if self.verification else None,
+            "qc": self.qc.to_json() if self.qc is not None else None,
+        }
 
 
 @dataclass
@@ -71,12 +73,17 @@ class AnswerResult:
     def to_json(self) -> dict[str, Any]:
         side = (self.primary or Side(self.mode != "no-memory")).to_json()
         data: dict[str, Any] = {
-            "task": self.task, "mode": self.mode, "verdict": self.verdict,
+            "task": self.task,
+            "mode": self.mode,
+            "verdict": self.verdict,
             "answer": side["answer"],
             "rules": self.recall.to_json()["rules"] if self.recall is not None else [],
             "playbook_commit": self.recall.playbook_commit if self.recall is not None else None,
-            "verification": side["verification"], "model": side["model"],
-            "usage": side["usage"], "qc": side["qc"], "brief": self.brief,
+            "verification": side["verification"],
+            "model": side["model"],
+            "usage": side["usage"],
+            "qc": side["qc"],
+            "brief": self.brief,
             "model_configured": self.model_configured,
         }
         if self.mode == "compare":
@@ -90,9 +97,18 @@ def _generate(client: ChatClient, messages: list[dict[str, str]], model: str, si
     return reply.content
 
 
-def answer_task(repo: MemoryRepo, task: str, *, memory: bool = True, compare: bool = False,
-                qc: bool = False, client: ChatClient | None = None, max_retakes: int | None = None,
-                limit: int | None = None, recalled: Any = None) -> AnswerResult:
+def answer_task(
+    repo: MemoryRepo,
+    task: str,
+    *,
+    memory: bool = True,
+    compare: bool = False,
+    qc: bool = False,
+    client: ChatClient | None = None,
+    max_retakes: int | None = None,
+    limit: int | None = None,
+    recalled: Any = None,
+) -> AnswerResult:
     """Answer ``task`` with memory, without it (``memory=False``), or both (``compare``).
 
     ``client`` is a :class:`scarwarden.llm.ChatClient` or ``None`` (no model configured:
@@ -121,8 +137,7 @@ def answer_task(repo: MemoryRepo, task: str, *, memory: bool = True, compare: bo
         result.no_memory = Side(False)
         if client is not None:
             result.no_memory.model = model
-            result.no_memory.answer = _generate(client, no_memory_messages(task), model,
-                                                result.no_memory)
+            result.no_memory.answer = _generate(client, no_memory_messages(task), model, result.no_memory)
         elif mode == "no-memory":
             result.brief = no_memory_brief(task)
     return result
@@ -132,16 +147,20 @@ def _mode(memory: bool, compare: bool) -> str:
     return "compare" if compare else ("memory" if memory else "no-memory")
 
 
-def answer_or_brief(repo: MemoryRepo, task: str, *, client: ChatClient | None,
-                    **options: Any) -> tuple[AnswerResult, str | None]:
+def answer_or_brief(
+    repo: MemoryRepo, task: str, *, client: ChatClient | None, **options: Any
+) -> tuple[AnswerResult, str | None]:
     """:func:`answer_task`, falling back to the model-free result when the configured
     model fails (unreachable, refused, bad output): the UI and the demo still show
     what memory gives. Returns the result and the model's failure message, if any.
 
     The task is recalled once, before the model is asked, and both attempts share that
     recall: one request is one line in the recall log."""
-    if (task.strip() and options.get("recalled") is None
-            and _mode(options.get("memory", True), options.get("compare", False)) != "no-memory"):
+    if (
+        task.strip()
+        and options.get("recalled") is None
+        and _mode(options.get("memory", True), options.get("compare", False)) != "no-memory"
+    ):
         from scarwarden.recall.engine import recall_task
 
         options = {**options, "recalled": recall_task(repo, task, limit=options.get("limit"))}
@@ -153,8 +172,9 @@ def answer_or_brief(repo: MemoryRepo, task: str, *, client: ChatClient | None,
         return answer_task(repo, task, client=None, **options), exc.message
 
 
-def _answer_with_memory(repo: MemoryRepo, client: ChatClient, model: str, result: AnswerResult,
-                        qc: bool, max_retakes: int | None) -> None:
+def _answer_with_memory(
+    repo: MemoryRepo, client: ChatClient, model: str, result: AnswerResult, qc: bool, max_retakes: int | None
+) -> None:
     side = result.memory
     assert side is not None
     side.model = model
@@ -164,9 +184,16 @@ def _answer_with_memory(repo: MemoryRepo, client: ChatClient, model: str, result
         from scarwarden.answers.qc import run_qc
 
         limit = repo.config.answer.qc_max_retakes if max_retakes is None else max_retakes
-        side.qc = run_qc(client, model=model, task=result.task, rules=result.recall.rules,
-                         messages=messages, draft=text, max_retakes=limit,
-                         responses=side.responses)
+        side.qc = run_qc(
+            client,
+            model=model,
+            task=result.task,
+            rules=result.recall.rules,
+            messages=messages,
+            draft=text,
+            max_retakes=limit,
+            responses=side.responses,
+        )
         text = side.qc.final_text
     side.answer = text
     side.verification = verify_in_repo(repo, text, result.recall)

@@ -44,9 +44,11 @@ def human_answer_input(task: str, answer: str) -> dict[str, object]:
     if not task:
         raise UsageError("the task is empty", hint="say which task the answer is for")
     if not answer:
-        raise UsageError("the answer is empty: nothing to record",
-                         hint='give the human\'s answer, e.g. --answer "Use the travel '
-                              'agency portal and keep it under 400 EUR"')
+        raise UsageError(
+            "the answer is empty: nothing to record",
+            hint="give the human's answer, e.g. --answer \"Use the travel "
+            'agency portal and keep it under 400 EUR"',
+        )
     data: dict[str, object] = {"task": task, "correction": answer, "source": "human-answer"}
     tags = task_tags(task)
     if tags:
@@ -54,8 +56,7 @@ def human_answer_input(task: str, answer: str) -> dict[str, object]:
     return data
 
 
-def record_human_answer(repo: MemoryRepo, task: str, answer: str, *,
-                        commit: bool = True) -> Episode:
+def record_human_answer(repo: MemoryRepo, task: str, answer: str, *, commit: bool = True) -> Episode:
     """Record a human's answer to ``task`` as a new episode and commit it.
 
     Raises :class:`UsageError` (exit 2) for an empty task or answer; ledger errors

@@ -34,8 +34,7 @@ _RULE_RE = re.compile(r"\bPB-(\d+)\b", re.IGNORECASE)
 # never passed over as filler.
 _EPISODE_RE = re.compile(r"\bep-[0-9a-z][0-9a-z-]*", re.IGNORECASE)
 # What may sit between the IDs of a citation without making it malformed.
-_FILLER_RE = re.compile(r"(?:\blearn(?:t|ed)\s+(?:in|from)\b|\band\b|[\s,;:.&/])+",
-                        re.IGNORECASE)
+_FILLER_RE = re.compile(r"(?:\blearn(?:t|ed)\s+(?:in|from)\b|\band\b|[\s,;:.&/])+", re.IGNORECASE)
 
 #: Reasons a citation is invented (stable strings, used in ``--json``).
 UNKNOWN_RULE = "unknown-rule"
@@ -68,8 +67,13 @@ class Citation:
     stray: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"rule_id": self.rule_id, "episode_ids": list(self.episode_ids),
-                "text": self.raw, "offset": self.start, "unparsed": self.stray}
+        return {
+            "rule_id": self.rule_id,
+            "episode_ids": list(self.episode_ids),
+            "text": self.raw,
+            "offset": self.start,
+            "unparsed": self.stray,
+        }
 
 
 @dataclass(frozen=True)
@@ -83,8 +87,13 @@ class Invented:
     text: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"rule_id": self.rule_id, "episode_id": self.episode_id, "kind": self.kind,
-                "reason": self.reason, "text": self.text}
+        return {
+            "rule_id": self.rule_id,
+            "episode_id": self.episode_id,
+            "kind": self.kind,
+            "reason": self.reason,
+            "text": self.text,
+        }
 
 
 @dataclass
@@ -116,13 +125,14 @@ class Verification:
             head = "no citations in the answer"
         else:
             ids = self.cited_rule_ids
-            head = (f"{len(self.verified)} of {len(self.citations)} citation(s) verified"
-                    + (f" ({', '.join(ids)})" if ids else ""))
+            head = f"{len(self.verified)} of {len(self.citations)} citation(s) verified" + (
+                f" ({', '.join(ids)})" if ids else ""
+            )
         parts = [head]
         if self.invented:
             reasons = "; ".join(
-                f"{i.rule_id}{' ' + i.episode_id if i.episode_id else ''}: {i.reason}"
-                for i in self.invented)
+                f"{i.rule_id}{' ' + i.episode_id if i.episode_id else ''}: {i.reason}" for i in self.invented
+            )
             parts.append(f"{len(self.invented)} invented ({reasons})")
         if self.incomplete:
             parts.append(f"cited without episodes: {', '.join(self.incomplete)}")
@@ -160,17 +170,22 @@ def parse_citations(text: str) -> list[Citation]:
         rule_matches = list(_RULE_RE.finditer(body))
         for n, rule_match in enumerate(rule_matches):
             segment_end = rule_matches[n + 1].start() if n + 1 < len(rule_matches) else len(body)
-            segment = body[rule_match.end():segment_end]
+            segment = body[rule_match.end() : segment_end]
             episodes = tuple(dict.fromkeys(e.lower() for e in _EPISODE_RE.findall(segment)))
             leftover = _FILLER_RE.sub(" ", _EPISODE_RE.sub(" ", segment)).strip()
-            found.append(Citation(_rule_id(rule_match.group(1)), episodes, raw,
-                                  match.start(), match.end(), leftover))
+            found.append(
+                Citation(_rule_id(rule_match.group(1)), episodes, raw, match.start(), match.end(), leftover)
+            )
     return found
 
 
-def verify_citations(text: str, recall_result: _RecallLike, *,
-                     known_rule_ids: Collection[str] | None = None,
-                     retired_rule_ids: Collection[str] = ()) -> Verification:
+def verify_citations(
+    text: str,
+    recall_result: _RecallLike,
+    *,
+    known_rule_ids: Collection[str] | None = None,
+    retired_rule_ids: Collection[str] = (),
+) -> Verification:
     """Check every citation in ``text`` against what was recalled for the task.
 
     ``recall_result.rules`` are the rules recalled for this task (each with ``id``,
@@ -188,10 +203,15 @@ def verify_citations(text: str, recall_result: _RecallLike, *,
         own = set(rule.episode_ids)
         bad = [ep for ep in citation.episode_ids if ep not in own]
         for ep in bad:
-            result.invented.append(Invented(
-                citation.rule_id, ep, EPISODE_NOT_IN_RULE,
-                f"{ep} is not among {citation.rule_id}'s citations "
-                f"({', '.join(rule.episode_ids)})", citation.raw))
+            result.invented.append(
+                Invented(
+                    citation.rule_id,
+                    ep,
+                    EPISODE_NOT_IN_RULE,
+                    f"{ep} is not among {citation.rule_id}'s citations ({', '.join(rule.episode_ids)})",
+                    citation.raw,
+                )
+            )
         if not bad:
             result.verified.append(citation)
             if not citation.episode_ids and citation.rule_id not in result.incomplete:
@@ -212,17 +232,20 @@ def verify_in_repo(repo: MemoryRepo, text: str, recall_result: _RecallLike) -> V
 
     with open_index(repo) as index:
         rules = index.rules(include_retired=True)
-    return verify_citations(text, recall_result,
-                            known_rule_ids={r.id for r in rules if not r.retired},
-                            retired_rule_ids={r.id for r in rules if r.retired})
+    return verify_citations(
+        text,
+        recall_result,
+        known_rule_ids={r.id for r in rules if not r.retired},
+        retired_rule_ids={r.id for r in rules if r.retired},
+    )
 
 
-def _not_recalled(citation: Citation, known: Collection[str] | None,
-                  retired: Collection[str]) -> Invented:
+def _not_recalled(citation: Citation, known: Collection[str] | None, retired: Collection[str]) -> Invented:
     rid = citation.rule_id
     if rid in retired:
-        return Invented(rid, None, RETIRED_RULE,
-                        "retired from the playbook; it cannot be applied", citation.raw)
+        return Invented(
+            rid, None, RETIRED_RULE, "retired from the playbook; it cannot be applied", citation.raw
+        )
     if known is not None and rid not in known:
         return Invented(rid, None, UNKNOWN_RULE, "no such rule in the playbook", citation.raw)
     return Invented(rid, None, NOT_RECALLED, "not recalled for this task", citation.raw)

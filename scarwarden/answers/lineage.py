@@ -20,8 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def _commit_message(kind: str, task: str, episode_id: str) -> str:
     task = " ".join(task.split())
-    return (f"{kind}: {task[:60]}{'...' if len(task) > 60 else ''}\n\n"
-            f"Scarwarden-Episode: {episode_id}\n")
+    return f"{kind}: {task[:60]}{'...' if len(task) > 60 else ''}\n\nScarwarden-Episode: {episode_id}\n"
 
 
 #: An answer longer than this (UTF-8 bytes) is cut when recorded, so the episode stays
@@ -37,8 +36,9 @@ def _fit_action(text: str) -> str:
     return f"{cut}\n[truncated by scarwarden: the answer had {len(text):,} characters]"
 
 
-def record_answer(repo: MemoryRepo, result: AnswerResult, *, agent: str | None = None,
-                  commit: bool = True) -> Episode:
+def record_answer(
+    repo: MemoryRepo, result: AnswerResult, *, agent: str | None = None, commit: bool = True
+) -> Episode:
     """Save a run as an episode: what the agent did, under which rules and playbook.
 
     ``source`` is left out on purpose: nothing has happened yet. What happens next is
@@ -48,11 +48,12 @@ def record_answer(repo: MemoryRepo, result: AnswerResult, *, agent: str | None =
 
     side = result.primary
     if side is None or not side.answer:
-        raise UsageError("there is no answer to record",
-                         hint="--record needs a model answer (configure a model, or "
-                              "record the human's answer with 'scarwarden ask')")
-    data: dict[str, Any] = {"id": mint_id(), "task": result.task,
-                            "action": _fit_action(side.answer)}
+        raise UsageError(
+            "there is no answer to record",
+            hint="--record needs a model answer (configure a model, or "
+            "record the human's answer with 'scarwarden ask')",
+        )
+    data: dict[str, Any] = {"id": mint_id(), "task": result.task, "action": _fit_action(side.answer)}
     if agent:
         data["agent"] = agent
     recalled = result.recall.rules if result.recall is not None else []
@@ -73,18 +74,30 @@ def record_answer(repo: MemoryRepo, result: AnswerResult, *, agent: str | None =
     if side.model:
         data["x-model"] = side.model
     if side.verification is not None and side.verification.invented:
-        data["x-invented-citations"] = [i.rule_id + (f" {i.episode_id}" if i.episode_id else "")
-                                        for i in side.verification.invented]
+        data["x-invented-citations"] = [
+            i.rule_id + (f" {i.episode_id}" if i.episode_id else "") for i in side.verification.invented
+        ]
     if side.qc is not None:
         data["x-qc"] = side.qc.verdict
-    [episode] = add_episodes(repo, [data], commit=commit, source="answer",
-                             message=_commit_message("answer", result.task, data["id"]))
+    [episode] = add_episodes(
+        repo,
+        [data],
+        commit=commit,
+        source="answer",
+        message=_commit_message("answer", result.task, data["id"]),
+    )
     return episode
 
 
-def record_feedback(repo: MemoryRepo, episode_id: str, *, outcome: str | None = None,
-                    correction: str | None = None, corrected_by: str | None = None,
-                    commit: bool = True) -> Episode:
+def record_feedback(
+    repo: MemoryRepo,
+    episode_id: str,
+    *,
+    outcome: str | None = None,
+    correction: str | None = None,
+    corrected_by: str | None = None,
+    commit: bool = True,
+) -> Episode:
     """Record what happened after ``episode_id`` as a new episode that ``refs`` it.
 
     The first episode is never edited (the ledger is append-only). The new one keeps the
@@ -94,17 +107,20 @@ def record_feedback(repo: MemoryRepo, episode_id: str, *, outcome: str | None = 
     from scarwarden.index import open_index
 
     if not (outcome and outcome.strip()) and not (correction and correction.strip()):
-        raise UsageError("feedback needs --outcome or --correction (or both)",
-                         hint=f'scarwarden feedback {episode_id} --outcome "..." --correction "..."')
+        raise UsageError(
+            "feedback needs --outcome or --correction (or both)",
+            hint=f'scarwarden feedback {episode_id} --outcome "..." --correction "..."',
+        )
     with open_index(repo) as index:
         first = index.get_episode(episode_id)
     if first is None:
-        raise UsageError(f"no episode {episode_id} in the ledger",
-                         hint="use the ID that 'scarwarden answer --record' printed; "
-                              "'scarwarden episode list' shows what there is")
+        raise UsageError(
+            f"no episode {episode_id} in the ledger",
+            hint="use the ID that 'scarwarden answer --record' printed; "
+            "'scarwarden episode list' shows what there is",
+        )
     data: dict[str, Any] = {"id": mint_id(), "task": first.task}
-    for key, value in (("outcome", outcome), ("correction", correction),
-                       ("corrected_by", corrected_by)):
+    for key, value in (("outcome", outcome), ("correction", correction), ("corrected_by", corrected_by)):
         if value and value.strip():
             data[key] = value
     if first.tags:
@@ -113,6 +129,11 @@ def record_feedback(repo: MemoryRepo, episode_id: str, *, outcome: str | None = 
     data["refs"] = [first.id]
     if first.get("rules_applied"):
         data["rules_applied"] = list(first.get("rules_applied"))
-    [episode] = add_episodes(repo, [data], commit=commit, source="feedback",
-                             message=_commit_message("feedback", first.task, data["id"]))
+    [episode] = add_episodes(
+        repo,
+        [data],
+        commit=commit,
+        source="feedback",
+        message=_commit_message("feedback", first.task, data["id"]),
+    )
     return episode

@@ -52,36 +52,47 @@ def rules_block(rules: Sequence[Any]) -> str:
     """The recalled rules as the model sees them: ID, title, text, episodes, citation."""
     parts = []
     for rule in rules:
-        parts.append(f"{rule.id}: {rule.title}\n{rule.text}\n"
-                     f"Learnt in: {', '.join(rule.episode_ids)}\n"
-                     f"Cite as: {format_citation(rule.id, rule.episode_ids)}")
+        parts.append(
+            f"{rule.id}: {rule.title}\n{rule.text}\n"
+            f"Learnt in: {', '.join(rule.episode_ids)}\n"
+            f"Cite as: {format_citation(rule.id, rule.episode_ids)}"
+        )
     return "\n\n".join(parts)
 
 
 def memory_messages(task: str, recall_result: Any) -> list[dict[str, str]]:
     """The request with memory: system rules, then the task and the rules as data."""
     system = SYSTEM_MEMORY + (FLAG_NOTE if recall_result.verdict == ACT_AND_FLAG else "")
-    user = (f"Task:\n{fence('task', task)}\n\n"
-            f"Rules recalled for this task:\n{fence('rules', rules_block(recall_result.rules))}")
+    user = (
+        f"Task:\n{fence('task', task)}\n\n"
+        f"Rules recalled for this task:\n{fence('rules', rules_block(recall_result.rules))}"
+    )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def no_memory_messages(task: str) -> list[dict[str, str]]:
     """The amnesia request: the bare task, nothing from memory."""
-    return [{"role": "system", "content": SYSTEM_NO_MEMORY},
-            {"role": "user", "content": f"Task:\n{fence('task', task)}"}]
+    return [
+        {"role": "system", "content": SYSTEM_NO_MEMORY},
+        {"role": "user", "content": f"Task:\n{fence('task', task)}"},
+    ]
 
 
 def _wrap(text: str, indent: str, width: int = 88) -> list[str]:
     # Never break inside an ID such as ep-72r3dswafq: a citation must stay copyable.
-    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent,
-                         break_on_hyphens=False, break_long_words=False) or [indent]
+    return textwrap.wrap(
+        text,
+        width,
+        initial_indent=indent,
+        subsequent_indent=indent,
+        break_on_hyphens=False,
+        break_long_words=False,
+    ) or [indent]
 
 
 def ask_question(task: str) -> str:
     """What to ask the human when memory has nothing for ``task``."""
-    return (f'Memory has no rule for "{task}". How should this be done, '
-            "and what should be avoided?")
+    return f'Memory has no rule for "{task}". How should this be done, and what should be avoided?'
 
 
 def brief(recall_result: Any, *, width: int = 88, header: bool = True) -> str:
@@ -99,27 +110,35 @@ def brief(recall_result: Any, *, width: int = 88, header: bool = True) -> str:
     lines.append(f"Playbook: {'commit ' + commit[:12] if commit else 'not committed yet'}")
     if verdict == ASK_HUMAN or not recall_result.rules:
         return "\n".join(lines + _ask_human_lines(recall_result.task, width))
-    lines += ["", *_wrap("Rules to follow (cite each rule you apply, inline, exactly as "
-                         "shown):", "", width)]
+    lines += ["", *_wrap("Rules to follow (cite each rule you apply, inline, exactly as shown):", "", width)]
     for rule in recall_result.rules:
         lines += ["", *_rule_lines(rule, width)]
     lines.append("")
-    lines += _wrap("If the task asks for something a rule forbids, refuse that part and "
-                   "cite the rule that forbids it.", "", width)
+    lines += _wrap(
+        "If the task asks for something a rule forbids, refuse that part and cite the rule that forbids it.",
+        "",
+        width,
+    )
     if verdict == ACT_AND_FLAG:
-        lines += _wrap("The match is weak: state your assumptions before acting, and say "
-                       "which rules you judged to apply.", "", width)
+        lines += _wrap(
+            "The match is weak: state your assumptions before acting, and say "
+            "which rules you judged to apply.",
+            "",
+            width,
+        )
     return "\n".join(lines)
 
 
 def _ask_human_lines(task: str, width: int) -> list[str]:
     """The brief's ending when memory has nothing: ask a human, then record the answer."""
-    return ["", *_wrap("No relevant memory: no rule in the playbook matches this task.", "",
-                       width),
-            "Do not guess. Ask a human:",
-            *_wrap(ask_question(task), "  ", width),
-            "Then record the answer, so it becomes memory:",
-            f'  scarwarden ask "{task}" --answer "..."']
+    return [
+        "",
+        *_wrap("No relevant memory: no rule in the playbook matches this task.", "", width),
+        "Do not guess. Ask a human:",
+        *_wrap(ask_question(task), "  ", width),
+        "Then record the answer, so it becomes memory:",
+        f'  scarwarden ask "{task}" --answer "..."',
+    ]
 
 
 def _rule_lines(rule: Any, width: int) -> list[str]:
@@ -129,18 +148,28 @@ def _rule_lines(rule: Any, width: int) -> list[str]:
         why.append("tags " + ", ".join(rule.matched_tags))
     if rule.matched_terms:
         why.append("terms " + ", ".join(rule.matched_terms))
-    return [*_wrap(f"{rule.id}: {rule.title}", "", width),
-            *_wrap(rule.text, "  ", width),
-            *_wrap(f"Cite as: {format_citation(rule.id, rule.episode_ids)}", "  ", width),
-            *_wrap(f"Matched: {'; '.join(why) or '-'} (score {rule.score:g})", "  ", width)]
+    return [
+        *_wrap(f"{rule.id}: {rule.title}", "", width),
+        *_wrap(rule.text, "  ", width),
+        *_wrap(f"Cite as: {format_citation(rule.id, rule.episode_ids)}", "  ", width),
+        *_wrap(f"Matched: {'; '.join(why) or '-'} (score {rule.score:g})", "  ", width),
+    ]
 
 
 def no_memory_brief(task: str, *, width: int = 88) -> str:
     """What the amnesia side would send to a model: the bare task, nothing else."""
-    return "\n".join([
-        "Without memory, a model gets only the bare task:", "", *_wrap(task, "  ", width), "",
-        *_wrap("No rules, no episodes, nothing to cite: whatever it writes comes from its "
-               "training alone and cannot be traced to the team's experience or checked "
-               "by code. (No model is configured, so there is no answer to show here.)",
-               "", width),
-    ])
+    return "\n".join(
+        [
+            "Without memory, a model gets only the bare task:",
+            "",
+            *_wrap(task, "  ", width),
+            "",
+            *_wrap(
+                "No rules, no episodes, nothing to cite: whatever it writes comes from its "
+                "training alone and cannot be traced to the team's experience or checked "
+                "by code. (No model is configured, so there is no answer to show here.)",
+                "",
+                width,
+            ),
+        ]
+    )

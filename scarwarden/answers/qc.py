@@ -75,10 +75,12 @@ class Review:
         return self.verdict == PASS or not self.violations
 
     def to_json(self) -> dict[str, Any]:
-        return {"verdict": PASS if self.passed else RETAKE,
-                "reviewer_verdict": self.verdict,
-                "violations": [v.to_json() for v in self.violations],
-                "untrusted": [v.to_json() for v in self.untrusted]}
+        return {
+            "verdict": PASS if self.passed else RETAKE,
+            "reviewer_verdict": self.verdict,
+            "violations": [v.to_json() for v in self.violations],
+            "untrusted": [v.to_json() for v in self.untrusted],
+        }
 
 
 def parse_review(data: Any, recalled_ids: Sequence[str]) -> Review:
@@ -108,32 +110,44 @@ def parse_review(data: Any, recalled_ids: Sequence[str]) -> Review:
         if not isinstance(reason, str) or not reason.strip():
             raise ValueError(f'violation {n} has no "reason"')
         rule_id = rule_id.strip().upper()
-        target = review.violations if rule_id in known and RULE_ID_RE.match(rule_id) \
-            else review.untrusted
+        target = review.violations if rule_id in known and RULE_ID_RE.match(rule_id) else review.untrusted
         target.append(Violation(rule_id, reason.strip()))
     return review
 
 
 def review_messages(task: str, rules: Sequence[Any], draft: str) -> list[dict[str, str]]:
     """The reviewer's request: the rules, the task and the draft, all fenced as data."""
-    user = "\n\n".join([
-        "Task:\n" + fence("task", task),
-        "Rules:\n" + fence("rules", rules_block(rules)),
-        "Draft:\n" + fence("draft", draft),
-        "Does the draft violate any of these rules? Reply with the JSON only.",
-    ])
+    user = "\n\n".join(
+        [
+            "Task:\n" + fence("task", task),
+            "Rules:\n" + fence("rules", rules_block(rules)),
+            "Draft:\n" + fence("draft", draft),
+            "Does the draft violate any of these rules? Reply with the JSON only.",
+        ]
+    )
     return [{"role": "system", "content": REVIEW_SYSTEM}, {"role": "user", "content": user}]
 
 
-def review_draft(client: ChatClient, *, model: str, task: str, rules: Sequence[Any],
-                 draft: str, responses: list[ChatResponse] | None = None) -> Review:
+def review_draft(
+    client: ChatClient,
+    *,
+    model: str,
+    task: str,
+    rules: Sequence[Any],
+    draft: str,
+    responses: list[ChatResponse] | None = None,
+) -> Review:
     """One reviewer call (with the client's one repair attempt on bad JSON)."""
     from scarwarden.llm.client import complete_json
 
     ids = [r.id for r in rules]
-    review, got = complete_json(client, review_messages(task, rules, draft), model=model,
-                                parse=lambda data: parse_review(data, ids),
-                                what="the reviewer's verdict")
+    review, got = complete_json(
+        client,
+        review_messages(task, rules, draft),
+        model=model,
+        parse=lambda data: parse_review(data, ids),
+        what="the reviewer's verdict",
+    )
     if responses is not None:
         responses.extend(got)
     return review
@@ -178,8 +192,10 @@ class QCResult:
         broken = ", ".join(dict.fromkeys(v.rule_id for v in self.rounds[-1].review.violations))
         if not self.max_retakes:
             return f"reviewer: retake: the draft violates {broken}"
-        return (f"reviewer: still violates {broken} after {self.retakes} retake(s) "
-                f"(the limit is {self.max_retakes}); do not use this answer as is")
+        return (
+            f"reviewer: still violates {broken} after {self.retakes} retake(s) "
+            f"(the limit is {self.max_retakes}); do not use this answer as is"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -187,22 +203,33 @@ class QCResult:
             "summary": self.summary,
             "retakes": self.retakes,
             "max_retakes": self.max_retakes,
-            "history": [{"attempt": n, "draft": r.draft, **r.review.to_json()}
-                        for n, r in enumerate(self.rounds)],
+            "history": [
+                {"attempt": n, "draft": r.draft, **r.review.to_json()} for n, r in enumerate(self.rounds)
+            ],
         }
 
 
-def retake_messages(messages: Sequence[dict[str, str]], draft: str,
-                    review: Review) -> list[dict[str, str]]:
+def retake_messages(messages: Sequence[dict[str, str]], draft: str, review: Review) -> list[dict[str, str]]:
     """The original request, the rejected draft, and the reviewer's feedback."""
     listed = "\n".join(f"- {v.rule_id}: {v.reason}" for v in review.violations)
-    return [*messages, {"role": "assistant", "content": draft},
-            {"role": "user", "content": RETAKE_INSTRUCTIONS.format(violations=listed)}]
+    return [
+        *messages,
+        {"role": "assistant", "content": draft},
+        {"role": "user", "content": RETAKE_INSTRUCTIONS.format(violations=listed)},
+    ]
 
 
-def run_qc(client: ChatClient, *, model: str, task: str, rules: Sequence[Any],
-           messages: Sequence[dict[str, str]], draft: str, max_retakes: int,
-           responses: list[ChatResponse] | None = None) -> QCResult:
+def run_qc(
+    client: ChatClient,
+    *,
+    model: str,
+    task: str,
+    rules: Sequence[Any],
+    messages: Sequence[dict[str, str]],
+    draft: str,
+    max_retakes: int,
+    responses: list[ChatResponse] | None = None,
+) -> QCResult:
     """Review ``draft``; while it breaks a recalled rule, regenerate with the feedback.
 
     At most ``max_retakes`` regenerations; each draft is reviewed, so the result holds
@@ -210,8 +237,7 @@ def run_qc(client: ChatClient, *, model: str, task: str, rules: Sequence[Any],
     """
     rounds: list[Round] = []
     while True:
-        review = review_draft(client, model=model, task=task, rules=rules, draft=draft,
-                              responses=responses)
+        review = review_draft(client, model=model, task=task, rules=rules, draft=draft, responses=responses)
         rounds.append(Round(draft, review))
         if review.passed or len(rounds) > max_retakes:
             return QCResult(rounds, max_retakes)
@@ -244,20 +270,31 @@ class DraftReview:
         return None if self.qc is None else self.qc.passed
 
     def to_json(self) -> dict[str, Any]:
-        return {"task": self.task, "verdict": self.recall.verdict,
-                "rules": self.recall.to_json()["rules"],
-                "playbook_commit": self.recall.playbook_commit,
-                "draft": self.draft, "final": self.final_text,
-                "qc": self.qc.to_json() if self.qc is not None else None,
-                "verification": self.verification.to_json() if self.verification else None,
-                "model": self.model,
-                "usage": usage_json(self.responses),
-                "brief": self.brief}
+        return {
+            "task": self.task,
+            "verdict": self.recall.verdict,
+            "rules": self.recall.to_json()["rules"],
+            "playbook_commit": self.recall.playbook_commit,
+            "draft": self.draft,
+            "final": self.final_text,
+            "qc": self.qc.to_json() if self.qc is not None else None,
+            "verification": self.verification.to_json() if self.verification else None,
+            "model": self.model,
+            "usage": usage_json(self.responses),
+            "brief": self.brief,
+        }
 
 
-def review_task_draft(repo: MemoryRepo, task: str, draft: str, *, client: ChatClient | None,
-                      rewrite: bool = False,
-                      max_retakes: int | None = None, limit: int | None = None) -> DraftReview:
+def review_task_draft(
+    repo: MemoryRepo,
+    task: str,
+    draft: str,
+    *,
+    client: ChatClient | None,
+    rewrite: bool = False,
+    max_retakes: int | None = None,
+    limit: int | None = None,
+) -> DraftReview:
     """Recall for ``task``, verify the draft's citations, and let the reviewer judge it.
 
     Without ``rewrite`` the reviewer judges once (no regeneration: the draft is not
@@ -279,12 +316,25 @@ def review_task_draft(repo: MemoryRepo, task: str, draft: str, *, client: ChatCl
         model = result.model = repo.config.model.answer_model
         if rewrite:
             limit_ = repo.config.answer.qc_max_retakes if max_retakes is None else max_retakes
-            result.qc = run_qc(client, model=model, task=task, rules=recall_result.rules,
-                               messages=memory_messages(task, recall_result), draft=draft,
-                               max_retakes=limit_, responses=result.responses)
+            result.qc = run_qc(
+                client,
+                model=model,
+                task=task,
+                rules=recall_result.rules,
+                messages=memory_messages(task, recall_result),
+                draft=draft,
+                max_retakes=limit_,
+                responses=result.responses,
+            )
         else:
-            review = review_draft(client, model=model, task=task, rules=recall_result.rules,
-                                  draft=draft, responses=result.responses)
+            review = review_draft(
+                client,
+                model=model,
+                task=task,
+                rules=recall_result.rules,
+                draft=draft,
+                responses=result.responses,
+            )
             result.qc = QCResult([Round(draft, review)], 0)
     result.verification = verify_in_repo(repo, result.final_text, recall_result)
     return result

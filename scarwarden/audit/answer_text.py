@@ -36,8 +36,16 @@ def wrap_lines(text: str, width: int) -> list[str]:
             out.append("")
             continue
         indent = stripped[: len(stripped) - len(stripped.lstrip())][: width // 2]
-        out.extend(textwrap.wrap(stripped.strip(), width, initial_indent=indent,
-                                 subsequent_indent=indent, break_on_hyphens=False) or [""])
+        out.extend(
+            textwrap.wrap(
+                stripped.strip(),
+                width,
+                initial_indent=indent,
+                subsequent_indent=indent,
+                break_on_hyphens=False,
+            )
+            or [""]
+        )
     return out
 
 
@@ -63,8 +71,7 @@ def column_width(width: int | None = None) -> int | None:
     return (width - 3) // 2 if width >= TWO_COLUMNS_MIN else None
 
 
-def compare_layout(left_title: str, left: str, right_title: str, right: str,
-                   width: int | None = None) -> str:
+def compare_layout(left_title: str, left: str, right_title: str, right: str, width: int | None = None) -> str:
     """Side by side on a terminal wide enough, one after the other otherwise."""
     if width is None:
         width = terminal_width()
@@ -129,11 +136,15 @@ def render_compare(result: AnswerResult, width: int | None = None) -> str:
         width = terminal_width()
     col = column_width(width) or 88
     nm = result.no_memory
-    right = nm.answer.strip() if nm is not None and nm.answer else \
-        no_memory_brief(result.task, width=col)
+    right = nm.answer.strip() if nm is not None and nm.answer else no_memory_brief(result.task, width=col)
     model = (result.memory.model if result.memory else None) or "no model"
-    return compare_layout(f"WITH MEMORY ({model})", memory_side_text(result, width=col),
-                          f"WITHOUT MEMORY ({model})", right, width)
+    return compare_layout(
+        f"WITH MEMORY ({model})",
+        memory_side_text(result, width=col),
+        f"WITHOUT MEMORY ({model})",
+        right,
+        width,
+    )
 
 
 def answer_text(result: AnswerResult) -> str:

@@ -33,10 +33,17 @@ class RuleEvent:
         return "".join(difflib.unified_diff(a, b, "before", "after", n=2))
 
     def to_json(self) -> dict[str, object]:
-        return {"commit": self.sha, "date": self.date, "author": self.author,
-                "subject": self.subject, "kind": self.kind, "before": self.before,
-                "after": self.after, "diff": self.diff(),
-                "trailers": [{"key": k, "value": v} for k, v in self.trailers]}
+        return {
+            "commit": self.sha,
+            "date": self.date,
+            "author": self.author,
+            "subject": self.subject,
+            "kind": self.kind,
+            "before": self.before,
+            "after": self.after,
+            "diff": self.diff(),
+            "trailers": [{"key": k, "value": v} for k, v in self.trailers],
+        }
 
 
 def _rule_text(playbook: pb.Playbook | None, rule_id: str) -> tuple[str | None, bool]:
@@ -81,7 +88,17 @@ def rule_history(repo: MemoryRepo, rule_id: str, rev: str = "HEAD") -> list[Rule
             kind = "restored"
         else:
             kind = "changed"
-        events.append(RuleEvent(entry.sha, entry.date, entry.author, entry.subject, kind,
-                                prev_text, text, git.trailers(repo.root, entry.sha)))
+        events.append(
+            RuleEvent(
+                entry.sha,
+                entry.date,
+                entry.author,
+                entry.subject,
+                kind,
+                prev_text,
+                text,
+                git.trailers(repo.root, entry.sha),
+            )
+        )
         prev_text, prev_retired = text, retired
     return events

@@ -97,8 +97,10 @@ class LazyGroup(click.Group):
             ctx.exit(0)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
-             epilog="""\b
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="""\b
 Examples:
   scarwarden demo                       # the whole loop on the bundled demo memory
   scarwarden init                       # make this git repo a memory repo
@@ -106,11 +108,18 @@ Examples:
   scarwarden recall "Draft a LinkedIn post announcing our beta"
 
 Docs: docs/commands.md (every command), docs/formats.md (files), exit codes in
-docs/commands.md#exit-codes.""")
+docs/commands.md#exit-codes.""",
+)
 @click.version_option(__version__, prog_name="scarwarden")
-@click.option("--repo", "-C", "repo_path", default=".", metavar="PATH",
-              type=click.Path(file_okay=False),
-              help="Run as if started in PATH (a git repository).")
+@click.option(
+    "--repo",
+    "-C",
+    "repo_path",
+    default=".",
+    metavar="PATH",
+    type=click.Path(file_okay=False),
+    help="Run as if started in PATH (a git repository).",
+)
 @click.pass_context
 def main_group(ctx: click.Context, repo_path: str) -> None:
     """Scarwarden: auditable, git-native memory for AI agents.

@@ -36,20 +36,21 @@ def recall_section(repo: MemoryRepo, echo: Echo) -> None:
         echo(f"  {verdict}: {result.meaning}")
         if not result.rules:
             nothing = result.stats is None or result.stats.best is None
-            echo("  no rule shares a tag or a word with it: the answer a human gives" if nothing
-                 else "  no rule covers enough of it: the answer a human gives")
+            echo(
+                "  no rule shares a tag or a word with it: the answer a human gives"
+                if nothing
+                else "  no rule covers enough of it: the answer a human gives"
+            )
             echo(f'  becomes an episode (scarwarden ask "{task}" --answer "...")')
         for rule in result.rules[:1]:
-            echo(f"  {rule.id}: {rule.title}  (score {rule.score:g}, confidence "
-                 f"{rule.confidence:g})")
+            echo(f"  {rule.id}: {rule.title}  (score {rule.score:g}, confidence {rule.confidence:g})")
             echo(f"    why: {rule.why()}")
             echo(f"    cite as {rule.citation()}")
     echo("")
     echo("Each recall went to the recall log: scarwarden log")
 
 
-def answers_section(repo: MemoryRepo, echo: Echo,
-                    environ: Mapping[str, str] | None = None) -> None:
+def answers_section(repo: MemoryRepo, echo: Echo, environ: Mapping[str, str] | None = None) -> None:
     """Answers with and without memory for the two demo tasks; offline unless a key is
     set in ``environ`` (default: the process environment)."""
     from scarwarden.answers.answer import answer_or_brief
@@ -58,10 +59,12 @@ def answers_section(repo: MemoryRepo, echo: Echo,
 
     client = client_from_config(repo.config, environ)
     width = min(terminal_width(), 140)
-    leads = ("The same task and the same model, with memory and without. With memory, the "
-             "model is told what the team learnt and must cite it:",
-             "Asked for something a rule forbids, the memory side refuses and cites the rule "
-             "(and so the experiences) that taught it to refuse:")
+    leads = (
+        "The same task and the same model, with memory and without. With memory, the "
+        "model is told what the team learnt and must cite it:",
+        "Asked for something a rule forbids, the memory side refuses and cites the rule "
+        "(and so the experiences) that taught it to refuse:",
+    )
     for n, task in enumerate(DEMO_TASKS):
         result, failure = answer_or_brief(repo, task, client=client, compare=True)
         if failure is not None:  # a configured but failing model: go on offline
@@ -75,13 +78,17 @@ def answers_section(repo: MemoryRepo, echo: Echo,
         echo("")
         echo(render_compare(result, width))
     echo("")
-    closing = ("Every citation in a model's answer is checked by code: a rule that was not "
-               "recalled, or an episode that did not teach that rule, is flagged, and "
-               "--strict fails on it. ")
+    closing = (
+        "Every citation in a model's answer is checked by code: a rule that was not "
+        "recalled, or an episode that did not teach that rule, is flagged, and "
+        "--strict fails on it. "
+    )
     if client is None:
-        closing += ("No model is configured, so the memory side shows the rule-grounded "
-                    "brief an agent acts on. Set SCARWARDEN_API_KEY (or DASHSCOPE_API_KEY) "
-                    f'and run: scarwarden answer "{DEMO_TASKS[1]}" --compare')
+        closing += (
+            "No model is configured, so the memory side shows the rule-grounded "
+            "brief an agent acts on. Set SCARWARDEN_API_KEY (or DASHSCOPE_API_KEY) "
+            f'and run: scarwarden answer "{DEMO_TASKS[1]}" --compare'
+        )
     for line in textwrap.wrap(closing, width):
         echo(line)
 
@@ -94,25 +101,37 @@ def gate_section(repo: MemoryRepo, echo: Echo) -> None:
 
     install(repo.root)
     echo("The provenance gate runs as a git pre-commit hook (scarwarden hooks install).")
-    [episode] = add_episodes(repo, [{
-        "task": "Announce the webinar on the newsletter",
-        "action": "Gave the start time as 10:00 with no timezone",
-        "outcome": "Readers in three countries asked which 10:00",
-        "correction": "Always give webinar times in UTC and the main local timezone",
-        "tags": ["webinar", "timezone", "newsletter"], "source": "correction"}],
-        source="demo")
+    [episode] = add_episodes(
+        repo,
+        [
+            {
+                "task": "Announce the webinar on the newsletter",
+                "action": "Gave the start time as 10:00 with no timezone",
+                "outcome": "Readers in three countries asked which 10:00",
+                "correction": "Always give webinar times in UTC and the main local timezone",
+                "tags": ["webinar", "timezone", "newsletter"],
+                "source": "correction",
+            }
+        ],
+        source="demo",
+    )
     echo(f"  1. git commit of episode {episode.id}: accepted")
-    honest = _commit_rule(repo, "Give webinar times with a timezone",
-                          "State webinar times in UTC and the audience's main timezone.",
-                          ["webinar", "timezone"], episode.id)
+    honest = _commit_rule(
+        repo,
+        "Give webinar times with a timezone",
+        "State webinar times in UTC and the audience's main timezone.",
+        ["webinar", "timezone"],
+        episode.id,
+    )
     echo(f"  2. git commit of rule {honest} citing {episode.id}: accepted")
     _show_rejected_rule(repo, echo, invented="ep-n0such0ep1")
-    echo("No provenance, no rule: the commit did not happen; 'scarwarden verify' proves "
-         "the whole history the same way.")
+    echo(
+        "No provenance, no rule: the commit did not happen; 'scarwarden verify' proves "
+        "the whole history the same way."
+    )
 
 
-def _commit_rule(repo: MemoryRepo, title: str, text: str, tags: list[str],
-                 episode_id: str) -> str:
+def _commit_rule(repo: MemoryRepo, title: str, text: str, tags: list[str], episode_id: str) -> str:
     """Add a rule citing ``episode_id`` and commit it through the hook; its ID."""
     from scarwarden import git
     from scarwarden.files import playbook as pb
@@ -135,8 +154,13 @@ def _show_rejected_rule(repo: MemoryRepo, echo: Echo, *, invented: str) -> None:
     from scarwarden.files.playbook_edit import load_playbook, save_playbook
 
     book = load_playbook(repo)
-    bogus = pb.make_rule(book.next_id(), "Always post on Fridays",
-                         "Post every announcement on a Friday afternoon.", ["post"], [invented])
+    bogus = pb.make_rule(
+        book.next_id(),
+        "Always post on Fridays",
+        "Post every announcement on a Friday afternoon.",
+        ["post"],
+        [invented],
+    )
     original = repo.playbook_path.read_bytes()
     save_playbook(repo, book.with_rule(bogus))
     git.add(repo.root, [repo.playbook_rel])
@@ -162,26 +186,36 @@ def distill_section(repo: MemoryRepo, echo: Echo) -> None:
     if result.commit is None:
         echo("Nothing new to distill: every episode is cited by a rule already.")
         return
-    echo(f"{len(result.new)} episodes were not distilled yet (no rule cites them, no distill "
-         "commit lists them).")
-    echo("'scarwarden distill --offline' (deterministic, no model) turns them into playbook "
-         "changes, as one commit:")
+    echo(
+        f"{len(result.new)} episodes were not distilled yet (no rule cites them, no distill "
+        "commit lists them)."
+    )
+    echo(
+        "'scarwarden distill --offline' (deterministic, no model) turns them into playbook "
+        "changes, as one commit:"
+    )
     echo("")
     echo(style("$ git show --stat HEAD", dim=True))
     for line in git.show_stat(repo.root, "HEAD").rstrip().splitlines():
         echo("  " + line if line else "")
     echo("")
     if any(c.kind == "update" for c in result.changes):
-        echo("An update keeps the rule's ID and reviewed wording and adds the new citations, "
-             "instead of a near-duplicate rule.")
+        echo(
+            "An update keeps the rule's ID and reviewed wording and adds the new citations, "
+            "instead of a near-duplicate rule."
+        )
     added = [c for c in result.changes if c.kind == "add"]
     if added:
-        echo(f"Every citation was checked in code against the ledger; "
-             f"'scarwarden rule show {added[0].rule_id}' audits the new rule.")
+        echo(
+            f"Every citation was checked in code against the ledger; "
+            f"'scarwarden rule show {added[0].rule_id}' audits the new rule."
+        )
     again = run_distill(repo, offline=True)
     if again.commit is None:
-        echo("Run again: nothing new, so no commit. With a key set, 'scarwarden distill' asks "
-             "the model instead, and the same gate drops any citation it invents.")
+        echo(
+            "Run again: nothing new, so no commit. With a key set, 'scarwarden distill' asks "
+            "the model instead, and the same gate drops any citation it invents."
+        )
 
 
 def exports_section(repo: MemoryRepo, echo: Echo) -> None:
@@ -230,13 +264,12 @@ def _show_hand_edit_diff(repo: MemoryRepo, echo: Echo) -> None:
         rule,
         text=rule.text.replace("on all social channels", "on every social channel"),
         tags=rule.tags + tuple(t for t in ("social",) if t not in rule.tags),
-        episode_ids=rule.episode_ids + tuple(
-            e for e in ("ep-t3gn9ngxyq",) if e not in rule.episode_ids))
+        episode_ids=rule.episode_ids + tuple(e for e in ("ep-t3gn9ngxyq",) if e not in rule.episode_ids),
+    )
     save_playbook(repo, book.with_rule(edited))
     try:
         echo("")
-        echo("A reviewer's hand edit to PB-14, as `scarwarden diff` shows it (HEAD vs the "
-             "working tree):")
+        echo("A reviewer's hand edit to PB-14, as `scarwarden diff` shows it (HEAD vs the working tree):")
         echo("")
         for line in render_text(semantic_diff(repo)).rstrip("\n").splitlines():
             echo(("  " + line).rstrip())

@@ -47,14 +47,17 @@ def show_memory(repo: MemoryRepo, echo: Echo) -> None:
         pb01 = index.get_rule("PB-01")
         cited = [index.get_episode(e) for e in pb01.episode_ids] if pb01 else []
     heading(echo, "The memory")
-    echo(f"A demo team's memory in a fresh git repository: {episodes} episodes "
-         f"(memory/episodes/YYYY/MM/*.yaml) and {len(rules)} rules (memory/playbook.md).")
+    echo(
+        f"A demo team's memory in a fresh git repository: {episodes} episodes "
+        f"(memory/episodes/YYYY/MM/*.yaml) and {len(rules)} rules (memory/playbook.md)."
+    )
     echo("Every rule cites the episodes that taught it. The playbook:")
     echo("")
     for rule in rules:
-        echo(f"  {style(rule.id, bold=True)}  {rule.title}  "
-             + style(f"[{', '.join(rule.tags)}] learnt in {len(rule.episode_ids)} episode(s)",
-                     dim=True))
+        echo(
+            f"  {style(rule.id, bold=True)}  {rule.title}  "
+            + style(f"[{', '.join(rule.tags)}] learnt in {len(rule.episode_ids)} episode(s)", dim=True)
+        )
     if pb01 is None:
         return
     heading(echo, "The audit of one rule (scarwarden rule show PB-01)")
@@ -83,7 +86,7 @@ def run_demo(echo: Echo, *, keep: Path | None = None) -> Path | None:
         heading(echo, "Try it in your own repository")
         echo("  cd your-repo && scarwarden init          # or: scarwarden init --demo")
         echo('  scarwarden episode add --task "..." --action "..." --correction "..."')
-        echo("  scarwarden distill && scarwarden recall \"your next task\"")
+        echo('  scarwarden distill && scarwarden recall "your next task"')
         if keep is None:
             return None
         target = keep / "demo-memory"

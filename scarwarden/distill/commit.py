@@ -47,17 +47,18 @@ def subject(changes: Sequence[Change]) -> str:
     added = sum(1 for c in changes if c.kind == "add")
     updated = sum(1 for c in changes if c.kind == "update")
     retired = sum(1 for c in changes if c.kind == "retire")
-    return (f"distill: +{added} rule{'s' if added != 1 else ''}, ~{updated} updated, "
-            f"-{retired} retired")
+    return f"distill: +{added} rule{'s' if added != 1 else ''}, ~{updated} updated, -{retired} retired"
 
 
 def message(parts: MessageParts) -> str:
     """Subject, a body listing every change and every drop, then the trailers."""
     n = len(parts.distilled)
-    who = ("the offline distiller (deterministic, no model)" if parts.distiller == "offline"
-           else f"the model {parts.distiller.removeprefix('model ')}")
-    lines = [subject(parts.changes), "",
-             f"Distilled {n} new episode{'s' if n != 1 else ''} with {who}."]
+    who = (
+        "the offline distiller (deterministic, no model)"
+        if parts.distiller == "offline"
+        else f"the model {parts.distiller.removeprefix('model ')}"
+    )
+    lines = [subject(parts.changes), "", f"Distilled {n} new episode{'s' if n != 1 else ''} with {who}."]
     if parts.changes:
         lines.append("")
         lines += [c.describe() for c in parts.changes]
@@ -72,11 +73,12 @@ def message(parts: MessageParts) -> str:
     lines += ["", f"{DISTILLER_TRAILER}: {parts.distiller}", f"{COUNT_TRAILER}: {n}"]
     if parts.distiller != "offline":
         u = parts.usage
-        lines += [f"Scarwarden-Tokens: {u.total_tokens}"
-                  + (" (estimated as characters/4)" if u.estimated else ""),
-                  f"Scarwarden-Tokens-Prompt: {u.prompt_tokens}",
-                  f"Scarwarden-Tokens-Completion: {u.completion_tokens}",
-                  f"Scarwarden-Model-Calls: {parts.calls}"]
+        lines += [
+            f"Scarwarden-Tokens: {u.total_tokens}" + (" (estimated as characters/4)" if u.estimated else ""),
+            f"Scarwarden-Tokens-Prompt: {u.prompt_tokens}",
+            f"Scarwarden-Tokens-Completion: {u.completion_tokens}",
+            f"Scarwarden-Model-Calls: {parts.calls}",
+        ]
     else:
         lines.append("Scarwarden-Tokens: 0")
     if parts.drops:
@@ -91,7 +93,8 @@ def _edits_error(repo: MemoryRepo) -> UsageError:
         f"{repo.playbook_rel} has uncommitted changes; distill builds on the committed "
         "playbook and would overwrite them",
         hint="commit or discard them first, or use --branch NAME (leaves the working "
-             "tree alone) or --no-commit (builds on your edited file)")
+        "tree alone) or --no-commit (builds on your edited file)",
+    )
 
 
 def require_clean_playbook(repo: MemoryRepo) -> None:
@@ -102,18 +105,21 @@ def require_clean_playbook(repo: MemoryRepo) -> None:
 
 def check_branch_name(repo: MemoryRepo, name: str) -> None:
     if not git.valid_branch_name(repo.root, name):
-        raise UsageError(f"{name!r} is not a valid branch name",
-                         hint="for example: --branch distill/2026-11-30")
+        raise UsageError(
+            f"{name!r} is not a valid branch name", hint="for example: --branch distill/2026-11-30"
+        )
     if git.rev_parse(repo.root, f"refs/heads/{name}") is not None:
-        raise UsageError(f"branch {name} already exists",
-                         hint="choose a new name; distill never moves an existing branch")
+        raise UsageError(
+            f"branch {name} already exists", hint="choose a new name; distill never moves an existing branch"
+        )
 
 
 def commit_here(repo: MemoryRepo, data: bytes, text: str) -> str:
     """Write the playbook and commit only it, once the gate passed the tree about to be
     committed; the file and git's index are put back if anything fails."""
-    sha = commit_playbook(repo, data, text, check=lambda env: gate(repo, env),
-                          refuse_edits=_edits_error(repo), allow_empty=True)
+    sha = commit_playbook(
+        repo, data, text, check=lambda env: gate(repo, env), refuse_edits=_edits_error(repo), allow_empty=True
+    )
     assert sha is not None  # a message was given: committed, or raised
     return sha
 
@@ -123,9 +129,11 @@ def gate(repo: MemoryRepo, env: Mapping[str, str]) -> None:
     distill commit (our own citations are checked already: a refusal here is a bug)."""
     report = check_staged(repo, env=env)
     if not report.ok:
-        raise ValidationError("the distilled playbook does not pass the provenance gate",
-                              problems=list(report.problems),
-                              hint="nothing was committed; please report this as a bug")
+        raise ValidationError(
+            "the distilled playbook does not pass the provenance gate",
+            problems=list(report.problems),
+            hint="nothing was committed; please report this as a bug",
+        )
 
 
 def commit_on_branch(repo: MemoryRepo, branch: str, base: str, data: bytes, text: str) -> str:

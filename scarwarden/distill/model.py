@@ -121,9 +121,14 @@ def _prompt_chars(messages: list[dict[str, str]]) -> int:
     return sum(len(m["content"]) for m in messages)
 
 
-def model_distill(client: ChatClient, model: str, episodes: list[Episode],
-                  playbook: pb.Playbook, ledger: Collection[str],
-                  settings: DistillSettings) -> ModelRun:
+def model_distill(
+    client: ChatClient,
+    model: str,
+    episodes: list[Episode],
+    playbook: pb.Playbook,
+    ledger: Collection[str],
+    settings: DistillSettings,
+) -> ModelRun:
     """Distil ``episodes`` batch by batch; raises ModelError/ModelUnreachable on failure
     (the caller then changes nothing)."""
     run = ModelRun(playbook)
@@ -136,10 +141,14 @@ def model_distill(client: ChatClient, model: str, episodes: list[Episode],
             rules = rules[:-1]  # the least related rule goes first
             messages = prompts.build_messages(batch, rules)
         if len(batches) > 1:  # long runs show progress (stderr, through the CLI's logger)
-            log.info("distill batch %d of %d: %d episodes, %d context rules",
-                     number, len(batches), len(batch), len(rules))
-        ops, responses = complete_json(client, messages, model=model, parse=parse_operations,
-                                       what=WHAT)
+            log.info(
+                "distill batch %d of %d: %d episodes, %d context rules",
+                number,
+                len(batches),
+                len(batch),
+                len(rules),
+            )
+        ops, responses = complete_json(client, messages, model=model, parse=parse_operations, what=WHAT)
         run.usage = run.usage + total_usage(responses)
         run.calls += len(responses)
         run.batches.append((len(batch), len(rules), (_prompt_chars(messages) + 3) // 4))

@@ -105,8 +105,7 @@ def group_episodes(episodes: Iterable[Episode]) -> list[Group]:
     by_tag: dict[str, list[int]] = {}
     by_episode: dict[str, int] = {}
     for ep in sorted(episodes, key=lambda e: (e.at, e.id)):
-        item = _Item(ep, tuple(ep.tags), frozenset(_terms(ep.get("correction"))),
-                     tuple(ep.get("refs") or ()))
+        item = _Item(ep, tuple(ep.tags), frozenset(_terms(ep.get("correction"))), tuple(ep.get("refs") or ()))
         candidates = {g for tag in item.tags for g in by_tag.get(tag, ())}
         candidates |= {by_episode[r] for r in item.refs if r in by_episode}
         best, best_score = None, 0
@@ -127,6 +126,7 @@ def group_episodes(episodes: Iterable[Episode]) -> list[Group]:
 
 
 # -- matching existing rules ----------------------------------------------------------
+
 
 @dataclass
 class _RuleIndex:
@@ -167,8 +167,11 @@ def match_rule(group: Group, index: _RuleIndex) -> str | None:
         tags = len(core & set(index.tags[rule_id]))
         coverage = len(wanted & index.terms[rule_id]) / len(wanted) if wanted else 0.0
         linked = any(index.by_episode.get(r) == rule_id for r in refs)
-        strong = ((tags >= 2 and coverage >= 0.4) or (tags >= 1 and coverage >= 0.6)
-                  or (linked and tags >= 1 and coverage >= 0.3))
+        strong = (
+            (tags >= 2 and coverage >= 0.4)
+            or (tags >= 1 and coverage >= 0.6)
+            or (linked and tags >= 1 and coverage >= 0.3)
+        )
         if not strong:
             continue
         score = 2 * tags + 5 * coverage + (3 if linked else 0)
@@ -178,6 +181,7 @@ def match_rule(group: Group, index: _RuleIndex) -> str | None:
 
 
 # -- writing a new rule ---------------------------------------------------------------
+
 
 def _sentence(correction: str) -> str:
     s = " ".join(correction.split()).strip()
@@ -232,6 +236,7 @@ def rule_tags(group: Group) -> list[str]:
 
 # -- the distiller ---------------------------------------------------------------------
 
+
 @dataclass
 class OfflinePlan:
     operations: list[Operation]
@@ -249,8 +254,11 @@ def offline_operations(episodes: list[Episode], playbook: pb.Playbook) -> Offlin
     """Turn new episodes into add/update operations without a model."""
     episodes = sorted(episodes, key=lambda e: (e.at, e.id))  # input order must not matter
     usable = [ep for ep in episodes if learnable(ep)]
-    left = [(ep.id, "no correction or human answer to learn from; left for a model distillation")
-            for ep in episodes if not learnable(ep)]
+    left = [
+        (ep.id, "no correction or human answer to learn from; left for a model distillation")
+        for ep in episodes
+        if not learnable(ep)
+    ]
     index = _RuleIndex.build(playbook)
     operations: list[Operation] = []
     updates: dict[str, list[str]] = {}
@@ -260,11 +268,20 @@ def offline_operations(episodes: list[Episode], playbook: pb.Playbook) -> Offlin
             updates.setdefault(rule_id, []).extend(group.ids)
             continue
         text = rule_text(group)
-        operations.append(Operation("add", title=rule_title(text), text=text,
-                                    tags=tuple(rule_tags(group)), episode_ids=tuple(group.ids)))
+        operations.append(
+            Operation(
+                "add",
+                title=rule_title(text),
+                text=text,
+                tags=tuple(rule_tags(group)),
+                episode_ids=tuple(group.ids),
+            )
+        )
     # Updates first, in rule order, then new rules in the order of their first episode:
     # a stable order keeps the result byte for byte reproducible.
     order = {rule.id: i for i, rule in enumerate(playbook.rules)}
-    ups = [Operation("update", rule_id=rid, episode_ids=tuple(ids))
-           for rid, ids in sorted(updates.items(), key=lambda kv: order[kv[0]])]
+    ups = [
+        Operation("update", rule_id=rid, episode_ids=tuple(ids))
+        for rid, ids in sorted(updates.items(), key=lambda kv: order[kv[0]])
+    ]
     return OfflinePlan(ups + operations, [ep.id for ep in usable], left)

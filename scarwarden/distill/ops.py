@@ -75,14 +75,18 @@ class Change:
         if self.detail:
             line += f" ({self.detail})"
         if self.episode_ids:
-            what = {"add": "learnt in", "update": "now also learnt in",
-                    "retire": "evidence"}[self.kind]
+            what = {"add": "learnt in", "update": "now also learnt in", "retire": "evidence"}[self.kind]
             line += f"\n  {what} {', '.join(self.episode_ids)}"
         return line
 
     def to_json(self) -> dict[str, Any]:
-        return {"op": self.kind, "rule_id": self.rule_id, "title": self.title,
-                "episode_ids": list(self.episode_ids), "detail": self.detail}
+        return {
+            "op": self.kind,
+            "rule_id": self.rule_id,
+            "title": self.title,
+            "episode_ids": list(self.episode_ids),
+            "detail": self.detail,
+        }
 
 
 @dataclass(frozen=True)
@@ -104,8 +108,12 @@ class Drop:
         return f"removed citation{plural} {ids} from {self.operation}: {self.reason}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"operation": self.operation, "reason": self.reason,
-                "episode_ids": list(self.episode_ids), "whole_operation": self.whole}
+        return {
+            "operation": self.operation,
+            "reason": self.reason,
+            "episode_ids": list(self.episode_ids),
+            "whole_operation": self.whole,
+        }
 
 
 @dataclass
@@ -117,10 +125,11 @@ class GateResult:
 
 def _short(text: str, limit: int = 60) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # -- shape ------------------------------------------------------------------------------
+
 
 def _str(value: Any, where: str, *, required: bool = False) -> str | None:
     if value is None:
@@ -159,26 +168,28 @@ def parse_operations(data: Any) -> list[Operation]:
         kind = raw.get("op", raw.get("type"))
         if kind not in KINDS:
             raise ValueError(f'{where}.op must be "add", "update" or "retire", got {kind!r}')
-        rule_id = _str(raw.get("rule_id", raw.get("id")), f"{where}.rule_id",
-                       required=kind != "add")
+        rule_id = _str(raw.get("rule_id", raw.get("id")), f"{where}.rule_id", required=kind != "add")
         ids = _str_list(raw.get("episode_ids"), f"{where}.episode_ids")
         if kind == "add" and ids is None:
             raise ValueError(f"{where}.episode_ids is missing (every new rule cites its episodes)")
-        ops.append(Operation(
-            kind=kind,
-            rule_id=rule_id.strip() if rule_id else None,
-            title=_str(raw.get("title"), f"{where}.title"),
-            text=_str(raw.get("text"), f"{where}.text", required=kind == "add"),
-            tags=_str_list(raw.get("tags"), f"{where}.tags"),
-            episode_ids=ids or (),
-            reason=_str(raw.get("reason"), f"{where}.reason", required=kind == "retire"),
-            replaced_by=_str(raw.get("replaced_by"), f"{where}.replaced_by"),
-            key=_str(raw.get("key"), f"{where}.key"),
-        ))
+        ops.append(
+            Operation(
+                kind=kind,
+                rule_id=rule_id.strip() if rule_id else None,
+                title=_str(raw.get("title"), f"{where}.title"),
+                text=_str(raw.get("text"), f"{where}.text", required=kind == "add"),
+                tags=_str_list(raw.get("tags"), f"{where}.tags"),
+                episode_ids=ids or (),
+                reason=_str(raw.get("reason"), f"{where}.reason", required=kind == "retire"),
+                replaced_by=_str(raw.get("replaced_by"), f"{where}.replaced_by"),
+                key=_str(raw.get("key"), f"{where}.key"),
+            )
+        )
     return ops
 
 
 # -- the gate ---------------------------------------------------------------------------
+
 
 def slug(tag: str) -> str:
     """A tag as a slug (``"Subject Line"`` -> ``subject-line``); ``""`` if nothing is left."""
@@ -236,11 +247,17 @@ class _Gate:
         flat = _one_line(value)
         unknown = sorted({m for m in _MENTION.findall(flat) if m not in self.ledger})
         if unknown:
-            flat = _MENTION.sub(lambda m: m.group(0) if m.group(0) in self.ledger
-                                else "[unknown episode]", flat)
-            self.result.drops.append(Drop(op.label(), "mentioned in the text but not in the "
-                                          "ledger; replaced by [unknown episode]",
-                                          tuple(unknown), False))
+            flat = _MENTION.sub(
+                lambda m: m.group(0) if m.group(0) in self.ledger else "[unknown episode]", flat
+            )
+            self.result.drops.append(
+                Drop(
+                    op.label(),
+                    "mentioned in the text but not in the ledger; replaced by [unknown episode]",
+                    tuple(unknown),
+                    False,
+                )
+            )
         return flat
 
     def resolve(self, ref: str | None) -> str | None:
@@ -257,8 +274,7 @@ class _Gate:
             if s and s not in out:
                 out.append(s)
             elif not s:
-                self.result.drops.append(Drop(op.label(), f"tag {tag!r} is not a slug; left out",
-                                              (), False))
+                self.result.drops.append(Drop(op.label(), f"tag {tag!r} is not a slug; left out", (), False))
         return out
 
     def active(self, op: Operation) -> pb.Rule | None:
@@ -296,8 +312,10 @@ class _Gate:
             return
         cited = self.citations(op)
         if not cited:
-            self.drop(op, self.no_evidence(op) if op.episode_ids else
-                      "it cites no episode (an update needs evidence)")
+            self.drop(
+                op,
+                self.no_evidence(op) if op.episode_ids else "it cites no episode (an update needs evidence)",
+            )
             return
         title = self.words(op, op.title) if op.title else rule.title
         text = self.words(op, op.text) if op.text else rule.text
@@ -308,9 +326,15 @@ class _Gate:
         except ValidationError as exc:
             self.drop(op, exc.message)
             return
-        what = [name for name, old, now in (("title", rule.title, new.title),
-                                            ("text", rule.text, new.text),
-                                            ("tags", rule.tags, new.tags)) if old != now]
+        what = [
+            name
+            for name, old, now in (
+                ("title", rule.title, new.title),
+                ("text", rule.text, new.text),
+                ("tags", rule.tags, new.tags),
+            )
+            if old != now
+        ]
         if not what and not added:
             return  # the rule already says this and cites it: nothing to record
         self.playbook = self.playbook.with_rule(new)
@@ -325,14 +349,24 @@ class _Gate:
         replaced_by = self.resolve(op.replaced_by)
         if replaced_by is not None:
             target = self.playbook.get(replaced_by)
-            if not RULE_ID_RE.match(replaced_by) or target is None or target.retired \
-                    or replaced_by == rule.id:
-                self.result.drops.append(Drop(op.label(), f"replaced_by {op.replaced_by} is not "
-                                                          "an active rule; left out", (), False))
+            if (
+                not RULE_ID_RE.match(replaced_by)
+                or target is None
+                or target.retired
+                or replaced_by == rule.id
+            ):
+                self.result.drops.append(
+                    Drop(
+                        op.label(), f"replaced_by {op.replaced_by} is not an active rule; left out", (), False
+                    )
+                )
                 replaced_by = None
         if not cited and replaced_by is None:
-            self.drop(op, "neither a valid episode nor a replacing rule supports it"
-                      + (f" ({', '.join(op.episode_ids)} not in the ledger)" if op.episode_ids else ""))
+            self.drop(
+                op,
+                "neither a valid episode nor a replacing rule supports it"
+                + (f" ({', '.join(op.episode_ids)} not in the ledger)" if op.episode_ids else ""),
+            )
             return
         given = self.words(op, op.reason or "")
         # The evidence goes into the recorded reason: the retired rule keeps its own
@@ -343,8 +377,7 @@ class _Gate:
         self.result.changes.append(Change("retire", rule.id, rule.title, cited, detail))
 
 
-def apply_operations(playbook: pb.Playbook, ops: list[Operation],
-                     ledger: Collection[str]) -> GateResult:
+def apply_operations(playbook: pb.Playbook, ops: list[Operation], ledger: Collection[str]) -> GateResult:
     """Apply ``ops`` in order to ``playbook``, admitting only what the ledger supports.
 
     ``ledger`` is every episode ID in the tree the result will be committed on; a
@@ -359,8 +392,7 @@ def apply_operations(playbook: pb.Playbook, ops: list[Operation],
     before = {rule.id for rule in playbook.all_rules()}
     for change in gate.result.changes:
         rule = gate.playbook.get(change.rule_id)
-        cited = set(change.episode_ids) | (set(rule.episode_ids) if rule and rule.id not in before
-                                           else set())
+        cited = set(change.episode_ids) | (set(rule.episode_ids) if rule and rule.id not in before else set())
         stray = sorted(ep for ep in cited if ep not in ledger)
         if stray:
             raise AssertionError(f"provenance gate bypassed: {change.rule_id} cites {stray}")

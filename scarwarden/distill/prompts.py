@@ -80,9 +80,14 @@ def episode_record(ep: Episode) -> dict[str, Any]:
 def rule_record(rule: pb.Rule) -> dict[str, Any]:
     """A context rule as the model sees it: its citations counted, not all listed, so
     a rule learnt from thousands of episodes costs the same as one learnt from three."""
-    return {"id": rule.id, "title": rule.title, "text": rule.text, "tags": list(rule.tags),
-            "learnt_in": list(rule.episode_ids[:SHOWN_CITATIONS]),
-            "learnt_in_count": len(rule.episode_ids)}
+    return {
+        "id": rule.id,
+        "title": rule.title,
+        "text": rule.text,
+        "tags": list(rule.tags),
+        "learnt_in": list(rule.episode_ids[:SHOWN_CITATIONS]),
+        "learnt_in_count": len(rule.episode_ids),
+    }
 
 
 def episode_line(ep: Episode) -> str:

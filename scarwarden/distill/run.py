@@ -23,8 +23,7 @@ from scarwarden.files.episodes import Episode
 from scarwarden.llm.client import ChatClient, Usage, client_from_config
 from scarwarden.repo import MemoryRepo
 
-NO_KEY_NOTICE = ("no API key configured (SCARWARDEN_API_KEY or DASHSCOPE_API_KEY): "
-                 "using the offline distiller")
+NO_KEY_NOTICE = "no API key configured (SCARWARDEN_API_KEY or DASHSCOPE_API_KEY): using the offline distiller"
 
 
 @dataclass
@@ -65,29 +64,43 @@ class DistillResult:
 
     def diff(self) -> str:
         """Unified diff of the playbook file, before -> after."""
-        return "".join(difflib.unified_diff(
-            self.before.splitlines(keepends=True), self.after.splitlines(keepends=True),
-            f"a/{self.playbook_rel}", f"b/{self.playbook_rel}"))
+        return "".join(
+            difflib.unified_diff(
+                self.before.splitlines(keepends=True),
+                self.after.splitlines(keepends=True),
+                f"a/{self.playbook_rel}",
+                f"b/{self.playbook_rel}",
+            )
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "distiller": self.distiller, "model": self.model, "notice": self.notice,
-            "head": self.head, "dry_run": self.dry_run, "commit": self.commit,
-            "branch": self.branch, "message_file": self.message_file,
+            "distiller": self.distiller,
+            "model": self.model,
+            "notice": self.notice,
+            "head": self.head,
+            "dry_run": self.dry_run,
+            "commit": self.commit,
+            "branch": self.branch,
+            "message_file": self.message_file,
             "subject": None if self.nothing_new else self.subject,
-            "new_episodes": self.new, "distilled_episodes": self.distilled,
+            "new_episodes": self.new,
+            "distilled_episodes": self.distilled,
             "left": [{"episode_id": ep, "reason": why} for ep, why in self.left],
             "changes": [c.to_json() for c in self.changes],
             "dropped": [d.to_json() for d in self.drops],
             "usage": self.usage.to_json(calls=self.calls),
-            "batches": [{"episodes": e, "context_rules": r, "prompt_tokens_estimated": t}
-                        for e, r, t in self.batches],
-            "message": self.message, "diff": self.diff(),
+            "batches": [
+                {"episodes": e, "context_rules": r, "prompt_tokens_estimated": t} for e, r, t in self.batches
+            ],
+            "message": self.message,
+            "diff": self.diff(),
         }
 
 
-def _choose(repo: MemoryRepo, offline: bool | None, client: ChatClient | None,
-            environ: Mapping[str, str] | None) -> tuple[ChatClient | None, str | None]:
+def _choose(
+    repo: MemoryRepo, offline: bool | None, client: ChatClient | None, environ: Mapping[str, str] | None
+) -> tuple[ChatClient | None, str | None]:
     """The client to use (``None``: offline) and the one-line notice to show, if any."""
     if offline:
         return None, None
@@ -97,14 +110,22 @@ def _choose(repo: MemoryRepo, offline: bool | None, client: ChatClient | None,
         if offline is False:
             raise NoModelConfigured(
                 "distilling with a model needs an API key, and none is configured",
-                hint="set SCARWARDEN_API_KEY (or DASHSCOPE_API_KEY), or use --offline")
+                hint="set SCARWARDEN_API_KEY (or DASHSCOPE_API_KEY), or use --offline",
+            )
         return None, NO_KEY_NOTICE
     return client, None
 
 
-def distill(repo: MemoryRepo, *, offline: bool | None = None, dry_run: bool = False,
-            branch: str | None = None, commit: bool = True, client: ChatClient | None = None,
-            environ: Mapping[str, str] | None = None) -> DistillResult:
+def distill(
+    repo: MemoryRepo,
+    *,
+    offline: bool | None = None,
+    dry_run: bool = False,
+    branch: str | None = None,
+    commit: bool = True,
+    client: ChatClient | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> DistillResult:
     """Distil the episodes not yet distilled into playbook changes.
 
     ``offline``: ``None`` picks the model when a key is configured (else the offline
@@ -124,18 +145,30 @@ def distill(repo: MemoryRepo, *, offline: bool | None = None, dry_run: bool = Fa
     result = DistillResult(
         distiller="offline" if chosen is None else "model",
         model=None if chosen is None else chosen.settings.distill_model,
-        head=head, new=new_ids, distilled=[], left=left, changes=[], drops=[],
-        before=before, after=before, notice=notice, branch=branch, dry_run=dry_run,
-        playbook_rel=repo.playbook_rel)
+        head=head,
+        new=new_ids,
+        distilled=[],
+        left=left,
+        changes=[],
+        drops=[],
+        before=before,
+        after=before,
+        notice=notice,
+        branch=branch,
+        dry_run=dry_run,
+        playbook_rel=repo.playbook_rel,
+    )
     if not episodes:
         return result
     _propose(repo, chosen, episodes, base, ledger, result)
     if result.nothing_new:
         return result
     distiller = "offline" if chosen is None else f"model {result.model}"
-    result.message = commits.message(commits.MessageParts(
-        distiller, result.changes, result.drops, result.distilled, result.left,
-        result.usage, result.calls))
+    result.message = commits.message(
+        commits.MessageParts(
+            distiller, result.changes, result.drops, result.distilled, result.left, result.usage, result.calls
+        )
+    )
     if not dry_run:
         _land(repo, result, head, branch=branch, commit=commit)
     return result
@@ -144,12 +177,15 @@ def distill(repo: MemoryRepo, *, offline: bool | None = None, dry_run: bool = Fa
 def _preflight(repo: MemoryRepo, *, branch: str | None, commit: bool, dry_run: bool) -> str:
     """Refuse what cannot work before any model call; return HEAD."""
     if branch is not None and not commit:
-        raise UsageError("--branch and --no-commit cannot be combined",
-                         hint="--branch commits on a new branch; --no-commit commits nothing")
+        raise UsageError(
+            "--branch and --no-commit cannot be combined",
+            hint="--branch commits on a new branch; --no-commit commits nothing",
+        )
     head = git.head(repo.root)
     if head is None:
-        raise UsageError("the repository has no commits yet",
-                         hint="commit the memory first ('scarwarden init' does)")
+        raise UsageError(
+            "the repository has no commits yet", hint="commit the memory first ('scarwarden init' does)"
+        )
     if branch is not None:
         commits.check_branch_name(repo, branch)
     elif commit and not dry_run:
@@ -163,12 +199,17 @@ def _starting_playbook(repo: MemoryRepo, head: str, *, commit: bool) -> str:
     if commit:
         raw = git.show_file(repo.root, head, repo.playbook_rel)
         return raw.decode("utf-8") if raw is not None else pb.TITLE + "\n"
-    return (repo.playbook_path.read_text(encoding="utf-8")
-            if repo.playbook_path.exists() else pb.TITLE + "\n")
+    return repo.playbook_path.read_text(encoding="utf-8") if repo.playbook_path.exists() else pb.TITLE + "\n"
 
 
-def _propose(repo: MemoryRepo, chosen: ChatClient | None, episodes: list[Episode],
-             base: pb.Playbook, ledger: state.Ledger, result: DistillResult) -> None:
+def _propose(
+    repo: MemoryRepo,
+    chosen: ChatClient | None,
+    episodes: list[Episode],
+    base: pb.Playbook,
+    ledger: state.Ledger,
+    result: DistillResult,
+) -> None:
     """Run the distiller and the gate in code; record the changes in ``result``."""
     if chosen is None:
         from scarwarden.distill.offline import offline_operations
@@ -181,8 +222,9 @@ def _propose(repo: MemoryRepo, chosen: ChatClient | None, episodes: list[Episode
     else:
         from scarwarden.distill.model import model_distill
 
-        run = model_distill(chosen, chosen.settings.distill_model, episodes, base, ledger,
-                            repo.config.distill)
+        run = model_distill(
+            chosen, chosen.settings.distill_model, episodes, base, ledger, repo.config.distill
+        )
         after, used = run.playbook, run.used
         result.changes, result.drops = run.changes, run.drops
         result.usage, result.calls, result.batches = run.usage, run.calls, run.batches
@@ -193,15 +235,15 @@ def _propose(repo: MemoryRepo, chosen: ChatClient | None, episodes: list[Episode
         pb.parse(result.after, source=repo.playbook_rel)  # never write what cannot be read back
 
 
-def _land(repo: MemoryRepo, result: DistillResult, head: str, *, branch: str | None,
-          commit: bool) -> None:
+def _land(repo: MemoryRepo, result: DistillResult, head: str, *, branch: str | None, commit: bool) -> None:
     """Commit (here or on a new branch) or write the result, under the write lock."""
     data = result.after.encode("utf-8")
     assert result.message is not None
     with write_lock(repo):
         if git.head(repo.root) != head:
-            raise UsageError("HEAD moved while distilling; nothing was written",
-                             hint="run 'scarwarden distill' again")
+            raise UsageError(
+                "HEAD moved while distilling; nothing was written", hint="run 'scarwarden distill' again"
+            )
         if branch is not None:
             result.commit = commits.commit_on_branch(repo, branch, head, data, result.message)
         elif commit:

@@ -76,8 +76,9 @@ def distilled_by_commits(repo: MemoryRepo, rev: str) -> set[str]:
     does not count, so a reviewer who reverts a bad distillation gets its episodes
     distilled again by the next run.
     """
-    entries = git.log(repo.root, "-E", f"--grep=^{DISTILLER_TRAILER}: ",
-                      "--grep=^This reverts commit [0-9a-f]{40}", rev)
+    entries = git.log(
+        repo.root, "-E", f"--grep=^{DISTILLER_TRAILER}: ", "--grep=^This reverts commit [0-9a-f]{40}", rev
+    )
     reverted_by: dict[str, list[str]] = {}
     for entry in entries:
         for target in _REVERTS.findall(entry.body):
@@ -93,8 +94,9 @@ def distilled_by_commits(repo: MemoryRepo, rev: str) -> set[str]:
     return found
 
 
-def load_episodes(repo: MemoryRepo, ledger: Ledger, ids: list[str]
-                  ) -> tuple[list[Episode], list[tuple[str, str]]]:
+def load_episodes(
+    repo: MemoryRepo, ledger: Ledger, ids: list[str]
+) -> tuple[list[Episode], list[tuple[str, str]]]:
     """Parse the given episodes from their blobs (one ``cat-file --batch``).
 
     Returns the episodes sorted by (time, ID) and the (ID, problem) of any file that

@@ -18,15 +18,37 @@ if TYPE_CHECKING:
     from scarwarden.repo import MemoryRepo
 
 #: Foreground colour codes, as click names them.
-COLOURS = {"black": 30, "red": 31, "green": 32, "yellow": 33, "blue": 34, "magenta": 35,
-           "cyan": 36, "white": 37, "reset": 39, "bright_black": 90, "bright_red": 91,
-           "bright_green": 92, "bright_yellow": 93, "bright_blue": 94, "bright_magenta": 95,
-           "bright_cyan": 96, "bright_white": 97}
+COLOURS = {
+    "black": 30,
+    "red": 31,
+    "green": 32,
+    "yellow": 33,
+    "blue": 34,
+    "magenta": 35,
+    "cyan": 36,
+    "white": 37,
+    "reset": 39,
+    "bright_black": 90,
+    "bright_red": 91,
+    "bright_green": 92,
+    "bright_yellow": 93,
+    "bright_blue": 94,
+    "bright_magenta": 95,
+    "bright_cyan": 96,
+    "bright_white": 97,
+}
 
 #: Attribute -> (code when on, code when off), in the order click writes them.
-_ATTRIBUTES = (("bold", 1, 22), ("dim", 2, 22), ("underline", 4, 24), ("overline", 53, 55),
-               ("italic", 3, 23), ("blink", 5, 25), ("reverse", 7, 27),
-               ("strikethrough", 9, 29))
+_ATTRIBUTES = (
+    ("bold", 1, 22),
+    ("dim", 2, 22),
+    ("underline", 4, 24),
+    ("overline", 53, 55),
+    ("italic", 3, 23),
+    ("blink", 5, 25),
+    ("reverse", 7, 27),
+    ("strikethrough", 9, 29),
+)
 
 RESET = "\033[0m"
 
@@ -50,8 +72,7 @@ def style(text: str, fg: str | None = None, **attributes: bool | None) -> str:
     return "".join(bits) + text + RESET
 
 
-def format_episode(ep: Episode, repo: MemoryRepo | None = None,
-                   path: str | None = None) -> str:
+def format_episode(ep: Episode, repo: MemoryRepo | None = None, path: str | None = None) -> str:
     """An episode word for word, as stored (its YAML).
 
     Given the repository and the file's path, the file itself is shown, comments and

@@ -52,11 +52,14 @@ def normalise_input(data: Any, *, source: str, now: str | None = None) -> Episod
 def _size_problem(data: Mapping[str, Any], size: int, source: str, at_least: bool) -> Problem:
     sizes = {k: len(str(v).encode("utf-8")) for k, v in data.items()}
     biggest = max(sizes, key=lambda k: sizes[k]) if sizes else None
-    return Problem(f"episode is {'at least ' if at_least else ''}{size:,} bytes, "
-                   f"over the {MAX_EPISODE_BYTES // 1024} KiB cap"
-                   + (f" ('{biggest}' alone is {sizes[biggest]:,} bytes)" if biggest else ""),
-                   file=source, field=biggest,
-                   hint="keep episodes short; link to long material instead")
+    return Problem(
+        f"episode is {'at least ' if at_least else ''}{size:,} bytes, "
+        f"over the {MAX_EPISODE_BYTES // 1024} KiB cap"
+        + (f" ('{biggest}' alone is {sizes[biggest]:,} bytes)" if biggest else ""),
+        file=source,
+        field=biggest,
+        hint="keep episodes short; link to long material instead",
+    )
 
 
 class InputDocuments(list[Any]):
@@ -88,8 +91,10 @@ def parse_input_documents(raw: bytes, *, source: str) -> list[Any]:
         raise utf8_error(raw, exc, source) from None
     stripped = text.strip()
     if not stripped:
-        raise ValidationError(f"{source}: no episode in the input",
-                              hint="give a YAML/JSON mapping, a list of them, or JSON lines")
+        raise ValidationError(
+            f"{source}: no episode in the input",
+            hint="give a YAML/JSON mapping, a list of them, or JSON lines",
+        )
     lines = [line for line in stripped.splitlines() if line.strip()]
     if len(lines) > 1 and all(line.lstrip().startswith("{") for line in lines):
         import json
@@ -106,7 +111,8 @@ def parse_input_documents(raw: bytes, *, source: str) -> list[Any]:
                 reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
                 raise ValidationError(
                     f"{source}: line {number} is not valid JSON",
-                    problems=[Problem(reason, file=source, line=number)]) from None
+                    problems=[Problem(reason, file=source, line=number)],
+                ) from None
             numbers.append(number)
         return InputDocuments(docs, text, numbers)
     loaded: Any

@@ -21,16 +21,41 @@ from scarwarden.errors import Problem, ValidationError
 from scarwarden.times import format_at, utc_now
 
 __all__ = [
-    "CONTENT_FIELDS", "EPISODE_ID_RE", "FIELD_ORDER", "LIST_FIELDS", "MAX_EPISODE_BYTES",
-    "RULE_ID_RE", "SOURCES", "TAG_RE", "TEXT_FIELDS", "Episode", "expected_relpath",
-    "format_at", "locate", "mint_id", "parse_episode_bytes", "render_episode", "utc_now",
-    "utf8_error", "validate_mapping",
+    "CONTENT_FIELDS",
+    "EPISODE_ID_RE",
+    "FIELD_ORDER",
+    "LIST_FIELDS",
+    "MAX_EPISODE_BYTES",
+    "RULE_ID_RE",
+    "SOURCES",
+    "TAG_RE",
+    "TEXT_FIELDS",
+    "Episode",
+    "expected_relpath",
+    "format_at",
+    "locate",
+    "mint_id",
+    "parse_episode_bytes",
+    "render_episode",
+    "utc_now",
+    "utf8_error",
+    "validate_mapping",
 ]
 
 #: Keys in the order they are written, so diffs stay small and stable.
 FIELD_ORDER = (
-    "id", "at", "agent", "task", "action", "outcome", "correction", "corrected_by",
-    "tags", "source", "refs", "rules_applied",
+    "id",
+    "at",
+    "agent",
+    "task",
+    "action",
+    "outcome",
+    "correction",
+    "corrected_by",
+    "tags",
+    "source",
+    "refs",
+    "rules_applied",
 )
 TEXT_FIELDS = ("agent", "task", "action", "outcome", "correction", "corrected_by")
 LIST_FIELDS = ("tags", "refs", "rules_applied")
@@ -139,8 +164,11 @@ def validate_mapping(
     """
     problems = _Problems(source)
     if not isinstance(data, Mapping):
-        problems.bad(None, f"an episode must be a YAML mapping, got {type(data).__name__}",
-                     "write 'key: value' lines: id, at, task, action, outcome, correction, ...")
+        problems.bad(
+            None,
+            f"an episode must be a YAML mapping, got {type(data).__name__}",
+            "write 'key: value' lines: id, at, task, action, outcome, correction, ...",
+        )
         return {}, list(problems)
     # Each check adds what it accepts to ``out``; the order of the checks is the order
     # of the problems in a message.
@@ -165,8 +193,11 @@ def _check_keys(data: Mapping[Any, Any], problems: _Problems) -> None:
             problems.bad(str(key), "keys must be strings")
         elif key not in FIELD_ORDER and not key.startswith("x-"):
             close = [k for k in FIELD_ORDER if _similar(k, key)]
-            hint = f"did you mean '{close[0]}'?" if close else (
-                "known keys: " + ", ".join(FIELD_ORDER) + "; extensions start with 'x-'")
+            hint = (
+                f"did you mean '{close[0]}'?"
+                if close
+                else ("known keys: " + ", ".join(FIELD_ORDER) + "; extensions start with 'x-'")
+            )
             problems.bad(key, "unknown key", hint)
 
 
@@ -175,57 +206,67 @@ def _check_id(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems)
     if ep_id is None:
         problems.bad("id", "missing", "every stored episode has an id (episode add mints one)")
     elif not isinstance(ep_id, str) or not EPISODE_ID_RE.match(ep_id):
-        problems.bad("id", f"{ep_id!r} is not a valid episode ID",
-                     "IDs match ep-[0-9a-z][0-9a-z-]{2,40}: lower case, digits and '-', "
-                     "nothing else")
+        problems.bad(
+            "id",
+            f"{ep_id!r} is not a valid episode ID",
+            "IDs match ep-[0-9a-z][0-9a-z-]{2,40}: lower case, digits and '-', nothing else",
+        )
     else:
         out["id"] = ep_id
 
 
-def _check_at(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems,
-              normalise: bool) -> None:
+def _check_at(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems, normalise: bool) -> None:
     at_raw = data.get("at")
     if at_raw is None:
         problems.bad("at", "missing", "a UTC time such as 2026-11-03T10:12:00Z")
         return
     at = _parse_at(at_raw)
     if at is None:
-        problems.bad("at", f"{at_raw!r} is not a date-time with a time zone",
-                     "use ISO 8601 with a zone, e.g. 2026-11-03T10:12:00Z")
+        problems.bad(
+            "at",
+            f"{at_raw!r} is not a date-time with a time zone",
+            "use ISO 8601 with a zone, e.g. 2026-11-03T10:12:00Z",
+        )
     elif not normalise and not _canonical_at(at_raw, at):
         problems.bad("at", f"{_show_at(at_raw)} is not in canonical UTC form", f"write it as {at}")
     else:
         out["at"] = at
 
 
-def _check_text_fields(data: Mapping[Any, Any], out: dict[str, Any],
-                       problems: _Problems) -> None:
+def _check_text_fields(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems) -> None:
     """The text fields, then the two the episode cannot do without: a task and content."""
     for key in TEXT_FIELDS:
         if key not in data or data[key] is None:
             continue
         value = data[key]
         if not isinstance(value, str):
-            problems.bad(key, f"must be text, got {type(value).__name__}",
-                         "quote it if YAML read it as a number, date or boolean")
+            problems.bad(
+                key,
+                f"must be text, got {type(value).__name__}",
+                "quote it if YAML read it as a number, date or boolean",
+            )
         elif not value.strip():
             problems.bad(key, "must not be empty", "leave the key out instead")
         else:
             out[key] = value
     if "task" not in data or data.get("task") is None:
         problems.bad("task", "missing", "say what the agent was asked to do")
-    if not any(isinstance(data.get(k), str) and data.get(k, "").strip()
-               for k in CONTENT_FIELDS):
-        problems.bad(None, "an episode needs at least one of action, outcome, correction",
-                     "record what the agent did, what happened, or what a human corrected")
+    if not any(isinstance(data.get(k), str) and data.get(k, "").strip() for k in CONTENT_FIELDS):
+        problems.bad(
+            None,
+            "an episode needs at least one of action, outcome, correction",
+            "record what the agent did, what happened, or what a human corrected",
+        )
 
 
-def _check_list(key: str, value: Any, out: dict[str, Any], problems: _Problems,
-                normalise: bool) -> None:
+def _check_list(key: str, value: Any, out: dict[str, Any], problems: _Problems, normalise: bool) -> None:
     """One list field: tags (slugs, de-duplicated), refs (episode IDs) or rules_applied."""
     if not isinstance(value, list):
-        problems.bad(key, f"must be a list, got {type(value).__name__}",
-                     f"write {key}: [a, b] or one '- item' per line")
+        problems.bad(
+            key,
+            f"must be a list, got {type(value).__name__}",
+            f"write {key}: [a, b] or one '- item' per line",
+        )
         return
     items: list[str] = []
     for item in value:
@@ -234,8 +275,9 @@ def _check_list(key: str, value: Any, out: dict[str, Any], problems: _Problems,
         elif key == "tags":
             tag = item.strip().lower() if normalise else item
             if not TAG_RE.match(tag):
-                problems.bad(key, f"tag {item!r} is not a slug",
-                             "tags use a-z, 0-9 and '-' only, e.g. subject-line")
+                problems.bad(
+                    key, f"tag {item!r} is not a slug", "tags use a-z, 0-9 and '-' only, e.g. subject-line"
+                )
             elif tag not in items:
                 items.append(tag)
         elif key == "refs":
@@ -256,8 +298,7 @@ def _check_source(data: Mapping[Any, Any], out: dict[str, Any], problems: _Probl
     if source_value is None:
         return
     if source_value not in SOURCES:
-        problems.bad("source", f"{source_value!r} is not a known source",
-                     "one of: " + ", ".join(SOURCES))
+        problems.bad("source", f"{source_value!r} is not a known source", "one of: " + ", ".join(SOURCES))
     else:
         out["source"] = source_value
 
@@ -269,8 +310,11 @@ def _extensions(data: Mapping[Any, Any], problems: _Problems) -> dict[str, Any]:
         if isinstance(key, str) and key.startswith("x-"):
             if not _plain(data[key]):
                 # The index stores episodes as JSON; a YAML date here would break it.
-                problems.bad(key, "extension values must be text, numbers, booleans, lists "
-                             "or mappings", "quote dates and times, e.g. x-reviewed: '2026-11-03'")
+                problems.bad(
+                    key,
+                    "extension values must be text, numbers, booleans, lists or mappings",
+                    "quote dates and times, e.g. x-reviewed: '2026-11-03'",
+                )
                 continue
             kept[key] = data[key]
     return kept
@@ -280,8 +324,7 @@ def _canonical_at(raw: Any, at: str) -> bool:
     if isinstance(raw, str):
         return raw == at
     # A datetime from YAML: canonical when it was written in UTC to the second.
-    return (isinstance(raw, dt.datetime) and raw.utcoffset() == dt.timedelta(0)
-            and raw.microsecond == 0)
+    return isinstance(raw, dt.datetime) and raw.utcoffset() == dt.timedelta(0) and raw.microsecond == 0
 
 
 def _show_at(raw: Any) -> str:
@@ -306,8 +349,7 @@ def locate(problems: list[Problem], where: tuple[int, dict[str, int]] | None) ->
     if where is None:
         return problems
     start, keys = where
-    return [p if p.line is not None else
-            replace(p, line=keys.get(p.field or "", start)) for p in problems]
+    return [p if p.line is not None else replace(p, line=keys.get(p.field or "", start)) for p in problems]
 
 
 def _similar(a: str, b: str) -> bool:
@@ -325,7 +367,8 @@ def render_episode(data: Mapping[str, Any]) -> str:
     for key, value in data.items():
         if key == "at":
             payload[key] = dt.datetime.strptime(str(value), "%Y-%m-%dT%H:%M:%SZ").replace(
-                tzinfo=dt.timezone.utc)
+                tzinfo=dt.timezone.utc
+            )
         else:
             payload[key] = value
     return yamlio.dump_mapping(payload)
@@ -336,9 +379,7 @@ def expected_relpath(ep_id: str, at: str, episodes_dir: str) -> str:
     return f"{episodes_dir}/{at[0:4]}/{at[5:7]}/{ep_id}.yaml"
 
 
-def parse_episode_bytes(
-    raw: bytes, path: str | None = None, *, episodes_dir: str | None = None
-) -> Episode:
+def parse_episode_bytes(raw: bytes, path: str | None = None, *, episodes_dir: str | None = None) -> Episode:
     """Validate one stored episode file and return it.
 
     ``path`` is the file's path relative to the repository (for messages and to check
@@ -350,11 +391,14 @@ def parse_episode_bytes(
         # Not parsed: the cap exists so a huge file costs nothing to refuse.
         raise ValidationError(
             f"{source}: episode is {len(raw):,} bytes, over the {MAX_EPISODE_BYTES // 1024} KiB cap",
-            problems=[Problem("too large", file=source,
-                              hint="keep episodes short; link to long material instead")])
+            problems=[
+                Problem("too large", file=source, hint="keep episodes short; link to long material instead")
+            ],
+        )
     if not raw.strip():
-        raise ValidationError(f"{source}: empty episode file",
-                              problems=[Problem("the file is empty", file=source)])
+        raise ValidationError(
+            f"{source}: empty episode file", problems=[Problem("the file is empty", file=source)]
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -365,14 +409,19 @@ def parse_episode_bytes(
     if path is not None and episodes_dir is not None and "id" in episode and "at" in episode:
         want = expected_relpath(episode["id"], episode["at"], episodes_dir)
         if path != want and PurePosixPath(path) != PurePosixPath(want):
-            problems.append(Problem(
-                f"file name and folder do not match the episode's id and date (expected {want})",
-                file=source, field="id",
-                hint="episodes live in <episodes>/YYYY/MM/<id>.yaml, by the month of 'at'"))
+            problems.append(
+                Problem(
+                    f"file name and folder do not match the episode's id and date (expected {want})",
+                    file=source,
+                    field="id",
+                    hint="episodes live in <episodes>/YYYY/MM/<id>.yaml, by the month of 'at'",
+                )
+            )
     if problems:
         lines = yamlio.key_lines(text)
-        raise ValidationError(f"{source}: invalid episode",
-                              problems=locate(problems, lines[0] if lines else None))
+        raise ValidationError(
+            f"{source}: invalid episode", problems=locate(problems, lines[0] if lines else None)
+        )
     return Episode(episode)
 
 
@@ -380,9 +429,16 @@ def utf8_error(raw: bytes, exc: UnicodeDecodeError, source: str) -> ValidationEr
     """The error for input that is not UTF-8: the bad byte, its line and its key."""
     return ValidationError(
         f"{source}: not valid UTF-8",
-        problems=[Problem(f"invalid byte 0x{raw[exc.start]:02x} at offset {exc.start}",
-                          file=source, line=raw[: exc.start].count(b"\n") + 1,
-                          field=_key_before(raw, exc.start), hint="save the file as UTF-8")])
+        problems=[
+            Problem(
+                f"invalid byte 0x{raw[exc.start]:02x} at offset {exc.start}",
+                file=source,
+                line=raw[: exc.start].count(b"\n") + 1,
+                field=_key_before(raw, exc.start),
+                hint="save the file as UTF-8",
+            )
+        ],
+    )
 
 
 def _key_before(raw: bytes, offset: int) -> str | None:
@@ -392,4 +448,3 @@ def _key_before(raw: bytes, offset: int) -> str | None:
         if match:
             return match.group(1).decode("ascii")
     return None
-

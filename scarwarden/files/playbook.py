@@ -42,8 +42,7 @@ _FIELD = re.compile(r"^- (Tags|Learnt in|Retired|Replaced by):(?: (.*?))?\s*$")
 #: A markdown (ATX) heading: '#'s then a space. "#launchday" at the start of a line is
 #: a hashtag in rule text, not a heading (CommonMark agrees).
 HEADING_RE = re.compile(r"^#{1,6}(?:[ \t]|$)")
-_FIELD_KEYS = {"Tags": "tags", "Learnt in": "episode_ids", "Retired": "reason",
-               "Replaced by": "replaced_by"}
+_FIELD_KEYS = {"Tags": "tags", "Learnt in": "episode_ids", "Retired": "reason", "Replaced by": "replaced_by"}
 
 
 @dataclass(frozen=True)
@@ -143,8 +142,7 @@ class _Problems(list[Problem]):
         super().__init__()
         self.source = source
 
-    def bad(self, line: int, message: str, hint: str | None = None,
-            fld: str | None = None) -> None:
+    def bad(self, line: int, message: str, hint: str | None = None, fld: str | None = None) -> None:
         self.append(Problem(message, file=self.source, line=line, field=fld, hint=hint))
 
 
@@ -177,13 +175,13 @@ def _after_title(lines: list[str], problems: _Problems) -> int:
         i += 1
     if i >= len(lines) or lines[i].rstrip() != TITLE:
         problems.bad(i + 1, f"the playbook must start with '{TITLE}'")
-        raise ValidationError(f"{problems.source}: cannot parse the playbook",
-                              problems=list(problems))
+        raise ValidationError(f"{problems.source}: cannot parse the playbook", problems=list(problems))
     return i + 1
 
 
-def _split_sections(lines: list[str], start: int, problems: _Problems
-                    ) -> tuple[list[str], list[_Section], int]:
+def _split_sections(
+    lines: list[str], start: int, problems: _Problems
+) -> tuple[list[str], list[_Section], int]:
     """(preamble lines, sections, line of '## Retired' or 0), split at '##'/'###' headings."""
     preamble_lines: list[str] = []
     sections: list[_Section] = []
@@ -198,8 +196,7 @@ def _split_sections(lines: list[str], start: int, problems: _Problems
                     in_retired, retired_line = True, number
                 continue
             if line.startswith("# "):
-                problems.bad(number, "only one '# ' title is allowed",
-                             "rules are '## PB-NN: title'")
+                problems.bad(number, "only one '# ' title is allowed", "rules are '## PB-NN: title'")
                 continue
             sections.append((number, line, []))
             continue
@@ -207,15 +204,19 @@ def _split_sections(lines: list[str], start: int, problems: _Problems
             sections[-1][2].append((number, line))
         elif in_retired:
             if line.strip():
-                problems.bad(number, "text under '## Retired' before the first retired rule",
-                             "retired rules are '### PB-NN: title' sections")
+                problems.bad(
+                    number,
+                    "text under '## Retired' before the first retired rule",
+                    "retired rules are '### PB-NN: title' sections",
+                )
         else:
             preamble_lines.append(line)
     return preamble_lines, sections, retired_line
 
 
-def _parse_sections(sections: list[_Section], retired_line: int, problems: _Problems
-                    ) -> tuple[list[Rule], list[Rule]]:
+def _parse_sections(
+    sections: list[_Section], retired_line: int, problems: _Problems
+) -> tuple[list[Rule], list[Rule]]:
     """(active rules, retired rules): each section's heading checked, then its body."""
     rules: list[Rule] = []
     retired: list[Rule] = []
@@ -223,17 +224,22 @@ def _parse_sections(sections: list[_Section], retired_line: int, problems: _Prob
         match = _RULE_HEADING.match(heading)
         level_retired = retired_line and number > retired_line
         if not match:
-            problems.bad(number, f"cannot parse heading {heading.strip()!r}",
-                         "rule headings look like '## PB-07: Short title' "
-                         "(retired: '### PB-07: ...')")
+            problems.bad(
+                number,
+                f"cannot parse heading {heading.strip()!r}",
+                "rule headings look like '## PB-07: Short title' (retired: '### PB-07: ...')",
+            )
             continue
         level, rule_id, title = match.groups()
         if level_retired and level != "###":
             problems.bad(number, f"{rule_id}: rules under '## Retired' use '###' headings")
             continue
         if not level_retired and level != "##":
-            problems.bad(number, f"{rule_id}: active rules use '##' headings",
-                         "move it under '## Retired' or make it '## '")
+            problems.bad(
+                number,
+                f"{rule_id}: active rules use '##' headings",
+                "move it under '## Retired' or make it '## '",
+            )
             continue
         rule = _parse_rule_body(rule_id, title, number, body, bool(level_retired), problems.bad)
         if rule is not None:
@@ -245,8 +251,11 @@ def _check_unique_ids(rules: list[Rule], problems: _Problems) -> None:
     seen: dict[str, int] = {}
     for rule in rules:
         if rule.id in seen:
-            problems.bad(rule.line, f"duplicate rule ID {rule.id} (first at line {seen[rule.id]})",
-                         "rule IDs are unique and never reused; give this rule the next free ID")
+            problems.bad(
+                rule.line,
+                f"duplicate rule ID {rule.id} (first at line {seen[rule.id]})",
+                "rule IDs are unique and never reused; give this rule the next free ID",
+            )
         else:
             seen[rule.id] = rule.line
 
@@ -255,8 +264,9 @@ def _check_unique_ids(rules: list[Rule], problems: _Problems) -> None:
 _Bad = Callable[..., None]
 
 
-def _parse_rule_body(rule_id: str, title: str, heading_line: int,
-                     body: list[tuple[int, str]], retired: bool, bad: _Bad) -> Rule | None:
+def _parse_rule_body(
+    rule_id: str, title: str, heading_line: int, body: list[tuple[int, str]], retired: bool, bad: _Bad
+) -> Rule | None:
     """One rule's text and field list; ``None`` (problems reported) when it is invalid."""
     text_lines, field_lines = _split_body(body)
     values, ok = _field_values(rule_id, field_lines, bad)
@@ -264,20 +274,31 @@ def _parse_rule_body(rule_id: str, title: str, heading_line: int,
         bad(heading_line, f"{rule_id}: the rule has no text", "write the rule under its heading")
         ok = False
     if "tags" not in values:
-        bad(heading_line, f"{rule_id}: missing '- Tags:' line",
-            "end the rule with '- Tags: a, b' and '- Learnt in: ep-...'", "Tags")
+        bad(
+            heading_line,
+            f"{rule_id}: missing '- Tags:' line",
+            "end the rule with '- Tags: a, b' and '- Learnt in: ep-...'",
+            "Tags",
+        )
         ok = False
     if "episode_ids" not in values:
-        bad(heading_line, f"{rule_id}: missing '- Learnt in:' line (no provenance, no rule)",
-            "cite the episodes that taught the rule: '- Learnt in: ep-abc, ep-def'", "Learnt in")
+        bad(
+            heading_line,
+            f"{rule_id}: missing '- Learnt in:' line (no provenance, no rule)",
+            "cite the episodes that taught the rule: '- Learnt in: ep-abc, ep-def'",
+            "Learnt in",
+        )
         ok = False
     tags, tags_ok = _tags(rule_id, values, bad)
     episode_ids, ok = _episode_ids(rule_id, values, bad, ok and tags_ok)
     reason = values.get("reason", (0, ""))[1] or None
     replaced_by = values.get("replaced_by", (0, ""))[1] or None
     if not retired and ("reason" in values or "replaced_by" in values):
-        bad(heading_line, f"{rule_id}: 'Retired'/'Replaced by' belong to retired rules",
-            "move the rule under '## Retired' as '### ...'")
+        bad(
+            heading_line,
+            f"{rule_id}: 'Retired'/'Replaced by' belong to retired rules",
+            "move the rule under '## Retired' as '### ...'",
+        )
         ok = False
     if retired and not reason:
         bad(heading_line, f"{rule_id}: a retired rule needs '- Retired: <reason>'")
@@ -288,12 +309,12 @@ def _parse_rule_body(rule_id: str, title: str, heading_line: int,
     if not ok:
         return None
     text = "\n".join(line for _, line in text_lines).strip("\n")
-    return Rule(rule_id, title, text, tuple(tags), tuple(episode_ids), retired, reason,
-                replaced_by, heading_line)
+    return Rule(
+        rule_id, title, text, tuple(tags), tuple(episode_ids), retired, reason, replaced_by, heading_line
+    )
 
 
-def _split_body(body: list[tuple[int, str]]
-                ) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+def _split_body(body: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
     """(text lines, field lines): the field list is the trailing run of '- Field:' lines."""
     # Trim blank lines at both ends.
     while body and not body[-1][1].strip():
@@ -309,8 +330,9 @@ def _split_body(body: list[tuple[int, str]]
     return text_lines, body[split:]
 
 
-def _field_values(rule_id: str, field_lines: list[tuple[int, str]], bad: _Bad
-                  ) -> tuple[dict[str, tuple[int, str]], bool]:
+def _field_values(
+    rule_id: str, field_lines: list[tuple[int, str]], bad: _Bad
+) -> tuple[dict[str, tuple[int, str]], bool]:
     """Field key -> (line, value), and whether no field was given twice."""
     values: dict[str, tuple[int, str]] = {}
     ok = True
@@ -340,8 +362,9 @@ def _tags(rule_id: str, values: dict[str, tuple[int, str]], bad: _Bad) -> tuple[
     return tags, ok
 
 
-def _episode_ids(rule_id: str, values: dict[str, tuple[int, str]], bad: _Bad,
-                 ok: bool) -> tuple[list[str], bool]:
+def _episode_ids(
+    rule_id: str, values: dict[str, tuple[int, str]], bad: _Bad, ok: bool
+) -> tuple[list[str], bool]:
     """The distinct IDs of '- Learnt in:', and ``ok`` updated. An empty list is reported
     only when nothing else was wrong (``ok`` so far): it is the least specific problem."""
     episode_ids: list[str] = []
@@ -354,8 +377,12 @@ def _episode_ids(rule_id: str, values: dict[str, tuple[int, str]], bad: _Bad,
             elif ep not in episode_ids:
                 episode_ids.append(ep)
         if not episode_ids and ok:
-            bad(number, f"{rule_id}: 'Learnt in' cites no episode (no provenance, no rule)",
-                "cite at least one episode ID", "Learnt in")
+            bad(
+                number,
+                f"{rule_id}: 'Learnt in' cites no episode (no provenance, no rule)",
+                "cite at least one episode ID",
+                "Learnt in",
+            )
             ok = False
     return episode_ids, ok
 
@@ -389,8 +416,7 @@ def empty() -> Playbook:
     return Playbook()
 
 
-def make_rule(rule_id: str, title: str, text: str, tags: Iterable[str],
-              episode_ids: Iterable[str]) -> Rule:
+def make_rule(rule_id: str, title: str, text: str, tags: Iterable[str], episode_ids: Iterable[str]) -> Rule:
     """Build an active rule, normalising tags and refusing an uncited rule."""
     norm_tags: list[str] = []
     for tag in tags:

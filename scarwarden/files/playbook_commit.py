@@ -28,14 +28,19 @@ Check = Callable[[Mapping[str, str]], None]
 
 def playbook_has_edits(repo: MemoryRepo) -> bool:
     """Whether the working tree's playbook (staged or not) differs from HEAD's."""
-    return git.head(repo.root) is not None and git.has_uncommitted_changes(
-        repo.root, repo.playbook_rel)
+    return git.head(repo.root) is not None and git.has_uncommitted_changes(repo.root, repo.playbook_rel)
 
 
-def commit_playbook(repo: MemoryRepo, data: bytes, message: str | None, *,
-                    also: Sequence[str] = (), check: Check | None = None,
-                    refuse_edits: UsageError | None = None,
-                    allow_empty: bool = False) -> str | None:
+def commit_playbook(
+    repo: MemoryRepo,
+    data: bytes,
+    message: str | None,
+    *,
+    also: Sequence[str] = (),
+    check: Check | None = None,
+    refuse_edits: UsageError | None = None,
+    allow_empty: bool = False,
+) -> str | None:
     """Write ``data`` as the playbook, stage it and, given a ``message``, commit it.
 
     ``message=None`` stops after staging (``--no-commit``) and returns ``None``;

@@ -20,9 +20,11 @@ TITLE_WORDS = 8
 #: Most words of a title cut from the first clause (the offline distiller).
 CLAUSE_TITLE_WORDS = 10
 #: Words a clause title must not end on ("... is high priority and").
-_DANGLING = frozenset("a an the and or but nor of to in on at by for with from into as than "
-                      "that which who if when while so such its their your our this these "
-                      "is are was be it they them we you he she".split())
+_DANGLING = frozenset(
+    "a an the and or but nor of to in on at by for with from into as than "
+    "that which who if when while so such its their your our this these "
+    "is are was be it they them we you he she".split()
+)
 #: Above this many IDs, one listing of the episodes folder is cheaper than one pathspec
 #: per ID (git matches every index entry against every pattern).
 _MAX_ID_PATTERNS = 8
@@ -57,10 +59,13 @@ def _clause_title(text: str, limit: int) -> str:
     words = clause.split()
     if len(words) > limit:
         words = words[:limit]
-        cuts = [i for i, w in enumerate(words) if i >= 4 and (
-            w.lower() in ("and", "or", "but") or words[i - 1].endswith(","))]
+        cuts = [
+            i
+            for i, w in enumerate(words)
+            if i >= 4 and (w.lower() in ("and", "or", "but") or words[i - 1].endswith(","))
+        ]
         if cuts:
-            words = words[:cuts[-1]]
+            words = words[: cuts[-1]]
     while len(words) > 3 and words[-1].lower().strip(",") in _DANGLING:
         words.pop()
     title = " ".join(words).rstrip(",")
@@ -72,8 +77,7 @@ def resolve_citations(repo: MemoryRepo, episode_ids: Sequence[str]) -> list[str]
     return _locate_citations(repo, episode_ids)[1]
 
 
-def _locate_citations(repo: MemoryRepo, episode_ids: Sequence[str]
-                      ) -> tuple[dict[str, str], list[str]]:
+def _locate_citations(repo: MemoryRepo, episode_ids: Sequence[str]) -> tuple[dict[str, str], list[str]]:
     """(ID -> path of each cited episode, the IDs that are not in the ledger).
 
     Read from git and the files, never the index (the cache is rebuilt from them): an
@@ -99,8 +103,7 @@ def _staged_episode_paths(repo: MemoryRepo, ids: Sequence[str]) -> dict[str, lis
         return found
     folder = repo.episodes_rel
     # Default pathspec magic: '*' also matches '/', so every folder depth is searched.
-    specs = ([f"{folder}/*{ep}.yaml" for ep in found] if len(found) <= _MAX_ID_PATTERNS
-             else [f"{folder}/"])
+    specs = [f"{folder}/*{ep}.yaml" for ep in found] if len(found) <= _MAX_ID_PATTERNS else [f"{folder}/"]
     for entry in git.ls_files_stage(repo.root, *specs):
         name = PurePosixPath(entry.path).name
         if entry.blob != _EMPTY_BLOB and name.endswith(".yaml") and name[:-5] in found:
@@ -146,8 +149,15 @@ def _rendered(playbook: pb.Playbook) -> bytes:
     return pb.render(playbook).encode("utf-8")
 
 
-def add_rule(repo: MemoryRepo, *, text: str, tags: Sequence[str], cites: Sequence[str],
-             title: str | None = None, commit: bool = True) -> pb.Rule:
+def add_rule(
+    repo: MemoryRepo,
+    *,
+    text: str,
+    tags: Sequence[str],
+    cites: Sequence[str],
+    title: str | None = None,
+    commit: bool = True,
+) -> pb.Rule:
     """Add a hand-written rule citing ``cites``; refuse citations that do not resolve."""
     with write_lock(repo):
         playbook = load_playbook(repo)
@@ -158,7 +168,8 @@ def add_rule(repo: MemoryRepo, *, text: str, tags: Sequence[str], cites: Sequenc
                 f"cannot add the rule: {', '.join(missing)} "
                 f"{'is' if len(missing) == 1 else 'are'} not in the ledger (committed or staged)",
                 hint="no provenance, no rule: cite episodes that exist "
-                     "('scarwarden episode list'), or record the episode first")
+                "('scarwarden episode list'), or record the episode first",
+            )
         data = _rendered(playbook.with_rule(rule))
         if not commit:
             commit_playbook(repo, data, None)
@@ -167,11 +178,16 @@ def add_rule(repo: MemoryRepo, *, text: str, tags: Sequence[str], cites: Sequenc
         # commit whose rule cites an episode outside its own tree is what the gate
         # rejects and `verify` reports.
         staged_episodes = _not_in_head(repo, list(found.values()))
-        commit_playbook(repo, data, _commit_message(rule, found, staged_episodes),
-                        also=staged_episodes, refuse_edits=UsageError(
-                            f"{repo.playbook_rel} has uncommitted changes; rule add would "
-                            "commit them too",
-                            hint="commit or discard them first, or use --no-commit"))
+        commit_playbook(
+            repo,
+            data,
+            _commit_message(rule, found, staged_episodes),
+            also=staged_episodes,
+            refuse_edits=UsageError(
+                f"{repo.playbook_rel} has uncommitted changes; rule add would commit them too",
+                hint="commit or discard them first, or use --no-commit",
+            ),
+        )
     return rule
 
 
@@ -179,6 +195,9 @@ def _commit_message(rule: pb.Rule, found: dict[str, str], staged_episodes: list[
     """Subject, the citations, then the trailers: the rule, and each episode committed
     with it (one the ledger already holds is not repeated)."""
     trailers = [f"Scarwarden-Rule: {rule.id}"] + [
-        f"Scarwarden-Episode: {ep}" for ep, path in found.items() if path in staged_episodes]
-    return (f"rule: add {rule.id} {rule.title}\n\n"
-            f"Learnt in: {', '.join(rule.episode_ids)}\n\n" + "\n".join(trailers) + "\n")
+        f"Scarwarden-Episode: {ep}" for ep, path in found.items() if path in staged_episodes
+    ]
+    return (
+        f"rule: add {rule.id} {rule.title}\n\n"
+        f"Learnt in: {', '.join(rule.episode_ids)}\n\n" + "\n".join(trailers) + "\n"
+    )

@@ -30,8 +30,9 @@ def commit_message(episodes: Sequence[Episode]) -> str:
     return f"{subject}\n\n{trailers}\n"
 
 
-def prepare(inputs: Sequence[Any], *, source: str, now: str | None = None,
-            existing_ids: set[str] | None = None) -> list[Episode]:
+def prepare(
+    inputs: Sequence[Any], *, source: str, now: str | None = None, existing_ids: set[str] | None = None
+) -> list[Episode]:
     """Validate a batch; every problem of every item is reported together."""
     if not inputs:
         raise ValidationError(f"{source}: no episode in the input")
@@ -44,26 +45,28 @@ def prepare(inputs: Sequence[Any], *, source: str, now: str | None = None,
         try:
             ep = normalise_input(item, source=source, now=now)
         except ValidationError as exc:
-            found = locate(exc.problems or [Problem(exc.message, file=source)],
-                           lines_of(number - 1) if lines_of else None)
+            found = locate(
+                exc.problems or [Problem(exc.message, file=source)],
+                lines_of(number - 1) if lines_of else None,
+            )
             if len(inputs) > 1:
                 found = [replace(p, message=f"{p.message} (item {number})") for p in found]
             problems.extend(found)
             continue
         if ep.id in seen:
-            raise ValidationError(f"{source}: episode ID {ep.id} appears twice in the input "
-                                  f"(item {number})")
+            raise ValidationError(f"{source}: episode ID {ep.id} appears twice in the input (item {number})")
         seen.add(ep.id)
         episodes.append(ep)
     if problems:
-        raise ValidationError(f"{source}: invalid episode input; nothing was written",
-                              problems=problems)
+        raise ValidationError(f"{source}: invalid episode input; nothing was written", problems=problems)
     taken = set(existing_ids or ())
     for i, ep in enumerate(episodes):
         if ep.id in taken:
             if isinstance(inputs[i], dict) and inputs[i].get("id"):
-                raise ValidationError(f"episode {ep.id} already exists in the ledger",
-                                      hint="episodes are append-only; record a new one that refs it")
+                raise ValidationError(
+                    f"episode {ep.id} already exists in the ledger",
+                    hint="episodes are append-only; record a new one that refs it",
+                )
             data = dict(ep.data)
             data["id"] = mint_id()  # a clash of fresh random IDs: astronomically rare
             episodes[i] = Episode(data)
@@ -71,18 +74,26 @@ def prepare(inputs: Sequence[Any], *, source: str, now: str | None = None,
     return episodes
 
 
-def add_episodes(repo: MemoryRepo, inputs: Sequence[Any], *, commit: bool = True,
-                 source: str = "<input>", now: str | None = None,
-                 message: str | None = None) -> list[Episode]:
+def add_episodes(
+    repo: MemoryRepo,
+    inputs: Sequence[Any],
+    *,
+    commit: bool = True,
+    source: str = "<input>",
+    now: str | None = None,
+    message: str | None = None,
+) -> list[Episode]:
     """Validate, write and commit (or stage) episodes; return them as stored."""
     if git.toplevel(repo.root) is None:
         raise ScarwardenError(f"{repo.root} is not a git repository")
     with write_lock(repo):
         # Minted IDs need no look-up (50 random bits, never reused); an ID that is not
         # valid is refused by prepare() whatever the files hold.
-        candidate_ids = [str(item["id"]) for item in inputs
-                         if isinstance(item, dict) and item.get("id")
-                         and EPISODE_ID_RE.match(str(item["id"]))]
+        candidate_ids = [
+            str(item["id"])
+            for item in inputs
+            if isinstance(item, dict) and item.get("id") and EPISODE_ID_RE.match(str(item["id"]))
+        ]
         existing = ids_in_ledger(repo, candidate_ids)
         episodes = prepare(inputs, source=source, now=now, existing_ids=existing)
         # Before our files are staged: with nothing else staged, a plain commit holds
@@ -95,8 +106,9 @@ def add_episodes(repo: MemoryRepo, inputs: Sequence[Any], *, commit: bool = True
                 rel = ep.relpath(repo.episodes_rel)
                 target = repo.root / rel
                 if target.exists():
-                    raise ValidationError(f"{rel} already exists",
-                                          hint="episodes are append-only; never overwrite one")
+                    raise ValidationError(
+                        f"{rel} already exists", hint="episodes are append-only; never overwrite one"
+                    )
                 written.append(rel)  # before writing: a failed write's folders go too
                 atomic_write(target, ep.render().encode("utf-8"))
             git.add(repo.root, written)
@@ -121,8 +133,10 @@ def ids_in_ledger(repo: MemoryRepo, ids: Iterable[str]) -> set[str]:
     gate would refuse as a duplicate, is found too.
     """
     names = {f"{ep_id}.yaml" for ep_id in ids}
-    return {path.rpartition("/")[2].removesuffix(".yaml")
-            for path in git.files_named(repo.root, repo.episodes_rel, names)}
+    return {
+        path.rpartition("/")[2].removesuffix(".yaml")
+        for path in git.files_named(repo.root, repo.episodes_rel, names)
+    }
 
 
 def _commit_only(repo: MemoryRepo, message: str, written: list[str], alone: bool) -> None:

@@ -44,7 +44,8 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
     if repo.memory_dir.exists() and not repo.memory_dir.is_dir():
         raise UsageError(
             f"{repo.memory_rel} in {repo.root} is a file, not a folder",
-            hint="move it away, or choose another folder with memory_dir in scarwarden.yaml")
+            hint="move it away, or choose another folder with memory_dir in scarwarden.yaml",
+        )
     written: list[str] = []
     memory_existed = repo.memory_dir.exists()
     gitignore = repo.root / ".gitignore"
@@ -93,8 +94,7 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
     return InitResult(sha, written, demo)
 
 
-def _restore_gitignore(repo: MemoryRepo, before: bytes | None,
-                       staged: list[git.StagedEntry]) -> None:
+def _restore_gitignore(repo: MemoryRepo, before: bytes | None, staged: list[git.StagedEntry]) -> None:
     path = repo.root / ".gitignore"
     if before is None:
         path.unlink(missing_ok=True)

@@ -58,23 +58,35 @@ class CheckReport:
     def summary(self) -> str:
         parts = [_counted(v, k) for k, v in self.stats.items() if v]
         detail = f" ({', '.join(parts)})" if parts else ""
-        what = {"staged": "staged memory changes", "range": f"commits {self.base}",
-                "all": "the memory tree"}.get(self.scope, self.scope)
+        what = {
+            "staged": "staged memory changes",
+            "range": f"commits {self.base}",
+            "all": "the memory tree",
+        }.get(self.scope, self.scope)
         if self.ok:
             return f"scarwarden check: OK, {what}{detail}"
         n = len(self.problems)
         return f"scarwarden check: {n} problem{'s' if n != 1 else ''} in {what}{detail}"
 
     def to_json(self) -> dict[str, object]:
-        return {"ok": self.ok, "scope": self.scope, "base": self.base,
-                "stats": dict(self.stats),
-                "problems": [p.to_json() for p in self.problems],
-                "summary": self.summary()}
+        return {
+            "ok": self.ok,
+            "scope": self.scope,
+            "base": self.base,
+            "stats": dict(self.stats),
+            "problems": [p.to_json() for p in self.problems],
+            "summary": self.summary(),
+        }
 
 
-_NOUNS = {"files_changed": "file changed", "episodes_added": "episode added",
-          "episodes_checked": "episode checked", "rules_checked": "rule checked",
-          "citations_checked": "citation checked", "commits": "commit"}
+_NOUNS = {
+    "files_changed": "file changed",
+    "episodes_added": "episode added",
+    "episodes_checked": "episode checked",
+    "rules_checked": "rule checked",
+    "citations_checked": "citation checked",
+    "commits": "commit",
+}
 
 
 def _counted(n: int, key: str) -> str:
@@ -92,8 +104,9 @@ def _repo(root: Path | str | MemoryRepo) -> MemoryRepo:
     return open_repo(root, initialised=False)
 
 
-def _staged_diff(root: Path, memory_rel: str, env: Mapping[str, str] | None
-                 ) -> tuple[str | None, list[tuple[str, str, str, str, git.Change]]]:
+def _staged_diff(
+    root: Path, memory_rel: str, env: Mapping[str, str] | None
+) -> tuple[str | None, list[tuple[str, str, str, str, git.Change]]]:
     """(base, changes): the index against HEAD, or against the empty tree before the
     first commit. During a merge HEAD is the first parent, so the other side's episodes
     show up as additions, and are validated as such."""
@@ -105,8 +118,9 @@ def _staged_diff(root: Path, memory_rel: str, env: Mapping[str, str] | None
         return None, git.diff_raw(root, None, memory_rel, env=env)
 
 
-def find_episode_paths(root: Path, episodes_rel: str, ids: Iterable[str],
-                       env: Mapping[str, str] | None = None) -> dict[str, list[str]]:
+def find_episode_paths(
+    root: Path, episodes_rel: str, ids: Iterable[str], env: Mapping[str, str] | None = None
+) -> dict[str, list[str]]:
     """Episode ID -> paths of files with that name in git's index (any folder depth)."""
     wanted = sorted(set(ids))
     found: dict[str, list[str]] = {i: [] for i in wanted}
@@ -132,13 +146,21 @@ def _worktree_hint(repo: MemoryRepo, ep_id: str) -> str | None:
     if not matches:
         return None
     rel = matches[0].relative_to(repo.root).as_posix()
-    return (f"{rel} exists in the working folder but not in this commit: stage it "
-            f"(git add {rel}) or name it too in 'git commit <paths>'; untracked and "
-            "unstaged files never count")
+    return (
+        f"{rel} exists in the working folder but not in this commit: stage it "
+        f"(git add {rel}) or name it too in 'git commit <paths>'; untracked and "
+        "unstaged files never count"
+    )
 
 
-def _check_citations(report: CheckReport, repo: MemoryRepo, rules: Iterable[pb.Rule],
-                     text: str | None, resolves: Callable[[str], bool], where: str) -> None:
+def _check_citations(
+    report: CheckReport,
+    repo: MemoryRepo,
+    rules: Iterable[pb.Rule],
+    text: str | None,
+    resolves: Callable[[str], bool],
+    where: str,
+) -> None:
     """One ``citation-missing`` problem per cited ID that ``resolves`` rejects."""
     from scarwarden.gate import policy as gate_rules
 
@@ -147,8 +169,11 @@ def _check_citations(report: CheckReport, repo: MemoryRepo, rules: Iterable[pb.R
         for ep in rule.episode_ids:
             report.count("citations_checked")
             if not resolves(ep):
-                report.problems.append(gate_rules.citation_problem(
-                    rule, ep, repo.playbook_rel, line, where, hint=_worktree_hint(repo, ep)))
+                report.problems.append(
+                    gate_rules.citation_problem(
+                        rule, ep, repo.playbook_rel, line, where, hint=_worktree_hint(repo, ep)
+                    )
+                )
 
 
 @dataclass
@@ -169,8 +194,7 @@ class _StagedChanges:
         return self.playbook_changed or bool(self.lost)
 
 
-def check_staged(root: Path | str | MemoryRepo,
-                 env: Mapping[str, str] | None = None) -> CheckReport:
+def check_staged(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = None) -> CheckReport:
     """Check what ``git commit`` is about to record (git's index, honouring
     ``GIT_INDEX_FILE``; ``env=None`` inherits the process environment). ``root`` is the
     repository's top folder, or a :class:`MemoryRepo` whose settings are loaded."""
@@ -188,8 +212,9 @@ def check_staged(root: Path | str | MemoryRepo,
     return report
 
 
-def _sort_staged_changes(report: CheckReport, repo: MemoryRepo,
-                         changes: list[tuple[str, str, str, str, git.Change]]) -> _StagedChanges:
+def _sort_staged_changes(
+    report: CheckReport, repo: MemoryRepo, changes: list[tuple[str, str, str, str, git.Change]]
+) -> _StagedChanges:
     """Report what no content can excuse (unmerged files, episodes changed after they
     were added, misplaced files) and note the added episodes and playbook versions."""
     from scarwarden.gate import policy as rules
@@ -200,9 +225,14 @@ def _sort_staged_changes(report: CheckReport, repo: MemoryRepo,
         report.count("files_changed")
         old_path = change.old_path or change.path
         if change.status == "U":
-            report.problems.append(rules.problem(
-                "unmerged", "the file is unmerged", file=change.path,
-                hint="resolve the conflict and 'git add' it"))
+            report.problems.append(
+                rules.problem(
+                    "unmerged",
+                    "the file is unmerged",
+                    file=change.path,
+                    hint="resolve the conflict and 'git add' it",
+                )
+            )
             continue
         if old_path == pb_rel or change.path == pb_rel:
             staged.playbook_changed = True
@@ -213,9 +243,17 @@ def _sort_staged_changes(report: CheckReport, repo: MemoryRepo,
                 ep = rules.episode_id_of(old_path)
                 if ep:
                     staged.lost.add(ep)
-            report.problems.append(rules.changed_episode_problem(
-                change.status, old_path, old_mode=old_mode, new_mode=new_mode,
-                old_blob=old_blob, new_blob=new_blob, new_path=change.path))
+            report.problems.append(
+                rules.changed_episode_problem(
+                    change.status,
+                    old_path,
+                    old_mode=old_mode,
+                    new_mode=new_mode,
+                    old_blob=old_blob,
+                    new_blob=new_blob,
+                    new_path=change.path,
+                )
+            )
             continue
         if rules.is_under(change.path, ep_rel) and change.status in "AR":
             if new_blob == rules.ZERO_BLOB:
@@ -228,8 +266,9 @@ def _sort_staged_changes(report: CheckReport, repo: MemoryRepo,
     return staged
 
 
-def _read_staged_blobs(repo: MemoryRepo, staged: _StagedChanges, base: str | None,
-                       env: Mapping[str, str] | None) -> dict[str, bytes | None]:
+def _read_staged_blobs(
+    repo: MemoryRepo, staged: _StagedChanges, base: str | None, env: Mapping[str, str] | None
+) -> dict[str, bytes | None]:
     """The added episodes and the playbook versions to compare, with one
     ``git cat-file --batch``; keyed by blob ID (or ``<base>:<playbook>`` when the
     playbook is unchanged but must be read for the episodes that left)."""
@@ -241,9 +280,12 @@ def _read_staged_blobs(repo: MemoryRepo, staged: _StagedChanges, base: str | Non
     return dict(zip(wanted, git.cat_file_batch(repo.root, wanted, env=env), strict=True))
 
 
-def _validate_added_episodes(report: CheckReport, repo: MemoryRepo,
-                             added: dict[str, tuple[str, str]],
-                             blobs: Mapping[str, bytes | None]) -> dict[str, str]:
+def _validate_added_episodes(
+    report: CheckReport,
+    repo: MemoryRepo,
+    added: dict[str, tuple[str, str]],
+    blobs: Mapping[str, bytes | None],
+) -> dict[str, str]:
     """Validate each added episode; its ID (claimed by its content, else by its file
     name) -> its path, the first path per ID."""
     from scarwarden.gate import policy as rules
@@ -259,9 +301,13 @@ def _validate_added_episodes(report: CheckReport, repo: MemoryRepo,
     return added_ids
 
 
-def _check_staged_playbook(report: CheckReport, repo: MemoryRepo, staged: _StagedChanges,
-                           base: str | None, blobs: Mapping[str, bytes | None]
-                           ) -> tuple[list[pb.Rule], str | None]:
+def _check_staged_playbook(
+    report: CheckReport,
+    repo: MemoryRepo,
+    staged: _StagedChanges,
+    base: str | None,
+    blobs: Mapping[str, bytes | None],
+) -> tuple[list[pb.Rule], str | None]:
     """Parse the playbook being committed and compare it with the one it replaces.
 
     Returns the rules whose citations must resolve and the new playbook's text (for
@@ -281,22 +327,32 @@ def _check_staged_playbook(report: CheckReport, repo: MemoryRepo, staged: _Stage
     report.problems.extend(found)
     old_book = rules.parse_playbook(old_raw, pb_rel)[0] if old_raw is not None else None
     to_resolve: list[pb.Rule] = []
-    if (staged.playbook_changed and staged.playbook_new is None and old_book
-            and old_book.all_rules()):
-        report.problems.append(rules.problem(
-            "playbook-deleted", f"{pb_rel} was deleted; its rule IDs must stay on record",
-            file=pb_rel, hint=f"restore it: git restore --source=HEAD --staged --worktree -- {pb_rel}"))
+    if staged.playbook_changed and staged.playbook_new is None and old_book and old_book.all_rules():
+        report.problems.append(
+            rules.problem(
+                "playbook-deleted",
+                f"{pb_rel} was deleted; its rule IDs must stay on record",
+                file=pb_rel,
+                hint=f"restore it: git restore --source=HEAD --staged --worktree -- {pb_rel}",
+            )
+        )
     elif new_book is not None:
         report.problems.extend(rules.compare_playbooks(old_book, new_book, pb_rel))
-        to_resolve = rules.rules_to_resolve(old_book if staged.playbook_changed else new_book,
-                                            new_book, staged.lost)
+        to_resolve = rules.rules_to_resolve(
+            old_book if staged.playbook_changed else new_book, new_book, staged.lost
+        )
         report.count("rules_checked", len(to_resolve))
     return to_resolve, new_text
 
 
-def _check_ids_and_citations(report: CheckReport, repo: MemoryRepo, added_ids: dict[str, str],
-                             to_resolve: list[pb.Rule], new_text: str | None,
-                             env: Mapping[str, str] | None) -> None:
+def _check_ids_and_citations(
+    report: CheckReport,
+    repo: MemoryRepo,
+    added_ids: dict[str, str],
+    to_resolve: list[pb.Rule],
+    new_text: str | None,
+    env: Mapping[str, str] | None,
+) -> None:
     """Each added ID unique in the index, each citation of ``to_resolve`` resolving to
     an episode in the tree being committed (one ``git ls-files`` for both)."""
     from scarwarden.gate import policy as rules
@@ -308,12 +364,17 @@ def _check_ids_and_citations(report: CheckReport, repo: MemoryRepo, added_ids: d
         others = [p for p in paths.get(ep, []) if p != path]
         if others:
             report.problems.append(rules.duplicate_id_problem(ep, path, others[0]))
-    _check_citations(report, repo, to_resolve, new_text,
-                     lambda ep: ep in added_ids or bool(paths.get(ep)), "the tree being committed")
+    _check_citations(
+        report,
+        repo,
+        to_resolve,
+        new_text,
+        lambda ep: ep in added_ids or bool(paths.get(ep)),
+        "the tree being committed",
+    )
 
 
-def check_all(root: Path | str | MemoryRepo,
-              env: Mapping[str, str] | None = None) -> CheckReport:
+def check_all(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = None) -> CheckReport:
     """The committed-plus-staged tree (git's index) as a whole: every episode valid and
     where its ID and date say, IDs unique, every citation resolving."""
     from scarwarden.gate import policy as rules
@@ -336,7 +397,7 @@ def check_all(root: Path | str | MemoryRepo,
     wanted = [e.blob for e in episodes] + ([playbook_blob] if playbook_blob else [])
     blobs = git.cat_file_batch(repo.root, wanted, env=env)
     by_id: dict[str, str] = {}
-    for entry, raw in zip(episodes, blobs[:len(episodes)], strict=True):
+    for entry, raw in zip(episodes, blobs[: len(episodes)], strict=True):
         episode, found = rules.validate_episode(raw, entry.path, ep_rel)
         report.problems.extend(found)
         report.count("episodes_checked")
@@ -352,9 +413,14 @@ def check_all(root: Path | str | MemoryRepo,
     report.problems.extend(found)
     if book is not None:
         report.count("rules_checked", len(book.all_rules()))
-        _check_citations(report, repo, book.all_rules(),
-                         raw_book.decode("utf-8") if raw_book else None,
-                         by_id.__contains__, "the ledger (committed or staged)")
+        _check_citations(
+            report,
+            repo,
+            book.all_rules(),
+            raw_book.decode("utf-8") if raw_book else None,
+            by_id.__contains__,
+            "the ledger (committed or staged)",
+        )
     return report
 
 
@@ -370,9 +436,14 @@ def check_range(root: Path | str | MemoryRepo, from_ref: str, to_ref: str) -> Ch
             raise UsageError(
                 f"{name} {ref}: no such commit in {repo.root}",
                 hint="in CI, fetch the history first (actions/checkout with "
-                     "fetch-depth: 0); locally, check the branch or SHA")
+                "fetch-depth: 0); locally, check the branch or SHA",
+            )
     result = walk(repo, f"{from_ref}..{to_ref}")
     report = CheckReport("range", problems=list(result.problems), base=f"{from_ref}..{to_ref}")
-    report.stats = {"commits": result.commits, "episodes_added": result.episodes,
-                    "rules_checked": result.rules, "citations_checked": result.citations}
+    report.stats = {
+        "commits": result.commits,
+        "episodes_added": result.episodes,
+        "rules_checked": result.rules,
+        "citations_checked": result.citations,
+    }
     return report

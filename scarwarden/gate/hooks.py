@@ -94,7 +94,8 @@ def install(root: Path | str, *, hooks_path_ok: bool = False) -> Path:
         raise UsageError(
             f"Cowardly refusing to install the hook with core.hooksPath set ({custom})",
             hint="install it there with 'scarwarden hooks install --hooks-path-ok', or "
-                 "unset the setting: git config --unset core.hooksPath")
+            "unset the setting: git config --unset core.hooksPath",
+        )
     plan: list[tuple[Path, Path | None]] = []
     for name in HOOK_TYPES:
         path, legacy = directory / name, directory / f"{name}.legacy"
@@ -103,7 +104,8 @@ def install(root: Path | str, *, hooks_path_ok: bool = False) -> Path:
                 raise UsageError(
                     f"{path} is not Scarwarden's and {legacy.name} exists already",
                     hint=f"merge the two by hand into {legacy.name}, delete {name}, "
-                         "and run 'scarwarden hooks install' again")
+                    "and run 'scarwarden hooks install' again",
+                )
             plan.append((path, legacy))
         else:
             plan.append((path, None))

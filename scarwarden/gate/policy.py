@@ -49,9 +49,18 @@ class GateProblem(Problem):
         return data
 
 
-def problem(code: str, message: str, *, file: str | None = None, line: int | None = None,
-            field: str | None = None, hint: str | None = None, rule: str | None = None,
-            episode: str | None = None, commit: str | None = None) -> GateProblem:
+def problem(
+    code: str,
+    message: str,
+    *,
+    file: str | None = None,
+    line: int | None = None,
+    field: str | None = None,
+    hint: str | None = None,
+    rule: str | None = None,
+    episode: str | None = None,
+    commit: str | None = None,
+) -> GateProblem:
     return GateProblem(message, file, line, field, hint, code, rule, episode, commit)
 
 
@@ -67,85 +76,141 @@ def is_under(path: str, folder: str) -> bool:
 
 # -- episodes -------------------------------------------------------------------------
 
-def changed_episode_problem(status: str, path: str, *, old_mode: str = "", new_mode: str = "",
-                            old_blob: str = "", new_blob: str = "",
-                            new_path: str | None = None) -> GateProblem:
+
+def changed_episode_problem(
+    status: str,
+    path: str,
+    *,
+    old_mode: str = "",
+    new_mode: str = "",
+    old_blob: str = "",
+    new_blob: str = "",
+    new_path: str | None = None,
+) -> GateProblem:
     """The append-only rejection for one change to an existing episode file."""
     ep = episode_id_of(path)
     restore = f"restore it: git restore --source=HEAD --staged --worktree -- {path}"
     if status == "D":
-        return problem("episode-deleted", f"episode {ep} was deleted; the ledger is append-only",
-                       file=path, episode=ep, hint=restore)
+        return problem(
+            "episode-deleted",
+            f"episode {ep} was deleted; the ledger is append-only",
+            file=path,
+            episode=ep,
+            hint=restore,
+        )
     if status == "R":
-        return problem("episode-renamed",
-                       f"episode {ep} was renamed to {new_path}; the ledger is append-only",
-                       file=path, episode=ep,
-                       hint=f"move it back: git mv {new_path} {path} (an episode's path follows "
-                            "from its ID and date and never changes)")
+        return problem(
+            "episode-renamed",
+            f"episode {ep} was renamed to {new_path}; the ledger is append-only",
+            file=path,
+            episode=ep,
+            hint=f"move it back: git mv {new_path} {path} (an episode's path follows "
+            "from its ID and date and never changes)",
+        )
     if status == "T" or new_mode not in REGULAR_MODES:
-        return problem("episode-type-changed",
-                       f"episode {ep} changed type (mode {old_mode} -> {new_mode}); "
-                       "the ledger is append-only", file=path, episode=ep, hint=restore)
+        return problem(
+            "episode-type-changed",
+            f"episode {ep} changed type (mode {old_mode} -> {new_mode}); the ledger is append-only",
+            file=path,
+            episode=ep,
+            hint=restore,
+        )
     if old_blob == new_blob and old_mode != new_mode:
         flip = "-x" if new_mode == "100755" else "+x"
-        return problem("episode-mode-changed",
-                       f"episode {ep} changed mode {old_mode} -> {new_mode}; "
-                       "the ledger is append-only", file=path, episode=ep,
-                       hint=f"undo it: git update-index --chmod={flip} -- {path} "
-                            f"(and chmod {flip} {path})")
-    return problem("episode-modified", f"episode {ep} was modified; the ledger is append-only",
-                   file=path, episode=ep,
-                   hint=f"{restore}; then record a new episode that refs {ep} instead")
+        return problem(
+            "episode-mode-changed",
+            f"episode {ep} changed mode {old_mode} -> {new_mode}; the ledger is append-only",
+            file=path,
+            episode=ep,
+            hint=f"undo it: git update-index --chmod={flip} -- {path} (and chmod {flip} {path})",
+        )
+    return problem(
+        "episode-modified",
+        f"episode {ep} was modified; the ledger is append-only",
+        file=path,
+        episode=ep,
+        hint=f"{restore}; then record a new episode that refs {ep} instead",
+    )
 
 
 def added_path_problem(path: str, mode: str, episodes_rel: str) -> GateProblem | None:
     """Reject a new file in the episodes folder that cannot be an episode at all."""
     parts = path.split("/")
     if ".." in parts or path.startswith("/") or "\\" in path:
-        return problem("episode-unsafe-path",
-                       "an episode path may not contain '..', '\\' or start with '/'",
-                       file=path, hint=f"episodes live in {episodes_rel}/YYYY/MM/<id>.yaml")
+        return problem(
+            "episode-unsafe-path",
+            "an episode path may not contain '..', '\\' or start with '/'",
+            file=path,
+            hint=f"episodes live in {episodes_rel}/YYYY/MM/<id>.yaml",
+        )
     name = parts[-1]
     if name in ALLOWED_NON_EPISODES:
         return None
     if mode not in REGULAR_MODES:
         kind = "a symlink" if mode == "120000" else "a submodule" if mode == "160000" else f"mode {mode}"
-        return problem("episode-unsafe-path",
-                       f"{kind} in the episodes folder; only plain episode files belong there",
-                       file=path, episode=episode_id_of(path),
-                       hint="commit the episode's YAML itself, not a link to it")
+        return problem(
+            "episode-unsafe-path",
+            f"{kind} in the episodes folder; only plain episode files belong there",
+            file=path,
+            episode=episode_id_of(path),
+            hint="commit the episode's YAML itself, not a link to it",
+        )
     if not name.endswith(".yaml"):
-        return problem("episode-not-yaml",
-                       "only episode files (<id>.yaml) belong in the episodes folder",
-                       file=path,
-                       hint=f"move it out of {episodes_rel}/ (notes can live next to memory/)")
+        return problem(
+            "episode-not-yaml",
+            "only episode files (<id>.yaml) belong in the episodes folder",
+            file=path,
+            hint=f"move it out of {episodes_rel}/ (notes can live next to memory/)",
+        )
     return None
 
 
-def validate_episode(raw: bytes | None, path: str, episodes_rel: str
-                     ) -> tuple[Episode | None, list[GateProblem]]:
+def validate_episode(
+    raw: bytes | None, path: str, episodes_rel: str
+) -> tuple[Episode | None, list[GateProblem]]:
     """Run THE episode validator on an added file; every problem it finds, as gate problems."""
     ep = episode_id_of(path)
     if raw is None:
-        return None, [problem("episode-invalid", "the staged blob could not be read",
-                              file=path, episode=ep, hint="run 'git fsck' and stage the file again")]
+        return None, [
+            problem(
+                "episode-invalid",
+                "the staged blob could not be read",
+                file=path,
+                episode=ep,
+                hint="run 'git fsck' and stage the file again",
+            )
+        ]
     try:
         return parse_episode_bytes(raw, path, episodes_dir=episodes_rel), []
     except ValidationError as exc:
         found = exc.problems or [Problem(exc.message, file=path)]
-        return None, [problem("episode-invalid", p.message, file=p.file or path, line=p.line,
-                              field=p.field, hint=p.hint, episode=ep) for p in found]
+        return None, [
+            problem(
+                "episode-invalid",
+                p.message,
+                file=p.file or path,
+                line=p.line,
+                field=p.field,
+                hint=p.hint,
+                episode=ep,
+            )
+            for p in found
+        ]
 
 
 def duplicate_id_problem(ep_id: str, path: str, other: str) -> GateProblem:
-    return problem("episode-duplicate-id",
-                   f"episode ID {ep_id} is already used by {other}",
-                   file=path, episode=ep_id,
-                   hint="episode IDs are unique; record it with 'scarwarden episode add' "
-                        "(it mints a fresh ID) or drop this copy")
+    return problem(
+        "episode-duplicate-id",
+        f"episode ID {ep_id} is already used by {other}",
+        file=path,
+        episode=ep_id,
+        hint="episode IDs are unique; record it with 'scarwarden episode add' "
+        "(it mints a fresh ID) or drop this copy",
+    )
 
 
 # -- the playbook ---------------------------------------------------------------------
+
 
 def _headings(text: str) -> dict[str, list[tuple[int, bool]]]:
     """Rule ID -> [(line, under '## Retired')], from the headings alone."""
@@ -161,8 +226,7 @@ def _headings(text: str) -> dict[str, list[tuple[int, bool]]]:
     return found
 
 
-def parse_playbook(raw: bytes | None, source: str
-                   ) -> tuple[pb.Playbook | None, list[GateProblem]]:
+def parse_playbook(raw: bytes | None, source: str) -> tuple[pb.Playbook | None, list[GateProblem]]:
     """Parse a playbook blob; the problems carry lines and say which rule they concern."""
     if raw is None:
         return pb.empty(), []
@@ -170,8 +234,15 @@ def parse_playbook(raw: bytes | None, source: str
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        return None, [problem("playbook-invalid", "the playbook is not valid UTF-8",
-                              file=source, line=line, hint="save it as UTF-8")]
+        return None, [
+            problem(
+                "playbook-invalid",
+                "the playbook is not valid UTF-8",
+                file=source,
+                line=line,
+                hint="save it as UTF-8",
+            )
+        ]
     try:
         return pb.parse(text, source=source), []
     except ValidationError as exc:
@@ -188,12 +259,14 @@ def parse_playbook(raw: bytes | None, source: str
                 places = headings.get(rule or "", [])
                 if any(r for _, r in places) and any(not r for _, r in places):
                     code = "rule-id-reused"
-                    lines = ", ".join(f"{'retired' if r else 'active'} at line {n}"
-                                      for n, r in places)
+                    lines = ", ".join(f"{'retired' if r else 'active'} at line {n}" for n, r in places)
                     message = f"rule ID {rule} is retired and used again ({lines})"
                     hint = "retired IDs are never reused; give the new rule the next free ID"
-            out.append(problem(code, message, file=p.file or source, line=p.line,
-                               field=p.field, hint=hint, rule=rule))
+            out.append(
+                problem(
+                    code, message, file=p.file or source, line=p.line, field=p.field, hint=hint, rule=rule
+                )
+            )
         return None, out
 
 
@@ -202,8 +275,7 @@ def _rule_in(message: str) -> str | None:
     return match.group(1) if match else None
 
 
-def compare_playbooks(old: pb.Playbook | None, new: pb.Playbook, source: str
-                      ) -> list[GateProblem]:
+def compare_playbooks(old: pb.Playbook | None, new: pb.Playbook, source: str) -> list[GateProblem]:
     """Rule-ID lifecycle between two versions: nothing dropped, nothing un-retired."""
     if old is None:
         return []
@@ -211,21 +283,30 @@ def compare_playbooks(old: pb.Playbook | None, new: pb.Playbook, source: str
     new_ids = new.all_ids()
     for rule in old.all_rules():
         if rule.id not in new_ids:
-            out.append(problem(
-                "rule-removed",
-                f"{rule.id} ({rule.title}) was removed; rule IDs stay on record",
-                file=source, rule=rule.id,
-                hint=f"move {rule.id} under '## Retired' as '### {rule.id}: ...' with "
-                     "'- Retired: <reason>' instead of deleting it"))
+            out.append(
+                problem(
+                    "rule-removed",
+                    f"{rule.id} ({rule.title}) was removed; rule IDs stay on record",
+                    file=source,
+                    rule=rule.id,
+                    hint=f"move {rule.id} under '## Retired' as '### {rule.id}: ...' with "
+                    "'- Retired: <reason>' instead of deleting it",
+                )
+            )
     old_retired = {r.id for r in old.retired}
     for rule in new.rules:
         if rule.id in old_retired:
-            out.append(problem(
-                "rule-id-reused",
-                f"{rule.id} is retired and is back as an active rule",
-                file=source, line=rule.line, rule=rule.id,
-                hint=f"retired IDs are never reused: give it the next free ID "
-                     f"({_next_free(old, new)}) and keep {rule.id} under '## Retired'"))
+            out.append(
+                problem(
+                    "rule-id-reused",
+                    f"{rule.id} is retired and is back as an active rule",
+                    file=source,
+                    line=rule.line,
+                    rule=rule.id,
+                    hint=f"retired IDs are never reused: give it the next free ID "
+                    f"({_next_free(old, new)}) and keep {rule.id} under '## Retired'",
+                )
+            )
     return out
 
 
@@ -234,8 +315,9 @@ def _next_free(*books: pb.Playbook) -> str:
     return f"PB-{highest + 1:02d}"
 
 
-def rules_to_resolve(old: pb.Playbook | None, new: pb.Playbook,
-                     lost_ids: Iterable[str] = ()) -> list[pb.Rule]:
+def rules_to_resolve(
+    old: pb.Playbook | None, new: pb.Playbook, lost_ids: Iterable[str] = ()
+) -> list[pb.Rule]:
     """Rules whose citations must be (re)checked: new or re-cited since ``old``, or
     citing an episode that left the tree. Unchanged rules were checked when they
     changed (``verify`` proves that for the whole history)."""
@@ -243,8 +325,9 @@ def rules_to_resolve(old: pb.Playbook | None, new: pb.Playbook,
     if old is None:
         return list(new.all_rules())
     before = {r.id: r.episode_ids for r in old.all_rules()}
-    return [r for r in new.all_rules()
-            if before.get(r.id) != r.episode_ids or lost.intersection(r.episode_ids)]
+    return [
+        r for r in new.all_rules() if before.get(r.id) != r.episode_ids or lost.intersection(r.episode_ids)
+    ]
 
 
 def learnt_in_line(text: str | None, rule: pb.Rule) -> int | None:
@@ -261,11 +344,18 @@ def learnt_in_line(text: str | None, rule: pb.Rule) -> int | None:
     return rule.line
 
 
-def citation_problem(rule: pb.Rule, ep_id: str, source: str, line: int | None, where: str,
-                     hint: str | None = None) -> GateProblem:
+def citation_problem(
+    rule: pb.Rule, ep_id: str, source: str, line: int | None, where: str, hint: str | None = None
+) -> GateProblem:
     return problem(
         "citation-missing",
         f"{rule.id} cites {ep_id}, which is not an episode in {where}",
-        file=source, line=line, field="Learnt in", rule=rule.id, episode=ep_id,
-        hint=hint or "no provenance, no rule: cite an episode that exists, or record the "
-                     "episode first ('scarwarden episode add') and commit it with the rule")
+        file=source,
+        line=line,
+        field="Learnt in",
+        rule=rule.id,
+        episode=ep_id,
+        hint=hint
+        or "no provenance, no rule: cite an episode that exists, or record the "
+        "episode first ('scarwarden episode add') and commit it with the rule",
+    )

@@ -54,23 +54,31 @@ class WalkResult:
         def plural(count: int, noun: str) -> str:
             return f"{count} {noun}{'' if count == 1 else 's'}"
 
-        counts = (f"{plural(self.commits, 'commit')} ({self.memory_commits} touching memory), "
-                  f"{plural(self.episodes, 'episode')}, "
-                  f"{plural(self.playbooks, 'playbook version')}, "
-                  f"{plural(self.rules, 'rule version')} and "
-                  f"{plural(self.citations, 'citation')} checked")
+        counts = (
+            f"{plural(self.commits, 'commit')} ({self.memory_commits} touching memory), "
+            f"{plural(self.episodes, 'episode')}, "
+            f"{plural(self.playbooks, 'playbook version')}, "
+            f"{plural(self.rules, 'rule version')} and "
+            f"{plural(self.citations, 'citation')} checked"
+        )
         if self.ok:
             return f"scarwarden verify: OK, history {self.rev_range} is honest: {counts}"
         n = len(self.problems)
         return f"scarwarden verify: {n} problem{'s' if n != 1 else ''} in {self.rev_range}: {counts}"
 
     def to_json(self) -> dict[str, object]:
-        return {"ok": self.ok, "range": self.rev_range, "commits": self.commits,
-                "memory_commits": self.memory_commits, "episodes": self.episodes,
-                "playbooks": self.playbooks, "rules": self.rules,
-                "citations": self.citations,
-                "problems": [p.to_json() for p in self.problems],
-                "summary": self.summary()}
+        return {
+            "ok": self.ok,
+            "range": self.rev_range,
+            "commits": self.commits,
+            "memory_commits": self.memory_commits,
+            "episodes": self.episodes,
+            "playbooks": self.playbooks,
+            "rules": self.rules,
+            "citations": self.citations,
+            "problems": [p.to_json() for p in self.problems],
+            "summary": self.summary(),
+        }
 
 
 class _CommitDiffs(NamedTuple):
@@ -150,7 +158,8 @@ class _Walk:
             raise UsageError(
                 f"cannot walk {self.result.rev_range!r}: it is not a commit range here",
                 hint="give a branch, a SHA or a range such as origin/main..HEAD (in CI, "
-                     f"fetch the history first); git said: {exc.message}") from None
+                f"fetch the history first); git said: {exc.message}",
+            ) from None
 
     def _trust_boundary(self, commits: list[tuple[str, list[str]]]) -> None:
         """List the parents outside the range (its boundary) once: trusted, so their
@@ -172,8 +181,10 @@ class _Walk:
         for sha, parents in commits:
             pairs += [(sha, p) for p in parents] or [(sha, None)]
         diffs = iter(git.diff_tree_pairs(self.root, pairs, self.repo.memory_rel))
-        return [_CommitDiffs(sha, parents, [next(diffs) for _ in range(max(1, len(parents)))])
-                for sha, parents in commits]
+        return [
+            _CommitDiffs(sha, parents, [next(diffs) for _ in range(max(1, len(parents)))])
+            for sha, parents in commits
+        ]
 
     def _note_playbook(self, commit: _CommitDiffs) -> None:
         """Which playbook blob ``commit`` has: its first parent's, unless it changed it."""
@@ -247,8 +258,14 @@ class _Walk:
                 if status in "DR":
                     lost.add(rules.episode_id_of(old_path) or "")
                 p = rules.changed_episode_problem(
-                    status, old_path, old_mode=old_mode, new_mode=new_mode,
-                    old_blob=old_blob, new_blob=new_blob, new_path=change.path)
+                    status,
+                    old_path,
+                    old_mode=old_mode,
+                    new_mode=new_mode,
+                    old_blob=old_blob,
+                    new_blob=new_blob,
+                    new_path=change.path,
+                )
                 self.report(i, ("append-only", old_path), _at(p, sha))
         return lost
 
@@ -289,11 +306,19 @@ class _Walk:
                 self.removed.setdefault(r.id, sha)
         for r in new.all_rules():
             if r.id not in old_ids and r.id in self.removed:
-                self.report(i, ("rule-id-reused", r.id), rules.problem(
-                    "rule-id-reused",
-                    f"{r.id} reuses the ID of a rule removed in {self.removed[r.id][:10]}",
-                    file=self.pb_rel, line=r.line, rule=r.id, commit=sha,
-                    hint="rule IDs are never reused; give it the next free ID"))
+                self.report(
+                    i,
+                    ("rule-id-reused", r.id),
+                    rules.problem(
+                        "rule-id-reused",
+                        f"{r.id} reuses the ID of a rule removed in {self.removed[r.id][:10]}",
+                        file=self.pb_rel,
+                        line=r.line,
+                        rule=r.id,
+                        commit=sha,
+                        hint="rule IDs are never reused; give it the next free ID",
+                    ),
+                )
 
     def _check_ids_and_citations(self) -> None:
         """Each added ID unique and each citation resolving in its commit's own tree,
@@ -308,29 +333,40 @@ class _Walk:
         exists = git.objects_exist(self.root, sorted(specs))
         for i, sha, ep, path, other in probes:
             if exists.get(f"{sha}:{other}"):
-                self.report(i, ("duplicate", ep, path),
-                            _at(rules.duplicate_id_problem(ep, path, other), sha))
-        resolved = {(sha, r.id, ep) for _, sha, r, ep, path, _ in self.cites
-                    if path and exists.get(f"{sha}:{path}")}
+                self.report(i, ("duplicate", ep, path), _at(rules.duplicate_id_problem(ep, path, other), sha))
+        resolved = {
+            (sha, r.id, ep) for _, sha, r, ep, path, _ in self.cites if path and exists.get(f"{sha}:{path}")
+        }
         for i, sha, r, ep, _path, line in self.cites:
             if (sha, r.id, ep) not in resolved:
-                self.report(i, ("citation", r.id, ep), _at(rules.citation_problem(
-                    r, ep, self.pb_rel, line, f"the tree of commit {sha[:10]}"), sha))
+                self.report(
+                    i,
+                    ("citation", r.id, ep),
+                    _at(
+                        rules.citation_problem(r, ep, self.pb_rel, line, f"the tree of commit {sha[:10]}"),
+                        sha,
+                    ),
+                )
 
 
 #: Problems whose staged-change hint ("restore it from HEAD") cannot fix a history.
-_APPEND_ONLY = frozenset({"episode-modified", "episode-deleted", "episode-renamed",
-                          "episode-mode-changed", "episode-type-changed"})
+_APPEND_ONLY = frozenset(
+    {"episode-modified", "episode-deleted", "episode-renamed", "episode-mode-changed", "episode-type-changed"}
+)
 
 
 def _at(p: GateProblem, sha: str) -> GateProblem:
     """``p`` as found in commit ``sha``, with a hint that fits a history."""
     if p.code in _APPEND_ONLY:
-        p = replace(p, hint=(
-            f"the change is in commit {sha[:10]}; a later fix does not take it out of the "
-            f"history. If that commit is not shared yet, rewrite it (git rebase -i "
-            f"{sha[:10]}^) so the episode stays as it was; if it is, restore the file in "
-            "a new commit and record corrections as new episodes that refs the old one"))
+        p = replace(
+            p,
+            hint=(
+                f"the change is in commit {sha[:10]}; a later fix does not take it out of the "
+                f"history. If that commit is not shared yet, rewrite it (git rebase -i "
+                f"{sha[:10]}^) so the episode stays as it was; if it is, restore the file in "
+                "a new commit and record corrections as new episodes that refs the old one"
+            ),
+        )
     return replace(p, commit=sha)
 
 

@@ -57,9 +57,15 @@ def _parse_raw(data: bytes) -> list[RawChange]:
     return out
 
 
-def diff_name_status(root: Path | str, a: str | None, b: str | None, *pathspec: str,
-                     cached: bool = False, renames: bool = False,
-                     env: Mapping[str, str] | None = None) -> list[Change]:
+def diff_name_status(
+    root: Path | str,
+    a: str | None,
+    b: str | None,
+    *pathspec: str,
+    cached: bool = False,
+    renames: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> list[Change]:
     """Files changed between two trees (``a``/``b`` commits; ``cached`` compares ``a`` to the index)."""
     args = ["diff", "--name-status", "-z", "--no-ext-diff", "--no-textconv"]
     args.append("-M" if renames else "--no-renames")
@@ -71,8 +77,9 @@ def diff_name_status(root: Path | str, a: str | None, b: str | None, *pathspec: 
     return _parse_name_status(run(root, *args, env=env))
 
 
-def diff_raw(root: Path | str, a: str | None, *pathspec: str, cached: bool = True,
-             env: Mapping[str, str] | None = None) -> list[RawChange]:
+def diff_raw(
+    root: Path | str, a: str | None, *pathspec: str, cached: bool = True, env: Mapping[str, str] | None = None
+) -> list[RawChange]:
     """``git diff --raw``: (old mode, new mode, old blob, new blob, change) per file."""
     args = ["diff", "--raw", "-z", "--no-abbrev", "-M", "--no-ext-diff"]
     if cached:
@@ -81,16 +88,31 @@ def diff_raw(root: Path | str, a: str | None, *pathspec: str, cached: bool = Tru
     return _parse_raw(run(root, *args, env=env))
 
 
-def diff_tree_pairs(root: Path | str, pairs: Sequence[tuple[str, str | None]],
-                    *pathspec: str) -> list[list[RawChange]]:
+def diff_tree_pairs(
+    root: Path | str, pairs: Sequence[tuple[str, str | None]], *pathspec: str
+) -> list[list[RawChange]]:
     """The ``--raw`` diff of every (commit, parent) pair, in order, from one
     ``git diff-tree --stdin``; a root commit (parent ``None``) is compared with the
     empty tree. Renames are detected (``-M``)."""
     if not pairs:
         return []
     request = "".join(f"{c} {p}\n" if p else f"{c}\n" for c, p in pairs).encode()
-    out = run(root, "diff-tree", "--stdin", "--always", "--root", "-r", "--raw", "-z",
-              "--no-abbrev", "-M", "--format=%x01%H", "--", *pathspec, input=request)
+    out = run(
+        root,
+        "diff-tree",
+        "--stdin",
+        "--always",
+        "--root",
+        "-r",
+        "--raw",
+        "-z",
+        "--no-abbrev",
+        "-M",
+        "--format=%x01%H",
+        "--",
+        *pathspec,
+        input=request,
+    )
     result = []
     for block in out.split(b"\x01")[1:]:  # each block: the commit's SHA, then its records
         _sha, _, rest = block.partition(b"\0")
@@ -100,16 +122,14 @@ def diff_tree_pairs(root: Path | str, pairs: Sequence[tuple[str, str | None]],
     return result
 
 
-def nothing_staged(root: Path | str, *pathspec: str,
-                   env: Mapping[str, str] | None = None) -> bool:
+def nothing_staged(root: Path | str, *pathspec: str, env: Mapping[str, str] | None = None) -> bool:
     """True when git's index matches HEAD under ``pathspec`` (everywhere without one;
     an empty index counts as matching before the first commit).
 
     ~10 ms at 100k files (git's cache-tree), far cheaper than ``commit --only``,
     which writes a second full index.
     """
-    return run_ok(root, "diff", "--cached", "--quiet", "--no-ext-diff", "--", *pathspec,
-                  env=env)
+    return run_ok(root, "diff", "--cached", "--quiet", "--no-ext-diff", "--", *pathspec, env=env)
 
 
 def has_uncommitted_changes(root: Path | str, *pathspec: str) -> bool:

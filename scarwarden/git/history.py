@@ -64,16 +64,28 @@ def rev_list_with_parents(root: Path | str, rev_range: str) -> list[tuple[str, l
     """The commits of ``rev_range`` with their parents, oldest first and every parent
     before its children (``--reverse --topo-order``); raises GitError for a range
     git does not know."""
-    listing = run(root, "rev-list", "--reverse", "--topo-order", "--parents",
-                  rev_range, "--").decode()
+    listing = run(root, "rev-list", "--reverse", "--topo-order", "--parents", rev_range, "--").decode()
     return [(line.split()[0], line.split()[1:]) for line in listing.splitlines() if line]
 
 
 def commit_paths(root: Path | str, sha: str, env: Mapping[str, str] | None = None) -> list[str]:
     """The paths a commit changed relative to its first parent (all, for a root commit)."""
     # `log`, not `diff-tree`: diff-tree also reads git's index (~10 ms at 100k files).
-    out = run(root, "-c", "log.showSignature=false", "log", "-1", "--root", "--no-renames",
-              "--name-only", "-z", "--format=", sha, "--", env=env)
+    out = run(
+        root,
+        "-c",
+        "log.showSignature=false",
+        "log",
+        "-1",
+        "--root",
+        "--no-renames",
+        "--name-only",
+        "-z",
+        "--format=",
+        sha,
+        "--",
+        env=env,
+    )
     return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
 

@@ -31,8 +31,9 @@ def _paths(out: bytes) -> list[str]:
     return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
 
-def ls_files_stage(root: Path | str, *pathspec: str,
-                   env: Mapping[str, str] | None = None) -> list[StagedEntry]:
+def ls_files_stage(
+    root: Path | str, *pathspec: str, env: Mapping[str, str] | None = None
+) -> list[StagedEntry]:
     """``git ls-files -s``: the index's view (mode, blob, path) under ``pathspec``."""
     out = run(root, "ls-files", "-s", "-z", "--", *pathspec, env=env)
     entries = []
@@ -97,15 +98,21 @@ def objects_exist(root: Path | str, specs: Sequence[str]) -> dict[str, bool]:
     ``git cat-file --batch-check``."""
     if not specs:
         return {}
-    out = run(root, "cat-file", "--batch-check",
-              input="".join(f"{s}\n" for s in specs).encode("utf-8", "surrogateescape"))
+    out = run(
+        root,
+        "cat-file",
+        "--batch-check",
+        input="".join(f"{s}\n" for s in specs).encode("utf-8", "surrogateescape"),
+    )
     lines = out.decode("utf-8", "surrogateescape").split("\n")
-    return {spec: not line.endswith(" missing")
-            for spec, line in zip(specs, lines[:len(specs)], strict=True)}
+    return {
+        spec: not line.endswith(" missing") for spec, line in zip(specs, lines[: len(specs)], strict=True)
+    }
 
 
-def cat_file_batch(root: Path | str, objects: Sequence[str],
-                   env: Mapping[str, str] | None = None) -> list[bytes | None]:
+def cat_file_batch(
+    root: Path | str, objects: Sequence[str], env: Mapping[str, str] | None = None
+) -> list[bytes | None]:
     """Read many objects (blob IDs or ``rev:path``) with one ``git cat-file --batch``."""
     if not objects:
         return []
@@ -121,20 +128,20 @@ def cat_file_batch(root: Path | str, objects: Sequence[str],
             results.append(None)
             continue
         size = int(header[2])
-        results.append(out[pos:pos + size])
+        results.append(out[pos : pos + size])
         pos += size + 1
     return results
 
 
-def show_file(root: Path | str, rev: str, path: str,
-              env: Mapping[str, str] | None = None) -> bytes | None:
+def show_file(root: Path | str, rev: str, path: str, env: Mapping[str, str] | None = None) -> bytes | None:
     """A file's content at ``rev`` (``""`` for the index: ``:path``); ``None`` if absent."""
     spec = f":{path}" if rev == "" else f"{rev}:{path}"
     return cat_file_batch(root, [spec], env=env)[0]
 
 
-def cat_file_stream(root: Path | str, objects: Sequence[str],
-                    env: Mapping[str, str] | None = None) -> Iterator[bytes | None]:
+def cat_file_stream(
+    root: Path | str, objects: Sequence[str], env: Mapping[str, str] | None = None
+) -> Iterator[bytes | None]:
     """Like :func:`cat_file_batch`, but yields each object as git writes it.
 
     For very many objects (a full index rebuild): the caller works on one object while
@@ -149,9 +156,13 @@ def cat_file_stream(root: Path | str, objects: Sequence[str],
         request.write("".join(f"{name}\n" for name in objects).encode("utf-8", "surrogateescape"))
         request.seek(0)
         # Popen, not run(): the output is read while git still writes it.
-        proc = subprocess.Popen(["git", "-C", str(root), "cat-file", "--batch"],
-                                stdin=request, stdout=subprocess.PIPE, stderr=errors,
-                                env=None if env is None else dict(env))
+        proc = subprocess.Popen(
+            ["git", "-C", str(root), "cat-file", "--batch"],
+            stdin=request,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env=None if env is None else dict(env),
+        )
         assert proc.stdout is not None
         try:
             out = proc.stdout

@@ -15,8 +15,7 @@ from scarwarden.git.run import run
 
 def toplevel(path: Path | str) -> Path | None:
     """The work tree root containing ``path``, or ``None`` outside a git repository."""
-    proc = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"],
-                          capture_output=True)
+    proc = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True)
     if proc.returncode != 0:
         return None
     return Path(proc.stdout.decode().strip())
@@ -26,8 +25,9 @@ def require_toplevel(path: Path | str) -> Path:
     """Like :func:`toplevel`, but refuse (with a hint) outside a git repository."""
     root = toplevel(path)
     if root is None:
-        raise UsageError(f"{path} is not inside a git repository",
-                         hint="run 'git init' first, or pass --repo PATH")
+        raise UsageError(
+            f"{path} is not inside a git repository", hint="run 'git init' first, or pass --repo PATH"
+        )
     return root
 
 
@@ -55,8 +55,9 @@ def head(root: Path | str) -> str | None:
 
 def rev_parse(root: Path | str, rev: str) -> str | None:
     """The commit ``rev`` names, or ``None`` when it names none."""
-    proc = subprocess.run(["git", "-C", str(root), "rev-parse", "-q", "--verify",
-                           f"{rev}^{{commit}}"], capture_output=True)
+    proc = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "-q", "--verify", f"{rev}^{{commit}}"], capture_output=True
+    )
     if proc.returncode != 0:
         return None
     return proc.stdout.decode().strip()
@@ -64,8 +65,9 @@ def rev_parse(root: Path | str, rev: str) -> str | None:
 
 def current_branch(root: Path | str) -> str | None:
     """The branch HEAD is on, or ``None`` on a detached HEAD."""
-    proc = subprocess.run(["git", "-C", str(root), "symbolic-ref", "-q", "--short", "HEAD"],
-                          capture_output=True)
+    proc = subprocess.run(
+        ["git", "-C", str(root), "symbolic-ref", "-q", "--short", "HEAD"], capture_output=True
+    )
     return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
 
@@ -75,7 +77,6 @@ def config_get(root: Path | str, key: str) -> str | None:
     return proc.stdout.decode().strip() if proc.returncode == 0 else None
 
 
-def set_config(root: Path | str, key: str, value: str,
-               env: Mapping[str, str] | None = None) -> None:
+def set_config(root: Path | str, key: str, value: str, env: Mapping[str, str] | None = None) -> None:
     """Set a git setting in the repository's own config (``git config key value``)."""
     run(root, "config", key, value, env=env)

@@ -23,16 +23,32 @@ def no_git_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     variables are kept.
     """
     env = dict(os.environ if environ is None else environ)
-    keep = {"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSL_CAINFO",
-            "GIT_SSL_NO_VERIFY", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
-            "GIT_CONFIG_NOSYSTEM", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
-            "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_DATE",
-            "GIT_COMMITTER_DATE"}
+    keep = {
+        "GIT_EXEC_PATH",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_SSL_CAINFO",
+        "GIT_SSL_NO_VERIFY",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_NOSYSTEM",
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "GIT_AUTHOR_DATE",
+        "GIT_COMMITTER_DATE",
+    }
     return {k: v for k, v in env.items() if not k.startswith("GIT_") or k in keep}
 
 
-def run(root: Path | str, *args: str, input: bytes | None = None,
-        env: Mapping[str, str] | None = None, check: bool = True) -> bytes:
+def run(
+    root: Path | str,
+    *args: str,
+    input: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+) -> bytes:
     """Run ``git -C root args...`` and return stdout; raise :class:`GitError` on failure."""
     proc = subprocess.run(
         ["git", "-C", str(root), *args],
@@ -48,6 +64,7 @@ def run(root: Path | str, *args: str, input: bytes | None = None,
 
 def run_ok(root: Path | str, *args: str, env: Mapping[str, str] | None = None) -> bool:
     """Run ``git -C root args...`` for its exit status alone: True when it is 0."""
-    proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
-                          env=None if env is None else dict(env))
+    proc = subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, env=None if env is None else dict(env)
+    )
     return proc.returncode == 0

@@ -35,13 +35,18 @@ def unstage(root: Path | str, paths: Iterable[str]) -> None:
 def restore_index_entry(root: Path | str, entry: StagedEntry) -> None:
     """Put back exactly the index entry (mode, blob) a path had; best effort, as it is
     used while undoing a failed write."""
-    run(root, "update-index", "--add", "--cacheinfo",
-        f"{entry.mode},{entry.blob},{entry.path}", check=False)
+    run(root, "update-index", "--add", "--cacheinfo", f"{entry.mode},{entry.blob},{entry.path}", check=False)
 
 
-def commit(root: Path | str, message: str, *, only: Sequence[str] | None = None,
-           allow_empty: bool = False, no_verify: bool = False,
-           env: Mapping[str, str] | None = None) -> str:
+def commit(
+    root: Path | str,
+    message: str,
+    *,
+    only: Sequence[str] | None = None,
+    allow_empty: bool = False,
+    no_verify: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> str:
     """Commit and return the new HEAD.
 
     With ``only`` the commit holds exactly those paths (``git commit --only``): whatever
@@ -55,12 +60,18 @@ def commit(root: Path | str, message: str, *, only: Sequence[str] | None = None,
     if only is not None:
         args += ["--only", "--", *only]
     # Not run(): a hook's complaint may be on stdout, and the error carries both.
-    proc = subprocess.run(["git", "-C", str(root), *args], input=message.encode("utf-8"),
-                          capture_output=True, env=None if env is None else dict(env))
+    proc = subprocess.run(
+        ["git", "-C", str(root), *args],
+        input=message.encode("utf-8"),
+        capture_output=True,
+        env=None if env is None else dict(env),
+    )
     if proc.returncode != 0:
         detail = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip()
-        raise GitError("git commit failed" + (f":\n{detail}" if detail else ""),
-                       hint="if a hook rejected the commit, its message above says why")
+        raise GitError(
+            "git commit failed" + (f":\n{detail}" if detail else ""),
+            hint="if a hook rejected the commit, its message above says why",
+        )
     sha = head(root)
     assert sha is not None
     return sha
@@ -79,9 +90,11 @@ def delete_ref(root: Path | str, ref: str, old_sha: str) -> None:
 
 # -- commits that do not touch the work tree (distill --branch) ----------------------
 
+
 @contextmanager
-def temporary_index(root: Path | str, rev: str,
-                    env: Mapping[str, str] | None = None) -> Iterator[dict[str, str]]:
+def temporary_index(
+    root: Path | str, rev: str, env: Mapping[str, str] | None = None
+) -> Iterator[dict[str, str]]:
     """A private index file holding ``rev``'s tree; yields the env that selects it.
 
     Lets a command build a commit for another branch (``read-tree`` + ``update-index``
@@ -103,8 +116,7 @@ def temporary_index(root: Path | str, rev: str,
                 os.unlink(leftover)
 
 
-def stage_bytes(root: Path | str, path: str, data: bytes, *,
-                env: Mapping[str, str] | None = None) -> str:
+def stage_bytes(root: Path | str, path: str, data: bytes, *, env: Mapping[str, str] | None = None) -> str:
     """Write ``data`` as a blob and stage it at ``path`` (in the index ``env`` selects)."""
     blob = run(root, "hash-object", "-w", "--stdin", input=data, env=env).decode().strip()
     run(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
@@ -116,8 +128,9 @@ def write_tree(root: Path | str, env: Mapping[str, str] | None = None) -> str:
     return run(root, "write-tree", env=env).decode().strip()
 
 
-def commit_tree(root: Path | str, tree: str, parents: Sequence[str], message: str,
-                env: Mapping[str, str] | None = None) -> str:
+def commit_tree(
+    root: Path | str, tree: str, parents: Sequence[str], message: str, env: Mapping[str, str] | None = None
+) -> str:
     """A commit object for ``tree`` (no ref moves, no hooks run)."""
     args = ["commit-tree", tree]
     for parent in parents:

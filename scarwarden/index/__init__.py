@@ -36,6 +36,16 @@ from scarwarden.index.scan import RACY_NS, blob_id
 from scarwarden.index.schema import SCHEMA, SCHEMA_VERSION, RefreshStats, writer_lock
 
 __all__ = [
-    "RACY_NS", "SCHEMA", "SCHEMA_VERSION", "Index", "RefreshStats", "blob_id", "fts_query",
-    "open_index", "rebuild", "refresh", "rule_terms", "writer_lock",
+    "RACY_NS",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "Index",
+    "RefreshStats",
+    "blob_id",
+    "fts_query",
+    "open_index",
+    "rebuild",
+    "refresh",
+    "rule_terms",
+    "writer_lock",
 ]

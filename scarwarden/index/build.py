@@ -40,8 +40,7 @@ from scarwarden.repo import MemoryRepo
 log = logging.getLogger("scarwarden")
 
 
-def rebuild(repo: MemoryRepo, reason: str = "requested", *,
-            workers: int | None = None) -> RefreshStats:
+def rebuild(repo: MemoryRepo, reason: str = "requested", *, workers: int | None = None) -> RefreshStats:
     """Build a complete index in a temporary file and swap it in atomically.
 
     ``workers``: processes that parse the files (default: two on a large ledger where
@@ -81,14 +80,16 @@ def _list_ledger(repo: MemoryRepo) -> tuple[dict[str, int], list[tuple[str, str]
     on_disk: set[str] = set()
     for dir_rel in dirs:
         on_disk |= list_yaml(repo, dir_rel)
-    tracked = sorted((e.path, e.blob) for e in git.ls_files_stage(repo.root, repo.episodes_rel)
-                     if e.path in on_disk)
+    tracked = sorted(
+        (e.path, e.blob) for e in git.ls_files_stage(repo.root, repo.episodes_rel) if e.path in on_disk
+    )
     untracked = sorted(on_disk - {path for path, _blob in tracked})
     return dirs, tracked, untracked
 
 
-def _read_files(repo: MemoryRepo, tracked: list[tuple[str, str]],
-                untracked: list[str]) -> Iterator[index_load.Item]:
+def _read_files(
+    repo: MemoryRepo, tracked: list[tuple[str, str]], untracked: list[str]
+) -> Iterator[index_load.Item]:
     """(path, blob, bytes) of every episode file: tracked ones as git's index has them,
     read with one streaming ``cat-file --batch`` (packed objects read far faster than
     100k small files), untracked ones from disk."""
@@ -104,10 +105,15 @@ def _read_files(repo: MemoryRepo, tracked: list[tuple[str, str]],
         yield path, blob_id(raw), raw
 
 
-def _fill_new_index(conn: sqlite3.Connection, repo: MemoryRepo, head: str | None,
-                    dirs: dict[str, int],
-                    files: Iterable[tuple[str, str, index_load.Parsed]],
-                    stats: RefreshStats, now_ns: int) -> None:
+def _fill_new_index(
+    conn: sqlite3.Connection,
+    repo: MemoryRepo,
+    head: str | None,
+    dirs: dict[str, int],
+    files: Iterable[tuple[str, str, index_load.Parsed]],
+    stats: RefreshStats,
+    now_ns: int,
+) -> None:
     # A file nobody else sees until it is swapped in: no journal, no syncs.
     conn.execute("PRAGMA journal_mode = OFF")
     conn.execute("PRAGMA synchronous = OFF")
@@ -120,8 +126,9 @@ def _fill_new_index(conn: sqlite3.Connection, repo: MemoryRepo, head: str | None
         stats.episodes_added = loader.added
         stats.invalid_files = loader.invalid
         set_meta(conn, "episode_count", str(loader.added))
-        conn.executemany("INSERT INTO dirs VALUES (?, ?)",
-                         [(d, trusted_mtime(m, now_ns)) for d, m in dirs.items()])
+        conn.executemany(
+            "INSERT INTO dirs VALUES (?, ?)", [(d, trusted_mtime(m, now_ns)) for d, m in dirs.items()]
+        )
         index_playbook(conn, repo, stats)
         set_meta(conn, "schema_version", str(SCHEMA_VERSION))
         set_meta(conn, "memory_dir", repo.memory_rel)
@@ -146,7 +153,8 @@ def _carry_over_recall_log(conn: sqlite3.Connection, old_path: Path) -> None:
         conn.execute(
             "INSERT INTO recall_log (rowid, at, task, verdict, rule_ids, scores, "
             "playbook_commit, detail) SELECT rowid, at, task, verdict, rule_ids, scores, "
-            "playbook_commit, detail FROM old.recall_log ORDER BY rowid")
+            "playbook_commit, detail FROM old.recall_log ORDER BY rowid"
+        )
     except sqlite3.DatabaseError as exc:
         log.warning("the recall log of the old index could not be kept: %s", exc)
     finally:

@@ -53,9 +53,18 @@ def parse_for_index(path: str, raw: bytes, episodes_dir: str) -> Parsed:
     except ScarwardenError as exc:
         return (exc.problems[0].message if exc.problems else exc.message), None
     d = ep.data
-    return None, (d["id"], d["at"], d.get("agent"), d["task"], d.get("source"),
-                  json.dumps(d, ensure_ascii=False), d.get("action"), d.get("outcome"),
-                  d.get("correction"), tuple(d.get("tags") or ()))
+    return None, (
+        d["id"],
+        d["at"],
+        d.get("agent"),
+        d["task"],
+        d.get("source"),
+        json.dumps(d, ensure_ascii=False),
+        d.get("action"),
+        d.get("outcome"),
+        d.get("correction"),
+        tuple(d.get("tags") or ()),
+    )
 
 
 def default_workers(files: int) -> int:
@@ -90,8 +99,9 @@ def chunked(items: Iterable[Item], size: int | None = None) -> Iterator[list[Ite
 
 
 @contextmanager
-def parsed(chunks: Iterable[list[Item]], episodes_dir: str,
-           workers: int = 1) -> Iterator[Iterator[tuple[str, str, Parsed]]]:
+def parsed(
+    chunks: Iterable[list[Item]], episodes_dir: str, workers: int = 1
+) -> Iterator[Iterator[tuple[str, str, Parsed]]]:
     """Parse chunks of files; yields an iterator of (path, blob, result) in input order.
 
     With ``workers > 1`` the worker processes are forked on entry, before the caller
@@ -142,8 +152,7 @@ class BulkLoader:
             self._files.append((path, directory, blob, None))
         elif row[0] in self._owner:
             self.invalid.append(path)
-            log.warning("skipped %s: episode ID %s is also in %s", path, row[0],
-                        self._owner[row[0]])
+            log.warning("skipped %s: episode ID %s is also in %s", path, row[0], self._owner[row[0]])
             self._files.append((path, directory, blob, None))
         else:
             ep_id = row[0]
@@ -159,10 +168,14 @@ class BulkLoader:
 
     def flush(self) -> None:
         conn = self.conn
-        conn.executemany("INSERT INTO episodes (rowid, id, path, at, agent, task, source, doc) "
-                         "VALUES (?,?,?,?,?,?,?,?)", self._episodes)
-        conn.executemany("INSERT INTO episodes_fts (rowid, task, action, outcome, correction) "
-                         "VALUES (?,?,?,?,?)", self._fts)
+        conn.executemany(
+            "INSERT INTO episodes (rowid, id, path, at, agent, task, source, doc) VALUES (?,?,?,?,?,?,?,?)",
+            self._episodes,
+        )
+        conn.executemany(
+            "INSERT INTO episodes_fts (rowid, task, action, outcome, correction) VALUES (?,?,?,?,?)",
+            self._fts,
+        )
         conn.executemany("INSERT OR IGNORE INTO episode_tags VALUES (?, ?)", self._tags)
         conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", self._files)
         self._episodes, self._fts, self._tags, self._files = [], [], [], []
@@ -178,10 +191,13 @@ def insert_one(conn: sqlite3.Connection, path: str, blob: str, row: Row) -> None
     """Insert one valid episode into a live index (an incremental refresh)."""
     cur = conn.execute(
         "INSERT INTO episodes (id, path, at, agent, task, source, doc) VALUES (?,?,?,?,?,?,?)",
-        (row[0], path, row[1], row[2], row[3], row[4], row[5]))
-    conn.execute("INSERT INTO episodes_fts (rowid, task, action, outcome, correction) "
-                 "VALUES (?,?,?,?,?)", (cur.lastrowid, row[3], row[6], row[7], row[8]))
-    conn.executemany("INSERT OR IGNORE INTO episode_tags VALUES (?, ?)",
-                     [(tag, row[0]) for tag in row[9]])
-    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
-                 (path, path.rsplit("/", 1)[0], blob, row[0]))
+        (row[0], path, row[1], row[2], row[3], row[4], row[5]),
+    )
+    conn.execute(
+        "INSERT INTO episodes_fts (rowid, task, action, outcome, correction) VALUES (?,?,?,?,?)",
+        (cur.lastrowid, row[3], row[6], row[7], row[8]),
+    )
+    conn.executemany("INSERT OR IGNORE INTO episode_tags VALUES (?, ?)", [(tag, row[0]) for tag in row[9]])
+    conn.execute(
+        "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (path, path.rsplit("/", 1)[0], blob, row[0])
+    )

@@ -70,14 +70,23 @@ class Index:
         found: set[str] = set()
         for chunk in chunks(ids, 500):
             marks = ",".join("?" * len(chunk))
-            found.update(r[0] for r in self.conn.execute(
-                f"SELECT id FROM episodes WHERE id IN ({marks})", chunk))
+            found.update(
+                r[0] for r in self.conn.execute(f"SELECT id FROM episodes WHERE id IN ({marks})", chunk)
+            )
         return found
 
-    def list_episodes(self, *, tags: Iterable[str] = (), since: str | None = None,
-                      until: str | None = None, agent: str | None = None,
-                      grep: str | None = None, limit: int | None = None,
-                      newest_first: bool = False, offset: int = 0) -> list[Episode]:
+    def list_episodes(
+        self,
+        *,
+        tags: Iterable[str] = (),
+        since: str | None = None,
+        until: str | None = None,
+        agent: str | None = None,
+        grep: str | None = None,
+        limit: int | None = None,
+        newest_first: bool = False,
+        offset: int = 0,
+    ) -> list[Episode]:
         """Episodes matching every filter, oldest first (by ``at``, then ID); ``offset``
         skips that many of them first (paging)."""
         where, args = self._episode_filters(tags, since, until, agent, grep)
@@ -89,15 +98,22 @@ class Index:
             args += [-1 if limit is None else limit, max(0, offset)]
         return [Episode(json.loads(r[0])) for r in self.conn.execute(sql, args)]
 
-    def count_episodes(self, *, tags: Iterable[str] = (), since: str | None = None,
-                       until: str | None = None, agent: str | None = None,
-                       grep: str | None = None) -> int:
+    def count_episodes(
+        self,
+        *,
+        tags: Iterable[str] = (),
+        since: str | None = None,
+        until: str | None = None,
+        agent: str | None = None,
+        grep: str | None = None,
+    ) -> int:
         """How many episodes :meth:`list_episodes` would return with these filters."""
         where, args = self._episode_filters(tags, since, until, agent, grep)
         return int(self.conn.execute("SELECT count(*) FROM episodes e" + where, args).fetchone()[0])
 
-    def _episode_filters(self, tags: Iterable[str], since: str | None, until: str | None,
-                         agent: str | None, grep: str | None) -> tuple[str, list[Any]]:
+    def _episode_filters(
+        self, tags: Iterable[str], since: str | None, until: str | None, agent: str | None, grep: str | None
+    ) -> tuple[str, list[Any]]:
         where: list[str] = []
         args: list[Any] = []
         for tag in tags:
@@ -118,24 +134,37 @@ class Index:
         return (" WHERE " + " AND ".join(where) if where else ""), args
 
     def episode_months(self) -> list[tuple[str, int]]:
-        return [(r[0], r[1]) for r in self.conn.execute(
-            "SELECT substr(at, 1, 7) AS m, count(*) FROM episodes GROUP BY m ORDER BY m DESC")]
+        return [
+            (r[0], r[1])
+            for r in self.conn.execute(
+                "SELECT substr(at, 1, 7) AS m, count(*) FROM episodes GROUP BY m ORDER BY m DESC"
+            )
+        ]
 
     def episode_tags(self) -> list[tuple[str, int]]:
-        return [(r[0], r[1]) for r in self.conn.execute(
-            "SELECT tag, count(*) FROM episode_tags GROUP BY tag ORDER BY count(*) DESC, tag")]
+        return [
+            (r[0], r[1])
+            for r in self.conn.execute(
+                "SELECT tag, count(*) FROM episode_tags GROUP BY tag ORDER BY count(*) DESC, tag"
+            )
+        ]
 
     def episode_agents(self) -> list[tuple[str, int]]:
-        return [(r[0], r[1]) for r in self.conn.execute(
-            "SELECT agent, count(*) FROM episodes WHERE agent IS NOT NULL "
-            "GROUP BY agent ORDER BY count(*) DESC, agent")]
+        return [
+            (r[0], r[1])
+            for r in self.conn.execute(
+                "SELECT agent, count(*) FROM episodes WHERE agent IS NOT NULL "
+                "GROUP BY agent ORDER BY count(*) DESC, agent"
+            )
+        ]
 
     # -- rules --------------------------------------------------------------------
     def require_playbook(self) -> None:
         error = self.playbook_error()
         if error:
             raise ValidationError(
-                error, hint="fix the playbook; 'scarwarden check --all' lists every problem")
+                error, hint="fix the playbook; 'scarwarden check --all' lists every problem"
+            )
 
     def rules(self, *, include_retired: bool = False) -> list[pb.Rule]:
         sql = "SELECT id, title, text, tags, episode_ids, retired, reason, replaced_by, line FROM rules"
@@ -147,22 +176,40 @@ class Index:
     def get_rule(self, rule_id: str) -> pb.Rule | None:
         row = self.conn.execute(
             "SELECT id, title, text, tags, episode_ids, retired, reason, replaced_by, line "
-            "FROM rules WHERE id = ?", (rule_id,)).fetchone()
+            "FROM rules WHERE id = ?",
+            (rule_id,),
+        ).fetchone()
         return None if row is None else _rule_from_row(row)
 
     def rules_citing(self, episode_id: str) -> list[str]:
-        return [r[0] for r in self.conn.execute(
-            "SELECT rule_id FROM citations WHERE episode_id = ? ORDER BY rule_id", (episode_id,))]
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT rule_id FROM citations WHERE episode_id = ? ORDER BY rule_id", (episode_id,)
+            )
+        ]
 
     def uncited_episode_ids(self) -> list[str]:
-        return [r[0] for r in self.conn.execute(
-            "SELECT id FROM episodes WHERE id NOT IN (SELECT episode_id FROM citations) "
-            "ORDER BY at, id")]
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT id FROM episodes WHERE id NOT IN (SELECT episode_id FROM citations) ORDER BY at, id"
+            )
+        ]
 
 
 def _rule_from_row(row: tuple[Any, ...]) -> pb.Rule:
-    return pb.Rule(row[0], row[1], row[2], tuple(json.loads(row[3])),
-                   tuple(json.loads(row[4])), bool(row[5]), row[6], row[7], row[8] or 0)
+    return pb.Rule(
+        row[0],
+        row[1],
+        row[2],
+        tuple(json.loads(row[3])),
+        tuple(json.loads(row[4])),
+        bool(row[5]),
+        row[6],
+        row[7],
+        row[8] or 0,
+    )
 
 
 def fts_query(user_text: str) -> str:

@@ -56,8 +56,7 @@ def open_index(repo: MemoryRepo, *, rebuild_now: bool = False) -> Index:
                     return Index(repo, conn, refresh(repo, conn))
                 except sqlite3.DatabaseError:
                     conn.close()
-                    log.warning("the index at %s was corrupt; rebuilt it from the files",
-                                repo.index_path)
+                    log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
                     why = "corrupt"
     stats = rebuild(repo, reason=why or "requested")
     return Index(repo, connect(repo.index_path), stats)
@@ -95,8 +94,9 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
     return stats
 
 
-def _changed_since(conn: sqlite3.Connection, repo: MemoryRepo, old_head: str | None,
-                   head: str | None) -> tuple[set[str], set[str]]:
+def _changed_since(
+    conn: sqlite3.Connection, repo: MemoryRepo, old_head: str | None, head: str | None
+) -> tuple[set[str], set[str]]:
     """Episode files changed since the indexed commit, and those of them that HEAD's
     tree (or git's index) now holds."""
     changed: set[str] = set()
@@ -119,8 +119,7 @@ def _changed_since(conn: sqlite3.Connection, repo: MemoryRepo, old_head: str | N
     return changed, committed
 
 
-def _committed_changes(repo: MemoryRepo, old_head: str | None,
-                       head: str | None) -> list[git.Change] | None:
+def _committed_changes(repo: MemoryRepo, old_head: str | None, head: str | None) -> list[git.Change] | None:
     """Episode files changed between the indexed commit and HEAD; ``None`` when there
     is no indexed commit or it is gone (rewritten away by a rebase or reset + gc)."""
     if not old_head or not head:
@@ -131,8 +130,9 @@ def _committed_changes(repo: MemoryRepo, old_head: str | None,
         return None
 
 
-def _loose_changes(conn: sqlite3.Connection, repo: MemoryRepo, meta: dict[str, str],
-                   committed: set[str], now_ns: int) -> tuple[dict[str, str], set[str]]:
+def _loose_changes(
+    conn: sqlite3.Connection, repo: MemoryRepo, meta: dict[str, str], committed: set[str], now_ns: int
+) -> tuple[dict[str, str], set[str]]:
     """Uncommitted episode files indexed earlier, and those of them edited since.
 
     Editing a file in place moves neither HEAD nor its folder's mtime; the few files
@@ -143,8 +143,7 @@ def _loose_changes(conn: sqlite3.Connection, repo: MemoryRepo, meta: dict[str, s
     if "loose" in meta:
         loose: dict[str, str] = json.loads(meta["loose"])
     else:
-        loose = {r[0]: "" for r in conn.execute(
-            "SELECT path FROM files WHERE episode_id IS NULL")}
+        loose = {r[0]: "" for r in conn.execute("SELECT path FROM files WHERE episode_id IS NULL")}
     for path in committed:
         loose.pop(path, None)
     changed: set[str] = set()
@@ -176,17 +175,14 @@ def _changed_folders(conn: sqlite3.Connection, repo: MemoryRepo, now_ns: int) ->
         listed = list_yaml(repo, dir_rel)
         known = {r[0] for r in conn.execute("SELECT path FROM files WHERE dir = ?", (dir_rel,))}
         changed |= listed ^ known
-        conn.execute("INSERT OR REPLACE INTO dirs VALUES (?, ?)",
-                     (dir_rel, trusted_mtime(mtime, now_ns)))
+        conn.execute("INSERT OR REPLACE INTO dirs VALUES (?, ?)", (dir_rel, trusted_mtime(mtime, now_ns)))
     for dir_rel in set(stored_dirs) - set(dirs):
-        changed |= {r[0] for r in conn.execute("SELECT path FROM files WHERE dir = ?",
-                                               (dir_rel,))}
+        changed |= {r[0] for r in conn.execute("SELECT path FROM files WHERE dir = ?", (dir_rel,))}
         conn.execute("DELETE FROM dirs WHERE path = ?", (dir_rel,))
     return changed
 
 
-def _reindex_file(conn: sqlite3.Connection, repo: MemoryRepo, path: str,
-                  stats: RefreshStats) -> bool:
+def _reindex_file(conn: sqlite3.Connection, repo: MemoryRepo, path: str, stats: RefreshStats) -> bool:
     """Drop what the index holds for ``path`` and index the file as it is now; False
     when there is no file to index any more."""
     if _delete_file(conn, path):
@@ -204,8 +200,7 @@ def _delete_file(conn: sqlite3.Connection, path: str) -> bool:
     conn.execute("DELETE FROM files WHERE path = ?", (path,))
     if row is None or row[0] is None:
         return False
-    ep_row = conn.execute("SELECT rowid FROM episodes WHERE id = ? AND path = ?",
-                          (row[0], path)).fetchone()
+    ep_row = conn.execute("SELECT rowid FROM episodes WHERE id = ? AND path = ?", (row[0], path)).fetchone()
     if ep_row is None:
         return False
     conn.execute("DELETE FROM episodes_fts WHERE rowid = ?", (ep_row[0],))
@@ -214,8 +209,9 @@ def _delete_file(conn: sqlite3.Connection, path: str) -> bool:
     return True
 
 
-def _index_episode_bytes(conn: sqlite3.Connection, repo: MemoryRepo, path: str, raw: bytes,
-                         blob: str, stats: RefreshStats) -> None:
+def _index_episode_bytes(
+    conn: sqlite3.Connection, repo: MemoryRepo, path: str, raw: bytes, blob: str, stats: RefreshStats
+) -> None:
     """Index one file of a live index (refresh); a full rebuild uses index_load.BulkLoader."""
     problem, row = index_load.parse_for_index(path, raw, repo.episodes_rel)
     if row is None:
@@ -228,15 +224,18 @@ def _index_episode_bytes(conn: sqlite3.Connection, repo: MemoryRepo, path: str, 
             return
         log.warning("skipped %s: episode ID %s is also in %s", path, row[0], clash[0])
     stats.invalid_files.append(path)
-    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, NULL)",
-                 (path, path.rsplit("/", 1)[0], blob))
+    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, NULL)", (path, path.rsplit("/", 1)[0], blob))
 
 
-def _update_episode_count(conn: sqlite3.Connection, meta: dict[str, str],
-                          stats: RefreshStats) -> None:
+def _update_episode_count(conn: sqlite3.Connection, meta: dict[str, str], stats: RefreshStats) -> None:
     """Keep ``meta.episode_count`` in step (counting the table costs ~8 ms at 100k)."""
     if stats.episodes_added or stats.episodes_removed:
-        set_meta(conn, "episode_count", str(
-            int(meta["episode_count"]) + stats.episodes_added - stats.episodes_removed
-            if "episode_count" in meta else
-            conn.execute("SELECT count(*) FROM episodes").fetchone()[0]))
+        set_meta(
+            conn,
+            "episode_count",
+            str(
+                int(meta["episode_count"]) + stats.episodes_added - stats.episodes_removed
+                if "episode_count" in meta
+                else conn.execute("SELECT count(*) FROM episodes").fetchone()[0]
+            ),
+        )

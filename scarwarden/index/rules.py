@@ -26,8 +26,9 @@ def rule_terms(rule: pb.Rule) -> Counter[str]:
 
 
 def _rule_digest(rule: pb.Rule) -> str:
-    payload = json.dumps([rule.title, rule.text, rule.tags, rule.episode_ids, rule.retired,
-                          rule.reason, rule.replaced_by])
+    payload = json.dumps(
+        [rule.title, rule.text, rule.tags, rule.episode_ids, rule.retired, rule.reason, rule.replaced_by]
+    )
     return hashlib.sha1(payload.encode()).hexdigest()  # noqa: S324
 
 
@@ -54,8 +55,9 @@ def index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshSta
         seen.add(rule.id)
         digest = _rule_digest(rule)
         if stored.get(rule.id) == digest:
-            conn.execute("UPDATE rules SET position = ?, line = ? WHERE id = ?",
-                         (position, rule.line, rule.id))
+            conn.execute(
+                "UPDATE rules SET position = ?, line = ? WHERE id = ?", (position, rule.line, rule.id)
+            )
             continue
         if rule.id in stored:  # a new rule has nothing to delete (and a full build none)
             touched |= _delete_rule(conn, rule.id)
@@ -66,18 +68,21 @@ def index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshSta
         stats.rules_changed += 1
     _insert_rows(conn, inserts)
     _update_term_df(conn, touched, everything=not stored)
-    total = conn.execute("SELECT count(*), coalesce(sum(length), 0) FROM rules "
-                         "WHERE retired = 0").fetchone()
+    total = conn.execute("SELECT count(*), coalesce(sum(length), 0) FROM rules WHERE retired = 0").fetchone()
     set_meta(conn, "rule_count", str(total[0]))
     set_meta(conn, "rule_total_length", str(total[1]))
 
 
 def _delete_rule(conn: sqlite3.Connection, rule_id: str) -> set[str]:
     """Remove a rule from every table; return the terms it had postings for."""
-    terms = {r[0] for r in conn.execute("SELECT term FROM rule_terms WHERE rule_id = ?",
-                                        (rule_id,))}
-    for table, column in (("rules", "id"), ("citations", "rule_id"), ("rule_tags", "rule_id"),
-                          ("rule_terms", "rule_id"), ("rule_tag_stems", "rule_id")):
+    terms = {r[0] for r in conn.execute("SELECT term FROM rule_terms WHERE rule_id = ?", (rule_id,))}
+    for table, column in (
+        ("rules", "id"),
+        ("citations", "rule_id"),
+        ("rule_tags", "rule_id"),
+        ("rule_terms", "rule_id"),
+        ("rule_tag_stems", "rule_id"),
+    ):
         conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (rule_id,))
     return terms
 
@@ -86,14 +91,16 @@ def _update_term_df(conn: sqlite3.Connection, terms: set[str], *, everything: bo
     """Recount the document frequency of ``terms`` (of all terms on a first build)."""
     if everything:
         conn.execute("DELETE FROM rule_term_df")
-        conn.execute("INSERT INTO rule_term_df SELECT term, count(*) FROM rule_terms "
-                     "GROUP BY term")
+        conn.execute("INSERT INTO rule_term_df SELECT term, count(*) FROM rule_terms GROUP BY term")
         return
     for chunk in chunks(sorted(terms), 500):
         marks = ",".join("?" * len(chunk))
         conn.execute(f"DELETE FROM rule_term_df WHERE term IN ({marks})", chunk)
-        conn.execute(f"INSERT INTO rule_term_df SELECT term, count(*) FROM rule_terms "
-                     f"WHERE term IN ({marks}) GROUP BY term", chunk)
+        conn.execute(
+            f"INSERT INTO rule_term_df SELECT term, count(*) FROM rule_terms "
+            f"WHERE term IN ({marks}) GROUP BY term",
+            chunk,
+        )
 
 
 _INSERTS = {
@@ -105,21 +112,31 @@ _INSERTS = {
 }
 
 
-def _rule_rows(rule: pb.Rule, position: int, digest: str,
-               out: dict[str, list[tuple[Any, ...]]]) -> set[str]:
+def _rule_rows(rule: pb.Rule, position: int, digest: str, out: dict[str, list[tuple[Any, ...]]]) -> set[str]:
     """Add a rule's rows (postings only when active) to ``out``; return its terms."""
     terms = rule_terms(rule)
     length = sum(terms.values())
     out.setdefault("rules", []).append(
-        (rule.id, position, rule.title, rule.text, json.dumps(list(rule.tags)),
-         json.dumps(list(rule.episode_ids)), int(rule.retired), rule.reason, rule.replaced_by,
-         rule.line, length, digest))
+        (
+            rule.id,
+            position,
+            rule.title,
+            rule.text,
+            json.dumps(list(rule.tags)),
+            json.dumps(list(rule.episode_ids)),
+            int(rule.retired),
+            rule.reason,
+            rule.replaced_by,
+            rule.line,
+            length,
+            digest,
+        )
+    )
     out.setdefault("citations", []).extend((rule.id, ep) for ep in rule.episode_ids)
     out.setdefault("rule_tags", []).extend((tag, rule.id) for tag in rule.tags)
     if rule.retired:
         return set()
-    out.setdefault("rule_terms", []).extend(
-        (term, rule.id, tf, length) for term, tf in terms.items())
+    out.setdefault("rule_terms", []).extend((term, rule.id, tf, length) for term, tf in terms.items())
     stems = out.setdefault("rule_tag_stems", [])
     for tag in rule.tags:
         parts = text.tag_stems(tag)

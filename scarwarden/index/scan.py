@@ -50,8 +50,11 @@ def list_yaml(repo: MemoryRepo, dir_rel: str) -> set[str]:
     """The ``.yaml`` files directly in one folder (paths relative to the root)."""
     try:
         with os.scandir(repo.root / dir_rel) as it:
-            return {f"{dir_rel}/{e.name}" for e in it
-                    if e.name.endswith(".yaml") and e.is_file(follow_symlinks=False)}
+            return {
+                f"{dir_rel}/{e.name}"
+                for e in it
+                if e.name.endswith(".yaml") and e.is_file(follow_symlinks=False)
+            }
     except (FileNotFoundError, NotADirectoryError):
         return set()
 

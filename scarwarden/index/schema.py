@@ -104,8 +104,11 @@ def open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | No
         return None, "missing"
     try:
         conn = connect(repo.index_path)
-        rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN "
-                                 "('schema_version', 'memory_dir')").fetchall())
+        rows = dict(
+            conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('schema_version', 'memory_dir')"
+            ).fetchall()
+        )
     except sqlite3.DatabaseError:
         with contextlib.suppress(Exception):  # the file is garbage; we only need it closed
             conn.close()
@@ -140,4 +143,4 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
 def chunks(items: list[str], size: int) -> Iterator[list[str]]:
     """``items`` in slices of ``size``: SQLite caps the ``?`` parameters of one query."""
     for i in range(0, len(items), size):
-        yield items[i:i + size]
+        yield items[i : i + size]

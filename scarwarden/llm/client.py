@@ -60,16 +60,21 @@ class Usage:
     estimated: bool = False
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.prompt_tokens + other.prompt_tokens,
-                     self.completion_tokens + other.completion_tokens,
-                     self.total_tokens + other.total_tokens,
-                     self.estimated or other.estimated)
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.total_tokens + other.total_tokens,
+            self.estimated or other.estimated,
+        )
 
     def to_json(self, calls: int | None = None) -> dict[str, object]:
         """The counts as JSON; with ``calls``, how many model calls they add up."""
         data: dict[str, object] = {
-            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-            "total_tokens": self.total_tokens, "estimated": self.estimated}
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "estimated": self.estimated,
+        }
         if calls is not None:
             data["calls"] = calls
         return data
@@ -112,9 +117,15 @@ _ASK_AGAIN = "\x00ask-again"
 class ChatClient:
     """Talks to one OpenAI-compatible endpoint; see the module docstring."""
 
-    def __init__(self, settings: ModelSettings, api_key: str, session: Any = None, *,
-                 key_source: str | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        settings: ModelSettings,
+        api_key: str,
+        session: Any = None,
+        *,
+        key_source: str | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.settings = settings
         self._api_key = api_key
         self._session = session
@@ -173,19 +184,23 @@ class ChatClient:
             after = retry_after_seconds(response.headers.get("Retry-After"))
             if after is not None:
                 return min(after, MAX_RETRY_AFTER)
-        base = self.settings.backoff * (2 ** attempt)
+        base = self.settings.backoff * (2**attempt)
         return base * (0.5 + random.random())  # jitter: spread clients that failed together
 
     # -- the call -------------------------------------------------------------------
-    def complete(self, messages: Sequence[Message], *, model: str, json_mode: bool = False,
-                 temperature: float = 0.2) -> ChatResponse:
+    def complete(
+        self, messages: Sequence[Message], *, model: str, json_mode: bool = False, temperature: float = 0.2
+    ) -> ChatResponse:
         """One chat completion; raises ModelUnreachable (3) or ModelError (5)."""
         import requests
 
         if self._session is None:
             self._session = requests.Session()
-        body: dict[str, Any] = {"model": model, "messages": [dict(m) for m in messages],
-                                "temperature": temperature}
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": [dict(m) for m in messages],
+            "temperature": temperature,
+        }
         if json_mode and self.json_mode_supported:
             body["response_format"] = {"type": "json_object"}
         attempts = 1 + max(0, self.settings.max_retries)
@@ -202,17 +217,18 @@ class ChatClient:
             attempt += 1
             if attempt < attempts:
                 delay = self._delay(attempt - 1, response)
-                log.info("model server: %s; retry %d of %d in %.1f s", last_problem,
-                         attempt, attempts - 1, delay)
+                log.info(
+                    "model server: %s; retry %d of %d in %.1f s", last_problem, attempt, attempts - 1, delay
+                )
                 self._sleep(delay)
         raise ModelUnreachable(
             f"the model server at {self.settings.base_url} did not answer after "
             f"{attempts} attempt{'s' if attempts != 1 else ''}: {last_problem}",
             hint="check the network and model.base_url (SCARWARDEN_BASE_URL); raise "
-                 "model.timeout or model.max_retries in scarwarden.yaml; or run offline")
+            "model.timeout or model.max_retries in scarwarden.yaml; or run offline",
+        )
 
-    def _post(self, body: dict[str, Any], model: str
-              ) -> tuple[requests.Response | None, ChatResponse | str]:
+    def _post(self, body: dict[str, Any], model: str) -> tuple[requests.Response | None, ChatResponse | str]:
         """One attempt: a reply, ``_ASK_AGAIN``, or a transient problem worth a retry.
 
         Problems no retry can fix (a bad URL, key or model, a refused request) raise.
@@ -221,31 +237,32 @@ class ChatClient:
 
         headers = {"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json"}
         try:
-            response = self._session.post(self.url, json=body, headers=headers,
-                                          timeout=self.settings.timeout)
-        except (requests.exceptions.MissingSchema, requests.exceptions.InvalidSchema,
-                requests.exceptions.InvalidURL):
+            response = self._session.post(self.url, json=body, headers=headers, timeout=self.settings.timeout)
+        except (
+            requests.exceptions.MissingSchema,
+            requests.exceptions.InvalidSchema,
+            requests.exceptions.InvalidURL,
+        ):
             # A typo in the setting, not a network problem: retrying cannot help.
             raise ConfigError(
                 f"model.base_url is not a usable http(s) URL: {self.settings.base_url!r}",
                 hint="set it (or SCARWARDEN_BASE_URL) to the part before "
-                     "/chat/completions, e.g. http://localhost:11434/v1") from None
+                "/chat/completions, e.g. http://localhost:11434/v1",
+            ) from None
         except requests.Timeout:
             return None, f"no answer within {self.settings.timeout:g} s (model.timeout)"
         except requests.RequestException as exc:
             return None, f"cannot connect ({type(exc).__name__})"
         return response, self._classify(response, body, model)
 
-    def _classify(self, response: requests.Response, body: dict[str, Any], model: str
-                  ) -> ChatResponse | str:
+    def _classify(self, response: requests.Response, body: dict[str, Any], model: str) -> ChatResponse | str:
         status = response.status_code
         if status == 200:
             return self._parse(response, body, model)
         if status == 400 and "response_format" in body:
             # Some OpenAI-compatible servers reject response_format; the prompt
             # still asks for JSON and complete_json checks it, so go on without.
-            log.info("the model server rejected response_format (HTTP 400); "
-                     "asking again without it")
+            log.info("the model server rejected response_format (HTTP 400); asking again without it")
             self.json_mode_supported = False
             del body["response_format"]
             return _ASK_AGAIN
@@ -253,20 +270,21 @@ class ChatClient:
             raise ModelError(
                 f"bad key: the model server at {self.settings.base_url} refused the "
                 f"API key (HTTP {status}): {self._server_says(response)}",
-                hint=self._key_hint())
+                hint=self._key_hint(),
+            )
         if status == 404:
             raise ModelError(
-                f"model not found: {model} (HTTP 404 from {self.url}): "
-                f"{self._server_says(response)}",
+                f"model not found: {model} (HTTP 404 from {self.url}): {self._server_says(response)}",
                 hint=f"set {self._model_setting(model)} to a model this server "
-                     f"serves, or fix model.base_url (SCARWARDEN_BASE_URL)")
+                f"serves, or fix model.base_url (SCARWARDEN_BASE_URL)",
+            )
         # 408: the server (or a proxy) timed out waiting, as transient as a 503.
         if status in (408, 429) or status >= 500:
             return f"HTTP {status}: {self._server_says(response)}"
         raise ModelError(
-            f"the model server refused the request (HTTP {status}): "
-            f"{self._server_says(response)}",
-            hint="check model.base_url and the model name in scarwarden.yaml")
+            f"the model server refused the request (HTTP {status}): {self._server_says(response)}",
+            hint="check model.base_url and the model name in scarwarden.yaml",
+        )
 
     def _parse(self, response: requests.Response, body: dict[str, Any], model: str) -> ChatResponse:
         try:
@@ -277,10 +295,12 @@ class ChatClient:
             raise ModelError(
                 "the model server answered HTTP 200 without a chat completion: "
                 f"{self._scrub(response.text[:_MAX_QUOTE])!r}",
-                hint="model.base_url must point at an OpenAI-compatible /v1 endpoint") from None
+                hint="model.base_url must point at an OpenAI-compatible /v1 endpoint",
+            ) from None
         if not isinstance(content, str):
-            raise ModelError("the model's reply had no text content",
-                             hint="use a chat model that answers in text")
+            raise ModelError(
+                "the model's reply had no text content", hint="use a chat model that answers in text"
+            )
         usage = data.get("usage") if isinstance(data, dict) else None
         if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
             prompt = int(usage["prompt_tokens"])
@@ -318,8 +338,9 @@ def _loads(content: str) -> Any:
     return json.loads(match.group(1) if match else content)
 
 
-def complete_json(client: ChatClient, messages: Sequence[Message], *, model: str,
-                  parse: Callable[[Any], T], what: str) -> tuple[T, list[ChatResponse]]:
+def complete_json(
+    client: ChatClient, messages: Sequence[Message], *, model: str, parse: Callable[[Any], T], what: str
+) -> tuple[T, list[ChatResponse]]:
     """Ask for JSON and return ``parse(data)``; one repair attempt, then ModelError (5).
 
     ``parse`` validates the decoded JSON and raises ``ValueError`` (or our
@@ -347,12 +368,15 @@ def complete_json(client: ChatClient, messages: Sequence[Message], *, model: str
             log.info("the model's %s was not valid (%s); asking it to repair it", what, problem)
             history += [
                 {"role": "assistant", "content": response.content},
-                {"role": "user", "content":
-                    f"Your reply is not valid: {problem}. Reply again with only the {what} "
+                {
+                    "role": "user",
+                    "content": f"Your reply is not valid: {problem}. Reply again with only the {what} "
                     "as one JSON object, exactly in the format asked for above: no prose, "
-                    "no markdown, no code fences."},
+                    "no markdown, no code fences.",
+                },
             ]
     raise ModelError(
         f"the model's {what} was not the JSON asked for, even after one repair attempt: {problem}",
         hint="nothing was changed; run again, or choose another model "
-             "(model.distill_model / model.answer_model in scarwarden.yaml)")
+        "(model.distill_model / model.answer_model in scarwarden.yaml)",
+    )

@@ -41,18 +41,22 @@ _SLACK = 10
 def check_task(task: str) -> str:
     """The task, stripped; :class:`UsageError` (exit 2) when empty or too long."""
     if not isinstance(task, str) or not task.strip():
-        raise UsageError("the task is empty", hint='describe the task, e.g. '
-                         'scarwarden recall "Draft a LinkedIn post announcing our beta"')
+        raise UsageError(
+            "the task is empty",
+            hint='describe the task, e.g. scarwarden recall "Draft a LinkedIn post announcing our beta"',
+        )
     task = task.strip()
     if len(task) > MAX_TASK_CHARS:
-        raise UsageError(f"the task is {len(task):,} characters; the limit is "
-                         f"{MAX_TASK_CHARS:,}",
-                         hint="recall with the request itself, not a whole document")
+        raise UsageError(
+            f"the task is {len(task):,} characters; the limit is {MAX_TASK_CHARS:,}",
+            hint="recall with the request itself, not a whole document",
+        )
     return task
 
 
-def recall(index: Index, task: str, *, limit: int | None = None,
-           settings: RecallSettings | None = None) -> RecallResult:
+def recall(
+    index: Index, task: str, *, limit: int | None = None, settings: RecallSettings | None = None
+) -> RecallResult:
     """Rank the active rules of ``index`` for ``task`` and route the result.
 
     Returns at most ``limit`` rules in rank order, each with a confidence of at least
@@ -73,22 +77,33 @@ def recall(index: Index, task: str, *, limit: int | None = None,
     n = int(index.meta("rule_count") or 0)
     total = int(index.meta("rule_total_length") or 0)
     terms = task_terms(index.conn, qtf, n, total / n if n and total else 1.0)
-    stats = RecallStats(rule_count=n, avg_length=terms.avg,
-                        task_stems=dict(sorted(qtf.items())),
-                        unknown_stems=sorted(set(qtf) - set(terms.df)), settings=settings,
-                        task_mass=terms.task_mass,
-                        task_df={t: terms.df.get(t, 0) for t in sorted(qtf)})
+    stats = RecallStats(
+        rule_count=n,
+        avg_length=terms.avg,
+        task_stems=dict(sorted(qtf.items())),
+        unknown_stems=sorted(set(qtf) - set(terms.df)),
+        settings=settings,
+        task_mass=terms.task_mass,
+        task_df={t: terms.df.get(t, 0) for t in sorted(qtf)},
+    )
     ranked: list[RecalledRule] = []
     if qtf and n:
         found = candidates(index.conn, terms, limit + _SLACK)
         ranked = score_rules(index.conn, worth_explaining(found, limit), terms)
         ranked.sort(key=lambda r: (-r.score, r.id))
     verdict = _route(stats, ranked)
-    kept = [] if verdict == router.ASK_HUMAN else [
-        r for r in ranked
-        if r.confidence >= settings.floor or len(r.matched_tags) >= settings.act_tag_hits]
-    return RecallResult(task=task, verdict=verdict, playbook_commit=playbook_commit(index),
-                        rules=kept[:limit], stats=stats)
+    kept = (
+        []
+        if verdict == router.ASK_HUMAN
+        else [
+            r
+            for r in ranked
+            if r.confidence >= settings.floor or len(r.matched_tags) >= settings.act_tag_hits
+        ]
+    )
+    return RecallResult(
+        task=task, verdict=verdict, playbook_commit=playbook_commit(index), rules=kept[:limit], stats=stats
+    )
 
 
 def _route(stats: RecallStats, ranked: list[RecalledRule]) -> str:
@@ -99,12 +114,10 @@ def _route(stats: RecallStats, ranked: list[RecalledRule]) -> str:
         stats.best_confidence = ranked[0].confidence
         stats.best_evidence = ranked[0].evidence
         stats.best = ranked[0]
-    return router.route(stats.best_confidence, stats.best_tag_hits, stats.best_evidence,
-                        stats.settings)
+    return router.route(stats.best_confidence, stats.best_tag_hits, stats.best_evidence, stats.settings)
 
 
-def recall_task(repo: MemoryRepo, task: str, *, limit: int | None = None,
-                log: bool = True) -> RecallResult:
+def recall_task(repo: MemoryRepo, task: str, *, limit: int | None = None, log: bool = True) -> RecallResult:
     """Open (and refresh) the index, recall, and append the recall to the recall log.
 
     Logging is best effort: a read-only or busy index loses the log line (with a

@@ -20,11 +20,15 @@ from scarwarden.recall.score import DECIMALS, K1, TAG_WEIGHT, B, idf
 #: The title :func:`explain_lines` goes under (the CLI prints it in bold).
 HEADING = "How the scores were computed"
 
-_FORMULA = {"k1": K1, "b": B, "tag_weight": TAG_WEIGHT,
-            "idf": "ln(1 + (N - df + 0.5) / (df + 0.5))",
-            "term": "idf * qtf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))",
-            "confidence": "matched_mass / sqrt(task_mass * rule_mass)",
-            "evidence": "matched_mass / idf(df=1)"}
+_FORMULA = {
+    "k1": K1,
+    "b": B,
+    "tag_weight": TAG_WEIGHT,
+    "idf": "ln(1 + (N - df + 0.5) / (df + 0.5))",
+    "term": "idf * qtf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))",
+    "confidence": "matched_mass / sqrt(task_mass * rule_mass)",
+    "evidence": "matched_mass / idf(df=1)",
+}
 
 
 def explain_data(result: RecallResult) -> dict[str, Any]:
@@ -32,9 +36,12 @@ def explain_data(result: RecallResult) -> dict[str, Any]:
     stats = _stats(result)
     data: dict[str, Any] = {
         "formula": dict(_FORMULA),
-        "rule_count": stats.rule_count, "avg_length": round(stats.avg_length, DECIMALS),
-        "task_stems": stats.task_stems, "unknown_stems": stats.unknown_stems,
-        "task_mass": round(stats.task_mass, DECIMALS), "task_df": stats.task_df,
+        "rule_count": stats.rule_count,
+        "avg_length": round(stats.avg_length, DECIMALS),
+        "task_stems": stats.task_stems,
+        "unknown_stems": stats.unknown_stems,
+        "task_mass": round(stats.task_mass, DECIMALS),
+        "task_df": stats.task_df,
         "rare_idf": round(idf(1, stats.rule_count), DECIMALS) if stats.rule_count else None,
         "rules": [_rule_data(r) for r in result.rules],
         "router": _router_data(stats),
@@ -45,25 +52,44 @@ def explain_data(result: RecallResult) -> dict[str, Any]:
 
 
 def _rule_data(r: RecalledRule) -> dict[str, Any]:
-    return {"id": r.id, "score": r.score, "confidence": r.confidence,
-            "matched_mass": round(r.matched_mass, DECIMALS),
-            "rule_mass": round(r.rule_mass, DECIMALS), "evidence": r.evidence,
-            "matched_stems": r.matched_stems, "rule_stems": r.stem_df,
-            "tags": [{"tag": t, "stems": list(text.tag_stems(t))} for t in r.matched_tags],
-            "terms": [{"stem": m.stem, "qtf": m.qtf, "df": m.df,
-                       "idf": round(m.idf, DECIMALS), "tf": m.tf, "length": m.length,
-                       "contribution": m.contribution} for m in r.terms]}
+    return {
+        "id": r.id,
+        "score": r.score,
+        "confidence": r.confidence,
+        "matched_mass": round(r.matched_mass, DECIMALS),
+        "rule_mass": round(r.rule_mass, DECIMALS),
+        "evidence": r.evidence,
+        "matched_stems": r.matched_stems,
+        "rule_stems": r.stem_df,
+        "tags": [{"tag": t, "stems": list(text.tag_stems(t))} for t in r.matched_tags],
+        "terms": [
+            {
+                "stem": m.stem,
+                "qtf": m.qtf,
+                "df": m.df,
+                "idf": round(m.idf, DECIMALS),
+                "tf": m.tf,
+                "length": m.length,
+                "contribution": m.contribution,
+            }
+            for m in r.terms
+        ],
+    }
 
 
 def _router_data(stats: RecallStats) -> dict[str, Any]:
     """The router's settings, what it read from the best-ranked rule, and its reason."""
-    return {"act_threshold": stats.settings.act_threshold, "floor": stats.settings.floor,
-            "act_tag_hits": stats.settings.act_tag_hits,
-            "best_rule": stats.best.id if stats.best is not None else None,
-            "best_confidence": stats.best_confidence,
-            "best_tag_hits": stats.best_tag_hits, "best_evidence": stats.best_evidence,
-            "best_score": stats.best_score,
-            "reason": _reason(stats)}
+    return {
+        "act_threshold": stats.settings.act_threshold,
+        "floor": stats.settings.floor,
+        "act_tag_hits": stats.settings.act_tag_hits,
+        "best_rule": stats.best.id if stats.best is not None else None,
+        "best_confidence": stats.best_confidence,
+        "best_tag_hits": stats.best_tag_hits,
+        "best_evidence": stats.best_evidence,
+        "best_score": stats.best_score,
+        "reason": _reason(stats),
+    }
 
 
 def explain_lines(result: RecallResult) -> list[str]:
@@ -94,10 +120,8 @@ def _formula_lines(stats: RecallStats) -> list[str]:
         "  term(t) = idf x qtf x tf x (K1 + 1) / (tf + K1 x (1 - B + B x len / avglen))",
         "  confidence = matched / sqrt(task x rule): sums of idf over the matched stems, the "
         "task's stems and the rule's stems (title, text, tags)",
-        f"  evidence   = matched / {idf(1, max(1, stats.rule_count)):.4f} (the idf of a "
-        "stem in one rule)",
-        f"  task mass  = {stats.task_mass:.4f} = "
-        + _mass(list(stats.task_df.values()), stats.rule_count),
+        f"  evidence   = matched / {idf(1, max(1, stats.rule_count)):.4f} (the idf of a stem in one rule)",
+        f"  task mass  = {stats.task_mass:.4f} = " + _mass(list(stats.task_df.values()), stats.rule_count),
     ]
 
 
@@ -114,27 +138,25 @@ def _rule_lines(rule: RecalledRule, stats: RecallStats, note: str) -> list[str]:
         lines.append(
             f"    term:{m.stem:<19} {m.contribution:8.4f}  = idf {m.idf:.4f} (df {m.df}) x "
             f"qtf {m.qtf} x tf {m.tf} x {K1 + 1:g} / ({m.tf} + {K1} x ({1 - B:g} + {B} x "
-            f"{m.length}/{avg:.4f}))")
+            f"{m.length}/{avg:.4f}))"
+        )
     matched = [rule.stem_df[s] for s in rule.matched_stems]
     return lines + [
         f"    confidence {rule.confidence:.4f} = matched {rule.matched_mass:.4f} / sqrt(task "
         f"{stats.task_mass:.4f} x rule {rule.rule_mass:.4f}); evidence {rule.evidence:g}",
-        f"      matched {', '.join(rule.matched_stems)} = "
-        + _mass(matched, stats.rule_count),
-        f"      rule {len(rule.stem_df)} stems = "
-        + _mass(list(rule.stem_df.values()), stats.rule_count)]
+        f"      matched {', '.join(rule.matched_stems)} = " + _mass(matched, stats.rule_count),
+        f"      rule {len(rule.stem_df)} stems = " + _mass(list(rule.stem_df.values()), stats.rule_count),
+    ]
 
 
 def _mass(dfs: list[int], n: int) -> str:
     """A sum of idf written by df, to redo by hand: ``3 x 2.3026 (df 1) + 1 x 1.7918 (df 2)``."""
     counts = Counter(dfs)
-    return " + ".join(f"{k} x {idf(df, n):.4f} (df {df})" for df, k in sorted(counts.items())) \
-        or "0"
+    return " + ".join(f"{k} x {idf(df, n):.4f} (df {df})" for df, k in sorted(counts.items())) or "0"
 
 
 def _reason(stats: RecallStats) -> str:
-    return router.reason(stats.best_confidence, stats.best_tag_hits, stats.best_evidence,
-                         stats.settings)
+    return router.reason(stats.best_confidence, stats.best_tag_hits, stats.best_evidence, stats.settings)
 
 
 def _stats(result: RecallResult) -> RecallStats:

@@ -60,9 +60,16 @@ class LogEntry:
     detail: dict[str, Any]
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "at": self.at, "task": self.task, "verdict": self.verdict,
-                "rule_ids": list(self.rule_ids), "scores": list(self.scores),
-                "playbook_commit": self.playbook_commit, "detail": dict(self.detail)}
+        return {
+            "id": self.id,
+            "at": self.at,
+            "task": self.task,
+            "verdict": self.verdict,
+            "rule_ids": list(self.rule_ids),
+            "scores": list(self.scores),
+            "playbook_commit": self.playbook_commit,
+            "detail": dict(self.detail),
+        }
 
 
 def append(index: Index, result: RecallResult, *, now: str | None = None) -> int | None:
@@ -77,10 +84,15 @@ def append(index: Index, result: RecallResult, *, now: str | None = None) -> int
         detail["act_threshold"] = result.stats.settings.act_threshold
         detail["floor"] = result.stats.settings.floor
         detail["rule_count"] = result.stats.rule_count
-    row = (now or utc_now(), result.task, result.verdict,
-           json.dumps([r.id for r in result.rules]),
-           json.dumps([r.score for r in result.rules]), result.playbook_commit,
-           json.dumps(detail, sort_keys=True))
+    row = (
+        now or utc_now(),
+        result.task,
+        result.verdict,
+        json.dumps([r.id for r in result.rules]),
+        json.dumps([r.score for r in result.rules]),
+        result.playbook_commit,
+        json.dumps(detail, sort_keys=True),
+    )
     from scarwarden.index import writer_lock
 
     conn = index.conn
@@ -88,8 +100,11 @@ def append(index: Index, result: RecallResult, *, now: str | None = None) -> int
         conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         # A write to the index file takes turns with a rebuild's swap (see writer_lock).
         with writer_lock(index.repo):
-            cur = conn.execute("INSERT INTO recall_log (at, task, verdict, rule_ids, scores, "
-                               "playbook_commit, detail) VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+            cur = conn.execute(
+                "INSERT INTO recall_log (at, task, verdict, rule_ids, scores, "
+                "playbook_commit, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
             rowid = cur.lastrowid
             if rowid is not None and rowid % 1000 == 0:
                 conn.execute("DELETE FROM recall_log WHERE rowid <= ?", (rowid - KEEP_ROWS,))
@@ -104,9 +119,15 @@ def append(index: Index, result: RecallResult, *, now: str | None = None) -> int
             pass
 
 
-def read_log(index: Index, *, limit: int | None = 20, since: str | None = None,
-             until: str | None = None, task_grep: str | None = None,
-             verdict: str | None = None) -> list[LogEntry]:
+def read_log(
+    index: Index,
+    *,
+    limit: int | None = 20,
+    since: str | None = None,
+    until: str | None = None,
+    task_grep: str | None = None,
+    verdict: str | None = None,
+) -> list[LogEntry]:
     """Log lines, newest first, filtered; ``since``/``until`` as
     :func:`scarwarden.times.parse_when` gives them."""
     where, args = [], []
@@ -119,8 +140,7 @@ def read_log(index: Index, *, limit: int | None = 20, since: str | None = None,
     if verdict:
         where.append("verdict = ?")
         args.append(verdict.upper())
-    sql = "SELECT rowid, at, task, verdict, rule_ids, scores, playbook_commit, detail " \
-          "FROM recall_log"
+    sql = "SELECT rowid, at, task, verdict, rule_ids, scores, playbook_commit, detail FROM recall_log"
     if where:
         sql += " WHERE " + " AND ".join(where)
     sql += " ORDER BY rowid DESC"
@@ -143,12 +163,20 @@ def _entry(row: tuple[Any, ...]) -> LogEntry:
         except ValueError:
             return default
 
-    return LogEntry(id=int(row[0]), at=str(row[1]), task=str(row[2]), verdict=str(row[3]),
-                    rule_ids=load(row[4], []), scores=load(row[5], []),
-                    playbook_commit=row[6], detail=load(row[7], {}))
+    return LogEntry(
+        id=int(row[0]),
+        at=str(row[1]),
+        task=str(row[2]),
+        verdict=str(row[3]),
+        rule_ids=load(row[4], []),
+        scores=load(row[5], []),
+        playbook_commit=row[6],
+        detail=load(row[7], {}),
+    )
 
 
 # -- which playbook a recall used ---------------------------------------------------
+
 
 def playbook_commit(index: Index) -> str | None:
     """The commit the recalled playbook is from (see the module docstring), cached."""
@@ -183,8 +211,9 @@ def playbook_commit(index: Index) -> str | None:
     try:
         index.conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         with writer_lock(repo):  # takes turns with a rebuild's swap, as every write does
-            index.conn.execute("INSERT OR REPLACE INTO meta VALUES "
-                               "('recall_playbook_commit', ?)", (json.dumps(cached),))
+            index.conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('recall_playbook_commit', ?)", (json.dumps(cached),)
+            )
     except (sqlite3.OperationalError, OSError):
         pass  # a read-only index recomputes next time; still correct
     finally:
@@ -209,8 +238,7 @@ def _unchanged(index: Index, old_head: str, head: str) -> bool:
     if old_head == head:
         return True
     try:
-        return not git.diff_name_status(index.repo.root, old_head, head,
-                                        index.repo.playbook_rel)
+        return not git.diff_name_status(index.repo.root, old_head, head, index.repo.playbook_rel)
     except GitError:  # the old HEAD is gone (rebase, gc): ask git log instead
         return False
 

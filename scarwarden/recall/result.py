@@ -57,12 +57,17 @@ class RecalledRule:
     matched_stems: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "text": self.text, "score": self.score,
-                "matched_tags": list(self.matched_tags),
-                "matched_terms": list(self.matched_terms),
-                "contributions": dict(self.contributions),
-                "episode_ids": list(self.episode_ids),
-                "confidence": self.confidence}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "text": self.text,
+            "score": self.score,
+            "matched_tags": list(self.matched_tags),
+            "matched_terms": list(self.matched_terms),
+            "contributions": dict(self.contributions),
+            "episode_ids": list(self.episode_ids),
+            "confidence": self.confidence,
+        }
 
     def why(self) -> str:
         """One line: the tags and terms that matched and what each contributed."""
@@ -115,9 +120,12 @@ class RecallResult:
 
     def to_json(self) -> dict[str, Any]:
         """SPEC section 6: ``{task, verdict, playbook_commit, rules: [...]}``."""
-        return {"task": self.task, "verdict": self.verdict,
-                "playbook_commit": self.playbook_commit,
-                "rules": [r.to_json() for r in self.rules]}
+        return {
+            "task": self.task,
+            "verdict": self.verdict,
+            "playbook_commit": self.playbook_commit,
+            "rules": [r.to_json() for r in self.rules],
+        }
 
     def dumps(self) -> str:
         """The JSON document, byte-stable for the same playbook and task."""

@@ -41,15 +41,19 @@ FLAG_EVIDENCE = 1.0
 #: What the agent must do on each verdict (shown by ``recall`` and ``ask``).
 VERDICT_MEANING: dict[str, str] = {
     ACT: "Strong match: follow the recalled rules and cite them.",
-    ACT_AND_FLAG: ("Weak match: the rules may apply; act on them, but state your "
-                   "assumptions and flag the answer for review."),
-    ASK_HUMAN: ("Nothing relevant is remembered: do not guess. Ask a human; their answer "
-                "becomes a new episode."),
+    ACT_AND_FLAG: (
+        "Weak match: the rules may apply; act on them, but state your "
+        "assumptions and flag the answer for review."
+    ),
+    ASK_HUMAN: (
+        "Nothing relevant is remembered: do not guess. Ask a human; their answer becomes a new episode."
+    ),
 }
 
 
-def route(best_confidence: float | None, best_tag_hits: int, best_evidence: float,
-          settings: RecallSettings) -> str:
+def route(
+    best_confidence: float | None, best_tag_hits: int, best_evidence: float, settings: RecallSettings
+) -> str:
     """The verdict for a best-ranked rule with these numbers.
 
     ``best_confidence`` is ``None`` when no rule matched the task at all;
@@ -62,40 +66,49 @@ def route(best_confidence: float | None, best_tag_hits: int, best_evidence: floa
         return ACT
     if best_confidence >= settings.act_threshold and best_evidence >= settings.act_tag_hits:
         return ACT
-    if best_confidence >= settings.floor and (best_tag_hits >= 1
-                                              or best_evidence >= FLAG_EVIDENCE):
+    if best_confidence >= settings.floor and (best_tag_hits >= 1 or best_evidence >= FLAG_EVIDENCE):
         return ACT_AND_FLAG
     return ASK_HUMAN
 
 
-def reason(best_confidence: float | None, best_tag_hits: int, best_evidence: float,
-           settings: RecallSettings) -> str:
+def reason(
+    best_confidence: float | None, best_tag_hits: int, best_evidence: float, settings: RecallSettings
+) -> str:
     """Why :func:`route` gave its verdict, in words a reviewer can check."""
     verdict = route(best_confidence, best_tag_hits, best_evidence, settings)
     if best_confidence is None:
         return f"{verdict}: no rule shares a tag or a word with the task"
-    hits = (f"{best_tag_hits} tag hit(s) (< act_tag_hits {settings.act_tag_hits})")
+    hits = f"{best_tag_hits} tag hit(s) (< act_tag_hits {settings.act_tag_hits})"
     conf = f"confidence {best_confidence:g}"
     evidence = f"evidence {best_evidence:g}"
     if verdict == ACT:
         if best_tag_hits >= settings.act_tag_hits:
-            return (f"{verdict}: the best rule has {best_tag_hits} tag hits "
-                    f"(>= act_tag_hits {settings.act_tag_hits})")
-        return (f"{verdict}: the best rule's {conf} >= act_threshold "
-                f"{settings.act_threshold:g} and its {evidence} >= act_tag_hits "
-                f"{settings.act_tag_hits}")
+            return (
+                f"{verdict}: the best rule has {best_tag_hits} tag hits "
+                f"(>= act_tag_hits {settings.act_tag_hits})"
+            )
+        return (
+            f"{verdict}: the best rule's {conf} >= act_threshold "
+            f"{settings.act_threshold:g} and its {evidence} >= act_tag_hits "
+            f"{settings.act_tag_hits}"
+        )
     if verdict == ACT_AND_FLAG:
         if best_confidence >= settings.act_threshold:
-            why = (f"its {conf} >= act_threshold {settings.act_threshold:g} but its "
-                   f"{evidence} < act_tag_hits {settings.act_tag_hits}")
+            why = (
+                f"its {conf} >= act_threshold {settings.act_threshold:g} but its "
+                f"{evidence} < act_tag_hits {settings.act_tag_hits}"
+            )
         else:
-            why = (f"its {conf} is below act_threshold {settings.act_threshold:g} but >= "
-                   f"floor {settings.floor:g}, ")
-            why += ("with a tag hit" if best_tag_hits else
-                    f"with {evidence} >= {FLAG_EVIDENCE:g}")
+            why = (
+                f"its {conf} is below act_threshold {settings.act_threshold:g} but >= "
+                f"floor {settings.floor:g}, "
+            )
+            why += "with a tag hit" if best_tag_hits else f"with {evidence} >= {FLAG_EVIDENCE:g}"
         return f"{verdict}: the best rule has {hits}; {why}"
     if best_confidence >= settings.floor:
-        return (f"{verdict}: the best rule has no tag hit and its {evidence} < "
-                f"{FLAG_EVIDENCE:g} (only generic words matched), though its {conf} >= floor "
-                f"{settings.floor:g}")
+        return (
+            f"{verdict}: the best rule has no tag hit and its {evidence} < "
+            f"{FLAG_EVIDENCE:g} (only generic words matched), though its {conf} >= floor "
+            f"{settings.floor:g}"
+        )
     return f"{verdict}: the best rule has {hits}; its {conf} is below floor {settings.floor:g}"

@@ -72,8 +72,7 @@ def confidence(matched: float, task_mass: float, rule_mass: float) -> float:
     return round(matched / math.sqrt(task_mass * rule_mass), DECIMALS)
 
 
-def term_contribution(idf_value: float, qtf: int, tf: int, length: int,
-                      avg_length: float) -> float:
+def term_contribution(idf_value: float, qtf: int, tf: int, length: int, avg_length: float) -> float:
     """One shared stem's BM25 contribution (unrounded)."""
     norm = tf + K1 * (1.0 - B + B * length / avg_length)
     return idf_value * qtf * tf * (K1 + 1.0) / norm
@@ -104,8 +103,10 @@ def document_frequencies(conn: Any, stems: list[str]) -> dict[str, int]:
     """Stem -> df, for the ``stems`` at least one active rule contains."""
     if not stems:
         return {}
-    rows = conn.execute("SELECT term, df FROM rule_term_df WHERE term IN "
-                        "(SELECT value FROM json_each(?))", (json.dumps(stems),))
+    rows = conn.execute(
+        "SELECT term, df FROM rule_term_df WHERE term IN (SELECT value FROM json_each(?))",
+        (json.dumps(stems),),
+    )
     return {term: int(df) for term, df in rows if df}
 
 
@@ -132,9 +133,14 @@ def candidates(conn: Any, task: TaskTerms, count: int) -> list[tuple[str, float]
         SELECT rule_id, sum(c) AS score FROM s GROUP BY rule_id
         ORDER BY score DESC, rule_id LIMIT :count
     """
-    params = {"weights": json.dumps(weights), "stems": json.dumps(sorted(task.qtf)),
-              "base": K1 * (1.0 - B), "slope": K1 * B / task.avg, "tag_weight": TAG_WEIGHT,
-              "count": count}
+    params = {
+        "weights": json.dumps(weights),
+        "stems": json.dumps(sorted(task.qtf)),
+        "base": K1 * (1.0 - B),
+        "slope": K1 * B / task.avg,
+        "tag_weight": TAG_WEIGHT,
+        "count": count,
+    }
     return [(row[0], float(row[1])) for row in conn.execute(sql, params)]
 
 
@@ -166,25 +172,29 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
     # A rule has dozens of stems but they share a handful of df values.
     weight = {d: idf(d, task.n) for d in {d for own in stem_df.values() for d in own.values()}}
     out = []
-    for row in conn.execute("SELECT id, title, text, tags, episode_ids FROM rules "
-                            "WHERE id IN (SELECT value FROM json_each(?))", (id_json,)):
+    for row in conn.execute(
+        "SELECT id, title, text, tags, episode_ids FROM rules WHERE id IN (SELECT value FROM json_each(?))",
+        (id_json,),
+    ):
         rule_id = row[0]
-        out.append(_scored_rule(row, task, postings[rule_id], stem_df[rule_id],
-                                tag_parts.get(rule_id, {}), weight))
+        out.append(
+            _scored_rule(row, task, postings[rule_id], stem_df[rule_id], tag_parts.get(rule_id, {}), weight)
+        )
     return out
 
 
-def _rule_stems(conn: Any, id_json: str, ids: list[str], df: dict[str, int]
-                ) -> tuple[_Postings, _StemDf]:
+def _rule_stems(conn: Any, id_json: str, ids: list[str], df: dict[str, int]) -> tuple[_Postings, _StemDf]:
     """The rules' own stems with their df: the shared ones score, all of them weigh in
     the rule's mass. Read by rule (a few dozen postings each), not by term: a long task
     has hundreds."""
     postings: _Postings = {i: {} for i in ids}
     stem_df: _StemDf = {i: {} for i in ids}
     for term, rule_id, tf, length, term_df in conn.execute(
-            "SELECT p.term, p.rule_id, p.tf, p.length, d.df FROM rule_terms AS p "
-            "JOIN rule_term_df AS d ON d.term = p.term WHERE p.rule_id IN "
-            "(SELECT value FROM json_each(?))", (id_json,)):
+        "SELECT p.term, p.rule_id, p.tf, p.length, d.df FROM rule_terms AS p "
+        "JOIN rule_term_df AS d ON d.term = p.term WHERE p.rule_id IN "
+        "(SELECT value FROM json_each(?))",
+        (id_json,),
+    ):
         stem_df[rule_id][term] = term_df
         if term in df:
             postings[rule_id][term] = (tf, length)
@@ -196,17 +206,24 @@ def _tag_parts(conn: Any, id_json: str, stem_df: _StemDf) -> _TagParts:
     (with its df, 0 when no rule's title or text has it)."""
     tag_parts: _TagParts = {}
     for rule_id, tag, stem, tag_df in conn.execute(
-            "SELECT t.rule_id, t.tag, t.stem, coalesce(d.df, 0) FROM rule_tag_stems AS t "
-            "LEFT JOIN rule_term_df AS d ON d.term = t.stem WHERE t.rule_id IN "
-            "(SELECT value FROM json_each(?))", (id_json,)):
+        "SELECT t.rule_id, t.tag, t.stem, coalesce(d.df, 0) FROM rule_tag_stems AS t "
+        "LEFT JOIN rule_term_df AS d ON d.term = t.stem WHERE t.rule_id IN "
+        "(SELECT value FROM json_each(?))",
+        (id_json,),
+    ):
         tag_parts.setdefault(rule_id, {}).setdefault(tag, set()).add(stem)
         stem_df[rule_id].setdefault(stem, tag_df)
     return tag_parts
 
 
-def _scored_rule(row: tuple[Any, ...], task: TaskTerms, postings: dict[str, tuple[int, int]],
-                 own: dict[str, int], parts: dict[str, set[str]],
-                 weight: dict[int, float]) -> RecalledRule:
+def _scored_rule(
+    row: tuple[Any, ...],
+    task: TaskTerms,
+    postings: dict[str, tuple[int, int]],
+    own: dict[str, int],
+    parts: dict[str, set[str]],
+    weight: dict[int, float],
+) -> RecalledRule:
     """One rule's contributions (tags first, then terms by contribution), score,
     confidence and evidence."""
     rule_id, title, body, tags_json, eps_json = row
@@ -222,8 +239,9 @@ def _scored_rule(row: tuple[Any, ...], task: TaskTerms, postings: dict[str, tupl
         idf_value = idf(task.df[stem], task.n)
         value = term_contribution(idf_value, task.qtf[stem], tf, length, task.avg)
         total += value
-        matches.append(TermMatch(stem, task.qtf[stem], task.df[stem], idf_value, tf, length,
-                                 round(value, DECIMALS)))
+        matches.append(
+            TermMatch(stem, task.qtf[stem], task.df[stem], idf_value, tf, length, round(value, DECIMALS))
+        )
     matches.sort(key=lambda m: (-m.contribution, m.stem))
     for m in matches:
         contributions[f"term:{m.stem}"] = m.contribution
@@ -233,11 +251,20 @@ def _scored_rule(row: tuple[Any, ...], task: TaskTerms, postings: dict[str, tupl
     rule_mass = math.fsum(weight[d] for d in own.values())
     rare = idf(1, task.n)  # the idf of a stem found in one rule only
     return RecalledRule(
-        id=rule_id, title=title, text=body, score=round(total, DECIMALS),
-        matched_tags=hits, matched_terms=[m.stem for m in matches],
-        contributions=contributions, episode_ids=list(json.loads(eps_json)),
-        tags=tags, terms=matches,
+        id=rule_id,
+        title=title,
+        text=body,
+        score=round(total, DECIMALS),
+        matched_tags=hits,
+        matched_terms=[m.stem for m in matches],
+        contributions=contributions,
+        episode_ids=list(json.loads(eps_json)),
+        tags=tags,
+        terms=matches,
         confidence=confidence(matched_mass, task.task_mass, rule_mass),
-        matched_mass=matched_mass, rule_mass=rule_mass,
+        matched_mass=matched_mass,
+        rule_mass=rule_mass,
         evidence=round(matched_mass / rare, DECIMALS),
-        stem_df=dict(sorted(own.items())), matched_stems=sorted(matched))
+        stem_df=dict(sorted(own.items())),
+        matched_stems=sorted(matched),
+    )

@@ -69,15 +69,19 @@ resources scarwarden://playbook, scarwarden://rule/{id}, scarwarden://episode/{i
 def _episode_reply(repo: MemoryRepo, ep: Episode) -> dict[str, Any]:
     rel = ep.relpath(repo.episodes_rel)
     entries = git.log(repo.root, "-1", "--", rel)
-    return {"id": ep.id, "path": rel, "commit": entries[0].sha if entries else None,
-            "episode": ep.to_json()}
+    return {"id": ep.id, "path": rel, "commit": entries[0].sha if entries else None, "episode": ep.to_json()}
 
 
 class MemoryTools:
     """The tools of ``scarwarden mcp`` over one memory repository."""
 
-    def __init__(self, repo: MemoryRepo, *, allow_distill_commit: bool = False,
-                 environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        repo: MemoryRepo,
+        *,
+        allow_distill_commit: bool = False,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         self.repo = repo
         self.allow_distill_commit = allow_distill_commit
         self.environ = dict(environ or {})
@@ -93,9 +97,11 @@ class MemoryTools:
         cite_as = {rule.id: format_citation(rule.id, rule.episode_ids) for rule in result.rules}
         example = next(iter(cite_as.values()), "[PB-NN, learnt in ep-...]")
         data["cite_as"] = cite_as
-        data["instructions"] = _verdict_meaning(result.verdict) + VERDICT_STEPS.get(
-            result.verdict, VERDICT_STEPS["ACT_AND_FLAG"]).format(example=example) + (
-            AFTER_STEPS if result.verdict != "ASK_HUMAN" else "")
+        data["instructions"] = (
+            _verdict_meaning(result.verdict)
+            + VERDICT_STEPS.get(result.verdict, VERDICT_STEPS["ACT_AND_FLAG"]).format(example=example)
+            + (AFTER_STEPS if result.verdict != "ASK_HUMAN" else "")
+        )
         return data
 
     # -- writes -------------------------------------------------------------------
@@ -118,20 +124,21 @@ class MemoryTools:
             ep = record_human_answer(self.repo, task, answer)
             return _episode_reply(self.repo, ep)
 
-    def distill(self, *, dry_run: bool = True, offline: bool | None = None,
-                branch: str | None = None) -> dict[str, Any]:
+    def distill(
+        self, *, dry_run: bool = True, offline: bool | None = None, branch: str | None = None
+    ) -> dict[str, Any]:
         """Propose (``dry_run``) or commit playbook changes; committing must be allowed."""
         if not dry_run and not self.allow_distill_commit:
             raise UsageError(
                 "this server may only propose distillations (dry_run=true): committing "
                 "playbook changes was not allowed when it was started",
                 hint="restart it as 'scarwarden mcp --allow-distill-commit' to let agents "
-                     "commit distillations, or run 'scarwarden distill' yourself")
+                "commit distillations, or run 'scarwarden distill' yourself",
+            )
         from scarwarden.distill import distill
 
         with self._writes:
-            result = distill(self.repo, offline=offline, dry_run=dry_run, branch=branch,
-                             environ=self.environ)
+            result = distill(self.repo, offline=offline, dry_run=dry_run, branch=branch, environ=self.environ)
         return result.to_json()
 
     # -- audit --------------------------------------------------------------------
@@ -145,21 +152,33 @@ class MemoryTools:
             index.require_playbook()
             rule = index.get_rule(rule_id)
             if rule is None:
-                raise UsageError(f"no rule {rule_id} in the playbook",
-                                 hint="the scarwarden://playbook resource lists every rule")
+                raise UsageError(
+                    f"no rule {rule_id} in the playbook",
+                    hint="the scarwarden://playbook resource lists every rule",
+                )
             episodes = []
             for ep_id in rule.episode_ids:
                 ep = index.get_episode(ep_id)
                 path = index.episode_path(ep_id)
-                episodes.append({
-                    "id": ep_id, "found": ep is not None, "path": path,
-                    "yaml": self._stored_text(path, ep),
-                    "episode": ep.to_json() if ep else None})
-        history = [{"commit": ev.sha, "date": ev.date, "author": ev.author,
-                    "subject": ev.subject, "kind": ev.kind}
-                   for ev in rule_history(self.repo, rule_id)]
-        return {"rule": rule.to_json(), "cite_as": format_citation(rule.id, rule.episode_ids),
-                "episodes": episodes, "history": history}
+                episodes.append(
+                    {
+                        "id": ep_id,
+                        "found": ep is not None,
+                        "path": path,
+                        "yaml": self._stored_text(path, ep),
+                        "episode": ep.to_json() if ep else None,
+                    }
+                )
+        history = [
+            {"commit": ev.sha, "date": ev.date, "author": ev.author, "subject": ev.subject, "kind": ev.kind}
+            for ev in rule_history(self.repo, rule_id)
+        ]
+        return {
+            "rule": rule.to_json(),
+            "cite_as": format_citation(rule.id, rule.episode_ids),
+            "episodes": episodes,
+            "history": history,
+        }
 
     def get_episode(self, episode_id: str) -> dict[str, Any]:
         """One episode word for word, its path, and the rules that cite it."""
@@ -169,14 +188,21 @@ class MemoryTools:
         with open_index(self.repo) as index:
             ep = index.get_episode(episode_id)
             if ep is None:
-                raise UsageError(f"no episode {episode_id} in the ledger",
-                                 hint="episode IDs look like ep-7k2m9q4x1z; get_rule lists "
-                                      "the episodes a rule was learnt in")
+                raise UsageError(
+                    f"no episode {episode_id} in the ledger",
+                    hint="episode IDs look like ep-7k2m9q4x1z; get_rule lists "
+                    "the episodes a rule was learnt in",
+                )
             path = index.episode_path(episode_id)
             citing = [index.get_rule(r) for r in index.rules_citing(episode_id)]
-        return {"episode": ep.to_json(), "path": path, "yaml": self._stored_text(path, ep),
-                "cited_by": [{"id": r.id, "title": r.title, "retired": r.retired}
-                             for r in citing if r is not None]}
+        return {
+            "episode": ep.to_json(),
+            "path": path,
+            "yaml": self._stored_text(path, ep),
+            "cited_by": [
+                {"id": r.id, "title": r.title, "retired": r.retired} for r in citing if r is not None
+            ],
+        }
 
     def verify_citations(self, task: str, text: str) -> dict[str, Any]:
         """Check the inline citations of ``text`` against a fresh recall of ``task``."""
@@ -187,8 +213,7 @@ class MemoryTools:
         data = verify_in_repo(self.repo, text, result).to_json()
         data["task"] = result.task
         data["verdict"] = result.verdict
-        data["recalled"] = {rule.id: format_citation(rule.id, rule.episode_ids)
-                            for rule in result.rules}
+        data["recalled"] = {rule.id: format_citation(rule.id, rule.episode_ids) for rule in result.rules}
         return data
 
     # -- resources ----------------------------------------------------------------
@@ -205,17 +230,24 @@ class MemoryTools:
 
         audit = self.get_rule(rule_id)
         rule = audit["rule"]
-        lines = [f"## {rule['id']}: {rule['title']}", "", rule["text"], "",
-                 f"- Tags: {', '.join(rule['tags'])}",
-                 f"- Learnt in: {', '.join(rule['episode_ids'])}",
-                 f"- Cite as: {audit['cite_as']}"]
+        lines = [
+            f"## {rule['id']}: {rule['title']}",
+            "",
+            rule["text"],
+            "",
+            f"- Tags: {', '.join(rule['tags'])}",
+            f"- Learnt in: {', '.join(rule['episode_ids'])}",
+            f"- Cite as: {audit['cite_as']}",
+        ]
         if rule.get("retired"):
             lines.append(f"- Retired: {rule['reason']}")
         for ep in audit["episodes"]:
-            lines += ["", f"### Learnt in {ep['id']}" + (f" ({ep['path']})" if ep["path"] else ""),
-                      ""]
-            lines += [fence("yaml", ep["yaml"].rstrip("\n"))] if ep["found"] else [
-                f"{ep['id']} is not in the ledger."]
+            lines += ["", f"### Learnt in {ep['id']}" + (f" ({ep['path']})" if ep["path"] else ""), ""]
+            lines += (
+                [fence("yaml", ep["yaml"].rstrip("\n"))]
+                if ep["found"]
+                else [f"{ep['id']} is not in the ledger."]
+            )
         return "\n".join(lines) + "\n"
 
     def episode_yaml(self, episode_id: str) -> str:

@@ -84,7 +84,7 @@ def word_diff(old: str, new: str) -> list[Segment]:
                 deleted.append(text)
             elif op == INSERT:
                 inserted.append(text)
-            elif (not text.strip() and i + 1 < len(raw) and raw[i + 1][0] != EQUAL):
+            elif not text.strip() and i + 1 < len(raw) and raw[i + 1][0] != EQUAL:
                 deleted.append(text)  # a lone space between two changes joins them
                 inserted.append(text)
             else:
@@ -126,12 +126,15 @@ class RuleChange:
             return None if value is None else [s.to_json() for s in value]
 
         return {
-            "id": self.id, "change": self.kind,
+            "id": self.id,
+            "change": self.kind,
             "before": self.before.to_json() if self.before else None,
             "after": self.after.to_json() if self.after else None,
-            "title_diff": segs(self.title), "text_diff": segs(self.text),
+            "title_diff": segs(self.title),
+            "text_diff": segs(self.text),
             "reason_diff": segs(self.reason),
-            "tags_added": list(self.tags_added), "tags_removed": list(self.tags_removed),
+            "tags_added": list(self.tags_added),
+            "tags_removed": list(self.tags_removed),
             "citations_added": list(self.citations_added),
             "citations_removed": list(self.citations_removed),
         }
@@ -147,8 +150,9 @@ def compare_rules(before: pb.Rule | None, after: pb.Rule | None) -> RuleChange |
         return None
     if before is None:
         assert after is not None
-        return RuleChange(after.id, "added", None, after, tags_added=after.tags,
-                          citations_added=after.episode_ids)
+        return RuleChange(
+            after.id, "added", None, after, tags_added=after.tags, citations_added=after.episode_ids
+        )
     if after is None:
         return RuleChange(before.id, "removed", before, None)
     if after.retired and not before.retired:
@@ -161,7 +165,10 @@ def compare_rules(before: pb.Rule | None, after: pb.Rule | None) -> RuleChange |
     if before.retired and after.retired and before.reason != after.reason:
         reason = word_diff(before.reason or "", after.reason or "")
     return RuleChange(
-        after.id, kind, before, after,
+        after.id,
+        kind,
+        before,
+        after,
         title=word_diff(before.title, after.title) if before.title != after.title else None,
         text=word_diff(before.text, after.text) if before.text != after.text else None,
         reason=reason,
@@ -195,16 +202,19 @@ class PlaybookDiff:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "from": self.old.to_json(), "to": self.new.to_json(),
+            "from": self.old.to_json(),
+            "to": self.new.to_json(),
             "summary": self.counts(),
             "rules": [c.to_json() for c in self.changes],
             "new_citations": [
                 {"id": ep_id, "found": ep is not None, "episode": ep.to_json() if ep else None}
-                for ep_id, ep in self.episodes.items()],
+                for ep_id, ep in self.episodes.items()
+            ],
         }
 
 
 # -- reading both sides ------------------------------------------------------------------
+
 
 def playbook_bytes(repo: MemoryRepo, side: Side) -> bytes | None:
     if side.rev is None:
@@ -259,11 +269,13 @@ def episodes_at(repo: MemoryRepo, side: Side, ids: list[str]) -> dict[str, Episo
 
 # -- the range ------------------------------------------------------------------------------
 
+
 def _resolve(repo: MemoryRepo, rev: str) -> Side:
     sha = git.rev_parse(repo.root, rev)
     if sha is None:
-        raise UsageError(f"unknown revision {rev!r}",
-                         hint="give a commit, branch or tag ('git log --oneline' lists them)")
+        raise UsageError(
+            f"unknown revision {rev!r}", hint="give a commit, branch or tag ('git log --oneline' lists them)"
+        )
     return Side(sha, rev)
 
 
@@ -276,8 +288,11 @@ def _parent_side(entry: git.LogEntry, why: str) -> Side:
 def last_change_base(repo: MemoryRepo, head: str = "HEAD") -> Side:
     """The parent of the last ``distill:`` commit reachable from ``head`` (first
     parents); with none, the parent of the last commit that touched the playbook."""
-    distills = [e for e in git.log(repo.root, "--first-parent", "--grep=^distill:", head,
-                                   "--", repo.playbook_rel) if e.subject.startswith("distill:")]
+    distills = [
+        e
+        for e in git.log(repo.root, "--first-parent", "--grep=^distill:", head, "--", repo.playbook_rel)
+        if e.subject.startswith("distill:")
+    ]
     if distills:
         return _parent_side(distills[0], f"distill commit {distills[0].sha[:10]}")
     touched = git.log(repo.root, "--first-parent", "-1", head, "--", repo.playbook_rel)
@@ -303,8 +318,7 @@ def default_range(repo: MemoryRepo) -> tuple[Side, Side]:
     return last_change_base(repo), head
 
 
-def resolve_range(repo: MemoryRepo, rev1: str | None = None,
-                  rev2: str | None = None) -> tuple[Side, Side]:
+def resolve_range(repo: MemoryRepo, rev1: str | None = None, rev2: str | None = None) -> tuple[Side, Side]:
     """``(old, new)`` for ``diff [REV1 [REV2]]``: REV1 alone compares with the working tree."""
     if rev1 is None:
         return default_range(repo)
@@ -319,8 +333,7 @@ def diff_sides(repo: MemoryRepo, old: Side, new: Side) -> PlaybookDiff:
     return PlaybookDiff(old, new, changes, episodes_at(repo, new, cited))
 
 
-def semantic_diff(repo: MemoryRepo, rev1: str | None = None,
-                  rev2: str | None = None) -> PlaybookDiff:
+def semantic_diff(repo: MemoryRepo, rev1: str | None = None, rev2: str | None = None) -> PlaybookDiff:
     """``scarwarden diff [REV1 [REV2]]`` as a value."""
     old, new = resolve_range(repo, rev1, rev2)
     return diff_sides(repo, old, new)

@@ -37,8 +37,7 @@ def render_segments(segments: list[Segment], color: bool = False) -> str:
             out.append(seg.text)
         elif color:
             fg = "red" if seg.op == DELETE else "green"
-            out.append(style(seg.text, fg=fg, underline=seg.op == INSERT,
-                             strikethrough=seg.op == DELETE))
+            out.append(style(seg.text, fg=fg, underline=seg.op == INSERT, strikethrough=seg.op == DELETE))
         else:
             out.append(f"[-{seg.text}-]" if seg.op == DELETE else f"{{+{seg.text}+}}")
     return "".join(out)
@@ -48,8 +47,7 @@ def _indent(text: str, prefix: str = "    ") -> str:
     return textwrap.indent(text, prefix, lambda _: True)
 
 
-def _list_change(label: str, added: tuple[str, ...], removed: tuple[str, ...],
-                 style: Style) -> str | None:
+def _list_change(label: str, added: tuple[str, ...], removed: tuple[str, ...], style: Style) -> str | None:
     if not added and not removed:
         return None
     parts = [style(f"+{x}", fg="green") for x in added]
@@ -62,23 +60,32 @@ def render_change(change: RuleChange, color: bool = False) -> str:
     style = _styler(color)
     rule = change.current
     title = render_segments(change.title, color) if change.title else rule.title
-    colour = {"added": "green", "restored": "green", "retired": "yellow",
-              "removed": "red"}.get(change.kind, "cyan")
-    lines = [style(f"{_MARK[change.kind]} {rule.id}: ", fg=colour, bold=True)
-             + style(title, bold=True) + style(f"  ({change.kind})", fg=colour)]
+    colour = {"added": "green", "restored": "green", "retired": "yellow", "removed": "red"}.get(
+        change.kind, "cyan"
+    )
+    lines = [
+        style(f"{_MARK[change.kind]} {rule.id}: ", fg=colour, bold=True)
+        + style(title, bold=True)
+        + style(f"  ({change.kind})", fg=colour)
+    ]
     body: list[str] = []
     if change.kind == "added":
-        body += [rule.text, f"tags: {', '.join(rule.tags)}",
-                 f"learnt in: {', '.join(rule.episode_ids)}"]
+        body += [rule.text, f"tags: {', '.join(rule.tags)}", f"learnt in: {', '.join(rule.episode_ids)}"]
     elif change.kind == "removed":
-        body.append(style("removed from the playbook without being retired: rule IDs "
-                          "must stay on record under '## Retired'", fg="red"))
+        body.append(
+            style(
+                "removed from the playbook without being retired: rule IDs "
+                "must stay on record under '## Retired'",
+                fg="red",
+            )
+        )
     else:
         if change.text:
             body.append("text: " + render_segments(change.text, color))
-        for item in (_list_change("tags", change.tags_added, change.tags_removed, style),
-                     _list_change("learnt in", change.citations_added,
-                                  change.citations_removed, style)):
+        for item in (
+            _list_change("tags", change.tags_added, change.tags_removed, style),
+            _list_change("learnt in", change.citations_added, change.citations_removed, style),
+        ):
             if item:
                 body.append(item)
     after = change.after
@@ -87,8 +94,7 @@ def render_change(change: RuleChange, color: bool = False) -> str:
             body.append("retired: " + render_segments(change.reason, color))
         elif change.kind == "retired":
             body.append(f"retired: {after.reason}")
-        if after.replaced_by and (change.before is None or
-                                  change.before.replaced_by != after.replaced_by):
+        if after.replaced_by and (change.before is None or change.before.replaced_by != after.replaced_by):
             body.append(f"replaced by: {after.replaced_by}")
     return "\n".join(lines + [_indent(b) for b in body])
 
@@ -97,8 +103,7 @@ def render_episode_quote(ep_id: str, ep: Episode | None, color: bool = False) ->
     """A newly cited episode's evidence: task, action, outcome, correction."""
     style = _styler(color)
     if ep is None:
-        return style(f"  {ep_id}: NOT FOUND on the new side (the gate would reject this)",
-                     fg="red")
+        return style(f"  {ep_id}: NOT FOUND on the new side (the gate would reject this)", fg="red")
     meta = [ep.at[:10]] + [f"{k} {ep.get(k)}" for k in ("agent", "corrected_by") if ep.get(k)]
     lines = [style(f"  {ep_id}", bold=True) + f"  ({', '.join(meta)})"]
     for key in ("task", "action", "outcome", "correction"):
@@ -124,6 +129,7 @@ def render_text(diff: PlaybookDiff, color: bool = False) -> str:
 
 
 # -- git textconv --------------------------------------------------------------------------
+
 
 def textconv_rule(rule: pb.Rule) -> list[str]:
     """One rule as lines that each carry the rule's ID, so every hunk says whose it is."""

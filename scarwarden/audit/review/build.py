@@ -48,8 +48,13 @@ class ReviewWarning:
     line: int | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {"level": self.level, "message": self.message, "rule_id": self.rule_id,
-                "file": self.file, "line": self.line}
+        return {
+            "level": self.level,
+            "message": self.message,
+            "rule_id": self.rule_id,
+            "file": self.file,
+            "line": self.line,
+        }
 
 
 @dataclass
@@ -94,14 +99,15 @@ class Review:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "base": self.base.to_json(), "head": self.head.to_json(),
-            "ok": self.ok, "gate": None if self.gate is None else self.gate.to_json(),
+            "base": self.base.to_json(),
+            "head": self.head.to_json(),
+            "ok": self.ok,
+            "gate": None if self.gate is None else self.gate.to_json(),
             "gate_note": self.gate_note,
             "warnings": [w.to_json() for w in self.warnings],
             "episodes_added": self.episodes_added,
             "diff": self.diff.to_json(),
-            "evidence": {ep_id: ep.to_json() if ep else None
-                         for ep_id, ep in self.evidence.items()},
+            "evidence": {ep_id: ep.to_json() if ep else None for ep_id, ep in self.evidence.items()},
         }
 
 
@@ -125,13 +131,16 @@ def _annotation(level: str, message: str, file: str | None, line: int | None) ->
 
 # -- the range ------------------------------------------------------------------------------
 
+
 def review_range(repo: MemoryRepo, base: str | None, head: str | None) -> tuple[Side, Side]:
     """``(base, head)`` sides: with ``base``, its merge base with ``head`` (what a pull
     request shows); without, the base ``scarwarden diff`` uses (the last distill)."""
     if base is not None and not base.strip():
-        raise UsageError("--base is empty",
-                         hint="give the branch or commit the change goes into; in GitHub "
-                              "Actions the base is known on pull_request events only")
+        raise UsageError(
+            "--base is empty",
+            hint="give the branch or commit the change goes into; in GitHub "
+            "Actions the base is known on pull_request events only",
+        )
     head_rev = head or "HEAD"
     head_sha = git.rev_parse(repo.root, head_rev)
     if head_sha is None:
@@ -141,15 +150,17 @@ def review_range(repo: MemoryRepo, base: str | None, head: str | None) -> tuple[
         return last_change_base(repo, head_sha), head_side
     base_sha = git.rev_parse(repo.root, base)
     if base_sha is None:
-        raise UsageError(f"unknown revision {base!r}",
-                         hint="in CI, fetch the base branch (actions/checkout with "
-                              "fetch-depth: 0)")
+        raise UsageError(
+            f"unknown revision {base!r}",
+            hint="in CI, fetch the base branch (actions/checkout with fetch-depth: 0)",
+        )
     sha = git.merge_base(repo.root, base_sha, head_sha) or base_sha
     label = base if sha == base_sha else f"merge base of {base} and {head_rev}"
     return Side(sha, label), head_side
 
 
 # -- warnings -------------------------------------------------------------------------------
+
 
 def _jaccard(a: Set[str], b: Set[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 0.0
@@ -169,14 +180,18 @@ def overlap(a: pb.Rule, b: pb.Rule) -> tuple[float, float] | None:
     """``(text Jaccard, tag Jaccard)`` when two rules overlap heavily, else ``None``."""
     tj = _jaccard(set(a.tags), set(b.tags))
     xj = _jaccard(_stems(a), _stems(b))
-    if xj >= TEXT_OVERLAP or (tj >= TAG_OVERLAP and xj >= TEXT_WITH_TAGS) or (
-            a.tags and set(a.tags) == set(b.tags)):
+    if (
+        xj >= TEXT_OVERLAP
+        or (tj >= TAG_OVERLAP and xj >= TEXT_WITH_TAGS)
+        or (a.tags and set(a.tags) == set(b.tags))
+    ):
         return xj, tj
     return None
 
 
-def reviewer_warnings(change: RuleChange, evidence: dict[str, Episode | None],
-                      head_book: pb.Playbook, file: str) -> list[ReviewWarning]:
+def reviewer_warnings(
+    change: RuleChange, evidence: dict[str, Episode | None], head_book: pb.Playbook, file: str
+) -> list[ReviewWarning]:
     """What a reviewer should weigh about one changed rule."""
     out: list[ReviewWarning] = []
     rule = change.current
@@ -186,39 +201,50 @@ def reviewer_warnings(change: RuleChange, evidence: dict[str, Episode | None],
         out.append(ReviewWarning(level, message, rule.id, file, line))
 
     if change.kind == "removed":
-        warn(f"{rule.id} was deleted instead of retired: rule IDs stay on record under "
-             "'## Retired' with a reason", "error")
+        warn(
+            f"{rule.id} was deleted instead of retired: rule IDs stay on record under "
+            "'## Retired' with a reason",
+            "error",
+        )
         return out
     if change.citations_removed:
-        warn(f"{rule.id} lost citations: {', '.join(change.citations_removed)}; check that "
-             "the episodes it still cites support the rule as written")
+        warn(
+            f"{rule.id} lost citations: {', '.join(change.citations_removed)}; check that "
+            "the episodes it still cites support the rule as written"
+        )
     if rule.retired:
         if rule.replaced_by and head_book.get(rule.replaced_by) is None:
-            warn(f"{rule.id} is retired in favour of {rule.replaced_by}, which is not in "
-                 "the playbook")
+            warn(f"{rule.id} is retired in favour of {rule.replaced_by}, which is not in the playbook")
         return out
     if len(rule.episode_ids) == 1:
-        warn(f"{rule.id} rests on a single episode ({rule.episode_ids[0]}): one experience "
-             "may be an accident; look for a second before relying on it")
+        warn(
+            f"{rule.id} rests on a single episode ({rule.episode_ids[0]}): one experience "
+            "may be an accident; look for a second before relying on it"
+        )
     for ep_id in rule.episode_ids:
         ep = evidence.get(ep_id)
         if ep is None:
             warn(f"{rule.id} cites {ep_id}, which is not in the ledger at the head", "error")
         elif not ep.get("outcome") and not ep.get("correction"):
-            warn(f"{rule.id} cites {ep_id}, which records no outcome and no correction: "
-                 "it shows what the agent did, not that the rule is right")
+            warn(
+                f"{rule.id} cites {ep_id}, which records no outcome and no correction: "
+                "it shows what the agent did, not that the rule is right"
+            )
     for other in head_book.rules:
         if other.id == rule.id:
             continue
         found = overlap(rule, other)
         if found:
             xj, tj = found
-            warn(f"{rule.id} overlaps heavily with {other.id} ({other.title}): text "
-                 f"similarity {xj:.2f}, tag similarity {tj:.2f}; merge them or retire one")
+            warn(
+                f"{rule.id} overlaps heavily with {other.id} ({other.title}): text "
+                f"similarity {xj:.2f}, tag similarity {tj:.2f}; merge them or retire one"
+            )
     return out
 
 
 # -- building -------------------------------------------------------------------------------
+
 
 def _run_gate(repo: MemoryRepo, base: Side, head: Side) -> tuple[Any, str | None]:
     try:
@@ -247,17 +273,18 @@ class _FailedGate:
         return {"ok": False, "problems": [p.to_json() for p in self.problems]}
 
 
-def build_review(repo: MemoryRepo, base: str | None = None, head: str | None = None, *,
-                 run_gate: bool = True) -> Review:
+def build_review(
+    repo: MemoryRepo, base: str | None = None, head: str | None = None, *, run_gate: bool = True
+) -> Review:
     """The review of the memory changes between ``base`` (merge base) and ``head``."""
     old, new = review_range(repo, base, head)
     diff = diff_sides(repo, old, new)
     head_book = load_playbook_at(repo, new)
-    cited = [ep for c in diff.changes
-             for ep in (c.after.episode_ids if c.after else ()) + c.citations_removed]
+    cited = [
+        ep for c in diff.changes for ep in (c.after.episode_ids if c.after else ()) + c.citations_removed
+    ]
     evidence = episodes_at(repo, new, list(dict.fromkeys(cited)))
-    warnings = [w for c in diff.changes
-                for w in reviewer_warnings(c, evidence, head_book, repo.playbook_rel)]
+    warnings = [w for c in diff.changes for w in reviewer_warnings(c, evidence, head_book, repo.playbook_rel)]
     gate, note = _run_gate(repo, old, new) if run_gate else (None, "not run")
     added: list[str] = []
     if old.rev is not None and new.rev is not None:

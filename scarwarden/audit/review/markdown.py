@@ -17,15 +17,21 @@ from scarwarden.files.episodes import Episode
 _MD_INLINE = re.compile(r"([\\`*_\[\]|~])")
 # What makes a line a heading, list item, quote, rule or table when it starts one.
 _MD_LINE_START = re.compile(r"^(\s*)([#+=-]|\d+(?=[.)]))")
-_HEADING = {"added": "added", "changed": "changed", "retired": "retired",
-            "restored": "restored", "removed": "DELETED (not retired)"}
+_HEADING = {
+    "added": "added",
+    "changed": "changed",
+    "retired": "retired",
+    "restored": "restored",
+    "removed": "DELETED (not retired)",
+}
 
 
 def md(text: str) -> str:
     """Escape untrusted text for use inline in markdown."""
     text = _MD_INLINE.sub(r"\\\1", text)
-    text = _MD_LINE_START.sub(lambda m: m.group(1) + (
-        m.group(2) + "\\" if m.group(2)[0].isdigit() else "\\" + m.group(2)), text)
+    text = _MD_LINE_START.sub(
+        lambda m: m.group(1) + (m.group(2) + "\\" if m.group(2)[0].isdigit() else "\\" + m.group(2)), text
+    )
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("@", "&#64;")
 
@@ -56,7 +62,7 @@ def _segments(segments: list[Segment]) -> str:
         # Keep the markers tight around words: ~~ **  do not work across edge spaces.
         core = seg.text.strip()
         lead = seg.text[: len(seg.text) - len(seg.text.lstrip())]
-        trail = seg.text[len(seg.text.rstrip()):]
+        trail = seg.text[len(seg.text.rstrip()) :]
         mark = "~~" if seg.op == DELETE else "**"
         out.append(f"{lead}{mark}{md(core)}{mark}{trail}" if core else seg.text)
     return "".join(out)
@@ -64,11 +70,17 @@ def _segments(segments: list[Segment]) -> str:
 
 def _rule_block(rule: pb.Rule) -> list[str]:
     lines = _multiline(rule.text) + [""]
-    lines.append("Tags: " + (", ".join(f"`{t}`" for t in rule.tags) or "none")
-                 + " · Learnt in: " + ", ".join(rule.episode_ids))
+    lines.append(
+        "Tags: "
+        + (", ".join(f"`{t}`" for t in rule.tags) or "none")
+        + " · Learnt in: "
+        + ", ".join(rule.episode_ids)
+    )
     if rule.retired:
-        lines.append(f"Retired: {md(rule.reason or '')}"
-                     + (f" · Replaced by: {rule.replaced_by}" if rule.replaced_by else ""))
+        lines.append(
+            f"Retired: {md(rule.reason or '')}"
+            + (f" · Replaced by: {rule.replaced_by}" if rule.replaced_by else "")
+        )
     return lines
 
 
@@ -99,12 +111,13 @@ def _change_section(change: RuleChange, review: Review) -> list[str]:
         out += ["**Before**", "", _quote(_rule_block(change.before)), ""]
     if change.kind == "retired" and change.after is not None:
         retired = change.after
-        out += [f"**Retired:** {md(retired.reason or '')}"
-                + (f" · **Replaced by:** {retired.replaced_by}" if retired.replaced_by else ""),
-                ""]
+        out += [
+            f"**Retired:** {md(retired.reason or '')}"
+            + (f" · **Replaced by:** {retired.replaced_by}" if retired.replaced_by else ""),
+            "",
+        ]
     elif change.after is not None:
-        out += ["**After**" if change.before else "**New rule**", "",
-                _quote(_rule_block(change.after)), ""]
+        out += ["**After**" if change.before else "**New rule**", "", _quote(_rule_block(change.after)), ""]
     details = []
     if change.title:
         details.append("- Title: " + _segments(change.title))
@@ -112,12 +125,17 @@ def _change_section(change: RuleChange, review: Review) -> list[str]:
         details.append("- Text: " + _segments(change.text))
     if change.kind != "added":
         if change.tags_added or change.tags_removed:
-            details.append("- Tags: " + " ".join([f"+`{t}`" for t in change.tags_added]
-                                                 + [f"−`{t}`" for t in change.tags_removed]))
+            details.append(
+                "- Tags: "
+                + " ".join([f"+`{t}`" for t in change.tags_added] + [f"−`{t}`" for t in change.tags_removed])
+            )
         if change.citations_added or change.citations_removed:
-            details.append("- Citations: " + " ".join(
-                [f"+{e}" for e in change.citations_added]
-                + [f"−{e}" for e in change.citations_removed]))
+            details.append(
+                "- Citations: "
+                + " ".join(
+                    [f"+{e}" for e in change.citations_added] + [f"−{e}" for e in change.citations_removed]
+                )
+            )
     if change.reason and change.kind != "retired":
         details.append("- Retirement reason: " + _segments(change.reason))
     if details:
@@ -127,8 +145,13 @@ def _change_section(change: RuleChange, review: Review) -> list[str]:
     if shown:
         out += ["**Evidence**", ""]
         for ep_id in shown:
-            note = ("new citation" if ep_id in change.citations_added and change.kind != "added"
-                    else "citation removed" if ep_id in change.citations_removed else "")
+            note = (
+                "new citation"
+                if ep_id in change.citations_added and change.kind != "added"
+                else "citation removed"
+                if ep_id in change.citations_removed
+                else ""
+            )
             out += [episode_evidence(ep_id, review.evidence.get(ep_id), note), ""]
     return out
 
@@ -146,12 +169,18 @@ def render_markdown(review: Review) -> str:
         n = len(review.gate_problems())
         gate = f"❌ failed: {n} problem{'s' if n != 1 else ''}"
     counts = ", ".join(f"{n} {kind}" for kind, n in diff.counts().items() if n) or "none"
-    out += ["| | |", "|---|---|", f"| Provenance gate | {gate} |",
-            f"| Rules | {counts} |",
-            f"| Episodes added to the ledger | {len(review.episodes_added)} |",
-            f"| Reviewer warnings | {len(review.warnings)} |", "",
-            f"Base: {md(review.base.label)} (`{review.base.short}`) · "
-            f"head: {md(review.head.label)} (`{review.head.short}`)", ""]
+    out += [
+        "| | |",
+        "|---|---|",
+        f"| Provenance gate | {gate} |",
+        f"| Rules | {counts} |",
+        f"| Episodes added to the ledger | {len(review.episodes_added)} |",
+        f"| Reviewer warnings | {len(review.warnings)} |",
+        "",
+        f"Base: {md(review.base.label)} (`{review.base.short}`) · "
+        f"head: {md(review.head.label)} (`{review.head.short}`)",
+        "",
+    ]
     summary = getattr(review.gate, "summary", None)
     if callable(summary):
         out += [f"Gate: {md(summary())}", ""]

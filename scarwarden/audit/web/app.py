@@ -52,8 +52,7 @@ class Pages:
     """Renders a template (or an error page) as a response, with what every page needs:
     the links, whether the server is read-only, and the form's CSRF token."""
 
-    def __init__(self, env: Environment, links: render.Links, *, read_only: bool,
-                 token: str) -> None:
+    def __init__(self, env: Environment, links: render.Links, *, read_only: bool, token: str) -> None:
         self.env = env
         self.links = links
         self.read_only = read_only
@@ -62,19 +61,25 @@ class Pages:
     def page(self, template: str, status: int = 200, **context: Any) -> Response:
         context.setdefault("nav", "")
         context.setdefault("generated", None)
-        html = render.render(self.env, template, self.links, read_only=self.read_only,
-                             csrf_token=self.token, **context)
+        html = render.render(
+            self.env, template, self.links, read_only=self.read_only, csrf_token=self.token, **context
+        )
         return Response(html, status=status, mimetype="text/html")
 
     def error(self, status: int, heading: str, message: str, hint: str | None = None) -> Response:
-        return self.page("error.html", status, title=heading, code=status, heading=heading,
-                         message=message, hint=hint)
+        return self.page(
+            "error.html", status, title=heading, code=status, heading=heading, message=message, hint=hint
+        )
 
 
-def create_app(repo_root: Path | str, *, read_only: bool = False,
-               allowed_hosts: Collection[str] | None = None,
-               environ: Mapping[str, str] | None = None,
-               csrf_token: str | None = None) -> Flask:
+def create_app(
+    repo_root: Path | str,
+    *,
+    read_only: bool = False,
+    allowed_hosts: Collection[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    csrf_token: str | None = None,
+) -> Flask:
     """The UI for the memory in ``repo_root``.
 
     ``allowed_hosts``: host names accepted in the ``Host`` header (``None``: any; the
@@ -82,13 +87,21 @@ def create_app(repo_root: Path | str, *, read_only: bool = False,
     is where the model's API key is looked up (the task page's answers).
     """
     repo = open_repo(repo_root)
-    app = Flask("scarwarden.audit.web", static_folder=str(render.STATIC), static_url_path="/static",
-                template_folder=None)
+    app = Flask(
+        "scarwarden.audit.web",
+        static_folder=str(render.STATIC),
+        static_url_path="/static",
+        template_folder=None,
+    )
     app.config["SCARWARDEN_READ_ONLY"] = read_only
     # The one form posts a task and an answer; an episode is at most 64 KiB anyway.
     app.config["MAX_CONTENT_LENGTH"] = MAX_POST_BYTES
-    site = Pages(render.environment(), render.Links(), read_only=read_only,
-                 token=csrf_token or secrets.token_urlsafe(32))
+    site = Pages(
+        render.environment(),
+        render.Links(),
+        read_only=read_only,
+        token=csrf_token or secrets.token_urlsafe(32),
+    )
     hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
     _add_guards(app, site, hosts)
     _add_read_routes(app, site, repo, environ)
@@ -102,9 +115,12 @@ def _add_guards(app: Flask, site: Pages, hosts: set[str] | None) -> None:
     @app.before_request
     def check_host() -> Response | None:
         if hosts is not None and (host_name(request.host) or "").lower() not in hosts:
-            return site.error(400, "Unknown host",
-                              f"This server does not answer to the host {request.host!r}.",
-                              "open it through 127.0.0.1 or localhost")
+            return site.error(
+                400,
+                "Unknown host",
+                f"This server does not answer to the host {request.host!r}.",
+                "open it through 127.0.0.1 or localhost",
+            )
         return None
 
     @app.after_request
@@ -123,15 +139,13 @@ def _add_guards(app: Flask, site: Pages, hosts: set[str] | None) -> None:
         return site.error(_http_status(exc), "Cannot show this", message, exc.hint)
 
 
-def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo,
-                     environ: Mapping[str, str] | None) -> None:
+def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo, environ: Mapping[str, str] | None) -> None:
     """The pages: the playbook, a rule, an episode, the ledger, the task page."""
 
     @app.get("/")
     def playbook() -> Response:
         with open_index(repo) as index:
-            ctx = pages.playbook_page(index, tag=request.args.get("tag"),
-                                      query=request.args.get("q"))
+            ctx = pages.playbook_page(index, tag=request.args.get("tag"), query=request.args.get("q"))
         return site.page("playbook.html", nav="playbook", **ctx)
 
     @app.get("/rules/<rule_id>")
@@ -147,24 +161,28 @@ def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo,
         with open_index(repo) as index:
             ctx = pages.episode_page(index, episode_id)
         if ctx is None:
-            return site.error(404, "No such episode",
-                              f"There is no episode {episode_id} in the ledger.")
-        return site.page("episode.html", nav="ledger",
-                         recorded=request.args.get("recorded") == "1", **ctx)
+            return site.error(404, "No such episode", f"There is no episode {episode_id} in the ledger.")
+        return site.page("episode.html", nav="ledger", recorded=request.args.get("recorded") == "1", **ctx)
 
     @app.get("/ledger")
     def ledger() -> Response:
         a = request.args
         with open_index(repo) as index:
-            ctx = pages.ledger_page(index, month=a.get("month"), tag=a.get("tag"),
-                                    agent=a.get("agent"), query=a.get("q"),
-                                    page=pages.page_number(a.get("page")))
+            ctx = pages.ledger_page(
+                index,
+                month=a.get("month"),
+                tag=a.get("tag"),
+                agent=a.get("agent"),
+                query=a.get("q"),
+                page=pages.page_number(a.get("page")),
+            )
         return site.page("ledger.html", nav="ledger", **ctx)
 
     @app.get("/task")
     def task() -> Response:
-        ctx = task_page(repo, request.args.get("task"), mode=request.args.get("memory", "both"),
-                        environ=environ)
+        ctx = task_page(
+            repo, request.args.get("task"), mode=request.args.get("memory", "both"), environ=environ
+        )
         return site.page("task.html", **ctx)
 
 
@@ -174,21 +192,31 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     @app.post("/answer")
     def answer() -> Response:
         if site.read_only:
-            return site.error(403, "Read-only",
-                              "This server is read-only: nothing can be recorded.",
-                              "restart 'scarwarden serve' without --read-only to record answers")
+            return site.error(
+                403,
+                "Read-only",
+                "This server is read-only: nothing can be recorded.",
+                "restart 'scarwarden serve' without --read-only to record answers",
+            )
         sent = request.form.get("csrf_token", "")
         if not same_origin(request.headers, request.host) or not hmac.compare_digest(
-                sent.encode(), site.token.encode()):
-            return site.error(403, "Cross-site request refused",
-                              "This form did not come from this server's own page.",
-                              "reload the task page and submit the form again")
+            sent.encode(), site.token.encode()
+        ):
+            return site.error(
+                403,
+                "Cross-site request refused",
+                "This form did not come from this server's own page.",
+                "reload the task page and submit the form again",
+            )
         from scarwarden.answers.asking import record_human_answer
 
         try:
-            ep = record_human_answer(repo, request.form.get("task", ""),
-                                     request.form.get("answer", ""))
+            ep = record_human_answer(repo, request.form.get("task", ""), request.form.get("answer", ""))
         except (UsageError, ValidationError) as exc:  # what was posted: the client's to fix
-            return site.error(400, "Cannot record this answer",
-                              exc.message + "".join(f"\n{p}" for p in exc.problems), exc.hint)
+            return site.error(
+                400,
+                "Cannot record this answer",
+                exc.message + "".join(f"\n{p}" for p in exc.problems),
+                exc.hint,
+            )
         return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]

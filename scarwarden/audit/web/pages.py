@@ -48,8 +48,7 @@ def _matches(rule: pb.Rule, query: str) -> bool:
     return all(w in haystack or text.stem(w) in stems for w in words)
 
 
-def playbook_page(index: Index, *, tag: str | None = None, query: str | None = None
-                  ) -> dict[str, Any]:
+def playbook_page(index: Index, *, tag: str | None = None, query: str | None = None) -> dict[str, Any]:
     index.require_playbook()
     everything = index.rules(include_retired=True)
     active = [r for r in everything if not r.retired]
@@ -59,15 +58,18 @@ def playbook_page(index: Index, *, tag: str | None = None, query: str | None = N
             tag_counts[t] = tag_counts.get(t, 0) + 1
     tag = (tag or "").strip().lower() or None
     query = (query or "").strip() or None
-    shown = [r for r in everything if (tag is None or tag in r.tags)
-             and (query is None or _matches(r, query))]
+    shown = [
+        r for r in everything if (tag is None or tag in r.tags) and (query is None or _matches(r, query))
+    ]
     return {
         "title": "Playbook",
         "rules": [r for r in shown if not r.retired],
         "retired": [r for r in shown if r.retired],
         "total": len(active),
         "tags": sorted(tag_counts.items(), key=lambda kv: (-kv[1], kv[0])),
-        "tag": tag, "query": query, "filtered": bool(tag or query),
+        "tag": tag,
+        "query": query,
+        "filtered": bool(tag or query),
         "episode_count": index.episode_count(),
     }
 
@@ -92,15 +94,15 @@ def rule_page(repo: MemoryRepo, index: Index, rule_id: str) -> dict[str, Any] | 
     rule = index.get_rule(rule_id)
     if rule is None:
         return None
-    episodes = [(ep_id, index.get_episode(ep_id), index.episode_path(ep_id))
-                for ep_id in rule.episode_ids]
+    episodes = [(ep_id, index.get_episode(ep_id), index.episode_path(ep_id)) for ep_id in rule.episode_ids]
     replaces = [r for r in index.rules(include_retired=True) if r.replaced_by == rule.id]
     history = [(ev, event_change(ev)) for ev in reversed(rule_history(repo, rule.id))]
     return {
-        "title": f"{rule.id}: {rule.title}", "rule": rule,
-        "episodes": [(ep_id, ep, episode_fields(ep) if ep else [], path)
-                     for ep_id, ep, path in episodes],
-        "replaces": replaces, "history": history,
+        "title": f"{rule.id}: {rule.title}",
+        "rule": rule,
+        "episodes": [(ep_id, ep, episode_fields(ep) if ep else [], path) for ep_id, ep, path in episodes],
+        "replaces": replaces,
+        "history": history,
     }
 
 
@@ -110,8 +112,12 @@ def episode_page(index: Index, episode_id: str) -> dict[str, Any] | None:
         return None
     citing = [r for r in (index.get_rule(rid) for rid in index.rules_citing(ep.id)) if r]
     return {
-        "title": f"Episode {ep.id}", "episode": ep, "fields": episode_fields(ep),
-        "raw": ep.render(), "path": index.episode_path(ep.id), "citing": citing,
+        "title": f"Episode {ep.id}",
+        "episode": ep,
+        "fields": episode_fields(ep),
+        "raw": ep.render(),
+        "path": index.episode_path(ep.id),
+        "citing": citing,
     }
 
 
@@ -127,9 +133,16 @@ def page_number(value: str | None) -> int:
     return int(value) if value.isdigit() and 0 < int(value) < 10**9 else 1
 
 
-def ledger_page(index: Index, *, month: str | None = None, tag: str | None = None,
-                agent: str | None = None, query: str | None = None, page: int = 1,
-                limit: int = LEDGER_LIMIT) -> dict[str, Any]:
+def ledger_page(
+    index: Index,
+    *,
+    month: str | None = None,
+    tag: str | None = None,
+    agent: str | None = None,
+    query: str | None = None,
+    page: int = 1,
+    limit: int = LEDGER_LIMIT,
+) -> dict[str, Any]:
     """One page of the matching episodes, newest first; a page past the end shows the
     last one."""
     month = (month or "").strip() or None
@@ -143,8 +156,13 @@ def ledger_page(index: Index, *, month: str | None = None, tag: str | None = Non
             month = None
         else:
             since, until = bounds
-    filters: dict[str, Any] = {"tags": [tag] if tag else (), "since": since, "until": until,
-                               "agent": agent, "grep": query}
+    filters: dict[str, Any] = {
+        "tags": [tag] if tag else (),
+        "since": since,
+        "until": until,
+        "agent": agent,
+        "grep": query,
+    }
     matched = index.count_episodes(**filters)
     pages = max(1, -(-matched // limit))
     page = min(max(1, page), pages)
@@ -152,14 +170,24 @@ def ledger_page(index: Index, *, month: str | None = None, tag: str | None = Non
     episodes = index.list_episodes(**filters, limit=limit, offset=offset, newest_first=True)
     citing = {ep.id: index.rules_citing(ep.id) for ep in episodes}
     return {
-        "title": "Ledger", "episodes": episodes, "citing": citing,
-        "total": index.episode_count(), "matched": matched, "limit": limit,
-        "page": page, "pages": pages, "first": offset + 1 if episodes else 0,
+        "title": "Ledger",
+        "episodes": episodes,
+        "citing": citing,
+        "total": index.episode_count(),
+        "matched": matched,
+        "limit": limit,
+        "page": page,
+        "pages": pages,
+        "first": offset + 1 if episodes else 0,
         "last": offset + len(episodes),
         "newer_page": page - 1 if page > 1 else None,
         "older_page": page + 1 if page < pages else None,
-        "months": index.episode_months(), "tags": index.episode_tags(),
+        "months": index.episode_months(),
+        "tags": index.episode_tags(),
         "agents": index.episode_agents(),
-        "month": month, "tag": tag, "agent": agent, "query": query,
+        "month": month,
+        "tag": tag,
+        "agent": agent,
+        "query": query,
         "filtered": bool(month or tag or agent or query),
     }

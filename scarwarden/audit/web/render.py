@@ -46,8 +46,7 @@ class Links:
         return f"{self.up}rules/{rule_id}.html" if self.static else f"/rules/{rule_id}"
 
     def episode(self, episode_id: str) -> str:
-        return (f"{self.up}episodes/{episode_id}.html" if self.static
-                else f"/episodes/{episode_id}")
+        return f"{self.up}episodes/{episode_id}.html" if self.static else f"/episodes/{episode_id}"
 
     def ledger(self, **query: Any) -> str:
         return f"{self.up}ledger.html" if self.static else self._query("/ledger", query)
@@ -104,4 +103,5 @@ def render(env: jinja2.Environment, template: str, links: Links, **context: Any)
     context.setdefault("csrf_token", "")
     context.setdefault("title", "Scarwarden")
     return env.get_template(template).render(
-        links=links, linkify=lambda text: linkify(text, links), **context)
+        links=links, linkify=lambda text: linkify(text, links), **context
+    )

@@ -16,8 +16,10 @@ from urllib.parse import urlsplit
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 #: No script at all: episodes are untrusted text, so injected markup must stay inert.
-CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
-       "frame-ancestors 'none'; base-uri 'none'")
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
+)
 
 
 class Headers(Protocol):

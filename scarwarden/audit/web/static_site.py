@@ -28,8 +28,10 @@ from scarwarden.repo import MemoryRepo
 
 #: What marks a page as written by this export: the generator tag, or the badge that
 #: exports made before the tag carry.
-OWN_MARKERS = ('<meta name="generator" content="scarwarden audit --html">',
-               '<span class="badge">static export</span>')
+OWN_MARKERS = (
+    '<meta name="generator" content="scarwarden audit --html">',
+    '<span class="badge">static export</span>',
+)
 
 #: The subfolders whose pages the export owns, and the IDs their pages are named by.
 OWN_FOLDERS = (("rules", RULE_ID_RE), ("episodes", EPISODE_ID_RE))
@@ -48,8 +50,13 @@ class ExportResult:
         return self.rules + self.episodes + 2  # index.html and ledger.html
 
     def to_json(self) -> dict[str, object]:
-        return {"directory": str(self.directory), "pages": self.pages,
-                "rules": self.rules, "episodes": self.episodes, "removed": self.removed}
+        return {
+            "directory": str(self.directory),
+            "pages": self.pages,
+            "rules": self.rules,
+            "episodes": self.episodes,
+            "removed": self.removed,
+        }
 
 
 def _source_label(repo: MemoryRepo) -> str:
@@ -70,8 +77,9 @@ def export_html(repo: MemoryRepo, directory: Path | str) -> ExportResult:
 
     def write(rel: str, template: str, depth: int, **context: object) -> None:
         context.setdefault("nav", "")
-        html = render.render(env, template, render.Links(static=True, depth=depth),
-                             generated=generated, **context)
+        html = render.render(
+            env, template, render.Links(static=True, depth=depth), generated=generated, **context
+        )
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(html, encoding="utf-8")
@@ -87,16 +95,21 @@ def export_html(repo: MemoryRepo, directory: Path | str) -> ExportResult:
         for ep in episodes:
             ctx = pages.episode_page(index, ep.id)
             assert ctx is not None
-            write(f"episodes/{ep.id}.html", "episode.html", 1, nav="ledger", recorded=False,
-                  **ctx)
-        write("ledger.html", "ledger.html", 0, nav="ledger",
-              **pages.ledger_page(index, limit=max(len(episodes), 1)))
+            write(f"episodes/{ep.id}.html", "episode.html", 1, nav="ledger", recorded=False, **ctx)
+        write(
+            "ledger.html",
+            "ledger.html",
+            0,
+            nav="ledger",
+            **pages.ledger_page(index, limit=max(len(episodes), 1)),
+        )
     (out / "static").mkdir(parents=True, exist_ok=True)
     for asset in render.STATIC.iterdir():
         if asset.is_file():
             shutil.copyfile(asset, out / "static" / asset.name)
-    removed = remove_stale_pages(out, {f"rules/{r.id}.html" for r in rules}
-                                 | {f"episodes/{ep.id}.html" for ep in episodes})
+    removed = remove_stale_pages(
+        out, {f"rules/{r.id}.html" for r in rules} | {f"episodes/{ep.id}.html" for ep in episodes}
+    )
     return ExportResult(out, len(rules), len(episodes), removed)
 
 

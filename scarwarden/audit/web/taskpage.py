@@ -57,8 +57,9 @@ def unwrap(text: str, width: int = 88) -> str:
     return "\n".join(out)
 
 
-def task_page(repo: MemoryRepo, task: str | None, *, mode: str = "both",
-              environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+def task_page(
+    repo: MemoryRepo, task: str | None, *, mode: str = "both", environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """The page's context; raises :class:`~scarwarden.errors.ScarwardenError` for a task
     recall refuses."""
     from scarwarden.answers.answer import answer_or_brief
@@ -67,16 +68,24 @@ def task_page(repo: MemoryRepo, task: str | None, *, mode: str = "both",
 
     mode = mode if mode in MODES else "both"
     task = (task or "").strip()[:MAX_TASK]
-    ctx: dict[str, Any] = {"title": "Task", "nav": "task", "task": task, "mode": mode,
-                           "recall": None, "columns": [], "model_error": None}
+    ctx: dict[str, Any] = {
+        "title": "Task",
+        "nav": "task",
+        "task": task,
+        "mode": mode,
+        "recall": None,
+        "columns": [],
+        "model_error": None,
+    }
     if not task:
         return ctx
     client = client_from_config(repo.config, environ)
     ctx["model_configured"] = client is not None
     # A failing model (unreachable, bad key, bad output) still leaves what memory gives
     # without it; the page says why there is no answer.
-    result, ctx["model_error"] = answer_or_brief(repo, task, client=client,
-                                                 memory=mode != "off", compare=mode == "both")
+    result, ctx["model_error"] = answer_or_brief(
+        repo, task, client=client, memory=mode != "off", compare=mode == "both"
+    )
     ctx["recall"] = result.recall
     columns: list[Column] = []
     if result.memory is not None:
@@ -86,11 +95,11 @@ def task_page(repo: MemoryRepo, task: str | None, *, mode: str = "both",
             col.verification = result.memory.verification
         elif result.brief is not None:
             col.kind, col.text = "brief", unwrap(result.brief)
-            col.note = ("The model failed" if ctx["model_error"] else "No model is configured") \
-                + ": this is the brief an agent would get."
+            col.note = (
+                "The model failed" if ctx["model_error"] else "No model is configured"
+            ) + ": this is the brief an agent would get."
         else:
-            col.note = ("Nothing relevant is remembered, so there is no answer: "
-                        "a human has to answer (below).")
+            col.note = "Nothing relevant is remembered, so there is no answer: a human has to answer (below)."
         columns.append(col)
     if mode != "on":
         col = Column(False, "Without memory", "bare")

@@ -20,9 +20,10 @@ def answer_option(answer: str | None) -> str | None:
     if answer == "-":
         answer = sys.stdin.read()
     if answer is not None and not answer.strip():
-        raise UsageError("--answer is empty: nothing to record",
-                         hint="give the human's answer as text, or leave --answer out to "
-                              "be prompted on a terminal")
+        raise UsageError(
+            "--answer is empty: nothing to record",
+            hint="give the human's answer as text, or leave --answer out to be prompted on a terminal",
+        )
     return answer
 
 
@@ -33,7 +34,8 @@ def prompt_human(command: str, task: str, prompt: str, *, show: str | None = Non
         raise ScarwardenError(
             "memory has nothing on this task and there is no terminal to ask on",
             hint=f'pass the human\'s answer: scarwarden {command} "{task}" --answer "..."',
-            exit_code=ExitCode.CHECK_FAILED)
+            exit_code=ExitCode.CHECK_FAILED,
+        )
     if show:
         click.echo(show, err=True)
     return str(click.prompt(prompt, err=True)).strip()

@@ -32,34 +32,58 @@ def no_model_error(repo: MemoryRepo, what: str) -> NoModelConfigured:
     return NoModelConfigured(
         f"no model is configured, so {what}",
         hint="set SCARWARDEN_API_KEY (or DASHSCOPE_API_KEY) to use "
-             f"{repo.config.model.answer_model} at {repo.config.model.base_url}; for another "
-             "OpenAI-compatible server (OpenAI, vLLM, Ollama) also set SCARWARDEN_BASE_URL "
-             "and SCARWARDEN_MODEL_ANSWER. See docs/answers.md.")
+        f"{repo.config.model.answer_model} at {repo.config.model.base_url}; for another "
+        "OpenAI-compatible server (OpenAI, vLLM, Ollama) also set SCARWARDEN_BASE_URL "
+        "and SCARWARDEN_MODEL_ANSWER. See docs/answers.md.",
+    )
 
 
 # -- answer -------------------------------------------------------------------------
 
+
 @click.command()
 @click.argument("task")
-@click.option("--no-memory", is_flag=True,
-              help="The amnesia toggle: same task, same model, no rules.")
+@click.option("--no-memory", is_flag=True, help="The amnesia toggle: same task, same model, no rules.")
 @click.option("--compare", is_flag=True, help="Answer with and without memory, side by side.")
-@click.option("--qc", is_flag=True, help="Let a reviewer check the answer against the rules; "
-              "regenerate on a violation (up to answer.qc_max_retakes times).")
+@click.option(
+    "--qc",
+    is_flag=True,
+    help="Let a reviewer check the answer against the rules; "
+    "regenerate on a violation (up to answer.qc_max_retakes times).",
+)
 @click.option("--max-retakes", type=click.IntRange(min=0), help="Override answer.qc_max_retakes.")
 @click.option("--strict", is_flag=True, help="Exit 1 when any citation is invented.")
 @click.option("--record", is_flag=True, help="Save this run as an episode (lineage).")
 @click.option("--agent", help="With --record: which agent acted.")
-@click.option("--answer", "human_answer", metavar="TEXT",
-              help="On ASK_HUMAN: the human's answer (recorded as an episode) instead of a "
-                   "prompt; '-' reads it from stdin.")
+@click.option(
+    "--answer",
+    "human_answer",
+    metavar="TEXT",
+    help="On ASK_HUMAN: the human's answer (recorded as an episode) instead of a "
+    "prompt; '-' reads it from stdin.",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Recall at most this many rules.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print {task, verdict, answer, rules, verification, model, usage, qc, ...}.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print {task, verdict, answer, rules, verification, model, usage, qc, ...}.",
+)
 @click.pass_context
-def answer(ctx: click.Context, task: str, no_memory: bool, compare: bool, qc: bool,
-           max_retakes: int | None, strict: bool, record: bool, agent: str | None,
-           human_answer: str | None, limit: int | None, as_json: bool) -> None:
+def answer(
+    ctx: click.Context,
+    task: str,
+    no_memory: bool,
+    compare: bool,
+    qc: bool,
+    max_retakes: int | None,
+    strict: bool,
+    record: bool,
+    agent: str | None,
+    human_answer: str | None,
+    limit: int | None,
+    as_json: bool,
+) -> None:
     """Answer TASK following the recalled rules, citing each one inline.
 
     Recall routes the task. On ACT / ACT_AND_FLAG the answer model gets the recalled
@@ -88,8 +112,16 @@ def answer(ctx: click.Context, task: str, no_memory: bool, compare: bool, qc: bo
     _check_answer_options(no_memory=no_memory, compare=compare, qc=qc)
     human_answer = answer_option(human_answer)
     repo = get_repo(ctx)
-    result = answer_task(repo, task, memory=not no_memory, compare=compare, qc=qc,
-                         client=_client(repo), max_retakes=max_retakes, limit=limit)
+    result = answer_task(
+        repo,
+        task,
+        memory=not no_memory,
+        compare=compare,
+        qc=qc,
+        client=_client(repo),
+        max_retakes=max_retakes,
+        limit=limit,
+    )
     if result.verdict == ASK_HUMAN and result.mode == "memory":
         _ask_flow(repo, result, human_answer, as_json)
         return
@@ -105,14 +137,15 @@ def answer(ctx: click.Context, task: str, no_memory: bool, compare: bool, qc: bo
 def _check_answer_options(*, no_memory: bool, compare: bool, qc: bool) -> None:
     """Refuse (exit 2) the option combinations that make no sense."""
     if no_memory and compare:
-        raise UsageError("--no-memory and --compare exclude each other",
-                         hint="--compare already includes the answer without memory")
+        raise UsageError(
+            "--no-memory and --compare exclude each other",
+            hint="--compare already includes the answer without memory",
+        )
     if no_memory and qc:
         raise UsageError("--qc needs memory: without rules there is nothing to review against")
 
 
-def _record_given_answer(repo: MemoryRepo, result: AnswerResult,
-                         human_answer: str | None) -> Episode | None:
+def _record_given_answer(repo: MemoryRepo, result: AnswerResult, human_answer: str | None) -> Episode | None:
     """An ``--answer`` given up front: recorded on ASK_HUMAN (``--compare`` never
     prompts), otherwise only noted as unused."""
     from scarwarden.answers.answer import ASK_HUMAN
@@ -137,8 +170,7 @@ def _record_run(repo: MemoryRepo, result: AnswerResult, agent: str | None) -> Ep
     return None
 
 
-def _answer_json(result: AnswerResult, asked: Episode | None,
-                 recorded: Episode | None) -> dict[str, Any]:
+def _answer_json(result: AnswerResult, asked: Episode | None, recorded: Episode | None) -> dict[str, Any]:
     """``answer --json``: the result plus the question asked and what was recorded."""
     from scarwarden.answers.answer import ASK_HUMAN
     from scarwarden.answers.prompts import ask_question
@@ -146,13 +178,13 @@ def _answer_json(result: AnswerResult, asked: Episode | None,
     data = result.to_json()
     data["question"] = ask_question(result.task) if result.verdict == ASK_HUMAN else None
     data["human_answer"] = asked.get("correction") if asked is not None else None
-    data["recorded_episode"] = recorded.id if recorded is not None else (
-        asked.id if asked is not None else None)
+    data["recorded_episode"] = (
+        recorded.id if recorded is not None else (asked.id if asked is not None else None)
+    )
     return data
 
 
-def _ask_flow(repo: MemoryRepo, result: AnswerResult, human_answer: str | None,
-              as_json: bool) -> None:
+def _ask_flow(repo: MemoryRepo, result: AnswerResult, human_answer: str | None, as_json: bool) -> None:
     """ASK_HUMAN: show why memory cannot help, take the human's answer, record it."""
     from scarwarden.answers.asking import record_human_answer
     from scarwarden.answers.prompts import ask_question, brief
@@ -162,8 +194,7 @@ def _ask_flow(repo: MemoryRepo, result: AnswerResult, human_answer: str | None,
         click.echo(text)
         click.echo("")
     if human_answer is None:  # with --json, stdout is for the JSON: the question goes to stderr
-        human_answer = prompt_human("answer", result.task, PROMPT,
-                                    show=text if as_json else None)
+        human_answer = prompt_human("answer", result.task, PROMPT, show=text if as_json else None)
     episode = record_human_answer(repo, result.task, human_answer)
     if as_json:
         data = result.to_json()
@@ -173,8 +204,10 @@ def _ask_flow(repo: MemoryRepo, result: AnswerResult, human_answer: str | None,
         data["brief"] = text
         echo_json(data)
         return
-    click.echo(f"Recorded the human's answer as episode {episode.id}; recall will find it "
-               "once it is distilled into a rule (scarwarden distill).")
+    click.echo(
+        f"Recorded the human's answer as episode {episode.id}; recall will find it "
+        "once it is distilled into a rule (scarwarden distill)."
+    )
 
 
 def _print_answer(result: AnswerResult, asked: Episode | None, recorded: Episode | None) -> None:
@@ -187,42 +220,57 @@ def _print_answer(result: AnswerResult, asked: Episode | None, recorded: Episode
         click.echo(f"\nRecorded the human's answer as episode {asked.id}")
     if recorded is not None:
         click.echo(f"\nRecorded as episode {recorded.id}")
-        click.echo(f"  what happened next: scarwarden feedback {recorded.id} "
-                   '--outcome "..." --correction "..."', err=True)
+        click.echo(
+            f'  what happened next: scarwarden feedback {recorded.id} --outcome "..." --correction "..."',
+            err=True,
+        )
 
 
 def _finish(repo: MemoryRepo, result: AnswerResult, *, strict: bool) -> None:
     """Exit codes after the output is printed (the boundary prints the message)."""
     if not result.model_configured:
-        raise no_model_error(repo, "this is the rule-grounded brief, not an answer (an agent "
-                                   "that is itself a model can act on it)"
-                             if result.mode != "no-memory" else
-                             "there is no answer without memory to show")
+        raise no_model_error(
+            repo,
+            "this is the rule-grounded brief, not an answer (an agent that is itself a model can act on it)"
+            if result.mode != "no-memory"
+            else "there is no answer without memory to show",
+        )
     side = result.memory
     if side is None:
         return
     if strict and side.verification is not None and not side.verification.ok:
-        raise ScarwardenError(f"invented citations (--strict): {side.verification.summary}",
-                              hint="the answer cites rules or episodes its memory does not hold; "
-                                   "do not use it as is")
+        raise ScarwardenError(
+            f"invented citations (--strict): {side.verification.summary}",
+            hint="the answer cites rules or episodes its memory does not hold; do not use it as is",
+        )
     if side.qc is not None and not side.qc.passed:
-        raise ScarwardenError(side.qc.summary,
-                              hint="raise --max-retakes, fix the task, or edit the answer by hand")
+        raise ScarwardenError(
+            side.qc.summary, hint="raise --max-retakes, fix the task, or edit the answer by hand"
+        )
 
 
 # -- review-draft -------------------------------------------------------------------
 
+
 @click.command("review-draft")
 @click.option("--task", required=True, help="The task the draft answers (recall runs on it).")
 @click.argument("file", type=click.File("r", encoding="utf-8"))
-@click.option("--rewrite", is_flag=True,
-              help="On a violation, regenerate the answer with the feedback (the QC loop).")
+@click.option(
+    "--rewrite", is_flag=True, help="On a violation, regenerate the answer with the feedback (the QC loop)."
+)
 @click.option("--max-retakes", type=click.IntRange(min=0), help="Override answer.qc_max_retakes.")
 @click.option("--strict", is_flag=True, help="Also exit 1 when any citation is invented.")
 @click.option("--json", "as_json", is_flag=True, help="Print the review as JSON.")
 @click.pass_context
-def review_draft(ctx: click.Context, task: str, file: TextIO, rewrite: bool,
-                 max_retakes: int | None, strict: bool, as_json: bool) -> None:
+def review_draft(
+    ctx: click.Context,
+    task: str,
+    file: TextIO,
+    rewrite: bool,
+    max_retakes: int | None,
+    strict: bool,
+    as_json: bool,
+) -> None:
     """Check a draft written elsewhere (FILE, or '-' for stdin) against the recalled rules.
 
     A reviewer model judges the draft and answers strict JSON: pass, or retake with
@@ -243,8 +291,9 @@ def review_draft(ctx: click.Context, task: str, file: TextIO, rewrite: bool,
     from scarwarden.audit.answer_text import qc_text, recall_header, verification_text
 
     repo = get_repo(ctx)
-    result = review_task_draft(repo, task, file.read(), client=_client(repo), rewrite=rewrite,
-                               max_retakes=max_retakes)
+    result = review_task_draft(
+        repo, task, file.read(), client=_client(repo), rewrite=rewrite, max_retakes=max_retakes
+    )
     verification = result.verification
     assert verification is not None  # review_task_draft always checks the citations
     if as_json:
@@ -264,16 +313,18 @@ def review_draft(ctx: click.Context, task: str, file: TextIO, rewrite: bool,
             click.echo("\n" + result.brief)
     # A check that ran and failed outranks the one that could not run (no model).
     if strict and not verification.ok:
-        raise ScarwardenError(f"invented citations (--strict): {verification.summary}",
-                              hint="the draft cites rules or episodes its memory does not hold")
+        raise ScarwardenError(
+            f"invented citations (--strict): {verification.summary}",
+            hint="the draft cites rules or episodes its memory does not hold",
+        )
     if result.brief is not None:
-        raise no_model_error(repo, "no reviewer judged the draft; only its citations were "
-                                   "checked, by code")
+        raise no_model_error(repo, "no reviewer judged the draft; only its citations were checked, by code")
     if result.qc is not None and not result.qc.passed:
         raise ScarwardenError(result.qc.summary, hint="fix the draft, or run with --rewrite")
 
 
 # -- feedback -----------------------------------------------------------------------
+
 
 @click.command()
 @click.argument("episode_id")
@@ -282,8 +333,14 @@ def review_draft(ctx: click.Context, task: str, file: TextIO, rewrite: bool,
 @click.option("--corrected-by", help="Who corrected it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the new episode as JSON.")
 @click.pass_context
-def feedback(ctx: click.Context, episode_id: str, outcome: str | None, correction: str | None,
-             corrected_by: str | None, as_json: bool) -> None:
+def feedback(
+    ctx: click.Context,
+    episode_id: str,
+    outcome: str | None,
+    correction: str | None,
+    corrected_by: str | None,
+    as_json: bool,
+) -> None:
     """Record what happened after a recorded answer, as a new episode that refs it.
 
     The first episode is never edited (the ledger is append-only); the new one keeps
@@ -297,8 +354,7 @@ def feedback(ctx: click.Context, episode_id: str, outcome: str | None, correctio
     from scarwarden.answers.lineage import record_feedback
 
     repo = get_repo(ctx)
-    ep = record_feedback(repo, episode_id, outcome=outcome, correction=correction,
-                         corrected_by=corrected_by)
+    ep = record_feedback(repo, episode_id, outcome=outcome, correction=correction, corrected_by=corrected_by)
     if as_json:
         echo_json(ep.to_json())
         return

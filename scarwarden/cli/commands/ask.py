@@ -11,15 +11,22 @@ PROMPT = "Memory has nothing on this task. What should the agent do?"
 
 @click.command()
 @click.argument("task", nargs=-1, required=True)
-@click.option("--answer", help="The human's answer, recorded when the verdict is ASK_HUMAN "
-                               "(instead of a prompt; '-' reads it from stdin).")
+@click.option(
+    "--answer",
+    help="The human's answer, recorded when the verdict is ASK_HUMAN "
+    "(instead of a prompt; '-' reads it from stdin).",
+)
 @click.option("--no-commit", is_flag=True, help="Stage the new episode instead of committing it.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print recall's JSON plus {meaning, episode} (episode: the recorded "
-                   "episode, or null).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print recall's JSON plus {meaning, episode} (episode: the recorded episode, or null).",
+)
 @click.pass_context
-def ask(ctx: click.Context, task: tuple[str, ...], answer: str | None, no_commit: bool,
-        as_json: bool) -> None:
+def ask(
+    ctx: click.Context, task: tuple[str, ...], answer: str | None, no_commit: bool, as_json: bool
+) -> None:
     """Recall for TASK; when memory has nothing, ask a human and remember the answer.
 
     On ACT or ACT_AND_FLAG it shows the rules to follow, with their citations and what
@@ -45,12 +52,12 @@ def ask(ctx: click.Context, task: tuple[str, ...], answer: str | None, no_commit
     episode = None
     if result.verdict == ASK_HUMAN:
         if answer is None:
-            answer = prompt_human("ask", result.task, PROMPT,
-                                  show=format_result(result, playbook_rel=repo.playbook_rel))
+            answer = prompt_human(
+                "ask", result.task, PROMPT, show=format_result(result, playbook_rel=repo.playbook_rel)
+            )
         episode = record_human_answer(repo, result.task, answer, commit=not no_commit)
     elif answer is not None:
-        click.echo(f"memory already covers this ({result.verdict}); --answer was not "
-                   "recorded", err=True)
+        click.echo(f"memory already covers this ({result.verdict}); --answer was not recorded", err=True)
     if as_json:
         data = result.to_json()
         data["meaning"] = result.meaning
@@ -61,6 +68,9 @@ def ask(ctx: click.Context, task: tuple[str, ...], answer: str | None, no_commit
         click.echo(format_result(result, playbook_rel=repo.playbook_rel))
         return
     click.echo(episode.id)
-    click.echo(f"{'Staged' if no_commit else 'Recorded and committed'} the answer as "
-               f"{episode.id} (source: human-answer); 'scarwarden distill' can now learn "
-               "from it.", err=True)
+    click.echo(
+        f"{'Staged' if no_commit else 'Recorded and committed'} the answer as "
+        f"{episode.id} (source: human-answer); 'scarwarden distill' can now learn "
+        "from it.",
+        err=True,
+    )

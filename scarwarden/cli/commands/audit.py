@@ -10,11 +10,15 @@ from scarwarden.cli.commands._common import echo_json, get_repo, require_ui
 
 
 @click.command()
-@click.option("--html", "html_dir", required=True, metavar="DIR",
-              type=click.Path(file_okay=False, path_type=Path),
-              help="Folder to write the pages into (created if missing).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print {directory, pages, rules, episodes} as JSON.")
+@click.option(
+    "--html",
+    "html_dir",
+    required=True,
+    metavar="DIR",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to write the pages into (created if missing).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print {directory, pages, rules, episodes} as JSON.")
 @click.pass_context
 def audit(ctx: click.Context, html_dir: Path, as_json: bool) -> None:
     """Write the audit pages as static HTML: the playbook, every rule and episode.
@@ -38,7 +42,9 @@ def audit(ctx: click.Context, html_dir: Path, as_json: bool) -> None:
     if as_json:
         echo_json(result.to_json())
         return
-    click.echo(f"wrote {result.pages} pages ({result.rules} rules, {result.episodes} episodes) "
-               f"to {html_dir}; open {html_dir / 'index.html'}")
+    click.echo(
+        f"wrote {result.pages} pages ({result.rules} rules, {result.episodes} episodes) "
+        f"to {html_dir}; open {html_dir / 'index.html'}"
+    )
     if result.removed:
         click.echo(f"removed {result.removed} stale page(s) of an earlier export")

@@ -13,19 +13,31 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.option("--staged", "scope", flag_value="staged",
-              help="The tree about to be committed, from git's index (the default).")
-@click.option("--all", "scope", flag_value="all",
-              help="The committed-plus-staged tree as a whole (parses every episode).")
-@click.option("--from-ref", metavar="REV",
-              help="Check every commit after REV (CI on a pull request); "
-                   "default from $PRE_COMMIT_FROM_REF.")
-@click.option("--to-ref", metavar="REV",
-              help="...up to and including REV (default HEAD, or $PRE_COMMIT_TO_REF).")
+@click.option(
+    "--staged",
+    "scope",
+    flag_value="staged",
+    help="The tree about to be committed, from git's index (the default).",
+)
+@click.option(
+    "--all",
+    "scope",
+    flag_value="all",
+    help="The committed-plus-staged tree as a whole (parses every episode).",
+)
+@click.option(
+    "--from-ref",
+    metavar="REV",
+    help="Check every commit after REV (CI on a pull request); default from $PRE_COMMIT_FROM_REF.",
+)
+@click.option(
+    "--to-ref", metavar="REV", help="...up to and including REV (default HEAD, or $PRE_COMMIT_TO_REF)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
-def check(ctx: click.Context, scope: str | None, from_ref: str | None, to_ref: str | None,
-          as_json: bool) -> None:
+def check(
+    ctx: click.Context, scope: str | None, from_ref: str | None, to_ref: str | None, as_json: bool
+) -> None:
     """The provenance gate: no provenance, no rule.
 
     Rejects a rule that cites no episode or an episode that is not in the tree, any
@@ -69,20 +81,25 @@ def check(ctx: click.Context, scope: str | None, from_ref: str | None, to_ref: s
         ctx.exit(int(ExitCode.CHECK_FAILED))
 
 
-def _commit_range(scope: str | None, from_ref: str | None,
-                  to_ref: str | None) -> tuple[str | None, str | None]:
+def _commit_range(
+    scope: str | None, from_ref: str | None, to_ref: str | None
+) -> tuple[str | None, str | None]:
     """``--from-ref``/``--to-ref`` checked against the scope; without them (and without
     ``--all``) the range the pre-commit framework passes in its environment, if any."""
     if (from_ref or to_ref) and scope is not None:
-        raise UsageError(f"--{scope} checks one tree; it cannot be combined with "
-                         "--from-ref/--to-ref, which check every commit of a range")
+        raise UsageError(
+            f"--{scope} checks one tree; it cannot be combined with "
+            "--from-ref/--to-ref, which check every commit of a range"
+        )
     if to_ref and not from_ref:
         raise UsageError("--to-ref needs --from-ref", hint="scarwarden check --from-ref A --to-ref B")
     if not from_ref and scope != "all":
         env_from = os.environ.get("PRE_COMMIT_FROM_REF")
         env_to = os.environ.get("PRE_COMMIT_TO_REF")
         if env_from and env_to:
-            click.echo(f"scarwarden: checking {env_from}..{env_to} "
-                       "(from PRE_COMMIT_FROM_REF/PRE_COMMIT_TO_REF)", err=True)
+            click.echo(
+                f"scarwarden: checking {env_from}..{env_to} (from PRE_COMMIT_FROM_REF/PRE_COMMIT_TO_REF)",
+                err=True,
+            )
             return env_from, env_to
     return from_ref, to_ref

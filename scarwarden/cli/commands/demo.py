@@ -8,8 +8,11 @@ import click
 
 
 @click.command()
-@click.option("--keep", type=click.Path(file_okay=False, path_type=Path),
-              help="Copy the demo repository into this folder at the end, to explore it.")
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Copy the demo repository into this folder at the end, to explore it.",
+)
 def demo(keep: Path | None) -> None:
     """The whole loop on the bundled demo memory: no model, no set-up.
 

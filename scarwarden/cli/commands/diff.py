@@ -12,16 +12,28 @@ from scarwarden.cli.commands._common import echo_json, get_repo
 @click.command()
 @click.argument("rev1", required=False)
 @click.argument("rev2", required=False)
-@click.option("--json", "as_json", is_flag=True,
-              help="Print {from, to, summary, rules, new_citations} as JSON.")
-@click.option("--color/--no-color", default=None,
-              help="Colour the word diff (default: only when stdout is a terminal).")
-@click.option("--textconv", "textconv_file", metavar="FILE",
-              type=click.Path(exists=True, dir_okay=False),
-              help="Print FILE (a playbook) rule by rule, for git's diff driver.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print {from, to, summary, rules, new_citations} as JSON."
+)
+@click.option(
+    "--color/--no-color", default=None, help="Colour the word diff (default: only when stdout is a terminal)."
+)
+@click.option(
+    "--textconv",
+    "textconv_file",
+    metavar="FILE",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Print FILE (a playbook) rule by rule, for git's diff driver.",
+)
 @click.pass_context
-def diff(ctx: click.Context, rev1: str | None, rev2: str | None, as_json: bool,
-         color: bool | None, textconv_file: str | None) -> None:
+def diff(
+    ctx: click.Context,
+    rev1: str | None,
+    rev2: str | None,
+    as_json: bool,
+    color: bool | None,
+    textconv_file: str | None,
+) -> None:
     """Semantic diff of the playbook: rules added, retired and changed.
 
     Shows each changed rule's title and text as a word diff ([-old-]{+new+} without

@@ -37,23 +37,31 @@ def _report(result: DistillResult, echo: Callable[[str], None]) -> None:
             echo(f"  - {ep}: {why}")
     if result.distiller == "model":
         u = result.usage
-        echo(f"model {result.model}: {result.calls} call(s), {u.prompt_tokens} prompt + "
-             f"{u.completion_tokens} completion tokens{' (estimated)' if u.estimated else ''}")
+        echo(
+            f"model {result.model}: {result.calls} call(s), {u.prompt_tokens} prompt + "
+            f"{u.completion_tokens} completion tokens{' (estimated)' if u.estimated else ''}"
+        )
 
 
 @click.command()
-@click.option("--offline", is_flag=True,
-              help="Use the deterministic offline distiller even when a key is configured.")
+@click.option(
+    "--offline", is_flag=True, help="Use the deterministic offline distiller even when a key is configured."
+)
 @click.option("--dry-run", is_flag=True, help="Print the playbook diff; change nothing.")
-@click.option("--branch", metavar="NAME",
-              help="Commit on a new branch NAME; the current branch, index and working "
-                   "tree are not touched (open a pull request from it).")
-@click.option("--no-commit", is_flag=True,
-              help="Write memory/playbook.md in the working tree and commit nothing.")
+@click.option(
+    "--branch",
+    metavar="NAME",
+    help="Commit on a new branch NAME; the current branch, index and working "
+    "tree are not touched (open a pull request from it).",
+)
+@click.option(
+    "--no-commit", is_flag=True, help="Write memory/playbook.md in the working tree and commit nothing."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
-def distill(ctx: click.Context, offline: bool, dry_run: bool, branch: str | None,
-            no_commit: bool, as_json: bool) -> None:
+def distill(
+    ctx: click.Context, offline: bool, dry_run: bool, branch: str | None, no_commit: bool, as_json: bool
+) -> None:
     """Turn new episodes into cited playbook changes, as one commit.
 
     Reads the episodes not distilled yet (not listed by an earlier distill commit and
@@ -78,8 +86,9 @@ def distill(ctx: click.Context, offline: bool, dry_run: bool, branch: str | None
     from scarwarden.distill import distill as run_distill
 
     repo = get_repo(ctx)
-    result = run_distill(repo, offline=True if offline else None, dry_run=dry_run,
-                         branch=branch, commit=not no_commit)
+    result = run_distill(
+        repo, offline=True if offline else None, dry_run=dry_run, branch=branch, commit=not no_commit
+    )
     if result.notice and result.new:  # with nothing to distill, which distiller is moot
         click.echo(result.notice, err=True)
     if as_json:
@@ -94,10 +103,14 @@ def distill(ctx: click.Context, offline: bool, dry_run: bool, branch: str | None
         return
     _report(result, click.echo)
     if result.commit and result.branch:
-        click.echo(f"committed {result.commit[:10]} on new branch {result.branch} "
-                   "(current branch and working tree untouched)")
+        click.echo(
+            f"committed {result.commit[:10]} on new branch {result.branch} "
+            "(current branch and working tree untouched)"
+        )
     elif result.commit:
         click.echo(f"committed {result.commit[:10]}")
     elif result.message_file:
-        click.echo(f"wrote {repo.playbook_rel} (not committed); to commit it: "
-                   f"git commit -F {result.message_file} {repo.playbook_rel}")
+        click.echo(
+            f"wrote {repo.playbook_rel} (not committed); to commit it: "
+            f"git commit -F {result.message_file} {repo.playbook_rel}"
+        )

@@ -29,20 +29,41 @@ def episode() -> None:
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable or comma-separated).")
 @click.option("--source", type=click.Choice(SOURCES), help="How the episode came about.")
 @click.option("--ref", "refs", multiple=True, help="A related episode ID (repeatable).")
-@click.option("--rule-applied", "rules_applied", multiple=True,
-              help="A rule ID that was in play when the agent acted (repeatable).")
+@click.option(
+    "--rule-applied",
+    "rules_applied",
+    multiple=True,
+    help="A rule ID that was in play when the agent acted (repeatable).",
+)
 @click.option("--at", "at", help="When it happened (ISO 8601); default: now, in UTC.")
-@click.option("--file", "file", type=click.File("rb"),
-              help="Read episode(s) from a YAML/JSON file, a list, or JSON lines ('-' = stdin).")
+@click.option(
+    "--file",
+    "file",
+    type=click.File("rb"),
+    help="Read episode(s) from a YAML/JSON file, a list, or JSON lines ('-' = stdin).",
+)
 @click.option("--no-commit", is_flag=True, help="Stage the file(s) instead of committing.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the stored episode as JSON (with --file: a list of them).")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the stored episode as JSON (with --file: a list of them)."
+)
 @click.pass_context
-def add(ctx: click.Context, task: str | None, action: str | None, outcome: str | None,
-        correction: str | None, corrected_by: str | None, agent: str | None,
-        tags: tuple[str, ...], source: str | None, refs: tuple[str, ...],
-        rules_applied: tuple[str, ...], at: str | None, file: IO[bytes] | None,
-        no_commit: bool, as_json: bool) -> None:
+def add(
+    ctx: click.Context,
+    task: str | None,
+    action: str | None,
+    outcome: str | None,
+    correction: str | None,
+    corrected_by: str | None,
+    agent: str | None,
+    tags: tuple[str, ...],
+    source: str | None,
+    refs: tuple[str, ...],
+    rules_applied: tuple[str, ...],
+    at: str | None,
+    file: IO[bytes] | None,
+    no_commit: bool,
+    as_json: bool,
+) -> None:
     """Record an episode (or a batch) and commit it.
 
     The ID is minted (random, collision-free across clones) and `at` defaults to now.
@@ -62,20 +83,41 @@ def add(ctx: click.Context, task: str | None, action: str | None, outcome: str |
 
     repo = get_repo(ctx)
     if file is not None:
-        flags = [task, action, outcome, correction, corrected_by, agent, source, at,
-                 tags, refs, rules_applied]
+        flags = [
+            task,
+            action,
+            outcome,
+            correction,
+            corrected_by,
+            agent,
+            source,
+            at,
+            tags,
+            refs,
+            rules_applied,
+        ]
         if any(flags):
-            raise UsageError("--file cannot be combined with episode flags",
-                             hint="put every field in the file instead")
+            raise UsageError(
+                "--file cannot be combined with episode flags", hint="put every field in the file instead"
+            )
         name = getattr(file, "name", "-")
         source_name = "<stdin>" if name in ("-", "<stdin>") else str(name)
         inputs = parse_input_documents(file.read(), source=source_name)
     else:
         if not task:
-            raise UsageError("--task is required (or give --file)",
-                             hint='scarwarden episode add --task "..." --correction "..."')
-        fields = {"action": action, "outcome": outcome, "correction": correction,
-                  "corrected_by": corrected_by, "agent": agent, "source": source, "at": at}
+            raise UsageError(
+                "--task is required (or give --file)",
+                hint='scarwarden episode add --task "..." --correction "..."',
+            )
+        fields = {
+            "action": action,
+            "outcome": outcome,
+            "correction": correction,
+            "corrected_by": corrected_by,
+            "agent": agent,
+            "source": source,
+            "at": at,
+        }
         inputs = [_document(task, fields, split_list(tags), list(refs), list(rules_applied))]
         source_name = "episode"
     episodes = add_episodes(repo, inputs, commit=not no_commit, source=source_name)
@@ -88,8 +130,9 @@ def add(ctx: click.Context, task: str | None, action: str | None, outcome: str |
     click.echo(f"{verb} {len(episodes)} episode(s)", err=True)
 
 
-def _document(task: str, fields: dict[str, str | None], tags: list[str], refs: list[str],
-              rules_applied: list[str]) -> dict[str, object]:
+def _document(
+    task: str, fields: dict[str, str | None], tags: list[str], refs: list[str], rules_applied: list[str]
+) -> dict[str, object]:
     """The episode the flags describe, as an input document: only the fields given."""
     data: dict[str, object] = {"task": task}
     data.update({key: value for key, value in fields.items() if value is not None})
@@ -116,8 +159,9 @@ def show(ctx: click.Context, episode_id: str, as_json: bool) -> None:
     with open_index(repo) as index:
         ep = index.get_episode(episode_id)
         if ep is None:
-            raise UsageError(f"no episode {episode_id} in the ledger",
-                             hint="'scarwarden episode list' shows what there is")
+            raise UsageError(
+                f"no episode {episode_id} in the ledger", hint="'scarwarden episode list' shows what there is"
+            )
         cited_by = index.rules_citing(episode_id)
         path = index.episode_path(episode_id)
     if as_json:
@@ -130,20 +174,30 @@ def show(ctx: click.Context, episode_id: str, as_json: bool) -> None:
 
 @episode.command("list")
 @click.option("--tag", "tags", multiple=True, help="Only episodes with this tag (repeatable: all).")
-@click.option("--since", metavar="WHEN",
-              help="At or after WHEN: 2026-11-01, 2026-11-01T09:00 (UTC unless an offset is "
-                   "given), or an age such as 7d, 12h, 30m.")
-@click.option("--until", metavar="WHEN",
-              help="At or before WHEN (a bare date means the end of that day).")
+@click.option(
+    "--since",
+    metavar="WHEN",
+    help="At or after WHEN: 2026-11-01, 2026-11-01T09:00 (UTC unless an offset is "
+    "given), or an age such as 7d, 12h, 30m.",
+)
+@click.option("--until", metavar="WHEN", help="At or before WHEN (a bare date means the end of that day).")
 @click.option("--agent", help="Only this agent's episodes.")
 @click.option("--grep", help="Full-text search over task, action, outcome and correction.")
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many.")
 @click.option("--newest-first", is_flag=True, help="Newest first (default: oldest first).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of episodes.")
 @click.pass_context
-def list_(ctx: click.Context, tags: tuple[str, ...], since: str | None, until: str | None,
-          agent: str | None, grep: str | None, limit: int | None, newest_first: bool,
-          as_json: bool) -> None:
+def list_(
+    ctx: click.Context,
+    tags: tuple[str, ...],
+    since: str | None,
+    until: str | None,
+    agent: str | None,
+    grep: str | None,
+    limit: int | None,
+    newest_first: bool,
+    as_json: bool,
+) -> None:
     """List episodes, filtered by tag, date, agent or text.
 
     \b
@@ -161,8 +215,14 @@ def list_(ctx: click.Context, tags: tuple[str, ...], since: str | None, until: s
     repo = get_repo(ctx)
     with open_index(repo) as index:
         episodes = index.list_episodes(
-            tags=tags, since=since_at, until=until_at, agent=agent, grep=grep, limit=limit,
-            newest_first=newest_first)
+            tags=tags,
+            since=since_at,
+            until=until_at,
+            agent=agent,
+            grep=grep,
+            limit=limit,
+            newest_first=newest_first,
+        )
     if as_json:
         echo_json([e.to_json() for e in episodes])
         return

@@ -16,26 +16,50 @@ FORMAT_NAMES = ("agents-md", "claude-md", "cursor", "copilot", "all")
 
 
 @click.command()
-@click.argument("formats", nargs=-1, metavar="[FORMAT]...",
-                type=click.Choice(FORMAT_NAMES))
-@click.option("--check", is_flag=True,
-              help="Write nothing; exit 1 when an exported file is missing or out of date "
-                   "with the playbook. With no FORMAT, checks the files exported so far.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write (or check) this file instead of the format's default path "
-                   "(one FORMAT only).")
-@click.option("--import-agents/--inline", "import_agents", default=None,
-              help="claude-md: make CLAUDE.md import AGENTS.md ('@AGENTS.md', and export "
-                   "AGENTS.md too) or repeat the rules inline. Default: keep the form "
-                   "CLAUDE.md already has (inline for a new file).")
-@click.option("--commit", "do_commit", is_flag=True,
-              help="Commit the files that changed (by default exports are only written).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print a JSON list of {format, path, status}; status is written, "
-                   "unchanged (export) or missing, stale, current (--check).")
+@click.argument("formats", nargs=-1, metavar="[FORMAT]...", type=click.Choice(FORMAT_NAMES))
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 when an exported file is missing or out of date "
+    "with the playbook. With no FORMAT, checks the files exported so far.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write (or check) this file instead of the format's default path (one FORMAT only).",
+)
+@click.option(
+    "--import-agents/--inline",
+    "import_agents",
+    default=None,
+    help="claude-md: make CLAUDE.md import AGENTS.md ('@AGENTS.md', and export "
+    "AGENTS.md too) or repeat the rules inline. Default: keep the form "
+    "CLAUDE.md already has (inline for a new file).",
+)
+@click.option(
+    "--commit",
+    "do_commit",
+    is_flag=True,
+    help="Commit the files that changed (by default exports are only written).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print a JSON list of {format, path, status}; status is written, "
+    "unchanged (export) or missing, stale, current (--check).",
+)
 @click.pass_context
-def export(ctx: click.Context, formats: tuple[str, ...], check: bool, output: Path | None,
-           import_agents: bool | None, do_commit: bool, as_json: bool) -> None:
+def export(
+    ctx: click.Context,
+    formats: tuple[str, ...],
+    check: bool,
+    output: Path | None,
+    import_agents: bool | None,
+    do_commit: bool,
+    as_json: bool,
+) -> None:
     """Write the playbook into the instruction files agents read natively.
 
     \b
@@ -66,11 +90,11 @@ def export(ctx: click.Context, formats: tuple[str, ...], check: bool, output: Pa
     repo = get_repo(ctx)
     output = _output_path(ctx, output)
     if check:
-        _check(exports.check_exports(repo, list(formats), output=output,
-                                     import_agents=import_agents), as_json)
+        _check(
+            exports.check_exports(repo, list(formats), output=output, import_agents=import_agents), as_json
+        )
         return
-    result = exports.export(repo, list(formats), output=output, import_agents=import_agents,
-                            commit=do_commit)
+    result = exports.export(repo, list(formats), output=output, import_agents=import_agents, commit=do_commit)
     if as_json:
         echo_json(result.to_json())
     else:
@@ -79,8 +103,7 @@ def export(ctx: click.Context, formats: tuple[str, ...], check: bool, output: Pa
     if result.commit:
         click.echo(f"Committed {len(result.changed)} file(s) as {result.commit[:10]}", err=True)
     elif result.changed:
-        click.echo("Not committed: review and commit the exported files (or use --commit).",
-                   err=True)
+        click.echo("Not committed: review and commit the exported files (or use --commit).", err=True)
 
 
 def _output_path(ctx: click.Context, output: Path | None) -> Path | None:
@@ -99,8 +122,9 @@ def _check(files: list[ExportFile], as_json: bool) -> None:
     if not files:
         if as_json:
             echo_json([])
-        click.echo("nothing exported yet: no AGENTS.md, CLAUDE.md, Cursor or Copilot "
-                   "section to check", err=True)
+        click.echo(
+            "nothing exported yet: no AGENTS.md, CLAUDE.md, Cursor or Copilot section to check", err=True
+        )
         return
     if as_json:
         echo_json([f.to_json() for f in files])

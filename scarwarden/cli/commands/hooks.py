@@ -16,8 +16,9 @@ def hooks() -> None:
 
 
 @hooks.command("install")
-@click.option("--hooks-path-ok", is_flag=True,
-              help="Install into the folder core.hooksPath names instead of refusing.")
+@click.option(
+    "--hooks-path-ok", is_flag=True, help="Install into the folder core.hooksPath names instead of refusing."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
 @click.pass_context
 def install_cmd(ctx: click.Context, hooks_path_ok: bool, as_json: bool) -> None:
@@ -37,8 +38,11 @@ def install_cmd(ctx: click.Context, hooks_path_ok: bool, as_json: bool) -> None:
 
     repo = get_repo(ctx, initialised=False)
     path = install(repo.root, hooks_path_ok=hooks_path_ok)
-    legacy = [str(path.parent / f"{name}.legacy") for name in HOOK_TYPES
-              if (path.parent / f"{name}.legacy").exists()]
+    legacy = [
+        str(path.parent / f"{name}.legacy")
+        for name in HOOK_TYPES
+        if (path.parent / f"{name}.legacy").exists()
+    ]
     if as_json:
         echo_json({"hooks": [str(path.parent / n) for n in HOOK_TYPES], "legacy": legacy})
         return
@@ -62,9 +66,13 @@ def uninstall_cmd(ctx: click.Context, as_json: bool) -> None:
     repo = get_repo(ctx, initialised=False)
     result = uninstall(repo.root)
     if as_json:
-        echo_json({"removed": [str(p) for p in result.removed],
-                   "restored": [str(p) for p in result.restored],
-                   "foreign": [str(p) for p in result.foreign]})
+        echo_json(
+            {
+                "removed": [str(p) for p in result.removed],
+                "restored": [str(p) for p in result.restored],
+                "foreign": [str(p) for p in result.foreign],
+            }
+        )
         return
     for path in result.removed:
         click.echo(f"Removed {path}")

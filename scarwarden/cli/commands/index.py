@@ -32,16 +32,29 @@ def index_cmd(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
         rules = len(index.rules())
         commit = index.indexed_commit
     elapsed = time.perf_counter() - start
-    data = {"mode": stats.mode, "reason": stats.reason, "episodes": episodes, "rules": rules,
-            "episodes_indexed": stats.episodes_added, "episodes_removed": stats.episodes_removed,
-            "rules_changed": stats.rules_changed, "invalid_files": stats.invalid_files,
-            "commit": commit, "seconds": round(elapsed, 3), "path": str(repo.index_path)}
+    data = {
+        "mode": stats.mode,
+        "reason": stats.reason,
+        "episodes": episodes,
+        "rules": rules,
+        "episodes_indexed": stats.episodes_added,
+        "episodes_removed": stats.episodes_removed,
+        "rules_changed": stats.rules_changed,
+        "invalid_files": stats.invalid_files,
+        "commit": commit,
+        "seconds": round(elapsed, 3),
+        "path": str(repo.index_path),
+    }
     if as_json:
         echo_json(data)
         return
     what = "Rebuilt" if stats.mode == "rebuild" else "Refreshed"
-    click.echo(f"{what} {repo.index_path} in {elapsed:.2f}s: {episodes} episodes, {rules} rules"
-               f" ({stats.episodes_added} episode(s) indexed, {stats.rules_changed} rule(s) changed)")
+    click.echo(
+        f"{what} {repo.index_path} in {elapsed:.2f}s: {episodes} episodes, {rules} rules"
+        f" ({stats.episodes_added} episode(s) indexed, {stats.rules_changed} rule(s) changed)"
+    )
     if stats.invalid_files:
-        click.echo(f"{len(stats.invalid_files)} invalid file(s) skipped; "
-                   "'scarwarden check --all' explains each", err=True)
+        click.echo(
+            f"{len(stats.invalid_files)} invalid file(s) skipped; 'scarwarden check --all' explains each",
+            err=True,
+        )

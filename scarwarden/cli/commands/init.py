@@ -10,12 +10,15 @@ from scarwarden.cli.commands._common import echo_json, get_repo
 @click.command()
 @click.option("--demo", is_flag=True, help="Start from the bundled demo ledger and playbook.")
 @click.option("--no-commit", is_flag=True, help="Stage the new files instead of committing.")
-@click.option("--hooks/--no-hooks", "hooks", default=None,
-              help="Install the pre-commit gate too (asked on a terminal when not given).")
+@click.option(
+    "--hooks/--no-hooks",
+    "hooks",
+    default=None,
+    help="Install the pre-commit gate too (asked on a terminal when not given).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
 @click.pass_context
-def init(ctx: click.Context, demo: bool, no_commit: bool, hooks: bool | None,
-         as_json: bool) -> None:
+def init(ctx: click.Context, demo: bool, no_commit: bool, hooks: bool | None, as_json: bool) -> None:
     """Make the current git repository a memory repository.
 
     Creates memory/episodes/ and memory/playbook.md, adds .scarwarden/ (the index
@@ -33,9 +36,11 @@ def init(ctx: click.Context, demo: bool, no_commit: bool, hooks: bool | None,
     repo = get_repo(ctx, initialised=False)
     result = do_init(repo, demo=demo, commit=not no_commit)
     if hooks is None:
-        hooks = (sys.stdin.isatty() and not as_json
-                 and click.confirm("Install the provenance gate as a git pre-commit hook?",
-                                   default=True))
+        hooks = (
+            sys.stdin.isatty()
+            and not as_json
+            and click.confirm("Install the provenance gate as a git pre-commit hook?", default=True)
+        )
     installed = None
     hook_error: UsageError | None = None
     if hooks:
@@ -46,8 +51,15 @@ def init(ctx: click.Context, demo: bool, no_commit: bool, hooks: bool | None,
         except UsageError as exc:  # core.hooksPath set, or a foreign hook in the way
             hook_error = exc
     if as_json:
-        echo_json({"commit": result.commit, "files": result.files, "demo": demo,
-                   "hook": installed, "hook_error": hook_error and hook_error.message})
+        echo_json(
+            {
+                "commit": result.commit,
+                "files": result.files,
+                "demo": demo,
+                "hook": installed,
+                "hook_error": hook_error and hook_error.message,
+            }
+        )
     else:
         what = "demo memory" if demo else "an empty memory"
         click.echo(f"Initialised {what} in {repo.root / repo.memory_rel}")

@@ -8,23 +8,47 @@ _VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
 
 
 @click.command("log")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print a list of {id, at, task, verdict, rule_ids, scores, "
-                   "playbook_commit, detail}, newest first.")
-@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True,
-              metavar="N", help="At most N entries.")
-@click.option("--since", metavar="WHEN",
-              help="Only recalls at or after WHEN: 2026-11-24, 2026-11-24T09:00, or an age "
-                   "such as 7d, 12h, 30m (times without an offset are UTC).")
-@click.option("--until", metavar="WHEN",
-              help="Only recalls at or before WHEN (a bare date means the end of that day).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print a list of {id, at, task, verdict, rule_ids, scores, playbook_commit, detail}, newest first.",
+)
+@click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    metavar="N",
+    help="At most N entries.",
+)
+@click.option(
+    "--since",
+    metavar="WHEN",
+    help="Only recalls at or after WHEN: 2026-11-24, 2026-11-24T09:00, or an age "
+    "such as 7d, 12h, 30m (times without an offset are UTC).",
+)
+@click.option(
+    "--until", metavar="WHEN", help="Only recalls at or before WHEN (a bare date means the end of that day)."
+)
 @click.option("--task-grep", metavar="TEXT", help="Only tasks containing TEXT (any case).")
-@click.option("--verdict", type=click.Choice(_VERDICTS, case_sensitive=False),
-              metavar="VERDICT", help="Only recalls with this verdict: ACT, ACT_AND_FLAG "
-                                      "or ASK_HUMAN.")
+@click.option(
+    "--verdict",
+    type=click.Choice(_VERDICTS, case_sensitive=False),
+    metavar="VERDICT",
+    help="Only recalls with this verdict: ACT, ACT_AND_FLAG or ASK_HUMAN.",
+)
 @click.pass_context
-def log_cmd(ctx: click.Context, as_json: bool, limit: int, since: str | None,
-            until: str | None, task_grep: str | None, verdict: str | None) -> None:
+def log_cmd(
+    ctx: click.Context,
+    as_json: bool,
+    limit: int,
+    since: str | None,
+    until: str | None,
+    task_grep: str | None,
+    verdict: str | None,
+) -> None:
     """The recall log: what was recalled, when, with which verdict and playbook.
 
     Every `scarwarden recall` (and `ask`, `answer`, the MCP `recall` tool) appends one
@@ -47,14 +71,17 @@ def log_cmd(ctx: click.Context, as_json: bool, limit: int, since: str | None,
     since_at = parse_when(since) if since is not None else None
     until_at = parse_when(until, end=True) if until is not None else None
     with open_index(repo) as index:
-        entries = read_log(index, limit=limit, since=since_at, until=until_at,
-                           task_grep=task_grep, verdict=verdict)
+        entries = read_log(
+            index, limit=limit, since=since_at, until=until_at, task_grep=task_grep, verdict=verdict
+        )
     if as_json:
         echo_json([e.to_json() for e in entries])
         return
     if not entries:
-        click.echo("no recall matches" if (since or until or task_grep or verdict)
-                   else "the recall log is empty", err=True)
+        click.echo(
+            "no recall matches" if (since or until or task_grep or verdict) else "the recall log is empty",
+            err=True,
+        )
         return
     for entry in entries:
         task = " ".join(entry.task.split())

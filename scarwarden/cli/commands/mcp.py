@@ -11,12 +11,20 @@ from scarwarden.repo import open_repo
 
 
 @click.command("mcp")
-@click.option("--repo", "local_repo", metavar="PATH", type=click.Path(file_okay=False),
-              help="The memory repository to serve (same as the global 'scarwarden --repo "
-                   "PATH mcp'; handy in client configs). Default: the current directory.")
-@click.option("--allow-distill-commit", is_flag=True,
-              help="Let the distill tool commit playbook changes (dry_run=false). Without "
-                   "it, agents can only ask for proposals.")
+@click.option(
+    "--repo",
+    "local_repo",
+    metavar="PATH",
+    type=click.Path(file_okay=False),
+    help="The memory repository to serve (same as the global 'scarwarden --repo "
+    "PATH mcp'; handy in client configs). Default: the current directory.",
+)
+@click.option(
+    "--allow-distill-commit",
+    is_flag=True,
+    help="Let the distill tool commit playbook changes (dry_run=false). Without "
+    "it, agents can only ask for proposals.",
+)
 @click.pass_context
 def mcp_cmd(ctx: click.Context, local_repo: str | None, allow_distill_commit: bool) -> None:
     """Serve this memory to agents over the Model Context Protocol (stdio).
@@ -44,6 +52,7 @@ def mcp_cmd(ctx: click.Context, local_repo: str | None, allow_distill_commit: bo
     try:
         from scarwarden.agents.mcp.server import serve
     except ImportError as exc:
-        raise UsageError(f"the MCP SDK is not installed ({exc})",
-                         hint="pip install 'scarwarden[mcp]'") from None
+        raise UsageError(
+            f"the MCP SDK is not installed ({exc})", hint="pip install 'scarwarden[mcp]'"
+        ) from None
     serve(repo, allow_distill_commit=allow_distill_commit, environ=os.environ)

@@ -19,17 +19,28 @@ def read_task(words: tuple[str, ...]) -> str:
 
 @click.command()
 @click.argument("task", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True,
-              help="Print {task, verdict, playbook_commit, rules: [{id, title, text, score, "
-                   "matched_tags, matched_terms, contributions, episode_ids}]}.")
-@click.option("--limit", "-n", type=click.IntRange(min=1), metavar="N",
-              help="At most N rules (default: recall.limit in scarwarden.yaml, 5).")
-@click.option("--explain", is_flag=True,
-              help="Show the full arithmetic: idf, tf, length normalisation, weights.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print {task, verdict, playbook_commit, rules: [{id, title, text, score, "
+    "matched_tags, matched_terms, contributions, episode_ids}]}.",
+)
+@click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="At most N rules (default: recall.limit in scarwarden.yaml, 5).",
+)
+@click.option(
+    "--explain", is_flag=True, help="Show the full arithmetic: idf, tf, length normalisation, weights."
+)
 @click.option("--no-log", is_flag=True, help="Do not append this recall to the recall log.")
 @click.pass_context
-def recall(ctx: click.Context, task: tuple[str, ...], as_json: bool, limit: int | None,
-           explain: bool, no_log: bool) -> None:
+def recall(
+    ctx: click.Context, task: tuple[str, ...], as_json: bool, limit: int | None, explain: bool, no_log: bool
+) -> None:
     """Rules that apply to TASK, why each matched, and the router's verdict.
 
     Deterministic (no model, no network): the same playbook and task give the same
@@ -70,16 +81,24 @@ def format_result(result: RecallResult, *, playbook_rel: str = "the playbook") -
         lines.append("No rule in memory matches this task.")
     for rank, rule in enumerate(result.rules, 1):
         lines.append("")
-        lines.append(click.style(f"{rank}. {rule.id}: {rule.title}", bold=True)
-                     + f"  (score {rule.score:g}, confidence {rule.confidence:g})")
+        lines.append(
+            click.style(f"{rank}. {rule.id}: {rule.title}", bold=True)
+            + f"  (score {rule.score:g}, confidence {rule.confidence:g})"
+        )
         lines.append(f"   {rule.text}")
         lines.append(f"   why: {rule.why()}")
         lines.append(f"   cite: {rule.citation()}")
     lines.append("")
     if result.playbook_commit:
-        lines.append(click.style(f"playbook: {result.playbook_commit[:12]} (last commit that "
-                                 f"changed {playbook_rel})", dim=True))
+        lines.append(
+            click.style(
+                f"playbook: {result.playbook_commit[:12]} (last commit that changed {playbook_rel})", dim=True
+            )
+        )
     else:
-        lines.append(click.style("playbook: uncommitted (the working-tree playbook is not "
-                                 "a committed version)", dim=True))
+        lines.append(
+            click.style(
+                "playbook: uncommitted (the working-tree playbook is not a committed version)", dim=True
+            )
+        )
     return "\n".join(lines)

@@ -12,21 +12,37 @@ from scarwarden.errors import ExitCode
 
 
 @click.command()
-@click.option("--base", metavar="REV",
-              help="The branch or commit the change goes into; the report covers its merge "
-                   "base with --head. Default: the parent of the last distill commit.")
+@click.option(
+    "--base",
+    metavar="REV",
+    help="The branch or commit the change goes into; the report covers its merge "
+    "base with --head. Default: the parent of the last distill commit.",
+)
 @click.option("--head", metavar="REV", help="The tip of the change (default: HEAD).")
-@click.option("--github", is_flag=True,
-              help="Also append the report to $GITHUB_STEP_SUMMARY and print ::error / "
-                   "::warning annotations for GitHub Actions.")
-@click.option("--output", "-o", metavar="FILE", type=click.Path(dir_okay=False),
-              help="Write the markdown to FILE instead of stdout.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print {base, head, ok, gate, gate_note, warnings, episodes_added, diff, "
-                   "evidence} as JSON instead of markdown.")
+@click.option(
+    "--github",
+    is_flag=True,
+    help="Also append the report to $GITHUB_STEP_SUMMARY and print ::error / "
+    "::warning annotations for GitHub Actions.",
+)
+@click.option(
+    "--output",
+    "-o",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Write the markdown to FILE instead of stdout.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print {base, head, ok, gate, gate_note, warnings, episodes_added, diff, "
+    "evidence} as JSON instead of markdown.",
+)
 @click.pass_context
-def review(ctx: click.Context, base: str | None, head: str | None, github: bool,
-           output: str | None, as_json: bool) -> None:
+def review(
+    ctx: click.Context, base: str | None, head: str | None, github: bool, output: str | None, as_json: bool
+) -> None:
     """Pull-request report of memory changes, with the evidence quoted.
 
     For each rule added, changed, retired or removed: its old and new form, a word
@@ -68,6 +84,8 @@ def review(ctx: click.Context, base: str | None, head: str | None, github: bool,
             click.echo("GITHUB_STEP_SUMMARY is not set: no job summary written", err=True)
     if not result.ok:
         problems = len(result.gate_problems())
-        click.echo(f"the provenance gate failed ({problems} problem"
-                   f"{'s' if problems != 1 else ''}); see the report", err=True)
+        click.echo(
+            f"the provenance gate failed ({problems} problem{'s' if problems != 1 else ''}); see the report",
+            err=True,
+        )
         ctx.exit(int(ExitCode.CHECK_FAILED))

@@ -15,14 +15,22 @@ def rule() -> None:
 @rule.command("add")
 @click.option("--text", required=True, help="The rule itself: what to do, and why.")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable or comma-separated).")
-@click.option("--cites", required=True,
-              help="Comma-separated episode IDs that taught the rule (they must exist).")
+@click.option(
+    "--cites", required=True, help="Comma-separated episode IDs that taught the rule (they must exist)."
+)
 @click.option("--title", help="A short title (default: from the text's first sentence).")
 @click.option("--no-commit", is_flag=True, help="Stage the playbook instead of committing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the new rule as JSON.")
 @click.pass_context
-def add(ctx: click.Context, text: str, tags: tuple[str, ...], cites: str, title: str | None,
-        no_commit: bool, as_json: bool) -> None:
+def add(
+    ctx: click.Context,
+    text: str,
+    tags: tuple[str, ...],
+    cites: str,
+    title: str | None,
+    no_commit: bool,
+    as_json: bool,
+) -> None:
     """Add a hand-written rule; refuses citations that do not resolve.
 
     The rule gets the next free ID (retired IDs are never reused) and is committed
@@ -36,8 +44,9 @@ def add(ctx: click.Context, text: str, tags: tuple[str, ...], cites: str, title:
     from scarwarden.files.playbook_edit import add_rule
 
     repo = get_repo(ctx)
-    new = add_rule(repo, text=text, tags=split_list(tags), cites=split_list([cites]),
-                   title=title, commit=not no_commit)
+    new = add_rule(
+        repo, text=text, tags=split_list(tags), cites=split_list([cites]), title=title, commit=not no_commit
+    )
     if as_json:
         echo_json(new.to_json())
         return
@@ -48,8 +57,9 @@ def add(ctx: click.Context, text: str, tags: tuple[str, ...], cites: str, title:
 @rule.command("list")
 @click.option("--tag", help="Only rules with this tag.")
 @click.option("--retired", "include_retired", is_flag=True, help="Include retired rules.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print a JSON list of {id, title, text, tags, episode_ids}.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print a JSON list of {id, title, text, tags, episode_ids}."
+)
 @click.pass_context
 def list_(ctx: click.Context, tag: str | None, include_retired: bool, as_json: bool) -> None:
     """The playbook: every rule with its tags and citations.
@@ -100,25 +110,33 @@ def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
         index.require_playbook()
         found = index.get_rule(rule_id)
         if found is None:
-            raise UsageError(f"no rule {rule_id} in the playbook",
-                             hint="'scarwarden rule list --retired' shows every rule")
+            raise UsageError(
+                f"no rule {rule_id} in the playbook", hint="'scarwarden rule list --retired' shows every rule"
+            )
         episodes = {ep: index.get_episode(ep) for ep in found.episode_ids}
         paths = {ep: index.episode_path(ep) for ep in found.episode_ids}
     events = rule_history(repo, rule_id)
     if as_json:
-        echo_json({
-            "rule": found.to_json(),
-            "episodes": [{"id": ep, "found": e is not None, "episode": e.to_json() if e else None}
-                         for ep, e in episodes.items()],
-            "history": [ev.to_json() for ev in events],
-        })
+        echo_json(
+            {
+                "rule": found.to_json(),
+                "episodes": [
+                    {"id": ep, "found": e is not None, "episode": e.to_json() if e else None}
+                    for ep, e in episodes.items()
+                ],
+                "history": [ev.to_json() for ev in events],
+            }
+        )
         return
     click.echo(format_rule(found))
     for ep_id, ep in episodes.items():
         click.echo()
         click.echo(click.style(f"--- learnt in {ep_id} ---", fg="cyan"))
-        click.echo(format_episode(ep, repo, paths[ep_id]) if ep else click.style(
-            f"{ep_id} is NOT in the ledger (the gate would reject this playbook)", fg="red"))
+        click.echo(
+            format_episode(ep, repo, paths[ep_id])
+            if ep
+            else click.style(f"{ep_id} is NOT in the ledger (the gate would reject this playbook)", fg="red")
+        )
     click.echo()
     click.echo(click.style("--- history ---", fg="cyan"))
     if not events:

@@ -9,13 +9,19 @@ from scarwarden.errors import UsageError
 
 
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on. Anything but loopback exposes the memory (and, "
-                   "without --read-only, commits) to the network: a warning is printed.")
-@click.option("--port", default=5054, show_default=True, type=click.IntRange(0, 65535),
-              help="Port to listen on.")
-@click.option("--read-only", is_flag=True,
-              help="Refuse every write (recording a human's answer answers 403).")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on. Anything but loopback exposes the memory (and, "
+    "without --read-only, commits) to the network: a warning is printed.",
+)
+@click.option(
+    "--port", default=5054, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on."
+)
+@click.option(
+    "--read-only", is_flag=True, help="Refuse every write (recording a human's answer answers 403)."
+)
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, read_only: bool) -> None:
     """The audit web UI, on loopback (http://127.0.0.1:5054/ by default).
@@ -47,17 +53,25 @@ def serve(ctx: click.Context, host: str, port: int, read_only: bool) -> None:
 
     repo = get_repo(ctx)
     if not is_loopback(host):
-        click.echo(click.style(
-            f"warning: listening on {host}, not loopback: anyone who can reach this "
-            "machine can read this memory" + ("" if read_only else
-                                              " and record answers as commits (use --read-only)"),
-            fg="yellow"), err=True)
+        click.echo(
+            click.style(
+                f"warning: listening on {host}, not loopback: anyone who can reach this "
+                "machine can read this memory"
+                + ("" if read_only else " and record answers as commits (use --read-only)"),
+                fg="yellow",
+            ),
+            err=True,
+        )
     app = create_app(repo.root, read_only=read_only, allowed_hosts=allowed_hosts(host))
     shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    click.echo(f"Scarwarden audit UI for {repo.root}{' (read-only)' if read_only else ''}: "
-               f"http://{shown}:{port}/  (Ctrl-C to stop)", err=True)
+    click.echo(
+        f"Scarwarden audit UI for {repo.root}{' (read-only)' if read_only else ''}: "
+        f"http://{shown}:{port}/  (Ctrl-C to stop)",
+        err=True,
+    )
     try:
         app.run(host=host, port=port, threaded=True, debug=False, use_reloader=False)
     except OSError as exc:
-        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
-                         hint="pick another port with --port") from None
+        raise UsageError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}", hint="pick another port with --port"
+        ) from None

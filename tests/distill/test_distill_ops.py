@@ -1,0 +1,121 @@
+"""The provenance gate on its own: shapes, citations, keys, text that tries to be markup."""
+
+from __future__ import annotations
+
+import pytest
+
+from scarwarden.distill.ops import apply_operations, parse_operations
+from scarwarden.files import playbook as pb
+from scarwarden.files.scaffold import demo_memory_dir
+
+LEDGER = {"ep-aaaaaaaaaa", "ep-bbbbbbbbbb", "ep-hkgnqdz88f"}
+
+
+@pytest.fixture
+def book() -> pb.Playbook:
+    return pb.parse((demo_memory_dir() / "playbook.md").read_text())
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ([], 'a JSON object of the form {"operations": [...]}'),
+        ({"ops": []}, 'a JSON object of the form {"operations": [...]}'),
+        ({"operations": {}}, '"operations" must be a JSON list'),
+        ({"operations": ["add"]}, "operations[0] must be a JSON object"),
+        ({"operations": [{"op": "delete"}]}, 'operations[0].op must be "add", "update" or "retire"'),
+        ({"operations": [{"op": "add", "text": "x"}]}, "operations[0].episode_ids is missing"),
+        ({"operations": [{"op": "add", "episode_ids": []}]}, "operations[0].text is missing"),
+        ({"operations": [{"op": "update", "episode_ids": []}]}, "operations[0].rule_id is missing"),
+        ({"operations": [{"op": "retire", "rule_id": "PB-01"}]}, "operations[0].reason is missing"),
+        (
+            {"operations": [{"op": "add", "text": "x", "episode_ids": [1]}]},
+            "operations[0].episode_ids must be a JSON list of strings",
+        ),
+        (
+            {"operations": [{"op": "add", "text": 5, "episode_ids": []}]},
+            "operations[0].text must be a string",
+        ),
+    ],
+)
+def test_shape_errors_say_exactly_what_is_wrong(data: object, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_operations(data)
+    assert message in str(info.value)
+
+
+def test_key_references_tags_and_markup(book: pb.Playbook) -> None:
+    ops = parse_operations(
+        {
+            "operations": [
+                {
+                    "op": "add",
+                    "key": "new-1",
+                    "title": "## Sneaky\ntitle",
+                    "text": "Line one.\n## PB-99: fake heading\n- Learnt in: ep-zzzzzzzzzz",
+                    "tags": ["Launch Post", "!!!", "launch-post"],
+                    "episode_ids": ["ep-aaaaaaaaaa"],
+                },
+                {"op": "retire", "rule_id": "PB-01", "reason": "Replaced", "replaced_by": "NEW-1"},
+                {
+                    "op": "retire",
+                    "rule_id": "PB-02",
+                    "reason": "Wrong now",
+                    "replaced_by": "PB-77",
+                    "episode_ids": ["ep-bbbbbbbbbb"],
+                },
+                {"op": "update", "rule_id": "new-1", "episode_ids": ["ep-bbbbbbbbbb"]},
+            ]
+        }
+    )
+    result = apply_operations(book, ops, LEDGER)
+    new = result.playbook.get("PB-15")
+    assert new.title == "Sneaky title"
+    assert new.text == "Line one. ## PB-99: fake heading - Learnt in: [unknown episode]"
+    assert new.tags == ("launch-post",)
+    assert new.episode_ids == ("ep-aaaaaaaaaa", "ep-bbbbbbbbbb")
+    assert result.playbook.get("PB-01").replaced_by == "PB-15"
+    pb02 = result.playbook.get("PB-02")
+    assert pb02.retired and pb02.replaced_by is None
+    assert pb02.reason == "Wrong now (evidence: ep-bbbbbbbbbb)"
+    reports = [d.describe() for d in result.drops]
+    assert """add "## Sneaky title": tag '!!!' is not a slug; left out""" in reports
+    assert (
+        'removed citation ep-zzzzzzzzzz from add "## Sneaky title": mentioned in the text '
+        "but not in the ledger; replaced by [unknown episode]"
+    ) in reports
+    assert "retire PB-02: replaced_by PB-77 is not an active rule; left out" in reports
+    # What is rendered parses back, with exactly one PB-99-free set of rules.
+    text = pb.render(result.playbook)
+    again = pb.parse(text)
+    assert again.get("PB-99") is None and again.get("PB-15").text == new.text
+    assert [c.kind for c in result.changes] == ["add", "retire", "retire", "update"]
+
+
+def test_the_input_playbook_is_never_mutated(book: pb.Playbook) -> None:
+    before = pb.render(book)
+    apply_operations(
+        book,
+        parse_operations(
+            {
+                "operations": [
+                    {"op": "update", "rule_id": "PB-01", "text": "New", "episode_ids": ["ep-aaaaaaaaaa"]},
+                    {"op": "retire", "rule_id": "PB-03", "reason": "x", "episode_ids": ["ep-aaaaaaaaaa"]},
+                ]
+            }
+        ),
+        LEDGER,
+    )
+    assert pb.render(book) == before
+
+
+def test_an_update_that_changes_nothing_is_not_a_change(book: pb.Playbook) -> None:
+    result = apply_operations(
+        book,
+        parse_operations(
+            {"operations": [{"op": "update", "rule_id": "PB-01", "episode_ids": ["ep-hkgnqdz88f"]}]}
+        ),
+        LEDGER,
+    )
+    assert result.changes == [] and result.drops == []
+    assert result.playbook == book

@@ -1,0 +1,143 @@
+"""The gate under the real ``pre-commit`` framework (hook id ``scarwarden-check``).
+
+The framework installs the hook repository with pip into its own virtualenv (from PyPI,
+several seconds), so the hook repository (a git repo holding a copy of this checkout's
+package files, uncommitted work included) and PRE_COMMIT_HOME are built once per session.
+Exit code 1 alone proves nothing here (a setup error also exits 1): every assertion is
+on the hook's own message.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, git
+from helpers import NEW_ID, add_rule, episode_text, first_episode, write
+
+from scarwarden.repo import MemoryRepo
+
+pytestmark = pytest.mark.slow
+
+PROJECT_FILES = ("setup.cfg", "pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
+
+
+@pytest.fixture(scope="session")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A git repository with this checkout's package, as a hook repo; (path, sha)."""
+    path = tmp_path_factory.mktemp("hookrepo") / "scarwarden"
+    path.mkdir()
+    for name in PROJECT_FILES:
+        shutil.copy2(ROOT / name, path / name)
+    shutil.copytree(
+        ROOT / "scarwarden", path / "scarwarden", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(path.parent),
+    }
+    for args in (
+        ("init", "-q", "-b", "main"),
+        ("add", "-A"),
+        ("-c", "commit.gpgsign=false", "commit", "-q", "-m", "hook repo"),
+    ):
+        subprocess.run(["git", *args], cwd=path, check=True, env=env, capture_output=True)
+    sha = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=path, check=True, env=env, capture_output=True, text=True
+    ).stdout.strip()
+    return path, sha
+
+
+@pytest.fixture(scope="session")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+@pytest.fixture
+def framework(pre_commit_home: Path, monkeypatch: pytest.MonkeyPatch) -> object:
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(pre_commit_home))
+    # try-repo builds its environment in a throw-away store; a shared pip cache at least
+    # saves the second build the downloads.
+    monkeypatch.setenv("PIP_CACHE_DIR", str(pre_commit_home / "pip-cache"))
+
+    def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pre_commit", *args], cwd=cwd, capture_output=True, text=True
+        )
+
+    return run
+
+
+def test_try_repo_rejects_an_edit_of_an_existing_episode(
+    framework, hook_repo: tuple[Path, str], demo_repo: MemoryRepo
+) -> None:
+    root = demo_repo.root
+    rel = first_episode(demo_repo)
+    (root / rel).write_text((root / rel).read_text().replace("task: ", "task: Edited ", 1))
+    git(root, "add", rel)
+    proc = framework(root, "try-repo", str(hook_repo[0]), "scarwarden-check")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "scarwarden provenance gate" in out and "Failed" in out
+    assert f"{rel}: episode {Path(rel).stem} was modified; the ledger is append-only" in out
+    assert "scarwarden check: 1 problem in staged memory changes" in out
+
+
+def test_installed_framework_hook_guards_git_commit_and_ci_range(
+    framework, hook_repo: tuple[Path, str], demo_repo: MemoryRepo
+) -> None:
+    root = demo_repo.root
+    path, sha = hook_repo
+    (root / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {path}\n  rev: {sha}\n  hooks:\n  - id: scarwarden-check\n"
+    )
+    git(root, "add", ".pre-commit-config.yaml")
+    git(root, "commit", "-q", "-m", "use the gate via pre-commit")
+    base = git(root, "rev-parse", "HEAD").stdout.strip()
+    proc = framework(root, "install")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    new = write(root, f"{demo_repo.episodes_rel}/2026/11/{NEW_ID}.yaml", episode_text(NEW_ID))
+    git(root, "add", new, add_rule(demo_repo, [NEW_ID]))
+    proc = git(root, "commit", "-m", "honest episode and rule", check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "scarwarden provenance gate" in out and "Passed" in out
+    base = git(root, "rev-parse", "HEAD").stdout.strip()
+
+    # A deletion: the framework passes no file names for it, the hook must find it itself.
+    gone = first_episode(demo_repo)
+    git(root, "rm", "-q", gone)
+    proc = git(root, "commit", "-m", "drop an episode", check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "scarwarden provenance gate" in out and "Failed" in out
+    assert f"{gone}: episode {Path(gone).stem} was deleted; the ledger is append-only" in out
+    assert git(root, "rev-parse", "HEAD").stdout.strip() == base
+    git(root, "reset", "-q", "--hard")
+
+    git(root, "add", add_rule(demo_repo, ["ep-nosuch0001"]))
+    proc = git(root, "commit", "-m", "rule citing nothing", check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "scarwarden provenance gate" in out and "Failed" in out
+    assert "PB-16 cites ep-nosuch0001, which is not an episode in the tree being committed" in out
+    assert git(root, "rev-parse", "HEAD").stdout.strip() == base
+
+    # CI: `pre-commit run --from-ref/--to-ref` hands the range over in PRE_COMMIT_*_REF.
+    bad = subprocess.run(
+        ["git", "commit", "-q", "--no-verify", "-m", "sneaked in"], cwd=root, capture_output=True, text=True
+    )
+    assert bad.returncode == 0
+    head = git(root, "rev-parse", "HEAD").stdout.strip()
+    proc = framework(root, "run", "--from-ref", base, "--to-ref", head, "scarwarden-check")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert f"[{head[:10]}] memory/playbook.md:" in out and "PB-16 cites ep-nosuch0001" in out

@@ -1,0 +1,164 @@
+"""``scarwarden verify``: a history written with --no-verify is caught, at its first commit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import git
+from helpers import NEW_ID, add_rule, commit_no_verify, episode_text, first_episode, unretire, write
+
+from scarwarden.files import playbook as pb
+from scarwarden.files.playbook_edit import load_playbook, save_playbook
+from scarwarden.gate.hooks import install
+from scarwarden.gate.verify import verify
+from scarwarden.repo import MemoryRepo
+
+
+def test_clean_history_is_proven(cli, demo_repo: MemoryRepo) -> None:
+    root = demo_repo.root
+    install(root)
+    write(root, f"{demo_repo.episodes_rel}/2026/11/{NEW_ID}.yaml", episode_text(NEW_ID))
+    git(root, "add", "-A", "memory")
+    git(root, "commit", "-qm", "episode")
+    git(root, "add", add_rule(demo_repo, [NEW_ID]))
+    git(root, "commit", "-qm", "rule")
+    save_playbook(demo_repo, load_playbook(demo_repo).with_retired("PB-14", "superseded", "PB-15"))
+    git(root, "commit", "-qam", "retire PB-14")
+    result = cli("verify")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == (
+        "scarwarden verify: OK, history HEAD is honest: 5 commits (4 touching memory), "
+        "33 episodes, 3 playbook versions, 15 rule versions and 30 citations checked"
+    )
+    data = json.loads(cli("verify", "--json").stdout)
+    assert data["ok"] is True and data["problems"] == []
+    assert {k: data[k] for k in ("commits", "memory_commits", "episodes", "playbooks")} == {
+        "commits": 5,
+        "memory_commits": 4,
+        "episodes": 33,
+        "playbooks": 3,
+    }
+
+
+def test_no_verify_tampering_is_caught_at_the_first_offending_commit(cli, demo_repo: MemoryRepo) -> None:
+    root = demo_repo.root
+    install(root)
+    eps = sorted(p.relative_to(root).as_posix() for p in demo_repo.episodes_dir.glob("*/*/*.yaml"))
+    edited, deleted, renamed = eps[1], eps[2], eps[3]
+    (root / edited).write_text((root / edited).read_text() + "x-note: rewritten\n")
+    c_edit = commit_no_verify(root, "rewrite history a little")
+    (root / edited).write_text((root / edited).read_text() + "x-more: again\n")
+    commit_no_verify(root, "and again (not news: same file)")
+    (root / deleted).unlink()
+    c_delete = commit_no_verify(root, "drop an episode")
+    target = renamed.replace("/08/", "/12/")
+    (root / target).parent.mkdir(parents=True, exist_ok=True)
+    git(root, "mv", renamed, target)
+    c_rename = commit_no_verify(root, "move an episode")
+    add_rule(demo_repo, ["ep-nosuch0001"])
+    c_cite = commit_no_verify(root, "a rule citing nothing")
+    write(
+        root, f"{demo_repo.episodes_rel}/2026/11/{NEW_ID}.yaml", episode_text(NEW_ID).replace("task:", "tsk:")
+    )
+    c_invalid = commit_no_verify(root, "an invalid episode")
+    git(root, "commit", "-q", "--allow-empty", "-m", "later honest commit")
+
+    result = verify(root)
+    got = [(p.code, p.commit, p.file) for p in result.problems]
+    assert ("episode-modified", c_edit, edited) in got
+    assert ("episode-deleted", c_delete, deleted) in got
+    assert ("episode-renamed", c_rename, renamed) in got
+    assert ("citation-missing", c_cite, "memory/playbook.md") in got
+    assert ("episode-invalid", c_invalid, f"{demo_repo.episodes_rel}/2026/11/{NEW_ID}.yaml") in got
+    assert [c for c, *_ in got].count("episode-modified") == 1  # the first commit only
+    # Problems come in history order.
+    order = [p.commit for p in result.problems]
+    assert order.index(c_edit) < order.index(c_delete) < order.index(c_cite)
+
+    out = cli("verify")
+    assert out.exit_code == 1
+    assert f"- [{c_edit[:10]}] {edited}: episode {Path(edited).stem} was modified" in out.stdout
+    # The hint fits a history (restoring from HEAD would not take it out of one).
+    assert f"rewrite it (git rebase -i {c_edit[:10]}^)" in out.stdout
+    assert "git restore --source=HEAD" not in out.stdout
+    assert out.stdout.splitlines()[-1].startswith("scarwarden verify: ")
+    data = json.loads(cli("verify", "--json").stdout)
+    assert data["ok"] is False
+    assert {p["commit"] for p in data["problems"]} >= {c_edit, c_delete, c_rename, c_cite}
+
+
+def test_rule_dropped_then_reused_and_retired_id_revived(demo_repo: MemoryRepo) -> None:
+    root = demo_repo.root
+    book = load_playbook(demo_repo)
+    save_playbook(
+        demo_repo, pb.Playbook(tuple(r for r in book.rules if r.id != "PB-14"), book.retired, book.preamble)
+    )
+    c_drop = commit_no_verify(root, "drop PB-14")
+    add_rule(demo_repo, [Path(first_episode(demo_repo)).stem], rule_id="PB-14", title="New meaning")
+    c_reuse = commit_no_verify(root, "reuse PB-14")
+    save_playbook(demo_repo, load_playbook(demo_repo).with_retired("PB-13", "old", None))
+    commit_no_verify(root, "retire PB-13 (honest)")
+    unretire(demo_repo, "PB-13")
+    c_revive = commit_no_verify(root, "revive PB-13")
+    got = {(p.code, p.rule, p.commit) for p in verify(root).problems}
+    assert got == {
+        ("rule-removed", "PB-14", c_drop),
+        ("rule-id-reused", "PB-14", c_reuse),
+        ("rule-id-reused", "PB-13", c_revive),
+    }
+
+
+def test_merges_are_honest_and_an_evil_merge_is_caught(demo_repo: MemoryRepo) -> None:
+    root = demo_repo.root
+    install(root)
+    git(root, "checkout", "-q", "-b", "side")
+    write(
+        root,
+        f"{demo_repo.episodes_rel}/2026/12/ep-side00001.yaml",
+        episode_text("ep-side00001", at="2026-12-05T10:00:00Z"),
+    )
+    git(root, "add", "-A", "memory")
+    git(root, "commit", "-qm", "side episode")
+    git(root, "checkout", "-q", "main")
+    write(root, f"{demo_repo.episodes_rel}/2026/11/{NEW_ID}.yaml", episode_text(NEW_ID))
+    git(root, "add", "-A", "memory")
+    git(root, "commit", "-qm", "main episode")
+    git(root, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    git(root, "add", add_rule(demo_repo, ["ep-side00001", NEW_ID]))
+    git(root, "commit", "-qm", "rule citing both")
+    clean = verify(root)
+    assert clean.ok, clean.problems
+    assert clean.episodes == 34  # the merged-in episode counted once, in its own commit
+
+    # An evil merge drops the side branch's new episode while merging it.
+    git(root, "checkout", "-q", "-b", "side2", "HEAD~2")
+    write(
+        root,
+        f"{demo_repo.episodes_rel}/2026/12/ep-side00002.yaml",
+        episode_text("ep-side00002", at="2026-12-06T10:00:00Z"),
+    )
+    git(root, "add", "-A", "memory")
+    git(root, "commit", "-qm", "side2 episode")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", "--no-commit", "side2")
+    git(root, "rm", "-q", "-f", f"{demo_repo.episodes_rel}/2026/12/ep-side00002.yaml")
+    git(root, "commit", "-q", "--no-verify", "-m", "evil merge")
+    evil = git(root, "rev-parse", "HEAD").stdout.strip()
+    got = [(p.code, p.commit, p.episode) for p in verify(root).problems]
+    assert got == [("episode-deleted", evil, "ep-side00002")]
+
+
+def test_range_and_empty_history(cli, demo_repo: MemoryRepo, git_repo: Path, make_cli) -> None:
+    root = demo_repo.root
+    rel = first_episode(demo_repo)
+    (root / rel).write_text((root / rel).read_text() + "x-note: edited\n")
+    commit_no_verify(root, "edit")
+    git(root, "commit", "-q", "--allow-empty", "-m", "after")
+    result = cli("verify", "HEAD~1..HEAD")
+    assert result.exit_code == 0 and "history HEAD~1..HEAD is honest: 1 commit (0 touching" in result.stdout
+    assert cli("verify", "HEAD~2..HEAD").exit_code == 1
+    empty = git_repo.parent / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q")
+    assert make_cli(empty)("verify").exit_code == 0

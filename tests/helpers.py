@@ -1,0 +1,174 @@
+"""Helpers shared by tests in several folders: writing episodes and rules by hand,
+committing past the hook, and snapshotting a repository to prove nothing changed."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+from scarwarden.files import playbook as pb
+from scarwarden.files.episodes import Episode
+from scarwarden.files.playbook_edit import load_playbook, save_playbook
+from scarwarden.index import open_index
+from scarwarden.recall.engine import recall_task
+from scarwarden.repo import MemoryRepo
+
+
+def first_with_verdict(repo: MemoryRepo, candidates: tuple[str, ...], verdict: str) -> str:
+    """The first candidate task recall routes to ``verdict`` (router tuning moves tasks
+    between verdicts, so a test names several)."""
+
+    for task in candidates:
+        if recall_task(repo, task, log=False).verdict == verdict:
+            return task
+    pytest.fail(f"no {verdict} task among the candidates {candidates}")
+
+
+EP = "ep-test000001"
+
+
+def write_playbook(
+    repo: MemoryRepo,
+    rules: list[tuple[str, str, str, list[str]]],
+    *,
+    commit: bool = False,
+    retired: tuple[pb.Rule, ...] = (),
+) -> None:
+    book = pb.Playbook(
+        rules=tuple(pb.make_rule(i, t, x, tags, [EP]) for i, t, x, tags in rules), retired=retired
+    )
+    repo.playbook_path.write_text(pb.render(book))
+    if commit:
+        git(repo.root, "add", repo.playbook_rel)
+        git(repo.root, "commit", "-q", "-m", "playbook")
+
+
+FIXED = [
+    (
+        "PB-01",
+        "Flag new features",
+        "Put every new feature behind a flag before release.",
+        ["feature-flag", "release"],
+    ),
+    ("PB-02", "Name flags plainly", "Use plain names for each flag; no abbreviations.", ["naming"]),
+    ("PB-03", "Release on Tuesdays", "Release to production on Tuesdays only.", ["release", "schedule"]),
+    ("PB-04", "No tags here", "Rotate the deploy keys every quarter.", []),
+]
+
+
+def commit_no_verify(root: Path, message: str) -> str:
+    git(root, "add", "-A", "memory")
+    git(root, "commit", "-q", "--no-verify", "-m", message)
+    return git(root, "rev-parse", "HEAD").stdout.strip()
+
+
+NEW_ID = "ep-gate0new01"
+
+
+def episode_text(ep_id: str, at: str = "2026-11-20T10:00:00Z", **extra: str) -> str:
+    lines = [
+        f"id: {ep_id}",
+        f"at: {at}",
+        "agent: writer",
+        "task: Write the webinar invite",
+        "correction: Always give the timezone",
+        "tags: [webinar, timezone]",
+        "source: correction",
+    ]
+    lines += [f"{k}: {v}" for k, v in extra.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write(root: Path, rel: str, text: str) -> str:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return rel
+
+
+def add_rule(
+    repo: MemoryRepo,
+    cites: list[str],
+    rule_id: str | None = None,
+    title: str = "Give webinar times with a timezone",
+) -> str:
+    book = load_playbook(repo)
+    rule = pb.make_rule(
+        rule_id or book.next_id(),
+        title,
+        "State webinar times in UTC and the main local timezone.",
+        ["webinar", "timezone"],
+        cites,
+    )
+    save_playbook(repo, pb.Playbook(book.rules + (rule,), book.retired, book.preamble))
+    return repo.playbook_rel
+
+
+def first_episode(repo: MemoryRepo) -> str:
+    return sorted(p.relative_to(repo.root).as_posix() for p in repo.episodes_dir.glob("*/*/*.yaml"))[0]
+
+
+def unretire(repo: MemoryRepo, rule_id: str) -> None:
+    """Bring a retired rule back as an active one, keeping its ID (what the gate refuses)."""
+    book = load_playbook(repo)
+    rule = book.get(rule_id)
+    assert rule is not None and rule.retired
+    save_playbook(
+        repo,
+        pb.Playbook(
+            book.rules + (replace(rule, retired=False, reason=None),),
+            tuple(r for r in book.retired if r.id != rule_id),
+            book.preamble,
+        ),
+    )
+
+
+def write_episode(
+    repo: MemoryRepo,
+    ep_id: str,
+    *,
+    at: str = "2026-11-20T10:00:00Z",
+    task: str = "Hand-written task",
+    path: str | None = None,
+    **extra: object,
+) -> str:
+    data: dict[str, object] = {"id": ep_id, "at": at, "task": task, "outcome": "written by hand", **extra}
+    rel = path or Episode(data).relpath(repo.episodes_rel)
+    target = repo.root / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(Episode(data).render())
+    return rel
+
+
+@dataclass(frozen=True)
+class State:
+    """Everything a failed write must leave exactly as it was."""
+
+    head: str
+    status: str
+    staged: str
+    paths: frozenset[str]
+    episodes: int
+
+    @classmethod
+    def of(cls, repo: MemoryRepo) -> State:
+        root = repo.root
+        paths = set()
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d not in (".git", ".scarwarden")]
+            rel = Path(dirpath).relative_to(root).as_posix()
+            paths.add(rel + "/")
+            paths.update(f"{rel}/{f}" for f in filenames)
+        with open_index(repo) as index:
+            count = index.episode_count()
+        return cls(
+            git(root, "rev-parse", "HEAD").stdout.strip(),
+            git(root, "status", "--porcelain", "--untracked-files=all").stdout,
+            git(root, "diff", "--cached", "--name-status").stdout,
+            frozenset(paths),
+            count,
+        )

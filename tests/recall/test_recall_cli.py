@@ -1,0 +1,102 @@
+"""`scarwarden recall` at the command line, the demo section, and its import budget."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from scarwarden.demo.sections import recall_section as demo_section
+from scarwarden.repo import MemoryRepo
+
+
+def test_readable_output_gives_verdict_meaning_rules_and_why(cli) -> None:
+    result = cli("recall", "Post our discount code on Twitter")
+    assert result.exit_code == 0
+    out = result.stdout
+    assert out.startswith("ACT  Strong match: follow the recalled rules and cite them.")
+    assert (
+        "1. PB-02: Never share discount codes on public social media  (score 18.1844, confidence 0.332)"
+    ) in out
+    assert "why: tag discount +3, tag code +3, tag twitter +3, term code +" in out
+    assert "cite: [PB-02, learnt in ep-wmjgdnc59j, ep-56m702j8dv, ep-dqq3bkemex]" in out
+    assert "2. PB-01:" in out
+    assert "(last commit that changed memory/playbook.md)" in out
+
+
+def test_words_without_quotes_and_task_from_stdin(cli) -> None:
+    quoted = cli("recall", "--json", "--no-log", "Post our discount code on Twitter").stdout
+    words = cli("recall", "--json", "--no-log", "Post", "our", "discount", "code", "on", "Twitter").stdout
+    piped = cli("recall", "--json", "--no-log", "-", input="Post our discount code on Twitter\n").stdout
+    assert quoted == words == piped
+
+
+def test_explain_shows_the_arithmetic(cli) -> None:
+    out = cli("recall", "--explain", "Draft a LinkedIn post announcing our beta").stdout
+    assert "task stems: announc, beta, draft, linkedin, post" in out
+    assert "in no rule: draft" in out
+    assert "N = 14 active rules, avglen = " in out and "K1 = 1.5, B = 0.75, tag hit = 3" in out
+    assert "idf(t)  = ln(1 + (N - df + 0.5) / (df + 0.5))" in out
+    assert "tag:linkedin" in out and "(all of linkedin in the task)" in out
+    assert "term:beta" in out and "= idf 2.3026 (df 1) x qtf 1 x tf 1 x 2.5 / (1 + 1.5 x" in out
+    assert "router: ACT: the best rule has 3 tag hits (>= act_tag_hits 2)" in out
+
+
+def test_json_explain_is_data(cli) -> None:
+    data = json.loads(cli("recall", "--json", "--explain", "--limit", "1", "Close the billing ticket").stdout)
+    assert list(data) == ["task", "verdict", "playbook_commit", "rules", "explain"]
+    explain = data["explain"]
+    assert explain["rule_count"] == 14
+    assert explain["formula"]["k1"] == 1.5
+    rule = explain["rules"][0]
+    assert rule["id"] == "PB-03" == data["rules"][0]["id"]
+    assert [t["tag"] for t in rule["tags"]] == ["billing", "ticket"]
+    for term in rule["terms"]:
+        assert data["rules"][0]["contributions"]["term:" + term["stem"]] == term["contribution"]
+    assert explain["router"]["reason"].startswith("ACT: the best rule has 2 tag hits")
+
+
+def test_bad_input_exit_codes(cli) -> None:
+    empty = cli("recall", "  ")
+    assert empty.exit_code == 2 and "the task is empty" in empty.stderr
+    missing = cli("recall")
+    assert missing.exit_code == 2
+    huge = cli("recall", "-", input="word " * 200_000)
+    assert huge.exit_code == 2 and "the limit is 20,000" in huge.stderr
+    zero = cli("recall", "--limit", "0", "x")
+    assert zero.exit_code == 2
+    punct = cli("recall", "--json", "?!?! ... 🎉")
+    assert punct.exit_code == 0 and json.loads(punct.stdout)["verdict"] == "ASK_HUMAN"
+
+
+def test_ask_human_output(cli) -> None:
+    out = cli("recall", "Book travel for the Berlin conference").stdout
+    assert out.startswith("ASK_HUMAN  Nothing relevant is remembered: do not guess.")
+    assert "No rule in memory matches this task." in out
+
+
+def test_recall_imports_neither_gitpython_nor_requests(demo_repo: MemoryRepo) -> None:
+    probe = (
+        "import sys\n"
+        "from scarwarden.cli import main\n"
+        "try:\n"
+        f"    main(['-C', {str(demo_repo.root)!r}, 'recall', 'Draft a LinkedIn post'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('HEAVY', sorted(m for m in ('git', 'requests', 'flask', 'mcp', 'numpy')"
+        " if m in sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert "PB-01: Lead LinkedIn posts" in proc.stdout
+    assert "HEAVY []" in proc.stdout
+
+
+def test_demo_section(demo_repo: MemoryRepo) -> None:
+    lines: list[str] = []
+    demo_section(demo_repo, lines.append)
+    text = "\n".join(lines)
+    assert '$ scarwarden recall "Draft a LinkedIn post announcing our beta"' in text
+    assert "PB-01: Lead LinkedIn posts with the reader's pain" in text
+    assert "PB-02: Never share discount codes on public social media" in text
+    assert text.count("ACT") >= 2 and "ASK_HUMAN" in text
+    assert "why: tag linkedin +3" in text

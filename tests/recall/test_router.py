@@ -1,0 +1,112 @@
+"""The router: verdicts from the best rule, thresholds from scarwarden.yaml."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scarwarden.config import RecallSettings, parse_config
+from scarwarden.errors import ConfigError
+from scarwarden.recall.router import ACT, ACT_AND_FLAG, ASK_HUMAN, VERDICT_MEANING, VERDICTS, reason, route
+
+S = RecallSettings(act_threshold=0.2, floor=0.1, act_tag_hits=2)
+
+
+@pytest.mark.parametrize(
+    ("confidence", "hits", "evidence", "verdict"),
+    [
+        (None, 0, 0.0, ASK_HUMAN),  # nothing matched at all
+        (0.0999, 1, 3.0, ASK_HUMAN),  # below the floor, one tag hit is not enough
+        (0.1, 0, 1.0, ACT_AND_FLAG),  # at the floor, one rare word's worth of evidence
+        (0.1, 1, 0.5, ACT_AND_FLAG),  # at the floor with a tag hit
+        (0.5, 0, 0.99, ASK_HUMAN),  # only generic words matched: not even a weak match
+        (0.1999, 1, 9.0, ACT_AND_FLAG),  # below act_threshold, whatever the evidence
+        (0.2, 0, 2.0, ACT),  # at act_threshold with two rare words' evidence
+        (0.9, 1, 1.99, ACT_AND_FLAG),  # confident but resting on less than two rare words
+        (0.05, 2, 0.5, ACT),  # two tag hits: ACT whatever the confidence
+        (0.0, 2, 0.0, ACT),
+    ],
+)
+def test_route(confidence: float | None, hits: int, evidence: float, verdict: str) -> None:
+    assert route(confidence, hits, evidence, S) == verdict
+
+
+def test_every_verdict_has_a_meaning_and_a_reason() -> None:
+    assert set(VERDICT_MEANING) == set(VERDICTS) == {"ACT", "ACT_AND_FLAG", "ASK_HUMAN"}
+    assert "do not guess" in VERDICT_MEANING[ASK_HUMAN].lower()
+    assert reason(None, 0, 0.0, S) == "ASK_HUMAN: no rule shares a tag or a word with the task"
+    assert reason(0.05, 2, 1.0, S) == "ACT: the best rule has 2 tag hits (>= act_tag_hits 2)"
+    assert reason(0.25, 0, 2.5, S) == (
+        "ACT: the best rule's confidence 0.25 >= act_threshold 0.2 and its evidence 2.5 >= act_tag_hits 2"
+    )
+    assert reason(0.05, 1, 1.0, S) == (
+        "ASK_HUMAN: the best rule has 1 tag hit(s) (< act_tag_hits 2); its confidence 0.05 is below floor 0.1"
+    )
+    assert reason(0.5, 0, 0.75, S) == (
+        "ASK_HUMAN: the best rule has no tag hit and its evidence 0.75 < 1 (only generic words "
+        "matched), though its confidence 0.5 >= floor 0.1"
+    )
+    assert reason(0.15, 1, 0.5, S) == (
+        "ACT_AND_FLAG: the best rule has 1 tag hit(s) (< act_tag_hits 2); its confidence 0.15 "
+        "is below act_threshold 0.2 but >= floor 0.1, with a tag hit"
+    )
+    assert reason(0.15, 0, 3.0, S) == (
+        "ACT_AND_FLAG: the best rule has 0 tag hit(s) (< act_tag_hits 2); its confidence 0.15 "
+        "is below act_threshold 0.2 but >= floor 0.1, with evidence 3 >= 1"
+    )
+    assert reason(0.3, 1, 1.5, S) == (
+        "ACT_AND_FLAG: the best rule has 1 tag hit(s) (< act_tag_hits 2); its confidence 0.3 "
+        ">= act_threshold 0.2 but its evidence 1.5 < act_tag_hits 2"
+    )
+
+
+def test_defaults_are_the_measured_ones() -> None:
+    # bench/recall_quality.py --tuning; docs/recall.md explains the choice.
+    assert RecallSettings() == RecallSettings(act_threshold=0.175, floor=0.0925, act_tag_hits=2, limit=5)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"act_threshold": "high"}, "recall.act_threshold must be float, got str"),
+        ({"floor": [1]}, "recall.floor must be float, got list"),
+        ({"act_tag_hits": 1.5}, "recall.act_tag_hits must be int, got float"),
+        ({"act_tag_hits": True}, "recall.act_tag_hits must be int, got bool"),
+        ({"limit": 0}, "recall.limit must be at least 1"),
+        ({"floor": 0.5, "act_threshold": 0.25}, "must not be below recall.floor"),
+        ({"act_threshold": 9.25}, "recall.act_threshold is a confidence between 0 and 1, got 9.25"),
+        ({"floor": -1}, "recall.floor must not be negative"),
+        ({"act_treshold": 5}, "unknown setting recall.act_treshold"),
+    ],
+)
+def test_bad_thresholds_are_config_errors(raw: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
+        parse_config({"recall": raw}, environ={})
+
+
+def test_thresholds_from_scarwarden_yaml_change_the_verdict(cli, demo_repo) -> None:
+    task = "Write the release notes for version 2.3"  # PB-11: one tag hit, confidence 0.1444
+    assert json.loads(cli("recall", "--json", task).stdout)["verdict"] == ACT_AND_FLAG
+    (demo_repo.root / "scarwarden.yaml").write_text("recall:\n  act_threshold: 0.14\n  limit: 1\n")
+    data = json.loads(cli("recall", "--json", task).stdout)
+    assert data["verdict"] == ACT and [r["id"] for r in data["rules"]] == ["PB-11"]
+    assert data["rules"][0]["confidence"] == 0.1444
+    (demo_repo.root / "scarwarden.yaml").write_text("recall:\n  floor: 0.15\n  act_threshold: 0.5\n")
+    data = json.loads(cli("recall", "--json", task).stdout)
+    assert data["verdict"] == ASK_HUMAN and data["rules"] == []
+
+
+def test_a_score_scale_threshold_is_refused_with_a_hint(cli, demo_repo) -> None:
+    (demo_repo.root / "scarwarden.yaml").write_text("recall:\n  act_threshold: 9.25\n")
+    result = cli("recall", "Draft a LinkedIn post")
+    assert result.exit_code == 2
+    assert "recall.act_threshold is a confidence between 0 and 1, got 9.25" in result.stderr
+
+
+def test_wrong_type_in_scarwarden_yaml_exits_2_and_names_the_key(cli, demo_repo) -> None:
+    (demo_repo.root / "scarwarden.yaml").write_text("recall:\n  act_threshold: high\n")
+    result = cli("recall", "Draft a LinkedIn post")
+    assert result.exit_code == 2
+    assert "recall.act_threshold must be float, got str ('high')" in result.stderr
+    assert result.stdout == ""
