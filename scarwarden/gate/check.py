@@ -17,84 +17,29 @@ Three scopes, one set of rules (:mod:`scarwarden.gate.policy`):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scarwarden import git
 from scarwarden.errors import GitError, UsageError
+from scarwarden.gate.report import CheckReport
+from scarwarden.gate.resolve import EMPTY_BLOB, MAX_ID_PATTERNS, check_citations, find_episode_paths
 from scarwarden.repo import MemoryRepo, open_repo
+
+__all__ = [
+    "EMPTY_BLOB",
+    "MAX_ID_PATTERNS",
+    "CheckReport",
+    "check_all",
+    "check_range",
+    "check_staged",
+    "find_episode_paths",
+]
 
 if TYPE_CHECKING:
     from scarwarden.files import playbook as pb
-    from scarwarden.gate.policy import GateProblem
-
-#: Above this many IDs to look up, one listing of the episodes folder is cheaper than
-#: one pathspec per ID (git matches every index entry against every pattern).
-MAX_ID_PATTERNS = 8
-#: An empty file can never be a valid episode; an intent-to-add entry has this blob.
-EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
-
-
-@dataclass
-class CheckReport:
-    """What the gate found. ``ok`` when there is no problem."""
-
-    scope: str  # "staged", "range", "all"
-    problems: list[GateProblem] = field(default_factory=list)
-    #: Counts for the summary line (stable keys, see :meth:`to_json`).
-    stats: dict[str, int] = field(default_factory=dict)
-    #: What was compared: the commit the index is checked against, or the range.
-    base: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def count(self, key: str, by: int = 1) -> None:
-        self.stats[key] = self.stats.get(key, 0) + by
-
-    def summary(self) -> str:
-        parts = [_counted(v, k) for k, v in self.stats.items() if v]
-        detail = f" ({', '.join(parts)})" if parts else ""
-        what = {
-            "staged": "staged memory changes",
-            "range": f"commits {self.base}",
-            "all": "the memory tree",
-        }.get(self.scope, self.scope)
-        if self.ok:
-            return f"scarwarden check: OK, {what}{detail}"
-        n = len(self.problems)
-        return f"scarwarden check: {n} problem{'s' if n != 1 else ''} in {what}{detail}"
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "ok": self.ok,
-            "scope": self.scope,
-            "base": self.base,
-            "stats": dict(self.stats),
-            "problems": [p.to_json() for p in self.problems],
-            "summary": self.summary(),
-        }
-
-
-_NOUNS = {
-    "files_changed": "file changed",
-    "episodes_added": "episode added",
-    "episodes_checked": "episode checked",
-    "rules_checked": "rule checked",
-    "citations_checked": "citation checked",
-    "commits": "commit",
-}
-
-
-def _counted(n: int, key: str) -> str:
-    noun = _NOUNS.get(key, key.replace("_", " "))
-    if n != 1:
-        first, _, rest = noun.partition(" ")
-        noun = f"{first}s{' ' + rest if rest else ''}"
-    return f"{n} {noun}"
 
 
 def _repo(root: Path | str | MemoryRepo) -> MemoryRepo:
@@ -116,64 +61,6 @@ def _staged_diff(
         if git.head(root) is not None:
             raise
         return None, git.diff_raw(root, None, memory_rel, env=env)
-
-
-def find_episode_paths(
-    root: Path, episodes_rel: str, ids: Iterable[str], env: Mapping[str, str] | None = None
-) -> dict[str, list[str]]:
-    """Episode ID -> paths of files with that name in git's index (any folder depth)."""
-    wanted = sorted(set(ids))
-    found: dict[str, list[str]] = {i: [] for i in wanted}
-    if not wanted:
-        return found
-    if len(wanted) <= MAX_ID_PATTERNS:
-        # Default pathspec magic: '*' also matches '/', so misplaced copies are found too.
-        specs = [f"{episodes_rel}/*{i}.yaml" for i in wanted]
-    else:
-        specs = [f"{episodes_rel}/"]
-    for entry in git.ls_files_stage(root, *specs, env=env):
-        if entry.blob == EMPTY_BLOB:
-            continue  # 'git add -N': in the index by name only, its content unstaged
-        name = PurePosixPath(entry.path).name
-        if name.endswith(".yaml") and name[:-5] in found:
-            found[name[:-5]].append(entry.path)
-    return found
-
-
-def _worktree_hint(repo: MemoryRepo, ep_id: str) -> str | None:
-    """Say so when the missing episode exists only in the working folder."""
-    matches = sorted(repo.episodes_dir.glob(f"*/*/{ep_id}.yaml"))
-    if not matches:
-        return None
-    rel = matches[0].relative_to(repo.root).as_posix()
-    return (
-        f"{rel} exists in the working folder but not in this commit: stage it "
-        f"(git add {rel}) or name it too in 'git commit <paths>'; untracked and "
-        "unstaged files never count"
-    )
-
-
-def _check_citations(
-    report: CheckReport,
-    repo: MemoryRepo,
-    rules: Iterable[pb.Rule],
-    text: str | None,
-    resolves: Callable[[str], bool],
-    where: str,
-) -> None:
-    """One ``citation-missing`` problem per cited ID that ``resolves`` rejects."""
-    from scarwarden.gate import policy as gate_rules
-
-    for rule in rules:
-        line = gate_rules.learnt_in_line(text, rule)
-        for ep in rule.episode_ids:
-            report.count("citations_checked")
-            if not resolves(ep):
-                report.problems.append(
-                    gate_rules.citation_problem(
-                        rule, ep, repo.playbook_rel, line, where, hint=_worktree_hint(repo, ep)
-                    )
-                )
 
 
 @dataclass
@@ -364,7 +251,7 @@ def _check_ids_and_citations(
         others = [p for p in paths.get(ep, []) if p != path]
         if others:
             report.problems.append(rules.duplicate_id_problem(ep, path, others[0]))
-    _check_citations(
+    check_citations(
         report,
         repo,
         to_resolve,
@@ -413,7 +300,7 @@ def check_all(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = Non
     report.problems.extend(found)
     if book is not None:
         report.count("rules_checked", len(book.all_rules()))
-        _check_citations(
+        check_citations(
             report,
             repo,
             book.all_rules(),

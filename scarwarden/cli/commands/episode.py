@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import sys
-from typing import IO
+from collections.abc import Sequence
+from typing import IO, Any
 
 import click
 
@@ -47,23 +48,7 @@ def episode() -> None:
     "--json", "as_json", is_flag=True, help="Print the stored episode as JSON (with --file: a list of them)."
 )
 @click.pass_context
-def add(
-    ctx: click.Context,
-    task: str | None,
-    action: str | None,
-    outcome: str | None,
-    correction: str | None,
-    corrected_by: str | None,
-    agent: str | None,
-    tags: tuple[str, ...],
-    source: str | None,
-    refs: tuple[str, ...],
-    rules_applied: tuple[str, ...],
-    at: str | None,
-    file: IO[bytes] | None,
-    no_commit: bool,
-    as_json: bool,
-) -> None:
+def add(ctx: click.Context, file: IO[bytes] | None, no_commit: bool, as_json: bool, **flags: Any) -> None:
     """Record an episode (or a batch) and commit it.
 
     The ID is minted (random, collision-free across clones) and `at` defaults to now.
@@ -78,48 +63,10 @@ def add(
       scarwarden episode add --file import.jsonl
       echo '{"task": "x", "outcome": "y"}' | scarwarden episode add --file -
     """
-    from scarwarden.files.episode_input import parse_input_documents
     from scarwarden.files.record import add_episodes
 
     repo = get_repo(ctx)
-    if file is not None:
-        flags = [
-            task,
-            action,
-            outcome,
-            correction,
-            corrected_by,
-            agent,
-            source,
-            at,
-            tags,
-            refs,
-            rules_applied,
-        ]
-        if any(flags):
-            raise UsageError(
-                "--file cannot be combined with episode flags", hint="put every field in the file instead"
-            )
-        name = getattr(file, "name", "-")
-        source_name = "<stdin>" if name in ("-", "<stdin>") else str(name)
-        inputs = parse_input_documents(file.read(), source=source_name)
-    else:
-        if not task:
-            raise UsageError(
-                "--task is required (or give --file)",
-                hint='scarwarden episode add --task "..." --correction "..."',
-            )
-        fields = {
-            "action": action,
-            "outcome": outcome,
-            "correction": correction,
-            "corrected_by": corrected_by,
-            "agent": agent,
-            "source": source,
-            "at": at,
-        }
-        inputs = [_document(task, fields, split_list(tags), list(refs), list(rules_applied))]
-        source_name = "episode"
+    inputs, source_name = _inputs(file, flags)
     episodes = add_episodes(repo, inputs, commit=not no_commit, source=source_name)
     if as_json:
         echo_json([e.to_json() for e in episodes] if file is not None else episodes[0].to_json())
@@ -128,6 +75,30 @@ def add(
         click.echo(ep.id)
     verb = "Staged" if no_commit else "Committed"
     click.echo(f"{verb} {len(episodes)} episode(s)", err=True)
+
+
+def _inputs(file: IO[bytes] | None, flags: dict[str, Any]) -> tuple[Sequence[Any], str]:
+    """The episode input(s) and the name errors give their source: a file, or the flags."""
+    from scarwarden.files.episode_input import parse_input_documents
+
+    if file is not None:
+        if any(flags.values()):
+            raise UsageError(
+                "--file cannot be combined with episode flags", hint="put every field in the file instead"
+            )
+        name = getattr(file, "name", "-")
+        source_name = "<stdin>" if name in ("-", "<stdin>") else str(name)
+        # Not list(): the parsed documents carry each item's lines for error messages.
+        return parse_input_documents(file.read(), source=source_name), source_name
+    if not flags["task"]:
+        raise UsageError(
+            "--task is required (or give --file)",
+            hint='scarwarden episode add --task "..." --correction "..."',
+        )
+    keys = ("action", "outcome", "correction", "corrected_by", "agent", "source", "at")
+    fields = {key: flags[key] for key in keys}
+    lists = split_list(flags["tags"]), list(flags["refs"]), list(flags["rules_applied"])
+    return [_document(flags["task"], fields, *lists)], "episode"
 
 
 def _document(

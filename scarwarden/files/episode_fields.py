@@ -1,0 +1,68 @@
+"""The episode format's vocabulary: its fields, ID patterns, size cap, and minting IDs.
+
+Shared by the model (:mod:`scarwarden.files.episodes`), its validation
+(:mod:`scarwarden.files.episode_validate`) and the playbook (rule IDs, tags).
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Keys in the order they are written, so diffs stay small and stable.
+FIELD_ORDER = (
+    "id",
+    "at",
+    "agent",
+    "task",
+    "action",
+    "outcome",
+    "correction",
+    "corrected_by",
+    "tags",
+    "source",
+    "refs",
+    "rules_applied",
+)
+
+
+TEXT_FIELDS = ("agent", "task", "action", "outcome", "correction", "corrected_by")
+
+
+LIST_FIELDS = ("tags", "refs", "rules_applied")
+
+
+CONTENT_FIELDS = ("action", "outcome", "correction")
+
+
+SOURCES = ("outcome", "correction", "human-answer", "import")
+
+
+# \Z, not $: '$' also matches before a trailing newline, and "ep-abc\n" must not pass.
+EPISODE_ID_RE = re.compile(r"^ep-[0-9a-z][0-9a-z-]{2,40}\Z")
+
+
+RULE_ID_RE = re.compile(r"^PB-[0-9]{2,}\Z")
+
+
+TAG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+
+
+MAX_EPISODE_BYTES = 64 * 1024
+
+
+#: Crockford's base32, lower-cased: no i, l, o, u, so IDs survive being read aloud.
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+def mint_id() -> str:
+    """A fresh random episode ID: 10 Crockford base32 characters, 50 bits.
+
+    Random rather than counted so two clones on two branches never mint the same ID
+    and ledgers merge without conflicts (birthday bound: ~1 in 10^6 at 35k episodes
+    per pair of branches; :func:`scarwarden.files.record.add_episodes` re-mints on a clash).
+    """
+    # Imported here: secrets pulls in hashlib and OpenSSL (~3 ms), which the pre-commit
+    # hook, validating episodes but never minting one, should not pay for.
+    import secrets
+
+    return "ep-" + "".join(secrets.choice(_CROCKFORD) for _ in range(10))

@@ -1,0 +1,255 @@
+"""Validating an episode mapping: every field's type, form and canonical spelling.
+
+:func:`validate_mapping` reports every problem of an episode at once, each naming its
+field; :func:`scarwarden.files.episodes.parse_episode_bytes` and the input path call it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+from scarwarden.errors import Problem
+from scarwarden.files.episode_fields import (
+    CONTENT_FIELDS,
+    EPISODE_ID_RE,
+    FIELD_ORDER,
+    LIST_FIELDS,
+    RULE_ID_RE,
+    SOURCES,
+    TAG_RE,
+    TEXT_FIELDS,
+)
+from scarwarden.times import format_at
+
+
+def _parse_at(value: Any) -> str | None:
+    """Normalise an ``at`` value to ``YYYY-MM-DDTHH:MM:SSZ``; ``None`` if not a time."""
+    if isinstance(value, dt.datetime):
+        # YAML reads an unquoted time as a datetime; without a zone it is ambiguous.
+        return None if value.tzinfo is None else format_at(value)
+    if isinstance(value, dt.date):
+        return None  # a bare date has no time of day; ask for one
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if text.endswith("Z") or text.endswith("z"):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return None
+    return format_at(parsed)
+
+
+class _Problems(list[Problem]):
+    """The problems found in one episode, each naming its file (and field, when known)."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__()
+        self.source = source
+
+    def bad(self, field: str | None, message: str, hint: str | None = None) -> None:
+        self.append(Problem(message, file=self.source, field=field, hint=hint))
+
+
+def validate_mapping(
+    data: Any, *, source: str, normalise: bool = False
+) -> tuple[dict[str, Any], list[Problem]]:
+    """Check an episode mapping; return it in canonical order and the problems found.
+
+    With ``normalise`` (user input), tags are lower-cased and ``at`` with another UTC
+    offset is converted; for stored files the stored form must already be canonical.
+    """
+    problems = _Problems(source)
+    if not isinstance(data, Mapping):
+        problems.bad(
+            None,
+            f"an episode must be a YAML mapping, got {type(data).__name__}",
+            "write 'key: value' lines: id, at, task, action, outcome, correction, ...",
+        )
+        return {}, list(problems)
+    # Each check adds what it accepts to ``out``; the order of the checks is the order
+    # of the problems in a message.
+    out: dict[str, Any] = {}
+    _check_keys(data, problems)
+    _check_id(data, out, problems)
+    _check_at(data, out, problems, normalise)
+    _check_text_fields(data, out, problems)
+    for key in LIST_FIELDS:
+        if key in data and data[key] is not None:
+            _check_list(key, data[key], out, problems, normalise)
+    _check_source(data, out, problems)
+    ordered = {key: out[key] for key in FIELD_ORDER if key in out}
+    ordered.update(_extensions(data, problems))
+    return ordered, list(problems)
+
+
+def _check_keys(data: Mapping[Any, Any], problems: _Problems) -> None:
+    """Every key is a known field or an ``x-`` extension (a near miss gets a hint)."""
+    for key in data:
+        if not isinstance(key, str):
+            problems.bad(str(key), "keys must be strings")
+        elif key not in FIELD_ORDER and not key.startswith("x-"):
+            close = [k for k in FIELD_ORDER if _similar(k, key)]
+            hint = (
+                f"did you mean '{close[0]}'?"
+                if close
+                else ("known keys: " + ", ".join(FIELD_ORDER) + "; extensions start with 'x-'")
+            )
+            problems.bad(key, "unknown key", hint)
+
+
+def _check_id(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems) -> None:
+    ep_id = data.get("id")
+    if ep_id is None:
+        problems.bad("id", "missing", "every stored episode has an id (episode add mints one)")
+    elif not isinstance(ep_id, str) or not EPISODE_ID_RE.match(ep_id):
+        problems.bad(
+            "id",
+            f"{ep_id!r} is not a valid episode ID",
+            "IDs match ep-[0-9a-z][0-9a-z-]{2,40}: lower case, digits and '-', nothing else",
+        )
+    else:
+        out["id"] = ep_id
+
+
+def _check_at(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems, normalise: bool) -> None:
+    at_raw = data.get("at")
+    if at_raw is None:
+        problems.bad("at", "missing", "a UTC time such as 2026-11-03T10:12:00Z")
+        return
+    at = _parse_at(at_raw)
+    if at is None:
+        problems.bad(
+            "at",
+            f"{at_raw!r} is not a date-time with a time zone",
+            "use ISO 8601 with a zone, e.g. 2026-11-03T10:12:00Z",
+        )
+    elif not normalise and not _canonical_at(at_raw, at):
+        problems.bad("at", f"{_show_at(at_raw)} is not in canonical UTC form", f"write it as {at}")
+    else:
+        out["at"] = at
+
+
+def _check_text_fields(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems) -> None:
+    """The text fields, then the two the episode cannot do without: a task and content."""
+    for key in TEXT_FIELDS:
+        if key not in data or data[key] is None:
+            continue
+        value = data[key]
+        if not isinstance(value, str):
+            problems.bad(
+                key,
+                f"must be text, got {type(value).__name__}",
+                "quote it if YAML read it as a number, date or boolean",
+            )
+        elif not value.strip():
+            problems.bad(key, "must not be empty", "leave the key out instead")
+        else:
+            out[key] = value
+    if "task" not in data or data.get("task") is None:
+        problems.bad("task", "missing", "say what the agent was asked to do")
+    if not any(isinstance(data.get(k), str) and data.get(k, "").strip() for k in CONTENT_FIELDS):
+        problems.bad(
+            None,
+            "an episode needs at least one of action, outcome, correction",
+            "record what the agent did, what happened, or what a human corrected",
+        )
+
+
+def _check_list(key: str, value: Any, out: dict[str, Any], problems: _Problems, normalise: bool) -> None:
+    """One list field: tags (slugs, de-duplicated), refs (episode IDs) or rules_applied."""
+    if not isinstance(value, list):
+        problems.bad(
+            key,
+            f"must be a list, got {type(value).__name__}",
+            f"write {key}: [a, b] or one '- item' per line",
+        )
+        return
+    items: list[str] = []
+    for item in value:
+        if not isinstance(item, str):
+            problems.bad(key, f"item {item!r} must be text")
+        elif key == "tags":
+            tag = item.strip().lower() if normalise else item
+            if not TAG_RE.match(tag):
+                problems.bad(
+                    key, f"tag {item!r} is not a slug", "tags use a-z, 0-9 and '-' only, e.g. subject-line"
+                )
+            elif tag not in items:
+                items.append(tag)
+        elif key == "refs":
+            if not EPISODE_ID_RE.match(item):
+                problems.bad(key, f"{item!r} is not an episode ID")
+            else:
+                items.append(item)
+        elif not RULE_ID_RE.match(item):
+            problems.bad(key, f"{item!r} is not a rule ID", "rule IDs look like PB-03")
+        else:
+            items.append(item)
+    if items:
+        out[key] = items
+
+
+def _check_source(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems) -> None:
+    source_value = data.get("source")
+    if source_value is None:
+        return
+    if source_value not in SOURCES:
+        problems.bad("source", f"{source_value!r} is not a known source", "one of: " + ", ".join(SOURCES))
+    else:
+        out["source"] = source_value
+
+
+def _extensions(data: Mapping[Any, Any], problems: _Problems) -> dict[str, Any]:
+    """The ``x-`` keys, in their input order, whose values the index can store."""
+    kept: dict[str, Any] = {}
+    for key in data:
+        if isinstance(key, str) and key.startswith("x-"):
+            if not _plain(data[key]):
+                # The index stores episodes as JSON; a YAML date here would break it.
+                problems.bad(
+                    key,
+                    "extension values must be text, numbers, booleans, lists or mappings",
+                    "quote dates and times, e.g. x-reviewed: '2026-11-03'",
+                )
+                continue
+            kept[key] = data[key]
+    return kept
+
+
+def _canonical_at(raw: Any, at: str) -> bool:
+    if isinstance(raw, str):
+        return raw == at
+    # A datetime from YAML: canonical when it was written in UTC to the second.
+    return isinstance(raw, dt.datetime) and raw.utcoffset() == dt.timedelta(0) and raw.microsecond == 0
+
+
+def _show_at(raw: Any) -> str:
+    return raw.isoformat() if isinstance(raw, dt.datetime) else repr(raw)
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    """JSON-compatible (what the index can store), at most a few levels deep."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return True
+    if depth > 8:
+        return False
+    if isinstance(value, list):
+        return all(_plain(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def _similar(a: str, b: str) -> bool:
+    """Cheap typo detection: same length +-1 and few differing characters."""
+    if abs(len(a) - len(b)) > 2:
+        return False
+    import difflib
+
+    return difflib.SequenceMatcher(None, a, b).ratio() >= 0.8

@@ -1,0 +1,271 @@
+"""Parsing ``memory/playbook.md``: every problem reported at once, each with its line."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from scarwarden.errors import Problem, ValidationError
+from scarwarden.files.episode_fields import EPISODE_ID_RE, RULE_ID_RE, TAG_RE
+from scarwarden.files.playbook_model import FIELD_RE, HEADING_RE, RETIRED_HEADING, TITLE, Playbook, Rule
+
+_RULE_HEADING = re.compile(r"^(##|###) (PB-[0-9]{2,}): (\S.*?)\s*$")
+
+
+_FIELD_KEYS = {"Tags": "tags", "Learnt in": "episode_ids", "Retired": "reason", "Replaced by": "replaced_by"}
+
+
+def _split_list(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+class _Problems(list[Problem]):
+    """The problems found while parsing one playbook file, each with its line."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__()
+        self.source = source
+
+    def bad(self, line: int, message: str, hint: str | None = None, fld: str | None = None) -> None:
+        self.append(Problem(message, file=self.source, line=line, field=fld, hint=hint))
+
+
+#: A section under a '##'/'###' heading: (heading line number, heading, numbered body).
+_Section = tuple[int, str, list[tuple[int, str]]]
+
+
+def parse(text: str, *, source: str = "memory/playbook.md") -> Playbook:
+    """Parse a playbook; raise :class:`ValidationError` listing every problem by line."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    problems = _Problems(source)
+    start = _after_title(lines, problems)
+    preamble_lines, sections, retired_line = _split_sections(lines, start, problems)
+    rules, retired = _parse_sections(sections, retired_line, problems)
+    _check_unique_ids(rules + retired, problems)
+    if problems:
+        problems.sort(key=lambda p: p.line or 0)  # file order, whichever pass found them
+        raise ValidationError(f"{source}: cannot parse the playbook", problems=list(problems))
+    preamble = "\n".join(preamble_lines).strip("\n")
+    return Playbook(rules=tuple(rules), retired=tuple(retired), preamble=preamble)
+
+
+def _after_title(lines: list[str], problems: _Problems) -> int:
+    """The index of the line after the title; no title: nothing else can be parsed."""
+    # Blank lines before the title are tolerated; anything else is not.
+    i = 0
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    if i >= len(lines) or lines[i].rstrip() != TITLE:
+        problems.bad(i + 1, f"the playbook must start with '{TITLE}'")
+        raise ValidationError(f"{problems.source}: cannot parse the playbook", problems=list(problems))
+    return i + 1
+
+
+def _split_sections(
+    lines: list[str], start: int, problems: _Problems
+) -> tuple[list[str], list[_Section], int]:
+    """(preamble lines, sections, line of '## Retired' or 0), split at '##'/'###' headings."""
+    preamble_lines: list[str] = []
+    sections: list[_Section] = []
+    in_retired = False
+    retired_line = 0
+    for number, line in enumerate(lines[start:], start=start + 1):
+        if HEADING_RE.match(line):
+            if line.rstrip() == RETIRED_HEADING:
+                if in_retired:
+                    problems.bad(number, "a second '## Retired' section")
+                else:
+                    in_retired, retired_line = True, number
+                continue
+            if line.startswith("# "):
+                problems.bad(number, "only one '# ' title is allowed", "rules are '## PB-NN: title'")
+                continue
+            sections.append((number, line, []))
+            continue
+        if sections:
+            sections[-1][2].append((number, line))
+        elif in_retired:
+            if line.strip():
+                problems.bad(
+                    number,
+                    "text under '## Retired' before the first retired rule",
+                    "retired rules are '### PB-NN: title' sections",
+                )
+        else:
+            preamble_lines.append(line)
+    return preamble_lines, sections, retired_line
+
+
+def _parse_sections(
+    sections: list[_Section], retired_line: int, problems: _Problems
+) -> tuple[list[Rule], list[Rule]]:
+    """(active rules, retired rules): each section's heading checked, then its body."""
+    rules: list[Rule] = []
+    retired: list[Rule] = []
+    for number, heading, body in sections:
+        match = _RULE_HEADING.match(heading)
+        level_retired = retired_line and number > retired_line
+        if not match:
+            problems.bad(
+                number,
+                f"cannot parse heading {heading.strip()!r}",
+                "rule headings look like '## PB-07: Short title' (retired: '### PB-07: ...')",
+            )
+            continue
+        level, rule_id, title = match.groups()
+        if level_retired and level != "###":
+            problems.bad(number, f"{rule_id}: rules under '## Retired' use '###' headings")
+            continue
+        if not level_retired and level != "##":
+            problems.bad(
+                number,
+                f"{rule_id}: active rules use '##' headings",
+                "move it under '## Retired' or make it '## '",
+            )
+            continue
+        rule = _parse_rule_body(rule_id, title, number, body, bool(level_retired), problems.bad)
+        if rule is not None:
+            (retired if level_retired else rules).append(rule)
+    return rules, retired
+
+
+def _check_unique_ids(rules: list[Rule], problems: _Problems) -> None:
+    seen: dict[str, int] = {}
+    for rule in rules:
+        if rule.id in seen:
+            problems.bad(
+                rule.line,
+                f"duplicate rule ID {rule.id} (first at line {seen[rule.id]})",
+                "rule IDs are unique and never reused; give this rule the next free ID",
+            )
+        else:
+            seen[rule.id] = rule.line
+
+
+#: ``bad(line, message, hint=None, fld=None)``: records one problem.
+_Bad = Callable[..., None]
+
+
+def _parse_rule_body(
+    rule_id: str, title: str, heading_line: int, body: list[tuple[int, str]], retired: bool, bad: _Bad
+) -> Rule | None:
+    """One rule's text and field list; ``None`` (problems reported) when it is invalid."""
+    text_lines, field_lines = _split_body(body)
+    values, ok = _field_values(rule_id, field_lines, bad)
+    if not text_lines:
+        bad(heading_line, f"{rule_id}: the rule has no text", "write the rule under its heading")
+        ok = False
+    if "tags" not in values:
+        bad(
+            heading_line,
+            f"{rule_id}: missing '- Tags:' line",
+            "end the rule with '- Tags: a, b' and '- Learnt in: ep-...'",
+            "Tags",
+        )
+        ok = False
+    if "episode_ids" not in values:
+        bad(
+            heading_line,
+            f"{rule_id}: missing '- Learnt in:' line (no provenance, no rule)",
+            "cite the episodes that taught the rule: '- Learnt in: ep-abc, ep-def'",
+            "Learnt in",
+        )
+        ok = False
+    tags, tags_ok = _tags(rule_id, values, bad)
+    episode_ids, ok = _episode_ids(rule_id, values, bad, ok and tags_ok)
+    reason = values.get("reason", (0, ""))[1] or None
+    replaced_by = values.get("replaced_by", (0, ""))[1] or None
+    if not retired and ("reason" in values or "replaced_by" in values):
+        bad(
+            heading_line,
+            f"{rule_id}: 'Retired'/'Replaced by' belong to retired rules",
+            "move the rule under '## Retired' as '### ...'",
+        )
+        ok = False
+    if retired and not reason:
+        bad(heading_line, f"{rule_id}: a retired rule needs '- Retired: <reason>'")
+        ok = False
+    if replaced_by and not RULE_ID_RE.match(replaced_by):
+        bad(values["replaced_by"][0], f"{rule_id}: {replaced_by!r} is not a rule ID")
+        ok = False
+    if not ok:
+        return None
+    text = "\n".join(line for _, line in text_lines).strip("\n")
+    return Rule(
+        rule_id, title, text, tuple(tags), tuple(episode_ids), retired, reason, replaced_by, heading_line
+    )
+
+
+def _split_body(body: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """(text lines, field lines): the field list is the trailing run of '- Field:' lines."""
+    # Trim blank lines at both ends.
+    while body and not body[-1][1].strip():
+        body.pop()
+    while body and not body[0][1].strip():
+        body.pop(0)
+    split = len(body)
+    while split > 0 and FIELD_RE.match(body[split - 1][1]):
+        split -= 1
+    text_lines = body[:split]
+    while text_lines and not text_lines[-1][1].strip():
+        text_lines.pop()
+    return text_lines, body[split:]
+
+
+def _field_values(
+    rule_id: str, field_lines: list[tuple[int, str]], bad: _Bad
+) -> tuple[dict[str, tuple[int, str]], bool]:
+    """Field key -> (line, value), and whether no field was given twice."""
+    values: dict[str, tuple[int, str]] = {}
+    ok = True
+    for number, line in field_lines:
+        m = FIELD_RE.match(line)
+        assert m is not None
+        key = _FIELD_KEYS[m.group(1)]
+        if key in values:
+            bad(number, f"{rule_id}: '{m.group(1)}' given twice")
+            ok = False
+        values[key] = (number, (m.group(2) or "").strip())
+    return values, ok
+
+
+def _tags(rule_id: str, values: dict[str, tuple[int, str]], bad: _Bad) -> tuple[list[str], bool]:
+    """The distinct tags of '- Tags:', and whether every one is a slug."""
+    tags: list[str] = []
+    ok = True
+    if "tags" in values:
+        number, raw = values["tags"]
+        for tag in _split_list(raw):
+            if not TAG_RE.match(tag):
+                bad(number, f"{rule_id}: tag {tag!r} is not a slug", "use a-z, 0-9 and '-'", "Tags")
+                ok = False
+            elif tag not in tags:
+                tags.append(tag)
+    return tags, ok
+
+
+def _episode_ids(
+    rule_id: str, values: dict[str, tuple[int, str]], bad: _Bad, ok: bool
+) -> tuple[list[str], bool]:
+    """The distinct IDs of '- Learnt in:', and ``ok`` updated. An empty list is reported
+    only when nothing else was wrong (``ok`` so far): it is the least specific problem."""
+    episode_ids: list[str] = []
+    if "episode_ids" in values:
+        number, raw = values["episode_ids"]
+        for ep in _split_list(raw):
+            if not EPISODE_ID_RE.match(ep):
+                bad(number, f"{rule_id}: {ep!r} is not an episode ID", None, "Learnt in")
+                ok = False
+            elif ep not in episode_ids:
+                episode_ids.append(ep)
+        if not episode_ids and ok:
+            bad(
+                number,
+                f"{rule_id}: 'Learnt in' cites no episode (no provenance, no rule)",
+                "cite at least one episode ID",
+                "Learnt in",
+            )
+            ok = False
+    return episode_ids, ok

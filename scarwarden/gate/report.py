@@ -1,0 +1,69 @@
+"""What a gate run found: its problems and counts, and the one-line summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scarwarden.gate.policy import GateProblem
+
+
+@dataclass
+class CheckReport:
+    """What the gate found. ``ok`` when there is no problem."""
+
+    scope: str  # "staged", "range", "all"
+    problems: list[GateProblem] = field(default_factory=list)
+    #: Counts for the summary line (stable keys, see :meth:`to_json`).
+    stats: dict[str, int] = field(default_factory=dict)
+    #: What was compared: the commit the index is checked against, or the range.
+    base: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def count(self, key: str, by: int = 1) -> None:
+        self.stats[key] = self.stats.get(key, 0) + by
+
+    def summary(self) -> str:
+        parts = [_counted(v, k) for k, v in self.stats.items() if v]
+        detail = f" ({', '.join(parts)})" if parts else ""
+        what = {
+            "staged": "staged memory changes",
+            "range": f"commits {self.base}",
+            "all": "the memory tree",
+        }.get(self.scope, self.scope)
+        if self.ok:
+            return f"scarwarden check: OK, {what}{detail}"
+        n = len(self.problems)
+        return f"scarwarden check: {n} problem{'s' if n != 1 else ''} in {what}{detail}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "ok": self.ok,
+            "scope": self.scope,
+            "base": self.base,
+            "stats": dict(self.stats),
+            "problems": [p.to_json() for p in self.problems],
+            "summary": self.summary(),
+        }
+
+
+_NOUNS = {
+    "files_changed": "file changed",
+    "episodes_added": "episode added",
+    "episodes_checked": "episode checked",
+    "rules_checked": "rule checked",
+    "citations_checked": "citation checked",
+    "commits": "commit",
+}
+
+
+def _counted(n: int, key: str) -> str:
+    noun = _NOUNS.get(key, key.replace("_", " "))
+    if n != 1:
+        first, _, rest = noun.partition(" ")
+        noun = f"{first}s{' ' + rest if rest else ''}"
+    return f"{n} {noun}"
