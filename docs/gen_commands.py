@@ -25,7 +25,7 @@ EXIT_CODE_TEXT = {
     ExitCode.MODEL_UNREACHABLE: "the model endpoint could not be reached (connection, timeout, "
     "retries on 408/429/5xx exhausted)",
     ExitCode.NO_MODEL: "a model is required and none is configured (no API key); "
-    "`answer` still prints the rule-grounded brief",
+    "a plain `answer` prints the rule-grounded brief instead and exits 0",
     ExitCode.MODEL_ERROR: "the model answered with an error (bad key, model not found) or with "
     "output that is not what was asked, even after one repair attempt",
 }

@@ -155,3 +155,28 @@ def distilled(demo_repo: MemoryRepo) -> Distilled:
     from distilled_repo import build_distilled_repo  # it imports this module's helpers
 
     return build_distilled_repo(demo_repo)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A closing line nobody can miss when the browser tests skipped (issue 18).
+
+    ``-ra`` lists skips among dozens of lines; a web UI that went untested deserves the
+    very last word of the run (after the totals line, hence unconfigure rather than
+    ``pytest_terminal_summary``), with how to get the browser.
+    """
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return
+    skipped = [r for r in reporter.stats.get("skipped", []) if "browser" in r.keywords]
+    if not skipped:
+        return
+    longrepr = skipped[0].longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    reason = reason.removeprefix("Skipped: ")
+    reporter.write_sep(
+        "!",
+        f"WEB UI UNTESTED: {len(skipped)} browser tests skipped ({reason}); "
+        "get Chromium with `apt-get install chromium` (Debian/Ubuntu) and run pytest again",
+        yellow=True,
+        bold=True,
+    )

@@ -181,19 +181,21 @@ def test_compare_side_by_side_and_one_after_other(cli: Any, demo_repo: MemoryRep
     assert len(with_rules) == 3 and len(fake_llm.requests) == 6
 
 
-def test_no_key_prints_the_brief_and_exits_4(cli: Any, demo_repo: MemoryRepo) -> None:
+def test_no_key_prints_the_brief_as_the_result(cli: Any, demo_repo: MemoryRepo) -> None:
+    # The brief is the normal reduced result without a key: exit 0, a note on stderr.
     result = cli("answer", LINKEDIN)
-    assert result.exit_code == 4
+    assert result.exit_code == 0
     out = result.stdout
     assert "Verdict: ACT" in out
     assert "PB-01: Lead LinkedIn posts with the reader's pain" in out
     assert f"Cite as: {cite(demo_repo, 'PB-01')}" in out
     assert "Matched: tags" in out
-    assert "no model is configured" in result.stderr
+    assert result.stderr.startswith("note: no model is configured, so this is the rule-grounded brief")
+    assert "error:" not in result.stderr
     for var in ("SCARWARDEN_API_KEY", "DASHSCOPE_API_KEY", "SCARWARDEN_BASE_URL"):
         assert var in result.stderr
     js = cli("answer", LINKEDIN, "--json")
-    assert js.exit_code == 4
+    assert js.exit_code == 0
     data = json.loads(js.stdout)
     assert data["answer"] is None and data["model_configured"] is False
     assert cite(demo_repo, "PB-01") in data["brief"]
@@ -202,11 +204,17 @@ def test_no_key_prints_the_brief_and_exits_4(cli: Any, demo_repo: MemoryRepo) ->
 
 def test_no_key_compare_explains_the_no_memory_side(cli: Any, demo_repo: MemoryRepo) -> None:
     result = cli("answer", DISCOUNT, "--compare", env={"COLUMNS": "150"})
-    assert result.exit_code == 4
+    assert result.exit_code == 0
     out = result.stdout
     assert "WITH MEMORY (no model)" in out and "WITHOUT MEMORY (no model)" in out
     assert "PB-02: Never share discount codes" in out
     assert "only the bare task" in out and "No rules" in out
+
+
+def test_no_key_without_memory_has_nothing_to_show_and_exits_4(cli: Any) -> None:
+    result = cli("answer", LINKEDIN, "--no-memory")
+    assert result.exit_code == 4
+    assert "error: no model is configured, so there is no answer without memory" in result.stderr
 
 
 def test_ask_human_records_the_answer_without_calling_a_model(

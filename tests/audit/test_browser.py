@@ -21,7 +21,9 @@ import pytest
 from conftest import git
 from distilled_repo import SCRIPT, Distilled
 
-CHROMIUM = "/usr/bin/chromium"
+# Overridable so a test can prove the closing "web UI untested" line (tests/cli/test_docs_examples.py).
+CHROMIUM = os.environ.get("SCARWARDEN_TEST_CHROMIUM", "/usr/bin/chromium")
+pytestmark = pytest.mark.browser
 ARGS = [
     "--headless",
     "--no-sandbox",

@@ -39,9 +39,9 @@ def require_ui(what: str) -> None:
         import flask  # noqa: F401
         import jinja2  # noqa: F401
     except ImportError:
-        raise UsageError(
-            f"{what} needs Flask, which is not installed", hint="pip install 'scarwarden[ui]'"
-        ) from None
+        from scarwarden.cli.commands._install import install_hint
+
+        raise UsageError(f"{what} needs Flask, which is not installed", hint=install_hint("ui")) from None
 
 
 def print_problems(problems: Sequence[object], summary: str) -> None:

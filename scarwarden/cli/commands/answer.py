@@ -91,13 +91,14 @@ def answer(
     code then verifies every citation (a cited rule must have been recalled, each
     cited episode must be one of that rule's own). On ASK_HUMAN no model guesses:
     you are asked, and your answer becomes a new episode. With no model configured
-    the rule-grounded brief is printed instead and the exit code is 4.
+    the rule-grounded brief is printed instead, with a note on stderr (exit 0; --json
+    says "model_configured": false).
 
     \b
     Exit codes: 0 ok; 1 invented citation with --strict, reviewer still objecting
     after the last retake, or ASK_HUMAN with no terminal and no --answer; 2 bad
-    usage; 3 model unreachable; 4 no model configured (the brief was printed);
-    5 model error or invalid reviewer JSON.
+    usage; 3 model unreachable; 4 no model configured and --no-memory or --record
+    asked for a model's answer; 5 model error or invalid reviewer JSON.
 
     \b
     Examples:
@@ -131,7 +132,7 @@ def answer(
         echo_json(_answer_json(result, asked, recorded))
     else:
         _print_answer(result, asked, recorded)
-    _finish(repo, result, strict=strict)
+    _finish(repo, result, strict=strict, record=record)
 
 
 def _check_answer_options(*, no_memory: bool, compare: bool, qc: bool) -> None:
@@ -226,15 +227,19 @@ def _print_answer(result: AnswerResult, asked: Episode | None, recorded: Episode
         )
 
 
-def _finish(repo: MemoryRepo, result: AnswerResult, *, strict: bool) -> None:
+def _finish(repo: MemoryRepo, result: AnswerResult, *, strict: bool, record: bool = False) -> None:
     """Exit codes after the output is printed (the boundary prints the message)."""
     if not result.model_configured:
-        raise no_model_error(
-            repo,
-            "this is the rule-grounded brief, not an answer (an agent that is itself a model can act on it)"
-            if result.mode != "no-memory"
-            else "there is no answer without memory to show",
-        )
+        # The brief is the normal reduced result without a key (an agent that is itself a
+        # model acts on it), so it exits 0 with a note; only a run that asked for what
+        # needs a model (--no-memory, --record) fails with exit 4 (issue 18).
+        if result.mode == "no-memory":
+            raise no_model_error(repo, "there is no answer without memory to show")
+        if record:
+            raise no_model_error(repo, "there is no model answer to record (the brief was printed)")
+        error = no_model_error(repo, "this is the rule-grounded brief, not a model's answer")
+        click.echo(f"note: {error.message}\n  hint: {error.hint}", err=True)
+        return
     side = result.memory
     if side is None:
         return

@@ -52,7 +52,7 @@ def mcp_cmd(ctx: click.Context, local_repo: str | None, allow_distill_commit: bo
     try:
         from scarwarden.agents.mcp.server import serve
     except ImportError as exc:
-        raise UsageError(
-            f"the MCP SDK is not installed ({exc})", hint="pip install 'scarwarden[mcp]'"
-        ) from None
+        from scarwarden.cli.commands._install import install_hint
+
+        raise UsageError(f"the MCP SDK is not installed ({exc})", hint=install_hint("mcp")) from None
     serve(repo, allow_distill_commit=allow_distill_commit, environ=os.environ)
