@@ -18,11 +18,28 @@ _AGE = re.compile(r"^(\d+)([dhm])$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
+#: The range of times that can be stored: what a UTC ``datetime`` can hold.
+RANGE_HINT = "times must fall between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z"
+
+
+class TimeOutOfRange(ValueError):
+    """A time whose UTC equivalent falls outside years 1-9999 (``--at 9999-12-31T23:00-05:00``)."""
+
+
 def format_at(value: dt.datetime) -> str:
-    """``value`` in the stored form; a naive datetime is taken as UTC."""
+    """``value`` in the stored form; a naive datetime is taken as UTC.
+
+    Raises :class:`TimeOutOfRange` (a ``ValueError``), never ``OverflowError``, when the
+    UTC time is outside years 1-9999. The year is always four digits: ``strftime('%Y')``
+    writes year 1 as ``1`` here, which would not read back as a time.
+    """
     if value.tzinfo is None:
         value = value.replace(tzinfo=dt.timezone.utc)
-    return value.astimezone(dt.timezone.utc).strftime(STORED_FORMAT)
+    try:
+        utc = value.astimezone(dt.timezone.utc)
+    except OverflowError:
+        raise TimeOutOfRange(f"{value.isoformat()} is out of range: {RANGE_HINT}") from None
+    return f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}Z"
 
 
 def utc_now() -> str:
@@ -41,16 +58,21 @@ def parse_when(value: str, *, end: bool = False, now: dt.datetime | None = None)
     if age:
         unit = {"d": "days", "h": "hours", "m": "minutes"}[age.group(2)]
         start = now or dt.datetime.now(dt.timezone.utc)
-        return format_at(start - dt.timedelta(**{unit: int(age.group(1))}))
+        try:
+            return format_at(start - dt.timedelta(**{unit: int(age.group(1))}))
+        except (OverflowError, ValueError):  # timedelta(days=10**12), or before year 1
+            raise UsageError(f"{value!r} reaches back too far", hint=RANGE_HINT) from None
     try:
         if _DATE.match(value):
             day = dt.date.fromisoformat(value)
             return day.isoformat() + ("T23:59:59Z" if end else "T00:00:00Z")
         # Python 3.10's fromisoformat does not read a trailing 'Z'.
         parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+        return format_at(parsed)
+    except TimeOutOfRange as exc:
+        raise UsageError(str(exc), hint="give a time whose UTC equivalent is in years 1-9999") from None
     except ValueError:
         raise UsageError(
             f"cannot read {value!r} as a date or time",
             hint="use 2026-11-24, 2026-11-24T09:30, 2026-11-24T09:30:00Z or an age such as 7d, 12h, 30m",
         ) from None
-    return format_at(parsed)

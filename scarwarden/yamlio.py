@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import re
 from typing import TYPE_CHECKING, Any
 
 from scarwarden.errors import Problem, ValidationError
@@ -24,10 +25,64 @@ if TYPE_CHECKING:
 
 @functools.cache
 def _safe_loader() -> type:
-    """libyaml's C safe loader when PyYAML was built with it, else the Python one."""
+    """libyaml's C safe loader when PyYAML was built with it, else the Python one,
+    made strict: duplicate keys and merge keys (``<<``) are refused with their line,
+    and a date or time that does not exist is a YAML error, not a ``ValueError``.
+
+    YAML itself says keys are unique, but PyYAML keeps the last of two silently
+    (``task: first`` then ``task: second`` stored ``second``); a merge key hides
+    fields in another mapping. Both are refused rather than guessed at (issue 16).
+    """
     import yaml
 
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class StrictLoader(base):  # type: ignore[valid-type,misc]
+        def flatten_mapping(self, node: yaml.MappingNode) -> None:
+            for key_node, _value in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    raise _Refused(
+                        "merge keys ('<<') are not allowed",
+                        key_node.start_mark,
+                        "write every key out in the mapping itself",
+                    )
+            super().flatten_mapping(node)
+
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
+            seen: dict[tuple[str, str], int] = {}
+            for key_node, _value in node.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    key = (key_node.tag, key_node.value)
+                    if key in seen:
+                        raise _Refused(
+                            f"duplicate key '{key_node.value}' (first on line {seen[key]})",
+                            key_node.start_mark,
+                            "give each key once; YAML keeps only one of them",
+                        )
+                    seen[key] = int(key_node.start_mark.line) + 1
+            return super().construct_mapping(node, deep=deep)
+
+        def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:
+            try:
+                return super().construct_yaml_timestamp(node)
+            except (ValueError, OverflowError) as exc:  # 2026-13-45, 2026-02-30
+                raise _Refused(
+                    f"{node.value!r} is not a real date or time ({exc})",
+                    node.start_mark,
+                    "fix the date, or quote it to keep it as text",
+                ) from None
+
+    StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", StrictLoader.construct_yaml_timestamp)
+    return StrictLoader
+
+
+def _Refused(problem: str, mark: Any, hint: str) -> yaml.YAMLError:  # noqa: N802 - raised like a class
+    """A YAML feature we refuse, with the line it is on and how to write it instead."""
+    import yaml
+
+    exc = yaml.constructor.ConstructorError(problem=problem, problem_mark=mark)
+    exc.hint = hint  # type: ignore[attr-defined]
+    return exc
 
 
 def _mark_line(exc: yaml.YAMLError) -> int | None:
@@ -36,9 +91,28 @@ def _mark_line(exc: yaml.YAMLError) -> int | None:
 
 
 def _refuse_aliases(text: str | bytes, source: str) -> None:
+    """Refuse anchors, aliases and explicit tags (``!!str``, ``!!python/...``, ``!x``).
+
+    A tag changes what a value is behind the reader's back (``!!str 5``, ``!!binary``)
+    and nothing in an episode needs one; anchors and aliases are refused for bombs.
+    """
     import yaml
 
     for event in yaml.parse(text, Loader=_safe_loader()):
+        tag = getattr(event, "tag", None)
+        if tag is not None and not isinstance(event, (yaml.DocumentStartEvent, yaml.DocumentEndEvent)):
+            line = int(event.start_mark.line) + 1 if event.start_mark else None
+            raise ValidationError(
+                f"{source}: YAML tags are not allowed",
+                problems=[
+                    Problem(
+                        f"the tag {tag!r} is refused: a value is what it looks like, nothing else",
+                        file=source,
+                        line=line,
+                        hint="drop the tag; quote the value to keep it as text",
+                    )
+                ],
+            )
         anchor = getattr(event, "anchor", None)
         if isinstance(event, yaml.AliasEvent) or anchor is not None:
             line = int(event.start_mark.line) + 1 if event.start_mark else None
@@ -64,13 +138,19 @@ MAX_DEPTH = 64
 _DEPTH_SCAN_AT = 200
 
 
+#: A '!' where a tag could start (after a space, a flow indicator or at a line's start):
+#: "Great!" in a sentence does not make a file pay for the event scan.
+_TAG_START = re.compile(r"(?:^|[\s\[{,:?-])!", re.MULTILINE)
+_TAG_START_B = re.compile(rb"(?:^|[\s\[{,:?-])!", re.MULTILINE)
+
+
 def _needs_scan(data: str | bytes) -> tuple[bool, bool]:
-    """(may hold anchors/aliases, may nest deeply): cheap substring counts only."""
+    """(may hold anchors/aliases/tags, may nest deeply): cheap substring counts only."""
     if isinstance(data, str):
-        aliases = "*" in data or "&" in data
+        aliases = "*" in data or "&" in data or _TAG_START.search(data) is not None
         openers = data.count("[") + data.count("{") + data.count("- ")
     else:
-        aliases = b"*" in data or b"&" in data
+        aliases = b"*" in data or b"&" in data or _TAG_START_B.search(data) is not None
         openers = data.count(b"[") + data.count(b"{") + data.count(b"- ")
     return aliases, openers > _DEPTH_SCAN_AT
 
@@ -130,16 +210,18 @@ def load(data: str | bytes, *, source: str = "<input>") -> Any:
         _guard(data, source)
         return yaml.load(data, Loader=_safe_loader())  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
-        line = _mark_line(exc)
-        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ValidationError(
-            f"{source}: not valid YAML",
-            problems=[
-                Problem(
-                    str(reason), file=source, line=line, hint="check indentation and quoting near that line"
-                )
-            ],
-        ) from None
+        raise _invalid(exc, source) from None
+
+
+def _invalid(exc: yaml.YAMLError, source: str) -> ValidationError:
+    """The refusal of a YAML error: its reason, its line and a hint."""
+    reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    hint = getattr(exc, "hint", None) or "check indentation and quoting near that line"
+    headline = "refused YAML" if hasattr(exc, "hint") else "not valid YAML"
+    return ValidationError(
+        f"{source}: {headline}",
+        problems=[Problem(str(reason), file=source, line=_mark_line(exc), hint=hint)],
+    )
 
 
 def load_all(data: str | bytes, *, source: str = "<input>") -> list[Any]:
@@ -150,11 +232,7 @@ def load_all(data: str | bytes, *, source: str = "<input>") -> list[Any]:
         _guard(data, source)
         return list(yaml.load_all(data, Loader=_safe_loader()))  # noqa: S506
     except yaml.YAMLError as exc:
-        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ValidationError(
-            f"{source}: not valid YAML",
-            problems=[Problem(str(reason), file=source, line=_mark_line(exc))],
-        ) from None
+        raise _invalid(exc, source) from None
 
 
 def key_lines(data: str | bytes) -> list[tuple[int, dict[str, int]]]:
@@ -206,7 +284,9 @@ def _list_representer(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.Sequenc
 
 
 def _datetime_representer(dumper: yaml.SafeDumper, value: dt.datetime) -> yaml.ScalarNode:
-    text = value.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    utc = value.astimezone(dt.timezone.utc)
+    # Not strftime('%Y'): it writes year 1 as "1", which does not read back as a time.
+    text = f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}Z"
     return dumper.represent_scalar("tag:yaml.org,2002:timestamp", text)
 
 

@@ -9,6 +9,7 @@ turned into a message and an exit code here, at one boundary.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -41,6 +42,11 @@ COMMANDS: dict[str, str] = {
     "mcp": "scarwarden.cli.commands.mcp:mcp_cmd",
     "index": "scarwarden.cli.commands.index:index_cmd",
 }
+
+
+def _printable(message: str) -> str:
+    """``message`` writable as UTF-8 whatever it quotes (a lone surrogate is escaped)."""
+    return message.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _setup_logging() -> None:
@@ -87,14 +93,31 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
+        debug = bool(ctx.params.get("debug")) or os.environ.get("SCARWARDEN_DEBUG", "") not in ("", "0")
         try:
             return super().invoke(ctx)
         except ScarwardenError as exc:
-            click.echo(exc.render(), err=True)
+            if debug:
+                import traceback  # ~5 ms: only on this path
+
+                traceback.print_exc()
+            click.echo(_printable(exc.render()), err=True)
             ctx.exit(int(exc.exit_code))
         except BrokenPipeError:  # `scarwarden episode list | head`
             sys.stderr.close()
             ctx.exit(0)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise  # click's own: usage errors and exits, printed by click
+        except Exception as exc:  # noqa: BLE001 - the one boundary: no input prints a traceback
+            if debug:
+                raise
+            click.echo(
+                _printable(f"error: internal error: {type(exc).__name__}: {exc}")
+                + "\nhint: this is a bug in Scarwarden, not in your input; run again with --debug "
+                "(or SCARWARDEN_DEBUG=1) for the traceback, and report it",
+                err=True,
+            )
+            ctx.exit(int(ExitCode.CHECK_FAILED))
 
 
 @click.group(
@@ -120,8 +143,13 @@ docs/commands.md#exit-codes.""",
     type=click.Path(file_okay=False),
     help="Run as if started in PATH (a git repository).",
 )
+@click.option(
+    "--debug",
+    is_flag=True,
+    help="On an error, print the full Python traceback too (also SCARWARDEN_DEBUG=1).",
+)
 @click.pass_context
-def main_group(ctx: click.Context, repo_path: str) -> None:
+def main_group(ctx: click.Context, repo_path: str, debug: bool) -> None:
     """Scarwarden: auditable, git-native memory for AI agents.
 
     No provenance, no rule: every rule cites the episodes that taught it, and code

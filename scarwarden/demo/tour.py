@@ -14,6 +14,7 @@ from pathlib import Path
 
 from scarwarden.demo import sections
 from scarwarden.demo.setup import make_demo_repo
+from scarwarden.errors import UsageError
 from scarwarden.files.display import style
 from scarwarden.repo import MemoryRepo
 
@@ -70,12 +71,32 @@ def show_memory(repo: MemoryRepo, echo: Echo) -> None:
         echo(format_episode(ep))
 
 
+def prepare_keep(keep: Path) -> Path:
+    """Create ``keep`` and return where the demo repository will go (``keep/demo-memory``).
+
+    A non-empty ``demo-memory`` there (a second ``demo --keep``) is refused up front,
+    not after the whole tour has been printed (issue 16); nothing is overwritten.
+    """
+    target = keep / "demo-memory"
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise UsageError(
+            f"{target} already exists and is not empty",
+            hint=f"remove it (rm -rf {target}) or give --keep another folder",
+        )
+    try:
+        keep.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the folder {keep}: {exc.strerror}") from None
+    return target
+
+
 def run_demo(echo: Echo, *, keep: Path | None = None) -> Path | None:
     """Walk the whole loop on a temporary copy of the demo memory.
 
     With ``keep`` (an existing folder), the demo repository is copied into it at the
     end and the copy's path is returned; the temporary one is always removed.
     """
+    target = None if keep is None else prepare_keep(keep)  # before anything is shown
     parent = Path(tempfile.mkdtemp(prefix="scarwarden-demo-"))
     try:
         repo = make_demo_repo(parent)
@@ -87,10 +108,9 @@ def run_demo(echo: Echo, *, keep: Path | None = None) -> Path | None:
         echo("  cd your-repo && scarwarden init          # or: scarwarden init --demo")
         echo('  scarwarden episode add --task "..." --action "..." --correction "..."')
         echo('  scarwarden distill && scarwarden recall "your next task"')
-        if keep is None:
+        if target is None:
             return None
-        target = keep / "demo-memory"
-        shutil.copytree(repo.root, target, symlinks=True)
+        shutil.copytree(repo.root, target, symlinks=True, dirs_exist_ok=True)
         echo(f"\nKept the demo repository at {target}")
         return target
     finally:

@@ -10,6 +10,7 @@ imports :mod:`scarwarden.files.episodes` (the model, IDs, validation), never the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,7 @@ from scarwarden.files.episodes import (
     utf8_error,
     validate_mapping,
 )
+from scarwarden.files.input_policy import shown
 from scarwarden.times import utc_now
 
 
@@ -89,6 +91,9 @@ def parse_input_documents(raw: bytes, *, source: str) -> list[Any]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise utf8_error(raw, exc, source) from None
+    # A byte order mark is an encoding marker, not text (YAML drops it too; JSON would
+    # refuse it): dropped, so Notepad's UTF-8 files read like any other.
+    text = text.removeprefix("\ufeff")
     stripped = text.strip()
     if not stripped:
         raise ValidationError(
@@ -97,8 +102,6 @@ def parse_input_documents(raw: bytes, *, source: str) -> list[Any]:
         )
     lines = [line for line in stripped.splitlines() if line.strip()]
     if len(lines) > 1 and all(line.lstrip().startswith("{") for line in lines):
-        import json
-
         docs = []
         numbers = []
         offset = text[: len(text) - len(text.lstrip())].count("\n")
@@ -106,7 +109,7 @@ def parse_input_documents(raw: bytes, *, source: str) -> list[Any]:
             if not line.strip():
                 continue
             try:
-                docs.append(json.loads(line))
+                docs.append(_json_loads(line, source, number))
             except (json.JSONDecodeError, RecursionError) as exc:
                 reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
                 raise ValidationError(
@@ -117,12 +120,43 @@ def parse_input_documents(raw: bytes, *, source: str) -> list[Any]:
         return InputDocuments(docs, text, numbers)
     loaded: Any
     if stripped[0] in "[{":
-        import json
-
         try:
-            loaded = json.loads(stripped)
+            loaded = _json_loads(stripped, source, None)
         except (json.JSONDecodeError, RecursionError):
             loaded = yamlio.load(text, source=source)  # flow-style YAML looks like JSON
     else:
         loaded = yamlio.load(text, source=source)
     return InputDocuments(loaded if isinstance(loaded, list) else [loaded], text)
+
+
+def _json_loads(text: str, source: str, line: int | None) -> Any:
+    """``json.loads``, strict: a key given twice and NaN/Infinity (not JSON) are refused.
+
+    Python's ``json`` keeps the last of two equal keys without a word, which would
+    store ``{"task": "a", "task": "b"}`` as ``b`` (issue 16).
+    """
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                raise ValidationError(
+                    f"{source}: refused JSON",
+                    problems=[
+                        Problem(
+                            f"duplicate key {shown(key)}", file=source, line=line, hint="give each key once"
+                        )
+                    ],
+                )
+            out[key] = value
+        return out
+
+    def constant(name: str) -> Any:
+        raise ValidationError(
+            f"{source}: not valid JSON",
+            problems=[
+                Problem(f"{name} is not a JSON value", file=source, line=line, hint="use a number or text")
+            ],
+        )
+
+    return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)

@@ -21,11 +21,15 @@ from scarwarden.files.episode_fields import (
     TAG_RE,
     TEXT_FIELDS,
 )
-from scarwarden.times import format_at
+from scarwarden.files.input_policy import problems_in, shown, text_problem
+from scarwarden.times import RANGE_HINT, TimeOutOfRange, format_at
 
 
 def _parse_at(value: Any) -> str | None:
-    """Normalise an ``at`` value to ``YYYY-MM-DDTHH:MM:SSZ``; ``None`` if not a time."""
+    """Normalise an ``at`` value to ``YYYY-MM-DDTHH:MM:SSZ``; ``None`` if not a time.
+
+    Raises :class:`TimeOutOfRange` for a time whose UTC equivalent is outside years 1-9999.
+    """
     if isinstance(value, dt.datetime):
         # YAML reads an unquoted time as a datetime; without a zone it is ambiguous.
         return None if value.tzinfo is None else format_at(value)
@@ -92,7 +96,9 @@ def _check_keys(data: Mapping[Any, Any], problems: _Problems) -> None:
     """Every key is a known field or an ``x-`` extension (a near miss gets a hint)."""
     for key in data:
         if not isinstance(key, str):
-            problems.bad(str(key), "keys must be strings")
+            problems.bad(shown(str(key)), "keys must be strings")
+        elif (reason := text_problem(key)) is not None:
+            problems.bad(shown(key), f"the key {reason}")
         elif key not in FIELD_ORDER and not key.startswith("x-"):
             close = [k for k in FIELD_ORDER if _similar(k, key)]
             hint = (
@@ -122,7 +128,11 @@ def _check_at(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems,
     if at_raw is None:
         problems.bad("at", "missing", "a UTC time such as 2026-11-03T10:12:00Z")
         return
-    at = _parse_at(at_raw)
+    try:
+        at = _parse_at(at_raw)
+    except TimeOutOfRange:
+        problems.bad("at", f"{_show_at(at_raw)} is out of range", RANGE_HINT)
+        return
     if at is None:
         problems.bad(
             "at",
@@ -149,6 +159,8 @@ def _check_text_fields(data: Mapping[Any, Any], out: dict[str, Any], problems: _
             )
         elif not value.strip():
             problems.bad(key, "must not be empty", "leave the key out instead")
+        elif (reason := text_problem(value)) is not None:
+            problems.bad(key, reason, "remove it; text is stored exactly as given, never repaired")
         else:
             out[key] = value
     if "task" not in data or data.get("task") is None:
@@ -209,7 +221,12 @@ def _extensions(data: Mapping[Any, Any], problems: _Problems) -> dict[str, Any]:
     """The ``x-`` keys, in their input order, whose values the index can store."""
     kept: dict[str, Any] = {}
     for key in data:
-        if isinstance(key, str) and key.startswith("x-"):
+        if isinstance(key, str) and key.startswith("x-") and text_problem(key) is None:
+            bad_text = next(problems_in(data[key]), None)
+            if bad_text is not None:
+                where, reason = bad_text
+                problems.bad(key, f"{where + ': ' if where else ''}{reason}")
+                continue
             if not _plain(data[key]):
                 # The index stores episodes as JSON; a YAML date here would break it.
                 problems.bad(

@@ -32,6 +32,7 @@ from collections.abc import Iterable
 
 from scarwarden.errors import ValidationError
 from scarwarden.files.episode_fields import EPISODE_ID_RE, TAG_RE
+from scarwarden.files.input_policy import text_problem
 from scarwarden.files.playbook_model import FIELD_RE, HEADING_RE, RETIRED_HEADING, TITLE, Playbook, Rule
 from scarwarden.files.playbook_parse import parse
 
@@ -92,12 +93,21 @@ def make_rule(rule_id: str, title: str, text: str, tags: Iterable[str], episode_
     for ep in eps:
         if not EPISODE_ID_RE.match(ep):
             raise ValidationError(f"{ep!r} is not an episode ID")
+    # The text first: a title made from empty text is empty too, and "needs a title"
+    # would send the user after the wrong thing (issue 16).
+    body = text.strip()
+    if not body:
+        raise ValidationError(
+            "a rule needs text: the text given is empty",
+            hint="say what to do, e.g. --text 'Lead with the pain'",
+        )
     title = " ".join(title.split())
     if not title:
         raise ValidationError("a rule needs a title")
-    body = text.strip()
-    if not body:
-        raise ValidationError("a rule needs text")
+    for name, value in (("text", body), ("title", title)):
+        reason = text_problem(value)
+        if reason is not None:
+            raise ValidationError(f"the rule's {name} {reason}", hint="remove it; text is stored as given")
     if any(FIELD_RE.match(line) or HEADING_RE.match(line) for line in body.splitlines()):
         raise ValidationError("rule text may not contain headings or '- Tags:'-style field lines")
     return Rule(rule_id, title, body, tuple(norm_tags), tuple(eps))

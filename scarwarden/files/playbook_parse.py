@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from scarwarden.errors import Problem, ValidationError
 from scarwarden.files.episode_fields import EPISODE_ID_RE, RULE_ID_RE, TAG_RE
+from scarwarden.files.input_policy import text_problem
 from scarwarden.files.playbook_model import FIELD_RE, HEADING_RE, RETIRED_HEADING, TITLE, Playbook, Rule
 
 _RULE_HEADING = re.compile(r"^(##|###) (PB-[0-9]{2,}): (\S.*?)\s*$")
@@ -40,6 +41,7 @@ def parse(text: str, *, source: str = "memory/playbook.md") -> Playbook:
     if lines and lines[-1] == "":
         lines.pop()
     problems = _Problems(source)
+    _check_text(lines, problems)
     start = _after_title(lines, problems)
     preamble_lines, sections, retired_line = _split_sections(lines, start, problems)
     rules, retired = _parse_sections(sections, retired_line, problems)
@@ -49,6 +51,15 @@ def parse(text: str, *, source: str = "memory/playbook.md") -> Playbook:
         raise ValidationError(f"{source}: cannot parse the playbook", problems=list(problems))
     preamble = "\n".join(preamble_lines).strip("\n")
     return Playbook(rules=tuple(rules), retired=tuple(retired), preamble=preamble)
+
+
+def _check_text(lines: list[str], problems: _Problems) -> None:
+    """The input policy (:mod:`scarwarden.files.input_policy`), line by line; a CRLF
+    line ending is a line ending, not a carriage return in the text."""
+    for number, line in enumerate(lines, 1):
+        reason = text_problem(line.removesuffix("\r"))
+        if reason is not None:
+            problems.bad(number, f"the line {reason}", "remove it; the playbook is plain text")
 
 
 def _after_title(lines: list[str], problems: _Problems) -> int:

@@ -394,23 +394,28 @@ def test_generated_text_survives_render_and_parse() -> None:
     import random
     import string
 
+    from scarwarden.files.input_policy import text_problem
+
     rng = random.Random(7)
     alphabet = (
         string.printable
         + "äö€漢字\u2028\u2029\u0085\ufeff\x00\x07\u200b\x1b🎉"
         + " \t\n\r:#-'\"&*!|>%@`{}[],?"
     )
-    checked = 0
+    checked = refused = 0
     for _ in range(1500):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40)))
         if not text.strip():
             continue
-        ep = normalise_input(
-            {"task": text, "outcome": "o" + text, "tags": ["a"], "x-note": [text, {"k": text}]},
-            source="gen",
-            now="2026-01-01T00:00:00Z",
-        )
+        data = {"task": text, "outcome": "o" + text, "tags": ["a"], "x-note": [text, {"k": text}]}
+        if text_problem(text) is not None:
+            # NUL, controls other than tab/newline, C1 (NEL): refused, never stored (issue 16).
+            with pytest.raises(ValidationError, match="field 'task': holds"):
+                normalise_input(data, source="gen", now="2026-01-01T00:00:00Z")
+            refused += 1
+            continue
+        ep = normalise_input(data, source="gen", now="2026-01-01T00:00:00Z")
         back = parse(ep.render().encode("utf-8"), ep.relpath())
         assert back.data == ep.data, repr(text)
         checked += 1
-    assert checked > 1400
+    assert checked > 300 and refused > 300

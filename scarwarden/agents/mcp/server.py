@@ -118,7 +118,29 @@ def build_server(
     _add_distill_tool(server, tools)
     _add_resources(server, tools, repo.playbook_rel)
     _add_prompt(server)
+    _refuse_unknown_arguments(server)
     return server
+
+
+def _refuse_unknown_arguments(server: MCPServer) -> None:
+    """Make every tool refuse arguments it does not declare (``additionalProperties:
+    false`` in its schema), instead of the SDK's default of dropping them unseen: an
+    agent calling ``record_episode`` with ``id`` or ``at`` must learn they were not
+    kept (issue 16, docs/mcp.md). The SDK has no public switch for this, so the
+    registered tools' argument models are replaced by strict subclasses; the MCP tests
+    call the server through the SDK client and fail if the SDK stops honouring it.
+    """
+    from pydantic import ConfigDict
+
+    for tool in server._tool_manager.list_tools():
+        loose = tool.fn_metadata.arg_model
+        strict = type(
+            loose.__name__,
+            (loose,),
+            {"model_config": ConfigDict(arbitrary_types_allowed=True, extra="forbid")},
+        )
+        tool.fn_metadata.arg_model = strict
+        tool.parameters["additionalProperties"] = False
 
 
 def _add_loop_tools(server: MCPServer, tools: MemoryTools) -> None:

@@ -66,6 +66,21 @@ rules_applied). Corrections are how the memory learns.
 resources scarwarden://playbook, scarwarden://rule/{id}, scarwarden://episode/{id}."""
 
 
+#: The arguments of ``record_episode``: an episode's fields but ``id`` and ``at``.
+RECORD_FIELDS = (
+    "task",
+    "action",
+    "outcome",
+    "correction",
+    "tags",
+    "refs",
+    "rules_applied",
+    "agent",
+    "corrected_by",
+    "source",
+)
+
+
 def _episode_reply(repo: MemoryRepo, ep: Episode) -> dict[str, Any]:
     rel = ep.relpath(repo.episodes_rel)
     entries = git.log(repo.root, "-1", "--", rel)
@@ -109,6 +124,15 @@ class MemoryTools:
         """Validate and commit one episode (like ``episode add``); return its ID, path, commit."""
         from scarwarden.files.record import add_episodes
 
+        # Refused, never dropped: an agent that sends `id` or `at` must not believe they
+        # were kept (issue 16). The ledger mints both (docs/mcp.md).
+        unknown = [key for key in fields if key not in RECORD_FIELDS]
+        if unknown:
+            raise UsageError(
+                f"record_episode does not take {', '.join(repr(k) for k in unknown)}",
+                hint="the ledger mints the episode's id and time (at); the fields are: "
+                + ", ".join(RECORD_FIELDS),
+            )
         data = {key: value for key, value in fields.items() if value not in (None, [], "")}
         with self._writes:
             (ep,) = add_episodes(self.repo, [data], source="record_episode")

@@ -28,6 +28,4 @@ def demo(keep: Path | None) -> None:
     """
     from scarwarden.demo.tour import run_demo
 
-    if keep is not None:
-        keep.mkdir(parents=True, exist_ok=True)
     run_demo(click.echo, keep=keep)

@@ -1,0 +1,75 @@
+"""The input policy: what text Scarwarden stores, decided in one place.
+
+Every door that takes data (CLI flags, ``--file`` and stdin, JSON lines, the web
+form, MCP tools, the distiller's model output, files found on disk by the index and
+the gate) reaches this module through the episode validator
+(:mod:`scarwarden.files.episode_validate`), the rule builder
+(:func:`scarwarden.files.playbook.make_rule`) or the playbook parser. Stored text is:
+
+* valid Unicode: no lone surrogates (a JSON ``"\\ud800"`` escape decodes to one, and
+  it cannot be written as UTF-8);
+* free of NUL and of control characters (C0, DEL and C1) other than tab and newline.
+  A carriage return is refused inside a value; a playbook written with CRLF line
+  endings is read as if it had LF ones.
+
+Text is never repaired or silently altered: a value that breaks the policy is
+refused with the field and the reason (docs/formats.md, "Text").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+#: C0 controls except tab (09) and newline (0a), DEL, C1 controls, and surrogates.
+_REFUSED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+#: What the characters are called in messages.
+_NAMES = {"\x00": "a NUL character", "\r": "a carriage return", "\x1b": "an escape character"}
+
+
+def text_problem(value: str) -> str | None:
+    """Why ``value`` may not be stored as text, or ``None`` when it may."""
+    found = _REFUSED.search(value)
+    if found is None:
+        return None
+    char = found.group()
+    code = f"U+{ord(char):04X}"
+    where = f"at character {found.start() + 1}"
+    if "\ud800" <= char <= "\udfff":
+        return (
+            f"holds a lone surrogate ({code}) {where}: not valid Unicode text"
+            " (a JSON '\\ud800'-style escape must be half of a surrogate pair)"
+        )
+    name = _NAMES.get(char, "a control character")
+    return f"holds {name} ({code}) {where}; only tab and newline are allowed"
+
+
+def problems_in(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """(where, why) for every string in ``value`` (keys too, at any depth) that breaks
+    the policy; ``where`` is a path such as ``x-meta.notes[2]`` below the field."""
+    if isinstance(value, str):
+        reason = text_problem(value)
+        if reason is not None:
+            yield path, reason
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            name = shown(key) if isinstance(key, str) else repr(key)
+            if isinstance(key, str) and (reason := text_problem(key)) is not None:
+                yield f"{path} key {name}".strip(), f"the key {reason}"
+                continue
+            yield from problems_in(item, f"{path}.{name}" if path else name)
+    elif isinstance(value, (list, tuple)):
+        for number, item in enumerate(value):
+            yield from problems_in(item, f"{path}[{number}]")
+
+
+def shown(value: str) -> str:
+    """``value`` safe to print in a message: quoted, refused characters escaped."""
+    return repr(value) if _REFUSED.search(value) else f"'{value}'"
+
+
+def printable(message: str) -> str:
+    """A message that can be written as UTF-8 whatever it quotes (surrogates escaped)."""
+    return message.encode("utf-8", "backslashreplace").decode("utf-8")
