@@ -84,6 +84,18 @@ class LazyGroup(click.Group):
         assert isinstance(command, click.Command)
         return command
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:
+            # click suggests from self.commands, which a lazy group leaves empty:
+            # `scarwarden recal` should still hear "Did you mean 'recall'?" (issue 18).
+            raise click.exceptions.NoSuchCommand(
+                exc.command_name, possibilities=list(COMMANDS), ctx=ctx
+            ) from None
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Short help comes from a static table so --help imports no command module.
         from scarwarden.cli.commands import SHORT_HELP

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ROOT
@@ -79,3 +80,31 @@ def test_readme_tour_ask_runs_without_a_terminal(cli: object, demo_repo: object)
     episode_id = result.stdout.strip()
     assert episode_id.startswith("ep-"), result.output
     assert f"Recorded and committed the answer as {episode_id}" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("typed", "wrong", "suggested"),
+    [
+        (["recal", "x"], "recal", "Did you mean 'recall'?"),
+        (["dist"], "dist", "(Did you mean one of: 'audit', 'distill'?)"),
+        (["episode", "shwo", "ep-hkgnqdz88f"], "shwo", "Did you mean 'show'?"),
+    ],
+)
+def test_a_typo_gets_the_closest_commands(cli: Any, typed: list[str], wrong: str, suggested: str) -> None:
+    result = cli(*typed)
+    assert result.exit_code == 2
+    assert f"No such command '{wrong}'. {suggested}" in result.stderr
+
+
+def test_nothing_close_gets_no_guess(cli: Any) -> None:
+    result = cli("zzzz")
+    assert result.exit_code == 2
+    assert "No such command 'zzzz'." in result.stderr and "Did you mean" not in result.stderr
+
+
+@pytest.mark.parametrize("group", ["episode", "rule", "hooks"])
+def test_command_groups_show_examples(cli: Any, group: str) -> None:
+    result = cli(group, "--help")
+    assert result.exit_code == 0
+    examples = result.stdout.split("Examples:\n", 1)[1].split("\n\n", 1)[0]
+    assert examples.count(f"scarwarden {group} ") >= 2

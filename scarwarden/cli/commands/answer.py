@@ -105,7 +105,7 @@ def answer(
       scarwarden answer "Draft a LinkedIn post announcing our beta"
       scarwarden answer "Post our discount code on Twitter" --strict --json
       scarwarden answer "Draft a LinkedIn post announcing our beta" --compare
-      scarwarden answer "Write the release notes" --qc --record
+      scarwarden answer "Write the release notes" --qc --record  # (exits 4: needs a model)
       scarwarden answer "Plan the office party" --answer "Ask Sam first; budget 300 EUR"
     """
     from scarwarden.answers.answer import ASK_HUMAN, answer_task
@@ -289,8 +289,8 @@ def review_draft(
 
     \b
     Examples:
-      scarwarden review-draft --task "Post our discount code on Twitter" draft.txt
-      my-agent | scarwarden review-draft --task "Draft the beta post" - --rewrite --json
+      scarwarden review-draft --task "Post our discount code on Twitter" draft.txt  # (exits 4: no model)
+      my-agent | scarwarden review-draft --task "Draft the beta post" - --json  # (exits 4: no model)
     """
     from scarwarden.answers.qc import review_task_draft
     from scarwarden.audit.answer_text import qc_text, recall_header, verification_text
@@ -353,8 +353,8 @@ def feedback(
 
     \b
     Examples:
-      scarwarden feedback ep-7k2m9q4x1z --outcome "Engagement doubled"
-      scarwarden feedback ep-7k2m9q4x1z --correction "Shorter hook" --corrected-by editor
+      scarwarden feedback ep-hkgnqdz88f --outcome "Engagement doubled"
+      scarwarden feedback ep-hkgnqdz88f --correction "Shorter hook" --corrected-by editor
     """
     from scarwarden.answers.lineage import record_feedback
 

@@ -32,7 +32,7 @@ def audit(ctx: click.Context, html_dir: Path, as_json: bool) -> None:
     \b
     Examples:
       scarwarden audit --html site/
-      scarwarden audit --html "$RUNNER_TEMP/audit" --json
+      scarwarden audit --html "${RUNNER_TEMP:-.}/audit" --json   # CI's temp folder, else here
     """
     require_ui("scarwarden audit --html")
     from scarwarden.audit.web.static_site import export_html

@@ -24,7 +24,7 @@ def demo(keep: Path | None) -> None:
     \b
     Examples:
       scarwarden demo
-      scarwarden demo --keep /tmp/sw     # keep the demo repo to explore it
+      scarwarden demo --keep ~/sw-demo   # keep the demo repo to explore it
     """
     from scarwarden.demo.tour import run_demo
 

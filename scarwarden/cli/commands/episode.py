@@ -17,6 +17,12 @@ def episode() -> None:
     """Record and read episodes: what the agent did, what happened, what was corrected.
 
     Episodes are append-only YAML files under memory/episodes/YYYY/MM/.
+
+    \b
+    Examples:
+      scarwarden episode add --task "Draft the beta post" --correction "Lead with the pain"
+      scarwarden episode list --tag linkedin --newest-first
+      scarwarden episode show ep-hkgnqdz88f
     """
 
 
@@ -122,7 +128,7 @@ def show(ctx: click.Context, episode_id: str, as_json: bool) -> None:
 
     \b
     Example:
-      scarwarden episode show ep-7k2m9q4x1z
+      scarwarden episode show ep-hkgnqdz88f
     """
     from scarwarden.index import open_index
 

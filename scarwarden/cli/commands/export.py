@@ -82,7 +82,7 @@ def export(
       scarwarden export all
       scarwarden export claude-md --import-agents
       scarwarden export --check            # CI / pre-commit: exit 1 on drift
-      scarwarden export cursor --check
+      scarwarden export cursor --check      # (exits 1: nothing exported yet)
       scarwarden export agents-md --output docs/AGENTS.md
     """
     from scarwarden.agents import exports

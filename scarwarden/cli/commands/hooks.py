@@ -12,6 +12,11 @@ def hooks() -> None:
     The gate runs on every 'git commit' (pre-commit) and every merge git commits by
     itself (pre-merge-commit). To use the pre-commit framework instead, see
     docs/gate.md (hook id 'scarwarden-check').
+
+    \b
+    Examples:
+      scarwarden hooks install
+      scarwarden hooks uninstall
     """
 
 

@@ -9,7 +9,14 @@ from scarwarden.files.display import format_episode, format_rule
 
 @click.group()
 def rule() -> None:
-    """Add, list and audit playbook rules (memory/playbook.md)."""
+    """Add, list and audit playbook rules (memory/playbook.md).
+
+    \b
+    Examples:
+      scarwarden rule list --tag linkedin
+      scarwarden rule show PB-01
+      scarwarden rule add --text "Never post discount codes publicly." --cites ep-wmjgdnc59j
+    """
 
 
 @rule.command("add")
@@ -39,7 +46,7 @@ def add(
     \b
     Example:
       scarwarden rule add --text "Never post discount codes publicly." \\
-          --tag discount --tag social --cites ep-7k2m9q4x1z,ep-3f9a2c8k1m
+          --tag discount --tag social --cites ep-wmjgdnc59j,ep-56m702j8dv
     """
     from scarwarden.files.playbook_edit import add_rule
 

@@ -43,9 +43,9 @@ def serve(ctx: click.Context, host: str, port: int, read_only: bool) -> None:
 
     \b
     Examples:
-      scarwarden serve
-      scarwarden serve --port 8080 --read-only
-      scarwarden -C path/to/repo serve
+      scarwarden serve                      # (not run: serves until Ctrl-C)
+      scarwarden serve --port 8080 --read-only        # (not run: a server)
+      scarwarden -C ~/team-memory serve               # (not run: a server)
     """
     require_ui("scarwarden serve")
     from scarwarden.audit.web.app import create_app
