@@ -78,6 +78,9 @@ class ModelSettings:
     backoff: float = 1.0
     #: Ask for ``response_format: {"type": "json_object"}`` where JSON is wanted.
     json_mode: bool = True
+    #: A named preset (:mod:`scarwarden.providers`: openai, ollama, vllm, openrouter...)
+    #: filling in base_url, the models and the key variable; empty: the DashScope defaults.
+    provider: str = ""
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,23 @@ class Config:
     def api_key(self, environ: Mapping[str, str] | None = None) -> str | None:
         """The API key from the environment, or ``None``. Never stored anywhere."""
         env = os.environ if environ is None else environ
-        return env.get("SCARWARDEN_API_KEY") or env.get("DASHSCOPE_API_KEY") or None
+        own = self.key_env()
+        return env.get("SCARWARDEN_API_KEY") or (env.get(own) if own else None) or None
+
+    def key_env(self) -> str | None:
+        """The provider's own key variable (``SCARWARDEN_API_KEY`` always works too);
+        None for a local preset that needs no key. Another provider's variable is
+        never read: a DashScope key is not sent to OpenAI."""
+        from scarwarden.providers import PROVIDERS
+
+        preset = PROVIDERS.get(self.model.provider)
+        if preset is None:  # no preset: the DashScope default, as before presets
+            return "DASHSCOPE_API_KEY"
+        return preset.key_env
+
+    def needs_key(self) -> bool:
+        """False for a local preset (ollama, vllm, lmstudio): no key, still a model."""
+        return self.key_env() is not None
 
 
 _SECTIONS: dict[str, type] = {
@@ -118,6 +137,7 @@ _SECTIONS: dict[str, type] = {
 }
 
 _ENV_OVERRIDES = {
+    "SCARWARDEN_PROVIDER": ("model", "provider"),
     "SCARWARDEN_BASE_URL": ("model", "base_url"),
     "SCARWARDEN_MODEL_DISTILL": ("model", "distill_model"),
     "SCARWARDEN_MODEL_ANSWER": ("model", "answer_model"),
@@ -209,8 +229,31 @@ def parse_config(raw: Any, *, source: str = CONFIG_FILE, environ: Mapping[str, s
                 target = sections[section] = {}
             if isinstance(target, dict):
                 target[key] = value
+    _apply_provider(sections.get("model"), source)
     built = {name: _build_section(cls, sections[name], name) for name, cls in _SECTIONS.items()}
     return Config(memory_dir=memory_dir.rstrip("/"), source=source, **built)
+
+
+def _apply_provider(model: Any, source: str) -> None:
+    """Fill the endpoint and models a ``model.provider`` preset names, unless set."""
+    if not isinstance(model, dict) or not model.get("provider"):
+        return
+    from scarwarden.providers import PROVIDERS
+
+    name = model["provider"]
+    preset = PROVIDERS.get(name) if isinstance(name, str) else None
+    if preset is None:
+        import difflib
+
+        close = difflib.get_close_matches(str(name), list(PROVIDERS), n=1)
+        raise ConfigError(
+            f"unknown model.provider {name!r} in {source}",
+            hint=(f"did you mean '{close[0]}'? " if close else "")
+            + f"presets: {', '.join(PROVIDERS)} (scarwarden models lists them); for any other "
+            "OpenAI-compatible server leave provider out and set model.base_url",
+        )
+    for key in ("base_url", "distill_model", "answer_model"):
+        model.setdefault(key, getattr(preset, key))
 
 
 def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:

@@ -75,6 +75,10 @@ class FakeLLM:
         self._items: list[Any] = []
         self.default = default
         self.requests: list[dict[str, Any]] = []
+        #: What ``GET /v1/models`` lists (the OpenAI model listing); None: 404, as
+        #: servers without the listing answer. ``key``: the only accepted Bearer key.
+        self.models: list[str] | None = None
+        self.key: str | None = None
         self._lock = threading.Lock()
         fake = self
 
@@ -83,6 +87,17 @@ class FakeLLM:
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                with fake._lock:
+                    fake.requests.append({"path": self.path, "headers": dict(self.headers), "body": None})
+                if fake.key is not None and self.headers.get("Authorization") != f"Bearer {fake.key}":
+                    self._answer((401, {"error": {"message": "Incorrect API key provided"}}), None)
+                elif self.path.rstrip("/").endswith("/models") and fake.models is not None:
+                    listing = {"object": "list", "data": [{"id": m, "object": "model"} for m in fake.models]}
+                    self._answer(listing, None)
+                else:
+                    self._answer((404, {"error": {"message": f"no route {self.path}"}}), None)
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("Content-Length", "0"))

@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "audit": "scarwarden.cli.commands.audit:audit",
     "export": "scarwarden.cli.commands.export:export",
     "mcp": "scarwarden.cli.commands.mcp:mcp_cmd",
+    "models": "scarwarden.cli.commands.models:models",
     "index": "scarwarden.cli.commands.index:index_cmd",
 }
 

@@ -101,12 +101,14 @@ def estimate_tokens(text: str) -> int:
 
 
 def client_from_config(config: Config, environ: Mapping[str, str] | None = None) -> ChatClient | None:
-    """A client for ``config.model``, or ``None`` when no API key is configured."""
+    """A client for ``config.model``, or ``None`` when no API key is configured (a
+    local preset such as ``ollama`` needs none: its client sends no key)."""
     key = config.api_key(environ)
     if not key:
-        return None
+        return None if config.needs_key() else ChatClient(config.model, "")
     env = os.environ if environ is None else environ
-    source = next((var for var in KEY_VARS if env.get(var) == key), None)
+    candidates = ("SCARWARDEN_API_KEY", config.key_env() or "")
+    source = next((var for var in candidates if var and env.get(var) == key), None)
     return ChatClient(config.model, key, key_source=source)
 
 
@@ -235,7 +237,9 @@ class ChatClient:
         """
         import requests
 
-        headers = {"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:  # a local server (Ollama, vLLM) gets no key at all
+            headers["Authorization"] = f"Bearer {self._api_key}"
         try:
             response = self._session.post(self.url, json=body, headers=headers, timeout=self.settings.timeout)
         except (

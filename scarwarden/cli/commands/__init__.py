@@ -24,5 +24,6 @@ SHORT_HELP = {
     "audit": "Write the audit pages as static HTML.",
     "export": "Write the playbook into AGENTS.md, CLAUDE.md, Cursor or Copilot files.",
     "mcp": "Serve this memory to agents over the Model Context Protocol (stdio).",
+    "models": "Provider presets, the model settings in use, and a live test of them.",
     "index": "Refresh or rebuild the SQLite index (a cache of the files).",
 }

@@ -31,10 +31,11 @@ def no_model_error(repo: MemoryRepo, what: str) -> NoModelConfigured:
     """The plain 'no model is configured' failure (exit 4), saying how to configure one."""
     return NoModelConfigured(
         f"no model is configured, so {what}",
-        hint="set SCARWARDEN_API_KEY (or DASHSCOPE_API_KEY) to use "
+        hint=f"set SCARWARDEN_API_KEY (or {repo.config.key_env() or 'DASHSCOPE_API_KEY'}) to use "
         f"{repo.config.model.answer_model} at {repo.config.model.base_url}; for another "
-        "OpenAI-compatible server (OpenAI, vLLM, Ollama) also set SCARWARDEN_BASE_URL "
-        "and SCARWARDEN_MODEL_ANSWER. See docs/answers.md.",
+        "server name a preset in scarwarden.yaml (model.provider: openai, ollama, vllm, "
+        "openrouter...; `scarwarden models` lists them) or set SCARWARDEN_BASE_URL "
+        "and SCARWARDEN_MODEL_ANSWER. See docs/models.md.",
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from scarwarden.cli.commands._common import get_repo, require_ui
@@ -39,7 +41,8 @@ def serve(ctx: click.Context, host: str, port: int, read_only: bool) -> None:
 
     All content is escaped and the pages run no script. The one write is a POST
     protected by a per-process token and an Origin/Referer check; --read-only
-    turns it off. Needs the ui extra: pip install 'scarwarden[ui]'.
+    turns it off. Served by waitress (a production WSGI server), 4 threads. Needs the
+    ui extra: pip install 'scarwarden[ui]' ('.[ui]' in a clone).
 
     \b
     Examples:
@@ -63,14 +66,31 @@ def serve(ctx: click.Context, host: str, port: int, read_only: bool) -> None:
             err=True,
         )
     app = create_app(repo.root, read_only=read_only, allowed_hosts=allowed_hosts(host))
+    server = _wsgi_server(app, host, port)
     shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
     click.echo(
         f"Scarwarden audit UI for {repo.root}{' (read-only)' if read_only else ''}: "
-        f"http://{shown}:{port}/  (Ctrl-C to stop)",
+        f"http://{shown}:{server.effective_port}/  (Ctrl-C to stop)",
         err=True,
     )
+    server.run()
+
+
+def _wsgi_server(app: object, host: str, port: int) -> Any:
+    """A production WSGI server (waitress) bound to host:port, not Flask's development
+    server and its red warning (issue 18). The app's own checks (Host, Origin, token,
+    read-only) are the same whichever server runs it."""
     try:
-        app.run(host=host, port=port, threaded=True, debug=False, use_reloader=False)
+        from waitress import create_server
+    except ImportError:
+        from scarwarden.cli.commands._install import install_hint
+
+        raise UsageError(
+            "scarwarden serve needs waitress, which is not installed", hint=install_hint("ui")
+        ) from None
+    try:
+        # Proxy headers are never trusted: the UI is meant for loopback, not a proxy.
+        return create_server(app, host=host, port=port, threads=4, ident="scarwarden")
     except OSError as exc:
         raise UsageError(
             f"cannot listen on {host}:{port}: {exc.strerror or exc}", hint="pick another port with --port"

@@ -1,0 +1,144 @@
+"""``scarwarden models --test``: is the configured server reachable, is the key accepted,
+does it serve the models the settings name?
+
+One ``GET {base_url}/models`` answers all three on most OpenAI-compatible servers
+(OpenAI, OpenRouter, DashScope, Ollama, vLLM, LM Studio). Where the listing is missing
+(HTTP 404) or not a list, each model gets one chat completion of one token instead: the
+answer 200 / 404 / 401 says the same thing, at the cost of a few tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from scarwarden.config import Config
+from scarwarden.errors import ExitCode
+
+#: Seconds to wait for the probe's answers: a check should be quick to say "no".
+PROBE_TIMEOUT = 15.0
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str  # "reachable", "key", "model distill_model"...
+    ok: bool | None  # None: not checked (an earlier check failed)
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.name, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass
+class ProbeReport:
+    base_url: str
+    provider: str
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """3 unreachable, 4 no key, 5 key refused or a model missing, 0 all good."""
+        failed = next((c for c in self.checks if c.ok is False), None)
+        if failed is None:
+            return ExitCode.OK
+        if failed.name == "reachable":
+            return ExitCode.MODEL_UNREACHABLE
+        if failed.name == "key" and failed.detail.startswith("not set"):
+            return ExitCode.NO_MODEL
+        return ExitCode.MODEL_ERROR
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "base_url": self.base_url,
+            "ok": self.ok,
+            "checks": [c.to_json() for c in self.checks],
+        }
+
+
+def probe(config: Config, environ: Mapping[str, str], session: Any = None) -> ProbeReport:
+    """Contact the configured server; never raises for what the server says."""
+    import requests
+
+    settings = config.model
+    report = ProbeReport(settings.base_url, settings.provider or "(none: the defaults)")
+    key = config.api_key(environ) or ""
+    session = session or requests.Session()
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    base = settings.base_url.rstrip("/")
+    timeout = min(settings.timeout, PROBE_TIMEOUT)
+    try:
+        listing = session.get(f"{base}/models", headers=headers, timeout=timeout)
+    except requests.RequestException as exc:
+        report.checks.append(Check("reachable", False, _connect_problem(exc, timeout)))
+        return report
+    report.checks.append(Check("reachable", True, f"HTTP {listing.status_code} from GET {base}/models"))
+    if not key and config.needs_key():
+        report.checks.append(Check("key", False, f"not set: export SCARWARDEN_API_KEY or {config.key_env()}"))
+        return report
+    if listing.status_code in (401, 403):
+        report.checks.append(Check("key", False, f"refused (HTTP {listing.status_code})"))
+        return report
+    report.checks.append(Check("key", True, "accepted" if key else "none needed (a local server)"))
+    served = _listed_models(listing)
+    roles = {"distill_model": settings.distill_model, "answer_model": settings.answer_model}
+    for role, model in roles.items():
+        report.checks.append(_model_check(role, model, served, session, base, headers, timeout))
+    return report
+
+
+def _connect_problem(exc: Exception, timeout: float) -> str:
+    import requests
+
+    if isinstance(exc, (requests.exceptions.MissingSchema, requests.exceptions.InvalidSchema)):
+        return "model.base_url is not an http(s) URL"
+    if isinstance(exc, requests.Timeout):
+        return f"no answer within {timeout:g} s"
+    return f"cannot connect ({type(exc).__name__})"
+
+
+def _listed_models(response: Any) -> set[str] | None:
+    """The model IDs of an OpenAI ``/models`` listing, or None when there is none."""
+    if response.status_code != 200:
+        return None
+    try:
+        data = response.json()["data"]
+        return {str(item["id"]) for item in data}
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _model_check(
+    role: str,
+    model: str,
+    served: set[str] | None,
+    session: Any,
+    base: str,
+    headers: dict[str, str],
+    timeout: float,
+) -> Check:
+    name = f"model.{role}"
+    if served is not None:
+        if model in served:
+            return Check(name, True, f"{model} is served")
+        return Check(name, False, f"{model} is not among the {len(served)} models the server lists")
+    # No listing: one token of a real completion says whether the model exists.
+    import requests
+
+    body = {"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
+    try:
+        reply = session.post(f"{base}/chat/completions", json=body, headers=headers, timeout=timeout)
+    except requests.RequestException as exc:
+        return Check(name, False, _connect_problem(exc, timeout))
+    if reply.status_code == 200:
+        return Check(name, True, f"{model} answered a one-token completion")
+    if reply.status_code == 404:
+        return Check(name, False, f"{model}: HTTP 404, the server does not serve it")
+    if reply.status_code in (401, 403):
+        return Check(name, False, f"{model}: the key was refused (HTTP {reply.status_code})")
+    return Check(name, False, f"{model}: HTTP {reply.status_code}")

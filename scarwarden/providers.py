@@ -1,0 +1,82 @@
+"""Named provider presets for ``model.provider`` in ``scarwarden.yaml`` (docs/models.md).
+
+A preset fills in what a user would otherwise have to discover: the endpoint, a model
+for each role and the environment variable its key lives in. Anything set explicitly
+(``model.base_url``, ``model.answer_model``, ``SCARWARDEN_BASE_URL``...) wins over the
+preset. Local servers (Ollama, vLLM, LM Studio) need no key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str
+    base_url: str
+    distill_model: str
+    answer_model: str
+    #: The provider's own key variable (``SCARWARDEN_API_KEY`` always works too);
+    #: None for a local server that needs no key.
+    key_env: str | None
+    note: str = ""
+
+    @property
+    def needs_key(self) -> bool:
+        return self.key_env is not None
+
+
+PROVIDERS: dict[str, Provider] = {
+    p.name: p
+    for p in (
+        Provider(
+            "dashscope",
+            "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
+            "qwen3.6-flash",
+            "qwen3.7-plus",
+            "DASHSCOPE_API_KEY",
+            "Alibaba Cloud Model Studio, international endpoint (the default)",
+        ),
+        Provider(
+            "openai", "https://api.openai.com/v1", "gpt-4.1-mini", "gpt-4.1", "OPENAI_API_KEY", "OpenAI"
+        ),
+        Provider(
+            "openrouter",
+            "https://openrouter.ai/api/v1",
+            "openai/gpt-4.1-mini",
+            "openai/gpt-4.1",
+            "OPENROUTER_API_KEY",
+            "OpenRouter: one key, many vendors' models",
+        ),
+        Provider(
+            "deepseek", "https://api.deepseek.com/v1", "deepseek-chat", "deepseek-chat", "DEEPSEEK_API_KEY"
+        ),
+        Provider(
+            "ollama",
+            "http://localhost:11434/v1",
+            "qwen3:8b",
+            "qwen3:8b",
+            None,
+            "local Ollama (ollama pull qwen3:8b)",
+        ),
+        Provider(
+            "vllm",
+            "http://localhost:8000/v1",
+            "Qwen/Qwen3-8B",
+            "Qwen/Qwen3-8B",
+            None,
+            "local vLLM (vllm serve Qwen/Qwen3-8B)",
+        ),
+        Provider(
+            "lmstudio",
+            "http://localhost:1234/v1",
+            "qwen3-8b",
+            "qwen3-8b",
+            None,
+            "local LM Studio server",
+        ),
+    )
+}
+
+DEFAULT_PROVIDER = "dashscope"

@@ -1,0 +1,138 @@
+"""Provider presets in scarwarden.yaml and ``scarwarden models`` (--test against a real
+local server speaking the chat completions API: tests/fakellm.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from fakellm import FakeLLM, completion
+
+from scarwarden.config import parse_config
+from scarwarden.errors import ConfigError
+from scarwarden.llm.client import client_from_config
+from scarwarden.repo import MemoryRepo
+
+
+def test_a_preset_fills_endpoint_models_and_key_variable() -> None:
+    config = parse_config({"model": {"provider": "openai"}}, environ={})
+    assert config.model.base_url == "https://api.openai.com/v1"
+    assert (config.model.distill_model, config.model.answer_model) == ("gpt-4.1-mini", "gpt-4.1")
+    assert config.key_env() == "OPENAI_API_KEY"
+    assert config.api_key({"OPENAI_API_KEY": "sk-o"}) == "sk-o"
+    # Another provider's key is never sent to this one.
+    assert config.api_key({"DASHSCOPE_API_KEY": "sk-d"}) is None
+    assert config.api_key({"SCARWARDEN_API_KEY": "sk-s", "OPENAI_API_KEY": "sk-o"}) == "sk-s"
+
+
+def test_explicit_settings_and_the_environment_win_over_the_preset() -> None:
+    config = parse_config(
+        {"model": {"provider": "ollama", "answer_model": "llama3.3"}},
+        environ={"SCARWARDEN_BASE_URL": "http://gpu-box:11434/v1"},
+    )
+    assert config.model.base_url == "http://gpu-box:11434/v1"
+    assert config.model.answer_model == "llama3.3" and config.model.distill_model == "qwen3:8b"
+    env_only = parse_config({}, environ={"SCARWARDEN_PROVIDER": "vllm"})
+    assert env_only.model.base_url == "http://localhost:8000/v1"
+
+
+def test_no_preset_keeps_the_dashscope_defaults() -> None:
+    config = parse_config({}, environ={})
+    assert config.model.provider == "" and "dashscope" in config.model.base_url
+    assert config.api_key({"DASHSCOPE_API_KEY": "sk-d"}) == "sk-d"
+
+
+def test_an_unknown_preset_is_a_config_error_with_the_closest_name() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config({"model": {"provider": "olama"}}, environ={})
+    assert "unknown model.provider 'olama'" in info.value.message
+    assert "did you mean 'ollama'?" in (info.value.hint or "")
+
+
+def test_a_local_preset_is_a_model_without_a_key(llm: FakeLLM) -> None:
+    config = parse_config({"model": {"provider": "ollama", "base_url": llm.url}}, environ={})
+    client = client_from_config(config, {})
+    assert client is not None
+    llm.script(completion("hello"))
+    assert client.complete([{"role": "user", "content": "hi"}], model="qwen3:8b").content == "hello"
+    assert "Authorization" not in llm.requests[0]["headers"]  # no key, no header
+
+
+def _write_settings(repo: MemoryRepo, text: str) -> None:
+    (repo.root / "scarwarden.yaml").write_text(text)
+
+
+def test_models_lists_presets_and_what_is_configured(cli: Any, demo_repo: MemoryRepo) -> None:
+    _write_settings(demo_repo, "model:\n  provider: openrouter\n")
+    result = cli("models")
+    assert result.exit_code == 0
+    assert "provider       openrouter" in result.stdout
+    assert "base_url       https://openrouter.ai/api/v1" in result.stdout
+    assert "SCARWARDEN_API_KEY or OPENROUTER_API_KEY: NOT SET" in result.stdout
+    assert " *openrouter" in result.stdout and "  ollama" in result.stdout
+    data = json.loads(cli("models", "--json").stdout)
+    assert data["configured"]["key_variable"] == "OPENROUTER_API_KEY"
+    assert {p["name"] for p in data["presets"]} >= {"openai", "ollama", "vllm", "dashscope", "openrouter"}
+
+
+def _point_at(repo: MemoryRepo, llm: FakeLLM, provider: str = "openai") -> None:
+    _write_settings(repo, f"model:\n  provider: {provider}\n  base_url: {llm.url}\n")
+
+
+def test_models_test_all_good(cli: Any, demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    _point_at(demo_repo, llm)
+    llm.key, llm.models = "sk-good", ["gpt-4.1", "gpt-4.1-mini", "o3"]
+    result = cli("models", "--test", env={"OPENAI_API_KEY": "sk-good"})
+    assert result.exit_code == 0, result.output
+    assert "ok   reachable" in result.stdout and "ok   key" in result.stdout
+    assert "ok   model.answer_model   gpt-4.1 is served" in result.stdout
+    assert llm.requests[0]["headers"]["Authorization"] == "Bearer sk-good"
+
+
+def test_models_test_bad_key_is_exit_5_and_never_shows_the_key(
+    cli: Any, demo_repo: MemoryRepo, llm: FakeLLM
+) -> None:
+    _point_at(demo_repo, llm)
+    llm.key, llm.models = "sk-good", ["gpt-4.1"]
+    result = cli("models", "--test", "--json", env={"OPENAI_API_KEY": "sk-wrong-secret"})
+    assert result.exit_code == 5
+    data = json.loads(result.stdout)
+    assert [(c["check"], c["ok"]) for c in data["checks"]] == [("reachable", True), ("key", False)]
+    assert "refused (HTTP 401)" in data["checks"][1]["detail"]
+    assert "sk-wrong-secret" not in result.output
+
+
+def test_models_test_missing_model_is_exit_5(cli: Any, demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    _point_at(demo_repo, llm)
+    llm.models = ["gpt-4.1"]
+    result = cli("models", "--test", env={"OPENAI_API_KEY": "sk-any"})
+    assert result.exit_code == 5
+    assert "FAIL model.distill_model" in result.stdout
+    assert "gpt-4.1-mini is not among the 1 models the server lists" in result.stdout
+    assert "error: the model server check failed: model.distill_model" in result.stderr
+
+
+def test_models_test_without_a_listing_asks_one_token(cli: Any, demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    _point_at(demo_repo, llm, provider="vllm")
+    llm.script(completion("p"), (404, {"error": {"message": "model not found"}}))
+    result = cli("models", "--test")
+    assert result.exit_code == 5, result.output
+    assert "key                  none needed (a local server)" in result.stdout
+    assert "Qwen/Qwen3-8B answered a one-token completion" in result.stdout
+    assert "HTTP 404, the server does not serve it" in result.stdout
+    posts = [r for r in llm.requests if r["body"] is not None]
+    assert [b["body"]["max_tokens"] for b in posts] == [1, 1]
+
+
+def test_models_test_no_key_is_exit_4_and_unreachable_is_exit_3(
+    cli: Any, demo_repo: MemoryRepo, llm: FakeLLM
+) -> None:
+    _point_at(demo_repo, llm)
+    no_key = cli("models", "--test")
+    assert no_key.exit_code == 4
+    assert "not set: export SCARWARDEN_API_KEY or OPENAI_API_KEY" in no_key.stdout
+    _write_settings(demo_repo, "model:\n  provider: ollama\n  base_url: http://127.0.0.1:9/v1\n")
+    down = cli("models", "--test")
+    assert down.exit_code == 3
+    assert "FAIL reachable" in down.stdout and "cannot connect" in down.stdout
