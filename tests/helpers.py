@@ -172,3 +172,15 @@ class State:
             frozenset(paths),
             count,
         )
+
+
+def minted_rule(book: pb.Playbook, title: str) -> pb.Rule:
+    """The active rule titled ``title``, checked to carry a minted ID (``PB-7k2m9q4x``):
+    what ``rule add`` and the distillers give a new rule (issue 15)."""
+    from scarwarden.files.rule_ids import RULE_ID_RE, is_minted
+
+    found = [rule for rule in book.rules if rule.title == title]
+    assert len(found) == 1, [rule.title for rule in book.rules]
+    rule = found[0]
+    assert RULE_ID_RE.match(rule.id) and is_minted(rule.id), rule.id
+    return rule

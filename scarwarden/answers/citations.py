@@ -23,12 +23,14 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from scarwarden.files.rule_ids import CROCKFORD, LOOSE_RULE_ID_RE, MINTED_LENGTH, normalise
+
 if TYPE_CHECKING:  # pragma: no cover
     from scarwarden.repo import MemoryRepo
 
 # A bracket whose content starts with a rule ID; nested brackets are not citations.
-_BRACKET_RE = re.compile(r"\[\s*(PB-\d+\b[^\[\]]*)\]", re.IGNORECASE)
-_RULE_RE = re.compile(r"\bPB-(\d+)\b", re.IGNORECASE)
+_BRACKET_RE = re.compile(rf"\[\s*(PB-(?:\d+|[{CROCKFORD}]{{{MINTED_LENGTH}}})\b[^\[\]]*)\]", re.IGNORECASE)
+_RULE_RE = LOOSE_RULE_ID_RE
 # Any "ep-..." word inside a citation is a cited episode, even one too short or too long
 # to be a real ID ("ep-xx"): it is then checked like any other and reported as invented,
 # never passed over as filler.
@@ -152,9 +154,9 @@ class Verification:
         }
 
 
-def _rule_id(digits: str) -> str:
-    # Rule IDs have at least two digits; "PB-3" is read as the reader would: PB-03.
-    return f"PB-{int(digits):02d}" if len(digits) < 2 else f"PB-{digits}"
+def _rule_id(suffix: str) -> str:
+    # "PB-3" is read as the reader would: PB-03; "PB-7K2M9Q4X" as PB-7k2m9q4x.
+    return normalise(suffix)
 
 
 def parse_citations(text: str) -> list[Citation]:

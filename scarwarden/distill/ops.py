@@ -25,6 +25,8 @@ from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import EPISODE_ID_RE, RULE_ID_RE
 from scarwarden.files.playbook_edit import title_from_text
+from scarwarden.files.rule_ids import DRAFT_ID
+from scarwarden.files.rule_ids import canonical as canonical_rule_id
 
 KINDS = ("add", "update", "retire")
 
@@ -265,7 +267,7 @@ class _Gate:
         if ref is None or not ref.strip():
             return None
         ref = ref.strip()
-        return self.keys.get(ref.lower(), ref.upper())
+        return self.keys.get(ref.lower(), canonical_rule_id(ref))
 
     def tags(self, op: Operation, tags: tuple[str, ...]) -> list[str]:
         out: list[str] = []
@@ -295,12 +297,13 @@ class _Gate:
             return
         text = self.words(op, op.text or "")
         title = self.words(op, op.title or "") or title_from_text(text)
-        rule_id = self.playbook.next_id()
         try:
-            rule = pb.make_rule(rule_id, title, text, self.tags(op, op.tags or ()), cited)
+            rule = pb.make_rule(DRAFT_ID, title, text, self.tags(op, op.tags or ()), cited)
         except ValidationError as exc:
             self.drop(op, exc.message)
             return
+        rule = self.playbook.minted(rule)
+        rule_id = rule.id
         self.playbook = self.playbook.with_rule(rule)
         if op.key:
             self.keys[op.key.strip().lower()] = rule_id

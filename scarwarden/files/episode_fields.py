@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from scarwarden.files import rule_ids as _rule_ids
+
 #: Keys in the order they are written, so diffs stay small and stable.
 FIELD_ORDER = (
     "id",
@@ -41,7 +43,8 @@ SOURCES = ("outcome", "correction", "human-answer", "import")
 EPISODE_ID_RE = re.compile(r"^ep-[0-9a-z][0-9a-z-]{2,40}\Z")
 
 
-RULE_ID_RE = re.compile(r"^PB-[0-9]{2,}\Z")
+#: Rule IDs, both forms (``PB-07`` and minted ``PB-7k2m9q4x``): see :mod:`scarwarden.files.rule_ids`.
+RULE_ID_RE = _rule_ids.RULE_ID_RE
 
 
 TAG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")

@@ -13,6 +13,7 @@ from scarwarden.files import playbook as pb
 from scarwarden.files.atomic import atomic_write, write_lock
 from scarwarden.files.episodes import parse_episode_bytes
 from scarwarden.files.playbook_commit import commit_playbook
+from scarwarden.files.rule_ids import DRAFT_ID
 from scarwarden.repo import MemoryRepo
 
 #: Most words of a title cut from the first sentence (``rule add``, a model's ``add``).
@@ -161,7 +162,8 @@ def add_rule(
     """Add a hand-written rule citing ``cites``; refuse citations that do not resolve."""
     with write_lock(repo):
         playbook = load_playbook(repo)
-        rule = pb.make_rule(playbook.next_id(), title or title_from_text(text), text, tags, cites)
+        draft = pb.make_rule(DRAFT_ID, title or title_from_text(text), text, tags, cites)
+        rule = playbook.minted(draft)
         found, missing = _locate_citations(repo, rule.episode_ids)
         if missing:
             raise ValidationError(

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from scarwarden.errors import ValidationError
+from scarwarden.files.rule_ids import mint_rule_id, rule_content
 
 TITLE = "# Playbook"
 
@@ -35,7 +37,9 @@ class Rule:
 
     @property
     def number(self) -> int:
-        return int(self.id[3:])
+        """The number of a sequential ID (``PB-07`` -> 7); 0 for a minted one."""
+        suffix = self.id[3:]
+        return int(suffix) if suffix.isdigit() else 0
 
     def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {
@@ -75,9 +79,21 @@ class Playbook:
         return {rule.id for rule in self.all_rules()}
 
     def next_id(self) -> str:
-        """The next free rule ID; retired IDs count, so they are never reused."""
+        """The next sequential rule ID (the original ``PB-NN`` form); retired IDs count,
+        so they are never reused. Tools mint with :meth:`new_id` instead."""
         highest = max((rule.number for rule in self.all_rules()), default=0)
         return f"PB-{highest + 1:02d}"
+
+    def new_id(self, title: str, text: str, tags: Iterable[str], episode_ids: Iterable[str]) -> str:
+        """A new rule ID (``PB-7k2m9q4x``), a hash of the rule's content, that no rule
+        here, active or retired, has: what ``rule add`` and the distillers mint, so two
+        branches adding different rules never take the same ID."""
+        return mint_rule_id(self.all_ids(), rule_content(title, text, tags, episode_ids))
+
+    def minted(self, rule: Rule) -> Rule:
+        """``rule`` (built under any placeholder ID) with a new ID minted from its
+        content as it will be written: :meth:`new_id`."""
+        return replace(rule, id=self.new_id(rule.title, rule.text, rule.tags, rule.episode_ids))
 
     def cited_episode_ids(self) -> set[str]:
         return {ep for rule in self.all_rules() for ep in rule.episode_ids}

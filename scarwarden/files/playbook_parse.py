@@ -9,8 +9,9 @@ from scarwarden.errors import Problem, ValidationError
 from scarwarden.files.episode_fields import EPISODE_ID_RE, RULE_ID_RE, TAG_RE
 from scarwarden.files.input_policy import text_problem
 from scarwarden.files.playbook_model import FIELD_RE, HEADING_RE, RETIRED_HEADING, TITLE, Playbook, Rule
+from scarwarden.files.rule_ids import RULE_ID_PATTERN
 
-_RULE_HEADING = re.compile(r"^(##|###) (PB-[0-9]{2,}): (\S.*?)\s*$")
+_RULE_HEADING = re.compile(rf"^(##|###) ({RULE_ID_PATTERN}): (\S.*?)\s*$")
 
 
 _FIELD_KEYS = {"Tags": "tags", "Learnt in": "episode_ids", "Retired": "reason", "Replaced by": "replaced_by"}
@@ -149,7 +150,7 @@ def _check_unique_ids(rules: list[Rule], problems: _Problems) -> None:
             problems.bad(
                 rule.line,
                 f"duplicate rule ID {rule.id} (first at line {seen[rule.id]})",
-                "rule IDs are unique and never reused; give this rule the next free ID",
+                "rule IDs are unique and never reused; give this rule a new ID",
             )
         else:
             seen[rule.id] = rule.line

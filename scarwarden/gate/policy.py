@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from scarwarden.errors import Problem, ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode, parse_episode_bytes
+from scarwarden.files.rule_ids import RULE_ID_PATTERN, mint_rule_id
 
 #: Files git may keep in an empty episodes folder; anything else must be an episode.
 ALLOWED_NON_EPISODES = frozenset({".gitkeep"})
@@ -24,8 +25,8 @@ ALLOWED_NON_EPISODES = frozenset({".gitkeep"})
 REGULAR_MODES = frozenset({"100644", "100755"})
 ZERO_BLOB = "0" * 40
 
-_HEADING = re.compile(r"^(##|###) (PB-[0-9]{2,}):")
-_DUPLICATE = re.compile(r"duplicate rule ID (PB-[0-9]+)")
+_HEADING = re.compile(rf"^(##|###) ({RULE_ID_PATTERN}):")
+_DUPLICATE = re.compile(rf"duplicate rule ID ({RULE_ID_PATTERN})")
 
 
 @dataclass(frozen=True)
@@ -261,7 +262,7 @@ def parse_playbook(raw: bytes | None, source: str) -> tuple[pb.Playbook | None, 
                     code = "rule-id-reused"
                     lines = ", ".join(f"{'retired' if r else 'active'} at line {n}" for n, r in places)
                     message = f"rule ID {rule} is retired and used again ({lines})"
-                    hint = "retired IDs are never reused; give the new rule the next free ID"
+                    hint = "retired IDs are never reused; give the new rule a new ID"
             out.append(
                 problem(
                     code, message, file=p.file or source, line=p.line, field=p.field, hint=hint, rule=rule
@@ -271,7 +272,7 @@ def parse_playbook(raw: bytes | None, source: str) -> tuple[pb.Playbook | None, 
 
 
 def _rule_in(message: str) -> str | None:
-    match = re.match(r"(PB-[0-9]{2,})\b", message)
+    match = re.match(rf"({RULE_ID_PATTERN})\b", message)
     return match.group(1) if match else None
 
 
@@ -303,16 +304,16 @@ def compare_playbooks(old: pb.Playbook | None, new: pb.Playbook, source: str) ->
                     file=source,
                     line=rule.line,
                     rule=rule.id,
-                    hint=f"retired IDs are never reused: give it the next free ID "
-                    f"({_next_free(old, new)}) and keep {rule.id} under '## Retired'",
+                    hint=f"retired IDs are never reused: give it a new ID "
+                    f"(for instance {_next_free(old, new)}) and keep {rule.id} under '## Retired'",
                 )
             )
     return out
 
 
 def _next_free(*books: pb.Playbook) -> str:
-    highest = max((r.number for b in books for r in b.all_rules()), default=0)
-    return f"PB-{highest + 1:02d}"
+    taken = {rule_id for book in books for rule_id in book.all_ids()}
+    return mint_rule_id(taken)
 
 
 def rules_to_resolve(

@@ -398,7 +398,7 @@ def test_distill_dry_run_proposes_and_writes_nothing(demo_repo: MemoryRepo) -> N
     assert result["dry_run"] is True and result["commit"] is None
     # The demo ledger has episodes no rule cites yet: the offline distiller proposes rules.
     assert result["changes"], result
-    assert "+## PB-15: " in result["diff"]
+    assert f"+## {result['changes'][0]['rule_id']}: " in result["diff"]
     assert (root / "memory/playbook.md").read_bytes() == playbook
     assert git(root, "rev-parse", "HEAD").stdout == head
 
@@ -413,7 +413,8 @@ def test_distill_commits_only_when_the_server_allows_it(demo_repo: MemoryRepo) -
     head = git(root, "rev-parse", "HEAD").stdout.strip()
     assert result["commit"] == head
     assert git(root, "log", "-1", "--format=%s").stdout.startswith("distill:")
-    assert "## PB-15: " in (root / "memory/playbook.md").read_text(encoding="utf-8")
+    added = result["changes"][0]["rule_id"]
+    assert f"## {added}: " in (root / "memory/playbook.md").read_text(encoding="utf-8")
 
 
 def test_mcp_outside_a_memory_repo_fails_before_serving(tmp_path: Path, make_cli: Any) -> None:

@@ -15,6 +15,7 @@ from conftest import git, head
 from helpers import State
 
 from scarwarden.files import playbook as pb
+from scarwarden.files.rule_ids import is_minted
 from scarwarden.repo import MemoryRepo
 
 SCARWARDEN = shutil.which("scarwarden")
@@ -393,17 +394,24 @@ def test_rule_add_refuses_unresolved_citations(cli, demo_repo) -> None:
     ok = cli(
         "rule", "add", "--text", "Stage first.", "--tag", "a", "--cites", "ep-untracked01", "--no-commit"
     )
-    assert ok.exit_code == 0 and ok.stdout == "PB-15\n"
+    assert ok.exit_code == 0 and is_minted(ok.stdout.strip()) and ok.stdout.endswith("\n")
 
 
-def test_rule_add_takes_the_next_id_after_retired_ones_and_commits(cli, demo_repo) -> None:
+def test_rule_add_mints_an_id_no_rule_ever_had_and_commits(cli, demo_repo) -> None:
     book = pb.parse(demo_repo.playbook_path.read_text())
-    retired = pb.make_rule("PB-20", "An old rule", "Old.", ["old"], ["ep-9ak5fm33w3"])
+    # The ID this rule's content would mint is already on record (retired): never reused.
+    taken = book.new_id(
+        "Give webinar times in UTC",
+        "Give webinar times in UTC. Link a converter.",
+        ["webinar", "timezone"],
+        ["ep-9ak5fm33w3", "ep-04yqq457qh"],
+    )
+    retired = pb.make_rule(taken, "An old rule", "Old.", ["old"], ["ep-9ak5fm33w3"])
     book = pb.Playbook(
         book.rules, (pb.Rule(**{**retired.__dict__, "retired": True, "reason": "wrong"}),), book.preamble
     )
     demo_repo.playbook_path.write_text(pb.render(book))
-    git(demo_repo.root, "commit", "-qam", "retire PB-20")
+    git(demo_repo.root, "commit", "-qam", f"retire {taken}")
     result = cli(
         "rule",
         "add",
@@ -417,8 +425,9 @@ def test_rule_add_takes_the_next_id_after_retired_ones_and_commits(cli, demo_rep
     )
     assert result.exit_code == 0, result.stderr
     rule = json.loads(result.stdout)
+    new = rule.pop("id")
+    assert is_minted(new) and new != taken
     assert rule == {
-        "id": "PB-21",
         "title": "Give webinar times in UTC",
         "text": "Give webinar times in UTC. Link a converter.",
         "tags": ["webinar", "timezone"],
@@ -426,16 +435,17 @@ def test_rule_add_takes_the_next_id_after_retired_ones_and_commits(cli, demo_rep
     }
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
     message = git(demo_repo.root, "log", "-1", "--format=%B").stdout
-    assert message.splitlines()[0] == "rule: add PB-21 Give webinar times in UTC"
-    assert "Scarwarden-Rule: PB-21" in message.splitlines()
+    assert message.splitlines()[0] == f"rule: add {new} Give webinar times in UTC"
+    assert f"Scarwarden-Rule: {new}" in message.splitlines()
     assert git(demo_repo.root, "show", "--name-only", "--format=", "HEAD").stdout == "memory/playbook.md\n"
     text = demo_repo.playbook_path.read_text()
     assert pb.render(pb.parse(text)) == text
-    assert text.index("## PB-21:") < text.index("## Retired")
+    assert text.index(f"## {new}:") < text.index("## Retired")
     titled = cli(
         "rule", "add", "--text", "Body.", "--title", "My title", "--tag", "t", "--cites", "ep-9ak5fm33w3"
     )
-    assert titled.stdout == "PB-22\n" and titled.stderr == "Committed PB-22: My title\n"
+    titled_id = titled.stdout.strip()
+    assert is_minted(titled_id) and titled.stderr == f"Committed {titled_id}: My title\n"
 
 
 def test_rule_add_commits_a_staged_cited_episode_with_the_rule(cli, demo_repo) -> None:
@@ -460,7 +470,8 @@ def test_rule_add_commits_a_staged_cited_episode_with_the_rule(cli, demo_repo) -
         "memory/playbook.md",
     ]
     message = git(demo_repo.root, "log", "-1", "--format=%B").stdout.splitlines()
-    assert "Scarwarden-Rule: PB-15" in message and "Scarwarden-Episode: ep-staged0001" in message
+    assert f"Scarwarden-Rule: {result.stdout.strip()}" in message
+    assert "Scarwarden-Episode: ep-staged0001" in message
     assert "Scarwarden-Episode: ep-9ak5fm33w3" not in message  # committed long ago
     assert git(demo_repo.root, "status", "--porcelain").stdout == "A  unrelated.txt\n"
     assert verify(demo_repo.root).ok
@@ -589,8 +600,9 @@ def test_end_to_end_with_the_console_script(tmp_path: Path) -> None:
     assert "task: Post our discount code on Twitter\n" in shown.stdout
     assert "# cited by: no rule yet" in shown.stdout
     rule = run("rule", "add", "--text", "Never tweet codes.", "--tag", "discount", "--cites", ep_id)
-    assert rule.stdout == "PB-15\n"
-    audit = run("rule", "show", "PB-15")
+    rule_id = rule.stdout.strip()
+    assert is_minted(rule_id) and rule.stdout == f"{rule_id}\n"
+    audit = run("rule", "show", rule_id.upper())  # as a reader might type it
     assert f"--- learnt in {ep_id} ---" in audit.stdout and "Code leaked" in audit.stdout
     # outside a git repository: exit 2 and a clear message
     outside = subprocess.run(
@@ -686,5 +698,8 @@ def test_show_prints_a_hand_written_file_as_written(cli, demo_repo) -> None:
         json.loads(cli("episode", "show", "ep-handwrit01", "--json").stdout)["outcome"]
         == "The customer waited two days.\n"
     )
-    cli("rule", "add", "--text", "Page on-call for outages.", "--tag", "outage", "--cites", "ep-handwrit01")
-    assert f"--- learnt in ep-handwrit01 ---\n{text}" in cli("rule", "show", "PB-15").stdout
+    added = cli(
+        "rule", "add", "--text", "Page on-call for outages.", "--tag", "outage", "--cites", "ep-handwrit01"
+    )
+    shown_rule = cli("rule", "show", added.stdout.strip()).stdout
+    assert f"--- learnt in ep-handwrit01 ---\n{text}" in shown_rule

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 
 import pytest
 from conftest import git
 from fakellm import FakeLLM, reply_json
+from helpers import minted_rule
 
 from scarwarden.config import ModelSettings
 from scarwarden.distill import distill
@@ -39,7 +41,10 @@ def test_message_and_trailers(demo_repo: MemoryRepo) -> None:
     assert message == result.message + "\n" or message == result.message
     subject, blank, *body = message.splitlines()
     assert subject == "distill: +2 rules, ~0 updated, -0 retired" and blank == ""
-    assert "Added PB-15: Webinar invitations must state the timezone" in body
+    book = pb.parse(demo_repo.playbook_path.read_text())
+    webinar = minted_rule(book, "Webinar invitations must state the timezone")
+    german = next(c.rule_id for c in result.changes if c.rule_id != webinar.id)
+    assert f"Added {webinar.id}: Webinar invitations must state the timezone" in body
     assert "  learnt in ep-9ak5fm33w3, ep-b9jr19c6sp" in body
     out = git(demo_repo.root, "log", "-1", "--format=%(trailers:only,unfold)").stdout
     parsed = [line for line in out.splitlines() if line]
@@ -47,8 +52,8 @@ def test_message_and_trailers(demo_repo: MemoryRepo) -> None:
         "Scarwarden-Distiller: offline",
         "Scarwarden-Distilled: 3",
         "Scarwarden-Tokens: 0",
-        "Scarwarden-Rule: PB-15",
-        "Scarwarden-Rule: PB-16",
+        f"Scarwarden-Rule: {webinar.id}",
+        f"Scarwarden-Rule: {german}",
         *[f"Scarwarden-Distilled-Episode: {ep}" for ep in NEW],
     ]
     assert distilled_by_commits(demo_repo, "HEAD") == set(NEW)
@@ -86,7 +91,7 @@ def test_dry_run_prints_the_diff_and_changes_nothing(cli, demo_repo: MemoryRepo)
     result = cli("distill", "--offline", "--dry-run")
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("--- a/memory/playbook.md\n+++ b/memory/playbook.md\n")
-    assert "+## PB-15: Webinar invitations must state the timezone" in result.stdout
+    assert re.search(r"\n\+## PB-[0-9a-z]{8}: Webinar invitations must state the timezone\n", result.stdout)
     assert "+- Learnt in: ep-9ak5fm33w3, ep-b9jr19c6sp" in result.stdout
     assert "nothing was written or committed" in result.stderr
     assert state(demo_repo) == before
@@ -108,7 +113,7 @@ def test_branch_leaves_the_current_branch_index_and_tree_alone(cli, demo_repo: M
     assert branch_log[0] == "distill: +2 rules, ~0 updated, -0 retired"
     assert branch_log[1] == before["head"].strip()
     on_branch = git(demo_repo.root, "show", "distill/review:memory/playbook.md").stdout
-    assert "## PB-15: Webinar invitations must state the timezone" in on_branch
+    assert re.search(r"\n## PB-[0-9a-z]{8}: Webinar invitations must state the timezone\n", on_branch)
     assert "unsaved thought" not in on_branch  # built from the committed playbook
     files = git(demo_repo.root, "show", "--name-only", "--format=", "distill/review").stdout.split()
     assert files == ["memory/playbook.md"]
@@ -170,7 +175,7 @@ def test_no_commit_leaves_the_change_in_the_working_tree(cli, demo_repo: MemoryR
     assert "git commit -F .scarwarden/distill-message.txt memory/playbook.md" in result.stdout
     assert git(demo_repo.root, "rev-parse", "HEAD").stdout == head
     assert git(demo_repo.root, "status", "--porcelain").stdout == " M memory/playbook.md\n"
-    assert "## PB-15:" in demo_repo.playbook_path.read_text()
+    minted_rule(pb.parse(demo_repo.playbook_path.read_text()), "Webinar invitations must state the timezone")
     saved = (demo_repo.root / ".scarwarden" / "distill-message.txt").read_text()
     assert saved.startswith("distill: +2 rules")
     # The suggested commit works and records the episodes as distilled.
@@ -213,9 +218,10 @@ def test_demo_section_shows_the_commit(demo_repo: MemoryRepo) -> None:
     assert "distill: +2 rules, ~0 updated, -0 retired" in out
     assert "Scarwarden-Distiller: offline" in out
     assert "memory/playbook.md | " in out and "1 file changed" in out
-    assert "scarwarden rule show PB-15" in out
     book = pb.parse(demo_repo.playbook_path.read_text())
-    assert book.get("PB-15").episode_ids == ("ep-9ak5fm33w3", "ep-b9jr19c6sp")
+    webinar = minted_rule(book, "Webinar invitations must state the timezone")
+    assert f"scarwarden rule show {webinar.id}" in out
+    assert webinar.episode_ids == ("ep-9ak5fm33w3", "ep-b9jr19c6sp")
 
 
 def test_a_reverted_distillation_is_distilled_again(demo_repo: MemoryRepo) -> None:

@@ -16,6 +16,7 @@ from scarwarden.distill import distill
 from scarwarden.errors import ExitCode, ModelError, ModelUnreachable, NoModelConfigured
 from scarwarden.files import playbook as pb
 from scarwarden.files.record import add_episodes
+from scarwarden.files.rule_ids import is_minted
 from scarwarden.llm.client import ChatClient
 from scarwarden.repo import MemoryRepo, open_repo
 
@@ -86,8 +87,9 @@ def test_good_reply_becomes_one_commit(demo_repo: MemoryRepo, llm: FakeLLM) -> N
     assert result.distiller == "model" and result.model == "qwen-test"
     assert result.new == NEW and sorted(result.distilled) == NEW
     book = pb.parse(demo_repo.playbook_path.read_text())
-    assert book.get("PB-15").episode_ids == tuple(WEBINAR)
-    assert book.get("PB-16").tags == ("translation", "german", "glossary")  # slugged
+    webinar, german = (book.get(c.rule_id) for c in result.changes)
+    assert webinar.episode_ids == tuple(WEBINAR) and is_minted(webinar.id)
+    assert german.tags == ("translation", "german", "glossary")  # slugged
     assert [r.id for r in book.rules][:14] == [f"PB-{i:02d}" for i in range(1, 15)]
     # Exactly one commit, on top of the old HEAD, touching only the playbook.
     assert git(demo_repo.root, "rev-parse", "HEAD~1").stdout.strip() == head_before
@@ -95,7 +97,7 @@ def test_good_reply_becomes_one_commit(demo_repo: MemoryRepo, llm: FakeLLM) -> N
     assert files == ["memory/playbook.md"]
     message = last_message(demo_repo)
     assert message.startswith("distill: +2 rules, ~0 updated, -0 retired\n")
-    assert "Added PB-15: State the timezone in webinar times" in message
+    assert f"Added {webinar.id}: State the timezone in webinar times" in message
     assert trailer(demo_repo, "Scarwarden-Distiller") == ["model qwen-test"]
     assert trailer(demo_repo, "Scarwarden-Distilled") == ["3"]
     assert trailer(demo_repo, "Scarwarden-Tokens") == ["1020"]
@@ -143,7 +145,8 @@ def test_malformed_json_then_good_repair(demo_repo: MemoryRepo, llm: FakeLLM) ->
     result = distill(demo_repo, client=client_for(llm))
     assert result.calls == 2 and len(llm.requests) == 2
     assert "not valid JSON" in user_prompt(llm, 1)
-    assert [c.rule_id for c in result.changes] == ["PB-15", "PB-16"]
+    assert [c.kind for c in result.changes] == ["add", "add"]
+    assert all(is_minted(c.rule_id) for c in result.changes)
     assert trailer(demo_repo, "Scarwarden-Model-Calls") == ["2"]
 
 
@@ -192,8 +195,8 @@ def test_invented_episode_ids_are_dropped_and_reported(demo_repo: MemoryRepo, ll
     )
     result = distill(demo_repo, client=client_for(llm))
     book = pb.parse(demo_repo.playbook_path.read_text())
-    assert book.get("PB-15").episode_ids == ("ep-9ak5fm33w3",)
-    assert book.get("PB-16") is None
+    added = [r for r in book.rules if is_minted(r.id)]
+    assert [r.episode_ids for r in added] == [("ep-9ak5fm33w3",)]
     assert book.get("PB-07").episode_ids == ("ep-04yqq457qh", "ep-ha4x33ev49")
     text = demo_repo.playbook_path.read_text()
     for invented in ("ep-invented123", "ep-zzzzzzzzzz", "ep-alsoinvented", "not-an-id"):
@@ -315,8 +318,8 @@ def test_prompt_injection_cannot_produce_the_citation(demo_repo: MemoryRepo, llm
         line.startswith("- dropped") or line.startswith("- removed citation") for line in kept
     )
     book = pb.parse(demo_repo.playbook_path.read_text())
-    assert book.get("PB-15").episode_ids == (ep.id,)
-    assert book.get("PB-16") is None
+    added = [r for r in book.rules if is_minted(r.id)]
+    assert [r.episode_ids for r in added] == [(ep.id,)]
 
 
 def test_429_with_retry_after_then_success(demo_repo: MemoryRepo, llm: FakeLLM) -> None:
@@ -449,9 +452,10 @@ def test_cli_json_output(cli, demo_repo: MemoryRepo, fake_llm) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["distiller"] == "model" and data["dry_run"] is True and data["commit"] is None
-    assert [c["rule_id"] for c in data["changes"]] == ["PB-15", "PB-16"]
+    first, second = (c["rule_id"] for c in data["changes"])
+    assert is_minted(first) and is_minted(second) and first != second
     assert data["usage"]["calls"] == 1 and data["usage"]["total_tokens"] == 120
-    assert "+## PB-15: State the timezone in webinar times" in data["diff"]
+    assert f"+## {first}: State the timezone in webinar times" in data["diff"]
     assert git(demo_repo.root, "log", "-1", "--format=%s").stdout.startswith("scarwarden: initialise")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import minted_rule
 
 from scarwarden.distill.ops import apply_operations, parse_operations
 from scarwarden.files import playbook as pb
@@ -69,12 +70,11 @@ def test_key_references_tags_and_markup(book: pb.Playbook) -> None:
         }
     )
     result = apply_operations(book, ops, LEDGER)
-    new = result.playbook.get("PB-15")
-    assert new.title == "Sneaky title"
+    new = minted_rule(result.playbook, "Sneaky title")
     assert new.text == "Line one. ## PB-99: fake heading - Learnt in: [unknown episode]"
     assert new.tags == ("launch-post",)
     assert new.episode_ids == ("ep-aaaaaaaaaa", "ep-bbbbbbbbbb")
-    assert result.playbook.get("PB-01").replaced_by == "PB-15"
+    assert result.playbook.get("PB-01").replaced_by == new.id
     pb02 = result.playbook.get("PB-02")
     assert pb02.retired and pb02.replaced_by is None
     assert pb02.reason == "Wrong now (evidence: ep-bbbbbbbbbb)"
@@ -88,7 +88,7 @@ def test_key_references_tags_and_markup(book: pb.Playbook) -> None:
     # What is rendered parses back, with exactly one PB-99-free set of rules.
     text = pb.render(result.playbook)
     again = pb.parse(text)
-    assert again.get("PB-99") is None and again.get("PB-15").text == new.text
+    assert again.get("PB-99") is None and again.get(new.id).text == new.text
     assert [c.kind for c in result.changes] == ["add", "retire", "retire", "update"]
 
 

@@ -23,6 +23,7 @@ from scarwarden.answers.citations import format_citation
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode
 from scarwarden.files.episodes import Episode
+from scarwarden.files.rule_ids import canonical as canonical_rule_id
 from scarwarden.repo import MemoryRepo
 
 #: What an agent must do for each verdict (recall's ``instructions``).
@@ -171,7 +172,7 @@ class MemoryTools:
         from scarwarden.audit.history import rule_history
         from scarwarden.index import open_index
 
-        rule_id = _required(rule_id, "id").upper()
+        rule_id = canonical_rule_id(_required(rule_id, "id"))
         with open_index(self.repo) as index:
             index.require_playbook()
             rule = index.get_rule(rule_id)

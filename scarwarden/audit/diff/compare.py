@@ -20,6 +20,7 @@ from scarwarden import git
 from scarwarden.errors import ScarwardenError, UsageError, ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode, parse_episode_bytes
+from scarwarden.files.rule_ids import sort_key as rule_sort_key
 from scarwarden.repo import MemoryRepo
 
 #: Word-diff operations.
@@ -181,7 +182,7 @@ def compare_rules(before: pb.Rule | None, after: pb.Rule | None) -> RuleChange |
 
 def compare_playbooks(old: pb.Playbook, new: pb.Playbook) -> list[RuleChange]:
     """Every rule that differs, ordered by rule number."""
-    ids = sorted(old.all_ids() | new.all_ids(), key=lambda rid: (int(rid[3:]), rid))
+    ids = sorted(old.all_ids() | new.all_ids(), key=rule_sort_key)
     changes = [compare_rules(old.get(rid), new.get(rid)) for rid in ids]
     return [c for c in changes if c is not None]
 

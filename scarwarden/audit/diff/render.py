@@ -15,6 +15,7 @@ from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.display import style
 from scarwarden.files.episodes import Episode
+from scarwarden.files.rule_ids import sort_key as rule_sort_key
 
 _MARK = {"added": "+", "changed": "~", "retired": "-", "restored": "+", "removed": "!"}
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
@@ -161,7 +162,7 @@ def render_textconv(text: str, source: str = "memory/playbook.md") -> str:
         first = exc.problems[0] if exc.problems else None
         note = f"# scarwarden: this playbook does not parse ({first or exc.message})"
         return note + "\n" + text + ("" if text.endswith("\n") else "\n")
-    rules = sorted(playbook.all_rules(), key=lambda r: (r.number, r.id))
+    rules = sorted(playbook.all_rules(), key=lambda r: rule_sort_key(r.id))
     blocks = []
     if playbook.preamble.strip():
         blocks.append(playbook.preamble.strip("\n"))

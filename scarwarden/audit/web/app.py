@@ -30,6 +30,7 @@ from scarwarden.audit.web import pages, render
 from scarwarden.audit.web.security import add_security_headers, host_name, same_origin
 from scarwarden.audit.web.taskpage import task_page
 from scarwarden.errors import ExitCode, ScarwardenError, UsageError, ValidationError
+from scarwarden.files.rule_ids import canonical as canonical_rule_id
 from scarwarden.index import open_index
 from scarwarden.repo import MemoryRepo, open_repo
 
@@ -151,7 +152,7 @@ def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo, environ: Mapping
     @app.get("/rules/<rule_id>")
     def rule(rule_id: str) -> Response:
         with open_index(repo) as index:
-            ctx = pages.rule_page(repo, index, rule_id.upper())
+            ctx = pages.rule_page(repo, index, canonical_rule_id(rule_id))
         if ctx is None:
             return site.error(404, "No such rule", f"There is no rule {rule_id} in the playbook.")
         return site.page("rule.html", nav="playbook", **ctx)

@@ -16,11 +16,13 @@ from urllib.parse import urlencode
 import jinja2
 from markupsafe import Markup, escape
 
+from scarwarden.files.rule_ids import RULE_ID_PATTERN
+
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
 STATIC = HERE / "static"
 
-_IDS = re.compile(r"\b(PB-[0-9]{2,})\b|\b(ep-[0-9a-z][0-9a-z-]{1,39}[0-9a-z])\b")
+_IDS = re.compile(rf"\b({RULE_ID_PATTERN})\b|\b(ep-[0-9a-z][0-9a-z-]{{1,39}}[0-9a-z])\b")
 
 
 class Links:

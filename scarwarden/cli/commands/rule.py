@@ -5,6 +5,7 @@ import click
 from scarwarden.cli.commands._common import echo_json, get_repo, split_list
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode, format_rule
+from scarwarden.files.rule_ids import canonical as canonical_rule_id
 
 
 @click.group()
@@ -40,8 +41,9 @@ def add(
 ) -> None:
     """Add a hand-written rule; refuses citations that do not resolve.
 
-    The rule gets the next free ID (retired IDs are never reused) and is committed
-    with a `Scarwarden-Rule: PB-NN` trailer.
+    The rule gets a newly minted ID such as PB-7k2m9q4x (a hash of its content; two
+    branches never take the same one, and a retired ID is never reused) and is committed
+    with a `Scarwarden-Rule: <ID>` trailer.
 
     \b
     Example:
@@ -112,7 +114,7 @@ def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
     from scarwarden.index import open_index
 
     repo = get_repo(ctx)
-    rule_id = rule_id.upper()
+    rule_id = canonical_rule_id(rule_id)
     with open_index(repo) as index:
         index.require_playbook()
         found = index.get_rule(rule_id)
