@@ -99,8 +99,8 @@ def test_tools_resources_and_prompt_are_listed_with_schemas(demo_repo: MemoryRep
         "recall": {"task"},
         "record_episode": {"task"},
         "ask_human_answer": {"task", "answer"},
-        "get_rule": {"id"},
-        "get_episode": {"id"},
+        "get_rule": {"rule_id"},  # as the resource templates name them (issue 18)
+        "get_episode": {"episode_id"},
         "verify_citations": {"task", "text"},
         "distill": set(),
     }
@@ -171,7 +171,7 @@ def test_record_episode_commits_a_valid_episode(demo_repo: MemoryRepo) -> None:
                 },
             )
         )
-        shown = data(await client.call_tool("get_episode", {"id": made["id"]}))
+        shown = data(await client.call_tool("get_episode", {"episode_id": made["id"]}))
         return made, shown
 
     made, shown = run_client(root, body)
@@ -279,8 +279,8 @@ def test_get_rule_returns_cited_episodes_word_for_word(demo_repo: MemoryRepo) ->
 
     async def body(client: Client) -> tuple[Any, ...]:
         return (
-            data(await client.call_tool("get_rule", {"id": "pb-01"})),
-            await client.call_tool("get_rule", {"id": "PB-99"}),
+            data(await client.call_tool("get_rule", {"rule_id": "pb-01"})),
+            await client.call_tool("get_rule", {"rule_id": "PB-99"}),
         )
 
     audit, missing = run_client(root, body)
@@ -421,3 +421,40 @@ def test_mcp_outside_a_memory_repo_fails_before_serving(tmp_path: Path, make_cli
     result = make_cli(tmp_path)("mcp")
     assert result.exit_code == 2
     assert "error:" in result.stderr and "git" in result.stderr
+
+
+def test_arguments_match_the_cli_and_errors_are_one_message(demo_repo: MemoryRepo, cli: Any) -> None:
+    """Issue 18: tags as one comma-separated string (as --tag takes), the argument names
+    of the resource templates, and errors without the SDK's prefix or pydantic's dump."""
+    root = demo_repo.root
+
+    async def body(client: Client) -> tuple[Any, ...]:
+        made = await client.call_tool(
+            "record_episode",
+            {"task": "Draft the post", "outcome": "ok", "tags": "linkedin, post", "rules_applied": "PB-01"},
+        )
+        old_name = await client.call_tool("get_rule", {"id": "PB-01"})
+        bad_limit = await client.call_tool("recall", {"task": "x", "limit": 0})
+        invalid = await client.call_tool("record_episode", {"task": "x", "outcome": "y", "tags": "Bad Tag"})
+        return made, old_name, bad_limit, invalid
+
+    made, old_name, bad_limit, invalid = run_client(root, body)
+    episode = data(made)["episode"]
+    assert episode["tags"] == ["linkedin", "post"]
+    via_cli = json.loads(
+        cli("episode", "add", "--task", "t", "--outcome", "o", "--tag", "linkedin, post", "--json").stdout
+    )
+    assert via_cli["tags"] == episode["tags"]
+    for result in (old_name, bad_limit, invalid):
+        text = error_text(result)
+        assert "Error executing tool" not in text and not text.startswith("error:")
+        assert "pydantic" not in text and "validation error" not in text
+        assert "hint: " in text
+    assert error_text(old_name) == (
+        "get_rule: argument 'rule_id' is required; 'id' is not an argument of get_rule.\n"
+        "hint: get_rule takes: rule_id"
+    )
+    assert error_text(bad_limit).startswith(
+        "recall: argument 'limit': input should be greater than or equal to 1."
+    )
+    assert error_text(invalid).startswith("record_episode: invalid episode input; nothing was written")

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from scarwarden import __version__
 from scarwarden.agents.mcp.tools import WORKFLOW, MemoryTools
@@ -50,25 +50,32 @@ Outcome = Annotated[str | None, Field(description="What happened as a result.")]
 Correction = Annotated[
     str | None, Field(description=("What a human corrected or what should be done instead: the lesson."))
 ]
+# List arguments also take one comma-separated string ("linkedin,post"), as the CLI does.
 Tags = Annotated[
-    list[str] | None,
+    list[str] | str | None,
     Field(
         description=(
-            "Topic tags: lower-case slugs of a-z, 0-9 and '-', e.g. ['linkedin', 'post']. Reuse "
-            "the tags of the rules recall returned where they fit."
+            "Topic tags: lower-case slugs of a-z, 0-9 and '-', e.g. ['linkedin', 'post'] or "
+            "'linkedin,post'. Reuse the tags of the rules recall returned where they fit."
         )
     ),
 ]
 Refs = Annotated[
-    list[str] | None,
+    list[str] | str | None,
     Field(
-        description=("IDs of related episodes (ep-...), e.g. the episodes of a rule that turned out wrong.")
+        description=(
+            "IDs of related episodes (ep-...), a list or one comma-separated string, e.g. the "
+            "episodes of a rule that turned out wrong."
+        )
     ),
 ]
 RulesApplied = Annotated[
-    list[str] | None,
+    list[str] | str | None,
     Field(
-        description=("IDs of the rules (PB-NN) you followed while acting: the lineage from decision to rule.")
+        description=(
+            "IDs of the rules (PB-NN) you followed while acting, a list or one comma-separated "
+            "string: the lineage from decision to rule."
+        )
     ),
 ]
 Agent = Annotated[str | None, Field(description="Your name or role, e.g. 'writer'.")]
@@ -90,14 +97,59 @@ def _tool_call(fn: Callable[[], T]) -> T:
     try:
         return fn()
     except ScarwardenError as exc:
-        raise ToolError(exc.render()) from None
+        raise ToolError(_message(exc)) from None
 
 
 def _resource_read(fn: Callable[[], str]) -> str:
     try:
         return fn()
     except ScarwardenError as exc:
-        raise ResourceError(exc.render()) from None
+        raise ResourceError(_message(exc)) from None
+
+
+def _message(exc: ScarwardenError) -> str:
+    """The CLI's message without its ``error: `` prefix: the client already shows it
+    as an error (``is_error``), and "Error executing tool ...: error: ..." said it twice."""
+    return exc.render().removeprefix("error: ")
+
+
+class _Server(MCPServer):
+    """The SDK's server, with errors an agent can act on (issue 18).
+
+    The SDK prefixes every tool error with "Error executing tool NAME: " and reports
+    bad arguments as pydantic's multi-line dump (with a URL and the caller's values).
+    Here a tool error is its own message, and bad arguments are one sentence naming each
+    argument and what is wrong, plus a hint listing the tool's arguments.
+    """
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().call_tool(name, arguments, *args, **kwargs)
+        except ToolError as exc:
+            if type(exc) is not ToolError:  # UnexpectedToolError: the SDK hides crashes
+                raise
+            cause = exc.__cause__
+            if isinstance(cause, ToolError):
+                raise ToolError(str(cause)) from cause
+            if isinstance(cause, ValidationError):
+                raise ToolError(_arguments_message(self, name, cause)) from cause
+            raise
+
+
+def _arguments_message(server: MCPServer, name: str, exc: ValidationError) -> str:
+    """``get_rule``: "argument 'rule_id' is required; 'id' is not an argument" + hint."""
+    parts = []
+    for err in exc.errors():
+        arg = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        if err["type"] == "missing":
+            parts.append(f"argument '{arg}' is required")
+        elif err["type"] == "extra_forbidden":
+            parts.append(f"'{arg}' is not an argument of {name}")
+        else:  # pydantic's own sentence, without the rejected value (the caller's data)
+            parts.append(f"argument '{arg}': {err['msg'][:1].lower()}{err['msg'][1:]}")
+    tool = server._tool_manager.get_tool(name)
+    known = ", ".join(tool.parameters.get("properties", {})) if tool is not None else ""
+    return f"{name}: {'; '.join(parts)}.\nhint: {name} takes: {known}"
 
 
 def build_server(
@@ -105,7 +157,7 @@ def build_server(
 ) -> MCPServer:
     """An MCP server over ``repo``: seven tools, three resources, one prompt."""
     tools = MemoryTools(repo, allow_distill_commit=allow_distill_commit, environ=environ)
-    server: MCPServer = MCPServer(
+    server: MCPServer = _Server(
         "scarwarden",
         title="Scarwarden memory",
         version=__version__,
@@ -225,8 +277,8 @@ def _add_audit_tools(server: MCPServer, tools: MemoryTools) -> None:
             "commits that introduced, changed or retired it)."
         ),
     )
-    def get_rule(id: RuleId) -> dict[str, Any]:
-        return _tool_call(lambda: tools.get_rule(id))
+    def get_rule(rule_id: RuleId) -> dict[str, Any]:  # named as in scarwarden://rule/{rule_id}
+        return _tool_call(lambda: tools.get_rule(rule_id))
 
     @server.tool(
         annotations=READ_ONLY,
@@ -235,8 +287,8 @@ def _add_audit_tools(server: MCPServer, tools: MemoryTools) -> None:
             "in the ledger, and the rules that cite it."
         ),
     )
-    def get_episode(id: EpisodeId) -> dict[str, Any]:
-        return _tool_call(lambda: tools.get_episode(id))
+    def get_episode(episode_id: EpisodeId) -> dict[str, Any]:
+        return _tool_call(lambda: tools.get_episode(episode_id))
 
     @server.tool(
         annotations=READ_ONLY,

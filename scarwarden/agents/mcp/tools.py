@@ -134,7 +134,7 @@ class MemoryTools:
                 hint="the ledger mints the episode's id and time (at); the fields are: "
                 + ", ".join(RECORD_FIELDS),
             )
-        data = {key: value for key, value in fields.items() if value not in (None, [], "")}
+        data = {key: _as_list(key, value) for key, value in fields.items() if value not in (None, [], "")}
         with self._writes:
             (ep,) = add_episodes(self.repo, [data], source="record_episode")
             return _episode_reply(self.repo, ep)
@@ -172,7 +172,7 @@ class MemoryTools:
         from scarwarden.audit.history import rule_history
         from scarwarden.index import open_index
 
-        rule_id = canonical_rule_id(_required(rule_id, "id"))
+        rule_id = canonical_rule_id(_required(rule_id, "rule_id"))
         with open_index(self.repo) as index:
             index.require_playbook()
             rule = index.get_rule(rule_id)
@@ -209,7 +209,7 @@ class MemoryTools:
         """One episode word for word, its path, and the rules that cite it."""
         from scarwarden.index import open_index
 
-        episode_id = _required(episode_id, "id").lower()
+        episode_id = _required(episode_id, "episode_id").lower()
         with open_index(self.repo) as index:
             ep = index.get_episode(episode_id)
             if ep is None:
@@ -283,6 +283,17 @@ class MemoryTools:
         # Word for word: the file as stored while it still holds this very episode (the
         # same rule as `rule show`), else the canonical rendering.
         return format_episode(ep, self.repo, path) + "\n" if ep is not None else None
+
+
+#: List arguments that also take one comma-separated string, as the CLI's --tag does.
+LIST_FIELDS = ("tags", "refs", "rules_applied")
+
+
+def _as_list(key: str, value: Any) -> Any:
+    """``"linkedin,post"`` -> ``["linkedin", "post"]`` for the list fields (issue 18)."""
+    if key in LIST_FIELDS and isinstance(value, str):
+        return [item.strip() for item in value.split(",") if item.strip()]
+    return value
 
 
 def _required(value: str | None, name: str) -> str:
