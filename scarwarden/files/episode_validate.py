@@ -227,6 +227,11 @@ def _extensions(data: Mapping[Any, Any], problems: _Problems) -> dict[str, Any]:
                 where, reason = bad_text
                 problems.bad(key, f"{where + ': ' if where else ''}{reason}")
                 continue
+            if _depth(data[key]) > _MAX_EXTENSION_DEPTH:
+                problems.bad(
+                    key, f"nested more than {_MAX_EXTENSION_DEPTH} levels deep", "keep extensions flat"
+                )
+                continue
             if not _plain(data[key]):
                 # The index stores episodes as JSON; a YAML date here would break it.
                 problems.bad(
@@ -248,6 +253,27 @@ def _canonical_at(raw: Any, at: str) -> bool:
 
 def _show_at(raw: Any) -> str:
     return raw.isoformat() if isinstance(raw, dt.datetime) else repr(raw)
+
+
+#: Deepest nesting of an ``x-`` value: what :func:`_plain` (the index's JSON) accepts.
+_MAX_EXTENSION_DEPTH = 9
+
+
+def _depth(value: Any) -> int:
+    """How many levels of lists and mappings ``value`` holds (0 for a scalar), counted
+    no further than one past the limit."""
+    level, layer = 0, [value]
+    while level <= _MAX_EXTENSION_DEPTH:
+        containers = [item for item in layer if isinstance(item, (list, dict))]
+        if not containers:
+            return level
+        level += 1
+        layer = [v for c in containers for v in _children(c)]
+    return level
+
+
+def _children(item: list[Any] | dict[Any, Any]) -> list[Any]:
+    return list(item.values()) if isinstance(item, dict) else item
 
 
 def _plain(value: Any, depth: int = 0) -> bool:

@@ -194,3 +194,19 @@ def test_debug_shows_the_traceback_of_an_expected_error_too(demo_repo: MemoryRep
     assert result.exit_code == 1
     assert "Traceback (most recent call last)" in result.stderr
     assert "field 'at': 'x' is not a date-time" in result.stderr
+
+
+def test_the_web_form_reads_textarea_crlf_as_newlines_and_refuses_non_utf8(memory_repo: MemoryRepo) -> None:
+    pytest.importorskip("flask")
+    from scarwarden.audit.web.app import create_app
+
+    client = create_app(memory_repo.root, csrf_token="t", allowed_hosts={"localhost"}).test_client()
+    headers = {"Origin": "http://localhost", "Content-Type": "application/x-www-form-urlencoded"}
+    before = State.of(memory_repo)
+    bad = client.post("/answer", data="csrf_token=t&task=Book%FF+travel&answer=x", headers=headers)
+    assert bad.status_code == 400 and "The form is not valid UTF-8" in bad.get_data(as_text=True)
+    assert State.of(memory_repo) == before
+    ok = client.post("/answer", data="csrf_token=t&task=Book+travel&answer=one%0D%0Atwo", headers=headers)
+    assert ok.status_code == 303
+    (stored,) = (memory_repo.root / "memory" / "episodes").rglob("*.yaml")
+    assert "correction: |-\n  one\n  two\n" in stored.read_text()

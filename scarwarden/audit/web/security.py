@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 from typing import Protocol
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 #: Host names a loopback-bound server answers to.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -79,3 +79,17 @@ def add_security_headers(headers: ResponseHeaders) -> None:
     headers["X-Content-Type-Options"] = "nosniff"
     headers["Referrer-Policy"] = "same-origin"
     headers["X-Frame-Options"] = "DENY"
+
+
+def form_is_utf8(mimetype: str, body: bytes) -> bool:
+    """Whether a url-encoded form body decodes as UTF-8. Werkzeug keeps an undecodable
+    ``%FF`` as the three characters ``%FF``, which would store text the user never
+    sent; the input policy refuses it instead (issue 16, docs/formats.md "Text")."""
+    if mimetype != "application/x-www-form-urlencoded":
+        return True
+    try:
+        # Raw bytes, then each percent-escaped value: both must be UTF-8.
+        parse_qsl(body.decode("utf-8"), keep_blank_values=True, encoding="utf-8", errors="strict")
+    except UnicodeDecodeError:
+        return False
+    return True
