@@ -27,7 +27,7 @@ from jinja2 import Environment
 from werkzeug.exceptions import HTTPException
 
 from scarwarden.audit.web import pages, render
-from scarwarden.audit.web.security import add_security_headers, host_name, same_origin
+from scarwarden.audit.web.security import add_security_headers, form_is_utf8, host_name, same_origin
 from scarwarden.audit.web.taskpage import task_page
 from scarwarden.errors import ExitCode, ScarwardenError, UsageError, ValidationError
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
@@ -187,6 +187,13 @@ def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo, environ: Mapping
         return site.page("task.html", **ctx)
 
 
+def _form_text(name: str) -> str:
+    """A form field's text. Browsers send a textarea's line breaks as CRLF (the form
+    encoding's convention, not the user's text): they are read as newlines, so the
+    input policy's "no carriage return" never refuses a multi-line answer."""
+    return request.form.get(name, "").replace("\r\n", "\n")
+
+
 def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     """The one write: record a human's answer (POST, CSRF token, same origin)."""
 
@@ -198,6 +205,11 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
                 "Read-only",
                 "This server is read-only: nothing can be recorded.",
                 "restart 'scarwarden serve' without --read-only to record answers",
+            )
+        # Before request.form: the raw body is cached here and the form parsed from it.
+        if not form_is_utf8(request.mimetype, request.get_data(cache=True)):
+            return site.error(
+                400, "Cannot record this answer", "The form is not valid UTF-8; nothing was written."
             )
         sent = request.form.get("csrf_token", "")
         if not same_origin(request.headers, request.host) or not hmac.compare_digest(
@@ -212,7 +224,7 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         from scarwarden.answers.asking import record_human_answer
 
         try:
-            ep = record_human_answer(repo, request.form.get("task", ""), request.form.get("answer", ""))
+            ep = record_human_answer(repo, _form_text("task"), _form_text("answer"))
         except (UsageError, ValidationError) as exc:  # what was posted: the client's to fix
             return site.error(
                 400,
