@@ -107,6 +107,9 @@ def create_app(
     _add_guards(app, site, hosts)
     _add_read_routes(app, site, repo, environ)
     _add_answer_route(app, site, repo)
+    from scarwarden.audit.web.workpages import add_work_routes
+
+    add_work_routes(app, site, repo)  # the recall log, undistilled episodes (issue 18)
     return app
 
 

@@ -9,6 +9,7 @@ episode IDs (which are ``[A-Za-z0-9-]`` by construction) in links.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -64,12 +65,19 @@ class Links:
         return f"{self.up}static/{name}" if self.static else f"/static/{name}"
 
 
-def linkify(text: object, links: Links) -> Markup:
-    """Escape ``text``, then turn rule and episode IDs into links."""
+def linkify(text: object, links: Links, known: Collection[str] | None = None) -> Markup:
+    """Escape ``text``, then turn rule and episode IDs into links. With ``known`` (the
+    playbook's rule IDs), a rule ID not among them is marked "not in the playbook"
+    inline instead of linking to a 404 (an answer that invented a rule, issue 18)."""
     escaped = str(escape("" if text is None else str(text)))
 
     def link(match: re.Match[str]) -> str:
         rule_id, ep_id = match.groups()
+        if rule_id and known is not None and rule_id not in known:
+            return (
+                f'<span class="missing-rule" title="not in the playbook">{rule_id}</span>'
+                '<span class="missing-rule-note"> (not in the playbook)</span>'
+            )
         href = links.rule(rule_id) if rule_id else links.episode(ep_id)
         return f'<a href="{escape(href)}">{match.group(0)}</a>'
 
@@ -104,6 +112,7 @@ def render(env: jinja2.Environment, template: str, links: Links, **context: Any)
     context.setdefault("read_only", True)
     context.setdefault("csrf_token", "")
     context.setdefault("title", "Scarwarden")
+    known = context.get("known_rules")
     return env.get_template(template).render(
-        links=links, linkify=lambda text: linkify(text, links), **context
+        links=links, linkify=lambda text: linkify(text, links, known), **context
     )

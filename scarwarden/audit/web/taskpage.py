@@ -76,6 +76,8 @@ def task_page(
         "recall": None,
         "columns": [],
         "model_error": None,
+        "why": None,
+        "known_rules": None,
     }
     if not task:
         return ctx
@@ -87,6 +89,8 @@ def task_page(
         repo, task, client=client, memory=mode != "off", compare=mode == "both"
     )
     ctx["recall"] = result.recall
+    ctx["why"] = _why(result.recall)
+    ctx["known_rules"] = _playbook_ids(repo)
     columns: list[Column] = []
     if result.memory is not None:
         col = Column(True, "With memory", "none")
@@ -112,3 +116,24 @@ def task_page(
         columns.append(col)
     ctx["columns"] = columns
     return ctx
+
+
+def _why(recall: Any) -> dict[str, Any] | None:
+    """The router's confidence and reason in ``recall --explain``'s words (issue 18)."""
+    from scarwarden.recall.explain import explain_data
+
+    if recall is None:  # memory off: no recall, no verdict to explain
+        return None
+    try:
+        return explain_data(recall)["router"]
+    except ValueError:  # a result without stats: nothing to explain
+        return None
+
+
+def _playbook_ids(repo: MemoryRepo) -> set[str]:
+    """Every rule ID in the playbook, retired ones too: an answer citing any other
+    invented it."""
+    from scarwarden.index import open_index
+
+    with open_index(repo) as index:
+        return {rule.id for rule in index.rules(include_retired=True)}

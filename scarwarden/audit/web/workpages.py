@@ -1,0 +1,146 @@
+"""What is waiting for a human: the recall log, and the episodes not yet distilled with a
+dry-run preview of ``distill`` and a button that commits it (issue 18).
+
+The commit is the UI's second write, with the same protections as the human-answer
+form (:mod:`.app`): POST only, the per-process CSRF token, an ``Origin``/``Referer``
+of this server, the ``Host`` check before every request, refused with ``--read-only``.
+It also carries the commit the preview was made at: if memory changed since, nothing is
+committed and the page says to look again. Preview and commit use the offline
+distiller: deterministic, free, and what the preview showed is what gets committed.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import TYPE_CHECKING, Any
+
+from flask import Flask, Response, redirect, request
+
+from scarwarden.audit.web.security import form_is_utf8, same_origin
+from scarwarden.errors import ScarwardenError
+from scarwarden.git import head as git_head
+from scarwarden.index import open_index
+from scarwarden.repo import MemoryRepo
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scarwarden.audit.web.app import Pages
+
+VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
+#: Most recall-log lines one page shows.
+LOG_LIMIT = 200
+
+
+def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
+    """``GET /log``, ``GET /distill`` and ``POST /distill``."""
+
+    @app.get("/log")
+    def recall_log() -> Response:
+        return site.page("log.html", nav="log", **log_page(repo, request.args))
+
+    @app.get("/distill")
+    def undistilled() -> Response:
+        done = request.args.get("committed")
+        return site.page("distill.html", nav="distill", committed=done, **distill_page(repo))
+
+    @app.post("/distill")
+    def commit_distill() -> Response:
+        refused = _refuse_write(site)
+        if refused is not None:
+            return refused
+        from scarwarden.distill.run import distill
+
+        if request.form.get("head", "") != (git_head(repo.root) or ""):
+            return site.error(
+                409,
+                "Memory changed since the preview",
+                "The repository moved on after this preview was made; nothing was committed.",
+                "open the Undistilled page again, check the new preview, then commit",
+            )
+        result = distill(repo, offline=True)
+        return redirect(f"/distill?committed={result.commit or ''}", code=303)  # type: ignore[return-value]
+
+
+def _refuse_write(site: Pages) -> Response | None:
+    """The answer form's checks: read-only, UTF-8, same origin and the CSRF token."""
+    if site.read_only:
+        return site.error(
+            403,
+            "Read-only",
+            "This server is read-only: nothing can be committed.",
+            "restart 'scarwarden serve' without --read-only, or run 'scarwarden distill'",
+        )
+    if not form_is_utf8(request.mimetype, request.get_data(cache=True)):
+        return site.error(400, "Cannot commit this", "The form is not valid UTF-8; nothing was written.")
+    sent = request.form.get("csrf_token", "")
+    if not same_origin(request.headers, request.host) or not hmac.compare_digest(
+        sent.encode(), site.token.encode()
+    ):
+        return site.error(
+            403,
+            "Cross-site request refused",
+            "This form did not come from this server's own page.",
+            "reload the page and submit the form again",
+        )
+    return None
+
+
+def log_page(repo: MemoryRepo, args: Any) -> dict[str, Any]:
+    """The recall log filtered by verdict, date range and task text."""
+    from scarwarden.recall.log import read_log
+    from scarwarden.times import parse_when
+
+    verdict = args.get("verdict") if args.get("verdict") in VERDICTS else None
+    since, until = (args.get("since") or "").strip(), (args.get("until") or "").strip()
+    query = (args.get("q") or "").strip()
+    error = None
+    try:
+        since_at = parse_when(since) if since else None
+        until_at = parse_when(until, end=True) if until else None
+    except ScarwardenError as exc:
+        since_at = until_at = None
+        error = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
+    with open_index(repo) as index:
+        entries = read_log(
+            index, limit=LOG_LIMIT, since=since_at, until=until_at, task_grep=query or None, verdict=verdict
+        )
+    return {
+        "title": "Recall log",
+        "entries": entries,
+        "verdicts": VERDICTS,
+        "verdict": verdict,
+        "since": since,
+        "until": until,
+        "query": query,
+        "filter_error": error,
+        "limit": LOG_LIMIT,
+    }
+
+
+def distill_page(repo: MemoryRepo) -> dict[str, Any]:
+    """The episodes no distillation has read yet, and what the offline distiller would
+    do with them (a dry run: nothing is written)."""
+    from scarwarden.distill.run import distill
+
+    result = distill(repo, offline=True, dry_run=True)
+    with open_index(repo) as index:
+        episodes = [index.get_episode(ep_id) for ep_id in result.new]
+    import difflib
+
+    diff = list(
+        difflib.unified_diff(
+            result.before.splitlines(),
+            result.after.splitlines(),
+            f"a/{result.playbook_rel}",
+            f"b/{result.playbook_rel}",
+            lineterm="",
+        )
+    )
+    return {
+        "title": "Undistilled",
+        "head": result.head,
+        "episodes": [ep for ep in episodes if ep is not None],
+        "changes": [c.describe() for c in result.changes],
+        "drops": [d.describe() for d in result.drops],
+        "diff": diff,
+        "message": result.message,
+    }

@@ -1,0 +1,110 @@
+"""The recall log page, the undistilled page (dry-run preview, commit button), the task
+page's "why this verdict", invented rules shown inline, tag counts that do not wrap."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import git, head
+
+from scarwarden.repo import MemoryRepo
+
+pytest.importorskip("flask")
+from scarwarden.audit.web.app import create_app  # noqa: E402
+
+TOKEN = "test-csrf-token"
+ORIGIN = {"Origin": "http://localhost"}
+
+
+def _client(repo: MemoryRepo, **kwargs: Any) -> Any:
+    app = create_app(repo.root, csrf_token=TOKEN, allowed_hosts={"localhost", "127.0.0.1"}, **kwargs)
+    return app.test_client()
+
+
+def test_recall_log_page_lists_and_filters(cli: Any, demo_repo: MemoryRepo) -> None:
+    cli("recall", "Draft a LinkedIn post announcing our beta")
+    cli("recall", "Book travel for the Berlin conference")
+    client = _client(demo_repo)
+    page = client.get("/log").get_data(as_text=True)
+    assert "Draft a LinkedIn post announcing our beta" in page and "Book travel" in page
+    assert '<a href="/rules/PB-01">PB-01</a>' in page
+    only_ask = client.get("/log?verdict=ASK_HUMAN").get_data(as_text=True)
+    assert "Book travel" in only_ask and "LinkedIn" not in only_ask
+    future = client.get("/log?since=2999-01-01").get_data(as_text=True)
+    assert "No recall matches." in future
+    bad = client.get("/log?since=yesterday-ish")
+    assert bad.status_code == 200 and 'class="error"' in bad.get_data(as_text=True)
+
+
+def test_undistilled_page_previews_and_commits(cli: Any, demo_repo: MemoryRepo) -> None:
+    made = cli(
+        "episode", "add", "--task", "Reply to the refund ticket", "--outcome", "Refunded in 2 days",
+        "--correction", "Always confirm the refund by email", "--tag", "refund", "--json",
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    client = _client(demo_repo)
+    before = head(demo_repo)
+    page = client.get("/distill").get_data(as_text=True)
+    assert "Reply to the refund ticket" in page and "Preview: what distilling them changes" in page
+    assert f'name="head" value="{before}"' in page and 'action="/distill"' in page
+    assert head(demo_repo) == before  # the preview wrote nothing
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+    # The answer form's protections: token, origin, the commit the preview was made at.
+    for data, headers in [
+        ({"csrf_token": "wrong", "head": before}, ORIGIN),
+        ({"csrf_token": TOKEN, "head": before}, {"Origin": "http://evil.example"}),
+    ]:
+        assert client.post("/distill", data=data, headers=headers).status_code == 403
+    stale = client.post("/distill", data={"csrf_token": TOKEN, "head": "0" * 40}, headers=ORIGIN)
+    assert stale.status_code == 409 and "nothing was committed" in stale.get_data(as_text=True)
+    assert head(demo_repo) == before
+    done = client.post("/distill", data={"csrf_token": TOKEN, "head": before}, headers=ORIGIN)
+    assert done.status_code == 303
+    assert head(demo_repo) != before
+    assert git(demo_repo.root, "log", "-1", "--format=%s").stdout.startswith("distill:")
+    after = client.get(done.headers["Location"]).get_data(as_text=True)
+    assert "Every episode in the ledger has been distilled." in after
+
+
+def test_undistilled_page_is_read_only_with_read_only(demo_repo: MemoryRepo, cli: Any) -> None:
+    cli("episode", "add", "--task", "Reply to the refund ticket", "--outcome", "Refunded")
+    client = _client(demo_repo, read_only=True)
+    page = client.get("/distill").get_data(as_text=True)
+    assert 'action="/distill"' not in page and "This server is read-only" in page
+    before = head(demo_repo)
+    r = client.post("/distill", data={"csrf_token": TOKEN, "head": before}, headers=ORIGIN)
+    assert r.status_code == 403 and head(demo_repo) == before
+
+
+def test_task_page_says_why_in_recall_explains_words(demo_repo: MemoryRepo) -> None:
+    from scarwarden.recall.engine import recall_task
+    from scarwarden.recall.explain import explain_data
+
+    task = "Draft a LinkedIn post announcing our beta"
+    reason = explain_data(recall_task(demo_repo, task))["router"]["reason"]
+    page = _client(demo_repo).get(f"/task?task={task}").get_data(as_text=True)
+    assert 'id="why"' in page
+    from markupsafe import escape
+
+    assert str(escape(reason)) in page
+    assert "Confidence" in page
+
+
+def test_a_rule_the_answer_invented_is_shown_as_not_in_the_playbook(demo_repo: MemoryRepo) -> None:
+    from scarwarden.audit.web.render import Links, linkify
+
+    html = str(linkify("Follow [PB-01] and [PB-77].", Links(), known={"PB-01"}))
+    assert '<a href="/rules/PB-01">PB-01</a>' in html
+    assert '<a href="/rules/PB-77">' not in html
+    assert '<span class="missing-rule" title="not in the playbook">PB-77</span>' in html
+    assert "(not in the playbook)" in html
+
+
+def test_tag_counts_stay_with_their_tag(demo_repo: MemoryRepo) -> None:
+    client = _client(demo_repo)
+    for url in ("/", "/ledger"):
+        page = client.get(url).get_data(as_text=True)
+        assert '<span class="facet">' in page and '<span class="count">' in page
+    css = client.get("/static/style.css").get_data(as_text=True)
+    assert ".facet { white-space: nowrap; }" in css
