@@ -28,16 +28,17 @@ class RecallSettings:
     ``act_threshold`` and ``floor`` apply to the best-ranked rule's *confidence*
     (0 to 1, :func:`scarwarden.recall.confidence`), not to its ranking score. Defaults
     measured with ``python bench/recall_quality.py --tuning`` (66 hand-labelled tasks
-    against the demo memory: 52/66 verdicts right; on the 52 one-line ones 43/52, no
-    unknown task sent to ACT).
+    against the demo memory, cost = errors + unknown tasks sent to ACT, the middle of
+    the best plateau; issue 13 re-measured them with the ledger-aware evidence).
     """
 
     #: A confidence at or above this is a strong match (``ACT``), when the match also
-    #: rests on ``act_tag_hits`` rare words' worth of evidence.
-    act_threshold: float = 0.175
+    #: rests on ``act_tag_hits`` words' worth of evidence.
+    act_threshold: float = 0.1825
     #: Below this confidence nothing counts as a match (``ASK_HUMAN``).
-    floor: float = 0.0925
-    #: Tag hits on the best rule that make it ``ACT`` whatever its confidence.
+    floor: float = 0.13
+    #: Tag hits on the best rule that make it ``ACT`` whatever its confidence (when
+    #: they rest on as many words' worth of evidence); also the evidence ACT needs.
     act_tag_hits: int = 2
     #: Default number of rules returned.
     limit: int = 5

@@ -9,6 +9,8 @@ like any other, and the next distillation can turn it into a cited rule.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from scarwarden import text
 from scarwarden.errors import UsageError
@@ -17,6 +19,8 @@ from scarwarden.repo import MemoryRepo
 
 #: At most this many tags are derived from a task.
 MAX_TAGS = 8
+#: At most this many episode IDs in ``refs``: the episodes that taught the recalled rules.
+MAX_REFS = 20
 
 
 def task_tags(task: str, *, limit: int = MAX_TAGS) -> list[str]:
@@ -56,8 +60,42 @@ def human_answer_input(task: str, answer: str) -> dict[str, object]:
     return data
 
 
-def record_human_answer(repo: MemoryRepo, task: str, answer: str, *, commit: bool = True) -> Episode:
+def recalled_refs(rules: Iterable[Any]) -> list[str]:
+    """The episodes the recalled rules cite, in rank order, each once (at most
+    :data:`MAX_REFS`): how an answer given despite a recall refers to those rules."""
+    out: list[str] = []
+    for rule in rules:
+        out += [ep for ep in rule.episode_ids if ep not in out]
+    return out[:MAX_REFS]
+
+
+def _refs_for(repo: MemoryRepo, task: str) -> list[str]:
+    """Recall ``task`` (unlogged) for :func:`recalled_refs`; nothing when recall cannot
+    run (an unparsable playbook must not cost the human's answer)."""
+    from scarwarden.errors import ScarwardenError
+    from scarwarden.recall.engine import recall_task
+
+    try:
+        return recalled_refs(recall_task(repo, task, log=False).rules)
+    except ScarwardenError:
+        return []
+
+
+def record_human_answer(
+    repo: MemoryRepo,
+    task: str,
+    answer: str,
+    *,
+    commit: bool = True,
+    refs: Sequence[str] | None = None,
+) -> Episode:
     """Record a human's answer to ``task`` as a new episode and commit it.
+
+    Whatever the verdict, the answer is kept (issue 13): when recall did return rules
+    (``ACT_AND_FLAG``, or ``ACT`` the human overrode), the episode refers to them through
+    ``refs``, the episodes those rules cite, so distillation sees the lineage and recall
+    learns the task's words. ``refs``: those episode IDs (:func:`recalled_refs`), or
+    ``None`` to recall ``task`` here and refer to what it returns.
 
     Raises :class:`UsageError` (exit 2) for an empty task or answer; ledger errors
     (validation, a failing commit) leave nothing behind, as ``episode add`` does.
@@ -65,5 +103,8 @@ def record_human_answer(repo: MemoryRepo, task: str, answer: str, *, commit: boo
     from scarwarden.files.record import add_episodes
 
     data = human_answer_input(task, answer)
+    refs = _refs_for(repo, str(data["task"])) if refs is None else list(refs)
+    if refs:
+        data["refs"] = refs
     (episode,) = add_episodes(repo, [data], commit=commit, source="human answer")
     return episode

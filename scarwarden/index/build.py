@@ -17,6 +17,7 @@ from pathlib import Path
 
 from scarwarden import git
 from scarwarden.index import load as index_load
+from scarwarden.index.ledger_words import index_ledger_words
 from scarwarden.index.rules import index_playbook
 from scarwarden.index.scan import (
     blob_id,
@@ -130,6 +131,7 @@ def _fill_new_index(
             "INSERT INTO dirs VALUES (?, ?)", [(d, trusted_mtime(m, now_ns)) for d, m in dirs.items()]
         )
         index_playbook(conn, repo, stats)
+        index_ledger_words(conn, episodes=True, rules=True)
         set_meta(conn, "schema_version", str(SCHEMA_VERSION))
         set_meta(conn, "memory_dir", repo.memory_rel)
         set_meta(conn, "head", head)

@@ -21,6 +21,7 @@ from scarwarden import git
 from scarwarden.errors import GitError
 from scarwarden.index import load as index_load
 from scarwarden.index.build import rebuild
+from scarwarden.index.ledger_words import index_ledger_words
 from scarwarden.index.queries import Index
 from scarwarden.index.rules import index_playbook
 from scarwarden.index.scan import (
@@ -88,9 +89,13 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
             set_meta(conn, "loose", loose_json)
         _update_episode_count(conn, meta, stats)
         sig = playbook_signature(repo)
-        if sig != meta.get("playbook_sig"):
+        playbook_moved = sig != meta.get("playbook_sig")
+        if playbook_moved:
             index_playbook(conn, repo, stats)
             set_meta(conn, "playbook_sig", trusted_sig(sig, now_ns))
+        episodes_moved = bool(stats.episodes_added or stats.episodes_removed)
+        if episodes_moved or playbook_moved:
+            index_ledger_words(conn, episodes=episodes_moved, rules=playbook_moved)
     return stats
 
 

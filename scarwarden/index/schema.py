@@ -18,7 +18,7 @@ log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -56,6 +56,19 @@ CREATE TABLE rule_term_df (term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID;
 CREATE TABLE rule_tag_stems (stem TEXT, rule_id TEXT, tag TEXT, parts INTEGER,
     PRIMARY KEY (stem, rule_id, tag)) WITHOUT ROWID;
 CREATE INDEX rule_tag_stems_rule ON rule_tag_stems (rule_id);
+-- The ledger's words (index/ledger_words.py): stems of each episode's task and how
+-- many tasks say each one; under each active rule, the stems of the episodes it cites
+-- (task, correction) and in how many rules' episodes each one occurs.
+CREATE TABLE ledger_tasks (episode_id TEXT PRIMARY KEY, task TEXT) WITHOUT ROWID;
+CREATE TABLE task_terms (term TEXT, episode_id TEXT, PRIMARY KEY (term, episode_id))
+    WITHOUT ROWID;
+CREATE INDEX task_terms_ep ON task_terms (episode_id);
+CREATE TABLE task_term_df (term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID;
+CREATE TABLE rule_episode_terms (term TEXT, rule_id TEXT, episode_id TEXT, field TEXT,
+    tf INTEGER, PRIMARY KEY (term, rule_id, episode_id, field)) WITHOUT ROWID;
+CREATE INDEX rule_episode_terms_rule ON rule_episode_terms (rule_id);
+CREATE TABLE rule_episode_df (term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID;
+CREATE TABLE rule_episode_state (rule_id TEXT PRIMARY KEY, digest TEXT) WITHOUT ROWID;
 CREATE TABLE recall_log (
     rowid INTEGER PRIMARY KEY, at TEXT, task TEXT, verdict TEXT, rule_ids TEXT,
     scores TEXT, playbook_commit TEXT, detail TEXT);

@@ -76,7 +76,8 @@ def recall(
     qtf = Counter(text.stems(task))
     n = int(index.meta("rule_count") or 0)
     total = int(index.meta("rule_total_length") or 0)
-    terms = task_terms(index.conn, qtf, n, total / n if n and total else 1.0)
+    tasks = int(index.meta("task_count") or 0)
+    terms = task_terms(index.conn, qtf, n, total / n if n and total else 1.0, tasks)
     stats = RecallStats(
         rule_count=n,
         avg_length=terms.avg,
@@ -85,6 +86,9 @@ def recall(
         settings=settings,
         task_mass=terms.task_mass,
         task_df={t: terms.df.get(t, 0) for t in sorted(qtf)},
+        task_count=tasks,
+        ledger_df=dict(sorted(terms.task_df.items())),
+        ledger=dict(sorted(terms.ledger.items())),
     )
     ranked: list[RecalledRule] = []
     if qtf and n:
@@ -113,8 +117,16 @@ def _route(stats: RecallStats, ranked: list[RecalledRule]) -> str:
         stats.best_tag_hits = len(ranked[0].matched_tags)
         stats.best_confidence = ranked[0].confidence
         stats.best_evidence = ranked[0].evidence
+        stats.best_matched_words = len(ranked[0].matched_stems) + len(ranked[0].through_episodes)
         stats.best = ranked[0]
-    return router.route(stats.best_confidence, stats.best_tag_hits, stats.best_evidence, stats.settings)
+    return router.route(
+        stats.best_confidence,
+        stats.best_tag_hits,
+        stats.best_evidence,
+        stats.settings,
+        matched_words=stats.best_matched_words,
+        task_words=len(stats.task_stems),
+    )
 
 
 def recall_task(repo: MemoryRepo, task: str, *, limit: int | None = None, log: bool = True) -> RecallResult:

@@ -15,7 +15,16 @@ from typing import Any
 from scarwarden import text
 from scarwarden.recall import router
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
-from scarwarden.recall.score import DECIMALS, K1, TAG_WEIGHT, B, idf
+from scarwarden.recall.score import (
+    DECIMALS,
+    EPISODE_WEIGHT,
+    K1,
+    LEDGER_PRIOR,
+    TAG_WEIGHT,
+    B,
+    idf,
+    specificity,
+)
 
 #: The title :func:`explain_lines` goes under (the CLI prints it in bold).
 HEADING = "How the scores were computed"
@@ -25,9 +34,15 @@ _FORMULA = {
     "b": B,
     "tag_weight": TAG_WEIGHT,
     "idf": "ln(1 + (N - df + 0.5) / (df + 0.5))",
-    "term": "idf * qtf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))",
-    "confidence": "matched_mass / sqrt(task_mass * rule_mass)",
-    "evidence": "matched_mass / idf(df=1)",
+    "term": "idf * ledger * qtf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))",
+    "tag": "tag_weight * min(ledger of the tag's stems)",
+    "episode": "episode_weight * idf(episode df) * ledger * qtf * etf * (k1 + 1) / (etf + k1)",
+    "episode_weight": EPISODE_WEIGHT,
+    "ledger": f"1 - max(0, task_df - 1) / (task_count + {LEDGER_PRIOR})",
+    "confidence": "matched_mass / sqrt(task_mass * rule_mass), masses: sums of idf * ledger",
+    "evidence": (
+        "sum over matched stems of min(1, idf / idf(df=1)) * ledger (x episode_weight through episodes)"
+    ),
 }
 
 
@@ -43,6 +58,9 @@ def explain_data(result: RecallResult) -> dict[str, Any]:
         "task_mass": round(stats.task_mass, DECIMALS),
         "task_df": stats.task_df,
         "rare_idf": round(idf(1, stats.rule_count), DECIMALS) if stats.rule_count else None,
+        "task_count": stats.task_count,
+        "ledger_df": stats.ledger_df,
+        "ledger": stats.ledger,
         "rules": [_rule_data(r) for r in result.rules],
         "router": _router_data(stats),
     }
@@ -60,7 +78,9 @@ def _rule_data(r: RecalledRule) -> dict[str, Any]:
         "rule_mass": round(r.rule_mass, DECIMALS),
         "evidence": r.evidence,
         "matched_stems": r.matched_stems,
+        "through_episodes": r.through_episodes,
         "rule_stems": r.stem_df,
+        "rule_ledger": r.stem_ledger,
         "tags": [{"tag": t, "stems": list(text.tag_stems(t))} for t in r.matched_tags],
         "terms": [
             {
@@ -73,6 +93,18 @@ def _rule_data(r: RecalledRule) -> dict[str, Any]:
                 "contribution": m.contribution,
             }
             for m in r.terms
+        ],
+        "episodes": [
+            {
+                "stem": e.stem,
+                "qtf": e.qtf,
+                "df": e.df,
+                "idf": round(e.idf, DECIMALS),
+                "etf": e.etf,
+                "contribution": e.contribution,
+                "via": [{"episode": ep, "field": where, "tf": tf} for ep, where, tf in e.via],
+            }
+            for e in r.via_episodes
         ],
     }
 
@@ -88,6 +120,8 @@ def _router_data(stats: RecallStats) -> dict[str, Any]:
         "best_tag_hits": stats.best_tag_hits,
         "best_evidence": stats.best_evidence,
         "best_score": stats.best_score,
+        "best_matched_words": stats.best_matched_words,
+        "task_words": len(stats.task_stems),
         "reason": _reason(stats),
     }
 
@@ -118,11 +152,34 @@ def _formula_lines(stats: RecallStats) -> list[str]:
         f"K1 = {K1}, B = {B}, tag hit = {TAG_WEIGHT:g}",
         "  idf(t)  = ln(1 + (N - df + 0.5) / (df + 0.5))",
         "  term(t) = idf x qtf x tf x (K1 + 1) / (tf + K1 x (1 - B + B x len / avglen))",
-        "  confidence = matched / sqrt(task x rule): sums of idf over the matched stems, the "
-        "task's stems and the rule's stems (title, text, tags)",
-        f"  evidence   = matched / {idf(1, max(1, stats.rule_count)):.4f} (the idf of a stem in one rule)",
-        f"  task mass  = {stats.task_mass:.4f} = " + _mass(list(stats.task_df.values()), stats.rule_count),
+        "  confidence = matched / sqrt(task x rule): sums of idf x ledger over the matched stems, "
+        "the task's stems and the rule's stems (title, text, tags)",
+        f"  episode(t) = {EPISODE_WEIGHT:g} x idf (df: rules whose episodes say t) x ledger x qtf x etf x "
+        f"{K1 + 1:g} / (etf + {K1})",
+        f"  evidence   = sum over matched stems of min(1, idf / {idf(1, max(1, stats.rule_count)):.4f}) x "
+        f"ledger ({EPISODE_WEIGHT:g} x that for a stem matched only through episodes)",
+        *_ledger_lines(stats),
+        f"  task mass  = {stats.task_mass:.4f} = "
+        + _mass(list(stats.task_df.values()), stats.rule_count, _weights(stats.task_df, stats.ledger)),
     ]
+
+
+def _ledger_lines(stats: RecallStats) -> list[str]:
+    """How common each task stem is across the ledger's tasks, and what that weighs."""
+    if not stats.task_count:
+        return ["  ledger: no episodes, every word weighs 1"]
+    said = ", ".join(
+        f"{t} {stats.ledger.get(t, 1.0):g} ({d} of {stats.task_count})" for t, d in stats.ledger_df.items()
+    )
+    return [
+        f"  ledger(t) = 1 - (past tasks saying t - 1) / ({stats.task_count} tasks + {LEDGER_PRIOR}); "
+        f"words at most one task says weigh 1",
+        f"  ledger weights: {said or '(no task stem is in a past task)'}",
+    ]
+
+
+def _weights(dfs: dict[str, int], ledger: dict[str, float]) -> list[float]:
+    return [ledger.get(t, 1.0) for t in dfs]
 
 
 def _rule_lines(rule: RecalledRule, stats: RecallStats, note: str) -> list[str]:
@@ -133,30 +190,71 @@ def _rule_lines(rule: RecalledRule, stats: RecallStats, note: str) -> list[str]:
     lines = [f"  {rule.id}{size}{note}: score {rule.score:.4f} = sum of"]
     for tag in rule.matched_tags:
         parts = " + ".join(text.tag_stems(tag))
-        lines.append(f"    tag:{tag:<20} {TAG_WEIGHT:8.4f}  (all of {parts} in the task)")
+        value = rule.contributions["tag:" + tag]
+        lines.append(f"    tag:{tag:<20} {value:8.4f}  (all of {parts} in the task){_x(value / TAG_WEIGHT)}")
     for m in rule.terms:
         lines.append(
             f"    term:{m.stem:<19} {m.contribution:8.4f}  = idf {m.idf:.4f} (df {m.df}) x "
             f"qtf {m.qtf} x tf {m.tf} x {K1 + 1:g} / ({m.tf} + {K1} x ({1 - B:g} + {B} x "
-            f"{m.length}/{avg:.4f}))"
+            f"{m.length}/{avg:.4f})){_x(stats.ledger.get(m.stem, 1.0))}"
         )
+    for e in rule.via_episodes:
+        where = ", ".join(f"{ep} {field} (tf {tf})" for ep, field, tf in e.via)
+        lines.append(
+            f"    episode:{e.stem:<16} {e.contribution:8.4f}  = {EPISODE_WEIGHT:g} x idf {e.idf:.4f} "
+            f"(df {e.df}) x qtf {e.qtf} x etf {e.etf} x {K1 + 1:g} / ({e.etf} + {K1})"
+            f"{_x(stats.ledger.get(e.stem, 1.0))}: term {e.stem} via {where}"
+        )
+    n = stats.rule_count
     matched = [rule.stem_df[s] for s in rule.matched_stems]
-    return lines + [
+    ledger = {**stats.ledger, **rule.stem_ledger}
+    lines += [
         f"    confidence {rule.confidence:.4f} = matched {rule.matched_mass:.4f} / sqrt(task "
-        f"{stats.task_mass:.4f} x rule {rule.rule_mass:.4f}); evidence {rule.evidence:g}",
-        f"      matched {', '.join(rule.matched_stems)} = " + _mass(matched, stats.rule_count),
-        f"      rule {len(rule.stem_df)} stems = " + _mass(list(rule.stem_df.values()), stats.rule_count),
+        f"{stats.task_mass:.4f} x rule {rule.rule_mass:.4f}); evidence {rule.evidence:g} = "
+        + " + ".join(
+            [f"{specificity(rule.stem_df[s], n) * ledger.get(s, 1.0):.4f} ({s})" for s in rule.matched_stems]
+            + [
+                f"{EPISODE_WEIGHT:g} x {specificity(stats.task_df.get(s, 0), n) * ledger.get(s, 1.0):.4f}"
+                f" ({s})"
+                for s in rule.through_episodes
+            ]
+        ),
+        f"      matched {', '.join(rule.matched_stems)} = "
+        + _mass(matched, n, [ledger.get(s, 1.0) for s in rule.matched_stems]),
+        f"      rule {len(rule.stem_df)} stems = "
+        + _mass(list(rule.stem_df.values()), n, [ledger.get(s, 1.0) for s in rule.stem_df]),
     ]
+    if rule.through_episodes:
+        lines.append(
+            f"      + {EPISODE_WEIGHT:g} x (idf x ledger) on both sides for "
+            f"{', '.join(rule.through_episodes)} (matched only through the rule's episodes)"
+        )
+    return lines
 
 
-def _mass(dfs: list[int], n: int) -> str:
-    """A sum of idf written by df, to redo by hand: ``3 x 2.3026 (df 1) + 1 x 1.7918 (df 2)``."""
-    counts = Counter(dfs)
-    return " + ".join(f"{k} x {idf(df, n):.4f} (df {df})" for df, k in sorted(counts.items())) or "0"
+def _x(weight: float) -> str:
+    """`` x ledger 0.41`` when a ledger weight below 1 applied."""
+    return "" if weight >= 1.0 else f" x ledger {weight:.4f}"
+
+
+def _mass(dfs: list[int], n: int, weights: list[float] | None = None) -> str:
+    """A sum of idf (x ledger weight) written by df, to redo by hand:
+    ``3 x 2.3026 (df 1) + 1 x 1.7918 (df 2) x 0.5``."""
+    counts = Counter(zip(dfs, weights or [1.0] * len(dfs), strict=True))
+    return (
+        " + ".join(f"{k} x {idf(df, n):.4f} (df {df}){_x(w)}" for (df, w), k in sorted(counts.items())) or "0"
+    )
 
 
 def _reason(stats: RecallStats) -> str:
-    return router.reason(stats.best_confidence, stats.best_tag_hits, stats.best_evidence, stats.settings)
+    return router.reason(
+        stats.best_confidence,
+        stats.best_tag_hits,
+        stats.best_evidence,
+        stats.settings,
+        matched_words=stats.best_matched_words,
+        task_words=len(stats.task_stems),
+    )
 
 
 def _stats(result: RecallResult) -> RecallStats:

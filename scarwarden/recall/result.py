@@ -28,6 +28,33 @@ class TermMatch:
     contribution: float
 
 
+@dataclass(frozen=True)
+class EpisodeMatch:
+    """An ``episode:<stem>`` contribution: a task stem found in the words of the
+    episodes the rule cites, with where (episode ID, field, tf) and the arithmetic."""
+
+    stem: str
+    qtf: int
+    #: In how many rules' episodes the stem occurs (its idf is over the rules, N).
+    df: int
+    idf: float
+    #: Total tf over the cited episodes' fields.
+    etf: int
+    via: list[tuple[str, str, int]]
+    contribution: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stem": self.stem,
+            "contribution": self.contribution,
+            "via": [{"episode": ep, "field": where, "tf": tf} for ep, where, tf in self.via],
+        }
+
+    def why(self) -> str:
+        """``term checkout via ep-a task, ep-b correction``."""
+        return f"term {self.stem} via " + ", ".join(f"{ep} {where}" for ep, where, _ in self.via)
+
+
 @dataclass
 class RecalledRule:
     """One recalled rule, with why it matched."""
@@ -55,6 +82,13 @@ class RecalledRule:
     stem_df: dict[str, int] = field(default_factory=dict)
     #: The task stems it matches (in its title or text, or part of a tag that hits).
     matched_stems: list[str] = field(default_factory=list)
+    #: Task stems found in the words of the episodes the rule cites (by contribution).
+    via_episodes: list[EpisodeMatch] = field(default_factory=list)
+    #: Those of them its own title, text and tags do not match (they weigh in the
+    #: confidence and the evidence at EPISODE_WEIGHT).
+    through_episodes: list[str] = field(default_factory=list)
+    #: Ledger weights below 1 of the rule's stems (words many past tasks say).
+    stem_ledger: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -67,12 +101,14 @@ class RecalledRule:
             "contributions": dict(self.contributions),
             "episode_ids": list(self.episode_ids),
             "confidence": self.confidence,
+            "matched_via_episodes": [e.to_json() for e in self.via_episodes],
         }
 
     def why(self) -> str:
         """One line: the tags and terms that matched and what each contributed."""
         parts = [f"tag {t} +{self.contributions['tag:' + t]:g}" for t in self.matched_tags]
         parts += [f"term {s} +{self.contributions['term:' + s]:g}" for s in self.matched_terms]
+        parts += [f"{e.why()} +{e.contribution:g}" for e in self.via_episodes]
         return ", ".join(parts) or "nothing"
 
     def citation(self) -> str:
@@ -93,11 +129,19 @@ class RecallStats:
     task_mass: float = 0.0
     #: df of each task stem (0: in no rule's title or text), sorted by stem.
     task_df: dict[str, int] = field(default_factory=dict)
+    #: Episodes in the ledger, how many of their tasks say each task stem (those some
+    #: task says) and the ledger weight that gives (those below 1).
+    task_count: int = 0
+    ledger_df: dict[str, int] = field(default_factory=dict)
+    ledger: dict[str, float] = field(default_factory=dict)
     best_score: float | None = None
     best_tag_hits: int = 0
     #: The best-ranked rule's confidence; ``None`` when no rule matched at all.
     best_confidence: float | None = None
     best_evidence: float = 0.0
+    #: How many distinct task stems the best-ranked rule matches (own words, tags,
+    #: its episodes' words); ``None`` when not counted (a result built by hand).
+    best_matched_words: int | None = None
     #: The best-ranked rule, also when the verdict (ASK_HUMAN) returns no rules.
     best: RecalledRule | None = None
 

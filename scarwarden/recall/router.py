@@ -4,20 +4,24 @@ The verdict is decided by the best-ranked rule alone, checked in this order
 (docs/recall.md works examples by hand):
 
 1. ``ASK_HUMAN``    no rule shares a tag or a word with the task;
-2. ``ACT``          the best rule has at least ``act_tag_hits`` tag hits;
-3. ``ACT``          its confidence is at least ``act_threshold`` *and* its evidence is
-                    at least ``act_tag_hits``;
-4. ``ACT_AND_FLAG`` its confidence is at least ``floor`` and it has a tag hit or an
-                    evidence of at least :data:`FLAG_EVIDENCE` (1);
-5. ``ASK_HUMAN``    otherwise.
+2. ``ACT``          its evidence is at least ``act_tag_hits`` *and* it has a confidence
+                    of at least ``act_threshold``, or at least ``act_tag_hits`` tag hits
+                    and a confidence of at least ``floor``;
+3. ``ACT_AND_FLAG`` its confidence is at least ``floor``, its evidence at least
+                    :data:`FLAG_EVIDENCE` (1), and the match is *supported*: it
+                    matches two of the task's words or more, or at least half of them;
+4. ``ASK_HUMAN``    otherwise.
 
 The *confidence* (:func:`scarwarden.recall.score.confidence`, 0 to 1) is the idf-weighted
 overlap of task and rule divided by the geometric mean of their idf masses, so it does
 not grow with the length of the task or with generic words; the ranking score does,
-and is not used here. The *evidence* is the matched idf counted in rare words (the
-idf of a stem found in one rule only): the confidence of a one- or two-word task can be
-high on a single word, so acting needs as much lexical evidence as ``act_tag_hits``
-tag hits would give, and a weak match needs a tag hit or one rare word's worth.
+and is not used here. The *evidence* counts the matched words, each worth at most 1: a word found in one
+rule (or none) counts 1, a word many rules have counts its idf relative to that, and a
+word many past tasks say is weighed down again by its ledger weight
+(:func:`scarwarden.recall.score.specificity`). It does not grow when the memory is small
+(an unseen word is not worth two rare ones) and it does not shrink as the memory grows.
+So one word, however rare, never gives ``ACT`` (two words' worth are needed), and a match
+on a single word of a longer task is ``ASK_HUMAN``, not a flag.
 
 The thresholds live in ``scarwarden.yaml`` (``recall:`` section, see
 :class:`scarwarden.config.RecallSettings`); their defaults were chosen by measurement
@@ -34,8 +38,8 @@ ASK_HUMAN = "ASK_HUMAN"
 
 VERDICTS = (ACT, ACT_AND_FLAG, ASK_HUMAN)
 
-#: Evidence (matched idf in rare words) that a best rule without a tag hit needs to
-#: count as a match at all: one that shares only generic words with the task is not.
+#: Evidence (matched words, each worth at most 1) that a best rule needs to count as
+#: a match at all: one that shares only generic words with the task is not.
 FLAG_EVIDENCE = 1.0
 
 #: What the agent must do on each verdict (shown by ``recall`` and ``ask``).
@@ -51,64 +55,95 @@ VERDICT_MEANING: dict[str, str] = {
 }
 
 
+def supported(matched_words: int | None, task_words: int) -> bool:
+    """A match is *supported* when it covers two of the task's words or more, or at
+    least half of them (a one-word task matched on its word); ``None``: not counted."""
+    return matched_words is None or matched_words >= 2 or 2 * matched_words >= task_words
+
+
 def route(
-    best_confidence: float | None, best_tag_hits: int, best_evidence: float, settings: RecallSettings
+    best_confidence: float | None,
+    best_tag_hits: int,
+    best_evidence: float,
+    settings: RecallSettings,
+    *,
+    matched_words: int | None = None,
+    task_words: int = 0,
 ) -> str:
     """The verdict for a best-ranked rule with these numbers.
 
     ``best_confidence`` is ``None`` when no rule matched the task at all;
-    ``best_evidence`` is its matched idf in units of the idf of a stem found in one
-    rule only (:attr:`scarwarden.recall.result.RecalledRule.evidence`).
+    ``best_evidence`` is its matched words, each worth at most 1
+    (:attr:`scarwarden.recall.result.RecalledRule.evidence`); ``matched_words`` how many
+    distinct task stems it matches, of the task's ``task_words``.
     """
     if best_confidence is None:
         return ASK_HUMAN
-    if best_tag_hits >= settings.act_tag_hits:
+    if best_evidence >= settings.act_tag_hits and (
+        best_confidence >= settings.act_threshold
+        or (best_tag_hits >= settings.act_tag_hits and best_confidence >= settings.floor)
+    ):
         return ACT
-    if best_confidence >= settings.act_threshold and best_evidence >= settings.act_tag_hits:
-        return ACT
-    if best_confidence >= settings.floor and (best_tag_hits >= 1 or best_evidence >= FLAG_EVIDENCE):
+    if (
+        best_confidence >= settings.floor
+        and best_evidence >= FLAG_EVIDENCE
+        and supported(matched_words, task_words)
+    ):
         return ACT_AND_FLAG
     return ASK_HUMAN
 
 
 def reason(
-    best_confidence: float | None, best_tag_hits: int, best_evidence: float, settings: RecallSettings
+    best_confidence: float | None,
+    best_tag_hits: int,
+    best_evidence: float,
+    settings: RecallSettings,
+    *,
+    matched_words: int | None = None,
+    task_words: int = 0,
 ) -> str:
     """Why :func:`route` gave its verdict, in words a reviewer can check."""
-    verdict = route(best_confidence, best_tag_hits, best_evidence, settings)
+    verdict = route(
+        best_confidence,
+        best_tag_hits,
+        best_evidence,
+        settings,
+        matched_words=matched_words,
+        task_words=task_words,
+    )
     if best_confidence is None:
         return f"{verdict}: no rule shares a tag or a word with the task"
-    hits = f"{best_tag_hits} tag hit(s) (< act_tag_hits {settings.act_tag_hits})"
+    act = settings.act_tag_hits
     conf = f"confidence {best_confidence:g}"
     evidence = f"evidence {best_evidence:g}"
+    words = (
+        "" if matched_words is None else f"; it matches {matched_words} of the task's {task_words} word(s)"
+    )
     if verdict == ACT:
-        if best_tag_hits >= settings.act_tag_hits:
-            return (
-                f"{verdict}: the best rule has {best_tag_hits} tag hits "
-                f"(>= act_tag_hits {settings.act_tag_hits})"
-            )
-        return (
-            f"{verdict}: the best rule's {conf} >= act_threshold "
-            f"{settings.act_threshold:g} and its {evidence} >= act_tag_hits "
-            f"{settings.act_tag_hits}"
+        why = (
+            f"{conf} >= act_threshold {settings.act_threshold:g}"
+            if best_confidence >= settings.act_threshold
+            else f"{best_tag_hits} tag hits (>= act_tag_hits {act}) and {conf} >= floor {settings.floor:g}"
         )
+        return f"{verdict}: the best rule's {evidence} >= {act} and it has {why}"
+    missing = (
+        f"its {evidence} < {act}"
+        if best_evidence < act
+        else f"its {conf} < act_threshold {settings.act_threshold:g} and {best_tag_hits} tag hit(s) < {act}"
+    )
     if verdict == ACT_AND_FLAG:
-        if best_confidence >= settings.act_threshold:
-            why = (
-                f"its {conf} >= act_threshold {settings.act_threshold:g} but its "
-                f"{evidence} < act_tag_hits {settings.act_tag_hits}"
-            )
-        else:
-            why = (
-                f"its {conf} is below act_threshold {settings.act_threshold:g} but >= "
-                f"floor {settings.floor:g}, "
-            )
-            why += "with a tag hit" if best_tag_hits else f"with {evidence} >= {FLAG_EVIDENCE:g}"
-        return f"{verdict}: the best rule has {hits}; {why}"
-    if best_confidence >= settings.floor:
         return (
-            f"{verdict}: the best rule has no tag hit and its {evidence} < "
-            f"{FLAG_EVIDENCE:g} (only generic words matched), though its {conf} >= floor "
-            f"{settings.floor:g}"
+            f"{verdict}: not ACT because {missing}; its {conf} >= floor {settings.floor:g}, "
+            f"{evidence} >= {FLAG_EVIDENCE:g}{words}"
         )
-    return f"{verdict}: the best rule has {hits}; its {conf} is below floor {settings.floor:g}"
+    if best_confidence < settings.floor:
+        return f"{verdict}: the best rule's {conf} is below floor {settings.floor:g}"
+    if best_evidence < FLAG_EVIDENCE:
+        return (
+            f"{verdict}: the best rule's {evidence} < {FLAG_EVIDENCE:g} (only generic words matched), "
+            f"though its {conf} >= floor {settings.floor:g}"
+        )
+    return (
+        f"{verdict}: the best rule matches {matched_words} of the task's {task_words} words: "
+        "one word of a longer task, with nothing else to support it"
+    )

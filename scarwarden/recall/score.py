@@ -47,10 +47,10 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from scarwarden.recall.result import RecalledRule, TermMatch
+from scarwarden.recall.result import EpisodeMatch, RecalledRule, TermMatch
 
 K1 = 1.5
 B = 0.75
@@ -58,11 +58,37 @@ B = 0.75
 TAG_WEIGHT = 3.0
 #: Scores and contributions are rounded to this many decimals (byte-stable JSON).
 DECIMALS = 4
+#: A word found only through the episodes a rule cites counts this much of a word of
+#: the rule's own title or text (set a priori, below the rule's own words; not tuned).
+EPISODE_WEIGHT = 0.5
+#: Pseudo-tasks added to the ledger's task count in :func:`ledger_weight`, so a
+#: ledger of a handful of tasks does not silence the words they all happen to share.
+LEDGER_PRIOR = 10
 
 
 def idf(df: int, n: int) -> float:
     """Lucene's BM25 idf: ``ln(1 + (N - df + 0.5) / (df + 0.5))``, never negative."""
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+def ledger_weight(task_df: int, tasks: int) -> float:
+    """How much a query word counts given how many past tasks said it, rounded:
+    ``1 - (task_df - 1) / (tasks + LEDGER_PRIOR)``. A word no task or one task said
+    keeps its full weight (1.0): the episode a rule was learnt from says its own words."""
+    return round(1.0 - max(0, task_df - 1) / (tasks + LEDGER_PRIOR), DECIMALS)
+
+
+def specificity(df: int, n: int) -> float:
+    """A matched word's worth as evidence, 0 to 1: ``min(1, idf(df) / idf(1))``. A word
+    found in one rule (or none) counts 1, whatever the memory's size, so a small memory
+    does not inflate the evidence (an unseen word is not worth two rare ones)."""
+    return min(1.0, idf(df, n) / idf(1, n)) if n else 0.0
+
+
+def episode_contribution(idf_value: float, weight: float, qtf: int, etf: int) -> float:
+    """A stem found in the words of the episodes a rule cites (unrounded): BM25's
+    saturation of the episode term frequency, no length normalisation, x EPISODE_WEIGHT."""
+    return EPISODE_WEIGHT * idf_value * weight * qtf * etf * (K1 + 1.0) / (etf + K1)
 
 
 def confidence(matched: float, task_mass: float, rule_mass: float) -> float:
@@ -88,23 +114,50 @@ class TaskTerms:
     #: Active rules (N) and their average length in stems (avglen).
     n: int
     avg: float
-    #: Sum of idf over the task's distinct stems.
+    #: Sum of idf x ledger weight over the task's distinct stems.
     task_mass: float
+    #: Ledger weight of each task stem (:func:`ledger_weight`; absent: 1.0), how many
+    #: past tasks say it, and how many tasks the ledger holds.
+    ledger: dict[str, float] = field(default_factory=dict)
+    task_df: dict[str, int] = field(default_factory=dict)
+    task_count: int = 0
+    #: For the task stems found in the episodes some rule cites: in how many rules'
+    #: episodes (stems in more than half the rules' episodes are left out).
+    ep_df: dict[str, int] = field(default_factory=dict)
+
+    def q(self, stem: str) -> float:
+        return self.ledger.get(stem, 1.0)
 
 
-def task_terms(conn: Any, qtf: Counter[str], n: int, avg: float) -> TaskTerms:
-    """Look up the task stems' document frequencies and weigh the task (one query)."""
-    df = document_frequencies(conn, sorted(qtf))
-    task_mass = math.fsum(idf(df.get(t, 0), n) for t in qtf) if n else 0.0
-    return TaskTerms(qtf=qtf, df=df, n=n, avg=avg, task_mass=task_mass)
+def task_terms(conn: Any, qtf: Counter[str], n: int, avg: float, tasks: int = 0) -> TaskTerms:
+    """Look up the task stems' document frequencies (in rules, in past tasks, in the
+    rules' episodes) and weigh the task; ``tasks``: episodes in the ledger."""
+    stems = sorted(qtf)
+    df = document_frequencies(conn, stems)
+    task_df = document_frequencies(conn, stems, "task_term_df") if tasks else {}
+    ledger = {t: ledger_weight(d, tasks) for t, d in task_df.items()}
+    ep_df = {t: d for t, d in document_frequencies(conn, stems, "rule_episode_df").items() if 2 * d <= n}
+    task_mass = math.fsum(idf(df.get(t, 0), n) * ledger.get(t, 1.0) for t in qtf) if n else 0.0
+    return TaskTerms(
+        qtf=qtf,
+        df=df,
+        n=n,
+        avg=avg,
+        task_mass=task_mass,
+        ledger=ledger,
+        task_df=task_df,
+        task_count=tasks,
+        ep_df=ep_df,
+    )
 
 
-def document_frequencies(conn: Any, stems: list[str]) -> dict[str, int]:
-    """Stem -> df, for the ``stems`` at least one active rule contains."""
+def document_frequencies(conn: Any, stems: list[str], table: str = "rule_term_df") -> dict[str, int]:
+    """Stem -> df in ``table``, for the ``stems`` it has (by default: the stems at least
+    one active rule's title or text contains)."""
     if not stems:
         return {}
     rows = conn.execute(
-        "SELECT term, df FROM rule_term_df WHERE term IN (SELECT value FROM json_each(?))",
+        f"SELECT term, df FROM {table} WHERE term IN (SELECT value FROM json_each(?))",
         (json.dumps(stems),),
     )
     return {term: int(df) for term, df in rows if df}
@@ -118,26 +171,43 @@ def candidates(conn: Any, task: TaskTerms, count: int) -> list[tuple[str, float]
     same order, so exact ties stay exact and are broken by rule ID here too; the final
     order is set by :func:`score_rules`'s exact sums (hence the caller's slack).
     """
-    weights = [[t, idf(d, task.n) * task.qtf[t] * (K1 + 1.0)] for t, d in sorted(task.df.items())]
+    weights = [[t, idf(d, task.n) * task.q(t) * task.qtf[t] * (K1 + 1.0)] for t, d in sorted(task.df.items())]
+    ep_weights = [
+        [t, EPISODE_WEIGHT * idf(d, task.n) * task.q(t) * task.qtf[t] * (K1 + 1.0)]
+        for t, d in sorted(task.ep_df.items())
+    ]
     sql = """
         WITH q(term, w) AS (
             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]')
             FROM json_each(:weights)),
+        qe(term, w) AS (
+            SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]')
+            FROM json_each(:ep_weights)),
+        ql(term, w) AS (
+            SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]')
+            FROM json_each(:ledger)),
+        e(term, rule_id, etf) AS (
+            SELECT term, rule_id, sum(tf) FROM rule_episode_terms
+            WHERE term IN (SELECT term FROM qe) GROUP BY term, rule_id),
         s(rule_id, c) AS (
             SELECT p.rule_id, q.w * p.tf / (p.tf + :base + :slope * p.length)
             FROM q CROSS JOIN rule_terms AS p ON p.term = q.term
             UNION ALL
-            SELECT rule_id, :tag_weight FROM rule_tag_stems
-            WHERE stem IN (SELECT value FROM json_each(:stems))
-            GROUP BY rule_id, tag HAVING count(*) = max(parts))
+            SELECT e.rule_id, qe.w * e.etf / (e.etf + :k1)
+            FROM qe CROSS JOIN e ON e.term = qe.term
+            UNION ALL
+            SELECT rule_id, :tag_weight * min(ql.w) FROM ql CROSS JOIN rule_tag_stems
+            ON stem = ql.term GROUP BY rule_id, tag HAVING count(*) = max(parts))
         SELECT rule_id, sum(c) AS score FROM s GROUP BY rule_id
         ORDER BY score DESC, rule_id LIMIT :count
     """
     params = {
         "weights": json.dumps(weights),
-        "stems": json.dumps(sorted(task.qtf)),
+        "ep_weights": json.dumps(ep_weights),
+        "ledger": json.dumps([[t, task.q(t)] for t in sorted(task.qtf)]),
         "base": K1 * (1.0 - B),
         "slope": K1 * B / task.avg,
+        "k1": K1,
         "tag_weight": TAG_WEIGHT,
         "count": count,
     }
@@ -160,6 +230,8 @@ _Postings = dict[str, dict[str, tuple[int, int]]]
 _StemDf = dict[str, dict[str, int]]
 #: Per rule ID: tag -> the stems it normalises to.
 _TagParts = dict[str, dict[str, set[str]]]
+#: Per rule ID: task stem -> the (episode ID, field, tf) of the cited episodes saying it.
+_EpisodeWords = dict[str, dict[str, list[tuple[str, str, int]]]]
 
 
 def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule]:
@@ -167,8 +239,9 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
     if not ids:
         return []
     id_json = json.dumps(ids)
-    postings, stem_df = _rule_stems(conn, id_json, ids, task.df)
-    tag_parts = _tag_parts(conn, id_json, stem_df)
+    postings, stem_df, stem_tdf = _rule_stems(conn, id_json, ids, task.df)
+    tag_parts = _tag_parts(conn, id_json, stem_df, stem_tdf)
+    episodes = _episode_words(conn, id_json, task)
     # A rule has dozens of stems but they share a handful of df values.
     weight = {d: idf(d, task.n) for d in {d for own in stem_df.values() for d in own.values()}}
     out = []
@@ -178,42 +251,73 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
     ):
         rule_id = row[0]
         out.append(
-            _scored_rule(row, task, postings[rule_id], stem_df[rule_id], tag_parts.get(rule_id, {}), weight)
+            _scored_rule(
+                row,
+                task,
+                postings[rule_id],
+                stem_df[rule_id],
+                tag_parts.get(rule_id, {}),
+                weight,
+                own_task_df=stem_tdf[rule_id],
+                episodes=episodes.get(rule_id, {}),
+            )
         )
     return out
 
 
-def _rule_stems(conn: Any, id_json: str, ids: list[str], df: dict[str, int]) -> tuple[_Postings, _StemDf]:
-    """The rules' own stems with their df: the shared ones score, all of them weigh in
-    the rule's mass. Read by rule (a few dozen postings each), not by term: a long task
-    has hundreds."""
+def _rule_stems(
+    conn: Any, id_json: str, ids: list[str], df: dict[str, int]
+) -> tuple[_Postings, _StemDf, _StemDf]:
+    """The rules' own stems with their df (and how many past tasks say them): the shared
+    ones score, all of them weigh in the rule's mass. Read by rule (a few dozen postings
+    each), not by term: a long task has hundreds."""
     postings: _Postings = {i: {} for i in ids}
     stem_df: _StemDf = {i: {} for i in ids}
-    for term, rule_id, tf, length, term_df in conn.execute(
-        "SELECT p.term, p.rule_id, p.tf, p.length, d.df FROM rule_terms AS p "
-        "JOIN rule_term_df AS d ON d.term = p.term WHERE p.rule_id IN "
-        "(SELECT value FROM json_each(?))",
+    stem_tdf: _StemDf = {i: {} for i in ids}
+    for term, rule_id, tf, length, term_df, tdf in conn.execute(
+        "SELECT p.term, p.rule_id, p.tf, p.length, d.df, coalesce(t.df, 0) FROM rule_terms AS p "
+        "JOIN rule_term_df AS d ON d.term = p.term LEFT JOIN task_term_df AS t ON t.term = p.term "
+        "WHERE p.rule_id IN (SELECT value FROM json_each(?))",
         (id_json,),
     ):
         stem_df[rule_id][term] = term_df
+        if tdf:
+            stem_tdf[rule_id][term] = tdf
         if term in df:
             postings[rule_id][term] = (tf, length)
-    return postings, stem_df
+    return postings, stem_df, stem_tdf
 
 
-def _tag_parts(conn: Any, id_json: str, stem_df: _StemDf) -> _TagParts:
+def _tag_parts(conn: Any, id_json: str, stem_df: _StemDf, stem_tdf: _StemDf) -> _TagParts:
     """Each rule's tags as stems; a tag stem not in the rule's text joins its stems too
     (with its df, 0 when no rule's title or text has it)."""
     tag_parts: _TagParts = {}
-    for rule_id, tag, stem, tag_df in conn.execute(
-        "SELECT t.rule_id, t.tag, t.stem, coalesce(d.df, 0) FROM rule_tag_stems AS t "
-        "LEFT JOIN rule_term_df AS d ON d.term = t.stem WHERE t.rule_id IN "
-        "(SELECT value FROM json_each(?))",
+    for rule_id, tag, stem, tag_df, tdf in conn.execute(
+        "SELECT s.rule_id, s.tag, s.stem, coalesce(d.df, 0), coalesce(t.df, 0) FROM rule_tag_stems AS s "
+        "LEFT JOIN rule_term_df AS d ON d.term = s.stem LEFT JOIN task_term_df AS t ON t.term = s.stem "
+        "WHERE s.rule_id IN (SELECT value FROM json_each(?))",
         (id_json,),
     ):
         tag_parts.setdefault(rule_id, {}).setdefault(tag, set()).add(stem)
         stem_df[rule_id].setdefault(stem, tag_df)
+        if tdf:
+            stem_tdf[rule_id].setdefault(stem, tdf)
     return tag_parts
+
+
+def _episode_words(conn: Any, id_json: str, task: TaskTerms) -> _EpisodeWords:
+    """For each candidate rule, the task stems its cited episodes say, and where."""
+    out: _EpisodeWords = {}
+    if not task.ep_df:
+        return out
+    for rule_id, term, episode_id, where, tf in conn.execute(
+        "SELECT rule_id, term, episode_id, field, tf FROM rule_episode_terms "
+        "WHERE term IN (SELECT value FROM json_each(?)) AND rule_id IN (SELECT value FROM json_each(?)) "
+        "ORDER BY rule_id, term, episode_id, field",
+        (json.dumps(sorted(task.ep_df)), id_json),
+    ):
+        out.setdefault(rule_id, {}).setdefault(term, []).append((episode_id, where, tf))
+    return out
 
 
 def _scored_rule(
@@ -223,21 +327,25 @@ def _scored_rule(
     own: dict[str, int],
     parts: dict[str, set[str]],
     weight: dict[int, float],
+    *,
+    own_task_df: dict[str, int] | None = None,
+    episodes: dict[str, list[tuple[str, str, int]]] | None = None,
 ) -> RecalledRule:
-    """One rule's contributions (tags first, then terms by contribution), score,
-    confidence and evidence."""
+    """One rule's contributions (tags first, then terms by contribution, then words
+    found through its episodes), score, confidence and evidence."""
     rule_id, title, body, tags_json, eps_json = row
     tags = list(json.loads(tags_json))
     hits = [t for t in tags if t in parts and parts[t] <= task.qtf.keys()]
     contributions: dict[str, float] = {}
     total = 0.0
     for tag in hits:
-        contributions[f"tag:{tag}"] = TAG_WEIGHT
-        total += TAG_WEIGHT
+        value = TAG_WEIGHT * min(task.q(s) for s in parts[tag])
+        contributions[f"tag:{tag}"] = round(value, DECIMALS)
+        total += value
     matches = []
     for stem, (tf, length) in sorted(postings.items()):
         idf_value = idf(task.df[stem], task.n)
-        value = term_contribution(idf_value, task.qtf[stem], tf, length, task.avg)
+        value = term_contribution(idf_value, task.qtf[stem], tf, length, task.avg) * task.q(stem)
         total += value
         matches.append(
             TermMatch(stem, task.qtf[stem], task.df[stem], idf_value, tf, length, round(value, DECIMALS))
@@ -245,11 +353,38 @@ def _scored_rule(
     matches.sort(key=lambda m: (-m.contribution, m.stem))
     for m in matches:
         contributions[f"term:{m.stem}"] = m.contribution
+    via = []
+    for stem, where in sorted((episodes or {}).items()):
+        etf = sum(tf for _, _, tf in where)
+        idf_value = idf(task.ep_df[stem], task.n)
+        value = episode_contribution(idf_value, task.q(stem), task.qtf[stem], etf)
+        total += value
+        via.append(
+            EpisodeMatch(
+                stem, task.qtf[stem], task.ep_df[stem], idf_value, etf, where, round(value, DECIMALS)
+            )
+        )
+    via.sort(key=lambda m: (-m.contribution, m.stem))
+    for e in via:
+        contributions[f"episode:{e.stem}"] = e.contribution
     matched = set(postings).union(*(parts[t] for t in hits))
+    through = {e.stem for e in via} - matched  # found only through the rule's episodes
+    n = task.n
+    tdf = own_task_df or {}
+    q = {s: ledger_weight(tdf.get(s, 0), task.task_count) if task.task_count else 1.0 for s in own}
+
+    def w(stem: str) -> float:  # a matched or own stem's idf x ledger weight
+        d = own.get(stem, task.df.get(stem, 0))
+        return (weight[d] if d in weight else idf(d, n)) * q.get(stem, task.q(stem))
+
     # fsum is correctly rounded whatever the order: the masses are byte-stable.
-    matched_mass = math.fsum(weight[own[s]] for s in matched)
-    rule_mass = math.fsum(weight[d] for d in own.values())
-    rare = idf(1, task.n)  # the idf of a stem found in one rule only
+    extra = [EPISODE_WEIGHT * w(s) for s in through]
+    matched_mass = math.fsum([w(s) for s in matched] + extra)
+    rule_mass = math.fsum([w(s) for s in own] + extra)
+    evidence = math.fsum(
+        [specificity(own[s], n) * q[s] for s in matched]
+        + [EPISODE_WEIGHT * specificity(task.df.get(s, 0), n) * task.q(s) for s in through]
+    )
     return RecalledRule(
         id=rule_id,
         title=title,
@@ -264,7 +399,10 @@ def _scored_rule(
         confidence=confidence(matched_mass, task.task_mass, rule_mass),
         matched_mass=matched_mass,
         rule_mass=rule_mass,
-        evidence=round(matched_mass / rare, DECIMALS),
+        evidence=round(evidence, DECIMALS),
         stem_df=dict(sorted(own.items())),
         matched_stems=sorted(matched),
+        via_episodes=via,
+        through_episodes=sorted(through),
+        stem_ledger={s: v for s, v in sorted(q.items()) if v != 1.0},
     )

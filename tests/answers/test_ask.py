@@ -31,11 +31,11 @@ def test_act_shows_rules_with_citations_and_records_nothing(cli, demo_repo: Memo
 def test_act_and_flag_shows_rules_and_the_meaning_and_records_nothing(cli, demo_repo: MemoryRepo) -> None:
     before = head(demo_repo)
     task = "Reply to a customer about a refund"  # a weak match on the demo memory
-    data = json.loads(cli("ask", "--json", task, "--answer", "not wanted").stdout)
-    assert data["verdict"] == "ACT_AND_FLAG" and data["episode"] is None
-    assert data["rules"] and data["meaning"]
     result = cli("ask", task)
     assert result.exit_code == 0
+    data = json.loads(cli("ask", "--json", task).stdout)
+    assert data["verdict"] == "ACT_AND_FLAG" and data["episode"] is None
+    assert data["rules"] and data["meaning"]
     assert result.stdout.startswith(f"ACT_AND_FLAG  {data['meaning'].split(':')[0]}")
     first = data["rules"][0]
     assert f"1. {first['id']}: {first['title']}" in result.stdout

@@ -16,11 +16,12 @@ def test_readable_output_gives_verdict_meaning_rules_and_why(cli) -> None:
     out = result.stdout
     assert out.startswith("ACT  Strong match: follow the recalled rules and cite them.")
     assert (
-        "1. PB-02: Never share discount codes on public social media  (score 18.1844, confidence 0.332)"
+        "1. PB-02: Never share discount codes on public social media  (score 23.7685, confidence 0.3826)"
     ) in out
-    assert "why: tag discount +3, tag code +3, tag twitter +3, term code +" in out
+    # twitter: two of the ledger's 32 tasks say it (ledger weight 0.9762)
+    assert "why: tag discount +3, tag code +3, tag twitter +2.9286, term code +" in out
+    assert "term twitter via ep-dqq3bkemex task, ep-wmjgdnc59j task +1.6056" in out
     assert "cite: [PB-02, learnt in ep-wmjgdnc59j, ep-56m702j8dv, ep-dqq3bkemex]" in out
-    assert "2. PB-01:" in out
     assert "(last commit that changed memory/playbook.md)" in out
 
 
@@ -39,7 +40,10 @@ def test_explain_shows_the_arithmetic(cli) -> None:
     assert "idf(t)  = ln(1 + (N - df + 0.5) / (df + 0.5))" in out
     assert "tag:linkedin" in out and "(all of linkedin in the task)" in out
     assert "term:beta" in out and "= idf 2.3026 (df 1) x qtf 1 x tf 1 x 2.5 / (1 + 1.5 x" in out
-    assert "router: ACT: the best rule has 3 tag hits (>= act_tag_hits 2)" in out
+    assert (
+        "router: ACT: the best rule's evidence 4.3572 >= 2 and it has confidence 0.4291 >= "
+        "act_threshold 0.1825" in out
+    )
 
 
 def test_json_explain_is_data(cli) -> None:
@@ -53,7 +57,8 @@ def test_json_explain_is_data(cli) -> None:
     assert [t["tag"] for t in rule["tags"]] == ["billing", "ticket"]
     for term in rule["terms"]:
         assert data["rules"][0]["contributions"]["term:" + term["stem"]] == term["contribution"]
-    assert explain["router"]["reason"].startswith("ACT: the best rule has 2 tag hits")
+    # Two tag hits, but "ticket" is a generic one (three rules, and past tasks say it).
+    assert explain["router"]["reason"].startswith("ACT_AND_FLAG: not ACT because its evidence 1.5869 < 2")
 
 
 def test_bad_input_exit_codes(cli) -> None:
@@ -99,4 +104,4 @@ def test_demo_section(demo_repo: MemoryRepo) -> None:
     assert "PB-01: Lead LinkedIn posts with the reader's pain" in text
     assert "PB-02: Never share discount codes on public social media" in text
     assert text.count("ACT") >= 2 and "ASK_HUMAN" in text
-    assert "why: tag linkedin +3" in text
+    assert "why: tag linkedin +" in text

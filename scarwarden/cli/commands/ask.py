@@ -13,8 +13,13 @@ PROMPT = "Memory has nothing on this task. What should the agent do?"
 @click.argument("task", nargs=-1, required=True)
 @click.option(
     "--answer",
-    help="The human's answer, recorded when the verdict is ASK_HUMAN "
-    "(instead of a prompt; '-' reads it from stdin).",
+    help="The human's answer, recorded when the verdict is ASK_HUMAN or ACT_AND_FLAG "
+    "(instead of a prompt; '-' reads it from stdin); on ACT only with --force.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Record --answer even when the verdict is ACT (the human overrides memory).",
 )
 @click.option("--no-commit", is_flag=True, help="Stage the new episode instead of committing it.")
 @click.option(
@@ -25,7 +30,12 @@ PROMPT = "Memory has nothing on this task. What should the agent do?"
 )
 @click.pass_context
 def ask(
-    ctx: click.Context, task: tuple[str, ...], answer: str | None, no_commit: bool, as_json: bool
+    ctx: click.Context,
+    task: tuple[str, ...],
+    answer: str | None,
+    force: bool,
+    no_commit: bool,
+    as_json: bool,
 ) -> None:
     """Recall for TASK; when memory has nothing, ask a human and remember the answer.
 
@@ -34,17 +44,21 @@ def ask(
     scripts. The answer is recorded as a new episode (source: human-answer, the task,
     the answer as its correction, tags from the task's words) and committed, so the
     next `scarwarden distill` can learn a rule from it. Without a terminal and without
-    --answer it exits 1 rather than wait.
+    --answer it exits 1 rather than wait. An --answer given on ACT_AND_FLAG (or on ACT
+    with --force) is recorded too, referring to the recalled rules (refs: the
+    episodes they cite): the human's answer is never thrown away.
 
     \b
     Examples:
       scarwarden ask "Draft a LinkedIn post announcing our beta"
       scarwarden ask "Book travel for the Berlin conference" \\
           --answer "Use the travel portal; economy class; hotel under 150 EUR a night"
+      scarwarden ask "Rename the production Kafka topic" \\
+          --answer "Announce it in #data a week ahead; keep the old topic mirrored"
     """
-    from scarwarden.answers.asking import record_human_answer
+    from scarwarden.answers.asking import recalled_refs, record_human_answer
     from scarwarden.recall.engine import recall_task
-    from scarwarden.recall.router import ASK_HUMAN
+    from scarwarden.recall.router import ACT, ASK_HUMAN
 
     answer = answer_option(answer)
     repo = get_repo(ctx)
@@ -55,9 +69,16 @@ def ask(
             answer = prompt_human(
                 "ask", result.task, PROMPT, show=format_result(result, playbook_rel=repo.playbook_rel)
             )
-        episode = record_human_answer(repo, result.task, answer, commit=not no_commit)
+        episode = record_human_answer(repo, result.task, answer, commit=not no_commit, refs=[])
+    elif answer is not None and (result.verdict != ACT or force):
+        refs = recalled_refs(result.rules)
+        episode = record_human_answer(repo, result.task, answer, commit=not no_commit, refs=refs)
     elif answer is not None:
-        click.echo(f"memory already covers this ({result.verdict}); --answer was not recorded", err=True)
+        click.echo(
+            f"memory already covers this ({result.verdict}); --answer was not recorded "
+            "(add --force to record it anyway)",
+            err=True,
+        )
     if as_json:
         data = result.to_json()
         data["meaning"] = result.meaning

@@ -1,0 +1,172 @@
+"""The ledger's words in the index, for recall (docs/recall.md, "Words from the ledger").
+
+Two sets of postings, both computed from the episode files alone (never from the
+recall log, a model or anything a clone does not have), so every clone ranks alike:
+
+* ``task_terms`` / ``task_term_df``: which stems each episode's *task* says, and in how
+  many episodes' tasks each stem occurs (meta ``task_count`` = the episodes counted).
+  Recall weighs a query stem down when most past tasks say it ("customer", "agent",
+  the role-play boilerplate of a support ledger).
+* ``rule_episode_terms`` / ``rule_episode_df``: under each active rule, the stems of
+  the episodes it cites (their ``task`` and ``correction``, which holds a human's
+  answer), by episode and field, and in how many rules' episodes each stem occurs.
+  Recall finds a rule through the words of the episodes that taught it, below the
+  rule's own words, and says through which episode.
+
+Both are kept in step incrementally: ``ledger_tasks`` remembers the task text each
+episode was counted with, ``rule_episode_state`` the rule digest its postings were
+built from; only episodes whose task changed and rules whose digest changed (or that
+cite a changed episode) are re-read.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from scarwarden import text
+from scarwarden.index.schema import chunks, set_meta
+
+#: The episode fields whose words are indexed under the rules that cite the episode.
+FIELDS = ("task", "correction")
+
+
+def index_ledger_words(conn: sqlite3.Connection, *, episodes: bool, rules: bool) -> None:
+    """Bring both sets of postings in line with the ``episodes`` and ``rules`` tables.
+
+    ``episodes``: episodes may have been added or removed; ``rules``: the playbook may
+    have changed. Called inside the refresh's (or the build's) transaction.
+    """
+    changed: set[str] = _sync_task_terms(conn) if episodes else set()
+    if changed or rules:
+        _sync_rule_episode_terms(conn, changed)
+
+
+def _sync_task_terms(conn: sqlite3.Connection) -> set[str]:
+    """Count the tasks of new or changed episodes, uncount removed ones; return the IDs
+    of every episode that moved."""
+    fresh = conn.execute(
+        "SELECT e.id, e.task FROM episodes AS e LEFT JOIN ledger_tasks AS l "
+        "ON l.episode_id = e.id WHERE l.task IS NOT e.task"
+    ).fetchall()
+    gone = [
+        r[0]
+        for r in conn.execute(
+            "SELECT episode_id FROM ledger_tasks WHERE episode_id NOT IN (SELECT id FROM episodes)"
+        )
+    ]
+    first = conn.execute("SELECT 1 FROM ledger_tasks LIMIT 1").fetchone() is None
+    changed = {r[0] for r in fresh} | set(gone)
+    if not changed:
+        return changed
+    touched: set[str] = set()
+    if not first:
+        touched |= _delete_where(conn, "task_terms", "episode_id", sorted(changed))
+        for chunk in chunks(sorted(changed), 500):
+            marks = ",".join("?" * len(chunk))
+            conn.execute(f"DELETE FROM ledger_tasks WHERE episode_id IN ({marks})", chunk)
+    rows: list[tuple[str, str]] = []
+    for episode_id, task in fresh:
+        stems = set(text.stems(task or ""))
+        touched |= stems
+        rows.extend((stem, episode_id) for stem in stems)
+    conn.executemany("INSERT OR IGNORE INTO task_terms VALUES (?, ?)", rows)
+    conn.executemany("INSERT INTO ledger_tasks VALUES (?, ?)", fresh)
+    _recount(conn, "task_term_df", "SELECT term, count(*) FROM task_terms", touched, everything=first)
+    set_meta(conn, "task_count", str(conn.execute("SELECT count(*) FROM ledger_tasks").fetchone()[0]))
+    return changed
+
+
+def _sync_rule_episode_terms(conn: sqlite3.Connection, changed_episodes: set[str]) -> None:
+    """Rebuild the episode postings of rules whose digest moved or that cite a moved
+    episode; drop those of rules no longer active."""
+    stale = {
+        r[0]: r[1]
+        for r in conn.execute(
+            "SELECT r.id, r.digest FROM rules AS r LEFT JOIN rule_episode_state AS s "
+            "ON s.rule_id = r.id WHERE r.retired = 0 AND s.digest IS NOT r.digest"
+        )
+    }
+    for chunk in chunks(sorted(changed_episodes), 500):
+        marks = ",".join("?" * len(chunk))
+        stale.update(
+            conn.execute(
+                f"SELECT r.id, r.digest FROM citations AS c JOIN rules AS r ON r.id = c.rule_id "
+                f"WHERE r.retired = 0 AND c.episode_id IN ({marks})",
+                chunk,
+            ).fetchall()
+        )
+    gone = [
+        r[0]
+        for r in conn.execute(
+            "SELECT rule_id FROM rule_episode_state WHERE rule_id NOT IN "
+            "(SELECT id FROM rules WHERE retired = 0)"
+        )
+    ]
+    first = conn.execute("SELECT 1 FROM rule_episode_state LIMIT 1").fetchone() is None
+    if not stale and not gone:
+        return
+    touched: set[str] = set()
+    if not first:
+        ids = sorted(set(stale) | set(gone))
+        touched |= _delete_where(conn, "rule_episode_terms", "rule_id", ids)
+        for chunk in chunks(ids, 500):
+            marks = ",".join("?" * len(chunk))
+            conn.execute(f"DELETE FROM rule_episode_state WHERE rule_id IN ({marks})", chunk)
+    rows = list(_episode_rows(conn, sorted(stale)))
+    touched |= {row[0] for row in rows}
+    conn.executemany("INSERT INTO rule_episode_terms VALUES (?, ?, ?, ?, ?)", rows)
+    conn.executemany("INSERT INTO rule_episode_state VALUES (?, ?)", sorted(stale.items()))
+    _recount(
+        conn,
+        "rule_episode_df",
+        "SELECT term, count(DISTINCT rule_id) FROM rule_episode_terms",
+        touched,
+        everything=first,
+    )
+
+
+def _episode_rows(conn: sqlite3.Connection, rule_ids: list[str]) -> Iterable[tuple[Any, ...]]:
+    """(term, rule, episode, field, tf) for each stem of each cited episode's fields."""
+    words: dict[str, dict[str, Counter[str]]] = {}  # episode -> field -> stems
+    for chunk in chunks(rule_ids, 500):
+        marks = ",".join("?" * len(chunk))
+        cited = conn.execute(
+            f"SELECT c.rule_id, e.id, e.task, json_extract(e.doc, '$.correction') FROM citations AS c "
+            f"JOIN episodes AS e ON e.id = c.episode_id WHERE c.rule_id IN ({marks})",
+            chunk,
+        ).fetchall()
+        for rule_id, episode_id, task, correction in cited:
+            if episode_id not in words:
+                words[episode_id] = {
+                    field: Counter(text.stems(value))
+                    for field, value in zip(FIELDS, (task, correction), strict=True)
+                    if isinstance(value, str)
+                }
+            for field, counts in words[episode_id].items():
+                for term, tf in counts.items():
+                    yield (term, rule_id, episode_id, field, tf)
+
+
+def _delete_where(conn: sqlite3.Connection, table: str, column: str, keys: list[str]) -> set[str]:
+    """Delete ``table``'s rows whose ``column`` is in ``keys``; return their terms."""
+    terms: set[str] = set()
+    for chunk in chunks(keys, 500):
+        marks = ",".join("?" * len(chunk))
+        terms |= {r[0] for r in conn.execute(f"SELECT term FROM {table} WHERE {column} IN ({marks})", chunk)}
+        conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)
+    return terms
+
+
+def _recount(conn: sqlite3.Connection, table: str, select: str, terms: set[str], *, everything: bool) -> None:
+    """Recount the document frequency of ``terms`` in ``table`` (of all terms at first)."""
+    if everything:
+        conn.execute(f"DELETE FROM {table}")
+        conn.execute(f"INSERT INTO {table} {select} GROUP BY term")
+        return
+    for chunk in chunks(sorted(terms), 500):
+        marks = ",".join("?" * len(chunk))
+        conn.execute(f"DELETE FROM {table} WHERE term IN ({marks})", chunk)
+        conn.execute(f"INSERT INTO {table} {select} WHERE term IN ({marks}) GROUP BY term", chunk)
