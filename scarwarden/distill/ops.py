@@ -24,6 +24,7 @@ from typing import Any
 from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import EPISODE_ID_RE, RULE_ID_RE
+from scarwarden.files.input_policy import text_problem
 from scarwarden.files.playbook_edit import title_from_text
 from scarwarden.files.rule_ids import DRAFT_ID
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
@@ -142,6 +143,9 @@ def _str(value: Any, where: str, *, required: bool = False) -> str | None:
         raise ValueError(f"{where} must be a string, got {type(value).__name__}")
     if required and not value.strip():
         raise ValueError(f"{where} is empty")
+    problem = text_problem(value)  # the input policy: the model's text is input like any other
+    if problem is not None:
+        raise ValueError(f"{where} {problem}")
     return value
 
 

@@ -247,7 +247,7 @@ EPISODE: dict[str, tuple[bytes, str, int, tuple[str, ...]]] = {
         ("mcp",),
     ),
     "agent_int.json": (with_task("t", agent=7), "field 'agent': must be text, got int", 1, ("mcp",)),
-    "tags_string.json": (with_task("t", tags="a,b"), "field 'tags': must be a list, got str", 1, ("mcp",)),
+    "tags_string.json": (with_task("t", tags="a,b"), "field 'tags': must be a list, got str", 1, ()),
     "tags_mapping.json": (
         with_task("t", tags={"a": 1}),
         "field 'tags': must be a list, got dict",
@@ -261,7 +261,7 @@ EPISODE: dict[str, tuple[bytes, str, int, tuple[str, ...]]] = {
         1,
         ("mcp",),
     ),
-    "refs_string.json": (with_task("t", refs="ep-abc"), "field 'refs': must be a list, got str", 1, ("mcp",)),
+    "refs_string.json": (with_task("t", refs="ep-abc"), "field 'refs': must be a list, got str", 1, ()),
     "refs_ints.json": (with_task("t", refs=[1]), "field 'refs': item 1 must be text", 1, ("mcp",)),
     "rules_applied_int.json": (
         with_task("t", rules_applied=3),

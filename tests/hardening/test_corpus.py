@@ -100,10 +100,45 @@ def test_bad_episode_input_through_every_door(repo: MemoryRepo, name: str, expec
     assert_refused(run(repo.root, "episode", "add", "--file", "-", input=raw), message, code)
     if "mcp" in doors:
         _through_mcp(repo, raw, message)
+    argv = _as_flags(raw)
+    if argv is not None:
+        assert_refused(run(repo.root, "episode", "add", *argv), message, code)
     for door in doors:
         if door.startswith("web"):
             _through_web(repo, raw, door.partition("=")[2] or message)
     assert snapshot(repo.root) == before
+
+
+#: Input keys that `episode add` takes as flags (repeatable ones take a list).
+FLAGS = {"task": "--task", "action": "--action", "outcome": "--outcome", "correction": "--correction"}
+FLAGS.update({"corrected_by": "--corrected-by", "agent": "--agent", "at": "--at"})
+LIST_FLAGS = {"tags": "--tag", "refs": "--ref", "rules_applied": "--rule-applied"}
+
+
+def _as_flags(raw: bytes) -> list[str] | None:
+    """The same episode as ``episode add`` flags, when it is one mapping of text that
+    flags can carry (a NUL or a lone surrogate included: argv in-process carries both)."""
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any] | None:
+        return dict(pairs) if len({k for k, _ in pairs}) == len(pairs) else None  # a flag is given once
+
+    try:
+        data = json.loads(raw.decode("utf-8"), object_pairs_hook=unique)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or not data or not set(data) <= set(FLAGS) | set(LIST_FLAGS):
+        return None
+    if data.get("task") == "":  # click reads an empty --task as no --task (a usage error)
+        return None
+    argv: list[str] = []
+    for key, value in data.items():
+        if isinstance(value, str) and key in FLAGS:
+            argv += [FLAGS[key], value]
+        elif isinstance(value, list) and key in LIST_FLAGS and all(isinstance(v, str) for v in value):
+            argv += [arg for v in value for arg in (LIST_FLAGS[key], v)]
+        else:
+            return None
+    return argv if "--task" in argv else None
 
 
 def _through_mcp(repo: MemoryRepo, raw: bytes, message: str) -> None:

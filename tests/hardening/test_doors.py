@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -210,3 +211,53 @@ def test_the_web_form_reads_textarea_crlf_as_newlines_and_refuses_non_utf8(memor
     assert ok.status_code == 303
     (stored,) = (memory_repo.root / "memory" / "episodes").rglob("*.yaml")
     assert "correction: |-\n  one\n  two\n" in stored.read_text()
+
+
+def test_the_mcp_server_refuses_arguments_a_tool_does_not_declare(demo_repo: MemoryRepo) -> None:
+    """Through the SDK's own client over stdio: the SDK drops unknown arguments unless
+    the server makes each tool strict (issue 16); the schema says so too."""
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "scarwarden", "--repo", str(demo_repo.root), "mcp"],
+        env=dict(os.environ),
+        cwd=str(demo_repo.root),
+    )
+
+    async def main() -> tuple[Any, Any, Any]:
+        async with Client(params, read_timeout_seconds=120) as client:
+            tools = await client.list_tools()
+            schema = next(t for t in tools.tools if t.name == "record_episode").input_schema
+            arguments = {
+                "task": "Post the launch",
+                "outcome": "ok",
+                "id": "ep-chosen0001",
+                "at": "2020-01-01T00:00:00Z",
+            }
+            refused = await client.call_tool("record_episode", arguments)
+            unknown = await client.call_tool("recall", {"task": "Post the launch", "colour": "red"})
+            return schema, refused, unknown
+
+    before = State.of(demo_repo)
+    schema, refused, unknown = anyio.run(main)
+    assert schema["additionalProperties"] is False
+    for result, name in ((refused, "id"), (unknown, "colour")):
+        assert result.is_error
+        text = "\n".join(block.text for block in result.content)
+        assert f"'{name}' is not an argument of" in text, text
+    assert State.of(demo_repo) == before
+
+
+@pytest.mark.parametrize("field", ["title", "text", "reason"])
+def test_the_distillers_model_output_meets_the_same_policy(field: str) -> None:
+    """A model's text is input like any other: a NUL or an escape sequence in an
+    operation is a shape error, which the distiller sends back for one repair."""
+    from scarwarden.distill.ops import parse_operations
+
+    op = {"op": "retire" if field == "reason" else "add", "rule_id": "PB-01", "text": "Lead with it."}
+    op.update({"episode_ids": ["ep-hkgnqdz88f"], "reason": "Superseded", field: "bad\x00 or \x1b[2J"})
+    with pytest.raises(ValueError, match=rf"operations\[0\]\.{field} holds a NUL character"):
+        parse_operations({"operations": [op]})
