@@ -18,6 +18,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scarwarden import git
 from scarwarden.audit.web import pages, render
@@ -107,10 +108,40 @@ def export_html(repo: MemoryRepo, directory: Path | str) -> ExportResult:
     for asset in render.STATIC.iterdir():
         if asset.is_file():
             shutil.copyfile(asset, out / "static" / asset.name)
+    (out / "static" / "search-data.js").write_text(_search_data(rules, episodes), encoding="utf-8")
     removed = remove_stale_pages(
         out, {f"rules/{r.id}.html" for r in rules} | {f"episodes/{ep.id}.html" for ep in episodes}
     )
     return ExportResult(out, len(rules), len(episodes), removed)
+
+
+def _search_data(rules: list[Any], episodes: list[Any]) -> str:
+    """What the export's client-side search (static/search.js) looks in: one entry per
+    rule and episode, as a script (a ``fetch`` of JSON is refused on ``file://``)."""
+    import json
+
+    entries = [
+        {
+            "id": r.id,
+            "title": r.title + (" (retired)" if r.retired else ""),
+            "href": f"rules/{r.id}.html",
+            "text": " ".join([r.id, r.title, r.text, *r.tags]),
+        }
+        for r in rules
+    ] + [
+        {
+            "id": ep.id,
+            "title": ep.task,
+            "href": f"episodes/{ep.id}.html",
+            "text": " ".join(
+                [ep.id, *(str(ep.get(k) or "") for k in ("task", "action", "outcome", "correction", "agent"))]
+                + list(ep.get("tags") or [])
+            ),
+        }
+        for ep in episodes
+    ]
+    # JSON is JavaScript; sort_keys and a fixed order keep the export byte-stable.
+    return "window.SCARWARDEN_SEARCH = " + json.dumps(entries, ensure_ascii=True, sort_keys=True) + ";\n"
 
 
 def _is_own_page(path: Path, id_re: re.Pattern[str]) -> bool:

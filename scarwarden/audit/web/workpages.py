@@ -116,6 +116,11 @@ def log_page(repo: MemoryRepo, args: Any) -> dict[str, Any]:
     }
 
 
+def _rules(repo: MemoryRepo) -> list[Any]:
+    with open_index(repo) as index:
+        return index.rules(include_retired=True)
+
+
 def distill_page(repo: MemoryRepo) -> dict[str, Any]:
     """The episodes no distillation has read yet, and what the offline distiller would
     do with them (a dry run: nothing is written)."""
@@ -137,6 +142,8 @@ def distill_page(repo: MemoryRepo) -> dict[str, Any]:
     )
     return {
         "title": "Undistilled",
+        # A rule the preview adds is not in the playbook yet: shown so, not a 404 link.
+        "known_rules": {r.id for r in _rules(repo)},
         "head": result.head,
         "episodes": [ep for ep in episodes if ep is not None],
         "changes": [c.describe() for c in result.changes],
