@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,8 +69,11 @@ def _source_label(repo: MemoryRepo) -> str:
     return f"{repo.memory_rel}/ at commit {sha[:10]}" + (" plus uncommitted changes" if dirty else "")
 
 
-def export_html(repo: MemoryRepo, directory: Path | str) -> ExportResult:
-    """Write the playbook, every rule's page and every episode's page under ``directory``."""
+def export_html(
+    repo: MemoryRepo, directory: Path | str, *, progress: Callable[[int, int], None] | None = None
+) -> ExportResult:
+    """Write the playbook, every rule's page and every episode's page under ``directory``;
+    ``progress(done, total)`` is called as pages are written (a bar on a terminal)."""
     out = Path(directory)
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out} exists and is not a folder", hint="give a folder to write into")
@@ -88,15 +92,22 @@ def export_html(repo: MemoryRepo, directory: Path | str) -> ExportResult:
     with open_index(repo) as index:
         write("index.html", "playbook.html", 0, nav="playbook", **pages.playbook_page(index))
         rules = index.rules(include_retired=True)
+        episodes = index.list_episodes(newest_first=True)
+        total, done = len(rules) + len(episodes) + 2, 1
         for rule in rules:
             ctx = pages.rule_page(repo, index, rule.id)
             assert ctx is not None
             write(f"rules/{rule.id}.html", "rule.html", 1, nav="playbook", **ctx)
-        episodes = index.list_episodes(newest_first=True)
+            done += 1
+            if progress is not None:
+                progress(done, total)
         for ep in episodes:
             ctx = pages.episode_page(index, ep.id)
             assert ctx is not None
             write(f"episodes/{ep.id}.html", "episode.html", 1, nav="ledger", recorded=False, **ctx)
+            done += 1
+            if progress is not None and done % 50 == 0:
+                progress(done, total)
         write(
             "ledger.html",
             "ledger.html",
@@ -104,6 +115,8 @@ def export_html(repo: MemoryRepo, directory: Path | str) -> ExportResult:
             nav="ledger",
             **pages.ledger_page(index, limit=max(len(episodes), 1)),
         )
+        if progress is not None:
+            progress(total, total)
     (out / "static").mkdir(parents=True, exist_ok=True)
     for asset in render.STATIC.iterdir():
         if asset.is_file():

@@ -36,9 +36,11 @@ def audit(ctx: click.Context, html_dir: Path, as_json: bool) -> None:
     """
     require_ui("scarwarden audit --html")
     from scarwarden.audit.web.static_site import export_html
+    from scarwarden.cli.commands._progress import progress_bar
 
     repo = get_repo(ctx)
-    result = export_html(repo, html_dir)
+    with progress_bar("writing pages") as progress:  # a bar on a terminal only
+        result = export_html(repo, html_dir, progress=progress)
     if as_json:
         echo_json(result.to_json())
         return
