@@ -108,3 +108,26 @@ def test_tag_counts_stay_with_their_tag(demo_repo: MemoryRepo) -> None:
         assert '<span class="facet">' in page and '<span class="count">' in page
     css = client.get("/static/style.css").get_data(as_text=True)
     assert ".facet { white-space: nowrap; }" in css
+
+
+def test_act_and_flag_offers_confirm_recorded_as_an_episode(demo_repo: MemoryRepo) -> None:
+    task = "Answer the outage ticket"
+    client = _client(demo_repo)
+    page = client.get(f"/task?task={task}").get_data(as_text=True)
+    assert "ACT_AND_FLAG" in page and 'action="/confirm"' in page
+    rule_id = page.split('name="rule_id" value="')[1].split('"')[0]
+    before = head(demo_repo)
+    wrong = client.post(
+        "/confirm", data={"csrf_token": "x", "task": task, "rule_id": rule_id}, headers=ORIGIN
+    )
+    assert wrong.status_code == 403 and head(demo_repo) == before
+    done = client.post(
+        "/confirm", data={"csrf_token": TOKEN, "task": task, "rule_id": rule_id}, headers=ORIGIN
+    )
+    assert done.status_code == 303
+    ep_id = done.headers["Location"].split("/episodes/")[1].split("?")[0]
+    shown = client.get(done.headers["Location"]).get_data(as_text=True)
+    assert f"Yes: {rule_id}" in shown and "applies to this task" in shown
+    assert f"Scarwarden-Episode: {ep_id}" in git(demo_repo.root, "log", "-1", "--format=%B").stdout
+    ro = _client(demo_repo, read_only=True).get(f"/task?task={task}").get_data(as_text=True)
+    assert 'action="/confirm"' not in ro

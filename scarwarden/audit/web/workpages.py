@@ -60,6 +60,38 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         return redirect(f"/distill?committed={result.commit or ''}", code=303)  # type: ignore[return-value]
 
 
+def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
+    """``POST /confirm``: on ACT_AND_FLAG, a human says the best rule does apply.
+
+    Recorded as a human answer (an episode referring to the rule's episodes, with the
+    recall's receipt), so the next distillation and recall learn the task's words."""
+
+    @app.post("/confirm")
+    def confirm() -> Response:
+        refused = _refuse_write(site)
+        if refused is not None:
+            return refused
+        from scarwarden.answers.asking import record_human_answer
+        from scarwarden.errors import UsageError, ValidationError
+        from scarwarden.files.rule_ids import canonical
+
+        rule_id = canonical(request.form.get("rule_id", ""))
+        rule = next((r for r in _rules(repo) if r.id == rule_id and not r.retired), None)
+        if rule is None:
+            return site.error(400, "Cannot record this", f"There is no active rule {rule_id} to confirm.")
+        answer = f"Yes: {rule.id} ({rule.title}) applies to this task; follow it."
+        try:
+            ep = record_human_answer(
+                repo,
+                request.form.get("task", "").replace("\r\n", "\n"),
+                answer,
+                receipt=request.form.get("receipt") or None,
+            )
+        except (UsageError, ValidationError) as exc:
+            return site.error(400, "Cannot record this", exc.message, exc.hint)
+        return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
+
+
 def _refuse_write(site: Pages) -> Response | None:
     """The answer form's checks: read-only, UTF-8, same origin and the CSRF token."""
     if site.read_only:
