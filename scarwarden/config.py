@@ -99,12 +99,50 @@ class AnswerSettings:
 
 
 @dataclass(frozen=True)
+class SecretSettings:
+    """Known false positives of the secret scanner (docs/privacy.md)."""
+
+    #: Fingerprints (``sha256:`` + 12 hex digits, as the refusal prints them) to allow.
+    allow: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        bad = [v for v in self.allow if not (isinstance(v, str) and v.startswith("sha256:"))]
+        if bad:
+            raise ConfigError(
+                f"secrets.allow lists fingerprints like 'sha256:0123456789ab', got {bad[0]!r}",
+                hint="copy the fingerprint from the refusal message; never the secret itself",
+            )
+
+
+@dataclass(frozen=True)
+class PrivacySettings:
+    """What to do with personal data in an episode: ``off``, ``warn`` or ``refuse``."""
+
+    email: str = "off"
+    phone: str = "off"
+    card: str = "warn"
+
+    def __post_init__(self) -> None:
+        for key in ("email", "phone", "card"):
+            if getattr(self, key) not in ("off", "warn", "refuse"):
+                raise ConfigError(
+                    f"privacy.{key} must be off, warn or refuse, got {getattr(self, key)!r}",
+                    hint=f"fix the 'privacy:' section of {CONFIG_FILE}",
+                )
+
+    def kinds(self, action: str) -> tuple[str, ...]:
+        return tuple(k for k in ("email", "phone", "card") if getattr(self, k) == action)
+
+
+@dataclass(frozen=True)
 class Config:
     memory_dir: str = "memory"
     recall: RecallSettings = field(default_factory=RecallSettings)
     model: ModelSettings = field(default_factory=ModelSettings)
     distill: DistillSettings = field(default_factory=DistillSettings)
     answer: AnswerSettings = field(default_factory=AnswerSettings)
+    secrets: SecretSettings = field(default_factory=SecretSettings)
+    privacy: PrivacySettings = field(default_factory=PrivacySettings)
     #: Where the settings came from, for messages.
     source: str = "defaults"
 
@@ -135,6 +173,8 @@ _SECTIONS: dict[str, type] = {
     "model": ModelSettings,
     "distill": DistillSettings,
     "answer": AnswerSettings,
+    "secrets": SecretSettings,
+    "privacy": PrivacySettings,
 }
 
 _ENV_OVERRIDES = {

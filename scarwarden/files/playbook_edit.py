@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from scarwarden import git
-from scarwarden.errors import UsageError, ValidationError
+from scarwarden.errors import Problem, UsageError, ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.atomic import atomic_write, write_lock
 from scarwarden.files.episodes import parse_episode_bytes
@@ -164,6 +164,7 @@ def add_rule(
         playbook = load_playbook(repo)
         draft = pb.make_rule(DRAFT_ID, title or title_from_text(text), text, tags, cites)
         rule = playbook.minted(draft)
+        _refuse_secrets(repo, rule)
         found, missing = _locate_citations(repo, rule.episode_ids)
         if missing:
             raise ValidationError(
@@ -191,6 +192,25 @@ def add_rule(
             ),
         )
     return rule
+
+
+def _refuse_secrets(repo: MemoryRepo, rule: pb.Rule) -> None:
+    """A rule holding a credential is refused before anything is written (the gate
+    would refuse the commit too; this says so without touching the files)."""
+    from scarwarden.files import secret_scan
+
+    fields = {"title": rule.title, "text": rule.text, "tags": list(rule.tags)}
+    found = secret_scan.scan_mapping(fields, repo.config.secrets.allow)
+    if found:
+        raise ValidationError(
+            "cannot add the rule: it holds a secret; nothing was written",
+            problems=[
+                Problem(
+                    secret_scan.describe(f), file=repo.playbook_rel, field=f.field, hint=secret_scan.hint(f)
+                )
+                for f in found
+            ],
+        )
 
 
 def _commit_message(rule: pb.Rule, found: dict[str, str], staged_episodes: list[str]) -> str:

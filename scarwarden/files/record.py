@@ -8,7 +8,7 @@ unstaged again, so a failed ``episode add`` leaves the repository as it found it
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -82,10 +82,18 @@ def add_episodes(
     source: str = "<input>",
     now: str | None = None,
     message: str | None = None,
+    redact_pii: bool = False,
+    warn: Callable[[Problem], None] | None = None,
 ) -> list[Episode]:
-    """Validate, write and commit (or stage) episodes; return them as stored."""
+    """Validate, write and commit (or stage) episodes; return them as stored.
+
+    Every episode is screened first (:func:`screen`): a credential refuses the batch,
+    personal data is refused or passed to ``warn`` as ``privacy:`` says;
+    ``redact_pii`` replaces personal data with typed placeholders before all that."""
     if git.toplevel(repo.root) is None:
         raise ScarwardenError(f"{repo.root} is not a git repository")
+    if redact_pii:
+        inputs = _redact_inputs(inputs)
     with write_lock(repo):
         # Minted IDs need no look-up (50 random bits, never reused); an ID that is not
         # valid is refused by prepare() whatever the files hold.
@@ -96,6 +104,9 @@ def add_episodes(
         ]
         existing = ids_in_ledger(repo, candidate_ids)
         episodes = prepare(inputs, source=source, now=now, existing_ids=existing)
+        for problem in screen(repo, episodes, source):
+            if warn is not None:
+                warn(problem)
         # Before our files are staged: with nothing else staged, a plain commit holds
         # exactly our files and costs half of `commit --only` (which writes a second
         # full index: ~0.3 s at 100k files).
@@ -121,6 +132,47 @@ def add_episodes(
             _remove_empty_dirs(repo, written)
             raise
     return episodes
+
+
+def screen(repo: MemoryRepo, episodes: Sequence[Episode], source: str) -> list[Problem]:
+    """Refuse the batch if an episode holds a credential or personal data that
+    ``privacy:`` refuses (every problem together, nothing written); return the
+    warnings. The problems name the episode and field, never the value."""
+    from scarwarden.files import privacy, secret_scan
+
+    settings = repo.config.privacy
+    refused: list[Problem] = []
+    warned: list[Problem] = []
+    for ep in episodes:
+        where = f"{source} ({ep.id})"
+        for found in secret_scan.scan_mapping(ep.data, repo.config.secrets.allow):
+            message, hint = secret_scan.describe(found), secret_scan.hint(found)
+            refused.append(Problem(message, file=where, field=found.field, hint=hint))
+        for action, out in (("refuse", refused), ("warn", warned)):
+            for found in privacy.scan_mapping(ep.data, settings.kinds(action)):
+                out.append(
+                    Problem(
+                        f"holds personal data: {found.label} (privacy.{found.kind}: {action})",
+                        file=where,
+                        field=found.field,
+                        hint="record it with --redact-pii (typed placeholders), or take it out",
+                    )
+                )
+    if refused:
+        what = "a secret" if any("holds a secret" in p.message for p in refused) else "personal data"
+        raise ValidationError(f"{source}: refused, it holds {what}; nothing was written", problems=refused)
+    return warned
+
+
+def _redact_inputs(inputs: Sequence[Any]) -> Sequence[Any]:
+    """The inputs with personal data replaced (same list object: it knows the lines)."""
+    from scarwarden.files import privacy
+
+    items = inputs if isinstance(inputs, list) else list(inputs)
+    for i, item in enumerate(items):
+        if isinstance(item, dict):
+            items[i] = privacy.redact_mapping(item)[0]
+    return items
 
 
 def ids_in_ledger(repo: MemoryRepo, ids: Iterable[str]) -> set[str]:

@@ -40,6 +40,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from scarwarden.files import playbook as pb
+    from scarwarden.files.episodes import Episode
 
 
 def _repo(root: Path | str | MemoryRepo) -> MemoryRepo:
@@ -95,6 +96,8 @@ def check_staged(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = 
     blobs = _read_staged_blobs(repo, staged, base, env)
     added_ids = _validate_added_episodes(report, repo, staged.added, blobs)
     to_resolve, new_text = _check_staged_playbook(report, repo, staged, base, blobs)
+    if staged.playbook_changed and new_text is not None:
+        _screen_playbook(report, repo, new_text, blobs.get(staged.playbook_old or ""))
     _check_ids_and_citations(report, repo, added_ids, to_resolve, new_text, env)
     return report
 
@@ -182,10 +185,31 @@ def _validate_added_episodes(
         episode, found = rules.validate_episode(blobs.get(blob), path, repo.episodes_rel)
         report.problems.extend(found)
         report.count("episodes_added")
+        if episode is not None:
+            _screen_episode(report, repo, episode, path, blobs.get(blob))
         ep = episode.id if episode else rules.episode_id_of(path)
         if ep:
             added_ids.setdefault(ep, path)
     return added_ids
+
+
+def _screen_episode(
+    report: CheckReport, repo: MemoryRepo, episode: Episode, path: str, raw: bytes | None
+) -> None:
+    """No credential (and no refused personal data) in an added episode."""
+    from scarwarden.gate import screen
+
+    problems, warnings = screen.episode_problems(episode, path, raw, repo.config)
+    report.problems.extend(problems)
+    report.warnings.extend(warnings)
+
+
+def _screen_playbook(report: CheckReport, repo: MemoryRepo, new_text: str, old_raw: bytes | None) -> None:
+    """No credential on a playbook line this change adds."""
+    from scarwarden.gate import screen
+
+    old_text = old_raw.decode("utf-8", "replace") if old_raw is not None else None
+    report.problems.extend(screen.playbook_problems(new_text, old_text, repo.playbook_rel, repo.config))
 
 
 def _check_staged_playbook(
@@ -325,7 +349,7 @@ def check_range(root: Path | str | MemoryRepo, from_ref: str, to_ref: str) -> Ch
                 hint="in CI, fetch the history first (actions/checkout with "
                 "fetch-depth: 0); locally, check the branch or SHA",
             )
-    result = walk(repo, f"{from_ref}..{to_ref}")
+    result = walk(repo, f"{from_ref}..{to_ref}", screen=True)
     report = CheckReport("range", problems=list(result.problems), base=f"{from_ref}..{to_ref}")
     report.stats = {
         "commits": result.commits,

@@ -19,6 +19,9 @@ class CheckReport:
     stats: dict[str, int] = field(default_factory=dict)
     #: What was compared: the commit the index is checked against, or the range.
     base: str | None = None
+    #: What the user should know but that does not fail the check (personal data under
+    #: ``privacy: warn``, rules whose evidence was redacted).
+    warnings: list[GateProblem] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -47,6 +50,7 @@ class CheckReport:
             "base": self.base,
             "stats": dict(self.stats),
             "problems": [p.to_json() for p in self.problems],
+            "warnings": [p.to_json() for p in self.warnings],
             "summary": self.summary(),
         }
 

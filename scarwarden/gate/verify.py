@@ -26,6 +26,7 @@ from typing import NamedTuple
 from scarwarden import git
 from scarwarden.errors import GitError, UsageError
 from scarwarden.files import playbook as pb
+from scarwarden.files.episodes import Episode
 from scarwarden.gate import policy as rules
 from scarwarden.gate.policy import GateProblem
 from scarwarden.repo import MemoryRepo, open_repo
@@ -118,6 +119,8 @@ class _Walk:
         #: Rule ID -> the commit that first removed it (a later rule may not reuse it).
         self.removed: dict[str, str] = {}
         self.cites: list[_Cite] = []
+        #: Screen added episodes for credentials (``check --from-ref``, not ``verify``).
+        self.screen = False
 
     def report(self, order: int, key: tuple[str, ...], p: GateProblem) -> None:
         """Keep the first commit per problem: later commits repeating it are not news."""
@@ -227,10 +230,20 @@ class _Walk:
 
     def _validate_added_episodes(self) -> None:
         for i, sha, path, blob in self.added:
-            _episode, found = rules.validate_episode(self.contents.get(blob), path, self.ep_rel)
+            episode, found = rules.validate_episode(self.contents.get(blob), path, self.ep_rel)
             self.result.episodes += 1
             for p in found:
                 self.report(i, ("invalid", path, p.message), _at(p, sha))
+            if self.screen and episode is not None:
+                self._screen(i, sha, path, episode, self.contents.get(blob))
+
+    def _screen(self, i: int, sha: str, path: str, episode: Episode, raw: bytes | None) -> None:
+        """No credential in an episode this range adds (CI on a pull request)."""
+        from scarwarden.gate import screen
+
+        problems, _warnings = screen.episode_problems(episode, path, raw, self.repo.config)
+        for p in problems:
+            self.report(i, ("screen", path, p.message), _at(p, sha))
 
     def _book(self, blob: str | None) -> tuple[pb.Playbook | None, list[GateProblem]]:
         """The playbook in ``blob`` (parsed once) and its problems; none is empty."""
@@ -370,12 +383,17 @@ def _at(p: GateProblem, sha: str) -> GateProblem:
     return replace(p, commit=sha)
 
 
-def walk(root: Path | MemoryRepo, rev_range: str = "HEAD") -> WalkResult:
+def walk(root: Path | MemoryRepo, rev_range: str = "HEAD", *, screen: bool = False) -> WalkResult:
     """Walk ``rev_range`` (anything ``git rev-list`` takes, e.g. ``A..B``) oldest first.
 
+    ``screen``: also refuse credentials in the episodes the range adds (``check
+    --from-ref``; ``verify`` proves the history's form and leaves old content alone:
+    a secret committed long ago is redacted or purged, docs/privacy.md).
     A range git cannot resolve is a :class:`UsageError` (exit 2)."""
     repo = root if isinstance(root, MemoryRepo) else open_repo(root, initialised=False)
-    return _Walk(repo, rev_range).run()
+    walker = _Walk(repo, rev_range)
+    walker.screen = screen
+    return walker.run()
 
 
 def verify(root: Path | str | MemoryRepo, rev_range: str | None = None) -> WalkResult:

@@ -76,6 +76,8 @@ def check(
     if as_json:
         echo_json(report.to_json())
     else:
+        for warning in report.warnings:
+            click.echo(f"warning: {warning}", err=True)
         print_problems(report.problems, report.summary())
     if not report.ok:
         ctx.exit(int(ExitCode.CHECK_FAILED))

@@ -51,15 +51,27 @@ def episode() -> None:
 )
 @click.option("--no-commit", is_flag=True, help="Stage the file(s) instead of committing.")
 @click.option(
+    "--redact-pii",
+    is_flag=True,
+    help="Replace email addresses, phone numbers and card numbers with [email], [phone], [card] first.",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="Print the stored episode as JSON (with --file: a list of them)."
 )
 @click.pass_context
-def add(ctx: click.Context, file: IO[bytes] | None, no_commit: bool, as_json: bool, **flags: Any) -> None:
+def add(
+    ctx: click.Context, file: IO[bytes] | None, no_commit: bool, redact_pii: bool, as_json: bool, **flags: Any
+) -> None:
     """Record an episode (or a batch) and commit it.
 
     The ID is minted (random, collision-free across clones) and `at` defaults to now.
     The commit holds only the new file(s), with a `Scarwarden-Episode: <id>` trailer
     each; a batch from --file is one commit.
+
+    An episode holding a credential (an API key, a token, a private key, a password in
+    a URL) is refused, naming the field and the kind, never the value: record it
+    redacted. Personal data is refused or warned about as 'privacy:' in
+    scarwarden.yaml says; --redact-pii replaces it with typed placeholders.
 
     \b
     Examples:
@@ -67,13 +79,21 @@ def add(ctx: click.Context, file: IO[bytes] | None, no_commit: bool, as_json: bo
           --action "Opened with a feature list" --correction "Lead with the pain" \\
           --tag linkedin --tag post --agent writer --source correction
       scarwarden episode add --file import.jsonl
+      scarwarden episode add --redact-pii --task "Refund" --outcome "Mailed jane@acme.io"
       echo '{"task": "x", "outcome": "y"}' | scarwarden episode add --file -
     """
     from scarwarden.files.record import add_episodes
 
     repo = get_repo(ctx)
     inputs, source_name = _inputs(file, flags)
-    episodes = add_episodes(repo, inputs, commit=not no_commit, source=source_name)
+    episodes = add_episodes(
+        repo,
+        inputs,
+        commit=not no_commit,
+        source=source_name,
+        redact_pii=redact_pii,
+        warn=lambda problem: click.echo(f"warning: {problem}", err=True),
+    )
     if as_json:
         echo_json([e.to_json() for e in episodes] if file is not None else episodes[0].to_json())
         return
