@@ -19,6 +19,7 @@ Exports never commit by themselves; :func:`commit_exports` is the opt-in.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,8 +88,26 @@ def citation(rule: pb.Rule) -> str:
     return format_citation(rule.id, rule.episode_ids)
 
 
-def render_rules(playbook: pb.Playbook, playbook_rel: str) -> str:
-    """The exported markdown: a header on citing and recording, then every active rule."""
+def redacted_citations(repo: MemoryRepo, playbook: pb.Playbook) -> set[str]:
+    """The cited episodes that are redaction stubs (read from the files: one ``git
+    ls-files`` for all of them, then only their own bytes)."""
+    cited = {ep for rule in playbook.rules for ep in rule.episode_ids}
+    if not cited:
+        return set()
+    found = set()
+    for rel in git.files_named(repo.root, repo.episodes_rel, {f"{ep}.yaml" for ep in cited}):
+        try:
+            raw = (repo.root / rel).read_bytes()
+        except OSError:
+            continue
+        if b"\nredacted:" in raw:
+            found.add(rel.rpartition("/")[2].removesuffix(".yaml"))
+    return found
+
+
+def render_rules(playbook: pb.Playbook, playbook_rel: str, redacted: Collection[str] = ()) -> str:
+    """The exported markdown: a header on citing and recording, then every active rule
+    (a citation of a redacted episode is marked: the rule's evidence is gone)."""
     example = citation(playbook.rules[0]) if playbook.rules else "[PB-01, learnt in ep-abc1234567]"
     lines = [
         "## Scarwarden playbook",
@@ -112,10 +131,15 @@ def render_rules(playbook: pb.Playbook, playbook_rel: str) -> str:
             "",
             rule.text.strip("\n"),
             "",
-            f"- Learnt in: {', '.join(rule.episode_ids)}",
+            f"- Learnt in: {', '.join(rule.episode_ids)}" + _redacted_note(rule, redacted),
             f"- Cite as: `{citation(rule)}`",
         ]
     return "\n".join(lines)
+
+
+def _redacted_note(rule: pb.Rule, redacted: Collection[str]) -> str:
+    gone = [ep for ep in rule.episode_ids if ep in redacted]
+    return f" (evidence redacted: {', '.join(gone)})" if gone else ""
 
 
 def section(body: str, fmt: str, playbook_rel: str) -> str:
@@ -247,7 +271,7 @@ def plan(
         if import_agents and "agents-md" not in paths:
             paths["agents-md"] = repo.root / FORMATS["agents-md"]
     playbook = load_playbook(repo)
-    rules_md = render_rules(playbook, repo.playbook_rel)
+    rules_md = render_rules(playbook, repo.playbook_rel, redacted_citations(repo, playbook))
     files: list[ExportFile] = []
     for fmt in FORMATS:
         if fmt not in paths:

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "feedback": "scarwarden.cli.commands.answer:feedback",
     "check": "scarwarden.cli.commands.check:check",
     "verify": "scarwarden.cli.commands.verify:verify",
+    "redact": "scarwarden.cli.commands.redact:redact",
     "hooks": "scarwarden.cli.commands.hooks:hooks",
     "diff": "scarwarden.cli.commands.diff:diff",
     "review": "scarwarden.cli.commands.review:review",

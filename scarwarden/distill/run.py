@@ -228,6 +228,13 @@ def _propose(
         after, used = run.playbook, run.used
         result.changes, result.drops = run.changes, run.drops
         result.usage, result.calls, result.batches = run.usage, run.calls, run.batches
+    from scarwarden.distill.redacted import retirements
+
+    retire = retirements(repo, after, ledger)
+    if retire:  # rules whose every citation was redacted (scarwarden redact)
+        extra = apply_operations(after, retire, ledger)
+        after = extra.playbook
+        result.changes, result.drops = [*result.changes, *extra.changes], [*result.drops, *extra.drops]
     used_set = set(used)
     result.distilled = [ep for ep in result.new if ep in used_set]
     if result.changes:

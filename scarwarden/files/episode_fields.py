@@ -24,6 +24,8 @@ FIELD_ORDER = (
     "source",
     "refs",
     "rules_applied",
+    # A redaction stub (issue 17): when, who, why, and the hash of what was removed.
+    "redacted",
 )
 
 

@@ -87,6 +87,7 @@ def validate_mapping(
         if key in data and data[key] is not None:
             _check_list(key, data[key], out, problems, normalise)
     _check_source(data, out, problems)
+    _check_redacted(data, out, problems)
     ordered = {key: out[key] for key in FIELD_ORDER if key in out}
     ordered.update(_extensions(data, problems))
     return ordered, list(problems)
@@ -165,7 +166,9 @@ def _check_text_fields(data: Mapping[Any, Any], out: dict[str, Any], problems: _
             out[key] = value
     if "task" not in data or data.get("task") is None:
         problems.bad("task", "missing", "say what the agent was asked to do")
-    if not any(isinstance(data.get(k), str) and data.get(k, "").strip() for k in CONTENT_FIELDS):
+    if "redacted" not in data and not any(
+        isinstance(data.get(k), str) and data.get(k, "").strip() for k in CONTENT_FIELDS
+    ):
         problems.bad(
             None,
             "an episode needs at least one of action, outcome, correction",
@@ -296,3 +299,15 @@ def _similar(a: str, b: str) -> bool:
     import difflib
 
     return difflib.SequenceMatcher(None, a, b).ratio() >= 0.8
+
+
+def _check_redacted(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems) -> None:
+    """The ``redacted:`` block of a redaction stub (issue 17; docs/privacy.md)."""
+    if "redacted" not in data:
+        return
+    from scarwarden.files.redaction import check_block
+
+    block, bad = check_block(data["redacted"], problems.source)
+    problems.extend(bad)
+    if block is not None:
+        out["redacted"] = block

@@ -76,6 +76,8 @@ class _StagedChanges:
     #: The playbook's blob IDs before and after; ``None``: absent (or unchanged).
     playbook_old: str | None = None
     playbook_new: str | None = None
+    #: Existing episodes whose content changed (a redaction, or refused): path -> (old, new).
+    modified: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def needs_playbook(self) -> bool:
@@ -95,6 +97,8 @@ def check_staged(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = 
     staged = _sort_staged_changes(report, repo, changes)
     blobs = _read_staged_blobs(repo, staged, base, env)
     added_ids = _validate_added_episodes(report, repo, staged.added, blobs)
+    if staged.modified:
+        _check_redactions(report, repo, staged, blobs, set(added_ids), base)
     to_resolve, new_text = _check_staged_playbook(report, repo, staged, base, blobs)
     if staged.playbook_changed and new_text is not None:
         _screen_playbook(report, repo, new_text, blobs.get(staged.playbook_old or ""))
@@ -128,6 +132,10 @@ def _sort_staged_changes(
             staged.playbook_changed = True
             staged.playbook_old = old_blob if old_path == pb_rel and change.status != "A" else None
             staged.playbook_new = new_blob if change.path == pb_rel and change.status != "D" else None
+        if rules.is_under(old_path, ep_rel) and change.status == "M" and old_blob != new_blob:
+            if old_mode == new_mode and new_mode in rules.REGULAR_MODES:
+                staged.modified[change.path] = (old_blob, new_blob)  # judged once read
+                continue
         if rules.is_under(old_path, ep_rel) and change.status != "A":
             if change.status in "DR":
                 ep = rules.episode_id_of(old_path)
@@ -163,6 +171,9 @@ def _read_staged_blobs(
     ``git cat-file --batch``; keyed by blob ID (or ``<base>:<playbook>`` when the
     playbook is unchanged but must be read for the episodes that left)."""
     wanted: list[str] = [blob for blob, _ in staged.added.values()]
+    wanted += [blob for pair in staged.modified.values() for blob in pair]
+    if staged.modified and base and not staged.needs_playbook:
+        wanted.append(f"{base}:{repo.playbook_rel}")  # the rules citing what is redacted
     if staged.playbook_changed:
         wanted += [b for b in (staged.playbook_new, staged.playbook_old) if b]
     elif staged.needs_playbook and base:
@@ -210,6 +221,35 @@ def _screen_playbook(report: CheckReport, repo: MemoryRepo, new_text: str, old_r
 
     old_text = old_raw.decode("utf-8", "replace") if old_raw is not None else None
     report.problems.extend(screen.playbook_problems(new_text, old_text, repo.playbook_rel, repo.config))
+
+
+def _check_redactions(
+    report: CheckReport,
+    repo: MemoryRepo,
+    staged: _StagedChanges,
+    blobs: Mapping[str, bytes | None],
+    added_ids: set[str],
+    base: str | None,
+) -> None:
+    """Each changed episode must be a valid redaction (refused otherwise); the rules
+    citing a redacted episode are warned about."""
+    from scarwarden.gate import policy as rules
+    from scarwarden.gate import redactions
+
+    redacted: dict[str, str] = {}
+    for path, (old_blob, new_blob) in staged.modified.items():
+        stub, found = redactions.judge(
+            path, blobs.get(old_blob), blobs.get(new_blob), added_ids, repo.episodes_rel, repo.config
+        )
+        report.problems.extend(found)
+        if stub is not None:
+            report.count("redactions_checked")
+            redacted[stub.id] = path
+    if not redacted:
+        return
+    key = staged.playbook_new if staged.playbook_changed else f"{base}:{repo.playbook_rel}"
+    book = rules.parse_playbook(blobs.get(key or ""), repo.playbook_rel)[0] if key else None
+    report.warnings.extend(redactions.evidence_warnings(book, redacted, repo.playbook_rel))
 
 
 def _check_staged_playbook(
@@ -308,10 +348,13 @@ def check_all(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = Non
     wanted = [e.blob for e in episodes] + ([playbook_blob] if playbook_blob else [])
     blobs = git.cat_file_batch(repo.root, wanted, env=env)
     by_id: dict[str, str] = {}
+    redacted: dict[str, str] = {}
     for entry, raw in zip(episodes, blobs[: len(episodes)], strict=True):
         episode, found = rules.validate_episode(raw, entry.path, ep_rel)
         report.problems.extend(found)
         report.count("episodes_checked")
+        if episode is not None and episode.get("redacted") is not None:
+            redacted[episode.id] = entry.path
         ep = episode.id if episode else rules.episode_id_of(entry.path)
         if not ep:
             continue
@@ -332,6 +375,10 @@ def check_all(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = Non
             by_id.__contains__,
             "the ledger (committed or staged)",
         )
+    if redacted:
+        from scarwarden.gate.redactions import evidence_warnings
+
+        report.warnings.extend(evidence_warnings(book, redacted, pb_rel))
     return report
 
 

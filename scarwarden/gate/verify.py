@@ -46,6 +46,8 @@ class WalkResult:
     playbooks: int = 0
     rules: int = 0
     citations: int = 0
+    #: Episodes redacted (``scarwarden redact``), each proved against what it replaced.
+    redactions: int = 0
 
     @property
     def ok(self) -> bool:
@@ -62,6 +64,8 @@ class WalkResult:
             f"{plural(self.rules, 'rule version')} and "
             f"{plural(self.citations, 'citation')} checked"
         )
+        if self.redactions:
+            counts += f", {plural(self.redactions, 'redaction')} proved"
         if self.ok:
             return f"scarwarden verify: OK, history {self.rev_range} is honest: {counts}"
         n = len(self.problems)
@@ -77,6 +81,7 @@ class WalkResult:
             "playbooks": self.playbooks,
             "rules": self.rules,
             "citations": self.citations,
+            "redactions": self.redactions,
             "problems": [p.to_json() for p in self.problems],
             "summary": self.summary(),
         }
@@ -121,6 +126,10 @@ class _Walk:
         self.cites: list[_Cite] = []
         #: Screen added episodes for credentials (``check --from-ref``, not ``verify``).
         self.screen = False
+        #: (order, commit, path, old blob, new blob) of each episode a commit changed.
+        self.modified: list[tuple[int, str, str, str, str]] = []
+        #: (commit, path) of the changes judged as redactions (accepted or refused).
+        self.judged: set[tuple[str, str]] = set()
 
     def report(self, order: int, key: tuple[str, ...], p: GateProblem) -> None:
         """Keep the first commit per problem: later commits repeating it are not news."""
@@ -141,9 +150,11 @@ class _Walk:
             if any(commit.diffs):
                 self.result.memory_commits += 1
             self._note_added_episodes(i, commit)
+            self._note_modified_episodes(i, commit)
         self._read_blobs()
         # Pass 2: the verdicts, and the lookups they need.
         self._validate_added_episodes()
+        self._judge_redactions()
         for i, commit in enumerate(per_commit):
             lost = self._check_episode_changes(i, commit)
             self._check_playbook(i, commit, lost)
@@ -225,6 +236,7 @@ class _Walk:
         """Every added episode and playbook version, with one ``git cat-file --batch``."""
         books = sorted({b for b in self.playbook_blob.values() if b})
         wanted = [b for *_x, b in self.added] + books
+        wanted += [b for *_x, old, new in self.modified for b in (old, new)]
         self.contents = dict(zip(wanted, git.cat_file_batch(self.root, wanted), strict=True))
         self.result.playbooks = len(books)
 
@@ -245,6 +257,45 @@ class _Walk:
         for p in problems:
             self.report(i, ("screen", path, p.message), _at(p, sha))
 
+    def _note_modified_episodes(self, i: int, commit: _CommitDiffs) -> None:
+        """The episodes ``commit`` changed in content only: each may be a redaction."""
+        sha, _parents, cdiffs = commit
+        others = [{c.path for *_x, c in d} for d in cdiffs[1:]]
+        for old_mode, new_mode, old_blob, new_blob, change in cdiffs[0]:
+            if any(change.path not in o for o in others):
+                continue  # merged in as it was: judged in its own commit
+            if (
+                change.status == "M"
+                and rules.is_under(change.path, self.ep_rel)
+                and old_mode == new_mode
+                and new_mode in rules.REGULAR_MODES
+                and old_blob != new_blob
+            ):
+                self.modified.append((i, sha, change.path, old_blob, new_blob))
+
+    def _judge_redactions(self) -> None:
+        """Each changed episode is a valid redaction, recorded by an episode its commit
+        adds, or it is refused (issue 17)."""
+        from scarwarden.gate import redactions
+
+        added: dict[str, set[str]] = {}
+        for _i, sha, path, _blob in self.added:
+            added.setdefault(sha, set()).add(rules.episode_id_of(path) or "")
+        for i, sha, path, old, new in self.modified:
+            self.judged.add((sha, path))
+            stub, found = redactions.judge(
+                path,
+                self.contents.get(old),
+                self.contents.get(new),
+                added.get(sha, set()),
+                self.ep_rel,
+                self.repo.config,
+            )
+            if stub is not None:
+                self.result.redactions += 1
+            for p in found:
+                self.report(i, ("append-only", path), _at(p, sha))
+
     def _book(self, blob: str | None) -> tuple[pb.Playbook | None, list[GateProblem]]:
         """The playbook in ``blob`` (parsed once) and its problems; none is empty."""
         if blob is None:
@@ -258,11 +309,18 @@ class _Walk:
         left its tree (their citations must be checked again)."""
         sha, _parents, cdiffs = commit
         lost: set[str] = set()
+        # A merge: the paths each parent's diff shows (a change absent from one of them
+        # was taken from that parent as it was).
+        changed = [{c.old_path or c.path for *_x, c in d} for d in cdiffs] if len(cdiffs) > 1 else []
         for n, d in enumerate(cdiffs):
             for old_mode, new_mode, old_blob, new_blob, change in d:
                 old_path = change.old_path or change.path
                 if change.status == "A" or not rules.is_under(old_path, self.ep_rel):
                     continue
+                if (sha, old_path) in self.judged and n == 0:
+                    continue  # a redaction, judged on its own
+                if change.status == "M" and any(old_path not in c for m, c in enumerate(changed) if m != n):
+                    continue  # taken as it was from another parent: checked in its own commit
                 status = change.status
                 if status == "R" and n > 0:
                     # Against a merge's other parent, a "rename" pairs the file it

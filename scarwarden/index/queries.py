@@ -189,6 +189,17 @@ class Index:
             )
         ]
 
+    def redacted_episode_ids(self, ids: Iterable[str] | None = None) -> set[str]:
+        """The episodes among ``ids`` (all, when ``None``) that are redaction stubs."""
+        query = "SELECT id FROM episodes WHERE json_extract(doc, '$.redacted') IS NOT NULL"
+        if ids is None:
+            return {r[0] for r in self.conn.execute(query)}
+        found: set[str] = set()
+        for chunk in chunks(list(dict.fromkeys(ids)), 500):
+            marks = ",".join("?" * len(chunk))
+            found.update(r[0] for r in self.conn.execute(f"{query} AND id IN ({marks})", chunk))
+        return found
+
     def uncited_episode_ids(self) -> list[str]:
         return [
             r[0]

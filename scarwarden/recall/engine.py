@@ -105,9 +105,18 @@ def recall(
             if r.confidence >= settings.floor or len(r.matched_tags) >= settings.act_tag_hits
         ]
     )
+    _mark_redacted(index, kept[:limit])
     return RecallResult(
         task=task, verdict=verdict, playbook_commit=playbook_commit(index), rules=kept[:limit], stats=stats
     )
+
+
+def _mark_redacted(index: Index, rules: list[RecalledRule]) -> None:
+    """Flag the citations of redacted episodes: a rule whose evidence was taken back."""
+    cited = {ep for rule in rules for ep in rule.episode_ids}
+    redacted = index.redacted_episode_ids(cited) if cited else set()
+    for rule in rules:
+        rule.evidence_redacted = [ep for ep in rule.episode_ids if ep in redacted]
 
 
 def _route(stats: RecallStats, ranked: list[RecalledRule]) -> str:

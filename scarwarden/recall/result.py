@@ -89,6 +89,8 @@ class RecalledRule:
     through_episodes: list[str] = field(default_factory=list)
     #: Ledger weights below 1 of the rule's stems (words many past tasks say).
     stem_ledger: dict[str, float] = field(default_factory=dict)
+    #: The cited episodes that were redacted (``scarwarden redact``): evidence gone.
+    evidence_redacted: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,6 +102,7 @@ class RecalledRule:
             "matched_terms": list(self.matched_terms),
             "contributions": dict(self.contributions),
             "episode_ids": list(self.episode_ids),
+            **({"evidence_redacted": list(self.evidence_redacted)} if self.evidence_redacted else {}),
             "confidence": self.confidence,
             "matched_via_episodes": [e.to_json() for e in self.via_episodes],
         }

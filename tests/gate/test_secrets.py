@@ -251,3 +251,17 @@ def test_pre_commit_framework_refuses_each_kind(framework, hook_repo, demo_repo:
         assert head(root) == before
         git(root, "rm", "-q", "--cached", rel)
         (root / rel).unlink()
+
+
+def test_review_shows_what_is_let_past_the_scanner(cli, demo_repo: MemoryRepo) -> None:
+    root = demo_repo.root
+    before = head(root)
+    marked = episode_yaml("ep-allowrev01", SECRETS["npm-token"] + " (revoked; scarwarden:allow-secret)")
+    rel = write(root, ep_path(demo_repo, "ep-allowrev01"), marked)
+    (root / "scarwarden.yaml").write_text("secrets:\n  allow:\n    - 'sha256:0123456789ab'\n")
+    git(root, "add", rel, "scarwarden.yaml")
+    git(root, "commit", "-q", "-m", "a known false positive")
+    review = json.loads(cli("review", "--base", before, "--json").stdout)
+    messages = [w["message"] for w in review["warnings"]]
+    assert any(rel in m and "scarwarden:allow-secret" in m for m in messages), messages
+    assert any("secrets.allow now lets sha256:0123456789ab past the secret scanner" in m for m in messages)

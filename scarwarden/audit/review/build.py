@@ -225,6 +225,8 @@ def reviewer_warnings(
         ep = evidence.get(ep_id)
         if ep is None:
             warn(f"{rule.id} cites {ep_id}, which is not in the ledger at the head", "error")
+        elif ep.get("redacted") is not None:
+            warn(f"{rule.id} cites {ep_id}: evidence redacted ({ep.get('redacted')['reason']})")
         elif not ep.get("outcome") and not ep.get("correction"):
             warn(
                 f"{rule.id} cites {ep_id}, which records no outcome and no correction: "
@@ -290,4 +292,76 @@ def build_review(
     if old.rev is not None and new.rev is not None:
         changes = git.diff_name_status(repo.root, old.rev, new.rev, repo.episodes_rel)
         added = [c.path for c in changes if c.status == "A" and c.path.endswith(".yaml")]
+        changed = [c.path for c in changes if c.status == "M" and c.path.endswith(".yaml")]
+        warnings += allow_warnings(repo, old.rev, new.rev, added)
+        if changed:
+            seen = {c.current.id for c in diff.changes}
+            warnings += redaction_warnings(repo, new, head_book, changed, seen)
     return Review(diff, evidence, warnings, gate, note, added, repo.playbook_rel)
+
+
+def allow_warnings(repo: MemoryRepo, base: str, head: str, added: list[str]) -> list[ReviewWarning]:
+    """What the range lets past the secret scanner, for a reviewer to confirm: added
+    episodes carrying the inline allow marker, fingerprints added to ``secrets.allow``."""
+    from scarwarden import yamlio
+    from scarwarden.config import CONFIG_FILE
+    from scarwarden.errors import ValidationError
+    from scarwarden.files.secret_scan import ALLOW_MARKER
+
+    out = []
+    for path in added:
+        raw = git.show_file(repo.root, head, path) or b""
+        if ALLOW_MARKER.encode() in raw:
+            out.append(
+                ReviewWarning(
+                    "warning",
+                    f"{path} is let past the secret scanner ('{ALLOW_MARKER}'): confirm it holds no secret",
+                )
+            )
+
+    def allowed(rev: str) -> set[str]:
+        raw = git.show_file(repo.root, rev, CONFIG_FILE)
+        try:
+            data = yamlio.load(raw, source=CONFIG_FILE) if raw else None
+        except ValidationError:
+            return set()
+        section = data.get("secrets") if isinstance(data, dict) else None
+        values = section.get("allow") if isinstance(section, dict) else None
+        return {str(v) for v in values} if isinstance(values, list) else set()
+
+    new_marks = sorted(allowed(head) - allowed(base))
+    if new_marks:
+        out.append(
+            ReviewWarning(
+                "warning",
+                f"{CONFIG_FILE}: secrets.allow now lets {', '.join(new_marks)} past the secret scanner: "
+                "confirm each is a known false positive",
+                file=CONFIG_FILE,
+            )
+        )
+    return out
+
+
+def redaction_warnings(
+    repo: MemoryRepo, head: Side, book: pb.Playbook, changed: list[str], seen: set[str]
+) -> list[ReviewWarning]:
+    """A warning for each rule citing an episode redacted in the range (the gate has
+    proved each redaction; the reviewer decides whether the rule still stands)."""
+    ids = [path.rpartition("/")[2].removesuffix(".yaml") for path in changed]
+    stubs = {ep_id: ep for ep_id, ep in episodes_at(repo, head, ids).items() if ep and ep.get("redacted")}
+    out = []
+    for rule in book.rules:
+        gone = [ep for ep in rule.episode_ids if ep in stubs]
+        if gone and rule.id not in seen:
+            left = len(rule.episode_ids) - len(gone)
+            out.append(
+                ReviewWarning(
+                    "warning",
+                    f"{rule.id} cites {', '.join(gone)}: evidence redacted in this range"
+                    + ("; no unredacted evidence is left: retire it or re-cite it" if not left else ""),
+                    rule.id,
+                    repo.playbook_rel,
+                    rule.line or None,
+                )
+            )
+    return out

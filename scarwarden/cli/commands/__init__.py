@@ -17,6 +17,7 @@ SHORT_HELP = {
     "feedback": "Record what happened after a recorded answer, as a new episode.",
     "check": "The provenance gate (pre-commit hook and CI).",
     "verify": "Prove the whole history honest: append-only ledger, resolving playbook.",
+    "redact": "Take a leaked episode's content back, provably, in one commit.",
     "hooks": "Install or uninstall the git pre-commit hook.",
     "diff": "Semantic diff of the playbook between two revisions.",
     "review": "Pull-request report of memory changes, with evidence.",

@@ -88,6 +88,10 @@ def format_result(result: RecallResult, *, playbook_rel: str = "the playbook") -
         lines.append(f"   {rule.text}")
         lines.append(f"   why: {rule.why()}")
         lines.append(f"   cite: {rule.citation()}")
+        if rule.evidence_redacted:
+            lines.append(
+                click.style(f"   evidence redacted: {', '.join(rule.evidence_redacted)}", fg="yellow")
+            )
     lines.append("")
     if result.playbook_commit:
         lines.append(

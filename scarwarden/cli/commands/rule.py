@@ -130,9 +130,15 @@ def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
             {
                 "rule": found.to_json(),
                 "episodes": [
-                    {"id": ep, "found": e is not None, "episode": e.to_json() if e else None}
+                    {
+                        "id": ep,
+                        "found": e is not None,
+                        "redacted": e is not None and e.get("redacted") is not None,
+                        "episode": e.to_json() if e else None,
+                    }
                     for ep, e in episodes.items()
                 ],
+                "evidence_redacted": [ep for ep, e in episodes.items() if e and e.get("redacted")],
                 "history": [ev.to_json() for ev in events],
             }
         )
@@ -140,7 +146,9 @@ def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
     click.echo(format_rule(found))
     for ep_id, ep in episodes.items():
         click.echo()
-        click.echo(click.style(f"--- learnt in {ep_id} ---", fg="cyan"))
+        redacted = ep is not None and ep.get("redacted") is not None
+        note = " (evidence redacted)" if redacted else ""
+        click.echo(click.style(f"--- learnt in {ep_id}{note} ---", fg="yellow" if redacted else "cyan"))
         click.echo(
             format_episode(ep, repo, paths[ep_id])
             if ep

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import click
+
+from scarwarden.cli.commands._common import echo_json, get_repo, split_list
+from scarwarden.errors import ValidationError
+from scarwarden.repo import MemoryRepo
+
+
+@click.command()
+@click.argument("episode_id")
+@click.option("--reason", required=True, help="Why: it is recorded in the stub and in a new episode.")
+@click.option(
+    "--fields",
+    "fields",
+    multiple=True,
+    help="Only these fields (repeatable or comma-separated); default: all but id and at.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
+@click.pass_context
+def redact(ctx: click.Context, episode_id: str, reason: str, fields: tuple[str, ...], as_json: bool) -> None:
+    """Take an episode's content back: the one permitted change to an episode.
+
+    Replaces the episode's fields with '[redacted]' and a 'redacted:' block (when, who,
+    why, which fields, and the SHA-256 of the removed content, so the redaction is
+    provable), records the act as a new episode that refs it, and commits both in one
+    commit, which is the only form of edit the gate accepts. Rules citing it are
+    flagged 'evidence redacted' everywhere; 'distill' proposes retiring a rule left
+    with no unredacted evidence. The old content stays in git history: see
+    docs/privacy.md for purging it with git filter-repo. Rotate a leaked credential.
+
+    \b
+    Examples:
+      scarwarden redact ep-hkgnqdz88f --reason "pasted a customer's API key"
+      scarwarden redact ep-04yqq457qh --fields action,outcome --reason "card number"
+    """
+    from scarwarden.files.redact import redact as run_redact
+
+    repo = get_repo(ctx)
+    done = run_redact(
+        repo, episode_id, reason, fields=split_list(fields) or None, check=lambda env: _gate(repo, env)
+    )
+    if as_json:
+        echo_json(done.to_json())
+        return
+    click.echo(f"Redacted {', '.join(done.fields)} of {done.episode_id} (sha256 {done.sha256[:12]}...)")
+    click.echo(f"Recorded as {done.record.id}; commit {(done.commit or '')[:10]}")
+    click.echo("The old content is still in git history: docs/privacy.md says how to purge it.", err=True)
+
+
+def _gate(repo: MemoryRepo, env: Mapping[str, str]) -> None:
+    """The provenance gate on the commit about to be made: it must accept the redaction."""
+    from scarwarden.gate.check import check_staged
+
+    report = check_staged(repo, env=env)
+    if not report.ok:
+        raise ValidationError(
+            "the redaction does not pass the provenance gate; nothing was changed",
+            problems=list(report.problems),
+        )

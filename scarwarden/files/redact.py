@@ -1,0 +1,201 @@
+"""``scarwarden redact``: take a leaked episode's content back, on the record.
+
+One commit holds the redaction stub (:mod:`scarwarden.files.redaction`) and a new
+episode recording the act (who, why, which fields, what it refs); the gate accepts an
+edited episode only in exactly this form. The committed bytes of the episode are what
+the stub's hash covers, so the episode must be committed and unchanged in the working
+folder. On any failure (the check refuses, a hook rejects the commit) the files and
+git's index are put back as they were.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from scarwarden import git
+from scarwarden.errors import Problem, UsageError, ValidationError
+from scarwarden.files.atomic import atomic_write, write_lock
+from scarwarden.files.episode_fields import EPISODE_ID_RE
+from scarwarden.files.episodes import Episode, parse_episode_bytes, render_episode
+from scarwarden.files.redaction import KEPT, build_stub, sha256_hex
+from scarwarden.repo import MemoryRepo
+from scarwarden.times import utc_now
+
+#: Judges the tree about to be committed (the environment selects a private index);
+#: raises to refuse. The CLI passes the provenance gate (files may not import it).
+Check = Callable[[Mapping[str, str]], None]
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """What ``redact`` did."""
+
+    episode_id: str
+    path: str
+    fields: tuple[str, ...]
+    #: SHA-256 of the bytes removed (the committed file before the redaction).
+    sha256: str
+    record: Episode
+    commit: str | None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "episode": self.episode_id,
+            "path": self.path,
+            "fields": list(self.fields),
+            "sha256": self.sha256,
+            "record": self.record.id,
+            "commit": self.commit,
+        }
+
+
+def redact(
+    repo: MemoryRepo,
+    episode_id: str,
+    reason: str,
+    *,
+    fields: Sequence[str] | None = None,
+    by: str | None = None,
+    check: Check | None = None,
+) -> Redaction:
+    """Replace ``episode_id``'s content (or only ``fields``) with a stub and commit it
+    with a new episode recording the act."""
+    reason = " ".join(reason.split())
+    if not reason:
+        raise UsageError("--reason must say why", hint='scarwarden redact ep-... --reason "leaked API key"')
+    if not EPISODE_ID_RE.match(episode_id):
+        raise UsageError(f"{episode_id!r} is not an episode ID", hint="IDs look like ep-7k2m9q4x1z")
+    with write_lock(repo):
+        path, old_raw = _committed_episode(repo, episode_id)
+        old = parse_episode_bytes(old_raw, path, episodes_dir=repo.episodes_rel)
+        chosen = _fields(old, fields)
+        who = by or git.config_get(repo.root, "user.name") or "unknown"
+        record = _record(repo, episode_id, chosen, reason, who)
+        digest = sha256_hex(old_raw)
+        block = {
+            "at": utc_now(),
+            "by": who,
+            "reason": reason,
+            "sha256": digest,
+            "record": record.id,
+            "fields": list(chosen),
+        }
+        stub = Episode(build_stub(old.data, block))
+        stub_raw = stub.render().encode("utf-8")
+        parse_episode_bytes(stub_raw, path, episodes_dir=repo.episodes_rel)  # our own output: must parse
+        _refuse_leftover_secrets(repo, stub, path)
+        sha = _write_and_commit(
+            repo, path, old_raw, stub_raw, record, _message(episode_id, record, reason, chosen), check
+        )
+    return Redaction(episode_id, path, chosen, digest, record, sha)
+
+
+def _committed_episode(repo: MemoryRepo, episode_id: str) -> tuple[str, bytes]:
+    """The episode's path and its committed bytes; it must be committed and unchanged."""
+    paths = git.files_named(repo.root, repo.episodes_rel, {f"{episode_id}.yaml"})
+    if not paths:
+        raise UsageError(
+            f"no episode {episode_id} in the ledger", hint="'scarwarden episode list' shows what there is"
+        )
+    if len(paths) > 1:
+        raise ValidationError(f"episode {episode_id} is in more than one file: {', '.join(paths)}")
+    path = paths[0]
+    raw = git.show_file(repo.root, "HEAD", path) if git.head(repo.root) else None
+    if raw is None:
+        raise UsageError(
+            f"{episode_id} is not committed yet: there is nothing to redact in history",
+            hint=f"fix or remove the file before committing it ({path})",
+        )
+    if git.has_uncommitted_changes(repo.root, path) or (repo.root / path).read_bytes() != raw:
+        raise UsageError(
+            f"{path} has uncommitted changes",
+            hint=f"restore it first: git restore --source=HEAD --staged --worktree -- {path}",
+        )
+    return path, raw
+
+
+def _fields(old: Episode, fields: Sequence[str] | None) -> tuple[str, ...]:
+    present = [key for key in old.data if key not in KEPT and key != "redacted"]
+    if not fields:
+        return tuple(present)
+    unknown = [f for f in fields if f not in present]
+    if unknown:
+        raise UsageError(
+            f"--fields: {', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not a field of "
+            f"{old.id} that can be redacted",
+            hint=f"its fields: {', '.join(present)} (id and at always stay)",
+        )
+    return tuple(dict.fromkeys(fields))
+
+
+def _record(repo: MemoryRepo, episode_id: str, fields: Sequence[str], reason: str, who: str) -> Episode:
+    """The new episode that records the act (screened like every episode)."""
+    from scarwarden.files.record import prepare, screen
+
+    data = {
+        "task": f"Redact {episode_id}",
+        "action": f"Removed {', '.join(fields)} from {episode_id} with 'scarwarden redact'",
+        "outcome": f"Reason: {reason}",
+        "corrected_by": who,
+        "tags": ["redaction"],
+        "refs": [episode_id],
+    }
+    [record] = prepare([data], source="redact")
+    screen(repo, [record], "--reason")
+    return record
+
+
+def _refuse_leftover_secrets(repo: MemoryRepo, stub: Episode, path: str) -> None:
+    """A partial redaction that leaves a credential in another field is no redaction."""
+    from scarwarden.files import secret_scan
+
+    found = secret_scan.scan_mapping(
+        {k: v for k, v in stub.data.items() if k != "redacted"}, repo.config.secrets.allow
+    )
+    if found:
+        raise ValidationError(
+            f"{path}: the redacted episode would still hold a secret; nothing was changed",
+            problems=[
+                Problem(secret_scan.describe(f), file=path, field=f.field, hint=f"add {f.field} to --fields")
+                for f in found
+            ],
+        )
+
+
+def _message(episode_id: str, record: Episode, reason: str, fields: Sequence[str]) -> str:
+    return (
+        f"redact: {episode_id}\n\nReason: {reason}\nFields: {', '.join(fields)}\n\n"
+        f"Scarwarden-Redacted: {episode_id}\nScarwarden-Episode: {record.id}\n"
+    )
+
+
+def _write_and_commit(
+    repo: MemoryRepo,
+    path: str,
+    old_raw: bytes,
+    stub_raw: bytes,
+    record: Episode,
+    message: str,
+    check: Check | None,
+) -> str:
+    record_rel = record.relpath(repo.episodes_rel)
+    paths = [path, record_rel]
+    try:
+        atomic_write(repo.root / path, stub_raw)
+        atomic_write(repo.root / record_rel, record.render().encode("utf-8"))
+        git.add(repo.root, paths)
+        if check is not None:
+            with git.temporary_index(repo.root, git.head(repo.root) or git.EMPTY_TREE) as env:
+                git.add(repo.root, paths, env=env)
+                check(env)
+        return git.commit(repo.root, message, only=paths)
+    except BaseException:
+        atomic_write(repo.root / path, old_raw)
+        git.add(repo.root, [path])  # back to HEAD's blob (it was unchanged)
+        git.unstage(repo.root, [record_rel])
+        (repo.root / record_rel).unlink(missing_ok=True)
+        raise
+
+
+__all__ = ["Check", "Redaction", "redact", "render_episode"]
