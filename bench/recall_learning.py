@@ -82,7 +82,7 @@ def learning(args: argparse.Namespace) -> None:
         for t in tasks:
             episodes[t["task"]] = record_human_answer(repo, t["task"], t["answer"]).id
         result = distill(repo, offline=True)
-        print(f"distill (offline): {result.to_json().get('summary', '')}".rstrip())
+        print(f"distill (offline): {result.to_json().get('subject')}")
         rows: dict[str, list[tuple[str, bool, Any]]] = {"same words": [], "other words": []}
         for t in tasks:
             for kind, words in (("same words", t["task"]), ("other words", t["reworded"])):

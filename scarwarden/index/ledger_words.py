@@ -76,6 +76,10 @@ def _sync_task_terms(conn: sqlite3.Connection) -> set[str]:
     conn.executemany("INSERT INTO ledger_tasks VALUES (?, ?)", fresh)
     _recount(conn, "task_term_df", "SELECT term, count(*) FROM task_terms", touched, everything=first)
     set_meta(conn, "task_count", str(conn.execute("SELECT count(*) FROM ledger_tasks").fetchone()[0]))
+    # Words two tasks or more say (the only ones a ledger weight below 1 can touch):
+    # when there are none, recall skips looking the rules' stems up in task_term_df.
+    shared = conn.execute("SELECT count(*) FROM task_term_df WHERE df > 1").fetchone()[0]
+    set_meta(conn, "task_terms_shared", str(shared))
     return changed
 
 

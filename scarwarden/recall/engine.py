@@ -77,7 +77,8 @@ def recall(
     n = int(index.meta("rule_count") or 0)
     total = int(index.meta("rule_total_length") or 0)
     tasks = int(index.meta("task_count") or 0)
-    terms = task_terms(index.conn, qtf, n, total / n if n and total else 1.0, tasks)
+    shared = index.meta("task_terms_shared") != "0"
+    terms = task_terms(index.conn, qtf, n, total / n if n and total else 1.0, tasks, shared)
     stats = RecallStats(
         rule_count=n,
         avg_length=terms.avg,

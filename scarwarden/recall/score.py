@@ -124,14 +124,20 @@ class TaskTerms:
     #: For the task stems found in the episodes some rule cites: in how many rules'
     #: episodes (stems in more than half the rules' episodes are left out).
     ep_df: dict[str, int] = field(default_factory=dict)
+    #: Whether two past tasks or more say some word (else no rule stem's weight is
+    #: below 1, and the rules' stems are not looked up in the ledger).
+    ledger_shared: bool = False
 
     def q(self, stem: str) -> float:
         return self.ledger.get(stem, 1.0)
 
 
-def task_terms(conn: Any, qtf: Counter[str], n: int, avg: float, tasks: int = 0) -> TaskTerms:
+def task_terms(
+    conn: Any, qtf: Counter[str], n: int, avg: float, tasks: int = 0, shared: bool = True
+) -> TaskTerms:
     """Look up the task stems' document frequencies (in rules, in past tasks, in the
-    rules' episodes) and weigh the task; ``tasks``: episodes in the ledger."""
+    rules' episodes) and weigh the task; ``tasks``: episodes in the ledger; ``shared``:
+    whether two of them or more say some word."""
     stems = sorted(qtf)
     df = document_frequencies(conn, stems)
     task_df = document_frequencies(conn, stems, "task_term_df") if tasks else {}
@@ -148,6 +154,7 @@ def task_terms(conn: Any, qtf: Counter[str], n: int, avg: float, tasks: int = 0)
         task_df=task_df,
         task_count=tasks,
         ep_df=ep_df,
+        ledger_shared=bool(tasks and shared),
     )
 
 
@@ -176,7 +183,22 @@ def candidates(conn: Any, task: TaskTerms, count: int) -> list[tuple[str, float]
         [t, EPISODE_WEIGHT * idf(d, task.n) * task.q(t) * task.qtf[t] * (K1 + 1.0)]
         for t, d in sorted(task.ep_df.items())
     ]
-    sql = """
+    # Branches the task cannot use are left out: each costs a pass over postings.
+    episodes = """
+            UNION ALL
+            SELECT e.rule_id, qe.w * e.etf / (e.etf + :k1)
+            FROM qe CROSS JOIN e ON e.term = qe.term"""
+    tags = (
+        """
+            SELECT rule_id, :tag_weight * min(ql.w) FROM ql CROSS JOIN rule_tag_stems
+            ON stem = ql.term GROUP BY rule_id, tag HAVING count(*) = max(parts))"""
+        if any(task.q(t) != 1.0 for t in task.qtf)
+        else """
+            SELECT rule_id, :tag_weight FROM rule_tag_stems
+            WHERE stem IN (SELECT term FROM ql)
+            GROUP BY rule_id, tag HAVING count(*) = max(parts))"""
+    )
+    sql = f"""
         WITH q(term, w) AS (
             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]')
             FROM json_each(:weights)),
@@ -191,13 +213,8 @@ def candidates(conn: Any, task: TaskTerms, count: int) -> list[tuple[str, float]
             WHERE term IN (SELECT term FROM qe) GROUP BY term, rule_id),
         s(rule_id, c) AS (
             SELECT p.rule_id, q.w * p.tf / (p.tf + :base + :slope * p.length)
-            FROM q CROSS JOIN rule_terms AS p ON p.term = q.term
-            UNION ALL
-            SELECT e.rule_id, qe.w * e.etf / (e.etf + :k1)
-            FROM qe CROSS JOIN e ON e.term = qe.term
-            UNION ALL
-            SELECT rule_id, :tag_weight * min(ql.w) FROM ql CROSS JOIN rule_tag_stems
-            ON stem = ql.term GROUP BY rule_id, tag HAVING count(*) = max(parts))
+            FROM q CROSS JOIN rule_terms AS p ON p.term = q.term{episodes if ep_weights else ""}
+            UNION ALL{tags}
         SELECT rule_id, sum(c) AS score FROM s GROUP BY rule_id
         ORDER BY score DESC, rule_id LIMIT :count
     """
@@ -239,8 +256,8 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
     if not ids:
         return []
     id_json = json.dumps(ids)
-    postings, stem_df, stem_tdf = _rule_stems(conn, id_json, ids, task.df)
-    tag_parts = _tag_parts(conn, id_json, stem_df, stem_tdf)
+    postings, stem_df, stem_tdf = _rule_stems(conn, id_json, ids, task.df, task.ledger_shared)
+    tag_parts = _tag_parts(conn, id_json, stem_df, stem_tdf, task.ledger_shared)
     episodes = _episode_words(conn, id_json, task)
     # A rule has dozens of stems but they share a handful of df values.
     weight = {d: idf(d, task.n) for d in {d for own in stem_df.values() for d in own.values()}}
@@ -266,7 +283,7 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
 
 
 def _rule_stems(
-    conn: Any, id_json: str, ids: list[str], df: dict[str, int]
+    conn: Any, id_json: str, ids: list[str], df: dict[str, int], ledger: bool
 ) -> tuple[_Postings, _StemDf, _StemDf]:
     """The rules' own stems with their df (and how many past tasks say them): the shared
     ones score, all of them weigh in the rule's mass. Read by rule (a few dozen postings
@@ -274,33 +291,38 @@ def _rule_stems(
     postings: _Postings = {i: {} for i in ids}
     stem_df: _StemDf = {i: {} for i in ids}
     stem_tdf: _StemDf = {i: {} for i in ids}
+    # The ledger join doubles this query's cost: only when some word is in two tasks.
+    task_df = "coalesce(t.df, 0)" if ledger else "0"
+    join = "LEFT JOIN task_term_df AS t ON t.term = p.term " if ledger else ""
     for term, rule_id, tf, length, term_df, tdf in conn.execute(
-        "SELECT p.term, p.rule_id, p.tf, p.length, d.df, coalesce(t.df, 0) FROM rule_terms AS p "
-        "JOIN rule_term_df AS d ON d.term = p.term LEFT JOIN task_term_df AS t ON t.term = p.term "
+        f"SELECT p.term, p.rule_id, p.tf, p.length, d.df, {task_df} FROM rule_terms AS p "
+        f"JOIN rule_term_df AS d ON d.term = p.term {join}"
         "WHERE p.rule_id IN (SELECT value FROM json_each(?))",
         (id_json,),
     ):
         stem_df[rule_id][term] = term_df
-        if tdf:
+        if tdf > 1:
             stem_tdf[rule_id][term] = tdf
         if term in df:
             postings[rule_id][term] = (tf, length)
     return postings, stem_df, stem_tdf
 
 
-def _tag_parts(conn: Any, id_json: str, stem_df: _StemDf, stem_tdf: _StemDf) -> _TagParts:
+def _tag_parts(conn: Any, id_json: str, stem_df: _StemDf, stem_tdf: _StemDf, ledger: bool) -> _TagParts:
     """Each rule's tags as stems; a tag stem not in the rule's text joins its stems too
     (with its df, 0 when no rule's title or text has it)."""
     tag_parts: _TagParts = {}
+    task_df = "coalesce(t.df, 0)" if ledger else "0"
+    join = "LEFT JOIN task_term_df AS t ON t.term = s.stem " if ledger else ""
     for rule_id, tag, stem, tag_df, tdf in conn.execute(
-        "SELECT s.rule_id, s.tag, s.stem, coalesce(d.df, 0), coalesce(t.df, 0) FROM rule_tag_stems AS s "
-        "LEFT JOIN rule_term_df AS d ON d.term = s.stem LEFT JOIN task_term_df AS t ON t.term = s.stem "
+        f"SELECT s.rule_id, s.tag, s.stem, coalesce(d.df, 0), {task_df} FROM rule_tag_stems AS s "
+        f"LEFT JOIN rule_term_df AS d ON d.term = s.stem {join}"
         "WHERE s.rule_id IN (SELECT value FROM json_each(?))",
         (id_json,),
     ):
         tag_parts.setdefault(rule_id, {}).setdefault(tag, set()).add(stem)
         stem_df[rule_id].setdefault(stem, tag_df)
-        if tdf:
+        if tdf > 1:
             stem_tdf[rule_id].setdefault(stem, tdf)
     return tag_parts
 
@@ -370,19 +392,23 @@ def _scored_rule(
     matched = set(postings).union(*(parts[t] for t in hits))
     through = {e.stem for e in via} - matched  # found only through the rule's episodes
     n = task.n
-    tdf = own_task_df or {}
-    q = {s: ledger_weight(tdf.get(s, 0), task.task_count) if task.task_count else 1.0 for s in own}
+    # Ledger weights of the rule's own stems: 1.0 unless past tasks say them.
+    q = (
+        {s: ledger_weight(d, task.task_count) for s, d in (own_task_df or {}).items()}
+        if task.task_count
+        else {}
+    )
 
-    def w(stem: str) -> float:  # a matched or own stem's idf x ledger weight
+    def w(stem: str) -> float:  # a matched stem's idf x ledger weight
         d = own.get(stem, task.df.get(stem, 0))
         return (weight[d] if d in weight else idf(d, n)) * q.get(stem, task.q(stem))
 
     # fsum is correctly rounded whatever the order: the masses are byte-stable.
     extra = [EPISODE_WEIGHT * w(s) for s in through]
     matched_mass = math.fsum([w(s) for s in matched] + extra)
-    rule_mass = math.fsum([w(s) for s in own] + extra)
+    rule_mass = math.fsum([weight[d] * q.get(s, 1.0) for s, d in own.items()] + extra)
     evidence = math.fsum(
-        [specificity(own[s], n) * q[s] for s in matched]
+        [specificity(own[s], n) * q.get(s, 1.0) for s in matched]
         + [EPISODE_WEIGHT * specificity(task.df.get(s, 0), n) * task.q(s) for s in through]
     )
     return RecalledRule(
@@ -404,5 +430,5 @@ def _scored_rule(
         matched_stems=sorted(matched),
         via_episodes=via,
         through_episodes=sorted(through),
-        stem_ledger={s: v for s, v in sorted(q.items()) if v != 1.0},
+        stem_ledger={s: v for s, v in sorted(q.items()) if v != 1.0},  # only stems past tasks say
     )
