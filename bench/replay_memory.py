@@ -1,0 +1,160 @@
+"""The memories the replay benchmark compares, each answering "top k texts for this task".
+
+* ``Scarwarden``: a real memory repository driven only through the CLI
+  (``python -m scarwarden ...``, ``--json``), exactly as an agent or a script would.
+* ``RawEpisodes``: the same episodes, no playbook, ranked by BM25 on Scarwarden's tokens.
+* ``PolicyRules``: policy.md split into rules (one bullet or paragraph each, with its
+  section heading), ranked by the same BM25.
+* no memory: nothing (what the agent had beyond the policy in its prompt).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from replay_text import BM25
+
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Replay Bench",
+    "GIT_AUTHOR_EMAIL": "replay@example.com",
+    "GIT_COMMITTER_NAME": "Replay Bench",
+    "GIT_COMMITTER_EMAIL": "replay@example.com",
+}
+EPISODE_FIELDS = ("task", "action", "outcome", "correction")
+
+
+class CliError(RuntimeError):
+    """A Scarwarden command failed; the message holds its stderr."""
+
+
+def bench_env(offline: bool) -> dict[str, str]:
+    """The environment for every subprocess: a git identity when none is set, no key offline."""
+    env = dict(os.environ)
+    for key, value in GIT_IDENTITY.items():
+        env.setdefault(key, value)
+    if offline:
+        env.pop("SCARWARDEN_API_KEY", None)
+        env.pop("DASHSCOPE_API_KEY", None)
+    for var in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE"):
+        env.pop(var, None)
+    return env
+
+
+@dataclass
+class Scarwarden:
+    """A fresh memory repository at ``path``, used through ``python -m scarwarden``."""
+
+    path: Path
+    env: dict[str, str]
+    calls: int = 0
+    usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
+
+    def run(self, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0,)) -> str:
+        """Run one command in the repository and return its stdout."""
+        cmd = [sys.executable, "-m", "scarwarden", "-C", str(self.path), *args]
+        proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=self.env)
+        self.calls += 1
+        if proc.returncode not in ok:
+            raise CliError(f"scarwarden {' '.join(args)} exited {proc.returncode}: {proc.stderr.strip()}")
+        return proc.stdout
+
+    def init(self) -> None:
+        """`git init` + `scarwarden init --hooks`: a real memory with its provenance gate."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "init", "-q", "-b", "main", str(self.path)], check=True, env=self.env)
+        self.run("init", "--hooks", "--json")
+
+    def add(self, episode: dict[str, Any]) -> str:
+        """`episode add --file -` (one commit); returns the minted ID."""
+        out = json.loads(self.run("episode", "add", "--file", "-", "--json", stdin=json.dumps(episode)))
+        return str(out[0]["id"])
+
+    def distill(self, model: bool) -> dict[str, Any]:
+        """`distill --json` (offline unless ``model``); records the model's tokens."""
+        args = ["distill", "--json"] if model else ["distill", "--offline", "--json"]
+        result: dict[str, Any] = json.loads(self.run(*args))
+        usage = result.get("usage") or {}
+        for key in self.usage:
+            self.usage[key] += int(usage.get(key) or 0)
+        return result
+
+    def recall(self, task: str, limit: int) -> dict[str, Any]:
+        """`recall --json --limit N --no-log -` with the task on stdin, as an agent calls it."""
+        out: dict[str, Any] = json.loads(
+            self.run("recall", "--json", "--limit", str(limit), "--no-log", "-", stdin=task)
+        )
+        return out
+
+    def rules(self) -> list[dict[str, Any]]:
+        """`rule list --json`: the active playbook."""
+        return list(json.loads(self.run("rule", "list", "--json")))
+
+    def episodes(self) -> list[dict[str, Any]]:
+        """`episode list --json`: the whole ledger."""
+        return list(json.loads(self.run("episode", "list", "--json")))
+
+
+def rule_text(rule: dict[str, Any]) -> str:
+    """What an agent reads of a recalled rule: its title and text."""
+    return f"{rule.get('title', '')}\n{rule.get('text', '')}"
+
+
+def episode_text(episode: dict[str, Any]) -> str:
+    """What an agent reads of a raw episode: task, action, outcome, correction."""
+    return "\n".join(str(episode[k]) for k in EPISODE_FIELDS if episode.get(k))
+
+
+class RawEpisodes:
+    """Memory without distillation: every episode so far, BM25 top k on the same tokens."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self._bm25: BM25 | None = None
+
+    def add(self, episode: dict[str, Any]) -> None:
+        self.texts.append(episode_text(episode))
+        self._bm25 = None
+
+    def top(self, task: str, k: int) -> list[str]:
+        if not self.texts:
+            return []
+        if self._bm25 is None:
+            self._bm25 = BM25(self.texts)
+        return [self.texts[i] for i in self._bm25.top(task, k)]
+
+
+def policy_rules(policy: str) -> list[str]:
+    """policy.md as rules: each top-level bullet (with its sub-bullets) or paragraph,
+    prefixed with its section heading ("Cancel flight: ...")."""
+    chunks: list[str] = []
+    heading = ""
+    for block in re.split(r"\n\s*\n", policy):
+        block = block.strip()
+        if not block:
+            continue
+        if block.startswith("#"):
+            heading = block.lstrip("#").strip()
+            continue
+        for part in re.split(r"\n(?=- )", block):
+            text = part.strip().removeprefix("- ").strip()
+            if text:
+                chunks.append(f"{heading}: {text}" if heading else text)
+    return chunks
+
+
+class PolicyRules:
+    """Memory without experience: the policy's rules, BM25 top k on the same tokens."""
+
+    def __init__(self, policy: str) -> None:
+        self.texts = policy_rules(policy)
+        self._bm25 = BM25(self.texts)
+
+    def top(self, task: str, k: int) -> list[str]:
+        return [self.texts[i] for i in self._bm25.top(task, k)]

@@ -1,0 +1,285 @@
+"""The replay benchmark's method, as docs/replay.md states it, built from the code's own tables.
+
+The derivation and the judge are described here next to the constants they use
+(CLAUSES, KEY_ARGS, the tags, the word forms), so the page cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay_correction import CLAUSES, KEY_ARGS
+from replay_data import ACTION_TAGS, KEY_TAGS
+from replay_judge import ACTION_FORMS, KEY_FORMS, OUTPUT_FORMS, REFUSAL_STEMS, REFUSAL_WORDS
+
+
+def forms_md(forms: tuple[tuple[str, ...], ...]) -> str:
+    return " or ".join("+".join(f"`{s}`" for s in alt) for alt in forms)
+
+
+def word_forms_table() -> str:
+    """The judge's word forms, from the code's own tables (so the page cannot drift)."""
+    lines = [
+        "| write | names it (one sentence holds all stems of one form) | arguments quoted | tags |",
+        "|---|---|---|---|",
+    ]
+    for action, forms in ACTION_FORMS.items():
+        lines.append(
+            f"| `{action}` | {forms_md(forms)} | {', '.join(KEY_ARGS.get(action, ())) or '-'} |"
+            f" {', '.join(ACTION_TAGS[action])} |"
+        )
+    lines += ["", "| argument | named by (anywhere in the text) | tag when it was wrong |", "|---|---|---|"]
+    lines += [f"| `{k}` | {forms_md(f)} | {KEY_TAGS.get(k, '-')} |" for k, f in KEY_FORMS.items()]
+    return "\n".join(lines)
+
+
+def clauses_md() -> str:
+    """The policy clauses (CLAUSES) as a table."""
+    lines = ["| write, or write:argument that differed | policy clause named |", "|---|---|"]
+    return "\n".join(lines + [f"| `{k}` | {v} |" for k, v in CLAUSES.items()])
+
+
+METHOD = """\
+## Method
+
+### The stream
+
+`gpt-4o-airline.json` holds 200 recorded runs of a GPT-4o customer-service agent on 50
+airline tasks, 4 trials each (116 failures). They are replayed as a stream: trial 0 of
+every task in task order, then trial 1, and so on ({order}). Each run becomes one
+episode, recorded with `scarwarden episode add --file -` (one commit each, through the
+provenance gate installed by `scarwarden init --hooks` in a fresh `git init` repository):
+
+- `task`: the user's instruction, verbatim;
+- `action`: the agent's successful write calls (the tools that change the database:
+  `book_reservation`, `cancel_reservation`, `update_reservation_flights`,
+  `update_reservation_baggages`, `update_reservation_passengers`, `send_certificate`)
+  with their policy-relevant arguments, the number of write attempts answered with an
+  error, and whether it transferred the user to a human;
+- `outcome`: the reward, and for a failure a count of what went wrong by kind;
+- `correction` (failures only): derived from the ground truth, below;
+- `tags`: the writes the run is about (ground truth and agent), the arguments it got
+  wrong, `refuse` for a request that had to be refused and `figures` for a figure left
+  unsaid (table below);
+- `source` `correction` or `outcome`, `agent`, `corrected_by`, and `x-task-id`,
+  `x-trial`, `x-reward`.
+
+Every {distill_every} runs, `scarwarden distill {distill_flag} --json` distils the new
+episodes ({distiller} distiller). Nothing is written to the memory by hand.
+
+### How a correction is derived
+
+The ground truth is the task's list of tool calls (`info.task.actions`); only its write
+calls count. The agent's write calls are read from the trajectory: a call counts when
+the tool's reply does not start with `Error` (a refused call changed nothing). Numbers
+are compared as numbers (`250.0` = `250`).
+
+1. Walk the ground-truth writes in order. Each one is paired with the agent's unused
+   write of the same tool, and for a write on a reservation, of the same
+   `reservation_id` (cancelling the wrong reservation is a missing cancellation plus an
+   extra one, not a wrong argument), choosing the call with the fewest differing
+   arguments (the first on a tie).
+   - paired, arguments equal: nothing to correct;
+   - paired, arguments differ: **wrong** - "Fix `<tool>` on reservation R (policy,
+     `<clause>`): set `<arg>` to `<right value>` instead of `<agent's value>`; ..." for
+     every differing argument;
+   - no pair left: **missing** - "Call `<tool>` on reservation R (`<key arguments>`)
+     (policy, `<clause>`): the run left this write out."
+2. Agent writes left unpaired are **extra** - "Do not call `<tool>` on reservation R
+   (...) (policy, `<clause>`): the ground truth makes no such write." - or, when the
+   ground truth makes no write at all, **refuse** - "Do not call `<tool>` on reservation
+   R (...) (policy, `<clause>` / deny requests against the policy): refuse the request;
+   this task ends with no write."
+3. When the task expects figures in the answer (`outputs`) and the agent's messages
+   never state one of them (commas ignored, as tau-bench checks), **output** - "Tell
+   the user `<figures>`: the figure they asked for was missing from the answer."
+4. Then the run's own facts, when its read calls showed them: the user's membership
+   (`get_user_details`) and, for each reservation an item is about, its cabin,
+   insurance and booking time (`get_reservation_details`): "Context: gold member;
+   reservation R economy cabin, without travel insurance, booked 2024-05-02T06:02."
+
+A write with no reservation (a booking, a certificate) says "for user U" instead of "on
+reservation R". Key arguments are quoted with flights by number only. The policy clause
+is the one for the argument that differed, else the one for the write (table); it sits
+inside the sentence that names the write, so the sentence keeps the item's direction
+(do it, or do not) for the judge. The correction is the items' sentences in
+order, then the facts. For example (task {example_task}, trial {example_trial}):
+
+> {example}
+
+The first item is the failure's **lesson** (the first thing that went wrong, in
+ground-truth order); the measures judge it, and "every lesson" judges all items. Failed
+runs with no difference in writes or outputs (the failure lies elsewhere, e.g. a
+conversation cut short; {unexplained} in this stream) are recorded with no correction
+and are not judged. Key arguments and tags are in the table under "How a lesson is
+judged"; `tests/test_replay_bench.py` checks the derivation on recorded runs.
+
+{clauses}
+
+### How a lesson is judged
+
+Code, deterministic, no model. A recalled text is split into sentences (on `. ; : ! ?`
+and newlines) and words (Scarwarden's token pattern, lower case, stopwords kept,
+Snowball English stems).
+
+- A sentence **names a write** when it holds every stem of one of the write's forms
+  (table). It is a **refusal** when it also holds one of {refusal_words}, or a word
+  whose stem is one of {refusal_stems}.
+- The text **names an argument** when it holds every stem of one of the argument's forms.
+- The text **holds a value** when the value's words appear in it in order
+  (`certificate_7504069` matches "certificate_7504069" and "certificate 7504069").
+
+Two judges:
+
+- **specific** (the lesson that would have fixed *that* failure): a sentence names the
+  write in the lesson's direction (a refusal for an extra or refuse item, a non-refusal
+  otherwise) and
+  - wrong: the text names an argument that differed *and* holds its right value (the
+    ground truth's values missing from the agent's; if none, the agent's wrong extra
+    values);
+  - missing, extra, refuse: the text holds what the write is about (its reservation,
+    else its flight numbers for a booking, else its amount for a certificate);
+  - output: the text holds one of the figures.
+- **general** (a lesson of the same kind, for tasks never seen): a sentence names the
+  write in the lesson's direction and
+  - wrong: the text names an argument that differed;
+  - missing: the text names one of the write's key arguments (or `reservation_id`);
+  - extra, refuse: nothing more (the refusal is the lesson);
+  - output: the text holds one of {output_forms}.
+
+{word_forms}
+
+The word forms come from the tool and argument names and the policy's own wording. The
+judge's rules were fixed before the first full replay was measured. After it, the input
+given to Scarwarden changed (one tag per write instead of two, a tag for output items,
+"for user U" on writes without a reservation), and two measure definitions were
+corrected for every system alike: transfer had also counted tasks already seen but not
+yet failed, and its pooled figure had included the sweep at 0 runs, where only the policy
+can hold anything. The judge itself did not change. The correction
+and the judge were designed by reading recorded failures, with the unit tests on runs of
+both halves, so the figures are also given for tasks 0-24 and 25-49 separately: a judge
+fitted to some tasks would show as a gap between the halves for every system alike.
+
+### The measures
+
+Two kinds of measurement, both taken before the next run is ingested, with recall as an
+agent calls it (`scarwarden recall --json --limit {top} --no-log -`, the task on stdin;
+the baselines rank the same task text):
+
+- a **sweep** every {checkpoint_every} runs (and before the first): every task of the
+  stream is recalled and judged. The curves are made of sweeps.
+- an **event** before every run: the task about to be run is recalled and judged; when
+  that run is a failure of a task that failed before, its own lesson (the fix it needed)
+  is judged too.
+
+1. **Lesson at the repeat**: over the tasks with a failure already ingested, does the
+   top {top} hold the lesson of the task's latest failure (specific; general as a second
+   figure)? At the repeat failures themselves (the events), does it hold the fix of the
+   failure about to happen?
+2. **Transfer**: over the tasks not yet seen at all, does the top {top} hold a lesson of
+   the same kind as the first lesson the task will teach (general judge)? Only the first
+   pass has unseen tasks, so transfer is pooled over the sweeps at {unseen_span}
+   (the sweep at 0, before anything is ingested, is
+   left out: there only the policy can hold anything). "Transfer at first sight" is the
+   recall just before each task's first run. Tasks that never fail have no lesson and are
+   not judged for transfer.
+3. **Reading cost**: the tokens of what recall returns (rule title + text; episode task,
+   action, outcome, correction; policy rule), counted as characters / 4 rounded up for
+   every system; per recall, and per lesson found (tokens read over the repeat tasks
+   divided by lessons found). And the playbook's size against the ledger's.
+4. **The router** (Scarwarden only): the share of each verdict; **ACT precision**, the
+   share of `ACT` recalls whose top {top} holds the lesson (specific for a task that
+   failed before, general for another; tasks that never fail are not judged); and the
+   share of `ASK_HUMAN` on tasks whose kind (the set of ground-truth write tools, or
+   `no-write`) has not failed yet.
+
+### The baselines, in the same run, judged by the same code
+
+- **no memory**: nothing recalled (the agent had the policy in its prompt and no
+  experience); it is 0 on every lesson measure by construction.
+- **raw episodes**: the very episodes given to Scarwarden, no playbook, ranked by BM25
+  over Scarwarden's own tokens (a copy of its text pipeline: Unicode words, Snowball
+  stopwords, Snowball stems; BM25 with Lucene's idf, K1 = 1.5, B = 0.75, the term part
+  of Scarwarden's score), top {top}: memory without distillation.
+- **policy rules**: `policy.md` split into {policy_rules} rules (each top-level bullet with
+  its sub-bullets, or paragraph, prefixed with its section heading), same BM25, top
+  {top}: memory without experience.
+"""
+
+
+LIMITS = """\
+## What this shows, and what it does not
+
+- It measures **memory, not the agent**. Nobody re-answers the tasks offline: a lesson
+  in the top {top} is necessary for memory to help, not proof that the agent would have
+  followed it. `--answer` (with a model) re-answers the repeat failures with memory on
+  and off and has a model judge the answers; it needs a key, and its figures appear
+  above only for a run made with it.
+- The judge is **lexical**. It checks that the recalled text names the write, the
+  argument and the value (or the refusal), not that it means it: a raw episode whose
+  *instruction* says "if the agent says it cannot be cancelled" reads as a refusal to
+  cancel. This favours the raw episodes (they carry the instruction) and the policy
+  (it names every write and argument in general terms), not Scarwarden.
+- Corrections are derived from the ground truth by code, so they are exact and terse,
+  unlike a human's; the specific judge asks for task values (flights, amounts,
+  reservations), which a distiller that generalises (a model) may drop although its
+  rule would still help. The general judge is the measure for that.
+- The same instruction appears in all four trials of a task, so finding the earlier
+  episode of the task is easy for any lexical retriever; the measures ask for the
+  lesson inside what is found, in the top {top}, after distillation.
+- One dataset, one agent, 50 tasks: differences of a few tasks are noise. The second
+  task order (`--seed`) shows how much the order moves the figures.
+"""
+
+
+def method_sections(meta: dict[str, Any], last_unseen: int) -> list[str]:
+    """The method, the limits and how to regenerate, filled in with this run's settings."""
+    fmt = {
+        "order": "`--seed N` shuffles the task order",
+        "distill_every": meta["distill_every"],
+        "distill_flag": "--offline" if meta["distiller"] == "offline" else "",
+        "distiller": meta["distiller"],
+        "clauses": clauses_md(),
+        "top": meta["top"],
+        "unexplained": meta.get("unexplained", "n/a"),
+        "example": (meta.get("example") or {}).get("text", ""),
+        "example_task": (meta.get("example") or {}).get("task"),
+        "example_trial": (meta.get("example") or {}).get("trial"),
+        "refusal_words": ", ".join(f"`{w}`" for w in sorted(REFUSAL_WORDS)),
+        "refusal_stems": ", ".join(f"`{w}`" for w in sorted(REFUSAL_STEMS)),
+        "output_forms": forms_md(OUTPUT_FORMS),
+        "word_forms": word_forms_table(),
+        "checkpoint_every": meta["checkpoint_every"],
+        "unseen_span": (
+            f"{meta['checkpoint_every']}-{last_unseen} runs"
+            if last_unseen >= meta["checkpoint_every"]
+            else "no point of this run"
+        ),
+        "last_unseen": last_unseen,
+        "policy_rules": meta.get("policy_rules", "n/a"),
+    }
+    return [METHOD.format(**fmt), LIMITS.format(**fmt), regenerate()]
+
+
+def regenerate() -> str:
+    return """## Regenerate
+
+```bash
+pip install -e '.[bench]'               # matplotlib, for the chart
+python bench/replay.py                  # offline; rewrites this page (see the wall time below)
+python bench/replay.py --seed 1         # the second task order (its own chart and section)
+python bench/replay.py --tasks 6 --trials 2 --no-chart --json   # a quick slice, no docs written
+python bench/replay.py --render         # re-render this page from docs/replay/*.json
+SCARWARDEN_API_KEY=... python bench/replay.py --model --answer  # model distiller, re-answers
+```
+
+The dataset is read from `../shared/datasets/tau-airline` beside the checkout (`--data`
+to point elsewhere). Progress goes to stderr, one line per checkpoint; `--json` prints
+every figure on stdout. Each run writes `docs/replay/<name>.json` (`replay` or
+`replay-seed<N>`) and its chart, then renders this page from every stored JSON.
+
+Wall time: about 3 minutes (177-188 s, 1,491 Scarwarden CLI calls, most of them the
+1,050 recalls of the sweeps) when the two cores are free (load average ~3); the runs
+above were made while the cores were shared with other test suites (load averages
+10-18), which stretched them to 9-13 minutes. `--checkpoint-every 20` halves the sweeps.
+"""
