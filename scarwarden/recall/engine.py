@@ -22,8 +22,8 @@ from scarwarden import text
 from scarwarden.config import RecallSettings
 from scarwarden.errors import UsageError
 from scarwarden.recall import router
-from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
 from scarwarden.recall.candidates import candidates
+from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
 from scarwarden.recall.score import score_rules, task_terms, worth_explaining
 
 if TYPE_CHECKING:
