@@ -12,6 +12,7 @@
    ordinary texts of tests/ordinary_episodes.py.
 
     python bench/secret_bench.py [--quick] [--runs 15]
+    python bench/secret_bench.py --baseline /tmp/before   # A/B against a checkout without it
 """
 
 from __future__ import annotations
@@ -84,6 +85,38 @@ def detect_secrets_import(runs: int) -> float | None:
     return statistics.median(times[1:])
 
 
+def bench_baseline(baseline: Path, sizes: list[int], runs: int, work: Path) -> None:
+    """The hook from this checkout against the hook from ``baseline`` (a checkout of the
+    code before the scanner, e.g. ``git worktree add /tmp/before <sha>``), interleaved
+    run by run so both see the same load: the scanner's cost inside the hook."""
+    trees = {"with scanner": HERE.parent, "baseline": baseline.resolve()}
+    repos = {}
+    for n in sizes:
+        repos[n] = hook_bench.ledger_repo(n, work)
+        hook_bench.stage_commit(repos[n])
+    cpu: dict[tuple[str, int], list[float]] = {}
+    wall: dict[tuple[str, int], list[float]] = {}
+    for i in range(runs + 1):
+        for n in sizes:
+            for name, tree in trees.items():
+                env = {**hook_bench._env(), "PYTHONPATH": str(tree)}
+                w, c, _out = hook_bench.run_once(
+                    [sys.executable, "-m", "scarwarden", "check", "--staged"], repos[n], env
+                )
+                if i:
+                    wall.setdefault((name, n), []).append(w)
+                    cpu.setdefault((name, n), []).append(c)
+    for n in sizes:
+        base_cpu = statistics.median(cpu[("baseline", n)])
+        base_wall = statistics.median(wall[("baseline", n)])
+        for name in trees:
+            c, w = statistics.median(cpu[(name, n)]), statistics.median(wall[(name, n)])
+            print(
+                f"{name:>12}, {n:>7,} episodes: {w:6.1f} ms wall, {c:6.1f} ms CPU (medians; "
+                f"{c - base_cpu:+.1f} ms CPU, {w - base_wall:+.1f} ms wall against the baseline)"
+            )
+
+
 def sorting() -> None:
     from fake_secrets import fake_secrets
     from ordinary_episodes import ordinary_texts
@@ -104,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="1k vs 10k episodes")
     parser.add_argument("--runs", type=int, default=15, help="timed runs per figure")
+    parser.add_argument("--baseline", type=Path, help="a checkout without the scanner: A/B the hook")
     args = parser.parse_args(argv)
     print(f"python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.2f}")
     imp, scan = scanner_cost(args.runs)
@@ -118,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     cache = hook_bench.CACHE
     work = Path(tempfile.mkdtemp(prefix="secret-bench-", dir=cache if cache.exists() else None))
     try:
+        if args.baseline is not None:
+            bench_baseline(args.baseline, [small, large], args.runs, work)
+            return 0
         medians = hook_bench.bench_hook([small, large], args.runs, work)
         small_ms, large_ms = medians[small], medians[large]
         print(f"hook (scanner included): {small_ms:.1f} ms at {small:,}, {large_ms:.1f} ms at {large:,}")
