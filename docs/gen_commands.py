@@ -28,6 +28,8 @@ EXIT_CODE_TEXT = {
     "a plain `answer` prints the rule-grounded brief instead and exits 0",
     ExitCode.MODEL_ERROR: "the model answered with an error (bad key, model not found) or with "
     "output that is not what was asked, even after one repair attempt",
+    ExitCode.UNVERIFIABLE: "`verify` cannot prove the history: a shallow clone shows only part of it "
+    "(the message gives the depth seen); fetch the whole history",
 }
 
 

@@ -28,6 +28,8 @@ class ExitCode(enum.IntEnum):
     #: The model answered, but with an error (bad key, model not found) or with output
     #: that is not what was asked for, even after one repair attempt.
     MODEL_ERROR = 5
+    #: ``verify`` cannot prove the history: a shallow clone hides part of it.
+    UNVERIFIABLE = 6
 
 
 @dataclass(frozen=True)

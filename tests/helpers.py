@@ -60,9 +60,15 @@ FIXED = [
 ]
 
 
+def bypass_env() -> dict[str, str]:
+    """The environment plus ``SCARWARDEN_SKIP=1``: with ``--no-verify`` it gets a bad
+    commit past every hook (the reference-transaction hook ignores ``--no-verify``)."""
+    return {**os.environ, "SCARWARDEN_SKIP": "1"}
+
+
 def commit_no_verify(root: Path, message: str) -> str:
     git(root, "add", "-A", "memory")
-    git(root, "commit", "-q", "--no-verify", "-m", message)
+    git(root, "commit", "-q", "--no-verify", "-m", message, env=bypass_env())
     return git(root, "rev-parse", "HEAD").stdout.strip()
 
 

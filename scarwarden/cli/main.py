@@ -35,6 +35,8 @@ COMMANDS: dict[str, str] = {
     "verify": "scarwarden.cli.commands.verify:verify",
     "redact": "scarwarden.cli.commands.redact:redact",
     "hooks": "scarwarden.cli.commands.hooks:hooks",
+    "merge-playbook": "scarwarden.cli.commands.merge_playbook:merge_playbook",
+    "gate-hook": "scarwarden.cli.commands.gate_hook:gate_hook",
     "diff": "scarwarden.cli.commands.diff:diff",
     "review": "scarwarden.cli.commands.review:review",
     "serve": "scarwarden.cli.commands.serve:serve",

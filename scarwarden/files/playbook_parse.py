@@ -42,6 +42,7 @@ def parse(text: str, *, source: str = "memory/playbook.md") -> Playbook:
     if lines and lines[-1] == "":
         lines.pop()
     problems = _Problems(source)
+    _check_conflict_markers(lines, problems)
     _check_text(lines, problems)
     start = _after_title(lines, problems)
     preamble_lines, sections, retired_line = _split_sections(lines, start, problems)
@@ -61,6 +62,36 @@ def _check_text(lines: list[str], problems: _Problems) -> None:
         reason = text_problem(line.removesuffix("\r"))
         if reason is not None:
             problems.bad(number, f"the line {reason}", "remove it; the playbook is plain text")
+
+
+_CONFLICT_START = re.compile(r"^<{7}(?: |$)")
+_CONFLICT_END = re.compile(r"^>{7}(?: |$)")
+
+
+def _check_conflict_markers(lines: list[str], problems: _Problems) -> None:
+    """Merge conflict markers (git's, or the playbook merge driver's around one rule):
+    name the rule to resolve, and parse nothing else, which would only add noise."""
+    found = False
+    for i, line in enumerate(lines):
+        if not _CONFLICT_START.match(line):
+            continue
+        found = True
+        where = "the playbook"
+        for later in lines[i + 1 :]:
+            heading = _RULE_HEADING.match(later)
+            if heading:
+                where = heading.group(2)
+                break
+            if _CONFLICT_END.match(later):
+                break
+        problems.bad(
+            i + 1,
+            f"{where}: unresolved merge conflict; resolve the conflict in {where}",
+            "keep one version (or combine them), delete the '<<<<<<<', '=======' and '>>>>>>>' "
+            "lines, then run 'scarwarden check'",
+        )
+    if found:
+        raise ValidationError(f"{problems.source}: cannot parse the playbook", problems=list(problems))
 
 
 def _after_title(lines: list[str], problems: _Problems) -> int:

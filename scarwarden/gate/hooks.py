@@ -24,6 +24,8 @@ from scarwarden.errors import UsageError
 
 MARKER = "# scarwarden-hook-v1"
 HOOK_TYPES = ("pre-commit", "pre-merge-commit")
+#: The doors pre-commit cannot see (issue 15): every branch move, and every push.
+REF_HOOK_TYPES = ("reference-transaction", "pre-push")
 
 _TEMPLATE = """\
 #!/bin/sh
@@ -52,9 +54,45 @@ exit $status
 """
 
 
-def render_hook(python: str | None = None) -> str:
+_REF_TEMPLATE = """\
+#!/bin/sh
+{marker}: the Scarwarden provenance gate (installed by 'scarwarden hooks install').
+# reference-transaction refuses to move a branch onto commits that fail the gate
+# (revert, cherry-pick, rebase, am, fast-forward merges and pulls run no pre-commit
+# hook); pre-push refuses to push them. Bypass: SCARWARDEN_SKIP=1 ('scarwarden verify'
+# still catches what it let through). A hook that was here before is kept as
+# <this hook>.legacy and runs first, on the same input.
+INSTALL_PYTHON={python}
+HOOK_DIR=$(dirname -- "$0")
+HOOK_NAME=$(basename -- "$0")
+status=0
+input=$(cat)
+if [ -x "$HOOK_DIR/$HOOK_NAME.legacy" ]; then
+    printf '%s\\n' "$input" | "$HOOK_DIR/$HOOK_NAME.legacy" "$@" || status=$?
+fi
+[ "${{SCARWARDEN_SKIP:-}}" = 1 ] && exit $status
+if [ "$HOOK_NAME" = reference-transaction ]; then
+    # Only 'prepared' can refuse; only branches carry memory worth checking.
+    [ "$1" = prepared ] || exit $status
+    case "$input" in *" refs/heads/"*) ;; *) exit $status ;; esac
+fi
+if [ -n "$INSTALL_PYTHON" ] && [ -x "$INSTALL_PYTHON" ]; then
+    printf '%s\\n' "$input" | "$INSTALL_PYTHON" -m scarwarden gate-hook "$HOOK_NAME" || status=$?
+elif command -v scarwarden >/dev/null 2>&1; then
+    printf '%s\\n' "$input" | scarwarden gate-hook "$HOOK_NAME" || status=$?
+else
+    echo "scarwarden: cannot run the provenance gate: '$INSTALL_PYTHON' is gone and" \\
+         "'scarwarden' is not on PATH (bypass once: SCARWARDEN_SKIP=1)" >&2
+    exit 1
+fi
+exit $status
+"""
+
+
+def render_hook(python: str | None = None, name: str = "pre-commit") -> str:
     """The hook script; ``python=None`` relies on ``scarwarden`` being on ``PATH``."""
-    return _TEMPLATE.format(marker=MARKER, python=shlex.quote(python) if python else "''")
+    template = _REF_TEMPLATE if name in REF_HOOK_TYPES else _TEMPLATE
+    return template.format(marker=MARKER, python=shlex.quote(python) if python else "''")
 
 
 def is_ours(path: Path) -> bool:
@@ -97,7 +135,7 @@ def install(root: Path | str, *, hooks_path_ok: bool = False) -> Path:
             "unset the setting: git config --unset core.hooksPath",
         )
     plan: list[tuple[Path, Path | None]] = []
-    for name in HOOK_TYPES:
+    for name in HOOK_TYPES + REF_HOOK_TYPES:
         path, legacy = directory / name, directory / f"{name}.legacy"
         if (path.exists() or path.is_symlink()) and not is_ours(path):
             if legacy.exists() or legacy.is_symlink():
@@ -110,11 +148,10 @@ def install(root: Path | str, *, hooks_path_ok: bool = False) -> Path:
         else:
             plan.append((path, None))
     directory.mkdir(parents=True, exist_ok=True)
-    script = render_hook(sys.executable)
     for path, keep_as in plan:
         if keep_as is not None:
             os.replace(path, keep_as)
-        _write_executable(path, script)
+        _write_executable(path, render_hook(sys.executable, path.name))
     return directory / HOOK_TYPES[0]
 
 
@@ -130,7 +167,7 @@ def uninstall(root: Path | str) -> Uninstalled:
     """Remove the gate's hooks and put back the hooks they replaced."""
     directory, _custom = hooks_dir(root)
     result = Uninstalled()
-    for name in HOOK_TYPES:
+    for name in HOOK_TYPES + REF_HOOK_TYPES:
         path, legacy = directory / name, directory / f"{name}.legacy"
         if not (path.exists() or path.is_symlink()):
             if legacy.exists():

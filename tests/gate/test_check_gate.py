@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git, head
-from helpers import NEW_ID, add_rule, episode_text, first_episode, unretire, write
+from helpers import NEW_ID, add_rule, bypass_env, episode_text, first_episode, unretire, write
 
 from scarwarden.files import playbook as pb
 from scarwarden.files.playbook_edit import load_playbook, save_playbook
@@ -476,7 +476,7 @@ def test_merge_bringing_in_a_tampered_branch_is_rejected(gate_repo: MemoryRepo) 
     git(root, "checkout", "-q", "-b", "sneaky")
     rel = first_episode(gate_repo)
     (root / rel).write_text((root / rel).read_text() + "x-edited: yes\n")
-    git(root, "commit", "-q", "--no-verify", "-am", "edit an episode, skipping the hook")
+    git(root, "commit", "-q", "--no-verify", "-am", "edit an episode, skipping the hook", env=bypass_env())
     git(root, "checkout", "-q", "main")
     proc = git(root, "merge", "--no-ff", "-m", "merge sneaky", "sneaky", check=False)
     assert proc.returncode != 0

@@ -12,7 +12,7 @@ from conftest import ROOT, git
 from helpers import add_rule
 from terminal import run_on_terminal
 
-from scarwarden.gate.hooks import HOOK_TYPES, MARKER, install, render_hook, uninstall
+from scarwarden.gate.hooks import HOOK_TYPES, MARKER, REF_HOOK_TYPES, install, render_hook, uninstall
 from scarwarden.repo import MemoryRepo
 
 FOREIGN = "#!/bin/sh\necho 'LEGACY HOOK RAN' >&2\nexit {code}\n"
@@ -67,7 +67,7 @@ def test_foreign_hook_is_kept_chained_and_restored(demo_repo: MemoryRepo) -> Non
     assert "scarwarden check: OK" in proc.stderr
 
     result = uninstall(root)
-    assert result.removed == [hooks_of(root) / "pre-commit", hooks_of(root) / "pre-merge-commit"]
+    assert result.removed == [hooks_of(root) / name for name in HOOK_TYPES + REF_HOOK_TYPES]
     assert result.restored == [hooks_of(root) / "pre-commit"]
     assert (hooks_of(root) / "pre-commit").read_text() == FOREIGN.format(code=3)
     assert not legacy.exists() and not (hooks_of(root) / "pre-merge-commit").exists()
@@ -150,10 +150,12 @@ def test_init_hooks_refused_by_core_hooks_path_still_initialises(make_cli, git_r
     assert not (git_repo / "team-hooks").exists()
     data = json.loads(make_cli(git_repo)("hooks", "install", "--hooks-path-ok", "--json").stdout)
     team = git_repo / "team-hooks"
+    assert data.pop("merge_driver").endswith(" -m scarwarden merge-playbook %O %A %B %P")
+    assert data.pop("ref_hooks") == [str(team / "reference-transaction"), str(team / "pre-push")]
     assert data == {"hooks": [str(team / "pre-commit"), str(team / "pre-merge-commit")], "legacy": []}
     data = json.loads(make_cli(git_repo)("hooks", "uninstall", "--json").stdout)
     assert data == {
-        "removed": [str(team / "pre-commit"), str(team / "pre-merge-commit")],
+        "removed": [str(team / n) for n in HOOK_TYPES + REF_HOOK_TYPES],
         "restored": [],
         "foreign": [],
     }

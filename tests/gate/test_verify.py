@@ -6,7 +6,16 @@ import json
 from pathlib import Path
 
 from conftest import git
-from helpers import NEW_ID, add_rule, commit_no_verify, episode_text, first_episode, unretire, write
+from helpers import (
+    NEW_ID,
+    add_rule,
+    bypass_env,
+    commit_no_verify,
+    episode_text,
+    first_episode,
+    unretire,
+    write,
+)
 
 from scarwarden.files import playbook as pb
 from scarwarden.files.playbook_edit import load_playbook, save_playbook
@@ -143,7 +152,7 @@ def test_merges_are_honest_and_an_evil_merge_is_caught(demo_repo: MemoryRepo) ->
     git(root, "checkout", "-q", "main")
     git(root, "merge", "-q", "--no-ff", "--no-commit", "side2")
     git(root, "rm", "-q", "-f", f"{demo_repo.episodes_rel}/2026/12/ep-side00002.yaml")
-    git(root, "commit", "-q", "--no-verify", "-m", "evil merge")
+    git(root, "commit", "-q", "--no-verify", "-m", "evil merge", env=bypass_env())
     evil = git(root, "rev-parse", "HEAD").stdout.strip()
     got = [(p.code, p.commit, p.episode) for p in verify(root).problems]
     assert got == [("episode-deleted", evil, "ep-side00002")]

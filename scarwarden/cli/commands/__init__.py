@@ -19,6 +19,8 @@ SHORT_HELP = {
     "verify": "Prove the whole history honest: append-only ledger, resolving playbook.",
     "redact": "Take a leaked episode's content back, provably, in one commit.",
     "hooks": "Install or uninstall the git pre-commit hook.",
+    "merge-playbook": "Git's merge driver for the playbook: merge rule by rule.",
+    "gate-hook": "What the reference-transaction and pre-push hooks run.",
     "diff": "Semantic diff of the playbook between two revisions.",
     "review": "Pull-request report of memory changes, with evidence.",
     "serve": "The audit web UI on loopback.",

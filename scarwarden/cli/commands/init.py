@@ -35,6 +35,9 @@ def init(ctx: click.Context, demo: bool, no_commit: bool, hooks: bool | None, as
 
     repo = get_repo(ctx, initialised=False)
     result = do_init(repo, demo=demo, commit=not no_commit)
+    from scarwarden.gate.merge_driver import install_merge_driver
+
+    install_merge_driver(repo.root, repo.playbook_rel)  # per clone: nothing in the tree
     if hooks is None:
         hooks = (
             sys.stdin.isatty()

@@ -8,9 +8,10 @@ from scarwarden.errors import ExitCode
 
 @click.command()
 @click.argument("rev_range", required=False, metavar="[RANGE]")
+@click.option("--all-refs", is_flag=True, help="Walk every branch and tag, not just HEAD.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
-def verify(ctx: click.Context, rev_range: str | None, as_json: bool) -> None:
+def verify(ctx: click.Context, rev_range: str | None, all_refs: bool, as_json: bool) -> None:
     """Prove the history honest: an append-only ledger and a playbook that resolved.
 
     Walks every commit of the current branch (or RANGE, e.g. origin/main..HEAD),
@@ -21,16 +22,23 @@ def verify(ctx: click.Context, rev_range: str | None, as_json: bool) -> None:
     commit that introduced it, so a commit made with 'git commit --no-verify' is caught
     here. Exit 1 when anything is wrong.
 
+    Objects are read as stored ('git replace' is ignored), and a shallow clone is
+    reported as unverifiable (exit 6, with the depth it could see) instead of honest.
+
     \b
     Examples:
       scarwarden verify
       scarwarden verify origin/main..HEAD
       scarwarden verify --json
+      scarwarden verify --all-refs
     """
-    from scarwarden.gate.verify import verify as run_verify
+    from scarwarden.errors import UsageError
+    from scarwarden.gate.history_check import verify_history
 
+    if all_refs and rev_range:
+        raise UsageError("--all-refs walks every branch and tag; it cannot take a RANGE too")
     repo = get_repo(ctx, initialised=False)
-    result = run_verify(repo, rev_range)
+    result = verify_history(repo, rev_range, all_refs=all_refs)
     if as_json:
         echo_json(result.to_json())
     else:

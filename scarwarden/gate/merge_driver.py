@@ -1,0 +1,51 @@
+"""Registering the playbook merge driver (``scarwarden hooks install``, ``init``).
+
+Git picks a merge driver by path attribute and runs the command the repository's config
+gives it. Both are per clone here: the attribute goes into ``.git/info/attributes`` (a
+team that wants it in the tree adds the same line to ``.gitattributes``), the command
+into ``.git/config``, so nothing in the working tree changes. The command runs
+``python -m scarwarden merge-playbook %O %A %B %P`` with the interpreter that
+registered it, as the hooks do.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from scarwarden import git
+from scarwarden.git.merge import info_attributes, register_merge_driver
+
+DRIVER = "scarwarden"
+
+
+@dataclass(frozen=True)
+class MergeDriverSetup:
+    attributes: Path
+    attribute_line: str
+    command: str
+
+
+def driver_command(python: str | None = None) -> str:
+    exe = shlex.quote(python or sys.executable)
+    return f"{exe} -m scarwarden merge-playbook %O %A %B %P"
+
+
+def install_merge_driver(root: Path | str, playbook_rel: str) -> MergeDriverSetup:
+    """Register the driver for ``playbook_rel`` in this clone; idempotent."""
+    line = f"/{playbook_rel} merge={DRIVER}"
+    where = info_attributes(root)
+    existing = where.read_text(encoding="utf-8") if where.exists() else ""
+    if line not in existing.splitlines():
+        where.parent.mkdir(parents=True, exist_ok=True)
+        sep = "" if not existing or existing.endswith("\n") else "\n"
+        where.write_text(existing + sep + line + "\n", encoding="utf-8")
+    command = driver_command()
+    register_merge_driver(root, DRIVER, "Scarwarden playbook merge, rule by rule", command)
+    return MergeDriverSetup(where, line, command)
+
+
+def merge_driver_installed(root: Path | str) -> bool:
+    return git.config_get(root, f"merge.{DRIVER}.driver") is not None

@@ -1,0 +1,88 @@
+"""The gate on the doors ``pre-commit`` cannot see: ref updates and pushes.
+
+``git revert``, ``cherry-pick``, ``rebase`` (a dropped or edited pick), ``am``, a
+fast-forward ``merge``/``pull`` and ``commit-tree`` + ``update-ref`` run no pre-commit
+hook (shared/NOTES.md). They all end by moving a branch, and git >= 2.28 runs the
+``reference-transaction`` hook for every ref update, in state ``prepared`` before it
+lands, with ``<old> <new> <ref>`` lines on stdin; a non-zero exit aborts the update.
+``pre-push`` gets ``<local ref> <local sha> <remote ref> <remote sha>`` lines.
+
+Both check only what the move adds: the commits of ``old..new``, each against its
+parents and its own tree (the range check CI runs), so the cost follows the change.
+A branch moving back to an ancestor (``reset``) adds nothing and is not checked; nor is
+a branch created at an existing commit, or a deletion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from scarwarden import git
+from scarwarden.gate.check import check_range
+from scarwarden.gate.report import CheckReport
+from scarwarden.repo import MemoryRepo, open_repo
+
+#: Set to 1 to let a ref update or a push through unchecked (``verify`` still sees it).
+SKIP_ENV = "SCARWARDEN_SKIP"
+
+
+def _zero(sha: str) -> bool:
+    return set(sha) == {"0"}
+
+
+@dataclass(frozen=True)
+class Move:
+    ref: str
+    old: str
+    new: str
+
+
+def branch_moves(lines: Iterable[str]) -> list[Move]:
+    """The branch updates worth checking among reference-transaction's stdin lines."""
+    moves = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) != 3:
+            continue
+        old, new, ref = parts
+        if ref.startswith("refs/heads/") and not _zero(old) and not _zero(new) and old != new:
+            moves.append(Move(ref, old, new))
+    return moves
+
+
+def push_moves(lines: Iterable[str]) -> list[Move]:
+    """The pushes worth checking among pre-push's stdin lines (deletions are not)."""
+    moves = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) != 4:
+            continue
+        local_ref, local_sha, _remote_ref, remote_sha = parts
+        if not _zero(local_sha):
+            moves.append(Move(local_ref, remote_sha, local_sha))
+    return moves
+
+
+def check_moves(root: Path | str | MemoryRepo, moves: list[Move]) -> CheckReport:
+    """Check what each move adds; one report for all of them."""
+    from scarwarden.gate.verify import walk
+
+    repo = root if isinstance(root, MemoryRepo) else open_repo(root, initialised=False)
+    report = CheckReport("range", base=", ".join(f"{m.ref} {m.old[:10]}..{m.new[:10]}" for m in moves))
+    for move in moves:
+        if not _zero(move.old) and git.object_exists(repo.root, move.old):
+            if git.is_ancestor(repo.root, move.new, move.old):
+                continue  # moving back: nothing new lands
+            part = check_range(repo, move.old, move.new)
+        else:
+            # A new branch on the remote (or a remote tip we never fetched): nothing to
+            # compare with, so the walk proves the branch's whole history, as verify does.
+            walked = walk(repo, move.new)
+            part = CheckReport("range", problems=list(walked.problems))
+            part.stats = {"commits": walked.commits, "episodes_added": walked.episodes}
+        report.problems.extend(part.problems)
+        for key, value in part.stats.items():
+            report.count(key, value)
+    return report

@@ -1,0 +1,43 @@
+"""Merging files and registering a merge driver (the playbook's three-way merge)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scarwarden.git.repository import config_get, git_path, set_config
+from scarwarden.git.run import run_ok
+
+
+def merge_file(current: Path, base: Path, other: Path) -> bool:
+    """git's own line merge of three files into ``current`` (``git merge-file``), with
+    conflict markers labelled ours/base/theirs; True when it merged cleanly."""
+    return run_ok(
+        current.parent,
+        "merge-file",
+        "-L",
+        "ours",
+        "-L",
+        "base",
+        "-L",
+        "theirs",
+        str(current),
+        str(base),
+        str(other),
+    )
+
+
+def merge_driver_command(root: Path | str, name: str) -> str | None:
+    """The command registered for merge driver ``name`` (``merge.<name>.driver``)."""
+    return config_get(root, f"merge.{name}.driver")
+
+
+def register_merge_driver(root: Path | str, name: str, description: str, command: str) -> None:
+    """Define merge driver ``name`` in the repository's own config."""
+    set_config(root, f"merge.{name}.name", description)
+    set_config(root, f"merge.{name}.driver", command)
+
+
+def info_attributes(root: Path | str) -> Path:
+    """``.git/info/attributes``: attributes for this clone only, never committed."""
+    where = git_path(root, "info/attributes")
+    return where if where.is_absolute() else Path(root) / where
