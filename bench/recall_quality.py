@@ -64,7 +64,7 @@ PROBE = RecallSettings(act_threshold=1.0, floor=0.0, act_tag_hits=10**6, limit=5
 SCORE_ACT, SCORE_FLOOR = 9.25, 2.75
 
 
-Best = tuple[float | None, int, float, float | None, str | None, int | None, int]
+Best = tuple[float | None, int, float, float | None, str | None, int | None, int, float | None]
 
 
 def best_of(res: Any) -> Best:
@@ -74,7 +74,7 @@ def best_of(res: Any) -> Best:
     best = res.stats.best  # also when the verdict (ASK_HUMAN) returns no rules
     words = len(res.stats.task_stems)
     if best is None:
-        return (None, 0, 0.0, None, None, None, words)
+        return (None, 0, 0.0, None, None, None, words, None)
     return (
         best.confidence,
         len(best.matched_tags),
@@ -83,12 +83,13 @@ def best_of(res: Any) -> Best:
         best.id,
         res.stats.best_matched_words,
         words,
+        res.stats.best_rule_coverage,
     )
 
 
 def route(b: Best, settings: RecallSettings) -> str:
     """The router's verdict for a probed best rule under ``settings``."""
-    return router.route(b[0], b[1], b[2], settings, matched_words=b[5], task_words=b[6])
+    return router.route(b[0], b[1], b[2], settings, matched_words=b[5], task_words=b[6], rule_coverage=b[7])
 
 
 def score_route(score: float | None, hits: int) -> str:
@@ -180,7 +181,7 @@ def tuning(args: argparse.Namespace) -> None:
         f"({', '.join(f'{n} {k}' for k, n in Counter(t['label'] for t in tasks).items())})"
     )
     print("\nPer task (best-ranked rule: confidence, tag hits, score), by confidence:")
-    for item, (conf, hits, evidence, score, rule, _, _) in sorted(probes, key=lambda p: p[1][0] or 0.0):
+    for item, (conf, hits, evidence, score, rule, _, _, _) in sorted(probes, key=lambda p: p[1][0] or 0.0):
         mark = "" if item.get("rule") in (None, rule) else f"  (expected {item['rule']} first)"
         print(
             f"  {item['label']:<12} {str(rule):<6} conf {conf if conf is not None else '-':>6} "

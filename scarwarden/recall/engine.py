@@ -129,6 +129,8 @@ def _route(stats: RecallStats, ranked: list[RecalledRule]) -> str:
         stats.best_confidence = ranked[0].confidence
         stats.best_evidence = ranked[0].evidence
         stats.best_matched_words = len(ranked[0].matched_stems) + len(ranked[0].through_episodes)
+        best = ranked[0]
+        stats.best_rule_coverage = round(best.matched_mass / best.rule_mass, 4) if best.rule_mass else 0.0
         stats.best = ranked[0]
     return router.route(
         stats.best_confidence,
@@ -137,6 +139,7 @@ def _route(stats: RecallStats, ranked: list[RecalledRule]) -> str:
         stats.settings,
         matched_words=stats.best_matched_words,
         task_words=len(stats.task_stems),
+        rule_coverage=stats.best_rule_coverage,
     )
 
 

@@ -122,6 +122,7 @@ def _router_data(stats: RecallStats) -> dict[str, Any]:
         "best_score": stats.best_score,
         "best_matched_words": stats.best_matched_words,
         "task_words": len(stats.task_stems),
+        "best_rule_coverage": stats.best_rule_coverage,
         "reason": _reason(stats),
     }
 
@@ -254,6 +255,7 @@ def _reason(stats: RecallStats) -> str:
         stats.settings,
         matched_words=stats.best_matched_words,
         task_words=len(stats.task_stems),
+        rule_coverage=stats.best_rule_coverage,
     )
 
 

@@ -145,6 +145,9 @@ class RecallStats:
     #: How many distinct task stems the best-ranked rule matches (own words, tags,
     #: its episodes' words); ``None`` when not counted (a result built by hand).
     best_matched_words: int | None = None
+    #: The share of the best-ranked rule's own mass the task touches
+    #: (``matched_mass / rule_mass``, rounded); ``None`` when not computed.
+    best_rule_coverage: float | None = None
     #: The best-ranked rule, also when the verdict (ASK_HUMAN) returns no rules.
     best: RecalledRule | None = None
 

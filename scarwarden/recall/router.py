@@ -4,7 +4,8 @@ The verdict is decided by the best-ranked rule alone, checked in this order
 (docs/recall.md works examples by hand):
 
 1. ``ASK_HUMAN``    no rule shares a tag or a word with the task;
-2. ``ACT``          its evidence is at least ``act_tag_hits`` *and* it has a confidence
+2. ``ACT``          its evidence is at least ``act_tag_hits``, the task touches at least
+                    :data:`ACT_RULE_COVERAGE` of the rule, *and* it has a confidence
                     of at least ``act_threshold``, or at least ``act_tag_hits`` tag hits
                     and a confidence of at least ``floor``;
 3. ``ACT_AND_FLAG`` its confidence is at least ``floor``, its evidence at least
@@ -42,6 +43,13 @@ VERDICTS = (ACT, ACT_AND_FLAG, ASK_HUMAN)
 #: a match at all: one that shares only generic words with the task is not.
 FLAG_EVIDENCE = 1.0
 
+#: Share of the best rule's own idf mass the task must touch (``matched / rule_mass``)
+#: for ``ACT``: a short task whose few words a long rule happens to contain is a weak
+#: match, not a strong one. Measured (``bench/recall_learning.py --router``): rules
+#: acted on rightly had 0.131 or more, the long banking documents acted on wrongly
+#: 0.058-0.074; 0.1 sits in the gap.
+ACT_RULE_COVERAGE = 0.1
+
 #: What the agent must do on each verdict (shown by ``recall`` and ``ask``).
 VERDICT_MEANING: dict[str, str] = {
     ACT: "Strong match: follow the recalled rules and cite them.",
@@ -69,19 +77,26 @@ def route(
     *,
     matched_words: int | None = None,
     task_words: int = 0,
+    rule_coverage: float | None = None,
 ) -> str:
     """The verdict for a best-ranked rule with these numbers.
 
     ``best_confidence`` is ``None`` when no rule matched the task at all;
     ``best_evidence`` is its matched words, each worth at most 1
     (:attr:`scarwarden.recall.result.RecalledRule.evidence`); ``matched_words`` how many
-    distinct task stems it matches, of the task's ``task_words``.
+    distinct task stems it matches, of the task's ``task_words``; ``rule_coverage`` the
+    share of its own idf mass the task touches (``None``: not checked).
     """
     if best_confidence is None:
         return ASK_HUMAN
-    if best_evidence >= settings.act_tag_hits and (
-        best_confidence >= settings.act_threshold
-        or (best_tag_hits >= settings.act_tag_hits and best_confidence >= settings.floor)
+    covered = rule_coverage is None or rule_coverage >= ACT_RULE_COVERAGE
+    if (
+        covered
+        and best_evidence >= settings.act_tag_hits
+        and (
+            best_confidence >= settings.act_threshold
+            or (best_tag_hits >= settings.act_tag_hits and best_confidence >= settings.floor)
+        )
     ):
         return ACT
     if (
@@ -101,6 +116,7 @@ def reason(
     *,
     matched_words: int | None = None,
     task_words: int = 0,
+    rule_coverage: float | None = None,
 ) -> str:
     """Why :func:`route` gave its verdict, in words a reviewer can check."""
     verdict = route(
@@ -110,6 +126,7 @@ def reason(
         settings,
         matched_words=matched_words,
         task_words=task_words,
+        rule_coverage=rule_coverage,
     )
     if best_confidence is None:
         return f"{verdict}: no rule shares a tag or a word with the task"
@@ -129,6 +146,8 @@ def reason(
     missing = (
         f"its {evidence} < {act}"
         if best_evidence < act
+        else f"the task touches {rule_coverage:g} of the rule (< {ACT_RULE_COVERAGE:g})"
+        if rule_coverage is not None and rule_coverage < ACT_RULE_COVERAGE
         else f"its {conf} < act_threshold {settings.act_threshold:g} and {best_tag_hits} tag hit(s) < {act}"
     )
     if verdict == ACT_AND_FLAG:

@@ -201,6 +201,7 @@ def test_the_demo_tuning_set_gives_the_documented_matrix(demo_repo: MemoryRepo) 
                 d,
                 matched_words=res.stats.best_matched_words if res.stats else None,
                 task_words=len(res.stats.task_stems) if res.stats else 0,
+                rule_coverage=res.stats.best_rule_coverage if res.stats else None,
             )
             assert verdict == res.verdict
             rows[(item.get("group", "short"), item["label"], res.verdict)] += 1
@@ -268,6 +269,7 @@ def test_json_explain_carries_the_router_inputs(cli) -> None:
         "best_score": 3.5463,
         "best_matched_words": 1,
         "task_words": 4,
+        "best_rule_coverage": 0.0435,
         "reason": router["reason"],
     }
     assert data["explain"]["formula"]["confidence"].startswith("matched_mass / sqrt(task_mass * rule_mass)")

@@ -40,6 +40,17 @@ def test_route(
     assert route(confidence, hits, evidence, S, matched_words=matched, task_words=task) == verdict
 
 
+def test_act_needs_the_task_to_touch_a_tenth_of_the_rule() -> None:
+    # A short task every word of which a long rule happens to contain (issue 13: a
+    # banking page on travel booking for "Cancel a booked flight after the meeting moved").
+    assert route(0.2203, 0, 2.3764, S, matched_words=4, task_words=5, rule_coverage=0.058) == ACT_AND_FLAG
+    assert route(0.2203, 0, 2.3764, S, matched_words=4, task_words=5, rule_coverage=0.1) == ACT
+    assert reason(0.2203, 0, 2.3764, S, matched_words=4, task_words=5, rule_coverage=0.058) == (
+        "ACT_AND_FLAG: not ACT because the task touches 0.058 of the rule (< 0.1); its confidence "
+        "0.2203 >= floor 0.1, evidence 2.3764 >= 1; it matches 4 of the task's 5 word(s)"
+    )
+
+
 def test_every_verdict_has_a_meaning_and_a_reason() -> None:
     assert set(VERDICT_MEANING) == set(VERDICTS) == {"ACT", "ACT_AND_FLAG", "ASK_HUMAN"}
     assert "do not guess" in VERDICT_MEANING[ASK_HUMAN].lower()
