@@ -39,6 +39,9 @@ FORMATS: dict[str, str] = {
     "claude-md": "CLAUDE.md",
     "cursor": ".cursor/rules/scarwarden.mdc",
     "copilot": ".github/copilot-instructions.md",
+    # Issue 20: Gemini CLI's context file, and a Claude Code skill (a whole generated file).
+    "gemini-md": "GEMINI.md",
+    "claude-skill": ".claude/skills/scarwarden/SKILL.md",
 }
 
 CURSOR_DESCRIPTION = (
@@ -288,6 +291,10 @@ def plan(
             text = (
                 f"---\ndescription: {CURSOR_DESCRIPTION}\nglobs:\nalwaysApply: true\n---\n\n{new_section}\n"
             )
+        elif fmt == "claude-skill":
+            from scarwarden.agents.runtimes import skill_file
+
+            text = skill_file(new_section)
         else:
             text = splice(_decode(old, rel), new_section, rel)
         files.append(ExportFile(fmt, path, rel, old, text.encode("utf-8")))

@@ -87,9 +87,11 @@ def record_human_answer(
     answer: str,
     *,
     commit: bool = True,
+    receipt: Any = None,
     refs: Sequence[str] | None = None,
 ) -> Episode:
-    """Record a human's answer to ``task`` as a new episode and commit it.
+    """Record a human's answer to ``task`` as a new episode and commit it; ``receipt``
+    (the recall's receipt or its ID, issue 20) is stored as its ``recalled:`` block.
 
     Whatever the verdict, the answer is kept (issue 13): when recall did return rules
     (``ACT_AND_FLAG``, or ``ACT`` the human overrode), the episode refers to them through
@@ -106,5 +108,9 @@ def record_human_answer(
     refs = _refs_for(repo, str(data["task"])) if refs is None else list(refs)
     if refs:
         data["refs"] = refs
+    if receipt is not None:
+        from scarwarden.recall.receipts import resolve
+
+        data["recalled"] = resolve(repo, receipt, source="receipt")
     (episode,) = add_episodes(repo, [data], commit=commit, source="human answer")
     return episode

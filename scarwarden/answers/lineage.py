@@ -68,6 +68,9 @@ def record_answer(
         data["rules_applied"] = side.verification.cited_rule_ids
     if result.recall is not None and result.recall.playbook_commit:
         data["x-playbook-commit"] = result.recall.playbook_commit
+    if side.memory and result.recall is not None and result.recall.receipt is not None:
+        # What the model was given, provably (issue 20); an answer without memory got nothing.
+        data["recalled"] = result.recall.receipt.to_json()
     data["x-memory"] = "on" if side.memory else "off"
     if result.verdict:
         data["x-verdict"] = result.verdict

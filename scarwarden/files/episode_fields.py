@@ -24,12 +24,15 @@ FIELD_ORDER = (
     "source",
     "refs",
     "rules_applied",
+    # Recall receipts (issue 20): what recall gave the agent, and why it applied more.
+    "rules_applied_reason",
+    "recalled",
     # A redaction stub (issue 17): when, who, why, and the hash of what was removed.
     "redacted",
 )
 
 
-TEXT_FIELDS = ("agent", "task", "action", "outcome", "correction", "corrected_by")
+TEXT_FIELDS = ("agent", "task", "action", "outcome", "correction", "corrected_by", "rules_applied_reason")
 
 
 LIST_FIELDS = ("tags", "refs", "rules_applied")

@@ -87,6 +87,7 @@ def validate_mapping(
         if key in data and data[key] is not None:
             _check_list(key, data[key], out, problems, normalise)
     _check_source(data, out, problems)
+    _check_recalled(data, out, problems)
     _check_redacted(data, out, problems)
     ordered = {key: out[key] for key in FIELD_ORDER if key in out}
     ordered.update(_extensions(data, problems))
@@ -299,6 +300,18 @@ def _similar(a: str, b: str) -> bool:
     import difflib
 
     return difflib.SequenceMatcher(None, a, b).ratio() >= 0.8
+
+
+def _check_recalled(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems) -> None:
+    """The ``recalled:`` block: a recall receipt whose hash matches its fields (issue 20)."""
+    if data.get("recalled") is None:
+        return
+    from scarwarden.files import receipt
+
+    found, bad = receipt.check(data["recalled"], source=problems.source)
+    problems.extend(bad)
+    if found is not None:
+        out["recalled"] = found.to_json()
 
 
 def _check_redacted(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems) -> None:

@@ -96,7 +96,10 @@ def check_staged(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = 
         return report  # the common case in a code repository: before paying for YAML
     staged = _sort_staged_changes(report, repo, changes)
     blobs = _read_staged_blobs(repo, staged, base, env)
-    added_ids = _validate_added_episodes(report, repo, staged.added, blobs)
+    with_receipts: list[tuple[str, Episode]] = []
+    added_ids = _validate_added_episodes(report, repo, staged.added, blobs, with_receipts)
+    if with_receipts:
+        _prove_receipts(report, repo, with_receipts, [staged.playbook_new], base, env)
     if staged.modified:
         _check_redactions(report, repo, staged, blobs, set(added_ids), base)
     to_resolve, new_text = _check_staged_playbook(report, repo, staged, base, blobs)
@@ -186,9 +189,11 @@ def _validate_added_episodes(
     repo: MemoryRepo,
     added: dict[str, tuple[str, str]],
     blobs: Mapping[str, bytes | None],
+    with_receipts: list[tuple[str, Episode]] | None = None,
 ) -> dict[str, str]:
     """Validate each added episode; its ID (claimed by its content, else by its file
-    name) -> its path, the first path per ID."""
+    name) -> its path, the first path per ID. Valid episodes that carry a recall
+    receipt are appended to ``with_receipts``."""
     from scarwarden.gate import policy as rules
 
     added_ids: dict[str, str] = {}
@@ -196,6 +201,8 @@ def _validate_added_episodes(
         episode, found = rules.validate_episode(blobs.get(blob), path, repo.episodes_rel)
         report.problems.extend(found)
         report.count("episodes_added")
+        if episode is not None and with_receipts is not None and episode.get("recalled") is not None:
+            with_receipts.append((path, episode))
         if episode is not None:
             _screen_episode(report, repo, episode, path, blobs.get(blob))
         ep = episode.id if episode else rules.episode_id_of(path)
@@ -221,6 +228,25 @@ def _screen_playbook(report: CheckReport, repo: MemoryRepo, new_text: str, old_r
 
     old_text = old_raw.decode("utf-8", "replace") if old_raw is not None else None
     report.problems.extend(screen.playbook_problems(new_text, old_text, repo.playbook_rel, repo.config))
+
+
+def _prove_receipts(
+    report: CheckReport,
+    repo: MemoryRepo,
+    episodes: list[tuple[str, Episode]],
+    known: list[str | None],
+    rev: str | None,
+    env: Mapping[str, str] | None,
+) -> None:
+    """Re-run recall for each receipt at its playbook version (issue 20)."""
+    from scarwarden.gate.proofs import Prover
+
+    known_blobs = [b for b in known if b]
+    prover = Prover(repo.root, repo.playbook_rel, known=known_blobs, rev=rev, env=env, merging=True)
+    for proof in prover.prove_all(episodes):
+        report.count("receipts_checked")
+        report.problems.extend(proof.problems)
+        report.warnings.extend(proof.warnings)
 
 
 def _check_redactions(

@@ -61,6 +61,7 @@ _NOUNS = {
     "episodes_checked": "episode checked",
     "rules_checked": "rule checked",
     "citations_checked": "citation checked",
+    "receipts_checked": "receipt re-derived",
     "commits": "commit",
 }
 

@@ -48,6 +48,9 @@ class WalkResult:
     citations: int = 0
     #: Episodes redacted (``scarwarden redact``), each proved against what it replaced.
     redactions: int = 0
+    #: Recall receipts re-derived (issue 20), and what could not be proved nor refused.
+    receipts: int = 0
+    warnings: list[GateProblem] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -66,6 +69,8 @@ class WalkResult:
         )
         if self.redactions:
             counts += f", {plural(self.redactions, 'redaction')} proved"
+        if self.receipts:
+            counts += f", {plural(self.receipts, 'recall receipt')} re-derived"
         if self.ok:
             return f"scarwarden verify: OK, history {self.rev_range} is honest: {counts}"
         n = len(self.problems)
@@ -82,7 +87,9 @@ class WalkResult:
             "rules": self.rules,
             "citations": self.citations,
             "redactions": self.redactions,
+            "receipts": self.receipts,
             "problems": [p.to_json() for p in self.problems],
+            "warnings": [p.to_json() for p in self.warnings],
             "summary": self.summary(),
         }
 
@@ -142,6 +149,7 @@ class _Walk:
         self.result.commits = len(commits)
         if not commits:
             return self.result
+        self.tip: str = commits[-1][0]
         self._trust_boundary(commits)
         per_commit = self._diff_commits(commits)
         # Pass 1: which playbook each commit has, and every blob to read.
@@ -241,6 +249,7 @@ class _Walk:
         self.result.playbooks = len(books)
 
     def _validate_added_episodes(self) -> None:
+        with_receipts: list[tuple[int, str, str, Episode]] = []
         for i, sha, path, blob in self.added:
             episode, found = rules.validate_episode(self.contents.get(blob), path, self.ep_rel)
             self.result.episodes += 1
@@ -248,6 +257,10 @@ class _Walk:
                 self.report(i, ("invalid", path, p.message), _at(p, sha))
             if self.screen and episode is not None:
                 self._screen(i, sha, path, episode, self.contents.get(blob))
+            if episode is not None and episode.get("recalled") is not None:
+                with_receipts.append((i, sha, path, episode))
+        if with_receipts:
+            self._prove_receipts(with_receipts)
 
     def _screen(self, i: int, sha: str, path: str, episode: Episode, raw: bytes | None) -> None:
         """No credential in an episode this range adds (CI on a pull request)."""
@@ -256,6 +269,21 @@ class _Walk:
         problems, _warnings = screen.episode_problems(episode, path, raw, self.repo.config)
         for p in problems:
             self.report(i, ("screen", path, p.message), _at(p, sha))
+
+    def _prove_receipts(self, episodes: list[tuple[int, str, str, Episode]]) -> None:
+        """Re-run recall for every receipt an added episode carries (issue 20): at a
+        playbook version of this walk, or of the history the range starts from."""
+        from scarwarden.gate.proofs import Prover
+
+        known = [b for b in self.playbook_blob.values() if b]
+        prover = Prover(self.root, self.pb_rel, known=known, rev=self.tip)
+        where = {path: (i, sha) for i, sha, path, _ep in episodes}
+        for proof in prover.prove_all([(path, ep) for _i, _sha, path, ep in episodes]):
+            i, sha = where[proof.path]
+            self.result.receipts += 1
+            for p in proof.problems:
+                self.report(i, ("receipt", proof.path, p.message), _at(p, sha))
+            self.result.warnings += [_at(p, sha) for p in proof.warnings]
 
     def _note_modified_episodes(self, i: int, commit: _CommitDiffs) -> None:
         """The episodes ``commit`` changed in content only: each may be a redaction."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,3 +94,29 @@ def show_stat(root: Path | str, rev: str) -> str:
     files it changed with their line counts (for people to read, not to parse)."""
     out = run(root, "show", "--stat", "--format=commit %H%n%n%B", rev)
     return out.decode("utf-8", "replace")
+
+
+def path_blobs(
+    root: Path | str, revs: Sequence[str], path: str, env: Mapping[str, str] | None = None
+) -> set[str]:
+    """Every blob ID ``path`` has had in the history of ``revs`` (merges included: ``-m``
+    lists a merge's result against each parent), from one ``git log --raw``."""
+    out = run(
+        root,
+        "log",
+        "-m",
+        "--raw",
+        "--no-abbrev",
+        "--no-renames",
+        "--format=",
+        *revs,
+        "--",
+        path,
+        env=env,
+    )
+    blobs: set[str] = set()
+    for line in out.decode("utf-8", "replace").splitlines():
+        if line.startswith(":"):
+            fields = line[1:].split("\t", 1)[0].split()
+            blobs.update(b for b in fields[2:4] if b.strip("0"))
+    return blobs

@@ -16,6 +16,7 @@ from typing import Any
 from scarwarden import text
 from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
+from scarwarden.index.scan import blob_id
 from scarwarden.index.schema import RefreshStats, chunks, set_meta
 from scarwarden.repo import MemoryRepo
 
@@ -47,6 +48,8 @@ def index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshSta
         set_meta(conn, "playbook_error", exc.render().removeprefix("error: "))
         return
     conn.execute("DELETE FROM meta WHERE key = 'playbook_error'")
+    # Recall receipts name the playbook by its blob ID (recall/receipts.py).
+    set_meta(conn, "playbook_blob", blob_id(raw))
     stored = {r[0]: r[1] for r in conn.execute("SELECT id, digest FROM rules")}
     seen: set[str] = set()
     touched: set[str] = set()  # terms whose document frequency may have moved

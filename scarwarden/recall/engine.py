@@ -23,6 +23,7 @@ from scarwarden.config import RecallSettings
 from scarwarden.errors import UsageError
 from scarwarden.recall import router
 from scarwarden.recall.candidates import candidates
+from scarwarden.recall.receipts import make_receipt, playbook_blob
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
 from scarwarden.recall.score import score_rules, task_terms, worth_explaining
 
@@ -108,9 +109,11 @@ def recall(
         ]
     )
     _mark_redacted(index, kept[:limit])
-    return RecallResult(
+    result = RecallResult(
         task=task, verdict=verdict, playbook_commit=playbook_commit(index), rules=kept[:limit], stats=stats
     )
+    result.receipt = make_receipt(result, playbook_blob(index), settings, limit)
+    return result
 
 
 def _mark_redacted(index: Index, rules: list[RecalledRule]) -> None:

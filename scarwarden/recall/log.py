@@ -84,6 +84,9 @@ def append(index: Index, result: RecallResult, *, now: str | None = None) -> int
         detail["act_threshold"] = result.stats.settings.act_threshold
         detail["floor"] = result.stats.settings.floor
         detail["rule_count"] = result.stats.rule_count
+    if result.receipt is not None:
+        # The whole receipt (issue 20): `log --export` shares it and episodes carry it.
+        detail["receipt"] = result.receipt.to_json()
     row = (
         now or utc_now(),
         result.task,
@@ -143,7 +146,8 @@ def read_log(
     sql = "SELECT rowid, at, task, verdict, rule_ids, scores, playbook_commit, detail FROM recall_log"
     if where:
         sql += " WHERE " + " AND ".join(where)
-    sql += " ORDER BY rowid DESC"
+    # By time: lines merged from another clone (log --import) take their place.
+    sql += " ORDER BY at DESC, rowid DESC"
     needle = task_grep.casefold() if task_grep else None
     out: list[LogEntry] = []
     # The task filter runs in Python: SQLite's lower() folds ASCII only.

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scarwarden.config import RecallSettings
+from scarwarden.files.receipt import Receipt
 from scarwarden.recall import router
 
 
@@ -163,6 +164,8 @@ class RecallResult:
     stats: RecallStats | None = None
     #: rowid in the recall log, when the recall was logged.
     log_id: int | None = None
+    #: What the agent was given, provably (issue 20): see :mod:`scarwarden.files.receipt`.
+    receipt: Receipt | None = None
 
     @property
     def meaning(self) -> str:
@@ -175,6 +178,7 @@ class RecallResult:
             "verdict": self.verdict,
             "playbook_commit": self.playbook_commit,
             "rules": [r.to_json() for r in self.rules],
+            **({"receipt": self.receipt.to_json()} if self.receipt is not None else {}),
         }
 
     def dumps(self) -> str:

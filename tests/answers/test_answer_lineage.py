@@ -31,6 +31,9 @@ def test_record_then_feedback(cli: Any, demo_repo: MemoryRepo, fake_llm: FakeLLM
     assert first["agent"] == "writer"
     assert first["rules_applied"] == ["PB-01"]
     assert first["x-playbook-commit"] == data["playbook_commit"]
+    # What the model was given, provably (issue 20): recall's receipt, and PB-01 is in it.
+    assert first["recalled"]["task"] == LINKEDIN and "PB-01" in first["recalled"]["rules"]
+    assert first["recalled"]["verdict"] == data["verdict"]
     assert data["playbook_commit"]  # the demo playbook is committed
     assert first["x-memory"] == "on" and first["x-verdict"] == data["verdict"]
     assert "source" not in first
@@ -121,6 +124,7 @@ def test_record_no_memory_run(cli: Any, fake_llm: FakeLLM) -> None:
     )
     assert stored["x-memory"] == "off" and stored["action"] == "A generic post."
     assert "rules_applied" not in stored and "x-playbook-commit" not in stored
+    assert "recalled" not in stored  # an answer without memory was given nothing
     assert "linkedin" in stored["tags"]  # from the task's words
 
 

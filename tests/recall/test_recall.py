@@ -50,7 +50,8 @@ def test_demo_tasks_route_as_promised(demo_repo: MemoryRepo) -> None:
 
 def test_json_has_the_spec_shape(demo_repo: MemoryRepo) -> None:
     data = recall_task(demo_repo, "Draft a LinkedIn post announcing our beta").to_json()
-    assert list(data) == ["task", "verdict", "playbook_commit", "rules"]
+    # SPEC section 6's keys, then the recall receipt (issue 20).
+    assert list(data) == ["task", "verdict", "playbook_commit", "rules", "receipt"]
     rule = data["rules"][0]
     # SPEC section 6's keys in its order, then what the router read ("confidence").
     assert list(rule) == [

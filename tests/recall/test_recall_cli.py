@@ -48,7 +48,7 @@ def test_explain_shows_the_arithmetic(cli) -> None:
 
 def test_json_explain_is_data(cli) -> None:
     data = json.loads(cli("recall", "--json", "--explain", "--limit", "1", "Close the billing ticket").stdout)
-    assert list(data) == ["task", "verdict", "playbook_commit", "rules", "explain"]
+    assert list(data) == ["task", "verdict", "playbook_commit", "rules", "receipt", "explain"]
     explain = data["explain"]
     assert explain["rule_count"] == 14
     assert explain["formula"]["k1"] == 1.5

@@ -79,6 +79,19 @@ RulesApplied = Annotated[
     ),
 ]
 Agent = Annotated[str | None, Field(description="Your name or role, e.g. 'writer'.")]
+ReceiptArg = Annotated[
+    dict[str, Any] | str | None,
+    Field(
+        description=(
+            "The `receipt` object `recall` returned for this task, unchanged (or its ID): "
+            "it proves which rules you were given. Stored as the episode's `recalled:` block."
+        )
+    ),
+]
+RulesAppliedReason = Annotated[
+    str | None,
+    Field(description="Why you applied a rule the receipt does not hold (e.g. a human told you to)."),
+]
 CorrectedBy = Annotated[str | None, Field(description="Who made the correction.")]
 Source = Annotated[
     Literal["outcome", "correction", "human-answer", "import"] | None,
@@ -236,6 +249,8 @@ def _add_loop_tools(server: MCPServer, tools: MemoryTools) -> None:
         agent: Agent = None,
         corrected_by: CorrectedBy = None,
         source: Source = None,
+        receipt: ReceiptArg = None,
+        rules_applied_reason: RulesAppliedReason = None,
     ) -> dict[str, Any]:
         fields = {
             "task": task,
@@ -248,6 +263,8 @@ def _add_loop_tools(server: MCPServer, tools: MemoryTools) -> None:
             "agent": agent,
             "corrected_by": corrected_by,
             "source": source,
+            "receipt": receipt,
+            "rules_applied_reason": rules_applied_reason,
         }
         return _tool_call(lambda: tools.record_episode(fields))
 

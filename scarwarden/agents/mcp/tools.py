@@ -48,7 +48,8 @@ AFTER_STEPS = (
     " Before sending an answer that cites memory, you can check it with "
     "`verify_citations`. Afterwards, call `record_episode` with what you did (action), "
     "what happened (outcome) and any correction a human made, passing the rule IDs you "
-    "followed as `rules_applied`."
+    "followed as `rules_applied` and recall's `receipt` unchanged as `receipt` (it proves "
+    "what you were given)."
 )
 
 WORKFLOW = """\
@@ -62,7 +63,8 @@ assumptions) or ASK_HUMAN (ask a human, then `ask_human_answer`).
 gives the exact string per rule in `cite_as`). Never cite a rule recall did not return, \
 nor an episode the rule does not list. `verify_citations` checks a text for you.
 4. After acting, call `record_episode` (task, action, outcome, correction, tags, \
-rules_applied). Corrections are how the memory learns.
+rules_applied, and recall's `receipt` unchanged: the gate proves from git which rules you \
+were given). Corrections are how the memory learns.
 5. To audit a rule or an episode word for word: `get_rule`, `get_episode`, or the \
 resources scarwarden://playbook, scarwarden://rule/{id}, scarwarden://episode/{id}."""
 
@@ -79,6 +81,8 @@ RECORD_FIELDS = (
     "agent",
     "corrected_by",
     "source",
+    "receipt",
+    "rules_applied_reason",
 )
 
 
@@ -135,6 +139,10 @@ class MemoryTools:
                 + ", ".join(RECORD_FIELDS),
             )
         data = {key: _as_list(key, value) for key, value in fields.items() if value not in (None, [], "")}
+        if "receipt" in data:
+            from scarwarden.recall.receipts import resolve
+
+            data["recalled"] = resolve(self.repo, data.pop("receipt"), source="receipt")
         with self._writes:
             (ep,) = add_episodes(self.repo, [data], source="record_episode")
             return _episode_reply(self.repo, ep)

@@ -68,6 +68,8 @@ class Review:
     gate_note: str | None = None
     episodes_added: list[str] = field(default_factory=list)
     playbook_rel: str = "memory/playbook.md"
+    #: Per new episode: what recall gave it (its receipt) and what it applied (issue 20).
+    given: list[Any] = field(default_factory=list)
 
     @property
     def base(self) -> Side:
@@ -106,6 +108,7 @@ class Review:
             "gate_note": self.gate_note,
             "warnings": [w.to_json() for w in self.warnings],
             "episodes_added": self.episodes_added,
+            "given": [g.to_json() for g in self.given],
             "diff": self.diff.to_json(),
             "evidence": {ep_id: ep.to_json() if ep else None for ep_id, ep in self.evidence.items()},
         }
@@ -297,7 +300,12 @@ def build_review(
         if changed:
             seen = {c.current.id for c in diff.changes}
             warnings += redaction_warnings(repo, new, head_book, changed, seen)
-    return Review(diff, evidence, warnings, gate, note, added, repo.playbook_rel)
+    review = Review(diff, evidence, warnings, gate, note, added, repo.playbook_rel)
+    if new.rev is not None and added:
+        from scarwarden.audit.review.given import given_and_applied
+
+        review.given = given_and_applied(repo, new.rev, added)
+    return review
 
 
 def allow_warnings(repo: MemoryRepo, base: str, head: str, added: list[str]) -> list[ReviewWarning]:

@@ -11,6 +11,7 @@ import re
 
 from scarwarden.audit.diff.compare import DELETE, EQUAL, RuleChange, Segment
 from scarwarden.audit.review.build import Review
+from scarwarden.audit.review.given import markdown_lines
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode
 
@@ -195,6 +196,7 @@ def render_markdown(review: Review) -> str:
         icon = {"error": "❌", "warning": "⚠️", "notice": "ℹ️"}
         out += [f"- {icon.get(w.level, '⚠️')} {md(w.message)}" for w in review.warnings]
         out.append("")
+    out += markdown_lines(review.given, md)
     out += ["### Rule changes", ""]
     if not diff.changes:
         out += ["No rule changed in this range.", ""]

@@ -228,7 +228,12 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         from scarwarden.answers.asking import record_human_answer
 
         try:
-            ep = record_human_answer(repo, _form_text("task"), _form_text("answer"))
+            ep = record_human_answer(
+                repo,
+                _form_text("task"),
+                _form_text("answer"),
+                receipt=request.form.get("receipt") or None,
+            )
         except (UsageError, ValidationError) as exc:  # what was posted: the client's to fix
             return site.error(
                 400,

@@ -69,10 +69,16 @@ def ask(
             answer = prompt_human(
                 "ask", result.task, PROMPT, show=format_result(result, playbook_rel=repo.playbook_rel)
             )
-        episode = record_human_answer(repo, result.task, answer, commit=not no_commit, refs=[])
+        receipt = result.receipt.to_json() if result.receipt is not None else None
+        episode = record_human_answer(
+            repo, result.task, answer, commit=not no_commit, receipt=receipt, refs=[]
+        )
     elif answer is not None and (result.verdict != ACT or force):
+        receipt = result.receipt.to_json() if result.receipt is not None else None
         refs = recalled_refs(result.rules)
-        episode = record_human_answer(repo, result.task, answer, commit=not no_commit, refs=refs)
+        episode = record_human_answer(
+            repo, result.task, answer, commit=not no_commit, receipt=receipt, refs=refs
+        )
     elif answer is not None:
         click.echo(
             f"memory already covers this ({result.verdict}); --answer was not recorded "

@@ -42,6 +42,16 @@ def episode() -> None:
     multiple=True,
     help="A rule ID that was in play when the agent acted (repeatable).",
 )
+@click.option(
+    "--rules-applied-reason",
+    help="Why a rule applied is not in the receipt (e.g. a human told the agent to apply it).",
+)
+@click.option(
+    "--receipt",
+    metavar="R",
+    help="The recall receipt: its ID from this clone's recall log, the JSON recall printed, "
+    "or a file holding it ('-' = stdin). Stored as 'recalled:'; the gate proves it.",
+)
 @click.option("--at", "at", help="When it happened (ISO 8601); default: now, in UTC.")
 @click.option(
     "--file",
@@ -79,13 +89,24 @@ def add(
           --action "Opened with a feature list" --correction "Lead with the pain" \\
           --tag linkedin --tag post --agent writer --source correction
       scarwarden episode add --file import.jsonl
+      scarwarden episode add --task "Post our discount code on Twitter" \\
+          --action "Kept the code out" --rule-applied PB-02 \\
+          --receipt 1d2eac8d15d63d22  # (not run: a receipt ID from your own recall log)
       scarwarden episode add --redact-pii --task "Refund" --outcome "Mailed jane@acme.io"
       echo '{"task": "x", "outcome": "y"}' | scarwarden episode add --file -
     """
     from scarwarden.files.record import add_episodes
 
     repo = get_repo(ctx)
+    receipt = flags.pop("receipt")
     inputs, source_name = _inputs(file, flags)
+    if receipt is not None:
+        if file is not None:
+            raise UsageError(
+                "--receipt goes with the episode flags",
+                hint="in a --file, give each episode its receipt as a 'recalled:' block",
+            )
+        inputs[0]["recalled"] = _receipt(repo, receipt)
     episodes = add_episodes(
         repo,
         inputs,
@@ -121,10 +142,25 @@ def _inputs(file: IO[bytes] | None, flags: dict[str, Any]) -> tuple[Sequence[Any
             "--task is required (or give --file)",
             hint='scarwarden episode add --task "..." --correction "..."',
         )
-    keys = ("action", "outcome", "correction", "corrected_by", "agent", "source", "at")
+    keys = ["action", "outcome", "correction", "corrected_by", "agent", "source", "at"]
+    keys.append("rules_applied_reason")
     fields = {key: flags[key] for key in keys}
     lists = split_list(flags["tags"]), list(flags["refs"]), list(flags["rules_applied"])
     return [_document(flags["task"], fields, *lists)], "episode"
+
+
+def _receipt(repo: Any, value: str) -> dict[str, Any]:
+    """``--receipt``: an ID from the recall log, JSON, a file, or ``-`` (stdin)."""
+    from pathlib import Path
+
+    from scarwarden.recall.receipts import resolve
+
+    text = value
+    if value == "-":
+        text = sys.stdin.read()
+    elif not value.lstrip().startswith("{") and Path(value).is_file():
+        text = Path(value).read_text(encoding="utf-8")
+    return resolve(repo, text)
 
 
 def _document(

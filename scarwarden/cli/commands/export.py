@@ -11,8 +11,18 @@ from scarwarden.cli.commands._common import echo_json, get_repo
 
 if TYPE_CHECKING:
     from scarwarden.agents.exports import ExportFile
+    from scarwarden.repo import MemoryRepo
 
-FORMAT_NAMES = ("agents-md", "claude-md", "cursor", "copilot", "all")
+FORMAT_NAMES = (
+    "agents-md",
+    "claude-md",
+    "cursor",
+    "copilot",
+    "gemini-md",
+    "claude-skill",
+    "all",
+    "mcp-config",
+)
 
 
 @click.command()
@@ -68,7 +78,12 @@ def export(
     claude-md   CLAUDE.md, a section (or '@AGENTS.md' with --import-agents)
     cursor      .cursor/rules/scarwarden.mdc, a whole file (alwaysApply: true)
     copilot     .github/copilot-instructions.md, a section
-    all         all four
+    gemini-md   GEMINI.md (Gemini CLI), a section
+    claude-skill .claude/skills/scarwarden/SKILL.md, a Claude Code skill: when to
+                recall, how to pass receipts, how to record, then the rules
+    all         all of the above
+    mcp-config  print the MCP server entry for Claude Code, Cursor, VS Code and
+                Codex (--check: the project's MCP files run Scarwarden here)
 
     Every active rule is written with its ID, title, text and the episodes it was
     learnt in, under a short header telling the agent to cite rules as
@@ -84,10 +99,15 @@ def export(
       scarwarden export --check            # CI / pre-commit: exit 1 on drift
       scarwarden export cursor --check      # (exits 1: nothing exported yet)
       scarwarden export agents-md --output docs/AGENTS.md
+      scarwarden export gemini-md claude-skill
+      scarwarden export mcp-config
     """
     from scarwarden.agents import exports
 
     repo = get_repo(ctx)
+    if "mcp-config" in formats:
+        _mcp_config(repo, formats, check, as_json)
+        return
     output = _output_path(ctx, output)
     if check:
         _check(
@@ -134,3 +154,26 @@ def _check(files: list[ExportFile], as_json: bool) -> None:
     error = drift_error(files)
     if error is not None:
         raise error
+
+
+def _mcp_config(repo: MemoryRepo, formats: tuple[str, ...], check: bool, as_json: bool) -> None:
+    """``export mcp-config``: print each client's server entry, or check the project's."""
+    from scarwarden.agents.runtimes import check_mcp_configs, mcp_entries
+    from scarwarden.errors import UsageError
+
+    if len(formats) != 1:
+        raise UsageError("mcp-config prints configuration; export it on its own")
+    if check:
+        ok = check_mcp_configs(repo)
+        if as_json:
+            echo_json({"ok": True, "clients": ok})
+        else:
+            click.echo(f"current  MCP configuration for {', '.join(ok)}")
+        return
+    entries = mcp_entries(repo)
+    if as_json:
+        echo_json([e.to_json() for e in entries])
+        return
+    for e in entries:
+        click.echo(f"# {e.client}: {e.path}" + (f"   (or: {e.command})" if e.command else ""))
+        click.echo(e.text)

@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+from typing import IO, TYPE_CHECKING
+
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo
+
+if TYPE_CHECKING:
+    from scarwarden.repo import MemoryRepo
 
 _VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
 
@@ -39,9 +44,26 @@ _VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
     metavar="VERDICT",
     help="Only recalls with this verdict: ACT, ACT_AND_FLAG or ASK_HUMAN.",
 )
+@click.option(
+    "--export",
+    "export",
+    is_flag=True,
+    help="Write the log as JSON lines to stdout, oldest first (the filters apply, --limit does not), "
+    "for another clone's `log --import`.",
+)
+@click.option(
+    "--import",
+    "import_file",
+    type=click.File("rb"),
+    metavar="FILE",
+    help="Merge a file written by `log --export` ('-' = stdin); lines already in the log are skipped, "
+    "a bad line refuses the whole file.",
+)
 @click.pass_context
 def log_cmd(
     ctx: click.Context,
+    export: bool,
+    import_file: IO[bytes] | None,
     as_json: bool,
     limit: int,
     since: str | None,
@@ -62,6 +84,8 @@ def log_cmd(
       scarwarden log
       scarwarden log --since 2026-11-24 --until 2026-11-24 --task-grep invoice
       scarwarden log --verdict ASK_HUMAN --since 7d --json
+      scarwarden log --export --since 30d > recalls.jsonl
+      scarwarden log --import teammate.jsonl  # (not run: another clone's export)
     """
     from scarwarden.index import open_index
     from scarwarden.recall.log import read_log
@@ -70,6 +94,17 @@ def log_cmd(
     repo = get_repo(ctx)
     since_at = parse_when(since) if since is not None else None
     until_at = parse_when(until, end=True) if until is not None else None
+    if import_file is not None:
+        _import(repo, import_file, as_json)
+        return
+    filters = {"since": since_at, "until": until_at, "task_grep": task_grep, "verdict": verdict}
+    if export:
+        from scarwarden.recall.log_share import export_lines
+
+        with open_index(repo) as index:
+            for line in export_lines(index, **filters):
+                click.echo(line)
+        return
     with open_index(repo) as index:
         entries = read_log(
             index, limit=limit, since=since_at, until=until_at, task_grep=task_grep, verdict=verdict
@@ -90,3 +125,18 @@ def log_cmd(
         rules = ", ".join(f"{r} ({s:g})" for r, s in zip(entry.rule_ids, entry.scores, strict=False))
         commit = entry.playbook_commit[:12] if entry.playbook_commit else "uncommitted"
         click.echo(f"    rules: {rules or '-'}   playbook: {commit}")
+
+
+def _import(repo: MemoryRepo, file: IO[bytes], as_json: bool) -> None:
+    """``--import``: merge another clone's exported lines."""
+    from scarwarden.index import open_index
+    from scarwarden.recall.log_share import import_lines
+
+    name = getattr(file, "name", "-")
+    source = "<stdin>" if name in ("-", "<stdin>") else str(name)
+    with open_index(repo) as index:
+        result = import_lines(index, file.read().splitlines(), source=source)
+    if as_json:
+        echo_json(result.to_json())
+        return
+    click.echo(f"imported {result.added} recall(s); {result.skipped} already in the log", err=True)

@@ -105,4 +105,12 @@ def format_result(result: RecallResult, *, playbook_rel: str = "the playbook") -
                 "playbook: uncommitted (the working-tree playbook is not a committed version)", dim=True
             )
         )
+    if result.receipt is not None:
+        lines.append(
+            click.style(
+                f"receipt: {result.receipt.id} (record it: scarwarden episode add --receipt "
+                f"{result.receipt.id} ...)",
+                dim=True,
+            )
+        )
     return "\n".join(lines)

@@ -42,6 +42,8 @@ def verify(ctx: click.Context, rev_range: str | None, all_refs: bool, as_json: b
     if as_json:
         echo_json(result.to_json())
     else:
+        for warning in result.warnings:
+            click.echo(f"warning: {warning}", err=True)
         print_problems(result.problems, result.summary())
     if not result.ok:
         ctx.exit(int(ExitCode.CHECK_FAILED))

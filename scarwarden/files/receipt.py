@@ -1,0 +1,250 @@
+"""Recall receipts: what memory an agent was given, in a form git can prove.
+
+A receipt names everything recall's answer depends on: the task, the playbook's git
+blob ID, the recall settings, the recall algorithm's version, and what it returned
+(the verdict and the ranked rule IDs). Recall is deterministic, so anyone holding the
+repository can re-run recall on that blob and confirm the answer
+(:mod:`scarwarden.gate.receipts`). The ``receipt`` field is a short content hash over
+the other fields: it identifies the recall (the recall log and episodes share it) and
+catches a receipt edited by hand. It is not a signature: anyone can recompute it, which
+is why the gate re-derives the answer instead of trusting the hash.
+
+An episode stores its receipt in its ``recalled:`` block (docs/formats.md).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from scarwarden.errors import Problem, ValidationError
+from scarwarden.files.episode_fields import RULE_ID_RE
+
+#: Keys of a receipt, in the order they are written.
+KEYS = ("receipt", "algorithm", "playbook", "task", "settings", "verdict", "rules")
+#: The recall settings a receipt records (scarwarden.yaml ``recall:`` plus the limit used).
+SETTING_KEYS = ("act_threshold", "floor", "act_tag_hits", "limit")
+VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
+#: The same cap as :data:`scarwarden.recall.engine.MAX_TASK_CHARS` (a test keeps them equal).
+MAX_TASK_CHARS = 20_000
+#: Hex digits of the content hash kept: 64 bits, enough to name a recall.
+HASH_CHARS = 16
+
+_BLOB_RE = re.compile(r"^[0-9a-f]{40}\Z")
+_HASH_RE = re.compile(rf"^[0-9a-f]{{{HASH_CHARS}}}\Z")
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """One recall's receipt. ``id`` is the content hash of the other fields."""
+
+    task: str
+    playbook: str
+    algorithm: int
+    settings: dict[str, float | int]
+    verdict: str
+    rules: tuple[str, ...]
+    id: str = ""
+
+    @classmethod
+    def make(
+        cls,
+        *,
+        task: str,
+        playbook: str,
+        algorithm: int,
+        settings: Mapping[str, float | int],
+        verdict: str,
+        rules: list[str] | tuple[str, ...],
+    ) -> Receipt:
+        """A receipt with its hash computed."""
+        clean = _canonical_settings(settings)
+        body = cls(task, playbook, algorithm, clean, verdict, tuple(rules))
+        return cls(task, playbook, algorithm, clean, verdict, tuple(rules), content_hash(body))
+
+    @classmethod
+    def from_valid(cls, data: Mapping[str, Any]) -> Receipt:
+        """The receipt of an episode that passed validation (its hash was checked then)."""
+        return cls(
+            data["task"],
+            data["playbook"],
+            data["algorithm"],
+            dict(data["settings"]),
+            data["verdict"],
+            tuple(data["rules"]),
+            data["receipt"],
+        )
+
+    @property
+    def short_playbook(self) -> str:
+        return self.playbook[:12]
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form (an episode's ``recalled:`` block), keys in :data:`KEYS` order."""
+        return {
+            "receipt": self.id,
+            "algorithm": self.algorithm,
+            "playbook": self.playbook,
+            "task": self.task,
+            "settings": dict(self.settings),
+            "verdict": self.verdict,
+            "rules": list(self.rules),
+        }
+
+
+def _canonical_settings(settings: Mapping[str, float | int]) -> dict[str, float | int]:
+    """Thresholds as floats, counts as ints, in :data:`SETTING_KEYS` order."""
+    return {
+        "act_threshold": float(settings["act_threshold"]),
+        "floor": float(settings["floor"]),
+        "act_tag_hits": int(settings["act_tag_hits"]),
+        "limit": int(settings["limit"]),
+    }
+
+
+def content_hash(receipt: Receipt) -> str:
+    """The hash over every field but ``id``: SHA-256 of canonical JSON, first 16 hex."""
+    import hashlib
+
+    payload = {
+        "algorithm": receipt.algorithm,
+        "playbook": receipt.playbook,
+        "rules": list(receipt.rules),
+        "settings": _canonical_settings(receipt.settings),
+        "task": receipt.task,
+        "verdict": receipt.verdict,
+    }
+    data = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:HASH_CHARS]
+
+
+def check(data: Any, *, source: str, field: str = "recalled") -> tuple[Receipt | None, list[Problem]]:
+    """Validate a receipt mapping (stored or given as input); the receipt and the
+    problems found, each naming ``field``. A hash that does not match the fields is a
+    problem: the receipt was edited after recall made it."""
+    problems: list[Problem] = []
+
+    def bad(message: str, hint: str | None = None) -> None:
+        problems.append(Problem(message, file=source, field=field, hint=hint))
+
+    if not isinstance(data, Mapping):
+        bad(
+            f"a receipt must be a mapping, got {type(data).__name__}",
+            "pass the 'receipt' object that recall printed (scarwarden recall --json)",
+        )
+        return None, problems
+    unknown = [str(k) for k in data if k not in KEYS]
+    missing = [k for k in KEYS if k not in data]
+    if unknown:
+        bad(f"unknown receipt key(s): {', '.join(unknown)}", "a receipt has: " + ", ".join(KEYS))
+    if missing:
+        bad(f"the receipt lacks: {', '.join(missing)}", "pass the receipt exactly as recall printed it")
+    if problems:
+        return None, problems
+    _check_fields(data, bad)
+    if problems:
+        return None, problems
+    receipt = Receipt.make(
+        task=data["task"],
+        playbook=data["playbook"],
+        algorithm=data["algorithm"],
+        settings=data["settings"],
+        verdict=data["verdict"],
+        rules=list(data["rules"]),
+    )
+    if receipt.id != data["receipt"]:
+        bad(
+            f"receipt {data['receipt']} does not match its contents (they hash to {receipt.id}): "
+            "it was changed after recall made it",
+            "record the receipt exactly as recall printed it, or leave it out",
+        )
+        return None, problems
+    return receipt, problems
+
+
+def _check_fields(data: Mapping[str, Any], bad: Any) -> None:
+    """Each field's type and form."""
+    if not isinstance(data["receipt"], str) or not _HASH_RE.match(data["receipt"]):
+        bad(f"receipt {data['receipt']!r} is not {HASH_CHARS} lower-case hex digits")
+    algorithm = data["algorithm"]
+    if isinstance(algorithm, bool) or not isinstance(algorithm, int) or algorithm < 1:
+        bad(f"algorithm {algorithm!r} is not a recall algorithm version (a positive integer)")
+    if not isinstance(data["playbook"], str) or not _BLOB_RE.match(data["playbook"]):
+        bad(f"playbook {data['playbook']!r} is not a git blob ID (40 lower-case hex digits)")
+    task = data["task"]
+    if not isinstance(task, str) or not task.strip() or task != task.strip():
+        bad("task must be the non-empty, stripped text that was recalled")
+    elif len(task) > MAX_TASK_CHARS:
+        bad(f"task is {len(task):,} characters; recall refuses more than {MAX_TASK_CHARS:,}")
+    if data["verdict"] not in VERDICTS:
+        bad(f"verdict {data['verdict']!r} is not one of {', '.join(VERDICTS)}")
+    rules = data["rules"]
+    if not isinstance(rules, list) or not all(isinstance(r, str) and RULE_ID_RE.match(r) for r in rules):
+        bad("rules must be a list of rule IDs such as PB-03")
+    elif len(set(rules)) != len(rules):
+        bad("rules lists a rule twice")
+    _check_settings(data["settings"], bad)
+
+
+def _check_settings(settings: Any, bad: Any) -> None:
+    if not isinstance(settings, Mapping) or set(settings) != set(SETTING_KEYS):
+        bad("settings must hold exactly: " + ", ".join(SETTING_KEYS))
+        return
+    for key in ("act_threshold", "floor"):
+        value = settings[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            bad(f"settings.{key} {value!r} is not a confidence between 0 and 1")
+    for key in ("act_tag_hits", "limit"):
+        value = settings[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            bad(f"settings.{key} {value!r} is not a positive integer")
+    low, high = settings["floor"], settings["act_threshold"]
+    if all(isinstance(v, (int, float)) for v in (low, high)) and high < low:
+        bad(f"settings.act_threshold {high!r} is below settings.floor {low!r}")
+
+
+def parse(data: Any, *, source: str = "--receipt") -> Receipt:
+    """A receipt from input (a mapping, JSON text, or a recall's whole ``--json``
+    output holding one); :class:`ValidationError` naming every problem."""
+    if isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except ValueError as exc:
+            raise ValidationError(
+                f"{source}: not JSON ({exc})",
+                problems=[
+                    Problem("not JSON", file=source, hint="pass the receipt recall printed, or a file")
+                ],
+            ) from None
+    if isinstance(data, Mapping) and "receipt" in data and isinstance(data["receipt"], Mapping):
+        data = data["receipt"]  # a whole recall --json document
+    receipt, problems = check(data, source=source, field="receipt")
+    if receipt is None:
+        raise ValidationError(f"{source}: invalid receipt", problems=problems)
+    return receipt
+
+
+def applied_rules(episode: Mapping[str, Any]) -> dict[str, str]:
+    """How each of an episode's ``rules_applied`` stands, for lineage counts (issue 20):
+
+    * ``verified``: its recall receipt holds the rule (what the agent was given, which
+      the gate re-derives from git before the episode is committed);
+    * ``reason``: not in the receipt, but the episode says why (``rules_applied_reason``);
+    * ``claimed``: the episode has no receipt; only its word says the rule was applied.
+
+    A rule beyond the receipt without a reason is left out: the gate refuses it.
+    """
+    recalled = episode.get("recalled")
+    given = set(recalled.get("rules") or []) if isinstance(recalled, Mapping) else None
+    out: dict[str, str] = {}
+    for rule in episode.get("rules_applied") or []:
+        if given is None:
+            out[rule] = "claimed"
+        elif rule in given:
+            out[rule] = "verified"
+        elif episode.get("rules_applied_reason"):
+            out[rule] = "reason"
+    return out

@@ -1,0 +1,299 @@
+"""Proving recall receipts: what memory an episode says the agent was given (issue 20).
+
+An episode's ``recalled:`` block (:mod:`scarwarden.files.receipt`) names the task, the
+playbook's blob ID, the recall settings and algorithm version, and the verdict and
+ranked rules recall returned. Recall is deterministic, so the gate proves the receipt
+from git alone: it reads the playbook at that blob, re-runs recall in memory
+(:mod:`scarwarden.recall.pure`, never the index) and compares. Refused:
+
+* a playbook blob that was never a version of the playbook in this history;
+* a verdict or a ranked rule list that recall does not give for that task there;
+* a ``rules_applied`` entry the receipt does not hold, unless the episode says why
+  (``rules_applied_reason``: a human told the agent to, for example).
+
+A receipt made by another recall algorithm version cannot be re-derived here: it is
+reported as *unverifiable* (a warning, never a pass). The hash was checked when the
+episode was validated (a receipt edited after recall made it is an invalid episode).
+
+Cost: one ``git cat-file --batch`` for the playbook versions named, one parse and one
+set of in-memory postings per version, and one recall per distinct (task, settings);
+``git log`` over the playbook's history only when a receipt names a version that is
+neither the staged one nor HEAD's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scarwarden import git
+from scarwarden.config import RecallSettings
+from scarwarden.errors import ConfigError
+from scarwarden.files import receipt as receipt_format
+from scarwarden.files.episodes import Episode
+from scarwarden.gate.policy import GateProblem, parse_playbook, problem
+from scarwarden.recall import pure
+
+#: (verdict, ranked rule IDs) recall gives, or the problem code why it cannot run.
+_Outcome = tuple[str, tuple[str, ...]] | str
+
+
+@dataclass
+class Proof:
+    """What proving one episode's receipt found."""
+
+    episode: str
+    path: str
+    receipt: receipt_format.Receipt
+    #: "proved", "refused" or "unverifiable".
+    status: str
+    problems: list[GateProblem] = field(default_factory=list)
+    warnings: list[GateProblem] = field(default_factory=list)
+    #: What recall gives at that playbook (when it could run).
+    derived: tuple[str, tuple[str, ...]] | None = None
+
+
+class Prover:
+    """Proves receipts against one repository; parses each playbook version once.
+
+    ``known`` are playbook blob IDs already known to be versions of the playbook (the
+    staged one, HEAD's, a walk's); ``rev`` is where to look for the others
+    (``git log`` over the playbook's history, once, when needed).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        playbook_rel: str,
+        *,
+        known: Iterable[str] = (),
+        rev: str | None = "HEAD",
+        env: Mapping[str, str] | None = None,
+        merging: bool = False,
+    ) -> None:
+        self.root, self.playbook_rel, self.rev, self.env = root, playbook_rel, rev, env
+        #: During a merge the other side's playbook versions count too (its episodes
+        #: arrive as additions, their receipts naming playbooks of its history).
+        self.merging = merging
+        self.known = {b for b in known if b}
+        self.history: set[str] | None = None
+        self.books: dict[str, pure.Postings | GateProblem] = {}
+        self.outcomes: dict[tuple[str, str, str], _Outcome] = {}
+
+    def prove_all(self, episodes: list[tuple[str, Episode]]) -> list[Proof]:
+        """Prove every valid ``(path, episode)`` that carries a receipt, in order
+        (validation checked the receipt's form and hash)."""
+        pairs = []
+        for path, episode in episodes:
+            data = episode.get("recalled")
+            if data is not None:
+                pairs.append((path, episode, receipt_format.Receipt.from_valid(data)))
+        self._read_books({r.playbook for _p, _e, r in pairs})
+        return [self.prove(path, episode, r) for path, episode, r in pairs]
+
+    def prove(self, path: str, episode: Episode, receipt: receipt_format.Receipt) -> Proof:
+        proof = Proof(episode.id, path, receipt, "proved")
+        proof.problems += _applied_beyond(path, episode, receipt)
+        if receipt.task != episode.task.strip():
+            proof.problems.append(
+                problem(
+                    "receipt-other-task",
+                    f"{episode.id}'s receipt {receipt.id} is for another task "
+                    f"({_clip(receipt.task)!r}, not {_clip(episode.task)!r})",
+                    file=path,
+                    field="recalled",
+                    episode=episode.id,
+                    hint="a receipt proves what recall gave for its own task: record the task "
+                    "that was recalled, or recall the episode's task and pass that receipt",
+                )
+            )
+        if receipt.algorithm != pure.IMPLEMENTS:
+            proof.problems += self._unverifiable(path, episode, receipt)
+            proof.status = "refused" if proof.problems else "unverifiable"
+            proof.warnings.append(
+                problem(
+                    "receipt-unverifiable",
+                    f"{episode.id}'s receipt {receipt.id} was made by recall algorithm version "
+                    f"{receipt.algorithm}; this gate re-runs version {pure.IMPLEMENTS}, so its "
+                    "verdict and ranking are unverified (not a pass; its playbook version and "
+                    "rules were checked)",
+                    file=path,
+                    field="recalled",
+                    episode=episode.id,
+                    hint="check it with the Scarwarden version that made it",
+                )
+            )
+            return proof
+        outcome = self._outcome(receipt)
+        if isinstance(outcome, str):
+            proof.problems.append(self._no_playbook(path, episode, receipt, outcome))
+        else:
+            proof.derived = outcome
+            proof.problems += _compare(path, episode, receipt, outcome)
+        if proof.problems:
+            proof.status = "refused"
+        return proof
+
+    def _read_books(self, blobs: set[str]) -> None:
+        """Read and index the playbook versions named (one ``cat-file --batch``)."""
+        wanted = sorted(b for b in blobs if b not in self.books)
+        for blob, raw in zip(wanted, git.cat_file_batch(self.root, wanted, env=self.env), strict=True):
+            if raw is None:
+                self.books[blob] = problem("receipt-playbook-missing", "")
+                continue
+            book, found = parse_playbook(raw, self.playbook_rel)
+            self.books[blob] = pure.postings(book) if book is not None else found[0]
+
+    def _is_playbook_version(self, blob: str) -> bool:
+        if blob in self.known:
+            return True
+        if self.history is None:
+            self.history = set()
+            wanted = [self.rev] + (["MERGE_HEAD"] if self.merging else [])
+            revs = [r for r in wanted if r is not None and git.rev_parse(self.root, r) is not None]
+            if revs:
+                self.history = git.path_blobs(self.root, revs, self.playbook_rel, env=self.env)
+        return blob in self.history
+
+    def _book(self, receipt: receipt_format.Receipt) -> pure.Postings | str:
+        """The playbook version a receipt names, or why it cannot be one (a code)."""
+        self._read_books({receipt.playbook})
+        book = self.books[receipt.playbook]
+        if isinstance(book, GateProblem):
+            return book.code if book.code == "receipt-playbook-missing" else "receipt-playbook-invalid"
+        if not self._is_playbook_version(receipt.playbook):
+            return "receipt-playbook-unknown"
+        return book
+
+    def _unverifiable(
+        self, path: str, episode: Episode, receipt: receipt_format.Receipt
+    ) -> list[GateProblem]:
+        """What can be checked of a receipt of another algorithm version: the playbook
+        version it names, and that each rule it lists is an active rule there (no recall,
+        of any version, returns a rule the playbook does not have)."""
+        book = self._book(receipt)
+        if isinstance(book, str):
+            return [self._no_playbook(path, episode, receipt, book)]
+        return [
+            problem(
+                "receipt-rule-absent",
+                f"{episode.id}'s receipt lists {rule}, which is not an active rule of playbook "
+                f"{receipt.short_playbook}: no recall could have returned it",
+                file=path,
+                field="recalled",
+                rule=rule,
+                episode=episode.id,
+                hint="record the receipt recall printed, unchanged",
+            )
+            for rule in receipt.rules
+            if rule not in book.rules
+        ]
+
+    def _outcome(self, receipt: receipt_format.Receipt) -> _Outcome:
+        settings = receipt.settings
+        key = (receipt.playbook, receipt.task, repr(sorted(settings.items())))
+        if key in self.outcomes:
+            return self.outcomes[key]
+        book = self._book(receipt)
+        outcome: _Outcome
+        if isinstance(book, str):
+            outcome = book
+        else:
+            try:
+                config = RecallSettings(
+                    act_threshold=float(settings["act_threshold"]),
+                    floor=float(settings["floor"]),
+                    act_tag_hits=int(settings["act_tag_hits"]),
+                    limit=int(settings["limit"]),
+                )
+            except ConfigError:
+                outcome = "receipt-settings-invalid"
+            else:
+                result = pure.recall_playbook(book, receipt.task, settings=config)
+                outcome = (result.verdict, tuple(r.id for r in result.rules))
+        self.outcomes[key] = outcome
+        return outcome
+
+    def _no_playbook(
+        self, path: str, episode: Episode, receipt: receipt_format.Receipt, code: str
+    ) -> GateProblem:
+        short = receipt.short_playbook
+        message = {
+            "receipt-playbook-missing": f"playbook blob {short} does not exist in this repository",
+            "receipt-playbook-unknown": f"blob {short} was never a version of {self.playbook_rel} "
+            "in this history",
+            "receipt-playbook-invalid": f"the playbook at {short} does not parse",
+            "receipt-settings-invalid": "its recall settings are not valid settings",
+        }[code]
+        return problem(
+            code,
+            f"{episode.id}'s receipt {receipt.id} cannot be proved: {message}",
+            file=path,
+            field="recalled",
+            episode=episode.id,
+            hint="a receipt names the committed playbook recall read: commit the playbook "
+            "before recording, or record the episode without the receipt",
+        )
+
+
+def _compare(
+    path: str, episode: Episode, receipt: receipt_format.Receipt, derived: tuple[str, tuple[str, ...]]
+) -> list[GateProblem]:
+    """The receipt against what recall gives: the verdict, each rule, then the order."""
+    verdict, rules = derived
+    at = f"for this task at playbook {receipt.short_playbook}"
+    out = []
+
+    def refuse(message: str, rule: str | None = None) -> None:
+        out.append(
+            problem(
+                "receipt-mismatch",
+                f"{episode.id}'s receipt {message}",
+                file=path,
+                field="recalled",
+                rule=rule,
+                episode=episode.id,
+                hint=f"recall gives {verdict} {', '.join(rules) or '(no rules)'} {at}; "
+                "record the receipt recall printed, unchanged",
+            )
+        )
+
+    if receipt.verdict != verdict:
+        refuse(f"says {receipt.verdict}, but recall gives {verdict} {at}")
+    for rule in receipt.rules:
+        if rule not in rules:
+            refuse(f"lists {rule}, which recall did not return {at}", rule)
+    for rule in rules:
+        if rule not in receipt.rules:
+            refuse(f"leaves out {rule}, which recall returned {at}", rule)
+    if not out and tuple(receipt.rules) != rules:
+        refuse(f"ranks the rules {', '.join(receipt.rules)}; recall ranks them {', '.join(rules)} {at}")
+    return out
+
+
+def _applied_beyond(path: str, episode: Episode, receipt: receipt_format.Receipt) -> list[GateProblem]:
+    """``rules_applied`` entries the receipt does not hold, unless the episode says why."""
+    if episode.get("rules_applied_reason"):
+        return []
+    given = set(receipt.rules)
+    return [
+        problem(
+            "rules-applied-not-recalled",
+            f"{episode.id} says it applied {rule}, which its receipt {receipt.id} does not hold "
+            f"(recall gave {', '.join(receipt.rules) or 'no rules'})",
+            file=path,
+            field="rules_applied",
+            rule=rule,
+            episode=episode.id,
+            hint="an agent applies what recall gave it; if someone told it to apply this "
+            "rule, say so in rules_applied_reason",
+        )
+        for rule in episode.get("rules_applied") or []
+        if rule not in given
+    ]
+
+
+def _clip(text: str, width: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3] + "..."

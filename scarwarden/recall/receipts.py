@@ -1,0 +1,90 @@
+"""Issuing recall receipts: every recall says which playbook blob it read and what it
+returned, so an episode can prove what memory the agent was given (issue 20).
+
+The format (fields, content hash, validation) is the episode format's
+(:mod:`scarwarden.files.receipt`); the gate proves a receipt by re-running recall on the
+playbook at its blob (:mod:`scarwarden.gate.proofs`). Issuing costs one hash of a few
+hundred bytes: the playbook's blob ID is remembered by the index when it reads the file.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from scarwarden.config import RecallSettings
+from scarwarden.errors import UsageError
+from scarwarden.files.receipt import HASH_CHARS, Receipt
+from scarwarden.recall.version import ALGORITHM
+
+if TYPE_CHECKING:
+    from scarwarden.index import Index
+    from scarwarden.recall.result import RecallResult
+    from scarwarden.repo import MemoryRepo
+
+_ID_RE = re.compile(rf"^[0-9a-f]{{{HASH_CHARS}}}\Z")
+
+
+def make_receipt(result: RecallResult, playbook: str, settings: RecallSettings, limit: int) -> Receipt:
+    """The receipt of ``result``, recalled from the playbook blob ``playbook``."""
+    return Receipt.make(
+        task=result.task,
+        playbook=playbook,
+        algorithm=ALGORITHM,
+        settings={
+            "act_threshold": settings.act_threshold,
+            "floor": settings.floor,
+            "act_tag_hits": settings.act_tag_hits,
+            "limit": limit,
+        },
+        verdict=result.verdict,
+        rules=[r.id for r in result.rules],
+    )
+
+
+def playbook_blob(index: Index) -> str:
+    """The git blob ID of the playbook the index holds (remembered when it was read;
+    an index written before receipts existed hashes the file once)."""
+    blob = index.meta("playbook_blob")
+    if blob:
+        return blob
+    from scarwarden.index import blob_id
+
+    try:
+        raw = index.repo.playbook_path.read_bytes()
+    except FileNotFoundError:
+        raw = b"# Playbook\n"  # what the index reads for a missing file
+    return blob_id(raw)
+
+
+def resolve(repo: MemoryRepo, value: Any, *, source: str = "--receipt") -> dict[str, Any]:
+    """A receipt given to a door (``episode add --receipt``, MCP ``record_episode``), as
+    the ``recalled:`` block to store: a mapping (the receipt, or a whole recall
+    ``--json`` document), JSON text, or a receipt's ID found in this clone's recall log.
+    :class:`ValidationError` when it is not a valid receipt (a forged hash included)."""
+    from scarwarden.files import receipt as receipt_format
+
+    if isinstance(value, str) and _ID_RE.match(value.strip()):
+        value = _from_log(repo, value.strip(), source)
+    return receipt_format.parse(value, source=source).to_json()
+
+
+def _from_log(repo: MemoryRepo, receipt_id: str, source: str) -> dict[str, Any]:
+    """The receipt with this ID in the recall log (newest first)."""
+    import json
+
+    from scarwarden.index import open_index
+
+    with open_index(repo) as index:
+        row = index.conn.execute(
+            "SELECT detail FROM recall_log WHERE json_extract(detail, '$.receipt.receipt') = ? "
+            "ORDER BY rowid DESC LIMIT 1",
+            (receipt_id,),
+        ).fetchone()
+    if row is None:
+        raise UsageError(
+            f"{source}: no recall with receipt {receipt_id} in this clone's recall log",
+            hint="pass the receipt object recall printed (scarwarden recall --json), or a file holding it",
+        )
+    found: dict[str, Any] = json.loads(row[0])["receipt"]
+    return found

@@ -1,0 +1,22 @@
+"""The recall algorithm's version, recorded in every recall receipt.
+
+A receipt can be proved only by re-running the recall that made it
+(:mod:`scarwarden.gate.proofs`), so a receipt made by a version the gate does not
+reproduce (:data:`scarwarden.recall.pure.IMPLEMENTS`) is reported as *unverifiable*,
+never as a pass. Bump :data:`ALGORITHM` in the same commit as any change that can change
+what recall returns for some playbook, ledger and task: the text pipeline
+(:mod:`scarwarden.text`), the score or confidence (:mod:`scarwarden.recall.score`), the
+router (:mod:`scarwarden.recall.router`), which candidates are considered
+(:mod:`scarwarden.recall.engine`) or the settings' meaning.
+``tests/recall/test_pure_recall.py`` pins a fingerprint of recall's output on a generated
+playbook to this number and fails when one moves without the other.
+"""
+
+from __future__ import annotations
+
+#: 1: BM25 + tag hits ranking, confidence router (docs/recall.md), November 2026.
+#: 2: issue 13: words of the episodes a rule cites, ledger weights of words past tasks
+#:    say, N-stable evidence in the router; lineage (struggling rules), December 2026.
+#:    Depends on the ledger, not only on the playbook: the gate's pure recall
+#:    reproduces version 1 only, so receipts of version 2 are unverifiable there.
+ALGORITHM = 2

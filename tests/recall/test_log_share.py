@@ -1,0 +1,81 @@
+"""``scarwarden log --export`` / ``--import``: one clone's recalls merged into another's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import Cli, git
+
+from scarwarden.index import open_index
+from scarwarden.recall.engine import recall_task
+from scarwarden.recall.log import read_log
+from scarwarden.repo import MemoryRepo
+
+TASKS = ["Post our discount code on Twitter", "Draft a LinkedIn post announcing our beta", "Book travel"]
+
+
+def _recall_all(repo: MemoryRepo) -> None:
+    for task in TASKS:
+        recall_task(repo, task)
+
+
+def test_export_writes_json_lines_oldest_first_with_receipts(cli: Cli, demo_repo: MemoryRepo) -> None:
+    _recall_all(demo_repo)
+    out = cli("log", "--export").stdout.splitlines()
+    lines = [json.loads(line) for line in out]
+    assert [line["task"] for line in lines] == TASKS
+    assert "id" not in lines[0]
+    receipt = lines[0]["detail"]["receipt"]
+    assert receipt["task"] == TASKS[0] and receipt["rules"] == lines[0]["rule_ids"]
+    assert len(cli("log", "--export", "--verdict", "ASK_HUMAN").stdout.splitlines()) == 1
+
+
+def test_import_merges_another_clones_log_once(
+    cli: Cli, demo_repo: MemoryRepo, make_cli: type[Cli], tmp_path: Path
+) -> None:
+    from scarwarden.files.scaffold import init as init_memory
+    from scarwarden.repo import open_repo
+
+    _recall_all(demo_repo)
+    exported = tmp_path / "recalls.jsonl"
+    lines = [json.loads(line) for line in cli("log", "--export").stdout.splitlines()]
+    for n, line in enumerate(lines):  # made last week: older than the other clone's recall
+        line["at"] = f"2026-11-20T10:00:0{n}Z"
+    exported.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    other_root = tmp_path / "other"
+    other_root.mkdir()
+    git(other_root, "init", "-q")
+    init_memory(open_repo(other_root, initialised=False), demo=True)
+    other = open_repo(other_root)
+    recall_task(other, "Refund a customer")
+    other_cli = make_cli(other_root)
+    result = other_cli("log", "--import", str(exported), "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"added": 3, "skipped": 0}
+    again = other_cli("log", "--import", str(exported), "--json")
+    assert json.loads(again.stdout) == {"added": 0, "skipped": 3}
+    with open_index(other) as index:
+        entries = read_log(index, limit=None)
+    # Newest first by time: the imported recalls (made last week) come after ours.
+    assert [e.task for e in entries] == ["Refund a customer", *reversed(TASKS)]
+    assert entries[1].detail["receipt"]["task"] == TASKS[-1]
+
+
+def test_a_bad_or_forged_line_refuses_the_whole_file(cli: Cli, demo_repo: MemoryRepo, tmp_path: Path) -> None:
+    _recall_all(demo_repo)
+    lines = cli("log", "--export").stdout.splitlines()
+    forged = json.loads(lines[0])
+    forged["detail"]["receipt"]["rules"] = ["PB-07"]  # hash left as it was
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([lines[1], json.dumps(forged), "not json", '{"at": "yesterday"}']) + "\n")
+    with open_index(demo_repo) as index:
+        before = len(read_log(index, limit=None))
+    result = cli("log", "--import", str(bad))
+    assert result.exit_code == 1
+    assert f"{bad}: 3 bad line(s); nothing was imported" in result.output
+    assert f"{bad}:2: field 'detail.receipt': receipt " in result.output
+    assert "does not match its contents" in result.output
+    assert f"{bad}:3: not JSON" in result.output and f"{bad}:4: at 'yesterday' is not a time" in result.output
+    with open_index(demo_repo) as index:
+        assert len(read_log(index, limit=None)) == before
