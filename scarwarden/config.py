@@ -71,6 +71,8 @@ class ModelSettings:
     base_url: str = DEFAULT_BASE_URL
     distill_model: str = "qwen3.6-flash"
     answer_model: str = "qwen3.7-plus"
+    #: The vision-language model of ``audit-image`` (issue 19), on the same endpoint.
+    vision_model: str = "qwen3-vl-plus"
     #: Seconds to wait for one HTTP response.
     timeout: float = 60.0
     #: Retries after the first attempt on 429, 5xx and connection errors.
@@ -96,6 +98,25 @@ class DistillSettings:
 class AnswerSettings:
     #: How many times the reviewer may send a draft back before giving up.
     qc_max_retakes: int = 2
+
+
+@dataclass(frozen=True)
+class MediaSettings:
+    """Images attached to episodes and audited (issue 19; docs/formats.md#media)."""
+
+    #: Largest image stored under memory/media/ (the gate refuses bigger ones).
+    max_bytes: int = 5 * 1024 * 1024
+    #: Images above this many bytes, or this many pixels on a side, are resized and
+    #: re-encoded before a vision model sees them (needs the ``vision`` extra: Pillow).
+    send_max_bytes: int = 1024 * 1024
+    send_max_side: int = 1568
+
+    def __post_init__(self) -> None:
+        if self.max_bytes < 1 or self.send_max_bytes < 1 or self.send_max_side < 16:
+            raise ConfigError(
+                "media.max_bytes and media.send_max_bytes must be positive, media.send_max_side at least 16",
+                hint=f"fix the 'media:' section of {CONFIG_FILE}",
+            )
 
 
 @dataclass(frozen=True)
@@ -143,6 +164,7 @@ class Config:
     answer: AnswerSettings = field(default_factory=AnswerSettings)
     secrets: SecretSettings = field(default_factory=SecretSettings)
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
+    media: MediaSettings = field(default_factory=MediaSettings)
     #: Where the settings came from, for messages.
     source: str = "defaults"
 
@@ -175,6 +197,7 @@ _SECTIONS: dict[str, type] = {
     "answer": AnswerSettings,
     "secrets": SecretSettings,
     "privacy": PrivacySettings,
+    "media": MediaSettings,
 }
 
 _ENV_OVERRIDES = {
@@ -182,6 +205,7 @@ _ENV_OVERRIDES = {
     "SCARWARDEN_BASE_URL": ("model", "base_url"),
     "SCARWARDEN_MODEL_DISTILL": ("model", "distill_model"),
     "SCARWARDEN_MODEL_ANSWER": ("model", "answer_model"),
+    "SCARWARDEN_MODEL_VISION": ("model", "vision_model"),
     "SCARWARDEN_TIMEOUT": ("model", "timeout"),
     "SCARWARDEN_MAX_RETRIES": ("model", "max_retries"),
 }

@@ -23,6 +23,8 @@ FIELD_ORDER = (
     "tags",
     "source",
     "refs",
+    # Images (issue 19): sha256:<hex> of files under memory/media/.
+    "attachments",
     "rules_applied",
     # Recall receipts (issue 20): what recall gave the agent, and why it applied more.
     "rules_applied_reason",

@@ -87,6 +87,7 @@ def validate_mapping(
         if key in data and data[key] is not None:
             _check_list(key, data[key], out, problems, normalise)
     _check_source(data, out, problems)
+    _check_attachments(data, out, problems)
     _check_recalled(data, out, problems)
     _check_redacted(data, out, problems)
     ordered = {key: out[key] for key in FIELD_ORDER if key in out}
@@ -324,3 +325,30 @@ def _check_redacted(data: Mapping[Any, Any], out: dict[str, Any], problems: _Pro
     problems.extend(bad)
     if block is not None:
         out["redacted"] = block
+
+
+def _check_attachments(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems) -> None:
+    """``attachments:``: ``sha256:<hex>`` of images under memory/media/ (issue 19)."""
+    value = data.get("attachments")
+    if value is None:
+        return
+    from scarwarden.files.media import ATTACHMENT_RE
+
+    if not isinstance(value, list):
+        problems.bad(
+            "attachments", f"must be a list, got {type(value).__name__}", "attachments: [sha256:...]"
+        )
+        return
+    items: list[str] = []
+    for item in value:
+        if not isinstance(item, str) or not ATTACHMENT_RE.match(item):
+            problems.bad(
+                "attachments",
+                f"{item!r} is not an attachment",
+                "attachments are sha256: and the image's 64-digit hex SHA-256; "
+                "'episode add --attach FILE' writes them",
+            )
+        elif item not in items:
+            items.append(item)
+    if items:
+        out["attachments"] = items

@@ -17,6 +17,7 @@ from scarwarden.errors import Problem, ScarwardenError, ValidationError
 from scarwarden.files.atomic import atomic_write, write_lock
 from scarwarden.files.episode_input import normalise_input
 from scarwarden.files.episodes import EPISODE_ID_RE, Episode, locate, mint_id
+from scarwarden.files.media import Image
 from scarwarden.repo import MemoryRepo
 
 
@@ -84,8 +85,13 @@ def add_episodes(
     message: str | None = None,
     redact_pii: bool = False,
     warn: Callable[[Problem], None] | None = None,
+    images: Sequence[Image] = (),
 ) -> list[Episode]:
     """Validate, write and commit (or stage) episodes; return them as stored.
+
+    ``images`` (checked :class:`~scarwarden.files.media.Image` s, issue 19) are stored
+    under memory/media/ and committed with the episodes, which name them in
+    ``attachments``: each stored once, however many episodes attach it.
 
     Every episode is screened first (:func:`screen`): a credential refuses the batch,
     personal data is refused or passed to ``warn`` as ``privacy:`` says;
@@ -112,7 +118,10 @@ def add_episodes(
         # full index: ~0.3 s at 100k files).
         alone = commit and git.nothing_staged(repo.root)
         written: list[str] = []
+        created: list[str] = []  # media files this call wrote (an image may be there already)
         try:
+            if images:
+                created += _store_media(repo, images, written)
             for ep in episodes:
                 rel = ep.relpath(repo.episodes_rel)
                 target = repo.root / rel
@@ -128,10 +137,24 @@ def add_episodes(
         except BaseException:
             git.unstage(repo.root, written)
             for rel in written:
-                (repo.root / rel).unlink(missing_ok=True)
+                if rel.endswith(".yaml") or rel in created:
+                    (repo.root / rel).unlink(missing_ok=True)
             _remove_empty_dirs(repo, written)
             raise
     return episodes
+
+
+def _store_media(repo: MemoryRepo, images: Sequence[Image], written: list[str]) -> list[str]:
+    """Store the images; add to ``written`` those git does not track yet (to stage and
+    commit). Returns the files this call created (to remove if the commit fails)."""
+    from scarwarden.files import media
+
+    folder = media.media_rel(repo.memory_rel)
+    paths = list(dict.fromkeys(f"{folder}/{image.name}" for image in images))
+    tracked = {entry.path for entry in git.ls_files_stage(repo.root, *paths)}
+    created = media.store(repo.root, repo.memory_rel, images)
+    written += [path for path in paths if path not in tracked]
+    return created
 
 
 def screen(repo: MemoryRepo, episodes: Sequence[Episode], source: str) -> list[Problem]:

@@ -18,6 +18,8 @@ EMPTY_PLAYBOOK = (
     "taught it; a rule whose citations do not resolve cannot be committed.\n"
 )
 IGNORE_LINE = ".scarwarden/"
+#: Images attached to episodes are binary to git: no diffs, no merges, no EOL changes.
+ATTRIBUTES_LINE = "{memory}/media/** binary"
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,9 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
     gitignore = repo.root / ".gitignore"
     ignore_before = gitignore.read_bytes() if gitignore.exists() else None
     ignore_staged = git.ls_files_stage(repo.root, ".gitignore")
+    attributes = repo.root / ".gitattributes"
+    attributes_before = attributes.read_bytes() if attributes.exists() else None
+    attributes_staged = git.ls_files_stage(repo.root, ".gitattributes")
     repo.episodes_dir.mkdir(parents=True, exist_ok=True)
     try:
         if demo:
@@ -75,6 +80,8 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
             sep = b"" if not existing or existing.endswith(b"\n") else b"\n"
             gitignore.write_bytes(existing + sep + line + b"\n")
             written.append(".gitignore")
+        if _append_line(attributes, attributes_before, ATTRIBUTES_LINE.format(memory=repo.memory_rel)):
+            written.append(".gitattributes")
         sha = None
         git.add(repo.root, written)
         if commit:
@@ -82,7 +89,7 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
             sha = git.commit(repo.root, f"scarwarden: initialise {kind}\n", only=written)
     except BaseException:
         # Leave the repository as we found it: our files gone, the user's untouched.
-        git.unstage(repo.root, [p for p in written if p != ".gitignore"])
+        git.unstage(repo.root, [p for p in written if p not in (".gitignore", ".gitattributes")])
         if memory_existed:
             shutil.rmtree(repo.episodes_dir, ignore_errors=True)
             repo.playbook_path.unlink(missing_ok=True)
@@ -90,12 +97,27 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
             shutil.rmtree(repo.memory_dir, ignore_errors=True)
         if ".gitignore" in written:
             _restore_gitignore(repo, ignore_before, ignore_staged)
+        if ".gitattributes" in written:
+            _restore_gitignore(repo, attributes_before, attributes_staged, ".gitattributes")
         raise
     return InitResult(sha, written, demo)
 
 
-def _restore_gitignore(repo: MemoryRepo, before: bytes | None, staged: list[git.StagedEntry]) -> None:
-    path = repo.root / ".gitignore"
+def _append_line(path: Path, before: bytes | None, text: str) -> bool:
+    """Add ``text`` as a line of ``path`` unless it is there (bytes: any encoding survives)."""
+    existing = before or b""
+    line = text.encode()
+    if line in (raw.rstrip(b"\r") for raw in existing.splitlines()):
+        return False
+    sep = b"" if not existing or existing.endswith(b"\n") else b"\n"
+    path.write_bytes(existing + sep + line + b"\n")
+    return True
+
+
+def _restore_gitignore(
+    repo: MemoryRepo, before: bytes | None, staged: list[git.StagedEntry], name: str = ".gitignore"
+) -> None:
+    path = repo.root / name
     if before is None:
         path.unlink(missing_ok=True)
     else:
@@ -103,4 +125,4 @@ def _restore_gitignore(repo: MemoryRepo, before: bytes | None, staged: list[git.
     if staged:  # put back exactly the index entry the user had
         git.restore_index_entry(repo.root, staged[0])
     else:
-        git.unstage(repo.root, [".gitignore"])
+        git.unstage(repo.root, [name])

@@ -97,7 +97,9 @@ def check_staged(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = 
     staged = _sort_staged_changes(report, repo, changes)
     blobs = _read_staged_blobs(repo, staged, base, env)
     with_receipts: list[tuple[str, Episode]] = []
-    added_ids = _validate_added_episodes(report, repo, staged.added, blobs, with_receipts)
+    attached: list[tuple[str, Episode]] = []
+    added_ids = _validate_added_episodes(report, repo, staged.added, blobs, with_receipts, attached)
+    _check_staged_media(report, repo, changes, attached, env)
     if with_receipts:
         _prove_receipts(report, repo, with_receipts, [staged.playbook_new], base, env)
     if staged.modified:
@@ -190,6 +192,7 @@ def _validate_added_episodes(
     added: dict[str, tuple[str, str]],
     blobs: Mapping[str, bytes | None],
     with_receipts: list[tuple[str, Episode]] | None = None,
+    attached: list[tuple[str, Episode]] | None = None,
 ) -> dict[str, str]:
     """Validate each added episode; its ID (claimed by its content, else by its file
     name) -> its path, the first path per ID. Valid episodes that carry a recall
@@ -205,10 +208,31 @@ def _validate_added_episodes(
             with_receipts.append((path, episode))
         if episode is not None:
             _screen_episode(report, repo, episode, path, blobs.get(blob))
+            if attached is not None and episode.get("attachments"):
+                attached.append((path, episode))
         ep = episode.id if episode else rules.episode_id_of(path)
         if ep:
             added_ids.setdefault(ep, path)
     return added_ids
+
+
+def _check_staged_media(
+    report: CheckReport,
+    repo: MemoryRepo,
+    changes: list[git.RawChange],
+    attached: list[tuple[str, Episode]],
+    env: Mapping[str, str] | None,
+) -> None:
+    """Images (issue 19): append-only, named by their hash, and every attachment present."""
+    from scarwarden.gate import media
+
+    added, problems = media.changed_media(repo, changes)
+    report.problems.extend(problems)
+    if added:
+        report.count("media_added", len(added))
+        raws = git.cat_file_batch(repo.root, list(added.values()), env=env)
+        report.problems.extend(media.check_added_media(repo, added, raws))
+    report.problems.extend(media.missing_attachments(repo, attached, env))
 
 
 def _screen_episode(

@@ -25,9 +25,10 @@ def tree(root: Path) -> list[str]:
 def test_init_creates_layout_ignores_cache_and_commits(git_repo: Path) -> None:
     repo = open_repo(git_repo, initialised=False)
     result = init(repo)
-    assert result.files == ["memory/episodes/.gitkeep", "memory/playbook.md", ".gitignore"]
+    assert result.files == ["memory/episodes/.gitkeep", "memory/playbook.md", ".gitignore", ".gitattributes"]
     assert (git_repo / "memory/playbook.md").read_text() == EMPTY_PLAYBOOK
     assert (git_repo / ".gitignore").read_text() == ".scarwarden/\n"
+    assert (git_repo / ".gitattributes").read_text() == "memory/media/** binary\n"
     assert result.commit == git(git_repo, "rev-parse", "HEAD").stdout.strip()
     assert git(git_repo, "log", "-1", "--format=%s").stdout.strip() == "scarwarden: initialise memory"
     shown = git(git_repo, "show", "--name-only", "--format=", "HEAD").stdout.split()
@@ -80,7 +81,7 @@ def test_init_in_a_repository_without_commits(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
     result = init(open_repo(tmp_path, initialised=False), demo=True)
     assert git(tmp_path, "rev-list", "--count", "HEAD").stdout.strip() == "1"
-    assert result.commit is not None and len(result.files) == 32 + 2
+    assert result.commit is not None and len(result.files) == 32 + 3
 
 
 def test_demo_memory_matches_the_package_copy(git_repo: Path) -> None:
@@ -162,7 +163,7 @@ def test_init_cli_then_reads_work(git_repo: Path, make_cli) -> None:
     result = cli("init", "--demo", "--no-hooks", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["demo"] is True and data["hook"] is None and len(data["files"]) == 34
+    assert data["demo"] is True and data["hook"] is None and len(data["files"]) == 35
     assert data["commit"] == git(git_repo, "rev-parse", "HEAD").stdout.strip()
     rules = json.loads(cli("rule", "list", "--json").stdout)
     assert [r["id"] for r in rules][:3] == ["PB-01", "PB-02", "PB-03"]
@@ -178,7 +179,7 @@ def test_init_plain_text_output(git_repo: Path, make_cli) -> None:
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert lines[0] == f"Initialised an empty memory in {git_repo / 'memory'}"
-    assert lines[1].startswith("Committed 3 file(s) as ")
+    assert lines[1].startswith("Committed 4 file(s) as ")
     assert json.loads(make_cli(git_repo)("rule", "list", "--json").stdout) == []
 
 

@@ -52,6 +52,14 @@ def episode() -> None:
     help="The recall receipt: its ID from this clone's recall log, the JSON recall printed, "
     "or a file holding it ('-' = stdin). Stored as 'recalled:'; the gate proves it.",
 )
+@click.option(
+    "--attach",
+    "attach",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=str),
+    help="An image (PNG, JPEG, WebP, GIF) to attach (repeatable): stored once under "
+    "memory/media/ by its SHA-256, listed in 'attachments:'.",
+)
 @click.option("--at", "at", help="When it happened (ISO 8601); default: now, in UTC.")
 @click.option(
     "--file",
@@ -89,6 +97,8 @@ def add(
           --action "Opened with a feature list" --correction "Lead with the pain" \\
           --tag linkedin --tag post --agent writer --source correction
       scarwarden episode add --file import.jsonl
+      scarwarden episode add --task "Banner for the beta" --correction "The logo was cropped" \\
+          --attach banner.png  # (not run: your own image)
       scarwarden episode add --task "Post our discount code on Twitter" \\
           --action "Kept the code out" --rule-applied PB-02 \\
           --receipt 1d2eac8d15d63d22  # (not run: a receipt ID from your own recall log)
@@ -99,7 +109,12 @@ def add(
 
     repo = get_repo(ctx)
     receipt = flags.pop("receipt")
+    images = _images(repo, flags.pop("attach"))
     inputs, source_name = _inputs(file, flags)
+    if images:
+        if file is not None:
+            raise UsageError("--attach goes with the episode flags, not --file")
+        inputs[0]["attachments"] = list(dict.fromkeys(image.attachment for image in images))
     if receipt is not None:
         if file is not None:
             raise UsageError(
@@ -114,6 +129,7 @@ def add(
         source=source_name,
         redact_pii=redact_pii,
         warn=lambda problem: click.echo(f"warning: {problem}", err=True),
+        images=images,
     )
     if as_json:
         echo_json([e.to_json() for e in episodes] if file is not None else episodes[0].to_json())
@@ -147,6 +163,15 @@ def _inputs(file: IO[bytes] | None, flags: dict[str, Any]) -> tuple[Sequence[Any
     fields = {key: flags[key] for key in keys}
     lists = split_list(flags["tags"]), list(flags["refs"]), list(flags["rules_applied"])
     return [_document(flags["task"], fields, *lists)], "episode"
+
+
+def _images(repo: Any, paths: Sequence[str]) -> list[Any]:
+    """``--attach``: each file checked (format by content, size cap) before anything is written."""
+    from pathlib import Path
+
+    from scarwarden.files.media import read_image
+
+    return [read_image(Path(path), max_bytes=repo.config.media.max_bytes) for path in paths]
 
 
 def _receipt(repo: Any, value: str) -> dict[str, Any]:
