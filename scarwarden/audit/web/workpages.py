@@ -80,12 +80,12 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         if rule is None:
             return site.error(400, "Cannot record this", f"There is no active rule {rule_id} to confirm.")
         answer = f"Yes: {rule.id} ({rule.title}) applies to this task; follow it."
+        # The recall's receipt (issue 20) goes along when the page had one to send.
+        receipt = request.form.get("receipt")
+        extra: dict[str, Any] = {"receipt": receipt} if receipt else {}
         try:
             ep = record_human_answer(
-                repo,
-                request.form.get("task", "").replace("\r\n", "\n"),
-                answer,
-                receipt=request.form.get("receipt") or None,
+                repo, request.form.get("task", "").replace("\r\n", "\n"), answer, **extra
             )
         except (UsageError, ValidationError) as exc:
             return site.error(400, "Cannot record this", exc.message, exc.hint)
