@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "hooks": "scarwarden.cli.commands.hooks:hooks",
     "merge-playbook": "scarwarden.cli.commands.merge_playbook:merge_playbook",
     "gate-hook": "scarwarden.cli.commands.gate_hook:gate_hook",
+    "sync": "scarwarden.cli.commands.sync:sync",
     "diff": "scarwarden.cli.commands.diff:diff",
     "review": "scarwarden.cli.commands.review:review",
     "serve": "scarwarden.cli.commands.serve:serve",

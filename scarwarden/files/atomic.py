@@ -27,6 +27,7 @@ def atomic_write(path: Path, data: bytes) -> None:
     AGENTS.md unreadable to other users and services (issue 16).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o666 & ~current_umask())
@@ -38,6 +39,33 @@ def atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+#: A temporary file of :func:`atomic_write` older than this belongs to a dead run (a
+#: write takes milliseconds): the next write of the same file removes it.
+STALE_TEMP_SECONDS = 600
+
+
+def remove_stale_temps(path: Path) -> list[Path]:
+    """Remove ``.<name>.*.tmp`` files next to ``path`` left by a killed write (issue 15)."""
+    import time
+
+    removed = []
+    cutoff = time.time() - STALE_TEMP_SECONDS
+    for candidate in path.parent.glob(f".{glob_escape(path.name)}.*.tmp"):
+        try:
+            if candidate.lstat().st_mtime < cutoff:
+                candidate.unlink()
+                removed.append(candidate)
+        except OSError:
+            continue  # gone already, or not ours to remove
+    return removed
+
+
+def glob_escape(name: str) -> str:
+    import glob
+
+    return glob.escape(name)
 
 
 _UMASK_LOCK = threading.Lock()

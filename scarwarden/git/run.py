@@ -7,6 +7,8 @@ Every other module of this package asks one named question through :func:`run` o
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -58,8 +60,32 @@ def run(
     )
     if check and proc.returncode != 0:
         message = proc.stderr.decode("utf-8", "replace").strip() or f"exit {proc.returncode}"
-        raise GitError(f"git {' '.join(args[:2])} failed: {message}")
+        raise GitError(f"git {' '.join(args[:2])} failed: {message}", hint=lock_hint(message))
     return proc.stdout
+
+
+_LOCK_RE = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+
+
+def lock_hint(message: str) -> str | None:
+    """The exact fix when git refuses because a lock file exists: a killed git (or a
+    killed Scarwarden run, which was running git) leaves ``index.lock`` behind, and git
+    then refuses every command that takes the index until it is removed (issue 15)."""
+    match = _LOCK_RE.search(message)
+    if not match:
+        return None
+    lock = match.group(1)
+    age = ""
+    try:
+        import time
+
+        age = f" (left {int(time.time() - os.stat(lock).st_mtime)} s ago)"
+    except OSError:
+        pass
+    return (
+        f"{lock} exists{age}: another git command is running, or one was killed and left it. "
+        f"If no git or scarwarden command is running in this repository, remove it: rm {shlex.quote(lock)}"
+    )
 
 
 def run_ok(root: Path | str, *args: str, env: Mapping[str, str] | None = None) -> bool:

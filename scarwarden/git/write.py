@@ -15,7 +15,7 @@ from pathlib import Path
 from scarwarden.errors import GitError
 from scarwarden.git.read import StagedEntry
 from scarwarden.git.repository import git_dir, head
-from scarwarden.git.run import run, run_ok
+from scarwarden.git.run import lock_hint, run, run_ok
 
 
 def add(root: Path | str, paths: Iterable[str], env: Mapping[str, str] | None = None) -> None:
@@ -70,7 +70,7 @@ def commit(
         detail = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip()
         raise GitError(
             "git commit failed" + (f":\n{detail}" if detail else ""),
-            hint="if a hook rejected the commit, its message above says why",
+            hint=lock_hint(detail) or "if a hook rejected the commit, its message above says why",
         )
     sha = head(root)
     assert sha is not None

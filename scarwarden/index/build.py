@@ -51,6 +51,7 @@ def rebuild(repo: MemoryRepo, reason: str = "requested", *, workers: int | None 
     stats = RefreshStats(mode="rebuild", reason=reason)
     repo.state_dir.mkdir(parents=True, exist_ok=True)
     _ensure_ignored(repo)
+    remove_dead_temps(repo)
     tmp = repo.state_dir / f"index.db.tmp-{os.getpid()}"
     tmp.unlink(missing_ok=True)
     head = git.head(repo.root)
@@ -73,6 +74,21 @@ def rebuild(repo: MemoryRepo, reason: str = "requested", *, workers: int | None 
             tmp.unlink(missing_ok=True)
             raise
     return stats
+
+
+def remove_dead_temps(repo: MemoryRepo) -> None:
+    """``index.db.tmp-<pid>`` files whose process is gone: a rebuild killed midway
+    (issue 15). A live process's file is left alone, whoever it is."""
+    for tmp in repo.state_dir.glob("index.db.tmp-*"):
+        pid = tmp.name.rpartition("-")[2]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            tmp.unlink(missing_ok=True)
+        except (PermissionError, OverflowError):
+            continue  # alive (another user's), or not a pid
 
 
 def _list_ledger(repo: MemoryRepo) -> tuple[dict[str, int], list[tuple[str, str]], list[str]]:

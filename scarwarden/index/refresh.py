@@ -20,7 +20,7 @@ import time
 from scarwarden import git
 from scarwarden.errors import GitError
 from scarwarden.index import load as index_load
-from scarwarden.index.build import rebuild
+from scarwarden.index.build import rebuild, remove_dead_temps
 from scarwarden.index.ledger_words import index_ledger_words
 from scarwarden.index.queries import Index
 from scarwarden.index.rules import index_playbook
@@ -49,6 +49,7 @@ log = logging.getLogger("scarwarden")
 def open_index(repo: MemoryRepo, *, rebuild_now: bool = False) -> Index:
     """The index, refreshed (or rebuilt where it is missing, corrupt or out of date)."""
     why: str | None = "requested"
+    remove_dead_temps(repo)  # a rebuild killed midway left its file (issue 15)
     if not rebuild_now:
         with writer_lock(repo):
             conn, why = open_existing(repo)

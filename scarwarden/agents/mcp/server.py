@@ -166,10 +166,14 @@ def _arguments_message(server: MCPServer, name: str, exc: ValidationError) -> st
 
 
 def build_server(
-    repo: MemoryRepo, *, allow_distill_commit: bool = False, environ: Mapping[str, str] | None = None
+    repo: MemoryRepo,
+    *,
+    allow_distill_commit: bool = False,
+    environ: Mapping[str, str] | None = None,
+    sync: bool = False,
 ) -> MCPServer:
     """An MCP server over ``repo``: seven tools, three resources, one prompt."""
-    tools = MemoryTools(repo, allow_distill_commit=allow_distill_commit, environ=environ)
+    tools = MemoryTools(repo, allow_distill_commit=allow_distill_commit, environ=environ, sync=sync)
     server: MCPServer = _Server(
         "scarwarden",
         title="Scarwarden memory",
@@ -414,7 +418,11 @@ def _add_prompt(server: MCPServer) -> None:
 
 
 def serve(
-    repo: MemoryRepo, *, allow_distill_commit: bool = False, environ: Mapping[str, str] | None = None
+    repo: MemoryRepo,
+    *,
+    allow_distill_commit: bool = False,
+    environ: Mapping[str, str] | None = None,
+    sync: bool = False,
 ) -> None:
     """Serve ``repo`` over stdin/stdout until the client closes the connection."""
-    build_server(repo, allow_distill_commit=allow_distill_commit, environ=environ).run("stdio")
+    build_server(repo, allow_distill_commit=allow_distill_commit, environ=environ, sync=sync).run("stdio")

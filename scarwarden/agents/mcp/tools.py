@@ -101,9 +101,12 @@ class MemoryTools:
         *,
         allow_distill_commit: bool = False,
         environ: Mapping[str, str] | None = None,
+        sync: bool = False,
     ) -> None:
         self.repo = repo
         self.allow_distill_commit = allow_distill_commit
+        #: ``scarwarden mcp --sync``: share each write with the remote (issue 15).
+        self.sync = sync
         self.environ = dict(environ or {})
         self._writes = threading.Lock()
 
@@ -145,7 +148,7 @@ class MemoryTools:
             data["recalled"] = resolve(self.repo, data.pop("receipt"), source="receipt")
         with self._writes:
             (ep,) = add_episodes(self.repo, [data], source="record_episode")
-            return _episode_reply(self.repo, ep)
+            return self._synced(_episode_reply(self.repo, ep))
 
     def ask_human_answer(self, task: str, answer: str) -> dict[str, Any]:
         """Record a human's answer to an ASK_HUMAN task as a new, committed episode."""
@@ -172,7 +175,21 @@ class MemoryTools:
 
         with self._writes:
             result = distill(self.repo, offline=offline, dry_run=dry_run, branch=branch, environ=self.environ)
-        return result.to_json()
+        return result.to_json() if dry_run else self._synced(result.to_json())
+
+    def _synced(self, reply: dict[str, Any]) -> dict[str, Any]:
+        """With ``--sync``, push the write to the remote (``scarwarden sync``). The write
+        is committed here whatever happens; a failed sync is reported, not raised."""
+        if not self.sync:
+            return reply
+        from scarwarden.agents.sync import sync
+        from scarwarden.errors import ScarwardenError
+
+        try:
+            reply["sync"] = sync(self.repo).to_json()
+        except ScarwardenError as exc:
+            reply["sync"] = {"error": exc.message, "hint": exc.hint}
+        return reply
 
     # -- audit --------------------------------------------------------------------
     def get_rule(self, rule_id: str) -> dict[str, Any]:

@@ -21,6 +21,7 @@ SHORT_HELP = {
     "hooks": "Install or uninstall the git pre-commit hook.",
     "merge-playbook": "Git's merge driver for the playbook: merge rule by rule.",
     "gate-hook": "What the reference-transaction and pre-push hooks run.",
+    "sync": "Share memory with a remote: fetch, integrate, push, retry.",
     "diff": "Semantic diff of the playbook between two revisions.",
     "review": "Pull-request report of memory changes, with evidence.",
     "serve": "The audit web UI on loopback.",

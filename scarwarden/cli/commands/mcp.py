@@ -25,8 +25,16 @@ from scarwarden.repo import open_repo
     help="Let the distill tool commit playbook changes (dry_run=false). Without "
     "it, agents can only ask for proposals.",
 )
+@click.option(
+    "--sync",
+    "sync_writes",
+    is_flag=True,
+    help="After each write (an episode, a distillation), run 'scarwarden sync' with origin.",
+)
 @click.pass_context
-def mcp_cmd(ctx: click.Context, local_repo: str | None, allow_distill_commit: bool) -> None:
+def mcp_cmd(
+    ctx: click.Context, local_repo: str | None, allow_distill_commit: bool, sync_writes: bool
+) -> None:
     """Serve this memory to agents over the Model Context Protocol (stdio).
 
     Any MCP client (Claude Code, Cursor, VS Code, Codex, your own agent) starts this
@@ -55,4 +63,4 @@ def mcp_cmd(ctx: click.Context, local_repo: str | None, allow_distill_commit: bo
         from scarwarden.cli.commands._install import install_hint
 
         raise UsageError(f"the MCP SDK is not installed ({exc})", hint=install_hint("mcp")) from None
-    serve(repo, allow_distill_commit=allow_distill_commit, environ=os.environ)
+    serve(repo, allow_distill_commit=allow_distill_commit, environ=os.environ, sync=sync_writes)

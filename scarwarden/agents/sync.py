@@ -1,0 +1,148 @@
+"""``scarwarden sync``: share memory with a remote that other agents push to.
+
+One round: fetch the branch, integrate what the remote has (a fast-forward; else rebase
+the local commits onto it, which for episodes cannot conflict: each is a new file with
+a random ID, and the playbook merges rule by rule through the merge driver; else a merge
+commit), then push. When the push is refused because another agent pushed meanwhile,
+wait (exponential backoff with jitter) and go round again, up to ``retries`` times.
+
+A conflict that neither rebase nor merge resolves (the same rule reworded two ways)
+stops the sync with the repository exactly as it was: both are aborted, nothing pushed.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import asdict, dataclass
+
+from scarwarden import git
+from scarwarden.errors import GitError, UsageError
+from scarwarden.gate.merge_driver import install_merge_driver, merge_driver_installed
+from scarwarden.git import remote as remote_git
+from scarwarden.repo import MemoryRepo
+
+
+@dataclass
+class SyncResult:
+    remote: str
+    branch: str
+    #: "up-to-date", "fast-forward", "rebase", "merge" or "first-push".
+    integrated: str
+    pushed: bool
+    attempts: int
+    head: str
+    commits_pushed: int
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        how = {
+            "up-to-date": "nothing new on the remote",
+            "fast-forward": "fast-forwarded to the remote",
+            "rebase": "rebased local commits onto the remote",
+            "merge": "merged the remote",
+            "first-push": "created the branch on the remote",
+        }[self.integrated]
+        pushed = f"pushed {self.commits_pushed} commit(s)" if self.pushed else "nothing to push"
+        tries = f" after {self.attempts} attempts" if self.attempts > 1 else ""
+        return f"Synced {self.branch} with {self.remote}: {how}; {pushed}{tries} (HEAD {self.head[:10]})"
+
+
+class SyncConflict(GitError):
+    """The remote's memory and ours conflict in a way no merge resolves."""
+
+
+def sync(repo: MemoryRepo, *, remote: str = "origin", retries: int = 8, backoff: float = 0.2) -> SyncResult:
+    """Fetch, integrate, push; retry the round when the remote moved meanwhile."""
+    root = repo.root
+    branch = _preflight(repo, remote)
+    if not merge_driver_installed(root):
+        install_merge_driver(root, repo.playbook_rel)
+    for attempt in range(1, retries + 2):
+        integrated, theirs = _integrate(repo, remote, branch)
+        ahead = _ahead(root, theirs)
+        if theirs is not None and ahead == 0:
+            return SyncResult(remote, branch, integrated, False, attempt, _head(root), 0)
+        ok, message = remote_git.push_branch(root, remote, branch)
+        if ok:
+            return SyncResult(remote, branch, integrated, True, attempt, _head(root), ahead)
+        if not _remote_moved(message):
+            raise GitError(f"git push to {remote} failed: {message}", hint="the remote refused the push")
+        if attempt <= retries:
+            time.sleep(backoff * 2 ** (attempt - 1) * (0.5 + random.random()))  # noqa: S311 - jitter
+    raise GitError(
+        f"{remote} kept moving: gave up after {retries + 1} attempts; nothing is lost, "
+        "the local commits are still here",
+        hint="run 'scarwarden sync' again, or raise --retries",
+    )
+
+
+def _preflight(repo: MemoryRepo, remote: str) -> str:
+    root = repo.root
+    if remote_git.remote_url(root, remote) is None:
+        raise UsageError(f"no remote named {remote!r}", hint="git remote add origin <url>, or --remote NAME")
+    branch = git.current_branch(root)
+    if branch is None:
+        raise UsageError("HEAD is not on a branch", hint="git switch <branch> first")
+    busy = remote_git.operation_in_progress(root)
+    if busy:
+        raise UsageError(f"a {busy} is in progress", hint=f"finish it or abort it (git {busy} --abort) first")
+    changed = remote_git.tracked_changes(root)
+    if changed:
+        raise UsageError(
+            f"uncommitted changes to tracked files ({', '.join(changed[:3])}"
+            f"{', ...' if len(changed) > 3 else ''}); sync rebases, which needs a clean tree",
+            hint="commit them (or git stash) first",
+        )
+    return branch
+
+
+def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | None]:
+    """Bring the remote's commits in; (how, the remote tip or None)."""
+    root = repo.root
+    theirs = remote_git.fetch_branch(root, remote, branch)
+    if theirs is None:
+        return "first-push", None
+    ours = _head(root)
+    if git.is_ancestor(root, theirs, ours):
+        return "up-to-date", theirs
+    if git.is_ancestor(root, ours, theirs):
+        if not remote_git.fast_forward(root, theirs):
+            raise GitError(f"cannot fast-forward {branch} to {remote}/{branch}")
+        return "fast-forward", theirs
+    ok, first = remote_git.rebase_onto(root, theirs)
+    if ok:
+        return "rebase", theirs
+    ok, second = remote_git.merge_commit(root, theirs, f"sync: merge {remote}/{branch}")
+    if ok:
+        return "merge", theirs
+    if _head(root) != ours:  # both were aborted; this would be a bug, so say so loudly
+        raise GitError(f"sync left HEAD at {_head(root)[:10]} instead of {ours[:10]}")
+    raise SyncConflict(
+        f"cannot integrate {remote}/{branch}: the changes conflict (nothing was changed "
+        f"here, nothing pushed)\n{second or first}",
+        hint="merge by hand (git merge "
+        + f"{remote}/{branch}), resolve each conflict, commit, then sync again",
+    )
+
+
+def _ahead(root: object, theirs: str | None) -> int:
+    if theirs is None:
+        return len(git.rev_list(str(root), "HEAD"))
+    return len(git.rev_list(str(root), f"{theirs}..HEAD"))
+
+
+def _head(root: object) -> str:
+    sha = git.head(str(root))
+    if sha is None:
+        raise UsageError("nothing to sync: the repository has no commit yet")
+    return sha
+
+
+def _remote_moved(message: str) -> bool:
+    return any(
+        word in message
+        for word in ("non-fast-forward", "fetch first", "rejected", "cannot lock ref", "failed to update ref")
+    )

@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import click
+
+from scarwarden.cli.commands._common import echo_json, get_repo
+
+
+@click.command()
+@click.option("--remote", default="origin", show_default=True, help="The remote to sync with.")
+@click.option(
+    "--retries",
+    type=click.IntRange(0, 100),
+    default=8,
+    show_default=True,
+    help="Rounds to retry when the remote moved.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
+def sync(ctx: click.Context, remote: str, retries: int, as_json: bool) -> None:
+    """Share memory with a remote other agents push to: fetch, integrate, push.
+
+    Fetches the current branch from REMOTE, integrates it (a fast-forward; else the
+    local commits are rebased onto it: new episodes never conflict, and the playbook
+    merges rule by rule; else a merge commit), and pushes. When another agent pushed
+    meanwhile, it waits (exponential backoff with jitter) and tries again, up to
+    --retries times. A conflict no merge resolves stops it with the repository as it
+    was, nothing pushed (exit 1). Needs a clean tree of tracked files.
+
+    \b
+    Examples:
+      scarwarden sync
+      scarwarden sync --retries 3 --json
+    """
+    from scarwarden.agents.sync import sync as run_sync
+
+    repo = get_repo(ctx)
+    result = run_sync(repo, remote=remote, retries=retries)
+    if as_json:
+        echo_json(result.to_json())
+    else:
+        click.echo(result.summary())

@@ -1,0 +1,58 @@
+"""Interrupted commands leave nothing that blocks the next (issue 15)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from conftest import Cli, git
+
+from scarwarden.files.atomic import atomic_write
+from scarwarden.index import open_index
+from scarwarden.repo import MemoryRepo
+
+
+def test_a_stale_index_lock_is_explained_with_the_exact_fix(demo_repo: MemoryRepo, cli: Cli) -> None:
+    lock = demo_repo.root / ".git" / "index.lock"
+    lock.write_text("")
+    result = cli("episode", "add", "--task", "Locked out", "--correction", "Remove the lock")
+    assert result.exit_code != 0
+    assert f"{lock} exists" in result.stderr
+    assert f"rm {lock}" in result.stderr and "Traceback" not in result.stderr
+    lock.unlink()
+    again = cli("episode", "add", "--task", "Locked out", "--correction", "Remove the lock")
+    assert again.exit_code == 0, again.output
+
+
+def test_old_temporary_files_of_a_killed_write_are_removed(demo_repo: MemoryRepo) -> None:
+    folder = demo_repo.playbook_path.parent
+    stale = folder / ".playbook.md.k1ll3d.tmp"
+    fresh = folder / ".playbook.md.wr1t1ng.tmp"
+    other = folder / ".notes.md.k1ll3d.tmp"
+    for path in (stale, fresh, other):
+        path.write_text("half a playbook")
+    old = os.stat(stale).st_mtime - 3600
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    atomic_write(demo_repo.playbook_path, demo_repo.playbook_path.read_bytes())
+    assert not stale.exists()
+    assert fresh.exists()  # a write in flight elsewhere is left alone
+    assert other.exists()  # another file's temporaries are not this write's business
+
+
+def test_a_dead_rebuilds_temporary_index_is_removed(demo_repo: MemoryRepo) -> None:
+    state = demo_repo.state_dir
+    state.mkdir(exist_ok=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    dead_tmp = state / f"index.db.tmp-{dead.stdout.strip()}"
+    live_tmp = state / f"index.db.tmp-{os.getppid()}"
+    dead_tmp.write_bytes(b"half an index")
+    live_tmp.write_bytes(b"someone else's rebuild")
+    open_index(demo_repo).close()  # the next run, not only the next rebuild
+    assert not dead_tmp.exists()
+    assert live_tmp.exists()
+    live_tmp.unlink()
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
