@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -144,8 +145,9 @@ def test_forged_redactions_are_refused_by_the_hook_and_verify(cli, demo_repo: Me
         problem.code == "redaction-invalid"
         and f"({record}) is not added in the same commit" in problem.message
     )
-    # Pushed past the hook: verify finds it.
-    git(root, "commit", "-q", "--no-verify", "-m", "sneaked")
+    # Pushed past every hook (SCARWARDEN_SKIP=1 also silences the reference-transaction
+    # hook): verify finds it.
+    git(root, "commit", "-q", "--no-verify", "-m", "sneaked", env={**os.environ, "SCARWARDEN_SKIP": "1"})
     result = verify(demo_repo)
     assert [p.code for p in result.problems] == ["redaction-invalid"]
 
