@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "distill": "scarwarden.cli.commands.distill:distill",
     "answer": "scarwarden.cli.commands.answer:answer",
     "review-draft": "scarwarden.cli.commands.answer:review_draft",
+    "audit-image": "scarwarden.cli.commands.audit_image:audit_image",
     "feedback": "scarwarden.cli.commands.answer:feedback",
     "check": "scarwarden.cli.commands.check:check",
     "verify": "scarwarden.cli.commands.verify:verify",

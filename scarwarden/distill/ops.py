@@ -21,6 +21,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from scarwarden.distill.visual import applies_to
 from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import EPISODE_ID_RE, RULE_ID_RE
@@ -302,7 +303,9 @@ class _Gate:
         text = self.words(op, op.text or "")
         title = self.words(op, op.title or "") or title_from_text(text)
         try:
-            rule = pb.make_rule(DRAFT_ID, title, text, self.tags(op, op.tags or ()), cited)
+            rule = pb.make_rule(
+                DRAFT_ID, title, text, self.tags(op, op.tags or ()), cited, applies_to=applies_to(title, text)
+            )
         except ValidationError as exc:
             self.drop(op, exc.message)
             return
@@ -329,7 +332,14 @@ class _Gate:
         tags = self.tags(op, op.tags) if op.tags is not None else list(rule.tags)
         added = tuple(ep for ep in cited if ep not in rule.episode_ids)
         try:
-            new = pb.make_rule(rule.id, title, text, tags, rule.episode_ids + added)
+            new = pb.make_rule(
+                rule.id,
+                title,
+                text,
+                tags,
+                rule.episode_ids + added,
+                applies_to=rule.applies_to or applies_to(title, text),
+            )
         except ValidationError as exc:
             self.drop(op, exc.message)
             return

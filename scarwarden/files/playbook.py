@@ -33,7 +33,15 @@ from collections.abc import Iterable
 from scarwarden.errors import ValidationError
 from scarwarden.files.episode_fields import EPISODE_ID_RE, TAG_RE
 from scarwarden.files.input_policy import text_problem
-from scarwarden.files.playbook_model import FIELD_RE, HEADING_RE, RETIRED_HEADING, TITLE, Playbook, Rule
+from scarwarden.files.playbook_model import (
+    APPLIES_TO,
+    FIELD_RE,
+    HEADING_RE,
+    RETIRED_HEADING,
+    TITLE,
+    Playbook,
+    Rule,
+)
 from scarwarden.files.playbook_parse import parse
 
 __all__ = [
@@ -53,6 +61,8 @@ def _render_rule(rule: Rule, level: str) -> list[str]:
     out = [f"{level} {rule.id}: {rule.title}", "", rule.text.strip("\n"), ""]
     out.append(f"- Tags: {', '.join(rule.tags)}".rstrip())
     out.append(f"- Learnt in: {', '.join(rule.episode_ids)}")
+    if rule.applies_to:
+        out.append(f"- Applies to: {', '.join(rule.applies_to)}")
     if rule.retired:
         out.append(f"- Retired: {rule.reason}")
         if rule.replaced_by:
@@ -78,8 +88,17 @@ def empty() -> Playbook:
     return Playbook()
 
 
-def make_rule(rule_id: str, title: str, text: str, tags: Iterable[str], episode_ids: Iterable[str]) -> Rule:
-    """Build an active rule, normalising tags and refusing an uncited rule."""
+def make_rule(
+    rule_id: str,
+    title: str,
+    text: str,
+    tags: Iterable[str],
+    episode_ids: Iterable[str],
+    *,
+    applies_to: Iterable[str] = (),
+) -> Rule:
+    """Build an active rule, normalising tags and refusing an uncited rule;
+    ``applies_to=("images",)`` makes a visual rule (issue 19)."""
     norm_tags: list[str] = []
     for tag in tags:
         t = tag.strip().lower()
@@ -110,4 +129,7 @@ def make_rule(rule_id: str, title: str, text: str, tags: Iterable[str], episode_
             raise ValidationError(f"the rule's {name} {reason}", hint="remove it; text is stored as given")
     if any(FIELD_RE.match(line) or HEADING_RE.match(line) for line in body.splitlines()):
         raise ValidationError("rule text may not contain headings or '- Tags:'-style field lines")
-    return Rule(rule_id, title, body, tuple(norm_tags), tuple(eps))
+    kinds = tuple(dict.fromkeys(applies_to))
+    if any(kind not in APPLIES_TO for kind in kinds):
+        raise ValidationError(f"a rule applies to {', '.join(APPLIES_TO)} only, not {kinds!r}")
+    return Rule(rule_id, title, body, tuple(norm_tags), tuple(eps), applies_to=kinds)

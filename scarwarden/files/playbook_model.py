@@ -14,7 +14,10 @@ TITLE = "# Playbook"
 
 RETIRED_HEADING = "## Retired"
 #: A rule's field line: ``- Tags: ...``, ``- Learnt in: ...``, ``- Retired: ...``.
-FIELD_RE = re.compile(r"^- (Tags|Learnt in|Retired|Replaced by):(?: (.*?))?\s*$")
+FIELD_RE = re.compile(r"^- (Tags|Learnt in|Applies to|Retired|Replaced by):(?: (.*?))?\s*$")
+#: What ``- Applies to:`` may name (issue 19): a rule about images is a visual rule,
+#: the one ``audit-image`` always sends along.
+APPLIES_TO = ("images",)
 
 
 #: A markdown (ATX) heading: '#'s then a space. "#launchday" at the start of a line is
@@ -34,6 +37,13 @@ class Rule:
     replaced_by: str | None = None
     #: 1-based line of the heading in the file it was parsed from (0 when built in code).
     line: int = field(default=0, compare=False)
+    #: ``- Applies to:`` (issue 19): ``("images",)`` for a visual rule.
+    applies_to: tuple[str, ...] = ()
+
+    @property
+    def visual(self) -> bool:
+        """A rule about images (``- Applies to: images``)."""
+        return "images" in self.applies_to
 
     @property
     def number(self) -> int:
@@ -49,6 +59,8 @@ class Rule:
             "tags": list(self.tags),
             "episode_ids": list(self.episode_ids),
         }
+        if self.applies_to:
+            data["applies_to"] = list(self.applies_to)
         if self.retired:
             data["retired"] = True
             data["reason"] = self.reason

@@ -8,13 +8,27 @@ from collections.abc import Callable
 from scarwarden.errors import Problem, ValidationError
 from scarwarden.files.episode_fields import EPISODE_ID_RE, RULE_ID_RE, TAG_RE
 from scarwarden.files.input_policy import text_problem
-from scarwarden.files.playbook_model import FIELD_RE, HEADING_RE, RETIRED_HEADING, TITLE, Playbook, Rule
+from scarwarden.files.playbook_model import (
+    APPLIES_TO,
+    FIELD_RE,
+    HEADING_RE,
+    RETIRED_HEADING,
+    TITLE,
+    Playbook,
+    Rule,
+)
 from scarwarden.files.rule_ids import RULE_ID_PATTERN
 
 _RULE_HEADING = re.compile(rf"^(##|###) ({RULE_ID_PATTERN}): (\S.*?)\s*$")
 
 
-_FIELD_KEYS = {"Tags": "tags", "Learnt in": "episode_ids", "Retired": "reason", "Replaced by": "replaced_by"}
+_FIELD_KEYS = {
+    "Tags": "tags",
+    "Learnt in": "episode_ids",
+    "Applies to": "applies_to",
+    "Retired": "reason",
+    "Replaced by": "replaced_by",
+}
 
 
 def _split_list(value: str) -> list[str]:
@@ -233,12 +247,40 @@ def _parse_rule_body(
     if replaced_by and not RULE_ID_RE.match(replaced_by):
         bad(values["replaced_by"][0], f"{rule_id}: {replaced_by!r} is not a rule ID")
         ok = False
-    if not ok:
+    applies_to, applies_ok = _applies_to(rule_id, values, bad)
+    if not ok or not applies_ok:
         return None
     text = "\n".join(line for _, line in text_lines).strip("\n")
     return Rule(
-        rule_id, title, text, tuple(tags), tuple(episode_ids), retired, reason, replaced_by, heading_line
+        rule_id,
+        title,
+        text,
+        tuple(tags),
+        tuple(episode_ids),
+        retired,
+        reason,
+        replaced_by,
+        heading_line,
+        applies_to=applies_to,
     )
+
+
+def _applies_to(rule_id: str, values: dict[str, tuple[int, str]], bad: _Bad) -> tuple[tuple[str, ...], bool]:
+    """'- Applies to: images' (issue 19): what the rule is about, from a closed list."""
+    if "applies_to" not in values:
+        return (), True
+    number, raw = values["applies_to"]
+    kinds = [k.strip() for k in raw.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in APPLIES_TO]
+    if unknown or not kinds:
+        bad(
+            number,
+            f"{rule_id}: 'Applies to' names {unknown[0] if unknown else 'nothing'!r}",
+            "write '- Applies to: images' for a rule about images, or drop the line",
+            "Applies to",
+        )
+        return (), False
+    return tuple(dict.fromkeys(kinds)), True
 
 
 def _split_body(body: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:

@@ -47,7 +47,18 @@ MAX_RETRY_AFTER = 60.0
 _MAX_QUOTE = 300
 KEY_VARS = ("SCARWARDEN_API_KEY", "DASHSCOPE_API_KEY")
 
-Message = Mapping[str, str]
+#: A chat message; ``content`` is text, or a list of parts (text and ``image_url``)
+#: for a vision model (issue 19).
+Message = Mapping[str, Any]
+
+
+def _text_of(content: Any) -> str:
+    """The text of a message's content, whether a string or a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
 
 
 @dataclass(frozen=True)
@@ -312,7 +323,7 @@ class ChatClient:
             total = int(usage.get("total_tokens") or prompt + completion)
             counted = Usage(prompt, completion, total, estimated=False)
         else:
-            prompt = estimate_tokens("".join(m.get("content", "") for m in body["messages"]))
+            prompt = estimate_tokens("".join(_text_of(m.get("content", "")) for m in body["messages"]))
             completion = estimate_tokens(content)
             counted = Usage(prompt, completion, prompt + completion, estimated=True)
         return ChatResponse(content, counted, str(data.get("model") or model))

@@ -14,6 +14,7 @@ SHORT_HELP = {
     "distill": "Turn new episodes into cited playbook changes, as one commit.",
     "answer": "Answer a task citing memory; --no-memory / --compare for the amnesia toggle.",
     "review-draft": "Check a draft written elsewhere against the recalled rules.",
+    "audit-image": "Check an image against the learnt (visual) rules, with citations.",
     "feedback": "Record what happened after a recorded answer, as a new episode.",
     "check": "The provenance gate (pre-commit hook and CI).",
     "verify": "Prove the whole history honest: append-only ledger, resolving playbook.",
