@@ -93,6 +93,7 @@ def test_tools_resources_and_prompt_are_listed_with_schemas(demo_repo: MemoryRep
         "get_episode",
         "verify_citations",
         "distill",
+        "audit_image",
     }
     required = {name: set(tool.input_schema.get("required", [])) for name, tool in by_name.items()}
     assert required == {
@@ -103,6 +104,7 @@ def test_tools_resources_and_prompt_are_listed_with_schemas(demo_repo: MemoryRep
         "get_episode": {"episode_id"},
         "verify_citations": {"task", "text"},
         "distill": set(),
+        "audit_image": {"task"},
     }
     episode_props = by_name["record_episode"].input_schema["properties"]
     assert {"task", "action", "outcome", "correction", "tags", "refs", "rules_applied"} <= set(episode_props)

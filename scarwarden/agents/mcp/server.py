@@ -185,6 +185,7 @@ def build_server(
     _add_loop_tools(server, tools)
     _add_audit_tools(server, tools)
     _add_distill_tool(server, tools)
+    _add_visual_tool(server, tools)
     _add_resources(server, tools, repo.playbook_rel)
     _add_prompt(server)
     _refuse_unknown_arguments(server)
@@ -326,6 +327,30 @@ def _add_audit_tools(server: MCPServer, tools: MemoryTools) -> None:
         text: Annotated[str, Field(description="Your answer, with its inline citations.")],
     ) -> dict[str, Any]:
         return _tool_call(lambda: tools.verify_citations(task, text))
+
+
+def _add_visual_tool(server: MCPServer, tools: MemoryTools) -> None:
+    """``audit_image`` (issue 19): an image checked against the learnt visual rules."""
+
+    @server.tool(
+        annotations=READ_ONLY,
+        description=(
+            "Check an image (PNG, JPEG, WebP or GIF) against the rules the team learnt: every "
+            "visual rule and the rules the task recalls. Give the image as `path` (a file inside "
+            "the repository) or `data_base64`. With a vision model configured each rule gets a "
+            "verdict (pass, violates, unclear) with the reason, the visible evidence and its "
+            "citation `[PB-NN, learnt in ep-...]`, checked by code; without one, `judged` is "
+            "false and only the rules that apply are listed: nothing was looked at."
+        ),
+    )
+    def audit_image(
+        task: Task,
+        path: Annotated[str | None, Field(description="An image file inside the repository.")] = None,
+        data_base64: Annotated[
+            str | None, Field(description="The image's bytes, base64 (or a data: URL).")
+        ] = None,
+    ) -> dict[str, Any]:
+        return _tool_call(lambda: tools.audit_image(task, path, data_base64))
 
 
 def _add_distill_tool(server: MCPServer, tools: MemoryTools) -> None:

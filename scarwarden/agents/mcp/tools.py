@@ -266,6 +266,14 @@ class MemoryTools:
         data["recalled"] = {rule.id: format_citation(rule.id, rule.episode_ids) for rule in result.rules}
         return data
 
+    def audit_image(
+        self, task: str, path: str | None = None, data_base64: str | None = None
+    ) -> dict[str, Any]:
+        """``audit-image --json`` for an image in the repository or sent as base64 (issue 19)."""
+        from scarwarden.agents.mcp.visual import audit_image_reply
+
+        return audit_image_reply(self.repo, self.environ, task, path, data_base64)
+
     # -- resources ----------------------------------------------------------------
     def playbook_markdown(self) -> str:
         """``memory/playbook.md`` as it is in the working tree."""
