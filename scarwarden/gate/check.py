@@ -399,10 +399,13 @@ def check_all(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = Non
     blobs = git.cat_file_batch(repo.root, wanted, env=env)
     by_id: dict[str, str] = {}
     redacted: dict[str, str] = {}
+    attached: list[tuple[str, Episode]] = []
     for entry, raw in zip(episodes, blobs[: len(episodes)], strict=True):
         episode, found = rules.validate_episode(raw, entry.path, ep_rel)
         report.problems.extend(found)
         report.count("episodes_checked")
+        if episode is not None and episode.get("attachments"):
+            attached.append((entry.path, episode))
         if episode is not None and episode.get("redacted") is not None:
             redacted[episode.id] = entry.path
         ep = episode.id if episode else rules.episode_id_of(entry.path)
@@ -429,7 +432,29 @@ def check_all(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = Non
         from scarwarden.gate.redactions import evidence_warnings
 
         report.warnings.extend(evidence_warnings(book, redacted, pb_rel))
+    _check_all_media(report, repo, entries, attached, env)
     return report
+
+
+def _check_all_media(
+    report: CheckReport,
+    repo: MemoryRepo,
+    entries: list[git.StagedEntry],
+    attached: list[tuple[str, Episode]],
+    env: Mapping[str, str] | None,
+) -> None:
+    """Every image under memory/media/ named by its hash, every attachment present (issue 19)."""
+    from scarwarden.files.media import media_rel
+    from scarwarden.gate import media
+    from scarwarden.gate.policy import is_under
+
+    folder = media_rel(repo.memory_rel)
+    stored = {e.path: e.blob for e in entries if is_under(e.path, folder)}
+    if stored:
+        report.count("media_checked", len(stored))
+        raws = git.cat_file_batch(repo.root, list(stored.values()), env=env)
+        report.problems.extend(media.check_added_media(repo, stored, raws))
+    report.problems.extend(media.missing_attachments(repo, attached, env))
 
 
 def check_range(root: Path | str | MemoryRepo, from_ref: str, to_ref: str) -> CheckReport:

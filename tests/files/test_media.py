@@ -193,3 +193,19 @@ def test_attachments_field_is_validated(memory_repo: MemoryRepo, make_cli) -> No
         "episode", "add", "--file", "-", input='{"task": "t", "outcome": "o", "attachments": ["banner.png"]}'
     )
     assert result.exit_code == 1 and "'banner.png' is not an attachment" in result.output
+
+
+def test_check_all_finds_a_missing_attachment_and_a_bad_media_name(
+    memory_repo: MemoryRepo, make_cli, tmp_path: Path
+) -> None:
+    root = memory_repo.root
+    sha, stored = _attached(memory_repo, make_cli, tmp_path)
+    assert check_all(memory_repo).ok
+    git(root, "rm", "-q", "--cached", stored.relative_to(root).as_posix())
+    codes = [p.code for p in check_all(memory_repo).problems]
+    assert codes == ["attachment-missing"]
+    git(root, "add", stored.relative_to(root).as_posix())
+    (root / "memory/media/notes.txt").write_text("hello\n")
+    git(root, "add", "memory/media/notes.txt")
+    [problem] = check_all(memory_repo).problems
+    assert problem.code == "media-invalid" and "notes.txt" in problem.message
