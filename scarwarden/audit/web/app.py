@@ -169,6 +169,12 @@ def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo, environ: Mapping
             return site.error(404, "No such episode", f"There is no episode {episode_id} in the ledger.")
         return site.page("episode.html", nav="ledger", recorded=request.args.get("recorded") == "1", **ctx)
 
+    @app.get("/media/<name>")
+    def media(name: str) -> Response:
+        from scarwarden.audit.web.media import media_response
+
+        return media_response(site, repo, name)
+
     @app.get("/ledger")
     def ledger() -> Response:
         a = request.args

@@ -118,7 +118,20 @@ def episode_page(index: Index, episode_id: str) -> dict[str, Any] | None:
         "raw": ep.render(),
         "path": index.episode_path(ep.id),
         "citing": citing,
+        "images": episode_images(index, ep),
     }
+
+
+def episode_images(index: Index, ep: Episode) -> list[dict[str, str | None]]:
+    """The episode's attachments (issue 19): each stored file's name, or ``None`` when
+    the image is missing from the working tree (the gate refuses that in a commit)."""
+    from scarwarden.files.media import find_stored
+
+    out: list[dict[str, str | None]] = []
+    for attachment in ep.get("attachments") or []:
+        found = find_stored(index.repo.root, index.repo.memory_rel, attachment)
+        out.append({"attachment": attachment, "name": found.name if found else None})
+    return out
 
 
 def _month_range(month: str) -> tuple[str, str] | None:

@@ -64,6 +64,10 @@ class Links:
     def asset(self, name: str) -> str:
         return f"{self.up}static/{name}" if self.static else f"/static/{name}"
 
+    def media(self, name: str) -> str:
+        """An image attached to an episode (``<sha256>.<ext>``, issue 19)."""
+        return f"{self.up}media/{name}" if self.static else f"/media/{name}"
+
 
 def linkify(text: object, links: Links, known: Collection[str] | None = None) -> Markup:
     """Escape ``text``, then turn rule and episode IDs into links. With ``known`` (the

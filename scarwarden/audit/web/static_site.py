@@ -105,6 +105,7 @@ def export_html(
             ctx = pages.episode_page(index, ep.id)
             assert ctx is not None
             write(f"episodes/{ep.id}.html", "episode.html", 1, nav="ledger", recorded=False, **ctx)
+            _copy_images(repo, out, ctx["images"])
             done += 1
             if progress is not None and done % 50 == 0:
                 progress(done, total)
@@ -126,6 +127,18 @@ def export_html(
         out, {f"rules/{r.id}.html" for r in rules} | {f"episodes/{ep.id}.html" for ep in episodes}
     )
     return ExportResult(out, len(rules), len(episodes), removed)
+
+
+def _copy_images(repo: MemoryRepo, out: Path, images: list[dict[str, Any]]) -> None:
+    """The images an episode page shows, next to the pages (``media/``, issue 19)."""
+    from scarwarden.files.media import media_rel
+
+    for image in images:
+        if image["name"] and not (out / "media" / image["name"]).exists():
+            (out / "media").mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(
+                repo.root / media_rel(repo.memory_rel) / image["name"], out / "media" / image["name"]
+            )
 
 
 def _search_data(rules: list[Any], episodes: list[Any]) -> str:

@@ -1,0 +1,47 @@
+"""Images on episode pages, served and exported (issue 19)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from pathlib import Path
+
+import pytest
+
+from scarwarden.repo import MemoryRepo
+
+flask = pytest.importorskip("flask")
+PIL = pytest.importorskip("PIL.Image")
+
+from scarwarden.audit.web.app import create_app  # noqa: E402
+from scarwarden.audit.web.static_site import export_html  # noqa: E402
+
+
+def test_episode_page_shows_its_image_and_the_export_copies_it(
+    memory_repo: MemoryRepo, make_cli, tmp_path: Path
+) -> None:
+    root = memory_repo.root
+    buf = io.BytesIO()
+    PIL.new("RGB", (24, 16), "purple").save(buf, "PNG")
+    image = tmp_path / "card.png"
+    image.write_bytes(buf.getvalue())
+    sha = hashlib.sha256(buf.getvalue()).hexdigest()
+    out = make_cli(root)(
+        "episode", "add", "--task", "Card", "--correction", "The logo was cropped", "--attach", str(image)
+    )
+    ep_id = out.stdout.strip()
+    client = create_app(root, csrf_token="t" * 32, allowed_hosts={"localhost"}).test_client()
+    page = client.get(f"/episodes/{ep_id}", headers={"Host": "localhost"})
+    assert page.status_code == 200
+    assert f'<img src="/media/{sha}.png"' in page.get_data(as_text=True)
+    served = client.get(f"/media/{sha}.png", headers={"Host": "localhost"})
+    assert served.status_code == 200 and served.mimetype == "image/png" and served.data == buf.getvalue()
+    assert client.get("/media/..%2Fplaybook.md", headers={"Host": "localhost"}).status_code == 404
+    assert client.get(f"/media/{sha}.gif", headers={"Host": "localhost"}).status_code == 404
+    (root / f"memory/media/{sha}.png").write_bytes(buf.getvalue() + b"tampered")
+    assert client.get(f"/media/{sha}.png", headers={"Host": "localhost"}).status_code == 404
+    (root / f"memory/media/{sha}.png").write_bytes(buf.getvalue())
+    site = tmp_path / "site"
+    export_html(memory_repo, site)
+    assert (site / f"media/{sha}.png").read_bytes() == buf.getvalue()
+    assert f'src="../media/{sha}.png"' in (site / f"episodes/{ep_id}.html").read_text()
