@@ -20,14 +20,13 @@ import hmac
 import secrets
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
 
 from flask import Flask, Response, redirect, request
-from jinja2 import Environment
 from werkzeug.exceptions import HTTPException
 
 from scarwarden.audit.web import pages, render
 from scarwarden.audit.web.security import add_security_headers, form_is_utf8, host_name, same_origin
+from scarwarden.audit.web.site import Pages
 from scarwarden.audit.web.taskpage import task_page
 from scarwarden.errors import ExitCode, ScarwardenError, UsageError, ValidationError
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
@@ -47,30 +46,6 @@ def _http_status(exc: ScarwardenError) -> int:
     if code in (ExitCode.MODEL_UNREACHABLE, ExitCode.MODEL_ERROR):
         return 502
     return 500
-
-
-class Pages:
-    """Renders a template (or an error page) as a response, with what every page needs:
-    the links, whether the server is read-only, and the form's CSRF token."""
-
-    def __init__(self, env: Environment, links: render.Links, *, read_only: bool, token: str) -> None:
-        self.env = env
-        self.links = links
-        self.read_only = read_only
-        self.token = token
-
-    def page(self, template: str, status: int = 200, **context: Any) -> Response:
-        context.setdefault("nav", "")
-        context.setdefault("generated", None)
-        html = render.render(
-            self.env, template, self.links, read_only=self.read_only, csrf_token=self.token, **context
-        )
-        return Response(html, status=status, mimetype="text/html")
-
-    def error(self, status: int, heading: str, message: str, hint: str | None = None) -> Response:
-        return self.page(
-            "error.html", status, title=heading, code=status, heading=heading, message=message, hint=hint
-        )
 
 
 def create_app(

@@ -23,7 +23,7 @@ from scarwarden.index import open_index
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # pragma: no cover
-    from scarwarden.audit.web.app import Pages
+    from scarwarden.audit.web.site import Pages
 
 VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
 #: Most recall-log lines one page shows.
