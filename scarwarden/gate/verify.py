@@ -166,6 +166,7 @@ class _Walk:
         for i, commit in enumerate(per_commit):
             lost = self._check_episode_changes(i, commit)
             self._check_playbook(i, commit, lost)
+            self._check_media_changes(i, commit)
         self._check_ids_and_citations()
         self.found.sort(key=lambda item: item[0])
         self.result.problems = [p for _, p in self.found]
@@ -367,6 +368,15 @@ class _Walk:
                 )
                 self.report(i, ("append-only", old_path), _at(p, sha))
         return lost
+
+    def _check_media_changes(self, i: int, commit: _CommitDiffs) -> None:
+        """Images attached to episodes are append-only too (issue 19): against the first
+        parent, no media file changed, renamed or deleted."""
+        from scarwarden.gate import media
+
+        _added, problems = media.changed_media(self.repo, commit.diffs[0])
+        for p in problems:
+            self.report(i, ("media", p.file or ""), _at(p, commit.sha))
 
     def _check_playbook(self, i: int, commit: _CommitDiffs, lost: set[str]) -> None:
         """Check ``commit``'s playbook against its first parent's (when it changed, or

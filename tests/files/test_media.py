@@ -209,3 +209,20 @@ def test_check_all_finds_a_missing_attachment_and_a_bad_media_name(
     git(root, "add", "memory/media/notes.txt")
     [problem] = check_all(memory_repo).problems
     assert problem.code == "media-invalid" and "notes.txt" in problem.message
+
+
+def test_verify_finds_a_media_file_deleted_past_the_hook(
+    memory_repo: MemoryRepo, make_cli, tmp_path: Path
+) -> None:
+    from helpers import bypass_env
+
+    from scarwarden.gate.verify import verify
+
+    root = memory_repo.root
+    _sha, stored = _attached(memory_repo, make_cli, tmp_path)
+    assert verify(memory_repo).ok
+    git(root, "rm", "-q", stored.relative_to(root).as_posix())
+    git(root, "commit", "-q", "--no-verify", "-m", "drop it", env=bypass_env())
+    problems = verify(memory_repo).problems
+    assert [p.code for p in problems] == ["media-changed"] and "was deleted" in problems[0].message
+    assert problems[0].commit == head(root)
