@@ -34,6 +34,10 @@ def test_episode_page_shows_its_image_and_the_export_copies_it(
     page = client.get(f"/episodes/{ep_id}", headers={"Host": "localhost"})
     assert page.status_code == 200
     assert f'<img src="/media/{sha}.png"' in page.get_data(as_text=True)
+    assert f'<a href="/images/{sha}.png">' in page.get_data(as_text=True)
+    image_page = client.get(f"/images/{sha}.png", headers={"Host": "localhost"}).get_data(as_text=True)
+    assert f'href="/episodes/{ep_id}"' in image_page and "Visual rules (0)" in image_page
+    assert client.get("/images/nothing.png", headers={"Host": "localhost"}).status_code == 404
     served = client.get(f"/media/{sha}.png", headers={"Host": "localhost"})
     assert served.status_code == 200 and served.mimetype == "image/png" and served.data == buf.getvalue()
     assert client.get("/media/..%2Fplaybook.md", headers={"Host": "localhost"}).status_code == 404
@@ -45,3 +49,5 @@ def test_episode_page_shows_its_image_and_the_export_copies_it(
     export_html(memory_repo, site)
     assert (site / f"media/{sha}.png").read_bytes() == buf.getvalue()
     assert f'src="../media/{sha}.png"' in (site / f"episodes/{ep_id}.html").read_text()
+    exported = (site / f"images/{sha}.png.html").read_text()
+    assert f'src="../media/{sha}.png"' in exported and f"../episodes/{ep_id}.html" in exported

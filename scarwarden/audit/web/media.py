@@ -7,17 +7,21 @@ as if it were the committed evidence.
 
 from __future__ import annotations
 
-from typing import Any
-
-from flask import Response
+from typing import TYPE_CHECKING, Any
 
 from scarwarden.errors import ValidationError
 from scarwarden.files import media
+from scarwarden.index import Index
 from scarwarden.repo import MemoryRepo
+
+if TYPE_CHECKING:  # pragma: no cover
+    from flask import Response
 
 
 def media_response(site: Any, repo: MemoryRepo, name: str) -> Response:
     """The image, or the site's 404 page."""
+    from flask import Response  # the static export imports this module without Flask
+
     match = media.MEDIA_NAME_RE.match(name)
     path = repo.root / media.media_rel(repo.memory_rel) / name
     if match is None or not path.is_file():
@@ -33,3 +37,23 @@ def media_response(site: Any, repo: MemoryRepo, name: str) -> Response:
     response = Response(image.data, mimetype=image.mime)
     response.headers["Cache-Control"] = "public, max-age=31536000, immutable"  # named by its hash
     return response
+
+
+def image_page(repo: MemoryRepo, index: Index, name: str) -> dict[str, Any] | None:
+    """An image's page: the image, the episodes that attach it (an audit recorded with
+    ``audit-image --record`` holds its verdicts), and the visual rules with the
+    episodes behind them."""
+    from scarwarden.files.playbook_edit import load_playbook
+
+    match = media.MEDIA_NAME_RE.match(name)
+    if match is None or not (repo.root / media.media_rel(repo.memory_rel) / name).is_file():
+        return None
+    attachment = f"sha256:{match.group(1)}"
+    episodes = [ep for ep in index.list_episodes() if attachment in (ep.get("attachments") or [])]
+    return {
+        "title": f"Image {match.group(1)[:12]}",
+        "name": name,
+        "attachment": attachment,
+        "episodes": episodes,
+        "rules": [rule for rule in load_playbook(repo).rules if rule.visual],
+    }

@@ -64,6 +64,10 @@ class Links:
     def asset(self, name: str) -> str:
         return f"{self.up}static/{name}" if self.static else f"/static/{name}"
 
+    def image(self, name: str) -> str:
+        """An image's page: the image, the episodes attaching it, the visual rules."""
+        return f"{self.up}images/{name}.html" if self.static else f"/images/{name}"
+
     def media(self, name: str) -> str:
         """An image attached to an episode (``<sha256>.<ext>``, issue 19)."""
         return f"{self.up}media/{name}" if self.static else f"/media/{name}"

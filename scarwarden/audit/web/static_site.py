@@ -89,6 +89,8 @@ def export_html(
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(html, encoding="utf-8")
 
+    from scarwarden.audit.web.media import image_page
+
     with open_index(repo) as index:
         write("index.html", "playbook.html", 0, nav="playbook", **pages.playbook_page(index))
         rules = index.rules(include_retired=True)
@@ -101,11 +103,18 @@ def export_html(
             done += 1
             if progress is not None:
                 progress(done, total)
+        imaged: set[str] = set()  # images whose page is written (issue 19)
         for ep in episodes:
             ctx = pages.episode_page(index, ep.id)
             assert ctx is not None
             write(f"episodes/{ep.id}.html", "episode.html", 1, nav="ledger", recorded=False, **ctx)
             _copy_images(repo, out, ctx["images"])
+            for image in ctx["images"]:
+                if image["name"] and image["name"] not in imaged:
+                    imaged.add(image["name"])
+                    page = image_page(repo, index, image["name"])
+                    if page is not None:
+                        write(f"images/{image['name']}.html", "image.html", 1, nav="ledger", **page)
             done += 1
             if progress is not None and done % 50 == 0:
                 progress(done, total)
