@@ -14,8 +14,14 @@ Two playbook shapes:
 
 Then the offline distiller on a ledger of 10,000 new episodes: wall time.
 
+Last, what the playbook learns (bench/distill_lessons.py, issue 12): on a generated
+ledger where later corrections refine or reverse earlier ones, the share of lessons
+present in the final playbook, of reversals caught, and the rules citing an episode
+that contradicts them, offline and with the fake model replaying ideal answers.
+
     python bench/distill_bench.py            # 100, 1,000, 10,000
     python bench/distill_bench.py --quick    # 100, 1,000; offline on 1,000
+    python bench/distill_bench.py --lessons  # only the lessons benchmark
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from distill_lessons import print_table, run_all  # noqa: E402
 from fakellm import FakeLLM, reply_json  # noqa: E402
 
 from scarwarden.config import ModelSettings  # noqa: E402
@@ -240,7 +247,12 @@ def offline_run(n: int, parent: Path) -> tuple[float, int, int, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="100 and 1,000 only")
+    parser.add_argument("--lessons", action="store_true", help="only the lessons benchmark")
     args = parser.parse_args()
+    if args.lessons:
+        with tempfile.TemporaryDirectory(prefix="distill-lessons-") as tmp:
+            print_table(run_all(Path(tmp)))
+        return
     sizes = [100, 1000] if args.quick else [100, 1000, 10_000]
     offline_n = 1000 if args.quick else 10_000
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -273,6 +285,7 @@ def main() -> None:
             f"included ({distilled} distilled into {added} new rules, "
             f"{wall / offline_n * 1000:.2f} ms per episode); run again, nothing new: {again:.2f} s"
         )
+        print_table(run_all(parent))
 
 
 if __name__ == "__main__":

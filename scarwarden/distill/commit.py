@@ -20,8 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from scarwarden import git
+from scarwarden.distill.lessons import Flag
 from scarwarden.distill.ops import Change, Drop
-from scarwarden.distill.state import COUNT_TRAILER, DISTILLER_TRAILER, EPISODE_TRAILER
+from scarwarden.distill.state import CONTRADICTION_TRAILER, COUNT_TRAILER, DISTILLER_TRAILER, EPISODE_TRAILER
 from scarwarden.errors import GitError, UsageError, ValidationError
 from scarwarden.files.atomic import atomic_write
 from scarwarden.files.playbook_commit import commit_playbook, playbook_has_edits
@@ -41,13 +42,19 @@ class MessageParts:
     left: Sequence[tuple[str, str]]
     usage: Usage
     calls: int
+    contradictions: Sequence[Flag] = ()
+    no_lesson: Sequence[tuple[str, str]] = ()
+    #: Rules proposed for revision or retirement (their lineage counts, described).
+    struggling: Sequence[str] = ()
 
 
 def subject(changes: Sequence[Change]) -> str:
     added = sum(1 for c in changes if c.kind == "add")
     updated = sum(1 for c in changes if c.kind == "update")
     retired = sum(1 for c in changes if c.kind == "retire")
-    return f"distill: +{added} rule{'s' if added != 1 else ''}, ~{updated} updated, -{retired} retired"
+    superseded = sum(1 for c in changes if c.kind == "supersede")
+    line = f"distill: +{added} rule{'s' if added != 1 else ''}, ~{updated} updated, -{retired} retired"
+    return line + (f", {superseded} superseded" if superseded else "")
 
 
 def message(parts: MessageParts) -> str:
@@ -67,6 +74,15 @@ def message(parts: MessageParts) -> str:
     if parts.drops:
         lines += ["", "Dropped by the provenance gate (citations must resolve in the ledger):"]
         lines += [f"- {d.describe()}" for d in parts.drops]
+    if parts.contradictions:
+        lines += ["", "Contradictions found (newer evidence wins; 'may' = not decided, for a human):"]
+        lines += [f"- {f.describe()}" for f in parts.contradictions]
+    if parts.struggling:
+        lines += ["", "Proposed for revision or retirement (corrected in at least half of 3+ applications):"]
+        lines += [f"- {line}" for line in parts.struggling]
+    if parts.no_lesson:
+        lines += ["", "Taught nothing (marked distilled):"]
+        lines += [f"- {ep}: {why}" for ep, why in parts.no_lesson]
     if parts.left:
         lines += ["", "Left for later (not marked distilled):"]
         lines += [f"- {ep}: {why}" for ep, why in parts.left]
@@ -83,7 +99,13 @@ def message(parts: MessageParts) -> str:
         lines.append("Scarwarden-Tokens: 0")
     if parts.drops:
         lines.append(f"Scarwarden-Dropped: {len(parts.drops)}")
-    lines += [f"Scarwarden-Rule: {rid}" for rid in dict.fromkeys(c.rule_id for c in parts.changes)]
+    rules = [rid for c in parts.changes for rid in (c.rule_id, c.replaced_by) if rid]
+    lines += [f"Scarwarden-Rule: {rid}" for rid in dict.fromkeys(rules)]
+    lines += [
+        f"{CONTRADICTION_TRAILER}: {f.rule} {f.episode_id}"
+        for f in parts.contradictions
+        if not f.decided and f.rule.startswith("PB-")
+    ]
     lines += [f"{EPISODE_TRAILER}: {ep}" for ep in parts.distilled]
     return "\n".join(lines) + "\n"
 

@@ -20,14 +20,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from scarwarden import text as txt
 from scarwarden.config import DistillSettings
 from scarwarden.distill import prompts
-from scarwarden.distill.ops import Change, Drop, Operation, apply_operations, parse_operations
+from scarwarden.distill.ops import (
+    NOTHING_TO_CHANGE,
+    Change,
+    Drop,
+    Operation,
+    apply_operations,
+    parse_operations,
+)
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode
+from scarwarden.files.rule_ids import canonical as canonical_rule_id
 from scarwarden.llm.client import ChatClient, Usage, complete_json, total_usage
 
 log = logging.getLogger("scarwarden")
@@ -54,6 +62,8 @@ class ModelRun:
     #: (episodes, context rules, estimated prompt tokens) per batch.
     batches: list[tuple[int, int, int]] = field(default_factory=list)
     operations: list[Operation] = field(default_factory=list)
+    #: (episode ID, why): sent, but an operation about it was dropped; retried next run.
+    left: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _episode_terms(ep: Episode) -> set[str]:
@@ -128,18 +138,25 @@ def model_distill(
     playbook: pb.Playbook,
     ledger: Collection[str],
     settings: DistillSettings,
+    revise: dict[str, list[Episode]] | None = None,
 ) -> ModelRun:
     """Distil ``episodes`` batch by batch; raises ModelError/ModelUnreachable on failure
-    (the caller then changes nothing)."""
+    (the caller then changes nothing). ``revise``: struggling rules and the corrections
+    they received, sent with the first batch (which may cite those corrections)."""
     run = ModelRun(playbook)
+    pending = dict(revise or {})
     budget_chars = settings.token_budget * 4
     batches = make_batches(episodes, settings.token_budget)
     for number, batch in enumerate(batches, start=1):
         rules = select_context(batch, run.playbook, settings.max_context_rules)
-        messages = prompts.build_messages(batch, rules)
-        while rules and _prompt_chars(messages) > budget_chars:
+        revising = {rid: eps for rid, eps in pending.items() if _active(run.playbook, rid)}
+        pending = {}
+        first = [r for r in run.playbook.rules if r.id in revising]
+        rules = first + [r for r in rules if r.id not in revising]
+        messages = prompts.build_messages(batch, rules, revising)
+        while len(rules) > len(revising) and _prompt_chars(messages) > budget_chars:
             rules = rules[:-1]  # the least related rule goes first
-            messages = prompts.build_messages(batch, rules)
+            messages = prompts.build_messages(batch, rules, revising)
         if len(batches) > 1:  # long runs show progress (stderr, through the CLI's logger)
             log.info(
                 "distill batch %d of %d: %d episodes, %d context rules",
@@ -153,9 +170,74 @@ def model_distill(
         run.calls += len(responses)
         run.batches.append((len(batch), len(rules), (_prompt_chars(messages) + 3) // 4))
         run.operations.extend(ops)
-        result = apply_operations(run.playbook, ops, ledger)
+        sent = [ep.id for ep in batch]
+        shown = set(sent) | {ep.id for eps in revising.values() for ep in eps}
+        admitted, refused = shown_only(ops, shown, run.playbook, ledger)
+        result = apply_operations(run.playbook, admitted, ledger)
         run.playbook = result.playbook
         run.changes.extend(result.changes)
-        run.drops.extend(result.drops)
-        run.used.extend(ep.id for ep in batch)
+        run.drops.extend(refused + result.drops)
+        retry = to_retry(sent, ops, refused + result.drops, result.changes)
+        run.left += [(ep, why) for ep, why in retry.items()]
+        run.used.extend(ep for ep in sent if ep not in retry)
     return run
+
+
+def _active(playbook: pb.Playbook, rule_id: str) -> bool:
+    rule = playbook.get(rule_id)
+    return rule is not None and not rule.retired
+
+
+SHOWN = "not sent to the model in this batch (it may cite only what it was shown, or what the rule cites)"
+
+
+def shown_only(
+    ops: list[Operation], sent: set[str], playbook: pb.Playbook, ledger: Collection[str]
+) -> tuple[list[Operation], list[Drop]]:
+    """Remove citations of episodes the model was not shown.
+
+    An operation may cite the batch's episodes, or (updating, retiring or superseding a
+    rule) the episodes that rule already cites. An ID outside the ledger is left for the
+    gate, which reports it as invented. An operation left with no citation is dropped.
+    """
+    kept: list[Operation] = []
+    drops: list[Drop] = []
+    for op in ops:
+        rule = playbook.get(canonical_rule_id(op.rule_id)) if op.rule_id and op.kind != "add" else None
+        allowed = sent | set(rule.episode_ids if rule else ())
+        unseen = tuple(ep for ep in dict.fromkeys(op.episode_ids) if ep in ledger and ep not in allowed)
+        if not unseen:
+            kept.append(op)
+            continue
+        rest = tuple(ep for ep in op.episode_ids if ep not in unseen)
+        if rest or (op.kind == "retire" and op.replaced_by):
+            drops.append(Drop(op.label(), SHOWN, unseen, whole=False))
+            kept.append(replace(op, episode_ids=rest))
+        else:
+            drops.append(Drop(op.label(), f"its only citations are {SHOWN}", unseen, whole=True))
+    return kept, drops
+
+
+def to_retry(
+    sent: list[str], ops: list[Operation], drops: list[Drop], changes: list[Change]
+) -> dict[str, str]:
+    """The batch's episodes an operation dropped as a whole was about, unless a change
+    that stands cites them: they stay undistilled, so the next run sends them again.
+    A dropped operation citing none of the batch may have been about any of it."""
+    dropped = {d.operation: d for d in drops if d.whole and not d.reason.startswith(NOTHING_TO_CHANGE)}
+    if not dropped:
+        return {}
+    cited = {ep for change in changes for ep in change.episode_ids}
+    batch = set(sent)
+    retry: dict[str, str] = {}
+    for op in ops:
+        drop = dropped.get(op.label())
+        if drop is None:
+            continue
+        about = [ep for ep in op.episode_ids if ep in batch] or sent
+        for ep in about:
+            if ep not in cited:
+                retry.setdefault(
+                    ep, f"an operation about it was dropped ({drop.operation}); retried next run"
+                )
+    return {ep: retry[ep] for ep in sent if ep in retry}

@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from scarwarden import text as txt
+from scarwarden.distill.lessons import Flag, Loader, Planner
 from scarwarden.distill.ops import Operation, slug
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode
@@ -244,44 +245,47 @@ class OfflinePlan:
     used: list[str]
     #: (episode ID, why it was left for later).
     left: list[tuple[str, str]]
+    #: Contradictions found: decided (superseded, reversed) or flagged for a human.
+    flags: list[Flag] = field(default_factory=list)
+    #: (episode ID, why it taught nothing): distilled all the same.
+    no_lesson: list[tuple[str, str]] = field(default_factory=list)
 
 
 def learnable(ep: Episode) -> bool:
-    return bool(str(ep.get("correction") or "").strip())
+    return any(ch.isalnum() for ch in str(ep.get("correction") or ""))
 
 
-def offline_operations(episodes: list[Episode], playbook: pb.Playbook) -> OfflinePlan:
-    """Turn new episodes into add/update operations without a model."""
+def _blank_correction(ep: Episode) -> bool:
+    """A correction given but without a word ("", "-", "..."): a reviewer's decision
+    that there is nothing to learn, not a gap a model could fill."""
+    return ep.get("correction") is not None and not learnable(ep)
+
+
+def offline_operations(
+    episodes: list[Episode], playbook: pb.Playbook, load: Loader | None = None
+) -> OfflinePlan:
+    """Turn new episodes into add/update/supersede operations without a model.
+
+    ``load`` reads episodes a rule already cites (to tell which still support it when
+    it is superseded); without it a superseded rule's citations are all carried over.
+    """
     episodes = sorted(episodes, key=lambda e: (e.at, e.id))  # input order must not matter
     usable = [ep for ep in episodes if learnable(ep)]
+    blank = [ep for ep in episodes if not learnable(ep) and _blank_correction(ep)]
     left = [
         (ep.id, "no correction or human answer to learn from; left for a model distillation")
         for ep in episodes
-        if not learnable(ep)
+        if not learnable(ep) and not _blank_correction(ep)
     ]
     index = _RuleIndex.build(playbook)
-    operations: list[Operation] = []
-    updates: dict[str, list[str]] = {}
+    planner = Planner(playbook, load)
     for group in group_episodes(usable):
-        rule_id = match_rule(group, index)
-        if rule_id is not None:
-            updates.setdefault(rule_id, []).extend(group.ids)
-            continue
-        text = rule_text(group)
-        operations.append(
-            Operation(
-                "add",
-                title=rule_title(text),
-                text=text,
-                tags=tuple(rule_tags(group)),
-                episode_ids=tuple(group.ids),
-            )
-        )
-    # Updates first, in rule order, then new rules in the order of their first episode:
-    # a stable order keeps the result byte for byte reproducible.
-    order = {rule.id: i for i, rule in enumerate(playbook.rules)}
-    ups = [
-        Operation("update", rule_id=rid, episode_ids=tuple(ids))
-        for rid, ids in sorted(updates.items(), key=lambda kv: order[kv[0]])
-    ]
-    return OfflinePlan(ups + operations, [ep.id for ep in usable], left)
+        planner.place([item.episode for item in group.items], match_rule(group, index), rule_tags(group))
+    used = [ep.id for ep in episodes if learnable(ep) or _blank_correction(ep)]
+    return OfflinePlan(
+        planner.operations(),
+        used,
+        left,
+        planner.flags,
+        [(ep.id, "no lesson: the correction has no words") for ep in blank],
+    )

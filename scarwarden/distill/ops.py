@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scarwarden.distill.visual import applies_to
@@ -30,7 +30,9 @@ from scarwarden.files.playbook_edit import title_from_text
 from scarwarden.files.rule_ids import DRAFT_ID
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
 
-KINDS = ("add", "update", "retire")
+KINDS = ("add", "update", "retire", "supersede")
+#: How a no-op update is reported (a report, not a refusal: nothing is retried).
+NOTHING_TO_CHANGE = "nothing to change"
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,8 @@ class Operation:
     reason: str | None = None
     replaced_by: str | None = None
     key: str | None = None
+    #: (episode ID, the lesson it added or why none): the offline distiller's account.
+    lessons: tuple[tuple[str, str], ...] = ()
 
     def label(self) -> str:
         """How reports name this operation: ``add "Title"`` or ``update PB-03``."""
@@ -70,17 +74,33 @@ class Change:
     kind: str
     rule_id: str
     title: str
-    episode_ids: tuple[str, ...]  # add: cited; update: added; retire: evidence
+    episode_ids: tuple[str, ...]  # add: cited; update: added; retire: evidence; supersede: cited
     detail: str = ""
+    #: The rule's text before and after (update with new text, supersede).
+    before: str | None = None
+    after: str | None = None
+    #: (episode ID, the lesson it added, or why it added none).
+    lessons: tuple[tuple[str, str], ...] = ()
+    #: supersede: the new rule replacing ``rule_id``.
+    replaced_by: str | None = None
 
     def describe(self) -> str:
-        verb = {"add": "Added", "update": "Updated", "retire": "Retired"}[self.kind]
+        verbs = {"add": "Added", "update": "Updated", "retire": "Retired", "supersede": "Superseded"}
+        verb = verbs[self.kind]
         line = f"{verb} {self.rule_id}: {self.title}"
+        if self.replaced_by:
+            line += f" by {self.replaced_by}"
         if self.detail:
             line += f" ({self.detail})"
         if self.episode_ids:
-            what = {"add": "learnt in", "update": "now also learnt in", "retire": "evidence"}[self.kind]
+            what = {"add": "learnt in", "update": "now also learnt in", "retire": "evidence"}.get(
+                self.kind, "learnt in"
+            )
             line += f"\n  {what} {', '.join(self.episode_ids)}"
+        if self.before is not None and self.after is not None and self.before != self.after:
+            line += f"\n  before: {self.before}\n  after:  {self.after}"
+        for episode_id, lesson in self.lessons:
+            line += f"\n  {episode_id}: {lesson}"
         return line
 
     def to_json(self) -> dict[str, Any]:
@@ -90,6 +110,10 @@ class Change:
             "title": self.title,
             "episode_ids": list(self.episode_ids),
             "detail": self.detail,
+            "before": self.before,
+            "after": self.after,
+            "lessons": [{"episode_id": ep, "lesson": lesson} for ep, lesson in self.lessons],
+            "replaced_by": self.replaced_by,
         }
 
 
@@ -174,7 +198,7 @@ def parse_operations(data: Any) -> list[Operation]:
             raise ValueError(f"{where} must be a JSON object")
         kind = raw.get("op", raw.get("type"))
         if kind not in KINDS:
-            raise ValueError(f'{where}.op must be "add", "update" or "retire", got {kind!r}')
+            raise ValueError(f'{where}.op must be "add", "update", "retire" or "supersede", got {kind!r}')
         rule_id = _str(raw.get("rule_id", raw.get("id")), f"{where}.rule_id", required=kind != "add")
         ids = _str_list(raw.get("episode_ids"), f"{where}.episode_ids")
         if kind == "add" and ids is None:
@@ -184,7 +208,7 @@ def parse_operations(data: Any) -> list[Operation]:
                 kind=kind,
                 rule_id=rule_id.strip() if rule_id else None,
                 title=_str(raw.get("title"), f"{where}.title"),
-                text=_str(raw.get("text"), f"{where}.text", required=kind == "add"),
+                text=_str(raw.get("text"), f"{where}.text", required=kind in ("add", "supersede")),
                 tags=_str_list(raw.get("tags"), f"{where}.tags"),
                 episode_ids=ids or (),
                 reason=_str(raw.get("reason"), f"{where}.reason", required=kind == "retire"),
@@ -314,7 +338,7 @@ class _Gate:
         self.playbook = self.playbook.with_rule(rule)
         if op.key:
             self.keys[op.key.strip().lower()] = rule_id
-        self.result.changes.append(Change("add", rule_id, rule.title, cited))
+        self.result.changes.append(Change("add", rule_id, rule.title, cited, lessons=op.lessons))
 
     def update(self, op: Operation) -> None:
         rule = self.active(op)
@@ -352,11 +376,53 @@ class _Gate:
             )
             if old != now
         ]
-        if not what and not added:
-            return  # the rule already says this and cites it: nothing to record
+        if not what and not added:  # the rule already says this and cites it
+            self.result.drops.append(
+                Drop(op.label(), f"{NOTHING_TO_CHANGE}: the rule already says this and cites these episodes")
+            )
+            return
         self.playbook = self.playbook.with_rule(new)
         detail = ", ".join(f"{w} changed" for w in what)
-        self.result.changes.append(Change("update", rule.id, new.title, added, detail))
+        before, after = (rule.text, new.text) if "text" in what else (None, None)
+        self.result.changes.append(
+            Change(
+                "update", rule.id, new.title, added, detail, before, after, _lessons(op, new.text, rule.text)
+            )
+        )
+
+    def supersede(self, op: Operation) -> None:
+        """Retire a rule a newer episode contradicts, replaced by a new rule (its
+        still-supporting episodes plus the contradicting one): newer evidence wins.
+        The new rule is made exactly as ``add`` makes one."""
+        rule = self.active(op)
+        if rule is None:
+            return
+        cited = self.citations(op)
+        if not cited:
+            self.drop(op, self.no_evidence(op) + "; a supersede must cite the contradicting episode")
+            return
+        tags = op.tags if op.tags is not None else rule.tags
+        made = len(self.result.changes)
+        self.add(replace(op, kind="add", key=None, episode_ids=cited, tags=tags))
+        if len(self.result.changes) == made:
+            return  # the add was dropped, and reported
+        new = self.result.changes.pop()
+        reason = self.words(op, op.reason or "") or "Superseded by newer evidence"
+        self.playbook = self.playbook.with_retired(rule.id, reason, new.rule_id)
+        after = self.playbook.get(new.rule_id)
+        self.result.changes.append(
+            Change(
+                "supersede",
+                rule.id,
+                rule.title,
+                cited,
+                reason,
+                rule.text,
+                after.text if after else None,
+                _lessons(op, after.text if after else "", rule.text),
+                replaced_by=new.rule_id,
+            )
+        )
 
     def retire(self, op: Operation) -> None:
         rule = self.active(op)
@@ -392,6 +458,20 @@ class _Gate:
         self.playbook = self.playbook.with_retired(rule.id, reason, replaced_by)
         detail = given + (f"; replaced by {replaced_by}" if replaced_by else "")
         self.result.changes.append(Change("retire", rule.id, rule.title, cited, detail))
+
+
+def _lessons(op: Operation, after: str, before: str) -> tuple[tuple[str, str], ...]:
+    """The distiller's own account when it gave one; else the sentences the new text
+    adds (a model does not say which episode taught which sentence)."""
+    if op.lessons:
+        return op.lessons
+    old = set(_sentences(before))
+    added = [s for s in _sentences(after) if s not in old]
+    return (("new text", " ".join(added)),) if added else ()
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+", " ".join(text.split())) if s]
 
 
 def apply_operations(playbook: pb.Playbook, ops: list[Operation], ledger: Collection[str]) -> GateResult:

@@ -44,6 +44,17 @@ Rules for the operations:
 given to you that taught the change. Never invent an ID. Uncited changes are discarded.
 - Prefer "update" of an existing rule (adding the new episode IDs, and new text only if \
 the lesson changes it) over "add" of a near-duplicate.
+- When you update a rule, write the new lesson into its text: a rule that cites an \
+episode must say what that episode taught.
+- Look for contradictions explicitly: a correction that says the opposite of a rule \
+(never against always, do against don't), sets a different limit ("one emoji at most" \
+against "no emoji at all"), or reverses an earlier correction. Never cite such an episode \
+as support for the rule it contradicts. Newer evidence wins: answer with "supersede" \
+(the new text, the reason, and episode_ids: the rule's episodes that still support the \
+new text plus the contradicting one). Within the new episodes, the later one wins.
+- A rule with "keeps_being_corrected" was corrected in at least half of its recent \
+applications: revise it ("update" with new text), "supersede" or "retire" it, citing \
+those corrections (you may cite their IDs).
 - "retire" a rule only when new episodes show it is wrong or superseded; give the \
 reason, the episodes that show it, and replaced_by when another rule replaces it.
 - Rule text: one short paragraph, imperative, specific, with the reason when known. \
@@ -58,7 +69,9 @@ Answer with exactly this JSON shape (an empty list when nothing should change):
   {"op": "update", "rule_id": "PB-03", "episode_ids": ["ep-..."], "text": "optional new text", \
 "title": "optional", "tags": ["optional", "complete", "new", "list"]},
   {"op": "retire", "rule_id": "PB-05", "reason": "...", "replaced_by": "PB-07 or new-1 or null", \
-"episode_ids": ["ep-..."]}
+"episode_ids": ["ep-..."]},
+  {"op": "supersede", "rule_id": "PB-04", "text": "the new rule text", "title": "optional", \
+"tags": ["optional"], "reason": "contradicted by ep-...: ...", "episode_ids": ["ep-..."]}
 ]}"""
 
 
@@ -94,14 +107,25 @@ def episode_line(ep: Episode) -> str:
     return json.dumps(episode_record(ep), ensure_ascii=False, sort_keys=False)
 
 
-def rule_line(rule: pb.Rule) -> str:
-    return json.dumps(rule_record(rule), ensure_ascii=False)
+def rule_line(rule: pb.Rule, corrections: list[Episode] | None = None) -> str:
+    record = rule_record(rule)
+    if corrections:  # a struggling rule: what it keeps being corrected for
+        record["keeps_being_corrected"] = [
+            {"id": ep.id, "correction": _cut(str(ep.get("correction") or ep.get("outcome") or ""))[:400]}
+            for ep in corrections
+        ]
+    return json.dumps(record, ensure_ascii=False)
 
 
-def build_messages(episodes: list[Episode], rules: list[pb.Rule]) -> list[dict[str, str]]:
-    """The chat messages for one batch."""
+def build_messages(
+    episodes: list[Episode], rules: list[pb.Rule], revise: dict[str, list[Episode]] | None = None
+) -> list[dict[str, str]]:
+    """The chat messages for one batch; ``revise`` maps a struggling rule to the
+    corrections it received since it last changed (sent with it)."""
+    revise = revise or {}
     episode_block = "\n".join(episode_line(ep) for ep in episodes)
-    rule_block = "\n".join(rule_line(rule) for rule in rules) or "(none bear on these episodes)"
+    rule_block = "\n".join(rule_line(rule, revise.get(rule.id)) for rule in rules)
+    rule_block = rule_block or "(none bear on these episodes)"
     nonce = hashlib.sha256((episode_block + rule_block).encode()).hexdigest()[:12]
     ids = ", ".join(ep.id for ep in episodes)
     user = (

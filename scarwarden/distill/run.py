@@ -14,12 +14,14 @@ from typing import Any
 
 from scarwarden import git
 from scarwarden.distill import commit as commits
-from scarwarden.distill import state
+from scarwarden.distill import earned, state
+from scarwarden.distill.lessons import Flag
 from scarwarden.distill.ops import Change, Drop, apply_operations
 from scarwarden.errors import NoModelConfigured, UsageError
 from scarwarden.files import playbook as pb
 from scarwarden.files.atomic import write_lock
 from scarwarden.files.episodes import Episode
+from scarwarden.index.lineage import Lineage
 from scarwarden.llm.client import ChatClient, Usage, client_from_config
 from scarwarden.repo import MemoryRepo
 
@@ -53,6 +55,12 @@ class DistillResult:
     #: With ``--no-commit``: where the suggested commit message was saved.
     message_file: str | None = None
     playbook_rel: str = "memory/playbook.md"
+    #: Contradictions found (decided, or flagged for a human).
+    contradictions: list[Flag] = field(default_factory=list)
+    #: (episode ID, why it taught nothing): distilled all the same.
+    no_lesson: list[tuple[str, str]] = field(default_factory=list)
+    #: Rules corrected in at least half of 3+ applications since they last changed.
+    struggling: list[Lineage] = field(default_factory=list)
 
     @property
     def subject(self) -> str:
@@ -87,6 +95,9 @@ class DistillResult:
             "new_episodes": self.new,
             "distilled_episodes": self.distilled,
             "left": [{"episode_id": ep, "reason": why} for ep, why in self.left],
+            "no_lesson": [{"episode_id": ep, "reason": why} for ep, why in self.no_lesson],
+            "contradictions": [f.to_json() for f in self.contradictions],
+            "struggling": [lineage.to_json() for lineage in self.struggling],
             "changes": [c.to_json() for c in self.changes],
             "dropped": [d.to_json() for d in self.drops],
             "usage": self.usage.to_json(calls=self.calls),
@@ -160,13 +171,23 @@ def distill(
     )
     if not episodes:
         return result
+    result.struggling = earned.struggling_rules(repo, base)
     _propose(repo, chosen, episodes, base, ledger, result)
     if result.nothing_new:
         return result
     distiller = "offline" if chosen is None else f"model {result.model}"
     result.message = commits.message(
         commits.MessageParts(
-            distiller, result.changes, result.drops, result.distilled, result.left, result.usage, result.calls
+            distiller,
+            result.changes,
+            result.drops,
+            result.distilled,
+            result.left,
+            result.usage,
+            result.calls,
+            result.contradictions,
+            result.no_lesson,
+            [earned.describe(lineage) for lineage in result.struggling],
         )
     )
     if not dry_run:
@@ -214,20 +235,31 @@ def _propose(
     if chosen is None:
         from scarwarden.distill.offline import offline_operations
 
-        plan = offline_operations(episodes, base)
+        def load(ids: list[str]) -> list[Episode]:
+            return state.load_episodes(repo, ledger, [i for i in ids if i in ledger])[0]
+
+        plan = offline_operations(episodes, base, load)
         gate = apply_operations(base, plan.operations, ledger)
         after, used = gate.playbook, plan.used
         result.changes, result.drops = gate.changes, gate.drops
         result.left += plan.left
+        result.contradictions, result.no_lesson = plan.flags, plan.no_lesson
     else:
         from scarwarden.distill.model import model_distill
 
+        revise = {
+            lineage.rule_id: state.load_episodes(
+                repo, ledger, [e for e in lineage.corrections if e in ledger]
+            )[0]
+            for lineage in result.struggling
+        }
         run = model_distill(
-            chosen, chosen.settings.distill_model, episodes, base, ledger, repo.config.distill
+            chosen, chosen.settings.distill_model, episodes, base, ledger, repo.config.distill, revise
         )
         after, used = run.playbook, run.used
         result.changes, result.drops = run.changes, run.drops
         result.usage, result.calls, result.batches = run.usage, run.calls, run.batches
+        result.left += run.left
     from scarwarden.distill.redacted import retirements
 
     retire = retirements(repo, after, ledger)

@@ -31,6 +31,8 @@ from scarwarden.repo import MemoryRepo
 DISTILLER_TRAILER = "Scarwarden-Distiller"
 COUNT_TRAILER = "Scarwarden-Distilled"
 EPISODE_TRAILER = "Scarwarden-Distilled-Episode"
+#: ``Scarwarden-Contradiction: PB-01 ep-...``: a possible contradiction left for a human.
+CONTRADICTION_TRAILER = "Scarwarden-Contradiction"
 
 _EPISODE_LINE = re.compile(rf"^{EPISODE_TRAILER}:\s*(\S+)\s*$", re.MULTILINE)
 

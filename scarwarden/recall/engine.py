@@ -23,6 +23,7 @@ from scarwarden.config import RecallSettings
 from scarwarden.errors import UsageError
 from scarwarden.recall import router
 from scarwarden.recall.candidates import candidates
+from scarwarden.recall.earned import not_on_a_struggling_rule_alone
 from scarwarden.recall.receipts import make_receipt, playbook_blob
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
 from scarwarden.recall.score import score_rules, task_terms, worth_explaining
@@ -99,6 +100,7 @@ def recall(
         ranked = score_rules(index.conn, worth_explaining(found, limit), terms)
         ranked.sort(key=lambda r: (-r.score, r.id))
     verdict = _route(stats, ranked)
+    verdict, _ = not_on_a_struggling_rule_alone(index, verdict, ranked, settings)  # lineage counts
     kept = (
         []
         if verdict == router.ASK_HUMAN

@@ -44,7 +44,7 @@ def test_report_shows_each_change_with_its_evidence(distilled: Distilled, make_c
     )
     assert "| Rules | 1 added, 1 changed, 1 retired |" in out
     assert "| Episodes added to the ledger | 3 |" in out
-    assert "| Reviewer warnings | 3 |" in out
+    assert "| Reviewer warnings | 4 |" in out
     # PB-01: old and new form, the word diff, citations, evidence quoted word for word.
     pb01 = out.split("#### PB-01: Lead LinkedIn posts with the reader's pain (changed)")[1]
     pb01 = pb01.split("#### PB-04")[0]
@@ -90,6 +90,12 @@ def test_reviewer_warnings(distilled: Distilled) -> None:
             f"PB-01 cites {distilled.script.id}, which records no outcome "
             "and no correction: it shows what the agent did, not that the "
             "rule is right",
+        ),
+        (  # the distilled fixture's PB-01 says "no emoji" and still cites "one emoji at most"
+            "warning",
+            "PB-01",
+            "PB-01 is contradicted by ep-vd4adns6h9, which it cites (a different limit on emoji "
+            "(0 against 1)): a rule must not cite evidence against itself; supersede or revise it",
         ),
         (
             "warning",
@@ -153,7 +159,7 @@ def test_github_mode_writes_summary_and_annotations(distilled: Distilled, make_c
         f"on a single episode ({distilled.outage.id}): one experience may be an accident; "
         "look for a second before relying on it"
     ) in lines
-    assert sum(1 for line in lines if line.startswith("::warning file=memory/playbook.md,line=3,")) == 2
+    assert sum(1 for line in lines if line.startswith("::warning file=memory/playbook.md,line=3,")) == 3
     assert "## Scarwarden review" not in result.stdout  # the report went to --output
 
 

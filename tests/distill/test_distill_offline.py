@@ -258,7 +258,19 @@ def test_json_output_of_an_offline_dry_run(cli, demo_repo: MemoryRepo) -> None:
         "title": "Webinar invitations must state the timezone",
         "episode_ids": list(WEBINAR),
         "detail": "",
+        "before": None,
+        "after": None,
+        "lessons": [
+            {
+                "episode_id": WEBINAR[0],
+                "lesson": "Webinar invitations must state the timezone; give the time in UTC plus the two "
+                "main customer timezones and link a time converter.",
+            },
+            {"episode_id": WEBINAR[1], "lesson": "Always include the timezone in webinar times, UTC first."},
+        ],
+        "replaced_by": None,
     }
+    assert data["contradictions"] == [] and data["no_lesson"] == []
     assert data["usage"] == {
         "prompt_tokens": 0,
         "completion_tokens": 0,

@@ -24,7 +24,10 @@ def book() -> pb.Playbook:
         ({"ops": []}, 'a JSON object of the form {"operations": [...]}'),
         ({"operations": {}}, '"operations" must be a JSON list'),
         ({"operations": ["add"]}, "operations[0] must be a JSON object"),
-        ({"operations": [{"op": "delete"}]}, 'operations[0].op must be "add", "update" or "retire"'),
+        (
+            {"operations": [{"op": "delete"}]},
+            'operations[0].op must be "add", "update", "retire" or "supersede"',
+        ),
         ({"operations": [{"op": "add", "text": "x"}]}, "operations[0].episode_ids is missing"),
         ({"operations": [{"op": "add", "episode_ids": []}]}, "operations[0].text is missing"),
         ({"operations": [{"op": "update", "episode_ids": []}]}, "operations[0].rule_id is missing"),
@@ -110,12 +113,22 @@ def test_the_input_playbook_is_never_mutated(book: pb.Playbook) -> None:
 
 
 def test_an_update_that_changes_nothing_is_not_a_change(book: pb.Playbook) -> None:
+    """Not a change, but reported: a reviewer sees the model proposed nothing new."""
+    same = book.get("PB-01")
+    assert same is not None
     result = apply_operations(
         book,
         parse_operations(
-            {"operations": [{"op": "update", "rule_id": "PB-01", "episode_ids": ["ep-hkgnqdz88f"]}]}
+            {
+                "operations": [
+                    {"op": "update", "rule_id": "PB-01", "episode_ids": ["ep-hkgnqdz88f"], "text": same.text}
+                ]
+            }
         ),
         LEDGER,
     )
-    assert result.changes == [] and result.drops == []
+    assert result.changes == []
+    assert [d.describe() for d in result.drops] == [
+        "dropped update PB-01: nothing to change: the rule already says this and cites these episodes"
+    ]
     assert result.playbook == book

@@ -193,9 +193,11 @@ class MemoryTools:
 
     # -- audit --------------------------------------------------------------------
     def get_rule(self, rule_id: str) -> dict[str, Any]:
-        """The rule, each cited episode word for word (stored YAML), and its history."""
+        """The rule, each cited episode word for word (stored YAML), its history, and how
+        it has fared since it last changed (lineage counts)."""
         from scarwarden.audit.history import rule_history
         from scarwarden.index import open_index
+        from scarwarden.index.lineage import lineage_counts
 
         rule_id = canonical_rule_id(_required(rule_id, "rule_id"))
         with open_index(self.repo) as index:
@@ -219,6 +221,7 @@ class MemoryTools:
                         "episode": ep.to_json() if ep else None,
                     }
                 )
+            lineage = lineage_counts(index, [rule.id])[rule.id]
         history = [
             {"commit": ev.sha, "date": ev.date, "author": ev.author, "subject": ev.subject, "kind": ev.kind}
             for ev in rule_history(self.repo, rule_id)
@@ -228,6 +231,7 @@ class MemoryTools:
             "cite_as": format_citation(rule.id, rule.episode_ids),
             "episodes": episodes,
             "history": history,
+            "lineage": {**lineage.to_json(), "summary": lineage.sentence()},
         }
 
     def get_episode(self, episode_id: str) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from scarwarden.audit.diff.compare import (
     last_change_base,
     load_playbook_at,
 )
+from scarwarden.audit.review import learning
 from scarwarden.errors import Problem, ScarwardenError, UsageError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode
@@ -235,6 +236,8 @@ def reviewer_warnings(
                 f"{rule.id} cites {ep_id}, which records no outcome and no correction: "
                 "it shows what the agent did, not that the rule is right"
             )
+    for message in learning.cited_contradictions(rule, evidence):
+        warn(message)
     for other in head_book.rules:
         if other.id == rule.id:
             continue
@@ -300,12 +303,36 @@ def build_review(
         if changed:
             seen = {c.current.id for c in diff.changes}
             warnings += redaction_warnings(repo, new, head_book, changed, seen)
+    warnings += _learning_warnings(repo, old, new, head_book, diff)
     review = Review(diff, evidence, warnings, gate, note, added, repo.playbook_rel)
     if new.rev is not None and added:
         from scarwarden.audit.review.given import given_and_applied
 
         review.given = given_and_applied(repo, new.rev, added)
     return review
+
+
+def _learning_warnings(
+    repo: MemoryRepo, old: Side, new: Side, head_book: pb.Playbook, diff: PlaybookDiff
+) -> list[ReviewWarning]:
+    """Contradictions the distiller flagged in the range, and how each changed rule has
+    fared since it last changed (:mod:`scarwarden.audit.review.learning`)."""
+    file = repo.playbook_rel
+    out: list[ReviewWarning] = []
+    head = new.rev or "HEAD"
+    flags = learning.flagged(repo, old.rev, head)
+    if flags:
+        eps = episodes_at(repo, new, list(dict.fromkeys(ep for _, ep in flags)))
+        out += [
+            ReviewWarning("warning", message, rule_id, file)
+            for rule_id, message in learning.flagged_messages(repo, old.rev, head, head_book, eps)
+        ]
+    changed = [c.current.id for c in diff.changes if not c.current.retired]
+    out += [
+        ReviewWarning("warning" if struggling else "notice", line, rule_id, file)
+        for rule_id, line, struggling in learning.lineage_lines(repo, changed)
+    ]
+    return out
 
 
 def allow_warnings(repo: MemoryRepo, base: str, head: str, added: list[str]) -> list[ReviewWarning]:

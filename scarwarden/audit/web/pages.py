@@ -13,6 +13,7 @@ from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import FIELD_ORDER, Episode
 from scarwarden.index import Index
+from scarwarden.index.lineage import lineage_counts
 from scarwarden.repo import MemoryRepo
 
 #: The ledger lists this many episodes (newest first) per page.
@@ -103,6 +104,7 @@ def rule_page(repo: MemoryRepo, index: Index, rule_id: str) -> dict[str, Any] | 
         "episodes": [(ep_id, ep, episode_fields(ep) if ep else [], path) for ep_id, ep, path in episodes],
         "replaces": replaces,
         "history": history,
+        "lineage": lineage_counts(index, [rule.id])[rule.id],
     }
 
 

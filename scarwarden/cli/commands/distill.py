@@ -31,6 +31,18 @@ def _report(result: DistillResult, echo: Callable[[str], None]) -> None:
         echo(click.style(f"dropped by the provenance gate ({len(result.drops)}):", fg="yellow"))
         for drop in result.drops:
             echo(f"  - {drop.describe()}")
+    if result.contradictions:
+        echo(click.style(f"contradictions found ({len(result.contradictions)}):", fg="yellow"))
+        for flag in result.contradictions:
+            echo(f"  - {flag.describe()}")
+    if result.struggling:
+        echo(click.style(f"proposed for revision or retirement ({len(result.struggling)}):", fg="yellow"))
+        for lineage in result.struggling:
+            echo(f"  - {lineage.sentence()}")
+    if result.no_lesson:
+        echo(f"taught nothing ({len(result.no_lesson)}):")
+        for ep, why in result.no_lesson:
+            echo(f"  - {ep}: {why}")
     if result.left:
         echo(f"left for later ({len(result.left)}):")
         for ep, why in result.left:
@@ -66,11 +78,14 @@ def distill(
 
     Reads the episodes not distilled yet (not listed by an earlier distill commit and
     not cited by any rule), asks the model (or, with no key configured or --offline,
-    the deterministic offline distiller) for delta operations (add, update, retire),
-    and admits only operations whose citations resolve in the ledger: invalid IDs are
-    removed, an operation left without evidence is dropped, and every drop is
-    reported here and in the commit body. Makes exactly one commit whose subject
-    starts with "distill:"; none when nothing is new.
+    the deterministic offline distiller) for delta operations (add, update, retire,
+    supersede), and admits only operations whose citations resolve in the ledger:
+    invalid IDs are removed, an operation left without evidence is dropped, and every
+    drop is reported here and in the commit body. Each change lists the lesson every
+    episode added (an update's text changes to say it), the text before and after,
+    and the contradictions found: a correction that contradicts a rule supersedes it
+    (newer evidence wins) or is flagged for a human. Makes exactly one commit whose
+    subject starts with "distill:"; none when nothing is new.
 
     Exit codes: 3 the model could not be reached, 5 the model answered with an error
     or with output that is not the JSON asked for (after one repair attempt); in

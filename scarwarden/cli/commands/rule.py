@@ -103,8 +103,9 @@ list_.name = "list"
 @click.option("--json", "as_json", is_flag=True, help="Print the audit as JSON.")
 @click.pass_context
 def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
-    """The audit of one rule: the rule, every cited episode word for word, and the
-    commits that introduced and changed it.
+    """The audit of one rule: the rule, how it has fared since it last changed
+    (applications, corrections), every cited episode word for word, and the commits
+    that introduced and changed it.
 
     \b
     Example:
@@ -112,6 +113,7 @@ def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
     """
     from scarwarden.audit.history import rule_history
     from scarwarden.index import open_index
+    from scarwarden.index.lineage import lineage_counts
 
     repo = get_repo(ctx)
     rule_id = canonical_rule_id(rule_id)
@@ -124,6 +126,7 @@ def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
             )
         episodes = {ep: index.get_episode(ep) for ep in found.episode_ids}
         paths = {ep: index.episode_path(ep) for ep in found.episode_ids}
+        lineage = lineage_counts(index, [found.id])[found.id]
     events = rule_history(repo, rule_id)
     if as_json:
         echo_json(
@@ -140,10 +143,12 @@ def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
                 ],
                 "evidence_redacted": [ep for ep, e in episodes.items() if e and e.get("redacted")],
                 "history": [ev.to_json() for ev in events],
+                "lineage": lineage.to_json(),
             }
         )
         return
     click.echo(format_rule(found))
+    click.echo(click.style(lineage.sentence(), fg="red" if lineage.struggling else None))
     for ep_id, ep in episodes.items():
         click.echo()
         redacted = ep is not None and ep.get("redacted") is not None

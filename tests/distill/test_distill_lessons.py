@@ -1,0 +1,217 @@
+"""What each correction teaches: offline updates carry the lesson, contradictions supersede."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from conftest import git
+
+from scarwarden.distill import distill
+from scarwarden.files import claims
+from scarwarden.files import playbook as pb
+from scarwarden.files.record import add_episodes
+from scarwarden.gate.check import check_all
+from scarwarden.repo import MemoryRepo
+
+
+def record(repo: MemoryRepo, correction: str, tags: list[str], at: str, **extra: Any) -> str:
+    data = {"task": "Draft the LinkedIn post", "action": "Wrote a draft", "correction": correction}
+    data.update(tags=tags, at=at, source="correction", **extra)
+    return add_episodes(repo, [data])[0].id
+
+
+def body(repo: MemoryRepo) -> str:
+    return git(repo.root, "log", "-1", "--format=%B").stdout
+
+
+def test_the_emoji_story_end_to_end(memory_repo: MemoryRepo, make_cli: Any) -> None:
+    """The issue's story through the real CLI: the lesson reaches the rule's words and
+    tags; a later contradicting correction supersedes the rule instead of supporting it."""
+    cli = make_cli(memory_repo.root)
+    first = record(
+        memory_repo,
+        "Open with the reader's pain point; hashtags at the end",
+        ["linkedin", "post"],
+        "2026-11-01T10:00:00Z",
+    )
+    assert cli("distill", "--offline").exit_code == 0
+    (rule,) = pb.parse(memory_repo.playbook_path.read_text()).rules
+    emoji = record(
+        memory_repo,
+        "One emoji at most in LinkedIn posts",
+        ["linkedin", "post", "emoji"],
+        "2026-11-02T10:00:00Z",
+    )
+    out = cli("distill", "--offline")
+    assert out.exit_code == 0, out.output
+    updated = pb.parse(memory_repo.playbook_path.read_text()).get(rule.id)
+    assert updated is not None and updated.episode_ids == (first, emoji)
+    assert (
+        updated.text
+        == "Open with the reader's pain point; hashtags at the end. One emoji at most in LinkedIn posts."
+    )
+    assert updated.tags == ("linkedin", "post", "emoji")
+    message = body(memory_repo)
+    assert f"Updated {rule.id}: Open with the reader's pain point (text changed, tags changed)" in message
+    assert "  before: Open with the reader's pain point; hashtags at the end.\n" in message
+    assert f"  after:  {updated.text}\n" in message
+    assert f"  {emoji}: One emoji at most in LinkedIn posts." in message
+
+    never = record(
+        memory_repo, "No emoji at all", ["linkedin", "emoji"], "2026-11-03T10:00:00Z", corrected_by="maria"
+    )
+    out = cli("distill", "--offline", "--json")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    (change,) = data["changes"]
+    assert change["op"] == "supersede" and change["rule_id"] == rule.id
+    book = pb.parse(memory_repo.playbook_path.read_text())
+    old, new = book.get(rule.id), book.get(change["replaced_by"])
+    assert old is not None and old.retired and old.replaced_by == change["replaced_by"]
+    assert (
+        old.reason is not None
+        and f"contradicted by {never}" in old.reason
+        and "emoji (1 against 0)" in old.reason
+    )
+    assert new is not None and not new.retired
+    assert new.text == "Open with the reader's pain point; hashtags at the end. No emoji at all."
+    # Still-supporting evidence plus the contradicting episode; never the contradicted one.
+    assert new.episode_ids == (first, never)
+    assert data["contradictions"] == [
+        {
+            "rule": rule.id,
+            "episode_id": never,
+            "reason": "a different limit on emoji (1 against 0); superseded",
+            "decided": True,
+        }
+    ]
+    assert data["subject"] == "distill: +0 rules, ~0 updated, -0 retired, 1 superseded"
+    assert f"Scarwarden-Rule: {change['replaced_by']}" in body(memory_repo)
+    assert check_all(memory_repo.root).ok
+
+
+def test_contradicting_corrections_in_one_batch_the_later_wins(memory_repo: MemoryRepo) -> None:
+    early = record(
+        memory_repo,
+        "Always post the weekly recap on Fridays",
+        ["linkedin", "recap", "schedule"],
+        "2026-11-01T10:00:00Z",
+        corrected_by="maria",
+    )
+    late = record(
+        memory_repo,
+        "Never post the weekly recap on Fridays",
+        ["linkedin", "recap", "schedule"],
+        "2026-11-05T10:00:00Z",
+        corrected_by="maria",
+    )
+    result = distill(memory_repo, offline=True)
+    (rule,) = pb.parse(memory_repo.playbook_path.read_text()).rules
+    assert rule.text == "Never post the weekly recap on Fridays."
+    assert rule.episode_ids == (early, late)  # both cited ...
+    (flag,) = result.contradictions  # ... and flagged
+    assert flag.episode_id == late and flag.decided
+    assert f"reverses {early} (the same reviewer, maria), later wins" in flag.reason
+    assert f"- {late} contradicts new rule" in body(memory_repo)
+
+
+def test_an_unsure_contradiction_is_flagged_not_cited(memory_repo: MemoryRepo) -> None:
+    first = record(
+        memory_repo, "Use emoji sparingly in LinkedIn posts", ["linkedin", "emoji"], "2026-11-01T10:00:00Z"
+    )
+    distill(memory_repo, offline=True)
+    (rule,) = pb.parse(memory_repo.playbook_path.read_text()).rules
+    doubt = record(memory_repo, "Never use emoji", ["linkedin", "emoji"], "2026-11-02T10:00:00Z")
+    result = distill(memory_repo, offline=True)
+    after = pb.parse(memory_repo.playbook_path.read_text()).get(rule.id)
+    assert after is not None and after.episode_ids == (first,) and after.text == rule.text
+    assert [f.describe() for f in result.contradictions] == [
+        f"{doubt} may contradict {rule.id}: opposite polarity on emoji"
+    ]
+    assert doubt in result.distilled  # decided: flagged for a human, not retried forever
+    assert f"Scarwarden-Contradiction: {rule.id} {doubt}" in body(memory_repo)
+
+
+def test_a_correction_without_words_teaches_nothing_and_is_reported(memory_repo: MemoryRepo) -> None:
+    ep = record(memory_repo, "...", ["linkedin"], "2026-11-01T10:00:00Z")
+    result = distill(memory_repo, offline=True)
+    assert result.no_lesson == [(ep, "no lesson: the correction has no words")]
+    assert result.distilled == [ep] and result.changes == []
+    assert f"- {ep}: no lesson: the correction has no words" in body(memory_repo)
+    assert pb.parse(memory_repo.playbook_path.read_text()).rules == ()
+    assert distill(memory_repo, offline=True).new == []
+
+
+def test_a_lesson_already_said_changes_no_words(memory_repo: MemoryRepo) -> None:
+    record(memory_repo, "One emoji at most in LinkedIn posts", ["linkedin", "emoji"], "2026-11-01T10:00:00Z")
+    distill(memory_repo, offline=True)
+    (rule,) = pb.parse(memory_repo.playbook_path.read_text()).rules
+    again = record(
+        memory_repo, "At most one emoji in LinkedIn posts!", ["linkedin", "emoji"], "2026-11-02T10:00:00Z"
+    )
+    result = distill(memory_repo, offline=True)
+    (change,) = result.changes
+    assert change.kind == "update" and change.before is None and change.detail == ""
+    assert change.lessons == ((again, f"already said by {rule.id}"),)
+    after = pb.parse(memory_repo.playbook_path.read_text()).get(rule.id)
+    assert after is not None and after.text == rule.text
+
+
+@pytest.mark.parametrize(
+    "old, new, expected",
+    [
+        (
+            "One emoji at most in LinkedIn posts.",
+            "No emoji at all",
+            ("clear", "a different limit on emoji (1 against 0)"),
+        ),
+        ("Never post on Fridays.", "Always post on Fridays", ("clear", "opposite polarity on fridays, post")),
+        (
+            "Open with the pain; hashtags at the end.",
+            "Don't put hashtags at the end",
+            ("clear", "opposite polarity on end, hashtags"),
+        ),
+        (
+            "Send the reminder 24 hours before.",
+            "Send the reminder 2 hours before",
+            ("clear", "a different limit on hours (24 against 2)"),
+        ),
+        ("Use emoji sparingly.", "Never use emoji", ("unsure", "opposite polarity on emoji")),
+        ("Never send more than one emoji.", "One emoji at most", None),  # same limit, other words
+        ("Open with the pain; hashtags at the end.", "One emoji at most in LinkedIn posts", None),
+        ("Never post on Fridays.", "Post the recap on Monday", None),
+        (
+            "Support never deletes accounts.",
+            "Forward the ticket and never run deletion jobs from support",
+            None,
+        ),
+        ("If no source exists, cut the number.", "If none exists, cut the number", None),  # conditions
+        (
+            "Reply to refund requests the same day unless it is a weekend.",
+            "Never reply to refund requests the same day",
+            ("unsure", "opposite polarity on day, refund, reply, requests"),
+        ),
+    ],
+)
+def test_contradiction_detector(old: str, new: str, expected: tuple[str, str] | None) -> None:
+    found = claims.contradiction(old, new)
+    assert (None if found is None else (found.strength, found.reason)) == expected
+
+
+def test_offline_contradiction_handling_is_deterministic(memory_repo: MemoryRepo) -> None:
+    record(
+        memory_repo,
+        "Use at most three hashtags in LinkedIn posts",
+        ["linkedin", "hashtags"],
+        "2026-11-01T10:00:00Z",
+    )
+    record(
+        memory_repo, "Use two hashtags in LinkedIn posts", ["linkedin", "hashtags"], "2026-11-02T10:00:00Z"
+    )
+    first = distill(memory_repo, offline=True, dry_run=True)
+    second = distill(memory_repo, offline=True, dry_run=True)
+    assert first.after == second.after and first.message == second.message
+    assert "Use two hashtags in LinkedIn posts." in first.after
+    assert "three hashtags" not in first.after.split("## Retired")[0]

@@ -1,0 +1,147 @@
+"""The model path: citations limited to what the model was shown, supersede, reports."""
+
+from __future__ import annotations
+
+from conftest import git
+from fakellm import FakeLLM, reply_json
+from test_distill_model import GERMAN, NEW, WEBINAR, client_for, last_message, trailer, user_prompt
+
+from scarwarden.distill import distill
+from scarwarden.files import playbook as pb
+from scarwarden.repo import MemoryRepo
+
+OLD = "ep-hkgnqdz88f"  # in the ledger, cited by PB-01, never sent in these runs
+
+
+def test_citations_outside_the_batch_are_dropped_and_the_episode_retried(
+    demo_repo: MemoryRepo, llm: FakeLLM
+) -> None:
+    llm.script(
+        reply_json(
+            {
+                "operations": [
+                    {
+                        "op": "add",
+                        "title": "Webinar times",
+                        "text": "State the timezone.",
+                        "tags": ["webinar"],
+                        "episode_ids": WEBINAR,
+                    },
+                    # Only an existing episode it was never shown: dropped as a whole.
+                    {
+                        "op": "add",
+                        "title": "Use the glossary",
+                        "text": "Translate with the glossary.",
+                        "episode_ids": [OLD],
+                    },
+                    # PB-01 already cites OLD: allowed.
+                    {"op": "update", "rule_id": "PB-01", "episode_ids": [OLD, WEBINAR[0]]},
+                    # PB-07 does not: that citation is removed, the update stands.
+                    {"op": "update", "rule_id": "PB-07", "episode_ids": [WEBINAR[1], OLD]},
+                ]
+            }
+        )
+    )
+    result = distill(demo_repo, client=client_for(llm))
+    reasons = [d.describe() for d in result.drops]
+    assert reasons == [
+        'dropped add "Use the glossary": its only citations are not sent to the model in this batch '
+        "(it may cite only what it was shown, or what the rule cites)",
+        f"removed citation {OLD} from update PB-07: not sent to the model in this batch "
+        "(it may cite only what it was shown, or what the rule cites)",
+    ]
+    book = pb.parse(demo_repo.playbook_path.read_text())
+    assert OLD not in book.get("PB-07").episode_ids
+    assert WEBINAR[0] in book.get("PB-01").episode_ids
+    assert all("glossary" not in rule.text.lower() for rule in book.rules)
+    # The episode the dropped operation was about stays undistilled, with the reason.
+    assert sorted(result.distilled) == sorted(WEBINAR)
+    assert [ep for ep, _ in result.left] == [GERMAN]
+    assert "retried next run" in dict(result.left)[GERMAN]
+    assert sorted(trailer(demo_repo, "Scarwarden-Distilled-Episode")) == sorted(WEBINAR)
+    assert f"- {GERMAN}: an operation about it was dropped" in last_message(demo_repo)
+    # The next run sends it again, and only it.
+    llm.script(reply_json({"operations": []}))
+    again = distill(demo_repo, client=client_for(llm))
+    assert again.new == [GERMAN]
+    assert (
+        f'"id": "{GERMAN}"' in user_prompt(llm, 1)
+        and WEBINAR[0] not in user_prompt(llm, 1).split("BEGIN EPISODES")[1]
+    )
+
+
+def test_a_model_supersede_retires_the_contradicted_rule(demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    llm.script(
+        reply_json(
+            {
+                "operations": [
+                    {
+                        "op": "supersede",
+                        "rule_id": "PB-07",
+                        "title": "Keep newsletter subject lines very short",
+                        "text": "Keep newsletter subject lines under 35 characters, one concrete benefit.",
+                        "reason": "contradicted by ep-9ak5fm33w3: a different limit (50 against 35)",
+                        "episode_ids": ["ep-04yqq457qh", WEBINAR[0]],
+                    },
+                    {
+                        "op": "supersede",
+                        "rule_id": "PB-05",
+                        "text": "Something else.",
+                        "reason": "no evidence",
+                    },
+                ]
+            }
+        )
+    )
+    result = distill(demo_repo, client=client_for(llm))
+    (change,) = result.changes
+    assert change.kind == "supersede" and change.rule_id == "PB-07" and change.replaced_by
+    book = pb.parse(demo_repo.playbook_path.read_text())
+    old, new = book.get("PB-07"), book.get(change.replaced_by)
+    assert old.retired and old.replaced_by == new.id
+    assert old.reason == "contradicted by ep-9ak5fm33w3: a different limit (50 against 35)"
+    assert new.episode_ids == ("ep-04yqq457qh", WEBINAR[0])
+    assert new.text.startswith("Keep newsletter subject lines under 35")
+    assert not book.get("PB-05").retired
+    assert [d.describe() for d in result.drops] == [
+        "dropped supersede PB-05: it cites no episode (no provenance, no rule); "
+        "a supersede must cite the contradicting episode"
+    ]
+    message = last_message(demo_repo)
+    assert message.startswith("distill: +0 rules, ~0 updated, -0 retired, 1 superseded")
+    assert f"Superseded PB-07: Keep newsletter subject lines short and concrete by {new.id}" in message
+    assert "  before: Keep newsletter subject lines under 50 characters" in message
+    assert f"Scarwarden-Rule: {new.id}" in message
+
+
+def test_an_identical_update_is_reported_and_changes_nothing(demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    pb07 = pb.parse(demo_repo.playbook_path.read_text()).get("PB-07")
+    before = demo_repo.playbook_path.read_bytes()
+    llm.script(
+        reply_json(
+            {
+                "operations": [
+                    {"op": "update", "rule_id": "PB-07", "text": pb07.text, "episode_ids": ["ep-04yqq457qh"]}
+                ]
+            }
+        )
+    )
+    result = distill(demo_repo, client=client_for(llm))
+    assert result.changes == []
+    assert [d.describe() for d in result.drops] == [
+        "dropped update PB-07: nothing to change: the rule already says this and cites these episodes"
+    ]
+    assert demo_repo.playbook_path.read_bytes() == before
+    # Nothing is retried for it: the model's decision about the batch stands.
+    assert sorted(result.distilled) == NEW and result.left == []
+    files = git(demo_repo.root, "show", "--name-only", "--format=", "HEAD").stdout.split()
+    assert files == []  # the commit records the episodes only; no playbook change
+    assert last_message(demo_repo).startswith("distill: +0 rules, ~0 updated, -0 retired\n")
+
+
+def test_the_prompt_asks_for_contradictions_and_supersede(demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    llm.script(reply_json({"operations": []}))
+    distill(demo_repo, client=client_for(llm))
+    system = llm.requests[0]["body"]["messages"][0]["content"]
+    assert "Look for contradictions explicitly" in system and "Newer evidence wins" in system
+    assert '"op": "supersede"' in user_prompt(llm)
