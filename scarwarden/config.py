@@ -319,6 +319,8 @@ def _apply_provider(model: Any, source: str) -> None:
         )
     for key in ("base_url", "distill_model", "answer_model"):
         model.setdefault(key, getattr(preset, key))
+    if preset.vision_model:  # issue 19; a preset without one keeps the default or the setting
+        model.setdefault("vision_model", preset.vision_model)
 
 
 def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:

@@ -21,6 +21,9 @@ class Provider:
     #: None for a local server that needs no key.
     key_env: str | None
     note: str = ""
+    #: The vision-language model of ``audit-image`` (issue 19); empty: the provider has
+    #: no preset one, set ``model.vision_model`` yourself.
+    vision_model: str = ""
 
     @property
     def needs_key(self) -> bool:
@@ -37,9 +40,16 @@ PROVIDERS: dict[str, Provider] = {
             "qwen3.7-plus",
             "DASHSCOPE_API_KEY",
             "Alibaba Cloud Model Studio, international endpoint (the default)",
+            vision_model="qwen3-vl-plus",
         ),
         Provider(
-            "openai", "https://api.openai.com/v1", "gpt-4.1-mini", "gpt-4.1", "OPENAI_API_KEY", "OpenAI"
+            "openai",
+            "https://api.openai.com/v1",
+            "gpt-4.1-mini",
+            "gpt-4.1",
+            "OPENAI_API_KEY",
+            "OpenAI",
+            vision_model="gpt-4.1-mini",
         ),
         Provider(
             "openrouter",
@@ -48,6 +58,7 @@ PROVIDERS: dict[str, Provider] = {
             "openai/gpt-4.1",
             "OPENROUTER_API_KEY",
             "OpenRouter: one key, many vendors' models",
+            vision_model="openai/gpt-4.1-mini",
         ),
         Provider(
             "deepseek", "https://api.deepseek.com/v1", "deepseek-chat", "deepseek-chat", "DEEPSEEK_API_KEY"

@@ -171,6 +171,8 @@ class ChatClient:
         return f"set {where} to a valid key for {self.settings.base_url}"
 
     def _model_setting(self, model: str) -> str:
+        if model == self.settings.vision_model:
+            return "model.vision_model in scarwarden.yaml (or SCARWARDEN_MODEL_VISION)"
         if model == self.settings.answer_model and model != self.settings.distill_model:
             return "model.answer_model in scarwarden.yaml (or SCARWARDEN_MODEL_ANSWER)"
         return "model.distill_model in scarwarden.yaml (or SCARWARDEN_MODEL_DISTILL)"

@@ -169,3 +169,12 @@ def test_record_makes_an_episode_with_the_image_attached(visual, fake_llm) -> No
     shown = json.loads(cli("episode", "show", data["recorded"], "--json").stdout)
     assert f"sha256:{sha}" in json.dumps(shown) and "PB-01 violates" in json.dumps(shown)
     assert (repo.root / f"memory/media/{sha}.png").read_bytes() == image.read_bytes()
+
+
+def test_the_vision_model_follows_the_preset_and_the_environment() -> None:
+    from scarwarden.config import parse_config
+
+    assert parse_config({}, environ={}).model.vision_model == "qwen3-vl-plus"
+    assert parse_config({"model": {"provider": "openai"}}, environ={}).model.vision_model == "gpt-4.1-mini"
+    env = {"SCARWARDEN_MODEL_VISION": "my-vl"}
+    assert parse_config({"model": {"provider": "openai"}}, environ=env).model.vision_model == "my-vl"
