@@ -14,7 +14,8 @@ change re-checks only the rules citing an episode that left its tree, because it
 parent's playbook was proven against a tree that had every episode it still has.
 
 :func:`walk` is shared with ``scarwarden check --from-ref A --to-ref B``; with a range,
-the trees the range starts from (its boundary) are trusted and listed once.
+the trees the range starts from (its boundary) are trusted, and read only for the
+episode IDs the range adds or cites (:mod:`scarwarden.gate.boundary`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from scarwarden.errors import GitError, UsageError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode
 from scarwarden.gate import policy as rules
+from scarwarden.gate.boundary import Boundary
 from scarwarden.gate.policy import GateProblem
 from scarwarden.repo import MemoryRepo, open_repo
 
@@ -131,6 +133,9 @@ class _Walk:
         #: Rule ID -> the commit that first removed it (a later rule may not reuse it).
         self.removed: dict[str, str] = {}
         self.cites: list[_Cite] = []
+        #: (order, commit, rule, episode ID, its line): citations before their paths are known.
+        self.citing: list[tuple[int, str, pb.Rule, str, int | None]] = []
+        self.boundary: Boundary | None = None
         #: Screen added episodes for credentials (``check --from-ref``, not ``verify``).
         self.screen = False
         #: (order, commit, path, old blob, new blob) of each episode a commit changed.
@@ -185,18 +190,27 @@ class _Walk:
             ) from None
 
     def _trust_boundary(self, commits: list[tuple[str, list[str]]]) -> None:
-        """List the parents outside the range (its boundary) once: trusted, so their
-        episodes resolve and their playbook is the one the range starts from."""
+        """The parents outside the range (its boundary) are trusted: their playbook is
+        the one the range starts from; their episodes are looked up once the IDs the
+        range needs are known (:meth:`_resolve_boundary`)."""
         order = {sha for sha, _ in commits}
-        for parent in {p for _, ps in commits for p in ps if p not in order}:
-            self.playbook_blob[parent] = None
-            for entry in git.ls_tree(self.root, parent, self.repo.memory_rel):
-                if entry.path == self.pb_rel:
-                    self.playbook_blob[parent] = entry.blob
-                elif rules.is_under(entry.path, self.ep_rel):
-                    ep = rules.episode_id_of(entry.path)
-                    if ep:
-                        self.id_paths.setdefault(ep, set()).add(entry.path)
+        parents = {p for _, ps in commits for p in ps if p not in order}
+        if parents:
+            self.boundary = Boundary(self.root, parents, self.repo.memory_rel, self.ep_rel, self.pb_rel)
+            self.playbook_blob.update(self.boundary.playbooks())
+
+    def _resolve_boundary(self) -> None:
+        """Add the boundary's paths of every ID added or cited, then expand each
+        citation into the paths its episode may be at."""
+        if self.boundary is not None:
+            ids = {rules.episode_id_of(path) or "" for *_x, path, _blob in self.added}
+            ids |= {ep for *_x, ep, _line in self.citing}
+            for ep, paths in self.boundary.episode_paths(ids).items():
+                if ep:
+                    self.id_paths.setdefault(ep, set()).update(paths)
+        for i, sha, r, ep, line in self.citing:
+            for candidate in sorted(self.id_paths.get(ep, ())) or [""]:
+                self.cites.append((i, sha, r, ep, candidate, line))
 
     def _diff_commits(self, commits: list[tuple[str, list[str]]]) -> list[_CommitDiffs]:
         """Every commit's diff against each parent, from one ``git diff-tree --stdin``."""
@@ -404,8 +418,7 @@ class _Walk:
             line = rules.learnt_in_line(text, r)
             for ep in r.episode_ids:
                 self.result.citations += 1
-                for candidate in sorted(self.id_paths.get(ep, ())) or [""]:
-                    self.cites.append((i, sha, r, ep, candidate, line))
+                self.citing.append((i, sha, r, ep, line))
 
     def _check_reused_ids(self, i: int, sha: str, old: pb.Playbook, new: pb.Playbook) -> None:
         """Note the rules ``new`` removed; report a rule that takes a removed one's ID."""
@@ -432,6 +445,7 @@ class _Walk:
     def _check_ids_and_citations(self) -> None:
         """Each added ID unique and each citation resolving in its commit's own tree,
         with one ``git cat-file --batch-check`` for all of them."""
+        self._resolve_boundary()
         probes: list[tuple[int, str, str, str, str]] = []
         for i, sha, path, _blob in self.added:
             ep = rules.episode_id_of(path) or ""

@@ -1,0 +1,54 @@
+"""The range check reads the trees it starts from only for the IDs it needs (issue 15),
+and finds them wherever they are: misplaced copies still collide, odd folders resolve."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import git
+from helpers import add_rule, commit_no_verify, episode_text, write
+
+from scarwarden.gate import boundary
+from scarwarden.gate.check import check_range
+from scarwarden.repo import MemoryRepo
+
+TWIN = "ep-gate0twin1"
+ODD = "ep-gate0odd02"
+
+
+def _range_with_boundary_oddities(repo: MemoryRepo) -> tuple[str, str]:
+    """(base, dup): a boundary holding misplaced episodes, then a range that re-adds one
+    of their IDs and cites the other and a missing one."""
+    root, ep = repo.root, repo.episodes_rel
+    write(root, f"{ep}/misplaced/{TWIN}.yaml", episode_text(TWIN))
+    write(root, f"{ep}/misplaced/deeper/still/{ODD}.yaml", episode_text(ODD))
+    base = commit_no_verify(root, "misplaced episodes, committed around the gate")
+    write(root, f"{ep}/2026/11/{TWIN}.yaml", episode_text(TWIN))
+    dup = commit_no_verify(root, "re-adds an ID the boundary has")
+    add_rule(repo, [ODD, "ep-nosuch0001"])
+    commit_no_verify(root, "a rule citing a misplaced episode and a missing one")
+    return base, dup
+
+
+def _found(repo: MemoryRepo, base: str) -> list[tuple[str, str | None, str | None]]:
+    return [(p.code, p.commit, p.message) for p in check_range(repo.root, base, "HEAD").problems]
+
+
+def test_boundary_ids_are_found_at_any_depth(demo_repo: MemoryRepo) -> None:
+    base, dup = _range_with_boundary_oddities(demo_repo)
+    found = _found(demo_repo, base)
+    codes = [(code, commit) for code, commit, _ in found]
+    assert ("episode-duplicate-id", dup) in codes
+    dup_msg = next(m for c, _, m in found if c == "episode-duplicate-id")
+    assert f"misplaced/{TWIN}.yaml" in (dup_msg or "")
+    cited = [m for c, _, m in found if c == "citation-missing"]
+    assert len(cited) == 1 and "ep-nosuch0001" in (cited[0] or ""), cited
+
+
+def test_many_ids_fall_back_to_one_listing_with_the_same_problems(
+    demo_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base, _dup = _range_with_boundary_oddities(demo_repo)
+    probed = _found(demo_repo, base)
+    monkeypatch.setattr(boundary, "MAX_PROBES", 0)
+    assert _found(demo_repo, base) == probed
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
