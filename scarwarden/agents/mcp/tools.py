@@ -158,7 +158,7 @@ class MemoryTools:
         answer = _required(answer, "answer")
         with self._writes:
             ep = record_human_answer(self.repo, task, answer)
-            return _episode_reply(self.repo, ep)
+            return self._synced(_episode_reply(self.repo, ep))
 
     def distill(
         self, *, dry_run: bool = True, offline: bool | None = None, branch: str | None = None
