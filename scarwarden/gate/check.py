@@ -24,9 +24,16 @@ from typing import TYPE_CHECKING
 
 from scarwarden import git
 from scarwarden.errors import GitError, UsageError
+from scarwarden.gate.check_tree import check_all
 from scarwarden.gate.report import CheckReport
-from scarwarden.gate.resolve import EMPTY_BLOB, MAX_ID_PATTERNS, check_citations, find_episode_paths
-from scarwarden.repo import MemoryRepo, open_repo
+from scarwarden.gate.resolve import (
+    EMPTY_BLOB,
+    MAX_ID_PATTERNS,
+    check_citations,
+    find_episode_paths,
+    open_memory,
+)
+from scarwarden.repo import MemoryRepo
 
 __all__ = [
     "EMPTY_BLOB",
@@ -41,13 +48,6 @@ __all__ = [
 if TYPE_CHECKING:
     from scarwarden.files import playbook as pb
     from scarwarden.files.episodes import Episode
-
-
-def _repo(root: Path | str | MemoryRepo) -> MemoryRepo:
-    if isinstance(root, MemoryRepo):
-        return root  # the CLI has loaded the settings already
-    # The gate also runs before 'init' has created the memory: nothing to refuse then.
-    return open_repo(root, initialised=False)
 
 
 def _staged_diff(
@@ -88,7 +88,7 @@ def check_staged(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = 
     """Check what ``git commit`` is about to record (git's index, honouring
     ``GIT_INDEX_FILE``; ``env=None`` inherits the process environment). ``root`` is the
     repository's top folder, or a :class:`MemoryRepo` whose settings are loaded."""
-    repo = _repo(root)
+    repo = open_memory(root)
     report = CheckReport("staged")
     base, changes = _staged_diff(repo.root, repo.memory_rel, env)
     report.base = base
@@ -375,95 +375,13 @@ def _check_ids_and_citations(
     )
 
 
-def check_all(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = None) -> CheckReport:
-    """The committed-plus-staged tree (git's index) as a whole: every episode valid and
-    where its ID and date say, IDs unique, every citation resolving."""
-    from scarwarden.gate import policy as rules
-
-    repo = _repo(root)
-    report = CheckReport("all", base="index")
-    ep_rel, pb_rel = repo.episodes_rel, repo.playbook_rel
-    entries = git.ls_files_stage(repo.root, repo.memory_rel, env=env)
-    episodes: list[git.StagedEntry] = []
-    playbook_blob = None
-    for entry in entries:
-        if entry.path == pb_rel:
-            playbook_blob = entry.blob
-        elif rules.is_under(entry.path, ep_rel):
-            bad = rules.added_path_problem(entry.path, entry.mode, ep_rel)
-            if bad is not None:
-                report.problems.append(bad)
-            elif entry.path.endswith(".yaml"):
-                episodes.append(entry)
-    wanted = [e.blob for e in episodes] + ([playbook_blob] if playbook_blob else [])
-    blobs = git.cat_file_batch(repo.root, wanted, env=env)
-    by_id: dict[str, str] = {}
-    redacted: dict[str, str] = {}
-    attached: list[tuple[str, Episode]] = []
-    for entry, raw in zip(episodes, blobs[: len(episodes)], strict=True):
-        episode, found = rules.validate_episode(raw, entry.path, ep_rel)
-        report.problems.extend(found)
-        report.count("episodes_checked")
-        if episode is not None and episode.get("attachments"):
-            attached.append((entry.path, episode))
-        if episode is not None and episode.get("redacted") is not None:
-            redacted[episode.id] = entry.path
-        ep = episode.id if episode else rules.episode_id_of(entry.path)
-        if not ep:
-            continue
-        if ep in by_id:
-            report.problems.append(rules.duplicate_id_problem(ep, entry.path, by_id[ep]))
-        else:
-            by_id[ep] = entry.path
-    raw_book = blobs[-1] if playbook_blob else None
-    book, found = rules.parse_playbook(raw_book, pb_rel)
-    report.problems.extend(found)
-    if book is not None:
-        report.count("rules_checked", len(book.all_rules()))
-        check_citations(
-            report,
-            repo,
-            book.all_rules(),
-            raw_book.decode("utf-8") if raw_book else None,
-            by_id.__contains__,
-            "the ledger (committed or staged)",
-        )
-    if redacted:
-        from scarwarden.gate.redactions import evidence_warnings
-
-        report.warnings.extend(evidence_warnings(book, redacted, pb_rel))
-    _check_all_media(report, repo, entries, attached, env)
-    return report
-
-
-def _check_all_media(
-    report: CheckReport,
-    repo: MemoryRepo,
-    entries: list[git.StagedEntry],
-    attached: list[tuple[str, Episode]],
-    env: Mapping[str, str] | None,
-) -> None:
-    """Every image under memory/media/ named by its hash, every attachment present (issue 19)."""
-    from scarwarden.files.media import media_rel
-    from scarwarden.gate import media
-    from scarwarden.gate.policy import is_under
-
-    folder = media_rel(repo.memory_rel)
-    stored = {e.path: e.blob for e in entries if is_under(e.path, folder)}
-    if stored:
-        report.count("media_checked", len(stored))
-        raws = git.cat_file_batch(repo.root, list(stored.values()), env=env)
-        report.problems.extend(media.check_added_media(repo, stored, raws))
-    report.problems.extend(media.missing_attachments(repo, attached, env))
-
-
 def check_range(root: Path | str | MemoryRepo, from_ref: str, to_ref: str) -> CheckReport:
     """Every commit in ``from_ref..to_ref``, each against its parents (CI on a PR).
 
     A ref that names no commit is a :class:`UsageError` (exit 2), not a failed check."""
     from scarwarden.gate.verify import walk
 
-    repo = _repo(root)
+    repo = open_memory(root)
     for name, ref in (("--from-ref", from_ref), ("--to-ref", to_ref)):
         if git.rev_parse(repo.root, ref) is None:
             raise UsageError(

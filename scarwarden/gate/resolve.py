@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from scarwarden import git
 from scarwarden.gate.report import CheckReport
-from scarwarden.repo import MemoryRepo
+from scarwarden.repo import MemoryRepo, open_repo
 
 if TYPE_CHECKING:
     from scarwarden.files import playbook as pb
@@ -81,3 +81,11 @@ def check_citations(
                         rule, ep, repo.playbook_rel, line, where, hint=_worktree_hint(repo, ep)
                     )
                 )
+
+
+def open_memory(root: Path | str | MemoryRepo) -> MemoryRepo:
+    """The memory repository at ``root`` (a MemoryRepo is taken as it is)."""
+    if isinstance(root, MemoryRepo):
+        return root  # the CLI has loaded the settings already
+    # The gate also runs before 'init' has created the memory: nothing to refuse then.
+    return open_repo(root, initialised=False)

@@ -1,0 +1,97 @@
+"""``check --all``: the committed-plus-staged tree as a whole, every episode parsed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scarwarden import git
+from scarwarden.gate.report import CheckReport
+from scarwarden.gate.resolve import check_citations, open_memory
+from scarwarden.repo import MemoryRepo
+
+if TYPE_CHECKING:
+    from scarwarden.files.episodes import Episode
+
+
+def check_all(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = None) -> CheckReport:
+    """The committed-plus-staged tree (git's index) as a whole: every episode valid and
+    where its ID and date say, IDs unique, every citation resolving."""
+    from scarwarden.gate import policy as rules
+
+    repo = open_memory(root)
+    report = CheckReport("all", base="index")
+    ep_rel, pb_rel = repo.episodes_rel, repo.playbook_rel
+    entries = git.ls_files_stage(repo.root, repo.memory_rel, env=env)
+    episodes: list[git.StagedEntry] = []
+    playbook_blob = None
+    for entry in entries:
+        if entry.path == pb_rel:
+            playbook_blob = entry.blob
+        elif rules.is_under(entry.path, ep_rel):
+            bad = rules.added_path_problem(entry.path, entry.mode, ep_rel)
+            if bad is not None:
+                report.problems.append(bad)
+            elif entry.path.endswith(".yaml"):
+                episodes.append(entry)
+    wanted = [e.blob for e in episodes] + ([playbook_blob] if playbook_blob else [])
+    blobs = git.cat_file_batch(repo.root, wanted, env=env)
+    by_id: dict[str, str] = {}
+    redacted: dict[str, str] = {}
+    attached: list[tuple[str, Episode]] = []
+    for entry, raw in zip(episodes, blobs[: len(episodes)], strict=True):
+        episode, found = rules.validate_episode(raw, entry.path, ep_rel)
+        report.problems.extend(found)
+        report.count("episodes_checked")
+        if episode is not None and episode.get("attachments"):
+            attached.append((entry.path, episode))
+        if episode is not None and episode.get("redacted") is not None:
+            redacted[episode.id] = entry.path
+        ep = episode.id if episode else rules.episode_id_of(entry.path)
+        if not ep:
+            continue
+        if ep in by_id:
+            report.problems.append(rules.duplicate_id_problem(ep, entry.path, by_id[ep]))
+        else:
+            by_id[ep] = entry.path
+    raw_book = blobs[-1] if playbook_blob else None
+    book, found = rules.parse_playbook(raw_book, pb_rel)
+    report.problems.extend(found)
+    if book is not None:
+        report.count("rules_checked", len(book.all_rules()))
+        check_citations(
+            report,
+            repo,
+            book.all_rules(),
+            raw_book.decode("utf-8") if raw_book else None,
+            by_id.__contains__,
+            "the ledger (committed or staged)",
+        )
+    if redacted:
+        from scarwarden.gate.redactions import evidence_warnings
+
+        report.warnings.extend(evidence_warnings(book, redacted, pb_rel))
+    _check_all_media(report, repo, entries, attached, env)
+    return report
+
+
+def _check_all_media(
+    report: CheckReport,
+    repo: MemoryRepo,
+    entries: list[git.StagedEntry],
+    attached: list[tuple[str, Episode]],
+    env: Mapping[str, str] | None,
+) -> None:
+    """Every image under memory/media/ named by its hash, every attachment present (issue 19)."""
+    from scarwarden.files.media import media_rel
+    from scarwarden.gate import media
+    from scarwarden.gate.policy import is_under
+
+    folder = media_rel(repo.memory_rel)
+    stored = {e.path: e.blob for e in entries if is_under(e.path, folder)}
+    if stored:
+        report.count("media_checked", len(stored))
+        raws = git.cat_file_batch(repo.root, list(stored.values()), env=env)
+        report.problems.extend(media.check_added_media(repo, stored, raws))
+    report.problems.extend(media.missing_attachments(repo, attached, env))
