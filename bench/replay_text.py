@@ -1,9 +1,10 @@
-"""Tokens and BM25 for the replay benchmark's baselines, mirroring Scarwarden's text pipeline.
+"""Tokens and BM25 for the replay benchmark's baselines, on Scarwarden's own text pipeline.
 
-A copy of the logic of ``scarwarden/text.py`` (not an import: the benchmark drives
-Scarwarden only through its CLI): runs of letters and digits in any script with inner
-apostrophes, lower case, the Snowball English stopword list dropped, Snowball English
-stems. The BM25 is the term part of Scarwarden's score (Lucene's non-negative idf,
+The tokens are ``scarwarden.text``'s (imported, so the baselines can never drift from
+recall; the benchmark still drives memory itself only through the CLI): runs of letters
+and digits in any script with inner apostrophes, lower case, the Snowball English
+stopword list dropped, Snowball English stems. The BM25 is the term part of Scarwarden's
+score (Lucene's non-negative idf,
 K1 = 1.5, B = 0.75), so the raw-episode and policy baselines rank with the same
 tokens and constants as recall, without tags, playbook or router.
 """
@@ -11,55 +12,13 @@ tokens and constants as recall, without tags, playbook or router.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
-from functools import lru_cache
 
-import snowballstemmer
+from scarwarden.text import STOPWORDS, stem, stems, tag_stems, words
 
-STOPWORDS = frozenset(
-    """
-i me my myself we our ours ourselves you your yours yourself yourselves he him his
-himself she her hers herself it its itself they them their theirs themselves what which
-who whom this that these those am is are was were be been being have has had having do
-does did doing would should could ought i'm you're he's she's it's we're they're i've
-you've we've they've i'd you'd he'd she'd we'd they'd i'll you'll he'll she'll we'll
-they'll isn't aren't wasn't weren't hasn't haven't hadn't doesn't don't didn't won't
-wouldn't shan't shouldn't can't cannot couldn't mustn't let's that's who's what's here's
-there's when's where's why's how's a an the and but if or because as until while of at
-by for with about against between into through during before after above below to from
-up down in out on off over under again further then once here there when where why how
-all any both each few more most other some such no nor not only own same so than too
-very
-""".split()
-)
+__all__ = ["B", "BM25", "K1", "STOPWORDS", "stem", "stems", "tag_stems", "words"]
 
-TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
-_stemmer = snowballstemmer.stemmer("english")
 K1, B = 1.5, 0.75
-
-
-@lru_cache(maxsize=100_000)
-def stem(word: str) -> str:
-    """The Snowball English stem of one lower-case word."""
-    return str(_stemmer.stemWord(word))
-
-
-def words(text: str) -> list[str]:
-    """All lower-case word tokens, stopwords kept (the judge needs "not", "cannot")."""
-    return TOKEN.findall(text.translate(_APOSTROPHES).lower())
-
-
-def stems(text: str) -> list[str]:
-    """Scarwarden's stems: stopwords dropped, repeats kept."""
-    return [stem(w) for w in words(text) if w not in STOPWORDS]
-
-
-def tag_stems(tag: str) -> tuple[str, ...]:
-    """A tag's stems as Scarwarden matches them: split on '-', stopwords dropped."""
-    parts = [p for p in tag.lower().split("-") if p and p not in STOPWORDS]
-    return tuple(dict.fromkeys(stem(p) for p in parts))
 
 
 class BM25:

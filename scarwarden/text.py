@@ -44,10 +44,14 @@ def stem(word: str) -> str:
     return str(_stemmer.stemWord(word))
 
 
+def words(text: str) -> list[str]:
+    """Every lower-cased word token, stopwords kept (a judge of text needs "not")."""
+    return _TOKEN.findall(text.translate(_APOSTROPHES).lower())
+
+
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens with stopwords removed."""
-    lowered = text.translate(_APOSTROPHES).lower()
-    return [t for t in _TOKEN.findall(lowered) if t not in STOPWORDS]
+    return [t for t in words(text) if t not in STOPWORDS]
 
 
 def stems(text: str) -> list[str]:

@@ -137,15 +137,7 @@ def _route(stats: RecallStats, ranked: list[RecalledRule]) -> str:
         best = ranked[0]
         stats.best_rule_coverage = round(best.matched_mass / best.rule_mass, 4) if best.rule_mass else 0.0
         stats.best = ranked[0]
-    return router.route(
-        stats.best_confidence,
-        stats.best_tag_hits,
-        stats.best_evidence,
-        stats.settings,
-        matched_words=stats.best_matched_words,
-        task_words=len(stats.task_stems),
-        rule_coverage=stats.best_rule_coverage,
-    )
+    return stats.route()
 
 
 def recall_task(repo: MemoryRepo, task: str, *, limit: int | None = None, log: bool = True) -> RecallResult:

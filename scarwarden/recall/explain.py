@@ -13,7 +13,6 @@ from collections import Counter
 from typing import Any
 
 from scarwarden import text
-from scarwarden.recall import router
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
 from scarwarden.recall.score import (
     DECIMALS,
@@ -248,15 +247,7 @@ def _mass(dfs: list[int], n: int, weights: list[float] | None = None) -> str:
 
 
 def _reason(stats: RecallStats) -> str:
-    return router.reason(
-        stats.best_confidence,
-        stats.best_tag_hits,
-        stats.best_evidence,
-        stats.settings,
-        matched_words=stats.best_matched_words,
-        task_words=len(stats.task_stems),
-        rule_coverage=stats.best_rule_coverage,
-    )
+    return stats.route_reason()
 
 
 def _stats(result: RecallResult) -> RecallStats:

@@ -152,6 +152,24 @@ class RecallStats:
     #: The best-ranked rule, also when the verdict (ASK_HUMAN) returns no rules.
     best: RecalledRule | None = None
 
+    def route(self) -> str:
+        """The router's verdict on these figures."""
+        return router.route(*self._router_args(), **self._router_kwargs())
+
+    def route_reason(self) -> str:
+        """The router's one-line reason for that verdict, in ``--explain``'s words."""
+        return router.reason(*self._router_args(), **self._router_kwargs())
+
+    def _router_args(self) -> tuple[float | None, int, float, RecallSettings]:
+        return self.best_confidence, self.best_tag_hits, self.best_evidence, self.settings
+
+    def _router_kwargs(self) -> dict[str, Any]:
+        return {
+            "matched_words": self.best_matched_words,
+            "task_words": len(self.task_stems),
+            "rule_coverage": self.best_rule_coverage,
+        }
+
 
 @dataclass
 class RecallResult:

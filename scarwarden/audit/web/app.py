@@ -16,7 +16,6 @@ The checks themselves (hosts, origin, headers) are in :mod:`.security`.
 
 from __future__ import annotations
 
-import hmac
 import secrets
 from collections.abc import Collection, Mapping
 from pathlib import Path
@@ -25,7 +24,7 @@ from flask import Flask, Response, redirect, request
 from werkzeug.exceptions import HTTPException
 
 from scarwarden.audit.web import pages, render
-from scarwarden.audit.web.security import add_security_headers, form_is_utf8, host_name, same_origin
+from scarwarden.audit.web.security import add_security_headers, host_name
 from scarwarden.audit.web.site import Pages
 from scarwarden.audit.web.taskpage import task_page
 from scarwarden.errors import ExitCode, ScarwardenError, UsageError, ValidationError
@@ -194,28 +193,14 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
 
     @app.post("/answer")
     def answer() -> Response:
-        if site.read_only:
-            return site.error(
-                403,
-                "Read-only",
-                "This server is read-only: nothing can be recorded.",
-                "restart 'scarwarden serve' without --read-only to record answers",
-            )
-        # Before request.form: the raw body is cached here and the form parsed from it.
-        if not form_is_utf8(request.mimetype, request.get_data(cache=True)):
-            return site.error(
-                400, "Cannot record this answer", "The form is not valid UTF-8; nothing was written."
-            )
-        sent = request.form.get("csrf_token", "")
-        if not same_origin(request.headers, request.host) or not hmac.compare_digest(
-            sent.encode(), site.token.encode()
-        ):
-            return site.error(
-                403,
-                "Cross-site request refused",
-                "This form did not come from this server's own page.",
-                "reload the task page and submit the form again",
-            )
+        refused = site.refuse_write(
+            nothing_can="recorded",
+            read_only_hint="restart 'scarwarden serve' without --read-only to record answers",
+            cannot="Cannot record this answer",
+            reload="task page",
+        )
+        if refused is not None:
+            return refused
         from scarwarden.answers.asking import record_human_answer
 
         try:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 
-from flask import Response
+from flask import Response, request
 from jinja2 import Environment
 
 from scarwarden.audit.web import render
+from scarwarden.audit.web.security import form_is_utf8, same_origin
 
 
 class Pages:
@@ -32,3 +34,27 @@ class Pages:
         return self.page(
             "error.html", status, title=heading, code=status, heading=heading, message=message, hint=hint
         )
+
+    def refuse_write(
+        self, *, nothing_can: str, read_only_hint: str, cannot: str, reload: str
+    ) -> Response | None:
+        """Every write form's checks, in order: read-only, UTF-8, same origin and the CSRF
+        token; an error page if one fails, else ``None``. The words name the form's act."""
+        if self.read_only:
+            return self.error(
+                403, "Read-only", f"This server is read-only: nothing can be {nothing_can}.", read_only_hint
+            )
+        # Before request.form: the raw body is cached here and the form parsed from it.
+        if not form_is_utf8(request.mimetype, request.get_data(cache=True)):
+            return self.error(400, cannot, "The form is not valid UTF-8; nothing was written.")
+        sent = request.form.get("csrf_token", "")
+        if not same_origin(request.headers, request.host) or not hmac.compare_digest(
+            sent.encode(), self.token.encode()
+        ):
+            return self.error(
+                403,
+                "Cross-site request refused",
+                "This form did not come from this server's own page.",
+                f"reload the {reload} and submit the form again",
+            )
+        return None

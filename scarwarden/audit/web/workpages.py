@@ -11,12 +11,10 @@ distiller: deterministic, free, and what the preview showed is what gets committ
 
 from __future__ import annotations
 
-import hmac
 from typing import TYPE_CHECKING, Any
 
 from flask import Flask, Response, redirect, request
 
-from scarwarden.audit.web.security import form_is_utf8, same_origin
 from scarwarden.errors import ScarwardenError
 from scarwarden.git import head as git_head
 from scarwarden.index import open_index
@@ -93,27 +91,13 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
 
 
 def _refuse_write(site: Pages) -> Response | None:
-    """The answer form's checks: read-only, UTF-8, same origin and the CSRF token."""
-    if site.read_only:
-        return site.error(
-            403,
-            "Read-only",
-            "This server is read-only: nothing can be committed.",
-            "restart 'scarwarden serve' without --read-only, or run 'scarwarden distill'",
-        )
-    if not form_is_utf8(request.mimetype, request.get_data(cache=True)):
-        return site.error(400, "Cannot commit this", "The form is not valid UTF-8; nothing was written.")
-    sent = request.form.get("csrf_token", "")
-    if not same_origin(request.headers, request.host) or not hmac.compare_digest(
-        sent.encode(), site.token.encode()
-    ):
-        return site.error(
-            403,
-            "Cross-site request refused",
-            "This form did not come from this server's own page.",
-            "reload the page and submit the form again",
-        )
-    return None
+    """The answer form's checks (read-only, UTF-8, same origin, CSRF token) for a commit."""
+    return site.refuse_write(
+        nothing_can="committed",
+        read_only_hint="restart 'scarwarden serve' without --read-only, or run 'scarwarden distill'",
+        cannot="Cannot commit this",
+        reload="page",
+    )
 
 
 def log_page(repo: MemoryRepo, args: Any) -> dict[str, Any]:
