@@ -100,6 +100,8 @@ def format_rule(rule: Rule) -> str:
     lines.append(rule.text)
     lines.append(f"  tags: {', '.join(rule.tags) or '-'}")
     lines.append(f"  learnt in: {', '.join(rule.episode_ids)}")
+    if rule.applies_to:
+        lines.append(f"  applies to: {', '.join(rule.applies_to)}")
     if rule.retired:
         lines.append(f"  retired: {rule.reason}")
         if rule.replaced_by:

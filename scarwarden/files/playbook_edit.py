@@ -158,11 +158,17 @@ def add_rule(
     cites: Sequence[str],
     title: str | None = None,
     commit: bool = True,
+    applies_to: Sequence[str] = (),
 ) -> pb.Rule:
-    """Add a hand-written rule citing ``cites``; refuse citations that do not resolve."""
+    """Add a hand-written rule citing ``cites``; refuse citations that do not resolve.
+
+    ``applies_to=("images",)`` makes a visual rule (issue 19): the rule ``audit-image``
+    always sends to the vision model."""
     with write_lock(repo):
         playbook = load_playbook(repo)
-        draft = pb.make_rule(DRAFT_ID, title or title_from_text(text), text, tags, cites)
+        draft = pb.make_rule(
+            DRAFT_ID, title or title_from_text(text), text, tags, cites, applies_to=applies_to
+        )
         rule = playbook.minted(draft)
         _refuse_secrets(repo, rule)
         found, missing = _locate_citations(repo, rule.episode_ids)

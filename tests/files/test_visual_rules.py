@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+from conftest import git, head
 
 from scarwarden.distill.visual import is_visual
 from scarwarden.errors import ValidationError
@@ -98,3 +102,37 @@ def test_offline_distillation_marks_image_lessons_visual(memory_repo: MemoryRepo
     assert len(visual) == 1 and "logo" in visual[0].text.lower()
     assert any("timezone" in r.text.lower() and not r.visual for r in book.rules)
     assert "- Applies to: images" in memory_repo.playbook_path.read_text()
+
+
+def test_rule_add_applies_to_images_makes_a_visual_rule(
+    memory_repo: MemoryRepo, make_cli, tmp_path: Path
+) -> None:
+    cli = make_cli(memory_repo.root)
+    ep = cli("episode", "add", "--task", "Beta banner", "--correction", "The logo was cropped").stdout.strip()
+    before = head(memory_repo)
+    bad = cli("rule", "add", "--text", "Keep the logo whole.", "--cites", ep, "--applies-to", "video")
+    assert bad.exit_code == 2 and "'video' is not 'images'" in bad.output and "Traceback" not in bad.output
+    assert head(memory_repo) == before and git(memory_repo.root, "status", "--porcelain").stdout == ""
+    out = cli(
+        "rule", "add", "--text", "Keep the logo whole.", "--cites", ep, "--applies-to", "images", "--json"
+    )
+    assert out.exit_code == 0, out.output
+    rule = json.loads(out.stdout)
+    assert rule["applies_to"] == ["images"] and rule["episode_ids"] == [ep]
+    added = pb.parse(memory_repo.playbook_path.read_text()).get(rule["id"])
+    assert added is not None and added.visual
+    assert f"- Learnt in: {ep}\n- Applies to: images\n" in memory_repo.playbook_path.read_text()
+    assert git(memory_repo.root, "status", "--porcelain").stdout == ""  # committed
+    # audit-image sends it for any task, even one that shares no word with it.
+    png = tmp_path / "card.png"
+    png.write_bytes(
+        bytes.fromhex(
+            "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+            "1f15c4890000000d49444154789c63f8cfc0f01f0005000201a7d6b1f2"
+            "0000000049454e44ae426082"
+        )
+    )
+    audit = cli("audit-image", str(png), "--task", "Quarterly webinar", env={"SCARWARDEN_API_KEY": ""})
+    assert audit.exit_code == 0, audit.output
+    assert f"[{rule['id']}, learnt in {ep}] Keep the logo whole (visual)" in audit.stdout
+    assert "No image was judged" in audit.stderr

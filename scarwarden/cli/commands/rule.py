@@ -5,6 +5,7 @@ import click
 from scarwarden.cli.commands._common import echo_json, get_repo, split_list
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode, format_rule
+from scarwarden.files.playbook_model import APPLIES_TO
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
 
 
@@ -17,6 +18,7 @@ def rule() -> None:
       scarwarden rule list --tag linkedin
       scarwarden rule show PB-01
       scarwarden rule add --text "Never post discount codes publicly." --cites ep-wmjgdnc59j
+      scarwarden rule add --text "Keep the logo whole." --applies-to images --cites ep-wmjgdnc59j
     """
 
 
@@ -27,6 +29,13 @@ def rule() -> None:
     "--cites", required=True, help="Comma-separated episode IDs that taught the rule (they must exist)."
 )
 @click.option("--title", help="A short title (default: from the text's first sentence).")
+@click.option(
+    "--applies-to",
+    "applies_to",
+    multiple=True,
+    type=click.Choice(APPLIES_TO),
+    help="What the rule is about: 'images' makes a visual rule, one audit-image always checks.",
+)
 @click.option("--no-commit", is_flag=True, help="Stage the playbook instead of committing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the new rule as JSON.")
 @click.pass_context
@@ -36,6 +45,7 @@ def add(
     tags: tuple[str, ...],
     cites: str,
     title: str | None,
+    applies_to: tuple[str, ...],
     no_commit: bool,
     as_json: bool,
 ) -> None:
@@ -43,18 +53,27 @@ def add(
 
     The rule gets a newly minted ID such as PB-7k2m9q4x (a hash of its content; two
     branches never take the same one, and a retired ID is never reused) and is committed
-    with a `Scarwarden-Rule: <ID>` trailer.
+    with a `Scarwarden-Rule: <ID>` trailer. `--applies-to images` writes
+    `- Applies to: images`: a visual rule, sent with every `audit-image`.
 
     \b
-    Example:
+    Examples:
       scarwarden rule add --text "Never post discount codes publicly." \\
           --tag discount --tag social --cites ep-wmjgdnc59j,ep-56m702j8dv
+      scarwarden rule add --text "Never put text over a face in a banner." \\
+          --applies-to images --tag banner --cites ep-wmjgdnc59j
     """
     from scarwarden.files.playbook_edit import add_rule
 
     repo = get_repo(ctx)
     new = add_rule(
-        repo, text=text, tags=split_list(tags), cites=split_list([cites]), title=title, commit=not no_commit
+        repo,
+        text=text,
+        tags=split_list(tags),
+        cites=split_list([cites]),
+        title=title,
+        commit=not no_commit,
+        applies_to=applies_to,
     )
     if as_json:
         echo_json(new.to_json())
