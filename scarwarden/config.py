@@ -71,7 +71,8 @@ class ModelSettings:
     base_url: str = DEFAULT_BASE_URL
     distill_model: str = "qwen3.6-flash"
     answer_model: str = "qwen3.7-plus"
-    #: The vision-language model of ``audit-image`` (issue 19), on the same endpoint.
+    #: The vision-language model of ``audit-image`` (issue 19), on the same endpoint;
+    #: empty: none, so audit-image judges no image (the deepseek preset).
     vision_model: str = "qwen3-vl-plus"
     #: Seconds to wait for one HTTP response.
     timeout: float = 60.0
@@ -319,8 +320,9 @@ def _apply_provider(model: Any, source: str) -> None:
         )
     for key in ("base_url", "distill_model", "answer_model"):
         model.setdefault(key, getattr(preset, key))
-    if preset.vision_model:  # issue 19; a preset without one keeps the default or the setting
-        model.setdefault("vision_model", preset.vision_model)
+    # Issue 19: a preset whose server reads text only sets no vision model (""), rather
+    # than send images to a DashScope model name its server has never heard of.
+    model.setdefault("vision_model", preset.vision_model)
 
 
 def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:

@@ -21,8 +21,9 @@ class Provider:
     #: None for a local server that needs no key.
     key_env: str | None
     note: str = ""
-    #: The vision-language model of ``audit-image`` (issue 19); empty: the provider has
-    #: no preset one, set ``model.vision_model`` yourself.
+    #: The vision-language model of ``audit-image`` (issue 19), served at ``base_url``;
+    #: empty: the provider serves none (DeepSeek's API reads text only), so audit-image
+    #: lists the rules and judges nothing until ``model.vision_model`` names one.
     vision_model: str = ""
 
     @property
@@ -69,7 +70,8 @@ PROVIDERS: dict[str, Provider] = {
             "qwen3:8b",
             "qwen3:8b",
             None,
-            "local Ollama (ollama pull qwen3:8b)",
+            "local Ollama (ollama pull qwen3:8b; for images, ollama pull qwen2.5vl:7b)",
+            vision_model="qwen2.5vl:7b",
         ),
         Provider(
             "vllm",
@@ -78,6 +80,9 @@ PROVIDERS: dict[str, Provider] = {
             "Qwen/Qwen3-8B",
             None,
             "local vLLM (vllm serve Qwen/Qwen3-8B)",
+            # One vLLM server serves one model: images need a second server (or this
+            # one) serving the VL model at base_url; docs/models.md has the recipe.
+            vision_model="Qwen/Qwen2.5-VL-7B-Instruct",
         ),
         Provider(
             "lmstudio",
@@ -86,6 +91,7 @@ PROVIDERS: dict[str, Provider] = {
             "qwen3-8b",
             None,
             "local LM Studio server",
+            vision_model="qwen2.5-vl-7b-instruct",
         ),
     )
 }

@@ -140,7 +140,8 @@ def audit_image(
             "the task is empty", hint='scarwarden audit-image card.png --task "Beta launch banner"'
         )
     result = ImageAudit(source, image, task.strip(), applicable_rules(repo, task))
-    if client is None or not result.rules:
+    # No vision model (a text-only provider) is no model at all for an image.
+    if client is None or not result.rules or not repo.config.model.vision_model:
         return result
     result.sent = prepare(image, repo.config.media)
     result.model = repo.config.model.vision_model

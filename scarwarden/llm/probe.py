@@ -23,7 +23,7 @@ PROBE_TIMEOUT = 15.0
 @dataclass(frozen=True)
 class Check:
     name: str  # "reachable", "key", "model distill_model"...
-    ok: bool | None  # None: not checked (an earlier check failed)
+    ok: bool | None  # None: a warning (the vision model: only audit-image needs it)
     detail: str
 
     def to_json(self) -> dict[str, Any]:
@@ -38,7 +38,8 @@ class ProbeReport:
 
     @property
     def ok(self) -> bool:
-        return all(c.ok for c in self.checks)
+        # None is a warning (a vision model not served), not a failure.
+        return not any(c.ok is False for c in self.checks)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -89,7 +90,20 @@ def probe(config: Config, environ: Mapping[str, str], session: Any = None) -> Pr
     roles = {"distill_model": settings.distill_model, "answer_model": settings.answer_model}
     for role, model in roles.items():
         report.checks.append(_model_check(role, model, served, session, base, headers, timeout))
+    if settings.vision_model:
+        report.checks.append(_vision_check(settings.vision_model, served, session, base, headers, timeout))
     return report
+
+
+def _vision_check(
+    model: str, served: set[str] | None, session: Any, base: str, headers: dict[str, str], timeout: float
+) -> Check:
+    """The vision model (issue 19): only ``audit-image`` needs it, so one the server does
+    not serve is a warning (``ok`` None), never a failed test of distill and answer."""
+    check = _model_check("vision_model", model, served, session, base, headers, timeout)
+    if check.ok:
+        return check
+    return Check(check.name, None, f"{check.detail}; only audit-image needs it (docs/models.md)")
 
 
 def _connect_problem(exc: Exception, timeout: float) -> str:

@@ -178,3 +178,15 @@ def test_the_vision_model_follows_the_preset_and_the_environment() -> None:
     assert parse_config({"model": {"provider": "openai"}}, environ={}).model.vision_model == "gpt-4.1-mini"
     env = {"SCARWARDEN_MODEL_VISION": "my-vl"}
     assert parse_config({"model": {"provider": "openai"}}, environ=env).model.vision_model == "my-vl"
+
+
+def test_a_provider_without_a_vision_model_judges_nothing(visual, fake_llm) -> None:
+    repo, cli, image, ep_logo = visual
+    (repo.root / "scarwarden.yaml").write_text("model:\n  provider: deepseek\n")
+    result = cli("audit-image", str(image), "--task", "Beta banner")
+    assert result.exit_code == 0, result.output
+    assert f"[PB-01, learnt in {ep_logo}] Keep the logo whole" in result.stdout
+    assert "No image was judged" in result.stderr and "has no vision model" in result.stderr
+    strict = cli("audit-image", str(image), "--task", "Beta banner", "--strict")
+    assert strict.exit_code == 4 and "model.vision_model" in strict.stderr
+    assert fake_llm.requests == []  # no image went to a text-only model

@@ -122,7 +122,9 @@ def test_models_test_without_a_listing_asks_one_token(cli: Any, demo_repo: Memor
     assert "Qwen/Qwen3-8B answered a one-token completion" in result.stdout
     assert "HTTP 404, the server does not serve it" in result.stdout
     posts = [r for r in llm.requests if r["body"] is not None]
-    assert [b["body"]["max_tokens"] for b in posts] == [1, 1]
+    # distill, answer, then the vision model (issue 19; the script is exhausted: HTTP 500).
+    assert [b["body"]["max_tokens"] for b in posts] == [1, 1, 1]
+    assert posts[2]["body"]["model"] == "Qwen/Qwen2.5-VL-7B-Instruct"
 
 
 def test_models_test_no_key_is_exit_4_and_unreachable_is_exit_3(
@@ -136,3 +138,47 @@ def test_models_test_no_key_is_exit_4_and_unreachable_is_exit_3(
     down = cli("models", "--test")
     assert down.exit_code == 3
     assert "FAIL reachable" in down.stdout and "cannot connect" in down.stdout
+
+
+@pytest.mark.parametrize(
+    ("provider", "vision"),
+    [
+        ("ollama", "qwen2.5vl:7b"),
+        ("vllm", "Qwen/Qwen2.5-VL-7B-Instruct"),
+        ("lmstudio", "qwen2.5-vl-7b-instruct"),
+        ("openai", "gpt-4.1-mini"),
+        ("deepseek", ""),  # DeepSeek's API reads text only: no vision model, not a wrong one
+    ],
+)
+def test_every_preset_names_its_vision_model(provider: str, vision: str) -> None:
+    assert parse_config({"model": {"provider": provider}}, environ={}).model.vision_model == vision
+    env = {"SCARWARDEN_MODEL_VISION": "my-vl"}
+    assert parse_config({"model": {"provider": provider}}, environ=env).model.vision_model == "my-vl"
+
+
+def test_models_shows_the_vision_role(cli: Any, demo_repo: MemoryRepo) -> None:
+    _write_settings(demo_repo, "model:\n  provider: ollama\n")
+    result = cli("models")
+    assert "vision_model   qwen2.5vl:7b" in result.stdout
+    assert "distill qwen3:8b, answer qwen3:8b, vision qwen2.5vl:7b" in result.stdout
+    assert "distill deepseek-chat, answer deepseek-chat, vision none" in result.stdout
+    data = json.loads(cli("models", "--json").stdout)
+    assert data["configured"]["vision_model"] == "qwen2.5vl:7b"
+    assert {p["name"]: p["vision_model"] for p in data["presets"]}["deepseek"] is None
+    _write_settings(demo_repo, "model:\n  provider: deepseek\n")
+    assert "vision_model   (none: audit-image lists the rules and judges no image)" in cli("models").stdout
+
+
+def test_models_test_warns_when_the_vision_model_is_not_served(
+    cli: Any, demo_repo: MemoryRepo, llm: FakeLLM
+) -> None:
+    _point_at(demo_repo, llm, provider="ollama")
+    llm.models = ["qwen3:8b"]
+    result = cli("models", "--test", "--json")
+    assert result.exit_code == 0, result.output  # distill and answer work: images are optional
+    vision = json.loads(result.stdout)["checks"][-1]
+    assert vision["check"] == "model.vision_model" and vision["ok"] is None
+    assert "qwen2.5vl:7b is not among" in vision["detail"] and "only audit-image" in vision["detail"]
+    assert "warn model.vision_model" in cli("models", "--test").stdout
+    llm.models = ["qwen3:8b", "qwen2.5vl:7b"]
+    assert "ok   model.vision_model   qwen2.5vl:7b is served" in cli("models", "--test").stdout

@@ -69,7 +69,8 @@ def audit_image(ctx: click.Context, file: str, task: str, as_json: bool, strict:
         _print(audit)
         if recorded is not None:
             click.echo(f"Recorded as {recorded.id}", err=True)
-    _finish(repo, audit, strict=strict, record=record, has_model=client is not None)
+    has_model = client is not None and bool(repo.config.model.vision_model)
+    _finish(repo, audit, strict=strict, record=record, has_model=has_model)
 
 
 def _print(audit: ImageAudit) -> None:
@@ -105,12 +106,18 @@ def _finish(repo: MemoryRepo, audit: ImageAudit, *, strict: bool, record: bool, 
     from scarwarden.answers.visual import NOT_JUDGED
 
     if not audit.judged and audit.rules:
-        error = NoModelConfigured(
-            NOT_JUDGED,
-            hint=f"set SCARWARDEN_API_KEY (or {repo.config.key_env() or 'DASHSCOPE_API_KEY'}) to use "
-            f"{repo.config.model.vision_model} at {repo.config.model.base_url} "
-            "(SCARWARDEN_MODEL_VISION names another vision model). See docs/answers.md.",
+        settings = repo.config.model
+        hint = (
+            f"set SCARWARDEN_API_KEY (or {repo.config.key_env() or 'DASHSCOPE_API_KEY'}) to use "
+            f"{settings.vision_model} at {settings.base_url} "
+            "(SCARWARDEN_MODEL_VISION names another vision model). See docs/answers.md."
         )
+        if not settings.vision_model:
+            hint = (
+                f"the {settings.provider or 'configured'} endpoint has no vision model: set "
+                "model.vision_model (or SCARWARDEN_MODEL_VISION) to one it serves. See docs/models.md."
+            )
+        error = NoModelConfigured(NOT_JUDGED, hint=hint)
         if not has_model and (strict or record):
             raise error
         click.echo(f"note: {error.message}\n  hint: {error.hint}", err=True)

@@ -50,7 +50,7 @@ def models(ctx: click.Context, run_test: bool, as_json: bool) -> None:
         else:
             click.echo(f"Testing {report.base_url} (provider: {report.provider})")
             for check in report.checks:
-                mark = {True: "ok  ", False: "FAIL", None: "--  "}[check.ok]
+                mark = {True: "ok  ", False: "FAIL", None: "warn"}[check.ok]
                 click.echo(f"  {mark} {check.name:20} {check.detail}")
         if not report.ok:
             failed = next(c for c in report.checks if c.ok is False)
@@ -61,6 +61,10 @@ def models(ctx: click.Context, run_test: bool, as_json: bool) -> None:
             )
         return
     _list(config, as_json)
+
+
+#: Shown for an endpoint without a vision model (issue 19: the deepseek preset).
+_NO_VISION = "(none: audit-image lists the rules and judges no image)"
 
 
 def _list(config: object, as_json: bool) -> None:
@@ -76,6 +80,7 @@ def _list(config: object, as_json: bool) -> None:
         "base_url": settings.base_url,
         "distill_model": settings.distill_model,
         "answer_model": settings.answer_model,
+        "vision_model": settings.vision_model or None,
         "key_variable": key_var,
         "key_set": key_set,
     }
@@ -86,6 +91,7 @@ def _list(config: object, as_json: bool) -> None:
                 "base_url": p.base_url,
                 "distill_model": p.distill_model,
                 "answer_model": p.answer_model,
+                "vision_model": p.vision_model or None,
                 "key_variable": p.key_env,
                 "note": p.note,
             }
@@ -98,6 +104,7 @@ def _list(config: object, as_json: bool) -> None:
     click.echo(f"  base_url       {settings.base_url}")
     click.echo(f"  distill_model  {settings.distill_model}")
     click.echo(f"  answer_model   {settings.answer_model}")
+    click.echo(f"  vision_model   {settings.vision_model or _NO_VISION}")
     if key_var is None:
         click.echo("  key            none needed (a local server)")
     else:
@@ -108,5 +115,6 @@ def _list(config: object, as_json: bool) -> None:
         mark = "*" if p.name == settings.provider else " "
         key = p.key_env or "no key"
         click.echo(f" {mark}{p.name:11} {p.base_url:56} {key}")
-        click.echo(f"  {'':11} distill {p.distill_model}, answer {p.answer_model}")
+        vision = p.vision_model or "none"
+        click.echo(f"  {'':11} distill {p.distill_model}, answer {p.answer_model}, vision {vision}")
     click.echo("\nTest the configured one: scarwarden models --test")
