@@ -19,7 +19,7 @@ built, so a later batch sees (and may update) the rules an earlier one added.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 
 from scarwarden import text as txt
@@ -139,15 +139,20 @@ def model_distill(
     ledger: Collection[str],
     settings: DistillSettings,
     revise: dict[str, list[Episode]] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ModelRun:
     """Distil ``episodes`` batch by batch; raises ModelError/ModelUnreachable on failure
     (the caller then changes nothing). ``revise``: struggling rules and the corrections
-    they received, sent with the first batch (which may cite those corrections)."""
+    they received, sent with the first batch (which may cite those corrections).
+    ``progress(done, total)`` counts the episodes whose batch the model has answered."""
     run = ModelRun(playbook)
     pending = dict(revise or {})
     budget_chars = settings.token_budget * 4
     batches = make_batches(episodes, settings.token_budget)
+    sent_so_far = 0
     for number, batch in enumerate(batches, start=1):
+        if progress is not None:  # drawn before the first reply: the wait is the long part
+            progress(sent_so_far, len(episodes))
         rules = select_context(batch, run.playbook, settings.max_context_rules)
         revising = {rid: eps for rid, eps in pending.items() if _active(run.playbook, rid)}
         pending = {}
@@ -180,6 +185,9 @@ def model_distill(
         retry = to_retry(sent, ops, refused + result.drops, result.changes)
         run.left += [(ep, why) for ep, why in retry.items()]
         run.used.extend(ep for ep in sent if ep not in retry)
+        sent_so_far += len(batch)
+    if progress is not None:
+        progress(sent_so_far, len(episodes))
     return run
 
 

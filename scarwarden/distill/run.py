@@ -8,7 +8,7 @@ message, and last the commit, under the write lock.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,6 +136,7 @@ def distill(
     commit: bool = True,
     client: ChatClient | None = None,
     environ: Mapping[str, str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> DistillResult:
     """Distil the episodes not yet distilled into playbook changes.
 
@@ -143,6 +144,7 @@ def distill(
     distiller, with a notice); ``True`` forces offline; ``False`` requires a model.
     ``dry_run`` changes nothing. ``branch`` commits on a new branch without touching
     the current one. ``commit=False`` leaves the new playbook in the working tree.
+    ``progress(done, total)`` follows the model's batches (episodes answered).
     """
     head = _preflight(repo, branch=branch, commit=commit, dry_run=dry_run)
     chosen, notice = _choose(repo, offline, client, environ)
@@ -172,7 +174,7 @@ def distill(
     if not episodes:
         return result
     result.struggling = earned.struggling_rules(repo, base)
-    _propose(repo, chosen, episodes, base, ledger, result)
+    _propose(repo, chosen, episodes, base, ledger, result, progress)
     if result.nothing_new:
         return result
     distiller = "offline" if chosen is None else f"model {result.model}"
@@ -230,6 +232,7 @@ def _propose(
     base: pb.Playbook,
     ledger: state.Ledger,
     result: DistillResult,
+    progress: Callable[[int, int], None] | None = None,
 ) -> None:
     """Run the distiller and the gate in code; record the changes in ``result``."""
     if chosen is None:
@@ -254,7 +257,14 @@ def _propose(
             for lineage in result.struggling
         }
         run = model_distill(
-            chosen, chosen.settings.distill_model, episodes, base, ledger, repo.config.distill, revise
+            chosen,
+            chosen.settings.distill_model,
+            episodes,
+            base,
+            ledger,
+            repo.config.distill,
+            revise,
+            progress=progress,
         )
         after, used = run.playbook, run.used
         result.changes, result.drops = run.changes, run.drops

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,9 +15,15 @@ if TYPE_CHECKING:
     from scarwarden.files.episodes import Episode
 
 
-def check_all(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = None) -> CheckReport:
+def check_all(
+    root: Path | str | MemoryRepo,
+    env: Mapping[str, str] | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> CheckReport:
     """The committed-plus-staged tree (git's index) as a whole: every episode valid and
-    where its ID and date say, IDs unique, every citation resolving."""
+    where its ID and date say, IDs unique, every citation resolving. ``progress(done,
+    total)`` follows the episodes parsed (a bar on a terminal, issue 18)."""
     from scarwarden.gate import policy as rules
 
     repo = open_memory(root)
@@ -44,6 +50,8 @@ def check_all(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = Non
         episode, found = rules.validate_episode(raw, entry.path, ep_rel)
         report.problems.extend(found)
         report.count("episodes_checked")
+        if progress is not None and report.stats["episodes_checked"] % 500 == 0:
+            progress(report.stats["episodes_checked"], len(episodes))
         if episode is not None and episode.get("attachments"):
             attached.append((entry.path, episode))
         if episode is not None and episode.get("redacted") is not None:
@@ -73,6 +81,8 @@ def check_all(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = Non
 
         report.warnings.extend(evidence_warnings(book, redacted, pb_rel))
     _check_all_media(report, repo, entries, attached, env)
+    if progress is not None:
+        progress(len(episodes), len(episodes))
     return report
 
 

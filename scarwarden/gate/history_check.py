@@ -3,6 +3,7 @@ shallow history reported as unverifiable rather than honest, every branch and ta
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 
@@ -18,10 +19,15 @@ class UnverifiableHistory(ScarwardenError):
 
 
 def verify_history(
-    root: Path | str | MemoryRepo, rev_range: str | None = None, *, all_refs: bool = False
+    root: Path | str | MemoryRepo,
+    rev_range: str | None = None,
+    *,
+    all_refs: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> WalkResult:
     """Walk the history (``rev_range``, HEAD's, or every branch and tag) with replace
-    refs disabled; raise :class:`UnverifiableHistory` on a shallow clone."""
+    refs disabled; raise :class:`UnverifiableHistory` on a shallow clone.
+    ``progress(done, total)``: the walk's steps, or with ``all_refs`` the refs walked."""
     repo = root if isinstance(root, MemoryRepo) else open_repo(root, initialised=False)
     with no_replace_objects():
         depth = shallow_depth(repo.root)
@@ -33,9 +39,9 @@ def verify_history(
                 "with fetch-depth: 0) and verify again",
             )
         if all_refs:
-            result = _merged([walk(repo, ref) for ref in branch_and_tag_tips(repo.root)])
+            result = _merged(_walk_each(repo, branch_and_tag_tips(repo.root), progress))
         else:
-            result = verify(repo, rev_range)
+            result = verify(repo, rev_range, progress=progress)
         for sha in replaced_objects(repo.root):
             result.problems.append(
                 problem(
@@ -46,6 +52,18 @@ def verify_history(
                 )
             )
         return result
+
+
+def _walk_each(
+    repo: MemoryRepo, refs: list[str], progress: Callable[[int, int], None] | None
+) -> list[WalkResult]:
+    """Each ref walked on its own; the bar counts refs (each walk would restart it)."""
+    results = []
+    for done, ref in enumerate(refs, start=1):
+        results.append(walk(repo, ref))
+        if progress is not None:
+            progress(done, len(refs))
+    return results
 
 
 def _merged(results: list[WalkResult]) -> WalkResult:

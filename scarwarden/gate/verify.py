@@ -20,6 +20,7 @@ episode IDs the range adds or cites (:mod:`scarwarden.gate.boundary`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from scarwarden import git
@@ -32,11 +33,17 @@ RawChange = tuple[str, str, str, str, git.Change]
 __all__ = ["WalkResult", "verify", "walk"]
 
 
-def verify(root: Path | str | MemoryRepo, rev_range: str | None = None) -> WalkResult:
-    """Prove the history of ``rev_range`` (default: the current branch, all of it)."""
+def verify(
+    root: Path | str | MemoryRepo,
+    rev_range: str | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> WalkResult:
+    """Prove the history of ``rev_range`` (default: the current branch, all of it);
+    ``progress(done, total)`` as :func:`walk` reports it."""
     repo = root if isinstance(root, MemoryRepo) else open_repo(root, initialised=False)
     if rev_range is None:
         if git.head(repo.root) is None:
             return WalkResult("HEAD")
         rev_range = "HEAD"
-    return walk(repo, rev_range)
+    return walk(repo, rev_range, progress=progress)

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
@@ -67,6 +68,15 @@ class _Walk:
         self.modified: list[tuple[int, str, str, str, str]] = []
         #: (commit, path) of the changes judged as redactions (accepted or refused).
         self.judged: set[tuple[str, str]] = set()
+        #: ``progress(done, total)`` over the added episodes, then the commits (issue 18).
+        self.progress: Callable[[int, int], None] | None = None
+        self.done = self.steps = 0
+
+    def tick(self, total: int, every: int = 1) -> None:
+        """One more step of ``total`` done; the bar hears of every ``every``-th."""
+        self.done += 1
+        if self.progress is not None and (self.done % every == 0 or self.done == total):
+            self.progress(self.done, total)
 
     def report(self, order: int, key: tuple[str, ...], p: GateProblem) -> None:
         """Keep the first commit per problem: later commits repeating it are not news."""
@@ -91,12 +101,14 @@ class _Walk:
             self._note_modified_episodes(i, commit)
         self._read_blobs()
         # Pass 2: the verdicts, and the lookups they need.
+        self.steps = len(self.added) + len(per_commit)
         self._validate_added_episodes()
         self._judge_redactions()
         for i, commit in enumerate(per_commit):
             lost = self._check_episode_changes(i, commit)
             self._check_playbook(i, commit, lost)
             self._check_media_changes(i, commit)
+            self.tick(self.steps, every=10)
         self._check_ids_and_citations()
         self.found.sort(key=lambda item: item[0])
         self.result.problems = [p for _, p in self.found]
@@ -193,6 +205,7 @@ class _Walk:
         for i, sha, path, blob in self.added:
             episode, found = rules.validate_episode(self.contents.get(blob), path, self.ep_rel)
             self.result.episodes += 1
+            self.tick(self.steps, every=200)
             for p in found:
                 self.report(i, ("invalid", path, p.message), _at(p, sha))
             if self.screen and episode is not None:
@@ -418,14 +431,22 @@ def _at(p: GateProblem, sha: str) -> GateProblem:
     return replace(p, commit=sha)
 
 
-def walk(root: Path | MemoryRepo, rev_range: str = "HEAD", *, screen: bool = False) -> WalkResult:
+def walk(
+    root: Path | MemoryRepo,
+    rev_range: str = "HEAD",
+    *,
+    screen: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> WalkResult:
     """Walk ``rev_range`` (anything ``git rev-list`` takes, e.g. ``A..B``) oldest first.
 
     ``screen``: also refuse credentials in the episodes the range adds (``check
     --from-ref``; ``verify`` proves the history's form and leaves old content alone:
     a secret committed long ago is redacted or purged, docs/privacy.md).
-    A range git cannot resolve is a :class:`UsageError` (exit 2)."""
+    A range git cannot resolve is a :class:`UsageError` (exit 2). ``progress(done,
+    total)`` follows the added episodes, then the commits (a bar on a terminal)."""
     repo = root if isinstance(root, MemoryRepo) else open_repo(root, initialised=False)
     walker = _Walk(repo, rev_range)
     walker.screen = screen
+    walker.progress = progress
     return walker.run()

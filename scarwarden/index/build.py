@@ -12,8 +12,9 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from scarwarden import git
 from scarwarden.index import load as index_load
@@ -39,14 +40,22 @@ from scarwarden.index.schema import (
 from scarwarden.repo import MemoryRepo
 
 log = logging.getLogger("scarwarden")
+_T = TypeVar("_T")
 
 
-def rebuild(repo: MemoryRepo, reason: str = "requested", *, workers: int | None = None) -> RefreshStats:
+def rebuild(
+    repo: MemoryRepo,
+    reason: str = "requested",
+    *,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> RefreshStats:
     """Build a complete index in a temporary file and swap it in atomically.
 
     ``workers``: processes that parse the files (default: two on a large ledger where
     the machine has the cores, else none besides this one; see
-    :mod:`scarwarden.index.load`).
+    :mod:`scarwarden.index.load`). ``progress(done, total)`` is called as episode files
+    are loaded (a bar on a terminal, issue 18).
     """
     stats = RefreshStats(mode="rebuild", reason=reason)
     repo.state_dir.mkdir(parents=True, exist_ok=True)
@@ -64,6 +73,8 @@ def rebuild(repo: MemoryRepo, reason: str = "requested", *, workers: int | None 
     with index_load.parsed(chunks, repo.episodes_rel, workers) as results:
         conn = connect(tmp)
         try:
+            if progress is not None:
+                results = _counted(results, len(tracked) + len(untracked), progress)
             _fill_new_index(conn, repo, head, dirs, results, stats, scanned_ns)
             _carry_over_recall_log(conn, repo.index_path)
             conn.close()
@@ -73,7 +84,19 @@ def rebuild(repo: MemoryRepo, reason: str = "requested", *, workers: int | None 
             conn.close()
             tmp.unlink(missing_ok=True)
             raise
+    if progress is not None:
+        progress(len(tracked) + len(untracked), len(tracked) + len(untracked))
     return stats
+
+
+def _counted(items: Iterable[_T], total: int, progress: Callable[[int, int], None]) -> Iterator[_T]:
+    """``items``, reporting every 500th: a call per file would cost more than the bar shows."""
+    done = 0
+    for item in items:
+        yield item
+        done += 1
+        if done % 500 == 0:
+            progress(done, total)
 
 
 def remove_dead_temps(repo: MemoryRepo) -> None:

@@ -16,6 +16,7 @@ import json
 import logging
 import sqlite3
 import time
+from collections.abc import Callable
 
 from scarwarden import git
 from scarwarden.errors import GitError
@@ -46,8 +47,11 @@ from scarwarden.repo import MemoryRepo
 log = logging.getLogger("scarwarden")
 
 
-def open_index(repo: MemoryRepo, *, rebuild_now: bool = False) -> Index:
-    """The index, refreshed (or rebuilt where it is missing, corrupt or out of date)."""
+def open_index(
+    repo: MemoryRepo, *, rebuild_now: bool = False, progress: Callable[[int, int], None] | None = None
+) -> Index:
+    """The index, refreshed (or rebuilt where it is missing, corrupt or out of date);
+    ``progress(done, total)`` follows a rebuild's files (a refresh is too quick for it)."""
     why: str | None = "requested"
     remove_dead_temps(repo)  # a rebuild killed midway left its file (issue 15)
     if not rebuild_now:
@@ -60,7 +64,7 @@ def open_index(repo: MemoryRepo, *, rebuild_now: bool = False) -> Index:
                     conn.close()
                     log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
                     why = "corrupt"
-    stats = rebuild(repo, reason=why or "requested")
+    stats = rebuild(repo, reason=why or "requested", progress=progress)
     return Index(repo, connect(repo.index_path), stats)
 
 

@@ -15,10 +15,11 @@ Progress = Callable[[int, int], None]
 
 
 @contextmanager
-def progress_bar(label: str, *, stream: Any = None) -> Iterator[Progress | None]:
-    """Yields a ``progress(done, total)`` callback drawing a bar, or None off a TTY."""
+def progress_bar(label: str, *, stream: Any = None, quiet: bool = False) -> Iterator[Progress | None]:
+    """Yields a ``progress(done, total)`` callback drawing a bar, or None off a TTY or
+    when ``quiet`` (``--json``: a script reads the output, even on a terminal)."""
     out = stream if stream is not None else sys.stderr
-    if not getattr(out, "isatty", lambda: False)():
+    if quiet or not getattr(out, "isatty", lambda: False)():
         yield None
         return
     bar: Any = None
@@ -29,6 +30,8 @@ def progress_bar(label: str, *, stream: Any = None) -> Iterator[Progress | None]
         if bar is None:
             bar = click.progressbar(length=max(total, 1), label=label, file=out)
             bar.__enter__()
+        elif total != bar.length:  # work found along the way (verify learns it as it walks)
+            bar.length = max(total, 1)
         bar.update(done - shown)
         shown = done
 

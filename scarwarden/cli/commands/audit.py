@@ -39,7 +39,7 @@ def audit(ctx: click.Context, html_dir: Path, as_json: bool) -> None:
     from scarwarden.cli.commands._progress import progress_bar
 
     repo = get_repo(ctx)
-    with progress_bar("writing pages") as progress:  # a bar on a terminal only
+    with progress_bar("writing pages", quiet=as_json) as progress:  # a bar on a terminal only
         result = export_html(repo, html_dir, progress=progress)
     if as_json:
         echo_json(result.to_json())

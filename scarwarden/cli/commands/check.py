@@ -70,7 +70,10 @@ def check(
     if from_ref:
         report = gate.check_range(repo, from_ref, to_ref or "HEAD")
     elif scope == "all":
-        report = gate.check_all(repo)
+        from scarwarden.cli.commands._progress import progress_bar
+
+        with progress_bar("checking episodes", quiet=as_json) as progress:  # a bar on a terminal only
+            report = gate.check_all(repo, progress=progress)
     else:
         report = gate.check_staged(repo)
     if as_json:

@@ -98,12 +98,19 @@ def distill(
       scarwarden distill --branch distill/nov  # for review in a pull request
       scarwarden distill --offline --json
     """
+    from scarwarden.cli.commands._progress import progress_bar
     from scarwarden.distill import distill as run_distill
 
     repo = get_repo(ctx)
-    result = run_distill(
-        repo, offline=True if offline else None, dry_run=dry_run, branch=branch, commit=not no_commit
-    )
+    with progress_bar("distilling episodes", quiet=as_json) as progress:  # model batches, on a terminal
+        result = run_distill(
+            repo,
+            offline=True if offline else None,
+            dry_run=dry_run,
+            branch=branch,
+            commit=not no_commit,
+            progress=progress,
+        )
     if result.notice and result.new:  # with nothing to distill, which distiller is moot
         click.echo(result.notice, err=True)
     if as_json:

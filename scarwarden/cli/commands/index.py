@@ -22,11 +22,15 @@ def index_cmd(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
       scarwarden index
       scarwarden index --rebuild
     """
+    from scarwarden.cli.commands._progress import progress_bar
     from scarwarden.index import open_index
 
     repo = get_repo(ctx)
     start = time.perf_counter()
-    with open_index(repo, rebuild_now=rebuild) as index:
+    with (
+        progress_bar("indexing episodes", quiet=as_json) as progress,  # a bar on a terminal only
+        open_index(repo, rebuild_now=rebuild, progress=progress) as index,
+    ):
         stats = index.stats
         episodes = index.episode_count()
         rules = len(index.rules())

@@ -37,8 +37,11 @@ def verify(ctx: click.Context, rev_range: str | None, all_refs: bool, as_json: b
 
     if all_refs and rev_range:
         raise UsageError("--all-refs walks every branch and tag; it cannot take a RANGE too")
+    from scarwarden.cli.commands._progress import progress_bar
+
     repo = get_repo(ctx, initialised=False)
-    result = verify_history(repo, rev_range, all_refs=all_refs)
+    with progress_bar("verifying history", quiet=as_json) as progress:  # a bar on a terminal only
+        result = verify_history(repo, rev_range, all_refs=all_refs, progress=progress)
     if as_json:
         echo_json(result.to_json())
     else:
