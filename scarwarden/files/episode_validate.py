@@ -22,6 +22,7 @@ from scarwarden.files.episode_fields import (
     TEXT_FIELDS,
 )
 from scarwarden.files.input_policy import problems_in, shown, text_problem
+from scarwarden.files.rule_ids import canonical
 from scarwarden.times import RANGE_HINT, TimeOutOfRange, format_at
 
 
@@ -204,12 +205,23 @@ def _check_list(key: str, value: Any, out: dict[str, Any], problems: _Problems, 
                 problems.bad(key, f"{item!r} is not an episode ID")
             else:
                 items.append(item)
-        elif not RULE_ID_RE.match(item):
-            problems.bad(key, f"{item!r} is not a rule ID", "rule IDs look like PB-03")
         else:
-            items.append(item)
+            _check_rule_id(key, item, items, problems, normalise)
     if items:
         out[key] = items
+
+
+def _check_rule_id(key: str, item: str, items: list[str], problems: _Problems, normalise: bool) -> None:
+    """A ``rules_applied`` entry. Input takes every spelling a citation takes (``pb-3``,
+    ``PB-7K2M9Q4X``) and stores the canonical ID once (issue 18); a stored file must
+    already hold it, so the gate judges what is written, never a reading of it."""
+    rule_id = canonical(item) if normalise else item
+    if not RULE_ID_RE.match(rule_id):
+        spelled = canonical(item)
+        hint = f"write it as {spelled}" if RULE_ID_RE.match(spelled) else "rule IDs look like PB-03"
+        problems.bad(key, f"{item!r} is not a rule ID", hint)
+    elif not (normalise and rule_id in items):  # "pb-3, PB-03" is one rule applied
+        items.append(rule_id)
 
 
 def _check_source(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems) -> None:
