@@ -9,6 +9,10 @@ must match. SVG is refused outright: it is XML that can carry scripts.
 
 No image library is needed for any of this (Pillow is only the optional ``vision``
 extra, for resizing before a model call: :mod:`scarwarden.answers.visual`).
+
+A fleet may keep the media folder in Git LFS: git then stores a small *pointer* (the
+image's SHA-256 and size) instead of the bytes. :func:`lfs_pointer` recognises one
+without git-lfs installed, so the gate can check what a pointer says (docs/formats.md).
 """
 
 from __future__ import annotations
@@ -30,6 +34,12 @@ ATTACHMENT_RE = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 MEDIA_NAME_RE = re.compile(r"^([0-9a-f]{64})\.(png|jpg|webp|gif)\Z")
 MIME = {"png": "image/png", "jpg": "image/jpeg", "webp": "image/webp", "gif": "image/gif"}
 FORMATS_HINT = "attach a PNG, JPEG, WebP or GIF image"
+#: Git LFS pointer versions (the spec's, and the pre-1.0 one git-lfs still reads).
+LFS_VERSIONS = ("https://git-lfs.github.com/spec/v1", "https://hawser.github.com/spec/v1")
+#: The LFS spec: a pointer file is smaller than 1024 bytes.
+LFS_POINTER_MAX = 1023
+_LFS_OID_RE = re.compile(r"sha256:([0-9a-f]{64})\Z")
+_LFS_KEY_RE = re.compile(r"[a-z0-9.-]+\Z")
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,40 @@ class Image:
     @property
     def attachment(self) -> str:
         return f"sha256:{self.sha256}"
+
+
+@dataclass(frozen=True)
+class LfsPointer:
+    """A Git LFS pointer: the SHA-256 and size of content kept outside git."""
+
+    oid: str
+    size: int
+
+
+def lfs_pointer(data: bytes) -> LfsPointer | None:
+    """The Git LFS pointer ``data`` is, or None when it is anything else.
+
+    The spec (github.com/git-lfs/git-lfs, docs/spec.md): ``key value`` lines, each
+    ending in a newline, ``version`` first and the other keys sorted; ``oid
+    sha256:<hex>`` and ``size <bytes>`` required; under 1024 bytes in all."""
+    if len(data) > LFS_POINTER_MAX or not data.startswith(b"version ") or not data.endswith(b"\n"):
+        return None
+    try:
+        lines = data.decode("ascii")[:-1].split("\n")
+    except UnicodeDecodeError:
+        return None
+    pairs = [line.partition(" ") for line in lines]
+    keys = [key for key, _sep, _value in pairs]
+    if any(not sep or not _LFS_KEY_RE.match(key) for key, sep, _v in pairs) or keys[1:] != sorted(
+        set(keys[1:])
+    ):
+        return None
+    values = {key: value for key, _sep, value in pairs}
+    oid = _LFS_OID_RE.match(values.get("oid", ""))
+    size = values.get("size", "")
+    if values["version"] not in LFS_VERSIONS or oid is None or not (size.isascii() and size.isdigit()):
+        return None
+    return LfsPointer(oid.group(1), int(size))
 
 
 def media_rel(memory_rel: str) -> str:

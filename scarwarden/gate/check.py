@@ -232,6 +232,8 @@ def _check_staged_media(
         report.count("media_added", len(added))
         raws = git.cat_file_batch(repo.root, list(added.values()), env=env)
         report.problems.extend(media.check_added_media(repo, added, raws))
+        if lfs := media.lfs_pointers(raws):  # said, not hidden: their bytes were not seen
+            report.count("media_in_lfs", lfs)
     report.problems.extend(media.missing_attachments(repo, attached, env))
 
 

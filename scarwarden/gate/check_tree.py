@@ -104,4 +104,6 @@ def _check_all_media(
         report.count("media_checked", len(stored))
         raws = git.cat_file_batch(repo.root, list(stored.values()), env=env)
         report.problems.extend(media.check_added_media(repo, stored, raws))
+        if lfs := media.lfs_pointers(raws):  # said, not hidden: their bytes were not seen
+            report.count("media_in_lfs", lfs)
     report.problems.extend(media.missing_attachments(repo, attached, env))

@@ -5,13 +5,16 @@
 * an added media file is named ``<sha256>.<ext>`` by the SHA-256 of its content, is a
   whole PNG, JPEG, WebP or GIF by its bytes (never an SVG), of the format its name says,
   and within ``media.max_bytes``;
-* every attachment an added episode names is in the tree being committed.
+* every attachment an added episode names is in the tree being committed;
+* a Git LFS pointer in the media folder stands for its image: its oid must be the hash
+  the name says, its size within the cap (the bytes are in the LFS store, not in git).
 
 Read from git's index and blobs only, like the rest of :mod:`scarwarden.gate.check`.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 
 from scarwarden import git
@@ -58,51 +61,98 @@ def changed_media(
 
 
 def check_added_media(
-    repo: MemoryRepo, added: Mapping[str, str], blobs: Sequence[bytes | None]
+    repo: MemoryRepo,
+    added: Mapping[str, str],
+    blobs: Sequence[bytes | None],
+    *,
+    max_bytes: int | None = None,
 ) -> list[GateProblem]:
-    """Each added media file: its name is its content's hash and format, within the cap."""
+    """Each added media file: its name is its content's hash and format, within the cap
+    (``media.max_bytes`` unless ``max_bytes`` is given). A Git LFS pointer stands for
+    its image: its oid must be the hash the name says and its size within the cap."""
+    cap = repo.config.media.max_bytes if max_bytes is None else max_bytes
     out: list[GateProblem] = []
     for (path, _blob), raw in zip(added.items(), blobs, strict=True):
-        name = path.rsplit("/", 1)[-1]
-        match = media.MEDIA_NAME_RE.match(name)
-        if match is None:
-            out.append(
-                problem(
-                    "media-invalid",
-                    f"{name} is not a media file name (<sha256>.png|jpg|webp|gif)",
-                    file=path,
-                    hint="attach images with 'scarwarden episode add --attach FILE', which names them",
-                )
-            )
-            continue
-        if raw is None:
-            out.append(problem("media-invalid", "the staged blob could not be read", file=path))
-            continue
-        try:
-            image = media.check_image(raw, source=path, max_bytes=repo.config.media.max_bytes)
-        except ValidationError as exc:
-            out.append(problem("media-invalid", exc.message, file=path, hint=exc.hint))
-            continue
-        if image.sha256 != match.group(1):
-            out.append(
-                problem(
-                    "media-hash-mismatch",
-                    f"{name}: its content's SHA-256 is {image.sha256}, not the one its name says",
-                    file=path,
-                    hint="a media file is named by the hash of its bytes; attach it again with "
-                    "'scarwarden episode add --attach FILE'",
-                )
-            )
-        elif image.ext != match.group(2):
-            out.append(
-                problem(
-                    "media-invalid",
-                    f"{name}: its content is {image.ext.upper()}, its name says {match.group(2).upper()}",
-                    file=path,
-                    hint=f"name it {image.name}",
-                )
-            )
+        found = _check_one(path, raw, cap)
+        if found is not None:
+            out.append(found)
     return out
+
+
+def lfs_pointers(blobs: Iterable[bytes | None]) -> int:
+    """How many of ``blobs`` are Git LFS pointers (images whose bytes git does not hold)."""
+    return sum(1 for raw in blobs if raw is not None and media.lfs_pointer(raw) is not None)
+
+
+def check_history_media(
+    repo: MemoryRepo, added: Mapping[str, str], *, cap: bool
+) -> tuple[list[GateProblem], int]:
+    """The media files a commit of history added (``verify``, ranges): read from git's
+    stored objects, each checked as :func:`check_added_media` does; with ``cap=False``
+    (verify) today's ``media.max_bytes`` is not applied to what was committed under
+    another. Returns the problems and how many were LFS pointers."""
+    if not added:
+        return [], 0
+    raws = git.cat_file_batch(repo.root, list(added.values()))
+    limit = None if cap else sys.maxsize
+    return check_added_media(repo, added, raws, max_bytes=limit), lfs_pointers(raws)
+
+
+def _check_one(path: str, raw: bytes | None, cap: int) -> GateProblem | None:
+    name = path.rsplit("/", 1)[-1]
+    match = media.MEDIA_NAME_RE.match(name)
+    if match is None:
+        return problem(
+            "media-invalid",
+            f"{name} is not a media file name (<sha256>.png|jpg|webp|gif)",
+            file=path,
+            hint="attach images with 'scarwarden episode add --attach FILE', which names them",
+        )
+    if raw is None:
+        return problem("media-invalid", "the staged blob could not be read", file=path)
+    pointer = media.lfs_pointer(raw)
+    if pointer is not None:
+        return _check_pointer(path, name, match.group(1), pointer, cap)
+    try:
+        image = media.check_image(raw, source=path, max_bytes=cap)
+    except ValidationError as exc:
+        return problem("media-invalid", exc.message, file=path, hint=exc.hint)
+    if image.sha256 != match.group(1):
+        return problem(
+            "media-hash-mismatch",
+            f"{name}: its content's SHA-256 is {image.sha256}, not the one its name says",
+            file=path,
+            hint="a media file is named by the hash of its bytes; attach it again with "
+            "'scarwarden episode add --attach FILE'",
+        )
+    if image.ext != match.group(2):
+        return problem(
+            "media-invalid",
+            f"{name}: its content is {image.ext.upper()}, its name says {match.group(2).upper()}",
+            file=path,
+            hint=f"name it {image.name}",
+        )
+    return None
+
+
+def _check_pointer(path: str, name: str, sha: str, pointer: media.LfsPointer, cap: int) -> GateProblem | None:
+    """A Git LFS pointer (the image is in the LFS store, not in git): what it says must
+    match the name and the cap. Its bytes, and so its format, are not checked here."""
+    if pointer.oid != sha:
+        return problem(
+            "media-hash-mismatch",
+            f"{name} is a Git LFS pointer to sha256:{pointer.oid}, not to the image its name says",
+            file=path,
+            hint="an image in LFS keeps its name: the SHA-256 of its bytes, the oid git lfs records",
+        )
+    if pointer.size > cap:
+        return problem(
+            "media-invalid",
+            f"{name}: its Git LFS pointer says {pointer.size:,} bytes, over the media size cap of {cap:,}",
+            file=path,
+            hint="resize or compress it, or raise media.max_bytes in scarwarden.yaml",
+        )
+    return None
 
 
 def missing_attachments(

@@ -323,12 +323,20 @@ class _Walk:
 
     def _check_media_changes(self, i: int, commit: _CommitDiffs) -> None:
         """Images attached to episodes are append-only too (issue 19): against the first
-        parent, no media file changed, renamed or deleted."""
+        parent, no media file changed, renamed or deleted; each one the commit itself
+        added (not merged in) has the content its name says and is a whole image, read
+        from the stored objects (a swapped blob cannot hide). Ranges (``check
+        --from-ref``) apply today's size cap; ``verify`` proves what was committed."""
         from scarwarden.gate import media
 
-        _added, problems = media.changed_media(self.repo, commit.diffs[0])
-        for p in problems:
-            self.report(i, ("media", p.file or ""), _at(p, commit.sha))
+        added, problems = media.changed_media(self.repo, commit.diffs[0])
+        other_added = [{c.path for *_x, c in d if c.status in "AR"} for d in commit.diffs[1:]]
+        added = {path: blob for path, blob in added.items() if all(path in o for o in other_added)}
+        content, lfs = media.check_history_media(self.repo, added, cap=self.screen)
+        self.result.media += len(added)
+        self.result.media_lfs += lfs
+        for p in problems + content:
+            self.report(i, ("media", p.code, p.file or ""), _at(p, commit.sha))
 
     def _check_playbook(self, i: int, commit: _CommitDiffs, lost: set[str]) -> None:
         """Check ``commit``'s playbook against its first parent's (when it changed, or

@@ -26,6 +26,10 @@ class WalkResult:
     redactions: int = 0
     #: Recall receipts re-derived (issue 20), and what could not be proved nor refused.
     receipts: int = 0
+    #: Images a commit added, proved by their content (issue 19), and how many of them
+    #: were Git LFS pointers (their oid and size proved; their bytes are not in git).
+    media: int = 0
+    media_lfs: int = 0
     warnings: list[GateProblem] = field(default_factory=list)
 
     @property
@@ -47,6 +51,10 @@ class WalkResult:
             counts += f", {plural(self.redactions, 'redaction')} proved"
         if self.receipts:
             counts += f", {plural(self.receipts, 'recall receipt')} re-derived"
+        if self.media:
+            counts += f", {plural(self.media, 'image')} proved by content"
+            if self.media_lfs:
+                counts += f" ({self.media_lfs} in Git LFS: oid and size only)"
         if self.ok:
             return f"scarwarden verify: OK, history {self.rev_range} is honest: {counts}"
         n = len(self.problems)
@@ -64,6 +72,8 @@ class WalkResult:
             "citations": self.citations,
             "redactions": self.redactions,
             "receipts": self.receipts,
+            "media": self.media,
+            "media_lfs": self.media_lfs,
             "problems": [p.to_json() for p in self.problems],
             "warnings": [p.to_json() for p in self.warnings],
             "summary": self.summary(),
