@@ -2,9 +2,12 @@
 
 A receipt names everything recall's answer depends on: the task, the playbook's git
 blob ID, the recall settings, the recall algorithm's version, and what it returned
-(the verdict and the ranked rule IDs). Recall is deterministic, so anyone holding the
-repository can re-run recall on that blob and confirm the answer
-(:mod:`scarwarden.gate.receipts`). The ``receipt`` field is a short content hash over
+(the verdict and the ranked rule IDs). Since recall algorithm version 2 the answer also
+depends on the ledger (the words of past tasks, the episodes rules cite, lineage), so a
+receipt names the ledger too: the git tree ID of the episodes folder recall's index
+held (``ledger``, absent from version-1 receipts). Recall is deterministic, so anyone
+holding the repository can re-run recall on that blob and tree and confirm the answer
+(:mod:`scarwarden.gate.proofs`). The ``receipt`` field is a short content hash over
 the other fields: it identifies the recall (the recall log and episodes share it) and
 catches a receipt edited by hand. It is not a signature: anyone can recompute it, which
 is why the gate re-derives the answer instead of trusting the hash.
@@ -24,7 +27,13 @@ from scarwarden.errors import Problem, ValidationError
 from scarwarden.files.episode_fields import RULE_ID_RE
 
 #: Keys of a receipt, in the order they are written.
-KEYS = ("receipt", "algorithm", "playbook", "task", "settings", "verdict", "rules")
+KEYS = ("receipt", "algorithm", "playbook", "ledger", "task", "settings", "verdict", "rules")
+#: Keys a receipt may leave out: ``ledger`` (version-1 receipts, and those made before
+#: receipts named the ledger, have none).
+OPTIONAL = ("ledger",)
+#: Appended to ``ledger`` when recall's index also held episode files that the named
+#: tree does not (uncommitted ones): such a receipt cannot be re-derived from git.
+UNCOMMITTED = "+uncommitted"
 #: The recall settings a receipt records (scarwarden.yaml ``recall:`` plus the limit used).
 SETTING_KEYS = ("act_threshold", "floor", "act_tag_hits", "limit")
 VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
@@ -34,6 +43,7 @@ MAX_TASK_CHARS = 20_000
 HASH_CHARS = 16
 
 _BLOB_RE = re.compile(r"^[0-9a-f]{40}\Z")
+_LEDGER_RE = re.compile(r"^[0-9a-f]{40}(\+uncommitted)?\Z")
 _HASH_RE = re.compile(rf"^[0-9a-f]{{{HASH_CHARS}}}\Z")
 
 
@@ -48,6 +58,9 @@ class Receipt:
     verdict: str
     rules: tuple[str, ...]
     id: str = ""
+    #: The episodes folder's tree ID recall's ledger words came from (``<tree>`` or
+    #: ``<tree>+uncommitted``); ``None`` on receipts made before receipts named it.
+    ledger: str | None = None
 
     @classmethod
     def make(
@@ -59,11 +72,12 @@ class Receipt:
         settings: Mapping[str, float | int],
         verdict: str,
         rules: list[str] | tuple[str, ...],
+        ledger: str | None = None,
     ) -> Receipt:
         """A receipt with its hash computed."""
         clean = _canonical_settings(settings)
-        body = cls(task, playbook, algorithm, clean, verdict, tuple(rules))
-        return cls(task, playbook, algorithm, clean, verdict, tuple(rules), content_hash(body))
+        body = cls(task, playbook, algorithm, clean, verdict, tuple(rules), ledger=ledger)
+        return cls(task, playbook, algorithm, clean, verdict, tuple(rules), content_hash(body), ledger=ledger)
 
     @classmethod
     def from_valid(cls, data: Mapping[str, Any]) -> Receipt:
@@ -76,23 +90,30 @@ class Receipt:
             data["verdict"],
             tuple(data["rules"]),
             data["receipt"],
+            ledger=data.get("ledger"),
         )
 
     @property
     def short_playbook(self) -> str:
         return self.playbook[:12]
 
+    @property
+    def ledger_tree(self) -> str | None:
+        """The ledger's tree ID (without the uncommitted mark), or ``None``."""
+        return self.ledger.removesuffix(UNCOMMITTED) if self.ledger else None
+
+    @property
+    def ledger_uncommitted(self) -> bool:
+        """Whether recall's index held episode files the named tree does not."""
+        return bool(self.ledger and self.ledger.endswith(UNCOMMITTED))
+
     def to_json(self) -> dict[str, Any]:
         """The stored form (an episode's ``recalled:`` block), keys in :data:`KEYS` order."""
-        return {
-            "receipt": self.id,
-            "algorithm": self.algorithm,
-            "playbook": self.playbook,
-            "task": self.task,
-            "settings": dict(self.settings),
-            "verdict": self.verdict,
-            "rules": list(self.rules),
-        }
+        out: dict[str, Any] = {"receipt": self.id, "algorithm": self.algorithm, "playbook": self.playbook}
+        if self.ledger is not None:
+            out["ledger"] = self.ledger
+        out.update(task=self.task, settings=dict(self.settings), verdict=self.verdict, rules=list(self.rules))
+        return out
 
 
 def _canonical_settings(settings: Mapping[str, float | int]) -> dict[str, float | int]:
@@ -106,10 +127,11 @@ def _canonical_settings(settings: Mapping[str, float | int]) -> dict[str, float 
 
 
 def content_hash(receipt: Receipt) -> str:
-    """The hash over every field but ``id``: SHA-256 of canonical JSON, first 16 hex."""
+    """The hash over every field but ``id``: SHA-256 of canonical JSON, first 16 hex.
+    ``ledger`` is hashed when present (so a version-1 receipt's hash is unchanged)."""
     import hashlib
 
-    payload = {
+    payload: dict[str, Any] = {
         "algorithm": receipt.algorithm,
         "playbook": receipt.playbook,
         "rules": list(receipt.rules),
@@ -117,6 +139,8 @@ def content_hash(receipt: Receipt) -> str:
         "task": receipt.task,
         "verdict": receipt.verdict,
     }
+    if receipt.ledger is not None:
+        payload["ledger"] = receipt.ledger
     data = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:HASH_CHARS]
 
@@ -137,7 +161,7 @@ def check(data: Any, *, source: str, field: str = "recalled") -> tuple[Receipt |
         )
         return None, problems
     unknown = [str(k) for k in data if k not in KEYS]
-    missing = [k for k in KEYS if k not in data]
+    missing = [k for k in KEYS if k not in data and k not in OPTIONAL]
     if unknown:
         bad(f"unknown receipt key(s): {', '.join(unknown)}", "a receipt has: " + ", ".join(KEYS))
     if missing:
@@ -154,6 +178,7 @@ def check(data: Any, *, source: str, field: str = "recalled") -> tuple[Receipt |
         settings=data["settings"],
         verdict=data["verdict"],
         rules=list(data["rules"]),
+        ledger=data.get("ledger"),
     )
     if receipt.id != data["receipt"]:
         bad(
@@ -179,6 +204,12 @@ def _check_fields(data: Mapping[str, Any], bad: Any) -> None:
         bad("task must be the non-empty, stripped text that was recalled")
     elif len(task) > MAX_TASK_CHARS:
         bad(f"task is {len(task):,} characters; recall refuses more than {MAX_TASK_CHARS:,}")
+    ledger = data.get("ledger")
+    if ledger is not None and (not isinstance(ledger, str) or not _LEDGER_RE.match(ledger)):
+        bad(
+            f"ledger {ledger!r} is not a git tree ID (40 lower-case hex digits, "
+            f"optionally followed by {UNCOMMITTED})"
+        )
     if data["verdict"] not in VERDICTS:
         bad(f"verdict {data['verdict']!r} is not one of {', '.join(VERDICTS)}")
     rules = data["rules"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from scarwarden import git
 from scarwarden.errors import ValidationError
@@ -50,6 +51,46 @@ def _walk(root: str, head: str, playbook_rel: str) -> dict[str, RuleChange]:
                 said[rule.id] = now
                 last[rule.id] = RuleChange(entry.sha, entry.date)
     return last
+
+
+@lru_cache(maxsize=16)
+def _walk_to(root: str, head: str, playbook_rel: str, blob: str) -> dict[str, RuleChange] | None:
+    """:func:`_walk` stopped at the last version of the playbook whose blob is ``blob``;
+    ``None`` when no version in the first-parent history of ``head`` is."""
+    import hashlib
+
+    entries = list(reversed(git.log(root, "--first-parent", head, "--", playbook_rel)))
+    blobs = git.cat_file_batch(root, [f"{e.sha}:{playbook_rel}" for e in entries]) if entries else []
+    last: dict[str, RuleChange] = {}
+    said: dict[str, tuple[object, ...]] = {}
+    found: dict[str, RuleChange] | None = None
+    for entry, raw in zip(entries, blobs, strict=True):
+        if raw is None:
+            continue
+        try:
+            book = pb.parse(raw.decode("utf-8", "replace"), source=playbook_rel)
+        except ValidationError:
+            book = None  # a version that does not parse (only possible with --no-verify)
+        for rule in book.all_rules() if book is not None else ():
+            now = _said(rule)
+            if said.get(rule.id) != now:
+                said[rule.id] = now
+                last[rule.id] = RuleChange(entry.sha, entry.date)
+        if hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest() == blob:  # noqa: S324
+            found = dict(last)
+    return found
+
+
+def last_changes_at(root: Path | str, rev: str, playbook_rel: str, blob: str) -> dict[str, RuleChange] | None:
+    """Rule ID -> the last commit that changed what it says, as of the latest commit in
+    the first-parent history of ``rev`` whose playbook is the blob ``blob``: what
+    :func:`last_changes` gave while that playbook was HEAD's (the gate re-deriving a
+    recall receipt, issue 20). ``None`` when no such commit is there."""
+    head = git.rev_parse(root, rev)
+    if head is None:
+        return None
+    found = _walk_to(str(root), head, playbook_rel, blob)
+    return None if found is None else dict(found)
 
 
 def last_changes(repo: MemoryRepo, rev: str = "HEAD") -> dict[str, RuleChange]:

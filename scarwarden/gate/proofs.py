@@ -1,24 +1,32 @@
 """Proving recall receipts: what memory an episode says the agent was given (issue 20).
 
 An episode's ``recalled:`` block (:mod:`scarwarden.files.receipt`) names the task, the
-playbook's blob ID, the recall settings and algorithm version, and the verdict and
-ranked rules recall returned. Recall is deterministic, so the gate proves the receipt
-from git alone: it reads the playbook at that blob, re-runs recall in memory
-(:mod:`scarwarden.recall.pure`, never the index) and compares. Refused:
+playbook's blob ID, the ledger's tree ID (version 2), the recall settings and algorithm
+version, and the verdict and ranked rules recall returned. Recall is deterministic, so
+the gate proves the receipt from git alone: it reads the playbook at that blob (and,
+for version 2, the ledger at that tree: :mod:`scarwarden.gate.ledger`), re-runs recall
+in memory (:mod:`scarwarden.recall.pure` for version 1,
+:mod:`scarwarden.recall.pure_ledger` for version 2; never the index) and compares.
+Refused:
 
-* a playbook blob that was never a version of the playbook in this history;
+* a playbook blob that was never a version of the playbook in this history, a ledger
+  tree that was never the episodes folder in this history;
 * a verdict or a ranked rule list that recall does not give for that task there;
 * a ``rules_applied`` entry the receipt does not hold, unless the episode says why
   (``rules_applied_reason``: a human told the agent to, for example).
 
-A receipt made by another recall algorithm version cannot be re-derived here: it is
-reported as *unverifiable* (a warning, never a pass). The hash was checked when the
-episode was validated (a receipt edited after recall made it is an invalid episode).
+A receipt made by another recall algorithm version cannot be re-derived here, nor a
+version-2 receipt that names no ledger (made before receipts did) or an uncommitted one
+(recall's index held episode files no commit has): each is reported as *unverifiable*
+(a warning, never a pass) with its reason. The hash was checked when the episode was
+validated (a receipt edited after recall made it is an invalid episode).
 
 Cost: one ``git cat-file --batch`` for the playbook versions named, one parse and one
-set of in-memory postings per version, and one recall per distinct (task, settings);
-``git log`` over the playbook's history only when a receipt names a version that is
-neither the staged one nor HEAD's.
+set of in-memory postings per version, one set of ledger statistics per ledger tree
+(cached in the git folder by tree ID: :mod:`scarwarden.gate.ledger`), and one recall
+per distinct (task, settings, playbook, ledger); ``git log`` over the playbook's (or the
+episodes folder's) history only when a receipt names a version that is neither the
+staged one nor HEAD's.
 """
 
 from __future__ import annotations
@@ -33,10 +41,13 @@ from scarwarden.errors import ConfigError
 from scarwarden.files import receipt as receipt_format
 from scarwarden.files.episodes import Episode
 from scarwarden.gate.policy import GateProblem, parse_playbook, problem
-from scarwarden.recall import pure
+from scarwarden.gate.proofs_ledger import LedgerProofs
+from scarwarden.recall import pure, pure_ledger
 
 #: (verdict, ranked rule IDs) recall gives, or the problem code why it cannot run.
 _Outcome = tuple[str, tuple[str, ...]] | str
+#: The recall algorithm versions this gate re-derives.
+IMPLEMENTED = (pure.IMPLEMENTS, pure_ledger.IMPLEMENTS)
 
 
 @dataclass
@@ -71,8 +82,14 @@ class Prover:
         rev: str | None = "HEAD",
         env: Mapping[str, str] | None = None,
         merging: bool = False,
+        episodes_rel: str | None = None,
+        ledger_cache: bool = True,
     ) -> None:
         self.root, self.playbook_rel, self.rev, self.env = root, playbook_rel, rev, env
+        episodes_rel = episodes_rel or f"{playbook_rel.rpartition('/')[0] or '.'}/episodes"
+        revs = [r for r in [rev] + (["MERGE_HEAD"] if merging else []) if r is not None]
+        #: Version 2's ledger trees, read from git (once each).
+        self.ledgers = LedgerProofs(root, playbook_rel, episodes_rel, revs=revs, env=env, cache=ledger_cache)
         #: During a merge the other side's playbook versions count too (its episodes
         #: arrive as additions, their receipts naming playbooks of its history).
         self.merging = merging
@@ -108,20 +125,19 @@ class Prover:
                     "that was recalled, or recall the episode's task and pass that receipt",
                 )
             )
-        if receipt.algorithm != pure.IMPLEMENTS:
+        why, hint = self._why_unverifiable(receipt)
+        if why:
             proof.problems += self._unverifiable(path, episode, receipt)
             proof.status = "refused" if proof.problems else "unverifiable"
             proof.warnings.append(
                 problem(
                     "receipt-unverifiable",
-                    f"{episode.id}'s receipt {receipt.id} was made by recall algorithm version "
-                    f"{receipt.algorithm}; this gate re-runs version {pure.IMPLEMENTS}, so its "
-                    "verdict and ranking are unverified (not a pass; its playbook version and "
-                    "rules were checked)",
+                    f"{episode.id}'s receipt {receipt.id} {why}, so its verdict and ranking are "
+                    "unverified (not a pass; its playbook version and rules were checked)",
                     file=path,
                     field="recalled",
                     episode=episode.id,
-                    hint="check it with the Scarwarden version that made it",
+                    hint=hint,
                 )
             )
             return proof
@@ -134,6 +150,30 @@ class Prover:
         if proof.problems:
             proof.status = "refused"
         return proof
+
+    def _why_unverifiable(self, receipt: receipt_format.Receipt) -> tuple[str | None, str | None]:
+        """Why this gate cannot re-derive ``receipt`` (and what to do), or ``(None, None)``."""
+        if receipt.algorithm not in IMPLEMENTED:
+            versions = " and ".join(str(v) for v in IMPLEMENTED)
+            return (
+                f"was made by recall algorithm version {receipt.algorithm}; this gate re-runs "
+                f"versions {versions}",
+                "check it with the Scarwarden version that made it",
+            )
+        if receipt.algorithm == pure_ledger.IMPLEMENTS and receipt.ledger is None:
+            return (
+                "names no ledger (it was made before receipts named one; recall version 2 "
+                "also reads the ledger)",
+                "recall again with this version and record the new receipt",
+            )
+        if receipt.ledger_uncommitted:
+            return (
+                f"was made while recall's index held episode files that ledger "
+                f"{(receipt.ledger_tree or '')[:12]} does not (uncommitted ones), which git cannot show",
+                "commit recorded episodes before the next recall (episode add commits them "
+                "unless told not to), or record this episode without its receipt",
+            )
+        return None, None
 
     def _read_books(self, blobs: set[str]) -> None:
         """Read and index the playbook versions named (one ``cat-file --batch``)."""
@@ -192,7 +232,11 @@ class Prover:
 
     def _outcome(self, receipt: receipt_format.Receipt) -> _Outcome:
         settings = receipt.settings
-        key = (receipt.playbook, receipt.task, repr(sorted(settings.items())))
+        key = (
+            receipt.playbook,
+            receipt.task,
+            repr((receipt.algorithm, receipt.ledger, sorted(settings.items()))),
+        )
         if key in self.outcomes:
             return self.outcomes[key]
         book = self._book(receipt)
@@ -210,10 +254,22 @@ class Prover:
             except ConfigError:
                 outcome = "receipt-settings-invalid"
             else:
-                result = pure.recall_playbook(book, receipt.task, settings=config)
-                outcome = (result.verdict, tuple(r.id for r in result.rules))
+                outcome = self._recall(book, receipt, config)
         self.outcomes[key] = outcome
         return outcome
+
+    def _recall(
+        self, book: pure.Postings, receipt: receipt_format.Receipt, config: RecallSettings
+    ) -> _Outcome:
+        """Re-run the recall of the receipt's version: what it gives, or why it cannot."""
+        if receipt.algorithm == pure.IMPLEMENTS:
+            result = pure.recall_playbook(book, receipt.task, settings=config)
+        else:
+            derived = self.ledgers.recall(book, receipt, config)
+            if isinstance(derived, str):
+                return derived
+            result = derived
+        return (result.verdict, tuple(r.id for r in result.rules))
 
     def _no_playbook(
         self, path: str, episode: Episode, receipt: receipt_format.Receipt, code: str
@@ -225,6 +281,10 @@ class Prover:
             "in this history",
             "receipt-playbook-invalid": f"the playbook at {short} does not parse",
             "receipt-settings-invalid": "its recall settings are not valid settings",
+            "receipt-ledger-missing": f"ledger tree {(receipt.ledger_tree or '')[:12]} does not exist "
+            "in this repository",
+            "receipt-ledger-unknown": f"tree {(receipt.ledger_tree or '')[:12]} was never the episodes "
+            "folder in this history",
         }[code]
         return problem(
             code,
@@ -232,7 +292,7 @@ class Prover:
             file=path,
             field="recalled",
             episode=episode.id,
-            hint="a receipt names the committed playbook recall read: commit the playbook "
+            hint="a receipt names the committed playbook (and ledger) recall read: commit them "
             "before recording, or record the episode without the receipt",
         )
 

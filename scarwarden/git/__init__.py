@@ -35,6 +35,7 @@ from scarwarden.git.history import (
     log,
     merge_base,
     path_blobs,
+    path_trees,
     rev_list,
     rev_list_with_parents,
     show_stat,
@@ -52,6 +53,8 @@ from scarwarden.git.read import (
     object_exists,
     objects_exist,
     show_file,
+    tree_id,
+    tree_ids,
 )
 from scarwarden.git.repository import (
     config_get,
@@ -115,6 +118,7 @@ __all__ = [
     "ls_tree_dirs",
     "merge_base",
     "path_blobs",
+    "path_trees",
     "no_git_env",
     "nothing_staged",
     "object_exists",
@@ -129,6 +133,8 @@ __all__ = [
     "run_ok",
     "set_config",
     "show_file",
+    "tree_id",
+    "tree_ids",
     "show_stat",
     "stage_bytes",
     "temporary_index",

@@ -120,3 +120,18 @@ def path_blobs(
             fields = line[1:].split("\t", 1)[0].split()
             blobs.update(b for b in fields[2:4] if b.strip("0"))
     return blobs
+
+
+def path_trees(
+    root: Path | str, revs: Sequence[str], path: str, env: Mapping[str, str] | None = None
+) -> set[str]:
+    """Every tree ID the folder ``path`` has had in the history of ``revs`` (git's empty
+    tree for a commit without it), from one ``git log`` and one ``cat-file
+    --batch-check``: the commits that changed the folder, and their parents."""
+    from scarwarden.git.diff import EMPTY_TREE
+    from scarwarden.git.read import tree_ids
+
+    out = run(root, "log", "--format=%H %P", *revs, "--", path, env=env)
+    commits = {c for line in out.decode().splitlines() for c in line.split()}
+    found = tree_ids(root, [f"{c}:{path}" for c in sorted(commits)], env=env)
+    return {t or EMPTY_TREE for t in found.values()}

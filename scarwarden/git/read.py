@@ -97,6 +97,12 @@ def files_named(root: Path | str, folder: str, names: Iterable[str]) -> list[str
     return list(dict.fromkeys(p for p in _paths(out) if p.rpartition("/")[2] in wanted))
 
 
+def tree_id(root: Path | str, rev: str, path: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The tree ID of the folder ``path`` at ``rev`` (a commit or a tree); ``None``
+    when ``rev`` has no such folder. Recall receipts name the ledger by it (issue 20)."""
+    return tree_ids(root, [f"{rev}:{path}"], env=env)[f"{rev}:{path}"]
+
+
 def object_exists(root: Path | str, sha: str) -> bool:
     """Whether the object ``sha`` (or ``rev:path``) exists."""
     return run_ok(root, "cat-file", "-e", sha)
@@ -117,6 +123,28 @@ def objects_exist(root: Path | str, specs: Sequence[str]) -> dict[str, bool]:
     return {
         spec: not line.endswith(" missing") for spec, line in zip(specs, lines[: len(specs)], strict=True)
     }
+
+
+def tree_ids(
+    root: Path | str, specs: Sequence[str], env: Mapping[str, str] | None = None
+) -> dict[str, str | None]:
+    """Object name (``rev:folder``) -> the tree ID it names, or ``None`` when it names
+    nothing or no tree, with one ``git cat-file --batch-check``."""
+    if not specs:
+        return {}
+    out = run(
+        root,
+        "cat-file",
+        "--batch-check=%(objectname) %(objecttype)",
+        input="".join(f"{s}\n" for s in specs).encode("utf-8", "surrogateescape"),
+        env=env,
+    )
+    lines = out.decode("utf-8", "surrogateescape").split("\n")
+    found: dict[str, str | None] = {}
+    for spec, line in zip(specs, lines[: len(specs)], strict=True):
+        sha, _, kind = line.partition(" ")
+        found[spec] = sha if kind == "tree" else None
+    return found
 
 
 def cat_file_batch(

@@ -8,9 +8,10 @@ pipeline (:mod:`scarwarden.text`), the same idf, BM25 term and confidence functi
 (:mod:`scarwarden.recall.score`), version 1's per-rule sums in the same order (a copy of
 ``score._scored_rule`` as it was), the same candidate cut (the engine scores
 ``limit + 10`` candidates and explains those that can still make the result), the same
-ranking, and version 1's router. The engine can move on (version 2 weighs words by the
-ledger and the episodes rules cite, which a playbook blob alone cannot reproduce)
-without silently changing what old receipts prove.
+ranking, and version 1's router. The engine has moved on (version 2 weighs words by the
+ledger and the episodes rules cite, which a playbook blob alone cannot reproduce: the
+gate re-derives it with :mod:`scarwarden.recall.pure_ledger`, over the ledger tree a
+version-2 receipt names) without silently changing what old receipts prove.
 
 ``tests/recall/test_pure_recall.py`` pins this module's output to version 1's, and
 checks that it agrees with the engine (verdicts, rankings, scores, confidences) on the
@@ -69,9 +70,9 @@ def _route(confidence: float | None, tag_hits: int, evidence: float, settings: R
     return _ASK_HUMAN
 
 
-#: The recall algorithm version this module reproduces. The engine may move on
-#: (:data:`scarwarden.recall.version.ALGORITHM`); receipts it then makes are reported as
-#: unverifiable by the gate until this module reproduces the new version too.
+#: The recall algorithm version this module reproduces (version 2:
+#: :mod:`scarwarden.recall.pure_ledger`). A receipt of a version no module reproduces
+#: is reported as unverifiable by the gate.
 IMPLEMENTS = 1
 
 #: The engine's slack: candidates scored beyond ``limit`` before the exact re-ranking.

@@ -1,20 +1,25 @@
-"""Issuing recall receipts: every recall says which playbook blob it read and what it
-returned, so an episode can prove what memory the agent was given (issue 20).
+"""Issuing recall receipts: every recall says which playbook blob and which ledger it
+read and what it returned, so an episode can prove what memory the agent was given
+(issue 20).
 
 The format (fields, content hash, validation) is the episode format's
 (:mod:`scarwarden.files.receipt`); the gate proves a receipt by re-running recall on the
-playbook at its blob (:mod:`scarwarden.gate.proofs`). Issuing costs one hash of a few
-hundred bytes: the playbook's blob ID is remembered by the index when it reads the file.
+playbook at its blob and the ledger at its tree (:mod:`scarwarden.gate.proofs`).
+Issuing costs one hash of a few hundred bytes: the playbook's blob ID is remembered by
+the index when it reads the file, and the ledger's tree ID (``HEAD:<episodes>``) is
+asked of git once per HEAD and remembered in the index's meta table.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from scarwarden.config import RecallSettings
-from scarwarden.errors import UsageError
-from scarwarden.files.receipt import HASH_CHARS, Receipt
+from scarwarden.errors import GitError, UsageError
+from scarwarden.files.receipt import HASH_CHARS, UNCOMMITTED, Receipt
 from scarwarden.recall.version import ALGORITHM
 
 if TYPE_CHECKING:
@@ -25,11 +30,25 @@ if TYPE_CHECKING:
 _ID_RE = re.compile(rf"^[0-9a-f]{{{HASH_CHARS}}}\Z")
 
 
-def make_receipt(result: RecallResult, playbook: str, settings: RecallSettings, limit: int) -> Receipt:
-    """The receipt of ``result``, recalled from the playbook blob ``playbook``."""
+class IndexedPlaybook(str):
+    """The playbook's blob ID as :func:`playbook_blob` gives it, carrying the ledger
+    state the same index held (:func:`ledger_state`), so the engine's one call
+    ``make_receipt(result, playbook_blob(index), ...)`` names both."""
+
+    ledger: str | None = None
+
+
+def make_receipt(
+    result: RecallResult, playbook: str, settings: RecallSettings, limit: int, *, ledger: str | None = None
+) -> Receipt:
+    """The receipt of ``result``, recalled from the playbook blob ``playbook`` and the
+    ledger ``ledger`` (default: the one an :class:`IndexedPlaybook` carries)."""
+    if ledger is None:
+        ledger = getattr(playbook, "ledger", None)
     return Receipt.make(
         task=result.task,
-        playbook=playbook,
+        playbook=str(playbook),
+        ledger=ledger,
         algorithm=ALGORITHM,
         settings={
             "act_threshold": settings.act_threshold,
@@ -42,19 +61,75 @@ def make_receipt(result: RecallResult, playbook: str, settings: RecallSettings, 
     )
 
 
-def playbook_blob(index: Index) -> str:
+def playbook_blob(index: Index) -> IndexedPlaybook:
     """The git blob ID of the playbook the index holds (remembered when it was read;
-    an index written before receipts existed hashes the file once)."""
+    an index written before receipts existed hashes the file once), with the ledger
+    state the index holds."""
     blob = index.meta("playbook_blob")
-    if blob:
-        return blob
-    from scarwarden.index import blob_id
+    if not blob:
+        from scarwarden.index import blob_id
 
+        try:
+            raw = index.repo.playbook_path.read_bytes()
+        except FileNotFoundError:
+            raw = b"# Playbook\n"  # what the index reads for a missing file
+        blob = blob_id(raw)
+    out = IndexedPlaybook(blob)
+    out.ledger = ledger_state(index)
+    return out
+
+
+def ledger_state(index: Index) -> str:
+    """The ledger recall read, as a receipt names it: the tree ID of the episodes folder
+    at the commit the index reflects (``HEAD:<episodes>``; git's empty tree when there
+    is none), with :data:`~scarwarden.files.receipt.UNCOMMITTED` appended when the
+    index also holds valid episode files that commit does not have.
+
+    The tree ID is asked of git once per HEAD (one ``rev-parse``) and kept in the
+    index's meta table; the uncommitted files are the refresh's "loose" ones.
+    """
+    from scarwarden import git
+
+    head = index.meta("head")
+    tree = _head_tree(index, head) if head else git.EMPTY_TREE
+    return tree + UNCOMMITTED if _holds_uncommitted(index, head) else tree
+
+
+def _head_tree(index: Index, head: str) -> str:
+    from scarwarden import git
+
+    cached = index.meta("receipt_ledger")
+    if cached and cached.startswith(head + " "):
+        return cached.split(" ", 1)[1]
     try:
-        raw = index.repo.playbook_path.read_bytes()
-    except FileNotFoundError:
-        raw = b"# Playbook\n"  # what the index reads for a missing file
-    return blob_id(raw)
+        tree = git.tree_id(index.repo.root, head, index.repo.episodes_rel)
+    except GitError:
+        tree = None
+    tree = tree or git.EMPTY_TREE  # no episodes folder in that commit
+    try:
+        index.conn.execute("INSERT OR REPLACE INTO meta VALUES ('receipt_ledger', ?)", (f"{head} {tree}",))
+    except sqlite3.Error:
+        pass  # a read-only or busy index asks git again next time; still correct
+    return tree
+
+
+def _holds_uncommitted(index: Index, head: str | None) -> bool:
+    """Whether the index holds a valid episode file that HEAD's tree does not: one the
+    refresh keeps as "loose" (uncommitted), or any at all before the first commit."""
+    if head is None:
+        return index.episode_count() > 0
+    try:
+        loose = json.loads(index.meta("loose") or "{}")
+    except ValueError:
+        return True
+    if not loose:
+        return False
+    row = index.conn.execute(
+        "SELECT 1 FROM files WHERE episode_id IS NOT NULL "
+        "AND path IN (SELECT value FROM json_each(?)) LIMIT 1",
+        (json.dumps(sorted(loose)),),
+    ).fetchone()
+    return row is not None
 
 
 def resolve(repo: MemoryRepo, value: Any, *, source: str = "--receipt") -> dict[str, Any]:

@@ -17,6 +17,8 @@ from __future__ import annotations
 #: 1: BM25 + tag hits ranking, confidence router (docs/recall.md), November 2026.
 #: 2: issue 13: words of the episodes a rule cites, ledger weights of words past tasks
 #:    say, N-stable evidence in the router; lineage (struggling rules), December 2026.
-#:    Depends on the ledger, not only on the playbook: the gate's pure recall
-#:    reproduces version 1 only, so receipts of version 2 are unverifiable there.
+#:    Depends on the ledger, not only on the playbook, so its receipts also name the
+#:    ledger (the episodes folder's tree ID, issue 20) and the gate re-derives them
+#:    from that tree (:mod:`scarwarden.recall.pure_ledger`); version-2 receipts made
+#:    before receipts named the ledger stay unverifiable.
 ALGORITHM = 2

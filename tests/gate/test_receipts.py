@@ -315,7 +315,11 @@ def test_every_door_stores_the_receipt_recall_gave(cli, demo_repo: MemoryRepo) -
     assert unknown.exit_code == 2 and "no recall with receipt 0123456789abcdef" in unknown.output
     both = cli("episode", "add", "--file", "-", "--receipt", printed["receipt"], input="task: x\naction: y\n")
     assert both.exit_code == 2 and "--receipt goes with the episode flags" in both.output
-    assert "receipt: " + printed["receipt"] in cli("recall", TASK).stdout
+    # The recorded episode moved the ledger on: the next recall is another recall
+    # (its receipt names the new ledger tree), and the text output prints its receipt.
+    again = json.loads(cli("recall", "--json", TASK).stdout)["receipt"]
+    assert again["ledger"] != printed["ledger"] and again["rules"] == printed["rules"]
+    assert "receipt: " + again["receipt"] in cli("recall", TASK).stdout
 
 
 def _edit_rule_text(repo: MemoryRepo, rule_id: str, text: str) -> None:

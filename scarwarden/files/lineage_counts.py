@@ -1,0 +1,144 @@
+"""How a rule has fared, counted from its applications: the arithmetic of lineage.
+
+For a rule, the *applications* are the episodes whose ``rules_applied`` names it. Each
+went well (an outcome and no correction) or was corrected (a correction, or
+``source: correction``); one with neither says nothing either way. The counts that
+matter are those **since the rule last changed what it says**
+(:func:`scarwarden.files.rule_dates.last_changes`), by the episodes' ``at``: a rule that
+was rewritten after four corrections starts again from zero. All-time figures are kept
+alongside.
+
+A rule **corrected in at least half of at least three applications** since its last
+change is *struggling*: ``distill`` proposes it for revision or retirement, and the
+router never gives ``ACT`` on it alone.
+
+Kept apart from where the episodes come from: the index feeds it for recall and the
+pages (:mod:`scarwarden.index.lineage`), the gate feeds it episodes read from a ledger
+tree in git when it re-derives a recall (:mod:`scarwarden.recall.pure_ledger`), so
+both count alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from scarwarden.files.episodes import Episode
+from scarwarden.files.rule_dates import RuleChange
+
+#: A rule is struggling when corrected in at least this share ...
+STRUGGLING_SHARE = 0.5
+#: ... of at least this many applications since it last changed.
+STRUGGLING_MIN = 3
+
+
+@dataclass(frozen=True)
+class Lineage:
+    rule_id: str
+    #: The last commit that changed what the rule says (None: not committed yet).
+    changed: RuleChange | None
+    applied: int = 0
+    went_well: int = 0
+    corrected: int = 0
+    applied_total: int = 0
+    corrected_total: int = 0
+    #: The episodes that corrected it since it last changed (oldest first).
+    corrections: tuple[str, ...] = ()
+
+    @property
+    def struggling(self) -> bool:
+        return self.applied >= STRUGGLING_MIN and self.corrected >= STRUGGLING_SHARE * self.applied
+
+    def sentence(self) -> str:
+        """``PB-04 was applied 9 times and corrected 4 times since it last changed (2026-11-20)``."""
+        when = f" ({self.changed.date[:10]})" if self.changed else ""
+        line = (
+            f"{self.rule_id} was applied {_times(self.applied)} and corrected "
+            f"{_times(self.corrected)} since it last changed{when}"
+        )
+        if self.applied_total != self.applied:
+            line += f"; {_times(self.applied_total)} in all"
+        return line + (": proposed for revision" if self.struggling else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule_id": self.rule_id,
+            "last_changed": self.changed.date if self.changed else None,
+            "last_changed_commit": self.changed.commit if self.changed else None,
+            "applied": self.applied,
+            "went_well": self.went_well,
+            "corrected": self.corrected,
+            "applied_total": self.applied_total,
+            "corrected_total": self.corrected_total,
+            "corrections": list(self.corrections),
+            "struggling": self.struggling,
+        }
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def corrected(ep: Episode) -> bool:
+    return bool(str(ep.get("correction") or "").strip()) or ep.get("source") == "correction"
+
+
+@dataclass(frozen=True)
+class Application:
+    """One episode's application of one rule, as lineage counts it."""
+
+    id: str
+    at: str
+    corrected: bool
+    #: An outcome and no correction.
+    went_well: bool
+
+    def to_json(self) -> list[Any]:
+        return [self.id, self.at, self.corrected, self.went_well]
+
+    @classmethod
+    def from_json(cls, row: list[Any]) -> Application:
+        return cls(str(row[0]), str(row[1]), bool(row[2]), bool(row[3]))
+
+
+def application(ep: Episode) -> Application:
+    """How ``ep`` counts for each rule it applied."""
+    fixed = corrected(ep)
+    return Application(ep.id, ep.at, fixed, not fixed and bool(ep.get("outcome")))
+
+
+def when(value: str | None) -> datetime | None:
+    """An episode's or a commit's ISO time, as an aware datetime (``None``: unreadable)."""
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def may_struggle(apps: Sequence[Application]) -> bool:
+    """Whether these applications, all time, are enough for the rule to struggle (a
+    cheap test before the rule's change date is looked up in git)."""
+    fixes = sum(1 for a in apps if a.corrected)
+    return len(apps) >= STRUGGLING_MIN and fixes >= STRUGGLING_MIN * STRUGGLING_SHARE
+
+
+def count(rule_id: str, changed: RuleChange | None, apps: Sequence[Application]) -> Lineage:
+    """The counts of ``rule_id`` from its applications ``apps`` (oldest first)."""
+    since = when(changed.date) if changed else None
+    recent = [a for a in apps if since is None or ((when(a.at) or since) >= since)]
+    fixes = [a for a in recent if a.corrected]
+    return Lineage(
+        rule_id,
+        changed,
+        applied=len(recent),
+        went_well=sum(1 for a in recent if a.went_well),
+        corrected=len(fixes),
+        applied_total=len(apps),
+        corrected_total=sum(1 for a in apps if a.corrected),
+        corrections=tuple(a.id for a in fixes),
+    )

@@ -1,0 +1,219 @@
+"""The ledger a recall receipt names, read from git: what version-2 recall needs of it.
+
+A version-2 receipt names the episodes folder's tree ID (``ledger``); re-deriving it
+(:mod:`scarwarden.recall.pure_ledger`) needs, of that tree, the ledger's statistics
+(how many episodes, how many of their tasks say each stem, every rule application:
+:class:`~scarwarden.recall.pure_ledger.LedgerStats`) and the episodes the playbook
+cites. Both come from git objects only, never from the index:
+
+* the episodes cited are read by name (``<tree>:YYYY/MM/<id>.yaml``, one
+  ``cat-file --batch`` for all of them);
+* the statistics need every episode of the tree: 0.77 s of ``cat-file`` and ~4 s of
+  YAML at 100k episodes (shared/NOTES.md), far over a hook's budget. So they are
+  derived once per tree and kept in a small cache in the git folder
+  (``.git/scarwarden/ledger/<tree>.json``), keyed by the tree ID: a tree ID fixes every
+  byte of every episode in it, so an entry cannot go stale, and it is checked
+  (format, tree, episodes folder and a SHA-256 of its body) before use. A tree not in
+  the cache is derived from the newest cached one by ``git diff`` between the two trees
+  (only the episodes added, changed or removed are read), or from scratch when there is
+  none. Whoever can write to ``.git`` can also rewrite the hooks, so the cache adds no
+  way round the gate; a fresh clone (CI) has none and reads the whole tree.
+
+Which files count is the index's rule (:mod:`scarwarden.index.build`): ``.yaml`` files
+of the episodes folder that are valid episodes (``parse_episode_bytes`` with their path,
+so only ``YYYY/MM/<id>.yaml`` can be), the first in path order when two share an ID.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+from scarwarden import git
+from scarwarden.errors import GitError, ScarwardenError
+from scarwarden.files.episodes import Episode, parse_episode_bytes
+from scarwarden.recall.pure_ledger import IMPLEMENTS, LedgerStats
+
+#: Bump when what a cache entry holds, or how it is derived, changes.
+CACHE_FORMAT = f"ledger-stats-1/v{IMPLEMENTS}"
+#: Cache entries kept (the newest by modification time).
+CACHE_KEEP = 6
+#: Above this many changed files, deriving from scratch is as cheap as from a diff.
+MAX_DIFF = 20_000
+
+
+def counts(path: str, mode: str = "100644") -> bool:
+    """Whether a file of the episodes folder (path relative to it) can be an episode."""
+    return mode in ("100644", "100755") and path.endswith(".yaml") and path.count("/") == 2
+
+
+class LedgerReader:
+    """Reads ledger trees of one repository; each tree's statistics once per run."""
+
+    def __init__(
+        self,
+        root: Path,
+        episodes_rel: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self.root, self.episodes_rel, self.env = root, episodes_rel, env
+        self.cache_dir = cache_dir
+        self._stats: dict[str, LedgerStats] = {}
+        #: What reading cost, for the bench and ``--json`` stats.
+        self.read_files = 0
+        self.derived: dict[str, str] = {}
+
+    # -- the statistics ----------------------------------------------------------
+
+    def stats(self, tree: str) -> LedgerStats:
+        """The statistics of ``tree`` (an existing tree of this repository)."""
+        if tree not in self._stats:
+            self._stats[tree] = self._load(tree) or self._derive(tree)
+        return self._stats[tree]
+
+    def _derive(self, tree: str) -> LedgerStats:
+        base = self._newest_cached(tree)
+        stats: LedgerStats | None = None
+        if base is not None:
+            stats = self._from_base(base, tree)
+            self.derived[tree] = f"diff from {base[:12]}"
+        if stats is None:
+            stats = self._from_scratch(tree)
+            self.derived[tree] = "whole tree"
+        self._save(tree, stats)
+        return stats
+
+    def _from_scratch(self, tree: str) -> LedgerStats:
+        entries = sorted((e.path, e.blob) for e in git.ls_tree(self.root, tree) if counts(e.path, e.mode))
+        stats = LedgerStats()
+        seen: set[str] = set()
+        for ep in self._parse(
+            entries, git.cat_file_stream(self.root, [b for _p, b in entries], env=self.env)
+        ):
+            if ep.id not in seen:  # the index keeps the first file in path order
+                seen.add(ep.id)
+                stats.add(ep)
+        return stats
+
+    def _from_base(self, base: str, tree: str) -> LedgerStats | None:
+        """``tree``'s statistics from ``base``'s and the files that differ; ``None``
+        when the diff is too large to be worth it (or git cannot make it)."""
+        try:
+            changes = git.diff_name_status(self.root, base, tree, env=self.env)
+        except GitError:
+            return None
+        changes = [c for c in changes if counts(c.path)]
+        if len(changes) > MAX_DIFF:
+            return None
+        stats = self._load(base)
+        if stats is None:
+            return None
+        old = [(c.path, f"{base}:{c.path}") for c in changes if c.status != "A"]
+        new = [(c.path, f"{tree}:{c.path}") for c in changes if c.status != "D"]
+        for ep in self._parse(old, iter(git.cat_file_batch(self.root, [s for _p, s in old], env=self.env))):
+            stats.add(ep, -1)
+        for ep in self._parse(new, iter(git.cat_file_batch(self.root, [s for _p, s in new], env=self.env))):
+            stats.add(ep)
+        return stats
+
+    def _parse(self, items: list[tuple[str, str]], contents: Iterator[bytes | None]) -> Iterable[Episode]:
+        """The valid episodes among ``items`` ((path in the tree, object), in order)."""
+        for (path, _obj), raw in zip(items, contents, strict=True):
+            self.read_files += 1
+            if raw is None:
+                continue
+            try:
+                yield parse_episode_bytes(raw, f"{self.episodes_rel}/{path}", episodes_dir=self.episodes_rel)
+            except ScarwardenError:
+                continue  # the index skips an invalid file too
+
+    # -- the episodes a playbook cites --------------------------------------------
+
+    def episodes(self, tree: str, ids: Iterable[str]) -> dict[str, Episode]:
+        """The valid episodes with these IDs in ``tree``, read by name."""
+        wanted = sorted(set(ids))
+        if not wanted:
+            return {}
+        months = [d for d in git.ls_tree_dirs(self.root, tree) if d.count("/") == 1]
+        specs = [(f"{m}/{i}.yaml", f"{tree}:{m}/{i}.yaml") for m in sorted(months) for i in wanted]
+        found: dict[str, Episode] = {}
+        contents = iter(git.cat_file_batch(self.root, [s for _p, s in specs], env=self.env))
+        for ep in self._parse(specs, contents):
+            found.setdefault(ep.id, ep)
+        return found
+
+    # -- the cache ------------------------------------------------------------------
+
+    def _path(self, tree: str) -> Path | None:
+        return None if self.cache_dir is None else self.cache_dir / f"{tree}.json"
+
+    def _load(self, tree: str) -> LedgerStats | None:
+        path = self._path(tree)
+        if path is None:
+            return None
+        try:
+            data = json.loads(path.read_bytes())
+            body = data["stats"]
+            ok = (
+                data.get("format") == CACHE_FORMAT
+                and data.get("tree") == tree
+                and data.get("episodes") == self.episodes_rel
+                and data.get("sha256") == _digest(body)
+            )
+            return LedgerStats.from_json(body) if ok else None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None  # missing, unreadable or damaged: derived again
+
+    def _save(self, tree: str, stats: LedgerStats) -> None:
+        path = self._path(tree)
+        if path is None:
+            return
+        body = stats.to_json()
+        data = {
+            "format": CACHE_FORMAT,
+            "tree": tree,
+            "episodes": self.episodes_rel,
+            "sha256": _digest(body),
+            "stats": body,
+        }
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+            tmp.write_text(json.dumps(data, separators=(",", ":"), sort_keys=True))
+            os.replace(tmp, path)
+            kept = sorted(path.parent.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+            for old in kept[CACHE_KEEP:]:
+                old.unlink(missing_ok=True)
+        except OSError:
+            pass  # a read-only git folder: derived again next time, still correct
+
+    def _newest_cached(self, tree: str) -> str | None:
+        if self.cache_dir is None:
+            return None
+        try:
+            files = sorted(self.cache_dir.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        except OSError:
+            return None
+        for path in files:
+            if path.stem != tree and len(path.stem) == 40:
+                return path.stem
+        return None
+
+
+def _digest(body: object) -> str:
+    data = json.dumps(body, separators=(",", ":"), sort_keys=True)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+def cache_dir(root: Path) -> Path | None:
+    """``.git/scarwarden/ledger`` of the repository at ``root`` (``None``: no git folder)."""
+    try:
+        path = git.git_path(root, "scarwarden/ledger")
+    except GitError:
+        return None
+    return path if path.is_absolute() else root / path

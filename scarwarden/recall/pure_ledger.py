@@ -1,0 +1,328 @@
+"""Recall version 2 in memory: a playbook blob plus a ledger tree, no index.
+
+Version 2 (issue 13) ranks with the ledger as well as the playbook: a query word many
+past tasks say weighs less (``task_count``, ``task_df``), a rule is also found through
+the words of the episodes it cites (``ep_df`` and their postings), and the router never
+gives ``ACT`` on a struggling rule alone (lineage). The engine reads all of it from the
+index (:mod:`scarwarden.index.ledger_words`, :mod:`scarwarden.index.lineage`); the gate
+never opens the index, so it re-derives a version-2 receipt here, from what it read in
+git: the playbook at the receipt's blob (:class:`scarwarden.recall.pure.Postings`) and
+the episodes at the receipt's ledger tree (:class:`LedgerStats`, built by
+:mod:`scarwarden.gate.ledger`).
+
+Exactly the engine's arithmetic: the SQL candidate query (:mod:`scarwarden.recall.
+candidates`) rewritten over dictionaries, then the engine's own exact scoring
+(:func:`scarwarden.recall.score._scored_rule`, fed the same postings the index holds),
+the same ranking, router (:meth:`scarwarden.recall.result.RecallStats.route`) and
+struggling-rule condition (:mod:`scarwarden.files.lineage_counts`). Reusing the scoring
+function, rather than copying it, keeps the two from drifting while version 2 is
+current; ``tests/recall/test_pure_ledger.py`` checks that both agree (verdicts,
+rankings, scores, confidences) and pins this module's output, so whoever moves recall
+to version 3 must freeze a copy here first. Nothing here imports the index or SQLite.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from scarwarden import text
+from scarwarden.config import RecallSettings
+from scarwarden.files.episodes import Episode
+from scarwarden.files.lineage_counts import Application, application, count, may_struggle
+from scarwarden.files.rule_dates import RuleChange
+from scarwarden.recall import router
+from scarwarden.recall.pure import Postings
+from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
+from scarwarden.recall.score import (
+    EPISODE_WEIGHT,
+    K1,
+    TAG_WEIGHT,
+    B,
+    TaskTerms,
+    _scored_rule,
+    idf,
+    ledger_weight,
+    worth_explaining,
+)
+
+#: The recall algorithm version this module reproduces.
+IMPLEMENTS = 2
+#: The engine's slack: candidates scored beyond ``limit`` before the exact re-ranking.
+_SLACK = 10
+#: The episode fields whose words count under the rules that cite the episode
+#: (:data:`scarwarden.index.ledger_words.FIELDS`).
+FIELDS = ("task", "correction")
+
+
+@dataclass
+class LedgerStats:
+    """What recall needs of a whole ledger: how many episodes, how many of their tasks
+    say each stem, and every rule application (for lineage). Built from the valid
+    episode files of one tree, as the index counts them."""
+
+    task_count: int = 0
+    task_df: Counter[str] = field(default_factory=Counter)
+    #: rule ID -> episode ID -> its application (an episode naming a rule twice counts twice).
+    applied: dict[str, dict[str, list[Application]]] = field(default_factory=dict)
+
+    def add(self, ep: Episode, sign: int = 1) -> None:
+        """Count ``ep`` in (``sign`` 1) or out (-1)."""
+        self.task_count += sign
+        for stem in set(text.stems(ep.task)):
+            self.task_df[stem] += sign
+            if self.task_df[stem] <= 0:
+                del self.task_df[stem]
+        for rule_id in ep.get("rules_applied") or []:
+            if not isinstance(rule_id, str):
+                continue
+            by_episode = self.applied.setdefault(rule_id, {})
+            if sign > 0:
+                by_episode.setdefault(ep.id, []).append(application(ep))
+            else:
+                by_episode.pop(ep.id, None)
+                if not by_episode:
+                    del self.applied[rule_id]
+
+    @property
+    def shared(self) -> bool:
+        """Whether two past tasks or more say some word (meta ``task_terms_shared``)."""
+        return any(d > 1 for d in self.task_df.values())
+
+    def applications(self, rule_id: str) -> list[Application]:
+        """The rule's applications, oldest first (by ``at``, then episode ID)."""
+        apps = [a for group in self.applied.get(rule_id, {}).values() for a in group]
+        return sorted(apps, key=lambda a: (a.at, a.id))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task_count": self.task_count,
+            "task_df": dict(sorted(self.task_df.items())),
+            "applied": {
+                rule: {ep: [a.to_json() for a in group] for ep, group in sorted(eps.items())}
+                for rule, eps in sorted(self.applied.items())
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LedgerStats:
+        return cls(
+            task_count=int(data["task_count"]),
+            task_df=Counter({str(k): int(v) for k, v in data["task_df"].items()}),
+            applied={
+                rule: {ep: [Application.from_json(row) for row in group] for ep, group in eps.items()}
+                for rule, eps in data["applied"].items()
+            },
+        )
+
+
+@dataclass
+class EpisodeWords:
+    """Under each active rule, the stems of the episodes it cites (the index's
+    ``rule_episode_terms``), and in how many rules' episodes each stem occurs."""
+
+    #: rule ID -> stem -> [(episode ID, field, tf)], sorted by episode then field.
+    terms: dict[str, dict[str, list[tuple[str, str, int]]]] = field(default_factory=dict)
+    df: Counter[str] = field(default_factory=Counter)
+
+
+def episode_words(book: Postings, cited: Mapping[str, Episode]) -> EpisodeWords:
+    """The episode postings of ``book``'s active rules, from the ``cited`` episodes the
+    ledger holds (a citation of an episode the ledger lacks adds nothing)."""
+    out = EpisodeWords()
+    stems: dict[str, dict[str, Counter[str]]] = {}
+    for rule_id, rule in book.rules.items():
+        own: dict[str, list[tuple[str, str, int]]] = {}
+        for episode_id in sorted(set(rule.episode_ids)):
+            ep = cited.get(episode_id)
+            if ep is None:
+                continue
+            if episode_id not in stems:
+                values = (ep.task, ep.get("correction"))
+                stems[episode_id] = {
+                    f: Counter(text.stems(v))
+                    for f, v in zip(FIELDS, values, strict=True)
+                    if isinstance(v, str)
+                }
+            for where, counts in sorted(stems[episode_id].items()):
+                for term, tf in counts.items():
+                    own.setdefault(term, []).append((episode_id, where, tf))
+        if own:
+            out.terms[rule_id] = own
+            out.df.update(own.keys())
+    for own in out.terms.values():
+        for places in own.values():
+            places.sort(key=lambda p: (p[0], p[1]))
+    return out
+
+
+def recall_ledger(
+    book: Postings,
+    ledger: LedgerStats,
+    words: EpisodeWords,
+    task: str,
+    *,
+    settings: RecallSettings,
+    changes: Callable[[], Mapping[str, RuleChange]],
+    limit: int | None = None,
+) -> RecallResult:
+    """Recall ``task`` as the engine does over an index holding ``book`` and ``ledger``
+    (``changes``: when each rule last changed, asked only for a struggling check)."""
+    limit = settings.limit if limit is None else limit
+    task = task.strip()
+    qtf = Counter(text.stems(task))
+    terms = _task_terms(book, ledger, words, qtf)
+    stats = RecallStats(
+        rule_count=terms.n,
+        avg_length=terms.avg,
+        task_stems=dict(sorted(qtf.items())),
+        unknown_stems=sorted(set(qtf) - set(terms.df)),
+        settings=settings,
+        task_mass=terms.task_mass,
+        task_df={t: terms.df.get(t, 0) for t in sorted(qtf)},
+        task_count=terms.task_count,
+        ledger_df=dict(sorted(terms.task_df.items())),
+        ledger=dict(sorted(terms.ledger.items())),
+    )
+    ranked: list[RecalledRule] = []
+    if qtf and terms.n:
+        found = _candidates(book, words, terms, limit + _SLACK)
+        ranked = _score(book, ledger, words, terms, worth_explaining(found, limit))
+        ranked.sort(key=lambda r: (-r.score, r.id))
+    verdict = _route(stats, ranked)
+    verdict = _not_on_a_struggling_rule_alone(verdict, ranked, settings, ledger, changes)
+    kept = (
+        []
+        if verdict == router.ASK_HUMAN
+        else [
+            r
+            for r in ranked
+            if r.confidence >= settings.floor or len(r.matched_tags) >= settings.act_tag_hits
+        ]
+    )
+    return RecallResult(task=task, verdict=verdict, playbook_commit=None, rules=kept[:limit], stats=stats)
+
+
+def _task_terms(book: Postings, ledger: LedgerStats, words: EpisodeWords, qtf: Counter[str]) -> TaskTerms:
+    """:func:`scarwarden.recall.score.task_terms`, over dictionaries."""
+    n, tasks = book.n, ledger.task_count
+    stems = sorted(qtf)
+    df = {t: book.df[t] for t in stems if book.df.get(t)}
+    task_df = {t: ledger.task_df[t] for t in stems if ledger.task_df.get(t)} if tasks else {}
+    weights = {t: ledger_weight(d, tasks) for t, d in task_df.items()}
+    ep_df = {t: words.df[t] for t in stems if words.df.get(t) and 2 * words.df[t] <= n}
+    task_mass = math.fsum(idf(df.get(t, 0), n) * weights.get(t, 1.0) for t in qtf) if n else 0.0
+    return TaskTerms(
+        qtf=qtf,
+        df=df,
+        n=n,
+        avg=book.avg,
+        task_mass=task_mass,
+        ledger=weights,
+        task_df=task_df,
+        task_count=tasks,
+        ep_df=ep_df,
+        ledger_shared=bool(tasks and ledger.shared),
+    )
+
+
+def _candidates(book: Postings, words: EpisodeWords, task: TaskTerms, count: int) -> list[tuple[str, float]]:
+    """The SQL candidate query (:func:`scarwarden.recall.candidates.candidates`) in
+    Python: the rules' own words, the words of their episodes, tag hits; best ``count``."""
+    base, slope = K1 * (1.0 - B), K1 * B / task.avg
+    scores: dict[str, float] = {}
+    for stem, d in sorted(task.df.items()):
+        w = idf(d, task.n) * task.q(stem) * task.qtf[stem] * (K1 + 1.0)
+        for rule_id in book.by_stem.get(stem, ()):
+            tf = book.tf[rule_id][stem]
+            scores[rule_id] = scores.get(rule_id, 0.0) + w * tf / (tf + base + slope * book.length[rule_id])
+    for stem, d in sorted(task.ep_df.items()):
+        w = EPISODE_WEIGHT * idf(d, task.n) * task.q(stem) * task.qtf[stem] * (K1 + 1.0)
+        for rule_id, own in words.terms.items():
+            if stem in own:
+                etf = sum(tf for _e, _f, tf in own[stem])
+                scores[rule_id] = scores.get(rule_id, 0.0) + w * etf / (etf + K1)
+    stems = task.qtf.keys()
+    for rule_id in sorted({r for s in stems for r in book.by_tag_stem.get(s, ())}):
+        for parts in book.tags[rule_id].values():
+            if parts <= stems:
+                value = TAG_WEIGHT * min(task.q(s) for s in parts)
+                scores[rule_id] = scores.get(rule_id, 0.0) + value
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:count]
+
+
+def _score(
+    book: Postings, ledger: LedgerStats, words: EpisodeWords, task: TaskTerms, ids: list[str]
+) -> list[RecalledRule]:
+    """The engine's exact scoring (:func:`scarwarden.recall.score.score_rules`), fed
+    the postings the index would hold for these rules."""
+    out = []
+    for rule_id in ids:
+        rule = book.rules[rule_id]
+        tf = book.tf[rule_id]
+        postings = {s: (tf[s], book.length[rule_id]) for s in tf if s in task.df}
+        own = {s: book.df[s] for s in tf}
+        parts = book.tags[rule_id]
+        for stems in parts.values():
+            for s in stems:
+                own.setdefault(s, book.df.get(s, 0))
+        tdf = (
+            {s: ledger.task_df[s] for s in own if ledger.task_df.get(s, 0) > 1} if task.ledger_shared else {}
+        )
+        weight = {d: idf(d, task.n) for d in set(own.values())}
+        episodes = (
+            {s: places for s, places in words.terms.get(rule_id, {}).items() if s in task.ep_df}
+            if task.ep_df
+            else {}
+        )
+        row = (
+            rule_id,
+            rule.title,
+            rule.text,
+            json.dumps(list(rule.tags)),
+            json.dumps(list(rule.episode_ids)),
+        )
+        out.append(_scored_rule(row, task, postings, own, parts, weight, own_task_df=tdf, episodes=episodes))
+    return out
+
+
+def _route(stats: RecallStats, ranked: list[RecalledRule]) -> str:
+    """The engine's ``_route``: record the best rule's numbers and route on them."""
+    if ranked:
+        best = ranked[0]
+        stats.best_score = best.score
+        stats.best_tag_hits = len(best.matched_tags)
+        stats.best_confidence = best.confidence
+        stats.best_evidence = best.evidence
+        stats.best_matched_words = len(best.matched_stems) + len(best.through_episodes)
+        stats.best_rule_coverage = round(best.matched_mass / best.rule_mass, 4) if best.rule_mass else 0.0
+        stats.best = best
+    return stats.route()
+
+
+def _not_on_a_struggling_rule_alone(
+    verdict: str,
+    ranked: list[RecalledRule],
+    settings: RecallSettings,
+    ledger: LedgerStats,
+    changes: Callable[[], Mapping[str, RuleChange]],
+) -> str:
+    """:func:`scarwarden.recall.earned.not_on_a_struggling_rule_alone` over the ledger."""
+    if verdict != router.ACT or not ranked:
+        return verdict
+
+    def struggling(rule_id: str) -> bool:
+        apps = ledger.applications(rule_id)
+        return may_struggle(apps) and count(rule_id, changes().get(rule_id), apps).struggling
+
+    if not struggling(ranked[0].id):
+        return verdict
+    for rule in ranked[1:]:
+        earns = router.route(rule.confidence, len(rule.matched_tags), rule.evidence, settings) == router.ACT
+        if earns and not struggling(rule.id):
+            return verdict
+    return router.ACT_AND_FLAG

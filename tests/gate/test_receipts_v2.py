@@ -1,0 +1,168 @@
+"""Version-2 recall receipts (they name the ledger tree) through the gate: the receipts
+recall prints today prove from git alone; forged ones are refused (issue 20)."""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Any
+
+from conftest import git
+from helpers import commit_no_verify, write_episode
+
+from scarwarden.files.receipt import UNCOMMITTED, Receipt
+from scarwarden.gate.check import check_staged
+from scarwarden.gate.verify import verify
+from scarwarden.recall.engine import recall_task
+from scarwarden.repo import MemoryRepo
+
+TASK = "Post our discount code on Twitter"
+
+
+def issued(repo: MemoryRepo, task: str = TASK) -> dict[str, Any]:
+    """The receipt recall prints for ``task`` now."""
+    result = recall_task(repo, task, log=False)
+    assert result.receipt is not None
+    return result.receipt.to_json()
+
+
+def forged(original: dict[str, Any], **override: Any) -> dict[str, Any]:
+    """``original`` with fields changed and the hash recomputed (anyone can)."""
+    fields = {k: v for k, v in original.items() if k != "receipt"}
+    fields.update(override)
+    return Receipt.make(**fields).to_json()
+
+
+def stage(repo: MemoryRepo, n: int, recalled: dict[str, Any], **extra: Any) -> str:
+    task = extra.pop("task", recalled["task"])
+    rel = write_episode(repo, f"ep-rcv2{n:06d}", task=task, recalled=recalled, **extra)
+    git(repo.root, "add", rel)
+    return rel
+
+
+def codes(report: Any) -> list[str]:
+    return [p.code for p in report.problems]
+
+
+def test_todays_receipt_names_the_ledger_and_proves(demo_repo: MemoryRepo) -> None:
+    r = issued(demo_repo)
+    assert r["algorithm"] == 2
+    assert r["ledger"] == git(demo_repo.root, "rev-parse", f"HEAD:{demo_repo.episodes_rel}").stdout.strip()
+    stage(demo_repo, 1, r, rules_applied=r["rules"][:1])
+    report = check_staged(demo_repo)
+    assert report.ok, [str(p) for p in report.problems]
+    assert report.stats["receipts_checked"] == 1
+    assert not report.warnings, [str(w) for w in report.warnings]  # proved, not unverifiable
+
+
+def test_forged_rules_verdict_and_order_are_refused(demo_repo: MemoryRepo) -> None:
+    r = issued(demo_repo, "Handle a ticket about a failed payment")
+    assert r["verdict"] == "ACT" and len(r["rules"]) >= 2
+    cases = [
+        forged(r, rules=r["rules"] + ["PB-07"]),
+        forged(r, verdict="ASK_HUMAN", rules=[]),
+        forged(r, rules=list(reversed(r["rules"]))),
+    ]
+    for n, bad in enumerate(cases, 1):
+        rel = stage(demo_repo, n, bad)
+        report = check_staged(demo_repo)
+        assert not report.ok and set(codes(report)) == {"receipt-mismatch"}, codes(report)
+        git(demo_repo.root, "rm", "-q", "--cached", rel)
+
+
+def test_a_ledger_tree_that_never_existed_is_refused(demo_repo: MemoryRepo) -> None:
+    stage(demo_repo, 1, forged(issued(demo_repo), ledger="0123456789abcdef0123456789abcdef01234567"))
+    report = check_staged(demo_repo)
+    assert codes(report) == ["receipt-ledger-missing"]
+    assert "ledger tree 0123456789ab does not exist" in report.problems[0].message
+
+
+def test_a_tree_that_was_never_the_ledger_is_refused(demo_repo: MemoryRepo) -> None:
+    """A forger's ledger: the real episodes plus invented ones, written as a tree that
+    no commit has. Trusting it would let invented episodes sway the ranking."""
+    r = issued(demo_repo)
+    listing = git(demo_repo.root, "ls-tree", f"HEAD:{demo_repo.episodes_rel}").stdout
+    fake = subprocess.run(
+        ["git", "mktree"],
+        cwd=demo_repo.root,
+        input=listing + f"100644 blob {r['playbook']}\tinvented.yaml\n",
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    stage(demo_repo, 1, forged(r, ledger=fake))
+    report = check_staged(demo_repo)
+    assert codes(report) == ["receipt-ledger-unknown"]
+    assert f"tree {fake[:12]} was never the episodes folder" in report.problems[0].message
+
+
+def test_unverifiable_receipts_say_why(demo_repo: MemoryRepo) -> None:
+    r = issued(demo_repo)
+    whys = {
+        "names no ledger": forged(r, ledger=None),
+        "uncommitted": forged(r, ledger=r["ledger"] + UNCOMMITTED),
+        "version 3": forged(r, algorithm=3),
+    }
+    for n, (why, bad) in enumerate(whys.items(), 1):
+        if bad.get("ledger") is None:
+            bad.pop("ledger", None)
+        rel = stage(demo_repo, n, bad)
+        report = check_staged(demo_repo)
+        assert report.ok, [str(p) for p in report.problems]
+        [warning] = report.warnings
+        assert warning.code == "receipt-unverifiable" and why in warning.message
+        assert "unverified (not a pass;" in warning.message
+        git(demo_repo.root, "rm", "-q", "--cached", rel)
+
+
+def test_recall_over_uncommitted_episodes_says_so(demo_repo: MemoryRepo) -> None:
+    issued(demo_repo)  # the index is built while the ledger is clean
+    write_episode(demo_repo, "ep-loose00001", task="Tweet the spring discount code")
+    r = issued(demo_repo)
+    assert r["ledger"].endswith(UNCOMMITTED)
+    commit_no_verify(demo_repo.root, "the loose episode")
+    assert not issued(demo_repo)["ledger"].endswith(UNCOMMITTED)
+
+
+def test_an_old_receipt_proves_across_a_playbook_change_and_later_episodes(demo_repo: MemoryRepo) -> None:
+    old = issued(demo_repo)
+    # Later: more episodes (the ledger moves on) and a playbook change.
+    for i in range(3):
+        write_episode(demo_repo, f"ep-later{i:05d}", task=f"Post the discount code on Twitter, take {i}")
+    playbook = demo_repo.playbook_path.read_text()
+    demo_repo.playbook_path.write_text(
+        playbook.replace("Never share discount codes", "Never post discount codes")
+    )
+    commit_no_verify(demo_repo.root, "later")
+    assert issued(demo_repo)["ledger"] != old["ledger"]
+    stage(demo_repo, 1, old, rules_applied=old["rules"][:1])
+    report = check_staged(demo_repo)
+    assert report.ok and not report.warnings, [str(p) for p in report.problems + report.warnings]
+    # ...and in history, where verify proves it again.
+    commit_no_verify(demo_repo.root, "the episode with the old receipt")
+    result = verify(demo_repo)
+    assert result.ok and result.receipts >= 1, result
+
+
+def test_the_ledger_cache_is_keyed_and_checked(demo_repo: MemoryRepo) -> None:
+    """A second run reads the cache; a damaged entry is derived again, never trusted."""
+    from scarwarden.gate.ledger import LedgerReader, cache_dir
+
+    tree = issued(demo_repo)["ledger"]
+    where = cache_dir(demo_repo.root)
+    assert where is not None
+    first = LedgerReader(demo_repo.root, demo_repo.episodes_rel, cache_dir=where)
+    stats = first.stats(tree)
+    assert first.read_files > 30 and (where / f"{tree}.json").exists()
+    again = LedgerReader(demo_repo.root, demo_repo.episodes_rel, cache_dir=where)
+    assert again.stats(tree) == stats and again.read_files == 0
+    entry = where / f"{tree}.json"
+    entry.write_text(entry.read_text().replace('"task_count":', '"task_count":1'))
+    damaged = LedgerReader(demo_repo.root, demo_repo.episodes_rel, cache_dir=where)
+    assert damaged.stats(tree) == stats and damaged.read_files > 30
+    # A later tree is derived from the cached one, reading only what differs.
+    write_episode(demo_repo, "ep-later00001", task="One more")
+    commit_no_verify(demo_repo.root, "one more")
+    later = git(demo_repo.root, "rev-parse", f"HEAD:{demo_repo.episodes_rel}").stdout.strip()
+    step = LedgerReader(demo_repo.root, demo_repo.episodes_rel, cache_dir=where)
+    assert step.stats(later).task_count == stats.task_count + 1 and step.read_files == 1
+    fresh = LedgerReader(demo_repo.root, demo_repo.episodes_rel, cache_dir=None)
+    assert fresh.stats(later) == step.stats(later)
