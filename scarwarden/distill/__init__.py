@@ -18,6 +18,6 @@ failure at any point leaves the repository exactly as it was.
 
 from __future__ import annotations
 
-from scarwarden.distill.run import NO_KEY_NOTICE, DistillResult, distill
+from scarwarden.distill.run import NO_KEY_NOTICE, DistillResult, commit_preview, distill, preview
 
-__all__ = ["NO_KEY_NOTICE", "DistillResult", "distill"]
+__all__ = ["NO_KEY_NOTICE", "DistillResult", "commit_preview", "distill", "preview"]

@@ -17,7 +17,7 @@ from scarwarden.distill import commit as commits
 from scarwarden.distill import earned, state
 from scarwarden.distill.lessons import Flag
 from scarwarden.distill.ops import Change, Drop, apply_operations
-from scarwarden.errors import NoModelConfigured, UsageError
+from scarwarden.errors import ModelError, ModelUnreachable, NoModelConfigured, UsageError
 from scarwarden.files import playbook as pb
 from scarwarden.files.atomic import write_lock
 from scarwarden.files.episodes import Episode
@@ -194,6 +194,54 @@ def distill(
     )
     if not dry_run:
         _land(repo, result, head, branch=branch, commit=commit)
+    return result
+
+
+def preview(
+    repo: MemoryRepo,
+    *,
+    offline: bool | None = None,
+    branch: str | None = None,
+    commit: bool = True,
+    client: ChatClient | None = None,
+    environ: Mapping[str, str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> DistillResult:
+    """What :func:`distill` would do, writing nothing (``--dry-run``, the web UI's
+    preview): by the configured model when it can be used, else by the offline
+    distiller, with ``notice`` saying why (issue 18). ``offline=False`` (a model is
+    required) falls back on nothing: its errors are raised."""
+    try:
+        return distill(
+            repo,
+            offline=offline,
+            dry_run=True,
+            branch=branch,
+            commit=commit,
+            client=client,
+            environ=environ,
+            progress=progress,
+        )
+    except (ModelUnreachable, ModelError) as exc:
+        if offline is False:
+            raise
+        result = distill(repo, offline=True, dry_run=True, branch=branch, commit=commit)
+        result.notice = (
+            f"the model could not be used ({exc.message}); this preview is the offline "
+            "distiller's (a real run would stop with this error instead)"
+        )
+        return result
+
+
+def commit_preview(repo: MemoryRepo, result: DistillResult) -> DistillResult:
+    """Commit exactly what the dry run ``result`` previewed, on the current branch: the
+    model is not asked again, so what a reviewer approved is what lands. Refused when
+    HEAD moved since the preview; no commit when it had nothing to record."""
+    if result.message is None:
+        return result
+    commits.require_clean_playbook(repo)
+    _land(repo, result, result.head, branch=None, commit=True)
+    result.dry_run = False
     return result
 
 

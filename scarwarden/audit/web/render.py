@@ -73,14 +73,22 @@ class Links:
         return f"{self.up}media/{name}" if self.static else f"/media/{name}"
 
 
-def linkify(text: object, links: Links, known: Collection[str] | None = None) -> Markup:
+def linkify(
+    text: object, links: Links, known: Collection[str] | None = None, new: Collection[str] = ()
+) -> Markup:
     """Escape ``text``, then turn rule and episode IDs into links. With ``known`` (the
     playbook's rule IDs), a rule ID not among them is marked "not in the playbook"
-    inline instead of linking to a 404 (an answer that invented a rule, issue 18)."""
+    inline instead of linking to a 404 (an answer that invented a rule, issue 18); one
+    in ``new`` (a distillation preview adds it) is marked "new in this distillation"."""
     escaped = str(escape("" if text is None else str(text)))
 
     def link(match: re.Match[str]) -> str:
         rule_id, ep_id = match.groups()
+        if rule_id and rule_id in new:
+            return (
+                f'<span class="new-rule" title="new in this distillation">{rule_id}</span>'
+                '<span class="new-rule-note"> (new in this distillation)</span>'
+            )
         if rule_id and known is not None and rule_id not in known:
             return (
                 f'<span class="missing-rule" title="not in the playbook">{rule_id}</span>'
@@ -121,6 +129,7 @@ def render(env: jinja2.Environment, template: str, links: Links, **context: Any)
     context.setdefault("csrf_token", "")
     context.setdefault("title", "Scarwarden")
     known = context.get("known_rules")
+    new = context.get("new_rules") or ()
     return env.get_template(template).render(
-        links=links, linkify=lambda text: linkify(text, links, known), **context
+        links=links, linkify=lambda text: linkify(text, links, known, new), **context
     )

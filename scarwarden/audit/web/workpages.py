@@ -5,12 +5,17 @@ The commit is the UI's second write, with the same protections as the human-answ
 form (:mod:`.app`): POST only, the per-process CSRF token, an ``Origin``/``Referer``
 of this server, the ``Host`` check before every request, refused with ``--read-only``.
 It also carries the commit the preview was made at: if memory changed since, nothing is
-committed and the page says to look again. Preview and commit use the offline
-distiller: deterministic, free, and what the preview showed is what gets committed.
+committed and the page says to look again. The preview uses the configured model when
+it can be used, else the offline distiller, and says which. What the preview showed is
+what gets committed: the offline distiller is deterministic and runs again; a model's
+preview is held by the server (by an ID in the form) and committed as shown, never
+asked again, and one preview per commit is all a page view costs.
 """
 
 from __future__ import annotations
 
+import secrets
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from flask import Flask, Response, redirect, request
@@ -22,14 +27,18 @@ from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # pragma: no cover
     from scarwarden.audit.web.site import Pages
+    from scarwarden.distill.run import DistillResult
 
 VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
 #: Most recall-log lines one page shows.
 LOG_LIMIT = 200
+#: Model previews the server holds for the commit button (the newest ones).
+HELD_PREVIEWS = 8
 
 
 def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     """``GET /log``, ``GET /distill`` and ``POST /distill``."""
+    held: dict[str, DistillResult] = {}  # model previews by ID, oldest first
 
     @app.get("/log")
     def recall_log() -> Response:
@@ -38,23 +47,34 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     @app.get("/distill")
     def undistilled() -> Response:
         done = request.args.get("committed")
-        return site.page("distill.html", nav="distill", committed=done, **distill_page(repo))
+        return site.page("distill.html", nav="distill", committed=done, **distill_page(repo, held))
 
     @app.post("/distill")
     def commit_distill() -> Response:
         refused = _refuse_write(site)
         if refused is not None:
             return refused
-        from scarwarden.distill.run import distill
+        from scarwarden.distill.run import commit_preview, distill
 
-        if request.form.get("head", "") != (git_head(repo.root) or ""):
+        current = git_head(repo.root) or ""
+        preview_id = request.form.get("preview", "")
+        result = held.pop(preview_id, None) if preview_id else None
+        if request.form.get("head", "") != current:
             return site.error(
                 409,
                 "Memory changed since the preview",
                 "The repository moved on after this preview was made; nothing was committed.",
                 "open the Undistilled page again, check the new preview, then commit",
             )
-        result = distill(repo, offline=True)
+        if preview_id and result is None:
+            return site.error(
+                409,
+                "This preview is no longer held",
+                "The server no longer holds the model's preview (it restarted, or the preview "
+                "was committed already); nothing was committed.",
+                "open the Undistilled page again, check the new preview, then commit",
+            )
+        result = commit_preview(repo, result) if result is not None else distill(repo, offline=True)
         return redirect(f"/distill?committed={result.commit or ''}", code=303)  # type: ignore[return-value]
 
 
@@ -132,17 +152,36 @@ def log_page(repo: MemoryRepo, args: Any) -> dict[str, Any]:
     }
 
 
+def _preview(repo: MemoryRepo) -> DistillResult:
+    """A dry run by the configured model (one retry at most: a person waits for the
+    page), or the offline distiller when none is configured or it cannot be used."""
+    from scarwarden.distill.run import preview
+    from scarwarden.llm.client import client_from_config
+
+    client = client_from_config(repo.config)
+    if client is not None:
+        client.settings = replace(client.settings, max_retries=min(client.settings.max_retries, 1))
+    return preview(repo, client=client)
+
+
 def _rules(repo: MemoryRepo) -> list[Any]:
     with open_index(repo) as index:
         return index.rules(include_retired=True)
 
 
-def distill_page(repo: MemoryRepo) -> dict[str, Any]:
-    """The episodes no distillation has read yet, and what the offline distiller would
-    do with them (a dry run: nothing is written)."""
-    from scarwarden.distill.run import distill
-
-    result = distill(repo, offline=True, dry_run=True)
+def distill_page(repo: MemoryRepo, held: dict[str, DistillResult] | None = None) -> dict[str, Any]:
+    """The episodes no distillation has read yet, and what distilling them would do (a
+    dry run: nothing is written), by the model when it can be used, else offline.
+    A model's preview is kept in ``held`` for the commit button, and shown again while
+    HEAD has not moved rather than paid for on every page view."""
+    head = git_head(repo.root)
+    preview_id = next((key for key, r in reversed(held.items()) if r.head == head), None) if held else None
+    result = held[preview_id] if held and preview_id else _preview(repo)
+    if held is not None and preview_id is None and result.distiller == "model" and result.message:
+        preview_id = secrets.token_urlsafe(12)
+        held[preview_id] = result
+        while len(held) > HELD_PREVIEWS:
+            held.pop(next(iter(held)))
     with open_index(repo) as index:
         episodes = [index.get_episode(ep_id) for ep_id in result.new]
     import difflib
@@ -158,8 +197,14 @@ def distill_page(repo: MemoryRepo) -> dict[str, Any]:
     )
     return {
         "title": "Undistilled",
-        # A rule the preview adds is not in the playbook yet: shown so, not a 404 link.
+        # A rule the preview adds is not in the playbook yet: "new in this distillation",
+        # not a 404 link and not "not in the playbook" (an invented rule's words).
         "known_rules": {r.id for r in _rules(repo)},
+        "new_rules": {c.rule_id for c in result.changes if c.kind == "add"}
+        | {c.replaced_by for c in result.changes if c.replaced_by},
+        "distiller": f"model {result.model}" if result.distiller == "model" else "the offline distiller",
+        "notice": result.notice,
+        "preview_id": preview_id or "",
         "head": result.head,
         "episodes": [ep for ep in episodes if ep is not None],
         "changes": [c.describe() for c in result.changes],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -89,7 +90,8 @@ def distill(
 
     Exit codes: 3 the model could not be reached, 5 the model answered with an error
     or with output that is not the JSON asked for (after one repair attempt); in
-    both cases nothing is written.
+    both cases nothing is written. --dry-run is a preview: when the model cannot be
+    used it shows the offline distiller's result instead, and says why.
 
     \b
     Examples:
@@ -100,16 +102,14 @@ def distill(
     """
     from scarwarden.cli.commands._progress import progress_bar
     from scarwarden.distill import distill as run_distill
+    from scarwarden.distill import preview
 
     repo = get_repo(ctx)
+    # A dry run is a preview: by the model when it can be used, else offline, saying so.
+    run = preview if dry_run else functools.partial(run_distill, dry_run=False)
     with progress_bar("distilling episodes", quiet=as_json) as progress:  # model batches, on a terminal
-        result = run_distill(
-            repo,
-            offline=True if offline else None,
-            dry_run=dry_run,
-            branch=branch,
-            commit=not no_commit,
-            progress=progress,
+        result = run(
+            repo, offline=True if offline else None, branch=branch, commit=not no_commit, progress=progress
         )
     if result.notice and result.new:  # with nothing to distill, which distiller is moot
         click.echo(result.notice, err=True)

@@ -1,0 +1,113 @@
+"""The distill preview (the web UI's Undistilled page and ``distill --dry-run``): by the
+configured model when it can be used, else the offline distiller, saying which; rules it
+would add read "new in this distillation"; the button commits what was shown (issue 18)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from conftest import git, head
+from fakellm import FakeLLM, reply_json
+
+from scarwarden.files import playbook as pb
+from scarwarden.repo import MemoryRepo
+
+pytest.importorskip("flask")
+from scarwarden.audit.web.app import create_app  # noqa: E402
+
+TOKEN = "test-csrf-token"
+ORIGIN = {"Origin": "http://localhost"}
+WEBINAR = ["ep-9ak5fm33w3", "ep-b9jr19c6sp"]  # undistilled in the demo memory
+ADD = {
+    "operations": [
+        {
+            "op": "add",
+            "title": "State the timezone in webinar times",
+            "text": "Give every webinar time in UTC first, plus the main customer timezones.",
+            "tags": ["webinar", "timezone"],
+            "episode_ids": WEBINAR,
+        }
+    ]
+}
+#: Nothing listens on port 9 (discard) here: the connection is refused at once.
+NOWHERE = "http://127.0.0.1:9/v1"
+
+
+def _client(repo: MemoryRepo) -> Any:
+    app = create_app(repo.root, csrf_token=TOKEN, allowed_hosts={"localhost", "127.0.0.1"})
+    return app.test_client()
+
+
+def _quick_retries(repo: MemoryRepo) -> None:
+    (repo.root / "scarwarden.yaml").write_text("model:\n  backoff: 0.01\n  max_retries: 1\n")
+
+
+def test_model_preview_marks_new_rules_and_commits_what_it_showed(
+    demo_repo: MemoryRepo, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(reply_json(ADD))
+    client = _client(demo_repo)
+    page = client.get("/distill").get_data(as_text=True)
+    assert "Preview by model qwen3.6-flash." in page
+    [new_id] = re.findall(r'class="new-rule" title="new in this distillation">(PB-[0-9a-z]+)<', page)
+    assert "(new in this distillation)" in page and "(not in the playbook)" not in page
+    assert "State the timezone in webinar times" in page
+    # Shown again while HEAD stays: no second model call for a second look.
+    again = client.get("/distill").get_data(as_text=True)
+    assert len(fake_llm.requests) == 1
+    preview_id = re.search(r'name="preview" value="([^"]+)"', again).group(1)  # type: ignore[union-attr]
+    before = head(demo_repo)
+    form = {"csrf_token": TOKEN, "head": before, "preview": preview_id}
+    done = client.post("/distill", data=form, headers=ORIGIN)
+    assert done.status_code == 303, done.get_data(as_text=True)
+    assert len(fake_llm.requests) == 1  # committed as shown: the model was not asked again
+    rule = pb.parse(demo_repo.playbook_path.read_text()).get(new_id)
+    assert rule is not None and list(rule.episode_ids) == WEBINAR
+    message = git(demo_repo.root, "log", "-1", "--format=%B").stdout
+    assert message.startswith("distill:") and "Scarwarden-Distiller: model qwen3.6-flash" in message
+    # The same preview cannot land twice.
+    form["head"] = head(demo_repo)
+    gone = client.post("/distill", data=form, headers=ORIGIN)
+    assert gone.status_code == 409 and "no longer holds" in gone.get_data(as_text=True)
+
+
+def test_unreachable_model_previews_offline_and_says_why(
+    demo_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCARWARDEN_BASE_URL", NOWHERE)
+    monkeypatch.setenv("SCARWARDEN_API_KEY", "sk-test")
+    _quick_retries(demo_repo)
+    page = _client(demo_repo).get("/distill").get_data(as_text=True)
+    assert "Preview by the offline distiller." in page
+    assert "the model could not be used" in page and 'name="preview"' not in page
+
+
+def test_no_model_configured_previews_offline(demo_repo: MemoryRepo) -> None:
+    page = _client(demo_repo).get("/distill").get_data(as_text=True)
+    assert "Preview by the offline distiller." in page and "no API key configured" in page
+
+
+def test_dry_run_falls_back_offline_but_a_real_run_stops(
+    cli: Any, demo_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCARWARDEN_BASE_URL", NOWHERE)
+    monkeypatch.setenv("SCARWARDEN_API_KEY", "sk-test")
+    _quick_retries(demo_repo)
+    before = head(demo_repo)
+    dry = cli("distill", "--dry-run", "--json")
+    assert dry.exit_code == 0, dry.output
+    data = json.loads(dry.stdout)
+    assert data["distiller"] == "offline" and "the model could not be used" in data["notice"]
+    assert data["dry_run"] is True and data["commit"] is None
+    real = cli("distill")
+    assert real.exit_code == 3 and head(demo_repo) == before
+
+
+def test_dry_run_by_the_model_says_so(cli: Any, fake_llm: FakeLLM) -> None:
+    fake_llm.script(reply_json(ADD))
+    dry = cli("distill", "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert "model qwen3.6-flash: 1 call(s)" in dry.stderr and "+## PB-" in dry.stdout
