@@ -295,13 +295,15 @@ def parse_config(raw: Any, *, source: str = CONFIG_FILE, environ: Mapping[str, s
                 target = sections[section] = {}
             if isinstance(target, dict):
                 target[key] = value
-    _apply_provider(sections.get("model"), source)
+    # Where the provider name came from, for the error that names it (issue 18).
+    _apply_provider(sections.get("model"), source, from_env=bool(env.get("SCARWARDEN_PROVIDER")))
     built = {name: _build_section(cls, sections[name], name) for name, cls in _SECTIONS.items()}
     return Config(memory_dir=memory_dir.rstrip("/"), source=source, **built)
 
 
-def _apply_provider(model: Any, source: str) -> None:
-    """Fill the endpoint and models a ``model.provider`` preset names, unless set."""
+def _apply_provider(model: Any, source: str, *, from_env: bool = False) -> None:
+    """Fill the endpoint and models a ``model.provider`` preset names, unless set. An
+    unknown name is reported where it came from: ``source``'s key, or the variable."""
     if not isinstance(model, dict) or not model.get("provider"):
         return
     from scarwarden.providers import PROVIDERS
@@ -312,11 +314,21 @@ def _apply_provider(model: Any, source: str) -> None:
         import difflib
 
         close = difflib.get_close_matches(str(name), list(PROVIDERS), n=1)
+        where = (
+            f"SCARWARDEN_PROVIDER={name!r} in the environment"
+            if from_env
+            else f"model.provider {name!r} in {source}"
+        )
+        other = (
+            "unset SCARWARDEN_PROVIDER and set SCARWARDEN_BASE_URL"
+            if from_env
+            else "leave provider out and set model.base_url"
+        )
         raise ConfigError(
-            f"unknown model.provider {name!r} in {source}",
+            f"unknown {where}",
             hint=(f"did you mean '{close[0]}'? " if close else "")
-            + f"presets: {', '.join(PROVIDERS)} (scarwarden models lists them); for any other "
-            "OpenAI-compatible server leave provider out and set model.base_url",
+            + f"known presets: {', '.join(PROVIDERS)} (scarwarden models lists them); for any "
+            f"other OpenAI-compatible server, {other}",
         )
     for key in ("base_url", "distill_model", "answer_model"):
         model.setdefault(key, getattr(preset, key))

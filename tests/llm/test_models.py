@@ -46,8 +46,23 @@ def test_no_preset_keeps_the_dashscope_defaults() -> None:
 def test_an_unknown_preset_is_a_config_error_with_the_closest_name() -> None:
     with pytest.raises(ConfigError) as info:
         parse_config({"model": {"provider": "olama"}}, environ={})
-    assert "unknown model.provider 'olama'" in info.value.message
+    assert info.value.message == "unknown model.provider 'olama' in scarwarden.yaml"
     assert "did you mean 'ollama'?" in (info.value.hint or "")
+
+
+def test_an_unknown_preset_from_the_environment_names_the_variable(cli: Any) -> None:
+    """Not "in defaults": the variable, its value, and every preset (issue 18)."""
+    with pytest.raises(ConfigError) as info:
+        parse_config({"model": {"provider": "openai"}}, environ={"SCARWARDEN_PROVIDER": "open-ai"})
+    assert info.value.message == "unknown SCARWARDEN_PROVIDER='open-ai' in the environment"
+    hint = info.value.hint or ""
+    assert "did you mean 'openai'?" in hint and "unset SCARWARDEN_PROVIDER" in hint
+    for name in ("dashscope", "openai", "openrouter", "deepseek", "ollama", "vllm", "lmstudio"):
+        assert name in hint
+    result = cli("models", env={"SCARWARDEN_PROVIDER": "nope"})
+    assert result.exit_code == 2
+    assert "unknown SCARWARDEN_PROVIDER='nope' in the environment" in result.stderr
+    assert "known presets: dashscope, openai" in result.stderr and "defaults" not in result.stderr
 
 
 def test_a_local_preset_is_a_model_without_a_key(llm: FakeLLM) -> None:
