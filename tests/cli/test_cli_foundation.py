@@ -151,7 +151,9 @@ def test_flags_are_validated_like_files(make_cli, shared_demo) -> None:
         "--ref",
         "ep-NOPE",
         "--rule-applied",
-        "pb-1",
+        "pb-1",  # a spelling citations accept: stored as PB-01 (issue 18)
+        "--rule-applied",
+        "rule-1",
         "--at",
         "2026-11-03",
     )
@@ -163,7 +165,7 @@ def test_flags_are_validated_like_files(make_cli, shared_demo) -> None:
         "  episode: field 'tags': tag 'Not Ok' is not a slug",
         "    hint: tags use a-z, 0-9 and '-' only, e.g. subject-line",
         "  episode: field 'refs': 'ep-NOPE' is not an episode ID",
-        "  episode: field 'rules_applied': 'pb-1' is not a rule ID",
+        "  episode: field 'rules_applied': 'rule-1' is not a rule ID",
         "    hint: rule IDs look like PB-03",
     ]
     assert cli("episode", "add", "--outcome", "o").exit_code == 2

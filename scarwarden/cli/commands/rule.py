@@ -117,6 +117,21 @@ def list_(ctx: click.Context, tag: str | None, include_retired: bool, as_json: b
 list_.name = "list"
 
 
+def _which_rules(ids: list[str], wanted: str) -> str:
+    """The hint for an ID that is not there: the close ones, and the IDs themselves when
+    there are few (a new playbook's IDs are minted, so 'PB-01' may well not exist)."""
+    import difflib
+
+    if not ids:
+        return "the playbook has no rules yet: 'scarwarden distill' learns them from episodes"
+    # A typo in a minted ID is worth a guess; PB-15 for PB-14 is not.
+    close = [] if wanted[3:].isdigit() else difflib.get_close_matches(wanted, ids, n=3, cutoff=0.7)
+    guess = f"did you mean {' or '.join(close)}? " if close else ""
+    if len(ids) <= 6:
+        return guess + f"the playbook's rules: {', '.join(ids)}"
+    return guess + "'scarwarden rule list --retired' shows every rule"
+
+
 @rule.command("show")
 @click.argument("rule_id")
 @click.option("--json", "as_json", is_flag=True, help="Print the audit as JSON.")
@@ -141,7 +156,8 @@ def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
         found = index.get_rule(rule_id)
         if found is None:
             raise UsageError(
-                f"no rule {rule_id} in the playbook", hint="'scarwarden rule list --retired' shows every rule"
+                f"no rule {rule_id} in the playbook",
+                hint=_which_rules([r.id for r in index.rules(include_retired=True)], rule_id),
             )
         episodes = {ep: index.get_episode(ep) for ep in found.episode_ids}
         paths = {ep: index.episode_path(ep) for ep in found.episode_ids}
