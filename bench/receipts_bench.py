@@ -2,6 +2,14 @@
 
     python bench/receipts_bench.py            # 1,000 and 10,000 episodes in one commit
     python bench/receipts_bench.py --quick    # 1,000 only
+    python bench/receipts_bench.py --ledger   # one receipt, ledgers of 1k and 100k
+
+``--ledger`` is the hook's everyday case: a generated ledger of N committed episodes
+(bench/_gen.py), one staged episode carrying the receipt recall (the engine, over the
+index) gives now, version 2, naming HEAD's ledger tree. ``check_staged`` is timed with
+no ledger cache (a fresh clone), with this tree cached (a second commit attempt), with
+only the previous tree cached (the usual case: the last commit's ledger was proved, one
+episode was added since), and beside the same episode without a receipt (the baseline).
 
 A throwaway repository holds the demo memory. N new episodes are staged in one commit,
 each carrying the receipt recall gives for its own task (distinct tasks: one of the 66
@@ -34,7 +42,7 @@ from scarwarden.files.scaffold import init as init_memory  # noqa: E402
 from scarwarden.gate.check import check_staged  # noqa: E402
 from scarwarden.index import open_index  # noqa: E402
 from scarwarden.recall.engine import recall  # noqa: E402
-from scarwarden.recall.pure import IMPLEMENTS, postings, recall_playbook  # noqa: E402
+from scarwarden.recall.pure import postings, recall_playbook  # noqa: E402
 from scarwarden.recall.receipts import make_receipt  # noqa: E402
 from scarwarden.repo import open_repo  # noqa: E402
 
@@ -75,7 +83,7 @@ def stage_episodes(repo, n: int, with_receipts: bool, offset: int) -> None:  # t
             data["recalled"] = Receipt.make(
                 task=task,
                 playbook=blob,
-                algorithm=IMPLEMENTS,
+                algorithm=1,  # a playbook-only receipt: the bulk case, many tasks
                 settings=SETTINGS,
                 verdict=result.verdict,
                 rules=rules,
@@ -132,10 +140,86 @@ def issuing(repo) -> tuple[float, float]:  # type: ignore[no-untyped-def]
     return per_receipt, per_recall
 
 
+def _stage_one(repo, n: int, receipt: dict | None) -> str:  # type: ignore[no-untyped-def]
+    data = {"id": f"ep-ledgr{n:05d}", "at": "2026-11-29T10:00:00Z", "action": "done"}
+    data["task"] = receipt["task"] if receipt else "Post our discount code on Twitter"
+    if receipt:
+        data["recalled"] = receipt
+        data["rules_applied"] = receipt["rules"][:1] or None
+    data = {k: v for k, v in data.items() if v is not None}
+    rel = expected_relpath(data["id"], data["at"], repo.episodes_rel)
+    (repo.root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (repo.root / rel).write_text(render_episode(data))
+    git(repo.root, "add", rel)
+    return rel
+
+
+def _timed_check(repo, before=None, runs: int = 3) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(runs):
+        if before:
+            before()
+        start = time.perf_counter()
+        report = check_staged(repo)
+        times.append(time.perf_counter() - start)
+        assert report.ok and not report.warnings, [str(p) for p in report.problems + report.warnings][:3]
+    return statistics.median(times)
+
+
+def ledger_case(n: int, where: Path) -> str:
+    """One receipt, a ledger of ``n`` episodes: the row of the ``--ledger`` table."""
+    import shutil
+
+    from _gen import make_repo as generated
+
+    from scarwarden.gate.ledger import cache_dir
+    from scarwarden.recall.engine import recall_task
+
+    repo = open_repo(generated(n, where / "repo"))
+    cache = cache_dir(repo.root)
+    assert cache is not None
+    task = TASKS[1]
+    rel = _stage_one(repo, 0, None)
+    base = _timed_check(repo)
+    git(repo.root, "rm", "-q", "--cached", rel)
+    receipt = recall_task(repo, task, log=False).receipt.to_json()
+    rel = _stage_one(repo, 1, receipt)
+
+    def forget() -> None:
+        shutil.rmtree(cache, ignore_errors=True)
+
+    cold = _timed_check(repo, forget)
+    warm = _timed_check(repo)
+    # One more episode committed: the next receipt names a new tree, the cache the old one.
+    git(repo.root, "commit", "-q", "--no-verify", "-m", "one more")
+    old_tree = receipt["ledger"]
+    receipt = recall_task(repo, task + " again", log=False).receipt.to_json()
+    assert receipt["ledger"] != old_tree
+    rel = _stage_one(repo, 2, receipt)
+    new_entry = cache / f"{receipt['ledger']}.json"
+    step = _timed_check(repo, lambda: new_entry.unlink(missing_ok=True))
+    return (
+        f"| {n:,} | {base * 1000:.0f} ms | {cold * 1000:.0f} ms ({cold / base:.1f}x) | "
+        f"{warm * 1000:.0f} ms ({warm / base:.1f}x) | {step * 1000:.0f} ms ({step / base:.1f}x) |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--ledger", action="store_true", help="one receipt, ledgers of 1k and 100k")
     args = parser.parse_args()
+    if args.ledger:
+        sys.path.insert(0, str(ROOT / "bench"))
+        print(
+            "| ledger episodes | check, no receipt | one v2 receipt, no cache | this tree cached | "
+            "previous tree cached |"
+        )
+        print("|---|---|---|---|---|")
+        for n in (1000, 100_000):
+            with tempfile.TemporaryDirectory() as tmp:
+                print(ledger_case(n, Path(tmp)), flush=True)
+        return
     sizes = [1000] if args.quick else [1000, 10000]
     with tempfile.TemporaryDirectory() as tmp:
         repo = make_repo(Path(tmp))

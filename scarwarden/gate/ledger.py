@@ -38,7 +38,7 @@ from scarwarden.files.episodes import Episode, parse_episode_bytes
 from scarwarden.recall.pure_ledger import IMPLEMENTS, LedgerStats
 
 #: Bump when what a cache entry holds, or how it is derived, changes.
-CACHE_FORMAT = f"ledger-stats-1/v{IMPLEMENTS}"
+CACHE_FORMAT = f"ledger-stats-3/v{IMPLEMENTS}"
 #: Cache entries kept (the newest by modification time).
 CACHE_KEEP = 6
 #: Above this many changed files, deriving from scratch is as cheap as from a diff.
@@ -135,12 +135,11 @@ class LedgerReader:
     # -- the episodes a playbook cites --------------------------------------------
 
     def episodes(self, tree: str, ids: Iterable[str]) -> dict[str, Episode]:
-        """The valid episodes with these IDs in ``tree``, read by name."""
-        wanted = sorted(set(ids))
-        if not wanted:
-            return {}
-        months = [d for d in git.ls_tree_dirs(self.root, tree) if d.count("/") == 1]
-        specs = [(f"{m}/{i}.yaml", f"{tree}:{m}/{i}.yaml") for m in sorted(months) for i in wanted]
+        """The valid episodes with these IDs in ``tree``, read by name (each one's month
+        folder is known from the tree's statistics)."""
+        months = self.stats(tree).months
+        wanted = sorted(i for i in set(ids) if i in months)
+        specs = [(f"{months[i]}/{i}.yaml", f"{tree}:{months[i]}/{i}.yaml") for i in wanted]
         found: dict[str, Episode] = {}
         contents = iter(git.cat_file_batch(self.root, [s for _p, s in specs], env=self.env))
         for ep in self._parse(specs, contents):
@@ -157,34 +156,28 @@ class LedgerReader:
         if path is None:
             return None
         try:
-            data = json.loads(path.read_bytes())
-            body = data["stats"]
-            ok = (
-                data.get("format") == CACHE_FORMAT
-                and data.get("tree") == tree
-                and data.get("episodes") == self.episodes_rel
-                and data.get("sha256") == _digest(body)
-            )
-            return LedgerStats.from_json(body) if ok else None
+            head, _, body = path.read_bytes().partition(b"\n")
+            if json.loads(head) != self._header(tree, body):
+                return None
+            return LedgerStats.from_json(json.loads(body))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None  # missing, unreadable or damaged: derived again
+
+    def _header(self, tree: str, body: bytes) -> dict[str, str]:
+        """The first line of a cache entry: what it is, and the SHA-256 of the rest."""
+        digest = hashlib.sha256(body).hexdigest()
+        return {"format": CACHE_FORMAT, "tree": tree, "episodes": self.episodes_rel, "sha256": digest}
 
     def _save(self, tree: str, stats: LedgerStats) -> None:
         path = self._path(tree)
         if path is None:
             return
-        body = stats.to_json()
-        data = {
-            "format": CACHE_FORMAT,
-            "tree": tree,
-            "episodes": self.episodes_rel,
-            "sha256": _digest(body),
-            "stats": body,
-        }
+        body = json.dumps(stats.to_json(), separators=(",", ":")).encode("utf-8")
+        head = json.dumps(self._header(tree, body), sort_keys=True).encode("utf-8")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-            tmp.write_text(json.dumps(data, separators=(",", ":"), sort_keys=True))
+            tmp.write_bytes(head + b"\n" + body)
             os.replace(tmp, path)
             kept = sorted(path.parent.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
             for old in kept[CACHE_KEEP:]:
@@ -203,11 +196,6 @@ class LedgerReader:
             if path.stem != tree and len(path.stem) == 40:
                 return path.stem
         return None
-
-
-def _digest(body: object) -> str:
-    data = json.dumps(body, separators=(",", ":"), sort_keys=True)
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 
 def cache_dir(root: Path) -> Path | None:

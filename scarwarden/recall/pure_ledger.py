@@ -67,12 +67,20 @@ class LedgerStats:
 
     task_count: int = 0
     task_df: Counter[str] = field(default_factory=Counter)
-    #: rule ID -> episode ID -> its application (an episode naming a rule twice counts twice).
-    applied: dict[str, dict[str, list[Application]]] = field(default_factory=dict)
+    #: rule ID -> episode ID -> its applications as rows (:meth:`Application.to_json`;
+    #: an episode naming a rule twice counts twice), decoded only for the rules a
+    #: struggling check asks about.
+    applied: dict[str, dict[str, list[list[Any]]]] = field(default_factory=dict)
+    #: episode ID -> its month folder (``YYYY/MM``): where to read a cited episode.
+    months: dict[str, str] = field(default_factory=dict)
 
     def add(self, ep: Episode, sign: int = 1) -> None:
         """Count ``ep`` in (``sign`` 1) or out (-1)."""
         self.task_count += sign
+        if sign > 0:
+            self.months[ep.id] = f"{ep.at[0:4]}/{ep.at[5:7]}"
+        else:
+            self.months.pop(ep.id, None)
         for stem in set(text.stems(ep.task)):
             self.task_df[stem] += sign
             if self.task_df[stem] <= 0:
@@ -82,7 +90,7 @@ class LedgerStats:
                 continue
             by_episode = self.applied.setdefault(rule_id, {})
             if sign > 0:
-                by_episode.setdefault(ep.id, []).append(application(ep))
+                by_episode.setdefault(ep.id, []).append(application(ep).to_json())
             else:
                 by_episode.pop(ep.id, None)
                 if not by_episode:
@@ -95,17 +103,18 @@ class LedgerStats:
 
     def applications(self, rule_id: str) -> list[Application]:
         """The rule's applications, oldest first (by ``at``, then episode ID)."""
-        apps = [a for group in self.applied.get(rule_id, {}).values() for a in group]
-        return sorted(apps, key=lambda a: (a.at, a.id))
+        rows = [row for group in self.applied.get(rule_id, {}).values() for row in group]
+        return sorted((Application.from_json(row) for row in rows), key=lambda a: (a.at, a.id))
 
     def to_json(self) -> dict[str, Any]:
+        by_month: dict[str, list[str]] = {}
+        for ep, month in sorted(self.months.items()):
+            by_month.setdefault(month, []).append(ep)
         return {
+            "months": dict(sorted(by_month.items())),
             "task_count": self.task_count,
             "task_df": dict(sorted(self.task_df.items())),
-            "applied": {
-                rule: {ep: [a.to_json() for a in group] for ep, group in sorted(eps.items())}
-                for rule, eps in sorted(self.applied.items())
-            },
+            "applied": {rule: dict(sorted(eps.items())) for rule, eps in sorted(self.applied.items())},
         }
 
     @classmethod
@@ -113,10 +122,8 @@ class LedgerStats:
         return cls(
             task_count=int(data["task_count"]),
             task_df=Counter({str(k): int(v) for k, v in data["task_df"].items()}),
-            applied={
-                rule: {ep: [Application.from_json(row) for row in group] for ep, group in eps.items()}
-                for rule, eps in data["applied"].items()
-            },
+            applied=dict(data["applied"]),
+            months={str(ep): str(month) for month, eps in data["months"].items() for ep in eps},
         )
 
 
