@@ -90,17 +90,21 @@ def _delete_rule(conn: sqlite3.Connection, rule_id: str) -> set[str]:
     return terms
 
 
+#: A term's row in ``rule_term_df``: its df, and the shortest rule saying it once.
+_DF_COLUMNS = "term, count(*), min(CASE WHEN tf = 1 THEN length END)"
+
+
 def _update_term_df(conn: sqlite3.Connection, terms: set[str], *, everything: bool) -> None:
     """Recount the document frequency of ``terms`` (of all terms on a first build)."""
     if everything:
         conn.execute("DELETE FROM rule_term_df")
-        conn.execute("INSERT INTO rule_term_df SELECT term, count(*) FROM rule_terms GROUP BY term")
+        conn.execute(f"INSERT INTO rule_term_df SELECT {_DF_COLUMNS} FROM rule_terms GROUP BY term")
         return
     for chunk in chunks(sorted(terms), 500):
         marks = ",".join("?" * len(chunk))
         conn.execute(f"DELETE FROM rule_term_df WHERE term IN ({marks})", chunk)
         conn.execute(
-            f"INSERT INTO rule_term_df SELECT term, count(*) FROM rule_terms "
+            f"INSERT INTO rule_term_df SELECT {_DF_COLUMNS} FROM rule_terms "
             f"WHERE term IN ({marks}) GROUP BY term",
             chunk,
         )

@@ -18,7 +18,7 @@ log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -48,9 +48,13 @@ CREATE INDEX rule_tags_rule ON rule_tags (rule_id);
 CREATE TABLE rule_terms (term TEXT, rule_id TEXT, tf INTEGER, length INTEGER,
     PRIMARY KEY (term, rule_id)) WITHOUT ROWID;
 CREATE INDEX rule_terms_rule ON rule_terms (rule_id, tf, length);  -- covering: recall's --explain
+-- The few postings of a term that say it more than once: recall's pruning
+-- (recall/prune.py) reads them apart from the bulk (tf 1), whose bound is simple.
+CREATE INDEX rule_terms_repeated ON rule_terms (term, rule_id, tf, length) WHERE tf > 1;
 -- Document frequency of each term over active rules (BM25's idf), kept in step with
--- rule_terms so a query never counts postings.
-CREATE TABLE rule_term_df (term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID;
+-- rule_terms so a query never counts postings; min_length1: the shortest active rule
+-- that says the term once (bounds what its tf-1 postings can add to a score).
+CREATE TABLE rule_term_df (term TEXT PRIMARY KEY, df INTEGER, min_length1 INTEGER) WITHOUT ROWID;
 -- One row per (stem of a tag part, rule, tag); 'parts' is how many distinct stems the
 -- tag has, so a tag hits when all its parts are among the task's stems.
 CREATE TABLE rule_tag_stems (stem TEXT, rule_id TEXT, tag TEXT, parts INTEGER,

@@ -13,34 +13,59 @@ from typing import Any
 from scarwarden.recall.score import EPISODE_WEIGHT, K1, TAG_WEIGHT, B, TaskTerms, idf
 
 
-def candidates(conn: Any, task: TaskTerms, count: int) -> list[tuple[str, float]]:
+def weights(task: TaskTerms) -> list[tuple[str, float]]:
+    """Each task stem some rule's title or text says, with what one posting's
+    ``tf / (tf + K1 x (1 - B + B x len / avglen))`` is multiplied by."""
+    return [(t, idf(d, task.n) * task.q(t) * task.qtf[t] * (K1 + 1.0)) for t, d in sorted(task.df.items())]
+
+
+def candidates(
+    conn: Any,
+    task: TaskTerms,
+    count: int,
+    *,
+    only: list[str] | None = None,
+    repeated_only: bool = False,
+    tags: bool = True,
+) -> list[tuple[str, float]]:
     """The ``count`` best (rule ID, score), scored in SQL (one pass over the postings).
 
     Query stems and their weights travel as one JSON parameter, so a long task never
     hits SQLite's limit on bound variables. Equal rules sum their contributions in the
     same order, so exact ties stay exact and are broken by rule ID here too; the final
     order is set by :func:`score_rules`'s exact sums (hence the caller's slack).
+    ``only``: score these rules alone (:mod:`scarwarden.recall.prune` found them);
+    ``repeated_only``: of the stems, read only the postings with tf above 1 (a partial
+    sum, for :mod:`scarwarden.recall.prune`); ``tags`` False: without the tag hits (the
+    same); ``count`` -1: every rule.
     """
-    weights = [[t, idf(d, task.n) * task.q(t) * task.qtf[t] * (K1 + 1.0)] for t, d in sorted(task.df.items())]
+    weights_ = [list(pair) for pair in weights(task)]
     ep_weights = [
         [t, EPISODE_WEIGHT * idf(d, task.n) * task.q(t) * task.qtf[t] * (K1 + 1.0)]
         for t, d in sorted(task.ep_df.items())
     ]
     # Branches the task cannot use are left out: each costs a pass over postings.
+    restrict = " AND rule_id IN (SELECT value FROM json_each(:only))" if only is not None else ""
+    postings = f"p.term = q.term{restrict.replace('rule_id', 'p.rule_id')}"
+    if repeated_only:
+        postings += " AND p.tf > 1"  # the partial index rule_terms_repeated
     episodes = """
             UNION ALL
             SELECT e.rule_id, qe.w * e.etf / (e.etf + :k1)
             FROM qe CROSS JOIN e ON e.term = qe.term"""
-    tags = (
-        """
+    hits = (
+        f"""
             SELECT rule_id, :tag_weight * min(ql.w) FROM ql CROSS JOIN rule_tag_stems
-            ON stem = ql.term GROUP BY rule_id, tag HAVING count(*) = max(parts))"""
+            ON stem = ql.term{restrict} GROUP BY rule_id, tag HAVING count(*) = max(parts))"""
         if any(task.q(t) != 1.0 for t in task.qtf)
-        else """
+        else f"""
             SELECT rule_id, :tag_weight FROM rule_tag_stems
-            WHERE stem IN (SELECT term FROM ql)
+            WHERE stem IN (SELECT term FROM ql){restrict}
             GROUP BY rule_id, tag HAVING count(*) = max(parts))"""
     )
+    if not tags:
+        hits = """
+            SELECT NULL, 0.0 WHERE 0)"""
     sql = f"""
         WITH q(term, w) AS (
             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]')
@@ -53,16 +78,16 @@ def candidates(conn: Any, task: TaskTerms, count: int) -> list[tuple[str, float]
             FROM json_each(:ledger)),
         e(term, rule_id, etf) AS (
             SELECT term, rule_id, sum(tf) FROM rule_episode_terms
-            WHERE term IN (SELECT term FROM qe) GROUP BY term, rule_id),
+            WHERE term IN (SELECT term FROM qe){restrict} GROUP BY term, rule_id),
         s(rule_id, c) AS (
             SELECT p.rule_id, q.w * p.tf / (p.tf + :base + :slope * p.length)
-            FROM q CROSS JOIN rule_terms AS p ON p.term = q.term{episodes if ep_weights else ""}
-            UNION ALL{tags}
+            FROM q CROSS JOIN rule_terms AS p ON {postings}{episodes if ep_weights else ""}
+            UNION ALL{hits}
         SELECT rule_id, sum(c) AS score FROM s GROUP BY rule_id
         ORDER BY score DESC, rule_id LIMIT :count
     """
     params = {
-        "weights": json.dumps(weights),
+        "weights": json.dumps(weights_),
         "ep_weights": json.dumps(ep_weights),
         "ledger": json.dumps([[t, task.q(t)] for t in sorted(task.qtf)]),
         "base": K1 * (1.0 - B),
@@ -70,5 +95,6 @@ def candidates(conn: Any, task: TaskTerms, count: int) -> list[tuple[str, float]
         "k1": K1,
         "tag_weight": TAG_WEIGHT,
         "count": count,
+        "only": json.dumps(only or []),
     }
     return [(row[0], float(row[1])) for row in conn.execute(sql, params)]

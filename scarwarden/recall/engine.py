@@ -22,8 +22,8 @@ from scarwarden import text
 from scarwarden.config import RecallSettings
 from scarwarden.errors import UsageError
 from scarwarden.recall import router
-from scarwarden.recall.candidates import candidates
 from scarwarden.recall.earned import not_on_a_struggling_rule_alone
+from scarwarden.recall.prune import best_candidates
 from scarwarden.recall.receipts import make_receipt, playbook_blob
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
 from scarwarden.recall.score import score_rules, task_terms, worth_explaining
@@ -96,7 +96,8 @@ def recall(
     )
     ranked: list[RecalledRule] = []
     if qtf and n:
-        found = candidates(index.conn, terms, limit + _SLACK)
+        key = (str(index.repo.index_path), index.meta("playbook_blob") or "")
+        found = best_candidates(index.conn, terms, limit, limit + _SLACK, cache_key=key)
         ranked = score_rules(index.conn, worth_explaining(found, limit), terms)
         ranked.sort(key=lambda r: (-r.score, r.id))
     verdict = _route(stats, ranked)

@@ -1,0 +1,236 @@
+"""Recall's first pass on a large memory: the same candidates, reading few postings.
+
+:func:`scarwarden.recall.candidates.candidates` sums every posting of every task stem
+for every rule. At 100k rules a common word has thousands of postings, and summing
+them (SQLite's GROUP BY over all of them) was most of a recall. Only the rules that can
+reach the ``limit``-th best score make the result (:func:`score.worth_explaining`), so
+this module finds those rules first (MaxScore: Turtle and Flood, "Query evaluation:
+strategies and optimizations", 1995) and then lets the exhaustive statement rank just
+them, so scores, order and ties are that statement's own:
+
+1. **Partial sums for every rule** from what is cheap to read in full: the tag hits,
+   the words found through the rules' episodes, and the few postings of a stem that a
+   rule says more than once (a partial index). Every contribution is positive, so the
+   ``limit``-th best partial sum is a floor (``theta``) under the ``limit``-th score.
+2. **Bounds for the rest.** A stem's postings with tf 1 add at most
+   ``w(t) / (1 + base + slope x min_length1(t))`` to a rule (the shortest rule saying
+   it once, kept in ``rule_term_df``). The stems whose bounds together stay below
+   ``theta`` are the common ones: a rule that has none of the other stems cannot reach
+   the result, so only the other stems' postings are read in full.
+3. **The common stems** are looked up only for the rules that can still reach
+   ``theta`` (a seek each), highest bound first, dropping rules as what is left to add
+   shrinks.
+4. **The survivors** are ranked by :func:`candidates` restricted to them.
+
+When nothing can be skipped (a small memory, or fewer than ``limit`` partial sums) the
+exhaustive statement runs as before. Margins of 1e-8 keep floating-point noise on the
+safe side: a bound is never below what it bounds, a floor never above the score under it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+from typing import Any
+
+from scarwarden import text
+from scarwarden.recall.candidates import candidates, weights
+from scarwarden.recall.postings_cache import CACHE, PostingsCache
+from scarwarden.recall.score import K1, TAG_WEIGHT, B, TaskTerms
+
+#: Below this many postings for the task's stems, the exhaustive statement is as fast.
+MIN_POSTINGS = 4000
+#: Rare stems are read together up to this many postings before the floor is rechecked.
+_BATCH_POSTINGS = 1000
+#: A seek by (term, rule ID) costs about this many postings read in order.
+_SEEK_COST = 4
+#: Relative safety margin on bounds and floors (scores are sums of a few dozen terms).
+_MARGIN = 1e-8
+
+
+def best_candidates(
+    conn: Any,
+    task: TaskTerms,
+    limit: int,
+    count: int,
+    *,
+    cache_key: tuple[str, str] | None = None,
+    min_postings: int | None = None,
+    cache: PostingsCache = CACHE,
+) -> list[tuple[str, float]]:
+    """What :func:`candidates` returns for ``count``, at least for every rule whose
+    score can reach the ``limit``-th best (all :func:`worth_explaining` reads).
+    ``cache_key`` (index file, playbook blob): keep reused postings in ``cache``
+    (:mod:`scarwarden.recall.postings_cache`); None: read everything from SQLite.
+    ``min_postings``: prune from this many postings on (default :data:`MIN_POSTINGS`)."""
+    if sum(task.df.values()) < (MIN_POSTINGS if min_postings is None else min_postings):
+        return candidates(conn, task, count)
+    reader = _Reader(conn, task, cache_key, cache)
+    return candidates(conn, task, count, only=sorted(_survivors(reader, task, limit)))
+
+
+def _survivors(reader: _Reader, task: TaskTerms, limit: int) -> set[str]:
+    """The rules that can reach the ``limit``-th best score, and maybe a few more."""
+    conn, w = reader.conn, reader.w
+    min_length1 = _min_length1(conn, sorted(w))
+    # Sources: each stem's tf-1 postings, and each tag that hits (its rules).
+    sources = [
+        (w[t] / (1.0 + reader.base + reader.slope * length) * (1.0 + _MARGIN), "stem", t)
+        for t, length in min_length1.items()
+    ]
+    sources += [(value * (1.0 + _MARGIN), "tag", tag) for tag, value in reader.hit_tags().items()]
+    # Descending bounds: the rare stems (high idf, short posting lists) come first.
+    sources.sort(key=lambda source: (-source[0], source[1], source[2]))
+    acc = dict(candidates(conn, task, -1, repeated_only=True, tags=False))
+    read = 0
+    while read < len(sources):
+        rest = sum(bound for bound, _, _ in sources[read:]) * (1.0 + _MARGIN)
+        floor = _floor(acc.values(), limit)
+        if rest < floor:
+            break
+        batch = _batch(sources, read, reader.size)
+        reader.add(acc, batch)
+        read += len(batch)
+    else:  # everything read: the sums are complete
+        floor = _floor(acc.values(), limit)
+        return {r for r, v in acc.items() if v >= floor}
+    # What is left are common: no rule without a rarer stem or a tag can reach the floor.
+    alive = {r: v for r, v in acc.items() if v + rest >= floor}
+    for source in sources[read:]:  # highest bound first: it prunes most
+        if not alive:
+            break
+        reader.add(alive, [source], existing=True)
+        rest = max(0.0, rest - source[0])
+        alive = {r: v for r, v in alive.items() if v + rest >= floor}
+    return set(alive)
+
+
+_Source = tuple[float, str, str]  # (bound, "stem" or "tag", the stem or the tag)
+
+
+def _batch(sources: list[_Source], start: int, size: Any) -> list[_Source]:
+    """The next sources to read in full: one common stem, or rare ones up to ~1,000
+    postings (a query each would cost more than their rows)."""
+    end, postings = start, 0
+    while end < len(sources) and (end == start or postings + size(sources[end]) <= _BATCH_POSTINGS):
+        postings += size(sources[end])
+        end += 1
+    return sources[start:end]
+
+
+def _floor(values: Any, limit: int) -> float:
+    """A floor under the ``limit``-th best score: the ``limit``-th best partial sum,
+    lowered by the margin (0.0 when fewer than ``limit`` rules have one)."""
+    best = heapq.nlargest(limit, values)
+    if len(best) < limit:
+        return 0.0
+    return best[-1] * (1.0 - _MARGIN) - _MARGIN
+
+
+def _min_length1(conn: Any, stems: list[str]) -> dict[str, int]:
+    """Stem -> the shortest active rule saying it once (stems no rule says once: absent)."""
+    rows = conn.execute(
+        "SELECT term, min_length1 FROM rule_term_df WHERE term IN (SELECT value FROM json_each(?))",
+        (json.dumps(stems),),
+    )
+    return {term: int(length) for term, length in rows if length is not None}
+
+
+class _Reader:
+    """Adds what stems' tf-1 postings contribute to partial sums, from the postings
+    cache when it has them, else from SQLite (which then does the arithmetic: a row
+    crossing into Python costs more than it)."""
+
+    def __init__(
+        self, conn: Any, task: TaskTerms, cache_key: tuple[str, str] | None, cache: PostingsCache
+    ) -> None:
+        self.conn, self.task, self.cache_key, self.cache = conn, task, cache_key, cache
+        self.w = dict(weights(task))
+        self.tag_rules: dict[str, tuple[str, int]] = {}  # tag -> (one of its stems, rules)
+        self.base, self.slope = K1 * (1.0 - B), K1 * B / task.avg
+
+    def hit_tags(self) -> dict[str, float]:
+        """The tags whose stems are all in the task -> what a hit adds (as the tag
+        branch of :func:`candidates` computes it); also notes how many rules have each."""
+        stems = sorted(self.task.qtf)
+        rows = self.conn.execute(
+            "SELECT tag, max(parts), count(*) FROM rule_tag_stems "
+            "WHERE stem IN (SELECT value FROM json_each(?)) GROUP BY tag",
+            (json.dumps(stems),),
+        )
+        hits: dict[str, float] = {}
+        for tag, parts, count in rows:
+            tag_stems = text.tag_stems(tag)
+            if parts and len(tag_stems) == parts and all(s in self.task.qtf for s in tag_stems):
+                hits[tag] = TAG_WEIGHT * min(self.task.q(s) for s in tag_stems)
+                self.tag_rules[tag] = (tag_stems[0], count // parts)
+        return hits
+
+    def size(self, source: _Source) -> int:
+        """How many postings a source has."""
+        return self.task.df[source[2]] if source[1] == "stem" else self.tag_rules[source[2]][1]
+
+    def add(self, acc: dict[str, float], sources: list[_Source], *, existing: bool = False) -> None:
+        """Add what ``sources`` contribute to ``acc``; ``existing``: to the rules it
+        holds only (others cannot reach the floor any more)."""
+        stems = [key for _, kind, key in sources if kind == "stem"]
+        for _, kind, tag in sources:
+            if kind == "tag":
+                self._add_tag(acc, tag, existing)
+        from_sql = []
+        for stem in stems:
+            cached = self.cache.get(self.conn, self.cache_key, stem, self.task.df[stem])
+            if cached is None:
+                from_sql.append(stem)
+                continue
+            w, base, slope = self.w[stem], self.base, self.slope
+            if existing and len(acc) < len(cached):
+                for rule_id in acc:
+                    length = cached.get(rule_id)
+                    if length is not None:
+                        acc[rule_id] += w / (1.0 + base + slope * length)
+            else:
+                for rule_id, length in cached.items():
+                    if not existing or rule_id in acc:
+                        acc[rule_id] = acc.get(rule_id, 0.0) + w / (1.0 + base + slope * length)
+        if from_sql:
+            seek = existing and len(from_sql) == 1 and len(acc) * _SEEK_COST < self.task.df[from_sql[0]]
+            self._from_sql(acc, from_sql, only=acc if seek else None, existing=existing)
+
+    def _add_tag(self, acc: dict[str, float], tag: str, existing: bool) -> None:
+        value = TAG_WEIGHT * min(self.task.q(s) for s in text.tag_stems(tag))
+        stem = self.tag_rules[tag][0]
+        for (rule_id,) in self.conn.execute(
+            "SELECT rule_id FROM rule_tag_stems WHERE stem = ? AND tag = ?", (stem, tag)
+        ):
+            if not existing:
+                acc[rule_id] = acc.get(rule_id, 0.0) + value
+            elif rule_id in acc:
+                acc[rule_id] += value
+
+    def _from_sql(
+        self, acc: dict[str, float], stems: list[str], *, only: dict[str, float] | None, existing: bool
+    ) -> None:
+        params: dict[str, Any] = {
+            "weights": json.dumps([[t, self.w[t]] for t in stems]),
+            "base": self.base,
+            "slope": self.slope,
+            "only": json.dumps(list(only or ())),
+        }
+        source = (
+            "json_each(:weights) AS q CROSS JOIN rule_terms AS p ON p.term = json_extract(q.value, '$[0]')"
+        )
+        if only is not None:  # a seek by (term, rule ID) per rule
+            source += " AND p.rule_id IN (SELECT value FROM json_each(:only))"
+        rows = self.conn.execute(
+            "SELECT p.rule_id, json_extract(q.value, '$[1]') / (1.0 + :base + :slope * p.length) "
+            f"FROM {source} WHERE p.tf = 1",
+            params,
+        )
+        if existing:
+            for rule_id, value in rows:
+                if rule_id in acc:
+                    acc[rule_id] += value
+        else:
+            for rule_id, value in rows:
+                acc[rule_id] = acc.get(rule_id, 0.0) + value
