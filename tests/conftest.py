@@ -47,6 +47,14 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
         "SCARWARDEN_BASE_URL",
         "SCARWARDEN_MODEL_DISTILL",
         "SCARWARDEN_MODEL_ANSWER",
+        # A developer's own settings must not reach the tests: SCARWARDEN_PROVIDER=ollama
+        # alone would make every "no model configured" test call a local server.
+        "SCARWARDEN_PROVIDER",
+        "SCARWARDEN_MODEL_VISION",
+        "SCARWARDEN_TIMEOUT",
+        "SCARWARDEN_MAX_RETRIES",
+        "SCARWARDEN_SKIP",
+        "SCARWARDEN_READ_ONLY",
         "GIT_DIR",
         "GIT_INDEX_FILE",
         "GIT_WORK_TREE",
