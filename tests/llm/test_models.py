@@ -197,3 +197,11 @@ def test_models_test_warns_when_the_vision_model_is_not_served(
     assert "warn model.vision_model" in cli("models", "--test").stdout
     llm.models = ["qwen3:8b", "qwen2.5vl:7b"]
     assert "ok   model.vision_model   qwen2.5vl:7b is served" in cli("models", "--test").stdout
+
+
+def test_models_needs_no_memory_yet(git_repo: Any, make_cli: Any) -> None:
+    """The model can be set up before 'scarwarden init' (issue 18)."""
+    (git_repo / "scarwarden.yaml").write_text("model:\n  provider: ollama\n")
+    result = make_cli(git_repo)("models", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["configured"]["provider"] == "ollama"

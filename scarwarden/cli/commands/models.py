@@ -39,7 +39,8 @@ def models(ctx: click.Context, run_test: bool, as_json: bool) -> None:
       scarwarden models --json
       SCARWARDEN_PROVIDER=ollama scarwarden models --test   # (not run: contacts a server)
     """
-    repo = get_repo(ctx)
+    # Only the settings matter: the model can be set up before (or without) 'init'.
+    repo = get_repo(ctx, initialised=False)
     config = repo.config
     if run_test:
         from scarwarden.llm.probe import probe
