@@ -46,6 +46,7 @@ def check_all(
     by_id: dict[str, str] = {}
     redacted: dict[str, str] = {}
     attached: list[tuple[str, Episode]] = []
+    with_receipts: list[tuple[str, Episode]] = []
     for entry, raw in zip(episodes, blobs[: len(episodes)], strict=True):
         episode, found = rules.validate_episode(raw, entry.path, ep_rel)
         report.problems.extend(found)
@@ -54,6 +55,8 @@ def check_all(
             progress(report.stats["episodes_checked"], len(episodes))
         if episode is not None and episode.get("attachments"):
             attached.append((entry.path, episode))
+        if episode is not None and episode.get("recalled") is not None:
+            with_receipts.append((entry.path, episode))
         if episode is not None and episode.get("redacted") is not None:
             redacted[episode.id] = entry.path
         ep = episode.id if episode else rules.episode_id_of(entry.path)
@@ -81,9 +84,31 @@ def check_all(
 
         report.warnings.extend(evidence_warnings(book, redacted, pb_rel))
     _check_all_media(report, repo, entries, attached, env)
+    _prove_all_receipts(report, repo, with_receipts, playbook_blob, env)
     if progress is not None:
         progress(len(episodes), len(episodes))
     return report
+
+
+def _prove_all_receipts(
+    report: CheckReport,
+    repo: MemoryRepo,
+    episodes: list[tuple[str, Episode]],
+    playbook_blob: str | None,
+    env: Mapping[str, str] | None,
+) -> None:
+    """Every receipt in the tree re-derived at its playbook version and ledger tree
+    (issue 20), as ``verify`` does for the episodes history added."""
+    if not episodes:
+        return
+    from scarwarden.gate.proofs import Prover
+
+    known = [playbook_blob] if playbook_blob else []
+    prover = Prover(repo.root, repo.playbook_rel, known=known, env=env, episodes_rel=repo.episodes_rel)
+    for proof in prover.prove_all(episodes):
+        report.count("receipts_checked")
+        report.problems.extend(proof.problems)
+        report.warnings.extend(proof.warnings)
 
 
 def _check_all_media(

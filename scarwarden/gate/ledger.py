@@ -43,6 +43,12 @@ CACHE_FORMAT = f"ledger-stats-3/v{IMPLEMENTS}"
 CACHE_KEEP = 6
 #: Above this many changed files, deriving from scratch is as cheap as from a diff.
 MAX_DIFF = 20_000
+#: Trees whose statistics one reader keeps in memory (bases for the next ones), and
+#: how many it writes to the cache: a walk over history proves receipts naming many
+#: trees, each derived from the last by a diff; writing every one (~0.1 s each at 100k
+#: episodes) would cost more than it saves.
+KEEP_IN_MEMORY = 3
+MAX_SAVES = 2
 
 
 def counts(path: str, mode: str = "100644") -> bool:
@@ -63,7 +69,8 @@ class LedgerReader:
     ) -> None:
         self.root, self.episodes_rel, self.env = root, episodes_rel, env
         self.cache_dir = cache_dir
-        self._stats: dict[str, LedgerStats] = {}
+        self._stats: dict[str, LedgerStats] = {}  # oldest first
+        self._saves = 0
         #: What reading cost, for the bench and ``--json`` stats.
         self.read_files = 0
         self.derived: dict[str, str] = {}
@@ -72,20 +79,27 @@ class LedgerReader:
 
     def stats(self, tree: str) -> LedgerStats:
         """The statistics of ``tree`` (an existing tree of this repository)."""
-        if tree not in self._stats:
+        if tree in self._stats:
+            self._stats[tree] = self._stats.pop(tree)  # the most recently used last
+        else:
             self._stats[tree] = self._load(tree) or self._derive(tree)
+            while len(self._stats) > KEEP_IN_MEMORY:
+                del self._stats[next(iter(self._stats))]
         return self._stats[tree]
 
     def _derive(self, tree: str) -> LedgerStats:
-        base = self._newest_cached(tree)
         stats: LedgerStats | None = None
-        if base is not None:
-            stats = self._from_base(base, tree)
-            self.derived[tree] = f"diff from {base[:12]}"
+        if self._stats:  # the tree this run read last: usually the closest
+            last = next(reversed(self._stats))
+            stats = self._from_base(last, tree, self._stats[last].copy())
+        elif (cached := self._newest_cached(tree)) is not None:
+            stats = self._from_base(cached, tree, self._load(cached))
         if stats is None:
             stats = self._from_scratch(tree)
             self.derived[tree] = "whole tree"
-        self._save(tree, stats)
+        if self._saves < MAX_SAVES:
+            self._saves += 1
+            self._save(tree, stats)
         return stats
 
     def _from_scratch(self, tree: str) -> LedgerStats:
@@ -100,9 +114,12 @@ class LedgerReader:
                 stats.add(ep)
         return stats
 
-    def _from_base(self, base: str, tree: str) -> LedgerStats | None:
-        """``tree``'s statistics from ``base``'s and the files that differ; ``None``
-        when the diff is too large to be worth it (or git cannot make it)."""
+    def _from_base(self, base: str, tree: str, stats: LedgerStats | None) -> LedgerStats | None:
+        """``tree``'s statistics from ``base``'s (``stats``, changed in place) and the
+        files that differ; ``None`` when the diff is too large to be worth it (or git
+        cannot make it)."""
+        if stats is None:
+            return None
         try:
             changes = git.diff_name_status(self.root, base, tree, env=self.env)
         except GitError:
@@ -110,9 +127,7 @@ class LedgerReader:
         changes = [c for c in changes if counts(c.path)]
         if len(changes) > MAX_DIFF:
             return None
-        stats = self._load(base)
-        if stats is None:
-            return None
+        self.derived[tree] = f"diff from {base[:12]}"
         old = [(c.path, f"{base}:{c.path}") for c in changes if c.status != "A"]
         new = [(c.path, f"{tree}:{c.path}") for c in changes if c.status != "D"]
         for ep in self._parse(old, iter(git.cat_file_batch(self.root, [s for _p, s in old], env=self.env))):

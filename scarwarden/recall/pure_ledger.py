@@ -96,6 +96,17 @@ class LedgerStats:
                 if not by_episode:
                     del self.applied[rule_id]
 
+    def copy(self) -> LedgerStats:
+        """An independent copy (a base another tree's statistics are derived from)."""
+        return LedgerStats(
+            task_count=self.task_count,
+            task_df=Counter(self.task_df),
+            applied={
+                rule: {ep: list(rows) for ep, rows in eps.items()} for rule, eps in self.applied.items()
+            },
+            months=dict(self.months),
+        )
+
     @property
     def shared(self) -> bool:
         """Whether two past tasks or more say some word (meta ``task_terms_shared``)."""

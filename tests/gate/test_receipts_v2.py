@@ -166,3 +166,20 @@ def test_the_ledger_cache_is_keyed_and_checked(demo_repo: MemoryRepo) -> None:
     assert step.stats(later).task_count == stats.task_count + 1 and step.read_files == 1
     fresh = LedgerReader(demo_repo.root, demo_repo.episodes_rel, cache_dir=None)
     assert fresh.stats(later) == step.stats(later)
+
+
+def test_check_all_proves_every_receipt_in_the_tree(demo_repo: MemoryRepo) -> None:
+    from scarwarden.gate.check_tree import check_all
+
+    honest = issued(demo_repo)
+    stage(demo_repo, 1, honest, rules_applied=honest["rules"][:1])
+    commit_no_verify(demo_repo.root, "an honest receipt")
+    report = check_all(demo_repo)
+    assert report.ok and report.stats["receipts_checked"] == 1 and not report.warnings
+    # A forged one that got in with --no-verify: check --all names it.
+    later = issued(demo_repo)
+    stage(demo_repo, 2, forged(later, rules=later["rules"] + ["PB-07"]))
+    commit_no_verify(demo_repo.root, "a forged receipt")
+    report = check_all(demo_repo)
+    assert report.stats["receipts_checked"] == 2
+    assert codes(report) == ["receipt-mismatch"] and "ep-rcv2000002" in report.problems[0].message
