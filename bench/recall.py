@@ -9,7 +9,14 @@ drawn from a 20,000-word vocabulary with a Zipf-like spread), written as a real
 * ``scarwarden``: :func:`scarwarden.recall.engine.recall` on the open index (top 10);
 * ``rank_bm25``: ``BM25Okapi.get_scores`` over the same stemmed tokens, then the top 10;
 * ``fts5``: an FTS5 table of the same titles and texts (porter tokenizer),
-  ``ORDER BY bm25(...) LIMIT 10`` with the query words OR-ed.
+  ``ORDER BY bm25(...) LIMIT 10`` with the query words OR-ed;
+* ``bm25s``: ``bm25s.BM25`` over the same stemmed tokens, ``retrieve`` top 10 (skipped,
+  with a line saying so, when bm25s is not installed: ``pip install '.[bench]'``).
+
+Ours is timed first (``scarwarden``: one process meeting these tasks for the first
+time, the postings cache of recall/postings_cache.py filling as common words come back)
+and again last (``scarwarden again``: the same tasks a second time; the two runs bracket
+the others, so a change of load on the machine shows). Ratios are against the first.
 
 Then the wall time of a cold ``scarwarden recall "..."`` process at 1k rules, and which
 heavy modules that process imported (GitPython and requests must not be among them).
@@ -187,6 +194,26 @@ def time_rank_bm25(rules: list[pb.Rule], queries: list[str]) -> tuple[list[float
     return out, built
 
 
+def time_bm25s(rules: list[pb.Rule], queries: list[str]) -> tuple[list[float], float] | None:
+    """bm25s (sparse matrices over numpy; ``pip install bm25s``), same stems, same
+    K1/B, Lucene's idf like ours; ``retrieve`` top 10 one query at a time. None when
+    bm25s is not installed."""
+    try:
+        import bm25s
+    except ImportError:
+        return None
+    start = time.perf_counter()
+    model = bm25s.BM25(k1=1.5, b=0.75)
+    model.index([text.stems(r.title + "\n" + r.text) for r in rules], show_progress=False)
+    built = time.perf_counter() - start
+    out = []
+    for q in queries:
+        start = time.perf_counter()
+        model.retrieve([text.stems(q)], k=10, show_progress=False, n_threads=1)
+        out.append(time.perf_counter() - start)
+    return out, built
+
+
 def time_fts5(rules: list[pb.Rule], queries: list[str], path: Path) -> tuple[list[float], float]:
     path.unlink(missing_ok=True)
     conn = sqlite3.connect(str(path))
@@ -261,22 +288,26 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     sizes = args.sizes or ([1000, 10_000] if args.quick else [1000, 10_000, 100_000])
-    print(f"{'rules':>7} {'engine':<11}{'p50 ms':>9}{'p99 ms':>9}{'build s':>9}   ratio p50")
+    print(f"{'rules':>7} {'engine':<17}{'p50 ms':>9}{'p99 ms':>9}{'build s':>9}   ratio p50")
     for n in sizes:
         repo, rules, queries, built = build(n, args.seed)
         queries = queries[: args.queries]
         ours = time_ours(repo, queries)
         bm25, bm25_built = time_rank_bm25(rules, queries)
         fts, fts_built = time_fts5(rules, queries, CACHE / f"fts-{n}.db")
+        fast = time_bm25s(rules, queries)
+        again = time_ours(repo, queries)
         base = pct(ours, 50)
-        for name, values, b in (
-            ("scarwarden", ours, built),
-            ("rank_bm25", bm25, bm25_built),
-            ("fts5", fts, fts_built),
-        ):
-            ratio = "" if name == "scarwarden" else f"{pct(values, 50) / base:6.1f}x ours"
+        engines = [("scarwarden", ours, built), ("rank_bm25", bm25, bm25_built), ("fts5", fts, fts_built)]
+        if fast is None:
+            print(f"{n:>7} bm25s      not installed (pip install bm25s): skipped")
+        else:
+            engines.append(("bm25s", *fast))
+        engines.append(("scarwarden again", again, 0.0))
+        for name, values, b in engines:
+            ratio = "" if name == "scarwarden" else f"{pct(values, 50) / base:6.2f}x ours"
             build_s = f"{b:9.1f}" if b else "   cached"
-            print(f"{n:>7} {name:<11}{pct(values, 50):9.2f}{pct(values, 99):9.2f}{build_s}   {ratio}")
+            print(f"{n:>7} {name:<17}{pct(values, 50):9.2f}{pct(values, 99):9.2f}{build_s}   {ratio}")
         if n == 1000:
             times, heavy = cold_cli(repo, queries)
             print(

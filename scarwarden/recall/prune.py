@@ -40,6 +40,11 @@ from scarwarden.recall.score import K1, TAG_WEIGHT, B, TaskTerms
 
 #: Below this many postings for the task's stems, the exhaustive statement is as fast.
 MIN_POSTINGS = 4000
+#: Pruning skips the lists of common stems: without one this long there is little to skip.
+MIN_COMMON = 1000
+#: A task with more stems than this (a pasted scenario rather than a request) runs the
+#: exhaustive statement: pruning would cost a query per stem.
+MAX_STEMS = 64
 #: Rare stems are read together up to this many postings before the floor is rechecked.
 _BATCH_POSTINGS = 1000
 #: A seek by (term, rule ID) costs about this many postings read in order.
@@ -62,8 +67,16 @@ def best_candidates(
     score can reach the ``limit``-th best (all :func:`worth_explaining` reads).
     ``cache_key`` (index file, playbook blob): keep reused postings in ``cache``
     (:mod:`scarwarden.recall.postings_cache`); None: read everything from SQLite.
-    ``min_postings``: prune from this many postings on (default :data:`MIN_POSTINGS`)."""
-    if sum(task.df.values()) < (MIN_POSTINGS if min_postings is None else min_postings):
+    ``min_postings``: prune from this many postings on, whatever the task (tests);
+    by default only a short task (:data:`MAX_STEMS`) with :data:`MIN_POSTINGS` postings
+    and a stem in :data:`MIN_COMMON` rules or more is pruned."""
+    if min_postings is None and (
+        sum(task.df.values()) < MIN_POSTINGS
+        or max(task.df.values(), default=0) < MIN_COMMON
+        or len(task.df) > MAX_STEMS
+    ):
+        return candidates(conn, task, count)
+    if min_postings is not None and sum(task.df.values()) < min_postings:
         return candidates(conn, task, count)
     reader = _Reader(conn, task, cache_key, cache)
     return candidates(conn, task, count, only=sorted(_survivors(reader, task, limit)))
@@ -183,19 +196,32 @@ class _Reader:
             if cached is None:
                 from_sql.append(stem)
                 continue
-            w, base, slope = self.w[stem], self.base, self.slope
-            if existing and len(acc) < len(cached):
-                for rule_id in acc:
-                    length = cached.get(rule_id)
-                    if length is not None:
-                        acc[rule_id] += w / (1.0 + base + slope * length)
-            else:
-                for rule_id, length in cached.items():
-                    if not existing or rule_id in acc:
-                        acc[rule_id] = acc.get(rule_id, 0.0) + w / (1.0 + base + slope * length)
+            self._add_cached(acc, stem, cached, existing)
         if from_sql:
             seek = existing and len(from_sql) == 1 and len(acc) * _SEEK_COST < self.task.df[from_sql[0]]
             self._from_sql(acc, from_sql, only=acc if seek else None, existing=existing)
+
+    def _add_cached(self, acc: dict[str, float], stem: str, cached: dict[str, int], existing: bool) -> None:
+        """The hot loop of a warm process: one contribution per rule length (rules
+        share a few dozen lengths), a dictionary lookup or two per posting."""
+        w, base, slope = self.w[stem], self.base, self.slope
+        by_length: dict[int, float] = {}
+        if existing and len(acc) < len(cached):
+            find = cached.get
+            for rule_id in acc:
+                length = find(rule_id)
+                if length is not None:
+                    acc[rule_id] += w / (1.0 + base + slope * length)
+            return
+        get = acc.get
+        for rule_id, length in cached.items():
+            value = by_length.get(length)
+            if value is None:
+                value = by_length[length] = w / (1.0 + base + slope * length)
+            if not existing:
+                acc[rule_id] = get(rule_id, 0.0) + value
+            elif rule_id in acc:
+                acc[rule_id] += value
 
     def _add_tag(self, acc: dict[str, float], tag: str, existing: bool) -> None:
         value = TAG_WEIGHT * min(self.task.q(s) for s in text.tag_stems(tag))

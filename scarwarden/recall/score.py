@@ -332,11 +332,15 @@ def _scored_rule(
     through = {e.stem for e in via} - matched  # found only through the rule's episodes
     n = task.n
     # Ledger weights of the rule's own stems: 1.0 unless past tasks say them.
-    q = (
-        {s: ledger_weight(d, task.task_count) for s, d in (own_task_df or {}).items()}
-        if task.task_count
-        else {}
-    )
+    q: dict[str, float] = {}
+    if task.task_count:
+        # A long rule has hundreds of stems but they share a few task counts.
+        memo: dict[int, float] = {}
+        for s, d in (own_task_df or {}).items():
+            weight_d = memo.get(d)
+            if weight_d is None:
+                weight_d = memo[d] = ledger_weight(d, task.task_count)
+            q[s] = weight_d
 
     def w(stem: str) -> float:  # a matched stem's idf x ledger weight
         d = own.get(stem, task.df.get(stem, 0))
