@@ -162,7 +162,9 @@ def model_distill(
         while len(rules) > len(revising) and _prompt_chars(messages) > budget_chars:
             rules = rules[:-1]  # the least related rule goes first
             messages = prompts.build_messages(batch, rules, revising)
-        if len(batches) > 1:  # long runs show progress (stderr, through the CLI's logger)
+        # Long runs show progress: a bar on a terminal, else a line per batch (stderr,
+        # through the CLI's logger; never both, a line would break the bar's).
+        if len(batches) > 1 and progress is None:
             log.info(
                 "distill batch %d of %d: %d episodes, %d context rules",
                 number,

@@ -62,7 +62,9 @@ def test_library_parts_report_their_work(demo_repo: MemoryRepo) -> None:
     assert calls == [(1, 2), (2, 2)]  # each ref is a walk of its own: the bar counts refs
 
 
-def test_distill_counts_the_episodes_each_batch_answered(git_repo: Path, llm: FakeLLM) -> None:
+def test_distill_counts_the_episodes_each_batch_answered(
+    git_repo: Path, llm: FakeLLM, caplog: pytest.LogCaptureFixture
+) -> None:
     from scarwarden.config import ModelSettings
     from scarwarden.files.scaffold import init
     from scarwarden.llm.client import ChatClient
@@ -86,6 +88,12 @@ def test_distill_counts_the_episodes_each_batch_answered(git_repo: Path, llm: Fa
     forwards_to_full(calls, total)
     assert calls[0] == (0, total)  # drawn before the first reply: waiting is the long part
     assert len(calls) == len(result.batches) + 1
+    # The bar replaces the line per batch a pipe gets (a line would break the bar's).
+    caplog.set_level("INFO", logger="scarwarden")
+    distill(repo, client=client, dry_run=True, progress=progress)
+    assert "distill batch" not in caplog.text
+    distill(repo, client=client, dry_run=True)
+    assert "distill batch 1 of" in caplog.text
 
 
 def scarwarden(repo: MemoryRepo, *args: str) -> tuple[int, str]:
