@@ -118,12 +118,15 @@ def _choose(
     if client is None:
         client = client_from_config(repo.config, environ)
     if client is None:
+        # The provider's own key variable (OPENAI_API_KEY for the openai preset), not
+        # always DashScope's (issue 18).
+        var = repo.config.key_env() or "DASHSCOPE_API_KEY"
         if offline is False:
             raise NoModelConfigured(
                 "distilling with a model needs an API key, and none is configured",
-                hint="set SCARWARDEN_API_KEY (or DASHSCOPE_API_KEY), or use --offline",
+                hint=f"set SCARWARDEN_API_KEY (or {var}), or use --offline",
             )
-        return None, NO_KEY_NOTICE
+        return None, NO_KEY_NOTICE.replace("DASHSCOPE_API_KEY", var)
     return client, None
 
 

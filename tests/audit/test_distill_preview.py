@@ -111,3 +111,13 @@ def test_dry_run_by_the_model_says_so(cli: Any, fake_llm: FakeLLM) -> None:
     dry = cli("distill", "--dry-run")
     assert dry.exit_code == 0, dry.output
     assert "model qwen3.6-flash: 1 call(s)" in dry.stderr and "+## PB-" in dry.stdout
+
+
+def test_the_no_key_notice_names_the_providers_variable(cli: Any, demo_repo: MemoryRepo) -> None:
+    """Not DashScope's variable for an OpenAI user."""
+    (demo_repo.root / "scarwarden.yaml").write_text("model:\n  provider: openai\n")
+    result = cli("distill", "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "no API key configured (SCARWARDEN_API_KEY or OPENAI_API_KEY)" in result.stderr
+    page = _client(demo_repo).get("/distill").get_data(as_text=True)
+    assert "OPENAI_API_KEY" in page and "DASHSCOPE" not in page
