@@ -44,8 +44,11 @@ is the contributions' sum in that order, rounded to :data:`DECIMALS` decimals.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import math
+import operator
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,6 +69,9 @@ EPISODE_WEIGHT = 0.5
 LEDGER_PRIOR = 10
 
 
+# idf and specificity are pure, called for every matched word of every explained rule,
+# and take few distinct arguments: memoised (a banking task explains 60 long rules).
+@functools.lru_cache(maxsize=1 << 16)
 def idf(df: int, n: int) -> float:
     """Lucene's BM25 idf: ``ln(1 + (N - df + 0.5) / (df + 0.5))``, never negative."""
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
@@ -78,6 +84,7 @@ def ledger_weight(task_df: int, tasks: int) -> float:
     return round(1.0 - max(0, task_df - 1) / (tasks + LEDGER_PRIOR), DECIMALS)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def specificity(df: int, n: int) -> float:
     """A matched word's worth as evidence, 0 to 1: ``min(1, idf(df) / idf(1))``. A word
     found in one rule (or none) counts 1, whatever the memory's size, so a small memory
@@ -230,15 +237,24 @@ def _rule_stems(
     postings: _Postings = {i: {} for i in ids}
     stem_df: _StemDf = {i: {} for i in ids}
     stem_tdf: _StemDf = {i: {} for i in ids}
-    # The ledger join doubles this query's cost: only when some word is in two tasks.
-    task_df = "coalesce(t.df, 0)" if ledger else "0"
-    join = "LEFT JOIN task_term_df AS t ON t.term = p.term " if ledger else ""
-    for term, rule_id, tf, length, term_df, tdf in conn.execute(
-        f"SELECT p.term, p.rule_id, p.tf, p.length, d.df, {task_df} FROM rule_terms AS p "
-        f"JOIN rule_term_df AS d ON d.term = p.term {join}"
-        "WHERE p.rule_id IN (SELECT value FROM json_each(?))",
+    rows = conn.execute(
+        "SELECT rule_id, term, tf, length FROM rule_terms WHERE rule_id IN (SELECT value FROM json_each(?))",
         (id_json,),
-    ):
+    ).fetchall()
+    # Long rules share most of their stems: each stem's df (and how many past tasks
+    # say it) is looked up once, not once per rule saying it.
+    task_df = "coalesce(t.df, 0)" if ledger else "0"
+    join = "LEFT JOIN task_term_df AS t ON t.term = d.term " if ledger else ""
+    counts = {
+        term: (term_df, tdf)
+        for term, term_df, tdf in conn.execute(
+            f"SELECT d.term, d.df, {task_df} FROM rule_term_df AS d {join}"
+            "WHERE d.term IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted({row[1] for row in rows})),),
+        )
+    }
+    for rule_id, term, tf, length in rows:
+        term_df, tdf = counts[term]
         stem_df[rule_id][term] = term_df
         if tdf > 1:
             stem_tdf[rule_id][term] = tdf
@@ -271,13 +287,15 @@ def _episode_words(conn: Any, id_json: str, task: TaskTerms) -> _EpisodeWords:
     out: _EpisodeWords = {}
     if not task.ep_df:
         return out
-    for rule_id, term, episode_id, where, tf in conn.execute(
-        "SELECT rule_id, term, episode_id, field, tf FROM rule_episode_terms "
+    rows = conn.execute(
+        "SELECT term, rule_id, episode_id, field, tf FROM rule_episode_terms "
         "WHERE term IN (SELECT value FROM json_each(?)) AND rule_id IN (SELECT value FROM json_each(?)) "
-        "ORDER BY rule_id, term, episode_id, field",
+        "ORDER BY term, rule_id, episode_id, field",  # the primary key's order: no sort
         (json.dumps(sorted(task.ep_df)), id_json),
-    ):
-        out.setdefault(rule_id, {}).setdefault(term, []).append((episode_id, where, tf))
+    )
+    # A rule taught by many long tasks has thousands of these rows: grouped in C.
+    for (term, rule_id), group in itertools.groupby(rows, key=operator.itemgetter(0, 1)):
+        out.setdefault(rule_id, {})[term] = [(episode_id, where, tf) for _, _, episode_id, where, tf in group]
     return out
 
 
@@ -316,7 +334,7 @@ def _scored_rule(
         contributions[f"term:{m.stem}"] = m.contribution
     via = []
     for stem, where in sorted((episodes or {}).items()):
-        etf = sum(tf for _, _, tf in where)
+        etf = sum([tf for _, _, tf in where])
         idf_value = idf(task.ep_df[stem], task.n)
         value = episode_contribution(idf_value, task.q(stem), task.qtf[stem], etf)
         total += value
