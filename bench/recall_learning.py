@@ -19,6 +19,10 @@ router confusion matrix (``--router``)
     tasks and rewordings (none: the memory never saw them). Rows: the expected outcome
     (a rule of the memory, or none); columns: the verdict; and the count that matters
     most, ``ACT`` on a wrong rule (or on a task the memory knows nothing about).
+    Then the coverage rule's threshold (``router.ACT_RULE_COVERAGE``) held out: the
+    distinct tasks are split alternately into two halves, the threshold is fitted on
+    one (in the gap between wrong and right ACTs, as 0.1 was) and the matrix's counts
+    are reported on the other, beside the default and no rule at all; then swapped.
 
     python bench/recall_learning.py
     python bench/recall_learning.py --router
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import tempfile
 from collections import Counter
@@ -205,11 +210,106 @@ def confusion(args: argparse.Namespace) -> None:
             print(f"    {line}")
 
 
+# -- held-out calibration of the coverage rule -------------------------------------------
+
+#: (size, task, expected rule, top rule, coverage, verdict without the rule, verdict
+#: with ACT refused by it): what the router does for any coverage threshold.
+Case = tuple[int, str, str | None, str | None, float, str, str]
+
+
+def coverage_cases() -> list[Case]:
+    """Every labelled task on the 3/30/300-rule memories, recalled twice: with the
+    coverage rule off (``ACT_RULE_COVERAGE`` 0) and refusing every ACT (infinity); the
+    verdict at a threshold ``c`` is the first when the best rule's coverage >= ``c``."""
+    settings = RecallSettings()
+    cases: list[Case] = []
+    default = router.ACT_RULE_COVERAGE
+    try:
+        for size in (3, 30, 300):
+            with tempfile.TemporaryDirectory() as tmp:
+                repo = sized_memory(Path(tmp), size)
+                ids = {r.id for r in pb.parse(repo.playbook_path.read_text()).rules}
+                with open_index(repo) as index:
+                    for task, expected, _ in labelled(ids):
+                        router.ACT_RULE_COVERAGE = 0.0
+                        off = recall(index, task, settings=settings)
+                        router.ACT_RULE_COVERAGE = math.inf
+                        refused = recall(index, task, settings=settings)
+                        top = off.rules[0].id if off.rules else None
+                        coverage = (off.stats.best_rule_coverage if off.stats else None) or 0.0
+                        cases.append((size, task, expected, top, coverage, off.verdict, refused.verdict))
+    finally:
+        router.ACT_RULE_COVERAGE = default
+    return cases
+
+
+def verdict_at(case: Case, threshold: float) -> str:
+    return case[5] if case[4] >= threshold else case[6]
+
+
+def fit(cases: list[Case]) -> tuple[float, float, float]:
+    """The threshold fitted on ``cases`` the way 0.1 was: in the middle of the gap
+    between the highest coverage of an ACT on a wrong rule (or an unknown task) and the
+    lowest coverage above it of an ACT on the right rule. Returns (threshold, highest
+    wrong, lowest right above it); 0.0 when nothing was acted on wrongly."""
+    acts = [c for c in cases if c[5] == router.ACT]
+    wrong = [c[4] for c in acts if c[3] != c[2]]
+    if not wrong:
+        return 0.0, 0.0, min((c[4] for c in acts), default=0.0)
+    high = max(wrong)
+    right = [c[4] for c in acts if c[3] == c[2] and c[4] > high]
+    low = min(right, default=high)
+    return round((high + low) / 2, 3), high, low
+
+
+def outcome(cases: list[Case], threshold: float) -> tuple[int, int, int]:
+    """(ACT on the right rule, ACT on a wrong rule or unknown task, tasks with a rule)."""
+    right = sum(1 for c in cases if verdict_at(c, threshold) == router.ACT and c[3] == c[2])
+    wrong = sum(1 for c in cases if verdict_at(c, threshold) == router.ACT and c[3] != c[2])
+    return right, wrong, sum(1 for c in cases if c[2])
+
+
+def held_out(args: argparse.Namespace) -> None:
+    cases = coverage_cases()
+    tasks = list(dict.fromkeys(c[1] for c in cases))
+    half = {task: k % 2 for k, task in enumerate(tasks)}  # alternate, in file order
+    print(
+        f"\nHeld-out calibration of the coverage rule (ACT needs coverage >= c; default "
+        f"{router.ACT_RULE_COVERAGE}): {len(tasks)} distinct tasks split alternately into halves A "
+        "and B, each task in the same half at 3, 30 and 300 rules"
+    )
+    for fit_half, report_half in ((0, 1), (1, 0)):
+        fitting = [c for c in cases if half[c[1]] == fit_half]
+        report = [c for c in cases if half[c[1]] == report_half]
+        threshold, high, low = fit(fitting)
+        name, other = "AB"[fit_half], "AB"[report_half]
+        print(
+            f"  fitted on {name}: wrong ACTs up to coverage {high:.3f}, right ACTs above from "
+            f"{low:.3f} -> c = {threshold:g}"
+        )
+        for label, c in (
+            ("no coverage rule", 0.0),
+            (f"fitted c = {threshold:g}", threshold),
+            (f"default c = {router.ACT_RULE_COVERAGE:g}", router.ACT_RULE_COVERAGE),
+        ):
+            per_size = []
+            for size in (3, 30, 300):
+                right, wrong, has = outcome([x for x in report if x[0] == size], c)
+                per_size.append(f"{size}: {right}/{has} right ACT, {wrong} wrong")
+            right, wrong, has = outcome(report, c)
+            sizes = "; ".join(per_size)
+            print(f"    on {other}, {label:22} {right}/{has} right ACT, {wrong} wrong ACT  ({sizes})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--router", action="store_true", help="the router confusion matrix (3/30/300 rules)")
     args = parser.parse_args()
-    confusion(args) if args.router else learning(args)
+    if args.router:
+        confusion(args)
+        held_out(args)
+    else:
+        learning(args)
 
 
 if __name__ == "__main__":
