@@ -8,6 +8,13 @@ matter are those **since the rule last changed what it says**
 was rewritten after four corrections starts again from zero. All-time figures are kept
 alongside.
 
+**Receipts** (issue 20): an episode that carries a recall receipt proves what the agent
+was given (the gate re-derived it before the episode was committed). Where a rule's
+applications carry receipts, its figures count only the *verified* ones (the receipt
+holds the rule); the others (beyond the receipt with a reason, or with no receipt at
+all) are left out and the sentence says how many. A rule none of whose applications
+carries a receipt is counted on the episodes' word, as before, and says so.
+
 A rule **corrected in at least half of at least three applications** since its last
 change is *struggling*: ``distill`` proposes it for revision or retirement, and the
 router never gives ``ACT`` on it alone.
@@ -26,6 +33,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from scarwarden.files.episodes import Episode
+from scarwarden.files.receipt import applied_rules
 from scarwarden.files.rule_dates import RuleChange
 
 #: A rule is struggling when corrected in at least this share ...
@@ -46,6 +54,11 @@ class Lineage:
     corrected_total: int = 0
     #: The episodes that corrected it since it last changed (oldest first).
     corrections: tuple[str, ...] = ()
+    #: "verified": only applications whose recall receipt holds the rule were counted
+    #: (some application carries a receipt); "claimed": none does, all were counted.
+    basis: str = "claimed"
+    #: Applications left out (not verified by a receipt), all time.
+    not_counted: int = 0
 
     @property
     def struggling(self) -> bool:
@@ -60,7 +73,15 @@ class Lineage:
         )
         if self.applied_total != self.applied:
             line += f"; {_times(self.applied_total)} in all"
+        line += self.basis_note()
         return line + (": proposed for revision" if self.struggling else "")
+
+    def basis_note(self) -> str:
+        """What the figures count: applications verified by recall receipts, or claims."""
+        if self.basis == "verified":
+            left = f"; {self.not_counted} not verified, not counted" if self.not_counted else ""
+            return f" (applications verified by recall receipts{left})"
+        return " (as the episodes claim: none carries a recall receipt)" if self.applied_total else ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -74,6 +95,8 @@ class Lineage:
             "corrected_total": self.corrected_total,
             "corrections": list(self.corrections),
             "struggling": self.struggling,
+            "counted": self.basis,
+            "not_counted": self.not_counted,
         }
 
 
@@ -94,19 +117,31 @@ class Application:
     corrected: bool
     #: An outcome and no correction.
     went_well: bool
+    #: :func:`scarwarden.files.receipt.applied_rules`: "verified" (its receipt holds the
+    #: rule), "reason" (beyond the receipt, with a reason), "claimed" (no receipt), or
+    #: "refused" (beyond the receipt without a reason: only past the gate with --no-verify).
+    status: str = "claimed"
 
     def to_json(self) -> list[Any]:
-        return [self.id, self.at, self.corrected, self.went_well]
+        return [self.id, self.at, self.corrected, self.went_well, self.status]
 
     @classmethod
     def from_json(cls, row: list[Any]) -> Application:
-        return cls(str(row[0]), str(row[1]), bool(row[2]), bool(row[3]))
+        return cls(str(row[0]), str(row[1]), bool(row[2]), bool(row[3]), str(row[4]))
 
 
-def application(ep: Episode) -> Application:
-    """How ``ep`` counts for each rule it applied."""
+def application(ep: Episode, rule_id: str) -> Application:
+    """How ``ep`` counts for ``rule_id``, one of the rules it applied."""
     fixed = corrected(ep)
-    return Application(ep.id, ep.at, fixed, not fixed and bool(ep.get("outcome")))
+    status = applied_rules(ep.data).get(rule_id, "refused")
+    return Application(ep.id, ep.at, fixed, not fixed and bool(ep.get("outcome")), status)
+
+
+def counted(apps: Sequence[Application]) -> list[Application]:
+    """The applications the figures count: only verified ones where any carries a receipt."""
+    if all(a.status == "claimed" for a in apps):
+        return list(apps)
+    return [a for a in apps if a.status == "verified"]
 
 
 def when(value: str | None) -> datetime | None:
@@ -123,12 +158,15 @@ def when(value: str | None) -> datetime | None:
 def may_struggle(apps: Sequence[Application]) -> bool:
     """Whether these applications, all time, are enough for the rule to struggle (a
     cheap test before the rule's change date is looked up in git)."""
+    apps = counted(apps)
     fixes = sum(1 for a in apps if a.corrected)
     return len(apps) >= STRUGGLING_MIN and fixes >= STRUGGLING_MIN * STRUGGLING_SHARE
 
 
 def count(rule_id: str, changed: RuleChange | None, apps: Sequence[Application]) -> Lineage:
     """The counts of ``rule_id`` from its applications ``apps`` (oldest first)."""
+    every = len(apps)
+    apps = counted(apps)
     since = when(changed.date) if changed else None
     recent = [a for a in apps if since is None or ((when(a.at) or since) >= since)]
     fixes = [a for a in recent if a.corrected]
@@ -141,4 +179,6 @@ def count(rule_id: str, changed: RuleChange | None, apps: Sequence[Application])
         applied_total=len(apps),
         corrected_total=sum(1 for a in apps if a.corrected),
         corrections=tuple(a.id for a in fixes),
+        basis="claimed" if len(apps) == every and all(a.status == "claimed" for a in apps) else "verified",
+        not_counted=every - len(apps),
     )

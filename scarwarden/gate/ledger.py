@@ -38,7 +38,7 @@ from scarwarden.files.episodes import Episode, parse_episode_bytes
 from scarwarden.recall.pure_ledger import IMPLEMENTS, LedgerStats
 
 #: Bump when what a cache entry holds, or how it is derived, changes.
-CACHE_FORMAT = f"ledger-stats-3/v{IMPLEMENTS}"
+CACHE_FORMAT = f"ledger-stats-4/v{IMPLEMENTS}"
 #: Cache entries kept (the newest by modification time).
 CACHE_KEEP = 6
 #: Above this many changed files, deriving from scratch is as cheap as from a diff.

@@ -48,7 +48,7 @@ def applications(index: Index, rule_ids: Iterable[str] | None = None) -> dict[st
     found: dict[str, list[Application]] = {}
     for rule_id, doc in index.conn.execute(sql + " ORDER BY e.at, e.id", args):
         if isinstance(rule_id, str) and (wanted is None or rule_id in wanted):
-            found.setdefault(rule_id, []).append(application(Episode(json.loads(doc))))
+            found.setdefault(rule_id, []).append(application(Episode(json.loads(doc)), rule_id))
     return found
 
 

@@ -90,7 +90,7 @@ class LedgerStats:
                 continue
             by_episode = self.applied.setdefault(rule_id, {})
             if sign > 0:
-                by_episode.setdefault(ep.id, []).append(application(ep).to_json())
+                by_episode.setdefault(ep.id, []).append(application(ep, rule_id).to_json())
             else:
                 by_episode.pop(ep.id, None)
                 if not by_episode:

@@ -20,5 +20,7 @@ from __future__ import annotations
 #:    Depends on the ledger, not only on the playbook, so its receipts also name the
 #:    ledger (the episodes folder's tree ID, issue 20) and the gate re-derives them
 #:    from that tree (:mod:`scarwarden.recall.pure_ledger`); version-2 receipts made
-#:    before receipts named the ledger stay unverifiable.
+#:    before receipts named the ledger stay unverifiable. Lineage counts only
+#:    receipt-verified applications where receipts exist (issue 20, the same change):
+#:    no receipt that can be proved was made under the older counting.
 ALGORITHM = 2

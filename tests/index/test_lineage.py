@@ -64,7 +64,8 @@ def test_counts_since_the_last_change(demo_repo: MemoryRepo, make_cli: Any) -> N
     out = cli("rule", "show", "PB-01")
     assert (
         "PB-01 was applied 6 times and corrected 3 times since it last changed "
-        f"({data['last_changed'][:10]}); {demo['applied_total'] + 8} times in all: proposed for revision"
+        f"({data['last_changed'][:10]}); {demo['applied_total'] + 8} times in all "
+        "(as the episodes claim: none carries a recall receipt): proposed for revision"
     ) in out.stdout
     shown = json.loads(cli("rule", "show", "PB-01", "--json").stdout)["lineage"]
     assert shown["applied"] == 6 and shown["corrected"] == 3 and shown["struggling"] is True
