@@ -160,6 +160,29 @@ def read_log(
     return out
 
 
+def episodes_carrying(index: Index, entries: list[LogEntry]) -> dict[int, list[str]]:
+    """Log line ID -> the IDs of the episodes that carry its recall receipt (issue 20):
+    what each recall led to, as recorded. One pass over the episodes that hold a
+    receipt (``instr`` skips the others before any JSON is read)."""
+    by_receipt: dict[str, list[int]] = {}
+    for entry in entries:
+        receipt = entry.detail.get("receipt")
+        if isinstance(receipt, Mapping) and isinstance(receipt.get("receipt"), str):
+            by_receipt.setdefault(receipt["receipt"], []).append(entry.id)
+    found: dict[int, list[str]] = {}
+    if not by_receipt:
+        return found
+    rows = index.conn.execute(
+        "SELECT id, json_extract(doc, '$.recalled.receipt') AS r FROM episodes "
+        "WHERE instr(doc, '\"recalled\"') > 0 AND r IN (SELECT value FROM json_each(?)) ORDER BY at, id",
+        (json.dumps(sorted(by_receipt)),),
+    )
+    for episode_id, receipt_id in rows:
+        for line in by_receipt.get(receipt_id, []):
+            found.setdefault(line, []).append(episode_id)
+    return found
+
+
 def _entry(row: tuple[Any, ...]) -> LogEntry:
     def load(raw: Any, default: Any) -> Any:
         try:

@@ -121,8 +121,9 @@ def _refuse_write(site: Pages) -> Response | None:
 
 
 def log_page(repo: MemoryRepo, args: Any) -> dict[str, Any]:
-    """The recall log filtered by verdict, date range and task text."""
-    from scarwarden.recall.log import read_log
+    """The recall log filtered by verdict, date range and task text; each line with the
+    episodes that carry its receipt (what the recall led to, as recorded: issue 20)."""
+    from scarwarden.recall.log import episodes_carrying, read_log
     from scarwarden.times import parse_when
 
     verdict = args.get("verdict") if args.get("verdict") in VERDICTS else None
@@ -139,9 +140,11 @@ def log_page(repo: MemoryRepo, args: Any) -> dict[str, Any]:
         entries = read_log(
             index, limit=LOG_LIMIT, since=since_at, until=until_at, task_grep=query or None, verdict=verdict
         )
+        recorded = episodes_carrying(index, entries)
     return {
         "title": "Recall log",
         "entries": entries,
+        "recorded": recorded,
         "verdicts": VERDICTS,
         "verdict": verdict,
         "since": since,
