@@ -48,6 +48,9 @@ MAX_DIFF = 20_000
 #: trees, each derived from the last by a diff; writing every one (~0.1 s each at 100k
 #: episodes) would cost more than it saves.
 KEEP_IN_MEMORY = 3
+#: Above this many cited episodes, one listing of the whole tree beats naming each
+#: (and keeps git's command line short).
+MAX_PATHSPECS = 4000
 MAX_SAVES = 2
 
 
@@ -153,11 +156,22 @@ class LedgerReader:
         """The valid episodes with these IDs in ``tree``, read by name (each one's month
         folder is known from the tree's statistics)."""
         months = self.stats(tree).months
-        wanted = sorted(i for i in set(ids) if i in months)
-        specs = [(f"{months[i]}/{i}.yaml", f"{tree}:{months[i]}/{i}.yaml") for i in wanted]
+        paths = sorted(f"{months[i]}/{i}.yaml" for i in set(ids) if i in months)
+        if not paths:
+            return {}
+        # One ls-tree with the paths reads each month's tree once; naming the files to
+        # cat-file as <tree>:<path> re-reads a month's tree (~3k entries at 100k
+        # episodes) for every file, ~4x slower measured.
+        listing = (
+            git.ls_tree(self.root, tree, *paths)
+            if len(paths) <= MAX_PATHSPECS
+            else git.ls_tree(self.root, tree)
+        )
+        blobs = {e.path: e.blob for e in listing if counts(e.path, e.mode)}
+        items = [(path, blobs[path]) for path in paths if path in blobs]
+        contents = iter(git.cat_file_batch(self.root, [b for _p, b in items], env=self.env))
         found: dict[str, Episode] = {}
-        contents = iter(git.cat_file_batch(self.root, [s for _p, s in specs], env=self.env))
-        for ep in self._parse(specs, contents):
+        for ep in self._parse(items, contents):
             found.setdefault(ep.id, ep)
         return found
 

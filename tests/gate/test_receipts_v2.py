@@ -183,3 +183,13 @@ def test_check_all_proves_every_receipt_in_the_tree(demo_repo: MemoryRepo) -> No
     report = check_all(demo_repo)
     assert report.stats["receipts_checked"] == 2
     assert codes(report) == ["receipt-mismatch"] and "ep-rcv2000002" in report.problems[0].message
+
+
+def test_the_hash_covers_the_ledger(demo_repo: MemoryRepo) -> None:
+    r = issued(demo_repo)
+    r["ledger"] = "0123456789abcdef0123456789abcdef01234567"  # edited, hash left as it was
+    stage(demo_repo, 1, r)
+    report = check_staged(demo_repo)
+    assert not report.ok and any("does not match its contents" in str(p) for p in report.problems)
+    r.pop("ledger")  # a version-1 receipt's hash is what it was: the field is optional
+    assert Receipt.make(**{k: v for k, v in r.items() if k != "receipt"}).id != r["receipt"]
