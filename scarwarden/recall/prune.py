@@ -92,8 +92,11 @@ def _survivors(reader: _Reader, task: TaskTerms, limit: int) -> set[str]:
         for t, length in min_length1.items()
     ]
     sources += [(value * (1.0 + _MARGIN), "tag", tag) for tag, value in reader.hit_tags().items()]
-    # Descending bounds: the rare stems (high idf, short posting lists) come first.
-    sources.sort(key=lambda source: (-source[0], source[1], source[2]))
+    # Any set of sources whose bounds sum below the floor may be skipped, not only the
+    # lowest bounds: read first what lowers the bound left most per posting read (rare
+    # stems, then tags, which hit a few hundred rules for 3 points each), so what is
+    # skipped is the few stems with the longest lists.
+    sources.sort(key=lambda source: (reader.size(source) / max(source[0], 1e-12), source[1], source[2]))
     acc = dict(candidates(conn, task, -1, repeated_only=True, tags=False))
     read = 0
     while read < len(sources):
@@ -109,13 +112,16 @@ def _survivors(reader: _Reader, task: TaskTerms, limit: int) -> set[str]:
         return {r for r, v in acc.items() if v >= floor}
     # What is left are common: no rule without a rarer stem or a tag can reach the floor.
     alive = {r: v for r, v in acc.items() if v + rest >= floor}
-    for source in sources[read:]:  # highest bound first: it prunes most
+    for source in sources[read:]:
         if not alive:
             break
         reader.add(alive, [source], existing=True)
         rest = max(0.0, rest - source[0])
         alive = {r: v for r, v in alive.items() if v + rest >= floor}
-    return set(alive)
+    # Every source is in the sums left: they are scores, and their limit-th best is
+    # the floor, so only the rules the cut can keep go to the exhaustive statement.
+    floor = max(floor, _floor(alive.values(), limit))
+    return {r for r, v in alive.items() if v >= floor}
 
 
 _Source = tuple[float, str, str]  # (bound, "stem" or "tag", the stem or the tag)
