@@ -15,6 +15,7 @@ asked again, and one preview per commit is all a page view costs.
 from __future__ import annotations
 
 import secrets
+import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,9 @@ HELD_PREVIEWS = 8
 def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     """``GET /log``, ``GET /distill`` and ``POST /distill``."""
     held: dict[str, DistillResult] = {}  # model previews by ID, oldest first
+    # One preview at a time: two tabs opened at once pay for one model call, and the
+    # held previews are never changed by two server threads together.
+    previewing = threading.Lock()
 
     @app.get("/log")
     def recall_log() -> Response:
@@ -47,7 +51,9 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     @app.get("/distill")
     def undistilled() -> Response:
         done = request.args.get("committed")
-        return site.page("distill.html", nav="distill", committed=done, **distill_page(repo, held))
+        with previewing:
+            context = distill_page(repo, held)
+        return site.page("distill.html", nav="distill", committed=done, **context)
 
     @app.post("/distill")
     def commit_distill() -> Response:
@@ -58,7 +64,8 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
 
         current = git_head(repo.root) or ""
         preview_id = request.form.get("preview", "")
-        result = held.pop(preview_id, None) if preview_id else None
+        with previewing:
+            result = held.pop(preview_id, None) if preview_id else None
         if request.form.get("head", "") != current:
             return site.error(
                 409,
