@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass
 
 from scarwarden import git
 from scarwarden.errors import GitError, UsageError
+from scarwarden.files import write_journal
+from scarwarden.files.atomic import held_lock_fds, write_lock
 from scarwarden.gate.merge_driver import install_merge_driver, merge_driver_installed
 from scarwarden.git import remote as remote_git
 from scarwarden.repo import MemoryRepo
@@ -55,7 +57,16 @@ class SyncConflict(GitError):
 
 
 def sync(repo: MemoryRepo, *, remote: str = "origin", retries: int = 8, backoff: float = 0.2) -> SyncResult:
-    """Fetch, integrate, push; retry the round when the remote moved meanwhile."""
+    """Fetch, integrate, push; retry the round when the remote moved meanwhile.
+
+    Under the write lock (writers wait; a killed write is finished or undone first);
+    each git step runs as a unit a kill cannot cut in half (see ``git.remote``)."""
+    with write_lock(repo):
+        write_journal.recover(repo)
+        return _sync(repo, remote, retries, backoff)
+
+
+def _sync(repo: MemoryRepo, remote: str, retries: int, backoff: float) -> SyncResult:
     root = repo.root
     branch = _preflight(repo, remote)
     if not merge_driver_installed(root):
@@ -65,7 +76,7 @@ def sync(repo: MemoryRepo, *, remote: str = "origin", retries: int = 8, backoff:
         ahead = _ahead(root, theirs)
         if theirs is not None and ahead == 0:
             return SyncResult(remote, branch, integrated, False, attempt, _head(root), 0)
-        ok, message = remote_git.push_branch(root, remote, branch)
+        ok, message = remote_git.push_branch(root, remote, branch, keep_fds=held_lock_fds())
         if ok:
             return SyncResult(remote, branch, integrated, True, attempt, _head(root), ahead)
         if not _remote_moved(message):
@@ -102,20 +113,21 @@ def _preflight(repo: MemoryRepo, remote: str) -> str:
 def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | None]:
     """Bring the remote's commits in; (how, the remote tip or None)."""
     root = repo.root
-    theirs = remote_git.fetch_branch(root, remote, branch)
+    fds = held_lock_fds()
+    theirs = remote_git.fetch_branch(root, remote, branch, keep_fds=fds)
     if theirs is None:
         return "first-push", None
     ours = _head(root)
     if git.is_ancestor(root, theirs, ours):
         return "up-to-date", theirs
     if git.is_ancestor(root, ours, theirs):
-        if not remote_git.fast_forward(root, theirs):
+        if not remote_git.fast_forward(root, theirs, keep_fds=fds):
             raise GitError(f"cannot fast-forward {branch} to {remote}/{branch}")
         return "fast-forward", theirs
-    ok, first = remote_git.rebase_onto(root, theirs)
+    ok, first = remote_git.rebase_onto(root, theirs, keep_fds=fds)
     if ok:
         return "rebase", theirs
-    ok, second = remote_git.merge_commit(root, theirs, f"sync: merge {remote}/{branch}")
+    ok, second = remote_git.merge_commit(root, theirs, f"sync: merge {remote}/{branch}", keep_fds=fds)
     if ok:
         return "merge", theirs
     if _head(root) != ours:  # both were aborted; this would be a bug, so say so loudly

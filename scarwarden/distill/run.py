@@ -19,6 +19,7 @@ from scarwarden.distill.lessons import Flag
 from scarwarden.distill.ops import Change, Drop, apply_operations
 from scarwarden.errors import ModelError, ModelUnreachable, NoModelConfigured, UsageError
 from scarwarden.files import playbook as pb
+from scarwarden.files import write_journal
 from scarwarden.files.atomic import write_lock
 from scarwarden.files.episodes import Episode
 from scarwarden.index.lineage import Lineage
@@ -250,6 +251,7 @@ def commit_preview(repo: MemoryRepo, result: DistillResult) -> DistillResult:
 
 def _preflight(repo: MemoryRepo, *, branch: str | None, commit: bool, dry_run: bool) -> str:
     """Refuse what cannot work before any model call; return HEAD."""
+    write_journal.recover_interrupted(repo)  # a killed write's playbook is not an edit
     if branch is not None and not commit:
         raise UsageError(
             "--branch and --no-commit cannot be combined",

@@ -28,7 +28,8 @@ def atomic_write(path: Path, data: bytes) -> None:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # The PID in the name lets the next run remove it as soon as this process is gone.
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as handle:
@@ -47,19 +48,50 @@ STALE_TEMP_SECONDS = 600
 
 
 def remove_stale_temps(path: Path) -> list[Path]:
-    """Remove ``.<name>.*.tmp`` files next to ``path`` left by a killed write (issue 15)."""
+    """Remove ``.<name>.*.tmp`` files next to ``path`` left by a killed write (issue 15):
+    at once when the PID in the name is a dead process, else after
+    :data:`STALE_TEMP_SECONDS`."""
     import time
 
     removed = []
     cutoff = time.time() - STALE_TEMP_SECONDS
+    prefix = f".{path.name}."
     for candidate in path.parent.glob(f".{glob_escape(path.name)}.*.tmp"):
+        pid = candidate.name[len(prefix) :].split("-", 1)[0]
         try:
-            if candidate.lstat().st_mtime < cutoff:
+            if (pid.isdigit() and not pid_alive(int(pid))) or candidate.lstat().st_mtime < cutoff:
                 candidate.unlink()
                 removed.append(candidate)
         except OSError:
             continue  # gone already, or not ours to remove
     return removed
+
+
+def remove_dead_temps(folder: Path) -> list[Path]:
+    """Remove every ``.*.<pid>-*.tmp`` in ``folder`` whose process is gone: a killed
+    write of a new file (an episode) leaves one that no later write of the same name
+    would find."""
+    removed = []
+    for candidate in folder.glob(".*.tmp"):
+        pid = candidate.name[:-4].rpartition("-")[0].rpartition(".")[2]
+        if pid.isdigit() and not pid_alive(int(pid)):
+            try:
+                candidate.unlink()
+                removed.append(candidate)
+            except OSError:
+                continue
+    return removed
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this ID exists (another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def glob_escape(name: str) -> str:
@@ -100,10 +132,22 @@ def file_lock(path: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
+        _HELD.add(handle.fileno())
         try:
             yield
         finally:
+            _HELD.discard(handle.fileno())
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+_HELD: set[int] = set()
+
+
+def held_lock_fds() -> tuple[int, ...]:
+    """The descriptors of the locks this process holds: a child given them (``pass_fds``)
+    keeps the lock held until it exits, even if we are killed first (issue 15: the git
+    steps that must not be interrupted run that way)."""
+    return tuple(sorted(_HELD))
 
 
 def write_lock(repo: MemoryRepo) -> AbstractContextManager[None]:

@@ -1,15 +1,16 @@
 """Committing a playbook change: the one way ``rule add`` and ``distill`` land theirs.
 
-The new playbook is written atomically and staged; with a message it is committed
-alone (``git commit --only``: whatever else the user had staged stays staged and out
-of the commit), together with any other paths the caller names. A caller's ``check``
-(the provenance gate: this package may not import it, so the caller passes it) judges
-the exact tree about to be committed, in a private index, before the commit is made;
-the pre-commit hook, when installed, runs as for any commit.
+The new playbook is written atomically; with a message it is committed alone, together
+with any other paths the caller names, through a temporary index
+(:mod:`scarwarden.files.write_journal`): whatever else the user had staged stays staged
+and out of the commit, and git's real index is never locked while a kill could leave
+the lock behind. A caller's ``check`` (the provenance gate: this package may not import
+it, so the caller passes it) and the commit hooks judge the exact tree about to be
+committed, in that index, before HEAD moves. Without a message the playbook is staged.
 
 On any failure (the check refuses, a hook rejects the commit, git is misconfigured) the
-file and its entry in git's index are put back as they were: a refused change leaves
-the repository as it found it. The caller holds the write lock.
+file (and, when staging, its entry in git's index) is put back as it was: a refused
+change leaves the repository as it found it. The caller holds the write lock.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 from scarwarden import git
 from scarwarden.errors import UsageError
+from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write
+from scarwarden.files.write_journal import Planned
 from scarwarden.repo import MemoryRepo
 
 #: Judges the tree about to be committed: called with the environment that selects a
@@ -50,40 +53,47 @@ def commit_playbook(
     ``refuse_edits``: the error raised, before anything is written, when the playbook
     has uncommitted edits that the commit would take along or overwrite.
     """
+    write_journal.recover(repo)
     if refuse_edits is not None and playbook_has_edits(repo):
         raise refuse_edits
     original = repo.playbook_path.read_bytes() if repo.playbook_path.exists() else None
     entry = git.ls_files_stage(repo.root, repo.playbook_rel)
+    if message is None:
+        atomic_write(repo.playbook_path, data)
+        try:
+            git.add(repo.root, [repo.playbook_rel])
+        except BaseException:
+            _restore(repo, original, entry[0] if entry else None)
+            raise
+        return None
+    # A killed run is finished or undone by the next writer from this journal, which
+    # restores the playbook as git's index holds it (rule add and distill refuse to
+    # commit over unindexed edits: refuse_edits).
+    record = write_journal.begin(repo, [Planned(repo.playbook_rel, data)])
     atomic_write(repo.playbook_path, data)
     try:
-        git.add(repo.root, [repo.playbook_rel])
-        if message is None:
-            return None
-        paths = [repo.playbook_rel, *also]
-        if check is not None:
-            _check_commit_tree(repo, paths, check)
-        return git.commit(repo.root, message, only=paths, allow_empty=allow_empty)
+        # Committed through a temporary index: ``check`` and the commit hooks judge the
+        # exact tree committed, and git's real index is never locked while we could be
+        # killed (see scarwarden.git.index_commit).
+        return write_journal.commit(
+            repo, record, message, [repo.playbook_rel, *also], check=check, allow_empty=allow_empty
+        )
     except BaseException:
-        _restore(repo, original, entry[0] if entry else None)
+        if write_journal.recover(repo) != "rolled forward":
+            _restore_file(repo, original)  # git's index was not touched
         raise
 
 
-def _check_commit_tree(repo: MemoryRepo, paths: Sequence[str], check: Check) -> None:
-    """Run ``check`` on what ``git commit --only paths`` would record: HEAD's tree with
-    the working-tree content of ``paths``, built in a private index (the user's index
-    is not touched)."""
-    base = git.head(repo.root) or git.EMPTY_TREE
-    with git.temporary_index(repo.root, base) as env:
-        git.add(repo.root, paths, env=env)
-        check(env)
-
-
-def _restore(repo: MemoryRepo, original: bytes | None, entry: git.StagedEntry | None) -> None:
-    """Put the playbook file and its index entry back as they were before the write."""
+def _restore_file(repo: MemoryRepo, original: bytes | None) -> None:
     if original is not None:
         atomic_write(repo.playbook_path, original)
     else:
         repo.playbook_path.unlink(missing_ok=True)
+
+
+def _restore(repo: MemoryRepo, original: bytes | None, entry: git.StagedEntry | None) -> None:
+    """Put the playbook file and its index entry back as they were before the write."""
+    _restore_file(repo, original)
     if entry is not None:
         git.restore_index_entry(repo.root, entry)
     else:

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from scarwarden import git
 from scarwarden.errors import Problem, ScarwardenError, ValidationError
-from scarwarden.files.atomic import atomic_write, write_lock
+from scarwarden.files import write_journal
+from scarwarden.files.atomic import atomic_write, remove_dead_temps, write_lock
 from scarwarden.files.episode_input import normalise_input
 from scarwarden.files.episodes import EPISODE_ID_RE, Episode, locate, mint_id
 from scarwarden.files.media import Image
+from scarwarden.files.write_journal import Planned
 from scarwarden.repo import MemoryRepo
 
 
@@ -101,6 +104,7 @@ def add_episodes(
     if redact_pii:
         inputs = _redact_inputs(inputs)
     with write_lock(repo):
+        write_journal.recover(repo)
         # Minted IDs need no look-up (50 random bits, never reused); an ID that is not
         # valid is refused by prepare() whatever the files hold.
         candidate_ids = [
@@ -113,33 +117,51 @@ def add_episodes(
         for problem in screen(repo, episodes, source):
             if warn is not None:
                 warn(problem)
-        # Before our files are staged: with nothing else staged, a plain commit holds
-        # exactly our files and costs half of `commit --only` (which writes a second
-        # full index: ~0.3 s at 100k files).
-        alone = commit and git.nothing_staged(repo.root)
+        planned = [Planned(ep.relpath(repo.episodes_rel), ep.render().encode("utf-8")) for ep in episodes]
+        for item in planned:
+            if (repo.root / item.path).exists():
+                raise ValidationError(
+                    f"{item.path} already exists", hint="episodes are append-only; never overwrite one"
+                )
+        # Recorded before the first byte is written: a killed run is undone (or
+        # finished) by the next writer, and leaves nothing behind (issue 15).
+        # New files: ids_in_ledger found no file of these names in git's index.
+        record = write_journal.begin(repo, planned, new=True)
         written: list[str] = []
         created: list[str] = []  # media files this call wrote (an image may be there already)
+        cleaned: set[Path] = set()
         try:
             if images:
                 created += _store_media(repo, images, written)
-            for ep in episodes:
-                rel = ep.relpath(repo.episodes_rel)
-                target = repo.root / rel
-                if target.exists():
-                    raise ValidationError(
-                        f"{rel} already exists", hint="episodes are append-only; never overwrite one"
-                    )
-                written.append(rel)  # before writing: a failed write's folders go too
-                atomic_write(target, ep.render().encode("utf-8"))
-            git.add(repo.root, written)
+                stored = [Planned(p, (repo.root / p).read_bytes()) for p in created]
+                write_journal.add_files(repo, record, stored)
+            for item in planned:
+                written.append(item.path)  # before writing: a failed write's folders go too
+                target = repo.root / item.path
+                if target.parent not in cleaned and target.parent.is_dir():
+                    remove_dead_temps(target.parent)  # a killed add's temporary file
+                cleaned.add(target.parent)
+                atomic_write(target, item.data)
             if commit:
-                _commit_only(repo, message or commit_message(episodes), written, alone)
+                # Through a temporary index: git's real index is never locked by us while
+                # we could be killed, and whatever the user staged stays staged, out of
+                # the commit.
+                write_journal.commit(repo, record, message or commit_message(episodes), written)
+            else:
+                git.add(repo.root, written)
+                write_journal.clear(repo)
         except BaseException:
+            if commit:
+                # Undone from the journal: the files go unless the commit landed (an
+                # interrupt while HEAD was moving), in which case they are kept.
+                write_journal.recover(repo)
+                raise
             git.unstage(repo.root, written)
             for rel in written:
                 if rel.endswith(".yaml") or rel in created:
                     (repo.root / rel).unlink(missing_ok=True)
             _remove_empty_dirs(repo, written)
+            write_journal.clear(repo)
             raise
     return episodes
 
@@ -212,24 +234,6 @@ def ids_in_ledger(repo: MemoryRepo, ids: Iterable[str]) -> set[str]:
         path.rpartition("/")[2].removesuffix(".yaml")
         for path in git.files_named(repo.root, repo.episodes_rel, names)
     }
-
-
-def _commit_only(repo: MemoryRepo, message: str, written: list[str], alone: bool) -> None:
-    """Commit exactly ``written`` (whatever else the user has staged stays staged)."""
-    if not alone:
-        git.commit(repo.root, message, only=written)
-        return
-    sha = git.commit(repo.root, message)
-    if sorted(git.commit_paths(repo.root, sha)) == sorted(written):
-        return
-    # Something was staged between the check and the commit: take the commit back
-    # (the index keeps everything staged) and commit our files alone.
-    parent = git.rev_parse(repo.root, f"{sha}^")
-    if parent is None:
-        git.delete_ref(repo.root, "HEAD", sha)
-    else:
-        git.reset_soft(repo.root, parent)
-    git.commit(repo.root, message, only=written)
 
 
 def _remove_empty_dirs(repo: MemoryRepo, written: Sequence[str]) -> None:

@@ -4,9 +4,10 @@
 trust the commits just outside the range: their episodes resolve citations and collide
 with added IDs. Listing a 100k-episode tree to learn that costs 0.6 s; so the boundary
 gives its playbook blob (one literal pathspec) and, for the few episode IDs the range
-adds or cites, the paths they have there: its folders (``git ls-tree -r -d``, a few
-dozen lines) times those IDs, probed with one ``git cat-file --batch-check``. Many IDs
-(a large import) fall back to one listing, which then costs what the change does.
+adds or cites, the paths they have there: its folders (``git ls-tree -d``, level by
+level, so the month folders' trees, where the 100k files are, are never parsed) times
+those IDs, probed with one ``git cat-file --batch-check``. Many IDs (a large import)
+fall back to one listing, which then costs what the change does.
 """
 
 from __future__ import annotations
@@ -63,11 +64,25 @@ class Boundary:
         return found
 
     def _folders(self, sha: str) -> list[str]:
-        return [
-            d
-            for d in git.ls_tree_dirs(self.root, sha, self.ep_rel)
-            if d == self.ep_rel or rules.is_under(d, self.ep_rel)
-        ]
+        """Every folder under the episodes folder, level by level, without reading the
+        month folders' trees (what grows with the ledger: ``ls-tree -r -d`` parses all
+        100k entries to find the few dozen folders). Below a ``YYYY/MM`` month folder the
+        gate allows no folder, so none is looked for; any other folder (a misplaced
+        copy's) is listed to any depth."""
+        found = [self.ep_rel]
+        level = [self.ep_rel]
+        odd: list[str] = []
+        for depth in (1, 2):
+            children = [d for d in git.ls_subfolders(self.root, sha, level) if rules.is_under(d, self.ep_rel)]
+            canonical = [d for d in children if _canonical(d, depth)]
+            odd += [d for d in children if not _canonical(d, depth)]
+            found += canonical
+            level = canonical
+            if not level:
+                break
+        for folder in odd:  # rare: listed whole, to any depth
+            found += [d for d in git.ls_tree_dirs(self.root, sha, folder) if rules.is_under(d, self.ep_rel)]
+        return sorted(set(found))
 
     def _listed(self, wanted: set[str]) -> dict[str, set[str]]:
         """The same answer from one listing of each boundary tree."""
@@ -79,3 +94,11 @@ class Boundary:
                     if ep is not None and ep in wanted:
                         found.setdefault(ep, set()).add(entry.path)
         return found
+
+
+def _canonical(folder: str, depth: int) -> bool:
+    """A year folder (``2026``) at depth 1, a month folder (``01``-``12``) at depth 2."""
+    name = folder.rsplit("/", 1)[-1]
+    if depth == 1:
+        return len(name) == 4 and name.isdigit()
+    return len(name) == 2 and name.isdigit() and 1 <= int(name) <= 12

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from scarwarden import git
 from scarwarden.errors import UsageError
+from scarwarden.gate.merge_driver import uninstall_merge_driver
 
 MARKER = "# scarwarden-hook-v1"
 HOOK_TYPES = ("pre-commit", "pre-merge-commit")
@@ -161,6 +162,8 @@ class Uninstalled:
     restored: list[Path] = field(default_factory=list)
     #: Hooks left alone because they are not Scarwarden's.
     foreign: list[Path] = field(default_factory=list)
+    #: The playbook merge driver's registration, removed (described).
+    merge_driver: list[str] = field(default_factory=list)
 
 
 def uninstall(root: Path | str) -> Uninstalled:
@@ -182,4 +185,5 @@ def uninstall(root: Path | str) -> Uninstalled:
         if legacy.exists() or legacy.is_symlink():
             os.replace(legacy, path)
             result.restored.append(path)
+    result.merge_driver = uninstall_merge_driver(root)
     return result

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden import git
-from scarwarden.git.merge import info_attributes, register_merge_driver
+from scarwarden.git.merge import info_attributes, register_merge_driver, unregister_merge_driver
 
 DRIVER = "scarwarden"
 
@@ -49,3 +49,22 @@ def install_merge_driver(root: Path | str, playbook_rel: str) -> MergeDriverSetu
 
 def merge_driver_installed(root: Path | str) -> bool:
     return git.config_get(root, f"merge.{DRIVER}.driver") is not None
+
+
+def uninstall_merge_driver(root: Path | str) -> list[str]:
+    """Unregister the driver from this clone (``hooks uninstall``): the
+    ``merge=scarwarden`` lines of ``.git/info/attributes`` and ``merge.scarwarden`` in
+    ``.git/config``. Returns what was removed, described (empty: it was not there).
+    A ``.gitattributes`` line in the tree is the team's, left alone: without the driver
+    defined, git merges the playbook line by line again."""
+    removed = []
+    where = info_attributes(root)
+    if where.exists():
+        lines = where.read_text(encoding="utf-8").splitlines(keepends=True)
+        ours = [line for line in lines if f"merge={DRIVER}" in line.split()]
+        if ours:
+            where.write_text("".join(line for line in lines if line not in ours), encoding="utf-8")
+            removed += [f"{line.strip()!r} from {where}" for line in ours]
+    if unregister_merge_driver(root, DRIVER):
+        removed.append(f"merge.{DRIVER} from the git config")
+    return removed

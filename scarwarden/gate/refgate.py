@@ -16,7 +16,7 @@ a branch created at an existing commit, or a deletion.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from scarwarden import git
@@ -86,3 +86,41 @@ def check_moves(root: Path | str | MemoryRepo, moves: list[Move]) -> CheckReport
         for key, value in part.stats.items():
             report.count(key, value)
     return report
+
+
+#: Problems about an episode changed in place (the fix is to keep it as it was).
+_APPEND_ONLY = frozenset(
+    {"episode-modified", "episode-deleted", "episode-renamed", "episode-mode-changed", "episode-type-changed"}
+)
+
+
+def refused_move(report: CheckReport, moves: list[Move]) -> CheckReport:
+    """The report with hints that fit a branch move the reference-transaction hook
+    refused: the move never landed, so "rewrite the history" (verify's hint) does not
+    apply. Each says what was refused, that the branch did not move, how to fix the
+    commit and how to bypass once."""
+    problems = []
+    for p in report.problems:
+        sha = p.commit
+        if not sha:
+            problems.append(p)
+            continue
+        # With several refs in one transaction, the one whose new tip is the commit.
+        move = next((m for m in moves if m.new == sha), moves[0])
+        fix = (
+            "keep the episode as it was (episodes are append-only: record a correction as a "
+            "new episode that refs it)"
+            if p.code in _APPEND_ONLY
+            else (p.hint or "fix what the message says")
+        )
+        hint = (
+            f"{move.ref} did not move (it is still at {move.old[:10]}): commit {sha[:10]} never "
+            f"landed. Fix that commit where it was made ({fix}), for example by redoing the "
+            "revert, cherry-pick or rebase without the change or amending the commit, then run "
+            "the git command again; to let it through once, run it with SCARWARDEN_SKIP=1 "
+            "(scarwarden verify still reports it)"
+        )
+        problems.append(replace(p, hint=hint))
+    refused = CheckReport(report.scope, base=report.base, problems=problems)
+    refused.stats = dict(report.stats)
+    return refused

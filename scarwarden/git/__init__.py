@@ -12,7 +12,9 @@ Callers write ``from scarwarden import git`` and ``git.question(...)``; the modu
 * :mod:`~scarwarden.git.read`: listings of the index, trees and work tree; objects;
 * :mod:`~scarwarden.git.diff`: what changed between commits, the index and the tree;
 * :mod:`~scarwarden.git.history`: log, ancestry, trailers;
-* :mod:`~scarwarden.git.write`: staging, committing, refs, commits built off the tree.
+* :mod:`~scarwarden.git.write`: staging, committing, refs, commits built off the tree;
+* :mod:`~scarwarden.git.index_commit`: committing through a temporary index, and the
+  steps a kill must not cut in half.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from scarwarden.git.read import (
     files_named,
     ls_files_stage,
     ls_others,
+    ls_subfolders,
     ls_tree,
     ls_tree_dirs,
     object_exists,
@@ -114,6 +117,7 @@ __all__ = [
     "log",
     "ls_files_stage",
     "ls_others",
+    "ls_subfolders",
     "ls_tree",
     "ls_tree_dirs",
     "merge_base",

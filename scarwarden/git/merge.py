@@ -41,3 +41,9 @@ def info_attributes(root: Path | str) -> Path:
     """``.git/info/attributes``: attributes for this clone only, never committed."""
     where = git_path(root, "info/attributes")
     return where if where.is_absolute() else Path(root) / where
+
+
+def unregister_merge_driver(root: Path | str, name: str) -> bool:
+    """Remove merge driver ``name`` from the repository's config; False when it was
+    not defined there."""
+    return run_ok(root, "config", "--remove-section", f"merge.{name}")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden.errors import GitError
-from scarwarden.git.run import run, run_ok
+from scarwarden.git.run import NO_REPLACE, run, run_ok
 
 #: Above this many names, one listing of the whole folder beats a pattern per name
 #: (git matches every index entry against every pattern).
@@ -64,6 +64,18 @@ def ls_tree_dirs(root: Path | str, rev: str, *pathspec: str) -> list[str]:
     named folders included; git reads the trees but prints no file, so a 100k-file
     ledger costs a few dozen lines of output."""
     out = run(root, "ls-tree", "-r", "-d", "-z", "--full-tree", rev, "--", *pathspec)
+    records = [r for r in out.split(b"\0") if r]
+    return [r.partition(b"\t")[2].decode("utf-8", "surrogateescape") for r in records]
+
+
+def ls_subfolders(root: Path | str, rev: str, folders: Sequence[str]) -> list[str]:
+    """``git ls-tree -d``: the folders directly inside each of ``folders`` in ``rev``,
+    one process for all. Only those folders' trees are read, not their subfolders'
+    (at 100k episodes, listing the year folders skips parsing every month's tree)."""
+    if not folders:
+        return []
+    specs = [f.rstrip("/") + "/" for f in folders]
+    out = run(root, "ls-tree", "-d", "-z", "--full-tree", rev, "--", *specs)
     records = [r for r in out.split(b"\0") if r]
     return [r.partition(b"\t")[2].decode("utf-8", "surrogateescape") for r in records]
 
@@ -194,7 +206,7 @@ def cat_file_stream(
         request.seek(0)
         # Popen, not run(): the output is read while git still writes it.
         proc = subprocess.Popen(
-            ["git", "-C", str(root), "cat-file", "--batch"],
+            ["git", *NO_REPLACE, "-C", str(root), "cat-file", "--batch"],
             stdin=request,
             stdout=subprocess.PIPE,
             stderr=errors,

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from scarwarden.errors import UsageError
-from scarwarden.git.run import run
+from scarwarden.git.run import NO_REPLACE, run
 
 
 def toplevel(path: Path | str) -> Path | None:
@@ -56,7 +56,8 @@ def head(root: Path | str) -> str | None:
 def rev_parse(root: Path | str, rev: str) -> str | None:
     """The commit ``rev`` names, or ``None`` when it names none."""
     proc = subprocess.run(
-        ["git", "-C", str(root), "rev-parse", "-q", "--verify", f"{rev}^{{commit}}"], capture_output=True
+        ["git", *NO_REPLACE, "-C", str(root), "rev-parse", "-q", "--verify", f"{rev}^{{commit}}"],
+        capture_output=True,
     )
     if proc.returncode != 0:
         return None

@@ -44,6 +44,12 @@ def no_git_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     return {k: v for k, v in env.items() if not k.startswith("GIT_") or k in keep}
 
 
+#: Every git process Scarwarden starts reads objects as stored: ``git replace`` must not
+#: change what ``episode show`` prints nor what the gate and ``verify`` judge (issue 15).
+#: git exports it to its own children (hooks included) as ``GIT_NO_REPLACE_OBJECTS=1``.
+NO_REPLACE = ("--no-replace-objects",)
+
+
 def run(
     root: Path | str,
     *args: str,
@@ -53,7 +59,7 @@ def run(
 ) -> bytes:
     """Run ``git -C root args...`` and return stdout; raise :class:`GitError` on failure."""
     proc = subprocess.run(
-        ["git", "-C", str(root), *args],
+        ["git", *NO_REPLACE, "-C", str(root), *args],
         input=input,
         capture_output=True,
         env=None if env is None else dict(env),
@@ -91,6 +97,8 @@ def lock_hint(message: str) -> str | None:
 def run_ok(root: Path | str, *args: str, env: Mapping[str, str] | None = None) -> bool:
     """Run ``git -C root args...`` for its exit status alone: True when it is 0."""
     proc = subprocess.run(
-        ["git", "-C", str(root), *args], capture_output=True, env=None if env is None else dict(env)
+        ["git", *NO_REPLACE, "-C", str(root), *args],
+        capture_output=True,
+        env=None if env is None else dict(env),
     )
     return proc.returncode == 0

@@ -15,7 +15,7 @@ from pathlib import Path
 from scarwarden.errors import GitError
 from scarwarden.git.read import StagedEntry
 from scarwarden.git.repository import git_dir, head
-from scarwarden.git.run import lock_hint, run, run_ok
+from scarwarden.git.run import NO_REPLACE, lock_hint, run, run_ok
 
 
 def add(root: Path | str, paths: Iterable[str], env: Mapping[str, str] | None = None) -> None:
@@ -61,7 +61,7 @@ def commit(
         args += ["--only", "--", *only]
     # Not run(): a hook's complaint may be on stdout, and the error carries both.
     proc = subprocess.run(
-        ["git", "-C", str(root), *args],
+        ["git", *NO_REPLACE, "-C", str(root), *args],
         input=message.encode("utf-8"),
         capture_output=True,
         env=None if env is None else dict(env),

@@ -243,7 +243,8 @@ def test_a_batch_interrupted_halfway_is_undone(
     calls = []
 
     def second_fails(src: str, dst: str) -> None:
-        calls.append(dst)
+        if Path(dst).name.startswith("ep-"):  # the write journal is replaced too
+            calls.append(dst)
         if len(calls) == 2:
             raise OSError(28, "No space left on device")
         real_replace(src, dst)

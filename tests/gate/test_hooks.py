@@ -154,6 +154,10 @@ def test_init_hooks_refused_by_core_hooks_path_still_initialises(make_cli, git_r
     assert data.pop("ref_hooks") == [str(team / "reference-transaction"), str(team / "pre-push")]
     assert data == {"hooks": [str(team / "pre-commit"), str(team / "pre-merge-commit")], "legacy": []}
     data = json.loads(make_cli(git_repo)("hooks", "uninstall", "--json").stdout)
+    assert [d.split(" from ")[0] for d in data.pop("merge_driver")] == [
+        "'/memory/playbook.md merge=scarwarden'",
+        "merge.scarwarden",
+    ]
     assert data == {
         "removed": [str(team / n) for n in HOOK_TYPES + REF_HOOK_TYPES],
         "restored": [],

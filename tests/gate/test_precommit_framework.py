@@ -141,3 +141,41 @@ def test_installed_framework_hook_guards_git_commit_and_ci_range(
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     assert f"[{head[:10]}] memory/playbook.md:" in out and "PB-16 cites ep-nosuch0001" in out
+
+
+def test_framework_hooks_and_the_merge_driver_together(
+    framework, hook_repo: tuple[Path, str], demo_repo: MemoryRepo
+) -> None:
+    """A repository whose hooks are the framework's: Scarwarden's own commits (made in a
+    temporary index) run them, and a merge of two branches that each added a rule goes
+    through the merge driver and the framework's pre-merge-commit stage (issue 15)."""
+    from conftest import Cli
+
+    root = demo_repo.root
+    path, sha = hook_repo
+    (root / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {path}\n  rev: {sha}\n  hooks:\n  - id: scarwarden-check\n"
+        "    stages: [pre-commit, pre-merge-commit]\n"
+    )
+    git(root, "add", ".pre-commit-config.yaml")
+    git(root, "commit", "-q", "-m", "use the gate via pre-commit")
+    proc = framework(root, "install", "--hook-type", "pre-commit", "--hook-type", "pre-merge-commit")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cli = Cli(root)
+    assert cli("hooks", "install", "--merge-driver").exit_code == 0
+    ids = []
+    for branch, text in (("one", "Always confirm the invoice owner."), ("two", "Never launch on a Friday.")):
+        git(root, "checkout", "-q", "-b", branch, "main")
+        added = cli(
+            "rule", "add", "--text", text, "--tag", "merge", "--cites", Path(first_episode(demo_repo)).stem
+        )
+        assert added.exit_code == 0, added.output  # the framework's hook passed it
+        ids.append(added.stdout.strip())
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "one")
+    proc = git(root, "merge", "--no-ff", "-m", "merge two", "two", check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "scarwarden provenance gate" in out and "Passed" in out
+    text = demo_repo.playbook_path.read_text()
+    assert "<<<<<<<" not in text and all(rule_id in text for rule_id in ids)

@@ -56,6 +56,20 @@ def test_revert_of_an_episode_is_refused(repo, cli) -> None:
     assert head(repo) == before
 
 
+def test_the_refusal_says_the_branch_did_not_move_and_how_to_fix_it(repo, cli) -> None:
+    ep = record(cli)
+    before = head(repo)
+    proc = git(repo.root, "revert", "--no-edit", "HEAD", check=False)
+    refused(proc, f"episode {ep} was deleted")
+    out = proc.stderr
+    # Not verify's "rewrite the history" (nothing landed), but what fits a refused move.
+    assert "rebase -i" not in out and "a later fix does not take it out" not in out
+    assert f"refs/heads/main did not move (it is still at {before[:10]})" in out
+    assert "never landed" in out and "keep the episode as it was" in out
+    assert "SCARWARDEN_SKIP=1" in out
+    assert head(repo) == before
+
+
 def test_rebase_dropping_the_cited_episode_is_refused(repo, cli) -> None:
     git(repo.root, "checkout", "-q", "-b", "feature")
     ep = record(cli)

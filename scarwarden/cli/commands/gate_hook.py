@@ -23,7 +23,7 @@ def gate_hook(ctx: click.Context, hook: str) -> None:
     Examples:
       scarwarden hooks install
     """
-    from scarwarden.gate.refgate import branch_moves, check_moves, push_moves
+    from scarwarden.gate.refgate import branch_moves, check_moves, push_moves, refused_move
 
     lines = sys.stdin.read().splitlines()
     moves = branch_moves(lines) if hook == "reference-transaction" else push_moves(lines)
@@ -33,6 +33,8 @@ def gate_hook(ctx: click.Context, hook: str) -> None:
     report = check_moves(repo, moves)
     if report.ok:
         return
+    if hook == "reference-transaction":
+        report = refused_move(report, moves)
     for p in report.problems:
         text = str(p).splitlines()
         click.echo(f"- {text[0]}", err=True)

@@ -96,6 +96,9 @@ def install_cmd(ctx: click.Context, hooks_path_ok: bool, merge_driver_only: bool
 def uninstall_cmd(ctx: click.Context, as_json: bool) -> None:
     """Remove the gate's hooks and restore the hooks they replaced.
 
+    Also unregisters the playbook merge driver from this clone (.git/info/attributes
+    and .git/config); git then merges the playbook line by line again.
+
     \b
     Examples:
       scarwarden hooks uninstall
@@ -110,6 +113,7 @@ def uninstall_cmd(ctx: click.Context, as_json: bool) -> None:
                 "removed": [str(p) for p in result.removed],
                 "restored": [str(p) for p in result.restored],
                 "foreign": [str(p) for p in result.foreign],
+                "merge_driver": result.merge_driver,
             }
         )
         return
@@ -119,5 +123,7 @@ def uninstall_cmd(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"Restored the previous hook at {path}")
     for path in result.foreign:
         click.echo(f"Left {path} alone: it is not Scarwarden's")
-    if not (result.removed or result.restored or result.foreign):
+    for what in result.merge_driver:
+        click.echo(f"Removed the playbook merge driver: {what}")
+    if not (result.removed or result.restored or result.foreign or result.merge_driver):
         click.echo("No Scarwarden hook was installed")

@@ -1,0 +1,328 @@
+"""kill -9 trials: every writing command, killed at random moments (issue 15).
+
+For each command, each trial: run it in a process group of its own, wait a random
+time drawn from [0, the command's own duration], ``kill -9`` the whole group, then run
+the command again. The trial passes when that next run succeeds and nothing is left
+behind: no ``index.lock`` or other ``.lock`` under ``.git``, no temporary file
+(``.*.tmp``, ``scarwarden-index-*``, ``index.db.tmp-*``, the write journal), ``git
+status`` clean, a merge or rebase not left half-done; every ``--check-every`` trials
+(and after the last) ``index --rebuild`` and ``check --all`` pass too.
+
+It also counts where the kills landed: before anything was written, mid-write (the
+journal was there: the next run rolled it back or forward), or after the commit.
+
+    python bench/kill_bench.py                      # 30 trials of each command
+    python bench/kill_bench.py --trials 5 --only "episode add" --only sync
+
+Figures go to docs/benchmarks.md ("kill -9 trials").
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SW = [sys.executable, "-m", "scarwarden"]
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Kill Bench",
+    "GIT_AUTHOR_EMAIL": "kill@example.com",
+    "GIT_COMMITTER_NAME": "Kill Bench",
+    "GIT_COMMITTER_EMAIL": "kill@example.com",
+}
+
+
+@dataclass
+class World:
+    base: Path
+    repo: Path
+    other: Path
+    env: dict[str, str]
+    episodes: list[str] = field(default_factory=list)
+
+    def sw(self, *args: str, where: Path | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*SW, *args], cwd=where or self.repo, env=self.env, capture_output=True, text=True
+        )
+
+    def git(self, *args: str, where: Path | None = None) -> str:
+        proc = subprocess.run(
+            ["git", *args], cwd=where or self.repo, env=self.env, capture_output=True, text=True
+        )
+        if proc.returncode:
+            raise RuntimeError(f"git {' '.join(args)}: {proc.stderr}")
+        return proc.stdout
+
+
+def must(proc: subprocess.CompletedProcess[str]) -> str:
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(map(str, proc.args))} exited {proc.returncode}:\n{proc.stdout}{proc.stderr}"
+        )
+    return proc.stdout
+
+
+def make_world(base: Path, episodes: int = 12) -> World:
+    """A memory repository with the hooks and merge driver installed, a bare remote,
+    and a second clone that pushes to it."""
+    env = {**os.environ, **GIT_ENV, "HOME": str(base), "GIT_CONFIG_NOSYSTEM": "1"}
+    env.pop("GIT_DIR", None)
+    env.pop("GIT_INDEX_FILE", None)
+    subprocess.run(
+        ["git", "init", "-q", "--bare", "-b", "main", str(base / "remote.git")], check=True, env=env
+    )
+    subprocess.run(["git", "clone", "-q", str(base / "remote.git"), str(base / "repo")], check=True, env=env)
+    world = World(base, base / "repo", base / "other", env)
+    must(world.sw("init"))
+    must(world.sw("hooks", "install"))
+    for i in range(episodes):
+        world.episodes.append(add_episode(world, f"seed {i}"))
+    must(world.sw("distill", "--offline"))
+    world.git("push", "-q", "-u", "origin", "HEAD:main")
+    subprocess.run(["git", "clone", "-q", str(base / "remote.git"), str(world.other)], check=True, env=env)
+    must(world.sw("hooks", "install", where=world.other))
+    return world
+
+
+WORDS = "invoice refund banner travel kafka topic launch budget hotel portal discount review".split()
+
+
+def add_episode(world: World, label: str, where: Path | None = None) -> str:
+    word = random.choice(WORDS)  # noqa: S311 - test data
+    out = must(
+        world.sw(
+            "episode",
+            "add",
+            "--task",
+            f"Prepare the {word} for {label}",
+            "--outcome",
+            "sent",
+            "--correction",
+            f"Always check the {word} owner before {label}",
+            "--tag",
+            word,
+            "--json",
+            where=where,
+        )
+    )
+    import json
+
+    return str(json.loads(out)["id"])
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    #: Uninterrupted set-up so the command has work to do (trial number given).
+    prepare: Callable[[World, int], None]
+    #: The argv after ``scarwarden`` (trial number given).
+    argv: Callable[[World, int], list[str]]
+
+
+def _nothing(world: World, i: int) -> None:
+    return None
+
+
+def _new_episode(world: World, i: int) -> None:
+    world.episodes.append(add_episode(world, f"distill {i}"))
+
+
+def _remote_moves(world: World, i: int) -> None:
+    world.episodes.append(add_episode(world, f"local {i}"))
+    add_episode(world, f"remote {i}", where=world.other)
+    must(world.sw("sync", where=world.other))
+
+
+COMMANDS = [
+    Command(
+        "episode add",
+        _nothing,
+        lambda w, i: [
+            "episode",
+            "add",
+            "--task",
+            f"Killed add {i}",
+            "--correction",
+            f"Lesson {i} of the kill",
+        ],
+    ),
+    Command(
+        "rule add",
+        _nothing,
+        lambda w, i: [
+            "rule",
+            "add",
+            "--text",
+            f"Rule {i}: confirm the owner {i} times before acting.",
+            "--tag",
+            "kill",
+            "--cites",
+            random.choice(w.episodes),  # noqa: S311 - test data
+        ],
+    ),
+    Command("distill --offline", _new_episode, lambda w, i: ["distill", "--offline"]),
+    Command(
+        "ask --answer",
+        _nothing,
+        lambda w, i: ["ask", f"Plan the zebra offsite number {i}", "--answer", f"Book room {i}", "--force"],
+    ),
+    Command("sync", _remote_moves, lambda w, i: ["sync"]),
+    Command("index --rebuild", _nothing, lambda w, i: ["index", "--rebuild"]),
+]
+
+
+def leftovers(world: World) -> list[str]:
+    """What a killed run must not leave once the next command has run."""
+    repo = world.repo
+    found = [str(p.relative_to(repo)) for p in (repo / ".git").rglob("*.lock")]
+    found += [str(p.relative_to(repo)) for p in (repo / ".git").glob("scarwarden-*")]
+    found += [str(p.relative_to(repo)) for p in repo.rglob(".*.tmp") if ".git" not in p.parts]
+    state = repo / ".scarwarden"
+    found += [str(p.relative_to(repo)) for p in state.glob("index.db.tmp-*")]
+    found += [str(p.relative_to(repo)) for p in state.glob("write-journal.json")]
+    found += [str(p.relative_to(repo)) for p in state.glob("*.db-journal")]
+    for marker in ("MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD"):
+        if (repo / ".git" / marker).exists():
+            found.append(f".git/{marker}")
+    status = world.git("status", "--porcelain", "--untracked-files=all")
+    found += [f"status: {line}" for line in status.splitlines()]
+    return found
+
+
+def timed_run(world: World, argv: list[str]) -> float:
+    start = time.perf_counter()
+    must(world.sw(*argv))
+    return time.perf_counter() - start
+
+
+def kill_at(world: World, argv: list[str], delay: float) -> int:
+    """Start the command in its own process group; kill -9 the group after ``delay``.
+    Returns the exit code (-9 when killed)."""
+    proc = subprocess.Popen(
+        [*SW, *argv],
+        cwd=world.repo,
+        env=world.env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        proc.wait(timeout=delay)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return proc.returncode
+
+
+@dataclass
+class Outcome:
+    trials: int = 0
+    failures: list[str] = field(default_factory=list)
+    where: Counter[str] = field(default_factory=Counter)
+    duration: float = 0.0
+
+
+def run_trials(world: World, command: Command, trials: int, check_every: int, seed: int) -> Outcome:
+    rng = random.Random(seed)
+    out = Outcome()
+    command.prepare(world, 0)
+    out.duration = timed_run(world, command.argv(world, 0))  # the calibration run
+    for i in range(1, trials + 1):
+        command.prepare(world, i)
+        head = world.git("rev-parse", "HEAD").strip()
+        code = kill_at(world, command.argv(world, i), rng.uniform(0.0, out.duration))
+        journal = (world.repo / ".scarwarden" / "write-journal.json").exists()
+        moved = world.git("rev-parse", "HEAD").strip() != head
+        out.where[
+            "finished" if code == 0 else "mid-write" if journal else "after commit" if moved else "before"
+        ] += 1
+        out.trials += 1
+        again = world.sw(*command.argv(world, 1000 + i))
+        problems = (
+            [] if again.returncode == 0 else [f"next run exited {again.returncode}: {again.stderr.strip()}"]
+        )
+        problems += leftovers(world)
+        if check_every and (i % check_every == 0 or i == trials):
+            problems += rebuild_and_check(world)
+        if problems:
+            out.failures.append(f"trial {i}: " + "; ".join(problems))
+            _tidy(world)
+    return out
+
+
+def rebuild_and_check(world: World) -> list[str]:
+    """``index --rebuild`` and ``check --all``: their complaints (none when both pass)."""
+    problems = []
+    for args in (["index", "--rebuild"], ["check", "--all"]):
+        proc = world.sw(*args)
+        if proc.returncode != 0:
+            problems.append(
+                f"{' '.join(args)} exited {proc.returncode}: {(proc.stdout + proc.stderr)[-400:]}"
+            )
+    return problems
+
+
+def _tidy(world: World) -> None:
+    """After a failed trial, put the repository right so the next trial is independent."""
+    for lock in (world.repo / ".git").rglob("*.lock"):
+        lock.unlink(missing_ok=True)
+    subprocess.run(["git", "rebase", "--abort"], cwd=world.repo, env=world.env, capture_output=True)
+    subprocess.run(["git", "merge", "--abort"], cwd=world.repo, env=world.env, capture_output=True)
+    subprocess.run(["git", "reset", "-q", "--hard"], cwd=world.repo, env=world.env, capture_output=True)
+    subprocess.run(["git", "clean", "-qfd"], cwd=world.repo, env=world.env, capture_output=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--trials", type=int, default=30)
+    parser.add_argument("--only", action="append", help="a command name (repeatable)")
+    parser.add_argument("--check-every", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=15)
+    args = parser.parse_args(argv)
+    random.seed(args.seed)
+    base = Path(tempfile.mkdtemp(prefix="scarwarden-kill-"))
+    total_failures = 0
+    try:
+        world = make_world(base)
+        print(
+            f"git {subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.split()[-1]}, "
+            f"load {os.getloadavg()[0]:.1f}, {args.trials} trials each, seed {args.seed}"
+        )
+        print(
+            "| command | run (s) | trials | next run ok, nothing left | killed before writing "
+            "| mid-write | after the commit | finished |"
+        )
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for command in COMMANDS:
+            if args.only and command.name not in args.only:
+                continue
+            out = run_trials(world, command, args.trials, args.check_every, args.seed)
+            ok = out.trials - len(out.failures)
+            w = out.where
+            print(
+                f"| `{command.name}` | {out.duration:.2f} | {out.trials} | {ok}/{out.trials} "
+                f"| {w['before']} | {w['mid-write']} | {w['after commit']} | {w['finished']} |",
+                flush=True,
+            )
+            for failure in out.failures:
+                print(f"    FAIL {failure}", flush=True)
+            total_failures += len(out.failures)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return 1 if total_failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""Committing files through a temporary index, with a journal so a killed write leaves
+nothing behind (issue 15).
+
+A write that is killed (``kill -9``, a power cut) can stop anywhere: after some files
+are written, after the commit object is made, after HEAD moved but before git's real
+index learnt the new entries. Before the first byte is written, the write records what
+it is about to do in ``.scarwarden/write-journal.json``: each file, the SHA-256 of the
+content it will hold and its index entry before. The next writer (under the same write
+lock, so the dead one is not running) reads the journal and:
+
+* if the commit landed (HEAD contains it): sets the real index's entries the dead run
+  did not get to (only where the user has not staged something else since);
+* otherwise: puts back each file that still holds exactly what the dead run wrote
+  (removed if it was new, its indexed content restored if it existed), so the
+  working tree is as before the run.
+
+Then it deletes the journal. Git's real index and refs are only touched by
+:func:`scarwarden.git.index_commit.land`, which cannot leave a lock behind when we are
+killed (see there).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from scarwarden import git
+from scarwarden.files.atomic import atomic_write, held_lock_fds, write_lock
+from scarwarden.git import index_commit
+from scarwarden.git.index_commit import Check
+from scarwarden.repo import MemoryRepo
+
+JOURNAL = "write-journal.json"
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A file a write is about to put in the working tree."""
+
+    path: str
+    data: bytes
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _journal_path(repo: MemoryRepo) -> Path:
+    return repo.state_dir / JOURNAL
+
+
+def _save(repo: MemoryRepo, record: dict[str, object]) -> None:
+    repo.state_dir.mkdir(parents=True, exist_ok=True)
+    ignore = repo.state_dir / ".gitignore"  # the state folder is never committed
+    if not ignore.exists():
+        ignore.write_text("*\n")
+    atomic_write(_journal_path(repo), json.dumps(record).encode("utf-8"))
+
+
+def begin(repo: MemoryRepo, planned: Sequence[Planned], *, new: bool = False) -> dict[str, object]:
+    """Record the files about to be written (before writing any of them). ``new``: the
+    caller knows git's index has none of them (new episodes), so none is looked up."""
+    paths = [p.path for p in planned]
+    befores = {e.path: e for e in git.ls_files_stage(repo.root, *paths)} if paths and not new else {}
+    files = []
+    for item in planned:
+        before = befores.get(item.path)
+        entry: dict[str, object] = {"path": item.path, "sha256": _sha256(item.data)}
+        if before is not None:
+            entry["before"] = [before.mode, before.blob]
+        files.append(entry)
+    record: dict[str, object] = {"pid": os.getpid(), "files": files}
+    _save(repo, record)
+    return record
+
+
+def add_files(repo: MemoryRepo, record: dict[str, object], planned: Sequence[Planned]) -> None:
+    """Add files to the journal of a write under way (media stored after the start)."""
+    files = record["files"]
+    assert isinstance(files, list)
+    files += [{"path": p.path, "sha256": _sha256(p.data)} for p in planned]
+    _save(repo, record)
+
+
+def clear(repo: MemoryRepo) -> None:
+    _journal_path(repo).unlink(missing_ok=True)
+
+
+def commit(
+    repo: MemoryRepo,
+    record: dict[str, object],
+    message: str,
+    paths: Sequence[str],
+    *,
+    check: Check | None = None,
+    allow_empty: bool = False,
+) -> str:
+    """Commit HEAD plus the working-tree content of ``paths`` without taking git's real
+    index (see :mod:`scarwarden.git.index_commit`); return the new commit."""
+    prepared = index_commit.prepare_commit(repo.root, message, paths, check=check, allow_empty=allow_empty)
+    record["commit"] = prepared.sha
+    record["entries"] = [[e.mode, e.blob, e.path] for e in prepared.entries]
+    _save(repo, record)
+    indexed = index_commit.land(repo.root, prepared, keep_fds=held_lock_fds())
+    index_commit.post_commit(repo.root, prepared)
+    if indexed:
+        clear(repo)  # else the next writer sets the index entries (see recover)
+    return prepared.sha
+
+
+def recover_interrupted(repo: MemoryRepo) -> str | None:
+    """:func:`recover` under the write lock, for a command that checks the working tree
+    before it takes the lock itself (distill, sync); free when there is no journal."""
+    if not _journal_path(repo).exists():
+        return None
+    with write_lock(repo):
+        return recover(repo)
+
+
+def recover(repo: MemoryRepo) -> str | None:
+    """Finish or undo a write that was killed; call with the write lock held. Returns
+    what was done ("rolled forward", "rolled back") or None when there was nothing."""
+    path = _journal_path(repo)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        path.unlink(missing_ok=True)  # half a journal: its write never started writing
+        return None
+    sha = record.get("commit")
+    head = git.head(repo.root)
+    if sha and head and git.is_ancestor(repo.root, sha, head):
+        _roll_forward(repo, record)
+        done = "rolled forward"
+    else:
+        _roll_back(repo, record)
+        done = "rolled back"
+    clear(repo)
+    return done
+
+
+def _roll_forward(repo: MemoryRepo, record: dict[str, object]) -> None:
+    """The commit landed: set the index entries the killed run did not set, where the
+    index still holds what it held before (the user may have staged since)."""
+    entries = [git.StagedEntry(m, b, p) for m, b, p in record.get("entries", [])]  # type: ignore[attr-defined]
+    befores = {f["path"]: tuple(f.get("before") or ()) for f in record.get("files", [])}  # type: ignore[attr-defined]
+    now = {e.path: (e.mode, e.blob) for e in git.ls_files_stage(repo.root, *[e.path for e in entries])}
+    todo = [e for e in entries if e.path not in now or now[e.path] == befores.get(e.path, ())]
+    index_commit.refresh_entries(repo.root, [e for e in todo if now.get(e.path) != (e.mode, e.blob)])
+
+
+def _roll_back(repo: MemoryRepo, record: dict[str, object]) -> None:
+    """The commit never landed: put back each file still holding what the run wrote."""
+    for item in record.get("files", []):  # type: ignore[attr-defined]
+        target = repo.root / item["path"]
+        before = item.get("before")
+        try:
+            ours = _sha256(target.read_bytes()) == item["sha256"]
+        except OSError:
+            ours = False  # never written, or gone
+        if ours and before:
+            (content,) = git.cat_file_batch(repo.root, [before[1]])
+            if content is not None:
+                atomic_write(target, content)
+        elif ours:
+            target.unlink()
+        if not before:
+            _remove_empty_dirs(repo, target.parent)  # the folders a new file needed
+
+
+def _remove_empty_dirs(repo: MemoryRepo, folder: Path) -> None:
+    stop = repo.memory_dir
+    while folder != stop and stop in folder.parents:
+        try:
+            folder.rmdir()  # only succeeds when empty
+        except OSError:
+            break
+        folder = folder.parent
