@@ -20,6 +20,8 @@ VERDICT_COLOUR = {"ACT": "green", "ACT_AND_FLAG": "yellow", "ASK_HUMAN": "red"}
 
 #: Two tasks memory knows: a rule to follow, and a rule that forbids what is asked.
 DEMO_TASKS = ("Draft a LinkedIn post announcing our beta", "Post our discount code on Twitter")
+#: The visual audit's task, for the card the demo memory attaches (issue 19).
+DEMO_IMAGE_TASK = "Preview card for the spring webinar"
 
 
 def recall_section(repo: MemoryRepo, echo: Echo) -> None:
@@ -91,6 +93,35 @@ def answers_section(repo: MemoryRepo, echo: Echo, environ: Mapping[str, str] | N
         )
     for line in textwrap.wrap(closing, width):
         echo(line)
+
+
+def visual_section(repo: MemoryRepo, echo: Echo) -> None:
+    """The offline half of ``audit-image`` (issue 19): the rules that apply to an image,
+    each citing the episodes behind it, and the sentence that no image was judged. The
+    demo never sends an image to a model, key or not: what it shows is deterministic."""
+    from scarwarden.answers.visual import NOT_JUDGED, audit_image
+    from scarwarden.files.media import media_rel, read_image
+
+    folder = media_rel(repo.memory_rel)
+    cards = sorted((repo.root / folder).glob("*.png"))
+    if not cards:
+        return
+    image = read_image(cards[0], max_bytes=repo.config.media.max_bytes)
+    shown = f"{folder}/{image.name}"
+    audit = audit_image(repo, image, DEMO_IMAGE_TASK, client=None, source=shown)
+    echo("Images are checked against the rules the team learnt about images: every rule")
+    echo("marked '- Applies to: images' and the rules the task recalls, each with its scars.")
+    echo("")
+    echo(f'$ scarwarden audit-image {shown} --task "{DEMO_IMAGE_TASK}"')
+    echo(f"  Image: the demo's preview card (sha256:{image.sha256[:12]}, {image.ext.upper()})")
+    echo(f"  {len(audit.rules)} rule(s) apply:")
+    for rule in audit.rules:
+        echo(f"    {rule.citation} {rule.title} ({rule.why})")
+    echo(f"  {style(NOT_JUDGED, fg='yellow')}")
+    echo("")
+    echo("With a vision model (model.vision_model), each rule gets pass, violates or unclear")
+    echo("with the evidence seen; code checks every rule a verdict cites was sent, and")
+    echo("--strict fails CI on a violation. Without one it never pretends to have looked.")
 
 
 def gate_section(repo: MemoryRepo, echo: Echo) -> None:

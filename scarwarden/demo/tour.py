@@ -24,6 +24,7 @@ Echo = Callable[[str], None]
 SECTIONS: list[tuple[str, Callable[[MemoryRepo, Echo], None]]] = [
     ("Recall and the router", sections.recall_section),
     ("Answers that cite their memory", sections.answers_section),
+    ("Images against the visual rules (no model)", sections.visual_section),
     ("The provenance gate", sections.gate_section),
     ("Distillation (offline, no model)", sections.distill_section),
     ("Exports for other agents", sections.exports_section),

@@ -50,6 +50,7 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
         )
     written: list[str] = []
     memory_existed = repo.memory_dir.exists()
+    media_existed = (repo.memory_dir / "media").exists()
     gitignore = repo.root / ".gitignore"
     ignore_before = gitignore.read_bytes() if gitignore.exists() else None
     ignore_staged = git.ls_files_stage(repo.root, ".gitignore")
@@ -60,7 +61,9 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
     try:
         if demo:
             source = demo_memory_dir()
-            for path in sorted((source / "episodes").rglob("*.yaml")):
+            # The episodes, and the images two of them attach (issue 19).
+            shipped = [*(source / "episodes").rglob("*.yaml"), *(source / "media").glob("*.*")]
+            for path in sorted(shipped):
                 rel = path.relative_to(source)
                 target = repo.memory_dir / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -93,6 +96,11 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
         if memory_existed:
             shutil.rmtree(repo.episodes_dir, ignore_errors=True)
             repo.playbook_path.unlink(missing_ok=True)
+            for written_rel in written:  # the demo's images; a media folder it made goes too
+                if written_rel.startswith(f"{repo.memory_rel}/media/"):
+                    (repo.root / written_rel).unlink(missing_ok=True)
+            if not media_existed:
+                _remove_if_empty(repo.memory_dir / "media")
         else:
             shutil.rmtree(repo.memory_dir, ignore_errors=True)
         if ".gitignore" in written:
@@ -101,6 +109,13 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
             _restore_gitignore(repo, attributes_before, attributes_staged, ".gitattributes")
         raise
     return InitResult(sha, written, demo)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass  # missing, or it holds files that are not ours
 
 
 def _append_line(path: Path, before: bytes | None, text: str) -> bool:

@@ -126,12 +126,12 @@ def test_explicit_revisions(distilled: Distilled, make_cli) -> None:
 
 def test_without_distill_commit_shows_the_last_playbook_commit(demo_repo: MemoryRepo, make_cli) -> None:
     data = json.loads(make_cli(demo_repo.root)("diff", "--json").stdout)
-    # The demo memory's commit added the playbook: every rule is new.
-    assert data["summary"]["added"] == 14
+    # The demo memory's commit added the playbook: every rule is new (15 with the visual one).
+    assert data["summary"]["added"] == 15
     init = git(demo_repo.root, "rev-parse", "HEAD").stdout.strip()
     assert data["from"]["label"] == f"{init[:10]}^ (before commit {init[:10]})"
     cited = load_playbook(demo_repo).cited_episode_ids()
-    assert {c["id"] for c in data["new_citations"]} == cited and len(cited) == 29
+    assert {c["id"] for c in data["new_citations"]} == cited and len(cited) == 31
 
 
 def test_deleted_rule_and_color(distilled: Distilled, make_cli) -> None:

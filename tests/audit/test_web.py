@@ -90,7 +90,8 @@ def test_playbook_lists_rules_with_links_filters_and_search(client, distilled) -
         assert f"/rules/PB-{n:02d}" in links
     assert f"/episodes/{distilled.emoji.id}" in links and "/?tag=linkedin" in links
     page = text_of(html)
-    assert "14 active rules and 1 retired, learnt from 35 episodes" in page
+    # The demo's 14 + 1 visual rule (issue 19), one retired by the distill; 34 + 3 episodes.
+    assert "15 active rules and 1 retired, learnt from 37 episodes" in page
     assert "Retired Retired rules keep their IDs on record" in page
     assert "Retired: Merged into PB-15" in page
     tagged = text_of(client.get("/?tag=incident").get_data(as_text=True))
@@ -165,8 +166,8 @@ def test_untrusted_text_is_escaped_everywhere(client, distilled) -> None:  # typ
 
 def test_ledger_browse_and_search(client, distilled) -> None:  # type: ignore[no-untyped-def]
     page = text_of(client.get("/ledger").get_data(as_text=True))
-    assert "35 episodes, append-only." in page
-    assert "2026-11 8" in page and "writer" in page
+    assert "37 episodes, append-only." in page
+    assert "2026-11 9" in page and "writer" in page
     nov = client.get("/ledger?month=2026-11&agent=writer").get_data(as_text=True)
     ids = set(re.findall(r'href="/episodes/(ep-[0-9a-z]+)"', nov))
     november = distilled.repo.episodes_dir / "2026" / "11"
@@ -324,9 +325,11 @@ def test_static_export_has_relative_links_that_resolve(
     out = tmp_path / "site"
     result = make_cli(distilled.repo.root)("audit", "--html", str(out), "--json")
     assert result.exit_code == 0, result.output
-    assert '"pages": 52' in result.stdout
+    # The demo's visual episodes (issue 19) add a rule page and two episode pages, and
+    # the two images they attach have a page each.
+    assert '"pages": 55' in result.stdout and '"images": 2' in result.stdout
     pages = sorted(out.rglob("*.html"))
-    assert len(pages) == 52 and (out / "static" / "style.css").is_file()
+    assert len(pages) == 55 + 2 and (out / "static" / "style.css").is_file()
     for page in pages:
         html = page.read_text()
         assert SCRIPT not in html

@@ -331,7 +331,7 @@ def test_episode_list_filters(cli, demo_repo) -> None:
         return json.loads(result.stdout)  # type: ignore[no-any-return]
 
     everything = listed()
-    assert len(everything) == 32
+    assert len(everything) == 34  # 32 + the two visual episodes (issue 19)
     assert [e["id"] for e in listed("--newest-first", "--limit", "2")] == [
         e["id"] for e in everything[::-1][:2]
     ]
@@ -520,7 +520,7 @@ def test_rule_show_is_the_audit(cli, demo_repo) -> None:
 
 def test_rule_list(cli, demo_repo) -> None:
     rules = json.loads(cli("rule", "list", "--json").stdout)
-    assert len(rules) == 14 and all(set(r) == {"id", "title", "text", "tags", "episode_ids"} for r in rules)
+    assert len(rules) == 15 and all(set(r) == {"id", "title", "text", "tags", "episode_ids"} for r in rules)
     assert [r["id"] for r in json.loads(cli("rule", "list", "--tag", "GDPR", "--json").stdout)] == ["PB-06"]
     text = cli("rule", "list").stdout
     assert "PB-14: " in text and "  learnt in: ep-" in text
@@ -528,15 +528,15 @@ def test_rule_list(cli, demo_repo) -> None:
 
 def test_index_command(cli, demo_repo) -> None:
     first = json.loads(cli("index", "--json").stdout)
-    assert (first["mode"], first["episodes"], first["rules"]) == ("rebuild", 32, 14)
+    assert (first["mode"], first["episodes"], first["rules"]) == ("rebuild", 34, 15)
     assert first["commit"] == head(demo_repo.root)
     again = json.loads(cli("index", "--json").stdout)
     assert (again["mode"], again["episodes_indexed"], again["rules_changed"]) == ("incremental", 0, 0)
     forced = json.loads(cli("index", "--rebuild", "--json").stdout)
-    assert (forced["mode"], forced["reason"], forced["episodes_indexed"]) == ("rebuild", "requested", 32)
+    assert (forced["mode"], forced["reason"], forced["episodes_indexed"]) == ("rebuild", "requested", 34)
     text = cli("index").stdout
     assert text.startswith(f"Refreshed {demo_repo.index_path} in ")
-    assert "32 episodes, 14 rules" in text
+    assert "34 episodes, 15 rules" in text
 
 
 # -- the installed console script -----------------------------------------------------------

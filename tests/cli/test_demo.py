@@ -20,6 +20,11 @@ def test_demo_shows_playbook_and_audit_with_no_setup(tmp_path, monkeypatch) -> N
     # each capability joins the demo
     assert "ASK_HUMAN" in out and "ACT" in out
     assert "distill:" in out
+    # the offline half of the visual audit (issue 19): the visual rule with its scars,
+    # and the honest sentence that no image was judged
+    visual = out[out.index("Images against the visual rules") : out.index("The provenance gate")]
+    assert "[PB-8wy7w60p, learnt in ep-7mq2k9xv4c, ep-3fz8w1hn6d] Keep logos whole and faces clear" in visual
+    assert "No image was judged: no vision model is configured" in visual
 
 
 def test_demo_keep_leaves_a_working_memory_repo(tmp_path) -> None:

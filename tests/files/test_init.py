@@ -81,7 +81,8 @@ def test_init_in_a_repository_without_commits(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main")
     result = init(open_repo(tmp_path, initialised=False), demo=True)
     assert git(tmp_path, "rev-list", "--count", "HEAD").stdout.strip() == "1"
-    assert result.commit is not None and len(result.files) == 32 + 3
+    # 34 episodes, 2 images (issue 19), the playbook, .gitignore, .gitattributes.
+    assert result.commit is not None and len(result.files) == 34 + 2 + 3
 
 
 def test_demo_memory_matches_the_package_copy(git_repo: Path) -> None:
@@ -89,8 +90,11 @@ def test_demo_memory_matches_the_package_copy(git_repo: Path) -> None:
     source = demo_memory_dir()
     shipped = sorted(p.relative_to(source).as_posix() for p in source.rglob("*.yaml"))
     written = sorted(f.removeprefix("memory/") for f in result.files if f.endswith(".yaml"))
-    assert written == shipped and len(shipped) == 32
-    for rel in shipped + ["playbook.md"]:
+    assert written == shipped and len(shipped) == 34
+    images = sorted(p.relative_to(source).as_posix() for p in (source / "media").iterdir())
+    assert sorted(f.removeprefix("memory/") for f in result.files if "/media/" in f) == images
+    assert len(images) == 2  # the two visual episodes' attachments (issue 19)
+    for rel in shipped + images + ["playbook.md"]:
         assert (git_repo / "memory" / rel).read_bytes() == (source / rel).read_bytes()
     assert not (git_repo / "memory/episodes/.gitkeep").exists()
 
@@ -163,7 +167,7 @@ def test_init_cli_then_reads_work(git_repo: Path, make_cli) -> None:
     result = cli("init", "--demo", "--no-hooks", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["demo"] is True and data["hook"] is None and len(data["files"]) == 35
+    assert data["demo"] is True and data["hook"] is None and len(data["files"]) == 34 + 2 + 3
     assert data["commit"] == git(git_repo, "rev-parse", "HEAD").stdout.strip()
     rules = json.loads(cli("rule", "list", "--json").stdout)
     assert [r["id"] for r in rules][:3] == ["PB-01", "PB-02", "PB-03"]
@@ -171,7 +175,7 @@ def test_init_cli_then_reads_work(git_repo: Path, make_cli) -> None:
     assert audit.exit_code == 0
     assert "task: Promote the summer sale on Twitter with the code LOOP30" in audit.stdout
     assert "introduced" in audit.stdout and "scarwarden: initialise demo memory" in audit.stdout
-    assert len(json.loads(cli("episode", "list", "--json").stdout)) == 32
+    assert len(json.loads(cli("episode", "list", "--json").stdout)) == 34
 
 
 def test_init_plain_text_output(git_repo: Path, make_cli) -> None:

@@ -20,7 +20,8 @@ def test_clean_demo_passes_every_scope(cli, demo_repo: MemoryRepo) -> None:
         result = cli("check", *args)
         assert result.exit_code == 0, (args, result.output)
         assert result.stdout.startswith("scarwarden check: OK"), result.stdout
-    assert "32 episodes checked, 14 rules checked" in cli("check", "--all").stdout
+    assert "34 episodes checked, 15 rules checked" in cli("check", "--all").stdout
+    assert "2 images checked" in cli("check", "--all").stdout  # the demo's attachments (issue 19)
 
 
 def test_staged_json_lists_every_problem_with_location(cli, demo_repo: MemoryRepo) -> None:
@@ -79,7 +80,7 @@ def test_check_all_reads_index_and_reports_the_whole_tree(demo_repo: MemoryRepo)
     assert codes == ["citation-missing", "episode-duplicate-id", "episode-invalid"], report.problems
     cite = next(p for p in report.problems if p.code == "citation-missing")
     assert "exists in the working folder but not in this commit" in (cite.hint or "")
-    assert report.stats["episodes_checked"] == 33
+    assert report.stats["episodes_checked"] == 35
 
 
 def test_range_checks_every_commit_against_its_own_tree(cli, demo_repo: MemoryRepo) -> None:

@@ -38,14 +38,15 @@ def test_clean_history_is_proven(cli, demo_repo: MemoryRepo) -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == (
         "scarwarden verify: OK, history HEAD is honest: 5 commits (4 touching memory), "
-        "33 episodes, 3 playbook versions, 15 rule versions and 30 citations checked"
+        "35 episodes, 3 playbook versions, 16 rule versions and 32 citations checked, "
+        "2 images proved by content"  # the demo's visual episodes and their images (issue 19)
     )
     data = json.loads(cli("verify", "--json").stdout)
     assert data["ok"] is True and data["problems"] == []
     assert {k: data[k] for k in ("commits", "memory_commits", "episodes", "playbooks")} == {
         "commits": 5,
         "memory_commits": 4,
-        "episodes": 33,
+        "episodes": 35,
         "playbooks": 3,
     }
 
@@ -138,7 +139,7 @@ def test_merges_are_honest_and_an_evil_merge_is_caught(demo_repo: MemoryRepo) ->
     git(root, "commit", "-qm", "rule citing both")
     clean = verify(root)
     assert clean.ok, clean.problems
-    assert clean.episodes == 34  # the merged-in episode counted once, in its own commit
+    assert clean.episodes == 36  # the merged-in episode counted once, in its own commit
 
     # An evil merge drops the side branch's new episode while merging it.
     git(root, "checkout", "-q", "-b", "side2", "HEAD~2")

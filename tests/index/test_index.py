@@ -84,8 +84,8 @@ def test_first_open_builds_everything_both_directions(demo_repo: MemoryRepo) -> 
     assert not demo_repo.index_path.exists()
     with open_index(demo_repo) as index:
         assert index.stats.mode == "rebuild" and index.stats.reason == "missing"
-        assert index.episode_count() == 32
-        assert len(index.rules()) == 14
+        assert index.episode_count() == 34  # 32 + the two visual episodes (issue 19)
+        assert len(index.rules()) == 15
         assert index.indexed_commit == git(demo_repo.root, "rev-parse", "HEAD").stdout.strip()
         pb01 = index.get_rule("PB-01")
         assert pb01 is not None
@@ -100,7 +100,7 @@ def test_first_open_builds_everything_both_directions(demo_repo: MemoryRepo) -> 
         )
         cited = {e for r in index.rules() for e in r.episode_ids}
         assert set(index.uncited_episode_ids()) == ids(demo_repo) - cited
-        assert dict(index.episode_months())["2026-11"] == 5
+        assert dict(index.episode_months())["2026-11"] == 6
         assert ("ticket", 10) in index.episode_tags() or index.episode_tags()[0][1] >= 5
     # the cache is never something git could pick up
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
@@ -116,7 +116,7 @@ def test_list_filters(demo_repo: MemoryRepo) -> None:
             return [e.id for e in index.list_episodes(**kw)]  # type: ignore[arg-type]
 
         everything = listed()
-        assert len(everything) == 32
+        assert len(everything) == 34
         ats = [index.get_episode(i).at for i in everything]  # type: ignore[union-attr]
         assert ats == sorted(ats)
         assert listed(newest_first=True) == everything[::-1]
@@ -129,7 +129,7 @@ def test_list_filters(demo_repo: MemoryRepo) -> None:
         both = listed(tags=["linkedin", "hook"])
         assert set(both) <= set(linkedin) and "ep-hkgnqdz88f" in both
         november = listed(since="2026-11-01T00:00:00Z")
-        assert len(november) == 5
+        assert len(november) == 6
         assert listed(until="2026-08-31T23:59:59Z") == [
             i for i in everything if i in {e.id for e in index.list_episodes() if e.at < "2026-09"}
         ]
@@ -157,14 +157,14 @@ def test_list_filters(demo_repo: MemoryRepo) -> None:
 def test_list_offset_and_count_page_through_the_same_filters(demo_repo: MemoryRepo) -> None:
     with open_index(demo_repo) as index:
         every = [e.id for e in index.list_episodes(newest_first=True)]
-        assert index.count_episodes() == len(every) == 32
+        assert index.count_episodes() == len(every) == 34
         pages = [
             [e.id for e in index.list_episodes(newest_first=True, limit=10, offset=n)]
             for n in range(0, 40, 10)
         ]
-        assert [len(p) for p in pages] == [10, 10, 10, 2]
+        assert [len(p) for p in pages] == [10, 10, 10, 4]
         assert sum(pages, []) == every
-        assert [e.id for e in index.list_episodes(offset=30)] == every[1::-1]  # no limit
+        assert [e.id for e in index.list_episodes(offset=30)] == every[3::-1]  # no limit
         tagged = [e.id for e in index.list_episodes(tags=["linkedin"], newest_first=True)]
         assert index.count_episodes(tags=["linkedin"]) == len(tagged) > 1
         assert [
@@ -178,7 +178,7 @@ def test_corrupt_index_is_rebuilt_with_exactly_one_line_on_stderr(cli, demo_repo
     demo_repo.index_path.write_bytes(os.urandom(4096) + b"garbage" * 1000)
     result = cli("episode", "list", "--json")
     assert result.exit_code == 0
-    assert len(json.loads(result.stdout)) == 32
+    assert len(json.loads(result.stdout)) == 34
     assert result.stderr.splitlines() == [
         f"scarwarden: the index at {demo_repo.index_path} was corrupt; rebuilt it from the files"
     ]
@@ -192,7 +192,7 @@ def test_truncated_sqlite_file_is_rebuilt(demo_repo: MemoryRepo) -> None:
     demo_repo.index_path.write_bytes(data[:200])  # a valid header, then nothing
     with open_index(demo_repo) as index:
         assert index.stats.mode == "rebuild"
-        assert index.episode_count() == 32
+        assert index.episode_count() == 34
 
 
 def test_old_schema_and_missing_index_are_rebuilt(demo_repo: MemoryRepo) -> None:
@@ -205,13 +205,13 @@ def test_old_schema_and_missing_index_are_rebuilt(demo_repo: MemoryRepo) -> None
     with Warnings() as warnings:
         with open_index(demo_repo) as index:
             assert (index.stats.mode, index.stats.reason) == ("rebuild", "old schema")
-            assert index.episode_count() == 32
+            assert index.episode_count() == 34
             assert index.meta("schema_version") == str(idx.SCHEMA_VERSION)
     assert warnings.messages == []  # an upgrade is not worth a warning
     demo_repo.index_path.unlink()
     with open_index(demo_repo) as index:
         assert (index.stats.mode, index.stats.reason) == ("rebuild", "missing")
-        assert index.episode_count() == 32
+        assert index.episode_count() == 34
 
 
 def test_rebuild_leaves_no_temporary_files(demo_repo: MemoryRepo) -> None:
@@ -240,7 +240,7 @@ def test_refresh_after_episode_add_and_no_commit(demo_repo: MemoryRepo) -> None:
     # committing what was staged changes nothing the index shows
     git(demo_repo.root, "commit", "-q", "-m", "commit staged")
     stats = refresh_stats(demo_repo)
-    assert len(ids(demo_repo)) == 34
+    assert len(ids(demo_repo)) == 36
     assert_matches_rebuild(demo_repo)
 
 
@@ -324,8 +324,8 @@ def test_refresh_after_git_rm(demo_repo: MemoryRepo) -> None:
     # a whole month folder removed
     git(demo_repo.root, "rm", "-q", "-r", "memory/episodes/2026/10")
     assert not (demo_repo.episodes_dir / "2026" / "10").exists()
-    assert refresh_stats(demo_repo).episodes_removed == 7
-    assert len(ids(demo_repo)) == 24
+    assert refresh_stats(demo_repo).episodes_removed == 8  # 7 + the visual ep-7mq2k9xv4c
+    assert len(ids(demo_repo)) == 25
     assert_matches_rebuild(demo_repo)
 
 
@@ -407,7 +407,7 @@ def test_reset_hard_to_an_earlier_commit(demo_repo: MemoryRepo) -> None:
     git(demo_repo.root, "reset", "-q", "--hard", "HEAD~1")
     stats = refresh_stats(demo_repo)
     assert stats.episodes_removed == 1
-    assert ep.id not in ids(demo_repo) and len(ids(demo_repo)) == 32
+    assert ep.id not in ids(demo_repo) and len(ids(demo_repo)) == 34
     assert_matches_rebuild(demo_repo)
 
 
@@ -502,7 +502,7 @@ def test_readers_never_see_a_half_built_index(demo_repo: MemoryRepo, tmp_path: P
                 n = len(json.loads(p.stdout))
             except ValueError:
                 n = None
-            if p.returncode != 0 or n != 32 or p.stderr:
+            if p.returncode != 0 or n != 34 or p.stderr:
                 bad.append((p.returncode, n, p.stderr[-300:]))
         print(json.dumps(bad))
     """),

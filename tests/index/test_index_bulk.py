@@ -90,13 +90,13 @@ def test_parallel_rebuild_equals_in_process_rebuild(
     parallel = idx.rebuild(big_repo, workers=2)
     assert dump(big_repo) == one
     assert (single.episodes_added, single.invalid_files) == (parallel.episodes_added, parallel.invalid_files)
-    assert single.episodes_added == 32 + 240 + 1
+    assert single.episodes_added == 34 + 240 + 1  # the demo (34 with its visual episodes)
     # the broken file and the second copy of a known ID are skipped, never indexed
     assert sorted(single.invalid_files) == [
         "memory/episodes/2026/10/ep-9ak5fm33w3.yaml",
         "memory/episodes/2026/11/ep-broken0001.yaml",
     ]
-    assert dict(one["meta"])["episode_count"] == str(len(one["episodes"])) == "273"
+    assert dict(one["meta"])["episode_count"] == str(len(one["episodes"])) == "275"
     assert ("episodes_at",) in one["indexes"] and ("files_dir",) in one["indexes"]
     assert one["grep"]  # full-text search works on the bulk-loaded table
     with open_index(big_repo) as index:
@@ -118,14 +118,14 @@ def test_episode_count_follows_refreshes(big_repo: MemoryRepo) -> None:
             return index.episode_count(), index.conn.execute("SELECT count(*) FROM episodes").fetchone()[0]
 
     first = counts()
-    assert first[0] == first[1] == 273
+    assert first[0] == first[1] == 275  # 34 demo + 240 generated + 1 loose
     (ep,) = add_episodes(big_repo, [{"task": "Counted", "outcome": "o"}])
-    assert counts() == (274, 274)
+    assert counts() == (276, 276)
     git(big_repo.root, "rm", "-q", ep.relpath())
     (big_repo.root / "memory/episodes/2026/11/ep-broken0001.yaml").write_text(
         render_episode({"id": "ep-broken0001", "at": "2026-11-03T00:00:00Z", "task": "Fixed", "outcome": "o"})
     )
-    assert counts() == (274, 274)  # one removed, the fixed one added
+    assert counts() == (276, 276)  # one removed, the fixed one added
 
 
 def test_cat_file_stream_matches_batch(demo_repo: MemoryRepo) -> None:

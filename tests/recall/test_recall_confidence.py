@@ -229,28 +229,29 @@ def test_the_demo_tuning_set_gives_the_documented_matrix(demo_repo: MemoryRepo) 
 
 def test_explain_shows_every_input_of_the_router(cli) -> None:
     out = cli("recall", "--explain", "Post our discount code on Twitter").stdout
-    # The demo ledger's 32 tasks say "post" 3 times and "twitter" twice (issue 13).
-    assert "  ledger weights: code 1 (1 of 32), post 0.9524 (3 of 32), twitter 0.9762 (2 of 32)" in out
+    # The demo ledger's 34 tasks (32 + the two visual episodes, issue 19) say "post" 3
+    # times and "twitter" twice (issue 13): 1 - 2/44 and 1 - 1/44; 15 rules: idf(1) 2.3671.
+    assert "  ledger weights: code 1 (1 of 34), post 0.9545 (3 of 34), twitter 0.9773 (2 of 34)" in out
     assert (
-        "  task mass  = 9.0459 = 1 x 2.3026 (df 1) x ledger 0.9524 + 1 x 2.3026 (df 1) x ledger 0.9762"
-        " + 2 x 2.3026 (df 1)"
+        "  task mass  = 9.3071 = 1 x 2.3671 (df 1) x ledger 0.9545 + 1 x 2.3671 (df 1) x ledger 0.9773"
+        " + 2 x 2.3671 (df 1)"
     ) in out
-    assert "min(1, idf / 2.3026) x ledger (0.5 x that for a stem matched only through episodes)" in out
+    assert "min(1, idf / 2.3671) x ledger (0.5 x that for a stem matched only through episodes)" in out
     assert (
-        "    confidence 0.3826 = matched 7.9494 / sqrt(task 9.0459 x rule 47.7354); evidence 3.4524 = "
-        "1.0000 (code) + 1.0000 (discount) + 0.9762 (twitter) + 0.5 x 0.9524 (post)"
+        "    confidence 0.3829 = matched 8.1773 / sqrt(task 9.3071 x rule 48.9953); evidence 3.4545 = "
+        "1.0000 (code) + 1.0000 (discount) + 0.9773 (twitter) + 0.5 x 0.9545 (post)"
     ) in out
     assert (
-        "      matched code, discount, twitter = 1 x 2.3026 (df 1) x ledger 0.9762 + 2 x 2.3026 (df 1)" in out
+        "      matched code, discount, twitter = 1 x 2.3671 (df 1) x ledger 0.9773 + 2 x 2.3671 (df 1)" in out
     )
     assert "term twitter via ep-dqq3bkemex task (tf 1), ep-wmjgdnc59j task (tf 1)" in out
     asked = cli("recall", "--explain", "Book a table for the team dinner").stdout
     assert "PB-06, len 29 (best-ranked; below the floor, so not returned)" in asked
-    assert "router: ASK_HUMAN: the best rule's confidence 0.0806 is below floor 0.13" in asked
+    assert "router: ASK_HUMAN: the best rule's confidence 0.0815 is below floor 0.13" in asked
     flagged = cli("recall", "--explain", "Refund a customer").stdout
     assert (
-        "router: ACT_AND_FLAG: not ACT because its evidence 1.3808 < 2; its confidence 0.321 >= "
-        "floor 0.13, evidence 1.3808 >= 1; it matches 2 of the task's 2 word(s)"
+        "router: ACT_AND_FLAG: not ACT because its evidence 1.3874 < 2; its confidence 0.321 >= "
+        "floor 0.13, evidence 1.3874 >= 1; it matches 2 of the task's 2 word(s)"
     ) in flagged
 
 
@@ -263,13 +264,13 @@ def test_json_explain_carries_the_router_inputs(cli) -> None:
         "floor": 0.13,
         "act_tag_hits": 2,
         "best_rule": "PB-06",
-        "best_confidence": 0.0806,
+        "best_confidence": 0.0815,
         "best_tag_hits": 0,
-        "best_evidence": 0.7782,
-        "best_score": 3.5463,
+        "best_evidence": 0.7842,
+        "best_score": 3.6991,
         "best_matched_words": 1,
         "task_words": 4,
-        "best_rule_coverage": 0.0435,
+        "best_rule_coverage": 0.0438,
         "reason": router["reason"],
     }
     assert data["explain"]["formula"]["confidence"].startswith("matched_mass / sqrt(task_mass * rule_mass)")
@@ -278,8 +279,9 @@ def test_json_explain_carries_the_router_inputs(cli) -> None:
     assert (best["id"], best["matched_stems"], best["matched_mass"], best["rule_mass"]) == (
         "PB-06",
         ["team"],
-        1.7918,
-        41.1962,  # five of its stems weigh less: past tasks say them (rule_ledger)
+        1.8563,  # idf of "team" (in 2 of the 15 rules) = ln(1 + 13.5 / 2.5)
+        42.3661,  # five of its stems weigh less: past tasks say them (rule_ledger)
     )
-    assert best["rule_ledger"]["custom"] == 0.9286
-    assert best["confidence"] == round(1.7918 / math.sqrt(11.9954 * 41.1962), 4)
+    # 5 of the 34 tasks say "custom" (the visual episode's "customer story", issue 19): 1 - 4/44
+    assert best["rule_ledger"]["custom"] == 0.9091
+    assert best["confidence"] == round(1.8563 / math.sqrt(12.2535 * 42.3661), 4)

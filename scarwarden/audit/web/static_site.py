@@ -46,6 +46,9 @@ class ExportResult:
     episodes: int
     #: Pages of an earlier export removed because their rule or episode is gone.
     removed: int = 0
+    #: Image pages (issue 19), one per image an episode attaches: written beside the
+    #: :attr:`pages` the progress bar counts (found only while episodes are written).
+    images: int = 0
 
     @property
     def pages(self) -> int:
@@ -57,6 +60,7 @@ class ExportResult:
             "pages": self.pages,
             "rules": self.rules,
             "episodes": self.episodes,
+            "images": self.images,
             "removed": self.removed,
         }
 
@@ -104,6 +108,7 @@ def export_html(
             if progress is not None:
                 progress(done, total)
         imaged: set[str] = set()  # images whose page is written (issue 19)
+        image_pages = 0
         for ep in episodes:
             ctx = pages.episode_page(index, ep.id)
             assert ctx is not None
@@ -115,6 +120,7 @@ def export_html(
                     page = image_page(repo, index, image["name"])
                     if page is not None:
                         write(f"images/{image['name']}.html", "image.html", 1, nav="ledger", **page)
+                        image_pages += 1
             done += 1
             if progress is not None and done % 50 == 0:
                 progress(done, total)
@@ -135,7 +141,7 @@ def export_html(
     removed = remove_stale_pages(
         out, {f"rules/{r.id}.html" for r in rules} | {f"episodes/{ep.id}.html" for ep in episodes}
     )
-    return ExportResult(out, len(rules), len(episodes), removed)
+    return ExportResult(out, len(rules), len(episodes), removed, images=image_pages)
 
 
 def _copy_images(repo: MemoryRepo, out: Path, images: list[dict[str, Any]]) -> None:

@@ -44,8 +44,9 @@ def audit(ctx: click.Context, html_dir: Path, as_json: bool) -> None:
     if as_json:
         echo_json(result.to_json())
         return
+    images = f" and {result.images} image page(s)" if result.images else ""
     click.echo(
-        f"wrote {result.pages} pages ({result.rules} rules, {result.episodes} episodes) "
+        f"wrote {result.pages} pages ({result.rules} rules, {result.episodes} episodes){images} "
         f"to {html_dir}; open {html_dir / 'index.html'}"
     )
     if result.removed:
