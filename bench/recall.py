@@ -25,6 +25,7 @@ heavy modules that process imported (GitPython and requests must not be among th
     python bench/recall.py --quick      # 1k, 10k
     python bench/recall.py --sizes 10000 --queries 100
     python bench/recall.py --cpu        # per-query CPU time: steadier when the machine is busy
+    python bench/recall.py --no-cache   # without recall's in-memory postings cache
 
 Generated repositories are cached in bench/.cache/recall-<n>-s<seed>/.
 """
@@ -291,10 +292,15 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cpu", action="store_true", help="time queries in CPU time (a busy machine)")
+    parser.add_argument("--no-cache", action="store_true", help="recall without the in-memory postings cache")
     args = parser.parse_args()
     global CLOCK
     if args.cpu:
         CLOCK = time.process_time
+    if args.no_cache:  # as a one-shot process is: it never meets a stem twice
+        from scarwarden.recall import postings_cache
+
+        postings_cache.CACHE.min_cached = sys.maxsize
     sizes = args.sizes or ([1000, 10_000] if args.quick else [1000, 10_000, 100_000])
     unit = "cpu" if args.cpu else "wall"
     print(f"{'rules':>7} {'engine':<17}{'p50 ms':>9}{'p99 ms':>9}{'build s':>9}   ratio p50 ({unit} time)")
