@@ -31,6 +31,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from scarwarden import git
 from scarwarden.errors import GitError, ScarwardenError
@@ -51,7 +52,15 @@ KEEP_IN_MEMORY = 3
 #: Above this many cited episodes, one listing of the whole tree beats naming each
 #: (and keeps git's command line short).
 MAX_PATHSPECS = 4000
+#: The cited episodes' cache: its file, and how many episodes it keeps at most.
+CITED = "cited.json"
+MAX_CITED = 20_000
 MAX_SAVES = 2
+
+
+def _cited_doc(row: list[Any]) -> dict[str, Any]:
+    doc = {"id": row[0], "at": row[1], "task": row[2]}
+    return doc if row[3] is None else {**doc, "correction": row[3]}
 
 
 def counts(path: str, mode: str = "100644") -> bool:
@@ -74,6 +83,7 @@ class LedgerReader:
         self.cache_dir = cache_dir
         self._stats: dict[str, LedgerStats] = {}  # oldest first
         self._saves = 0
+        self._cited: dict[str, list[Any]] | None = None
         #: What reading cost, for the bench and ``--json`` stats.
         self.read_files = 0
         self.derived: dict[str, str] = {}
@@ -168,14 +178,65 @@ class LedgerReader:
             else git.ls_tree(self.root, tree)
         )
         blobs = {e.path: e.blob for e in listing if counts(e.path, e.mode)}
-        items = [(path, blobs[path]) for path in paths if path in blobs]
-        contents = iter(git.cat_file_batch(self.root, [b for _p, b in items], env=self.env))
+        known = self._load_cited()
         found: dict[str, Episode] = {}
-        for ep in self._parse(items, contents):
-            found.setdefault(ep.id, ep)
+        for path, blob in blobs.items():
+            row = known.get(blob)
+            # A blob's content fixes its ID and date, hence the one path it is valid at.
+            if row is not None and path == f"{row[1][0:4]}/{row[1][5:7]}/{row[0]}.yaml":
+                found.setdefault(row[0], Episode(_cited_doc(row)))
+        items = [(path, blobs[path]) for path in paths if path in blobs and blobs[path] not in known]
+        contents = iter(git.cat_file_batch(self.root, [b for _p, b in items], env=self.env))
+        fresh = {blob: ep for (_p, blob), ep in zip(items, self._parse_each(items, contents), strict=True)}
+        for blob, ep in fresh.items():
+            if ep is not None:
+                found.setdefault(ep.id, ep)
+                known[blob] = [ep.id, ep.at, ep.task, ep.get("correction")]
+        if any(ep is not None for ep in fresh.values()):
+            self._save_cited(known)
         return found
 
+    def _parse_each(
+        self, items: list[tuple[str, str]], contents: Iterator[bytes | None]
+    ) -> list[Episode | None]:
+        """Each item's valid episode, or ``None`` (in order)."""
+        out: list[Episode | None] = []
+        for item, raw in zip(items, contents, strict=True):
+            parsed = list(self._parse([item], iter([raw])))
+            out.append(parsed[0] if parsed else None)
+        return out
+
     # -- the cache ------------------------------------------------------------------
+
+    def _load_cited(self) -> dict[str, list[Any]]:
+        """Blob ID -> (ID, at, task, correction) of valid episodes a playbook cited: what
+        recall needs of them, kept by content address (``cited.json``), so a commit
+        does not parse the same cited episodes again."""
+        if self._cited is None:
+            self._cited = {}
+            if self.cache_dir is not None:
+                try:
+                    head, _, body = (self.cache_dir / CITED).read_bytes().partition(b"\n")
+                    if json.loads(head) == self._header(CITED, body):
+                        self._cited = dict(json.loads(body))
+                except (OSError, ValueError, TypeError):
+                    pass  # missing or damaged: read from git again
+        return self._cited
+
+    def _save_cited(self, known: dict[str, list[Any]]) -> None:
+        if self.cache_dir is None:
+            return
+        if len(known) > MAX_CITED:
+            known = dict(list(known.items())[-MAX_CITED:])
+        body = json.dumps(known, separators=(",", ":")).encode("utf-8")
+        head = json.dumps(self._header(CITED, body), sort_keys=True).encode("utf-8")
+        try:
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+            tmp = self.cache_dir / f"{CITED}.tmp-{os.getpid()}"
+            tmp.write_bytes(head + b"\n" + body)
+            os.replace(tmp, self.cache_dir / CITED)
+        except OSError:
+            pass
 
     def _path(self, tree: str) -> Path | None:
         return None if self.cache_dir is None else self.cache_dir / f"{tree}.json"
@@ -208,7 +269,8 @@ class LedgerReader:
             tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
             tmp.write_bytes(head + b"\n" + body)
             os.replace(tmp, path)
-            kept = sorted(path.parent.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+            stats = [p for p in path.parent.glob("*.json") if len(p.stem) == 40]  # not cited.json
+            kept = sorted(stats, key=lambda p: p.stat().st_mtime, reverse=True)
             for old in kept[CACHE_KEEP:]:
                 old.unlink(missing_ok=True)
         except OSError:

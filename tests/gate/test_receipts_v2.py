@@ -166,6 +166,17 @@ def test_the_ledger_cache_is_keyed_and_checked(demo_repo: MemoryRepo) -> None:
     assert step.stats(later).task_count == stats.task_count + 1 and step.read_files == 1
     fresh = LedgerReader(demo_repo.root, demo_repo.episodes_rel, cache_dir=None)
     assert fresh.stats(later) == step.stats(later)
+    # The episodes a playbook cites are kept by blob ID: the next run reads none again.
+    cited = sorted(stats.months)[:5]
+    assert sorted(step.episodes(later, cited)) == cited
+    before = step.read_files
+    again = LedgerReader(demo_repo.root, demo_repo.episodes_rel, cache_dir=where)
+
+    def words(eps: dict[str, Any]) -> list[tuple[str, str, str | None]]:
+        return [(i, e.task, e.get("correction")) for i, e in sorted(eps.items())]
+
+    assert words(again.episodes(later, cited)) == words(fresh.episodes(later, cited))
+    assert again.read_files == 0 and step.read_files == before
 
 
 def test_check_all_proves_every_receipt_in_the_tree(demo_repo: MemoryRepo) -> None:
