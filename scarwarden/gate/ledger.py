@@ -269,8 +269,8 @@ class LedgerReader:
             tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
             tmp.write_bytes(head + b"\n" + body)
             os.replace(tmp, path)
-            stats = [p for p in path.parent.glob("*.json") if len(p.stem) == 40]  # not cited.json
-            kept = sorted(stats, key=lambda p: p.stat().st_mtime, reverse=True)
+            entries = [p for p in path.parent.glob("*.json") if len(p.stem) == 40]  # not cited.json
+            kept = sorted(entries, key=lambda p: p.stat().st_mtime, reverse=True)
             for old in kept[CACHE_KEEP:]:
                 old.unlink(missing_ok=True)
         except OSError:
