@@ -85,17 +85,25 @@ def lfs_pointers(blobs: Iterable[bytes | None]) -> int:
 
 
 def check_history_media(
-    repo: MemoryRepo, added: Mapping[str, str], *, cap: bool
-) -> tuple[list[GateProblem], int]:
-    """The media files a commit of history added (``verify``, ranges): read from git's
-    stored objects, each checked as :func:`check_added_media` does; with ``cap=False``
-    (verify) today's ``media.max_bytes`` is not applied to what was committed under
-    another. Returns the problems and how many were LFS pointers."""
-    if not added:
-        return [], 0
-    raws = git.cat_file_batch(repo.root, list(added.values()))
-    limit = None if cap else sys.maxsize
-    return check_added_media(repo, added, raws, max_bytes=limit), lfs_pointers(raws)
+    repo: MemoryRepo, added: Sequence[tuple[str, str]], *, cap: bool
+) -> tuple[list[tuple[int, GateProblem]], int]:
+    """The media files (path, blob) the commits of a range added (``verify``, ranges),
+    each checked as :func:`check_added_media` does. One streaming ``git cat-file``
+    reads them all from the stored objects: one process for the whole history, and one
+    image in memory at a time. With ``cap=False`` (verify) today's ``media.max_bytes``
+    is not applied to what was committed under another. Returns (position in
+    ``added``, problem) pairs and how many were LFS pointers."""
+    limit = repo.config.media.max_bytes if cap else sys.maxsize
+    found: list[tuple[int, GateProblem]] = []
+    lfs = 0
+    raws = git.cat_file_stream(repo.root, [blob for _path, blob in added])
+    for n, ((path, _blob), raw) in enumerate(zip(added, raws, strict=True)):
+        if raw is not None and media.lfs_pointer(raw) is not None:
+            lfs += 1
+        bad = _check_one(path, raw, limit)
+        if bad is not None:
+            found.append((n, bad))
+    return found, lfs
 
 
 def _check_one(path: str, raw: bytes | None, cap: int) -> GateProblem | None:

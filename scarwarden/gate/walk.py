@@ -68,6 +68,8 @@ class _Walk:
         self.modified: list[tuple[int, str, str, str, str]] = []
         #: (commit, path) of the changes judged as redactions (accepted or refused).
         self.judged: set[tuple[str, str]] = set()
+        #: (order, commit, path, blob) of each image a commit itself added (issue 19).
+        self.media_added: list[tuple[int, str, str, str]] = []
         #: ``progress(done, total)`` over the added episodes, then the commits (issue 18).
         self.progress: Callable[[int, int], None] | None = None
         self.done = self.steps = 0
@@ -109,6 +111,7 @@ class _Walk:
             self._check_playbook(i, commit, lost)
             self._check_media_changes(i, commit)
             self.tick(self.steps, every=10)
+        self._check_media_content()
         self._check_ids_and_citations()
         self.found.sort(key=lambda item: item[0])
         self.result.problems = [p for _, p in self.found]
@@ -323,20 +326,31 @@ class _Walk:
 
     def _check_media_changes(self, i: int, commit: _CommitDiffs) -> None:
         """Images attached to episodes are append-only too (issue 19): against the first
-        parent, no media file changed, renamed or deleted; each one the commit itself
-        added (not merged in) has the content its name says and is a whole image, read
-        from the stored objects (a swapped blob cannot hide). Ranges (``check
-        --from-ref``) apply today's size cap; ``verify`` proves what was committed."""
+        parent, no media file changed, renamed or deleted. The ones the commit itself
+        added (not merged in) are noted for :meth:`_check_media_content`."""
         from scarwarden.gate import media
 
         added, problems = media.changed_media(self.repo, commit.diffs[0])
         other_added = [{c.path for *_x, c in d if c.status in "AR"} for d in commit.diffs[1:]]
-        added = {path: blob for path, blob in added.items() if all(path in o for o in other_added)}
-        content, lfs = media.check_history_media(self.repo, added, cap=self.screen)
-        self.result.media += len(added)
-        self.result.media_lfs += lfs
-        for p in problems + content:
+        for path, blob in added.items():
+            if all(path in o for o in other_added):
+                self.media_added.append((i, commit.sha, path, blob))
+        for p in problems:
             self.report(i, ("media", p.code, p.file or ""), _at(p, commit.sha))
+
+    def _check_media_content(self) -> None:
+        """Each image the range added has the content its name says and is a whole image,
+        read from the stored objects (a swapped blob cannot hide) in one stream. Ranges
+        (``check --from-ref``) apply today's size cap; ``verify`` proves what was
+        committed."""
+        from scarwarden.gate import media
+
+        items = [(path, blob) for _i, _sha, path, blob in self.media_added]
+        found, self.result.media_lfs = media.check_history_media(self.repo, items, cap=self.screen)
+        self.result.media = len(items)
+        for n, p in found:
+            i, sha, _path, _blob = self.media_added[n]
+            self.report(i, ("media", p.code, p.file or ""), _at(p, sha))
 
     def _check_playbook(self, i: int, commit: _CommitDiffs, lost: set[str]) -> None:
         """Check ``commit``'s playbook against its first parent's (when it changed, or
