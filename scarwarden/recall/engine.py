@@ -96,7 +96,9 @@ def recall(
     )
     ranked: list[RecalledRule] = []
     if qtf and n:
-        key = (str(index.repo.index_path), index.meta("playbook_blob") or "")
+        # The postings are a function of the playbook: its blob ID keys the cache.
+        blob = index.meta("playbook_blob")
+        key = (str(index.repo.index_path), blob) if blob else None
         found = best_candidates(index.conn, terms, limit, limit + _SLACK, cache_key=key)
         ranked = score_rules(index.conn, worth_explaining(found, limit), terms)
         ranked.sort(key=lambda r: (-r.score, r.id))
