@@ -44,6 +44,13 @@ def test_episode_page_shows_its_image_and_the_export_copies_it(
     assert client.get(f"/media/{sha}.gif", headers={"Host": "localhost"}).status_code == 404
     (root / f"memory/media/{sha}.png").write_bytes(buf.getvalue() + b"tampered")
     assert client.get(f"/media/{sha}.png", headers={"Host": "localhost"}).status_code == 404
+    # Git LFS not fetched here: the working folder holds the pointer, and the page says so.
+    pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha}\nsize {len(buf.getvalue())}\n"
+    (root / f"memory/media/{sha}.png").write_text(pointer)
+    unfetched = client.get(f"/media/{sha}.png", headers={"Host": "localhost"})
+    assert unfetched.status_code == 404 and "git lfs pull" in unfetched.get_data(as_text=True)
+    export_html(memory_repo, tmp_path / "unfetched")  # nor does the export copy a pointer
+    assert not (tmp_path / "unfetched" / f"media/{sha}.png").exists()
     (root / f"memory/media/{sha}.png").write_bytes(buf.getvalue())
     site = tmp_path / "site"
     export_html(memory_repo, site)

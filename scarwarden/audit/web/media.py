@@ -28,8 +28,16 @@ def media_response(site: Any, repo: MemoryRepo, name: str) -> Response:
         return site.error(
             404, "No such image", f"There is no image {name} in {media.media_rel(repo.memory_rel)}/."
         )
+    raw = path.read_bytes()
+    if media.lfs_pointer(raw) is not None:  # Git LFS without its content fetched here
+        return site.error(
+            404,
+            "Image in Git LFS",
+            f"{name} is a Git LFS pointer: the image is in the LFS store and was not fetched "
+            "into this working folder. Run 'git lfs pull' to see it.",
+        )
     try:
-        image = media.check_image(path.read_bytes(), source=name, max_bytes=repo.config.media.max_bytes)
+        image = media.check_image(raw, source=name, max_bytes=repo.config.media.max_bytes)
     except ValidationError as exc:
         return site.error(404, "Not a stored image", exc.message)
     if image.sha256 != match.group(1) or image.ext != match.group(2):

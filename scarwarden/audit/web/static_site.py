@@ -145,15 +145,20 @@ def export_html(
 
 
 def _copy_images(repo: MemoryRepo, out: Path, images: list[dict[str, Any]]) -> None:
-    """The images an episode page shows, next to the pages (``media/``, issue 19)."""
-    from scarwarden.files.media import media_rel
+    """The images an episode page shows, next to the pages (``media/``, issue 19); only
+    bytes that still are the image the name says, as the server serves: not a Git LFS
+    pointer whose image was never fetched, nor a file edited in the working folder."""
+    from scarwarden.files.media import digest, media_rel
 
     for image in images:
-        if image["name"] and not (out / "media" / image["name"]).exists():
+        name = image["name"]
+        if not name or (out / "media" / name).exists():
+            continue
+        source = repo.root / media_rel(repo.memory_rel) / name
+        raw = source.read_bytes() if source.is_file() else b""
+        if digest(raw) == name.split(".", 1)[0]:
             (out / "media").mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(
-                repo.root / media_rel(repo.memory_rel) / image["name"], out / "media" / image["name"]
-            )
+            (out / "media" / name).write_bytes(raw)
 
 
 def _search_data(rules: list[Any], episodes: list[Any]) -> str:
