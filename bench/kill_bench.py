@@ -171,12 +171,15 @@ COMMANDS = [
         ],
     ),
     Command("distill --offline", _new_episode, lambda w, i: ["distill", "--offline"]),
+    # sync before ask: an episode whose recall receipt names a local ledger tree cannot
+    # be proved once a rebase rewrote that tree away (pre-push refuses it): a receipts
+    # question (issue 20), not a kill-safety one.
+    Command("sync", _remote_moves, lambda w, i: ["sync"]),
     Command(
         "ask --answer",
         _nothing,
         lambda w, i: ["ask", f"Plan the zebra offsite number {i}", "--answer", f"Book room {i}", "--force"],
     ),
-    Command("sync", _remote_moves, lambda w, i: ["sync"]),
     Command("index --rebuild", _nothing, lambda w, i: ["index", "--rebuild"]),
 ]
 
@@ -232,11 +235,18 @@ class Outcome:
     duration: float = 0.0
 
 
-def run_trials(world: World, command: Command, trials: int, check_every: int, seed: int) -> Outcome:
+def run_trials(
+    world: World, command: Command, trials: int, check_every: int, seed: int, duration: float | None = None
+) -> Outcome:
+    """``trials`` kills of ``command``; ``duration``: the window kills are drawn from
+    (default: the command's own wall time, measured by one uninterrupted run first)."""
     rng = random.Random(seed)
     out = Outcome()
-    command.prepare(world, 0)
-    out.duration = timed_run(world, command.argv(world, 0))  # the calibration run
+    if duration is None:
+        command.prepare(world, 0)
+        out.duration = timed_run(world, command.argv(world, 0))  # the calibration run
+    else:
+        out.duration = duration
     for i in range(1, trials + 1):
         command.prepare(world, i)
         head = world.git("rev-parse", "HEAD").strip()

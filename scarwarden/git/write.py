@@ -102,7 +102,8 @@ def temporary_index(
     """
     import tempfile
 
-    fd, path = tempfile.mkstemp(prefix="scarwarden-index-", dir=str(git_dir(root)))
+    # Named with our PID, as index_commit's are, so a killed run's file is removed.
+    fd, path = tempfile.mkstemp(prefix=f"scarwarden-index-{os.getpid()}-", dir=str(git_dir(root)))
     os.close(fd)
     os.unlink(path)  # git wants to create the index itself
     private = dict(os.environ if env is None else env)

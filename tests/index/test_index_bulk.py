@@ -18,7 +18,8 @@ from conftest import git
 from scarwarden import git as sgit
 from scarwarden import index as idx
 from scarwarden.files.episodes import Episode, render_episode
-from scarwarden.files.record import _commit_only, add_episodes
+from scarwarden.files.record import add_episodes
+from scarwarden.git import index_commit
 from scarwarden.index import load as index_load
 from scarwarden.index import open_index
 from scarwarden.repo import MemoryRepo
@@ -152,9 +153,9 @@ def test_episode_add_with_nothing_staged_commits_only_its_file(memory_repo: Memo
     assert git(root, "status", "--porcelain").stdout == "?? untracked.txt\n"
 
 
-def test_something_staged_after_the_check_is_taken_back_out(memory_repo: MemoryRepo) -> None:
-    # The state a concurrent `git add` leaves between the "nothing staged" check and
-    # the commit: our file and someone else's are both staged.
+def test_something_staged_besides_our_file_stays_staged_and_out(memory_repo: MemoryRepo) -> None:
+    # Our file and someone else's are both staged in git's index: the commit (made in a
+    # temporary index from HEAD, issue 15) holds ours alone.
     root = memory_repo.root
     before = git(root, "rev-parse", "HEAD").stdout.strip()
     ours = "memory/episodes/2026/11/ep-racecommit.yaml"
@@ -164,7 +165,7 @@ def test_something_staged_after_the_check_is_taken_back_out(memory_repo: MemoryR
     )
     (root / "theirs.txt").write_text("staged concurrently\n")
     git(root, "add", ours, "theirs.txt")
-    _commit_only(memory_repo, "episode: race\n", [ours], alone=True)
+    index_commit.land(root, index_commit.prepare_commit(root, "episode: race\n", [ours]))
     assert git(root, "rev-parse", "HEAD~1").stdout.strip() == before  # one commit only
     assert git(root, "show", "--name-only", "--format=", "HEAD").stdout.split() == [ours]
     assert git(root, "diff", "--cached", "--name-only").stdout == "theirs.txt\n"
