@@ -27,6 +27,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scarwarden import git
 from scarwarden.files.atomic import atomic_write, held_lock_fds, write_lock
@@ -35,6 +36,10 @@ from scarwarden.git.index_commit import Check
 from scarwarden.repo import MemoryRepo
 
 JOURNAL = "write-journal.json"
+
+#: The journal as read from JSON: ``pid``, ``files`` (``path``, ``sha256``, ``before``:
+#: [mode, blob] or absent), then ``commit`` and ``entries`` ([mode, blob, path]).
+Journal = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,7 @@ def _journal_path(repo: MemoryRepo) -> Path:
     return repo.state_dir / JOURNAL
 
 
-def _save(repo: MemoryRepo, record: dict[str, object]) -> None:
+def _save(repo: MemoryRepo, record: Journal) -> None:
     repo.state_dir.mkdir(parents=True, exist_ok=True)
     ignore = repo.state_dir / ".gitignore"  # the state folder is never committed
     if not ignore.exists():
@@ -61,7 +66,7 @@ def _save(repo: MemoryRepo, record: dict[str, object]) -> None:
     atomic_write(_journal_path(repo), json.dumps(record).encode("utf-8"))
 
 
-def begin(repo: MemoryRepo, planned: Sequence[Planned], *, new: bool = False) -> dict[str, object]:
+def begin(repo: MemoryRepo, planned: Sequence[Planned], *, new: bool = False) -> Journal:
     """Record the files about to be written (before writing any of them). ``new``: the
     caller knows git's index has none of them (new episodes), so none is looked up."""
     paths = [p.path for p in planned]
@@ -69,16 +74,16 @@ def begin(repo: MemoryRepo, planned: Sequence[Planned], *, new: bool = False) ->
     files = []
     for item in planned:
         before = befores.get(item.path)
-        entry: dict[str, object] = {"path": item.path, "sha256": _sha256(item.data)}
+        entry: dict[str, Any] = {"path": item.path, "sha256": _sha256(item.data)}
         if before is not None:
             entry["before"] = [before.mode, before.blob]
         files.append(entry)
-    record: dict[str, object] = {"pid": os.getpid(), "files": files}
+    record: Journal = {"pid": os.getpid(), "files": files}
     _save(repo, record)
     return record
 
 
-def add_files(repo: MemoryRepo, record: dict[str, object], planned: Sequence[Planned]) -> None:
+def add_files(repo: MemoryRepo, record: Journal, planned: Sequence[Planned]) -> None:
     """Add files to the journal of a write under way (media stored after the start)."""
     files = record["files"]
     assert isinstance(files, list)
@@ -92,7 +97,7 @@ def clear(repo: MemoryRepo) -> None:
 
 def commit(
     repo: MemoryRepo,
-    record: dict[str, object],
+    record: Journal,
     message: str,
     paths: Sequence[str],
     *,
@@ -144,19 +149,19 @@ def recover(repo: MemoryRepo) -> str | None:
     return done
 
 
-def _roll_forward(repo: MemoryRepo, record: dict[str, object]) -> None:
+def _roll_forward(repo: MemoryRepo, record: Journal) -> None:
     """The commit landed: set the index entries the killed run did not set, where the
     index still holds what it held before (the user may have staged since)."""
-    entries = [git.StagedEntry(m, b, p) for m, b, p in record.get("entries", [])]  # type: ignore[attr-defined]
-    befores = {f["path"]: tuple(f.get("before") or ()) for f in record.get("files", [])}  # type: ignore[attr-defined]
+    entries = [git.StagedEntry(m, b, p) for m, b, p in record.get("entries", [])]
+    befores = {f["path"]: tuple(f.get("before") or ()) for f in record.get("files", [])}
     now = {e.path: (e.mode, e.blob) for e in git.ls_files_stage(repo.root, *[e.path for e in entries])}
     todo = [e for e in entries if e.path not in now or now[e.path] == befores.get(e.path, ())]
     index_commit.refresh_entries(repo.root, [e for e in todo if now.get(e.path) != (e.mode, e.blob)])
 
 
-def _roll_back(repo: MemoryRepo, record: dict[str, object]) -> None:
+def _roll_back(repo: MemoryRepo, record: Journal) -> None:
     """The commit never landed: put back each file still holding what the run wrote."""
-    for item in record.get("files", []):  # type: ignore[attr-defined]
+    for item in record.get("files", []):
         target = repo.root / item["path"]
         before = item.get("before")
         try:
