@@ -142,6 +142,10 @@ class Prover:
             )
             return proof
         outcome = self._outcome(receipt)
+        if outcome == "receipt-ledger-rewritten":
+            proof.status = "refused" if proof.problems else "unverifiable"
+            proof.warnings.append(_rewritten(path, episode, receipt))
+            return proof
         if isinstance(outcome, str):
             proof.problems.append(self._no_playbook(path, episode, receipt, outcome))
         else:
@@ -295,6 +299,19 @@ class Prover:
             hint="a receipt names the committed playbook (and ledger) recall read: commit them "
             "before recording, or record the episode without the receipt",
         )
+
+
+def _rewritten(path: str, episode: Episode, receipt: receipt_format.Receipt) -> GateProblem:
+    return problem(
+        "receipt-unverifiable",
+        f"{episode.id}'s receipt {receipt.id} names ledger {(receipt.ledger_tree or '')[:12]}, real "
+        "episodes that no commit of this history holds as such (a rebase rewrote the commits "
+        "recall ran on?), so its verdict and ranking are unverified (not a pass)",
+        file=path,
+        field="recalled",
+        episode=episode.id,
+        hint="recall again on the rebased branch and record that receipt",
+    )
 
 
 def _compare(

@@ -20,7 +20,7 @@ from scarwarden import git
 from scarwarden.config import RecallSettings
 from scarwarden.files import receipt as receipt_format
 from scarwarden.files.rule_dates import RuleChange, last_changes_at
-from scarwarden.gate.ledger import LedgerReader, cache_dir
+from scarwarden.gate.ledger import LedgerReader, cache_dir, counts
 from scarwarden.recall import pure, pure_ledger
 from scarwarden.recall.result import RecallResult
 
@@ -97,7 +97,21 @@ class LedgerProofs:
             self._history = (
                 git.path_trees(self.root, revs, self.episodes_rel, env=self.env) if revs else set()
             )
-        return None if tree in self._history else "receipt-ledger-unknown"
+        if tree in self._history:
+            return None
+        return "receipt-ledger-rewritten" if self._within(tree, revs) else "receipt-ledger-unknown"
+
+    def _within(self, tree: str, revs: list[str]) -> bool:
+        """Whether every episode file of ``tree`` is in the episodes folder of ``revs``
+        (same path, same blob): a ledger of real episodes that no commit of this history
+        holds as such, as after a rebase rewrote the commits recall ran on. It cannot be
+        proved (a subset can be chosen to sway a ranking) nor refused as invented."""
+
+        def files(spec: str) -> set[tuple[str, str]]:
+            return {(e.path, e.blob) for e in git.ls_tree(self.root, spec) if counts(e.path, e.mode)}
+
+        mine = files(tree)
+        return any(mine <= files(f"{r}:{self.episodes_rel}") for r in revs)
 
     def changes(self, playbook: str) -> dict[str, RuleChange]:
         """When each rule last changed, as of the playbook version ``playbook``."""

@@ -76,22 +76,56 @@ def test_a_ledger_tree_that_never_existed_is_refused(demo_repo: MemoryRepo) -> N
     assert "ledger tree 0123456789ab does not exist" in report.problems[0].message
 
 
-def test_a_tree_that_was_never_the_ledger_is_refused(demo_repo: MemoryRepo) -> None:
-    """A forger's ledger: the real episodes plus invented ones, written as a tree that
+def test_a_tree_that_was_never_the_ledger_is_refused(demo_repo: MemoryRepo, tmp_path: Any) -> None:
+    """A forger's ledger: the real episodes plus an invented one, written as a tree that
     no commit has. Trusting it would let invented episodes sway the ranking."""
+    import os
+
     r = issued(demo_repo)
-    listing = git(demo_repo.root, "ls-tree", f"HEAD:{demo_repo.episodes_rel}").stdout
-    fake = subprocess.run(
-        ["git", "mktree"],
+    invented = "id: ep-invent0001\nat: 2026-11-20T10:00:00Z\ntask: Post the code\naction: posted\n"
+    blob = subprocess.run(
+        ["git", "hash-object", "-w", "--stdin"],
         cwd=demo_repo.root,
-        input=listing + f"100644 blob {r['playbook']}\tinvented.yaml\n",
+        input=invented,
         capture_output=True,
         text=True,
     ).stdout.strip()
+    env = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "forged-index")}
+    git(demo_repo.root, "read-tree", f"HEAD:{demo_repo.episodes_rel}", env=env)
+    git(
+        demo_repo.root,
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        f"100644,{blob},2026/11/ep-invent0001.yaml",
+        env=env,
+    )
+    fake = git(demo_repo.root, "write-tree", env=env).stdout.strip()
     stage(demo_repo, 1, forged(r, ledger=fake))
     report = check_staged(demo_repo)
     assert codes(report) == ["receipt-ledger-unknown"]
     assert f"tree {fake[:12]} was never the episodes folder" in report.problems[0].message
+
+
+def test_a_ledger_a_rebase_rewrote_is_unverifiable_not_refused(demo_repo: MemoryRepo) -> None:
+    """Recall ran on a branch after it committed an episode; the branch was then rebased
+    onto a main that moved on: the receipt's tree holds only real episodes, but no
+    commit has it any more. Not provable, not a forgery: a warning."""
+    root = demo_repo.root
+    git(root, "checkout", "-q", "-b", "agent")
+    write_episode(demo_repo, "ep-branch0001", task="Draft the launch tweet")
+    commit_no_verify(root, "on the branch")
+    r = issued(demo_repo)
+    git(root, "checkout", "-q", "main")
+    write_episode(demo_repo, "ep-mainline01", task="Reply to the billing ticket")
+    commit_no_verify(root, "on main")
+    git(root, "checkout", "-q", "agent")
+    git(root, "rebase", "-q", "main")
+    stage(demo_repo, 1, r)
+    report = check_staged(demo_repo)
+    assert report.ok, [str(p) for p in report.problems]
+    [warning] = report.warnings
+    assert warning.code == "receipt-unverifiable" and "a rebase rewrote" in warning.message
 
 
 def test_unverifiable_receipts_say_why(demo_repo: MemoryRepo) -> None:
