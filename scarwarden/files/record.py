@@ -206,7 +206,34 @@ def screen(repo: MemoryRepo, episodes: Sequence[Episode], source: str) -> list[P
     if refused:
         what = "a secret" if any("holds a secret" in p.message for p in refused) else "personal data"
         raise ValidationError(f"{source}: refused, it holds {what}; nothing was written", problems=refused)
-    return warned
+    return warned + unknown_rules_applied(repo, episodes, source)
+
+
+def unknown_rules_applied(repo: MemoryRepo, episodes: Sequence[Episode], source: str) -> list[Problem]:
+    """``rules_applied`` entries that name no rule of the playbook (retired rules count):
+    warnings, not refusals, since an imported episode may name another memory's rules;
+    lineage counts such an entry for no rule (issue 18)."""
+    named = {rule for ep in episodes for rule in ep.get("rules_applied") or []}
+    if not named or not repo.playbook_path.is_file():
+        return []
+    from scarwarden.files import playbook as pb
+
+    try:
+        book = pb.parse(repo.playbook_path.read_text(encoding="utf-8"), source=repo.playbook_rel)
+    except (ScarwardenError, OSError, UnicodeDecodeError):
+        return []  # the gate reports a broken playbook; this is only a warning
+    known = {rule.id for rule in book.all_rules()}
+    return [
+        Problem(
+            f"{rule} is not a rule in {repo.playbook_rel}",
+            file=f"{source} ({ep.id})",
+            field="rules_applied",
+            hint="recorded as given; 'scarwarden rule list --retired' shows the playbook's IDs",
+        )
+        for ep in episodes
+        for rule in ep.get("rules_applied") or []
+        if rule not in known
+    ]
 
 
 def _redact_inputs(inputs: Sequence[Any]) -> Sequence[Any]:

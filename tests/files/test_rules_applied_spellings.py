@@ -91,3 +91,13 @@ def test_mcp_record_episode_normalises(demo_repo: MemoryRepo) -> None:
     result = anyio.run(main)
     assert not result.is_error, result.content
     assert stored_rules(demo_repo, result.structured_content["id"]) == ["PB-01", "PB-03"]
+
+
+def test_a_rule_not_in_the_playbook_is_recorded_with_a_warning(cli: Any, demo_repo: MemoryRepo) -> None:
+    """A warning, not a refusal: an imported episode may name another memory's rules."""
+    result = cli("episode", "add", "--file", "-", input="task: t\naction: a\nrules_applied: [pb-1, pb-99]\n")
+    assert result.exit_code == 0, result.output
+    assert "field 'rules_applied': PB-99 is not a rule in memory/playbook.md" in result.stderr
+    assert "PB-01 is not" not in result.stderr
+    quiet = cli("episode", "add", "--file", "-", input="task: t\naction: a\nrules_applied: [PB-14]\n")
+    assert quiet.exit_code == 0 and "warning" not in quiet.stderr  # retired or not, PB-14 is there
