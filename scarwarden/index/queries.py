@@ -167,7 +167,10 @@ class Index:
             )
 
     def rules(self, *, include_retired: bool = False) -> list[pb.Rule]:
-        sql = "SELECT id, title, text, tags, episode_ids, retired, reason, replaced_by, line FROM rules"
+        sql = (
+            "SELECT id, title, text, tags, episode_ids, retired, reason, replaced_by, line, applies_to "
+            "FROM rules"
+        )
         if not include_retired:
             sql += " WHERE retired = 0"
         sql += " ORDER BY retired, position"
@@ -175,7 +178,7 @@ class Index:
 
     def get_rule(self, rule_id: str) -> pb.Rule | None:
         row = self.conn.execute(
-            "SELECT id, title, text, tags, episode_ids, retired, reason, replaced_by, line "
+            "SELECT id, title, text, tags, episode_ids, retired, reason, replaced_by, line, applies_to "
             "FROM rules WHERE id = ?",
             (rule_id,),
         ).fetchone()
@@ -220,6 +223,7 @@ def _rule_from_row(row: tuple[Any, ...]) -> pb.Rule:
         row[6],
         row[7],
         row[8] or 0,
+        tuple(json.loads(row[9] or "[]")),  # issue 19: '- Applies to: images'
     )
 
 

@@ -29,6 +29,7 @@ def rule_terms(rule: pb.Rule) -> Counter[str]:
 def _rule_digest(rule: pb.Rule) -> str:
     payload = json.dumps(
         [rule.title, rule.text, rule.tags, rule.episode_ids, rule.retired, rule.reason, rule.replaced_by]
+        + ([list(rule.applies_to)] if rule.applies_to else [])  # a plain rule's digest is unchanged
     )
     return hashlib.sha1(payload.encode()).hexdigest()  # noqa: S324
 
@@ -111,7 +112,7 @@ def _update_term_df(conn: sqlite3.Connection, terms: set[str], *, everything: bo
 
 
 _INSERTS = {
-    "rules": "INSERT INTO rules VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+    "rules": "INSERT INTO rules VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "citations": "INSERT OR IGNORE INTO citations VALUES (?, ?)",
     "rule_tags": "INSERT OR IGNORE INTO rule_tags VALUES (?, ?)",
     "rule_terms": "INSERT INTO rule_terms VALUES (?, ?, ?, ?)",
@@ -137,6 +138,7 @@ def _rule_rows(rule: pb.Rule, position: int, digest: str, out: dict[str, list[tu
             rule.line,
             length,
             digest,
+            json.dumps(list(rule.applies_to)),
         )
     )
     out.setdefault("citations", []).extend((rule.id, ep) for ep in rule.episode_ids)

@@ -18,7 +18,7 @@ log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -37,7 +37,8 @@ CREATE VIRTUAL TABLE episodes_fts USING fts5 (task, action, outcome, correction,
 CREATE TABLE rules (
     id TEXT PRIMARY KEY, position INTEGER, title TEXT, text TEXT, tags TEXT,
     episode_ids TEXT, retired INTEGER, reason TEXT, replaced_by TEXT, line INTEGER,
-    length INTEGER, digest TEXT) WITHOUT ROWID;
+    length INTEGER, digest TEXT,
+    applies_to TEXT) WITHOUT ROWID;  -- JSON list: '["images"]' for a visual rule (issue 19)
 CREATE TABLE citations (rule_id TEXT, episode_id TEXT, PRIMARY KEY (rule_id, episode_id))
     WITHOUT ROWID;
 CREATE INDEX citations_ep ON citations (episode_id, rule_id);

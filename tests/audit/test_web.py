@@ -107,6 +107,8 @@ def test_rule_page_has_every_cited_episode_word_for_word_and_history(client, dis
     html = client.get("/rules/PB-01").get_data(as_text=True)
     page = text_of(html)
     assert "PB-01 Lead LinkedIn posts with the reader's pain" in page
+    assert "Applies to: images" not in page  # the demo's visual rule says it (issue 19)
+    assert "Applies to: images" in text_of(client.get("/rules/PB-8wy7w60p").get_data(as_text=True))
     assert "Learnt in 4 episodes" in page
     emoji = distilled.emoji
     for key in ("task", "action", "outcome", "correction", "corrected_by"):

@@ -123,6 +123,10 @@ def test_rule_add_applies_to_images_makes_a_visual_rule(
     assert added is not None and added.visual
     assert f"- Learnt in: {ep}\n- Applies to: images\n" in memory_repo.playbook_path.read_text()
     assert git(memory_repo.root, "status", "--porcelain").stdout == ""  # committed
+    # The index carries the mark: rule show and rule list say the rule is visual.
+    assert "  applies to: images" in cli("rule", "show", rule["id"]).stdout
+    listed = json.loads(cli("rule", "list", "--json").stdout)
+    assert [r.get("applies_to") for r in listed] == [["images"]]
     # audit-image sends it for any task, even one that shares no word with it.
     png = tmp_path / "card.png"
     png.write_bytes(
