@@ -14,13 +14,15 @@ them, so scores, order and ties are that statement's own:
    ``limit``-th best partial sum is a floor (``theta``) under the ``limit``-th score.
 2. **Bounds for the rest.** A stem's postings with tf 1 add at most
    ``w(t) / (1 + base + slope x min_length1(t))`` to a rule (the shortest rule saying
-   it once, kept in ``rule_term_df``). The stems whose bounds together stay below
-   ``theta`` are the common ones: a rule that has none of the other stems cannot reach
-   the result, so only the other stems' postings are read in full.
-3. **The common stems** are looked up only for the rules that can still reach
-   ``theta`` (a seek each), highest bound first, dropping rules as what is left to add
-   shrinks.
-4. **The survivors** are ranked by :func:`candidates` restricted to them.
+   it once, kept in ``rule_term_df``), a tag that hits its weight. Sources are read in
+   full in the order that lowers the bound left most per posting read (rare stems and
+   tags first), the floor rising as they are, until what is left sums below it: a rule
+   found in none of the sources read cannot reach the result.
+3. **The common stems** left are looked up only for the rules that can still reach
+   the floor (a seek each, or a pass over the stem's list filtered to them), dropping
+   rules as what is left to add shrinks.
+4. **The survivors** whose full sums reach the ``limit``-th best are ranked by
+   :func:`candidates` restricted to them.
 
 When nothing can be skipped (a small memory, or fewer than ``limit`` partial sums) the
 exhaustive statement runs as before. Margins of 1e-8 keep floating-point noise on the
