@@ -3,8 +3,10 @@
 One round: fetch the branch, integrate what the remote has (a fast-forward; else rebase
 the local commits onto it, which for episodes cannot conflict: each is a new file with
 a random ID, and the playbook merges rule by rule through the merge driver; else a merge
-commit), then push. When the push is refused because another agent pushed meanwhile,
-wait (exponential backoff with jitter) and go round again, up to ``retries`` times.
+commit, and a merge at once when a local episode's recall receipt names the ledger of a
+local commit, which a rebase would rewrite away), then push. When the push is refused
+because another agent pushed meanwhile, wait (exponential backoff with jitter) and go
+round again, up to ``retries`` times.
 
 A conflict that neither rebase nor merge resolves (the same rule reworded two ways)
 stops the sync with the repository exactly as it was: both are aborted, nothing pushed.
@@ -17,9 +19,10 @@ import time
 from dataclasses import asdict, dataclass
 
 from scarwarden import git
-from scarwarden.errors import GitError, UsageError
+from scarwarden.errors import GitError, ScarwardenError, UsageError
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import held_lock_fds, write_lock
+from scarwarden.files.episodes import parse_episode_bytes
 from scarwarden.gate.merge_driver import install_merge_driver, merge_driver_installed
 from scarwarden.git import remote as remote_git
 from scarwarden.repo import MemoryRepo
@@ -124,9 +127,11 @@ def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | N
         if not remote_git.fast_forward(root, theirs, keep_fds=fds):
             raise GitError(f"cannot fast-forward {branch} to {remote}/{branch}")
         return "fast-forward", theirs
-    ok, first = remote_git.rebase_onto(root, theirs, keep_fds=fds)
-    if ok:
-        return "rebase", theirs
+    first = ""
+    if not _receipts_would_be_orphaned(repo, theirs, ours):
+        ok, first = remote_git.rebase_onto(root, theirs, keep_fds=fds)
+        if ok:
+            return "rebase", theirs
     ok, second = remote_git.merge_commit(root, theirs, f"sync: merge {remote}/{branch}", keep_fds=fds)
     if ok:
         return "merge", theirs
@@ -138,6 +143,33 @@ def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | N
         hint="merge by hand (git merge "
         + f"{remote}/{branch}), resolve each conflict, commit, then sync again",
     )
+
+
+def _receipts_would_be_orphaned(repo: MemoryRepo, theirs: str, ours: str) -> bool:
+    """Whether a local episode's recall receipt names the ledger of a local commit.
+
+    A version-2 receipt names the episodes folder's tree recall ran on; if that tree is
+    the ledger of a commit only this clone has, a rebase rewrites the commit, the tree
+    is pushed nowhere, and no other clone can prove the receipt (docs/receipts.md). A
+    merge keeps the commits as they were, so such a sync merges instead of rebasing."""
+    root = repo.root
+    base = git.merge_base(root, theirs, ours)
+    added = [c.path for c in git.diff_name_status(root, base, ours, repo.episodes_rel) if c.status == "A"]
+    named: set[str] = set()
+    for raw in git.cat_file_batch(root, [f"{ours}:{path}" for path in added]):
+        if raw is None or b"ledger:" not in raw:
+            continue  # most episodes carry no receipt: no YAML parse for them
+        try:
+            recalled = parse_episode_bytes(raw).get("recalled")
+        except ScarwardenError:
+            continue
+        if isinstance(recalled, dict) and isinstance(recalled.get("ledger"), str):
+            named.add(recalled["ledger"].partition("+")[0])
+    if not named:
+        return False
+    local = git.rev_list(root, f"{base}..{ours}" if base else ours)
+    trees = git.tree_ids(root, [f"{c}:{repo.episodes_rel}" for c in local])
+    return any(tree in named for tree in trees.values())
 
 
 def _ahead(root: object, theirs: str | None) -> int:

@@ -136,3 +136,34 @@ def test_mcp_sync_pushes_each_write(demo_repo, tmp_path) -> None:
     assert reply["id"] in episodes_at(remote, "main")
     quiet = MemoryTools(agent).record_episode({"task": "Local task", "outcome": "done"})
     assert "sync" not in quiet and quiet["id"] not in episodes_at(remote, "main")
+
+
+def test_sync_merges_when_a_rebase_would_orphan_a_receipts_ledger(demo_repo, tmp_path) -> None:
+    """An episode's receipt names the ledger of a local commit: a rebase would rewrite
+    that commit and push the tree nowhere, so no other clone could prove the receipt.
+    Sync merges instead, and a fresh clone of the remote proves it."""
+    remote = remote_with(demo_repo, tmp_path)
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    add(a, 1, "a")  # a local commit: the ledger recall sees exists only here
+    task = "Draft a LinkedIn post announcing our beta"
+    given = json.loads(Cli(a.root)("recall", "--json", task).stdout)["receipt"]
+    assert given["ledger"] == git(a.root, "rev-parse", "HEAD:memory/episodes").stdout.strip()
+    recorded = Cli(a.root)(
+        "episode", "add", "--task", task, "--action", "drafted", "--receipt", given["receipt"]
+    )
+    assert recorded.exit_code == 0, recorded.output
+    add(b, 2, "b")
+    assert Cli(b.root)("sync").exit_code == 0
+    synced = Cli(a.root)("sync", "--json")
+    assert synced.exit_code == 0, synced.output
+    assert json.loads(synced.stdout)["integrated"] == "merge"
+    auditor = clone(remote, tmp_path / "auditor")
+    report = check_all(auditor)
+    assert report.ok and report.stats["receipts_checked"] == 1, [str(p) for p in report.problems]
+    assert not report.warnings, [str(w) for w in report.warnings]  # proved, not unverifiable
+    assert verify(auditor.root).ok
+    # Without a receipt naming a local ledger, sync still rebases (a linear history).
+    add(b, 1, "b")
+    assert Cli(b.root)("sync").exit_code == 0
+    add(a, 1, "a")
+    assert json.loads(Cli(a.root)("sync", "--json").stdout)["integrated"] == "rebase"

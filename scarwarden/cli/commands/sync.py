@@ -21,7 +21,9 @@ def sync(ctx: click.Context, remote: str, retries: int, as_json: bool) -> None:
 
     Fetches the current branch from REMOTE, integrates it (a fast-forward; else the
     local commits are rebased onto it: new episodes never conflict, and the playbook
-    merges rule by rule; else a merge commit), and pushes. When another agent pushed
+    merges rule by rule; else a merge commit; a merge at once when a local episode's
+    recall receipt names the ledger of a local commit, which a rebase would rewrite
+    away), and pushes. When another agent pushed
     meanwhile, it waits (exponential backoff with jitter) and tries again, up to
     --retries times. A conflict no merge resolves stops it with the repository as it
     was, nothing pushed (exit 1). Needs a clean tree of tracked files.
