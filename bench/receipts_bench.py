@@ -43,7 +43,7 @@ from scarwarden.gate.check import check_staged  # noqa: E402
 from scarwarden.index import open_index  # noqa: E402
 from scarwarden.recall.engine import recall  # noqa: E402
 from scarwarden.recall.pure import postings, recall_playbook  # noqa: E402
-from scarwarden.recall.receipts import make_receipt, playbook_blob  # noqa: E402
+from scarwarden.recall.receipts import ledger_state, make_receipt, playbook_blob  # noqa: E402
 from scarwarden.repo import open_repo  # noqa: E402
 
 TASKS = [t["task"] for t in yaml.safe_load((ROOT / "bench/recall_tasks.yaml").read_text())["tasks"]]
@@ -137,7 +137,7 @@ def issuing(repo) -> tuple[float, float]:  # type: ignore[no-untyped-def]
             for r in results:
                 # The whole receipt: the playbook's blob and the ledger's tree as the
                 # index remembers them (git asked once per HEAD), then the hash.
-                make_receipt(r, playbook_blob(index), settings, 5)
+                make_receipt(r, playbook_blob(index), settings, 5, ledger=ledger_state(index))
         per_receipt = (time.perf_counter() - start) / (200 * len(results)) * 1e6
     return per_receipt, per_recall
 

@@ -24,7 +24,7 @@ from scarwarden.errors import UsageError
 from scarwarden.recall import router
 from scarwarden.recall.earned import not_on_a_struggling_rule_alone
 from scarwarden.recall.prune import best_candidates
-from scarwarden.recall.receipts import make_receipt, playbook_blob
+from scarwarden.recall.receipts import ledger_state, make_receipt, playbook_blob
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
 from scarwarden.recall.score import score_rules, task_terms, worth_explaining
 
@@ -117,7 +117,7 @@ def recall(
     result = RecallResult(
         task=task, verdict=verdict, playbook_commit=playbook_commit(index), rules=kept[:limit], stats=stats
     )
-    result.receipt = make_receipt(result, playbook_blob(index), settings, limit)
+    result.receipt = make_receipt(result, playbook_blob(index), settings, limit, ledger=ledger_state(index))
     return result
 
 

@@ -30,24 +30,14 @@ if TYPE_CHECKING:
 _ID_RE = re.compile(rf"^[0-9a-f]{{{HASH_CHARS}}}\Z")
 
 
-class IndexedPlaybook(str):
-    """The playbook's blob ID as :func:`playbook_blob` gives it, carrying the ledger
-    state the same index held (:func:`ledger_state`), so the engine's one call
-    ``make_receipt(result, playbook_blob(index), ...)`` names both."""
-
-    ledger: str | None = None
-
-
 def make_receipt(
-    result: RecallResult, playbook: str, settings: RecallSettings, limit: int, *, ledger: str | None = None
+    result: RecallResult, playbook: str, settings: RecallSettings, limit: int, *, ledger: str | None
 ) -> Receipt:
     """The receipt of ``result``, recalled from the playbook blob ``playbook`` and the
-    ledger ``ledger`` (default: the one an :class:`IndexedPlaybook` carries)."""
-    if ledger is None:
-        ledger = getattr(playbook, "ledger", None)
+    ledger ``ledger`` (:func:`ledger_state`; ``None`` for a version-1 receipt)."""
     return Receipt.make(
         task=result.task,
-        playbook=str(playbook),
+        playbook=playbook,
         ledger=ledger,
         algorithm=ALGORITHM,
         settings={
@@ -61,10 +51,9 @@ def make_receipt(
     )
 
 
-def playbook_blob(index: Index) -> IndexedPlaybook:
+def playbook_blob(index: Index) -> str:
     """The git blob ID of the playbook the index holds (remembered when it was read;
-    an index written before receipts existed hashes the file once), with the ledger
-    state the index holds."""
+    an index written before receipts existed hashes the file once)."""
     blob = index.meta("playbook_blob")
     if not blob:
         from scarwarden.index import blob_id
@@ -74,9 +63,7 @@ def playbook_blob(index: Index) -> IndexedPlaybook:
         except FileNotFoundError:
             raw = b"# Playbook\n"  # what the index reads for a missing file
         blob = blob_id(raw)
-    out = IndexedPlaybook(blob)
-    out.ledger = ledger_state(index)
-    return out
+    return blob
 
 
 def ledger_state(index: Index) -> str:
