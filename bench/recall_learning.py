@@ -4,16 +4,16 @@ Two measurements, each in one run:
 
 learning loop (``bench/learning_tasks.yaml``: 30 tasks in three domains unrelated to the
 demo, each with a human's answer and a rewording, labelled before the first run)
-    A memory starts as the bundled demo memory (14 rules about marketing, support and
-    billing). Every task is recalled (it should be ``ASK_HUMAN``), the human's answer is
+    A memory starts as the bundled demo memory (15 rules about marketing, support,
+    billing and images). Every task is recalled (it should be ``ASK_HUMAN``), the human's answer is
     recorded through :func:`scarwarden.answers.asking.record_human_answer`, then
     ``scarwarden distill`` runs once (offline distiller, committed). Each task is then
     recalled again in its own words and reworded. *Known* = the verdict is ``ACT`` or
     ``ACT_AND_FLAG`` and the first rule cites the episode that recorded the answer.
 
 router confusion matrix (``--router``)
-    Memories of 3, 30 and 300 rules: the demo memory's first 3 rules; its 14 rules and
-    16 tau2-banking policy documents; its 14 rules and 286 documents. Tasks: the 66
+    Memories of 3, 30 and 300 rules: the demo memory's first 3 rules; its 15 rules and
+    15 tau2-banking policy documents; its 15 rules and 285 documents. Tasks: the 66
     labelled tasks of ``bench/recall_tasks.yaml`` (the expected rule where the memory
     has it, else none), the 50 airline tasks of tau-airline (none), and this bench's 30
     tasks and rewordings (none: the memory never saw them). Rows: the expected outcome
