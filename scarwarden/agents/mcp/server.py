@@ -2,128 +2,27 @@
 
 Built on the official SDK (``mcp`` 2.x, ``pip install 'scarwarden[mcp]'``): its
 high-level ``MCPServer`` (FastMCP in 1.x) derives each tool's JSON schema from the
-typed, described parameters below. What the tools do lives in
-:mod:`scarwarden.agents.mcp.tools`; this module only wires them up and turns a
-:class:`ScarwardenError` into the SDK's ``ToolError`` (``is_error=True`` with the CLI's
-message), because any other exception reaches the client as a bare "Error executing
-tool". Importing the SDK costs ~0.5 s, so only the ``mcp`` command imports this module.
+typed, described parameters of :mod:`scarwarden.agents.mcp.args`. What the tools do
+lives in :mod:`scarwarden.agents.mcp.tools`; :mod:`scarwarden.agents.mcp.register`
+registers them and turns a :class:`ScarwardenError` into the SDK's ``ToolError``
+(``is_error=True`` with the CLI's message), because any other exception reaches the
+client as a bare "Error executing tool"; this module builds the server and serves it.
+Importing the SDK costs ~0.5 s, so only the ``mcp`` command imports these modules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp.types import ToolAnnotations
-from pydantic import Field, ValidationError
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
 
 from scarwarden import __version__
+from scarwarden.agents.mcp import register
 from scarwarden.agents.mcp.tools import WORKFLOW, MemoryTools
-from scarwarden.errors import ScarwardenError
 from scarwarden.repo import MemoryRepo
-
-T = TypeVar("T")
-
-Task = Annotated[
-    str,
-    Field(
-        description=(
-            "The task in plain words, as you would describe it to a colleague, e.g. "
-            "'Draft a LinkedIn post announcing our beta'."
-        )
-    ),
-]
-Limit = Annotated[
-    int | None,
-    Field(
-        ge=1,
-        le=100,
-        description=("At most this many rules (default: the repository's recall.limit setting)."),
-    ),
-]
-RuleId = Annotated[str, Field(description="A rule ID such as 'PB-01'.")]
-EpisodeId = Annotated[str, Field(description="An episode ID such as 'ep-7k2m9q4x1z'.")]
-Action = Annotated[str | None, Field(description="What you (the agent) did.")]
-Outcome = Annotated[str | None, Field(description="What happened as a result.")]
-Correction = Annotated[
-    str | None, Field(description=("What a human corrected or what should be done instead: the lesson."))
-]
-# List arguments also take one comma-separated string ("linkedin,post"), as the CLI does.
-Tags = Annotated[
-    list[str] | str | None,
-    Field(
-        description=(
-            "Topic tags: lower-case slugs of a-z, 0-9 and '-', e.g. ['linkedin', 'post'] or "
-            "'linkedin,post'. Reuse the tags of the rules recall returned where they fit."
-        )
-    ),
-]
-Refs = Annotated[
-    list[str] | str | None,
-    Field(
-        description=(
-            "IDs of related episodes (ep-...), a list or one comma-separated string, e.g. the "
-            "episodes of a rule that turned out wrong."
-        )
-    ),
-]
-RulesApplied = Annotated[
-    list[str] | str | None,
-    Field(
-        description=(
-            "IDs of the rules (PB-NN) you followed while acting, a list or one comma-separated "
-            "string: the lineage from decision to rule."
-        )
-    ),
-]
-Agent = Annotated[str | None, Field(description="Your name or role, e.g. 'writer'.")]
-ReceiptArg = Annotated[
-    dict[str, Any] | str | None,
-    Field(
-        description=(
-            "The `receipt` object `recall` returned for this task, unchanged (or its ID): "
-            "it proves which rules you were given. Stored as the episode's `recalled:` block."
-        )
-    ),
-]
-RulesAppliedReason = Annotated[
-    str | None,
-    Field(description="Why you applied a rule the receipt does not hold (e.g. a human told you to)."),
-]
-CorrectedBy = Annotated[str | None, Field(description="Who made the correction.")]
-Source = Annotated[
-    Literal["outcome", "correction", "human-answer", "import"] | None,
-    Field(description="What kind of episode this is: an observed outcome or a human correction."),
-]
-
-READ_ONLY = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
-APPEND = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-)
-
-
-def _tool_call(fn: Callable[[], T]) -> T:
-    try:
-        return fn()
-    except ScarwardenError as exc:
-        raise ToolError(_message(exc)) from None
-
-
-def _resource_read(fn: Callable[[], str]) -> str:
-    try:
-        return fn()
-    except ScarwardenError as exc:
-        raise ResourceError(_message(exc)) from None
-
-
-def _message(exc: ScarwardenError) -> str:
-    """The CLI's message without its ``error: `` prefix: the client already shows it
-    as an error (``is_error``), and "Error executing tool ...: error: ..." said it twice."""
-    return exc.render().removeprefix("error: ")
 
 
 class _Server(MCPServer):
@@ -182,12 +81,12 @@ def build_server(
         instructions=WORKFLOW,
     )
     # Registration order is the order clients list the tools in: the loop first.
-    _add_loop_tools(server, tools)
-    _add_audit_tools(server, tools)
-    _add_distill_tool(server, tools)
-    _add_visual_tool(server, tools)
-    _add_resources(server, tools, repo.playbook_rel)
-    _add_prompt(server)
+    register.add_loop_tools(server, tools)
+    register.add_audit_tools(server, tools)
+    register.add_distill_tool(server, tools)
+    register.add_visual_tool(server, tools)
+    register.add_resources(server, tools, repo.playbook_rel)
+    register.add_prompt(server)
     _refuse_unknown_arguments(server)
     return server
 
@@ -211,235 +110,6 @@ def _refuse_unknown_arguments(server: MCPServer) -> None:
         )
         tool.fn_metadata.arg_model = strict
         tool.parameters["additionalProperties"] = False
-
-
-def _add_loop_tools(server: MCPServer, tools: MemoryTools) -> None:
-    """The agent's loop: recall before acting, record what happened, record a human's answer."""
-    # Longer than ~60 lines on purpose: three registrations whose descriptions are the
-    # text an agent reads to decide when to call each tool; they read best side by side.
-
-    @server.tool(
-        annotations=READ_ONLY,
-        description=(
-            "Recall the playbook rules that apply to a task. Call it BEFORE acting on a task. "
-            "Returns the verdict (ACT: strong match, follow the rules; ACT_AND_FLAG: weak "
-            "match, act but state your assumptions; ASK_HUMAN: memory has nothing relevant, "
-            "ask a human), the ranked rules with their text, the episodes each was learnt in "
-            "and why it matched (tags, terms, score), `cite_as` (the exact inline citation of "
-            "each rule) and `instructions` saying what to do next. Deterministic; no model."
-        ),
-    )
-    def recall(task: Task, limit: Limit = None) -> dict[str, Any]:
-        return _tool_call(lambda: tools.recall(task, limit))
-
-    @server.tool(
-        annotations=APPEND,
-        description=(
-            "Record an episode in the append-only ledger: the task you were given and at "
-            "least one of action (what you did), outcome (what happened) and correction "
-            "(what a human corrected: the lesson). It is validated and committed to git like "
-            "`scarwarden episode add`; nothing is written when it is invalid. Call it after "
-            "acting, above all when a human corrected you or the outcome was bad. Returns "
-            "{id, path, commit, episode}."
-        ),
-    )
-    def record_episode(
-        task: Task,
-        action: Action = None,
-        outcome: Outcome = None,
-        correction: Correction = None,
-        tags: Tags = None,
-        refs: Refs = None,
-        rules_applied: RulesApplied = None,
-        agent: Agent = None,
-        corrected_by: CorrectedBy = None,
-        source: Source = None,
-        receipt: ReceiptArg = None,
-        rules_applied_reason: RulesAppliedReason = None,
-    ) -> dict[str, Any]:
-        fields = {
-            "task": task,
-            "action": action,
-            "outcome": outcome,
-            "correction": correction,
-            "tags": tags,
-            "refs": refs,
-            "rules_applied": rules_applied,
-            "agent": agent,
-            "corrected_by": corrected_by,
-            "source": source,
-            "receipt": receipt,
-            "rules_applied_reason": rules_applied_reason,
-        }
-        return _tool_call(lambda: tools.record_episode(fields))
-
-    @server.tool(
-        annotations=APPEND,
-        description=(
-            "After `recall` said ASK_HUMAN and you asked a human, record their answer word "
-            "for word as a new committed episode (source: human-answer), so memory knows "
-            "next time. Returns {id, path, commit, episode}."
-        ),
-    )
-    def ask_human_answer(
-        task: Task,
-        answer: Annotated[str, Field(description="The human's answer, word for word.")],
-    ) -> dict[str, Any]:
-        return _tool_call(lambda: tools.ask_human_answer(task, answer))
-
-
-def _add_audit_tools(server: MCPServer, tools: MemoryTools) -> None:
-    """Reading the evidence: a rule's audit, an episode, checking an answer's citations."""
-
-    @server.tool(
-        annotations=READ_ONLY,
-        description=(
-            "The audit of one rule: its text, tags and citations, every episode it was "
-            "learnt in word for word (`yaml`: the stored file), and its git history (the "
-            "commits that introduced, changed or retired it)."
-        ),
-    )
-    def get_rule(rule_id: RuleId) -> dict[str, Any]:  # named as in scarwarden://rule/{rule_id}
-        return _tool_call(lambda: tools.get_rule(rule_id))
-
-    @server.tool(
-        annotations=READ_ONLY,
-        description=(
-            "One episode word for word (`yaml`: the stored file, and its fields), its path "
-            "in the ledger, and the rules that cite it."
-        ),
-    )
-    def get_episode(episode_id: EpisodeId) -> dict[str, Any]:
-        return _tool_call(lambda: tools.get_episode(episode_id))
-
-    @server.tool(
-        annotations=READ_ONLY,
-        description=(
-            "Check, by code, the inline citations in a text you wrote for a task: every "
-            "`[PB-NN, learnt in ep-...]` must name a rule recalled for that task and only "
-            "episodes that rule lists. Returns ok, the verified citations, the invented ones "
-            "with the reason, and recalled rules the text did not cite. Call it before "
-            "sending an answer that cites memory."
-        ),
-    )
-    def verify_citations(
-        task: Task,
-        text: Annotated[str, Field(description="Your answer, with its inline citations.")],
-    ) -> dict[str, Any]:
-        return _tool_call(lambda: tools.verify_citations(task, text))
-
-
-def _add_visual_tool(server: MCPServer, tools: MemoryTools) -> None:
-    """``audit_image`` (issue 19): an image checked against the learnt visual rules."""
-
-    @server.tool(
-        annotations=READ_ONLY,
-        description=(
-            "Check an image (PNG, JPEG, WebP or GIF) against the rules the team learnt: every "
-            "visual rule and the rules the task recalls. Give the image as `path` (a file inside "
-            "the repository) or `data_base64`. With a vision model configured each rule gets a "
-            "verdict (pass, violates, unclear) with the reason, the visible evidence and its "
-            "citation `[PB-NN, learnt in ep-...]`, checked by code; without one, `judged` is "
-            "false and only the rules that apply are listed: nothing was looked at."
-        ),
-    )
-    def audit_image(
-        task: Task,
-        path: Annotated[str | None, Field(description="An image file inside the repository.")] = None,
-        data_base64: Annotated[
-            str | None, Field(description="The image's bytes, base64 (or a data: URL).")
-        ] = None,
-    ) -> dict[str, Any]:
-        return _tool_call(lambda: tools.audit_image(task, path, data_base64))
-
-
-def _add_distill_tool(server: MCPServer, tools: MemoryTools) -> None:
-    """Proposals from undistilled episodes; a commit only with --allow-distill-commit."""
-
-    @server.tool(
-        annotations=APPEND,
-        description=(
-            "Propose playbook changes from the episodes no rule cites yet: new rules, edits "
-            "and retirements, each citing its episodes. dry_run=true (the default) only "
-            "proposes and writes nothing. dry_run=false commits them as one `distill:` commit "
-            "and works only if the server was started with --allow-distill-commit; otherwise "
-            "it is refused. Uses the configured model, or the offline distiller when no API "
-            "key is set or offline=true."
-        ),
-    )
-    def distill(
-        dry_run: Annotated[
-            bool, Field(description=("true: propose only. false: commit (needs --allow-distill-commit)."))
-        ] = True,
-        offline: Annotated[
-            bool | None,
-            Field(
-                description=(
-                    "true: use the offline distiller (no model); default: the model when a key is configured."
-                )
-            ),
-        ] = None,
-        branch: Annotated[
-            str | None, Field(description=("Commit on a new branch of this name instead of the current one."))
-        ] = None,
-    ) -> dict[str, Any]:
-        return _tool_call(lambda: tools.distill(dry_run=dry_run, offline=offline, branch=branch))
-
-
-def _add_resources(server: MCPServer, tools: MemoryTools, playbook_rel: str) -> None:
-    """The playbook, one rule with its episodes, and one episode, as readable resources."""
-
-    @server.resource(
-        "scarwarden://playbook",
-        name="playbook",
-        title="Playbook",
-        mime_type="text/markdown",
-        description=f"{playbook_rel}: every rule with its tags and citations.",
-    )
-    def playbook_resource() -> str:
-        return _resource_read(tools.playbook_markdown)
-
-    @server.resource(
-        "scarwarden://rule/{rule_id}",
-        name="rule",
-        title="Rule audit",
-        mime_type="text/markdown",
-        description="One rule (e.g. scarwarden://rule/PB-01) and every episode "
-        "it was learnt in, word for word.",
-    )
-    def rule_resource(rule_id: str) -> str:
-        return _resource_read(lambda: tools.rule_markdown(rule_id))
-
-    @server.resource(
-        "scarwarden://episode/{episode_id}",
-        name="episode",
-        title="Episode",
-        mime_type="application/yaml",
-        description="One episode file word for word (e.g. scarwarden://episode/ep-7k2m9q4x1z).",
-    )
-    def episode_resource(episode_id: str) -> str:
-        return _resource_read(lambda: tools.episode_yaml(episode_id))
-
-
-def _add_prompt(server: MCPServer) -> None:
-    """``use_memory``: the workflow, optionally aimed at one task."""
-
-    @server.prompt(
-        name="use_memory",
-        title="Use Scarwarden memory",
-        description=(
-            "How to use this memory on a task: recall first, follow the verdict, cite rules "
-            "as [PB-NN, learnt in ep-...], record what happened."
-        ),
-    )
-    def use_memory(task: str = "") -> str:
-        text = WORKFLOW
-        if task.strip():
-            text += (
-                f"\n\nThe task: {task.strip()}\nStart by calling `recall` with this "
-                "task, then follow its instructions."
-            )
-        return text
 
 
 def serve(
