@@ -3,7 +3,7 @@
 A version-2 receipt names the episodes folder's tree ID (``ledger``); re-deriving it
 (:mod:`scarwarden.recall.pure_ledger`) needs, of that tree, the ledger's statistics
 (how many episodes, how many of their tasks say each stem, every rule application:
-:class:`~scarwarden.recall.pure_ledger.LedgerStats`) and the episodes the playbook
+:class:`~scarwarden.recall.ledger_stats.LedgerStats`) and the episodes the playbook
 cites. Both come from git objects only, never from the index:
 
 * the episodes cited are read by name (``<tree>:YYYY/MM/<id>.yaml``, one
@@ -36,10 +36,11 @@ from typing import Any
 from scarwarden import git
 from scarwarden.errors import GitError, ScarwardenError
 from scarwarden.files.episodes import Episode, parse_episode_bytes
-from scarwarden.recall.pure_ledger import IMPLEMENTS, LedgerStats
+from scarwarden.recall.ledger_stats import LedgerStats
+from scarwarden.recall.pure_ledger import IMPLEMENTS
 
 #: Bump when what a cache entry holds, or how it is derived, changes.
-CACHE_FORMAT = f"ledger-stats-4/v{IMPLEMENTS}"
+CACHE_FORMAT = f"ledger-stats-5/v{IMPLEMENTS}"
 #: Cache entries kept (the newest by modification time).
 CACHE_KEEP = 6
 #: Above this many changed files, deriving from scratch is as cheap as from a diff.
@@ -52,9 +53,11 @@ KEEP_IN_MEMORY = 3
 #: Above this many cited episodes, one listing of the whole tree beats naming each
 #: (and keeps git's command line short).
 MAX_PATHSPECS = 4000
-#: The cited episodes' cache: its file, and how many episodes it keeps at most.
+#: The cited episodes' cache: its file, how many episodes it keeps at most, and for
+#: how many trees it keeps where they are.
 CITED = "cited.json"
 MAX_CITED = 20_000
+MAX_CITED_TREES = 6
 MAX_SAVES = 2
 
 
@@ -84,6 +87,10 @@ class LedgerReader:
         self._stats: dict[str, LedgerStats] = {}  # oldest first
         self._saves = 0
         self._cited: dict[str, list[Any]] | None = None
+        #: tree -> cited episode ID -> [its path, its blob] in that tree, or None (not in it).
+        self._where: dict[str, dict[str, list[str] | None]] = {}
+        #: tree -> (the tree its statistics were derived from, the files that differ).
+        self._bases: dict[str, tuple[str, set[str]]] = {}
         #: What reading cost, for the bench and ``--json`` stats.
         self.read_files = 0
         self.derived: dict[str, str] = {}
@@ -141,6 +148,7 @@ class LedgerReader:
         if len(changes) > MAX_DIFF:
             return None
         self.derived[tree] = f"diff from {base[:12]}"
+        self._bases[tree] = (base, {c.path for c in changes})
         old = [(c.path, f"{base}:{c.path}") for c in changes if c.status != "A"]
         new = [(c.path, f"{tree}:{c.path}") for c in changes if c.status != "D"]
         for ep in self._parse(old, iter(git.cat_file_batch(self.root, [s for _p, s in old], env=self.env))):
@@ -163,38 +171,68 @@ class LedgerReader:
     # -- the episodes a playbook cites --------------------------------------------
 
     def episodes(self, tree: str, ids: Iterable[str]) -> dict[str, Episode]:
-        """The valid episodes with these IDs in ``tree``, read by name (each one's month
-        folder is known from the tree's statistics)."""
-        months = self.stats(tree).months
-        paths = sorted(f"{months[i]}/{i}.yaml" for i in set(ids) if i in months)
-        if not paths:
-            return {}
-        # One ls-tree with the paths reads each month's tree once; naming the files to
-        # cat-file as <tree>:<path> re-reads a month's tree (~3k entries at 100k
-        # episodes) for every file, ~4x slower measured.
-        listing = (
-            git.ls_tree(self.root, tree, *paths)
-            if len(paths) <= MAX_PATHSPECS
-            else git.ls_tree(self.root, tree)
-        )
-        blobs = {e.path: e.blob for e in listing if counts(e.path, e.mode)}
+        """The valid episodes with these IDs in ``tree``. Where each one is (its path and
+        blob) is kept per tree; what a blob holds is kept by blob ID: the usual commit
+        reads neither from git again."""
+        want = sorted(set(ids))
+        where = self._where_in(tree)
+        if missing := [i for i in want if i not in where]:
+            where.update(self._locate(tree, missing))
         known = self._load_cited()
         found: dict[str, Episode] = {}
-        for path, blob in blobs.items():
+        items: list[tuple[str, str]] = []
+        for episode_id in want:
+            if (place := where[episode_id]) is None:
+                continue
+            path, blob = place
             row = known.get(blob)
             # A blob's content fixes its ID and date, hence the one path it is valid at.
             if row is not None and path == f"{row[1][0:4]}/{row[1][5:7]}/{row[0]}.yaml":
-                found.setdefault(row[0], Episode(_cited_doc(row)))
-        items = [(path, blobs[path]) for path in paths if path in blobs and blobs[path] not in known]
+                found[episode_id] = Episode(_cited_doc(row))
+            else:
+                items.append((path, blob))
         contents = iter(git.cat_file_batch(self.root, [b for _p, b in items], env=self.env))
         fresh = {blob: ep for (_p, blob), ep in zip(items, self._parse_each(items, contents), strict=True)}
         for blob, ep in fresh.items():
             if ep is not None:
                 found.setdefault(ep.id, ep)
                 known[blob] = [ep.id, ep.at, ep.task, ep.get("correction")]
-        if any(ep is not None for ep in fresh.values()):
+        if missing or any(ep is not None for ep in fresh.values()):
             self._save_cited(known)
         return found
+
+    def _where_in(self, tree: str) -> dict[str, list[str] | None]:
+        """Where the cited episodes known so far are in ``tree``: cached, or carried over
+        from the tree its statistics were derived from. The diff between the two names
+        every file that differs, so an episode whose file (any file of its name) is not
+        in it has the same path and blob; the others are looked up again."""
+        self._load_cited()
+        if tree not in self._where:
+            self.stats(tree)  # a tree derived by a diff says from which, and what differs
+        if tree not in self._where and tree in self._bases:
+            base, changed = self._bases[tree]
+            if base in self._where:
+                touched = {p.rsplit("/", 1)[-1].removesuffix(".yaml") for p in changed}
+                self._where[tree] = {i: p for i, p in self._where[base].items() if i not in touched}
+        where = self._where.pop(tree, {})
+        self._where[tree] = where  # the most recently used last
+        return where
+
+    def _locate(self, tree: str, ids: list[str]) -> dict[str, list[str] | None]:
+        """Path and blob of each of ``ids`` in ``tree`` (month folders from the tree's
+        statistics, blobs from git), ``None`` for those it does not hold."""
+        months = self.stats(tree).months
+        paths = {i: f"{months[i]}/{i}.yaml" for i in ids if i in months}
+        # One ls-tree with the paths reads each month's tree once; naming the files to
+        # cat-file as <tree>:<path> re-reads a month's tree (~3k entries at 100k
+        # episodes) for every file, ~4x slower measured.
+        listing = (
+            (git.ls_tree(self.root, tree, *sorted(paths.values())) if paths else [])
+            if len(paths) <= MAX_PATHSPECS
+            else git.ls_tree(self.root, tree)
+        )
+        blobs = {e.path: e.blob for e in listing if counts(e.path, e.mode)}
+        return {i: [paths[i], blobs[paths[i]]] if paths.get(i) in blobs else None for i in ids}
 
     def _parse_each(
         self, items: list[tuple[str, str]], contents: Iterator[bytes | None]
@@ -218,8 +256,11 @@ class LedgerReader:
                 try:
                     head, _, body = (self.cache_dir / CITED).read_bytes().partition(b"\n")
                     if json.loads(head) == self._header(CITED, body):
-                        self._cited = dict(json.loads(body))
-                except (OSError, ValueError, TypeError):
+                        data = json.loads(body)
+                        where = {str(t): dict(places) for t, places in data["trees"].items()}
+                        self._cited = dict(data["blobs"])
+                        self._where = {**where, **self._where}
+                except (OSError, ValueError, TypeError, KeyError, AttributeError):
                     pass  # missing or damaged: read from git again
         return self._cited
 
@@ -228,7 +269,8 @@ class LedgerReader:
             return
         if len(known) > MAX_CITED:
             known = dict(list(known.items())[-MAX_CITED:])
-        body = json.dumps(known, separators=(",", ":")).encode("utf-8")
+        trees = dict(list(self._where.items())[-MAX_CITED_TREES:])
+        body = json.dumps({"blobs": known, "trees": trees}, separators=(",", ":")).encode("utf-8")
         head = json.dumps(self._header(CITED, body), sort_keys=True).encode("utf-8")
         try:
             self.cache_dir.mkdir(parents=True, exist_ok=True)
@@ -249,7 +291,7 @@ class LedgerReader:
             head, _, body = path.read_bytes().partition(b"\n")
             if json.loads(head) != self._header(tree, body):
                 return None
-            return LedgerStats.from_json(json.loads(body))
+            return LedgerStats.from_bytes(body)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None  # missing, unreadable or damaged: derived again
 
@@ -262,7 +304,7 @@ class LedgerReader:
         path = self._path(tree)
         if path is None:
             return
-        body = json.dumps(stats.to_json(), separators=(",", ":")).encode("utf-8")
+        body = stats.to_bytes()
         head = json.dumps(self._header(tree, body), sort_keys=True).encode("utf-8")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

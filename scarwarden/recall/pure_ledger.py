@@ -28,14 +28,14 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from scarwarden import text
 from scarwarden.config import RecallSettings
 from scarwarden.files.episodes import Episode
-from scarwarden.files.lineage_counts import Application, application, count, may_struggle
+from scarwarden.files.lineage_counts import count, may_struggle
 from scarwarden.files.rule_dates import RuleChange
 from scarwarden.recall import router
+from scarwarden.recall.ledger_stats import LedgerStats
 from scarwarden.recall.pure import Postings
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
 from scarwarden.recall.score import (
@@ -57,85 +57,6 @@ _SLACK = 10
 #: The episode fields whose words count under the rules that cite the episode
 #: (:data:`scarwarden.index.ledger_words.FIELDS`).
 FIELDS = ("task", "correction")
-
-
-@dataclass
-class LedgerStats:
-    """What recall needs of a whole ledger: how many episodes, how many of their tasks
-    say each stem, and every rule application (for lineage). Built from the valid
-    episode files of one tree, as the index counts them."""
-
-    task_count: int = 0
-    task_df: Counter[str] = field(default_factory=Counter)
-    #: rule ID -> episode ID -> its applications as rows (:meth:`Application.to_json`;
-    #: an episode naming a rule twice counts twice), decoded only for the rules a
-    #: struggling check asks about.
-    applied: dict[str, dict[str, list[list[Any]]]] = field(default_factory=dict)
-    #: episode ID -> its month folder (``YYYY/MM``): where to read a cited episode.
-    months: dict[str, str] = field(default_factory=dict)
-
-    def add(self, ep: Episode, sign: int = 1) -> None:
-        """Count ``ep`` in (``sign`` 1) or out (-1)."""
-        self.task_count += sign
-        if sign > 0:
-            self.months[ep.id] = f"{ep.at[0:4]}/{ep.at[5:7]}"
-        else:
-            self.months.pop(ep.id, None)
-        for stem in set(text.stems(ep.task)):
-            self.task_df[stem] += sign
-            if self.task_df[stem] <= 0:
-                del self.task_df[stem]
-        for rule_id in ep.get("rules_applied") or []:
-            if not isinstance(rule_id, str):
-                continue
-            by_episode = self.applied.setdefault(rule_id, {})
-            if sign > 0:
-                by_episode.setdefault(ep.id, []).append(application(ep, rule_id).to_json())
-            else:
-                by_episode.pop(ep.id, None)
-                if not by_episode:
-                    del self.applied[rule_id]
-
-    def copy(self) -> LedgerStats:
-        """An independent copy (a base another tree's statistics are derived from)."""
-        return LedgerStats(
-            task_count=self.task_count,
-            task_df=Counter(self.task_df),
-            applied={
-                rule: {ep: list(rows) for ep, rows in eps.items()} for rule, eps in self.applied.items()
-            },
-            months=dict(self.months),
-        )
-
-    @property
-    def shared(self) -> bool:
-        """Whether two past tasks or more say some word (meta ``task_terms_shared``)."""
-        return any(d > 1 for d in self.task_df.values())
-
-    def applications(self, rule_id: str) -> list[Application]:
-        """The rule's applications, oldest first (by ``at``, then episode ID)."""
-        rows = [row for group in self.applied.get(rule_id, {}).values() for row in group]
-        return sorted((Application.from_json(row) for row in rows), key=lambda a: (a.at, a.id))
-
-    def to_json(self) -> dict[str, Any]:
-        by_month: dict[str, list[str]] = {}
-        for ep, month in sorted(self.months.items()):
-            by_month.setdefault(month, []).append(ep)
-        return {
-            "months": dict(sorted(by_month.items())),
-            "task_count": self.task_count,
-            "task_df": dict(sorted(self.task_df.items())),
-            "applied": {rule: dict(sorted(eps.items())) for rule, eps in sorted(self.applied.items())},
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LedgerStats:
-        return cls(
-            task_count=int(data["task_count"]),
-            task_df=Counter({str(k): int(v) for k, v in data["task_df"].items()}),
-            applied=dict(data["applied"]),
-            months={str(ep): str(month) for month, eps in data["months"].items() for ep in eps},
-        )
 
 
 @dataclass
