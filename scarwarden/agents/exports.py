@@ -27,7 +27,8 @@ from scarwarden import git
 from scarwarden.answers.citations import format_citation
 from scarwarden.errors import Problem, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import playbook as pb
-from scarwarden.files.atomic import atomic_write
+from scarwarden.files import write_journal
+from scarwarden.files.atomic import atomic_write, write_lock
 from scarwarden.repo import MemoryRepo
 
 BEGIN = "<!-- scarwarden:begin -->"
@@ -322,19 +323,11 @@ def write_exports(files: list[ExportFile]) -> list[ExportFile]:
 
 
 def commit_exports(repo: MemoryRepo, files: list[ExportFile]) -> str | None:
-    """Commit exactly ``files`` (opt-in: ``export --commit``); None when nothing changed."""
-    rels = [f.rel for f in files if not Path(f.rel).is_absolute()]
-    if not rels:
-        return None
-    git.add(repo.root, rels)
-    if git.nothing_staged(repo.root, *rels):
-        return None
-    message = (
-        "export: update agent instruction files from the playbook\n\n"
-        + "\n".join(f"Scarwarden-Export: {f.format} {f.rel}" for f in files)
-        + "\n"
-    )
-    return git.commit(repo.root, message, only=rels)
+    """Write and commit exactly ``files`` (opt-in: ``export --commit``); None when none
+    differs from HEAD. Journalled, through a temporary index (see :mod:`.export_commit`)."""
+    from scarwarden.agents import export_commit
+
+    return export_commit.write_and_commit(repo, files)
 
 
 @dataclass(frozen=True)
@@ -366,12 +359,16 @@ def export(
         raise UsageError(
             "name a format to export", hint="scarwarden export agents-md (or claude-md, cursor, copilot, all)"
         )
-    files = plan(repo, formats, output=output, import_agents=import_agents)
     if commit and output is not None:
         raise UsageError("--commit cannot be combined with --output", hint="commit the file yourself")
-    changed = write_exports(files)
-    sha = commit_exports(repo, changed) if commit and changed else None
-    return ExportResult(files, changed, sha)
+    if not commit:
+        files = plan(repo, formats, output=output, import_agents=import_agents)
+        return ExportResult(files, write_exports(files), None)
+    with write_lock(repo):
+        write_journal.recover(repo)  # a killed write's files back first: they are what we read
+        files = plan(repo, formats, output=output, import_agents=import_agents)
+        changed = [f for f in files if f.status != "current"]
+        return ExportResult(files, changed, commit_exports(repo, changed) if changed else None)
 
 
 def check_exports(

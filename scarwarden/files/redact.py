@@ -4,8 +4,10 @@ One commit holds the redaction stub (:mod:`scarwarden.files.redaction`) and a ne
 episode recording the act (who, why, which fields, what it refs); the gate accepts an
 edited episode only in exactly this form. The committed bytes of the episode are what
 the stub's hash covers, so the episode must be committed and unchanged in the working
-folder. On any failure (the check refuses, a hook rejects the commit) the files and
-git's index are put back as they were.
+folder. The commit goes through a temporary index with a write journal, as every
+write's does (:mod:`scarwarden.files.write_journal`): on any failure (the check
+refuses, a hook rejects the commit, a kill) the files are put back as they were, and
+git's real index is only touched once HEAD has moved.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from dataclasses import dataclass
 
 from scarwarden import git
 from scarwarden.errors import Problem, UsageError, ValidationError
+from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write, write_lock
 from scarwarden.files.episode_fields import EPISODE_ID_RE
 from scarwarden.files.episodes import Episode, parse_episode_bytes, render_episode
 from scarwarden.files.redaction import KEPT, build_stub, sha256_hex
+from scarwarden.files.write_journal import Planned
 from scarwarden.repo import MemoryRepo
 from scarwarden.times import utc_now
 
@@ -67,6 +71,7 @@ def redact(
     if not EPISODE_ID_RE.match(episode_id):
         raise UsageError(f"{episode_id!r} is not an episode ID", hint="IDs look like ep-7k2m9q4x1z")
     with write_lock(repo):
+        write_journal.recover(repo)  # a killed write's files first (they are not ours to judge)
         path, old_raw = _committed_episode(repo, episode_id)
         old = parse_episode_bytes(old_raw, path, episodes_dir=repo.episodes_rel)
         chosen = _fields(old, fields)
@@ -86,7 +91,7 @@ def redact(
         parse_episode_bytes(stub_raw, path, episodes_dir=repo.episodes_rel)  # our own output: must parse
         _refuse_leftover_secrets(repo, stub, path)
         sha = _write_and_commit(
-            repo, path, old_raw, stub_raw, record, _message(episode_id, record, reason, chosen), check
+            repo, path, stub_raw, record, _message(episode_id, record, reason, chosen), check
         )
     return Redaction(episode_id, path, chosen, digest, record, sha)
 
@@ -173,28 +178,25 @@ def _message(episode_id: str, record: Episode, reason: str, fields: Sequence[str
 def _write_and_commit(
     repo: MemoryRepo,
     path: str,
-    old_raw: bytes,
     stub_raw: bytes,
     record: Episode,
     message: str,
     check: Check | None,
 ) -> str:
-    record_rel = record.relpath(repo.episodes_rel)
-    paths = [path, record_rel]
+    planned = [Planned(path, stub_raw), Planned(record.relpath(repo.episodes_rel), record.render().encode())]
+    # Journalled, then committed through a temporary index (issue 15): ``check`` and the
+    # commit hooks judge the exact tree committed before HEAD moves, git's real index is
+    # never locked while a kill could leave the lock, and whatever the user staged stays
+    # staged. A killed run is finished or undone by the next writer.
+    journal = write_journal.begin(repo, planned)
     try:
-        atomic_write(repo.root / path, stub_raw)
-        atomic_write(repo.root / record_rel, record.render().encode("utf-8"))
-        git.add(repo.root, paths)
-        if check is not None:
-            with git.temporary_index(repo.root, git.head(repo.root) or git.EMPTY_TREE) as env:
-                git.add(repo.root, paths, env=env)
-                check(env)
-        return git.commit(repo.root, message, only=paths)
+        for item in planned:
+            atomic_write(repo.root / item.path, item.data)
+        return write_journal.commit(repo, journal, message, [item.path for item in planned], check=check)
     except BaseException:
-        atomic_write(repo.root / path, old_raw)
-        git.add(repo.root, [path])  # back to HEAD's blob (it was unchanged)
-        git.unstage(repo.root, [record_rel])
-        (repo.root / record_rel).unlink(missing_ok=True)
+        # The stub goes back to the committed bytes (the episode was unchanged), the
+        # record goes, unless the commit landed (an interrupt while HEAD was moving).
+        write_journal.recover(repo)
         raise
 
 

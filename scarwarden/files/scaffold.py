@@ -1,4 +1,9 @@
-"""``scarwarden init``: turn a git repository into a memory repository."""
+"""``scarwarden init``: turn a git repository into a memory repository.
+
+The layout is committed as every write is (issue 15): journalled, through a temporary
+index and a compare-and-swap of HEAD (:mod:`scarwarden.files.write_journal`).
+``--no-commit`` stages it with ``git add``, in git's real index, as asked.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,10 @@ from pathlib import Path
 
 from scarwarden import git
 from scarwarden.errors import UsageError
-from scarwarden.files.atomic import atomic_write
+from scarwarden.files import write_journal
+from scarwarden.files.atomic import atomic_write, write_lock
 from scarwarden.files.playbook import TITLE
+from scarwarden.files.write_journal import Planned
 from scarwarden.repo import MemoryRepo
 
 EMPTY_PLAYBOOK = (
@@ -38,6 +45,19 @@ def demo_memory_dir() -> Path:
 
 def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitResult:
     """Create the layout (and with ``demo`` the demo ledger), then commit it."""
+    # A killed init's files are undone (or its landed commit finished) first: left
+    # there, they would look like a memory and refuse this run (issue 15).
+    write_journal.recover_interrupted(repo)
+    _refuse_existing(repo)
+    planned = _plan(repo, demo)
+    if not commit:
+        return InitResult(None, _stage(repo, planned), demo)
+    kind = "demo memory" if demo else "memory"
+    sha = _commit(repo, planned, f"scarwarden: initialise {kind}\n")
+    return InitResult(sha, [item.path for item in planned], demo)
+
+
+def _refuse_existing(repo: MemoryRepo) -> None:
     if repo.playbook_path.exists() or repo.episodes_dir.exists():
         raise UsageError(
             f"{repo.memory_rel}/ already holds a Scarwarden memory in {repo.root}",
@@ -48,67 +68,85 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
             f"{repo.memory_rel} in {repo.root} is a file, not a folder",
             hint="move it away, or choose another folder with memory_dir in scarwarden.yaml",
         )
+
+
+def _plan(repo: MemoryRepo, demo: bool) -> list[Planned]:
+    """Every file init writes, with its bytes, in the order reported."""
+    planned: list[Planned] = []
+    if demo:
+        source = demo_memory_dir()
+        # The episodes, and the images two of them attach (issue 19).
+        shipped = [*(source / "episodes").rglob("*.yaml"), *(source / "media").glob("*.*")]
+        for path in sorted(shipped):
+            rel = path.relative_to(source).as_posix()
+            planned.append(Planned(f"{repo.memory_rel}/{rel}", path.read_bytes()))
+        planned.append(Planned(repo.playbook_rel, (source / "playbook.md").read_bytes()))
+    else:
+        planned.append(Planned(f"{repo.episodes_rel}/.gitkeep", b""))
+        planned.append(Planned(repo.playbook_rel, EMPTY_PLAYBOOK.encode()))
+    for name, line in ((".gitignore", IGNORE_LINE), (".gitattributes", ATTRIBUTES_LINE)):
+        path = repo.root / name
+        extended = _with_line(
+            path.read_bytes() if path.exists() else None, line.format(memory=repo.memory_rel)
+        )
+        if extended is not None:
+            planned.append(Planned(name, extended))
+    return planned
+
+
+def _commit(repo: MemoryRepo, planned: list[Planned], message: str) -> str:
+    """Journalled and committed through a temporary index, as every write is (issue 15):
+    the user's staged changes stay staged and out of the commit, the hooks judge the
+    tree before HEAD moves, and a refused or killed init leaves the repository as it was
+    (a ``.gitignore`` of the user's included). With no commit yet, the compare-and-swap
+    is "the branch must not exist yet" (``update-ref HEAD <new> ""``)."""
+    memory_existed = repo.memory_dir.exists()
+    with write_lock(repo):
+        journal = write_journal.begin(repo, planned)
+        try:
+            for item in planned:
+                atomic_write(repo.root / item.path, item.data)
+            return write_journal.commit(repo, journal, message, [item.path for item in planned])
+        except BaseException:
+            if write_journal.recover(repo) != "rolled forward":
+                if not memory_existed:
+                    shutil.rmtree(repo.memory_dir, ignore_errors=True)  # only ours was in it
+                else:
+                    _remove_if_empty(repo.memory_dir / "media")
+            raise
+
+
+def _stage(repo: MemoryRepo, planned: list[Planned]) -> list[str]:
+    """``--no-commit``: write and stage the layout (``git add``, git's real index)."""
     written: list[str] = []
     memory_existed = repo.memory_dir.exists()
     media_existed = (repo.memory_dir / "media").exists()
-    gitignore = repo.root / ".gitignore"
-    ignore_before = gitignore.read_bytes() if gitignore.exists() else None
-    ignore_staged = git.ls_files_stage(repo.root, ".gitignore")
-    attributes = repo.root / ".gitattributes"
-    attributes_before = attributes.read_bytes() if attributes.exists() else None
-    attributes_staged = git.ls_files_stage(repo.root, ".gitattributes")
-    repo.episodes_dir.mkdir(parents=True, exist_ok=True)
+    befores = {}
+    for name in (".gitignore", ".gitattributes"):
+        path = repo.root / name
+        befores[name] = (path.read_bytes() if path.exists() else None, git.ls_files_stage(repo.root, name))
     try:
-        if demo:
-            source = demo_memory_dir()
-            # The episodes, and the images two of them attach (issue 19).
-            shipped = [*(source / "episodes").rglob("*.yaml"), *(source / "media").glob("*.*")]
-            for path in sorted(shipped):
-                rel = path.relative_to(source)
-                target = repo.memory_dir / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, target)
-                written.append(f"{repo.memory_rel}/{rel.as_posix()}")
-            atomic_write(repo.playbook_path, (source / "playbook.md").read_bytes())
-        else:
-            keep = repo.episodes_dir / ".gitkeep"
-            keep.write_bytes(b"")
-            written.append(f"{repo.episodes_rel}/.gitkeep")
-            atomic_write(repo.playbook_path, EMPTY_PLAYBOOK.encode())
-        written.append(repo.playbook_rel)
-        # Bytes throughout: a .gitignore that is not UTF-8 must come back unchanged.
-        existing = ignore_before or b""
-        line = IGNORE_LINE.encode()
-        if line not in (raw.rstrip(b"\r") for raw in existing.splitlines()):
-            sep = b"" if not existing or existing.endswith(b"\n") else b"\n"
-            gitignore.write_bytes(existing + sep + line + b"\n")
-            written.append(".gitignore")
-        if _append_line(attributes, attributes_before, ATTRIBUTES_LINE.format(memory=repo.memory_rel)):
-            written.append(".gitattributes")
-        sha = None
+        for item in planned:
+            written.append(item.path)
+            atomic_write(repo.root / item.path, item.data)
         git.add(repo.root, written)
-        if commit:
-            kind = "demo memory" if demo else "memory"
-            sha = git.commit(repo.root, f"scarwarden: initialise {kind}\n", only=written)
     except BaseException:
         # Leave the repository as we found it: our files gone, the user's untouched.
-        git.unstage(repo.root, [p for p in written if p not in (".gitignore", ".gitattributes")])
+        git.unstage(repo.root, [p for p in written if p not in befores])
+        for rel in written:
+            if rel not in befores:
+                (repo.root / rel).unlink(missing_ok=True)
         if memory_existed:
             shutil.rmtree(repo.episodes_dir, ignore_errors=True)
-            repo.playbook_path.unlink(missing_ok=True)
-            for written_rel in written:  # the demo's images; a media folder it made goes too
-                if written_rel.startswith(f"{repo.memory_rel}/media/"):
-                    (repo.root / written_rel).unlink(missing_ok=True)
             if not media_existed:
                 _remove_if_empty(repo.memory_dir / "media")
         else:
             shutil.rmtree(repo.memory_dir, ignore_errors=True)
-        if ".gitignore" in written:
-            _restore_gitignore(repo, ignore_before, ignore_staged)
-        if ".gitattributes" in written:
-            _restore_gitignore(repo, attributes_before, attributes_staged, ".gitattributes")
+        for name, (before, staged) in befores.items():
+            if name in written:
+                _restore_gitignore(repo, before, staged, name)
         raise
-    return InitResult(sha, written, demo)
+    return written
 
 
 def _remove_if_empty(folder: Path) -> None:
@@ -118,15 +156,15 @@ def _remove_if_empty(folder: Path) -> None:
         pass  # missing, or it holds files that are not ours
 
 
-def _append_line(path: Path, before: bytes | None, text: str) -> bool:
-    """Add ``text`` as a line of ``path`` unless it is there (bytes: any encoding survives)."""
+def _with_line(before: bytes | None, text: str) -> bytes | None:
+    """``before`` with ``text`` as a line at the end, or None when the line is there
+    already (bytes throughout: a file that is not UTF-8 or has CRLF keeps its bytes)."""
     existing = before or b""
     line = text.encode()
     if line in (raw.rstrip(b"\r") for raw in existing.splitlines()):
-        return False
+        return None
     sep = b"" if not existing or existing.endswith(b"\n") else b"\n"
-    path.write_bytes(existing + sep + line + b"\n")
-    return True
+    return existing + sep + line + b"\n"
 
 
 def _restore_gitignore(

@@ -38,7 +38,8 @@ from scarwarden.repo import MemoryRepo
 JOURNAL = "write-journal.json"
 
 #: The journal as read from JSON: ``pid``, ``files`` (``path``, ``sha256``, ``before``:
-#: [mode, blob] or absent), then ``commit`` and ``entries`` ([mode, blob, path]).
+#: [mode, blob] or absent, ``was``: the blob of bytes the index did not hold, or absent),
+#: then ``commit`` and ``entries`` ([mode, blob, path]).
 Journal = dict[str, Any]
 
 
@@ -71,16 +72,27 @@ def begin(repo: MemoryRepo, planned: Sequence[Planned], *, new: bool = False) ->
     caller knows git's index has none of them (new episodes), so none is looked up."""
     paths = [p.path for p in planned]
     befores = {e.path: e for e in git.ls_files_stage(repo.root, *paths)} if paths and not new else {}
+    was = {} if new else _worktree_blobs(repo, paths)
     files = []
     for item in planned:
         before = befores.get(item.path)
         entry: dict[str, Any] = {"path": item.path, "sha256": _sha256(item.data)}
         if before is not None:
             entry["before"] = [before.mode, before.blob]
+        if item.path in was and (before is None or was[item.path] != before.blob):
+            entry["was"] = was[item.path]
         files.append(entry)
     record: Journal = {"pid": os.getpid(), "files": files}
     _save(repo, record)
     return record
+
+
+def _worktree_blobs(repo: MemoryRepo, paths: Sequence[str]) -> dict[str, str]:
+    """The files about to be overwritten whose bytes git's index does not hold (an
+    untracked ``.gitignore``, unstaged edits to ``AGENTS.md``), stored as blobs, so a
+    roll-back puts back those bytes, not the index's."""
+    present = [p for p in paths if (repo.root / p).is_file()]
+    return dict(zip(present, git.store_files(repo.root, present), strict=True))
 
 
 def add_files(repo: MemoryRepo, record: Journal, planned: Sequence[Planned]) -> None:
@@ -160,16 +172,17 @@ def _roll_forward(repo: MemoryRepo, record: Journal) -> None:
 
 
 def _roll_back(repo: MemoryRepo, record: Journal) -> None:
-    """The commit never landed: put back each file still holding what the run wrote."""
+    """The commit never landed: put back each file still holding what the run wrote
+    (its bytes before the run: ``was``, else the index's blob; removed if it was new)."""
     for item in record.get("files", []):
         target = repo.root / item["path"]
-        before = item.get("before")
+        before = item.get("was") or (item.get("before") or [None, None])[1]
         try:
             ours = _sha256(target.read_bytes()) == item["sha256"]
         except OSError:
             ours = False  # never written, or gone
         if ours and before:
-            (content,) = git.cat_file_batch(repo.root, [before[1]])
+            (content,) = git.cat_file_batch(repo.root, [before])
             if content is not None:
                 atomic_write(target, content)
         elif ours:

@@ -124,6 +124,14 @@ def stage_bytes(root: Path | str, path: str, data: bytes, *, env: Mapping[str, s
     return blob
 
 
+def store_files(root: Path | str, paths: Sequence[str]) -> list[str]:
+    """Store the bytes of ``paths`` as they are on disk (no filters) as blobs
+    (``hash-object -w``: no index, no lock); their IDs, in order."""
+    if not paths:
+        return []
+    return run(root, "hash-object", "-w", "--no-filters", "--", *paths).decode().split()
+
+
 def write_tree(root: Path | str, env: Mapping[str, str] | None = None) -> str:
     """A tree object of the index (the one ``env`` selects); returns its ID."""
     return run(root, "write-tree", env=env).decode().strip()
