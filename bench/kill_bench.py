@@ -49,6 +49,8 @@ class World:
     other: Path
     env: dict[str, str]
     episodes: list[str] = field(default_factory=list)
+    #: The episode the current ``redact`` trial takes back.
+    target: str = ""
 
     def sw(self, *args: str, where: Path | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -127,6 +129,10 @@ class Command:
     prepare: Callable[[World, int], None]
     #: The argv after ``scarwarden`` (trial number given).
     argv: Callable[[World, int], list[str]]
+    #: The repository a trial runs in (default: the shared one; ``init``: a new one).
+    where: Callable[[World, int], World] | None = None
+    #: Whether the next run's result is right (default: it exited 0).
+    accept: Callable[[World, subprocess.CompletedProcess[str]], bool] | None = None
 
 
 def _nothing(world: World, i: int) -> None:
@@ -141,6 +147,47 @@ def _remote_moves(world: World, i: int) -> None:
     world.episodes.append(add_episode(world, f"local {i}"))
     add_episode(world, f"remote {i}", where=world.other)
     must(world.sw("sync", where=world.other))
+
+
+def _new_target(world: World, i: int) -> None:
+    world.target = add_episode(world, f"leak {i}")
+    world.episodes.append(world.target)
+
+
+def _playbook_moves(world: World, i: int) -> None:
+    must(world.sw(*_rule_add(world, 500 + i)))
+
+
+def _rule_add(world: World, i: int) -> list[str]:
+    text = f"Rule {i}: confirm the owner {i} times before acting."
+    cites = random.choice(world.episodes)  # noqa: S311 - test data
+    return ["rule", "add", "--text", text, "--tag", "kill", "--cites", cites]
+
+
+def _fresh_repository(world: World, i: int) -> World:
+    """A new repository for each ``init`` trial: with no commit yet on odd trials
+    (nothing for HEAD's compare-and-swap but "the branch must not exist") and an
+    untracked ``.gitignore`` of the user's, with one commit on even trials."""
+    path = world.base / f"init-{i}"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True, env=world.env)
+    fresh = World(world.base, path, world.other, world.env)
+    if i % 2 == 0:
+        (path / "README.md").write_text(f"project {i}\n")
+        fresh.git("add", "README.md")
+        fresh.git("commit", "-q", "-m", "start")
+    else:
+        (path / ".gitignore").write_text("*.log\n")  # untracked: init appends to it, commits it
+    return fresh
+
+
+def _init_again_ok(world: World, proc: subprocess.CompletedProcess[str]) -> bool:
+    """The next ``init`` works, or says there is a memory when the killed one landed."""
+    if proc.returncode == 0:
+        return True
+    landed = subprocess.run(
+        ["git", "cat-file", "-e", "HEAD:memory/playbook.md"], cwd=world.repo, env=world.env
+    )
+    return landed.returncode == 0 and "already holds a Scarwarden memory" in proc.stderr
 
 
 COMMANDS = [
@@ -181,6 +228,15 @@ COMMANDS = [
         lambda w, i: ["ask", f"Plan the zebra offsite number {i}", "--answer", f"Book room {i}", "--force"],
     ),
     Command("index --rebuild", _nothing, lambda w, i: ["index", "--rebuild"]),
+    Command("redact", _new_target, lambda w, i: ["redact", w.target, "--reason", "leaked in a kill trial"]),
+    Command("export --commit", _playbook_moves, lambda w, i: ["export", "agents-md", "--commit"]),
+    Command(
+        "init",
+        _nothing,
+        lambda w, i: ["init", "--demo", "--hooks"],
+        where=_fresh_repository,
+        accept=_init_again_ok,
+    ),
 ]
 
 
@@ -243,31 +299,45 @@ def run_trials(
     rng = random.Random(seed)
     out = Outcome()
     if duration is None:
-        command.prepare(world, 0)
-        out.duration = timed_run(world, command.argv(world, 0))  # the calibration run
+        here = command.where(world, 0) if command.where else world
+        command.prepare(here, 0)
+        out.duration = timed_run(here, command.argv(here, 0))  # the calibration run
     else:
         out.duration = duration
     for i in range(1, trials + 1):
-        command.prepare(world, i)
-        head = world.git("rev-parse", "HEAD").strip()
-        code = kill_at(world, command.argv(world, i), rng.uniform(0.0, out.duration))
-        journal = (world.repo / ".scarwarden" / "write-journal.json").exists()
-        moved = world.git("rev-parse", "HEAD").strip() != head
-        out.where[
-            "finished" if code == 0 else "mid-write" if journal else "after commit" if moved else "before"
-        ] += 1
-        out.trials += 1
-        again = world.sw(*command.argv(world, 1000 + i))
-        problems = (
-            [] if again.returncode == 0 else [f"next run exited {again.returncode}: {again.stderr.strip()}"]
-        )
-        problems += leftovers(world)
+        here = command.where(world, i) if command.where else world
+        problems = _trial(here, command, i, rng.uniform(0.0, out.duration), out)
         if check_every and (i % check_every == 0 or i == trials):
-            problems += rebuild_and_check(world)
+            problems += rebuild_and_check(here)
         if problems:
             out.failures.append(f"trial {i}: " + "; ".join(problems))
-            _tidy(world)
+            _tidy(here)
     return out
+
+
+def _trial(world: World, command: Command, i: int, delay: float, out: Outcome) -> list[str]:
+    """One kill, then the next run: what is wrong afterwards (nothing when it passed)."""
+    command.prepare(world, i)
+    head = world.git("rev-parse", "--verify", "-q", "HEAD") if _born(world) else ""
+    code = kill_at(world, command.argv(world, i), delay)
+    journal = (world.repo / ".scarwarden" / "write-journal.json").exists()
+    moved = (world.git("rev-parse", "--verify", "-q", "HEAD") if _born(world) else "") != head
+    out.where[
+        "finished" if code == 0 else "mid-write" if journal else "after commit" if moved else "before"
+    ] += 1
+    out.trials += 1
+    again = world.sw(*command.argv(world, 1000 + i))
+    ok = command.accept(world, again) if command.accept else again.returncode == 0
+    problems = [] if ok else [f"next run exited {again.returncode}: {again.stderr.strip()}"]
+    return problems + leftovers(world)
+
+
+def _born(world: World) -> bool:
+    """Whether HEAD names a commit (a new repository's branch is unborn)."""
+    proc = subprocess.run(
+        ["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=world.repo, env=world.env, capture_output=True
+    )
+    return proc.returncode == 0
 
 
 def rebuild_and_check(world: World) -> list[str]:

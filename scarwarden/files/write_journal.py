@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from scarwarden import git
-from scarwarden.files.atomic import atomic_write, held_lock_fds, write_lock
+from scarwarden.files.atomic import atomic_write, held_lock_fds, remove_dead_temps, write_lock
 from scarwarden.git import index_commit
 from scarwarden.git.index_commit import Check
 from scarwarden.repo import MemoryRepo
@@ -173,9 +173,14 @@ def _roll_forward(repo: MemoryRepo, record: Journal) -> None:
 
 def _roll_back(repo: MemoryRepo, record: Journal) -> None:
     """The commit never landed: put back each file still holding what the run wrote
-    (its bytes before the run: ``was``, else the index's blob; removed if it was new)."""
+    (its bytes before the run: ``was``, else the index's blob; removed if it was new),
+    and remove the temporary files its interrupted writes left in those folders."""
+    folders: set[Path] = set()
     for item in record.get("files", []):
         target = repo.root / item["path"]
+        if target.parent not in folders and target.parent.is_dir():
+            remove_dead_temps(target.parent)  # else the folder a new file needed stays
+        folders.add(target.parent)
         before = item.get("was") or (item.get("before") or [None, None])[1]
         try:
             ours = _sha256(target.read_bytes()) == item["sha256"]
