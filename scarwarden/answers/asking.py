@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scarwarden import text
 from scarwarden.errors import UsageError
 from scarwarden.files.episodes import TAG_RE, Episode
 from scarwarden.repo import MemoryRepo
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scarwarden.recall.result import RecallResult
 
 #: At most this many tags are derived from a task.
 MAX_TAGS = 8
@@ -114,3 +117,25 @@ def record_human_answer(
         data["recalled"] = resolve(repo, receipt, source="receipt")
     (episode,) = add_episodes(repo, [data], commit=commit, source="human answer")
     return episode
+
+
+def record_for_verdict(
+    repo: MemoryRepo,
+    result: RecallResult,
+    answer: str | None,
+    *,
+    force: bool = False,
+    commit: bool = True,
+) -> Episode | None:
+    """Record ``answer``, given for ``result``'s task, when its verdict calls for it
+    (``scarwarden ask``): on ``ASK_HUMAN`` with no refs (nothing was recalled); on
+    ``ACT_AND_FLAG``, or on ``ACT`` with ``force``, referring to the recalled rules.
+    ``None`` when there is no answer, or on ``ACT`` without ``force`` (memory already
+    covers the task: the caller says the answer was not recorded)."""
+    from scarwarden.recall.router import ACT, ASK_HUMAN
+
+    if answer is None or (result.verdict == ACT and not force):
+        return None
+    receipt = result.receipt.to_json() if result.receipt is not None else None
+    refs = [] if result.verdict == ASK_HUMAN else recalled_refs(result.rules)
+    return record_human_answer(repo, result.task, answer, commit=commit, receipt=receipt, refs=refs)

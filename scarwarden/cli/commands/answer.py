@@ -127,13 +127,27 @@ def answer(
     if result.verdict == ASK_HUMAN and result.mode == "memory":
         _ask_flow(repo, result, human_answer, as_json)
         return
+    _record_and_print(repo, result, human_answer, agent, record=record, as_json=as_json)
+    _finish(repo, result, strict=strict, record=record)
+
+
+def _record_and_print(
+    repo: MemoryRepo,
+    result: AnswerResult,
+    human_answer: str | None,
+    agent: str | None,
+    *,
+    record: bool,
+    as_json: bool,
+) -> None:
+    """Record the human's answer given despite a recall and, with --record, the run
+    (lineage); then print the answer with both."""
     asked = _record_given_answer(repo, result, human_answer)
     recorded = _record_run(repo, result, agent) if record else None
     if as_json:
         echo_json(_answer_json(result, asked, recorded))
     else:
         _print_answer(result, asked, recorded)
-    _finish(repo, result, strict=strict, record=record)
 
 
 def _check_answer_options(*, no_memory: bool, compare: bool, qc: bool) -> None:

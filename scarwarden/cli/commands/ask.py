@@ -1,10 +1,17 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo
 from scarwarden.cli.commands._human import answer_option, prompt_human
 from scarwarden.cli.commands.recall import format_result, read_task
+from scarwarden.repo import MemoryRepo
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scarwarden.files.episodes import Episode
+    from scarwarden.recall.result import RecallResult
 
 PROMPT = "Memory has nothing on this task. What should the agent do?"
 
@@ -56,35 +63,31 @@ def ask(
       scarwarden ask "Rename the production Kafka topic" \\
           --answer "Announce it in #data a week ahead; keep the old topic mirrored"
     """
-    from scarwarden.answers.asking import recalled_refs, record_human_answer
+    from scarwarden.answers.asking import record_for_verdict
     from scarwarden.recall.engine import recall_task
-    from scarwarden.recall.router import ACT, ASK_HUMAN
+    from scarwarden.recall.router import ASK_HUMAN
 
     answer = answer_option(answer)
     repo = get_repo(ctx)
     result = recall_task(repo, read_task(task))
-    episode = None
-    if result.verdict == ASK_HUMAN:
-        if answer is None:
-            answer = prompt_human(
-                "ask", result.task, PROMPT, show=format_result(result, playbook_rel=repo.playbook_rel)
-            )
-        receipt = result.receipt.to_json() if result.receipt is not None else None
-        episode = record_human_answer(
-            repo, result.task, answer, commit=not no_commit, receipt=receipt, refs=[]
+    if result.verdict == ASK_HUMAN and answer is None:
+        answer = prompt_human(
+            "ask", result.task, PROMPT, show=format_result(result, playbook_rel=repo.playbook_rel)
         )
-    elif answer is not None and (result.verdict != ACT or force):
-        receipt = result.receipt.to_json() if result.receipt is not None else None
-        refs = recalled_refs(result.rules)
-        episode = record_human_answer(
-            repo, result.task, answer, commit=not no_commit, receipt=receipt, refs=refs
-        )
-    elif answer is not None:
+    episode = record_for_verdict(repo, result, answer, force=force, commit=not no_commit)
+    if answer is not None and episode is None:
         click.echo(
             f"memory already covers this ({result.verdict}); --answer was not recorded "
             "(add --force to record it anyway)",
             err=True,
         )
+    _print(repo, result, episode, as_json=as_json, staged=no_commit)
+
+
+def _print(
+    repo: MemoryRepo, result: RecallResult, episode: Episode | None, *, as_json: bool, staged: bool
+) -> None:
+    """Recall's result, or the ID of the episode the answer became (and what it means)."""
     if as_json:
         data = result.to_json()
         data["meaning"] = result.meaning
@@ -96,7 +99,7 @@ def ask(
         return
     click.echo(episode.id)
     click.echo(
-        f"{'Staged' if no_commit else 'Recorded and committed'} the answer as "
+        f"{'Staged' if staged else 'Recorded and committed'} the answer as "
         f"{episode.id} (source: human-answer); 'scarwarden distill' can now learn "
         "from it.",
         err=True,

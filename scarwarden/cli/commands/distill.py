@@ -12,6 +12,7 @@ from scarwarden.cli.commands._common import echo_json, get_repo
 
 if TYPE_CHECKING:  # pragma: no cover
     from scarwarden.distill import DistillResult
+    from scarwarden.repo import MemoryRepo
 
 
 def _report(result: DistillResult, echo: Callable[[str], None]) -> None:
@@ -115,14 +116,23 @@ def distill(
         click.echo(result.notice, err=True)
     if as_json:
         echo_json(result.to_json())
-        return
-    if dry_run:
-        _report(result, lambda line: click.echo(line, err=True))
-        diff = result.diff()
-        click.echo(diff if diff else "(the playbook would not change)", nl=bool(not diff))
-        if not result.nothing_new:
-            click.echo("dry run: nothing was written or committed", err=True)
-        return
+    elif dry_run:
+        _print_preview(result)
+    else:
+        _print_outcome(repo, result)
+
+
+def _print_preview(result: DistillResult) -> None:
+    """``--dry-run``: the summary on stderr, the playbook diff on stdout."""
+    _report(result, lambda line: click.echo(line, err=True))
+    diff = result.diff()
+    click.echo(diff if diff else "(the playbook would not change)", nl=bool(not diff))
+    if not result.nothing_new:
+        click.echo("dry run: nothing was written or committed", err=True)
+
+
+def _print_outcome(repo: MemoryRepo, result: DistillResult) -> None:
+    """The summary, then what was committed or written."""
     _report(result, click.echo)
     if result.commit and result.branch:
         click.echo(

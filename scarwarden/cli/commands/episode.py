@@ -9,7 +9,7 @@ import click
 from scarwarden.cli.commands._common import echo_json, get_repo, split_list
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode
-from scarwarden.files.episodes import SOURCES
+from scarwarden.files.episodes import SOURCES, Episode
 
 
 @click.group()
@@ -131,12 +131,17 @@ def add(
         warn=lambda problem: click.echo(f"warning: {problem}", err=True),
         images=images,
     )
+    _print_added(episodes, as_json=as_json, listed=file is not None, staged=no_commit)
+
+
+def _print_added(episodes: list[Episode], *, as_json: bool, listed: bool, staged: bool) -> None:
+    """The new IDs (or, with --json, the episode; a list for --file), then what was done."""
     if as_json:
-        echo_json([e.to_json() for e in episodes] if file is not None else episodes[0].to_json())
+        echo_json([e.to_json() for e in episodes] if listed else episodes[0].to_json())
         return
     for ep in episodes:
         click.echo(ep.id)
-    verb = "Staged" if no_commit else "Committed"
+    verb = "Staged" if staged else "Committed"
     click.echo(f"{verb} {len(episodes)} episode(s)", err=True)
 
 

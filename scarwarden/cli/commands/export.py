@@ -10,7 +10,7 @@ import click
 from scarwarden.cli.commands._common import echo_json, get_repo
 
 if TYPE_CHECKING:
-    from scarwarden.agents.exports import ExportFile
+    from scarwarden.agents.exports import ExportFile, ExportResult
     from scarwarden.repo import MemoryRepo
 
 FORMAT_NAMES = (
@@ -115,6 +115,11 @@ def export(
         )
         return
     result = exports.export(repo, list(formats), output=output, import_agents=import_agents, commit=do_commit)
+    _print_export(result, as_json)
+
+
+def _print_export(result: ExportResult, as_json: bool) -> None:
+    """Each file written or unchanged, then whether they were committed."""
     if as_json:
         echo_json(result.to_json())
     else:

@@ -1,10 +1,16 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scarwarden.files.scaffold import InitResult
+    from scarwarden.repo import MemoryRepo
 
 
 @click.command()
@@ -30,7 +36,6 @@ def init(ctx: click.Context, demo: bool, no_commit: bool, hooks: bool | None, as
       scarwarden init
       scarwarden init --demo --hooks
     """
-    from scarwarden.errors import UsageError
     from scarwarden.files.scaffold import init as do_init
 
     repo = get_repo(ctx, initialised=False)
@@ -44,15 +49,7 @@ def init(ctx: click.Context, demo: bool, no_commit: bool, hooks: bool | None, as
             and not as_json
             and click.confirm("Install the provenance gate as a git pre-commit hook?", default=True)
         )
-    installed = None
-    hook_error: UsageError | None = None
-    if hooks:
-        from scarwarden.gate.hooks import install
-
-        try:
-            installed = str(install(repo.root))
-        except UsageError as exc:  # core.hooksPath set, or a foreign hook in the way
-            hook_error = exc
+    installed, hook_error = _install_hook(repo) if hooks else (None, None)
     if as_json:
         echo_json(
             {
@@ -64,20 +61,37 @@ def init(ctx: click.Context, demo: bool, no_commit: bool, hooks: bool | None, as
             }
         )
     else:
-        what = "demo memory" if demo else "an empty memory"
-        click.echo(f"Initialised {what} in {repo.root / repo.memory_rel}")
-        if result.commit:
-            click.echo(f"Committed {len(result.files)} file(s) as {result.commit[:10]}")
-        else:
-            click.echo(f"Staged {len(result.files)} file(s); commit them when ready")
-        if installed:
-            click.echo(f"Installed the pre-commit gate at {installed}")
-        click.echo("Next: scarwarden episode add --task ... --correction ...   (see --help)")
-        if not installed and not hook_error:
-            click.echo("      scarwarden hooks install   (the provenance gate on every commit)")
+        _print_init(repo, result, demo, installed, hook_error)
     if hook_error is not None:
         # The memory is there; only the hook is missing. Say so, and exit 2 as the
         # hook install would have: the user asked for something that did not happen.
         click.echo(hook_error.render(), err=True)
         click.echo("The memory is initialised; the gate was not installed.", err=True)
         ctx.exit(int(hook_error.exit_code))
+
+
+def _install_hook(repo: MemoryRepo) -> tuple[str | None, UsageError | None]:
+    """The pre-commit gate's path once installed, or why it could not be."""
+    from scarwarden.gate.hooks import install
+
+    try:
+        return str(install(repo.root)), None
+    except UsageError as exc:  # core.hooksPath set, or a foreign hook in the way
+        return None, exc
+
+
+def _print_init(
+    repo: MemoryRepo, result: InitResult, demo: bool, installed: str | None, hook_error: UsageError | None
+) -> None:
+    """What was created and committed, the hook, and what to do next."""
+    what = "demo memory" if demo else "an empty memory"
+    click.echo(f"Initialised {what} in {repo.root / repo.memory_rel}")
+    if result.commit:
+        click.echo(f"Committed {len(result.files)} file(s) as {result.commit[:10]}")
+    else:
+        click.echo(f"Staged {len(result.files)} file(s); commit them when ready")
+    if installed:
+        click.echo(f"Installed the pre-commit gate at {installed}")
+    click.echo("Next: scarwarden episode add --task ... --correction ...   (see --help)")
+    if not installed and not hook_error:
+        click.echo("      scarwarden hooks install   (the provenance gate on every commit)")

@@ -7,6 +7,7 @@ import click
 from scarwarden.cli.commands._common import echo_json, get_repo
 
 if TYPE_CHECKING:
+    from scarwarden.recall.log import LogEntry
     from scarwarden.repo import MemoryRepo
 
 _VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
@@ -111,12 +112,14 @@ def log_cmd(
         )
     if as_json:
         echo_json([e.to_json() for e in entries])
-        return
+    else:
+        _print_entries(entries, filtered=bool(since or until or task_grep or verdict))
+
+
+def _print_entries(entries: list[LogEntry], *, filtered: bool) -> None:
+    """One bold line per recall (time, verdict, task), then its rules and playbook."""
     if not entries:
-        click.echo(
-            "no recall matches" if (since or until or task_grep or verdict) else "the recall log is empty",
-            err=True,
-        )
+        click.echo("no recall matches" if filtered else "the recall log is empty", err=True)
         return
     for entry in entries:
         task = " ".join(entry.task.split())

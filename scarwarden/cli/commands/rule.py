@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo, split_list
@@ -7,6 +9,13 @@ from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode, format_rule
 from scarwarden.files.playbook_model import APPLIES_TO
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scarwarden.audit.history import RuleEvent
+    from scarwarden.files import playbook as pb
+    from scarwarden.files.episodes import Episode
+    from scarwarden.index.lineage import Lineage
+    from scarwarden.repo import MemoryRepo
 
 
 @click.group()
@@ -164,24 +173,42 @@ def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
         lineage = lineage_counts(index, [found.id])[found.id]
     events = rule_history(repo, rule_id)
     if as_json:
-        echo_json(
+        echo_json(_audit_json(found, episodes, events, lineage))
+    else:
+        _print_audit(repo, found, episodes, paths, events, lineage)
+
+
+def _audit_json(
+    found: pb.Rule, episodes: dict[str, Episode | None], events: list[RuleEvent], lineage: Lineage
+) -> dict[str, Any]:
+    """``rule show --json``: the rule, its episodes (found or not, redacted or not), its
+    history and its lineage."""
+    return {
+        "rule": found.to_json(),
+        "episodes": [
             {
-                "rule": found.to_json(),
-                "episodes": [
-                    {
-                        "id": ep,
-                        "found": e is not None,
-                        "redacted": e is not None and e.get("redacted") is not None,
-                        "episode": e.to_json() if e else None,
-                    }
-                    for ep, e in episodes.items()
-                ],
-                "evidence_redacted": [ep for ep, e in episodes.items() if e and e.get("redacted")],
-                "history": [ev.to_json() for ev in events],
-                "lineage": lineage.to_json(),
+                "id": ep,
+                "found": e is not None,
+                "redacted": e is not None and e.get("redacted") is not None,
+                "episode": e.to_json() if e else None,
             }
-        )
-        return
+            for ep, e in episodes.items()
+        ],
+        "evidence_redacted": [ep for ep, e in episodes.items() if e and e.get("redacted")],
+        "history": [ev.to_json() for ev in events],
+        "lineage": lineage.to_json(),
+    }
+
+
+def _print_audit(
+    repo: MemoryRepo,
+    found: pb.Rule,
+    episodes: dict[str, Episode | None],
+    paths: dict[str, str | None],
+    events: list[RuleEvent],
+    lineage: Lineage,
+) -> None:
+    """``rule show``: the rule, its lineage, each episode word for word, its history."""
     click.echo(format_rule(found))
     click.echo(click.style(lineage.sentence(), fg="red" if lineage.struggling else None))
     for ep_id, ep in episodes.items():
