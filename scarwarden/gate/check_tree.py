@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,16 +25,43 @@ def check_all(
     """The committed-plus-staged tree (git's index) as a whole: every episode valid and
     where its ID and date say, IDs unique, every citation resolving. ``progress(done,
     total)`` follows the episodes parsed (a bar on a terminal, issue 18)."""
-    from scarwarden.gate import policy as rules
-
     repo = open_memory(root)
     report = CheckReport("all", base="index")
-    ep_rel, pb_rel = repo.episodes_rel, repo.playbook_rel
     entries = git.ls_files_stage(repo.root, repo.memory_rel, env=env)
+    episodes, playbook_blob = _sort_entries(report, repo, entries)
+    wanted = [e.blob for e in episodes] + ([playbook_blob] if playbook_blob else [])
+    blobs = git.cat_file_batch(repo.root, wanted, env=env)
+    ledger = _read_episodes(report, repo, episodes, blobs[: len(episodes)], progress)
+    _check_playbook(report, repo, blobs[-1] if playbook_blob else None, ledger)
+    _check_all_media(report, repo, entries, ledger.attached, env)
+    _prove_all_receipts(report, repo, ledger.with_receipts, playbook_blob, env)
+    if progress is not None:
+        progress(len(episodes), len(episodes))
+    return report
+
+
+@dataclass
+class _Ledger:
+    """What the episodes of the tree told: each ID's path, and the ones to look at again."""
+
+    by_id: dict[str, str] = field(default_factory=dict)
+    redacted: dict[str, str] = field(default_factory=dict)
+    attached: list[tuple[str, Episode]] = field(default_factory=list)
+    with_receipts: list[tuple[str, Episode]] = field(default_factory=list)
+
+
+def _sort_entries(
+    report: CheckReport, repo: MemoryRepo, entries: list[git.StagedEntry]
+) -> tuple[list[git.StagedEntry], str | None]:
+    """The episode files to parse and the playbook's blob; a misplaced or irregular
+    file under the ledger is reported now."""
+    from scarwarden.gate import policy as rules
+
+    ep_rel = repo.episodes_rel
     episodes: list[git.StagedEntry] = []
     playbook_blob = None
     for entry in entries:
-        if entry.path == pb_rel:
+        if entry.path == repo.playbook_rel:
             playbook_blob = entry.blob
         elif rules.is_under(entry.path, ep_rel):
             bad = rules.added_path_problem(entry.path, entry.mode, ep_rel)
@@ -41,32 +69,48 @@ def check_all(
                 report.problems.append(bad)
             elif entry.path.endswith(".yaml"):
                 episodes.append(entry)
-    wanted = [e.blob for e in episodes] + ([playbook_blob] if playbook_blob else [])
-    blobs = git.cat_file_batch(repo.root, wanted, env=env)
-    by_id: dict[str, str] = {}
-    redacted: dict[str, str] = {}
-    attached: list[tuple[str, Episode]] = []
-    with_receipts: list[tuple[str, Episode]] = []
-    for entry, raw in zip(episodes, blobs[: len(episodes)], strict=True):
-        episode, found = rules.validate_episode(raw, entry.path, ep_rel)
+    return episodes, playbook_blob
+
+
+def _read_episodes(
+    report: CheckReport,
+    repo: MemoryRepo,
+    episodes: list[git.StagedEntry],
+    blobs: list[bytes | None],
+    progress: Callable[[int, int], None] | None,
+) -> _Ledger:
+    """Validate every episode; report a duplicate ID at its second path."""
+    from scarwarden.gate import policy as rules
+
+    ledger = _Ledger()
+    for entry, raw in zip(episodes, blobs, strict=True):
+        episode, found = rules.validate_episode(raw, entry.path, repo.episodes_rel)
         report.problems.extend(found)
         report.count("episodes_checked")
         if progress is not None and report.stats["episodes_checked"] % 500 == 0:
             progress(report.stats["episodes_checked"], len(episodes))
         if episode is not None and episode.get("attachments"):
-            attached.append((entry.path, episode))
+            ledger.attached.append((entry.path, episode))
         if episode is not None and episode.get("recalled") is not None:
-            with_receipts.append((entry.path, episode))
+            ledger.with_receipts.append((entry.path, episode))
         if episode is not None and episode.get("redacted") is not None:
-            redacted[episode.id] = entry.path
+            ledger.redacted[episode.id] = entry.path
         ep = episode.id if episode else rules.episode_id_of(entry.path)
         if not ep:
             continue
-        if ep in by_id:
-            report.problems.append(rules.duplicate_id_problem(ep, entry.path, by_id[ep]))
+        if ep in ledger.by_id:
+            report.problems.append(rules.duplicate_id_problem(ep, entry.path, ledger.by_id[ep]))
         else:
-            by_id[ep] = entry.path
-    raw_book = blobs[-1] if playbook_blob else None
+            ledger.by_id[ep] = entry.path
+    return ledger
+
+
+def _check_playbook(report: CheckReport, repo: MemoryRepo, raw_book: bytes | None, ledger: _Ledger) -> None:
+    """The playbook parses and each citation resolves in the ledger; a rule whose
+    evidence was redacted is a warning."""
+    from scarwarden.gate import policy as rules
+
+    pb_rel = repo.playbook_rel
     book, found = rules.parse_playbook(raw_book, pb_rel)
     report.problems.extend(found)
     if book is not None:
@@ -76,18 +120,13 @@ def check_all(
             repo,
             book.all_rules(),
             raw_book.decode("utf-8") if raw_book else None,
-            by_id.__contains__,
+            ledger.by_id.__contains__,
             "the ledger (committed or staged)",
         )
-    if redacted:
+    if ledger.redacted:
         from scarwarden.gate.redactions import evidence_warnings
 
-        report.warnings.extend(evidence_warnings(book, redacted, pb_rel))
-    _check_all_media(report, repo, entries, attached, env)
-    _prove_all_receipts(report, repo, with_receipts, playbook_blob, env)
-    if progress is not None:
-        progress(len(episodes), len(episodes))
-    return report
+        report.warnings.extend(evidence_warnings(book, ledger.redacted, pb_rel))
 
 
 def _prove_all_receipts(
