@@ -49,11 +49,21 @@ def candidates(
     postings = f"p.term = q.term{restrict.replace('rule_id', 'p.rule_id')}"
     if repeated_only:
         postings += " AND p.tf > 1"  # the partial index rule_terms_repeated
-    episodes = """
-            UNION ALL
-            SELECT e.rule_id, qe.w * e.etf / (e.etf + :k1)
-            FROM qe CROSS JOIN e ON e.term = qe.term"""
-    hits = (
+    hits = _tag_hits(task, restrict) if tags else _NO_TAGS
+    sql = _sql(postings, restrict, hits, with_episodes=bool(ep_weights))
+    params = _params(task, weights_, ep_weights, count, only)
+    return [(row[0], float(row[1])) for row in conn.execute(sql, params)]
+
+
+#: The tag branch when tags are left out: no row (``prune``'s partial sums).
+_NO_TAGS = """
+            SELECT NULL, 0.0 WHERE 0)"""
+
+
+def _tag_hits(task: TaskTerms, restrict: str) -> str:
+    """The tag branch: a rule whose tag's stems the task says in full gets the tag
+    weight (times the least weight of those stems when some term weighs other than 1)."""
+    return (
         f"""
             SELECT rule_id, :tag_weight * min(ql.w) FROM ql CROSS JOIN rule_tag_stems
             ON stem = ql.term{restrict} GROUP BY rule_id, tag HAVING count(*) = max(parts))"""
@@ -63,10 +73,16 @@ def candidates(
             WHERE stem IN (SELECT term FROM ql){restrict}
             GROUP BY rule_id, tag HAVING count(*) = max(parts))"""
     )
-    if not tags:
-        hits = """
-            SELECT NULL, 0.0 WHERE 0)"""
-    sql = f"""
+
+
+def _sql(postings: str, restrict: str, hits: str, *, with_episodes: bool) -> str:
+    """The one statement: each rule's contributions (title and text postings, cited
+    episodes' terms, tag hits) summed, best first."""
+    episodes = """
+            UNION ALL
+            SELECT e.rule_id, qe.w * e.etf / (e.etf + :k1)
+            FROM qe CROSS JOIN e ON e.term = qe.term"""
+    return f"""
         WITH q(term, w) AS (
             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]')
             FROM json_each(:weights)),
@@ -81,12 +97,22 @@ def candidates(
             WHERE term IN (SELECT term FROM qe){restrict} GROUP BY term, rule_id),
         s(rule_id, c) AS (
             SELECT p.rule_id, q.w * p.tf / (p.tf + :base + :slope * p.length)
-            FROM q CROSS JOIN rule_terms AS p ON {postings}{episodes if ep_weights else ""}
+            FROM q CROSS JOIN rule_terms AS p ON {postings}{episodes if with_episodes else ""}
             UNION ALL{hits}
         SELECT rule_id, sum(c) AS score FROM s GROUP BY rule_id
         ORDER BY score DESC, rule_id LIMIT :count
     """
-    params = {
+
+
+def _params(
+    task: TaskTerms,
+    weights_: list[list[Any]],
+    ep_weights: list[list[Any]],
+    count: int,
+    only: list[str] | None,
+) -> dict[str, Any]:
+    """The statement's parameters; the stems and weights as JSON (no bound-variable limit)."""
+    return {
         "weights": json.dumps(weights_),
         "ep_weights": json.dumps(ep_weights),
         "ledger": json.dumps([[t, task.q(t)] for t in sorted(task.qtf)]),
@@ -97,4 +123,3 @@ def candidates(
         "count": count,
         "only": json.dumps(only or []),
     }
-    return [(row[0], float(row[1])) for row in conn.execute(sql, params)]

@@ -45,15 +45,14 @@ is the contributions' sum in that order, rounded to :data:`DECIMALS` decimals.
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import math
-import operator
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from scarwarden.recall.result import EpisodeMatch, RecalledRule, TermMatch
+from scarwarden.recall.score_reads import episode_words, read_tag_parts, rule_stems
 
 K1 = 1.5
 B = 0.75
@@ -188,23 +187,14 @@ def worth_explaining(found: list[tuple[str, float]], limit: int) -> list[str]:
     return [rule_id for rule_id, score in found if score >= cut - eps]
 
 
-#: Per rule ID: its stems that the task shares -> (tf, length), and all its stems -> df.
-_Postings = dict[str, dict[str, tuple[int, int]]]
-_StemDf = dict[str, dict[str, int]]
-#: Per rule ID: tag -> the stems it normalises to.
-_TagParts = dict[str, dict[str, set[str]]]
-#: Per rule ID: task stem -> the (episode ID, field, tf) of the cited episodes saying it.
-_EpisodeWords = dict[str, dict[str, list[tuple[str, str, int]]]]
-
-
 def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule]:
     """Exact contributions and confidences for the candidate rules, in a fixed order."""
     if not ids:
         return []
     id_json = json.dumps(ids)
-    postings, stem_df, stem_tdf = _rule_stems(conn, id_json, ids, task.df, task.ledger_shared)
-    tag_parts = _tag_parts(conn, id_json, stem_df, stem_tdf, task.ledger_shared)
-    episodes = _episode_words(conn, id_json, task)
+    postings, stem_df, stem_tdf = rule_stems(conn, id_json, ids, task.df, task.ledger_shared)
+    tag_parts = read_tag_parts(conn, id_json, stem_df, stem_tdf, task.ledger_shared)
+    episodes = episode_words(conn, id_json, task.ep_df)
     # A rule has dozens of stems but they share a handful of df values.
     weight = {d: idf(d, task.n) for d in {d for own in stem_df.values() for d in own.values()}}
     out = []
@@ -225,77 +215,6 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
                 episodes=episodes.get(rule_id, {}),
             )
         )
-    return out
-
-
-def _rule_stems(
-    conn: Any, id_json: str, ids: list[str], df: dict[str, int], ledger: bool
-) -> tuple[_Postings, _StemDf, _StemDf]:
-    """The rules' own stems with their df (and how many past tasks say them): the shared
-    ones score, all of them weigh in the rule's mass. Read by rule (a few dozen postings
-    each), not by term: a long task has hundreds."""
-    postings: _Postings = {i: {} for i in ids}
-    stem_df: _StemDf = {i: {} for i in ids}
-    stem_tdf: _StemDf = {i: {} for i in ids}
-    rows = conn.execute(
-        "SELECT rule_id, term, tf, length FROM rule_terms WHERE rule_id IN (SELECT value FROM json_each(?))",
-        (id_json,),
-    ).fetchall()
-    # Long rules share most of their stems: each stem's df (and how many past tasks
-    # say it) is looked up once, not once per rule saying it.
-    task_df = "coalesce(t.df, 0)" if ledger else "0"
-    join = "LEFT JOIN task_term_df AS t ON t.term = d.term " if ledger else ""
-    counts = {
-        term: (term_df, tdf)
-        for term, term_df, tdf in conn.execute(
-            f"SELECT d.term, d.df, {task_df} FROM rule_term_df AS d {join}"
-            "WHERE d.term IN (SELECT value FROM json_each(?))",
-            (json.dumps(sorted({row[1] for row in rows})),),
-        )
-    }
-    for rule_id, term, tf, length in rows:
-        term_df, tdf = counts[term]
-        stem_df[rule_id][term] = term_df
-        if tdf > 1:
-            stem_tdf[rule_id][term] = tdf
-        if term in df:
-            postings[rule_id][term] = (tf, length)
-    return postings, stem_df, stem_tdf
-
-
-def _tag_parts(conn: Any, id_json: str, stem_df: _StemDf, stem_tdf: _StemDf, ledger: bool) -> _TagParts:
-    """Each rule's tags as stems; a tag stem not in the rule's text joins its stems too
-    (with its df, 0 when no rule's title or text has it)."""
-    tag_parts: _TagParts = {}
-    task_df = "coalesce(t.df, 0)" if ledger else "0"
-    join = "LEFT JOIN task_term_df AS t ON t.term = s.stem " if ledger else ""
-    for rule_id, tag, stem, tag_df, tdf in conn.execute(
-        f"SELECT s.rule_id, s.tag, s.stem, coalesce(d.df, 0), {task_df} FROM rule_tag_stems AS s "
-        f"LEFT JOIN rule_term_df AS d ON d.term = s.stem {join}"
-        "WHERE s.rule_id IN (SELECT value FROM json_each(?))",
-        (id_json,),
-    ):
-        tag_parts.setdefault(rule_id, {}).setdefault(tag, set()).add(stem)
-        stem_df[rule_id].setdefault(stem, tag_df)
-        if tdf > 1:
-            stem_tdf[rule_id].setdefault(stem, tdf)
-    return tag_parts
-
-
-def _episode_words(conn: Any, id_json: str, task: TaskTerms) -> _EpisodeWords:
-    """For each candidate rule, the task stems its cited episodes say, and where."""
-    out: _EpisodeWords = {}
-    if not task.ep_df:
-        return out
-    rows = conn.execute(
-        "SELECT term, rule_id, episode_id, field, tf FROM rule_episode_terms "
-        "WHERE term IN (SELECT value FROM json_each(?)) AND rule_id IN (SELECT value FROM json_each(?)) "
-        "ORDER BY term, rule_id, episode_id, field",  # the primary key's order: no sort
-        (json.dumps(sorted(task.ep_df)), id_json),
-    )
-    # A rule taught by many long tasks has thousands of these rows: grouped in C.
-    for (term, rule_id), group in itertools.groupby(rows, key=operator.itemgetter(0, 1)):
-        out.setdefault(rule_id, {})[term] = [(episode_id, where, tf) for _, _, episode_id, where, tf in group]
     return out
 
 
@@ -321,57 +240,14 @@ def _scored_rule(
         value = TAG_WEIGHT * min(task.q(s) for s in parts[tag])
         contributions[f"tag:{tag}"] = round(value, DECIMALS)
         total += value
-    matches = []
-    for stem, (tf, length) in sorted(postings.items()):
-        idf_value = idf(task.df[stem], task.n)
-        value = term_contribution(idf_value, task.qtf[stem], tf, length, task.avg) * task.q(stem)
-        total += value
-        matches.append(
-            TermMatch(stem, task.qtf[stem], task.df[stem], idf_value, tf, length, round(value, DECIMALS))
-        )
-    matches.sort(key=lambda m: (-m.contribution, m.stem))
-    for m in matches:
-        contributions[f"term:{m.stem}"] = m.contribution
-    via = []
-    for stem, where in sorted((episodes or {}).items()):
-        etf = sum([tf for _, _, tf in where])
-        idf_value = idf(task.ep_df[stem], task.n)
-        value = episode_contribution(idf_value, task.q(stem), task.qtf[stem], etf)
-        total += value
-        via.append(
-            EpisodeMatch(
-                stem, task.qtf[stem], task.ep_df[stem], idf_value, etf, where, round(value, DECIMALS)
-            )
-        )
-    via.sort(key=lambda m: (-m.contribution, m.stem))
-    for e in via:
-        contributions[f"episode:{e.stem}"] = e.contribution
+    total, matches = _term_matches(task, postings, total)
+    contributions.update({f"term:{m.stem}": m.contribution for m in matches})
+    total, via = _episode_matches(task, episodes or {}, total)
+    contributions.update({f"episode:{e.stem}": e.contribution for e in via})
     matched = set(postings).union(*(parts[t] for t in hits))
     through = {e.stem for e in via} - matched  # found only through the rule's episodes
-    n = task.n
-    # Ledger weights of the rule's own stems: 1.0 unless past tasks say them.
-    q: dict[str, float] = {}
-    if task.task_count:
-        # A long rule has hundreds of stems but they share a few task counts.
-        memo: dict[int, float] = {}
-        for s, d in (own_task_df or {}).items():
-            weight_d = memo.get(d)
-            if weight_d is None:
-                weight_d = memo[d] = ledger_weight(d, task.task_count)
-            q[s] = weight_d
-
-    def w(stem: str) -> float:  # a matched stem's idf x ledger weight
-        d = own.get(stem, task.df.get(stem, 0))
-        return (weight[d] if d in weight else idf(d, n)) * q.get(stem, task.q(stem))
-
-    # fsum is correctly rounded whatever the order: the masses are byte-stable.
-    extra = [EPISODE_WEIGHT * w(s) for s in through]
-    matched_mass = math.fsum([w(s) for s in matched] + extra)
-    rule_mass = math.fsum([weight[d] * q.get(s, 1.0) for s, d in own.items()] + extra)
-    evidence = math.fsum(
-        [specificity(own[s], n) * q.get(s, 1.0) for s in matched]
-        + [EPISODE_WEIGHT * specificity(task.df.get(s, 0), n) * task.q(s) for s in through]
-    )
+    q = _own_ledger_weights(task, own_task_df or {})
+    matched_mass, rule_mass, evidence = _masses(task, own, weight, q, matched, through)
     return RecalledRule(
         id=rule_id,
         title=title,
@@ -393,3 +269,80 @@ def _scored_rule(
         through_episodes=sorted(through),
         stem_ledger={s: v for s, v in sorted(q.items()) if v != 1.0},  # only stems past tasks say
     )
+
+
+def _term_matches(
+    task: TaskTerms, postings: dict[str, tuple[int, int]], total: float
+) -> tuple[float, list[TermMatch]]:
+    """``total`` plus each shared stem's contribution, added in stem order (the sum is
+    pinned: never reorder it), and the matches, by contribution."""
+    matches = []
+    for stem, (tf, length) in sorted(postings.items()):
+        idf_value = idf(task.df[stem], task.n)
+        value = term_contribution(idf_value, task.qtf[stem], tf, length, task.avg) * task.q(stem)
+        total += value
+        matches.append(
+            TermMatch(stem, task.qtf[stem], task.df[stem], idf_value, tf, length, round(value, DECIMALS))
+        )
+    matches.sort(key=lambda m: (-m.contribution, m.stem))
+    return total, matches
+
+
+def _episode_matches(
+    task: TaskTerms, episodes: dict[str, list[tuple[str, str, int]]], total: float
+) -> tuple[float, list[EpisodeMatch]]:
+    """``total`` plus each word found through the rule's episodes, added in stem order,
+    and those matches, by contribution."""
+    via = []
+    for stem, where in sorted(episodes.items()):
+        etf = sum([tf for _, _, tf in where])
+        idf_value = idf(task.ep_df[stem], task.n)
+        value = episode_contribution(idf_value, task.q(stem), task.qtf[stem], etf)
+        total += value
+        via.append(
+            EpisodeMatch(
+                stem, task.qtf[stem], task.ep_df[stem], idf_value, etf, where, round(value, DECIMALS)
+            )
+        )
+    via.sort(key=lambda m: (-m.contribution, m.stem))
+    return total, via
+
+
+def _own_ledger_weights(task: TaskTerms, own_task_df: dict[str, int]) -> dict[str, float]:
+    """Ledger weights of the rule's own stems: 1.0 (absent) unless past tasks say them."""
+    q: dict[str, float] = {}
+    if task.task_count:
+        # A long rule has hundreds of stems but they share a few task counts.
+        memo: dict[int, float] = {}
+        for s, d in own_task_df.items():
+            weight_d = memo.get(d)
+            if weight_d is None:
+                weight_d = memo[d] = ledger_weight(d, task.task_count)
+            q[s] = weight_d
+    return q
+
+
+def _masses(
+    task: TaskTerms,
+    own: dict[str, int],
+    weight: dict[int, float],
+    q: dict[str, float],
+    matched: set[str],
+    through: set[str],
+) -> tuple[float, float, float]:
+    """The matched mass, the rule's mass and the evidence (confidence's inputs)."""
+    n = task.n
+
+    def w(stem: str) -> float:  # a matched stem's idf x ledger weight
+        d = own.get(stem, task.df.get(stem, 0))
+        return (weight[d] if d in weight else idf(d, n)) * q.get(stem, task.q(stem))
+
+    # fsum is correctly rounded whatever the order: the masses are byte-stable.
+    extra = [EPISODE_WEIGHT * w(s) for s in through]
+    matched_mass = math.fsum([w(s) for s in matched] + extra)
+    rule_mass = math.fsum([weight[d] * q.get(s, 1.0) for s, d in own.items()] + extra)
+    evidence = math.fsum(
+        [specificity(own[s], n) * q.get(s, 1.0) for s in matched]
+        + [EPISODE_WEIGHT * specificity(task.df.get(s, 0), n) * task.q(s) for s in through]
+    )
+    return matched_mass, rule_mass, evidence
