@@ -1,0 +1,38 @@
+"""``check --from-ref A --to-ref B``: every commit of a range against its parents (CI on
+a pull request), by the walk :mod:`scarwarden.gate.verify` proves history with, plus the
+credential screen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scarwarden import git
+from scarwarden.errors import UsageError
+from scarwarden.gate.report import CheckReport
+from scarwarden.gate.resolve import open_memory
+from scarwarden.repo import MemoryRepo
+
+
+def check_range(root: Path | str | MemoryRepo, from_ref: str, to_ref: str) -> CheckReport:
+    """Every commit in ``from_ref..to_ref``, each against its parents (CI on a PR).
+
+    A ref that names no commit is a :class:`UsageError` (exit 2), not a failed check."""
+    from scarwarden.gate.verify import walk
+
+    repo = open_memory(root)
+    for name, ref in (("--from-ref", from_ref), ("--to-ref", to_ref)):
+        if git.rev_parse(repo.root, ref) is None:
+            raise UsageError(
+                f"{name} {ref}: no such commit in {repo.root}",
+                hint="in CI, fetch the history first (actions/checkout with "
+                "fetch-depth: 0); locally, check the branch or SHA",
+            )
+    result = walk(repo, f"{from_ref}..{to_ref}", screen=True)
+    report = CheckReport("range", problems=list(result.problems), base=f"{from_ref}..{to_ref}")
+    report.stats = {
+        "commits": result.commits,
+        "episodes_added": result.episodes,
+        "rules_checked": result.rules,
+        "citations_checked": result.citations,
+    }
+    return report
