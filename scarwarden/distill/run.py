@@ -181,8 +181,16 @@ def distill(
     _propose(repo, chosen, episodes, base, ledger, result, progress)
     if result.nothing_new:
         return result
-    distiller = "offline" if chosen is None else f"model {result.model}"
-    result.message = commits.message(
+    result.message = _message(result, "offline" if chosen is None else f"model {result.model}")
+    if not dry_run:
+        _land(repo, result, head, branch=branch, commit=commit)
+    return result
+
+
+def _message(result: DistillResult, distiller: str) -> str:
+    """The ``distill:`` commit's message: what changed, what was dropped and left, and
+    the rules that struggle."""
+    return commits.message(
         commits.MessageParts(
             distiller,
             result.changes,
@@ -196,9 +204,6 @@ def distill(
             [earned.describe(lineage) for lineage in result.struggling],
         )
     )
-    if not dry_run:
-        _land(repo, result, head, branch=branch, commit=commit)
-    return result
 
 
 def preview(

@@ -143,21 +143,7 @@ def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo, environ: Mapping
             return site.error(404, "No such episode", f"There is no episode {episode_id} in the ledger.")
         return site.page("episode.html", nav="ledger", recorded=request.args.get("recorded") == "1", **ctx)
 
-    @app.get("/images/<name>")
-    def image(name: str) -> Response:
-        from scarwarden.audit.web.media import image_page
-
-        with open_index(repo) as index:
-            ctx = image_page(repo, index, name)
-        if ctx is None:
-            return site.error(404, "No such image", f"There is no stored image {name}.")
-        return site.page("image.html", nav="ledger", **ctx)
-
-    @app.get("/media/<name>")
-    def media(name: str) -> Response:
-        from scarwarden.audit.web.media import media_response
-
-        return media_response(site, repo, name)
+    _add_media_routes(app, site, repo)
 
     @app.get("/ledger")
     def ledger() -> Response:
@@ -179,6 +165,26 @@ def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo, environ: Mapping
             repo, request.args.get("task"), mode=request.args.get("memory", "both"), environ=environ
         )
         return site.page("task.html", **ctx)
+
+
+def _add_media_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
+    """An image's page (the episodes it is attached to) and its bytes (issue 19)."""
+
+    @app.get("/images/<name>")
+    def image(name: str) -> Response:
+        from scarwarden.audit.web.media import image_page
+
+        with open_index(repo) as index:
+            ctx = image_page(repo, index, name)
+        if ctx is None:
+            return site.error(404, "No such image", f"There is no stored image {name}.")
+        return site.page("image.html", nav="ledger", **ctx)
+
+    @app.get("/media/<name>")
+    def media(name: str) -> Response:
+        from scarwarden.audit.web.media import media_response
+
+        return media_response(site, repo, name)
 
 
 def _form_text(name: str) -> str:

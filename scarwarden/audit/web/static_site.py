@@ -25,7 +25,7 @@ from scarwarden import git
 from scarwarden.audit.web import pages, render
 from scarwarden.errors import UsageError
 from scarwarden.files.episodes import EPISODE_ID_RE, RULE_ID_RE
-from scarwarden.index import open_index
+from scarwarden.index import Index, open_index
 from scarwarden.repo import MemoryRepo
 
 #: What marks a page as written by this export: the generator tag, or the badge that
@@ -93,8 +93,6 @@ def export_html(
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(html, encoding="utf-8")
 
-    from scarwarden.audit.web.media import image_page
-
     with open_index(repo) as index:
         write("index.html", "playbook.html", 0, nav="playbook", **pages.playbook_page(index))
         rules = index.rules(include_retired=True)
@@ -114,13 +112,7 @@ def export_html(
             assert ctx is not None
             write(f"episodes/{ep.id}.html", "episode.html", 1, nav="ledger", recorded=False, **ctx)
             _copy_images(repo, out, ctx["images"])
-            for image in ctx["images"]:
-                if image["name"] and image["name"] not in imaged:
-                    imaged.add(image["name"])
-                    page = image_page(repo, index, image["name"])
-                    if page is not None:
-                        write(f"images/{image['name']}.html", "image.html", 1, nav="ledger", **page)
-                        image_pages += 1
+            image_pages += _write_image_pages(repo, index, ctx["images"], imaged, write)
             done += 1
             if progress is not None and done % 50 == 0:
                 progress(done, total)
@@ -133,15 +125,42 @@ def export_html(
         )
         if progress is not None:
             progress(total, total)
-    (out / "static").mkdir(parents=True, exist_ok=True)
-    for asset in render.STATIC.iterdir():
-        if asset.is_file():
-            shutil.copyfile(asset, out / "static" / asset.name)
-    (out / "static" / "search-data.js").write_text(_search_data(rules, episodes), encoding="utf-8")
+    _write_static(out, _search_data(rules, episodes))
     removed = remove_stale_pages(
         out, {f"rules/{r.id}.html" for r in rules} | {f"episodes/{ep.id}.html" for ep in episodes}
     )
     return ExportResult(out, len(rules), len(episodes), removed, images=image_pages)
+
+
+def _write_image_pages(
+    repo: MemoryRepo,
+    index: Index,
+    images: list[dict[str, Any]],
+    imaged: set[str],
+    write: Callable[..., None],
+) -> int:
+    """The page of each image an episode shows that has none yet (issue 19); how many
+    were written."""
+    from scarwarden.audit.web.media import image_page
+
+    written = 0
+    for image in images:
+        if image["name"] and image["name"] not in imaged:
+            imaged.add(image["name"])
+            page = image_page(repo, index, image["name"])
+            if page is not None:
+                write(f"images/{image['name']}.html", "image.html", 1, nav="ledger", **page)
+                written += 1
+    return written
+
+
+def _write_static(out: Path, search_data: str) -> None:
+    """The stylesheet and scripts, and the search's data."""
+    (out / "static").mkdir(parents=True, exist_ok=True)
+    for asset in render.STATIC.iterdir():
+        if asset.is_file():
+            shutil.copyfile(asset, out / "static" / asset.name)
+    (out / "static" / "search-data.js").write_text(search_data, encoding="utf-8")
 
 
 def _copy_images(repo: MemoryRepo, out: Path, images: list[dict[str, Any]]) -> None:
