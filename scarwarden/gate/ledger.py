@@ -40,7 +40,7 @@ from scarwarden.recall.ledger_stats import LedgerStats
 from scarwarden.recall.pure_ledger import IMPLEMENTS
 
 #: Bump when what a cache entry holds, or how it is derived, changes.
-CACHE_FORMAT = f"ledger-stats-5/v{IMPLEMENTS}"
+CACHE_FORMAT = f"ledger-stats-6/v{IMPLEMENTS}"
 #: Cache entries kept (the newest by modification time).
 CACHE_KEEP = 6
 #: Above this many changed files, deriving from scratch is as cheap as from a diff.

@@ -140,3 +140,37 @@ def test_damaged_cache_entries_are_ignored(demo_repo: MemoryRepo) -> None:
     entry.write_bytes(good_entry)
     reader = LedgerReader(demo_repo.root, demo_repo.episodes_rel, cache_dir=where)
     assert reader.stats(tree) == truth_stats and reader.read_files == 0
+
+
+def test_statistics_round_trip_through_the_cache_form_and_derivations() -> None:
+    """Saved, read back part by part, changed (month folders carried as changes) and
+    saved again: always what counting the episodes from scratch gives."""
+    from scarwarden.recall.ledger_stats import LedgerStats
+
+    def ep(n: int, month: int, rules: list[str]) -> Episode:
+        at = f"2026-{month:02d}-0{1 + n % 9}T10:00:00Z"
+        return Episode(
+            {"id": f"ep-rt{n:08d}", "at": at, "task": f"Task {n} about refunds", "rules_applied": rules}
+        )
+
+    eps = [ep(n, 1 + n % 3, ["PB-01"] if n % 2 else ["PB-02", "PB-03"]) for n in range(20)]
+    stats = LedgerStats()
+    for e in eps:
+        stats.add(e)
+    loaded = LedgerStats.from_bytes(stats.to_bytes())
+    moved = ep(3, 11, ["PB-09"])  # the same ID, another month and rule
+    for e in (eps[0], eps[3]):
+        loaded.add(e, -1)
+    loaded.add(moved)
+    again = LedgerStats.from_bytes(loaded.to_bytes())
+    assert b'"ep-rt00000003":"2026/11"' in loaded.to_bytes()  # carried as a change
+    scratch = LedgerStats()
+    for e in [*eps[1:3], moved, *eps[4:]]:
+        scratch.add(e)
+    assert (
+        again == scratch
+        and again.months["ep-rt00000003"] == "2026/11"
+        and "ep-rt00000000" not in again.months
+    )
+    assert [a.id for a in again.applications("PB-09")] == ["ep-rt00000003"]
+    assert LedgerStats.from_bytes(scratch.to_bytes()).to_bytes() == scratch.to_bytes()
