@@ -6,8 +6,10 @@ A version-2 receipt names the episodes folder's tree ID (``ledger``); re-derivin
 :class:`~scarwarden.recall.ledger_stats.LedgerStats`) and the episodes the playbook
 cites. Both come from git objects only, never from the index:
 
-* the episodes cited are read by name (``<tree>:YYYY/MM/<id>.yaml``, one
-  ``cat-file --batch`` for all of them);
+* the episodes cited are read by name (``YYYY/MM/<id>.yaml`` in the tree, one
+  ``ls-tree`` and one ``cat-file --batch`` for all of them); where each one is (path
+  and blob) is kept per tree and what each blob holds by blob ID (``cited.json``), and
+  a tree derived from another by a diff takes the places the diff leaves untouched;
 * the statistics need every episode of the tree: 0.77 s of ``cat-file`` and ~4 s of
   YAML at 100k episodes (shared/NOTES.md), far over a hook's budget. So they are
   derived once per tree and kept in a small cache in the git folder
