@@ -9,8 +9,9 @@ it, so the caller passes it) and the commit hooks judge the exact tree about to 
 committed, in that index, before HEAD moves. Without a message the playbook is staged.
 
 On any failure (the check refuses, a hook rejects the commit, git is misconfigured) the
-file (and, when staging, its entry in git's index) is put back as it was: a refused
-change leaves the repository as it found it. The caller holds the write lock.
+file is put back as it was and git's index is not touched (staging, too, is one step
+that lands whole or not at all): a refused change leaves the repository as it found it.
+The caller holds the write lock.
 """
 
 from __future__ import annotations
@@ -57,20 +58,18 @@ def commit_playbook(
     if refuse_edits is not None and playbook_has_edits(repo):
         raise refuse_edits
     original = repo.playbook_path.read_bytes() if repo.playbook_path.exists() else None
-    entry = git.ls_files_stage(repo.root, repo.playbook_rel)
-    if message is None:
-        atomic_write(repo.playbook_path, data)
-        try:
-            git.add(repo.root, [repo.playbook_rel])
-        except BaseException:
-            _restore(repo, original, entry[0] if entry else None)
-            raise
-        return None
     # A killed run is finished or undone by the next writer from this journal, which
-    # restores the playbook as git's index holds it (rule add and distill refuse to
-    # commit over unindexed edits: refuse_edits).
+    # restores the playbook's bytes as they were (an unstaged edit's too).
     record = write_journal.begin(repo, [Planned(repo.playbook_rel, data)])
     atomic_write(repo.playbook_path, data)
+    if message is None:
+        try:
+            write_journal.stage(repo, record, [repo.playbook_rel])  # as git add, a kill cannot cut it
+        except BaseException:
+            if write_journal.recover(repo) != "rolled forward":
+                _restore_file(repo, original)  # git's index was not touched
+            raise
+        return None
     try:
         # Committed through a temporary index: ``check`` and the commit hooks judge the
         # exact tree committed, and git's real index is never locked while we could be
@@ -89,12 +88,3 @@ def _restore_file(repo: MemoryRepo, original: bytes | None) -> None:
         atomic_write(repo.playbook_path, original)
     else:
         repo.playbook_path.unlink(missing_ok=True)
-
-
-def _restore(repo: MemoryRepo, original: bytes | None, entry: git.StagedEntry | None) -> None:
-    """Put the playbook file and its index entry back as they were before the write."""
-    _restore_file(repo, original)
-    if entry is not None:
-        git.restore_index_entry(repo.root, entry)
-    else:
-        git.unstage(repo.root, [repo.playbook_rel])

@@ -1,9 +1,10 @@
 """Writing to the ledger: episodes in, atomically, committed with provenance trailers.
 
 All-or-nothing: every episode in a batch is validated before the first byte is
-written; files go through a temporary file and ``os.replace``; if the commit fails
-(a hook rejects it, git is misconfigured), the files written are removed and
-unstaged again, so a failed ``episode add`` leaves the repository as it found it.
+written; files go through a temporary file and ``os.replace``, recorded first in the
+write journal (:mod:`scarwarden.files.write_journal`); if the commit (or, with
+``--no-commit``, the staging) fails or is killed, the files written are removed, so a
+failed ``episode add`` leaves the repository as it found it.
 """
 
 from __future__ import annotations
@@ -105,18 +106,7 @@ def add_episodes(
         inputs = _redact_inputs(inputs)
     with write_lock(repo):
         write_journal.recover(repo)
-        # Minted IDs need no look-up (50 random bits, never reused); an ID that is not
-        # valid is refused by prepare() whatever the files hold.
-        candidate_ids = [
-            str(item["id"])
-            for item in inputs
-            if isinstance(item, dict) and item.get("id") and EPISODE_ID_RE.match(str(item["id"]))
-        ]
-        existing = ids_in_ledger(repo, candidate_ids)
-        episodes = prepare(inputs, source=source, now=now, existing_ids=existing)
-        for problem in screen(repo, episodes, source):
-            if warn is not None:
-                warn(problem)
+        episodes = _prepare_batch(repo, inputs, source, now, warn)
         planned = [Planned(ep.relpath(repo.episodes_rel), ep.render().encode("utf-8")) for ep in episodes]
         for item in planned:
             if (repo.root / item.path).exists():
@@ -127,43 +117,63 @@ def add_episodes(
         # finished) by the next writer, and leaves nothing behind (issue 15).
         # New files: ids_in_ledger found no file of these names in git's index.
         record = write_journal.begin(repo, planned, new=True)
-        written: list[str] = []
-        created: list[str] = []  # media files this call wrote (an image may be there already)
-        cleaned: set[Path] = set()
         try:
-            if images:
-                created += _store_media(repo, images, written)
-                stored = [Planned(p, (repo.root / p).read_bytes()) for p in created]
-                write_journal.add_files(repo, record, stored)
-            for item in planned:
-                written.append(item.path)  # before writing: a failed write's folders go too
-                target = repo.root / item.path
-                if target.parent not in cleaned and target.parent.is_dir():
-                    remove_dead_temps(target.parent)  # a killed add's temporary file
-                cleaned.add(target.parent)
-                atomic_write(target, item.data)
+            written = _write_batch(repo, record, planned, images)
             if commit:
                 # Through a temporary index: git's real index is never locked by us while
                 # we could be killed, and whatever the user staged stays staged, out of
                 # the commit.
                 write_journal.commit(repo, record, message or commit_message(episodes), written)
             else:
-                git.add(repo.root, written)
-                write_journal.clear(repo)
+                write_journal.stage(repo, record, written)  # as git add, a kill cannot cut it
         except BaseException:
-            if commit:
-                # Undone from the journal: the files go unless the commit landed (an
-                # interrupt while HEAD was moving), in which case they are kept.
-                write_journal.recover(repo)
-                raise
-            git.unstage(repo.root, written)
-            for rel in written:
-                if rel.endswith(".yaml") or rel in created:
-                    (repo.root / rel).unlink(missing_ok=True)
-            _remove_empty_dirs(repo, written)
-            write_journal.clear(repo)
+            # Undone from the journal: the files go unless the commit (or the staging)
+            # landed (an interrupt while HEAD or the index was moving): then they stay.
+            write_journal.recover(repo)
             raise
     return episodes
+
+
+def _prepare_batch(
+    repo: MemoryRepo,
+    inputs: Sequence[Any],
+    source: str,
+    now: str | None,
+    warn: Callable[[Problem], None] | None,
+) -> list[Episode]:
+    """The batch validated and screened (warnings passed to ``warn``), IDs settled."""
+    # Minted IDs need no look-up (50 random bits, never reused); an ID that is not
+    # valid is refused by prepare() whatever the files hold.
+    candidate_ids = [
+        str(item["id"])
+        for item in inputs
+        if isinstance(item, dict) and item.get("id") and EPISODE_ID_RE.match(str(item["id"]))
+    ]
+    existing = ids_in_ledger(repo, candidate_ids)
+    episodes = prepare(inputs, source=source, now=now, existing_ids=existing)
+    for problem in screen(repo, episodes, source):
+        if warn is not None:
+            warn(problem)
+    return episodes
+
+
+def _write_batch(
+    repo: MemoryRepo, record: write_journal.Journal, planned: Sequence[Planned], images: Sequence[Image]
+) -> list[str]:
+    """Store the images (journalled) and write the episodes; the paths to commit."""
+    written: list[str] = []
+    if images:
+        created = _store_media(repo, images, written)
+        write_journal.add_files(repo, record, [Planned(p, (repo.root / p).read_bytes()) for p in created])
+    cleaned: set[Path] = set()
+    for item in planned:
+        written.append(item.path)
+        target = repo.root / item.path
+        if target.parent not in cleaned and target.parent.is_dir():
+            remove_dead_temps(target.parent)  # a killed add's temporary file
+        cleaned.add(target.parent)
+        atomic_write(target, item.data)
+    return written
 
 
 def _store_media(repo: MemoryRepo, images: Sequence[Image], written: list[str]) -> list[str]:
@@ -261,16 +271,3 @@ def ids_in_ledger(repo: MemoryRepo, ids: Iterable[str]) -> set[str]:
         path.rpartition("/")[2].removesuffix(".yaml")
         for path in git.files_named(repo.root, repo.episodes_rel, names)
     }
-
-
-def _remove_empty_dirs(repo: MemoryRepo, written: Sequence[str]) -> None:
-    """Drop the month/year folders a failed write created, so nothing is left behind."""
-    stop = repo.episodes_dir
-    for rel in written:
-        folder = (repo.root / rel).parent
-        while folder != stop and stop in folder.parents:
-            try:
-                folder.rmdir()  # only succeeds when empty
-            except OSError:
-                break
-            folder = folder.parent

@@ -2,7 +2,7 @@
 
 The layout is committed as every write is (issue 15): journalled, through a temporary
 index and a compare-and-swap of HEAD (:mod:`scarwarden.files.write_journal`).
-``--no-commit`` stages it with ``git add``, in git's real index, as asked.
+``--no-commit`` stages it in git's real index, in one step a kill cannot cut.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from scarwarden import git
 from scarwarden.errors import UsageError
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write, write_lock
@@ -50,10 +49,8 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
     write_journal.recover_interrupted(repo)
     _refuse_existing(repo)
     planned = _plan(repo, demo)
-    if not commit:
-        return InitResult(None, _stage(repo, planned), demo)
     kind = "demo memory" if demo else "memory"
-    sha = _commit(repo, planned, f"scarwarden: initialise {kind}\n")
+    sha = _write(repo, planned, f"scarwarden: initialise {kind}\n" if commit else None)
     return InitResult(sha, [item.path for item in planned], demo)
 
 
@@ -94,19 +91,24 @@ def _plan(repo: MemoryRepo, demo: bool) -> list[Planned]:
     return planned
 
 
-def _commit(repo: MemoryRepo, planned: list[Planned], message: str) -> str:
-    """Journalled and committed through a temporary index, as every write is (issue 15):
-    the user's staged changes stay staged and out of the commit, the hooks judge the
-    tree before HEAD moves, and a refused or killed init leaves the repository as it was
-    (a ``.gitignore`` of the user's included). With no commit yet, the compare-and-swap
-    is "the branch must not exist yet" (``update-ref HEAD <new> ""``)."""
+def _write(repo: MemoryRepo, planned: list[Planned], message: str | None) -> str | None:
+    """Journalled, and committed through a temporary index as every write is (issue
+    15): the user's staged changes stay staged and out of the commit, the hooks judge
+    the tree before HEAD moves, and a refused or killed init leaves the repository as it
+    was (a ``.gitignore`` of the user's included). With no commit yet, the
+    compare-and-swap is "the branch must not exist" (``update-ref HEAD <new> ""``).
+    ``message=None`` (``--no-commit``): staged instead, in one step a kill cannot cut."""
     memory_existed = repo.memory_dir.exists()
+    paths = [item.path for item in planned]
     with write_lock(repo):
         journal = write_journal.begin(repo, planned)
         try:
             for item in planned:
                 atomic_write(repo.root / item.path, item.data)
-            return write_journal.commit(repo, journal, message, [item.path for item in planned])
+            if message is None:
+                write_journal.stage(repo, journal, paths)
+                return None
+            return write_journal.commit(repo, journal, message, paths)
         except BaseException:
             if write_journal.recover(repo) != "rolled forward":
                 if not memory_existed:
@@ -114,39 +116,6 @@ def _commit(repo: MemoryRepo, planned: list[Planned], message: str) -> str:
                 else:
                     _remove_if_empty(repo.memory_dir / "media")
             raise
-
-
-def _stage(repo: MemoryRepo, planned: list[Planned]) -> list[str]:
-    """``--no-commit``: write and stage the layout (``git add``, git's real index)."""
-    written: list[str] = []
-    memory_existed = repo.memory_dir.exists()
-    media_existed = (repo.memory_dir / "media").exists()
-    befores = {}
-    for name in (".gitignore", ".gitattributes"):
-        path = repo.root / name
-        befores[name] = (path.read_bytes() if path.exists() else None, git.ls_files_stage(repo.root, name))
-    try:
-        for item in planned:
-            written.append(item.path)
-            atomic_write(repo.root / item.path, item.data)
-        git.add(repo.root, written)
-    except BaseException:
-        # Leave the repository as we found it: our files gone, the user's untouched.
-        git.unstage(repo.root, [p for p in written if p not in befores])
-        for rel in written:
-            if rel not in befores:
-                (repo.root / rel).unlink(missing_ok=True)
-        if memory_existed:
-            shutil.rmtree(repo.episodes_dir, ignore_errors=True)
-            if not media_existed:
-                _remove_if_empty(repo.memory_dir / "media")
-        else:
-            shutil.rmtree(repo.memory_dir, ignore_errors=True)
-        for name, (before, staged) in befores.items():
-            if name in written:
-                _restore_gitignore(repo, before, staged, name)
-        raise
-    return written
 
 
 def _remove_if_empty(folder: Path) -> None:
@@ -165,17 +134,3 @@ def _with_line(before: bytes | None, text: str) -> bytes | None:
         return None
     sep = b"" if not existing or existing.endswith(b"\n") else b"\n"
     return existing + sep + line + b"\n"
-
-
-def _restore_gitignore(
-    repo: MemoryRepo, before: bytes | None, staged: list[git.StagedEntry], name: str = ".gitignore"
-) -> None:
-    path = repo.root / name
-    if before is None:
-        path.unlink(missing_ok=True)
-    else:
-        atomic_write(path, before)
-    if staged:  # put back exactly the index entry the user had
-        git.restore_index_entry(repo.root, staged[0])
-    else:
-        git.unstage(repo.root, [name])

@@ -39,7 +39,8 @@ JOURNAL = "write-journal.json"
 
 #: The journal as read from JSON: ``pid``, ``files`` (``path``, ``sha256``, ``before``:
 #: [mode, blob] or absent, ``was``: the blob of bytes the index did not hold, or absent),
-#: then ``commit`` and ``entries`` ([mode, blob, path]).
+#: then ``commit`` and ``entries`` ([mode, blob, path]), or ``staged`` (the same, for
+#: ``--no-commit``).
 Journal = dict[str, Any]
 
 
@@ -129,6 +130,17 @@ def commit(
     return prepared.sha
 
 
+def stage(repo: MemoryRepo, record: Journal, paths: Sequence[str]) -> None:
+    """``--no-commit``: set git's index entries for ``paths`` (as ``git add`` would) in
+    one step a kill cannot cut in half; the journal names them first, so the next
+    writer knows whether they landed (then the files stay) or not (then they go)."""
+    entries = index_commit.entries_of(repo.root, paths)
+    record["staged"] = [[e.mode, e.blob, e.path] for e in entries]
+    _save(repo, record)
+    index_commit.stage(repo.root, entries, keep_fds=held_lock_fds())
+    clear(repo)
+
+
 def recover_interrupted(repo: MemoryRepo) -> str | None:
     """:func:`recover` under the write lock, for a command that checks the working tree
     before it takes the lock itself (distill, sync); free when there is no journal."""
@@ -154,11 +166,20 @@ def recover(repo: MemoryRepo) -> str | None:
     if sha and head and git.is_ancestor(repo.root, sha, head):
         _roll_forward(repo, record)
         done = "rolled forward"
+    elif record.get("staged") and _staged(repo, record["staged"]):
+        done = "rolled forward"  # --no-commit's staging landed: the files stay, staged
     else:
         _roll_back(repo, record)
         done = "rolled back"
     clear(repo)
     return done
+
+
+def _staged(repo: MemoryRepo, entries: list[list[str]]) -> bool:
+    """Whether git's index holds ``entries`` ([mode, blob, path]): one ``update-index``
+    set them all, so all or none."""
+    now = {(e.mode, e.blob, e.path) for e in git.ls_files_stage(repo.root, *[p for _, _, p in entries])}
+    return all(tuple(e) in now for e in entries)
 
 
 def _roll_forward(repo: MemoryRepo, record: Journal) -> None:

@@ -359,6 +359,47 @@ def post_commit(root: Path | str, prepared: PreparedCommit) -> None:
     subprocess.run(args, capture_output=True)
 
 
+#: ``--no-commit``'s staging: ``update-index`` retried while another git command holds
+#: the index for ~2 s (exit 4 then), as :data:`_LAND` does.
+_STAGE = """
+i=0
+while [ $i -lt 20 ]; do
+  git update-index --add "$@" && exit 0
+  i=$((i + 1)); sleep 0.1
+done
+exit 4
+"""
+
+
+def entries_of(root: Path | str, paths: Sequence[str]) -> tuple[StagedEntry, ...]:
+    """The index entries ``git add`` would make of ``paths`` (their blobs stored now:
+    ``hash-object -w`` takes no lock)."""
+    blobs = run(root, "hash-object", "-w", "--", *paths).decode().split()
+    return tuple(StagedEntry(_mode(Path(root) / p), b, p) for p, b in zip(paths, blobs, strict=True))
+
+
+def stage(root: Path | str, entries: Sequence[StagedEntry], *, keep_fds: Sequence[int] = ()) -> None:
+    """Set ``entries`` in git's real index (``--no-commit``), as a step a kill cannot cut
+    in half: one ``update-index`` in a session of its own, holding the caller's write
+    lock (see :func:`land`), so a kill of the command cannot leave ``index.lock``."""
+    args = [a for e in entries for a in ("--cacheinfo", f"{e.mode},{e.blob},{e.path}")]
+    proc = subprocess.Popen(
+        ["sh", "-c", _STAGE, "stage", *args],
+        cwd=str(root),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # a kill of our process group must not kill git mid-lock
+        pass_fds=tuple(keep_fds),
+    )
+    out, err = _finish(proc)
+    if proc.returncode != 0:
+        detail = (out + err).decode("utf-8", "replace").strip()
+        raise GitError(
+            "git could not stage the files written" + (f":\n{detail}" if detail else ""),
+            hint=lock_hint(detail) or "nothing was staged; the files written were put back",
+        )
+
+
 def refresh_entries(root: Path | str, entries: Sequence[StagedEntry]) -> None:
     """Set the real index's entries for ``entries`` (used when a killed run's commit
     landed but its index update did not)."""

@@ -134,3 +134,30 @@ def test_a_killed_init_is_undone_by_the_next(git_repo: Path, make_cli) -> None:
     assert git(git_repo, "rev-list", "--count", "HEAD").stdout.strip() == "2"
     assert _status(git_repo) == ""
     _no_leftovers(git_repo)
+
+
+def test_no_commit_staging_killed_either_side_of_the_index_write(demo_repo: MemoryRepo, cli: Cli) -> None:
+    from scarwarden.git import index_commit
+
+    root = demo_repo.root
+    landed, lost = "memory/episodes/2031/01/ep-stagedk111.yaml", "memory/episodes/2031/02/ep-stagedk222.yaml"
+    for rel in (landed, lost):
+        record = write_journal.begin(demo_repo, [Planned(rel, b"id: x\n")], new=True)
+        atomic_write(root / rel, b"id: x\n")
+        entries = index_commit.entries_of(root, [rel])
+        record["staged"] = [[e.mode, e.blob, e.path] for e in entries]
+        write_journal._save(demo_repo, record)  # what write_journal.stage records first
+        if rel == landed:
+            index_commit.stage(root, entries)  # killed after the index write: kept, staged
+            assert write_journal.recover(demo_repo) == "rolled forward"
+        else:  # killed before it: the file goes
+            assert write_journal.recover(demo_repo) == "rolled back"
+    assert _status(root).splitlines() == [f"A  {landed}"]
+    assert not (root / lost).exists() and not (root / "memory/episodes/2031/02").exists()
+    # --no-commit stages through the same step; nothing else is left.
+    result = cli("episode", "add", "--no-commit", "--task", "Staged", "--correction", "Stage it", "--json")
+    assert result.exit_code == 0, result.output
+    assert len(_status(root).splitlines()) == 2 and all(
+        line.startswith("A  ") for line in _status(root).splitlines()
+    )
+    _no_leftovers(root)
