@@ -133,6 +133,8 @@ class Command:
     where: Callable[[World, int], World] | None = None
     #: Whether the next run's result is right (default: it exited 0).
     accept: Callable[[World, subprocess.CompletedProcess[str]], bool] | None = None
+    #: ``--no-commit``: files staged whole ("A  " in git status) are its result, not leftovers.
+    stages: bool = False
 
 
 def _nothing(world: World, i: int) -> None:
@@ -162,6 +164,12 @@ def _rule_add(world: World, i: int) -> list[str]:
     text = f"Rule {i}: confirm the owner {i} times before acting."
     cites = random.choice(world.episodes)  # noqa: S311 - test data
     return ["rule", "add", "--text", text, "--tag", "kill", "--cites", cites]
+
+
+def _commit_staged(world: World, i: int) -> None:
+    """What the previous ``--no-commit`` trials staged, committed (through the hooks)."""
+    if subprocess.run(["git", "diff", "--cached", "--quiet"], cwd=world.repo, env=world.env).returncode:
+        world.git("commit", "-q", "-m", f"staged episodes before trial {i}")
 
 
 def _fresh_repository(world: World, i: int) -> World:
@@ -228,6 +236,20 @@ COMMANDS = [
         lambda w, i: ["ask", f"Plan the zebra offsite number {i}", "--answer", f"Book room {i}", "--force"],
     ),
     Command("index --rebuild", _nothing, lambda w, i: ["index", "--rebuild"]),
+    Command(
+        "episode add --no-commit",
+        _commit_staged,
+        lambda w, i: [
+            "episode",
+            "add",
+            "--no-commit",
+            "--task",
+            f"Staged add {i}",
+            "--correction",
+            f"Stage {i}",
+        ],
+        stages=True,
+    ),
     Command("redact", _new_target, lambda w, i: ["redact", w.target, "--reason", "leaked in a kill trial"]),
     Command("export --commit", _playbook_moves, lambda w, i: ["export", "agents-md", "--commit"]),
     Command(
@@ -312,6 +334,8 @@ def run_trials(
         if problems:
             out.failures.append(f"trial {i}: " + "; ".join(problems))
             _tidy(here)
+    if command.stages:
+        _commit_staged(world, trials + 1)  # the next command starts from a clean status
     return out
 
 
@@ -329,7 +353,10 @@ def _trial(world: World, command: Command, i: int, delay: float, out: Outcome) -
     again = world.sw(*command.argv(world, 1000 + i))
     ok = command.accept(world, again) if command.accept else again.returncode == 0
     problems = [] if ok else [f"next run exited {again.returncode}: {again.stderr.strip()}"]
-    return problems + leftovers(world)
+    left = leftovers(world)
+    if command.stages:
+        left = [line for line in left if not line.startswith("status: A  ")]
+    return problems + left
 
 
 def _born(world: World) -> bool:
