@@ -16,13 +16,16 @@ its ``product`` row reproduces ``recall_quality.py``'s "ledger (past tasks' word
 figure, and ``rank_bm25`` is the baseline measured in the same run.
 
     python bench/recall_explore.py
+    python bench/recall_explore.py --splits 4   # the key rows over 4 random halvings
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import math
+import random
 import statistics
 import sys
 import time
@@ -323,6 +326,7 @@ IDEAS: dict[str, tuple[Params, dict[str, list[Any]]]] = {
         {"bigram_w": [0, 0.25, 0.5, 1, 2, 3, 4]},
     ),
     "bigrams, own ledger weight (fitted)": (Params(), {"bigram_w": [0, 0.25, 0.5, 1, 2, 3, 4]}),
+    "pairs x1 as their weaker word, nothing fitted": (Params(bigram_w=1.0, pair_ledger="word"), {}),
     "RM3 pseudo-relevance feedback (fitted)": (
         Params(prf_w=0.5, prf_docs=5),
         {"prf_docs": [3, 5, 10], "prf_terms": [10, 20, 40], "prf_w": [0, 0.1, 0.25, 0.5, 1.0]},
@@ -390,11 +394,11 @@ def run(
     return values, chosen
 
 
-_LOO: dict[int, list[Learnt]] = {}
+_LOO: dict[tuple[str, ...], list[Learnt]] = {}
 
 
 def loo(corpus: Corpus, half: list[Task]) -> list[Learnt]:
-    key = id(half)
+    key = tuple(t["id"] for t in half)
     if key not in _LOO:
         _LOO[key] = [Learnt(corpus, half[:k] + half[k + 1 :]) for k in range(len(half))]
     return _LOO[key]
@@ -479,10 +483,48 @@ def explain(corpus: Corpus, learnt: Learnt, task: Task, p: Params) -> None:
         print(f"  {v:8.3f}  {why}")
 
 
+SPLIT_ROWS: dict[str, tuple[Params, dict[str, list[Any]]]] = {
+    "product (ledger of past tasks' words)": (Params(), {}),
+    # The candidate product change, its weight named after this exploration (not fitted).
+    "pairs x1 as their weaker word, nothing fitted": IDEAS["pairs x1 as their weaker word, nothing fitted"],
+    "bigrams, weighed as their weaker word (fitted)": IDEAS["bigrams, weighed as their weaker word (fitted)"],
+    "all label-free ideas, fitted together": COMBOS["all label-free ideas, fitted together"],
+}
+
+
+def splits(corpus: Corpus, docs: list[dict[str, Any]], tasks: list[Task], count: int) -> None:
+    """The even / odd split is one draw: the key rows again over ``count`` seeded random
+    halvings, each reported as the mean of its two held-out halves against BM25 on them."""
+    print(f"Robustness: {count} seeded random halvings (seeds 1-{count}), x BM25 on the same halves")
+    ratios: dict[str, list[float]] = {}
+    for seed in range(1, count + 1):
+        order = list(tasks)
+        random.Random(seed).shuffle(order)
+        halves = (order[0::2], order[1::2])
+        base = statistics.mean([baseline(corpus, docs, halves[1]), baseline(corpus, docs, halves[0])])
+        line = [f"seed {seed}: BM25 {base:.3f}"]
+        for name, idea in SPLIT_ROWS.items():
+            mean = statistics.mean(run(corpus, halves, name, idea)[0])
+            ratios.setdefault(name, []).append(mean / base)
+            line.append(f"{mean:.3f} ({mean / base:.3f}x)")
+        print("  " + ", ".join(line), flush=True)
+    for name, values in ratios.items():
+        print(
+            f"  {name:50} x BM25 mean {statistics.mean(values):.3f}, min {min(values):.3f}, "
+            f"max {max(values):.3f}"
+        )
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--splits", type=int, default=0, help="the key rows over N random halvings")
+    args = parser.parse_args()
     docs = [json.loads(x) for x in (DATASETS / "tau2-banking" / "documents.jsonl").read_text().splitlines()]
     tasks = [json.loads(x) for x in (DATASETS / "tau2-banking" / "tasks.jsonl").read_text().splitlines()]
     corpus = Corpus(docs)
+    if args.splits:
+        splits(corpus, docs, tasks, args.splits)
+        return
     halves = (tasks[0::2], tasks[1::2])
     base_halves = [baseline(corpus, docs, halves[1]), baseline(corpus, docs, halves[0])]
     base = statistics.mean(base_halves)
@@ -511,8 +553,13 @@ def main() -> None:
     ablate(corpus, halves, results["all label-free ideas, fitted together"][1], base)
     learnt = Learnt(corpus, halves[0])
     explain(corpus, learnt, halves[1][0], results["all label-free ideas, fitted together"][1][0])
+    explain(corpus, learnt, halves[1][0], results["pairs x1 as their weaker word, nothing fitted"][1][0])
     print("\nCPU per query (p50, held-out odd half, this in-memory scorer; columns cached):")
-    for name in ("product (ledger of past tasks' words)", *COMBOS):
+    for name in (
+        "product (ledger of past tasks' words)",
+        "pairs x1 as their weaker word, nothing fitted",
+        *COMBOS,
+    ):
         if name.startswith("bigrams + BM25"):
             continue
         p = results[name][1][0]
