@@ -33,32 +33,10 @@ def _said(rule: pb.Rule) -> tuple[object, ...]:
 
 
 @lru_cache(maxsize=16)
-def _walk(root: str, head: str, playbook_rel: str) -> dict[str, RuleChange]:
-    entries = list(reversed(git.log(root, "--first-parent", head, "--", playbook_rel)))
-    blobs = git.cat_file_batch(root, [f"{e.sha}:{playbook_rel}" for e in entries]) if entries else []
-    last: dict[str, RuleChange] = {}
-    said: dict[str, tuple[object, ...]] = {}
-    for entry, raw in zip(entries, blobs, strict=True):
-        if raw is None:
-            continue
-        try:
-            book = pb.parse(raw.decode("utf-8", "replace"), source=playbook_rel)
-        except ValidationError:
-            continue  # a version that does not parse (only possible with --no-verify)
-        for rule in book.all_rules():
-            now = _said(rule)
-            if said.get(rule.id) != now:
-                said[rule.id] = now
-                last[rule.id] = RuleChange(entry.sha, entry.date)
-    return last
-
-
-@lru_cache(maxsize=16)
-def _walk_to(root: str, head: str, playbook_rel: str, blob: str) -> dict[str, RuleChange] | None:
-    """:func:`_walk` stopped at the last version of the playbook whose blob is ``blob``;
-    ``None`` when no version in the first-parent history of ``head`` is."""
-    import hashlib
-
+def _walk(root: str, head: str, playbook_rel: str, blob: str | None = None) -> dict[str, RuleChange] | None:
+    """Rule ID -> its last change over the first-parent history of ``head``; with
+    ``blob``, as of the last version of the playbook whose blob is ``blob`` (``None``
+    when no version is)."""
     entries = list(reversed(git.log(root, "--first-parent", head, "--", playbook_rel)))
     blobs = git.cat_file_batch(root, [f"{e.sha}:{playbook_rel}" for e in entries]) if entries else []
     last: dict[str, RuleChange] = {}
@@ -68,7 +46,7 @@ def _walk_to(root: str, head: str, playbook_rel: str, blob: str) -> dict[str, Ru
         if raw is None:
             continue
         try:
-            book = pb.parse(raw.decode("utf-8", "replace"), source=playbook_rel)
+            book: pb.Playbook | None = pb.parse(raw.decode("utf-8", "replace"), source=playbook_rel)
         except ValidationError:
             book = None  # a version that does not parse (only possible with --no-verify)
         for rule in book.all_rules() if book is not None else ():
@@ -76,9 +54,9 @@ def _walk_to(root: str, head: str, playbook_rel: str, blob: str) -> dict[str, Ru
             if said.get(rule.id) != now:
                 said[rule.id] = now
                 last[rule.id] = RuleChange(entry.sha, entry.date)
-        if hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest() == blob:  # noqa: S324
+        if blob is not None and git.blob_id(raw) == blob:
             found = dict(last)
-    return found
+    return last if blob is None else found
 
 
 def last_changes_at(root: Path | str, rev: str, playbook_rel: str, blob: str) -> dict[str, RuleChange] | None:
@@ -89,7 +67,7 @@ def last_changes_at(root: Path | str, rev: str, playbook_rel: str, blob: str) ->
     head = git.rev_parse(root, rev)
     if head is None:
         return None
-    found = _walk_to(str(root), head, playbook_rel, blob)
+    found = _walk(str(root), head, playbook_rel, blob)
     return None if found is None else dict(found)
 
 
@@ -98,4 +76,4 @@ def last_changes(repo: MemoryRepo, rev: str = "HEAD") -> dict[str, RuleChange]:
     head = git.rev_parse(repo.root, rev)
     if head is None:
         return {}
-    return dict(_walk(str(repo.root), head, repo.playbook_rel))
+    return dict(_walk(str(repo.root), head, repo.playbook_rel) or {})

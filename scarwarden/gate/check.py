@@ -270,10 +270,7 @@ def _prove_receipts(
 
     known_blobs = [b for b in known if b]
     prover = Prover(repo.root, repo.playbook_rel, known=known_blobs, rev=rev, env=env, merging=True)
-    for proof in prover.prove_all(episodes):
-        report.count("receipts_checked")
-        report.problems.extend(proof.problems)
-        report.warnings.extend(proof.warnings)
+    prover.prove_into(report, episodes)
 
 
 def _check_redactions(

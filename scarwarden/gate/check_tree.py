@@ -144,10 +144,7 @@ def _prove_all_receipts(
 
     known = [playbook_blob] if playbook_blob else []
     prover = Prover(repo.root, repo.playbook_rel, known=known, env=env, episodes_rel=repo.episodes_rel)
-    for proof in prover.prove_all(episodes):
-        report.count("receipts_checked")
-        report.problems.extend(proof.problems)
-        report.warnings.extend(proof.warnings)
+    prover.prove_into(report, episodes)
 
 
 def _check_all_media(

@@ -42,6 +42,7 @@ from scarwarden.files import receipt as receipt_format
 from scarwarden.files.episodes import Episode
 from scarwarden.gate.policy import GateProblem, parse_playbook, problem
 from scarwarden.gate.proofs_ledger import LedgerProofs
+from scarwarden.gate.report import CheckReport
 from scarwarden.recall import pure, pure_ledger
 
 #: (verdict, ranked rule IDs) recall gives, or the problem code why it cannot run.
@@ -108,6 +109,13 @@ class Prover:
                 pairs.append((path, episode, receipt_format.Receipt.from_valid(data)))
         self._read_books({r.playbook for _p, _e, r in pairs})
         return [self.prove(path, episode, r) for path, episode, r in pairs]
+
+    def prove_into(self, report: CheckReport, episodes: list[tuple[str, Episode]]) -> None:
+        """:meth:`prove_all`, counted and reported as a check reports it."""
+        for proof in self.prove_all(episodes):
+            report.count("receipts_checked")
+            report.problems.extend(proof.problems)
+            report.warnings.extend(proof.warnings)
 
     def prove(self, path: str, episode: Episode, receipt: receipt_format.Receipt) -> Proof:
         proof = Proof(episode.id, path, receipt, "proved")

@@ -45,6 +45,7 @@ from scarwarden.git.history import (
 )
 from scarwarden.git.read import (
     StagedEntry,
+    blob_id,
     cat_file_batch,
     cat_file_stream,
     files_named,
@@ -95,6 +96,7 @@ __all__ = [
     "LogEntry",
     "RawChange",
     "StagedEntry",
+    "blob_id",
     "add",
     "cat_file_batch",
     "cat_file_stream",

@@ -6,6 +6,7 @@ Listings use ``-z`` and are split on NUL; many objects are read with one
 
 from __future__ import annotations
 
+import hashlib
 import re
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -25,6 +26,11 @@ class StagedEntry:
     mode: str
     blob: str
     path: str
+
+
+def blob_id(data: bytes) -> str:
+    """Git's blob ID of ``data`` (so bytes read from disk or a cache compare with git's)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324
 
 
 def _paths(out: bytes) -> list[str]:

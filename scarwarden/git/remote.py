@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from scarwarden.errors import GitError
+from scarwarden.git.index_commit import in_progress
+from scarwarden.git.repository import git_dir
 from scarwarden.git.run import run
 
 
@@ -92,19 +94,7 @@ def push_branch(
 
 def operation_in_progress(root: Path | str) -> str | None:
     """A merge, rebase, cherry-pick or revert that git has not finished, by name."""
-    for name, marker in (
-        ("merge", "MERGE_HEAD"),
-        ("rebase", "rebase-merge"),
-        ("rebase", "rebase-apply"),
-        ("cherry-pick", "CHERRY_PICK_HEAD"),
-        ("revert", "REVERT_HEAD"),
-    ):
-        where = Path(run(root, "rev-parse", "--git-path", marker).decode().strip())
-        if not where.is_absolute():
-            where = Path(root) / where
-        if where.exists():
-            return name
-    return None
+    return in_progress(git_dir(root))
 
 
 def tracked_changes(root: Path | str) -> list[str]:

@@ -28,11 +28,12 @@ transactions), :mod:`~scarwarden.index.scan` (folders, files and signatures on d
 
 from __future__ import annotations
 
+from scarwarden.git import blob_id
 from scarwarden.index.build import rebuild
 from scarwarden.index.queries import Index, fts_query
 from scarwarden.index.refresh import open_index, refresh
 from scarwarden.index.rules import rule_terms
-from scarwarden.index.scan import RACY_NS, blob_id
+from scarwarden.index.scan import RACY_NS
 from scarwarden.index.schema import SCHEMA, SCHEMA_VERSION, RefreshStats, writer_lock
 
 __all__ = [

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import TypeVar
 
 from scarwarden import git
+from scarwarden.git import blob_id
 from scarwarden.index import load as index_load
 from scarwarden.index.ledger_words import index_ledger_words
 from scarwarden.index.rules import index_playbook
 from scarwarden.index.scan import (
-    blob_id,
     list_yaml,
     playbook_signature,
     scan_dirs,

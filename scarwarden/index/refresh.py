@@ -20,13 +20,13 @@ from collections.abc import Callable
 
 from scarwarden import git
 from scarwarden.errors import GitError
+from scarwarden.git import blob_id
 from scarwarden.index import load as index_load
 from scarwarden.index.build import rebuild, remove_dead_temps
 from scarwarden.index.ledger_words import index_ledger_words
 from scarwarden.index.queries import Index
 from scarwarden.index.rules import index_playbook
 from scarwarden.index.scan import (
-    blob_id,
     file_sig,
     list_yaml,
     playbook_signature,

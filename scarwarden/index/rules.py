@@ -16,7 +16,7 @@ from typing import Any
 from scarwarden import text
 from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
-from scarwarden.index.scan import blob_id
+from scarwarden.git import blob_id
 from scarwarden.index.schema import RefreshStats, chunks, set_meta
 from scarwarden.repo import MemoryRepo
 

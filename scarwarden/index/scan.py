@@ -3,7 +3,6 @@ signatures and git blob IDs, judged with git's "racy" caution."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -13,11 +12,6 @@ from scarwarden.repo import MemoryRepo
 #: of the file system without its mtime moving (git's "racy" problem): such an mtime is
 #: stored as unknown, so the next refresh looks again instead of trusting it.
 RACY_NS = 2_000_000_000
-
-
-def blob_id(data: bytes) -> str:
-    """Git's blob ID of ``data`` (so files read from disk compare with git's)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324
 
 
 def scan_dirs(repo: MemoryRepo) -> dict[str, int]:

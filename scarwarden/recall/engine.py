@@ -26,7 +26,7 @@ from scarwarden.recall.earned import not_on_a_struggling_rule_alone
 from scarwarden.recall.prune import best_candidates
 from scarwarden.recall.receipts import ledger_state, make_receipt, playbook_blob
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
-from scarwarden.recall.score import TaskTerms, score_rules, task_terms, worth_explaining
+from scarwarden.recall.score import score_rules, task_terms, worth_explaining
 
 if TYPE_CHECKING:
     from scarwarden.index import Index
@@ -82,7 +82,7 @@ def recall(
     tasks = int(index.meta("task_count") or 0)
     shared = index.meta("task_terms_shared") != "0"
     terms = task_terms(index.conn, qtf, n, total / n if n and total else 1.0, tasks, shared)
-    stats = _stats(qtf, terms, settings)
+    stats = terms.stats(settings)
     ranked: list[RecalledRule] = []
     if qtf and n:
         # The postings are a function of the playbook: its blob ID keys the cache.
@@ -108,22 +108,6 @@ def recall(
     )
     result.receipt = make_receipt(result, playbook_blob(index), settings, limit, ledger=ledger_state(index))
     return result
-
-
-def _stats(qtf: Counter[str], terms: TaskTerms, settings: RecallSettings) -> RecallStats:
-    """What the explanation shows of the task's side: its stems, their df, the ledger."""
-    return RecallStats(
-        rule_count=terms.n,
-        avg_length=terms.avg,
-        task_stems=dict(sorted(qtf.items())),
-        unknown_stems=sorted(set(qtf) - set(terms.df)),
-        settings=settings,
-        task_mass=terms.task_mass,
-        task_df={t: terms.df.get(t, 0) for t in sorted(qtf)},
-        task_count=terms.task_count,
-        ledger_df=dict(sorted(terms.task_df.items())),
-        ledger=dict(sorted(terms.ledger.items())),
-    )
 
 
 def _mark_redacted(index: Index, rules: list[RecalledRule]) -> None:

@@ -24,7 +24,6 @@ to version 3 must freeze a copy here first. Nothing here imports the index or SQ
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -46,7 +45,7 @@ from scarwarden.recall.score import (
     TaskTerms,
     _scored_rule,
     idf,
-    ledger_weight,
+    weigh_task,
     worth_explaining,
 )
 
@@ -115,18 +114,7 @@ def recall_ledger(
     task = task.strip()
     qtf = Counter(text.stems(task))
     terms = _task_terms(book, ledger, words, qtf)
-    stats = RecallStats(
-        rule_count=terms.n,
-        avg_length=terms.avg,
-        task_stems=dict(sorted(qtf.items())),
-        unknown_stems=sorted(set(qtf) - set(terms.df)),
-        settings=settings,
-        task_mass=terms.task_mass,
-        task_df={t: terms.df.get(t, 0) for t in sorted(qtf)},
-        task_count=terms.task_count,
-        ledger_df=dict(sorted(terms.task_df.items())),
-        ledger=dict(sorted(terms.ledger.items())),
-    )
+    stats = terms.stats(settings)
     ranked: list[RecalledRule] = []
     if qtf and terms.n:
         found = _candidates(book, words, terms, limit + _SLACK)
@@ -148,24 +136,17 @@ def recall_ledger(
 
 def _task_terms(book: Postings, ledger: LedgerStats, words: EpisodeWords, qtf: Counter[str]) -> TaskTerms:
     """:func:`scarwarden.recall.score.task_terms`, over dictionaries."""
-    n, tasks = book.n, ledger.task_count
+    tasks = ledger.task_count
     stems = sorted(qtf)
-    df = {t: book.df[t] for t in stems if book.df.get(t)}
-    task_df = {t: ledger.task_df[t] for t in stems if ledger.task_df.get(t)} if tasks else {}
-    weights = {t: ledger_weight(d, tasks) for t, d in task_df.items()}
-    ep_df = {t: words.df[t] for t in stems if words.df.get(t) and 2 * words.df[t] <= n}
-    task_mass = math.fsum(idf(df.get(t, 0), n) * weights.get(t, 1.0) for t in qtf) if n else 0.0
-    return TaskTerms(
-        qtf=qtf,
-        df=df,
-        n=n,
-        avg=book.avg,
-        task_mass=task_mass,
-        ledger=weights,
-        task_df=task_df,
-        task_count=tasks,
-        ep_df=ep_df,
-        ledger_shared=bool(tasks and ledger.shared),
+    return weigh_task(
+        qtf,
+        {t: book.df[t] for t in stems if book.df.get(t)},
+        book.n,
+        book.avg,
+        {t: ledger.task_df[t] for t in stems if ledger.task_df.get(t)} if tasks else {},
+        tasks,
+        {t: words.df[t] for t in stems if words.df.get(t)},
+        ledger.shared,
     )
 
 

@@ -49,10 +49,13 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from scarwarden.recall.result import EpisodeMatch, RecalledRule, TermMatch
+from scarwarden.recall.result import EpisodeMatch, RecalledRule, RecallStats, TermMatch
 from scarwarden.recall.score_reads import episode_words, read_tag_parts, rule_stems
+
+if TYPE_CHECKING:
+    from scarwarden.config import RecallSettings
 
 K1 = 1.5
 B = 0.75
@@ -137,6 +140,21 @@ class TaskTerms:
     def q(self, stem: str) -> float:
         return self.ledger.get(stem, 1.0)
 
+    def stats(self, settings: RecallSettings) -> RecallStats:
+        """What the explanation shows of the task's side: its stems, their df, the ledger."""
+        return RecallStats(
+            rule_count=self.n,
+            avg_length=self.avg,
+            task_stems=dict(sorted(self.qtf.items())),
+            unknown_stems=sorted(set(self.qtf) - set(self.df)),
+            settings=settings,
+            task_mass=self.task_mass,
+            task_df={t: self.df.get(t, 0) for t in sorted(self.qtf)},
+            task_count=self.task_count,
+            ledger_df=dict(sorted(self.task_df.items())),
+            ledger=dict(sorted(self.ledger.items())),
+        )
+
 
 def task_terms(
     conn: Any, qtf: Counter[str], n: int, avg: float, tasks: int = 0, shared: bool = True
@@ -145,10 +163,33 @@ def task_terms(
     rules' episodes) and weigh the task; ``tasks``: episodes in the ledger; ``shared``:
     whether two of them or more say some word."""
     stems = sorted(qtf)
-    df = document_frequencies(conn, stems)
-    task_df = document_frequencies(conn, stems, "task_term_df") if tasks else {}
+    return weigh_task(
+        qtf,
+        document_frequencies(conn, stems),
+        n,
+        avg,
+        document_frequencies(conn, stems, "task_term_df") if tasks else {},
+        tasks,
+        document_frequencies(conn, stems, "rule_episode_df"),
+        shared,
+    )
+
+
+def weigh_task(
+    qtf: Counter[str],
+    df: dict[str, int],
+    n: int,
+    avg: float,
+    task_df: dict[str, int],
+    tasks: int,
+    ep_df: dict[str, int],
+    shared: bool,
+) -> TaskTerms:
+    """The task's side from its stems' document frequencies, wherever they were read
+    (the index, or the gate's in-memory postings: :mod:`scarwarden.recall.pure_ledger`):
+    ledger weights, the episode words kept (in at most half the rules' episodes), the
+    task's mass."""
     ledger = {t: ledger_weight(d, tasks) for t, d in task_df.items()}
-    ep_df = {t: d for t, d in document_frequencies(conn, stems, "rule_episode_df").items() if 2 * d <= n}
     task_mass = math.fsum(idf(df.get(t, 0), n) * ledger.get(t, 1.0) for t in qtf) if n else 0.0
     return TaskTerms(
         qtf=qtf,
@@ -159,7 +200,7 @@ def task_terms(
         ledger=ledger,
         task_df=task_df,
         task_count=tasks,
-        ep_df=ep_df,
+        ep_df={t: d for t, d in ep_df.items() if 2 * d <= n},
         ledger_shared=bool(tasks and shared),
     )
 
