@@ -21,7 +21,8 @@ import json
 import logging
 import sqlite3
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +73,36 @@ class LogEntry:
         }
 
 
+@contextmanager
+def brief_write(index: Index) -> Iterator[sqlite3.Connection]:
+    """The index's connection for one small write on the recall path: a short busy
+    timeout (:data:`BUSY_MS`, restored after), taking turns with a rebuild's swap
+    (:func:`scarwarden.index.writer_lock`). The caller decides what a failed write
+    costs (a recall never fails because its log or a cache could not be written)."""
+    from scarwarden.index import writer_lock
+
+    conn = index.conn
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+        with writer_lock(index.repo):
+            yield conn
+    finally:
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {_NORMAL_BUSY_MS}")
+        except sqlite3.Error:
+            pass
+
+
+def remember(index: Index, key: str, value: str) -> None:
+    """Keep ``value`` under ``key`` in the index's meta table (:func:`brief_write`); a
+    read-only or busy index keeps nothing, and the caller computes it again next time."""
+    try:
+        with brief_write(index) as conn:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+    except (sqlite3.Error, OSError):
+        pass
+
+
 def append(index: Index, result: RecallResult, *, now: str | None = None) -> int | None:
     """Append ``result`` to the log; its rowid, or ``None`` when it could not be written."""
     detail: dict[str, Any] = {}
@@ -96,13 +127,8 @@ def append(index: Index, result: RecallResult, *, now: str | None = None) -> int
         result.playbook_commit,
         json.dumps(detail, sort_keys=True),
     )
-    from scarwarden.index import writer_lock
-
-    conn = index.conn
     try:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
-        # A write to the index file takes turns with a rebuild's swap (see writer_lock).
-        with writer_lock(index.repo):
+        with brief_write(index) as conn:
             cur = conn.execute(
                 "INSERT INTO recall_log (at, task, verdict, rule_ids, scores, "
                 "playbook_commit, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -115,11 +141,6 @@ def append(index: Index, result: RecallResult, *, now: str | None = None) -> int
     except (sqlite3.OperationalError, OSError) as exc:  # read-only, locked, disk full
         log.warning("this recall was not logged (%s)", exc)
         return None
-    finally:
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {_NORMAL_BUSY_MS}")
-        except sqlite3.Error:
-            pass
 
 
 def read_log(
@@ -233,18 +254,7 @@ def playbook_commit(index: Index) -> str | None:
     else:
         cached = {"key": key, "commit": None}
     _MEMO[index] = (key, commit)
-    from scarwarden.index import writer_lock
-
-    try:
-        index.conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
-        with writer_lock(repo):  # takes turns with a rebuild's swap, as every write does
-            index.conn.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('recall_playbook_commit', ?)", (json.dumps(cached),)
-            )
-    except (sqlite3.OperationalError, OSError):
-        pass  # a read-only index recomputes next time; still correct
-    finally:
-        index.conn.execute(f"PRAGMA busy_timeout = {_NORMAL_BUSY_MS}")
+    remember(index, "recall_playbook_commit", json.dumps(cached))
     return commit
 
 

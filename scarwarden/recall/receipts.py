@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from scarwarden.config import RecallSettings
@@ -93,20 +92,9 @@ def _head_tree(index: Index, head: str) -> str:
     except GitError:
         tree = None
     tree = tree or git.EMPTY_TREE  # no episodes folder in that commit
-    from scarwarden.index import writer_lock
-    from scarwarden.recall.log import _NORMAL_BUSY_MS, BUSY_MS
+    from scarwarden.recall.log import remember
 
-    try:
-        # As the recall log writes: briefly, taking turns with a rebuild's swap.
-        index.conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
-        with writer_lock(index.repo):
-            index.conn.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('receipt_ledger', ?)", (f"{head} {tree}",)
-            )
-    except (sqlite3.Error, OSError):
-        pass  # a read-only or busy index asks git again next time; still correct
-    finally:
-        index.conn.execute(f"PRAGMA busy_timeout = {_NORMAL_BUSY_MS}")
+    remember(index, "receipt_ledger", f"{head} {tree}")
     return tree
 
 
