@@ -67,3 +67,16 @@ def tag_stems(tag: str) -> tuple[str, ...]:
     """
     parts = [p for p in tag.lower().split("-") if p and p not in STOPWORDS]
     return tuple(dict.fromkeys(stem(p) for p in parts))
+
+
+def pairs(stems: list[str]) -> list[str]:
+    """Adjacent stems as ``"a b"``, in order, repeats kept: ``["custom", "refund",
+    "card"]`` -> ``["custom refund", "refund card"]``. Recall (version 3) scores a task's
+    pairs against the pairs of each rule's title and of its text, so "credit card fee"
+    ranks a rule saying *credit card* above one that says *credit* and *card* apart."""
+    return [f"{a} {b}" for a, b in zip(stems, stems[1:], strict=False)]
+
+
+def field_pairs(*fields: str) -> list[str]:
+    """The pairs of each field on its own (no pair across a title and its text)."""
+    return [pair for value in fields for pair in pairs(stems(value))]

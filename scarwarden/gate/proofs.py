@@ -48,7 +48,7 @@ from scarwarden.recall import pure, pure_ledger
 #: (verdict, ranked rule IDs) recall gives, or the problem code why it cannot run.
 _Outcome = tuple[str, tuple[str, ...]] | str
 #: The recall algorithm versions this gate re-derives.
-IMPLEMENTED = (pure.IMPLEMENTS, pure_ledger.IMPLEMENTS)
+IMPLEMENTED = (pure.IMPLEMENTS, *pure_ledger.VERSIONS)
 
 
 @dataclass
@@ -166,16 +166,16 @@ class Prover:
     def _why_unverifiable(self, receipt: receipt_format.Receipt) -> tuple[str | None, str | None]:
         """Why this gate cannot re-derive ``receipt`` (and what to do), or ``(None, None)``."""
         if receipt.algorithm not in IMPLEMENTED:
-            versions = " and ".join(str(v) for v in IMPLEMENTED)
+            versions = ", ".join(str(v) for v in IMPLEMENTED[:-1]) + f" and {IMPLEMENTED[-1]}"
             return (
                 f"was made by recall algorithm version {receipt.algorithm}; this gate re-runs "
                 f"versions {versions}",
                 "check it with the Scarwarden version that made it",
             )
-        if receipt.algorithm == pure_ledger.IMPLEMENTS and receipt.ledger is None:
+        if receipt.algorithm in pure_ledger.VERSIONS and receipt.ledger is None:
             return (
-                "names no ledger (it was made before receipts named one; recall version 2 "
-                "also reads the ledger)",
+                "names no ledger (it was made before receipts named one; recall versions 2 "
+                "and 3 also read the ledger)",
                 "recall again with this version and record the new receipt",
             )
         if receipt.ledger_uncommitted:

@@ -58,7 +58,7 @@ class LedgerProofs:
     def recall(
         self, book: pure.Postings, receipt: receipt_format.Receipt, settings: RecallSettings
     ) -> RecallResult | str:
-        """Recall version 2 at the receipt's playbook and ledger, or why it cannot run."""
+        """Recall (version 2 or 3) at the receipt's playbook and ledger, or why it cannot run."""
         tree = receipt.ledger_tree
         assert tree is not None  # receipts without one are unverifiable, never re-run
         problem = self.check_tree(tree)
@@ -76,6 +76,7 @@ class LedgerProofs:
             receipt.task,
             settings=settings,
             changes=lambda: self.changes(receipt.playbook),
+            algorithm=receipt.algorithm,
         )
 
     def check_tree(self, tree: str) -> str | None:

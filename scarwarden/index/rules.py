@@ -26,6 +26,11 @@ def rule_terms(rule: pb.Rule) -> Counter[str]:
     return Counter(text.stems(rule.title + "\n" + rule.text))
 
 
+def rule_pairs(rule: pb.Rule) -> Counter[str]:
+    """Pair frequencies of a rule's title and of its text (recall's ``pair:`` terms)."""
+    return Counter(text.field_pairs(rule.title, rule.text))
+
+
 def _rule_digest(rule: pb.Rule) -> str:
     payload = json.dumps(
         [rule.title, rule.text, rule.tags, rule.episode_ids, rule.retired, rule.reason, rule.replaced_by]
@@ -78,13 +83,16 @@ def index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshSta
 
 
 def _delete_rule(conn: sqlite3.Connection, rule_id: str) -> set[str]:
-    """Remove a rule from every table; return the terms it had postings for."""
+    """Remove a rule from every table; return the terms (and pairs: ``"a b"``, never a
+    stem, which has no space) it had postings for."""
     terms = {r[0] for r in conn.execute("SELECT term FROM rule_terms WHERE rule_id = ?", (rule_id,))}
+    terms |= {r[0] for r in conn.execute("SELECT term FROM rule_pair_terms WHERE rule_id = ?", (rule_id,))}
     for table, column in (
         ("rules", "id"),
         ("citations", "rule_id"),
         ("rule_tags", "rule_id"),
         ("rule_terms", "rule_id"),
+        ("rule_pair_terms", "rule_id"),
         ("rule_tag_stems", "rule_id"),
     ):
         conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (rule_id,))
@@ -96,19 +104,22 @@ _DF_COLUMNS = "term, count(*), min(CASE WHEN tf = 1 THEN length END)"
 
 
 def _update_term_df(conn: sqlite3.Connection, terms: set[str], *, everything: bool) -> None:
-    """Recount the document frequency of ``terms`` (of all terms on a first build)."""
-    if everything:
-        conn.execute("DELETE FROM rule_term_df")
-        conn.execute(f"INSERT INTO rule_term_df SELECT {_DF_COLUMNS} FROM rule_terms GROUP BY term")
-        return
-    for chunk in chunks(sorted(terms), 500):
-        marks = ",".join("?" * len(chunk))
-        conn.execute(f"DELETE FROM rule_term_df WHERE term IN ({marks})", chunk)
-        conn.execute(
-            f"INSERT INTO rule_term_df SELECT {_DF_COLUMNS} FROM rule_terms "
-            f"WHERE term IN ({marks}) GROUP BY term",
-            chunk,
-        )
+    """Recount the document frequency of ``terms`` and pairs (all of them on a first build)."""
+    for df_table, table, columns in (
+        ("rule_term_df", "rule_terms", _DF_COLUMNS),
+        ("rule_pair_df", "rule_pair_terms", "term, count(*)"),
+    ):
+        if everything:
+            conn.execute(f"DELETE FROM {df_table}")
+            conn.execute(f"INSERT INTO {df_table} SELECT {columns} FROM {table} GROUP BY term")
+            continue
+        for chunk in chunks(sorted(terms), 500):
+            marks = ",".join("?" * len(chunk))
+            conn.execute(f"DELETE FROM {df_table} WHERE term IN ({marks})", chunk)
+            conn.execute(
+                f"INSERT INTO {df_table} SELECT {columns} FROM {table} WHERE term IN ({marks}) GROUP BY term",
+                chunk,
+            )
 
 
 _INSERTS = {
@@ -116,6 +127,7 @@ _INSERTS = {
     "citations": "INSERT OR IGNORE INTO citations VALUES (?, ?)",
     "rule_tags": "INSERT OR IGNORE INTO rule_tags VALUES (?, ?)",
     "rule_terms": "INSERT INTO rule_terms VALUES (?, ?, ?, ?)",
+    "rule_pair_terms": "INSERT INTO rule_pair_terms VALUES (?, ?, ?, ?)",
     "rule_tag_stems": "INSERT OR IGNORE INTO rule_tag_stems VALUES (?, ?, ?, ?)",
 }
 
@@ -146,11 +158,13 @@ def _rule_rows(rule: pb.Rule, position: int, digest: str, out: dict[str, list[tu
     if rule.retired:
         return set()
     out.setdefault("rule_terms", []).extend((term, rule.id, tf, length) for term, tf in terms.items())
+    pairs = rule_pairs(rule)
+    out.setdefault("rule_pair_terms", []).extend((pair, rule.id, tf, length) for pair, tf in pairs.items())
     stems = out.setdefault("rule_tag_stems", [])
     for tag in rule.tags:
         parts = text.tag_stems(tag)
         stems.extend((s, rule.id, tag, len(parts)) for s in parts)
-    return set(terms)
+    return set(terms) | set(pairs)
 
 
 def _insert_rows(conn: sqlite3.Connection, rows: dict[str, list[tuple[Any, ...]]]) -> None:

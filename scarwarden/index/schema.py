@@ -18,7 +18,7 @@ log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -56,6 +56,12 @@ CREATE INDEX rule_terms_repeated ON rule_terms (term, rule_id, tf, length) WHERE
 -- rule_terms so a query never counts postings; min_length1: the shortest active rule
 -- that says the term once (bounds what its tf-1 postings can add to a score).
 CREATE TABLE rule_term_df (term TEXT PRIMARY KEY, df INTEGER, min_length1 INTEGER) WITHOUT ROWID;
+-- Recall's pairs (version 3): adjacent stems of a rule's title, and of its text
+-- ('credit card'), with tf and the rule's length in stems; df over active rules.
+CREATE TABLE rule_pair_terms (term TEXT, rule_id TEXT, tf INTEGER, length INTEGER,
+    PRIMARY KEY (term, rule_id)) WITHOUT ROWID;
+CREATE INDEX rule_pair_terms_rule ON rule_pair_terms (rule_id);
+CREATE TABLE rule_pair_df (term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID;
 -- One row per (stem of a tag part, rule, tag); 'parts' is how many distinct stems the
 -- tag has, so a tag hits when all its parts are among the task's stems.
 CREATE TABLE rule_tag_stems (stem TEXT, rule_id TEXT, tag TEXT, parts INTEGER,

@@ -44,14 +44,18 @@ def candidates(
         [t, EPISODE_WEIGHT * idf(d, task.n) * task.q(t) * task.qtf[t] * (K1 + 1.0)]
         for t, d in sorted(task.ep_df.items())
     ]
+    pair_weights = [
+        [p, idf(d, task.n) * task.pair_w[p] * (K1 + 1.0)] for p, d in sorted(task.pair_df.items())
+    ]
     # Branches the task cannot use are left out: each costs a pass over postings.
     restrict = " AND rule_id IN (SELECT value FROM json_each(:only))" if only is not None else ""
     postings = f"p.term = q.term{restrict.replace('rule_id', 'p.rule_id')}"
     if repeated_only:
         postings += " AND p.tf > 1"  # the partial index rule_terms_repeated
     hits = _tag_hits(task, restrict) if tags else _NO_TAGS
-    sql = _sql(postings, restrict, hits, with_episodes=bool(ep_weights))
+    sql = _sql(postings, restrict, hits, with_episodes=bool(ep_weights), with_pairs=bool(pair_weights))
     params = _params(task, weights_, ep_weights, count, only)
+    params["pair_weights"] = json.dumps(pair_weights)
     return [(row[0], float(row[1])) for row in conn.execute(sql, params)]
 
 
@@ -75,13 +79,20 @@ def _tag_hits(task: TaskTerms, restrict: str) -> str:
     )
 
 
-def _sql(postings: str, restrict: str, hits: str, *, with_episodes: bool) -> str:
+def _sql(postings: str, restrict: str, hits: str, *, with_episodes: bool, with_pairs: bool) -> str:
     """The one statement: each rule's contributions (title and text postings, cited
-    episodes' terms, tag hits) summed, best first."""
+    episodes' terms, pairs, tag hits) summed, best first. A pair's postings are read in
+    full whatever ``postings`` restricts (pruning's partial sums count them exactly)."""
     episodes = """
             UNION ALL
             SELECT e.rule_id, qe.w * e.etf / (e.etf + :k1)
             FROM qe CROSS JOIN e ON e.term = qe.term"""
+    pair_restrict = restrict.replace("rule_id", "pp.rule_id")
+    pair_rows = f"""
+            UNION ALL
+            SELECT pp.rule_id, qp.w * pp.tf / (pp.tf + :base + :slope * pp.length)
+            FROM qp CROSS JOIN rule_pair_terms AS pp ON pp.term = qp.term{pair_restrict}"""
+    extra = (episodes if with_episodes else "") + (pair_rows if with_pairs else "")
     return f"""
         WITH q(term, w) AS (
             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]')
@@ -89,6 +100,9 @@ def _sql(postings: str, restrict: str, hits: str, *, with_episodes: bool) -> str
         qe(term, w) AS (
             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]')
             FROM json_each(:ep_weights)),
+        qp(term, w) AS (
+            SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]')
+            FROM json_each(:pair_weights)),
         ql(term, w) AS (
             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]')
             FROM json_each(:ledger)),
@@ -97,7 +111,7 @@ def _sql(postings: str, restrict: str, hits: str, *, with_episodes: bool) -> str
             WHERE term IN (SELECT term FROM qe){restrict} GROUP BY term, rule_id),
         s(rule_id, c) AS (
             SELECT p.rule_id, q.w * p.tf / (p.tf + :base + :slope * p.length)
-            FROM q CROSS JOIN rule_terms AS p ON {postings}{episodes if with_episodes else ""}
+            FROM q CROSS JOIN rule_terms AS p ON {postings}{extra}
             UNION ALL{hits}
         SELECT rule_id, sum(c) AS score FROM s GROUP BY rule_id
         ORDER BY score DESC, rule_id LIMIT :count

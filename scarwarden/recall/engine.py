@@ -76,12 +76,13 @@ def recall(
         raise UsageError(f"limit must be at least 1, got {limit}")
     task = check_task(task)
     index.require_playbook()
-    qtf = Counter(text.stems(task))
+    sequence = text.stems(task)
+    qtf = Counter(sequence)
     n = int(index.meta("rule_count") or 0)
     total = int(index.meta("rule_total_length") or 0)
     tasks = int(index.meta("task_count") or 0)
     shared = index.meta("task_terms_shared") != "0"
-    terms = task_terms(index.conn, qtf, n, total / n if n and total else 1.0, tasks, shared)
+    terms = task_terms(index.conn, sequence, n, total / n if n and total else 1.0, tasks, shared)
     stats = terms.stats(settings)
     ranked: list[RecalledRule] = []
     if qtf and n:

@@ -105,6 +105,18 @@ def _rule_data(r: RecalledRule) -> dict[str, Any]:
             }
             for e in r.via_episodes
         ],
+        "pairs": [
+            {
+                "pair": p.pair,
+                "weight": p.weight,
+                "df": p.df,
+                "idf": round(p.idf, DECIMALS),
+                "tf": p.tf,
+                "length": p.length,
+                "contribution": p.contribution,
+            }
+            for p in r.pairs
+        ],
     }
 
 
@@ -156,6 +168,8 @@ def _formula_lines(stats: RecallStats) -> list[str]:
         "the task's stems and the rule's stems (title, text, tags)",
         f"  episode(t) = {EPISODE_WEIGHT:g} x idf (df: rules whose episodes say t) x ledger x qtf x etf x "
         f"{K1 + 1:g} / (etf + {K1})",
+        "  pair(a b)  = idf (df: rules saying a then b) x weight (the lesser of qtf x ledger of a and of b) "
+        "x the term(t) fraction for tf = how often the rule says a then b; ranks only",
         f"  evidence   = sum over matched stems of min(1, idf / {idf(1, max(1, stats.rule_count)):.4f}) x "
         f"ledger ({EPISODE_WEIGHT:g} x that for a stem matched only through episodes)",
         *_ledger_lines(stats),
@@ -204,6 +218,12 @@ def _rule_lines(rule: RecalledRule, stats: RecallStats, note: str) -> list[str]:
             f"    episode:{e.stem:<16} {e.contribution:8.4f}  = {EPISODE_WEIGHT:g} x idf {e.idf:.4f} "
             f"(df {e.df}) x qtf {e.qtf} x etf {e.etf} x {K1 + 1:g} / ({e.etf} + {K1})"
             f"{_x(stats.ledger.get(e.stem, 1.0))}: term {e.stem} via {where}"
+        )
+    for p in rule.pairs:
+        lines.append(
+            f"    pair:{p.pair:<19} {p.contribution:8.4f}  = idf {p.idf:.4f} (df {p.df}) x "
+            f"weight {p.weight:g} x tf {p.tf} x {K1 + 1:g} / ({p.tf} + {K1} x ({1 - B:g} + {B} x "
+            f"{p.length}/{avg:.4f})): {p.pair.replace(' ', ' then ')} side by side (ranking only)"
         )
     n = stats.rule_count
     matched = [rule.stem_df[s] for s in rule.matched_stems]

@@ -80,6 +80,16 @@ _SLACK = 10
 
 
 @dataclass
+class PairPostings:
+    """A playbook's pairs, as the index's ``rule_pair_terms`` and ``rule_pair_df``."""
+
+    #: rule ID -> pair -> tf; pair -> in how many active rules; pair -> those rules.
+    tf: dict[str, Counter[str]] = field(default_factory=dict)
+    df: Counter[str] = field(default_factory=Counter)
+    by_pair: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass
 class Postings:
     """A playbook's active rules as recall's postings (the index's rule tables, in memory)."""
 
@@ -99,6 +109,20 @@ class Postings:
     #: computed once per rule (the gate recalls thousands of tasks on one playbook).
     _own: dict[str, tuple[dict[str, int], float]] = field(default_factory=dict)
     _idf: dict[int, float] = field(default_factory=dict)
+    _pairs: PairPostings | None = None
+
+    def pairs(self) -> PairPostings:
+        """The rules' pairs of adjacent stems (the index's ``rule_pair_terms``), built
+        the first time a version-3 recall asks: versions 1 and 2 never read them."""
+        if self._pairs is None:
+            self._pairs = PairPostings()
+            for rule_id, rule in self.rules.items():
+                counts = Counter(text.field_pairs(rule.title, rule.text))
+                self._pairs.tf[rule_id] = counts
+                for pair in counts:
+                    self._pairs.df[pair] += 1
+                    self._pairs.by_pair.setdefault(pair, []).append(rule_id)
+        return self._pairs
 
     def weight(self, df: int) -> float:
         if df not in self._idf:

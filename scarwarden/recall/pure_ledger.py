@@ -1,4 +1,4 @@
-"""Recall version 2 in memory: a playbook blob plus a ledger tree, no index.
+"""Recall versions 2 and 3 in memory: a playbook blob plus a ledger tree, no index.
 
 Version 2 (issue 13) ranks with the ledger as well as the playbook: a query word many
 past tasks say weighs less (``task_count``, ``task_df``), a rule is also found through
@@ -14,11 +14,17 @@ Exactly the engine's arithmetic: the SQL candidate query (:mod:`scarwarden.recal
 candidates`) rewritten over dictionaries, then the engine's own exact scoring
 (:func:`scarwarden.recall.score._scored_rule`, fed the same postings the index holds),
 the same ranking, router (:meth:`scarwarden.recall.result.RecallStats.route`) and
-struggling-rule condition (:mod:`scarwarden.files.lineage_counts`). Reusing the scoring
-function, rather than copying it, keeps the two from drifting while version 2 is
-current; ``tests/recall/test_pure_ledger.py`` checks that both agree (verdicts,
-rankings, scores, confidences) and pins this module's output, so whoever moves recall
-to version 3 must freeze a copy here first. Nothing here imports the index or SQLite.
+struggling-rule condition (:mod:`scarwarden.files.lineage_counts`).
+
+Version 3 is version 2 plus the task's pairs of adjacent stems (``pair:<a> <b>``, read
+from the playbook: :meth:`scarwarden.recall.pure.Postings.pairs`); given no pair, the
+shared scoring is version 2's, so a version-2 receipt is re-derived here without pairs.
+Reusing the scoring function, rather than copying it, keeps the engine and the gate
+from drifting; ``tests/recall/test_pure_ledger.py`` checks that both agree on the
+engine's version (verdicts, rankings, scores, confidences, contributions) and pins
+this module's version-2 output, so a change to the shared arithmetic that moves
+version 2 fails there: a later version that changes more than what the task adds must
+freeze a copy here first. Nothing here imports the index or SQLite.
 """
 
 from __future__ import annotations
@@ -49,8 +55,10 @@ from scarwarden.recall.score import (
     worth_explaining,
 )
 
-#: The recall algorithm version this module reproduces.
-IMPLEMENTS = 2
+#: The recall algorithm versions this module reproduces: 2, and 3 (version 2 plus the
+#: pairs of adjacent stems, :func:`scarwarden.text.pairs`), the newest.
+VERSIONS = (2, 3)
+IMPLEMENTS = VERSIONS[-1]
 #: The engine's slack: candidates scored beyond ``limit`` before the exact re-ranking.
 _SLACK = 10
 #: The episode fields whose words count under the rules that cite the episode
@@ -107,13 +115,18 @@ def recall_ledger(
     settings: RecallSettings,
     changes: Callable[[], Mapping[str, RuleChange]],
     limit: int | None = None,
+    algorithm: int = IMPLEMENTS,
 ) -> RecallResult:
-    """Recall ``task`` as the engine does over an index holding ``book`` and ``ledger``
-    (``changes``: when each rule last changed, asked only for a struggling check)."""
+    """Recall ``task`` as the engine of version ``algorithm`` (2 or 3) does over an
+    index holding ``book`` and ``ledger`` (``changes``: when each rule last changed,
+    asked only for a struggling check)."""
+    if algorithm not in VERSIONS:
+        raise ValueError(f"recall version {algorithm} is not one this module reproduces")
     limit = settings.limit if limit is None else limit
     task = task.strip()
-    qtf = Counter(text.stems(task))
-    terms = _task_terms(book, ledger, words, qtf)
+    sequence = text.stems(task)
+    qtf = Counter(sequence)
+    terms = _task_terms(book, ledger, words, qtf, sequence if algorithm >= 3 else [])
     stats = terms.stats(settings)
     ranked: list[RecalledRule] = []
     if qtf and terms.n:
@@ -134,10 +147,14 @@ def recall_ledger(
     return RecallResult(task=task, verdict=verdict, playbook_commit=None, rules=kept[:limit], stats=stats)
 
 
-def _task_terms(book: Postings, ledger: LedgerStats, words: EpisodeWords, qtf: Counter[str]) -> TaskTerms:
-    """:func:`scarwarden.recall.score.task_terms`, over dictionaries."""
+def _task_terms(
+    book: Postings, ledger: LedgerStats, words: EpisodeWords, qtf: Counter[str], sequence: list[str]
+) -> TaskTerms:
+    """:func:`scarwarden.recall.score.task_terms`, over dictionaries (``sequence``: the
+    task's stems in order for version 3's pairs; empty for version 2)."""
     tasks = ledger.task_count
     stems = sorted(qtf)
+    pair_df = book.pairs().df if sequence else Counter()
     return weigh_task(
         qtf,
         {t: book.df[t] for t in stems if book.df.get(t)},
@@ -147,6 +164,7 @@ def _task_terms(book: Postings, ledger: LedgerStats, words: EpisodeWords, qtf: C
         tasks,
         {t: words.df[t] for t in stems if words.df.get(t)},
         ledger.shared,
+        pair_df={p: pair_df[p] for p in sorted(set(text.pairs(sequence))) if pair_df.get(p)},
     )
 
 
@@ -166,6 +184,15 @@ def _candidates(book: Postings, words: EpisodeWords, task: TaskTerms, count: int
             if stem in own:
                 etf = sum(tf for _e, _f, tf in own[stem])
                 scores[rule_id] = scores.get(rule_id, 0.0) + w * etf / (etf + K1)
+    if task.pair_df:
+        pairs = book.pairs()
+        for pair, d in sorted(task.pair_df.items()):
+            w = idf(d, task.n) * task.pair_w[pair] * (K1 + 1.0)
+            for rule_id in pairs.by_pair[pair]:
+                tf = pairs.tf[rule_id][pair]
+                scores[rule_id] = scores.get(rule_id, 0.0) + w * tf / (
+                    tf + base + slope * book.length[rule_id]
+                )
     stems = task.qtf.keys()
     for rule_id in sorted({r for s in stems for r in book.by_tag_stem.get(s, ())}):
         for parts in book.tags[rule_id].values():
@@ -206,7 +233,16 @@ def _score(
             json.dumps(list(rule.tags)),
             json.dumps(list(rule.episode_ids)),
         )
-        out.append(_scored_rule(row, task, postings, own, parts, weight, own_task_df=tdf, episodes=episodes))
+        pairs = (
+            {p: (tf, book.length[rule_id]) for p, tf in book.pairs().tf[rule_id].items() if p in task.pair_df}
+            if task.pair_df
+            else {}
+        )
+        out.append(
+            _scored_rule(
+                row, task, postings, own, parts, weight, own_task_df=tdf, episodes=episodes, pairs=pairs
+            )
+        )
     return out
 
 

@@ -56,6 +56,31 @@ class EpisodeMatch:
         return f"term {self.stem} via " + ", ".join(f"{ep} {where}" for ep, where, _ in self.via)
 
 
+@dataclass(frozen=True)
+class PairMatch:
+    """A ``pair:<a> <b>`` contribution (recall version 3): two stems the task says side
+    by side, said side by side in the rule's title or text too; ranking only."""
+
+    pair: str
+    #: The pair's weight in the task: the lesser of its two stems' qtf x ledger weight.
+    weight: float
+    #: How many active rules say the pair (its idf is over the rules, N).
+    df: int
+    idf: float
+    tf: int
+    length: int
+    contribution: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pair": self.pair,
+            "weight": self.weight,
+            "df": self.df,
+            "tf": self.tf,
+            "contribution": self.contribution,
+        }
+
+
 @dataclass
 class RecalledRule:
     """One recalled rule, with why it matched."""
@@ -92,6 +117,8 @@ class RecalledRule:
     stem_ledger: dict[str, float] = field(default_factory=dict)
     #: The cited episodes that were redacted (``scarwarden redact``): evidence gone.
     evidence_redacted: list[str] = field(default_factory=list)
+    #: Pairs of adjacent task stems the rule says side by side (by contribution).
+    pairs: list[PairMatch] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -106,6 +133,7 @@ class RecalledRule:
             **({"evidence_redacted": list(self.evidence_redacted)} if self.evidence_redacted else {}),
             "confidence": self.confidence,
             "matched_via_episodes": [e.to_json() for e in self.via_episodes],
+            "matched_pairs": [p.to_json() for p in self.pairs],
         }
 
     def why(self) -> str:
@@ -113,6 +141,7 @@ class RecalledRule:
         parts = [f"tag {t} +{self.contributions['tag:' + t]:g}" for t in self.matched_tags]
         parts += [f"term {s} +{self.contributions['term:' + s]:g}" for s in self.matched_terms]
         parts += [f"{e.why()} +{e.contribution:g}" for e in self.via_episodes]
+        parts += [f"pair {p.pair} +{p.contribution:g}" for p in self.pairs]
         return ", ".join(parts) or "nothing"
 
     def citation(self) -> str:

@@ -51,8 +51,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scarwarden.recall.result import EpisodeMatch, RecalledRule, RecallStats, TermMatch
-from scarwarden.recall.score_reads import episode_words, read_tag_parts, rule_stems
+from scarwarden import text
+from scarwarden.recall.result import EpisodeMatch, PairMatch, RecalledRule, RecallStats, TermMatch
+from scarwarden.recall.score_reads import episode_words, pair_postings, read_tag_parts, rule_stems
 
 if TYPE_CHECKING:
     from scarwarden.config import RecallSettings
@@ -136,6 +137,10 @@ class TaskTerms:
     #: Whether two past tasks or more say some word (else no rule stem's weight is
     #: below 1, and the rules' stems are not looked up in the ledger).
     ledger_shared: bool = False
+    #: Version 3: the task's pairs of adjacent stems that some active rule says too ->
+    #: in how many rules; and each one's weight (:func:`pair_weight`).
+    pair_df: dict[str, int] = field(default_factory=dict)
+    pair_w: dict[str, float] = field(default_factory=dict)
 
     def q(self, stem: str) -> float:
         return self.ledger.get(stem, 1.0)
@@ -157,11 +162,13 @@ class TaskTerms:
 
 
 def task_terms(
-    conn: Any, qtf: Counter[str], n: int, avg: float, tasks: int = 0, shared: bool = True
+    conn: Any, sequence: list[str], n: int, avg: float, tasks: int = 0, shared: bool = True
 ) -> TaskTerms:
     """Look up the task stems' document frequencies (in rules, in past tasks, in the
-    rules' episodes) and weigh the task; ``tasks``: episodes in the ledger; ``shared``:
-    whether two of them or more say some word."""
+    rules' episodes) and its pairs' (in rules), and weigh the task; ``sequence``: the
+    task's stems in order; ``tasks``: episodes in the ledger; ``shared``: whether two of
+    them or more say some word."""
+    qtf = Counter(sequence)
     stems = sorted(qtf)
     return weigh_task(
         qtf,
@@ -172,6 +179,7 @@ def task_terms(
         tasks,
         document_frequencies(conn, stems, "rule_episode_df"),
         shared,
+        pair_df=document_frequencies(conn, sorted(set(text.pairs(sequence))), "rule_pair_df"),
     )
 
 
@@ -184,13 +192,17 @@ def weigh_task(
     tasks: int,
     ep_df: dict[str, int],
     shared: bool,
+    *,
+    pair_df: dict[str, int] | None = None,
 ) -> TaskTerms:
     """The task's side from its stems' document frequencies, wherever they were read
     (the index, or the gate's in-memory postings: :mod:`scarwarden.recall.pure_ledger`):
     ledger weights, the episode words kept (in at most half the rules' episodes), the
-    task's mass."""
+    task's mass; ``pair_df`` (version 3): the task's pairs some rule says, and their df
+    (None or empty: version 2's arithmetic, no pair)."""
     ledger = {t: ledger_weight(d, tasks) for t, d in task_df.items()}
     task_mass = math.fsum(idf(df.get(t, 0), n) * ledger.get(t, 1.0) for t in qtf) if n else 0.0
+    pair_df = {p: d for p, d in (pair_df or {}).items() if d}
     return TaskTerms(
         qtf=qtf,
         df=df,
@@ -202,7 +214,17 @@ def weigh_task(
         task_count=tasks,
         ep_df={t: d for t, d in ep_df.items() if 2 * d <= n},
         ledger_shared=bool(tasks and shared),
+        pair_df=pair_df,
+        pair_w={p: pair_weight(p, qtf, ledger) for p in sorted(pair_df)},
     )
+
+
+def pair_weight(pair: str, qtf: Counter[str], ledger: dict[str, float]) -> float:
+    """A task pair's weight: the lesser of its two stems' ``qtf x ledger weight``, so a
+    pair of boilerplate words ("custom support" in every role-play) counts as little as
+    its weaker word, however rarely rules say it (unrounded)."""
+    a, b = pair.split(" ")
+    return min(qtf[a] * ledger.get(a, 1.0), qtf[b] * ledger.get(b, 1.0))
 
 
 def document_frequencies(conn: Any, stems: list[str], table: str = "rule_term_df") -> dict[str, int]:
@@ -236,6 +258,7 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
     postings, stem_df, stem_tdf = rule_stems(conn, id_json, ids, task.df, task.ledger_shared)
     tag_parts = read_tag_parts(conn, id_json, stem_df, stem_tdf, task.ledger_shared)
     episodes = episode_words(conn, id_json, task.ep_df)
+    pairs = pair_postings(conn, id_json, task.pair_df)
     # A rule has dozens of stems but they share a handful of df values.
     weight = {d: idf(d, task.n) for d in {d for own in stem_df.values() for d in own.values()}}
     out = []
@@ -254,6 +277,7 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
                 weight,
                 own_task_df=stem_tdf[rule_id],
                 episodes=episodes.get(rule_id, {}),
+                pairs=pairs.get(rule_id, {}),
             )
         )
     return out
@@ -269,9 +293,11 @@ def _scored_rule(
     *,
     own_task_df: dict[str, int] | None = None,
     episodes: dict[str, list[tuple[str, str, int]]] | None = None,
+    pairs: dict[str, tuple[int, int]] | None = None,
 ) -> RecalledRule:
     """One rule's contributions (tags first, then terms by contribution, then words
-    found through its episodes), score, confidence and evidence."""
+    found through its episodes, then pairs: ``pairs``, the task's pairs the rule says ->
+    (tf, length), none for version 2), score, confidence and evidence."""
     rule_id, title, body, tags_json, eps_json = row
     tags = list(json.loads(tags_json))
     hits = [t for t in tags if t in parts and parts[t] <= task.qtf.keys()]
@@ -285,6 +311,8 @@ def _scored_rule(
     contributions.update({f"term:{m.stem}": m.contribution for m in matches})
     total, via = _episode_matches(task, episodes or {}, total)
     contributions.update({f"episode:{e.stem}": e.contribution for e in via})
+    total, pair_matches = _pair_matches(task, pairs or {}, total)
+    contributions.update({f"pair:{m.pair}": m.contribution for m in pair_matches})
     matched = set(postings).union(*(parts[t] for t in hits))
     through = {e.stem for e in via} - matched  # found only through the rule's episodes
     q = _own_ledger_weights(task, own_task_df or {})
@@ -309,6 +337,7 @@ def _scored_rule(
         via_episodes=via,
         through_episodes=sorted(through),
         stem_ledger={s: v for s, v in sorted(q.items()) if v != 1.0},  # only stems past tasks say
+        pairs=pair_matches,
     )
 
 
@@ -347,6 +376,33 @@ def _episode_matches(
         )
     via.sort(key=lambda m: (-m.contribution, m.stem))
     return total, via
+
+
+def _pair_matches(
+    task: TaskTerms, pairs: dict[str, tuple[int, int]], total: float
+) -> tuple[float, list[PairMatch]]:
+    """``total`` plus each shared pair's contribution (BM25 of the pair's tf, idf over
+    the rules saying it, times its weight in the task), added in pair order, and the
+    matches, by contribution. Pairs rank; the confidence and evidence ignore them."""
+    matches = []
+    for pair, (tf, length) in sorted(pairs.items()):
+        idf_value = idf(task.pair_df[pair], task.n)
+        weight = task.pair_w[pair]
+        value = term_contribution(idf_value, 1, tf, length, task.avg) * weight
+        total += value
+        matches.append(
+            PairMatch(
+                pair,
+                round(weight, DECIMALS),
+                task.pair_df[pair],
+                idf_value,
+                tf,
+                length,
+                round(value, DECIMALS),
+            )
+        )
+    matches.sort(key=lambda m: (-m.contribution, m.pair))
+    return total, matches
 
 
 def _own_ledger_weights(task: TaskTerms, own_task_df: dict[str, int]) -> dict[str, float]:

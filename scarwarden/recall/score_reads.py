@@ -88,3 +88,17 @@ def episode_words(conn: Any, id_json: str, ep_df: dict[str, int]) -> _EpisodeWor
     for (term, rule_id), group in itertools.groupby(rows, key=operator.itemgetter(0, 1)):
         out.setdefault(rule_id, {})[term] = [(episode_id, where, tf) for _, _, episode_id, where, tf in group]
     return out
+
+
+def pair_postings(conn: Any, id_json: str, pair_df: dict[str, int]) -> dict[str, dict[str, tuple[int, int]]]:
+    """For each candidate rule, the task's pairs it says -> (tf, length) (version 3)."""
+    out: dict[str, dict[str, tuple[int, int]]] = {}
+    if not pair_df:
+        return out
+    for pair, rule_id, tf, length in conn.execute(
+        "SELECT term, rule_id, tf, length FROM rule_pair_terms "
+        "WHERE term IN (SELECT value FROM json_each(?)) AND rule_id IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(pair_df)), id_json),
+    ):
+        out.setdefault(rule_id, {})[pair] = (int(tf), int(length))
+    return out

@@ -23,4 +23,9 @@ from __future__ import annotations
 #:    before receipts named the ledger stay unverifiable. Lineage counts only
 #:    receipt-verified applications where receipts exist (issue 20, the same change):
 #:    no receipt that can be proved was made under the older counting.
-ALGORITHM = 2
+#: 3: issue 13: pairs of adjacent stems (``pair:credit card``): a task's pair that a
+#:    rule's title or text also says adds a BM25 term over the pair (idf over the rules
+#:    saying it), weighted as the pair's weaker word; ranking only (the confidence, the
+#:    evidence and the router read words as in version 2), December 2026. The gate
+#:    re-derives versions 2 and 3 (:mod:`scarwarden.recall.pure_ledger`).
+ALGORITHM = 3

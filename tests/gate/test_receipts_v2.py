@@ -45,7 +45,7 @@ def codes(report: Any) -> list[str]:
 
 def test_todays_receipt_names_the_ledger_and_proves(demo_repo: MemoryRepo) -> None:
     r = issued(demo_repo)
-    assert r["algorithm"] == 2
+    assert r["algorithm"] == 3
     assert r["ledger"] == git(demo_repo.root, "rev-parse", f"HEAD:{demo_repo.episodes_rel}").stdout.strip()
     stage(demo_repo, 1, r, rules_applied=r["rules"][:1])
     report = check_staged(demo_repo)
@@ -133,7 +133,7 @@ def test_unverifiable_receipts_say_why(demo_repo: MemoryRepo) -> None:
     whys = {
         "names no ledger": forged(r, ledger=None),
         "uncommitted": forged(r, ledger=r["ledger"] + UNCOMMITTED),
-        "version 3": forged(r, algorithm=3),
+        "version 4": forged(r, algorithm=4),
     }
     for n, (why, bad) in enumerate(whys.items(), 1):
         if bad.get("ledger") is None:
@@ -238,3 +238,60 @@ def test_the_hash_covers_the_ledger(demo_repo: MemoryRepo) -> None:
     assert not report.ok and any("does not match its contents" in str(p) for p in report.problems)
     r.pop("ledger")  # a version-1 receipt's hash is what it was: the field is optional
     assert Receipt.make(**{k: v for k, v in r.items() if k != "receipt"}).id != r["receipt"]
+
+
+def test_a_version_2_receipt_still_proves_after_recall_moved_to_3(memory_repo: MemoryRepo) -> None:
+    """Recall version 3 ranks with pairs of adjacent words; a receipt made by version 2
+    before the upgrade is still re-derived as version 2 (and proved), and a version-2
+    receipt carrying version 3's ranking is refused."""
+    from helpers import write_playbook
+
+    from scarwarden.config import RecallSettings
+    from scarwarden.files import playbook as pb
+    from scarwarden.gate.proofs_ledger import LedgerProofs
+    from scarwarden.index import open_index
+    from scarwarden.recall.engine import recall
+    from scarwarden.recall.pure import postings
+
+    write_playbook(
+        memory_repo,
+        [
+            (
+                "PB-01",
+                "Card and credit fees",
+                "A fee on each card; credit limits, card fees and credit fees differ.",
+                [],
+            ),
+            ("PB-02", "Waive the credit card fee", "The yearly credit card fee is waived for students.", []),
+            ("PB-03", "Tweet the launch", "Post the launch on Twitter with a picture.", []),
+            ("PB-04", "Name the flags", "Feature flags get plain names.", []),
+        ],
+        commit=True,
+    )
+    task, settings = "credit card fee", RecallSettings(floor=0.0, act_threshold=0.0)
+    with open_index(memory_repo) as index:
+        v3 = recall(index, task, settings=settings)
+    assert v3.receipt is not None and v3.receipt.algorithm == 3
+    assert [r.id for r in v3.rules][:2] == ["PB-02", "PB-01"]  # the pair "credit card" lifts PB-02
+    blob = git(memory_repo.root, "rev-parse", f"HEAD:{memory_repo.playbook_rel}").stdout.strip()
+    proofs = LedgerProofs(memory_repo.root, memory_repo.playbook_rel, memory_repo.episodes_rel, revs=["HEAD"])
+    as_v2 = forged(v3.receipt.to_json(), algorithm=2, verdict="ACT", rules=[])
+    book = postings(pb.parse(git(memory_repo.root, "cat-file", "blob", blob).stdout))
+    derived = proofs.recall(book, Receipt.from_valid(as_v2), settings)
+    assert not isinstance(derived, str)
+    v2_rules = [r.id for r in derived.rules]
+    assert v2_rules[:2] == ["PB-01", "PB-02"]  # words alone: PB-01 says them more often
+    cases = {
+        "v3 as recall printed it": (v3.receipt.to_json(), []),
+        "v2 as version 2 gave it": (forged(as_v2, verdict=derived.verdict, rules=v2_rules), []),
+        "v2 claiming v3's ranking": (
+            forged(as_v2, verdict=v3.verdict, rules=[r.id for r in v3.rules]),
+            ["receipt-mismatch"],
+        ),
+    }
+    for n, (name, (receipt, expected)) in enumerate(cases.items(), 1):
+        rel = stage(memory_repo, n, receipt)
+        report = check_staged(memory_repo)
+        assert codes(report) == expected, (name, codes(report))
+        assert not report.warnings, (name, [str(w) for w in report.warnings])
+        git(memory_repo.root, "rm", "-q", "--cached", rel)

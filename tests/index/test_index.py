@@ -37,9 +37,15 @@ def snapshot(repo: MemoryRepo) -> tuple[object, ...]:
         cites = sorted(index.conn.execute("SELECT * FROM citations").fetchall())
         tags = sorted(index.conn.execute("SELECT * FROM episode_tags").fetchall())
         terms = sorted(index.conn.execute("SELECT term, rule_id, tf FROM rule_terms").fetchall())
+        # Recall's pairs (version 3) and every document frequency, kept in step.
+        pairs = sorted(index.conn.execute("SELECT * FROM rule_pair_terms").fetchall())
+        dfs = [
+            sorted(index.conn.execute(f"SELECT * FROM {table}").fetchall())
+            for table in ("rule_term_df", "rule_pair_df")
+        ]
         fts = index.conn.execute("SELECT count(*) FROM episodes_fts").fetchone()[0]
         error = index.playbook_error()
-    return episodes, rules, cites, tags, terms, fts, error
+    return episodes, rules, cites, tags, terms, pairs, dfs, fts, error
 
 
 def assert_matches_rebuild(repo: MemoryRepo) -> None:
@@ -345,6 +351,9 @@ def test_playbook_hand_edit_reindexes_only_the_changed_rules(demo_repo: MemoryRe
         assert "never open with a feature list" in index.get_rule("PB-01").text  # type: ignore[union-attr]
         terms = {t for (t,) in index.conn.execute("SELECT term FROM rule_terms WHERE rule_id = 'PB-01'")}
         assert "open" in terms
+        pairs = {t for (t,) in index.conn.execute("SELECT term FROM rule_pair_terms WHERE rule_id = 'PB-01'")}
+        assert "open featur" in pairs and "never featur" not in pairs  # "never open with a feature"
+        assert index.conn.execute("SELECT df FROM rule_pair_df WHERE term = 'open featur'").fetchone() == (1,)
     # a second touch without a change re-indexes nothing
     path.write_text(edited)
     assert refresh_stats(demo_repo).rules_changed == 0
@@ -364,9 +373,9 @@ def test_playbook_hand_edit_reindexes_only_the_changed_rules(demo_repo: MemoryRe
     with open_index(demo_repo) as index:
         assert "PB-14" not in [r.id for r in index.rules()]
         assert index.get_rule("PB-14").retired  # type: ignore[union-attr]
-        assert (
-            index.conn.execute("SELECT count(*) FROM rule_terms WHERE rule_id = 'PB-14'").fetchone()[0] == 0
-        )
+        for table in ("rule_terms", "rule_pair_terms"):
+            count = f"SELECT count(*) FROM {table} WHERE rule_id = 'PB-14'"
+            assert index.conn.execute(count).fetchone()[0] == 0
     assert_matches_rebuild(demo_repo)
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
-from collections import Counter
 
 import pytest
 from conftest import git
@@ -77,8 +76,7 @@ def test_pruned_candidates_are_the_exhaustive_ones(memory_repo: MemoryRepo, seed
         count_tasks = int(index.meta("task_count") or 0)
         pruned_some = 0
         for task in tasks * 2:  # the second time round, common stems come from the cache
-            qtf = Counter(text.stems(task))
-            terms = task_terms(conn, qtf, n, total / n, count_tasks, True)
+            terms = task_terms(conn, text.stems(task), n, total / n, count_tasks, True)
             for limit in (1, 3, 10):
                 full = candidates(conn, terms, limit + 10)
                 fast = prune.best_candidates(

@@ -25,7 +25,7 @@ def fixed(memory_repo: MemoryRepo) -> MemoryRepo:
     return memory_repo
 
 
-def bm25(idf: float, qtf: int, tf: int, length: int, avg: float) -> float:
+def bm25(idf: float, qtf: float, tf: int, length: int, avg: float) -> float:
     return idf * qtf * tf * 2.5 / (tf + 1.5 * (0.25 + 0.75 * length / avg))
 
 
@@ -65,6 +65,7 @@ def test_json_has_the_spec_shape(demo_repo: MemoryRepo) -> None:
         "episode_ids",
         "confidence",
         "matched_via_episodes",
+        "matched_pairs",
     ]
     assert rule["confidence"] == 0.4308  # "draft" matches through its episodes too
     assert rule["episode_ids"] == ["ep-hkgnqdz88f", "ep-vd4adns6h9", "ep-72r3dswafq"]
@@ -90,13 +91,19 @@ def test_scores_follow_the_documented_formula(fixed: MemoryRepo) -> None:
         + bm25(idf(2, n), 1, 2, 10, avg)  # flag: PB-01, PB-02
         + bm25(idf(1, n), 1, 2, 10, avg)  # new
         + bm25(idf(1, n), 1, 2, 10, avg)  # featur
-        + bm25(idf(2, n), 1, 1, 10, avg)
-    )  # releas: PB-01, PB-03
+        + bm25(idf(2, n), 1, 1, 10, avg)  # releas: PB-01, PB-03
+        # Pairs (version 3): "flag new" once in PB-01's title, "new featur" in its title
+        # and text; no other rule says them (df 1); each weighs as its weaker word (1).
+        + bm25(idf(1, n), 1, 1, 10, avg)
+        + bm25(idf(1, n), 1, 2, 10, avg)
+    )
     pb03 = 3.0 + bm25(idf(2, n), 1, 2, 5, avg)
     pb02 = bm25(idf(2, n), 1, 2, 8, avg)
     assert [r.id for r in result.rules] == ["PB-01", "PB-03", "PB-02"]
     assert [r.score for r in result.rules] == [round(pb01, 4), round(pb03, 4), round(pb02, 4)]
     assert result.rules[0].matched_tags == ["feature-flag", "release"]
+    assert [p.pair for p in result.rules[0].pairs] == ["new featur", "flag new"]  # by contribution
+    assert result.rules[0].contributions["pair:flag new"] == round(bm25(idf(1, n), 1, 1, 10, avg), 4)
     assert result.verdict == ACT  # two tag hits
     assert result.rules[1].contributions == {"tag:release": 3.0, "term:releas": round(pb03 - 3.0, 4)}
 
@@ -153,8 +160,10 @@ def test_incremental_refresh_equals_a_fresh_build(fixed: MemoryRepo) -> None:
     rebuilt = recall_task(fixed, task).dumps()
     assert incremental == rebuilt
     ranked = json.loads(rebuilt)["rules"]
-    assert [r["id"] for r in ranked] == ["PB-01", "PB-02"]  # PB-03 is gone
-    assert ranked[1]["matched_tags"] == ["naming", "release"]  # PB-02's new tags
+    # PB-03 is gone; PB-02 now says "flag names", the task's pair: first.
+    assert [r["id"] for r in ranked] == ["PB-02", "PB-01"]
+    assert ranked[0]["matched_tags"] == ["naming", "release"]  # PB-02's new tags
+    assert "pair:flag name" in ranked[0]["contributions"]
 
 
 def test_retired_rules_are_never_recalled(memory_repo: MemoryRepo) -> None:
@@ -309,6 +318,8 @@ def test_sql_ranking_equals_a_brute_force_scorer(memory_repo: MemoryRepo) -> Non
         rules.append((f"PB-{i:02d}", body.split()[0].capitalize() + " rule", body + ".", tags))
     write_playbook(memory_repo, rules)
     stems = {rid: Counter(text.stems(title + "\n" + body)) for rid, title, body, _ in rules}
+    pairs = {rid: Counter(text.field_pairs(title, body)) for rid, title, body, _ in rules}
+    pair_df = Counter(p for c in pairs.values() for p in c)
     n = len(rules)
     avg = sum(sum(c.values()) for c in stems.values()) / n
     df = Counter(t for c in stems.values() for t in c)
@@ -316,7 +327,8 @@ def test_sql_ranking_equals_a_brute_force_scorer(memory_repo: MemoryRepo) -> Non
     with open_index(memory_repo) as index:
         for _ in range(30):
             task = " ".join(rng.choices(words + ["unknown", "the", "of"], k=rng.randint(1, 9)))
-            qtf = Counter(text.stems(task))
+            sequence = text.stems(task)
+            qtf = Counter(sequence)
             expected = []
             for rid, _title, _body, tags in rules:
                 hits = [t for t in tags if text.tag_stems(t) and set(text.tag_stems(t)) <= set(qtf)]
@@ -324,6 +336,12 @@ def test_sql_ranking_equals_a_brute_force_scorer(memory_repo: MemoryRepo) -> Non
                     bm25(idf(df[t], n), q, stems[rid][t], sum(stems[rid].values()), avg)
                     for t, q in qtf.items()
                     if t in stems[rid]
+                )
+                score += sum(  # pairs, each weighing as its weaker word (no ledger here)
+                    bm25(idf(pair_df[p], n), min(qtf[a] for a in p.split()), pairs[rid][p], length, avg)
+                    for p in sorted(set(text.pairs(sequence)))
+                    if p in pairs[rid]
+                    for length in [sum(stems[rid].values())]
                 )
                 if score > 0:
                     own = set(stems[rid]).union(*(text.tag_stems(t) for t in tags))

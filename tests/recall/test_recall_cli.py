@@ -16,7 +16,7 @@ def test_readable_output_gives_verdict_meaning_rules_and_why(cli) -> None:
     out = result.stdout
     assert out.startswith("ACT  Strong match: follow the recalled rules and cite them.")
     assert (
-        "1. PB-02: Never share discount codes on public social media  (score 24.2603, confidence 0.3829)"
+        "1. PB-02: Never share discount codes on public social media  (score 27.3462, confidence 0.3829)"
     ) in out
     # twitter: two of the ledger's 34 tasks say it (ledger weight 1 - 1/44 = 0.9773)
     assert "why: tag discount +3, tag code +3, tag twitter +2.9319, term code +" in out
@@ -60,6 +60,30 @@ def test_json_explain_is_data(cli) -> None:
         assert data["rules"][0]["contributions"]["term:" + term["stem"]] == term["contribution"]
     # Two tag hits, but "ticket" is a generic one (three rules, and past tasks say it).
     assert explain["router"]["reason"].startswith("ACT_AND_FLAG: not ACT because its evidence 1.5983 < 2")
+
+
+def test_pairs_are_explained_and_rank_only(cli) -> None:
+    """Recall version 3: "discount code" side by side in the task and in PB-02's text
+    adds a pair contribution, explained like a term; the confidence ignores it."""
+    task = "Post our discount code on Twitter"
+    out = cli("recall", "--explain", task).stdout
+    assert "pair(a b)  = idf (df: rules saying a then b) x weight" in out
+    assert (
+        "pair:discount code         3.0859  = idf 2.3671 (df 1) x weight 1 x tf 2 x 2.5 / (2 + 1.5 x "
+        "(0.25 + 0.75 x 36/27.7333)): discount then code side by side (ranking only)"
+    ) in out
+    data = json.loads(cli("recall", "--json", "--explain", task).stdout)
+    rule = data["rules"][0]
+    assert rule["matched_pairs"] == [
+        {"pair": "discount code", "weight": 1.0, "df": 1, "tf": 2, "contribution": 3.0859}
+    ]
+    assert rule["contributions"]["pair:discount code"] == 3.0859
+    assert [p["pair"] for p in data["explain"]["rules"][0]["pairs"]] == ["discount code"]
+    # The same confidence the words alone give (0.3829 before pairs existed too).
+    assert rule["confidence"] == 0.3829
+    # Words apart are no pair: "code ... discount" says both stems, not side by side.
+    apart = json.loads(cli("recall", "--json", "Code for the Twitter discount").stdout)
+    assert all(not r["matched_pairs"] for r in apart["rules"])
 
 
 def test_bad_input_exit_codes(cli) -> None:
