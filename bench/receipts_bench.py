@@ -6,7 +6,7 @@
 
 ``--ledger`` is the hook's everyday case: a generated ledger of N committed episodes
 (bench/_gen.py), one staged episode carrying the receipt recall (the engine, over the
-index) gives now, version 2, naming HEAD's ledger tree. ``check_staged`` is timed with
+index) gives now (version 3 since 2026-12-01), naming HEAD's ledger tree. ``check_staged`` is timed with
 no ledger cache (a fresh clone), with this tree cached (a second commit attempt), with
 only the previous tree cached (the usual case: the last commit's ledger was proved, one
 episode was added since), and beside the same episode without a receipt (the baseline).
@@ -220,7 +220,7 @@ def main() -> None:
     if args.ledger:
         sys.path.insert(0, str(ROOT / "bench"))
         print(
-            "| ledger episodes | check, no receipt | one v2 receipt, no cache | this tree cached | "
+            "| ledger episodes | check, no receipt | one receipt, no cache | this tree cached | "
             "previous tree cached |"
         )
         print("|---|---|---|---|---|")

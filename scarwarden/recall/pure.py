@@ -80,16 +80,6 @@ _SLACK = 10
 
 
 @dataclass
-class PairPostings:
-    """A playbook's pairs, as the index's ``rule_pair_terms`` and ``rule_pair_df``."""
-
-    #: rule ID -> pair -> tf; pair -> in how many active rules; pair -> those rules.
-    tf: dict[str, Counter[str]] = field(default_factory=dict)
-    df: Counter[str] = field(default_factory=Counter)
-    by_pair: dict[str, list[str]] = field(default_factory=dict)
-
-
-@dataclass
 class Postings:
     """A playbook's active rules as recall's postings (the index's rule tables, in memory)."""
 
@@ -109,20 +99,26 @@ class Postings:
     #: computed once per rule (the gate recalls thousands of tasks on one playbook).
     _own: dict[str, tuple[dict[str, int], float]] = field(default_factory=dict)
     _idf: dict[int, float] = field(default_factory=dict)
-    _pairs: PairPostings | None = None
+    _pair_tf: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: rule ID -> the stems of its title and of its text, in order (for the pairs).
+    stems: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
 
-    def pairs(self) -> PairPostings:
-        """The rules' pairs of adjacent stems (the index's ``rule_pair_terms``), built
-        the first time a version-3 recall asks: versions 1 and 2 never read them."""
-        if self._pairs is None:
-            self._pairs = PairPostings()
-            for rule_id, rule in self.rules.items():
-                counts = Counter(text.field_pairs(rule.title, rule.text))
-                self._pairs.tf[rule_id] = counts
-                for pair in counts:
-                    self._pairs.df[pair] += 1
-                    self._pairs.by_pair.setdefault(pair, []).append(rule_id)
-        return self._pairs
+    def pair_tf(self, pair: str) -> dict[str, int]:
+        """The active rules whose title or text says ``pair`` (``"a b"``: the two stems
+        side by side), with how often: the index's ``rule_pair_terms`` for one pair.
+        Found among the rules saying both stems, when a version-3 recall first asks for
+        it (a playbook's pairs are many, a task's few; versions 1 and 2 never ask)."""
+        found = self._pair_tf.get(pair)
+        if found is None:
+            a, b = pair.split(" ")
+            rules = set(self.by_stem.get(a, ())).intersection(self.by_stem.get(b, ()))
+            found = {}
+            for rule_id in sorted(rules):
+                tf = sum(_adjacent(seq, a, b) for seq in self.stems[rule_id])
+                if tf:
+                    found[rule_id] = tf
+            self._pair_tf[pair] = found
+        return found
 
     def weight(self, df: int) -> float:
         if df not in self._idf:
@@ -149,14 +145,23 @@ class Postings:
         return total / self.n if self.n and total else 1.0
 
 
+def _adjacent(seq: list[str], a: str, b: str) -> int:
+    """How often ``a`` is followed by ``b`` in ``seq``."""
+    return sum(1 for x, y in zip(seq, seq[1:], strict=False) if x == a and y == b)
+
+
 def postings(book: pb.Playbook) -> Postings:
     """Index ``book``'s active rules as :mod:`scarwarden.index.rules` does."""
     out = Postings()
     for rule in book.all_rules():
         if rule.retired:
             continue
-        terms = Counter(text.stems(rule.title + "\n" + rule.text))
+        # The title's stems then the text's: what stems(title + "\n" + text) gives (no
+        # token spans a line break), kept apart for version 3's pairs.
+        fields = (text.stems(rule.title), text.stems(rule.text))
+        terms = Counter(fields[0] + fields[1])
         out.rules[rule.id] = rule
+        out.stems[rule.id] = fields
         out.tf[rule.id] = terms
         out.length[rule.id] = sum(terms.values())
         for stem in terms:

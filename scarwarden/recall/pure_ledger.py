@@ -17,7 +17,7 @@ the same ranking, router (:meth:`scarwarden.recall.result.RecallStats.route`) an
 struggling-rule condition (:mod:`scarwarden.files.lineage_counts`).
 
 Version 3 is version 2 plus the task's pairs of adjacent stems (``pair:<a> <b>``, read
-from the playbook: :meth:`scarwarden.recall.pure.Postings.pairs`); given no pair, the
+from the playbook: :meth:`scarwarden.recall.pure.Postings.pair_tf`); given no pair, the
 shared scoring is version 2's, so a version-2 receipt is re-derived here without pairs.
 Reusing the scoring function, rather than copying it, keeps the engine and the gate
 from drifting; ``tests/recall/test_pure_ledger.py`` checks that both agree on the
@@ -154,7 +154,6 @@ def _task_terms(
     task's stems in order for version 3's pairs; empty for version 2)."""
     tasks = ledger.task_count
     stems = sorted(qtf)
-    pair_df = book.pairs().df if sequence else Counter()
     return weigh_task(
         qtf,
         {t: book.df[t] for t in stems if book.df.get(t)},
@@ -164,7 +163,7 @@ def _task_terms(
         tasks,
         {t: words.df[t] for t in stems if words.df.get(t)},
         ledger.shared,
-        pair_df={p: pair_df[p] for p in sorted(set(text.pairs(sequence))) if pair_df.get(p)},
+        pair_df={p: len(book.pair_tf(p)) for p in sorted(set(text.pairs(sequence)))},
     )
 
 
@@ -184,15 +183,10 @@ def _candidates(book: Postings, words: EpisodeWords, task: TaskTerms, count: int
             if stem in own:
                 etf = sum(tf for _e, _f, tf in own[stem])
                 scores[rule_id] = scores.get(rule_id, 0.0) + w * etf / (etf + K1)
-    if task.pair_df:
-        pairs = book.pairs()
-        for pair, d in sorted(task.pair_df.items()):
-            w = idf(d, task.n) * task.pair_w[pair] * (K1 + 1.0)
-            for rule_id in pairs.by_pair[pair]:
-                tf = pairs.tf[rule_id][pair]
-                scores[rule_id] = scores.get(rule_id, 0.0) + w * tf / (
-                    tf + base + slope * book.length[rule_id]
-                )
+    for pair, d in sorted(task.pair_df.items()):
+        w = idf(d, task.n) * task.pair_w[pair] * (K1 + 1.0)
+        for rule_id, tf in book.pair_tf(pair).items():
+            scores[rule_id] = scores.get(rule_id, 0.0) + w * tf / (tf + base + slope * book.length[rule_id])
     stems = task.qtf.keys()
     for rule_id in sorted({r for s in stems for r in book.by_tag_stem.get(s, ())}):
         for parts in book.tags[rule_id].values():
@@ -233,11 +227,11 @@ def _score(
             json.dumps(list(rule.tags)),
             json.dumps(list(rule.episode_ids)),
         )
-        pairs = (
-            {p: (tf, book.length[rule_id]) for p, tf in book.pairs().tf[rule_id].items() if p in task.pair_df}
-            if task.pair_df
-            else {}
-        )
+        pairs = {
+            p: (book.pair_tf(p)[rule_id], book.length[rule_id])
+            for p in task.pair_df
+            if rule_id in book.pair_tf(p)
+        }
         out.append(
             _scored_rule(
                 row, task, postings, own, parts, weight, own_task_df=tdf, episodes=episodes, pairs=pairs

@@ -137,6 +137,10 @@ def _generated_memory(repo: MemoryRepo, seed: int, rules: int = 30, episodes: in
 def test_pure_v2_matches_the_index_on_generated_memories(memory_repo: MemoryRepo, seed: int) -> None:
     tasks = _generated_memory(memory_repo, seed)
     assert _agree(memory_repo, tasks, RecallSettings()) == len(tasks)
+    with open_index(memory_repo) as index:  # version 3's pairs are part of what agrees
+        loose = RecallSettings(floor=0.0, act_threshold=0.0)
+        ranked = [r for t in tasks for r in recall(index, t, settings=loose).rules]
+    assert sum(any(k.startswith("pair:") for k in r.contributions) for r in ranked) >= 10
     assert _agree(memory_repo, tasks, RecallSettings(floor=0.0, act_threshold=0.0, limit=3), limit=3)
     assert _agree(memory_repo, tasks, RecallSettings(act_threshold=0.05, floor=0.01, act_tag_hits=1))
 
