@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from scarwarden import text
-from scarwarden.index.schema import chunks, set_meta
+from scarwarden.index.schema import chunks, recount_df, set_meta
 
 #: The episode fields whose words are indexed under the rules that cite the episode.
 FIELDS = ("task", "correction")
@@ -74,7 +74,7 @@ def _sync_task_terms(conn: sqlite3.Connection) -> set[str]:
         rows.extend((stem, episode_id) for stem in stems)
     conn.executemany("INSERT OR IGNORE INTO task_terms VALUES (?, ?)", rows)
     conn.executemany("INSERT INTO ledger_tasks VALUES (?, ?)", fresh)
-    _recount(conn, "task_term_df", "SELECT term, count(*) FROM task_terms", touched, everything=first)
+    recount_df(conn, "task_term_df", "SELECT term, count(*) FROM task_terms", touched, everything=first)
     set_meta(conn, "task_count", str(conn.execute("SELECT count(*) FROM ledger_tasks").fetchone()[0]))
     # Words two tasks or more say (the only ones a ledger weight below 1 can touch):
     # when there are none, recall skips looking the rules' stems up in task_term_df.
@@ -123,7 +123,7 @@ def _sync_rule_episode_terms(conn: sqlite3.Connection, changed_episodes: set[str
     touched |= {row[0] for row in rows}
     conn.executemany("INSERT INTO rule_episode_terms VALUES (?, ?, ?, ?, ?)", rows)
     conn.executemany("INSERT INTO rule_episode_state VALUES (?, ?)", sorted(stale.items()))
-    _recount(
+    recount_df(
         conn,
         "rule_episode_df",
         "SELECT term, count(DISTINCT rule_id) FROM rule_episode_terms",
@@ -162,15 +162,3 @@ def _delete_where(conn: sqlite3.Connection, table: str, column: str, keys: list[
         terms |= {r[0] for r in conn.execute(f"SELECT term FROM {table} WHERE {column} IN ({marks})", chunk)}
         conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)
     return terms
-
-
-def _recount(conn: sqlite3.Connection, table: str, select: str, terms: set[str], *, everything: bool) -> None:
-    """Recount the document frequency of ``terms`` in ``table`` (of all terms at first)."""
-    if everything:
-        conn.execute(f"DELETE FROM {table}")
-        conn.execute(f"INSERT INTO {table} {select} GROUP BY term")
-        return
-    for chunk in chunks(sorted(terms), 500):
-        marks = ",".join("?" * len(chunk))
-        conn.execute(f"DELETE FROM {table} WHERE term IN ({marks})", chunk)
-        conn.execute(f"INSERT INTO {table} {select} WHERE term IN ({marks}) GROUP BY term", chunk)

@@ -17,7 +17,7 @@ from scarwarden import text
 from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.git import blob_id
-from scarwarden.index.schema import RefreshStats, chunks, set_meta
+from scarwarden.index.schema import RefreshStats, recount_df, set_meta
 from scarwarden.repo import MemoryRepo
 
 
@@ -105,21 +105,10 @@ _DF_COLUMNS = "term, count(*), min(CASE WHEN tf = 1 THEN length END)"
 
 def _update_term_df(conn: sqlite3.Connection, terms: set[str], *, everything: bool) -> None:
     """Recount the document frequency of ``terms`` and pairs (all of them on a first build)."""
-    for df_table, table, columns in (
-        ("rule_term_df", "rule_terms", _DF_COLUMNS),
-        ("rule_pair_df", "rule_pair_terms", "term, count(*)"),
-    ):
-        if everything:
-            conn.execute(f"DELETE FROM {df_table}")
-            conn.execute(f"INSERT INTO {df_table} SELECT {columns} FROM {table} GROUP BY term")
-            continue
-        for chunk in chunks(sorted(terms), 500):
-            marks = ",".join("?" * len(chunk))
-            conn.execute(f"DELETE FROM {df_table} WHERE term IN ({marks})", chunk)
-            conn.execute(
-                f"INSERT INTO {df_table} SELECT {columns} FROM {table} WHERE term IN ({marks}) GROUP BY term",
-                chunk,
-            )
+    recount_df(conn, "rule_term_df", f"SELECT {_DF_COLUMNS} FROM rule_terms", terms, everything=everything)
+    recount_df(
+        conn, "rule_pair_df", "SELECT term, count(*) FROM rule_pair_terms", terms, everything=everything
+    )
 
 
 _INSERTS = {

@@ -168,3 +168,18 @@ def chunks(items: list[str], size: int) -> Iterator[list[str]]:
     """``items`` in slices of ``size``: SQLite caps the ``?`` parameters of one query."""
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+def recount_df(
+    conn: sqlite3.Connection, table: str, select: str, terms: set[str], *, everything: bool
+) -> None:
+    """Recount the document frequency of ``terms`` in ``table`` from ``select`` (a
+    ``SELECT term, ... FROM postings`` grouped by term here), or of every term."""
+    if everything:
+        conn.execute(f"DELETE FROM {table}")
+        conn.execute(f"INSERT INTO {table} {select} GROUP BY term")
+        return
+    for chunk in chunks(sorted(terms), 500):
+        marks = ",".join("?" * len(chunk))
+        conn.execute(f"DELETE FROM {table} WHERE term IN ({marks})", chunk)
+        conn.execute(f"INSERT INTO {table} {select} WHERE term IN ({marks}) GROUP BY term", chunk)
