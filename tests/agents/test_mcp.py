@@ -405,6 +405,29 @@ def test_distill_dry_run_proposes_and_writes_nothing(demo_repo: MemoryRepo) -> N
     assert git(root, "rev-parse", "HEAD").stdout == head
 
 
+def test_distill_dry_run_falls_back_offline_when_the_model_is_unreachable(
+    demo_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the CLI's --dry-run: the preview says the model could not be used and shows
+    the offline distiller's proposal; committing would stop with the error instead."""
+    root = demo_repo.root
+    monkeypatch.setenv("SCARWARDEN_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens
+    monkeypatch.setenv("SCARWARDEN_API_KEY", "sk-test")
+    (root / "scarwarden.yaml").write_text("model:\n  backoff: 0.01\n  max_retries: 1\n")
+    head = git(root, "rev-parse", "HEAD").stdout
+
+    async def body(client: Client) -> tuple[Any, Any]:
+        dry = data(await client.call_tool("distill", {}))
+        real = await client.call_tool("distill", {"dry_run": False})
+        return dry, real
+
+    dry, real = run_client(root, body, "--allow-distill-commit")
+    assert dry["distiller"] == "offline" and "the model could not be used" in dry["notice"]
+    assert dry["dry_run"] is True and dry["commit"] is None and dry["changes"]
+    assert "127.0.0.1:9" in error_text(real)
+    assert git(root, "rev-parse", "HEAD").stdout == head
+
+
 def test_distill_commits_only_when_the_server_allows_it(demo_repo: MemoryRepo) -> None:
     root = demo_repo.root
 

@@ -163,7 +163,8 @@ class MemoryTools:
     def distill(
         self, *, dry_run: bool = True, offline: bool | None = None, branch: str | None = None
     ) -> dict[str, Any]:
-        """Propose (``dry_run``) or commit playbook changes; committing must be allowed."""
+        """Propose (``dry_run``: by the model when it can be used, else offline, with a
+        ``notice`` saying why) or commit playbook changes; committing must be allowed."""
         if not dry_run and not self.allow_distill_commit:
             raise UsageError(
                 "this server may only propose distillations (dry_run=true): committing "
@@ -171,11 +172,13 @@ class MemoryTools:
                 hint="restart it as 'scarwarden mcp --allow-distill-commit' to let agents "
                 "commit distillations, or run 'scarwarden distill' yourself",
             )
-        from scarwarden.distill import distill
+        from scarwarden.distill import distill, preview
 
         with self._writes:
-            result = distill(self.repo, offline=offline, dry_run=dry_run, branch=branch, environ=self.environ)
-        return result.to_json() if dry_run else self._synced(result.to_json())
+            if dry_run:  # as the CLI's --dry-run: offline, with a notice, when the model fails
+                return preview(self.repo, offline=offline, branch=branch, environ=self.environ).to_json()
+            result = distill(self.repo, offline=offline, dry_run=False, branch=branch, environ=self.environ)
+        return self._synced(result.to_json())
 
     def _synced(self, reply: dict[str, Any]) -> dict[str, Any]:
         """With ``--sync``, push the write to the remote (``scarwarden sync``). The write
