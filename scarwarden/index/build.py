@@ -8,6 +8,7 @@ in two forked worker processes (:mod:`scarwarden.index.load`; figures in
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
@@ -22,6 +23,7 @@ from scarwarden.index import load as index_load
 from scarwarden.index.ledger_words import index_ledger_words
 from scarwarden.index.rules import index_playbook
 from scarwarden.index.scan import (
+    file_sig,
     list_yaml,
     playbook_signature,
     scan_dirs,
@@ -76,6 +78,10 @@ def rebuild(
             if progress is not None:
                 results = _counted(results, len(tracked) + len(untracked), progress)
             _fill_new_index(conn, repo, head, dirs, results, stats, scanned_ns)
+            with transaction(conn):
+                set_meta(
+                    conn, "loose", json.dumps(_loose(conn, repo, head, untracked, scanned_ns), sort_keys=True)
+                )
             _carry_over_recall_log(conn, repo.index_path)
             conn.close()
             with writer_lock(repo):  # never under a writer's journal (see writer_lock)
@@ -87,6 +93,29 @@ def rebuild(
     if progress is not None:
         progress(len(tracked) + len(untracked), len(tracked) + len(untracked))
     return stats
+
+
+def _loose(
+    conn: sqlite3.Connection, repo: MemoryRepo, head: str | None, untracked: list[str], now_ns: int
+) -> dict[str, str]:
+    """The episode files just indexed that HEAD's tree does not hold, and the invalid
+    ones: what every refresh checks again ("loose", :mod:`scarwarden.index.refresh`).
+    Untracked files were read from disk (their signature now); staged ones from git's
+    index (no signature: the next refresh compares their content). Without this, a
+    valid uncommitted episode present at a rebuild passed for committed: receipts named
+    HEAD's ledger without ``+uncommitted``, and an edit of it in place went unseen."""
+    indexed = {r[0] for r in conn.execute("SELECT path FROM files")}
+    loose = {p: file_sig(repo.root / p, now_ns) or "" for p in untracked if p in indexed}
+    if head is None:
+        staged = indexed - set(loose)
+    else:
+        changes = git.diff_name_status(repo.root, head, None, repo.episodes_rel, cached=True)
+        staged = {c.path for c in changes if c.status != "D"} & indexed
+    loose.update((p, "") for p in staged - set(loose))
+    loose.update(
+        (r[0], loose.get(r[0], "")) for r in conn.execute("SELECT path FROM files WHERE episode_id IS NULL")
+    )
+    return loose
 
 
 def _counted(items: Iterable[_T], total: int, progress: Callable[[int, int], None]) -> Iterator[_T]:

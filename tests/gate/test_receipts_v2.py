@@ -156,6 +156,29 @@ def test_recall_over_uncommitted_episodes_says_so(demo_repo: MemoryRepo) -> None
     assert not issued(demo_repo)["ledger"].endswith(UNCOMMITTED)
 
 
+def test_an_index_rebuilt_over_uncommitted_episodes_says_so(demo_repo: MemoryRepo) -> None:
+    """A rebuild (a new schema, ``index --rebuild``) indexes the episode files on disk,
+    committed or not: one that HEAD lacks still makes receipts say ``+uncommitted``,
+    and an edit of it in place is seen by the next refresh."""
+    from scarwarden.index import open_index
+
+    rel = write_episode(demo_repo, "ep-loose00002", task="Tweet the spring discount code")
+    open_index(demo_repo, rebuild_now=True).close()
+    assert issued(demo_repo)["ledger"].endswith(UNCOMMITTED)
+    path = demo_repo.root / rel
+    path.write_text(path.read_text().replace("spring discount", "summer discount"))
+    with open_index(demo_repo) as index:
+        assert index.conn.execute("SELECT task FROM episodes WHERE id = 'ep-loose00002'").fetchone() == (
+            "Tweet the summer discount code",
+        )
+    git(demo_repo.root, "add", rel)  # staged, not committed: still not HEAD's ledger
+    open_index(demo_repo, rebuild_now=True).close()
+    assert issued(demo_repo)["ledger"].endswith(UNCOMMITTED)
+    commit_no_verify(demo_repo.root, "the loose episode")
+    open_index(demo_repo, rebuild_now=True).close()
+    assert not issued(demo_repo)["ledger"].endswith(UNCOMMITTED)
+
+
 def test_an_old_receipt_proves_across_a_playbook_change_and_later_episodes(demo_repo: MemoryRepo) -> None:
     old = issued(demo_repo)
     # Later: more episodes (the ledger moves on) and a playbook change.
