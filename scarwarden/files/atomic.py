@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
+from scarwarden.git.temps import pid_alive
 from scarwarden.repo import MemoryRepo
 
 
@@ -81,17 +82,6 @@ def remove_dead_temps(folder: Path) -> list[Path]:
             except OSError:
                 continue
     return removed
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this ID exists (another user's counts)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def glob_escape(name: str) -> str:

@@ -7,7 +7,7 @@ issue 15). Our writes add a few files on top of HEAD, which needs no real index:
 
 1. a private index file in the git directory, named with our PID (``read-tree HEAD``,
    then ``git add`` of the paths written), so a dead run's file is recognised and
-   removed by the next one (:func:`remove_dead_temporaries`);
+   removed by the next one (:func:`scarwarden.git.temps.remove_dead_temporaries`);
 2. the caller's check (the provenance gate) and the repository's ``pre-commit``,
    ``prepare-commit-msg`` and ``commit-msg`` hooks run on that index, exactly as
    ``git commit --only`` runs them on its own temporary index: no bypass;
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,10 +39,7 @@ from pathlib import Path
 from scarwarden.errors import GitError
 from scarwarden.git.read import StagedEntry
 from scarwarden.git.run import NO_REPLACE, lock_hint, run, run_ok
-
-#: Names of our temporaries in the git directory: ``<prefix><pid>-<random>``.
-INDEX_PREFIX = "scarwarden-index-"
-MESSAGE_PREFIX = "scarwarden-msg-"
+from scarwarden.git.temps import INDEX_PREFIX, MESSAGE_PREFIX, drop, remove_dead_temporaries, temp_name
 
 #: Judges the tree about to be committed, given the env selecting the private index.
 Check = Callable[[Mapping[str, str]], None]
@@ -69,38 +65,6 @@ class PreparedCommit:
     pin: int | None = None
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True
-
-
-def remove_dead_temporaries(gitdir: Path) -> list[Path]:
-    """Remove our temporary index and message files (and their ``.lock``) whose process
-    is gone: what a killed run leaves in the git directory."""
-    removed = []
-    for prefix in (INDEX_PREFIX, MESSAGE_PREFIX):
-        for path in gitdir.glob(f"{prefix}*"):
-            pid = path.name[len(prefix) :].split("-", 1)[0]
-            if pid.isdigit() and not _pid_alive(int(pid)):
-                try:
-                    path.unlink()
-                    removed.append(path)
-                except OSError:
-                    continue
-    return removed
-
-
-def _temp_name(gitdir: Path, prefix: str) -> str:
-    fd, path = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}-", dir=str(gitdir))
-    os.close(fd)
-    return path
-
-
 def _private_index(root: Path | str, gitdir: Path, old: str | None) -> tuple[dict[str, str], int | None]:
     """A private index holding HEAD's tree; the env selecting it, and an open descriptor
     of the real index when the private one started as it (see below), else None.
@@ -112,7 +76,7 @@ def _private_index(root: Path | str, gitdir: Path, old: str | None) -> tuple[dic
     real one meanwhile. At 100k files this saves the ``read-tree`` (a full index
     write) and a full ``update-index`` of the real index. Otherwise: ``read-tree HEAD``.
     """
-    path = _temp_name(gitdir, INDEX_PREFIX)
+    path = temp_name(gitdir, INDEX_PREFIX)
     os.unlink(path)  # git wants to create the index itself
     env = dict(os.environ)
     env["GIT_INDEX_FILE"] = path
@@ -133,11 +97,6 @@ def _private_index(root: Path | str, gitdir: Path, old: str | None) -> tuple[dic
     if old is not None:
         run(root, "read-tree", old, env=env)
     return env, None
-
-
-def _drop(path: str) -> None:
-    for leftover in (path, path + ".lock"):
-        Path(leftover).unlink(missing_ok=True)
 
 
 def in_progress(gitdir: Path) -> str | None:
@@ -188,7 +147,7 @@ def prepare_commit(
         args = ["commit-tree", tree] + (["-p", old] if old else [])
         sha = run(root, *args, input=message.encode("utf-8")).decode().strip()
     except BaseException:
-        _drop(env["GIT_INDEX_FILE"])
+        drop(env["GIT_INDEX_FILE"])
         if pin is not None:
             os.close(pin)
         raise
@@ -242,7 +201,7 @@ def _run_commit_hooks(root: Path | str, where: Where, env: Mapping[str, str], me
         _hook(root, env, "pre-commit")
     if not (where.has_hook("prepare-commit-msg") or where.has_hook("commit-msg")):
         return message
-    path = _temp_name(where.gitdir, MESSAGE_PREFIX)
+    path = temp_name(where.gitdir, MESSAGE_PREFIX)
     try:
         Path(path).write_bytes(message.encode("utf-8"))
         _hook(root, env, "prepare-commit-msg", path, "message")
@@ -318,7 +277,7 @@ def land(root: Path | str, prepared: PreparedCommit, *, keep_fds: Sequence[int] 
         )
         out, err = _finish(proc)
     finally:
-        _drop(prepared.index)
+        drop(prepared.index)
         if prepared.pin is not None:
             os.close(prepared.pin)
     if proc.returncode in (0, 4):

@@ -19,6 +19,7 @@ from typing import TypeVar
 
 from scarwarden import git
 from scarwarden.git import blob_id
+from scarwarden.git.temps import pid_alive
 from scarwarden.index import load as index_load
 from scarwarden.index.ledger_words import index_ledger_words
 from scarwarden.index.rules import index_playbook
@@ -135,12 +136,8 @@ def remove_dead_temps(repo: MemoryRepo) -> None:
         pid = tmp.name.rpartition("-")[2]
         if not pid.isdigit() or int(pid) == os.getpid():
             continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
+        if not pid_alive(int(pid)):
             tmp.unlink(missing_ok=True)
-        except (PermissionError, OverflowError):
-            continue  # alive (another user's), or not a pid
 
 
 def _list_ledger(repo: MemoryRepo) -> tuple[dict[str, int], list[tuple[str, str]], list[str]]:

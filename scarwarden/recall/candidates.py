@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scarwarden.recall.score import EPISODE_WEIGHT, K1, TAG_WEIGHT, B, TaskTerms, idf
+from scarwarden.recall.formulas import EPISODE_WEIGHT, K1, TAG_WEIGHT, B, idf
+from scarwarden.recall.score import TaskTerms
 
 
 def weights(task: TaskTerms) -> list[tuple[str, float]]:

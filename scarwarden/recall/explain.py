@@ -13,8 +13,7 @@ from collections import Counter
 from typing import Any
 
 from scarwarden import text
-from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
-from scarwarden.recall.score import (
+from scarwarden.recall.formulas import (
     DECIMALS,
     EPISODE_WEIGHT,
     K1,
@@ -24,6 +23,7 @@ from scarwarden.recall.score import (
     idf,
     specificity,
 )
+from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
 
 #: The title :func:`explain_lines` goes under (the CLI prints it in bold).
 HEADING = "How the scores were computed"

@@ -37,8 +37,9 @@ from typing import Any
 
 from scarwarden import text
 from scarwarden.recall.candidates import candidates, weights
+from scarwarden.recall.formulas import K1, TAG_WEIGHT, B
 from scarwarden.recall.postings_cache import CACHE, PostingsCache
-from scarwarden.recall.score import K1, TAG_WEIGHT, B, TaskTerms
+from scarwarden.recall.score import TaskTerms
 
 #: Below this many postings for the task's stems, the exhaustive statement is as fast.
 MIN_POSTINGS = 4000

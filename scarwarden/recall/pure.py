@@ -30,17 +30,9 @@ from dataclasses import dataclass, field
 from scarwarden import text
 from scarwarden.config import RecallSettings
 from scarwarden.files import playbook as pb
+from scarwarden.recall.formulas import DECIMALS, K1, TAG_WEIGHT, B, confidence, idf, term_contribution
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats, TermMatch
-from scarwarden.recall.score import (
-    DECIMALS,
-    K1,
-    TAG_WEIGHT,
-    B,
-    confidence,
-    idf,
-    term_contribution,
-    worth_explaining,
-)
+from scarwarden.recall.score import worth_explaining
 
 _ACT, _ACT_AND_FLAG, _ASK_HUMAN = "ACT", "ACT_AND_FLAG", "ASK_HUMAN"
 

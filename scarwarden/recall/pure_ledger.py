@@ -40,20 +40,11 @@ from scarwarden.files.episodes import Episode
 from scarwarden.files.lineage_counts import count, may_struggle
 from scarwarden.files.rule_dates import RuleChange
 from scarwarden.recall import router
+from scarwarden.recall.formulas import EPISODE_WEIGHT, K1, TAG_WEIGHT, B, idf
 from scarwarden.recall.ledger_stats import LedgerStats
 from scarwarden.recall.pure import Postings
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
-from scarwarden.recall.score import (
-    EPISODE_WEIGHT,
-    K1,
-    TAG_WEIGHT,
-    B,
-    TaskTerms,
-    _scored_rule,
-    idf,
-    weigh_task,
-    worth_explaining,
-)
+from scarwarden.recall.score import TaskTerms, _scored_rule, weigh_task, worth_explaining
 
 #: The recall algorithm versions this module reproduces: 2, and 3 (version 2 plus the
 #: pairs of adjacent stems, :func:`scarwarden.text.pairs`), the newest.

@@ -13,13 +13,13 @@ The verdict is decided by the best-ranked rule alone, checked in this order
                     matches two of the task's words or more, or at least half of them;
 4. ``ASK_HUMAN``    otherwise.
 
-The *confidence* (:func:`scarwarden.recall.score.confidence`, 0 to 1) is the idf-weighted
+The *confidence* (:func:`scarwarden.recall.formulas.confidence`, 0 to 1) is the idf-weighted
 overlap of task and rule divided by the geometric mean of their idf masses, so it does
 not grow with the length of the task or with generic words; the ranking score does,
 and is not used here. The *evidence* counts the matched words, each worth at most 1: a word found in one
 rule (or none) counts 1, a word many rules have counts its idf relative to that, and a
 word many past tasks say is weighed down again by its ledger weight
-(:func:`scarwarden.recall.score.specificity`). It does not grow when the memory is small
+(:func:`scarwarden.recall.formulas.specificity`). It does not grow when the memory is small
 (an unseen word is not worth two rare ones) and it does not shrink as the memory grows.
 So one word, however rare, never gives ``ACT`` (two words' worth are needed), and a match
 on a single word of a longer task is ``ASK_HUMAN``, not a flag.

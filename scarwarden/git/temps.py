@@ -1,0 +1,52 @@
+"""Our temporary files in the git directory: named with the PID that made them, so a
+killed run's leftovers are recognised and removed by the next run
+(:mod:`scarwarden.git.index_commit` writes a private index and a message file)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+#: Names of our temporaries in the git directory: ``<prefix><pid>-<random>``.
+INDEX_PREFIX = "scarwarden-index-"
+MESSAGE_PREFIX = "scarwarden-msg-"
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this ID exists (another user's counts): whose leftovers
+    are safe to remove (here, the files layer's temporaries, a rebuild's file)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # someone else's process, or no PID at all: left alone
+    return True
+
+
+def remove_dead_temporaries(gitdir: Path) -> list[Path]:
+    """Remove our temporary index and message files (and their ``.lock``) whose process
+    is gone: what a killed run leaves in the git directory."""
+    removed = []
+    for prefix in (INDEX_PREFIX, MESSAGE_PREFIX):
+        for path in gitdir.glob(f"{prefix}*"):
+            pid = path.name[len(prefix) :].split("-", 1)[0]
+            if pid.isdigit() and not pid_alive(int(pid)):
+                try:
+                    path.unlink()
+                    removed.append(path)
+                except OSError:
+                    continue
+    return removed
+
+
+def temp_name(gitdir: Path, prefix: str) -> str:
+    fd, path = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}-", dir=str(gitdir))
+    os.close(fd)
+    return path
+
+
+def drop(path: str) -> None:
+    for leftover in (path, path + ".lock"):
+        Path(leftover).unlink(missing_ok=True)
