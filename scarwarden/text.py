@@ -75,8 +75,3 @@ def pairs(stems: list[str]) -> list[str]:
     pairs against the pairs of each rule's title and of its text, so "credit card fee"
     ranks a rule saying *credit card* above one that says *credit* and *card* apart."""
     return [f"{a} {b}" for a, b in zip(stems, stems[1:], strict=False)]
-
-
-def field_pairs(*fields: str) -> list[str]:
-    """The pairs of each field on its own (no pair across a title and its text)."""
-    return [pair for value in fields for pair in pairs(stems(value))]

@@ -225,12 +225,24 @@ def _hook(root: Path | str, env: Mapping[str, str], name: str, *args: str) -> No
         )
 
 
+#: ``--no-commit``'s staging: ``update-index`` retried while another git command holds
+#: the index for ~2 s (exit 4 then); also the end of :data:`_LAND`.
+_STAGE = """
+i=0
+while [ $i -lt 20 ]; do
+  git update-index --add "$@" && exit 0
+  i=$((i + 1)); sleep 0.1
+done
+exit 4
+"""
+
 #: update-ref, then the real index: the private index swapped in when it started as the
 #: real one and the real one is unchanged (same inode, under git's own index.lock, taken
 #: with O_EXCL through ``set -C``), else our entries set one by one. Exit 3 when the ref
 #: did not move, 4 when it moved but the index stayed locked by another git command for
 #: ~2 s (the journal fixes it later).
-_LAND = """
+_LAND = (
+    """
 git update-ref -m "$1" HEAD "$2" "$3" || exit 3
 shift 3
 idx=$SW_REAL_INDEX
@@ -241,13 +253,9 @@ if [ -n "$SW_INODE" ] && (set -C; : > "$idx.lock") 2>/dev/null; then
   fi
   rm -f "$idx.lock"
 fi
-i=0
-while [ $i -lt 20 ]; do
-  git update-index --add "$@" && exit 0
-  i=$((i + 1)); sleep 0.1
-done
-exit 4
 """
+    + _STAGE
+)
 
 
 def land(root: Path | str, prepared: PreparedCommit, *, keep_fds: Sequence[int] = ()) -> bool:
@@ -316,18 +324,6 @@ def post_commit(root: Path | str, prepared: PreparedCommit) -> None:
         return
     args = ["git", "-C", str(root), "hook", "run", "--ignore-missing", "post-commit"]
     subprocess.run(args, capture_output=True)
-
-
-#: ``--no-commit``'s staging: ``update-index`` retried while another git command holds
-#: the index for ~2 s (exit 4 then), as :data:`_LAND` does.
-_STAGE = """
-i=0
-while [ $i -lt 20 ]; do
-  git update-index --add "$@" && exit 0
-  i=$((i + 1)); sleep 0.1
-done
-exit 4
-"""
 
 
 def entries_of(root: Path | str, paths: Sequence[str]) -> tuple[StagedEntry, ...]:

@@ -129,18 +129,7 @@ def object_exists(root: Path | str, sha: str) -> bool:
 def objects_exist(root: Path | str, specs: Sequence[str]) -> dict[str, bool]:
     """Object name (a blob ID or ``rev:path``) -> whether it exists, with one
     ``git cat-file --batch-check``."""
-    if not specs:
-        return {}
-    out = run(
-        root,
-        "cat-file",
-        "--batch-check",
-        input="".join(f"{s}\n" for s in specs).encode("utf-8", "surrogateescape"),
-    )
-    lines = out.decode("utf-8", "surrogateescape").split("\n")
-    return {
-        spec: not line.endswith(" missing") for spec, line in zip(specs, lines[: len(specs)], strict=True)
-    }
+    return {spec: not line.endswith(" missing") for spec, line in _batch_check(root, specs).items()}
 
 
 def tree_ids(
@@ -148,21 +137,28 @@ def tree_ids(
 ) -> dict[str, str | None]:
     """Object name (``rev:folder``) -> the tree ID it names, or ``None`` when it names
     nothing or no tree, with one ``git cat-file --batch-check``."""
+    found: dict[str, str | None] = {}
+    for spec, line in _batch_check(root, specs, "%(objectname) %(objecttype)", env=env).items():
+        sha, _, kind = line.partition(" ")
+        found[spec] = sha if kind == "tree" else None
+    return found
+
+
+def _batch_check(
+    root: Path | str, specs: Sequence[str], fmt: str | None = None, env: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Object name -> its ``git cat-file --batch-check`` line (in ``fmt``), one process."""
     if not specs:
         return {}
     out = run(
         root,
         "cat-file",
-        "--batch-check=%(objectname) %(objecttype)",
+        "--batch-check" + (f"={fmt}" if fmt else ""),
         input="".join(f"{s}\n" for s in specs).encode("utf-8", "surrogateescape"),
         env=env,
     )
     lines = out.decode("utf-8", "surrogateescape").split("\n")
-    found: dict[str, str | None] = {}
-    for spec, line in zip(specs, lines[: len(specs)], strict=True):
-        sha, _, kind = line.partition(" ")
-        found[spec] = sha if kind == "tree" else None
-    return found
+    return dict(zip(specs, lines[: len(specs)], strict=True))
 
 
 def cat_file_batch(

@@ -105,17 +105,15 @@ def _loose(
     index (no signature: the next refresh compares their content). Without this, a
     valid uncommitted episode present at a rebuild passed for committed: receipts named
     HEAD's ledger without ``+uncommitted``, and an edit of it in place went unseen."""
-    indexed = {r[0] for r in conn.execute("SELECT path FROM files")}
+    indexed = dict(conn.execute("SELECT path, episode_id IS NULL FROM files").fetchall())
     loose = {p: file_sig(repo.root / p, now_ns) or "" for p in untracked if p in indexed}
     if head is None:
-        staged = indexed - set(loose)
+        staged = set(indexed)
     else:
         changes = git.diff_name_status(repo.root, head, None, repo.episodes_rel, cached=True)
-        staged = {c.path for c in changes if c.status != "D"} & indexed
+        staged = {c.path for c in changes if c.status != "D"} & set(indexed)
+    staged |= {p for p, invalid in indexed.items() if invalid}
     loose.update((p, "") for p in staged - set(loose))
-    loose.update(
-        (r[0], loose.get(r[0], "")) for r in conn.execute("SELECT path FROM files WHERE episode_id IS NULL")
-    )
     return loose
 
 

@@ -21,14 +21,12 @@ from scarwarden.index.schema import RefreshStats, recount_df, set_meta
 from scarwarden.repo import MemoryRepo
 
 
-def rule_terms(rule: pb.Rule) -> Counter[str]:
-    """Stemmed term frequencies of a rule's title and text (what recall scores on)."""
-    return Counter(text.stems(rule.title + "\n" + rule.text))
-
-
-def rule_pairs(rule: pb.Rule) -> Counter[str]:
-    """Pair frequencies of a rule's title and of its text (recall's ``pair:`` terms)."""
-    return Counter(text.field_pairs(rule.title, rule.text))
+def rule_terms(rule: pb.Rule) -> tuple[Counter[str], Counter[str]]:
+    """Stemmed term frequencies of a rule's title and text (what recall scores on), and
+    of the pairs of adjacent stems of each (recall's ``pair:`` terms: none across the
+    title and the text); the stems of each field are read once for both."""
+    title, body = text.stems(rule.title), text.stems(rule.text)
+    return Counter(title + body), Counter(text.pairs(title) + text.pairs(body))
 
 
 def _rule_digest(rule: pb.Rule) -> str:
@@ -123,7 +121,7 @@ _INSERTS = {
 
 def _rule_rows(rule: pb.Rule, position: int, digest: str, out: dict[str, list[tuple[Any, ...]]]) -> set[str]:
     """Add a rule's rows (postings only when active) to ``out``; return its terms."""
-    terms = rule_terms(rule)
+    terms, pairs = rule_terms(rule)
     length = sum(terms.values())
     out.setdefault("rules", []).append(
         (
@@ -147,7 +145,6 @@ def _rule_rows(rule: pb.Rule, position: int, digest: str, out: dict[str, list[tu
     if rule.retired:
         return set()
     out.setdefault("rule_terms", []).extend((term, rule.id, tf, length) for term, tf in terms.items())
-    pairs = rule_pairs(rule)
     out.setdefault("rule_pair_terms", []).extend((pair, rule.id, tf, length) for pair, tf in pairs.items())
     stems = out.setdefault("rule_tag_stems", [])
     for tag in rule.tags:

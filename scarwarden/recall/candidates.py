@@ -20,6 +20,21 @@ def weights(task: TaskTerms) -> list[tuple[str, float]]:
     return [(t, idf(d, task.n) * task.q(t) * task.qtf[t] * (K1 + 1.0)) for t, d in sorted(task.df.items())]
 
 
+def episode_weights(task: TaskTerms) -> list[tuple[str, float]]:
+    """Each task stem some rule's episodes say, with what ``etf / (etf + K1)`` is
+    multiplied by."""
+    return [
+        (t, EPISODE_WEIGHT * idf(d, task.n) * task.q(t) * task.qtf[t] * (K1 + 1.0))
+        for t, d in sorted(task.ep_df.items())
+    ]
+
+
+def pair_weights(task: TaskTerms) -> list[tuple[str, float]]:
+    """Each task pair some rule says (version 3), with what a posting's
+    ``tf / (tf + K1 x (1 - B + B x len / avglen))`` is multiplied by."""
+    return [(p, idf(d, task.n) * task.pair_w[p] * (K1 + 1.0)) for p, d in sorted(task.pair_df.items())]
+
+
 def candidates(
     conn: Any,
     task: TaskTerms,
@@ -40,23 +55,25 @@ def candidates(
     sum, for :mod:`scarwarden.recall.prune`); ``tags`` False: without the tag hits (the
     same); ``count`` -1: every rule.
     """
-    weights_ = [list(pair) for pair in weights(task)]
-    ep_weights = [
-        [t, EPISODE_WEIGHT * idf(d, task.n) * task.q(t) * task.qtf[t] * (K1 + 1.0)]
-        for t, d in sorted(task.ep_df.items())
-    ]
-    pair_weights = [
-        [p, idf(d, task.n) * task.pair_w[p] * (K1 + 1.0)] for p, d in sorted(task.pair_df.items())
-    ]
+    by_term = {
+        "weights": weights(task),
+        "ep_weights": episode_weights(task),
+        "pair_weights": pair_weights(task),
+    }
     # Branches the task cannot use are left out: each costs a pass over postings.
     restrict = " AND rule_id IN (SELECT value FROM json_each(:only))" if only is not None else ""
     postings = f"p.term = q.term{restrict.replace('rule_id', 'p.rule_id')}"
     if repeated_only:
         postings += " AND p.tf > 1"  # the partial index rule_terms_repeated
     hits = _tag_hits(task, restrict) if tags else _NO_TAGS
-    sql = _sql(postings, restrict, hits, with_episodes=bool(ep_weights), with_pairs=bool(pair_weights))
-    params = _params(task, weights_, ep_weights, count, only)
-    params["pair_weights"] = json.dumps(pair_weights)
+    sql = _sql(
+        postings,
+        restrict,
+        hits,
+        with_episodes=bool(by_term["ep_weights"]),
+        with_pairs=bool(by_term["pair_weights"]),
+    )
+    params = _params(task, by_term, count, only)
     return [(row[0], float(row[1])) for row in conn.execute(sql, params)]
 
 
@@ -120,16 +137,12 @@ def _sql(postings: str, restrict: str, hits: str, *, with_episodes: bool, with_p
 
 
 def _params(
-    task: TaskTerms,
-    weights_: list[list[Any]],
-    ep_weights: list[list[Any]],
-    count: int,
-    only: list[str] | None,
+    task: TaskTerms, by_term: dict[str, list[tuple[str, float]]], count: int, only: list[str] | None
 ) -> dict[str, Any]:
-    """The statement's parameters; the stems and weights as JSON (no bound-variable limit)."""
+    """The statement's parameters; the stems, pairs and their weights as JSON (no
+    bound-variable limit)."""
     return {
-        "weights": json.dumps(weights_),
-        "ep_weights": json.dumps(ep_weights),
+        **{name: json.dumps(rows) for name, rows in by_term.items()},
         "ledger": json.dumps([[t, task.q(t)] for t in sorted(task.qtf)]),
         "base": K1 * (1.0 - B),
         "slope": K1 * B / task.avg,

@@ -106,7 +106,7 @@ class Postings:
             rules = set(self.by_stem.get(a, ())).intersection(self.by_stem.get(b, ()))
             found = {}
             for rule_id in sorted(rules):
-                tf = sum(_adjacent(seq, a, b) for seq in self.stems[rule_id])
+                tf = sum(text.pairs(seq).count(pair) for seq in self.stems[rule_id])
                 if tf:
                     found[rule_id] = tf
             self._pair_tf[pair] = found
@@ -137,19 +137,14 @@ class Postings:
         return total / self.n if self.n and total else 1.0
 
 
-def _adjacent(seq: list[str], a: str, b: str) -> int:
-    """How often ``a`` is followed by ``b`` in ``seq``."""
-    return sum(1 for x, y in zip(seq, seq[1:], strict=False) if x == a and y == b)
-
-
 def postings(book: pb.Playbook) -> Postings:
     """Index ``book``'s active rules as :mod:`scarwarden.index.rules` does."""
     out = Postings()
     for rule in book.all_rules():
         if rule.retired:
             continue
-        # The title's stems then the text's: what stems(title + "\n" + text) gives (no
-        # token spans a line break), kept apart for version 3's pairs.
+        # The title's stems then the text's, as the index counts them
+        # (index.rules.rule_terms), kept apart for version 3's pairs.
         fields = (text.stems(rule.title), text.stems(rule.text))
         terms = Counter(fields[0] + fields[1])
         out.rules[rule.id] = rule

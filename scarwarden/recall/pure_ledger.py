@@ -40,7 +40,8 @@ from scarwarden.files.episodes import Episode
 from scarwarden.files.lineage_counts import count, may_struggle
 from scarwarden.files.rule_dates import RuleChange
 from scarwarden.recall import router
-from scarwarden.recall.formulas import EPISODE_WEIGHT, K1, TAG_WEIGHT, B, idf
+from scarwarden.recall.candidates import episode_weights, pair_weights, weights
+from scarwarden.recall.formulas import K1, TAG_WEIGHT, B, idf
 from scarwarden.recall.ledger_stats import LedgerStats
 from scarwarden.recall.pure import Postings
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
@@ -163,19 +164,16 @@ def _candidates(book: Postings, words: EpisodeWords, task: TaskTerms, count: int
     Python: the rules' own words, the words of their episodes, tag hits; best ``count``."""
     base, slope = K1 * (1.0 - B), K1 * B / task.avg
     scores: dict[str, float] = {}
-    for stem, d in sorted(task.df.items()):
-        w = idf(d, task.n) * task.q(stem) * task.qtf[stem] * (K1 + 1.0)
+    for stem, w in weights(task):
         for rule_id in book.by_stem.get(stem, ()):
             tf = book.tf[rule_id][stem]
             scores[rule_id] = scores.get(rule_id, 0.0) + w * tf / (tf + base + slope * book.length[rule_id])
-    for stem, d in sorted(task.ep_df.items()):
-        w = EPISODE_WEIGHT * idf(d, task.n) * task.q(stem) * task.qtf[stem] * (K1 + 1.0)
+    for stem, w in episode_weights(task):
         for rule_id, own in words.terms.items():
             if stem in own:
                 etf = sum(tf for _e, _f, tf in own[stem])
                 scores[rule_id] = scores.get(rule_id, 0.0) + w * etf / (etf + K1)
-    for pair, d in sorted(task.pair_df.items()):
-        w = idf(d, task.n) * task.pair_w[pair] * (K1 + 1.0)
+    for pair, w in pair_weights(task):
         for rule_id, tf in book.pair_tf(pair).items():
             scores[rule_id] = scores.get(rule_id, 0.0) + w * tf / (tf + base + slope * book.length[rule_id])
     stems = task.qtf.keys()

@@ -318,7 +318,10 @@ def test_sql_ranking_equals_a_brute_force_scorer(memory_repo: MemoryRepo) -> Non
         rules.append((f"PB-{i:02d}", body.split()[0].capitalize() + " rule", body + ".", tags))
     write_playbook(memory_repo, rules)
     stems = {rid: Counter(text.stems(title + "\n" + body)) for rid, title, body, _ in rules}
-    pairs = {rid: Counter(text.field_pairs(title, body)) for rid, title, body, _ in rules}
+    pairs = {
+        rid: Counter(text.pairs(text.stems(title)) + text.pairs(text.stems(body)))
+        for rid, title, body, _ in rules
+    }
     pair_df = Counter(p for c in pairs.values() for p in c)
     n = len(rules)
     avg = sum(sum(c.values()) for c in stems.values()) / n
