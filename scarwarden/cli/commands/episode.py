@@ -300,3 +300,13 @@ def list_(
 
 
 list_.name = "list"
+
+
+def _add_import() -> None:
+    """``episode import`` lives in its own module (episode_import.py)."""
+    from scarwarden.cli.commands.episode_import import import_
+
+    episode.add_command(import_)
+
+
+_add_import()
