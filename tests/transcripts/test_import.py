@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_secrets import fake_secrets
 
 from scarwarden.errors import ExitCode, ValidationError
 from scarwarden.files.transcripts import importer, stream
 from scarwarden.repo import MemoryRepo
-from tests.fake_secrets import fake_secrets
 
 TAU = Path("/work/shared/datasets/tau-airline/gpt-4o-airline.json")
 BENCH = Path(__file__).resolve().parents[2] / "bench"
