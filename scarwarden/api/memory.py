@@ -62,11 +62,12 @@ class Memory:
 
         result = recall_task(self.repo, task, limit=limit, log=log)
         data = result.to_json()
-        explanation = None
+        explanation, lines = None, None
         if explain:
-            from scarwarden.recall.explain import explain_data
+            from scarwarden.recall.explain import explain_data, explain_lines
 
             explanation = data["explain"] = explain_data(result)
+            lines = tuple(explain_lines(result))
         rules = tuple(
             RecalledRule(
                 id=rule.id,
@@ -90,7 +91,9 @@ class Memory:
             receipt=data.get("receipt"),
             playbook_commit=result.playbook_commit,
             explanation=explanation,
+            explanation_lines=lines,
             data=data,
+            engine=result,
         )
 
     # -- writes -------------------------------------------------------------------

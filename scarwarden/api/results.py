@@ -48,8 +48,13 @@ class Recall:
     playbook_commit: str | None
     #: ``recall --explain``'s arithmetic, when asked for (``explain=True``).
     explanation: dict[str, Any] | None = None
+    #: ``recall --explain``'s arithmetic as text lines, when asked for.
+    explanation_lines: tuple[str, ...] | None = None
     #: The whole ``recall --json`` document (with ``explain`` when asked for).
     data: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+    #: The recall engine's own result, for the CLI's readable form. Internal: not
+    #: covered by the stability promise (docs/python.md); read the fields above.
+    engine: Any = field(repr=False, compare=False, default=None)
 
     @property
     def candidates(self) -> list[Any] | None:
