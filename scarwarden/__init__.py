@@ -70,28 +70,32 @@ if TYPE_CHECKING:
         open_memory as open_memory,
     )
 
-#: What ``from scarwarden import ...`` offers besides ``__version__`` (the API's names).
-_API = (
-    "RECORD_FIELDS",
-    "ConfigError",
-    "Distillation",
-    "EpisodeRecord",
-    "ExitCode",
-    "GitError",
-    "Memory",
-    "ModelError",
-    "ModelUnreachable",
-    "NoModelConfigured",
-    "Recall",
-    "RecalledRule",
-    "Recorded",
-    "Rule",
-    "ScarwardenError",
-    "UsageError",
-    "ValidationError",
-    "open_memory",
+#: The API's names (``scarwarden.api.__all__``: a test holds them equal), loaded on first
+#: use. A fixed list: ``from scarwarden import git`` asks this module's ``__getattr__``
+#: for ``git`` before importing the submodule, and must not import the API.
+_API = frozenset(
+    (
+        "RECORD_FIELDS",
+        "ConfigError",
+        "Distillation",
+        "EpisodeRecord",
+        "ExitCode",
+        "GitError",
+        "Memory",
+        "ModelError",
+        "ModelUnreachable",
+        "NoModelConfigured",
+        "Recall",
+        "RecalledRule",
+        "Recorded",
+        "Rule",
+        "ScarwardenError",
+        "UsageError",
+        "ValidationError",
+        "open_memory",
+    )
 )
-__all__ = ["__version__", *_API]
+__all__ = ["__version__", *sorted(_API)]
 
 
 def __getattr__(name: str) -> Any:

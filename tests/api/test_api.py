@@ -42,6 +42,7 @@ def test_the_package_top_exports_the_api_lazily() -> None:
     with pytest.raises(AttributeError):
         scarwarden.nothing_here  # noqa: B018
     assert (Path(scarwarden.__file__).parent / "py.typed").is_file()
+    assert scarwarden._API == set(scarwarden.api.__all__)
 
 
 def test_recall_record_answer_read_return_typed_results(demo_repo: MemoryRepo) -> None:

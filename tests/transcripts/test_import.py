@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 from fake_secrets import fake_secrets
+from terminal import run_on_terminal
 
 from scarwarden.errors import ExitCode, ValidationError
 from scarwarden.files.transcripts import importer, stream
@@ -330,3 +332,21 @@ def test_tau_bench_import_under_ten_seconds(memory_repo: MemoryRepo, make_cli: A
     assert "agent: gpt-4o-airline" in text  # the file's name
     again = make_cli(memory_repo.root)("episode", "import", "--format", "tau-bench", str(TAU))
     assert "Nothing added: all 200 conversation(s)" in again.stderr
+
+
+def test_a_bar_on_a_terminal_and_none_with_json(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_bytes(jsonl(*(conversation(f"Refund order {n}") for n in range(30))))
+    argv = [sys.executable, "-m", "scarwarden", "-C", str(memory_repo.root), "episode", "import"]
+    code, text, _ = run_on_terminal(
+        [*argv, "--format", "openai-chat", str(runs)], prompt=b"\0never", answer=b""
+    )
+    assert code == 0, text
+    assert re.search(r"importing runs\s+\[#+\]\s+100%", text), text
+    assert "Committed 30 episode(s) from 30 conversation(s)" in text
+    runs.write_bytes(jsonl(conversation("One more")))
+    code, text, _ = run_on_terminal(
+        [*argv, "--format", "openai-chat", str(runs), "--json"], prompt=b"\0never", answer=b""
+    )
+    assert code == 0 and "importing runs" not in text
+    assert json.loads(text.replace("\r\n", "\n"))["conversations"] == 1

@@ -84,7 +84,8 @@ def import_(
     default_agent = os.path.splitext(source)[0] if fmt == "tau-bench" and source != "<stdin>" else None
     options = Options(_corrections(corrections), writes, agent or default_agent, at)
     size = _size(file)
-    with progress_bar("Importing", quiet=as_json) as bar:
+    with progress_bar("importing runs", quiet=as_json) as bar:
+        # Bytes read of the file: conversations are counted only as they are read.
         advance = (lambda _n: bar(file.tell(), size)) if bar is not None and size else None
         result = import_file(
             repo,
@@ -96,6 +97,8 @@ def import_(
             progress=advance,
             warn=lambda problem: click.echo(f"warning: {problem}", err=True),
         )
+        if advance is not None and bar is not None:
+            bar(size, size)
     if as_json:
         echo_json(result.to_json())
         return
