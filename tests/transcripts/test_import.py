@@ -139,6 +139,14 @@ def test_same_file_twice_adds_nothing_and_says_so(cli: Any, tmp_path: Path) -> N
     assert "Committed 1 episode(s) from 3 conversation(s); 2 already in the ledger" in third.stderr
 
 
+def test_a_conversation_twice_in_one_file_is_one_episode(memory_repo: MemoryRepo) -> None:
+    data = io.BytesIO(jsonl(conversation(), conversation("Cancel order 7"), conversation()))
+    result = importer.import_file(memory_repo, data, "openai-chat", source="runs.jsonl")
+    assert result.conversations == 3 and len(result.added) == 2
+    assert result.repeated == [result.added[0].id] and result.skipped == []
+    assert len(episode_files(memory_repo)) == 2
+
+
 def test_a_json_list_of_messages_is_one_conversation_and_correction_flag(cli: Any, tmp_path: Path) -> None:
     chat = tmp_path / "chat.json"
     chat.write_text(json.dumps(conversation()["messages"]))
@@ -163,6 +171,14 @@ def test_a_json_list_of_messages_is_one_conversation_and_correction_flag(cli: An
 
 def episode_files_of(root: Path) -> list[Path]:
     return sorted((root / "memory" / "episodes").rglob("*.yaml"))
+
+
+def test_an_empty_file_adds_nothing_and_says_so(cli: Any, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]\n")
+    result = cli("episode", "import", "--format", "openai-chat", str(empty))
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "Nothing added: the file holds no conversation" in result.stderr
 
 
 def test_stable_ids_from_content(memory_repo: MemoryRepo) -> None:

@@ -114,11 +114,15 @@ def _summary(result: ImportResult) -> str:
         said = "Nothing added"
         if skipped:
             said += f": all {skipped} conversation(s) are already in the ledger (imported before)"
+        elif not result.conversations:
+            said += ": the file holds no conversation"
         return said
     verb = "Would add" if result.dry_run else "Committed"
     said = f"{verb} {len(result.added)} episode(s) from {result.conversations} conversation(s)"
     if skipped:
         said += f"; {skipped} already in the ledger (imported before), not added again"
+    if result.repeated:
+        said += f"; {len(result.repeated)} repeated in the file, imported once"
     return said
 
 

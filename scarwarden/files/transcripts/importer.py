@@ -48,12 +48,15 @@ class ImportResult:
     skipped: list[str]
     dry_run: bool
     commit: str | None = None
+    #: IDs of conversations the file holds more than once (imported once).
+    repeated: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "conversations": self.conversations,
             "added": [ep.id for ep in self.added],
             "skipped": self.skipped,
+            "repeated": self.repeated,
             "dry_run": self.dry_run,
             "commit": self.commit,
             "episodes": [ep.to_json() for ep in self.added],
@@ -173,15 +176,23 @@ def import_file(
     """Read, check and (unless ``dry_run``) commit the file's new episodes in one commit."""
     inputs = read_episodes(data, fmt, source, options, progress)
     have = record.ids_in_ledger(repo, [item["id"] for item in inputs])
-    new = [item for item in inputs if item["id"] not in have]
+    new: list[dict[str, Any]] = []
     skipped = [item["id"] for item in inputs if item["id"] in have]
+    repeated: list[str] = []
+    taken = set(have)
+    for item in inputs:  # a conversation logged twice in the file is one episode
+        if item["id"] in taken:
+            repeated += [] if item["id"] in have else [item["id"]]
+            continue
+        taken.add(item["id"])
+        new.append(item)
     if dry_run or not new:
         episodes = record.prepare(new, source=source) if new else []
         for problem in record.screen(repo, episodes, source) if episodes else []:
             if warn is not None:
                 warn(problem)
-        return ImportResult(len(inputs), episodes, skipped, dry_run)
+        return ImportResult(len(inputs), episodes, skipped, dry_run, repeated=repeated)
     episodes = record.add_episodes(repo, new, source=source, warn=warn)
     from scarwarden import git
 
-    return ImportResult(len(inputs), episodes, skipped, False, git.head(repo.root))
+    return ImportResult(len(inputs), episodes, skipped, False, git.head(repo.root), repeated)
