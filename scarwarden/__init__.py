@@ -34,6 +34,9 @@ if TYPE_CHECKING:
         GitError as GitError,
     )
     from scarwarden.api import (
+        ImportResult as ImportResult,
+    )
+    from scarwarden.api import (
         Memory as Memory,
     )
     from scarwarden.api import (
@@ -81,6 +84,7 @@ _API = frozenset(
         "EpisodeRecord",
         "ExitCode",
         "GitError",
+        "ImportResult",
         "Memory",
         "ModelError",
         "ModelUnreachable",

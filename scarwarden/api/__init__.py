@@ -28,6 +28,7 @@ from scarwarden.errors import (
     UsageError,
     ValidationError,
 )
+from scarwarden.files.transcripts.importer import ImportResult
 
 __all__ = [
     "RECORD_FIELDS",
@@ -36,6 +37,7 @@ __all__ = [
     "EpisodeRecord",
     "ExitCode",
     "GitError",
+    "ImportResult",
     "Memory",
     "ModelError",
     "ModelUnreachable",

@@ -12,13 +12,16 @@ nothing behind (the write journal undoes it).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from scarwarden.api.results import Distillation, EpisodeRecord, Recall, RecalledRule, Recorded, Rule
-from scarwarden.errors import UsageError
+from scarwarden.errors import Problem, UsageError
 from scarwarden.repo import MemoryRepo
+
+if TYPE_CHECKING:
+    from scarwarden.files.transcripts.importer import ImportResult
 
 #: The fields :meth:`Memory.record` takes: an episode's, but ``id`` and ``at`` (minted).
 RECORD_FIELDS = (
@@ -153,6 +156,62 @@ class Memory:
             diff=data["diff"],
             data=data,
         )
+
+    def import_runs(
+        self,
+        source: str | Path | IO[bytes],
+        format: str,  # noqa: A002 - the CLI's --format
+        *,
+        name: str | None = None,
+        corrections: Mapping[int, str] | None = None,
+        write_tools: Iterable[str] = (),
+        agent: str | None = None,
+        at: str | None = None,
+        dry_run: bool = False,
+        progress: Callable[[int], None] | None = None,
+        warn: Callable[[Problem], None] | None = None,
+    ) -> ImportResult:
+        """Recorded runs as episodes, one per conversation, in one commit (``episode
+        import``). ``format``: ``openai-chat`` or ``tau-bench``; ``source``: a path or a
+        binary stream (``name`` is what errors call it); ``corrections``: conversation
+        number (from 1) -> what a human corrected; ``agent`` defaults, for tau-bench, to
+        the file's name. Importing the same runs again adds nothing."""
+        from scarwarden.files.transcripts.importer import Options, import_file
+
+        if isinstance(source, (str, Path)):
+            path = Path(source)
+            try:
+                stream: IO[bytes] = path.open("rb")
+            except OSError as exc:
+                raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+            with stream:
+                return self.import_runs(
+                    stream,
+                    format,
+                    name=name or path.name,
+                    corrections=corrections,
+                    write_tools=write_tools,
+                    agent=agent,
+                    at=at,
+                    dry_run=dry_run,
+                    progress=progress,
+                    warn=warn,
+                )
+        name = name or "<stream>"
+        if agent is None and format == "tau-bench" and not name.startswith("<"):
+            agent = Path(name).stem
+        options = Options(dict(corrections or {}), tuple(write_tools), agent, at)
+        with self._writes:
+            return import_file(
+                self.repo,
+                source,
+                format,
+                source=name,
+                options=options,
+                dry_run=dry_run,
+                progress=progress,
+                warn=warn,
+            )
 
     # -- reads --------------------------------------------------------------------
     def rule(self, rule_id: str) -> Rule:

@@ -4,6 +4,7 @@ no lock or half-written file left behind by a call that raises."""
 from __future__ import annotations
 
 import fcntl
+import json
 import subprocess
 import sys
 import threading
@@ -148,6 +149,28 @@ def test_a_failing_commit_leaves_no_file_and_no_lock(demo_repo: MemoryRepo) -> N
             hook.unlink()
         else:
             hook.write_text(saved)
+
+
+def test_import_runs_from_a_path_or_a_stream(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    memory = scarwarden.open_memory(memory_repo.root)
+    conversation = [{"role": "user", "content": "Refund order 42"}, {"role": "assistant", "content": "Done."}]
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(json.dumps(conversation) + "\n")
+    head = git(memory_repo.root, "rev-parse", "HEAD").stdout.strip()
+    preview = memory.import_runs(runs, "openai-chat", corrections={1: "Ask first"}, dry_run=True)
+    assert isinstance(preview, scarwarden.ImportResult) and preview.dry_run and preview.commit is None
+    assert preview.added[0].get("correction") == "Ask first"
+    assert_clean(memory_repo, head)
+    with runs.open("rb") as stream:
+        done = memory.import_runs(stream, "openai-chat", name="runs.jsonl")
+    assert done.added[0].id == preview.added[0].id  # the ID is the content's
+    assert done.commit == git(memory_repo.root, "rev-parse", "HEAD").stdout.strip()
+    with pytest.raises(scarwarden.UsageError) as missing:
+        memory.import_runs(tmp_path / "nothing.jsonl", "openai-chat")
+    assert "cannot read" in missing.value.message and missing.value.exit_code == 2
+    with pytest.raises(scarwarden.UsageError) as unknown:
+        memory.import_runs(runs, "langchain")
+    assert unknown.value.hint == "the formats are openai-chat, tau-bench"
 
 
 def test_one_memory_shared_by_threads(demo_repo: MemoryRepo) -> None:

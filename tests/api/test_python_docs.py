@@ -61,7 +61,16 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_every_public_function_has_an_example() -> None:
     code = "".join(block for _, block, _ in BLOCKS)
-    for call in ("open_memory(", ".recall(", ".record(", ".answer(", ".distill(", ".rule(", ".episode("):
+    for call in (
+        "open_memory(",
+        ".recall(",
+        ".record(",
+        ".answer(",
+        ".distill(",
+        ".rule(",
+        ".episode(",
+        ".import_runs(",
+    ):
         assert call in code, call
     assert len(BLOCKS) >= 8
 

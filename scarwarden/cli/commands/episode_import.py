@@ -12,7 +12,7 @@ from scarwarden.errors import UsageError
 from scarwarden.files.transcripts import FORMATS
 
 if TYPE_CHECKING:
-    from scarwarden.files.transcripts.importer import ImportResult
+    from scarwarden.api import ImportResult
 
 
 @click.command("import")
@@ -75,24 +75,24 @@ def import_(
           --correction "Ask before refunding"  # (not run: your own conversation)
       scarwarden episode import --format tau-bench gpt-4o-airline.json  # (not run: your own log)
     """
+    from scarwarden.api import Memory
     from scarwarden.cli.commands._progress import progress_bar
-    from scarwarden.files.transcripts.importer import Options, import_file
 
     repo = get_repo(ctx)
     name = getattr(file, "name", "<stdin>")
     source = "<stdin>" if name in ("-", "<stdin>") else os.path.basename(name)
-    default_agent = os.path.splitext(source)[0] if fmt == "tau-bench" and source != "<stdin>" else None
-    options = Options(_corrections(corrections), writes, agent or default_agent, at)
     size = _size(file)
     with progress_bar("importing runs", quiet=as_json) as bar:
         # Bytes read of the file: conversations are counted only as they are read.
         advance = (lambda _n: bar(file.tell(), size)) if bar is not None and size else None
-        result = import_file(
-            repo,
+        result = Memory(repo).import_runs(
             file,
             fmt,
-            source=source,
-            options=options,
+            name=source,
+            corrections=_corrections(corrections),
+            write_tools=writes,
+            agent=agent,
+            at=at,
             dry_run=dry_run,
             progress=advance,
             warn=lambda problem: click.echo(f"warning: {problem}", err=True),

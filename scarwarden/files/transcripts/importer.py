@@ -20,7 +20,7 @@ from typing import IO, Any
 from scarwarden.errors import Problem, UsageError, ValidationError
 from scarwarden.files import record, secret_scan
 from scarwarden.files.episodes import Episode
-from scarwarden.files.transcripts import FORMATS, chat, stream, tau
+from scarwarden.files.transcripts import FORMATS, chat, stream
 from scarwarden.repo import MemoryRepo
 from scarwarden.times import utc_now
 
@@ -121,6 +121,8 @@ def read_episodes(
 
 
 def _tau_episode(record_: Any, where: str, at: str, agent: str) -> tuple[dict[str, Any], dict[str, str]]:
+    from scarwarden.files.transcripts import tau  # the stemmer: only for tau-bench's tags
+
     try:
         run = tau.make_run(record_)
     except (KeyError, TypeError, AttributeError) as exc:
