@@ -12,7 +12,7 @@ nothing behind (the write journal undoes it).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -104,21 +104,43 @@ class Memory:
         """Validate and commit one episode (``episode add``); ``receipt`` is recall's
         receipt (the dict, or its ID in this clone's recall log), stored as ``recalled:``.
         Keyword arguments: the names in :data:`RECORD_FIELDS`."""
-        from scarwarden.files.record import add_episodes
-
-        data = self._episode_input({"task": task, **fields}, "record")
-        with self._writes:
-            (ep,) = add_episodes(self.repo, [data], source="record")
-            return self._recorded(ep)
+        return self.record_fields({"task": task, **fields})
 
     def record_fields(self, fields: Mapping[str, Any], *, source: str = "record") -> Recorded:
         """:meth:`record` with the fields as one mapping (``None`` and empty values left out)."""
+        (recorded,) = self.record_batch([self._episode_input(fields, source)], source=source)
+        return recorded
+
+    def record_batch(
+        self,
+        inputs: Sequence[Any],
+        *,
+        commit: bool = True,
+        source: str = "<input>",
+        redact_pii: bool = False,
+        warn: Callable[[Problem], None] | None = None,
+        images: Sequence[Any] = (),
+    ) -> list[Recorded]:
+        """Episode inputs as ``episode add --file`` takes them (``recalled:`` for a
+        receipt), validated together and committed as one commit (``commit=False``:
+        staged); nothing is written when one is invalid. ``redact_pii`` replaces personal
+        data with typed placeholders first; ``warn`` receives what ``privacy:`` warns
+        about; ``images``: checked images the episodes attach."""
+        from scarwarden import git
         from scarwarden.files.record import add_episodes
 
-        data = self._episode_input(fields, source)
         with self._writes:
-            (ep,) = add_episodes(self.repo, [data], source=source)
-            return self._recorded(ep)
+            episodes = add_episodes(
+                self.repo,
+                inputs,
+                commit=commit,
+                source=source,
+                redact_pii=redact_pii,
+                warn=warn,
+                images=images,
+            )
+            head = git.head(self.repo.root) if commit else None
+        return [Recorded(ep.id, ep.relpath(self.repo.episodes_rel), head, ep.to_json()) for ep in episodes]
 
     def answer(self, task: str, answer: str, *, receipt: Any = None) -> Recorded:
         """Record a human's answer to an ASK_HUMAN task, word for word, as a new episode
@@ -127,7 +149,8 @@ class Memory:
 
         task, answer = _required(task, "task"), _required(answer, "answer")
         with self._writes:
-            return self._recorded(record_human_answer(self.repo, task, answer, receipt=receipt))
+            ep = record_human_answer(self.repo, task, answer, receipt=receipt)
+            return self._recorded(ep)
 
     def distill(
         self, *, offline: bool | None = None, dry_run: bool = True, branch: str | None = None
