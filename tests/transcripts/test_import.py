@@ -303,6 +303,10 @@ def test_past_the_size_caps_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> No
     with pytest.raises(ValidationError) as caught:
         list(stream.items(io.BytesIO(data), "huge.json"))
     assert caught.value.message.startswith("huge.json: item 2 is over the 1 KiB cap (at least 5,")
+    one_line = json.dumps({"messages": [{"role": "user", "content": "y" * 5000}]}).encode()  # no line break
+    with pytest.raises(ValidationError) as caught:
+        list(stream.items(io.BytesIO(b"\n\n" + one_line), "huge.jsonl"))
+    assert caught.value.message.startswith("huge.jsonl: line 3 is over the 1 KiB cap (at least 1,026 bytes)")
     monkeypatch.setattr(stream, "MAX_FILE_BYTES", 2048)
     with pytest.raises(ValidationError) as caught:
         list(stream.items(io.BytesIO(jsonl(*[conversation()] * 10)), "huge.jsonl"))

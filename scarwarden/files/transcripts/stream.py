@@ -31,23 +31,26 @@ def items(stream: IO[bytes], source: str) -> Iterator[tuple[int, Any]]:
 
     A file whose first non-blank character is ``[`` is a JSON array; anything else is
     JSON lines (one JSON value per non-blank line)."""
-    first = _first_char(stream)
+    first, line = _first_char(stream)
     if first == b"":
         return
     if first == b"[":
         yield from _array(stream, source)
     else:
-        yield from _lines(stream, source, first)
+        yield from _lines(stream, source, first, line)
 
 
-def _first_char(stream: IO[bytes]) -> bytes:
+def _first_char(stream: IO[bytes]) -> tuple[bytes, int]:
+    """The first character that is not blank (or a byte order mark), and its line."""
+    line = 1
     while True:
         char = stream.read(1)
+        if char == b"\xef":  # a UTF-8 byte order mark
+            stream.read(2)
+            continue
         if char == b"" or not char.isspace():
-            if char == b"\xef":  # a UTF-8 byte order mark
-                stream.read(2)
-                continue
-            return char
+            return char, line
+        line += char == b"\n"
 
 
 def _too_big(what: str, size: int, limit: int, source: str) -> ValidationError:
@@ -69,12 +72,12 @@ def _parse(text: str, source: str, number: int, line: int | None = None) -> Any:
         ) from None
 
 
-def _lines(stream: IO[bytes], source: str, first: bytes) -> Iterator[tuple[int, Any]]:
-    total = 0
-    number = 0
-    pending = first
-    for lineno, raw in enumerate(stream, 1):
-        raw, pending = pending + raw, b""
+def _lines(stream: IO[bytes], source: str, first: bytes, lineno: int) -> Iterator[tuple[int, Any]]:
+    """One JSON value per non-blank line; a line is read at most MAX_ITEM_BYTES at a time,
+    so a file with no line breaks cannot fill memory."""
+    total = number = 0
+    raw = first + stream.readline(MAX_ITEM_BYTES + 1)
+    while raw:
         total += len(raw)
         if total > MAX_FILE_BYTES:
             raise _too_big("the file", total, MAX_FILE_BYTES, source)
@@ -84,6 +87,8 @@ def _lines(stream: IO[bytes], source: str, first: bytes) -> Iterator[tuple[int, 
         if text:
             number += 1
             yield number, _parse(text, source, number, lineno)
+        lineno += 1
+        raw = stream.readline(MAX_ITEM_BYTES + 1)
 
 
 def _decode(raw: bytes, source: str, line: int | None = None) -> str:
