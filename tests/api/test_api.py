@@ -141,8 +141,10 @@ def test_a_failing_commit_leaves_no_file_and_no_lock(demo_repo: MemoryRepo) -> N
     head = git(demo_repo.root, "rev-parse", "HEAD").stdout.strip()
     memory = scarwarden.open_memory(demo_repo.root)
     try:
-        with pytest.raises(scarwarden.ScarwardenError):
+        with pytest.raises(scarwarden.GitError) as refused:
             memory.record("Refused by the hook", action="Tried")
+        assert "the pre-commit hook refused the commit" in refused.value.message
+        assert refused.value.exit_code == ExitCode.CHECK_FAILED
         assert_clean(demo_repo, head)
     finally:
         if saved is None:
