@@ -49,6 +49,7 @@ class _Walk(WalkState):
             checks.check_media_changes(self, i, commit)
             self.tick(self.steps, every=10)
         checks.check_media_content(self)
+        checks.check_attachments(self)
         checks.check_ids_and_citations(self)
         self.found.sort(key=lambda item: item[0])
         self.result.problems = [p for _, p in self.found]
@@ -137,6 +138,8 @@ class _Walk(WalkState):
                 self.report(i, ("invalid", path, p.message), at(p, sha))
             if self.screen and episode is not None:
                 self._screen(i, sha, path, episode, self.contents.get(blob))
+            if episode is not None and episode.get("attachments"):
+                self.attached.append((i, sha, path, episode))
             if episode is not None and episode.get("recalled") is not None:
                 with_receipts.append((i, sha, path, episode))
         if with_receipts:
