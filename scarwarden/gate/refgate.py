@@ -57,23 +57,47 @@ def branch_moves(lines: Iterable[str]) -> list[Move]:
         if len(parts) != 3:
             continue
         old, new, ref = parts
-        if ref.startswith("refs/heads/") and not _zero(new) and old != new:
-            moves.append(Move(ref, old, new))
+        if not ref.startswith("refs/heads/"):
+            continue
+        if (not _zero(new) and old != new) or (_zero(old) and _zero(new)):
+            moves.append(Move(ref, old, new))  # zero to zero: maybe a rename, see resolve_old
     return moves
 
 
 def resolve_old(root: Path, moves: list[Move]) -> list[Move]:
     """Each move with a zero old value given the ref's current value (git passes zero
     when the command gave no expected value, not only for a new branch); a move that
-    changes nothing is dropped."""
+    changes nothing is dropped.
+
+    ``git branch -M other main`` (git 2.39's files backend) deletes ``main`` with zero
+    old and new values, then writes it outside any transaction, so no hook ever sees
+    the new value. While it runs, the renamed branch's reflog waits in
+    ``logs/refs/.tmp-renamed-log``: its last entry is the value ``main`` is about to
+    get, and the deletion is checked as that move."""
     out = []
     for move in moves:
+        if _zero(move.new):
+            renamed = _renamed_tip(root)
+            if renamed is None:
+                continue  # a plain deletion
+            move = Move(move.ref, move.old, renamed)
         if _zero(move.old):
             current = git.rev_parse(root, move.ref)
             move = Move(move.ref, current, move.new) if current else move
         if move.old != move.new:
             out.append(move)
     return out
+
+
+def _renamed_tip(root: Path) -> str | None:
+    """The tip of the branch a ``git branch -m/-M`` is renaming, while it runs."""
+    log = git.git_path(root, "logs/refs/.tmp-renamed-log")
+    try:
+        lines = (log if log.is_absolute() else root / log).read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    fields = lines[-1].split() if lines else []
+    return fields[1] if len(fields) >= 2 and len(fields[1]) in (40, 64) and not _zero(fields[1]) else None
 
 
 def push_moves(lines: Iterable[str]) -> list[Move]:
