@@ -55,6 +55,8 @@ _PLACEHOLDER = (
 #: Values that are not secrets whatever name they follow: paths (PWD=/Users/maya/app),
 #: AWS resource names (credentials: arn:aws:iam::...:role/deploy), URLs.
 _NOT_A_VALUE = re.compile(r"(?i)^(?:/|~/|\.\.?/|[a-z]:\\|arn:aws[a-z-]*:)")
+#: Kinds not looked for across two fields: their value ends where the text does.
+_UNSPLIT = frozenset({"keyword-secret", "cli-password", "bearer-token", "basic-auth"})
 #: Nested decoding stops here (base64 inside base64 inside base64).
 _MAX_DEPTH = 2
 
@@ -275,7 +277,11 @@ def _split_findings(texts: list[tuple[str, str]], allow: Collection[str], known:
         if ALLOW_MARKER in a or ALLOW_MARKER in b or not a or not b:
             continue
         tail, head = normalise(a)[-200:], normalise(b)[:200]
-        crossing = [s for s in _spans(tail + head) if s[2] < len(tail) < s[2] + len(s[3])]
+        # Tokens of known shapes only: a key word's value glued to the next field's
+        # first word ("password: <redacted>" + "Reset ...") is no credential.
+        crossing = [
+            s for s in _spans(tail + head) if s[2] < len(tail) < s[2] + len(s[3]) and s[0] not in _UNSPLIT
+        ]
         if not crossing:
             continue
         # A credential found whole in either part (and run on into the other) is no split.
