@@ -138,7 +138,7 @@ def everyday_texts() -> list[str]:
         "2026-11-30 09:14:05,112 WARNING celery.worker: task retry in 30s (attempt 3/5)",
         "[2026-11-30 09:15:00] production.ERROR: SQLSTATE[08006] connection refused (Connection: pgsql)",
         'level=error ts=2026-11-30T09:16:22Z caller=main.go:88 msg="dial tcp 10.0.3.4:443: i/o timeout"',
-        "nginx: 10.0.0.7 - - [30/Nov/2026:09:17:01 +0000] \"POST /login HTTP/1.1\" 302 0 \"-\" \"Mozilla/5.0\"",
+        'nginx: 10.0.0.7 - - [30/Nov/2026:09:17:01 +0000] "POST /login HTTP/1.1" 302 0 "-" "Mozilla/5.0"',
         "kubelet: Back-off restarting failed container api in pod api-7d9f8c6b5d-x2k4p",
         "systemd[1]: Started Daily apt download activities. Took 1.204s",
         "Dec 01 03:00:01 web-2 CRON[22811]: (root) CMD (/usr/local/bin/backup --quiet)",
@@ -154,9 +154,10 @@ def everyday_texts() -> list[str]:
         "Release checksum: " + sha256 + "  acme-2.4.1-linux-amd64.tar.gz",
         "Idempotency-Key: " + uid[2],
         "trace_id=" + uid[3].replace("-", "") + " span_id=" + uid[4].replace("-", "")[:16],
-        "ETag: \"" + md5 + "\"",
+        'ETag: "' + md5 + '"',
         "Integrity: sha512-" + base64.b64encode(hashlib.sha512(b"pkg").digest()).decode(),
-        "ssh-ed25519 fingerprint SHA256:" + base64.b64encode(hashlib.sha256(b"host").digest()).decode().rstrip("="),
+        "ssh-ed25519 fingerprint SHA256:"
+        + base64.b64encode(hashlib.sha256(b"host").digest()).decode().rstrip("="),
         "PGP key 0x" + sha[:16].upper() + " signed the release tag v2.4.1",
         "ULID 01JDQ8ZK3W9V7N5T4R2P0M8X6C was assigned to the import batch",
         "x-request-id: " + uid[5],
@@ -178,9 +179,9 @@ def everyday_texts() -> list[str]:
         "See https://owasp.org/www-community/attacks/Credential_stuffing for the pattern",
         # stack traces and code
         'Traceback (most recent call last):\n  File "/app/api/views.py", line 88, in create\n'
-        "    token = issue_token(user)\n  File \"/app/api/auth.py\", line 31, in issue_token\n"
+        '    token = issue_token(user)\n  File "/app/api/auth.py", line 31, in issue_token\n'
         "    raise AuthError('expired')\napi.auth.AuthError: expired",
-        "java.lang.NullPointerException: Cannot invoke \"String.length()\"\n"
+        'java.lang.NullPointerException: Cannot invoke "String.length()"\n'
         "\tat com.acme.auth.TokenService.verify(TokenService.java:112)\n"
         "\tat com.acme.api.Filter.doFilter(Filter.java:45)",
         "panic: runtime error: invalid memory address or nil pointer dereference\n"
@@ -194,7 +195,7 @@ def everyday_texts() -> list[str]:
         "DB_PASSWORD = os.getenv('DB_PASSWORD', '')",
         "headers = {'Authorization': f'Bearer {access_token}'}",
         "Authorization: Bearer <token>",
-        "curl -u \"$CI_USER:$CI_TOKEN\" https://ci.acme.dev/api/json",
+        'curl -u "$CI_USER:$CI_TOKEN" https://ci.acme.dev/api/json',
         "docker run -u 1000:1000 -v $PWD:/src acme/builder make",
         "mysql -h db -u app -p app_dev < schema.sql (prompted for the password)",
         # prose with non-ASCII

@@ -19,7 +19,11 @@ from collections.abc import Iterator
 from functools import cache
 
 #: Invisible characters that split a token without showing: removed.
-_INVISIBLE = "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u3164\ufeff\uffa0"
+_INVISIBLE = (
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c"
+    "\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2061"
+    "\u2062\u2063\u2064\u2066\u2067\u2068\u2069\u3164\ufeff\uffa0"
+)
 
 #: Cyrillic and Greek letters that look like Latin ones (Unicode's confusables for the
 #: letters credentials are made of), folded to the Latin letter.

@@ -36,7 +36,8 @@ ALLOW_MARKER = "scarwarden:allow-secret"
 
 # A name holding a key/secret/token/password word, alone or as a part of an
 # environment-style name (POSTGRES_PASSWORD, DD_API_KEY, secret_key_base, x-db-token;
-# a suffix only when it still names the value: _base, _value, _b64...), then '=', ':' or ' is ', then the value.
+# a suffix only when it still names the value: _base, _value, _b64...), then '=', ':'
+# or ' is ', then the value.
 _KEY_WORDS = ("key", "secret", "token", "pass", "pwd", "credential")
 _KEYWORD = (
     r"(?i)(?<![A-Za-z0-9])((?:[A-Za-z0-9]+[_.-]){0,6}?"
@@ -132,7 +133,12 @@ def _looks_secret(word: str, value: str) -> bool:
 
 def _random_enough(value: str) -> bool:
     """A bearer token is random: letters and digits, >= 3.5 bits a character."""
-    return not _placeholder(value) and _classes(value) >= 2 and any(c.isdigit() for c in value) and entropy(value) >= 3.5
+    return (
+        not _placeholder(value)
+        and _classes(value) >= 2
+        and any(c.isdigit() for c in value)
+        and entropy(value) >= 3.5
+    )
 
 
 def _basic_credentials(value: str) -> bool:
@@ -292,7 +298,9 @@ def _split_findings(texts: list[tuple[str, str]], allow: Collection[str], known:
                 mark = fingerprint(value)
                 if mark not in allow and mark not in known:
                     known.add(mark)
-                    out.append(Finding(kind, label + " (split across two fields)", f"{name_a}+{name_b}", mark))
+                    out.append(
+                        Finding(kind, label + " (split across two fields)", f"{name_a}+{name_b}", mark)
+                    )
     return out
 
 

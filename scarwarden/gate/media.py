@@ -229,7 +229,9 @@ def missing_in_commits(
         n: {a: [f"{sha}:{folder}/{a[7:]}.{ext}" for ext in media.MIME] for a in ep.get("attachments") or []}
         for n, (sha, _path, ep) in enumerate(episodes)
     }
-    exists = git.objects_exist(repo.root, sorted({s for by in specs.values() for ss in by.values() for s in ss}))
+    exists = git.objects_exist(
+        repo.root, sorted({s for by in specs.values() for ss in by.values() for s in ss})
+    )
     return [
         (n, _missing(folder, episodes[n][1], episodes[n][2], attachment))
         for n, by in specs.items()

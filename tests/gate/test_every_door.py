@@ -56,7 +56,11 @@ def _update_ref(root: Path, bad: str) -> object:
 
 def _update_ref_stdin(root: Path, bad: str) -> object:
     return subprocess.run(
-        ["git", "update-ref", "--stdin"], cwd=root, input=f"update refs/heads/main {bad}\n", capture_output=True, text=True
+        ["git", "update-ref", "--stdin"],
+        cwd=root,
+        input=f"update refs/heads/main {bad}\n",
+        capture_output=True,
+        text=True,
     )
 
 
@@ -90,7 +94,9 @@ BAD = {"edited episode": _edited_episode, "missing citation": _missing_citation}
 
 @pytest.mark.parametrize("bad_kind", BAD)
 @pytest.mark.parametrize("move", MOVES)
-def test_a_move_git_reports_with_a_zero_old_value_is_checked(repo: MemoryRepo, move: str, bad_kind: str) -> None:
+def test_a_move_git_reports_with_a_zero_old_value_is_checked(
+    repo: MemoryRepo, move: str, bad_kind: str
+) -> None:
     root = repo.root
     main, bad, needle = _detached_bad_commit(repo, BAD[bad_kind])
     proc = MOVES[move](root, bad)

@@ -52,7 +52,9 @@ def test_over_100_ordinary_texts_give_no_false_positive() -> None:
     assert flagged == {}
     # As the fields of episodes, neighbours joined too: still none.
     for n in range(0, len(texts), 4):
-        fields = {k: t for k, t in zip(("task", "action", "outcome", "correction"), texts[n : n + 4], strict=False)}
+        fields = {
+            k: t for k, t in zip(("task", "action", "outcome", "correction"), texts[n : n + 4], strict=False)
+        }
         assert secret_scan.scan_mapping(fields) == [], fields
 
 
@@ -145,7 +147,11 @@ def png_with_zip() -> bytes:
 
 
 def jpeg_of_html() -> bytes:
-    return b"\xff\xd8\xff\xe0" + b"<html><body><script>alert(document.cookie)</script></body></html>" + b"\xff\xd9"
+    return (
+        b"\xff\xd8\xff\xe0"
+        + b"<html><body><script>alert(document.cookie)</script></body></html>"
+        + b"\xff\xd9"
+    )
 
 
 METADATA = {
@@ -162,7 +168,11 @@ POLYGLOTS = {"png with a zip after its end": png_with_zip, "jpeg whose body is h
 def test_a_polyglot_is_not_an_image(name: str) -> None:
     with pytest.raises(ValidationError) as caught:
         media.check_image(POLYGLOTS[name](), source="x", max_bytes=1 << 20)
-    assert "appended" in caught.value.message or "markup" in caught.value.message or "segment" in caught.value.message
+    assert (
+        "appended" in caught.value.message
+        or "markup" in caught.value.message
+        or "segment" in caught.value.message
+    )
 
 
 def test_real_images_still_pass() -> None:
@@ -187,7 +197,8 @@ def _episode(repo: MemoryRepo, ep_id: str, extra: str) -> None:
     path = repo.root / repo.episodes_rel / f"2026/11/{ep_id}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
-        f"id: {ep_id}\nat: 2026-11-20T10:00:00Z\ntask: Ship the banner\noutcome: Shipped\nsource: outcome\n{extra}"
+        f"id: {ep_id}\nat: 2026-11-20T10:00:00Z\ntask: Ship the banner\n"
+        f"outcome: Shipped\nsource: outcome\n{extra}"
     )
 
 
