@@ -75,6 +75,8 @@ def find(text: str, kinds: tuple[str, ...] = KINDS) -> Iterator[tuple[str, int, 
                 continue
             if kind == "email" and _EXAMPLE_DOMAINS.search(match.group(1)):
                 continue
+            if kind == "email" and text[end : end + 1] == ":" and text[end + 1 : end + 2].strip():
+                continue  # an SSH remote (git@github.com:acme/api.git), not an address
             if kind == "phone" and not 8 <= sum(c.isdigit() for c in match.group()) <= 15:
                 continue
             if any(s < end and start < e for s, e in taken):

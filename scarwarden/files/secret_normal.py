@@ -60,12 +60,17 @@ def normalise(text: str) -> str:
 
 
 #: A run long enough to hide a credential (a 20-character token is 28 in base64).
-_B64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
+_B64_RUN = r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])"
+
+
+@cache
+def _b64_run() -> re.Pattern[str]:
+    return re.compile(_B64_RUN)  # compiled on first use: the import stays cheap
 
 
 def base64_texts(text: str) -> Iterator[tuple[int, str]]:
     """(offset, decoded text) of each base64 run in ``text`` that decodes to text."""
-    for match in _B64_RUN.finditer(text):
+    for match in _b64_run().finditer(text):
         decoded = decode_base64(match.group())
         if decoded is not None:
             yield match.start(), decoded

@@ -55,7 +55,7 @@ _PLACEHOLDER = (
 )
 #: Values that are not secrets whatever name they follow: paths (PWD=/Users/maya/app),
 #: AWS resource names (credentials: arn:aws:iam::...:role/deploy), URLs.
-_NOT_A_VALUE = re.compile(r"(?i)^(?:/|~/|\.\.?/|[a-z]:\\|arn:aws[a-z-]*:)")
+_NOT_A_VALUE = r"(?i)^(?:/|~/|\.\.?/|[a-z]:\\|arn:aws[a-z-]*:)"
 #: Kinds not looked for across two fields: their value ends where the text does.
 _UNSPLIT = frozenset({"keyword-secret", "cli-password", "bearer-token", "basic-auth"})
 #: Nested decoding stops here (base64 inside base64 inside base64).
@@ -118,7 +118,7 @@ def _placeholder(value: str) -> bool:
 def _looks_secret(word: str, value: str) -> bool:
     """A value next to a key/secret/token/password name that is probably real."""
     value = value.rstrip(".)]}>")
-    if _placeholder(value) or "://" in value or _NOT_A_VALUE.match(value):
+    if _placeholder(value) or "://" in value or _compiled(_NOT_A_VALUE).match(value):
         return False
     classes = _classes(value)
     name = word.lower()
@@ -219,7 +219,7 @@ def scan_text(
 
 
 #: A key shown as it is in a field's name; any other (it may be the secret) by position.
-_PLAIN_KEY = re.compile(r"[A-Za-z][A-Za-z_-]{0,29}\Z")
+_PLAIN_KEY = r"[A-Za-z][A-Za-z_-]{0,29}\Z"
 
 
 def _walk(value: Any, name: str) -> Iterator[tuple[str, str, str | None]]:
@@ -230,7 +230,7 @@ def _walk(value: Any, name: str) -> Iterator[tuple[str, str, str | None]]:
     elif isinstance(value, Mapping):
         for n, (key, item) in enumerate(value.items()):
             key_text = str(key)
-            part = key_text if _PLAIN_KEY.match(key_text) else f"<key {n + 1}>"
+            part = key_text if _compiled(_PLAIN_KEY).match(key_text) else f"<key {n + 1}>"
             child = f"{name}.{part}" if name else part
             yield child, key_text, None
             if isinstance(item, str):
