@@ -67,6 +67,10 @@ class WalkState:
         self.judged: set[tuple[str, str]] = set()
         #: (order, commit, path, blob) of each image a commit itself added (issue 19).
         self.media_added: list[tuple[int, str, str, str]] = []
+        #: (order, commit, path, problem) the screen found in added episodes.
+        self.screened: list[tuple[int, str, str, GateProblem]] = []
+        #: Paths of the episodes a commit of the walk redacted (validly).
+        self.redacted: set[str] = set()
         #: (order, commit, path, episode) of each added episode that attaches images.
         self.attached: list[tuple[int, str, str, Episode]] = []
         #: ``progress(done, total)`` over the added episodes, then the commits (issue 18).

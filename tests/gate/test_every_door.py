@@ -164,3 +164,20 @@ def test_a_secret_past_the_commit_hook_is_refused_by_every_other_door(
     proc = git(root, "merge", "-q", "--ff-only", "side", check=False)
     assert proc.returncode != 0 and kind in proc.stderr and TOKEN not in proc.stderr
     assert head(root) == main
+
+
+def test_a_secret_redacted_later_does_not_refuse_a_new_branch_for_ever(
+    repo: MemoryRepo, cli: Cli, tmp_path: Path
+) -> None:
+    root = repo.root
+    _secret_episode(repo)
+    commit_no_verify(root, "a secret past the hooks")
+    remote = tmp_path / "fresh.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(root, "remote", "add", "fresh", str(remote))
+    proc = git(root, "push", "fresh", "main", check=False)
+    assert proc.returncode != 0 and "github-token" in proc.stderr, proc.stderr
+    # Taken back by a redaction (and purged by hand): the history may go out.
+    assert cli("redact", "ep-door0sec01", "--reason", "rotated the token").exit_code == 0
+    proc = git(root, "push", "fresh", "main", check=False)
+    assert proc.returncode == 0, proc.stderr
