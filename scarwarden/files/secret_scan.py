@@ -186,12 +186,17 @@ class _Plan:
     base64: bool
 
 
-def _plan(joined: str) -> _Plan:
-    lower = joined.lower()
-    woken = sorted({n for trigger, ns in _triggers() if trigger in lower for n in ns})
+def _woken(text: str) -> list[int]:
+    """The patterns whose triggers ``text`` holds, in order."""
+    lower = text.lower()
+    return sorted({n for trigger, ns in _triggers() if trigger in lower for n in ns})
+
+
+def _plan(joined: str, woken: list[int]) -> _Plan:
+    """The plan for texts joined as ``joined``, of the patterns ``woken`` (see :func:`_woken`)."""
     return _Plan(
         tuple(n for n in woken if _compiled(PATTERNS[n][2]).search(joined)),
-        bool(_compiled(_KEY_WORD_RE).search(lower)) and bool(_compiled(_KEYWORD).search(joined)),
+        bool(_compiled(_KEY_WORD_RE).search(joined.lower())) and bool(_compiled(_KEYWORD).search(joined)),
         next(base64_texts(joined), None) is not None,
     )
 
@@ -202,10 +207,7 @@ def _spans(text: str, depth: int = 0, plan: _Plan | None = None) -> Iterator[tup
     what it says can match (see :class:`_Plan`)."""
     taken: list[tuple[int, int]] = []
     lower = text.lower()
-    if plan is None:
-        woken = sorted({n for trigger, ns in _triggers() if trigger in lower for n in ns})
-    else:
-        woken = list(plan.patterns)
+    woken = _woken(text) if plan is None else list(plan.patterns)
     for n in woken:
         kind, label, source, _woken_by = PATTERNS[n]
         pattern = _compiled(source)
@@ -303,7 +305,6 @@ def scan_mapping(data: Mapping[str, Any], allow: Collection[str] = ()) -> list[F
     ...``), and each two neighbouring strings joined (a token split across them)."""
     found: list[Finding] = []
     seen: set[tuple[str | None, str]] = set()
-    texts: list[tuple[str, str]] = []
 
     def keep(items: list[Finding]) -> None:
         for f in items:
@@ -312,27 +313,36 @@ def scan_mapping(data: Mapping[str, Any], allow: Collection[str] = ()) -> list[F
                 found.append(f)
 
     walked = list(_walk(data, ""))
-    plan = _plan(normalise("\n".join(t for _, t, _ in walked)))
+    joined = normalise("\n".join(t for _, t, _ in walked))
+    texts = [(name, text) for name, text, key in walked if key is not None]
+    # The ends of neighbouring values, joined: a trigger cut in two is whole there.
+    seams = "\n".join(
+        normalise(a)[-24:] + normalise(b)[:24] for (_n, a), (_m, b) in zip(texts, texts[1:], strict=False)
+    )
+    woken = _woken(joined + "\n" + seams)
+    plan = _plan(joined, woken)
     for name, text, key in walked:
         keep(scan_text(text, name, allow, _plan=plan))
         if key and any(word in key.lower() for word in _KEY_WORDS):
             keep(scan_text(f"{key}: {text}", name, allow))
-        if key is not None:
-            texts.append((name, text))
-    keep(_split_findings(texts, allow, {f.fingerprint for f in found}))
+    keep(_split_findings(texts, allow, {f.fingerprint for f in found}, woken))
     return found
 
 
-def _split_findings(texts: list[tuple[str, str]], allow: Collection[str], known: set[str]) -> list[Finding]:
-    """Credentials that only appear when two neighbouring strings are joined."""
+def _split_findings(
+    texts: list[tuple[str, str]], allow: Collection[str], known: set[str], woken: list[int]
+) -> list[Finding]:
+    """Credentials that only appear when two neighbouring strings are joined (``woken``:
+    the patterns whose triggers the strings and their seams hold)."""
     out: list[Finding] = []
     windows = [
         (name_a, name_b, normalise(a)[-200:], normalise(b)[:200])
         for (name_a, a), (name_b, b) in zip(texts, texts[1:], strict=False)
         if a and b and ALLOW_MARKER not in a and ALLOW_MARKER not in b
     ]
-    plan = _plan("\n".join(tail + head for _a, _b, tail, head in windows))
-    plan = _Plan(tuple(n for n in plan.patterns if PATTERNS[n][0] not in _UNSPLIT), False, False)
+    splittable = [n for n in woken if PATTERNS[n][0] not in _UNSPLIT]
+    plan = _plan("\n".join(tail + head for _a, _b, tail, head in windows), splittable)
+    plan = _Plan(plan.patterns, False, False)
     for name_a, name_b, tail, head in windows if plan.patterns else []:
         # Tokens of known shapes only: a key word's value glued to the next field's
         # first word ("password: <redacted>" + "Reset ...") is no credential.
