@@ -303,3 +303,17 @@ def test_a_credential_in_the_redacted_block_is_refused(repo: MemoryRepo, cli: Cl
     found = check_range(repo, main, head(root)).problems[0]
     assert found.field == "redacted.reason" and TOKEN not in str(found)
     assert "secret-found" in [p.code for p in check_all(repo).problems]
+
+
+@pytest.mark.parametrize("name", sorted(POLYGLOTS))
+def test_episode_add_refuses_to_attach_a_polyglot(
+    demo_repo: MemoryRepo, cli: Cli, tmp_path: pytest.TempPathFactory, name: str
+) -> None:
+    image = tmp_path / "card.png"  # type: ignore[operator]
+    image.write_bytes(POLYGLOTS[name]())
+    before = head(demo_repo.root)
+    result = cli("episode", "add", "--task", "Banner", "--outcome", "Shipped", "--attach", str(image))
+    assert result.exit_code == 1, result.output
+    assert head(demo_repo.root) == before
+    sha = hashlib.sha256(image.read_bytes()).hexdigest()
+    assert not list((demo_repo.root / demo_repo.memory_rel).rglob(f"{sha}.*"))
