@@ -279,7 +279,10 @@ def test_media_in_a_subfolder_is_refused_at_every_door(repo: MemoryRepo) -> None
     _every_door_refuses(codes, "attachment-missing")
 
 
-@pytest.mark.parametrize("name", NAMED)
+EVASIONS = ["base64-github-token", "zero-width-token", "fullwidth-token", "cyrillic-token"]
+
+
+@pytest.mark.parametrize("name", NAMED + EVASIONS)
 def test_a_named_credential_in_a_nested_x_field_is_refused_at_every_door(repo: MemoryRepo, name: str) -> None:
     import json
 
@@ -317,3 +320,14 @@ def test_episode_add_refuses_to_attach_a_polyglot(
     assert head(demo_repo.root) == before
     sha = hashlib.sha256(image.read_bytes()).hexdigest()
     assert not list((demo_repo.root / demo_repo.memory_rel).rglob(f"{sha}.*"))
+
+
+def test_a_token_split_across_two_fields_is_refused_at_every_door(repo: MemoryRepo) -> None:
+    import json
+
+    first, second = split_token()
+
+    def make(r: MemoryRepo) -> None:
+        _episode(r, "ep-split0001", f"x-log-a: {json.dumps(first)}\nx-log-b: {json.dumps(second)}\n")
+
+    _every_door_refuses(_doors(repo, make), "secret-found", verify_too=False)
