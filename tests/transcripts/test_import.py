@@ -252,9 +252,25 @@ def test_secret_in_tool_arguments_is_refused_naming_conversation_and_field(
     result = make_cli(memory_repo.root)("episode", "import", "--format", "openai-chat", str(runs))
     assert result.exit_code == ExitCode.CHECK_FAILED
     assert "refused, a tool call's arguments hold a secret; nothing was written" in result.stderr
-    assert "runs.jsonl: conversation 2: field 'messages[4].tool_calls[0].function.arguments'" in result.stderr
+    assert (
+        "runs.jsonl: conversation 2: field 'messages[4].tool_calls[0].function.arguments.auth'"
+        in result.stderr
+    )
     assert token not in result.output
     assert_nothing_written(memory_repo, before)
+
+
+def test_an_allowed_fingerprint_is_not_refused() -> None:
+    token = fake_secrets()["github-token"].split()[-1]
+    leaky = conversation()
+    leaky["messages"][4]["tool_calls"][0]["function"]["arguments"] = json.dumps({"auth": token})
+    with pytest.raises(ValidationError) as caught:
+        importer.read_episodes(io.BytesIO(jsonl(leaky)), "openai-chat", "runs.jsonl")
+    hint = caught.value.problems[0].hint or ""
+    fingerprint = hint.split("add '")[1].split("'")[0]
+    allowed = importer.Options(allow=(fingerprint,))
+    (episode,) = importer.read_episodes(io.BytesIO(jsonl(leaky)), "openai-chat", "runs.jsonl", allowed)
+    assert episode["task"] == "Refund order 42"
 
 
 def test_unknown_format_lists_the_formats(cli: Any, tmp_path: Path) -> None:

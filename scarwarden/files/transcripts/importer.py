@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Collection, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 from scarwarden.errors import Problem, UsageError, ValidationError
@@ -36,6 +36,8 @@ class Options:
     writes: Collection[str] = ()
     agent: str | None = None
     at: str | None = None
+    #: ``secrets.allow`` (fingerprints a team declared not secret).
+    allow: Collection[str] = ()
 
 
 @dataclass
@@ -107,7 +109,7 @@ def read_episodes(
             episode["at"] = at
             if options.agent and "agent" not in episode:
                 episode["agent"] = options.agent
-        refused += _secrets(raw_args, where)
+        refused += _secrets(raw_args, where, options.allow)
         episode["id"] = stable_id(fmt, conversation)
         out.append(episode)
         if progress is not None:
@@ -144,11 +146,28 @@ def _tau_episode(record_: Any, where: str, at: str, agent: str) -> tuple[dict[st
     return tau.episode_of(run, at, agent=agent), raw
 
 
-def _secrets(raw_args: Mapping[str, str], where: str) -> list[Problem]:
-    return [
-        Problem(secret_scan.describe(found), file=where, field=found.field, hint=secret_scan.hint(found))
-        for found in secret_scan.scan_mapping(raw_args)
-    ]
+def _secrets(raw_args: Mapping[str, str], where: str, allow: Collection[str]) -> list[Problem]:
+    """Credentials in the tool calls' arguments as given (all of them, not the summary),
+    each named by its call and argument (``...function.arguments.auth``), never by value."""
+    problems: list[Problem] = []
+    for path, raw in raw_args.items():
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            parsed = None
+        found = secret_scan.scan_mapping(parsed, allow) if isinstance(parsed, Mapping) else []
+        seen = {f.fingerprint for f in found}
+        found += [f for f in secret_scan.scan_text(raw, None, allow) if f.fingerprint not in seen]
+        problems += [
+            Problem(
+                secret_scan.describe(f),
+                file=where,
+                field=f"{path}.{f.field}" if f.field else path,
+                hint=secret_scan.hint(f),
+            )
+            for f in found
+        ]
+    return problems
 
 
 def _check_corrections(corrections: Mapping[int, str], count: int, fmt: str) -> None:
@@ -176,6 +195,7 @@ def import_file(
     warn: Callable[[Problem], None] | None = None,
 ) -> ImportResult:
     """Read, check and (unless ``dry_run``) commit the file's new episodes in one commit."""
+    options = replace(options, allow=tuple(repo.config.secrets.allow))
     inputs = read_episodes(data, fmt, source, options, progress)
     have = record.ids_in_ledger(repo, [item["id"] for item in inputs])
     new: list[dict[str, Any]] = []
