@@ -131,6 +131,7 @@ class MemoryTools:
     def record_episode(self, fields: Mapping[str, Any]) -> dict[str, Any]:
         """Validate and commit one episode (like ``episode add``); return its ID, path, commit."""
         from scarwarden.files.record import add_episodes
+        from scarwarden.gate.door import gate_check
 
         # Refused, never dropped: an agent that sends `id` or `at` must not believe they
         # were kept (issue 16). The ledger mints both (docs/mcp.md).
@@ -147,7 +148,8 @@ class MemoryTools:
 
             data["recalled"] = resolve(self.repo, data.pop("receipt"), source="receipt")
         with self._writes:
-            (ep,) = add_episodes(self.repo, [data], source="record_episode")
+            check = gate_check(self.repo, "the episode")
+            (ep,) = add_episodes(self.repo, [data], source="record_episode", check=check)
             return self._synced(_episode_reply(self.repo, ep))
 
     def ask_human_answer(self, task: str, answer: str) -> dict[str, Any]:

@@ -106,6 +106,7 @@ def add(
       echo '{"task": "x", "outcome": "y"}' | scarwarden episode add --file -
     """
     from scarwarden.files.record import add_episodes
+    from scarwarden.gate.door import gate_check
 
     repo = get_repo(ctx)
     receipt = flags.pop("receipt")
@@ -130,6 +131,7 @@ def add(
         redact_pii=redact_pii,
         warn=lambda problem: click.echo(f"warning: {problem}", err=True),
         images=images,
+        check=gate_check(repo, "the episode" if file is None else "the batch"),
     )
     _print_added(episodes, as_json=as_json, listed=file is not None, staged=no_commit)
 
