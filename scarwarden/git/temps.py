@@ -35,7 +35,7 @@ def remove_dead_temporaries(gitdir: Path) -> list[Path]:
     """Remove our temporary index and message files (and their ``.lock``), and the
     caches' ``.tmp-<pid>`` files, whose process is gone: what a killed run leaves in
     the git directory."""
-    removed = []
+    removed: list[Path] = []
     for prefix in (INDEX_PREFIX, MESSAGE_PREFIX):
         for path in gitdir.glob(f"{prefix}*"):
             _remove_if_dead(path, path.name[len(prefix) :].split("-", 1)[0], removed)
