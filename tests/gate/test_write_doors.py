@@ -224,3 +224,45 @@ def test_the_api_flag_lets_an_importer_through(demo_repo: MemoryRepo) -> None:
     assert any("PB-98 is not a rule" in w for w in warned)
     with pytest.raises(ValidationError, match="never had"):
         add_episodes(demo_repo, [{"task": OTHER, "action": "y", "rules_applied": ["PB-98"]}])
+
+
+def test_rule_add_no_commit_is_judged_with_what_is_staged(cli: Cli, demo_repo: MemoryRepo) -> None:
+    """``--no-commit`` judges git's index plus the playbook it stages: a staged episode
+    the rule cites counts (as in the commit that follows), a bad one refuses."""
+    from helpers import write_episode
+
+    good = write_episode(demo_repo, "ep-g00d000001", task=OTHER, action="x")
+    git(demo_repo.root, "add", good)
+    out = cli(
+        "rule",
+        "add",
+        "--no-commit",
+        "--text",
+        "Give webinar times in UTC.",
+        "--tag",
+        "webinar",
+        "--cites",
+        "ep-g00d000001",
+    )
+    assert out.exit_code == 0, out.output
+    assert "memory/playbook.md" in git(demo_repo.root, "diff", "--cached", "--name-only").stdout
+    git(demo_repo.root, "reset", "-q", "--", "memory/playbook.md")
+    git(demo_repo.root, "checkout", "-q", "--", "memory/playbook.md")
+    receipt = other_task_receipt(cli)
+    bad = write_episode(demo_repo, "ep-bad0000001", task=OTHER, action="x", recalled=receipt)
+    git(demo_repo.root, "add", bad)
+    before = state(demo_repo)
+    out = cli(
+        "rule",
+        "add",
+        "--no-commit",
+        "--text",
+        "Always give times in UTC.",
+        "--tag",
+        "webinar",
+        "--cites",
+        "ep-bad0000001",
+    )
+    assert out.exit_code == ExitCode.CHECK_FAILED, out.output
+    assert "is for another task" in out.output
+    assert state(demo_repo) == before
