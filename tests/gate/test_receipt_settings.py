@@ -4,13 +4,12 @@ episodes folder (issue 27)."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from conftest import Cli, git
+from test_lineage_unverified import forged as recall_receipt
 from test_receipts import codes, receipt, stage
 
 from scarwarden.errors import ExitCode
-from scarwarden.files.receipt import Receipt
 from scarwarden.gate.check import check_staged
 from scarwarden.repo import MemoryRepo
 
@@ -62,18 +61,9 @@ def test_the_episode_add_door_refuses_forged_settings(cli: Cli, demo_repo: Memor
     assert git(demo_repo.root, "rev-parse", "HEAD").stdout == before
 
 
-def recalled(cli: Cli, **override: Any) -> dict[str, Any]:
-    out = cli("recall", "--json", TASK)
-    assert out.exit_code == 0, out.output
-    fields = json.loads(out.stdout)["receipt"]
-    fields.pop("receipt")
-    fields.update(override)
-    return Receipt.make(**fields).to_json()
-
-
 def test_a_ledger_that_is_the_memory_tree_is_unknown(cli: Cli, demo_repo: MemoryRepo) -> None:
     memory_tree = git(demo_repo.root, "rev-parse", "HEAD:memory").stdout.strip()
-    forged = recalled(cli, ledger=memory_tree)
+    forged = recall_receipt(cli, TASK, ledger=memory_tree)
     stage(demo_repo, 1, forged, rules_applied=forged["rules"][:1])
     report = check_staged(demo_repo)
     assert codes(report) == ["receipt-ledger-unknown"], [str(p) for p in report.problems + report.warnings]
