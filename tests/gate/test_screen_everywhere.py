@@ -279,7 +279,10 @@ def test_media_in_a_subfolder_is_refused_at_every_door(repo: MemoryRepo) -> None
     _every_door_refuses(codes, "attachment-missing")
 
 
-@pytest.mark.parametrize("name", NAMED)
+EVASIONS = ["base64-github-token", "zero-width-token", "fullwidth-token", "cyrillic-token"]
+
+
+@pytest.mark.parametrize("name", NAMED + EVASIONS)
 def test_a_named_credential_in_a_nested_x_field_is_refused_at_every_door(repo: MemoryRepo, name: str) -> None:
     import json
 
@@ -303,3 +306,28 @@ def test_a_credential_in_the_redacted_block_is_refused(repo: MemoryRepo, cli: Cl
     found = check_range(repo, main, head(root)).problems[0]
     assert found.field == "redacted.reason" and TOKEN not in str(found)
     assert "secret-found" in [p.code for p in check_all(repo).problems]
+
+
+@pytest.mark.parametrize("name", sorted(POLYGLOTS))
+def test_episode_add_refuses_to_attach_a_polyglot(
+    demo_repo: MemoryRepo, cli: Cli, tmp_path: pytest.TempPathFactory, name: str
+) -> None:
+    image = tmp_path / "card.png"  # type: ignore[operator]
+    image.write_bytes(POLYGLOTS[name]())
+    before = head(demo_repo.root)
+    result = cli("episode", "add", "--task", "Banner", "--outcome", "Shipped", "--attach", str(image))
+    assert result.exit_code == 1, result.output
+    assert head(demo_repo.root) == before
+    sha = hashlib.sha256(image.read_bytes()).hexdigest()
+    assert not list((demo_repo.root / demo_repo.memory_rel).rglob(f"{sha}.*"))
+
+
+def test_a_token_split_across_two_fields_is_refused_at_every_door(repo: MemoryRepo) -> None:
+    import json
+
+    first, second = split_token()
+
+    def make(r: MemoryRepo) -> None:
+        _episode(r, "ep-split0001", f"x-log-a: {json.dumps(first)}\nx-log-b: {json.dumps(second)}\n")
+
+    _every_door_refuses(_doors(repo, make), "secret-found", verify_too=False)
