@@ -64,8 +64,7 @@ def commit_playbook(
     atomic_write(repo.playbook_path, data)
     if message is None:
         try:
-            # As git add, a kill cannot cut it; ``check`` judges HEAD plus the staged file.
-            write_journal.stage(repo, record, [repo.playbook_rel], check=check)
+            write_journal.stage(repo, record, [repo.playbook_rel])  # as git add, a kill cannot cut it
         except BaseException:
             if write_journal.recover(repo) != "rolled forward":
                 _restore_file(repo, original)  # git's index was not touched

@@ -183,7 +183,7 @@ def add_rule(
             )
         data = _rendered(playbook.with_rule(rule))
         if not commit:
-            commit_playbook(repo, data, None, check=check)
+            commit_playbook(repo, data, None)
             return rule
         # A cited episode that is staged but not committed goes into this commit too: a
         # commit whose rule cites an episode outside its own tree is what the gate

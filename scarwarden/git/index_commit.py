@@ -334,23 +334,15 @@ def entries_of(root: Path | str, paths: Sequence[str]) -> tuple[StagedEntry, ...
 
 
 def check_entries(root: Path | str, entries: Sequence[StagedEntry], check: Check) -> None:
-    """Run ``check`` on git's index plus ``entries``, in a private copy (``--no-commit``:
-    what the staging would let a later ``git commit`` record is judged before it is
-    staged; what the user staged already counts, as it would in that commit)."""
-    import shutil
-
+    """Run ``check`` on HEAD plus ``entries`` in a private index (``--no-commit``: what
+    the staging would let a later ``git commit`` record is judged before it is staged)."""
     where = _where(root)
     remove_dead_temporaries(where.gitdir)
     path = temp_name(where.gitdir, INDEX_PREFIX)
     os.unlink(path)  # git wants to create the index itself
     env = dict(os.environ, GIT_INDEX_FILE=path, GIT_NO_REPLACE_OBJECTS="1")
-    real = Path(os.environ.get("GIT_INDEX_FILE") or where.gitdir / "index")
-    if not real.is_absolute():
-        real = Path(root) / real
     try:
-        if real.is_file():
-            shutil.copyfile(real, path)
-        elif where.head is not None:
+        if where.head is not None:
             run(root, "read-tree", where.head, env=env)
         args = [a for e in entries for a in ("--cacheinfo", f"{e.mode},{e.blob},{e.path}")]
         run(root, "update-index", "--add", *args, env=env)
