@@ -106,6 +106,7 @@ def record_human_answer(
     (validation, a failing commit) leave nothing behind, as ``episode add`` does.
     """
     from scarwarden.files.record import add_episodes
+    from scarwarden.gate.door import gate_check
 
     data = human_answer_input(task, answer)
     refs = _refs_for(repo, str(data["task"])) if refs is None else list(refs)
@@ -115,7 +116,9 @@ def record_human_answer(
         from scarwarden.recall.receipts import resolve
 
         data["recalled"] = resolve(repo, receipt, source="receipt")
-    (episode,) = add_episodes(repo, [data], commit=commit, source="human answer")
+    (episode,) = add_episodes(
+        repo, [data], commit=commit, source="human answer", check=gate_check(repo, "the answer")
+    )
     return episode
 
 

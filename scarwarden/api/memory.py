@@ -22,6 +22,7 @@ from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:
     from scarwarden.files.transcripts.importer import ImportResult
+    from scarwarden.gate.door import Check
 
 #: The fields :meth:`Memory.record` takes: an episode's, but ``id`` and ``at`` (minted).
 RECORD_FIELDS = (
@@ -120,14 +121,21 @@ class Memory:
         redact_pii: bool = False,
         warn: Callable[[Problem], None] | None = None,
         images: Sequence[Any] = (),
+        check: Check | None = None,
     ) -> list[Recorded]:
         """Episode inputs as ``episode add --file`` takes them (``recalled:`` for a
         receipt), validated together and committed as one commit (``commit=False``:
         staged); nothing is written when one is invalid. ``redact_pii`` replaces personal
         data with typed placeholders first; ``warn`` receives what ``privacy:`` warns
-        about; ``images``: checked images the episodes attach."""
+        about; ``images``: checked images the episodes attach. ``check``: the provenance
+        gate's check on the tree about to be committed (default: the gate's own,
+        :func:`scarwarden.gate.door.gate_check`; every door runs it, hooks or not)."""
         from scarwarden import git
         from scarwarden.files.record import add_episodes
+        from scarwarden.gate.door import gate_check
+
+        if check is None:
+            check = gate_check(self.repo, "the episode" if len(inputs) == 1 else "the batch")
 
         with self._writes:
             episodes = add_episodes(
@@ -138,6 +146,7 @@ class Memory:
                 redact_pii=redact_pii,
                 warn=warn,
                 images=images,
+                check=check,
             )
             head = git.head(self.repo.root) if commit else None
         return [Recorded(ep.id, ep.relpath(self.repo.episodes_rel), head, ep.to_json()) for ep in episodes]
@@ -200,6 +209,7 @@ class Memory:
         number (from 1) -> what a human corrected; ``agent`` defaults, for tau-bench, to
         the file's name. Importing the same runs again adds nothing."""
         from scarwarden.files.transcripts.importer import Options, import_file
+        from scarwarden.gate.door import gate_check
 
         if isinstance(source, (str, Path)):
             path = Path(source)
@@ -234,6 +244,7 @@ class Memory:
                 dry_run=dry_run,
                 progress=progress,
                 warn=warn,
+                check=gate_check(self.repo, "the import"),
             )
 
     # -- reads --------------------------------------------------------------------

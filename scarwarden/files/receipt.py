@@ -258,11 +258,36 @@ def parse(data: Any, *, source: str = "--receipt") -> Receipt:
     return receipt
 
 
+#: The recall algorithm versions the gate re-derives
+#: (:data:`scarwarden.gate.proofs.IMPLEMENTED`; a test keeps the two equal: this layer
+#: may not import recall). A receipt of another version proves nothing here.
+REDERIVED = (1, 2, 3)
+
+
+def rederivable(recalled: Any) -> bool:
+    """Whether the gate re-derives this receipt from git (issue 27): a version it
+    implements, naming a committed ledger when the version reads one. A receipt of
+    another version, a version-2+ receipt naming no ledger, or one made over
+    uncommitted episodes (``+uncommitted``) is only *unverifiable* to the gate (a
+    warning), so it proves nothing for lineage either."""
+    if not isinstance(recalled, Mapping):
+        return False
+    algorithm, ledger = recalled.get("algorithm"), recalled.get("ledger")
+    if isinstance(algorithm, bool) or algorithm not in REDERIVED:
+        return False
+    if algorithm == 1:
+        return True
+    return isinstance(ledger, str) and not ledger.endswith(UNCOMMITTED)
+
+
 def applied_rules(episode: Mapping[str, Any]) -> dict[str, str]:
     """How each of an episode's ``rules_applied`` stands, for lineage counts (issue 20):
 
-    * ``verified``: its recall receipt holds the rule (what the agent was given, which
-      the gate re-derives from git before the episode is committed);
+    * ``verified``: its recall receipt holds the rule (what the agent was given), and it
+      is a receipt the gate re-derives from git before the episode is committed;
+    * ``unverifiable``: its receipt holds the rule, but the gate cannot re-derive that
+      receipt (:func:`rederivable`: another algorithm version, no ledger named, or
+      ``+uncommitted``), so nothing proves it (issue 27: not counted);
     * ``reason``: not in the receipt, but the episode says why (``rules_applied_reason``);
     * ``claimed``: the episode has no receipt; only its word says the rule was applied.
 
@@ -270,12 +295,13 @@ def applied_rules(episode: Mapping[str, Any]) -> dict[str, str]:
     """
     recalled = episode.get("recalled")
     given = set(recalled.get("rules") or []) if isinstance(recalled, Mapping) else None
+    proved = rederivable(recalled)
     out: dict[str, str] = {}
     for rule in episode.get("rules_applied") or []:
         if given is None:
             out[rule] = "claimed"
         elif rule in given:
-            out[rule] = "verified"
+            out[rule] = "verified" if proved else "unverifiable"
         elif episode.get("rules_applied_reason"):
             out[rule] = "reason"
     return out

@@ -12,6 +12,9 @@ Refused:
 * a playbook blob that was never a version of the playbook in this history, a ledger
   tree that was never the episodes folder in this history;
 * a verdict or a ranked rule list that recall does not give for that task there;
+* recall settings the repository's committed configuration never gave
+  (:mod:`scarwarden.gate.proofs_settings`: a receipt claiming ``act_threshold: 0``
+  proves nothing), and a ``ledger`` that is no episodes folder (the ``memory/`` tree);
 * a ``rules_applied`` entry the receipt does not hold, unless the episode says why
   (``rules_applied_reason``: a human told the agent to, for example).
 
@@ -40,8 +43,10 @@ from scarwarden.config import RecallSettings
 from scarwarden.errors import ConfigError
 from scarwarden.files import receipt as receipt_format
 from scarwarden.files.episodes import Episode
+from scarwarden.gate.ledger import counts
 from scarwarden.gate.policy import GateProblem, parse_playbook, problem
 from scarwarden.gate.proofs_ledger import LedgerProofs
+from scarwarden.gate.proofs_settings import CommittedSettings, settings_unknown
 from scarwarden.gate.report import CheckReport
 from scarwarden.recall import pure, pure_ledger
 
@@ -91,6 +96,8 @@ class Prover:
         revs = [r for r in [rev] + (["MERGE_HEAD"] if merging else []) if r is not None]
         #: Version 2's ledger trees, read from git (once each).
         self.ledgers = LedgerProofs(root, playbook_rel, episodes_rel, revs=revs, env=env, cache=ledger_cache)
+        #: The recall settings the committed configuration ever gave (issue 27).
+        self.settings = CommittedSettings(root, revs, env)
         #: During a merge the other side's playbook versions count too (its episodes
         #: arrive as additions, their receipts naming playbooks of its history).
         self.merging = merging
@@ -113,7 +120,8 @@ class Prover:
     def prove_into(self, report: CheckReport, episodes: list[tuple[str, Episode]]) -> None:
         """:meth:`prove_all`, counted and reported as a check reports it."""
         for proof in self.prove_all(episodes):
-            report.count("receipts_checked")
+            # Only a receipt recall actually re-ran for counts as re-derived (issue 27).
+            report.count("receipts_checked" if proof.derived is not None else "receipts_not_rederived")
             report.problems.extend(proof.problems)
             report.warnings.extend(proof.warnings)
 
@@ -133,6 +141,8 @@ class Prover:
                     "that was recalled, or recall the episode's task and pass that receipt",
                 )
             )
+        if not self.settings.holds(receipt.settings):
+            proof.problems.append(settings_unknown(path, episode, receipt))
         why, hint = self._why_unverifiable(receipt)
         if why:
             proof.problems += self._unverifiable(path, episode, receipt)
@@ -150,6 +160,8 @@ class Prover:
             )
             return proof
         outcome = self._outcome(receipt)
+        if outcome == "receipt-ledger-rewritten" and not self._episodes_tree(receipt.ledger_tree or ""):
+            outcome = "receipt-ledger-unknown"  # the memory/ tree, say: no episodes folder (issue 27)
         if outcome == "receipt-ledger-rewritten":
             proof.status = "refused" if proof.problems else "unverifiable"
             proof.warnings.append(_rewritten(path, episode, receipt))
@@ -186,6 +198,17 @@ class Prover:
                 "unless told not to), or record this episode without its receipt",
             )
         return None, None
+
+    def _episodes_tree(self, tree: str) -> bool:
+        """Whether ``tree`` holds episode files and nothing an episodes folder does not
+        (``YYYY/MM/<id>.yaml``; dot-files aside): a tree holding none (the ``memory/``
+        tree, whose episodes sit a folder deeper) is no ledger, however its files compare."""
+        entries = git.ls_tree(self.root, tree)
+        episodes = [e for e in entries if counts(e.path, e.mode)]
+        others = [
+            e for e in entries if not counts(e.path, e.mode) and not e.path.rpartition("/")[2].startswith(".")
+        ]
+        return bool(episodes) and not others
 
     def _read_books(self, blobs: set[str]) -> None:
         """Read and index the playbook versions named (one ``cat-file --batch``)."""

@@ -230,8 +230,8 @@ def test_invalid_episode_message_matches_the_cli(demo_repo: MemoryRepo, cli: Any
     assert "hint: tags use a-z, 0-9 and '-' only" in message
     via_cli = cli("episode", "add", "--task", "x", "--tag", "Bad Tag", "--outcome", "y")
     assert via_cli.exit_code == 1
-    # Same problem lines; only the source label differs (flags vs the tool).
-    cli_lines = [line.replace("  episode:", "  record_episode:") for line in via_cli.stderr.splitlines()[1:]]
+    # Same problem lines; the tool's do not repeat its name (said in the first line, issue 27).
+    cli_lines = [line.replace("  episode: ", "  ") for line in via_cli.stderr.splitlines()[1:]]
     assert message.splitlines()[1:] == cli_lines
 
 

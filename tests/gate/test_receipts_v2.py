@@ -292,6 +292,10 @@ def test_a_version_2_receipt_still_proves_after_recall_moved_to_3(memory_repo: M
         commit=True,
     )
     task, settings = "credit card fee", RecallSettings(floor=0.0, act_threshold=0.0)
+    # Issue 27: a receipt's settings must be ones the committed configuration gave.
+    (memory_repo.root / "scarwarden.yaml").write_text("recall:\n  floor: 0.0\n  act_threshold: 0.0\n")
+    git(memory_repo.root, "add", "scarwarden.yaml")
+    git(memory_repo.root, "commit", "-q", "-m", "recall settings for the test", "--", "scarwarden.yaml")
     with open_index(memory_repo) as index:
         v3 = recall(index, task, settings=settings)
     assert v3.receipt is not None and v3.receipt.algorithm == 3

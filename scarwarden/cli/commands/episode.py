@@ -109,6 +109,7 @@ def add(
       echo '{"task": "x", "outcome": "y"}' | scarwarden episode add --file -
     """
     from scarwarden.api import Memory
+    from scarwarden.gate.door import gate_check
 
     repo = get_repo(ctx)
     receipt = flags.pop("receipt")
@@ -132,6 +133,7 @@ def add(
         redact_pii=redact_pii,
         warn=lambda problem: click.echo(f"warning: {problem}", err=True),
         images=images,
+        check=gate_check(repo, "the episode" if file is None else "the batch"),
     )
     _print_added(episodes, as_json=as_json, listed=file is not None, staged=no_commit)
 

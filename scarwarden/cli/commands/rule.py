@@ -73,6 +73,7 @@ def add(
           --applies-to images --tag banner --cites ep-wmjgdnc59j
     """
     from scarwarden.files.playbook_edit import add_rule
+    from scarwarden.gate.door import gate_check
 
     repo = get_repo(ctx)
     new = add_rule(
@@ -83,6 +84,7 @@ def add(
         title=title,
         commit=not no_commit,
         applies_to=applies_to,
+        check=gate_check(repo, "the rule"),
     )
     if as_json:
         echo_json(new.to_json())

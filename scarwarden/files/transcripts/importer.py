@@ -193,8 +193,10 @@ def import_file(
     dry_run: bool = False,
     progress: Callable[[int], None] | None = None,
     warn: Callable[[Problem], None] | None = None,
+    check: record.Check | None = None,
 ) -> ImportResult:
-    """Read, check and (unless ``dry_run``) commit the file's new episodes in one commit."""
+    """Read, check and (unless ``dry_run``) commit the file's new episodes in one commit;
+    ``check`` is the provenance gate's, run on the tree before HEAD moves (issue 27)."""
     options = replace(options, allow=tuple(repo.config.secrets.allow))
     inputs = read_episodes(data, fmt, source, options, progress)
     have = record.ids_in_ledger(repo, [item["id"] for item in inputs])
@@ -214,7 +216,7 @@ def import_file(
             if warn is not None:
                 warn(problem)
         return ImportResult(len(inputs), episodes, skipped, dry_run, repeated=repeated)
-    episodes = record.add_episodes(repo, new, source=source, warn=warn)
+    episodes = record.add_episodes(repo, new, source=source, warn=warn, check=check)
     from scarwarden import git
 
     return ImportResult(len(inputs), episodes, skipped, False, git.head(repo.root), repeated)
