@@ -14,7 +14,8 @@ def test_learnt_from_counts_the_cited_episodes(memory_repo: MemoryRepo, make_cli
     from scarwarden.audit.web.app import create_app
 
     cli = make_cli(memory_repo.root)
-    first = cli("episode", "add", "--task", "Draft a post", "--correction", "Lead with the pain").stdout.strip()
+    added = cli("episode", "add", "--task", "Draft a post", "--correction", "Lead with the pain")
+    first = added.stdout.strip()
     cli("episode", "add", "--task", "Book a hotel", "--outcome", "Booked")
     assert cli("rule", "add", "--text", "Lead with the pain.", "--cites", first).exit_code == 0
     app = create_app(memory_repo.root, csrf_token="t", allowed_hosts={"localhost"})
