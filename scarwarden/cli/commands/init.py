@@ -30,6 +30,8 @@ def init(ctx: click.Context, demo: bool, no_commit: bool, hooks: bool | None, as
     Creates memory/episodes/ and memory/playbook.md, adds .scarwarden/ (the index
     cache) to .gitignore and commits the result. On a terminal it offers to install
     the provenance gate as a git hook (--hooks/--no-hooks decide without asking).
+    Run again where the memory already is, it says so and exits 0 (--hooks still
+    installs the gate); --demo over a memory that is not the demo's is refused (exit 2).
 
     \b
     Examples:
