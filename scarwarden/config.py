@@ -186,6 +186,15 @@ class Config:
         general = env.get("SCARWARDEN_API_KEY") if self.endpoint_set else None
         return general or (env.get(own) if own else None) or None
 
+    def key_names(self) -> str:
+        """The variables to set for a key, for hints: ``SCARWARDEN_API_KEY`` only once
+        a provider or base URL names the server (issue 28)."""
+        own = self.key_env() or "DASHSCOPE_API_KEY"
+        if self.endpoint_set:
+            return f"SCARWARDEN_API_KEY (or {own})"
+        others = ", ".join(var for var in _KEY_PROVIDERS if var != own)
+        return f"{own} (or {others}; SCARWARDEN_API_KEY once a provider or base URL is set)"
+
     def stray_key(self, environ: Mapping[str, str] | None = None) -> str | None:
         """Why a set ``SCARWARDEN_API_KEY`` is not used (it names no server), or None."""
         env = os.environ if environ is None else environ

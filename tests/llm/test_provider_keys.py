@@ -74,3 +74,13 @@ def test_nothing_configured_and_no_key_exits_4_without_the_network(cli: Any) -> 
     assert result.exit_code == 4, result.output
     assert "not set: export DASHSCOPE_API_KEY" in result.stdout
     assert "not sent anywhere" in result.stdout and "sk-general" not in result.output
+
+
+def test_the_no_model_hint_says_which_key_works(cli: Any, demo_repo: MemoryRepo) -> None:
+    result = cli("answer", "Draft a LinkedIn post announcing our beta")
+    assert result.exit_code == 0
+    assert "set DASHSCOPE_API_KEY (or OPENAI_API_KEY" in result.stderr
+    assert "SCARWARDEN_API_KEY once a provider or base URL is set" in result.stderr
+    (demo_repo.root / "scarwarden.yaml").write_text("model:\n  provider: openai\n")
+    named = cli("answer", "Draft a LinkedIn post announcing our beta")
+    assert "set SCARWARDEN_API_KEY (or OPENAI_API_KEY) to use gpt-4.1" in named.stderr
