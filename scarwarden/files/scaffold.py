@@ -61,6 +61,12 @@ def already_initialised(repo: MemoryRepo, *, demo: bool = False) -> bool:
     write_journal.recover_interrupted(repo)
     if not (repo.playbook_path.exists() or repo.episodes_dir.exists()):
         return False
+    from scarwarden import git
+    from scarwarden.git.temps import remove_dead_temporaries
+
+    # A killed init whose commit landed left its private index: this run commits nothing,
+    # so it tidies what a committing run would have (issue 15's kill bench).
+    remove_dead_temporaries(git.git_dir(repo.root))
     if not demo:
         return True
     shipped = (demo_memory_dir() / "playbook.md").read_bytes()

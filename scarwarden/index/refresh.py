@@ -214,11 +214,16 @@ def _edited_in_place(repo: MemoryRepo, moved: set[str], loose: dict[str, str]) -
     except GitError:
         return set(), set()
     edited = {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p.endswith(".yaml")}
-    if not any(path.rsplit("/", 1)[0] in moved for path in loose):
+    here = {path for path in loose if path.rsplit("/", 1)[0] in moved}
+    if not here:
         return edited, set()
-    tracked = git.run(repo.root, "ls-files", "-z", "--", *sorted(moved)).decode("utf-8", "surrogateescape")
-    clean = {p for p in tracked.split("\0") if p in loose and p not in edited}
-    return edited, clean
+    # Clean: as committed in HEAD, neither edited nor staged (a staged file is still loose).
+    dirs = sorted(moved)
+    in_head = git.run(repo.root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *dirs)
+    staged = git.run(repo.root, "diff-index", "--cached", "--name-only", "-z", "HEAD", "--", *dirs)
+    committed = set(in_head.decode("utf-8", "surrogateescape").split("\0"))
+    committed -= set(staged.decode("utf-8", "surrogateescape").split("\0"))
+    return edited, {path for path in here if path in committed and path not in edited}
 
 
 def _reindex_file(conn: sqlite3.Connection, repo: MemoryRepo, path: str, stats: RefreshStats) -> bool:

@@ -197,6 +197,7 @@ def _refuse_future(at: str | None, allowed: bool) -> None:
         when = when.replace(tzinfo=dt.timezone.utc)
     now = dt.datetime.now(dt.timezone.utc)
     try:
+        when.astimezone(dt.timezone.utc)  # out of range: the validation says so
         ahead = (when - now).total_seconds()
     except OverflowError:
         return

@@ -100,6 +100,12 @@ def _on_a_terminal(repo: MemoryRepo) -> None:
 
     from scarwarden.agents.runtimes import scarwarden_command
 
+    def stop(signum: int, frame: Any) -> None:
+        sys.stderr.write("\nscarwarden mcp: stopped\n")
+        sys.stderr.flush()
+        os._exit(0)
+
+    signal.signal(signal.SIGINT, stop)  # first: a Ctrl-C during the banner ends it too
     command = f"{shlex.quote(scarwarden_command())} mcp --repo {shlex.quote(str(repo.root))}"
     click.echo(
         f"scarwarden mcp: the memory in {repo.root} as an MCP server, speaking JSON-RPC on\n"
@@ -109,10 +115,3 @@ def _on_a_terminal(repo: MemoryRepo) -> None:
         "Waiting for a client on this terminal; Ctrl-C or Ctrl-D ends it.",
         err=True,
     )
-
-    def stop(signum: int, frame: Any) -> None:
-        sys.stderr.write("\nscarwarden mcp: stopped\n")
-        sys.stderr.flush()
-        os._exit(0)
-
-    signal.signal(signal.SIGINT, stop)

@@ -139,7 +139,7 @@ def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
     \b
     Examples:
       scarwarden rule show PB-01
-      scarwarden rule show "Open with the reader's pain point"
+      scarwarden rule show "lead linkedin posts with the reader's pain"
     """
     from scarwarden.audit.history import rule_history
     from scarwarden.files.rule_lookup import find_rule
