@@ -152,15 +152,24 @@ class MemoryTools:
         from scarwarden.index import open_index
         from scarwarden.index.lineage import lineage_counts
 
-        rule_id = canonical_rule_id(_required(rule_id, "rule_id"))
+        typed = _required(rule_id, "rule_id")
+        rule_id = canonical_rule_id(typed)
         with open_index(self.repo) as index:
             index.require_playbook()
             rule = index.get_rule(rule_id)
-            if rule is None:
-                raise UsageError(
-                    f"no rule {rule_id} in the playbook",
-                    hint="the scarwarden://playbook resource lists every rule",
+            if rule is None:  # issue 28: as 'rule show': any case, a title, the nearest IDs
+                from scarwarden.files.rule_lookup import find_rule
+
+                rule = index.get_rule(
+                    find_rule(
+                        typed,
+                        [(r.id, r.title) for r in index.rules(include_retired=True)],
+                        episode_hint="call get_episode with episode_id {id}",
+                        list_hint="the scarwarden://playbook resource lists every rule",
+                    )
                 )
+                assert rule is not None
+            rule_id = rule.id
             episodes = []
             for ep_id in rule.episode_ids:
                 ep = index.get_episode(ep_id)

@@ -59,11 +59,17 @@ def episode() -> None:
     "--attach",
     "attach",
     multiple=True,
-    type=click.Path(dir_okay=False, path_type=str),
+    type=click.Path(exists=True, dir_okay=False, path_type=str),
     help="An image (PNG, JPEG, WebP, GIF) to attach (repeatable): stored once under "
     "memory/media/ by its SHA-256, listed in 'attachments:'.",
 )
 @click.option("--at", "at", help="When it happened (ISO 8601); default: now, in UTC.")
+@click.option(
+    "--allow-future",
+    is_flag=True,
+    help="Accept an --at later than now (beyond a few minutes of clock skew): the "
+    "ledger is append-only, so a mistyped year stays for good.",
+)
 @click.option(
     "--file",
     "file",
@@ -112,6 +118,7 @@ def add(
     from scarwarden.gate.door import gate_check
 
     repo = get_repo(ctx)
+    _refuse_future(flags["at"], flags.pop("allow_future"))
     receipt = flags.pop("receipt")
     images = _images(repo, flags.pop("attach"))
     inputs, source_name = _inputs(file, flags)
@@ -172,6 +179,38 @@ def _inputs(file: IO[bytes] | None, flags: dict[str, Any]) -> tuple[Sequence[Any
     fields = {key: flags[key] for key in keys}
     lists = split_list(flags["tags"]), list(flags["refs"]), list(flags["rules_applied"])
     return [_document(flags["task"], fields, *lists)], "episode"
+
+
+#: How far ahead of this clock an --at may be without --allow-future: clock skew.
+FUTURE_SKEW_SECONDS = 300
+
+
+def _refuse_future(at: str | None, allowed: bool) -> None:
+    """``--at`` beyond clock skew is refused unless ``--allow-future`` (issue 28): an
+    append-only ledger keeps a mistyped 2099 for good. An --at that does not read as a
+    time is left to the episode's validation, which says why."""
+    import datetime as dt
+
+    if not at or allowed:
+        return
+    try:
+        when = dt.datetime.fromisoformat(at.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    now = dt.datetime.now(dt.timezone.utc)
+    try:
+        when.astimezone(dt.timezone.utc)  # out of range: the validation says so
+        ahead = (when - now).total_seconds()
+    except OverflowError:
+        return
+    if ahead > FUTURE_SKEW_SECONDS:
+        raise UsageError(
+            f"--at {at} is in the future (now is {now:%Y-%m-%dT%H:%M:%SZ}); episodes record "
+            "what happened, and the ledger is append-only",
+            hint="check the date, or pass --allow-future if it is meant",
+        )
 
 
 def _images(repo: Any, paths: Sequence[str]) -> list[Any]:
