@@ -36,7 +36,8 @@ from replay_memory import PolicyRules, Scarwarden, bench_env  # noqa: E402
 from replay_stream import Options, replay  # noqa: E402
 
 ROOT = BENCH.parent
-DATA = ROOT.parent / "shared" / "datasets" / "tau-airline"
+#: Beside the checkout, as in CI; REPLAY_DATA points elsewhere (a worktree).
+DATA = Path(os.environ.get("REPLAY_DATA") or ROOT.parent / "shared" / "datasets" / "tau-airline")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -105,6 +106,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         model=args.model,
         progress=not args.quiet,
         topic_tags=args.tags == "topics",
+        seed=args.seed,
     )
     on_event = None
     answers: list[dict[str, Any]] = []
