@@ -149,17 +149,20 @@ def _route(stats: RecallStats, ranked: list[RecalledRule]) -> str:
 
 
 def recall_task(repo: MemoryRepo, task: str, *, limit: int | None = None, log: bool = True) -> RecallResult:
-    """Open (and refresh) the index, recall, and append the recall to the recall log.
+    """Open (and refresh) the index, recall, read how each returned rule has fared
+    (:mod:`scarwarden.recall.standing`), and append the recall to the recall log.
 
     Logging is best effort: a read-only or busy index loses the log line (with a
     warning), never the recall.
     """
     from scarwarden.index import open_index
     from scarwarden.recall.log import append
+    from scarwarden.recall.standing import attach_lineage
 
     task = check_task(task)
     with open_index(repo) as index:
         result = recall(index, task, limit=limit, settings=repo.config.recall)
+        attach_lineage(index, result.rules)
         if log:
             result.log_id = append(index, result)
     return result

@@ -68,7 +68,15 @@ def test_json_has_the_spec_shape(demo_repo: MemoryRepo) -> None:
         "matched_via_episodes",
         "matched_pairs",
         "evidence",
+        "lineage",
     ]
+    assert rule["lineage"] == {
+        "applied": 0,
+        "went_well": 0,
+        "corrected": 0,
+        "struggling": False,
+        "counted": "claimed",
+    }
     # version 4: its closest cited episode's correction, bounded
     [given] = rule["evidence"]
     assert given["episode_id"] in rule["episode_ids"] and 0 < len(given["text"]) <= 240
