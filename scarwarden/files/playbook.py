@@ -32,8 +32,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from scarwarden.errors import ValidationError
-from scarwarden.files.episode_fields import EPISODE_ID_RE, TAG_RE
 from scarwarden.files import playbook_sentences as sentences
+from scarwarden.files.episode_fields import EPISODE_ID_RE, TAG_RE
 from scarwarden.files.input_policy import text_problem
 from scarwarden.files.playbook_model import (
     APPLIES_TO,

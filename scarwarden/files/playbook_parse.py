@@ -6,8 +6,8 @@ import re
 from collections.abc import Callable
 
 from scarwarden.errors import Problem, ValidationError
-from scarwarden.files.episode_fields import EPISODE_ID_RE, RULE_ID_RE, TAG_RE
 from scarwarden.files import playbook_sentences as sentences
+from scarwarden.files.episode_fields import EPISODE_ID_RE, RULE_ID_RE, TAG_RE
 from scarwarden.files.input_policy import text_problem
 from scarwarden.files.playbook_model import (
     APPLIES_TO,
