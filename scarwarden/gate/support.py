@@ -19,11 +19,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from scarwarden import git
 from scarwarden import text as txt
+from scarwarden.errors import ValidationError
 from scarwarden.files import claims
 from scarwarden.files import playbook as pb
-from scarwarden.files.episodes import Episode
+from scarwarden.files.episodes import Episode, parse_episode_bytes
+from scarwarden.gate.report import CheckReport
+from scarwarden.repo import MemoryRepo
+
+if TYPE_CHECKING:
+    from scarwarden.gate.policy import GateProblem
 
 #: The fields of an episode whose words can support a sentence.
 FIELDS = ("task", "action", "outcome", "correction")
@@ -117,3 +125,108 @@ def supporting_words(sentence: str, episodes: Iterable[Episode]) -> list[tuple[s
                     shared[stem] = token
         out.append((ep.id, list(shared.values())))
     return out
+
+
+# -- the gate: check (hook, --all, --from-ref) and verify -------------------------------
+
+
+def changed_rules(old: pb.Playbook | None, new: pb.Playbook) -> list[pb.Rule]:
+    """Active rules whose text, sentence map or citations differ from ``old``'s."""
+    before = {r.id: (r.text, r.sources, r.episode_ids) for r in old.rules} if old else {}
+    return [r for r in new.rules if before.get(r.id) != (r.text, r.sources, r.episode_ids)]
+
+
+def _book(raw: bytes | None, source: str) -> pb.Playbook | None:
+    if raw is None:
+        return None
+    try:
+        return pb.parse(raw.decode("utf-8", "replace"), source=source)
+    except ValidationError:
+        return None  # the parse problems are the playbook check's to report
+
+
+def gate_problems(found: Iterable[Unsupported], source: str) -> tuple[list[GateProblem], list[GateProblem]]:
+    """(errors, warnings) as the gate reports them."""
+    from scarwarden.gate.policy import problem
+
+    errors: list[GateProblem] = []
+    warnings: list[GateProblem] = []
+    for item in found:
+        made = problem(
+            "sentence-unsupported",
+            item.message(),
+            file=source,
+            line=item.line or None,
+            field="Sentences from",
+            hint=item.hint(),
+            rule=item.rule,
+        )
+        (errors if item.severity == "error" else warnings).append(made)
+    return errors, warnings
+
+
+def _episodes(repo: MemoryRepo, specs: dict[str, str], env: Mapping[str, str] | None) -> dict[str, Episode]:
+    """Episode ID -> the episode, read from ``rev:path`` (or ``:path``, the index) specs."""
+    ids = sorted(specs)
+    out: dict[str, Episode] = {}
+    for ep_id, raw in zip(ids, git.cat_file_batch(repo.root, [specs[i] for i in ids], env=env), strict=True):
+        if raw is None:
+            continue
+        try:
+            out[ep_id] = parse_episode_bytes(raw)
+        except ValidationError:
+            continue  # an invalid episode is the episode check's to report
+    return out
+
+
+def _merge(report: CheckReport, found: list[Unsupported], source: str) -> None:
+    errors, warnings = gate_problems(found, source)
+    report.problems.extend(errors)
+    report.warnings.extend(warnings)
+    report.count("sentences_checked", len(found))
+
+
+def check_staged_support(report: CheckReport, repo: MemoryRepo, env: Mapping[str, str] | None) -> None:
+    """The pre-commit hook: the sentences of every rule the commit adds or changes,
+    against the staged episodes they name."""
+    from scarwarden.gate.resolve import find_episode_paths
+
+    rel = repo.playbook_rel
+    new_raw, old_raw = git.cat_file_batch(repo.root, [f":{rel}", f"HEAD:{rel}"], env=env)
+    new = _book(new_raw, rel)
+    if new is None:
+        return
+    rules = changed_rules(_book(old_raw, rel), new)
+    ids = {ep for rule in rules for ep in rule.episode_ids}
+    if not ids:
+        return
+    paths = find_episode_paths(repo.root, repo.episodes_rel, ids, env)
+    specs = {ep: f":{found[0]}" for ep, found in paths.items() if found}
+    _merge(report, unsupported(new, _episodes(repo, specs, env), rules), rel)
+
+
+def check_tree_support(
+    report: CheckReport, repo: MemoryRepo, rev: str | None, env: Mapping[str, str] | None = None
+) -> None:
+    """``check --all`` (``rev`` None: the index) and the end of a range or history
+    (``check --from-ref``, ``verify``): every active rule's sentences at that tree."""
+    from scarwarden.gate.policy import episode_id_of
+
+    rel = repo.playbook_rel
+    prefix = "" if rev is None else rev
+    (raw,) = git.cat_file_batch(repo.root, [f"{prefix}:{rel}"], env=env)
+    book = _book(raw, rel)
+    if book is None or not book.rules:
+        return
+    cited = {ep for rule in book.rules for ep in rule.episode_ids}
+    entries = (
+        git.ls_files_stage(repo.root, repo.episodes_rel, env=env)
+        if rev is None
+        else git.ls_tree(repo.root, rev, repo.episodes_rel)
+    )
+    specs: dict[str, str] = {}
+    for entry in entries:
+        ep = episode_id_of(entry.path)
+        if ep in cited and ep not in specs:
+            specs[ep] = entry.blob
+    _merge(report, unsupported(book, _episodes(repo, specs, env)), rel)
