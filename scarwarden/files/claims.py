@@ -143,6 +143,8 @@ def _limits(words: list[str]) -> dict[str, int]:
             continue
         nxt = words[i + 1]
         if nxt in ("more", "less", "fewer") or nxt in txt.STOPWORDS or nxt.isdigit() or nxt in _NOT_A_NOUN:
+            continue
+        if txt.stem(nxt) in GENERIC:  # "lesson 8: always ...": no noun follows the number
             continue  # "no more than three", "one of": the number is elsewhere
         run = [nxt]  # "one concrete benefit": the noun ends the phrase
         for word in words[i + 2 : i + 4]:

@@ -195,6 +195,24 @@ def test_a_lesson_already_said_changes_no_words(memory_repo: MemoryRepo) -> None
             None,
         ),
         ("If no source exists, cut the number.", "If none exists, cut the number", None),  # conditions
+        # Issue 25: a number inside an identifier is never a limit; another object is
+        # another lesson; the same action on the same object reverses.
+        (
+            "Fix book_reservation for user mia_li_3668 (policy): set nonfree_baggages to 0 instead of 1.",
+            "Fix book_reservation for user mia_li_3668 (policy): set payment_id to gift_card_6276644",
+            None,
+        ),
+        (
+            "Do not call cancel_reservation on reservation ABC123.",
+            "Call cancel_reservation on reservation XYZ789",
+            None,
+        ),
+        (
+            "Do not call cancel_reservation on reservation ABC123.",
+            "Call cancel_reservation on reservation ABC123",
+            ("clear", "opposite polarity on call, cancel, reservation"),
+        ),
+        ("Lesson 8: always check the rule.", "Lesson 16: always check the rule", None),
         (
             "Reply to refund requests the same day unless it is a weekend.",
             "Never reply to refund requests the same day",
