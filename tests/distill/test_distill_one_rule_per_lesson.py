@@ -44,7 +44,7 @@ def test_a_5000_word_correction_is_kept_in_whole_sentences(memory_repo: MemoryRe
     topics = ["refunds", "baggage", "seats", "meals", "upgrades", "pets", "visas", "insurance"]
     sentences = [
         f"Lesson {i}: always check the {topics[i % 8]} rule {i} before answering about {topics[i % 8]}."
-        for i in range(400)
+        for i in range(480)
     ]
     (ep,) = record(memory_repo, " ".join(sentences))
     assert len(" ".join(sentences).split()) > 5000
@@ -52,7 +52,7 @@ def test_a_5000_word_correction_is_kept_in_whole_sentences(memory_repo: MemoryRe
     rules = book(memory_repo).rules
     said = [s.sentence for r in rules for s in r.said()]
     assert set(said) <= set(sentences)  # every sentence kept whole, never cut
-    # The 400 sentences teach 8 lessons (numbers masked): one sentence each, none lost.
+    # The 480 sentences teach 8 lessons (numbers masked): one sentence each, none lost.
     assert sorted(s.split(" about ")[1] for s in said) == sorted(f"{t}." for t in topics)
     assert all(r.episode_ids == (ep,) for r in rules) and result.contradictions == []
     assert all(len(r.text) // 4 <= 150 or len(r.said()) == 1 for r in rules)
