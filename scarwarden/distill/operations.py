@@ -11,6 +11,7 @@ from typing import Any
 
 from scarwarden.files import playbook as pb
 from scarwarden.files.input_policy import text_problem
+from scarwarden.files.playbook_sentences import Source
 
 KINDS = ("add", "update", "retire", "supersede")
 
@@ -32,6 +33,10 @@ class Operation:
     key: str | None = None
     #: (episode ID, the lesson it added or why none): the offline distiller's account.
     lessons: tuple[tuple[str, str], ...] = ()
+    #: Which citations each sentence of ``text`` came from (issue 25); ``None``: not said.
+    sources: tuple[Source, ...] | None = None
+    #: ``("images",)`` when the lesson came from attached images; ``None``: from the words.
+    applies_to: tuple[str, ...] | None = None
 
     def label(self) -> str:
         """How reports name this operation: ``add "Title"`` or ``update PB-03``."""

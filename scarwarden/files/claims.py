@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from scarwarden import text as txt
 
@@ -64,6 +65,39 @@ _SCOPE_END = re.compile(r"\b(?:and|but|then|so|because|instead)\b")
 _HEDGES = re.compile(r"\b(?:unless|except|otherwise)\b")
 _WORD = re.compile(r"[a-z0-9']+")
 _CLAUSES = re.compile(r"(?<=[.!?;,])\s+|[;,]\s*")
+
+
+_TOKEN = re.compile(r"\S+")
+_EDGE = "()[]{}<>,;:.!?\"'`*"
+#: An all-capitals code of five or more letters (a booking reference: ``IFOYYZ``).
+_CODE = re.compile(r"^[A-Z]{5,}$")
+#: A word that never ends a limit ("set it to 0 instead of 1" limits nothing).
+_NOT_A_NOUN = frozenset({"instead", "than", "per", "each", "times", "x"})
+
+
+def identifier(token: str) -> str | None:
+    """The identifier a word is, lower case, or ``None``: a word mixing digits with
+    letters or ``_``/``-`` (``gift_card_6276644``, ``HAT078``, ``2024-05-27``), an
+    address (``@``, ``://``), an all-capitals code of five letters or more. A bare
+    number ("3 hashtags") is a quantity, not a name."""
+    core = token.strip(_EDGE)
+    if _CODE.match(core):
+        return core.lower()
+    if not core or not any(ch.isdigit() for ch in core) and "@" not in core and "://" not in core:
+        return None
+    if core.replace(",", "").replace(".", "").isdigit() or core.startswith(("$", "€", "£")):
+        return None
+    return core.lower()
+
+
+def identifiers(text: str) -> frozenset[str]:
+    """The identifiers a text names (what object it is about)."""
+    return frozenset(i for i in (identifier(t) for t in _TOKEN.findall(text)) if i)
+
+
+def without_identifiers(text: str) -> str:
+    """``text`` with its identifiers blanked: a number inside one is never a limit."""
+    return _TOKEN.sub(lambda m: " " if identifier(m.group(0)) else m.group(0), text)
 
 
 def clean(text: str) -> str:
@@ -108,7 +142,9 @@ def _limits(words: list[str]) -> dict[str, int]:
         if value is None:
             continue
         nxt = words[i + 1]
-        if nxt in ("more", "less", "fewer") or nxt in txt.STOPWORDS or nxt.isdigit():
+        if nxt in ("more", "less", "fewer") or nxt in txt.STOPWORDS or nxt.isdigit() or nxt in _NOT_A_NOUN:
+            continue
+        if txt.stem(nxt) in GENERIC:  # "lesson 8: always ...": no noun follows the number
             continue  # "no more than three", "one of": the number is elsewhere
         run = [nxt]  # "one concrete benefit": the noun ends the phrase
         for word in words[i + 2 : i + 4]:
@@ -154,8 +190,14 @@ _CONDITION = re.compile(r"^\W*(?:if|when|whenever|unless|until|once)\b", re.IGNO
 
 
 def clauses(text: str) -> list[Clause]:
-    parts = _CLAUSES.split(clean(text))
-    return [clause(part) for part in parts if part.strip() and not _CONDITION.match(part)]
+    return list(_clauses(text))
+
+
+@lru_cache(maxsize=65536)
+def _clauses(text: str) -> tuple[Clause, ...]:
+    """Parsed once per text: the distiller compares one rule with many corrections."""
+    parts = _CLAUSES.split(clean(without_identifiers(text)))
+    return tuple(clause(part) for part in parts if part.strip() and not _CONDITION.match(part))
 
 
 @dataclass(frozen=True)
@@ -212,10 +254,15 @@ def _opposite(said: frozenset[str], denied: frozenset[str]) -> tuple[str, frozen
 
 
 def contradiction(old_text: str, new_text: str) -> Contradiction | None:
-    """How ``new_text`` contradicts ``old_text``, if it does (clear cases first)."""
+    """How ``new_text`` contradicts ``old_text``, if it does (clear cases first). Two
+    texts naming different objects (identifiers, none shared) never contradict: "Do not
+    cancel reservation A" and "Cancel reservation B" are two lessons."""
+    old_ids, new_ids = identifiers(old_text), identifiers(new_text)
+    if old_ids and new_ids and not old_ids & new_ids:
+        return None
     found: Contradiction | None = None
-    for a in clauses(old_text):
-        for b in clauses(new_text):
+    for a in _clauses(old_text):
+        for b in _clauses(new_text):
             c = _compare(a, b)
             if c is not None and (found is None or (c.clear and not found.clear)):
                 found = c
