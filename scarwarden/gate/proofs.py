@@ -177,7 +177,7 @@ class Prover:
         if receipt.algorithm in pure_ledger.VERSIONS and receipt.ledger is None:
             return (
                 "names no ledger (it was made before receipts named one; recall versions 2 "
-                "and 3 also read the ledger)",
+                "to 4 also read the ledger)",
                 "recall again with this version and record the new receipt",
             )
         if receipt.ledger_uncommitted:

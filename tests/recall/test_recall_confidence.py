@@ -276,7 +276,9 @@ def test_json_explain_carries_the_router_inputs(cli) -> None:
         "reason": router["reason"],
         "downgraded_by": None,
     }
-    assert data["explain"]["formula"]["confidence"].startswith("matched_mass / sqrt(task_mass * rule_mass * share)")
+    assert data["explain"]["formula"]["confidence"].startswith(
+        "matched_mass / sqrt(task_mass * rule_mass * share)"
+    )
     assert data["explain"]["task_df"] == {"book": 0, "dinner": 0, "tabl": 0, "team": 2}
     best = data["explain"]["best_not_returned"]
     assert (best["id"], best["matched_stems"], best["matched_mass"], best["rule_mass"]) == (

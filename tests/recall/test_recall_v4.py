@@ -29,7 +29,10 @@ LONG_FIX = (
 
 #: Rules about other things: an episode word is left out when the episodes of more than
 #: half the rules say it, so a memory of one or two rules would find none.
-OTHERS = [("PB-91", "Canary deploys", "Deploy to a canary first."), ("PB-92", "Meeting notes", "Write minutes.")]
+OTHERS = [
+    ("PB-91", "Canary deploys", "Deploy to a canary first."),
+    ("PB-92", "Meeting notes", "Write minutes."),
+]
 OTHERS += [("PB-93", "Webinar invites", "Give the timezone."), ("PB-94", "Release notes", "Plain words.")]
 
 
