@@ -41,7 +41,9 @@ VERDICT_STEPS = {
     "ASK_HUMAN": (
         "Ask the human how this task should be done, then call `ask_human_answer` with the "
         "task and their answer word for word (it becomes a new episode), and then do the "
-        "task as they said."
+        "task as they said. `candidates` lists the nearest rules (or failed episodes), "
+        "unconfirmed: never act on them; you may show them to the human, and when they say "
+        "one applies, call `confirm_rule` with the task and its ID."
     ),
 }
 AFTER_STEPS = (
@@ -159,6 +161,16 @@ class MemoryTools:
         with self._writes:
             ep = record_human_answer(self.repo, task, answer)
             return self._synced(_episode_reply(self.repo, ep))
+
+    def confirm_rule(self, task: str, rule_id: str) -> dict[str, Any]:
+        """Record a human's confirmation that a rule (a candidate) applies to the task."""
+        from scarwarden.answers.asking import record_confirmation
+
+        task = _required(task, "task")
+        rule_id = _required(rule_id, "rule_id")
+        with self._writes:
+            ep, confirmed = record_confirmation(self.repo, task, rule_id)
+            return self._synced({**_episode_reply(self.repo, ep), "confirmed": confirmed})
 
     def distill(
         self, *, dry_run: bool = True, offline: bool | None = None, branch: str | None = None
