@@ -178,14 +178,42 @@ class RawEpisodes:
 
 
 class FailuresOnly(RawEpisodes):
-    """The failed episodes' corrections alone (what a correction says, nothing else),
-    BM25 top k over the correction and the tags."""
+    """The failed episodes alone, ranked by BM25 over their task, correction and tags,
+    and read as their correction only (what a correction says, nothing else)."""
 
     def keeps(self, episode: dict[str, Any]) -> bool:
         return bool(episode.get("correction"))
 
     def read(self, episode: dict[str, Any]) -> str:
         return str(episode["correction"])
+
+    def add(self, episode: dict[str, Any]) -> None:
+        super().add(episode)
+        if self.keeps(episode):
+            self.docs[-1] = f"{episode.get('task', '')}\n{self.docs[-1]}"
+
+
+class NoScarwarden:
+    """Stands in for Scarwarden when only the baselines are measured
+    (``--baselines-only``): records nothing, recalls nothing, no CLI call."""
+
+    calls = 0
+    usage: dict[str, int] = {"prompt_tokens": 0, "completion_tokens": 0}
+
+    def init(self) -> None:
+        pass
+
+    def add(self, episode: dict[str, Any]) -> str:
+        return str(episode.get("id", ""))
+
+    def distill(self, model: bool) -> dict[str, Any]:
+        return {}
+
+    def recall(self, task: str, limit: int) -> dict[str, Any]:
+        return {"verdict": "ASK_HUMAN", "rules": []}
+
+    def rules(self) -> list[dict[str, Any]]:
+        return []
 
 
 def policy_rules(policy: str) -> list[str]:
