@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import statistics
 import subprocess
@@ -42,7 +43,6 @@ import sys
 import tempfile
 import time
 from collections import Counter
-import os
 from pathlib import Path
 from typing import Any
 
