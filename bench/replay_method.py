@@ -220,8 +220,9 @@ the baselines rank the same task text):
   over Scarwarden's own tokens (a copy of its text pipeline: Unicode words, Snowball
   stopwords, Snowball stems; BM25 with Lucene's idf, K1 = 1.5, B = 0.75, the term part
   of Scarwarden's score), top {top}: memory without distillation.
-- **failed episodes, corrections only**: the corrections of the failed episodes alone,
-  same BM25, top {top}: the strongest simple baseline (the lesson and nothing else).
+- **failed episodes, corrections only**: the failed episodes alone, ranked by the same
+  BM25 over their task, correction and tags, and read as their correction only, top
+  {top}: the strongest simple baseline (the lesson and nothing else).
 - **Tags go to every arm**: Scarwarden's episodes carry tags (below), so both episode
   baselines rank with them too (a tag's words are added to the document BM25 ranks,
   not to the text read). The policy has no episodes.
