@@ -216,6 +216,7 @@ def run_section(figs: dict[str, Any], base: str, title: str) -> list[str]:
         f" top {meta['top']}; {meta['seconds']} s wall time on this machine (2 cores, shared; load"
         f" average {(meta.get('load_average') or ['?'])[0]} at the end),"
         f" {meta['cli_calls']} Scarwarden CLI calls{model_tokens(meta)}.",
+        *(["", meta["baselines_note"]] if meta.get("baselines_note") else []),
         "",
         goals_table(figs),
         "",
@@ -330,3 +331,27 @@ def render_stored(docs: Path) -> None:
     if main is None and not seeded:
         raise SystemExit(f"no stored figures under {folder}: run python bench/replay.py first")
     (docs / "replay.md").write_text(render(main, seeded), "utf-8")
+
+
+def merge_baselines(figs: dict[str, Any], baselines: dict[str, Any], name: str, note: str) -> dict[str, Any]:
+    """``figs`` with system ``name``'s figures taken from ``baselines`` (a
+    ``--baselines-only`` run of the same stream) wherever the figures are keyed by
+    system, and ``note`` in the meta: for a baseline redefined after a run began (the
+    baselines do not depend on Scarwarden, so the rest of the run stands)."""
+
+    def walk(ours: Any, theirs: Any) -> Any:
+        if isinstance(ours, dict) and isinstance(theirs, dict):
+            out = {}
+            for key, value in ours.items():
+                if key == name and "scarwarden" in ours and key in theirs:
+                    out[key] = theirs[key]
+                else:
+                    out[key] = walk(value, theirs.get(key)) if key in theirs else value
+            return out
+        if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
+            return [walk(a, b) for a, b in zip(ours, theirs, strict=True)]
+        return ours
+
+    merged: dict[str, Any] = walk(figs, baselines)
+    merged["meta"] = {**merged["meta"], "baselines_note": note}
+    return merged
