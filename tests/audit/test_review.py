@@ -305,7 +305,7 @@ def test_each_new_sentence_is_shown_beside_its_episodes_words(distilled: Distill
         0
     ]
     lines = [ln for ln in block.splitlines() if ln.startswith("- ")]
-    assert any(ln.startswith("- Page on-call through the incident channel") for ln in lines)
+    assert len(lines) == 2 and "*incident*, *channel*" in lines[0]
     late = [ln for ln in lines if ln.startswith("- Page on-call as soon as three similar failure reports")]
     assert late == [
         "- Page on-call as soon as three similar failure reports arrive within 30 minutes. "
