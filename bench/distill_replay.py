@@ -44,6 +44,7 @@ from replay_judge import analyse, held  # noqa: E402
 
 from scarwarden import git  # noqa: E402
 from scarwarden.distill import distill, state  # noqa: E402
+from scarwarden.distill.lesson_text import lead, units  # noqa: E402
 from scarwarden.files import claims  # noqa: E402
 from scarwarden.files.playbook_edit import load_playbook  # noqa: E402
 from scarwarden.files.record import add_episodes  # noqa: E402
@@ -80,6 +81,45 @@ def replay_stream(seed: int | None) -> tuple[list[dict[str, Any]], dict[int, Any
         if run.items and run.task_id not in first:
             first[run.task_id] = run.items[0]
     return episodes, first
+
+
+def banking_stream() -> list[dict[str, Any]]:
+    """tau2-banking's tasks with an annotator's notes, in file order: the customer's
+    scenario (its first sentence) is the task, the notes are the correction."""
+    rows = [json.loads(line) for line in (DATA / "tau2-banking" / "tasks.jsonl").open(encoding="utf-8")]
+    episodes = []
+    for index, row in enumerate(r for r in rows if r.get("notes")):
+        at = (START + timedelta(minutes=index)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        scenario = " ".join(str(row["instructions"]).split())
+        episodes.append(
+            {
+                "at": at,
+                "agent": "tau2-banking",
+                "task": scenario[:300],
+                "correction": row["notes"],
+                "corrected_by": "tau2-banking annotator",
+                "source": "correction",
+                "x-task-id": row["id"],
+            }
+        )
+    return episodes
+
+
+def lessons_kept(repo: MemoryRepo, episodes: list[Any]) -> dict[str, int]:
+    """Every correction sentence: in some active rule's text word for word, or restated
+    (the same lesson: its episode named by a sentence of an active rule), or neither."""
+    book = load_playbook(repo)
+    text = " ".join(rule.text for rule in book.rules)
+    named = {ep for rule in book.rules for said in rule.said() for ep in said.episode_ids}
+    out = {"sentences": 0, "verbatim": 0, "restated": 0, "missing": 0}
+    for ep in episodes:
+        for unit in units(str(ep.get("correction") or "")):
+            if not lead(unit).stems:
+                continue
+            out["sentences"] += 1
+            key = "verbatim" if unit.text in text else "restated" if ep.id in named else "missing"
+            out[key] += 1
+    return out
 
 
 def run(episodes: list[dict[str, Any]], every: int, parent: Path) -> dict[str, Any]:
@@ -149,15 +189,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/distill_replay.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=None, help="shuffle the task order with this seed")
     parser.add_argument("--distill-every", type=int, default=10, metavar="N")
+    parser.add_argument("--banking", action="store_true", help="tau2-banking's notes instead of the replay")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    episodes, first = replay_stream(args.seed)
+    episodes, first = (banking_stream(), {}) if args.banking else replay_stream(args.seed)
     with tempfile.TemporaryDirectory() as tmp:
         out = run(episodes, args.distill_every, Path(tmp))
         figures = measure(out["repo"], out["accounts"], first)
+        ledger = state.ledger_at(out["repo"], git.head(out["repo"].root) or "HEAD")
+        loaded = state.load_episodes(out["repo"], ledger, sorted(ledger))[0]
+        figures.update({f"lesson_sentences_{k}": v for k, v in lessons_kept(out["repo"], loaded).items()})
     figures.update(
         {
-            "order": "default" if args.seed is None else f"seed {args.seed}",
+            "stream": "tau2-banking notes"
+            if args.banking
+            else "replay, " + ("default order" if args.seed is None else f"seed {args.seed}"),
             "contradictions_decided": out["flags"]["decided"],
             "contradictions_flagged": out["flags"]["unsure"],
             "distill_seconds": round(out["seconds"], 2),

@@ -135,9 +135,20 @@ class Clause:
     hedged: bool
     #: Stem -> the first word seen with it, for reports a reader understands.
     surface: dict[str, str]
+    #: It holds a word of LIMIT_CUES: its numbers are limits, not facts of one case.
+    cued: bool = False
 
     def say(self, stems: Iterable[str]) -> str:
         return ", ".join(self.surface.get(s, s) for s in sorted(stems))
+
+
+#: Words that make a number in a clause a limit or a setting ("at most 2", "no emoji",
+#: "within 24 hours", "2 hours before"); when neither clause has one, their numbers are
+#: facts of two cases ("a dispute with 75 transactions"), and no contradiction.
+LIMIT_CUES = frozenset(
+    "most least max maximum minimum min more less fewer under over within exactly only up "
+    "no zero limit cap before after every per".split()
+)
 
 
 def _limits(words: list[str]) -> dict[str, int]:
@@ -187,6 +198,7 @@ def clause(text: str) -> Clause:
         _content(lowered),
         bool(_HEDGES.search(lowered)),
         surface,
+        bool(LIMIT_CUES.intersection(words)),
     )
 
 
@@ -218,7 +230,7 @@ class Contradiction:
 
 
 def _compare(old: Clause, new: Clause, same_thing: bool = True) -> Contradiction | None:
-    shared_limits = sorted(set(old.limits) & set(new.limits))
+    shared_limits = sorted(set(old.limits) & set(new.limits)) if old.cued or new.cued else []
     if shared_limits:
         for noun in shared_limits:
             if old.limits[noun] != new.limits[noun]:
