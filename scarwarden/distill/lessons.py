@@ -42,6 +42,8 @@ SAME = 0.7
 #: Share of the shorter sentence's (weighted) stems in the other at which a new
 #: sentence is about the topic of a rule's sentence.
 TOPIC = 0.5
+#: Sentences a new one is checked against for a contradiction: the closest ones.
+CHECKED = 8
 #: A rule grows by a sentence while it stays under this many tokens (chars / 4).
 MAX_TOKENS = 150
 #: Most tags a new rule gets from its episodes.
@@ -97,6 +99,7 @@ class Target:
     overruled: list[tuple[str, claims.Contradiction]] = field(default_factory=list)
     images: bool = False
     grew: bool = False
+    _cited: set[str] = field(default_factory=set)
 
     @property
     def text(self) -> str:
@@ -106,7 +109,8 @@ class Target:
         return self.base.id if self.base else f'new rule "{self.title}"'
 
     def cite(self, ep: str) -> None:
-        if ep not in self.cites:
+        if ep not in self._cited:
+            self._cited.add(ep)
             self.cites.append(ep)
 
 
@@ -140,19 +144,35 @@ class Planner:
         self.reviewers: dict[str, object] = {}
         self._index: dict[str, set[tuple[int, int]]] = defaultdict(set)
         self._lines = 0
+        self._weights: dict[str, float] = {}
+        self._totals: dict[tuple[int, int], float] = {}
         for t, target in enumerate(self.targets):
             for i, line in enumerate(target.lines):
                 self._post(t, i, line.unit)
 
     def _post(self, t: int, i: int, unit: Unit) -> None:
         self._lines += 1
+        self._weights.clear()
+        self._totals.clear()
         for stem in lead(unit).stems:
             self._index[stem].add((t, i))
 
     def _weight(self, stem: str) -> float:
         """Rarer stems weigh more: boilerplate every correction shares ("the run left this
-        write out") cannot make two lessons one."""
-        return math.log(1 + (self._lines + 1) / (len(self._index.get(stem, ())) + 1))
+        write out") cannot make two lessons one. Cached until the next sentence is posted."""
+        found = self._weights.get(stem)
+        if found is None:
+            found = math.log(1 + (self._lines + 1) / (len(self._index.get(stem, ())) + 1))
+            self._weights[stem] = found
+        return found
+
+    def _line_weight(self, key: tuple[int, int]) -> float:
+        found = self._totals.get(key)
+        if found is None:
+            t, i = key
+            found = sum(self._weight(s) for s in lead(self.targets[t].lines[i].unit).stems)
+            self._totals[key] = found
+        return found
 
     def _near(self, unit: Unit) -> list[tuple[float, float, int, int]]:
         """(same, topic, target, line) of every sentence about the same topic, best
@@ -169,7 +189,7 @@ class Planner:
             line = self.targets[t].lines[i]
             if not line.unit.text:
                 continue
-            other = sum(weights.get(s) or self._weight(s) for s in lead(line.unit).stems)
+            other = self._line_weight((t, i))
             topic = both / min(mine, other)
             if topic >= TOPIC:
                 out.append((both / (mine + other - both), topic, t, i))
@@ -196,7 +216,7 @@ class Planner:
     def _place(self, ep: Episode, unit: Unit) -> None:
         key = lead(unit)
         near = self._near(key)
-        for _, _, t, i in near:
+        for _, _, t, i in near[:CHECKED]:
             line = self.targets[t].lines[i]
             found = claims.contradiction(lead(line.unit).text, key.text)
             if found is None:

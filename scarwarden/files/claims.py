@@ -90,11 +90,13 @@ def identifier(token: str) -> str | None:
     return core.lower()
 
 
+@lru_cache(maxsize=65536)
 def _figures(text: str) -> frozenset[str]:
     """The bare numbers of a text ("3 bags", "$249")."""
     return frozenset(t.strip(_EDGE) for t in _TOKEN.findall(text) if t.strip(_EDGE + "$€£").isdigit())
 
 
+@lru_cache(maxsize=65536)
 def identifiers(text: str) -> frozenset[str]:
     """The identifiers a text names (what object it is about)."""
     return frozenset(i for i in (identifier(t) for t in _TOKEN.findall(text)) if i)
