@@ -139,3 +139,21 @@ def test_ask_words_are_not_tags(memory_repo: MemoryRepo) -> None:
     distill(memory_repo, offline=True)
     (rule,) = book(memory_repo).rules
     assert rule.tags == ()
+
+
+def test_distill_migrate_maps_an_older_playbook(cli, demo_repo: MemoryRepo) -> None:
+    before = pb.parse(demo_repo.playbook_path.read_text())
+    assert all(not r.sources for r in before.rules)
+    out = cli("distill", "--migrate")
+    assert out.exit_code == 0, out.output
+    assert "PB-01: 2 sentences mapped, 0 left from the rule's citations" in out.stdout
+    after = pb.parse(demo_repo.playbook_path.read_text())
+    for old, new in zip(before.rules, after.rules, strict=True):
+        assert (new.text, new.episode_ids, new.tags) == (old.text, old.episode_ids, old.tags)
+    pb01 = after.get("PB-01")
+    assert pb01 is not None and [s.kind for s in pb01.said()] == ["stated", "stated"]
+    subject = git(demo_repo.root, "log", "-1", "--format=%s").stdout.strip()
+    assert subject.startswith("playbook: sentence maps for ")
+    assert check_all(demo_repo.root).ok
+    again = cli("distill", "--migrate")
+    assert again.exit_code == 0 and "no rule to migrate" in again.stdout
