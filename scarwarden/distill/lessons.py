@@ -11,8 +11,12 @@ and amounts masked, with every sentence of the playbook and of this run:
   every old episode whose words remain plus the new one. Against a sentence of this
   run, the later replaces it and both stay cited. An **unsure** case keeps the lesson
   and its citation, and is flagged for a human (never dropped);
-* **the same lesson** (overlap >= :data:`SAME` and the same polarity): the episode is
-  cited, by the rule and in the sentence's map; no word changes;
+* **the same lesson** (overlap >= :data:`SAME`, the same polarity, and no identifier
+  the sentence does not already name): the episode is cited, by the rule and in the
+  sentence's map; no word changes. The same lesson about *another object* (another
+  reservation, another user) is a sentence of its own, with its own provenance: its
+  identifiers are what the next agent needs, and a lesson whose only new words are
+  identifiers was lost as "already said" before;
 * **something new on the same topic** (overlap >= :data:`TOPIC` with a sentence of a
   rule, the same polarity): a sentence of that rule, with its own provenance, while the
   rule stays under :data:`MAX_TOKENS`;
@@ -228,14 +232,15 @@ class Planner:
             break  # unsure: flagged; the lesson is placed as any other
         for same, _, t, i in near:
             line = self.targets[t].lines[i]
-            if same >= SAME and lead(line.unit).negated == key.negated:
+            said = lead(line.unit)
+            if same >= SAME and said.negated == key.negated and key.ids <= said.ids:
                 self._restate(self.targets[t], line, ep)
                 return
         for _, _, t, i in sorted(near, key=lambda x: (-x[1], x[2], x[3])):
             target = self.targets[t]
             if (
                 lead(target.lines[i].unit).negated == key.negated
-                and tokens(f"{target.text} {unit.text}") <= MAX_TOKENS
+                and tokens(f"{target.title} {target.text} {unit.text}") <= MAX_TOKENS
             ):
                 self._append(t, ep, unit)
                 return
