@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -48,7 +49,12 @@ from scarwarden.files import claims  # noqa: E402
 from scarwarden.files.playbook_edit import load_playbook  # noqa: E402
 from scarwarden.files.record import add_episodes  # noqa: E402
 from scarwarden.files.scaffold import init  # noqa: E402
-from scarwarden.gate.support import unsupported  # noqa: E402
+
+try:  # issue 25's modules; absent when this runs on an older checkout as a baseline
+    from scarwarden.distill.lesson_text import lead, units
+    from scarwarden.gate.support import unsupported
+except ImportError:  # pragma: no cover - the baseline run
+    lead = units = unsupported = None  # type: ignore[assignment]
 from scarwarden.repo import MemoryRepo, open_repo  # noqa: E402
 
 DATA = Path("/work/shared/datasets")
@@ -66,6 +72,10 @@ def make_repo(parent: Path) -> MemoryRepo:
     return open_repo(path)
 
 
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+", " ".join(text.split())) if s]
+
+
 def tokens(text: str) -> int:
     return -(-len(text) // 4)
 
@@ -80,6 +90,45 @@ def replay_stream(seed: int | None) -> tuple[list[dict[str, Any]], dict[int, Any
         if run.items and run.task_id not in first:
             first[run.task_id] = run.items[0]
     return episodes, first
+
+
+def banking_stream() -> list[dict[str, Any]]:
+    """tau2-banking's tasks with an annotator's notes, in file order: the customer's
+    scenario (its first sentence) is the task, the notes are the correction."""
+    rows = [json.loads(line) for line in (DATA / "tau2-banking" / "tasks.jsonl").open(encoding="utf-8")]
+    episodes = []
+    for index, row in enumerate(r for r in rows if r.get("notes")):
+        at = (START + timedelta(minutes=index)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        scenario = " ".join(str(row["instructions"]).split())
+        episodes.append(
+            {
+                "at": at,
+                "agent": "tau2-banking",
+                "task": scenario[:300],
+                "correction": row["notes"],
+                "corrected_by": "tau2-banking annotator",
+                "source": "correction",
+                "x-task-id": row["id"],
+            }
+        )
+    return episodes
+
+
+def lessons_kept(repo: MemoryRepo, episodes: list[Any]) -> dict[str, int]:
+    """Every correction sentence: in some active rule's text word for word, or restated
+    (the same lesson: its episode named by a sentence of an active rule), or neither."""
+    book = load_playbook(repo)
+    text = " ".join(rule.text for rule in book.rules)
+    named = {ep for rule in book.rules for said in rule.said() for ep in said.episode_ids}
+    out = {"sentences": 0, "verbatim": 0, "restated": 0, "missing": 0}
+    for ep in episodes:
+        for unit in units(str(ep.get("correction") or "")):
+            if not lead(unit).stems:
+                continue
+            out["sentences"] += 1
+            key = "verbatim" if unit.text in text else "restated" if ep.id in named else "missing"
+            out[key] += 1
+    return out
 
 
 def run(episodes: list[dict[str, Any]], every: int, parent: Path) -> dict[str, Any]:
@@ -110,7 +159,7 @@ def measure(repo: MemoryRepo, accounts: dict[str, str], first: dict[int, Any]) -
     texts = [analyse(rule.text) for rule in book.rules]
     specific = sum(held(item, texts, "specific") for item in first.values())
     general = sum(held(item, texts, "general") for item in first.values())
-    found = unsupported(book, {ep.id: ep for ep in eps})
+    found = unsupported(book, {ep.id: ep for ep in eps}) if unsupported else []
     sizes = sorted(tokens(f"{rule.title} {rule.text}") for rule in book.rules)
     return {
         "episodes_with_correction": len(corrected),
@@ -127,12 +176,18 @@ def measure(repo: MemoryRepo, accounts: dict[str, str], first: dict[int, Any]) -
         "tokens_per_rule_median": sizes[len(sizes) // 2] if sizes else 0,
         "tokens_largest_rule": sizes[-1] if sizes else 0,
         "rules_over_150_tokens": sum(s > 150 for s in sizes),
+        # ... of which hold more than one lesson (a sentence not starting "Context:")
+        "rules_over_150_tokens_with_several_lessons": sum(
+            tokens(f"{rule.title} {rule.text}") > 150
+            and sum(not s.lower().startswith(("context:", "note:")) for s in _sentences(rule.text)) > 1
+            for rule in book.rules
+        ),
     }
 
 
 def sample_errors() -> dict[str, Any]:
     """The contradiction detector against the hand-labelled pairs."""
-    if not SAMPLE.exists():
+    if not SAMPLE.exists() or units is None:
         return {}
     pairs = json.loads(SAMPLE.read_text(encoding="utf-8"))["pairs"]
     false_pos = [p for p in pairs if not p["contradicts"] and claims.contradiction(p["old"], p["new"])]
@@ -149,15 +204,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/distill_replay.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=None, help="shuffle the task order with this seed")
     parser.add_argument("--distill-every", type=int, default=10, metavar="N")
+    parser.add_argument("--banking", action="store_true", help="tau2-banking's notes instead of the replay")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    episodes, first = replay_stream(args.seed)
+    episodes, first = (banking_stream(), {}) if args.banking else replay_stream(args.seed)
     with tempfile.TemporaryDirectory() as tmp:
         out = run(episodes, args.distill_every, Path(tmp))
         figures = measure(out["repo"], out["accounts"], first)
+        ledger = state.ledger_at(out["repo"], git.head(out["repo"].root) or "HEAD")
+        loaded = state.load_episodes(out["repo"], ledger, sorted(ledger))[0]
+        if units is not None:
+            kept = lessons_kept(out["repo"], loaded)
+            figures.update({f"lesson_sentences_{k}": v for k, v in kept.items()})
     figures.update(
         {
-            "order": "default" if args.seed is None else f"seed {args.seed}",
+            "stream": "tau2-banking notes"
+            if args.banking
+            else "replay, " + ("default order" if args.seed is None else f"seed {args.seed}"),
             "contradictions_decided": out["flags"]["decided"],
             "contradictions_flagged": out["flags"]["unsure"],
             "distill_seconds": round(out["seconds"], 2),

@@ -80,6 +80,7 @@ def units(correction: str) -> list[Unit]:
     return [analyse(piece) for piece in pieces]
 
 
+@lru_cache(maxsize=65536)
 def lead(unit: Unit) -> Unit:
     """The unit's first sentence alone (what groups it: the qualifier is detail)."""
     first = split(unit.text)[0]

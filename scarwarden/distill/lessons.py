@@ -11,8 +11,12 @@ and amounts masked, with every sentence of the playbook and of this run:
   every old episode whose words remain plus the new one. Against a sentence of this
   run, the later replaces it and both stay cited. An **unsure** case keeps the lesson
   and its citation, and is flagged for a human (never dropped);
-* **the same lesson** (overlap >= :data:`SAME` and the same polarity): the episode is
-  cited, by the rule and in the sentence's map; no word changes;
+* **the same lesson** (overlap >= :data:`SAME`, the same polarity, and no identifier
+  the sentence does not already name): the episode is cited, by the rule and in the
+  sentence's map; no word changes. The same lesson about *another object* (another
+  reservation, another user) is a sentence of its own, with its own provenance: its
+  identifiers are what the next agent needs, and a lesson whose only new words are
+  identifiers was lost as "already said" before;
 * **something new on the same topic** (overlap >= :data:`TOPIC` with a sentence of a
   rule, the same polarity): a sentence of that rule, with its own provenance, while the
   rule stays under :data:`MAX_TOKENS`;
@@ -42,6 +46,8 @@ SAME = 0.7
 #: Share of the shorter sentence's (weighted) stems in the other at which a new
 #: sentence is about the topic of a rule's sentence.
 TOPIC = 0.5
+#: Sentences a new one is checked against for a contradiction: the closest ones.
+CHECKED = 8
 #: A rule grows by a sentence while it stays under this many tokens (chars / 4).
 MAX_TOKENS = 150
 #: Most tags a new rule gets from its episodes.
@@ -97,6 +103,7 @@ class Target:
     overruled: list[tuple[str, claims.Contradiction]] = field(default_factory=list)
     images: bool = False
     grew: bool = False
+    _cited: set[str] = field(default_factory=set)
 
     @property
     def text(self) -> str:
@@ -106,7 +113,8 @@ class Target:
         return self.base.id if self.base else f'new rule "{self.title}"'
 
     def cite(self, ep: str) -> None:
-        if ep not in self.cites:
+        if ep not in self._cited:
+            self._cited.add(ep)
             self.cites.append(ep)
 
 
@@ -140,19 +148,35 @@ class Planner:
         self.reviewers: dict[str, object] = {}
         self._index: dict[str, set[tuple[int, int]]] = defaultdict(set)
         self._lines = 0
+        self._weights: dict[str, float] = {}
+        self._totals: dict[tuple[int, int], float] = {}
         for t, target in enumerate(self.targets):
             for i, line in enumerate(target.lines):
                 self._post(t, i, line.unit)
 
     def _post(self, t: int, i: int, unit: Unit) -> None:
         self._lines += 1
+        self._weights.clear()
+        self._totals.clear()
         for stem in lead(unit).stems:
             self._index[stem].add((t, i))
 
     def _weight(self, stem: str) -> float:
         """Rarer stems weigh more: boilerplate every correction shares ("the run left this
-        write out") cannot make two lessons one."""
-        return math.log(1 + (self._lines + 1) / (len(self._index.get(stem, ())) + 1))
+        write out") cannot make two lessons one. Cached until the next sentence is posted."""
+        found = self._weights.get(stem)
+        if found is None:
+            found = math.log(1 + (self._lines + 1) / (len(self._index.get(stem, ())) + 1))
+            self._weights[stem] = found
+        return found
+
+    def _line_weight(self, key: tuple[int, int]) -> float:
+        found = self._totals.get(key)
+        if found is None:
+            t, i = key
+            found = sum(self._weight(s) for s in lead(self.targets[t].lines[i].unit).stems)
+            self._totals[key] = found
+        return found
 
     def _near(self, unit: Unit) -> list[tuple[float, float, int, int]]:
         """(same, topic, target, line) of every sentence about the same topic, best
@@ -169,7 +193,7 @@ class Planner:
             line = self.targets[t].lines[i]
             if not line.unit.text:
                 continue
-            other = sum(weights.get(s) or self._weight(s) for s in lead(line.unit).stems)
+            other = self._line_weight((t, i))
             topic = both / min(mine, other)
             if topic >= TOPIC:
                 out.append((both / (mine + other - both), topic, t, i))
@@ -196,7 +220,7 @@ class Planner:
     def _place(self, ep: Episode, unit: Unit) -> None:
         key = lead(unit)
         near = self._near(key)
-        for _, _, t, i in near:
+        for _, _, t, i in near[:CHECKED]:
             line = self.targets[t].lines[i]
             found = claims.contradiction(lead(line.unit).text, key.text)
             if found is None:
@@ -208,14 +232,15 @@ class Planner:
             break  # unsure: flagged; the lesson is placed as any other
         for same, _, t, i in near:
             line = self.targets[t].lines[i]
-            if same >= SAME and lead(line.unit).negated == key.negated:
+            said = lead(line.unit)
+            if same >= SAME and said.negated == key.negated and key.ids <= said.ids:
                 self._restate(self.targets[t], line, ep)
                 return
         for _, _, t, i in sorted(near, key=lambda x: (-x[1], x[2], x[3])):
             target = self.targets[t]
             if (
                 lead(target.lines[i].unit).negated == key.negated
-                and tokens(f"{target.text} {unit.text}") <= MAX_TOKENS
+                and tokens(f"{target.title} {target.text} {unit.text}") <= MAX_TOKENS
             ):
                 self._append(t, ep, unit)
                 return

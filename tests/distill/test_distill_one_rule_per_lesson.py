@@ -60,20 +60,18 @@ def test_a_5000_word_correction_is_kept_in_whole_sentences(memory_repo: MemoryRe
 
 
 def test_two_corrections_identical_but_for_an_identifier(memory_repo: MemoryRepo) -> None:
-    a, b = record(
-        memory_repo,
-        "Call cancel_reservation on reservation Z7GOZK when the flight was cancelled by the airline.",
-        "Call cancel_reservation on reservation EQ1G6C when the flight was cancelled by the airline.",
-    )
+    """One rule, every episode cited. The same words (a task corrected twice) are one
+    sentence; another object's identifier is kept in a sentence of its own, with its
+    own provenance (the issue also counts a lesson whose only new word was an
+    identifier, lost as "already said", among the lessons dropped: the values are what
+    the repeat needs)."""
+    same = "Call cancel_reservation on reservation Z7GOZK when the flight was cancelled by the airline."
+    other = "Call cancel_reservation on reservation EQ1G6C when the flight was cancelled by the airline."
+    a, b, c = record(memory_repo, same, same, other)
     distill(memory_repo, offline=True)
     (rule,) = book(memory_repo).rules
-    assert rule.episode_ids == (a, b)
-    assert [(s.sentence, s.episode_ids) for s in rule.said()] == [
-        (
-            "Call cancel_reservation on reservation Z7GOZK when the flight was cancelled by the airline.",
-            (a, b),
-        )
-    ]
+    assert rule.episode_ids == (a, b, c)
+    assert [(s.sentence, s.episode_ids) for s in rule.said()] == [(same, (a, b)), (other, (c,))]
 
 
 def test_the_same_instruction_on_different_objects_is_no_contradiction(memory_repo: MemoryRepo) -> None:
@@ -139,3 +137,21 @@ def test_ask_words_are_not_tags(memory_repo: MemoryRepo) -> None:
     distill(memory_repo, offline=True)
     (rule,) = book(memory_repo).rules
     assert rule.tags == ()
+
+
+def test_distill_migrate_maps_an_older_playbook(cli, demo_repo: MemoryRepo) -> None:
+    before = pb.parse(demo_repo.playbook_path.read_text())
+    assert all(not r.sources for r in before.rules)
+    out = cli("distill", "--migrate")
+    assert out.exit_code == 0, out.output
+    assert "PB-01: 2 sentences mapped, 0 left from the rule's citations" in out.stdout
+    after = pb.parse(demo_repo.playbook_path.read_text())
+    for old, new in zip(before.rules, after.rules, strict=True):
+        assert (new.text, new.episode_ids, new.tags) == (old.text, old.episode_ids, old.tags)
+    pb01 = after.get("PB-01")
+    assert pb01 is not None and [s.kind for s in pb01.said()] == ["stated", "stated"]
+    subject = git(demo_repo.root, "log", "-1", "--format=%s").stdout.strip()
+    assert subject.startswith("playbook: sentence maps for ")
+    assert check_all(demo_repo.root).ok
+    again = cli("distill", "--migrate")
+    assert again.exit_code == 0 and "no rule to migrate" in again.stdout

@@ -121,3 +121,33 @@ def test_make_rule_refuses_a_map_naming_an_uncited_episode() -> None:
         "PB-01", "T", "Say it.", [], ["ep-aaaaaaaaaa"], sources=[Source(1, ("ep-aaaaaaaaaa",))]
     )
     assert dataclasses.replace(rule, sources=()).said()[0].kind == "rule"
+
+
+def test_rule_add_takes_a_sentence_map(cli, demo_repo) -> None:
+    from conftest import git
+
+    text = "Never post discount codes on social media. Send them to the email list."
+    cites = "ep-wmjgdnc59j,ep-56m702j8dv"
+    head = git(demo_repo.root, "rev-parse", "HEAD").stdout
+    bad = cli("rule", "add", "--text", text, "--cites", cites, "--sentences-from", "1: ep-t54vr0xvc5")
+    assert bad.exit_code == 1, bad.output  # a validation error (exit 1): nothing written
+    assert "names ep-t54vr0xvc5, which 'Learnt in' does not cite" in bad.output
+    assert git(demo_repo.root, "rev-parse", "HEAD").stdout == head
+    out = cli(
+        "rule",
+        "add",
+        "--text",
+        text,
+        "--cites",
+        cites,
+        "--sentences-from",
+        "1: ep-wmjgdnc59j; 2: ep-56m702j8dv",
+    )
+    assert out.exit_code == 0, out.output
+    rule = pb.parse(demo_repo.playbook_path.read_text()).get(out.stdout.strip())
+    assert [s.episode_ids for s in rule.said()] == [("ep-wmjgdnc59j",), ("ep-56m702j8dv",)]
+    assert "- Sentences from: 1: ep-wmjgdnc59j; 2: ep-56m702j8dv" in demo_repo.playbook_path.read_text()
+    one = cli("rule", "add", "--text", "Keep codes private. Really.", "--cites", "ep-wmjgdnc59j")
+    assert one.exit_code == 0
+    single = pb.parse(demo_repo.playbook_path.read_text()).get(one.stdout.strip())
+    assert single.sources == () and {s.episode_ids for s in single.said()} == {("ep-wmjgdnc59j",)}
