@@ -161,6 +161,18 @@ class Memory:
             ep = record_human_answer(self.repo, task, answer, receipt=receipt)
             return self._recorded(ep)
 
+    def confirm(self, task: str, rule_id: str) -> tuple[Recorded, str]:
+        """Record a human's confirmation that a rule (a candidate of an ``ASK_HUMAN``)
+        applies to the task (``ask --confirm``): an episode whose correction is the rule's
+        own text, so the task's words reach the rule; returns it and the rule's canonical
+        ID. An unknown, retired or misspelt ID raises :class:`UsageError`, nothing written."""
+        from scarwarden.answers.asking import record_confirmation
+
+        task, rule_id = _required(task, "task"), _required(rule_id, "rule_id")
+        with self._writes:
+            ep, confirmed = record_confirmation(self.repo, task, rule_id)
+            return self._recorded(ep), confirmed
+
     def distill(
         self, *, offline: bool | None = None, dry_run: bool = True, branch: str | None = None
     ) -> Distillation:

@@ -232,7 +232,8 @@ def distill_section(repo: MemoryRepo, echo: Echo) -> None:
     echo("")
     if any(c.kind == "update" for c in result.changes):
         echo(
-            "An update keeps the rule's ID and reviewed wording and adds the new citations, "
+            "An update keeps the rule's ID and reviewed wording, adds the new citations and "
+            "each new lesson as a sentence of its own ('- Sentences from:' names its episodes), "
             "instead of a near-duplicate rule."
         )
     added = [c for c in result.changes if c.kind == "add"]

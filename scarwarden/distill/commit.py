@@ -46,6 +46,8 @@ class MessageParts:
     no_lesson: Sequence[tuple[str, str]] = ()
     #: Rules proposed for revision or retirement (their lineage counts, described).
     struggling: Sequence[str] = ()
+    #: (episode ID, "cited by PB-..." or "left out: why"): every episode with a correction.
+    accounts: Sequence[tuple[str, str]] = ()
 
 
 def subject(changes: Sequence[Change]) -> str:
@@ -83,6 +85,11 @@ def message(parts: MessageParts) -> str:
     if parts.no_lesson:
         lines += ["", "Taught nothing (marked distilled):"]
         lines += [f"- {ep}: {why}" for ep, why in parts.no_lesson]
+    if parts.accounts:
+        cited = sum(1 for _, status in parts.accounts if status.startswith("cited"))
+        left = len(parts.accounts) - cited
+        lines += ["", f"Episodes with a correction: {cited} cited by an active rule, {left} left out:"]
+        lines += [f"- {ep}: {status}" for ep, status in parts.accounts]
     if parts.left:
         lines += ["", "Left for later (not marked distilled):"]
         lines += [f"- {ep}: {why}" for ep, why in parts.left]

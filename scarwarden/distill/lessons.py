@@ -1,39 +1,56 @@
-"""What each correction teaches, placed in the playbook by the offline distiller.
+"""One rule per lesson: where each correction sentence goes (the offline distiller).
 
-:mod:`.offline` groups the new episodes and finds the rule each group restates; this
-module decides, one episode at a time (oldest first), what its correction adds:
+Each correction is read as whole sentences (:mod:`.lesson_text`), oldest episode
+first. A sentence is compared, by its content stems with identifiers, numbers, dates
+and amounts masked, with every sentence of the playbook and of this run:
 
-* **already said**: most of its stems are in the rule (``claims.covered``): the episode
-  is cited, the text is left alone;
-* **a new lesson**: the correction becomes a sentence of the rule's text (its new tags
-  too), never a duplicate sentence; when the rule already holds
-  :data:`MAX_SENTENCES` sentences the lesson starts a rule of its own instead;
-* **a contradiction** (:mod:`scarwarden.files.claims`): newer evidence wins. Against
-  a rule's committed text, the rule is **superseded**: retired with the reason and
-  ``Replaced by:`` a new rule whose text drops the contradicted clause and states the
-  new one, citing the old rule's episodes that still support it plus the new one.
-  Against a sentence added earlier in the same run, the later one replaces it, both
-  stay cited, and the reversal is flagged. When the detector is unsure, the episode is
-  not cited by the rule at all; the flag goes to the commit body (and a
-  ``Scarwarden-Contradiction:`` line that ``check --all`` and ``review`` read back).
+* **a contradiction** (:mod:`scarwarden.files.claims`; the same object, the same
+  action, opposite polarity or a different limit) with a related sentence: newer
+  evidence wins. Against a committed rule, the rule is **superseded**: retired, and
+  ``Replaced by:`` a rule without the contradicted sentence, stating the new one, citing
+  every old episode whose words remain plus the new one. Against a sentence of this
+  run, the later replaces it and both stay cited. An **unsure** case keeps the lesson
+  and its citation, and is flagged for a human (never dropped);
+* **the same lesson** (overlap >= :data:`SAME`, the same polarity, and no identifier
+  the sentence does not already name): the episode is cited, by the rule and in the
+  sentence's map; no word changes. The same lesson about *another object* (another
+  reservation, another user) is a sentence of its own, with its own provenance: its
+  identifiers are what the next agent needs, and a lesson whose only new words are
+  identifiers was lost as "already said" before;
+* **something new on the same topic** (overlap >= :data:`TOPIC` with a sentence of a
+  rule, the same polarity): a sentence of that rule, with its own provenance, while the
+  rule stays under :data:`MAX_TOKENS`;
+* otherwise **a new rule**: that sentence, titled by its first clause.
 
-Everything is deterministic: same episodes, same playbook, same operations.
+Never by tags: a rule about something else cannot absorb a lesson. No cap drops a
+lesson: a full rule sends it to a new rule. Deterministic: same input, same output.
 """
 
 from __future__ import annotations
 
+import math
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from scarwarden.distill.lesson_text import Unit, analyse, lead, tokens, units
 from scarwarden.distill.ops import Operation, slug
 from scarwarden.files import claims
 from scarwarden.files import playbook as pb
+from scarwarden.files import playbook_sentences as ps
 from scarwarden.files.episodes import Episode
 from scarwarden.files.playbook_edit import title_from_text
 
-#: Most sentences in a rule the offline distiller writes or grows.
-MAX_SENTENCES = 4
-#: Most tags a rule gets from the offline distiller (a rule may have more by hand).
+#: Overlap (Jaccard, masked stems) at which two sentences teach the same lesson.
+SAME = 0.7
+#: Share of the shorter sentence's (weighted) stems in the other at which a new
+#: sentence is about the topic of a rule's sentence.
+TOPIC = 0.5
+#: Sentences a new one is checked against for a contradiction: the closest ones.
+CHECKED = 8
+#: A rule grows by a sentence while it stays under this many tokens (chars / 4).
+MAX_TOKENS = 150
+#: Most tags a new rule gets from its episodes.
 MAX_TAGS = 6
 
 Loader = Callable[[list[str]], list[Episode]]
@@ -62,236 +79,310 @@ class Flag:
 
 
 @dataclass
+class Line:
+    """A sentence of a rule as this run grows it, with the episodes that taught it."""
+
+    unit: Unit
+    #: ``None``: a committed sentence without a map (from the rule's citations).
+    episodes: list[str] | None
+    committed: bool
+    model: bool = False
+
+
+@dataclass
 class Target:
     """A rule as this run grows it: an existing one (``base``) or a new one."""
 
     base: pb.Rule | None
-    sentences: list[str]
+    lines: list[Line]
     tags: list[str]
     title: str = ""
-    #: Sentence -> the episode of this run that wrote it (absent: the committed text).
-    written_by: dict[str, str] = field(default_factory=dict)
     cites: list[str] = field(default_factory=list)
     lessons: list[tuple[str, str]] = field(default_factory=list)
     #: Contradictions with the committed text: the rule is superseded.
     overruled: list[tuple[str, claims.Contradiction]] = field(default_factory=list)
+    images: bool = False
+    grew: bool = False
+    _cited: set[str] = field(default_factory=set)
 
     @property
     def text(self) -> str:
-        return " ".join(self.sentences)
+        return " ".join(line.unit.text for line in self.lines)
 
     def label(self) -> str:
         return self.base.id if self.base else f'new rule "{self.title}"'
 
-
-def _lesson(ep: Episode) -> str:
-    return claims.as_sentence(str(ep.get("correction") or ""))
-
-
-def _tags_of(episodes: Iterable[Episode]) -> list[str]:
-    counts: dict[str, int] = {}
-    for ep in episodes:
-        for tag in ep.tags:
-            counts[tag] = counts.get(tag, 0) + 1
-    first = {t: i for i, t in enumerate(counts)}
-    return sorted(counts, key=lambda t: (-counts[t], first[t]))
+    def cite(self, ep: str) -> None:
+        if ep not in self._cited:
+            self._cited.add(ep)
+            self.cites.append(ep)
 
 
-def _news(sentence: str, known: str) -> str:
-    """The parts (``;``-clauses) of ``sentence`` that ``known`` does not already say,
-    as a sentence; "" when it says them all."""
-    kept: list[str] = []
-    for part in (p.strip().rstrip(".!?") for p in sentence.split(";")):
-        if part and not claims.covered(part, known + " " + " ".join(kept)):
-            kept.append(part)
-    return claims.as_sentence("; ".join(kept)) if kept else ""
+def _existing(rule: pb.Rule) -> Target:
+    lines = [
+        Line(analyse(s.sentence), None if s.kind == "rule" else list(s.episode_ids), True, s.kind == "model")
+        for s in rule.said()
+    ]
+    return Target(rule, lines, list(rule.tags), rule.title)
+
+
+def _tags(ep: Episode) -> list[str]:
+    """A new rule's tags: the episode's own (never words of its task)."""
+    return [t for t in dict.fromkeys(slug(t) for t in ep.tags) if t][:MAX_TAGS]
+
+
+def _has_images(ep: Episode) -> bool:
+    return bool(ep.get("attachments"))
 
 
 class Planner:
-    """Places each episode's lesson; :meth:`operations` turns the result into ops."""
+    """Places each episode's sentences; :meth:`operations` turns the result into ops."""
 
     def __init__(self, playbook: pb.Playbook, load: Loader | None = None) -> None:
         self.playbook = playbook
         self.load = load
-        self.targets: dict[str, Target] = {}  # rule ID or "new-N" -> target
+        self.targets: list[Target] = [_existing(rule) for rule in playbook.rules]
         self.flags: list[Flag] = []
-        self.flagged_only: list[str] = []  # episodes cited nowhere, only flagged
-        self.reviewers: dict[str, object] = {}  # episode ID -> corrected_by
+        #: Episode -> why a sentence of it taught nothing (no words, only identifiers).
+        self.empty: dict[str, str] = {}
+        self.reviewers: dict[str, object] = {}
+        self._index: dict[str, set[tuple[int, int]]] = defaultdict(set)
+        self._lines = 0
+        self._weights: dict[str, float] = {}
+        self._totals: dict[tuple[int, int], float] = {}
+        for t, target in enumerate(self.targets):
+            for i, line in enumerate(target.lines):
+                self._post(t, i, line.unit)
 
-    def _target(self, rule_id: str) -> Target:
-        if rule_id not in self.targets:
-            rule = self.playbook.get(rule_id)
-            assert rule is not None and not rule.retired
-            self.targets[rule_id] = Target(rule, claims.sentences(rule.text), list(rule.tags), rule.title)
-        return self.targets[rule_id]
+    def _post(self, t: int, i: int, unit: Unit) -> None:
+        self._lines += 1
+        self._weights.clear()
+        self._totals.clear()
+        for stem in lead(unit).stems:
+            self._index[stem].add((t, i))
 
-    def _new(self, ep: Episode, tags: list[str]) -> Target:
-        sentence = _lesson(ep)
-        target = Target(None, [sentence], tags[:MAX_TAGS], title_from_text(sentence, clause=True))
-        target.written_by[sentence] = ep.id
-        target.cites.append(ep.id)
-        target.lessons.append((ep.id, sentence))
-        self.targets[f"new-{len(self.targets)}"] = target
-        return target
+    def _weight(self, stem: str) -> float:
+        """Rarer stems weigh more: boilerplate every correction shares ("the run left this
+        write out") cannot make two lessons one. Cached until the next sentence is posted."""
+        found = self._weights.get(stem)
+        if found is None:
+            found = math.log(1 + (self._lines + 1) / (len(self._index.get(stem, ())) + 1))
+            self._weights[stem] = found
+        return found
 
-    def _related(self, tags: set[str], matched: str | None) -> list[Target]:
-        """The rules a group could contradict: the matched one, then any sharing two tags
-        with it (one shared tag, "ticket", is not a shared subject)."""
-        out = [self._target(matched)] if matched else []
-        for rule in self.playbook.rules:
-            if rule.id != matched and len(tags & set(rule.tags)) >= 2:
-                out.append(self._target(rule.id))
-        out += [
-            t
-            for t in self.targets.values()
-            if t.base is None and len(tags & set(t.tags)) >= 2 and t not in out
-        ]
+    def _line_weight(self, key: tuple[int, int]) -> float:
+        found = self._totals.get(key)
+        if found is None:
+            t, i = key
+            found = sum(self._weight(s) for s in lead(self.targets[t].lines[i].unit).stems)
+            self._totals[key] = found
+        return found
+
+    def _near(self, unit: Unit) -> list[tuple[float, float, int, int]]:
+        """(same, topic, target, line) of every sentence about the same topic, best
+        first. Stems are weighed by their rarity; ``same`` is the weighted Jaccard
+        overlap, ``topic`` the weighted share of the shorter sentence the other holds."""
+        shared: dict[tuple[int, int], float] = defaultdict(float)
+        weights = {stem: self._weight(stem) for stem in unit.stems}
+        for stem in unit.stems:
+            for key in self._index.get(stem, ()):
+                shared[key] += weights[stem]
+        mine = sum(weights.values())
+        out: list[tuple[float, float, int, int]] = []
+        for (t, i), both in shared.items():
+            line = self.targets[t].lines[i]
+            if not line.unit.text:
+                continue
+            other = self._line_weight((t, i))
+            topic = both / min(mine, other)
+            if topic >= TOPIC:
+                out.append((both / (mine + other - both), topic, t, i))
+        out.sort(key=lambda x: (-x[0], -x[1], x[2], x[3]))
         return out
 
-    def place(self, group: list[Episode], matched: str | None, tags: list[str] | None = None) -> None:
-        """Place a group's lessons (oldest first) in ``matched`` or a new rule
-        (tagged ``tags``, by default the group's most frequent tags)."""
-        tags = tags if tags is not None else _tags_of(group)
-        home = self._target(matched) if matched else None
-        for ep in group:
-            self.reviewers[ep.id] = ep.get("corrected_by")
-            sentence = _lesson(ep)
-            if self._contradicts(ep, sentence, self._related(set(tags) | set(ep.tags), matched)):
+    def place_episode(self, ep: Episode) -> None:
+        """Place every sentence of ``ep``'s correction."""
+        self.reviewers[ep.id] = ep.get("corrected_by")
+        found = units(str(ep.get("correction") or ""))
+        placed = False
+        for unit in found:
+            if not lead(unit).stems:
                 continue
-            if home is None:
-                home = self._new(ep, tags)
+            self._place(ep, unit)
+            placed = True
+        if not placed:
+            self.empty[ep.id] = (
+                "no lesson: the correction holds only identifiers and numbers"
+                if found
+                else "no lesson: the correction has no sentence with words"
+            )
+
+    def _place(self, ep: Episode, unit: Unit) -> None:
+        key = lead(unit)
+        near = self._near(key)
+        for _, _, t, i in near[:CHECKED]:
+            line = self.targets[t].lines[i]
+            found = claims.contradiction(lead(line.unit).text, key.text)
+            if found is None:
                 continue
-            self._grow(home, ep, sentence, tags)
+            if found.clear:
+                self._reverse(t, i, found, ep, unit)
+                return
+            self.flags.append(Flag(self.targets[t].label(), ep.id, found.reason, False))
+            break  # unsure: flagged; the lesson is placed as any other
+        for same, _, t, i in near:
+            line = self.targets[t].lines[i]
+            said = lead(line.unit)
+            if same >= SAME and said.negated == key.negated and key.ids <= said.ids:
+                self._restate(self.targets[t], line, ep)
+                return
+        for _, _, t, i in sorted(near, key=lambda x: (-x[1], x[2], x[3])):
+            target = self.targets[t]
+            if (
+                lead(target.lines[i].unit).negated == key.negated
+                and tokens(f"{target.title} {target.text} {unit.text}") <= MAX_TOKENS
+            ):
+                self._append(t, ep, unit)
+                return
+        self._new(ep, unit)
 
-    def _contradicts(self, ep: Episode, sentence: str, related: list[Target]) -> bool:
-        """Handle a contradiction with a related rule; False when there is none."""
-        for target in related:
-            for old in list(target.sentences):
-                found = claims.contradiction(old, sentence)
-                if found is None:
-                    continue
-                if not found.clear:
-                    self.flags.append(Flag(target.label(), ep.id, found.reason, False))
-                    self.flagged_only.append(ep.id)
-                    return True
-                self._replace(target, old, found, ep, sentence)
-                return True
-        return False
+    def _restate(self, target: Target, line: Line, ep: Episode) -> None:
+        if line.episodes is not None and ep.id not in line.episodes:
+            line.episodes.append(ep.id)
+            target.grew = True
+        target.cite(ep.id)
+        target.lessons.append((ep.id, f"already said by {target.label()}"))
+        target.images |= _has_images(ep)
 
-    def _replace(
-        self, target: Target, old: str, found: claims.Contradiction, ep: Episode, sentence: str
-    ) -> None:
-        """Newer evidence wins: drop the contradicted clause, state the new lesson."""
-        index = target.sentences.index(old)
-        kept = claims.without(old, found.old)
-        if kept:
-            target.sentences[index] = kept
-        else:
-            del target.sentences[index]
-        target.sentences.append(sentence)
-        earlier = target.written_by.get(old)
-        target.written_by[sentence] = ep.id
-        target.cites.append(ep.id)
-        target.lessons.append((ep.id, sentence))
-        for tag in ep.tags:
-            if tag not in target.tags and len(target.tags) < MAX_TAGS:
-                target.tags.append(tag)
-        if earlier is None and target.base is not None:
+    def _append(self, t: int, ep: Episode, unit: Unit) -> None:
+        target = self.targets[t]
+        target.lines.append(Line(unit, [ep.id], False))
+        self._post(t, len(target.lines) - 1, unit)
+        target.cite(ep.id)
+        target.lessons.append((ep.id, unit.text))
+        target.images |= _has_images(ep)
+        target.grew = True
+
+    def _new(self, ep: Episode, unit: Unit) -> None:
+        target = Target(
+            None, [Line(unit, [ep.id], False)], _tags(ep), title_from_text(unit.text, clause=True)
+        )
+        target.cite(ep.id)
+        target.lessons.append((ep.id, unit.text))
+        target.images = _has_images(ep)
+        self.targets.append(target)
+        self._post(len(self.targets) - 1, 0, unit)
+
+    def _reverse(self, t: int, i: int, found: claims.Contradiction, ep: Episode, unit: Unit) -> None:
+        """Newer evidence wins: the contradicted sentence goes (whole), the new one is said."""
+        target = self.targets[t]
+        old = target.lines[i]
+        target.lines[i] = Line(analyse(""), [], False)  # keeps the index's line numbers valid
+        self._append(t, ep, unit)
+        earlier = ", ".join(old.episodes or ()) or "the rule's citations"
+        if old.committed and target.base is not None:
             target.overruled.append((ep.id, found))
             self.flags.append(Flag(target.label(), ep.id, f"{found.reason}; superseded", True))
-        else:
-            reviewer = ""
-            if earlier is not None and self._same_reviewer(earlier, ep):
-                reviewer = f" (the same reviewer, {ep.get('corrected_by')})"
-            self.flags.append(
-                Flag(target.label(), ep.id, f"{found.reason}; reverses {earlier}{reviewer}, later wins", True)
-            )
-        if target.base is None and index == 0:
-            target.title = title_from_text(target.text, clause=True)
-
-    def _same_reviewer(self, earlier: str, ep: Episode) -> bool:
+            return
+        reviewer = ""
+        first = (old.episodes or [""])[0]
         who = ep.get("corrected_by")
-        return bool(who) and self.reviewers.get(earlier) == who
-
-    def _grow(self, target: Target, ep: Episode, sentence: str, tags: list[str]) -> None:
-        sentence = _news(sentence, f"{target.title} {target.text}")
-        if not sentence:
-            target.cites.append(ep.id)
-            target.lessons.append((ep.id, f"already said by {target.label()}"))
-            return
-        if len(target.sentences) >= MAX_SENTENCES:
-            if target.base is None:  # a new rule quotes at most four corrections
-                target.cites.append(ep.id)
-                target.lessons.append(
-                    (ep.id, f"not quoted: {target.label()} already has {MAX_SENTENCES} sentences")
-                )
-            else:  # a full reviewed rule: the lesson starts a rule of its own
-                self._new(ep, list(ep.tags) or tags)
-            return
-        target.sentences.append(sentence)
-        target.written_by[sentence] = ep.id
-        target.cites.append(ep.id)
-        target.lessons.append((ep.id, sentence))
-        for tag in ep.tags:
-            if tag not in target.tags and len(target.tags) < MAX_TAGS:
-                target.tags.append(slug(tag))
+        if who and self.reviewers.get(first) == who:
+            reviewer = f" (the same reviewer, {who})"
+        self.flags.append(
+            Flag(target.label(), ep.id, f"{found.reason}; reverses {earlier}{reviewer}, later wins", True)
+        )
+        if target.base is None and i == 0:
+            target.title = title_from_text(unit.text, clause=True)
 
     # -- operations ---------------------------------------------------------------------
 
+    def _parts(self, target: Target) -> list[tuple[str, list[str], bool]]:
+        return [
+            (line.unit.text, list(line.episodes or ()), line.model) for line in target.lines if line.unit.text
+        ]
+
     def operations(self) -> list[Operation]:
         """Updates and supersedes in playbook order, then new rules in creation order."""
-        order = {rule.id: i for i, rule in enumerate(self.playbook.rules)}
-        grown = [t for t in self.targets.values() if t.base is not None and t.cites]
-        ops = [self._changed(t) for t in sorted(grown, key=lambda t: order[t.base.id if t.base else ""])]
-        for target in self.targets.values():
+        ops: list[Operation] = []
+        for target in self.targets:
+            if not target.cites:
+                continue
+            text, sources = ps.build(self._parts(target))
+            images = ("images",) if target.images else ()
             if target.base is None:
                 ops.append(
                     Operation(
                         "add",
                         title=target.title,
-                        text=target.text,
+                        text=text,
                         tags=tuple(target.tags),
-                        episode_ids=tuple(dict.fromkeys(target.cites)),
+                        episode_ids=tuple(target.cites),
                         lessons=tuple(target.lessons),
+                        sources=sources,
+                        applies_to=images,
+                    )
+                )
+            elif target.overruled:
+                ops.append(self._supersede(target, target.base, text, sources, images))
+            else:
+                base = target.base
+                ops.append(
+                    Operation(
+                        "update",
+                        rule_id=base.id,
+                        text=text if target.grew and text != base.text else None,
+                        episode_ids=tuple(target.cites),
+                        lessons=tuple(target.lessons),
+                        sources=sources if target.grew else None,
+                        applies_to=images,
                     )
                 )
         return ops
 
-    def _changed(self, target: Target) -> Operation:
-        base = target.base
-        assert base is not None
-        if target.overruled:
-            return self._supersede(target, base)
-        return Operation(
-            "update",
-            rule_id=base.id,
-            text=target.text if target.text != claims.clean(base.text) else None,
-            tags=tuple(target.tags) if tuple(target.tags) != base.tags else None,
-            episode_ids=tuple(dict.fromkeys(target.cites)),
-            lessons=tuple(target.lessons),
-        )
-
-    def _supersede(self, target: Target, base: pb.Rule) -> Operation:
-        """The replacing rule cites the old rule's episodes that still support it."""
-        gone: list[str] = []
-        if self.load is not None:
-            for old in self.load(list(base.episode_ids)):
-                found = claims.contradiction(target.text, _lesson(old)) if _lesson(old) else None
-                if found is not None and found.clear:
-                    gone.append(old.id)
-        still = [ep for ep in base.episode_ids if ep not in gone]
+    def _supersede(
+        self,
+        target: Target,
+        base: pb.Rule,
+        text: str,
+        sources: tuple[ps.Source, ...],
+        images: tuple[str, ...],
+    ) -> Operation:
+        """The replacing rule cites every old episode whose words remain in it."""
+        mapped = {ep for line in target.lines if line.unit.text for ep in (line.episodes or ())}
+        unmapped = any(line.episodes is None and line.unit.text for line in target.lines)
+        still = [ep for ep in base.episode_ids if ep in mapped or (unmapped and self._remains(ep, text))]
+        gone = [ep for ep in base.episode_ids if ep not in still]
         why = "; ".join(f"contradicted by {ep} ({c.reason})" for ep, c in target.overruled)
         if gone:
             verb = "is" if len(gone) == 1 else "are"
-            why += f"; {', '.join(gone)} taught the old wording and {verb} not cited"
-        retitle = any(claims.contradiction(base.title, s) for s in target.sentences)
+            why += f"; {', '.join(gone)} taught only the old wording and {verb} cited by {base.id} alone"
+        retitle = any(claims.contradiction(base.title, line.unit.text) for line in target.lines)
         return Operation(
             "supersede",
             rule_id=base.id,
-            title=title_from_text(target.text, clause=True) if retitle else base.title,
-            text=target.text,
+            title=title_from_text(text, clause=True) if retitle else base.title,
+            text=text,
             tags=tuple(target.tags),
             episode_ids=tuple(dict.fromkeys(still + target.cites)),
             reason=f"Superseded: {why}",
             lessons=tuple(target.lessons),
+            sources=sources,
+            applies_to=images,
         )
+
+    def _remains(self, ep_id: str, text: str) -> bool:
+        """Whether an old episode's correction still shares content words with ``text``
+        (without a loader: assumed, so no citation is lost)."""
+        if self.load is None:
+            return True
+        loaded = self.load([ep_id])
+        if not loaded:
+            return True
+        words = {s for u in units(str(loaded[0].get("correction") or "")) for s in u.stems}
+        return bool(words & {s for u in units(text) for s in u.stems})
+
+
+def place_all(planner: Planner, episodes: Iterable[Episode]) -> None:
+    for ep in episodes:
+        planner.place_episode(ep)

@@ -35,6 +35,8 @@ from scarwarden.distill.ops import (
 )
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode
+from scarwarden.files.playbook_sentences import build as build_text
+from scarwarden.files.playbook_sentences import split as split_sentences
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
 from scarwarden.llm.client import ChatClient, Usage, complete_json, total_usage
 
@@ -215,6 +217,7 @@ def shown_only(
     for op in ops:
         rule = playbook.get(canonical_rule_id(op.rule_id)) if op.rule_id and op.kind != "add" else None
         allowed = sent | set(rule.episode_ids if rule else ())
+        op = _seen_sentences(op, allowed, drops)
         unseen = tuple(ep for ep in dict.fromkeys(op.episode_ids) if ep in ledger and ep not in allowed)
         if not unseen:
             kept.append(op)
@@ -226,6 +229,34 @@ def shown_only(
         else:
             drops.append(Drop(op.label(), f"its only citations are {SHOWN}", unseen, whole=True))
     return kept, drops
+
+
+UNSEEN_SENTENCE = "a sentence attributed to an episode not sent to the model; the sentence is dropped"
+
+
+def _seen_sentences(op: Operation, allowed: set[str], drops: list[Drop]) -> Operation:
+    """The model's sentence map checked (issue 25): a sentence attributed to an episode
+    the model was not shown is dropped from the text, and reported; the others keep the
+    episodes they name (a sentence the map leaves out: from the rule's citations)."""
+    if not op.sources or not op.text:
+        return op
+    said = split_sentences(op.text)
+    by_number = {source.number: source for source in op.sources}
+    parts: list[tuple[str, tuple[str, ...], bool]] = []
+    for number, sentence in enumerate(said, 1):
+        source = by_number.get(number)
+        if source is None:
+            parts.append((sentence, (), True))
+            continue
+        unseen = tuple(ep for ep in source.episode_ids if ep not in allowed)
+        if unseen:
+            drops.append(Drop(op.label(), f"{UNSEEN_SENTENCE}: {sentence!r}", unseen, whole=False))
+            continue
+        parts.append((sentence, source.episode_ids, True))
+    if len(parts) == len(said):
+        return op
+    text, sources = build_text(parts)
+    return replace(op, text=text or None, sources=sources)
 
 
 def to_retry(

@@ -11,6 +11,7 @@ from typing import Any
 
 from scarwarden.files import playbook as pb
 from scarwarden.files.input_policy import text_problem
+from scarwarden.files.playbook_sentences import Source
 
 KINDS = ("add", "update", "retire", "supersede")
 
@@ -32,6 +33,10 @@ class Operation:
     key: str | None = None
     #: (episode ID, the lesson it added or why none): the offline distiller's account.
     lessons: tuple[tuple[str, str], ...] = ()
+    #: Which citations each sentence of ``text`` came from (issue 25); ``None``: not said.
+    sources: tuple[Source, ...] | None = None
+    #: ``("images",)`` when the lesson came from attached images; ``None``: from the words.
+    applies_to: tuple[str, ...] | None = None
 
     def label(self) -> str:
         """How reports name this operation: ``add "Title"`` or ``update PB-03``."""
@@ -195,9 +200,26 @@ def parse_operations(data: Any) -> list[Operation]:
                 reason=_str(raw.get("reason"), f"{where}.reason", required=kind == "retire"),
                 replaced_by=_str(raw.get("replaced_by"), f"{where}.replaced_by"),
                 key=_str(raw.get("key"), f"{where}.key"),
+                sources=_sources(raw.get("sentences_from"), f"{where}.sentences_from"),
             )
         )
     return ops
+
+
+def _sources(value: Any, where: str) -> tuple[Source, ...] | None:
+    """``{"1": ["ep-a"], "2": ["ep-b"]}``: which episodes each sentence of the text came
+    from (issue 25), marked as a model's (it may generalise)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError(f'{where} must be a JSON object such as {{"1": ["ep-..."]}}')
+    out: list[Source] = []
+    for key, ids in value.items():
+        if not str(key).strip().isdigit() or int(key) < 1:
+            raise ValueError(f"{where}: {key!r} is not a sentence number (1, 2, ...)")
+        listed = _str_list(ids, f"{where}[{key!r}]") or ()
+        out.append(Source(int(key), tuple(dict.fromkeys(listed)), model=True))
+    return tuple(sorted(out, key=lambda s: s.number))
 
 
 def slug(tag: str) -> str:

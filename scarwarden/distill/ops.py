@@ -47,6 +47,8 @@ from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import EPISODE_ID_RE, RULE_ID_RE
 from scarwarden.files.playbook_edit import title_from_text
+from scarwarden.files.playbook_sentences import Source
+from scarwarden.files.playbook_sentences import split as split_sentences
 from scarwarden.files.rule_ids import DRAFT_ID
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
 
@@ -120,6 +122,25 @@ class _Gate:
             )
         return flat
 
+    def sources(
+        self, op: Operation, sources: tuple[Source, ...], text: str, cited: tuple[str, ...]
+    ) -> tuple[Source, ...]:
+        """The sentence map, kept to the rule's citations and sentences; an entry left
+        with no episode is dropped and reported (its sentence is then from the rule's
+        citations, and the support check reads it so)."""
+        count = len(split_sentences(text))
+        kept: list[Source] = []
+        for source in sources:
+            ids = tuple(ep for ep in source.episode_ids if ep in cited)
+            stray = tuple(ep for ep in source.episode_ids if ep not in cited)
+            if stray:
+                self.result.drops.append(
+                    Drop(op.label(), f"named for sentence {source.number} but not cited", stray, False)
+                )
+            if ids and source.number <= count:
+                kept.append(Source(source.number, ids, source.model))
+        return tuple(kept)
+
     def resolve(self, ref: str | None) -> str | None:
         """A rule ID, or the ID given to an earlier ``add`` with that ``key``."""
         if ref is None or not ref.strip():
@@ -155,9 +176,16 @@ class _Gate:
             return
         text = self.words(op, op.text or "")
         title = self.words(op, op.title or "") or title_from_text(text)
+        kinds = op.applies_to if op.applies_to is not None else applies_to(title, text)
         try:
             rule = pb.make_rule(
-                DRAFT_ID, title, text, self.tags(op, op.tags or ()), cited, applies_to=applies_to(title, text)
+                DRAFT_ID,
+                title,
+                text,
+                self.tags(op, op.tags or ()),
+                cited,
+                applies_to=kinds,
+                sources=self.sources(op, op.sources or (), text, cited),
             )
         except ValidationError as exc:
             self.drop(op, exc.message)
@@ -184,6 +212,11 @@ class _Gate:
         text = self.words(op, op.text) if op.text else rule.text
         tags = self.tags(op, op.tags) if op.tags is not None else list(rule.tags)
         added = tuple(ep for ep in cited if ep not in rule.episode_ids)
+        if op.sources is not None:
+            sources = self.sources(op, op.sources, text, rule.episode_ids + added)
+        else:  # a new text without a map: its sentences are from the rule's citations
+            sources = rule.sources if text == rule.text else ()
+        kinds = op.applies_to if op.applies_to is not None else applies_to(title, text)
         try:
             new = pb.make_rule(
                 rule.id,
@@ -191,7 +224,8 @@ class _Gate:
                 text,
                 tags,
                 rule.episode_ids + added,
-                applies_to=rule.applies_to or applies_to(title, text),
+                applies_to=rule.applies_to or kinds,
+                sources=sources,
             )
         except ValidationError as exc:
             self.drop(op, exc.message)
@@ -202,6 +236,7 @@ class _Gate:
                 ("title", rule.title, new.title),
                 ("text", rule.text, new.text),
                 ("tags", rule.tags, new.tags),
+                ("sentence map", rule.sources, new.sources),
             )
             if old != now
         ]

@@ -57,6 +57,9 @@ applications: revise it ("update" with new text), "supersede" or "retire" it, ci
 those corrections (you may cite their IDs).
 - "retire" a rule only when new episodes show it is wrong or superseded; give the \
 reason, the episodes that show it, and replaced_by when another rule replaces it.
+- Provenance for every sentence: with "text", give "sentences_from", mapping each \
+sentence's number (1, 2, ... in the order of the text) to the IDs of the episodes it came \
+from. A sentence whose episodes you were not given is dropped.
 - Rule text: one short paragraph, imperative, specific, with the reason when known. \
 Title: at most eight words. Tags: 2 to 6 lower-case slugs (a-z, 0-9, -).
 - Episodes that teach nothing new need no operation.
@@ -65,7 +68,8 @@ Title: at most eight words. Tags: 2 to 6 lower-case slugs (a-z, 0-9, -).
 FORMAT = """\
 Answer with exactly this JSON shape (an empty list when nothing should change):
 {"operations": [
-  {"op": "add", "key": "new-1", "title": "...", "text": "...", "tags": ["..."], "episode_ids": ["ep-..."]},
+  {"op": "add", "key": "new-1", "title": "...", "text": "...", "tags": ["..."], "episode_ids": ["ep-..."], \
+"sentences_from": {"1": ["ep-..."]}},
   {"op": "update", "rule_id": "PB-03", "episode_ids": ["ep-..."], "text": "optional new text", \
 "title": "optional", "tags": ["optional", "complete", "new", "list"]},
   {"op": "retire", "rule_id": "PB-05", "reason": "...", "replaced_by": "PB-07 or new-1 or null", \

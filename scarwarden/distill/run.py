@@ -62,6 +62,8 @@ class DistillResult:
     no_lesson: list[tuple[str, str]] = field(default_factory=list)
     #: Rules corrected in at least half of 3+ applications since they last changed.
     struggling: list[Lineage] = field(default_factory=list)
+    #: (episode ID, "cited by PB-..." or "left out: why"): every new episode with a correction.
+    accounts: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def subject(self) -> str:
@@ -97,6 +99,7 @@ class DistillResult:
             "distilled_episodes": self.distilled,
             "left": [{"episode_id": ep, "reason": why} for ep, why in self.left],
             "no_lesson": [{"episode_id": ep, "reason": why} for ep, why in self.no_lesson],
+            "accounts": [{"episode_id": ep, "status": status} for ep, status in self.accounts],
             "contradictions": [f.to_json() for f in self.contradictions],
             "struggling": [lineage.to_json() for lineage in self.struggling],
             "changes": [c.to_json() for c in self.changes],
@@ -202,6 +205,7 @@ def _message(result: DistillResult, distiller: str) -> str:
             result.contradictions,
             result.no_lesson,
             [earned.describe(lineage) for lineage in result.struggling],
+            result.accounts,
         )
     )
 
@@ -337,9 +341,47 @@ def _propose(
         result.changes, result.drops = [*result.changes, *extra.changes], [*result.drops, *extra.drops]
     used_set = set(used)
     result.distilled = [ep for ep in result.new if ep in used_set]
+    result.accounts = _accounts(episodes, base, after, result)
     if result.changes:
         result.after = pb.render(after)
         pb.parse(result.after, source=repo.playbook_rel)  # never write what cannot be read back
+
+
+def _accounts(
+    episodes: list[Episode], base: pb.Playbook, after: pb.Playbook, result: DistillResult
+) -> list[tuple[str, str]]:
+    """Every new episode with a correction: the active rules citing it, or why none
+    does; and every episode a superseded rule cited that no active rule cites now."""
+    citing: dict[str, list[str]] = {}
+    for rule in after.rules:
+        for ep in rule.episode_ids:
+            citing.setdefault(ep, []).append(rule.id)
+    why = dict(result.no_lesson) | dict(result.left)
+    for flag in result.contradictions:
+        if flag.decided:
+            why.setdefault(flag.episode_id, f"its lesson contradicted {flag.rule}")
+    superseded = {ep for c in result.changes if c.kind == "supersede" for ep in c.episode_ids}
+    out: list[tuple[str, str]] = []
+    for episode in episodes:
+        if episode.get("correction") is None:
+            continue
+        ep = episode.id
+        if ep in citing:
+            out.append((ep, f"cited by {', '.join(citing[ep])}"))
+        elif ep in why:
+            out.append((ep, f"left out: {why[ep]}"))
+        elif ep in superseded:
+            out.append((ep, "left out: cited by a retired rule it superseded"))
+        else:
+            out.append((ep, "left out: no operation citing it passed the provenance gate"))
+    for change in result.changes:
+        old = base.get(change.rule_id) if change.kind in ("supersede", "retire") else None
+        if old is None:
+            continue
+        for ep in old.episode_ids:
+            if ep not in citing:
+                out.append((ep, f"left out: it taught the wording {old.id} had before it was retired"))
+    return out
 
 
 def _land(repo: MemoryRepo, result: DistillResult, head: str, *, branch: str | None, commit: bool) -> None:

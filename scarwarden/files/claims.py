@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from scarwarden import text as txt
 
@@ -66,6 +67,46 @@ _WORD = re.compile(r"[a-z0-9']+")
 _CLAUSES = re.compile(r"(?<=[.!?;,])\s+|[;,]\s*")
 
 
+_TOKEN = re.compile(r"\S+")
+_EDGE = "()[]{}<>,;:.!?\"'`*"
+#: An all-capitals code of five or more letters (a booking reference: ``IFOYYZ``).
+_CODE = re.compile(r"^[A-Z]{5,}$")
+#: A word that never ends a limit ("set it to 0 instead of 1" limits nothing).
+_NOT_A_NOUN = frozenset({"instead", "than", "per", "each", "times", "x"})
+
+
+def identifier(token: str) -> str | None:
+    """The identifier a word is, lower case, or ``None``: a word mixing digits with
+    letters or ``_``/``-`` (``gift_card_6276644``, ``HAT078``, ``2024-05-27``), an
+    address (``@``, ``://``), an all-capitals code of five letters or more. A bare
+    number ("3 hashtags") is a quantity, not a name."""
+    core = token.strip(_EDGE)
+    if _CODE.match(core):
+        return core.lower()
+    if not core or not any(ch.isdigit() for ch in core) and "@" not in core and "://" not in core:
+        return None
+    if core.replace(",", "").replace(".", "").isdigit() or core.startswith(("$", "€", "£")):
+        return None
+    return core.lower()
+
+
+@lru_cache(maxsize=65536)
+def _figures(text: str) -> frozenset[str]:
+    """The bare numbers of a text ("3 bags", "$249")."""
+    return frozenset(t.strip(_EDGE) for t in _TOKEN.findall(text) if t.strip(_EDGE + "$€£").isdigit())
+
+
+@lru_cache(maxsize=65536)
+def identifiers(text: str) -> frozenset[str]:
+    """The identifiers a text names (what object it is about)."""
+    return frozenset(i for i in (identifier(t) for t in _TOKEN.findall(text)) if i)
+
+
+def without_identifiers(text: str) -> str:
+    """``text`` with its identifiers blanked: a number inside one is never a limit."""
+    return _TOKEN.sub(lambda m: " " if identifier(m.group(0)) else m.group(0), text)
+
+
 def clean(text: str) -> str:
     return " ".join(str(text or "").split()).replace("\u2019", "'")
 
@@ -96,9 +137,20 @@ class Clause:
     hedged: bool
     #: Stem -> the first word seen with it, for reports a reader understands.
     surface: dict[str, str]
+    #: It holds a word of LIMIT_CUES: its numbers are limits, not facts of one case.
+    cued: bool = False
 
     def say(self, stems: Iterable[str]) -> str:
         return ", ".join(self.surface.get(s, s) for s in sorted(stems))
+
+
+#: Words that make a number in a clause a limit or a setting ("at most 2", "no emoji",
+#: "within 24 hours", "2 hours before"); when neither clause has one, their numbers are
+#: facts of two cases ("a dispute with 75 transactions"), and no contradiction.
+LIMIT_CUES = frozenset(
+    "most least max maximum minimum min more less fewer under over within exactly only up "
+    "no zero limit cap before after every per".split()
+)
 
 
 def _limits(words: list[str]) -> dict[str, int]:
@@ -108,7 +160,9 @@ def _limits(words: list[str]) -> dict[str, int]:
         if value is None:
             continue
         nxt = words[i + 1]
-        if nxt in ("more", "less", "fewer") or nxt in txt.STOPWORDS or nxt.isdigit():
+        if nxt in ("more", "less", "fewer") or nxt in txt.STOPWORDS or nxt.isdigit() or nxt in _NOT_A_NOUN:
+            continue
+        if txt.stem(nxt) in GENERIC:  # "lesson 8: always ...": no noun follows the number
             continue  # "no more than three", "one of": the number is elsewhere
         run = [nxt]  # "one concrete benefit": the noun ends the phrase
         for word in words[i + 2 : i + 4]:
@@ -146,6 +200,7 @@ def clause(text: str) -> Clause:
         _content(lowered),
         bool(_HEDGES.search(lowered)),
         surface,
+        bool(LIMIT_CUES.intersection(words)),
     )
 
 
@@ -154,8 +209,14 @@ _CONDITION = re.compile(r"^\W*(?:if|when|whenever|unless|until|once)\b", re.IGNO
 
 
 def clauses(text: str) -> list[Clause]:
-    parts = _CLAUSES.split(clean(text))
-    return [clause(part) for part in parts if part.strip() and not _CONDITION.match(part)]
+    return list(_clauses(text))
+
+
+@lru_cache(maxsize=65536)
+def _clauses(text: str) -> tuple[Clause, ...]:
+    """Parsed once per text: the distiller compares one rule with many corrections."""
+    parts = _CLAUSES.split(clean(without_identifiers(text)))
+    return tuple(clause(part) for part in parts if part.strip() and not _CONDITION.match(part))
 
 
 @dataclass(frozen=True)
@@ -170,8 +231,8 @@ class Contradiction:
         return self.strength == "clear"
 
 
-def _compare(old: Clause, new: Clause) -> Contradiction | None:
-    shared_limits = sorted(set(old.limits) & set(new.limits))
+def _compare(old: Clause, new: Clause, same_thing: bool = True) -> Contradiction | None:
+    shared_limits = sorted(set(old.limits) & set(new.limits)) if old.cued or new.cued else []
     if shared_limits:
         for noun in shared_limits:
             if old.limits[noun] != new.limits[noun]:
@@ -185,6 +246,8 @@ def _compare(old: Clause, new: Clause) -> Contradiction | None:
                 strength = "clear" if related and not old.hedged else "unsure"
                 return Contradiction(strength, why, old.text, new.text)
         return None  # the same limits: whatever the wording, no contradiction
+    if not same_thing:
+        return None  # "do not call X with A" and "call X with B": two lessons
     found = _opposite(old.affirmed, new.negated) or _opposite(new.affirmed, old.negated)
     if found is None:
         return None
@@ -197,26 +260,35 @@ def _opposite(said: frozenset[str], denied: frozenset[str]) -> tuple[str, frozen
     """One clause affirms what the other negates. "clear" when the smaller side is all
     shared (two stems at least, or the same single thing): "Never post the recap on
     Fridays" / "Post the recap on Fridays". "unsure" when all that is denied is said
-    among other things ("Never use emoji" / "Use emoji sparingly") or most of both
-    sides is shared. Sharing only the context ("mention", "messages") is not enough:
+    among other things ("Never use emoji" / "Use emoji sparingly"). Most of both sides
+    shared is not enough (issue 25: another object in the same context). Sharing only
+    the context ("mention", "messages") is not enough either:
     "Never mention the budget" does not contradict "Mention the date"."""
     shared = said & denied
     if not shared:
         return None
-    small, large = sorted((len(said), len(denied)))
+    small = min(len(said), len(denied))
     if said == denied or (len(shared) >= 2 and len(shared) == small):
         return "clear", shared
-    if shared == denied or len(shared) / large >= 0.6:
+    if shared == denied:  # issue 25: "most of both" was not the same object
         return "unsure", shared
     return None
 
 
 def contradiction(old_text: str, new_text: str) -> Contradiction | None:
-    """How ``new_text`` contradicts ``old_text``, if it does (clear cases first)."""
+    """How ``new_text`` contradicts ``old_text``, if it does (clear cases first). Two
+    texts naming different objects (identifiers, none shared) never contradict: "Do not
+    cancel reservation A" and "Cancel reservation B" are two lessons; opposite polarity
+    needs all the identifiers and figures of both to be the same."""
+    old_ids, new_ids = identifiers(old_text), identifiers(new_text)
+    if old_ids and new_ids and not old_ids & new_ids:
+        return None
+    # Opposite polarity needs the same thing: the same identifiers and figures, all of them.
+    same_thing = old_ids | _figures(old_text) == new_ids | _figures(new_text)
     found: Contradiction | None = None
-    for a in clauses(old_text):
-        for b in clauses(new_text):
-            c = _compare(a, b)
+    for a in _clauses(old_text):
+        for b in _clauses(new_text):
+            c = _compare(a, b, same_thing)
             if c is not None and (found is None or (c.clear and not found.clear)):
                 found = c
     return found

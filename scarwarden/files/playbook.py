@@ -10,6 +10,7 @@ Format (SPEC section 4)::
 
     - Tags: linkedin, post, hook
     - Learnt in: ep-7k2m9q4x1z, ep-3f9a2c8k1m
+    - Sentences from: 1: ep-7k2m9q4x1z
 
     ## Retired
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from scarwarden.errors import ValidationError
+from scarwarden.files import playbook_sentences as sentences
 from scarwarden.files.episode_fields import EPISODE_ID_RE, TAG_RE
 from scarwarden.files.input_policy import text_problem
 from scarwarden.files.playbook_model import (
@@ -61,6 +63,8 @@ def _render_rule(rule: Rule, level: str) -> list[str]:
     out = [f"{level} {rule.id}: {rule.title}", "", rule.text.strip("\n"), ""]
     out.append(f"- Tags: {', '.join(rule.tags)}".rstrip())
     out.append(f"- Learnt in: {', '.join(rule.episode_ids)}")
+    if rule.sources:
+        out.append(f"- Sentences from: {sentences.render(rule.sources)}")
     if rule.applies_to:
         out.append(f"- Applies to: {', '.join(rule.applies_to)}")
     if rule.retired:
@@ -96,9 +100,11 @@ def make_rule(
     episode_ids: Iterable[str],
     *,
     applies_to: Iterable[str] = (),
+    sources: Iterable[sentences.Source] = (),
 ) -> Rule:
     """Build an active rule, normalising tags and refusing an uncited rule;
-    ``applies_to=("images",)`` makes a visual rule (issue 19)."""
+    ``applies_to=("images",)`` makes a visual rule (issue 19); ``sources`` maps its
+    sentences to the citations they came from (issue 25)."""
     norm_tags: list[str] = []
     for tag in tags:
         t = tag.strip().lower()
@@ -132,4 +138,8 @@ def make_rule(
     kinds = tuple(dict.fromkeys(applies_to))
     if any(kind not in APPLIES_TO for kind in kinds):
         raise ValidationError(f"a rule applies to {', '.join(APPLIES_TO)} only, not {kinds!r}")
-    return Rule(rule_id, title, body, tuple(norm_tags), tuple(eps), applies_to=kinds)
+    mapped = tuple(sources)
+    wrong = sentences.problems(body, mapped, eps)
+    if wrong:
+        raise ValidationError(wrong[0], hint="name, for each sentence, episodes the rule cites")
+    return Rule(rule_id, title, body, tuple(norm_tags), tuple(eps), applies_to=kinds, sources=mapped)

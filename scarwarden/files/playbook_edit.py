@@ -13,6 +13,8 @@ from scarwarden.files import playbook as pb
 from scarwarden.files.atomic import atomic_write, write_lock
 from scarwarden.files.episodes import parse_episode_bytes
 from scarwarden.files.playbook_commit import Check, commit_playbook
+from scarwarden.files.playbook_sentences import Source
+from scarwarden.files.playbook_sentences import parse as parse_sources
 from scarwarden.files.rule_ids import DRAFT_ID
 from scarwarden.repo import MemoryRepo
 
@@ -160,16 +162,30 @@ def add_rule(
     commit: bool = True,
     applies_to: Sequence[str] = (),
     check: Check | None = None,
+    sentences_from: str | None = None,
 ) -> pb.Rule:
     """Add a hand-written rule citing ``cites``; refuse citations that do not resolve.
     ``check`` (the provenance gate, passed by the door: issue 27) judges the commit.
 
     ``applies_to=("images",)`` makes a visual rule (issue 19): the rule ``audit-image``
-    always sends to the vision model."""
+    always sends to the vision model. ``sentences_from`` (``"1: ep-a; 2: ep-b"``, issue
+    25) says which citations each sentence came from; without it, every sentence is
+    from the rule's citations (with one citation: from it)."""
+    sources: tuple[Source, ...] = ()
+    if sentences_from is not None:
+        sources, problem = parse_sources(sentences_from)
+        if problem:
+            raise ValidationError(f"--sentences-from: {problem}", hint="write it as '1: ep-a; 2: ep-b, ep-c'")
     with write_lock(repo):
         playbook = load_playbook(repo)
         draft = pb.make_rule(
-            DRAFT_ID, title or title_from_text(text), text, tags, cites, applies_to=applies_to
+            DRAFT_ID,
+            title or title_from_text(text),
+            text,
+            tags,
+            cites,
+            applies_to=applies_to,
+            sources=sources,
         )
         rule = playbook.minted(draft)
         _refuse_secrets(repo, rule)

@@ -74,7 +74,7 @@ def merge_rule(base: pb.Rule | None, ours: pb.Rule | None, theirs: pb.Rule | Non
     if ours.retired != theirs.retired:
         return False  # retired on one side, updated on the other
     fields: dict[str, Any] = {}
-    for name in ("title", "text", "reason", "replaced_by"):
+    for name in ("title", "text", "reason", "replaced_by", "sources"):
         value, clean = _merge_value(getattr(base, name), getattr(ours, name), getattr(theirs, name))
         if not clean:
             return False

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from scarwarden.errors import ValidationError
+from scarwarden.files.playbook_sentences import Said, Source, sentence_sources
 from scarwarden.files.rule_ids import mint_rule_id, rule_content
 
 TITLE = "# Playbook"
@@ -14,7 +15,7 @@ TITLE = "# Playbook"
 
 RETIRED_HEADING = "## Retired"
 #: A rule's field line: ``- Tags: ...``, ``- Learnt in: ...``, ``- Retired: ...``.
-FIELD_RE = re.compile(r"^- (Tags|Learnt in|Applies to|Retired|Replaced by):(?: (.*?))?\s*$")
+FIELD_RE = re.compile(r"^- (Tags|Learnt in|Sentences from|Applies to|Retired|Replaced by):(?: (.*?))?\s*$")
 #: What ``- Applies to:`` may name (issue 19): a rule about images is a visual rule,
 #: the one ``audit-image`` always sends along.
 APPLIES_TO = ("images",)
@@ -39,6 +40,13 @@ class Rule:
     line: int = field(default=0, compare=False)
     #: ``- Applies to:`` (issue 19): ``("images",)`` for a visual rule.
     applies_to: tuple[str, ...] = ()
+    #: ``- Sentences from:``: which citations each sentence came from (issue 25).
+    sources: tuple[Source, ...] = ()
+
+    def said(self) -> list[Said]:
+        """Every sentence of the text with the episodes it came from (an unmapped
+        sentence: the rule's citations)."""
+        return sentence_sources(self.text, self.sources, self.episode_ids)
 
     @property
     def visual(self) -> bool:
@@ -61,6 +69,10 @@ class Rule:
         }
         if self.applies_to:
             data["applies_to"] = list(self.applies_to)
+        if self.sources:
+            data["sentences_from"] = {
+                str(s.number): {"episode_ids": list(s.episode_ids), "model": s.model} for s in self.sources
+            }
         if self.retired:
             data["retired"] = True
             data["reason"] = self.reason

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 
 from scarwarden.errors import Problem, ValidationError
+from scarwarden.files import playbook_sentences as sentences
 from scarwarden.files.episode_fields import EPISODE_ID_RE, RULE_ID_RE, TAG_RE
 from scarwarden.files.input_policy import text_problem
 from scarwarden.files.playbook_model import (
@@ -25,6 +26,7 @@ _RULE_HEADING = re.compile(rf"^(##|###) ({RULE_ID_PATTERN}): (\S.*?)\s*$")
 _FIELD_KEYS = {
     "Tags": "tags",
     "Learnt in": "episode_ids",
+    "Sentences from": "sources",
     "Applies to": "applies_to",
     "Retired": "reason",
     "Replaced by": "replaced_by",
@@ -248,9 +250,10 @@ def _parse_rule_body(
         bad(values["replaced_by"][0], f"{rule_id}: {replaced_by!r} is not a rule ID")
         ok = False
     applies_to, applies_ok = _applies_to(rule_id, values, bad)
-    if not ok or not applies_ok:
-        return None
     text = "\n".join(line for _, line in text_lines).strip("\n")
+    sources, sources_ok = _sources(rule_id, values, text, episode_ids, bad)
+    if not ok or not applies_ok or not sources_ok:
+        return None
     return Rule(
         rule_id,
         title,
@@ -262,7 +265,29 @@ def _parse_rule_body(
         replaced_by,
         heading_line,
         applies_to=applies_to,
+        sources=sources,
     )
+
+
+def _sources(
+    rule_id: str, values: dict[str, tuple[int, str]], text: str, cited: list[str], bad: _Bad
+) -> tuple[tuple[sentences.Source, ...], bool]:
+    """'- Sentences from: 1: ep-a; 2: ep-b' (issue 25): each sentence's episodes, all of
+    them cited by the rule."""
+    if "sources" not in values:
+        return (), True
+    number, raw = values["sources"]
+    sources, problem = sentences.parse(raw)
+    found = [problem] if problem else sentences.problems(text, sources, cited)
+    for message in found:
+        bad(
+            number,
+            f"{rule_id}: {message}",
+            "cite the episode in '- Learnt in:' if it taught the sentence, or name the one that did "
+            "in '- Sentences from:' (drop the line to mean: from the rule's citations)",
+            "Sentences from",
+        )
+    return sources, not found
 
 
 def _applies_to(rule_id: str, values: dict[str, tuple[int, str]], bad: _Bad) -> tuple[tuple[str, ...], bool]:

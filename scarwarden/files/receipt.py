@@ -24,13 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from scarwarden.errors import Problem, ValidationError
-from scarwarden.files.episode_fields import RULE_ID_RE
+from scarwarden.files.episode_fields import EPISODE_ID_RE, RULE_ID_RE
 
 #: Keys of a receipt, in the order they are written.
-KEYS = ("receipt", "algorithm", "playbook", "ledger", "task", "settings", "verdict", "rules")
+KEYS = ("receipt", "algorithm", "playbook", "ledger", "task", "settings", "verdict", "rules", "evidence")
 #: Keys a receipt may leave out: ``ledger`` (version-1 receipts, and those made before
-#: receipts named the ledger, have none).
-OPTIONAL = ("ledger",)
+#: receipts named the ledger, have none); ``evidence`` (recall version 4 on: which
+#: cited episode's sentences were given with each returned rule; older versions none).
+OPTIONAL = ("ledger", "evidence")
 #: Appended to ``ledger`` when recall's index also held episode files that the named
 #: tree does not (uncommitted ones): such a receipt cannot be re-derived from git.
 UNCOMMITTED = "+uncommitted"
@@ -61,6 +62,9 @@ class Receipt:
     #: The episodes folder's tree ID recall's ledger words came from (``<tree>`` or
     #: ``<tree>+uncommitted``); ``None`` on receipts made before receipts named it.
     ledger: str | None = None
+    #: Version 4 on: returned rule ID -> the episode whose sentences were given as its
+    #: evidence (rules given none are absent); ``None`` on older receipts.
+    evidence: dict[str, str] | None = None
 
     @classmethod
     def make(
@@ -73,11 +77,23 @@ class Receipt:
         verdict: str,
         rules: list[str] | tuple[str, ...],
         ledger: str | None = None,
+        evidence: Mapping[str, str] | None = None,
     ) -> Receipt:
         """A receipt with its hash computed."""
         clean = _canonical_settings(settings)
-        body = cls(task, playbook, algorithm, clean, verdict, tuple(rules), ledger=ledger)
-        return cls(task, playbook, algorithm, clean, verdict, tuple(rules), content_hash(body), ledger=ledger)
+        given = None if evidence is None else dict(evidence)
+        body = cls(task, playbook, algorithm, clean, verdict, tuple(rules), ledger=ledger, evidence=given)
+        return cls(
+            task,
+            playbook,
+            algorithm,
+            clean,
+            verdict,
+            tuple(rules),
+            content_hash(body),
+            ledger=ledger,
+            evidence=given,
+        )
 
     @classmethod
     def from_valid(cls, data: Mapping[str, Any]) -> Receipt:
@@ -91,6 +107,7 @@ class Receipt:
             tuple(data["rules"]),
             data["receipt"],
             ledger=data.get("ledger"),
+            evidence=dict(data["evidence"]) if data.get("evidence") is not None else None,
         )
 
     @property
@@ -113,6 +130,8 @@ class Receipt:
         if self.ledger is not None:
             out["ledger"] = self.ledger
         out.update(task=self.task, settings=dict(self.settings), verdict=self.verdict, rules=list(self.rules))
+        if self.evidence is not None:
+            out["evidence"] = dict(self.evidence)
         return out
 
 
@@ -141,6 +160,8 @@ def content_hash(receipt: Receipt) -> str:
     }
     if receipt.ledger is not None:
         payload["ledger"] = receipt.ledger
+    if receipt.evidence is not None:
+        payload["evidence"] = dict(receipt.evidence)
     data = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:HASH_CHARS]
 
@@ -179,6 +200,7 @@ def check(data: Any, *, source: str, field: str = "recalled") -> tuple[Receipt |
         verdict=data["verdict"],
         rules=list(data["rules"]),
         ledger=data.get("ledger"),
+        evidence=data.get("evidence"),
     )
     if receipt.id != data["receipt"]:
         bad(
@@ -217,7 +239,19 @@ def _check_fields(data: Mapping[str, Any], bad: Any) -> None:
         bad("rules must be a list of rule IDs such as PB-03")
     elif len(set(rules)) != len(rules):
         bad("rules lists a rule twice")
+    _check_evidence(data.get("evidence"), bad)
     _check_settings(data["settings"], bad)
+
+
+def _check_evidence(evidence: Any, bad: Any) -> None:
+    """``evidence``: absent, or a mapping of rule IDs to episode IDs (that they are the
+    returned rules' is proved by the gate, which re-derives them)."""
+    if evidence is None:
+        return
+    if not isinstance(evidence, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) and EPISODE_ID_RE.match(v) for k, v in evidence.items()
+    ):
+        bad("evidence must map rule IDs to episode IDs, e.g. {PB-03: ep-0a1b2c3d4e}")
 
 
 def _check_settings(settings: Any, bad: Any) -> None:

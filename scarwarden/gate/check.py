@@ -109,6 +109,10 @@ def check_staged(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = 
     if staged.playbook_changed and new_text is not None:
         _screen_playbook(report, repo, new_text, blobs.get(staged.playbook_old or ""))
     _check_ids_and_citations(report, repo, added_ids, to_resolve, new_text, env)
+    if staged.playbook_changed:  # issue 25: each sentence shares words with its episodes
+        from scarwarden.gate.support import check_staged_support
+
+        check_staged_support(report, repo, env)
     return report
 
 

@@ -38,4 +38,7 @@ def check_range(root: Path | str | MemoryRepo, from_ref: str, to_ref: str) -> Ch
         "rules_checked": result.rules,
         "citations_checked": result.citations,
     }
+    from scarwarden.gate.support import check_tree_support  # issue 25: sentence support
+
+    check_tree_support(report, repo, to_ref)
     return report

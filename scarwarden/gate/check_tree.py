@@ -33,6 +33,9 @@ def check_all(
     blobs = git.cat_file_batch(repo.root, wanted, env=env)
     ledger = _read_episodes(report, repo, episodes, blobs[: len(episodes)], progress)
     _check_playbook(report, repo, blobs[-1] if playbook_blob else None, ledger)
+    from scarwarden.gate.support import check_tree_support  # issue 25: sentence support
+
+    check_tree_support(report, repo, None, env)
     _check_all_media(report, repo, entries, ledger.attached, env)
     _prove_all_receipts(report, repo, ledger.with_receipts, playbook_blob, env)
     if progress is not None:

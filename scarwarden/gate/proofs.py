@@ -49,9 +49,11 @@ from scarwarden.gate.proofs_ledger import LedgerProofs
 from scarwarden.gate.proofs_settings import CommittedSettings, settings_unknown
 from scarwarden.gate.report import CheckReport
 from scarwarden.recall import pure, pure_ledger
+from scarwarden.recall.evidence import given_evidence
 
-#: (verdict, ranked rule IDs) recall gives, or the problem code why it cannot run.
-_Outcome = tuple[str, tuple[str, ...]] | str
+#: (verdict, ranked rule IDs, evidence: rule -> episode, None before version 4) recall
+#: gives, or the problem code why it cannot run.
+_Outcome = tuple[str, tuple[str, ...], dict[str, str] | None] | str
 #: The recall algorithm versions this gate re-derives.
 IMPLEMENTED = (pure.IMPLEMENTS, *pure_ledger.VERSIONS)
 
@@ -68,7 +70,7 @@ class Proof:
     problems: list[GateProblem] = field(default_factory=list)
     warnings: list[GateProblem] = field(default_factory=list)
     #: What recall gives at that playbook (when it could run).
-    derived: tuple[str, tuple[str, ...]] | None = None
+    derived: tuple[str, tuple[str, ...], dict[str, str] | None] | None = None
 
 
 class Prover:
@@ -187,7 +189,7 @@ class Prover:
         if receipt.algorithm in pure_ledger.VERSIONS and receipt.ledger is None:
             return (
                 "names no ledger (it was made before receipts named one; recall versions 2 "
-                "and 3 also read the ledger)",
+                "to 4 also read the ledger)",
                 "recall again with this version and record the new receipt",
             )
         if receipt.ledger_uncommitted:
@@ -304,7 +306,8 @@ class Prover:
             if isinstance(derived, str):
                 return derived
             result = derived
-        return (result.verdict, tuple(r.id for r in result.rules))
+        given = given_evidence(result) if receipt.algorithm >= 4 else None
+        return (result.verdict, tuple(r.id for r in result.rules), given)
 
     def _no_playbook(
         self, path: str, episode: Episode, receipt: receipt_format.Receipt, code: str
@@ -346,10 +349,14 @@ def _rewritten(path: str, episode: Episode, receipt: receipt_format.Receipt) -> 
 
 
 def _compare(
-    path: str, episode: Episode, receipt: receipt_format.Receipt, derived: tuple[str, tuple[str, ...]]
+    path: str,
+    episode: Episode,
+    receipt: receipt_format.Receipt,
+    derived: tuple[str, tuple[str, ...], dict[str, str] | None],
 ) -> list[GateProblem]:
-    """The receipt against what recall gives: the verdict, each rule, then the order."""
-    verdict, rules = derived
+    """The receipt against what recall gives: the verdict, each rule, then the order,
+    then (version 4) the evidence given with each rule."""
+    verdict, rules, given = derived
     at = f"for this task at playbook {receipt.short_playbook}"
     out = []
 
@@ -377,6 +384,15 @@ def _compare(
             refuse(f"leaves out {rule}, which recall returned {at}", rule)
     if not out and tuple(receipt.rules) != rules:
         refuse(f"ranks the rules {', '.join(receipt.rules)}; recall ranks them {', '.join(rules)} {at}")
+    if not out and given is not None and (receipt.evidence or {}) != given:
+        for rule in rules:
+            said, derived_ep = (receipt.evidence or {}).get(rule), given.get(rule)
+            if said != derived_ep:
+                refuse(
+                    f"gives {rule} the evidence of {said or 'no episode'}, but recall gives "
+                    f"{derived_ep or 'none'} {at}",
+                    rule,
+                )
     return out
 
 

@@ -46,4 +46,12 @@ def verify(
         if git.head(repo.root) is None:
             return WalkResult("HEAD")
         rev_range = "HEAD"
-    return walk(repo, rev_range, progress=progress)
+    result = walk(repo, rev_range, progress=progress)
+    from scarwarden.gate.report import CheckReport  # issue 25: sentence support at the tip
+    from scarwarden.gate.support import check_tree_support
+
+    tip = CheckReport("verify")
+    check_tree_support(tip, repo, rev_range.rsplit("..", 1)[-1] or "HEAD")
+    result.problems += tip.problems
+    result.warnings += tip.warnings
+    return result

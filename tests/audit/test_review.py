@@ -295,3 +295,20 @@ def test_action_yml_runs_check_and_review(distilled: Distilled, tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr
     assert "PB-15 rests on a single episode" in proc.stdout, proc.stderr
     assert "#### PB-04: Route outage reports to the on-call engineer (retired)" in summary.read_text()
+
+
+def test_each_new_sentence_is_shown_beside_its_episodes_words(distilled: Distilled, make_cli) -> None:
+    """Issue 25: a reviewer sees each new sentence and the words its episodes share."""
+    out = make_cli(distilled.repo.root)("review", "--base", distilled.init).stdout
+    pb15 = out.split("#### PB-15: Page on-call through the incident channel for outages (added)")[1]
+    block = pb15.split("**New sentences and the episode words that support them**")[1].split("**Evidence**")[
+        0
+    ]
+    lines = [ln for ln in block.splitlines() if ln.startswith("- ")]
+    assert len(lines) == 2 and "*incident*, *channel*" in lines[0]
+    late = [ln for ln in lines if ln.startswith("- Page on-call as soon as three similar failure reports")]
+    assert late == [
+        "- Page on-call as soon as three similar failure reports arrive within 30 minutes. "
+        "(from the rule's citations) ← " + late[0].split(" ← ")[1]
+    ]
+    assert "*page*" in late[0] and "*minutes*" in late[0] and "no word in common" not in late[0]

@@ -483,3 +483,35 @@ def test_installed_command_end_to_end(demo_repo: MemoryRepo, llm: FakeLLM) -> No
     assert done.returncode == 0, done.stderr
     assert "distill: +2 rules, ~0 updated, -0 retired" in done.stdout
     assert KEY not in done.stdout + done.stderr + last_message(demo_repo)
+
+
+def test_a_sentence_attributed_to_an_episode_not_shown_is_dropped_and_reported(
+    demo_repo: MemoryRepo, llm: FakeLLM
+) -> None:
+    """Issue 25: the model is asked for each sentence's episodes; its answer is checked.
+    ep-wmjgdnc59j is in the ledger (PB-02 cites it) but was not sent in this batch."""
+    answer = {
+        "operations": [
+            {
+                "op": "add",
+                "title": "State the timezone in webinar times",
+                "text": "Give every webinar time in UTC first. Never post discount codes publicly.",
+                "tags": ["webinar"],
+                "episode_ids": WEBINAR,
+                "sentences_from": {"1": WEBINAR, "2": ["ep-wmjgdnc59j"]},
+            }
+        ]
+    }
+    llm.script(reply_json(answer))
+    result = distill(demo_repo, client=client_for(llm))
+    assert "sentences_from" in llm.requests[0]["body"]["messages"][0]["content"]
+    book = pb.parse(demo_repo.playbook_path.read_text())
+    rule = book.get(result.changes[0].rule_id)
+    assert rule.text == "Give every webinar time in UTC first."
+    assert [(s.episode_ids, s.kind) for s in rule.said()] == [(tuple(WEBINAR), "model")]
+    assert rule.episode_ids == tuple(WEBINAR)
+    (drop,) = [d for d in result.drops if "not sent to the model" in d.reason]
+    assert drop.episode_ids == ("ep-wmjgdnc59j",)
+    assert "'Never post discount codes publicly.'" in drop.reason
+    assert "sentence attributed to an episode not sent to the model" in last_message(demo_repo)
+    assert "- Sentences from: 1: ep-9ak5fm33w3, ep-b9jr19c6sp (model)" in demo_repo.playbook_path.read_text()

@@ -69,9 +69,17 @@ def test_the_word_list(lesson: str, visual: bool) -> None:
     assert is_visual(lesson) is visual
 
 
-def test_offline_distillation_marks_image_lessons_visual(memory_repo: MemoryRepo, make_cli) -> None:
+def test_offline_distillation_marks_image_lessons_visual(
+    memory_repo: MemoryRepo, make_cli, tmp_path: Path
+) -> None:
+    """Re-derived for issue 25: ``Applies to: images`` only from attached images (it was
+    from words, and "resolution" in a correction made a rule visual)."""
+    from test_media import png
+
     cli = make_cli(memory_repo.root)
-    for task in ("Beta launch banner", "Summer sale banner"):
+    image = tmp_path / "banner.png"
+    image.write_bytes(png())
+    for task, attach in (("Beta launch banner", ["--attach", str(image)]), ("Summer sale banner", [])):
         out = cli(
             "episode",
             "add",
@@ -83,24 +91,25 @@ def test_offline_distillation_marks_image_lessons_visual(memory_repo: MemoryRepo
             "banner",
             "--tag",
             "logo",
+            *attach,
         )
         assert out.exit_code == 0, out.output
     out = cli(
         "episode",
         "add",
         "--task",
-        "Webinar invite",
+        "Poster",
         "--correction",
-        "Always give the timezone",
+        "Print the poster at a higher resolution",
         "--tag",
-        "webinar",
+        "poster",
     )
     assert out.exit_code == 0
     assert cli("distill", "--offline").exit_code == 0
     book = pb.parse(memory_repo.playbook_path.read_text())
     visual = [r for r in book.rules if r.visual]
     assert len(visual) == 1 and "logo" in visual[0].text.lower()
-    assert any("timezone" in r.text.lower() and not r.visual for r in book.rules)
+    assert not any(r.visual for r in book.rules if "resolution" in r.text)
     assert "- Applies to: images" in memory_repo.playbook_path.read_text()
 
 

@@ -64,6 +64,7 @@ def add_loop_tools(server: MCPServer, tools: MemoryTools) -> None:
     _add_recall_tool(server, tools)
     _add_record_tool(server, tools)
     _add_answer_tool(server, tools)
+    _add_confirm_tool(server, tools)
 
 
 def _add_recall_tool(server: MCPServer, tools: MemoryTools) -> None:
@@ -127,6 +128,22 @@ def _add_answer_tool(server: MCPServer, tools: MemoryTools) -> None:
         answer: Answer,
     ) -> dict[str, Any]:
         return _tool_call(lambda: tools.ask_human_answer(task, answer))
+
+
+def _add_confirm_tool(server: MCPServer, tools: MemoryTools) -> None:
+    """``confirm_rule``: a human confirms a candidate rule recall showed on ASK_HUMAN."""
+
+    @server.tool(
+        annotations=APPEND,
+        description=(
+            "After `recall` said ASK_HUMAN and a human confirmed that one of its `candidates` "
+            "(a rule) applies to the task, record that as a new committed episode citing the "
+            "rule, so the task's words reach it next time. Returns {id, path, commit, episode, "
+            "confirmed}. An unknown or retired rule is refused; nothing is written."
+        ),
+    )
+    def confirm_rule(task: Task, rule_id: RuleId) -> dict[str, Any]:
+        return _tool_call(lambda: tools.confirm_rule(task, rule_id))
 
 
 def add_audit_tools(server: MCPServer, tools: MemoryTools) -> None:

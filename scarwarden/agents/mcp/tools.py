@@ -43,7 +43,9 @@ VERDICT_STEPS = {
     "ASK_HUMAN": (
         "Ask the human how this task should be done, then call `ask_human_answer` with the "
         "task and their answer word for word (it becomes a new episode), and then do the "
-        "task as they said."
+        "task as they said. `candidates` lists the nearest rules (or failed episodes), "
+        "unconfirmed: never act on them; you may show them to the human, and when they say "
+        "one applies, call `confirm_rule` with the task and its ID."
     ),
 }
 AFTER_STEPS = (
@@ -115,6 +117,11 @@ class MemoryTools:
     def ask_human_answer(self, task: str, answer: str) -> dict[str, Any]:
         """Record a human's answer to an ASK_HUMAN task as a new, committed episode."""
         return self._synced(self.memory.answer(task, answer).to_json())
+
+    def confirm_rule(self, task: str, rule_id: str) -> dict[str, Any]:
+        """Record a human's confirmation that a rule (a candidate) applies to the task."""
+        recorded, confirmed = self.memory.confirm(task, rule_id)
+        return self._synced({**recorded.to_json(), "confirmed": confirmed})
 
     def distill(
         self, *, dry_run: bool = True, offline: bool | None = None, branch: str | None = None

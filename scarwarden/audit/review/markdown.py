@@ -141,6 +141,7 @@ def _change_section(change: RuleChange, review: Review) -> list[str]:
         details.append("- Retirement reason: " + _segments(change.reason))
     if details:
         out += ["**What changed** (~~removed~~, **added**)", ""] + details + [""]
+    out += _sentence_support(change, review)
     cited = list(change.after.episode_ids) if change.after and not change.after.retired else []
     shown = cited + [e for e in change.citations_removed if e not in cited]
     if shown:
@@ -155,6 +156,30 @@ def _change_section(change: RuleChange, review: Review) -> list[str]:
             )
             out += [episode_evidence(ep_id, review.evidence.get(ep_id), note), ""]
     return out
+
+
+def _sentence_support(change: RuleChange, review: Review) -> list[str]:
+    """Each new sentence beside the words its episodes share with it (issue 25): a
+    reviewer sees at once a sentence no episode it names ever said."""
+    from scarwarden.gate.support import supporting_words
+
+    after = change.after
+    if after is None or after.retired:
+        return []
+    old = {s.sentence for s in change.before.said()} if change.before is not None else set()
+    lines: list[str] = []
+    for said in after.said():
+        if said.sentence in old:
+            continue
+        eps = [ep for ep in (review.evidence.get(e) for e in said.episode_ids) if ep is not None]
+        shared = supporting_words(said.sentence, eps)
+        where = "; ".join(
+            f"{ep_id}: " + (", ".join(f"*{md(w)}*" for w in words) if words else "**no word in common**")
+            for ep_id, words in shared
+        )
+        kind = {"stated": "", "model": " (written by a model)", "rule": " (from the rule's citations)"}
+        lines.append(f"- {md(said.sentence)}{kind[said.kind]} ← {where or 'no episode found'}")
+    return ["**New sentences and the episode words that support them**", "", *lines, ""] if lines else []
 
 
 def render_markdown(review: Review) -> str:

@@ -71,10 +71,22 @@ def _report(result: DistillResult, echo: Callable[[str], None]) -> None:
 @click.option(
     "--no-commit", is_flag=True, help="Write memory/playbook.md in the working tree and commit nothing."
 )
+@click.option(
+    "--migrate",
+    is_flag=True,
+    help="Write '- Sentences from:' for rules without it (each sentence to the citations "
+    "sharing its words), as one commit; nothing is distilled.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def distill(
-    ctx: click.Context, offline: bool, dry_run: bool, branch: str | None, no_commit: bool, as_json: bool
+    ctx: click.Context,
+    offline: bool,
+    dry_run: bool,
+    branch: str | None,
+    no_commit: bool,
+    migrate: bool,
+    as_json: bool,
 ) -> None:
     """Turn new episodes into cited playbook changes, as one commit.
 
@@ -100,12 +112,16 @@ def distill(
       scarwarden distill --dry-run             # show the playbook diff only
       scarwarden distill --branch distill/nov  # for review in a pull request
       scarwarden distill --offline --json
+      scarwarden distill --migrate             # sentence maps for an older playbook
     """
     from scarwarden.cli.commands._progress import progress_bar
     from scarwarden.distill import distill as run_distill
     from scarwarden.distill import preview
 
     repo = get_repo(ctx)
+    if migrate:
+        _migrate(repo, dry_run=dry_run, as_json=as_json)
+        return
     # A dry run is a preview: by the model when it can be used, else offline, saying so.
     run = preview if dry_run else functools.partial(run_distill, dry_run=False)
     with progress_bar("distilling episodes", quiet=as_json) as progress:  # model batches, on a terminal
@@ -120,6 +136,24 @@ def distill(
         _print_preview(result)
     else:
         _print_outcome(repo, result)
+
+
+def _migrate(repo: MemoryRepo, *, dry_run: bool, as_json: bool) -> None:
+    """``--migrate``: sentence maps for a playbook written before them (issue 25)."""
+    from scarwarden.distill.migrate import migrate
+
+    result = migrate(repo, dry_run=dry_run)
+    if as_json:
+        echo_json(result.to_json())
+        return
+    for rule_id, done, left in result.rules:
+        click.echo(f"{rule_id}: {done} sentences mapped, {left} left from the rule's citations")
+    if not result.rules:
+        click.echo("no rule to migrate: every rule has a sentence map, or no citation shares its words")
+    elif result.commit:
+        click.echo(f"committed {result.commit[:10]}")
+    else:
+        click.echo("dry run: nothing was written or committed")
 
 
 def _print_preview(result: DistillResult) -> None:

@@ -44,6 +44,12 @@ def rule() -> None:
     type=click.Choice(APPLIES_TO),
     help="What the rule is about: 'images' makes a visual rule, one audit-image always checks.",
 )
+@click.option(
+    "--sentences-from",
+    "sentences_from",
+    help="Which cited episodes each sentence came from: '1: ep-a; 2: ep-b, ep-c' "
+    "(default: every sentence from the rule's citations).",
+)
 @click.option("--no-commit", is_flag=True, help="Stage the playbook instead of committing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the new rule as JSON.")
 @click.pass_context
@@ -54,6 +60,7 @@ def add(
     cites: str,
     title: str | None,
     applies_to: tuple[str, ...],
+    sentences_from: str | None,
     no_commit: bool,
     as_json: bool,
 ) -> None:
@@ -63,6 +70,8 @@ def add(
     branches never take the same one, and a retired ID is never reused) and is committed
     with a `Scarwarden-Rule: <ID>` trailer. `--applies-to images` writes
     `- Applies to: images`: a visual rule, sent with every `audit-image`.
+    `--sentences-from` writes `- Sentences from:`, the episodes each sentence came
+    from (numbered from 1); without it every sentence is from the rule's citations.
 
     \b
     Examples:
@@ -84,6 +93,7 @@ def add(
         commit=not no_commit,
         applies_to=applies_to,
         check=gate_check(repo, "the rule"),
+        sentences_from=sentences_from,
     )
     if as_json:
         echo_json(new.to_json())

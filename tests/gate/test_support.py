@@ -1,0 +1,131 @@
+"""The support check (issue 25): every sentence shares words with the episodes it names."""
+
+from __future__ import annotations
+
+from conftest import git
+
+from scarwarden.distill import distill
+from scarwarden.files import playbook as pb
+from scarwarden.files.record import add_episodes
+from scarwarden.gate.check import check_all, check_range, check_staged
+from scarwarden.gate.hooks import install
+from scarwarden.gate.support import supporting_words, unsupported
+from scarwarden.gate.verify import verify
+from scarwarden.repo import MemoryRepo
+
+LESSONS = [
+    {
+        "at": "2026-11-01T10:00:00Z",
+        "task": "Cancel the trip",
+        "correction": "Cancel reservation Z7GOZK before refunding the certificate",
+        "tags": ["cancel"],
+        "source": "correction",
+    },
+    {
+        "at": "2026-11-02T10:00:00Z",
+        "task": "Write the webinar invite",
+        "correction": "Always state the timezone in webinar invitations",
+        "tags": ["webinar"],
+        "source": "correction",
+    },
+]
+
+
+def _two_rules(repo: MemoryRepo) -> tuple[str, str, pb.Playbook]:
+    cancel, webinar = (ep.id for ep in add_episodes(repo, LESSONS))
+    distill(repo, offline=True)
+    return cancel, webinar, pb.parse(repo.playbook_path.read_text())
+
+
+def _edit(repo: MemoryRepo, old: str, new: str) -> None:
+    path = repo.playbook_path
+    path.write_text(path.read_text().replace(old, new, 1))
+
+
+def test_the_offline_distillers_output_is_supported_everywhere(memory_repo: MemoryRepo) -> None:
+    cancel, webinar, book = _two_rules(memory_repo)
+    assert [r.said()[0].kind for r in book.rules] == ["stated", "stated"]
+    report = check_all(memory_repo.root)
+    assert report.ok and not report.warnings, report.problems
+    assert verify(memory_repo.root).ok
+
+
+def test_a_hand_edit_naming_an_uncited_episode_is_refused_by_the_hook(memory_repo: MemoryRepo) -> None:
+    cancel, webinar, book = _two_rules(memory_repo)
+    install(memory_repo.root)
+    _edit(memory_repo, f"- Sentences from: 1: {webinar}", f"- Sentences from: 1: {cancel}")
+    git(memory_repo.root, "add", "-A")
+    proc = git(memory_repo.root, "commit", "-m", "hand edit", check=False)
+    assert proc.returncode != 0
+    assert "'Always state the timezone in webinar invitations.'" in proc.stderr
+    assert f"names {cancel}, which 'Learnt in' does not cite" in proc.stderr
+    assert "cite the episode in '- Learnt in:'" in proc.stderr  # the fix
+
+
+def test_a_map_naming_an_episode_that_does_not_exist_is_refused(memory_repo: MemoryRepo) -> None:
+    cancel, webinar, book = _two_rules(memory_repo)
+    _edit(
+        memory_repo,
+        f"- Learnt in: {webinar}\n- Sentences from: 1: {webinar}",
+        f"- Learnt in: {webinar}, ep-nosuch0001\n- Sentences from: 1: ep-nosuch0001",
+    )
+    git(memory_repo.root, "add", "-A")
+    report = check_staged(memory_repo.root)
+    assert not report.ok
+    messages = " | ".join(p.message for p in report.problems)
+    assert "cites ep-nosuch0001, which is not an episode" in messages
+
+
+def test_a_sentence_its_episode_never_said_is_an_error_and_a_models_is_a_warning(
+    memory_repo: MemoryRepo,
+) -> None:
+    cancel, webinar, book = _two_rules(memory_repo)
+    base = git(memory_repo.root, "rev-parse", "HEAD").stdout.strip()
+    # Both rules cite both episodes now; the webinar sentence is attributed to the
+    # cancellation episode, whose words it does not share.
+    _edit(
+        memory_repo,
+        f"- Learnt in: {webinar}\n- Sentences from: 1: {webinar}",
+        f"- Learnt in: {webinar}, {cancel}\n- Sentences from: 1: {cancel}",
+    )
+    git(memory_repo.root, "add", "-A")
+    report = check_staged(memory_repo.root)
+    (problem,) = [p for p in report.problems if p.code == "sentence-unsupported"]
+    assert "sentence 1 shares no word with" in problem.message and cancel in problem.message
+    assert "'Always state the timezone in webinar invitations.'" in problem.message
+    assert problem.hint and "Sentences from" in problem.hint
+    # The same sentence marked as a model's: a warning, the commit may go on.
+    mapped = f"{webinar}, {cancel}\n- Sentences from: 1: {cancel}"
+    _edit(memory_repo, mapped, f"{mapped} (model)")
+    git(memory_repo.root, "add", "-A")
+    report = check_staged(memory_repo.root)
+    assert not [p for p in report.problems if p.code == "sentence-unsupported"]
+    assert [w.code for w in report.warnings] == ["sentence-unsupported"]
+    git(memory_repo.root, "commit", "-q", "-m", "model sentence", "--no-verify")
+    ranged = check_range(memory_repo.root, base, "HEAD")
+    assert [w.code for w in ranged.warnings] == ["sentence-unsupported"] and ranged.ok
+    assert [w.code for w in check_all(memory_repo.root).warnings] == ["sentence-unsupported"]
+    # Back to a stated sentence, committed past the hook: verify and check find it.
+    _edit(memory_repo, f"{mapped} (model)", mapped)
+    git(memory_repo.root, "commit", "-q", "-am", "stated", "--no-verify")
+    assert any(p.code == "sentence-unsupported" for p in verify(memory_repo.root).problems)
+    assert any(p.code == "sentence-unsupported" for p in check_range(memory_repo.root, base, "HEAD").problems)
+    assert any(p.code == "sentence-unsupported" for p in check_all(memory_repo.root).problems)
+
+
+def test_supporting_words_show_what_the_episode_said(memory_repo: MemoryRepo) -> None:
+    cancel, webinar, book = _two_rules(memory_repo)
+    rule = [r for r in book.rules if webinar in r.episode_ids][0]
+    from scarwarden.distill import state
+
+    ledger = state.ledger_at(memory_repo, "HEAD")
+    (episode,) = state.load_episodes(memory_repo, ledger, [webinar])[0]
+    [(ep_id, words)] = supporting_words(rule.text, [episode])
+    assert ep_id == webinar and {"timezone", "webinar", "state", "invite"} <= set(words)
+    assert unsupported(book, {webinar: episode}) == []
+
+
+def test_the_demo_memory_and_this_repositorys_memory_pass_the_support_check(demo_repo: MemoryRepo) -> None:
+    report = check_all(demo_repo.root)
+    assert report.ok, report.problems
+    assert not [w for w in report.warnings if w.code == "sentence-unsupported"]
