@@ -73,7 +73,7 @@ def _data(i: int, n: int, task: str | None = None) -> dict[str, object]:
     """The i-th extra episode of the n-episode memory."""
     return {
         "id": f"ep-{i:010d}",
-        "at": "2026-11-29T10:%02d:%02dZ" % (i // 60 % 60, i % 60),
+        "at": f"2026-11-29T10:{i // 60 % 60:02d}:{i % 60:02d}Z",
         "agent": "writer",
         "task": task or f"Write the webinar invite number {i} for {n} readers",
         "action": "Gave the start time without a timezone",
@@ -337,9 +337,7 @@ def report(sizes: list[int], results: dict[int, dict[str, list[float]]]) -> None
         med = {n: statistics.median(results[n][name]) * 1000 for n in sizes if results[n].get(name)}
         cells = " | ".join(f"{med[n]:.0f}" if n in med else "" for n in sizes)
         first = med.get(sizes[0])
-        ratios = " | ".join(
-            f"{med[n] / first:.2f}x" if first and n in med else "" for n in sizes[1:]
-        )
+        ratios = " | ".join(f"{med[n] / first:.2f}x" if first and n in med else "" for n in sizes[1:])
         print(f"| {name} | {cells} | {ratios} |")
 
 
@@ -359,7 +357,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"memories ready in {time.perf_counter() - t0:.1f}s (load {load()})")
         for n in sizes:
             i = info(s.src[n])
-            print(f"  {n:,}: generated in {i['generated']} s, prepared in {i['prepared']} s; task {i['task']!r}")
+            print(
+                f"  {n:,}: generated in {i['generated']} s, prepared in {i['prepared']} s; task {i['task']!r}"
+            )
         results: dict[int, dict[str, list[float]]] = {n: {} for n in sizes}
         rows = [ROWS[r] for r in args.rows.split(",") if r]
         for n in sizes:  # a warm-up round, not counted

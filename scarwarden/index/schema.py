@@ -18,7 +18,7 @@ log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -32,6 +32,10 @@ CREATE TABLE episodes (
     agent TEXT, task TEXT, source TEXT, doc TEXT NOT NULL);
 CREATE TABLE episode_tags (tag TEXT, episode_id TEXT, PRIMARY KEY (tag, episode_id))
     WITHOUT ROWID;
+-- Each episode's rules_applied, by rule (lineage: index/lineage.py reads a rule's
+-- applications here, never every episode); seq keeps an episode naming a rule twice.
+CREATE TABLE episode_rules (rule_id TEXT, episode_id TEXT, seq INTEGER,
+    PRIMARY KEY (rule_id, episode_id, seq)) WITHOUT ROWID;
 CREATE VIRTUAL TABLE episodes_fts USING fts5 (task, action, outcome, correction,
     tokenize = 'porter unicode61 remove_diacritics 2');
 CREATE TABLE rules (
@@ -96,6 +100,8 @@ class RefreshStats:
     rules_changed: int = 0
     invalid_files: list[str] = field(default_factory=list)
     reason: str | None = None
+    #: IDs of the episodes a refresh added or removed (what the ledger's words recount).
+    moved: set[str] = field(default_factory=set)
 
 
 def connect(path: Path) -> sqlite3.Connection:
