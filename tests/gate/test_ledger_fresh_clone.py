@@ -80,3 +80,21 @@ def test_ledger_cache_off_derives_from_the_episodes(
 def test_warming_a_repository_without_episodes_says_so(git_repo: Path) -> None:
     done = scarwarden(git_repo, "scarwarden.gate.ledger", "HEAD")
     assert done.returncode == 0 and done.stdout.strip() == "no ledger tree to cache"
+
+
+def test_the_ci_action_carries_the_statistics_across_runs() -> None:
+    import yaml
+    from conftest import ROOT
+
+    steps = yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["steps"]
+    names = [str(s.get("uses") or s.get("run", "")) for s in steps]
+    restore = next(i for i, n in enumerate(names) if n.startswith("actions/cache/restore@"))
+    check = next(i for i, n in enumerate(names) if "scarwarden check" in n)
+    warm = next(i for i, n in enumerate(names) if "python -m scarwarden.gate.ledger" in n)
+    save = next(i for i, n in enumerate(names) if n.startswith("actions/cache/save@"))
+    assert restore < check < warm < save
+    for i in (restore, save):
+        assert steps[i]["with"]["path"].endswith("/.git/scarwarden/ledger")
+        assert steps[i]["with"]["key"] == "scarwarden-ledger-${{ inputs.head }}"
+    assert steps[restore]["with"]["restore-keys"] == "scarwarden-ledger-"
+    assert steps[warm]["if"] == steps[save]["if"] == "${{ always() }}"
