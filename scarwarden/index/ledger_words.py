@@ -3,8 +3,9 @@
 Two sets of postings, both computed from the episode files alone (never from the
 recall log, a model or anything a clone does not have), so every clone ranks alike:
 
-* ``task_terms`` / ``task_term_df``: which stems each episode's *task* says, and in how
-  many episodes' tasks each stem occurs (meta ``task_count`` = the episodes counted).
+* ``task_term_df``: in how many episodes' tasks each stem occurs (meta ``task_count`` =
+  the episodes counted; ``ledger_tasks`` the task each was counted with, whose stems
+  are uncounted when it moves: no postings are kept, nothing reads them).
   Recall weighs a query stem down when most past tasks say it ("customer", "agent",
   the role-play boilerplate of a support ledger).
 * ``rule_episode_terms`` / ``rule_episode_df``: under each active rule, the stems of
@@ -82,28 +83,21 @@ def _sync_task_terms(conn: sqlite3.Connection, moved: set[str] | None = None) ->
         return changed
     delta: Counter[str] = Counter()  # how each stem's document frequency moves
     uncounted = 0
-    if not first:
+    if not first:  # a task's stems are taken from the text it was counted with
         for chunk in chunks(sorted(changed), 500):
             marks = ",".join("?" * len(chunk))
-            delta.subtract(
-                r[0]
-                for r in conn.execute(f"SELECT term FROM task_terms WHERE episode_id IN ({marks})", chunk)
-            )
-            conn.execute(f"DELETE FROM task_terms WHERE episode_id IN ({marks})", chunk)
+            counted = conn.execute(f"SELECT task FROM ledger_tasks WHERE episode_id IN ({marks})", chunk)
+            for (task,) in counted:
+                delta.subtract(set(text.stems(task or "")))
             uncounted += conn.execute(
                 f"DELETE FROM ledger_tasks WHERE episode_id IN ({marks})", chunk
             ).rowcount
-    rows: list[tuple[str, str]] = []
-    for episode_id, task in fresh:
-        stems = set(text.stems(task or ""))
-        delta.update(stems)
-        rows.extend((stem, episode_id) for stem in stems)
-    conn.executemany("INSERT INTO task_terms VALUES (?, ?)", rows)
+    for _episode_id, task in fresh:
+        delta.update(set(text.stems(task or "")))
     conn.executemany("INSERT INTO ledger_tasks VALUES (?, ?)", fresh)
     if first:
-        recount_df(conn, "task_term_df", "SELECT term, count(*) FROM task_terms", set(), everything=True)
-    else:  # moved by what changed: recounting a common stem's postings costs the ledger
-        _move_df(conn, "task_term_df", delta)
+        conn.execute("DELETE FROM task_term_df")
+    _move_df(conn, "task_term_df", delta)
     before = conn.execute("SELECT value FROM meta WHERE key = 'task_count'").fetchone()
     if first or before is None:
         count = conn.execute("SELECT count(*) FROM ledger_tasks").fetchone()[0]
