@@ -215,7 +215,13 @@ def _delete_file(conn: sqlite3.Connection, path: str) -> str | None:
     ep_row = conn.execute("SELECT rowid FROM episodes WHERE id = ? AND path = ?", (row[0], path)).fetchone()
     if ep_row is None:
         return None
-    conn.execute("DELETE FROM episodes_fts WHERE rowid = ?", (ep_row[0],))
+    # External content: the full-text index is told the text it indexed, read back from
+    # the row before the row goes.
+    conn.execute(
+        "INSERT INTO episodes_fts (episodes_fts, rowid, task, action, outcome, correction) "
+        "SELECT 'delete', rowid, task, action, outcome, correction FROM episodes WHERE rowid = ?",
+        (ep_row[0],),
+    )
     conn.execute("DELETE FROM episodes WHERE rowid = ?", (ep_row[0],))
     conn.execute("DELETE FROM episode_tags WHERE episode_id = ?", (row[0],))
     conn.execute("DELETE FROM episode_rules WHERE episode_id = ?", (row[0],))

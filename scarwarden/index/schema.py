@@ -18,7 +18,7 @@ log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -27,9 +27,14 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE files (path TEXT PRIMARY KEY, dir TEXT NOT NULL, blob TEXT,
                     episode_id TEXT) WITHOUT ROWID;
 CREATE TABLE dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER) WITHOUT ROWID;
+-- action, outcome and correction are read from doc, never stored twice: the full-text
+-- index takes its text from this table (external content, below).
 CREATE TABLE episodes (
     rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, path TEXT NOT NULL, at TEXT,
-    agent TEXT, task TEXT, source TEXT, doc TEXT NOT NULL);
+    agent TEXT, task TEXT, source TEXT, doc TEXT NOT NULL,
+    action TEXT GENERATED ALWAYS AS (json_extract(doc, '$.action')) VIRTUAL,
+    outcome TEXT GENERATED ALWAYS AS (json_extract(doc, '$.outcome')) VIRTUAL,
+    correction TEXT GENERATED ALWAYS AS (json_extract(doc, '$.correction')) VIRTUAL);
 CREATE TABLE episode_tags (tag TEXT, episode_id TEXT, PRIMARY KEY (tag, episode_id))
     WITHOUT ROWID;
 -- Each episode's rules_applied, by rule (lineage: index/lineage.py reads a rule's
@@ -37,6 +42,7 @@ CREATE TABLE episode_tags (tag TEXT, episode_id TEXT, PRIMARY KEY (tag, episode_
 CREATE TABLE episode_rules (rule_id TEXT, episode_id TEXT, seq INTEGER,
     PRIMARY KEY (rule_id, episode_id, seq)) WITHOUT ROWID;
 CREATE VIRTUAL TABLE episodes_fts USING fts5 (task, action, outcome, correction,
+    content = 'episodes', content_rowid = 'rowid',
     tokenize = 'porter unicode61 remove_diacritics 2');
 CREATE TABLE rules (
     id TEXT PRIMARY KEY, position INTEGER, title TEXT, text TEXT, tags TEXT,

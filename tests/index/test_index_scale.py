@@ -78,6 +78,20 @@ def test_a_refresh_counts_what_changed_as_a_rebuild_does(demo_repo: MemoryRepo) 
     tasks = [task for _ep, task in refreshed["ledger_tasks"]]
     assert df["webinar"] == sum(1 for task in tasks if "webinar" in text.stems(task)) >= 2
     assert "translat" in df and "recap" not in df
+    with open_index(demo_repo) as index:  # the full-text index takes its text from episodes
+        assert (
+            index.conn.execute(
+                "SELECT name FROM sqlite_master WHERE name = 'episodes_fts_content'"
+            ).fetchone()
+            is None
+        )
+        index.conn.execute("INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('integrity-check', 1)")
+        found = (
+            "SELECT e.id FROM episodes_fts JOIN episodes e ON e.rowid = episodes_fts.rowid "
+            "WHERE episodes_fts MATCH ?"
+        )
+        assert index.conn.execute(found, ("recap",)).fetchall() == []
+        assert added[2].id in [r[0] for r in index.conn.execute(found, ("translate",))]
     with open_index(demo_repo, rebuild_now=True):
         pass
     assert snapshot(demo_repo) == refreshed
