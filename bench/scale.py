@@ -43,7 +43,9 @@ _NEXT = itertools.count(1000)  # numbers of the episodes the rows add
 
 def _env() -> dict[str, str]:
     env = {**os.environ, **_gen.IDENTITY, "SCARWARDEN_NO_MODEL": "1"}
-    for var in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "SCARWARDEN_SKIP"):
+    # PYTHONDONTWRITEBYTECODE (set in some sandboxes) would compile every module on
+    # every run (~0.2 s): not what an installed tool pays.
+    for var in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "SCARWARDEN_SKIP", "PYTHONDONTWRITEBYTECODE"):
         env.pop(var, None)
     return env
 
