@@ -2,14 +2,17 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo, split_list
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode
-from scarwarden.files.episodes import SOURCES, Episode
+from scarwarden.files.episodes import SOURCES
+
+if TYPE_CHECKING:
+    from scarwarden.api import Recorded
 
 
 @click.group()
@@ -105,7 +108,7 @@ def add(
       scarwarden episode add --redact-pii --task "Refund" --outcome "Mailed jane@acme.io"
       echo '{"task": "x", "outcome": "y"}' | scarwarden episode add --file -
     """
-    from scarwarden.files.record import add_episodes
+    from scarwarden.api import Memory
 
     repo = get_repo(ctx)
     receipt = flags.pop("receipt")
@@ -122,8 +125,7 @@ def add(
                 hint="in a --file, give each episode its receipt as a 'recalled:' block",
             )
         inputs[0]["recalled"] = _receipt(repo, receipt)
-    episodes = add_episodes(
-        repo,
+    episodes = Memory(repo).record_batch(
         inputs,
         commit=not no_commit,
         source=source_name,
@@ -134,10 +136,10 @@ def add(
     _print_added(episodes, as_json=as_json, listed=file is not None, staged=no_commit)
 
 
-def _print_added(episodes: list[Episode], *, as_json: bool, listed: bool, staged: bool) -> None:
+def _print_added(episodes: list[Recorded], *, as_json: bool, listed: bool, staged: bool) -> None:
     """The new IDs (or, with --json, the episode; a list for --file), then what was done."""
     if as_json:
-        echo_json([e.to_json() for e in episodes] if listed else episodes[0].to_json())
+        echo_json([e.episode for e in episodes] if listed else episodes[0].episode)
         return
     for ep in episodes:
         click.echo(ep.id)
@@ -300,3 +302,13 @@ def list_(
 
 
 list_.name = "list"
+
+
+def _add_import() -> None:
+    """``episode import`` lives in its own module (episode_import.py)."""
+    from scarwarden.cli.commands.episode_import import import_
+
+    episode.add_command(import_)
+
+
+_add_import()

@@ -56,21 +56,18 @@ def recall(
       scarwarden recall "Post our discount code on Twitter" --json
       scarwarden recall --explain --limit 3 "Close the billing ticket"
     """
-    from scarwarden.recall.engine import recall_task
-    from scarwarden.recall.explain import HEADING, explain_data, explain_lines
+    from scarwarden.api import Memory
+    from scarwarden.recall.explain import HEADING
 
     repo = get_repo(ctx)
-    result = recall_task(repo, read_task(task), limit=limit, log=not no_log)
+    found = Memory(repo).recall(read_task(task), limit=limit, explain=explain, log=not no_log)
     if as_json:
-        data = result.to_json()
-        if explain:
-            data["explain"] = explain_data(result)
-        echo_json(data)
+        echo_json(found.data)
         return
-    click.echo(format_result(result, playbook_rel=repo.playbook_rel))
-    if explain:
+    click.echo(format_result(found.engine, playbook_rel=repo.playbook_rel))
+    if found.explanation_lines is not None:
         click.echo("")
-        click.echo("\n".join([click.style(HEADING, bold=True), *explain_lines(result)]))
+        click.echo("\n".join([click.style(HEADING, bold=True), *found.explanation_lines]))
 
 
 def format_result(result: RecallResult, *, playbook_rel: str = "the playbook") -> str:
