@@ -83,7 +83,9 @@ if [ "$HOOK_NAME" = reference-transaction ]; then
         touched=
         while read -r old new ref; do
             case "$ref" in refs/heads/*) ;; *) continue ;; esac
-            case "$old$new" in *0000000000000000000000000000000000000000*) continue ;; esac
+            # A zero value (a new branch, no expected value given, a deletion or a
+            # rename) is for the gate to resolve.
+            case "$old$new" in *0000000000000000000000000000000000000000*) touched=1; break ;; esac
             [ "$old" = "$new" ] && continue
             found=$(git rev-list --full-history -n 1 "$old..$new" -- memory 2>/dev/null) || found=error
             [ -z "$found" ] || {{ touched=1; break; }}

@@ -62,3 +62,11 @@ def test_a_configured_memory_folder_always_takes_the_gate(demo_repo: MemoryRepo,
     (demo_repo.root / "scarwarden.yaml").write_text("memory_dir: memory\n")
     done = run(path, demo_repo.root, f"{old} {new} refs/heads/main\n")
     assert done.returncode == 1 and "cannot run the provenance gate" in done.stderr
+
+
+def test_a_zero_value_always_takes_the_gate(demo_repo: MemoryRepo, tmp_path: Path) -> None:
+    path = hook(demo_repo, tmp_path)
+    _old, new = commit(demo_repo, "src/app.py", "print('hi')\n")
+    zero = "0" * 40
+    done = run(path, demo_repo.root, f"{zero} {new} refs/heads/main\n")
+    assert done.returncode == 1 and "cannot run the provenance gate" in done.stderr
