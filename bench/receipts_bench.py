@@ -184,6 +184,7 @@ def ledger_case(n: int, where: Path) -> str:
     rel = _stage_one(repo, 0, None)
     base = _timed_check(repo)
     git(repo.root, "rm", "-q", "--cached", rel)
+    (repo.root / rel).unlink()  # left in the folder, recall's receipt would say +uncommitted
     receipt = recall_task(repo, task, log=False).receipt.to_json()
     rel = _stage_one(repo, 1, receipt)
 

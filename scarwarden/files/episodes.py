@@ -88,8 +88,9 @@ class Episode:
     def to_json(self) -> dict[str, Any]:
         return dict(self.data)
 
-    def render(self) -> str:
-        return render_episode(self.data)
+    def render(self, *, display: bool = False) -> str:
+        """The canonical YAML text (``display``: for a page, see :func:`render_episode`)."""
+        return render_episode(self.data, display=display)
 
 
 def locate(problems: list[Problem], where: tuple[int, dict[str, int]] | None) -> list[Problem]:
@@ -100,8 +101,9 @@ def locate(problems: list[Problem], where: tuple[int, dict[str, int]] | None) ->
     return [p if p.line is not None else replace(p, line=keys.get(p.field or "", start)) for p in problems]
 
 
-def render_episode(data: Mapping[str, Any]) -> str:
-    """The canonical YAML text of an episode (keys in :data:`FIELD_ORDER`)."""
+def render_episode(data: Mapping[str, Any], *, display: bool = False) -> str:
+    """The canonical YAML text of an episode (keys in :data:`FIELD_ORDER`); with
+    ``display``, rendered faster for a page (``yamlio.dump_mapping``), never for a file."""
     payload: dict[str, Any] = {}
     for key, value in data.items():
         if key == "at":
@@ -110,7 +112,7 @@ def render_episode(data: Mapping[str, Any]) -> str:
             )
         else:
             payload[key] = value
-    return yamlio.dump_mapping(payload)
+    return yamlio.dump_mapping(payload, display=display)
 
 
 def expected_relpath(ep_id: str, at: str, episodes_dir: str) -> str:

@@ -76,6 +76,24 @@ if [ "$HOOK_NAME" = reference-transaction ]; then
     # Only 'prepared' can refuse; only branches carry memory worth checking.
     [ "$1" = prepared ] || exit $status
     case "$input" in *" refs/heads/"*) ;; *) exit $status ;; esac
+    # Fast path (issue 30): when no commit a branch move adds touches the memory folder,
+    # there is nothing to check; git says so in milliseconds, Python would take ~300 ms
+    # on every commit. A memory_dir set in scarwarden.yaml always takes the full check.
+    if ! grep -qs memory_dir scarwarden.yaml; then
+        touched=
+        while read -r old new ref; do
+            case "$ref" in refs/heads/*) ;; *) continue ;; esac
+            # A zero value (a new branch, no expected value given, a deletion or a
+            # rename) is for the gate to resolve.
+            case "$old$new" in *0000000000000000000000000000000000000000*) touched=1; break ;; esac
+            [ "$old" = "$new" ] && continue
+            found=$(git rev-list --full-history -n 1 "$old..$new" -- memory 2>/dev/null) || found=error
+            [ -z "$found" ] || {{ touched=1; break; }}
+        done <<EOF
+$input
+EOF
+        [ -n "$touched" ] || exit $status
+    fi
 fi
 if [ -n "$INSTALL_PYTHON" ] && [ -x "$INSTALL_PYTHON" ]; then
     printf '%s\\n' "$input" | "$INSTALL_PYTHON" -m scarwarden gate-hook "$HOOK_NAME" || status=$?

@@ -19,7 +19,10 @@ cites. Both come from git objects only, never from the index:
   the cache is derived from the newest cached one by ``git diff`` between the two trees
   (only the episodes added, changed or removed are read), or from scratch when there is
   none. Whoever can write to ``.git`` can also rewrite the hooks, so the cache adds no
-  way round the gate; a fresh clone (CI) has none and reads the whole tree.
+  way round the gate. A fresh clone has none: CI carries the folder from run to run
+  (``action.yml`` restores it, :func:`warm` derives the head's tree for the next run),
+  so a job reads what changed since the restored tree (docs/receipts.md, "A fresh
+  clone"); ``SCARWARDEN_LEDGER_CACHE=off`` derives every tree from its episodes.
 
 Which files count is the index's rule (:mod:`scarwarden.index.build`): ``.yaml`` files
 of the episodes folder that are valid episodes (``parse_episode_bytes`` with their path,
@@ -333,9 +336,47 @@ class LedgerReader:
 
 
 def cache_dir(root: Path) -> Path | None:
-    """``.git/scarwarden/ledger`` of the repository at ``root`` (``None``: no git folder)."""
+    """``.git/scarwarden/ledger`` of the repository at ``root``; ``None`` when there is no
+    git folder, or when ``SCARWARDEN_LEDGER_CACHE=off`` asks for every tree's statistics
+    to be derived from its episodes (what a CI cache restored is then not read)."""
+    if os.environ.get("SCARWARDEN_LEDGER_CACHE", "").lower() in ("off", "0", "no"):
+        return None
     try:
         path = git.git_path(root, "scarwarden/ledger")
     except GitError:
         return None
     return path if path.is_absolute() else root / path
+
+
+def warm(root: Path, rev: str = "HEAD") -> str | None:
+    """Derive (and cache) the statistics of ``rev``'s episodes folder: what the CI
+    action runs after the gate, so the next job, restoring the cache, starts from the
+    statistics of the tree its range starts from (docs/receipts.md, "A fresh clone").
+    From the newest cached tree by a diff, from scratch when there is none. Returns
+    the tree (``None``: no episodes folder at ``rev``, or no cache folder)."""
+    from scarwarden.files.playbook import parse
+    from scarwarden.repo import open_repo
+
+    memory = open_repo(root, initialised=False)
+    tree = git.tree_ids(memory.root, [f"{rev}:{memory.episodes_rel}"]).get(f"{rev}:{memory.episodes_rel}")
+    where = cache_dir(memory.root)
+    if tree is None or where is None:
+        return None
+    reader = LedgerReader(memory.root, memory.episodes_rel, cache_dir=where)
+    reader.stats(tree)
+    # Where the playbook's cited episodes are (cited.json): a receipt's check then
+    # decodes no month folders.
+    playbook = git.cat_file_batch(memory.root, [f"{rev}:{memory.playbook_rel}"])[0]
+    try:
+        book = parse(playbook.decode("utf-8", "replace")) if playbook is not None else None
+    except ScarwardenError:
+        book = None  # the gate reports it; nothing to locate
+    if book is not None:
+        reader.episodes(tree, {ep for rule in book.rules for ep in rule.episode_ids})
+    return tree
+
+
+if __name__ == "__main__":  # python -m scarwarden.gate.ledger [REV]: the CI action's last step
+    import sys
+
+    print(warm(Path("."), sys.argv[1] if len(sys.argv) > 1 else "HEAD") or "no ledger tree to cache")

@@ -75,6 +75,7 @@ from scarwarden.git.repository import (
     toplevel,
 )
 from scarwarden.git.run import no_git_env, run, run_ok
+from scarwarden.git.scale import apply_scale_settings
 from scarwarden.git.write import (
     add,
     commit,
@@ -93,6 +94,7 @@ from scarwarden.git.write import (
 
 __all__ = [
     "EMPTY_TREE",
+    "apply_scale_settings",
     "Change",
     "GitError",
     "LogEntry",

@@ -3,8 +3,9 @@
 Two sets of postings, both computed from the episode files alone (never from the
 recall log, a model or anything a clone does not have), so every clone ranks alike:
 
-* ``task_terms`` / ``task_term_df``: which stems each episode's *task* says, and in how
-  many episodes' tasks each stem occurs (meta ``task_count`` = the episodes counted).
+* ``task_term_df``: in how many episodes' tasks each stem occurs (meta ``task_count`` =
+  the episodes counted; ``ledger_tasks`` the task each was counted with, whose stems
+  are uncounted when it moves: no postings are kept, nothing reads them).
   Recall weighs a query stem down when most past tasks say it ("customer", "agent",
   the role-play boilerplate of a support ledger).
 * ``rule_episode_terms`` / ``rule_episode_df``: under each active rule, the stems of
@@ -33,54 +34,94 @@ from scarwarden.index.schema import chunks, recount_df, set_meta
 FIELDS = ("task", "correction")
 
 
-def index_ledger_words(conn: sqlite3.Connection, *, episodes: bool, rules: bool) -> None:
+def index_ledger_words(
+    conn: sqlite3.Connection, *, episodes: bool, rules: bool, moved: set[str] | None = None
+) -> None:
     """Bring both sets of postings in line with the ``episodes`` and ``rules`` tables.
 
-    ``episodes``: episodes may have been added or removed; ``rules``: the playbook may
-    have changed. Called inside the refresh's (or the build's) transaction.
+    ``episodes``: episodes may have been added or removed (``moved``: the IDs of those
+    that were, when the caller knows them: only they are compared, so a refresh costs
+    what changed); ``rules``: the playbook may have changed. Called inside the
+    refresh's (or the build's) transaction.
     """
-    changed: set[str] = _sync_task_terms(conn) if episodes else set()
+    changed: set[str] = _sync_task_terms(conn, moved) if episodes else set()
     if changed or rules:
         _sync_rule_episode_terms(conn, changed)
 
 
-def _sync_task_terms(conn: sqlite3.Connection) -> set[str]:
+_FRESH = (
+    "SELECT e.id, e.task FROM episodes AS e LEFT JOIN ledger_tasks AS l "
+    "ON l.episode_id = e.id WHERE l.task IS NOT e.task"
+)
+_GONE = (
+    "SELECT l.episode_id FROM ledger_tasks AS l LEFT JOIN episodes AS e "
+    "ON e.id = l.episode_id WHERE e.id IS NULL"
+)
+
+
+def _moved_tasks(conn: sqlite3.Connection, moved: set[str] | None) -> tuple[list[Any], list[str]]:
+    """(ID, task) of the episodes whose task is not counted as it is, and the IDs
+    counted that are no longer episodes: among ``moved``, or over both tables."""
+    if moved is None:
+        return conn.execute(_FRESH).fetchall(), [r[0] for r in conn.execute(_GONE)]
+    fresh: list[Any] = []
+    gone: list[str] = []
+    for chunk in chunks(sorted(moved), 500):
+        marks = ",".join("?" * len(chunk))
+        fresh += conn.execute(f"{_FRESH} AND e.id IN ({marks})", chunk).fetchall()
+        gone += [r[0] for r in conn.execute(f"{_GONE} AND l.episode_id IN ({marks})", chunk)]
+    return fresh, gone
+
+
+def _sync_task_terms(conn: sqlite3.Connection, moved: set[str] | None = None) -> set[str]:
     """Count the tasks of new or changed episodes, uncount removed ones; return the IDs
     of every episode that moved."""
-    fresh = conn.execute(
-        "SELECT e.id, e.task FROM episodes AS e LEFT JOIN ledger_tasks AS l "
-        "ON l.episode_id = e.id WHERE l.task IS NOT e.task"
-    ).fetchall()
-    gone = [
-        r[0]
-        for r in conn.execute(
-            "SELECT episode_id FROM ledger_tasks WHERE episode_id NOT IN (SELECT id FROM episodes)"
-        )
-    ]
     first = conn.execute("SELECT 1 FROM ledger_tasks LIMIT 1").fetchone() is None
+    fresh, gone = _moved_tasks(conn, None if first else moved)
     changed = {r[0] for r in fresh} | set(gone)
     if not changed:
         return changed
-    touched: set[str] = set()
-    if not first:
-        touched |= _delete_where(conn, "task_terms", "episode_id", sorted(changed))
+    delta: Counter[str] = Counter()  # how each stem's document frequency moves
+    uncounted = 0
+    if not first:  # a task's stems are taken from the text it was counted with
         for chunk in chunks(sorted(changed), 500):
             marks = ",".join("?" * len(chunk))
-            conn.execute(f"DELETE FROM ledger_tasks WHERE episode_id IN ({marks})", chunk)
-    rows: list[tuple[str, str]] = []
-    for episode_id, task in fresh:
-        stems = set(text.stems(task or ""))
-        touched |= stems
-        rows.extend((stem, episode_id) for stem in stems)
-    conn.executemany("INSERT OR IGNORE INTO task_terms VALUES (?, ?)", rows)
+            counted = conn.execute(f"SELECT task FROM ledger_tasks WHERE episode_id IN ({marks})", chunk)
+            for (task,) in counted:
+                delta.subtract(set(text.stems(task or "")))
+            uncounted += conn.execute(
+                f"DELETE FROM ledger_tasks WHERE episode_id IN ({marks})", chunk
+            ).rowcount
+    for _episode_id, task in fresh:
+        delta.update(set(text.stems(task or "")))
     conn.executemany("INSERT INTO ledger_tasks VALUES (?, ?)", fresh)
-    recount_df(conn, "task_term_df", "SELECT term, count(*) FROM task_terms", touched, everything=first)
-    set_meta(conn, "task_count", str(conn.execute("SELECT count(*) FROM ledger_tasks").fetchone()[0]))
+    if first:
+        conn.execute("DELETE FROM task_term_df")
+    _move_df(conn, "task_term_df", delta)
+    before = conn.execute("SELECT value FROM meta WHERE key = 'task_count'").fetchone()
+    if first or before is None:
+        count = conn.execute("SELECT count(*) FROM ledger_tasks").fetchone()[0]
+    else:  # counting the table would cost what the ledger holds (~80 ms at 1M)
+        count = int(before[0]) - uncounted + len(fresh)
+    set_meta(conn, "task_count", str(count))
     # Words two tasks or more say (the only ones a ledger weight below 1 can touch):
     # when there are none, recall skips looking the rules' stems up in task_term_df.
     shared = conn.execute("SELECT count(*) FROM task_term_df WHERE df > 1").fetchone()[0]
     set_meta(conn, "task_terms_shared", str(shared))
     return changed
+
+
+def _move_df(conn: sqlite3.Connection, table: str, delta: Counter[str]) -> None:
+    """Add ``delta`` to ``table``'s document frequencies; drop the terms at zero."""
+    moves = [(term, d) for term, d in sorted(delta.items()) if d]
+    conn.executemany(
+        f"INSERT INTO {table} (term, df) VALUES (?, ?) "
+        "ON CONFLICT (term) DO UPDATE SET df = df + excluded.df",
+        moves,
+    )
+    for chunk in chunks([term for term, _d in moves], 500):
+        marks = ",".join("?" * len(chunk))
+        conn.execute(f"DELETE FROM {table} WHERE df <= 0 AND term IN ({marks})", chunk)
 
 
 def _sync_rule_episode_terms(conn: sqlite3.Connection, changed_episodes: set[str]) -> None:

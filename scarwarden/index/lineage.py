@@ -2,8 +2,10 @@
 
 The counting (applications, went well, corrected, since the rule last changed; when a
 rule is *struggling*) is :mod:`scarwarden.files.lineage_counts`, shared with the gate's
-re-derivation of recall. Here the episodes are read through the index (one query over
-``rules_applied``), which reflects the working tree; the change dates come from git.
+re-derivation of recall. Here the episodes are read through the index, which reflects
+the working tree: a rule's applications through ``episode_rules`` (each episode's
+``rules_applied``, by rule), so asking about one rule reads its episodes only, never
+the whole ledger; the change dates come from git.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from scarwarden.files.lineage_counts import (
 )
 from scarwarden.files.rule_dates import last_changes
 from scarwarden.index.queries import Index
+from scarwarden.index.schema import chunks
 
 __all__ = [
     "STRUGGLING_MIN",
@@ -36,19 +39,25 @@ __all__ = [
 ]
 
 
+_APPLIED = "SELECT a.rule_id, e.doc FROM episode_rules a JOIN episodes e ON e.id = a.episode_id"
+_ORDER = " ORDER BY e.at, e.id, a.seq"
+
+
 def applications(index: Index, rule_ids: Iterable[str] | None = None) -> dict[str, list[Application]]:
-    """Rule ID -> the episodes that applied it, oldest first (one query; for one rule,
-    a text match narrows the rows before any JSON is read)."""
-    wanted = None if rule_ids is None else set(rule_ids)
-    sql = "SELECT j.value, e.doc FROM episodes e, json_each(e.doc, '$.rules_applied') j"
-    args: list[str] = []
-    if wanted is not None and len(wanted) == 1:
-        sql += " WHERE instr(e.doc, ?) > 0"
-        args.append(f'"{next(iter(wanted))}"')
+    """Rule ID -> the episodes that applied it, oldest first (an episode naming a rule
+    twice counts twice); read by rule from ``episode_rules``."""
+    rows: list[tuple[str, str]] = []
+    if rule_ids is None:
+        rows = index.conn.execute(_APPLIED + _ORDER).fetchall()
+    else:
+        for chunk in chunks(sorted(set(rule_ids)), 500):
+            marks = ",".join("?" * len(chunk))
+            rows += index.conn.execute(f"{_APPLIED} WHERE a.rule_id IN ({marks}){_ORDER}", chunk).fetchall()
     found: dict[str, list[Application]] = {}
-    for rule_id, doc in index.conn.execute(sql + " ORDER BY e.at, e.id", args):
-        if isinstance(rule_id, str) and (wanted is None or rule_id in wanted):
-            found.setdefault(rule_id, []).append(application(Episode(json.loads(doc)), rule_id))
+    episodes: dict[str, Episode] = {}
+    for rule_id, doc in rows:
+        ep = episodes.get(doc) or episodes.setdefault(doc, Episode(json.loads(doc)))
+        found.setdefault(rule_id, []).append(application(ep, rule_id))
     return found
 
 

@@ -33,6 +33,7 @@ EPISODE_INDEXES = (
     "CREATE INDEX episodes_at ON episodes (at)",
     "CREATE INDEX episodes_agent ON episodes (agent)",
     "CREATE INDEX episode_tags_ep ON episode_tags (episode_id)",
+    "CREATE INDEX episode_rules_ep ON episode_rules (episode_id)",
 )
 #: Below this many files one process is faster than forking workers.
 PARALLEL_MIN = 5000
@@ -40,8 +41,8 @@ PARALLEL_MIN = 5000
 CHUNK = 2000
 
 #: What the index keeps of a valid episode: (id, at, agent, task, source, doc as JSON,
-#: action, outcome, correction, tags).
-Row = tuple[str, str, Any, str, Any, str, Any, Any, Any, tuple[str, ...]]
+#: action, outcome, correction, tags, rules applied).
+Row = tuple[str, str, Any, str, Any, str, Any, Any, Any, tuple[str, ...], tuple[str, ...]]
 #: (problem message, None) for an invalid file, (None, row) for a valid one.
 Parsed = tuple[str | None, Row | None]
 
@@ -64,7 +65,13 @@ def parse_for_index(path: str, raw: bytes, episodes_dir: str) -> Parsed:
         d.get("outcome"),
         d.get("correction"),
         tuple(d.get("tags") or ()),
+        tuple(r for r in d.get("rules_applied") or () if isinstance(r, str)),
     )
+
+
+def applied(row: Row) -> list[tuple[str, str, int]]:
+    """The episode's ``episode_rules`` rows: (rule, episode, position in rules_applied)."""
+    return [(rule_id, row[0], seq) for seq, rule_id in enumerate(row[10])]
 
 
 def default_workers(files: int) -> int:
@@ -141,6 +148,7 @@ class BulkLoader:
         self._episodes: list[tuple[Any, ...]] = []
         self._fts: list[tuple[Any, ...]] = []
         self._tags: list[tuple[str, str]] = []
+        self._rules: list[tuple[str, str, int]] = []
         self._files: list[tuple[str, str, str, str | None]] = []
 
     def add(self, path: str, blob: str, result: Parsed) -> None:
@@ -162,6 +170,7 @@ class BulkLoader:
             self._episodes.append((rowid, ep_id, path, row[1], row[2], row[3], row[4], row[5]))
             self._fts.append((rowid, row[3], row[6], row[7], row[8]))
             self._tags.extend((tag, ep_id) for tag in row[9])
+            self._rules.extend(applied(row))
             self._files.append((path, directory, blob, ep_id))
         if len(self._files) >= CHUNK:
             self.flush()
@@ -177,8 +186,9 @@ class BulkLoader:
             self._fts,
         )
         conn.executemany("INSERT OR IGNORE INTO episode_tags VALUES (?, ?)", self._tags)
+        conn.executemany("INSERT INTO episode_rules VALUES (?, ?, ?)", self._rules)
         conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", self._files)
-        self._episodes, self._fts, self._tags, self._files = [], [], [], []
+        self._episodes, self._fts, self._tags, self._rules, self._files = [], [], [], [], []
 
     def finish(self) -> None:
         """Insert what is buffered and create the secondary indexes."""
@@ -198,6 +208,7 @@ def insert_one(conn: sqlite3.Connection, path: str, blob: str, row: Row) -> None
         (cur.lastrowid, row[3], row[6], row[7], row[8]),
     )
     conn.executemany("INSERT OR IGNORE INTO episode_tags VALUES (?, ?)", [(tag, row[0]) for tag in row[9]])
+    conn.executemany("INSERT INTO episode_rules VALUES (?, ?, ?)", applied(row))
     conn.execute(
         "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (path, path.rsplit("/", 1)[0], blob, row[0])
     )

@@ -104,7 +104,7 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
             set_meta(conn, "playbook_sig", trusted_sig(sig, now_ns))
         episodes_moved = bool(stats.episodes_added or stats.episodes_removed)
         if episodes_moved or playbook_moved:
-            index_ledger_words(conn, episodes=episodes_moved, rules=playbook_moved)
+            index_ledger_words(conn, episodes=episodes_moved, rules=playbook_moved, moved=stats.moved)
     return stats
 
 
@@ -229,8 +229,9 @@ def _edited_in_place(repo: MemoryRepo, moved: set[str], loose: dict[str, str]) -
 def _reindex_file(conn: sqlite3.Connection, repo: MemoryRepo, path: str, stats: RefreshStats) -> bool:
     """Drop what the index holds for ``path`` and index the file as it is now; False
     when there is no file to index any more."""
-    if _delete_file(conn, path):
+    if (gone := _delete_file(conn, path)) is not None:
         stats.episodes_removed += 1
+        stats.moved.add(gone)
     try:
         raw = (repo.root / path).read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
@@ -239,18 +240,26 @@ def _reindex_file(conn: sqlite3.Connection, repo: MemoryRepo, path: str, stats: 
     return True
 
 
-def _delete_file(conn: sqlite3.Connection, path: str) -> bool:
+def _delete_file(conn: sqlite3.Connection, path: str) -> str | None:
+    """Drop ``path`` from the index; the ID of the episode it held (``None``: none)."""
     row = conn.execute("SELECT episode_id FROM files WHERE path = ?", (path,)).fetchone()
     conn.execute("DELETE FROM files WHERE path = ?", (path,))
     if row is None or row[0] is None:
-        return False
+        return None
     ep_row = conn.execute("SELECT rowid FROM episodes WHERE id = ? AND path = ?", (row[0], path)).fetchone()
     if ep_row is None:
-        return False
-    conn.execute("DELETE FROM episodes_fts WHERE rowid = ?", (ep_row[0],))
+        return None
+    # External content: the full-text index is told the text it indexed, read back from
+    # the row before the row goes.
+    conn.execute(
+        "INSERT INTO episodes_fts (episodes_fts, rowid, task, action, outcome, correction) "
+        "SELECT 'delete', rowid, task, action, outcome, correction FROM episodes WHERE rowid = ?",
+        (ep_row[0],),
+    )
     conn.execute("DELETE FROM episodes WHERE rowid = ?", (ep_row[0],))
     conn.execute("DELETE FROM episode_tags WHERE episode_id = ?", (row[0],))
-    return True
+    conn.execute("DELETE FROM episode_rules WHERE episode_id = ?", (row[0],))
+    return str(row[0])
 
 
 def _index_episode_bytes(
@@ -265,6 +274,7 @@ def _index_episode_bytes(
         if clash is None:
             index_load.insert_one(conn, path, blob, row)
             stats.episodes_added += 1
+            stats.moved.add(row[0])
             return
         log.warning("skipped %s: episode ID %s is also in %s", path, row[0], clash[0])
     stats.invalid_files.append(path)

@@ -18,7 +18,7 @@ log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 12
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -27,12 +27,22 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE files (path TEXT PRIMARY KEY, dir TEXT NOT NULL, blob TEXT,
                     episode_id TEXT) WITHOUT ROWID;
 CREATE TABLE dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER) WITHOUT ROWID;
+-- action, outcome and correction are read from doc, never stored twice: the full-text
+-- index takes its text from this table (external content, below).
 CREATE TABLE episodes (
     rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, path TEXT NOT NULL, at TEXT,
-    agent TEXT, task TEXT, source TEXT, doc TEXT NOT NULL);
+    agent TEXT, task TEXT, source TEXT, doc TEXT NOT NULL,
+    action TEXT GENERATED ALWAYS AS (json_extract(doc, '$.action')) VIRTUAL,
+    outcome TEXT GENERATED ALWAYS AS (json_extract(doc, '$.outcome')) VIRTUAL,
+    correction TEXT GENERATED ALWAYS AS (json_extract(doc, '$.correction')) VIRTUAL);
 CREATE TABLE episode_tags (tag TEXT, episode_id TEXT, PRIMARY KEY (tag, episode_id))
     WITHOUT ROWID;
+-- Each episode's rules_applied, by rule (lineage: index/lineage.py reads a rule's
+-- applications here, never every episode); seq keeps an episode naming a rule twice.
+CREATE TABLE episode_rules (rule_id TEXT, episode_id TEXT, seq INTEGER,
+    PRIMARY KEY (rule_id, episode_id, seq)) WITHOUT ROWID;
 CREATE VIRTUAL TABLE episodes_fts USING fts5 (task, action, outcome, correction,
+    content = 'episodes', content_rowid = 'rowid',
     tokenize = 'porter unicode61 remove_diacritics 2');
 CREATE TABLE rules (
     id TEXT PRIMARY KEY, position INTEGER, title TEXT, text TEXT, tags TEXT,
@@ -71,9 +81,6 @@ CREATE INDEX rule_tag_stems_rule ON rule_tag_stems (rule_id);
 -- many tasks say each one; under each active rule, the stems of the episodes it cites
 -- (task, correction) and in how many rules' episodes each one occurs.
 CREATE TABLE ledger_tasks (episode_id TEXT PRIMARY KEY, task TEXT) WITHOUT ROWID;
-CREATE TABLE task_terms (term TEXT, episode_id TEXT, PRIMARY KEY (term, episode_id))
-    WITHOUT ROWID;
-CREATE INDEX task_terms_ep ON task_terms (episode_id);
 CREATE TABLE task_term_df (term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID;
 CREATE TABLE rule_episode_terms (term TEXT, rule_id TEXT, episode_id TEXT, field TEXT,
     tf INTEGER, PRIMARY KEY (term, rule_id, episode_id, field)) WITHOUT ROWID;
@@ -96,6 +103,8 @@ class RefreshStats:
     rules_changed: int = 0
     invalid_files: list[str] = field(default_factory=list)
     reason: str | None = None
+    #: IDs of the episodes a refresh added or removed (what the ledger's words recount).
+    moved: set[str] = field(default_factory=set)
 
 
 def connect(path: Path) -> sqlite3.Connection:

@@ -120,7 +120,7 @@ def episode_page(index: Index, episode_id: str) -> dict[str, Any] | None:
         "title": f"Episode {ep.id}",
         "episode": ep,
         "fields": episode_fields(ep),
-        "raw": ep.render(),
+        "raw": ep.render(display=True),
         "path": index.episode_path(ep.id),
         "citing": citing,
         "images": episode_images(index, ep),

@@ -83,6 +83,7 @@ def export_html(
         raise UsageError(f"{out} exists and is not a folder", hint="give a folder to write into")
     env = render.environment()
     generated = _source_label(repo)
+    made: set[Path] = set()  # folders made: one mkdir each, not one per page
 
     def write(rel: str, template: str, depth: int, **context: object) -> None:
         context.setdefault("nav", "")
@@ -90,7 +91,9 @@ def export_html(
             env, template, render.Links(static=True, depth=depth), generated=generated, **context
         )
         target = out / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.add(target.parent)
         target.write_text(html, encoding="utf-8")
 
     with open_index(repo) as index:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import click
 
+from scarwarden import git
 from scarwarden.cli.commands._common import echo_json, get_repo
 
 
@@ -68,6 +69,7 @@ def install_cmd(ctx: click.Context, hooks_path_ok: bool, merge_driver_only: bool
         return
     path = install(repo.root, hooks_path_ok=hooks_path_ok)
     setup = install_merge_driver(repo.root, repo.playbook_rel)
+    git.apply_scale_settings(repo.root)  # git's settings for many files (docs/scaling.md)
     legacy = [
         str(path.parent / f"{name}.legacy")
         for name in HOOK_TYPES + REF_HOOK_TYPES

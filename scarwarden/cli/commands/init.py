@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from scarwarden import git
 from scarwarden.cli.commands._common import echo_json, get_repo
 from scarwarden.errors import UsageError
 
@@ -49,6 +50,7 @@ def init(ctx: click.Context, demo: bool, no_commit: bool, hooks: bool | None, as
     from scarwarden.gate.merge_driver import install_merge_driver
 
     install_merge_driver(repo.root, repo.playbook_rel)  # per clone: nothing in the tree
+    git.apply_scale_settings(repo.root)  # git's settings for many files (docs/scaling.md)
     if hooks is None:
         hooks = (
             sys.stdin.isatty()
