@@ -100,3 +100,74 @@ def fake_secrets() -> dict[str, str]:
         "keyword-api-key": "api_key: " + draw(ALNUM, 20) + "7",
         "keyword-secret": "the client_secret is " + draw(ALNUM, 28) + "3",
     }
+
+
+def _wrap(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _fullwidth(text: str) -> str:
+    """ASCII letters and digits as their fullwidth forms (NFKC folds them back)."""
+    return "".join(chr(ord(c) + 0xFEE0) if c.isalnum() or c == "_" else c for c in text)
+
+
+def _cyrillic(text: str) -> str:
+    """Latin letters swapped for Cyrillic look-alikes where there is one."""
+    return text.translate(str.maketrans("aeopcxyABEKMHOPCTX", "аеорсхуАВЕКМНОРСТХ"))
+
+
+def _zero_width(text: str) -> str:
+    """A zero-width space after every fourth character."""
+    return "\u200b".join(text[i : i + 4] for i in range(0, len(text), 4))
+
+
+def more_secrets() -> dict[str, str]:
+    """Issue 27's shapes: environment-style names, header and command-line credentials,
+    newer token prefixes, and the evasions (base64, zero-width, fullwidth, Cyrillic)."""
+    hexkey = draw(HEX, 32)
+    pw = draw(string.ascii_lowercase, 6) + "Q7!" + draw(ALNUM, 5)
+    gh = "gh" + "p_" + draw(ALNUM, 36)
+    return {
+        "env-postgres-password": "POSTGRES_PASSWORD=" + pw,
+        "env-mysql-root-password": "MYSQL_ROOT_PASSWORD: " + pw,
+        "env-dd-api-key": "DD_API_KEY=" + hexkey,
+        "env-datadog-api-key": "DATADOG_API_KEY=" + draw(HEX, 32),
+        "rails-secret-key-base": "secret_key_base: " + draw(HEX, 128),
+        "env-django-secret-key": "DJANGO_SECRET_KEY='" + draw(ALNUM + "!@#%^&*", 50) + "'",
+        "env-redis-password": "REDIS_PASSWORD=" + draw(ALNUM, 18) + "9",
+        "env-jwt-secret": "JWT_SECRET=" + draw(ALNUM, 40) + "1",
+        "env-slack-signing-secret": "SLACK_SIGNING_SECRET=" + draw(HEX, 32),
+        "compose-db-password": "environment:\n  - DB_PASSWORD=" + pw,
+        "json-password": '{"user": "svc", "password": "' + pw + '"}',
+        "x-key-in-yaml": "x-db-token: " + draw(ALNUM, 30) + "5",
+        "redis-empty-user": "connected to redis://:" + draw(ALNUM, 16) + "@cache.internal:6379/0",
+        "amqp-url": "broker amqp://guest:" + draw(ALNUM, 14) + "@mq.internal:5672//",
+        "bearer-header": "curl -H 'Authorization: Bearer " + draw(ALNUM, 40) + "' https://api.acme.dev",
+        "basic-auth-header": "Authorization: Basic " + _wrap("deploy:" + pw),
+        "curl-user": "curl -u deploy:" + pw + " https://ci.acme.dev/api/json",
+        "curl-user-long": "curl --user admin:" + draw(ALNUM, 12) + "4 https://nexus.acme.dev",
+        "wget-password": "wget --user=ci --password=" + pw + " https://files.acme.dev/a.tgz",
+        "openrouter-key": "router key " + "sk" + "-or-v1-" + draw(HEX, 64),
+        "groq-key": "groq " + "gs" + "k_" + draw(ALNUM, 52),
+        "replicate-token": "replicate " + "r8" + "_" + draw(ALNUM, 37),
+        "stripe-webhook-secret": "webhook signed with " + "wh" + "sec_" + draw(ALNUM, 32),
+        "linear-key": "linear " + "lin" + "_api_" + draw(ALNUM, 40),
+        "newrelic-key": "NR key " + "NR" + "AK-" + draw(UPPER_DIGITS, 27),
+        "grafana-token": "grafana " + "gl" + "sa_" + draw(ALNUM, 32) + "_" + draw(HEX, 8),
+        "databricks-token": "databricks " + "da" + "pi" + draw(HEX, 32),
+        "supabase-token": "supabase " + "sb" + "p_" + draw(HEX, 40),
+        "doppler-token": "doppler " + "dp" + ".st." + draw(ALNUM, 44),
+        "age-secret-key": "AGE" + "-SECRET-KEY-1" + draw(UPPER_DIGITS, 58),
+        "base64-github-token": "the config holds " + _wrap("token: " + gh),
+        "base64-env-file": "env file (base64): " + _wrap("DATABASE_URL=postgres://app:" + pw + "@db/prod\n"),
+        "zero-width-token": "pushed with " + _zero_width(gh),
+        "fullwidth-token": "pushed with " + _fullwidth(gh),
+        "cyrillic-token": "pushed with " + _cyrillic("gh" + "p_") + draw(ALNUM, 36),
+        "cyrillic-keyword": _cyrillic("api_key") + " = " + draw(ALNUM, 24) + "8",
+    }
+
+
+def split_token() -> tuple[str, str]:
+    """A GitHub token cut in two: the end of one field and the start of the next."""
+    token = "gh" + "p_" + draw(ALNUM, 36)
+    return "pushed with " + token[:18], token[18:] + " and it worked"

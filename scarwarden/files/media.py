@@ -40,6 +40,8 @@ LFS_VERSIONS = ("https://git-lfs.github.com/spec/v1", "https://hawser.github.com
 LFS_POINTER_MAX = 1023
 _LFS_OID_RE = re.compile(r"sha256:([0-9a-f]{64})\Z")
 _LFS_KEY_RE = re.compile(r"[a-z0-9.-]+\Z")
+#: Markup no image holds: an image that does is a page in disguise (a polyglot).
+_MARKUP = re.compile(rb"(?i)<(?:html|script|body|iframe|\?php|!doctype html|svg[\s>])")
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,13 @@ def check_image(data: bytes, *, source: str, max_bytes: int) -> Image:
             hint=f"{FORMATS_HINT}; the format is read from the content, never from the file name",
         )
     problem, frames = _STRUCTURE[kind](data)
+    markup = None if problem else _MARKUP.search(data)
+    if markup is not None:
+        raise ValidationError(
+            f"{source}: a {kind.upper()} that carries markup ({markup.group().decode('latin-1')}...): "
+            "a browser may run it as a page",
+            hint="export the image again from an image editor; an image never holds HTML or scripts",
+        )
     if problem:
         raise ValidationError(
             f"{source}: a damaged {kind.upper()}: {problem}",
@@ -195,16 +204,75 @@ def _png(data: bytes) -> tuple[str | None, int]:
         if end > len(data):
             return f"chunk {kind.decode('latin-1')!r} runs past the end of the file", 1
         if kind == b"IEND":
-            return None, 1
+            return (_APPENDED.format(what="its IEND chunk") if end != len(data) else None), 1
         pos = end
     return "it ends before its IEND chunk", 1
 
 
+#: A file after the image's end: a polyglot (a PNG that is also a ZIP, a script).
+_APPENDED = "{what} is followed by more bytes (another file appended to the image?)"
+#: JPEG start-of-frame markers (SOF0-SOF15 but DHT, JPG and DAC).
+_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+
+
 def _jpeg(data: bytes) -> tuple[str | None, int]:
-    # Some encoders pad after EOI; padding is harmless, a missing EOI is a cut file.
-    if not data.rstrip(b"\0\r\n ").endswith(b"\xff\xd9"):
-        return "it does not end with the JPEG end-of-image marker", 1
+    """Walk the segments to the end-of-image marker: a frame header before the image
+    data, every segment inside the file, nothing after EOI but padding or another whole
+    JPEG (the second picture of an MPF file, as phones write them)."""
+    end, problem = _jpeg_end(data)
+    if problem:
+        return problem, 1
+    rest = data[end:]
+    if rest.startswith(b"\xff\xd8\xff"):
+        return _jpeg(rest)
+    if rest.strip(b"\0\r\n "):
+        return _APPENDED.format(what="its end-of-image marker"), 1
     return None, 1
+
+
+def _jpeg_end(data: bytes) -> tuple[int, str | None]:
+    """(the position after EOI, None) or (0, what is wrong)."""
+    pos, frame, n = 2, False, len(data)
+    while pos + 2 <= n:
+        if data[pos] != 0xFF:
+            return 0, f"no segment marker at byte {pos}"
+        marker = data[pos + 1]
+        if marker == 0xFF:  # fill byte
+            pos += 1
+            continue
+        if marker == 0xD9:
+            return pos + 2, None
+        if 0xD0 <= marker <= 0xD7 or marker == 0x01:
+            pos += 2
+            continue
+        if pos + 4 > n:
+            break
+        (length,) = struct.unpack(">H", data[pos + 2 : pos + 4])
+        if length < 2 or pos + 2 + length > n:
+            return 0, f"segment 0x{marker:02x} at byte {pos} runs past the end of the file"
+        frame = frame or marker in _SOF
+        pos += 2 + length
+        if marker == 0xDA:
+            if not frame:
+                return 0, "image data before its frame header"
+            pos = _scan_data_end(data, pos)
+    return 0, "it does not end with the JPEG end-of-image marker"
+
+
+def _scan_data_end(data: bytes, pos: int) -> int:
+    """The position of the marker that ends a scan's entropy-coded data (``len(data)``
+    when there is none): an 0xFF not followed by a stuffed zero or a restart marker."""
+    while True:
+        i = data.find(b"\xff", pos)
+        if i < 0 or i + 1 >= len(data):
+            return len(data)
+        nxt = data[i + 1]
+        if nxt == 0 or 0xD0 <= nxt <= 0xD7:
+            pos = i + 2
+        elif nxt == 0xFF:
+            pos = i + 1
+        else:
+            return i
 
 
 def _webp(data: bytes) -> tuple[str | None, int]:
@@ -224,6 +292,8 @@ def _gif(data: bytes) -> tuple[str | None, int]:
     while pos < len(data):
         marker = data[pos]
         if marker == 0x3B:
+            if pos + 1 != len(data):
+                return _APPENDED.format(what="its trailer"), frames
             return (None if frames else "it holds no image"), frames
         if marker == 0x21:  # extension: label, then sub-blocks
             pos = _skip_blocks(data, pos + 2)

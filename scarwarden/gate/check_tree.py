@@ -84,11 +84,16 @@ def _read_episodes(
 ) -> _Ledger:
     """Validate every episode; report a duplicate ID at its second path."""
     from scarwarden.gate import policy as rules
+    from scarwarden.gate import screen
 
     ledger = _Ledger()
     for entry, raw in zip(episodes, blobs, strict=True):
         episode, found = rules.validate_episode(raw, entry.path, repo.episodes_rel)
         report.problems.extend(found)
+        if episode is not None:  # the screen every door runs (docs/gate.md)
+            problems, warnings = screen.episode_problems(episode, entry.path, raw, repo.config)
+            report.problems.extend(problems)
+            report.warnings.extend(warnings)
         report.count("episodes_checked")
         if progress is not None and report.stats["episodes_checked"] % 500 == 0:
             progress(report.stats["episodes_checked"], len(episodes))
@@ -116,6 +121,11 @@ def _check_playbook(report: CheckReport, repo: MemoryRepo, raw_book: bytes | Non
     pb_rel = repo.playbook_rel
     book, found = rules.parse_playbook(raw_book, pb_rel)
     report.problems.extend(found)
+    if raw_book:
+        from scarwarden.gate import screen
+
+        text = raw_book.decode("utf-8", "replace")
+        report.problems.extend(screen.playbook_problems(text, None, pb_rel, repo.config))
     if book is not None:
         report.count("rules_checked", len(book.all_rules()))
         check_citations(

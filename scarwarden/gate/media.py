@@ -15,7 +15,7 @@ Read from git's index and blobs only, like the rest of :mod:`scarwarden.gate.che
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from scarwarden import git
 from scarwarden.errors import ValidationError
@@ -71,11 +71,10 @@ def check_added_media(
     (``media.max_bytes`` unless ``max_bytes`` is given). A Git LFS pointer stands for
     its image: its oid must be the hash the name says and its size within the cap."""
     cap = repo.config.media.max_bytes if max_bytes is None else max_bytes
+    folder = media.media_rel(repo.memory_rel)
     out: list[GateProblem] = []
     for (path, _blob), raw in zip(added.items(), blobs, strict=True):
-        found = _check_one(path, raw, cap)
-        if found is not None:
-            out.append(found)
+        out.extend(_check_one(path, raw, cap, folder, repo.config.secrets.allow))
     return out
 
 
@@ -94,21 +93,54 @@ def check_history_media(
     is not applied to what was committed under another. Returns (position in
     ``added``, problem) pairs and how many were LFS pointers."""
     limit = repo.config.media.max_bytes if cap else sys.maxsize
+    folder = media.media_rel(repo.memory_rel)
     found: list[tuple[int, GateProblem]] = []
     lfs = 0
     raws = git.cat_file_stream(repo.root, [blob for _path, blob in added])
     for n, ((path, _blob), raw) in enumerate(zip(added, raws, strict=True)):
         if raw is not None and media.lfs_pointer(raw) is not None:
             lfs += 1
-        bad = _check_one(path, raw, limit)
-        if bad is not None:
-            found.append((n, bad))
+        # verify proves form, not old content (docs/gate.md): no secret screen there.
+        allow = repo.config.secrets.allow if cap else None
+        found += [(n, bad) for bad in _check_one(path, raw, limit, folder, allow)]
     return found, lfs
 
 
-def _check_one(path: str, raw: bytes | None, cap: int) -> GateProblem | None:
+def _check_one(
+    path: str, raw: bytes | None, cap: int, folder: str, allow: Collection[str] | None
+) -> list[GateProblem]:
+    """Every problem of one added media file; ``allow``: screen its text metadata for
+    credentials (``None``: do not)."""
+    bad = _form(path, raw, cap, folder)
+    if bad is not None or raw is None or allow is None:
+        return [bad] if bad is not None else []
+    from scarwarden.files import secret_scan
+    from scarwarden.files.media_text import image_texts
+
+    kind = media.sniff(raw) or ""
+    return [
+        problem(
+            "secret-found",
+            "its text metadata " + secret_scan.describe(found),
+            file=path,
+            hint="strip the metadata (e.g. exiftool -all= FILE, or export it again) and attach it again",
+        )
+        for text in image_texts(raw, kind)
+        for found in secret_scan.scan_text(text, None, allow)
+    ]
+
+
+def _form(path: str, raw: bytes | None, cap: int, folder: str) -> GateProblem | None:
+    """Name, place, format, hash and size of one added media file."""
     name = path.rsplit("/", 1)[-1]
     match = media.MEDIA_NAME_RE.match(name)
+    if path != f"{folder}/{name}":
+        return problem(
+            "media-invalid",
+            f"{path} is in a subfolder of {folder}/; media files sit directly in it",
+            file=path,
+            hint="attach images with 'scarwarden episode add --attach FILE', which stores them there",
+        )
     if match is None:
         return problem(
             "media-invalid",
@@ -166,7 +198,8 @@ def _check_pointer(path: str, name: str, sha: str, pointer: media.LfsPointer, ca
 def missing_attachments(
     repo: MemoryRepo, episodes: Sequence[tuple[str, Episode]], env: Mapping[str, str] | None = None
 ) -> list[GateProblem]:
-    """The attachments of ``episodes`` with no media file in git's index."""
+    """The attachments of ``episodes`` with no media file in git's index (a file in a
+    subfolder of the media folder does not count: it is refused)."""
     wanted = {a for _, ep in episodes for a in ep.get("attachments") or []}
     if not wanted:
         return []
@@ -174,21 +207,45 @@ def missing_attachments(
     present = {
         "sha256:" + m.group(1)
         for entry in git.ls_files_stage(repo.root, f"{folder}/*", env=env)
-        if (m := media.MEDIA_NAME_RE.match(entry.path.rsplit("/", 1)[-1]))
+        if entry.path.rsplit("/", 1)[0] == folder
+        and (m := media.MEDIA_NAME_RE.match(entry.path.rsplit("/", 1)[-1]))
     }
-    out = []
-    for path, ep in episodes:
-        for attachment in ep.get("attachments") or []:
-            if attachment not in present:
-                out.append(
-                    problem(
-                        "attachment-missing",
-                        f"episode {ep.id} attaches {attachment[:19]}..., which is not in {folder}/",
-                        file=path,
-                        field="attachments",
-                        episode=ep.id,
-                        hint="stage the image too (episode add --attach stores and stages it), "
-                        "or drop the attachment",
-                    )
-                )
-    return out
+    return [
+        _missing(folder, path, ep, attachment)
+        for path, ep in episodes
+        for attachment in ep.get("attachments") or []
+        if attachment not in present
+    ]
+
+
+def missing_in_commits(
+    repo: MemoryRepo, episodes: Sequence[tuple[str, str, Episode]]
+) -> list[tuple[int, GateProblem]]:
+    """The attachments of episodes added by commits (commit, path, episode) that are not
+    in that commit's own tree (``verify``, ranges, the ref hooks), with one
+    ``git cat-file --batch-check``: (position in ``episodes``, problem) pairs."""
+    folder = media.media_rel(repo.memory_rel)
+    specs = {
+        n: {a: [f"{sha}:{folder}/{a[7:]}.{ext}" for ext in media.MIME] for a in ep.get("attachments") or []}
+        for n, (sha, _path, ep) in enumerate(episodes)
+    }
+    exists = git.objects_exist(
+        repo.root, sorted({s for by in specs.values() for ss in by.values() for s in ss})
+    )
+    return [
+        (n, _missing(folder, episodes[n][1], episodes[n][2], attachment))
+        for n, by in specs.items()
+        for attachment, candidates in by.items()
+        if not any(exists.get(c) for c in candidates)
+    ]
+
+
+def _missing(folder: str, path: str, ep: Episode, attachment: str) -> GateProblem:
+    return problem(
+        "attachment-missing",
+        f"episode {ep.id} attaches {attachment[:19]}..., which is not in {folder}/",
+        file=path,
+        field="attachments",
+        episode=ep.id,
+        hint="stage the image too (episode add --attach stores and stages it), or drop the attachment",
+    )

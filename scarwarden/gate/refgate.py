@@ -8,9 +8,18 @@ lands, with ``<old> <new> <ref>`` lines on stdin; a non-zero exit aborts the upd
 ``pre-push`` gets ``<local ref> <local sha> <remote ref> <remote sha>`` lines.
 
 Both check only what the move adds: the commits of ``old..new``, each against its
-parents and its own tree (the range check CI runs), so the cost follows the change.
-A branch moving back to an ancestor (``reset``) adds nothing and is not checked; nor is
-a branch created at an existing commit, or a deletion.
+parents and its own tree (the range check CI runs, secrets screened), so the cost
+follows the change. A branch moving back to an ancestor (``reset``) adds nothing and is
+not checked; nor is a deletion.
+
+git gives a zero old value whenever the command did not say what it expected the ref
+to be (``update-ref refs/heads/main NEW``, ``update-ref --stdin``, ``branch -f``,
+``checkout -B``, ``switch -C``, ``branch -M``): the ref's current value is read instead,
+so such a move is checked as a move. A branch that truly does not exist yet (and a push
+to a branch the remote does not have) is checked for the commits no branch or
+remote-tracking branch holds yet (``new --not --branches --remotes``; for a push, no
+remote-tracking branch), screened: a branch created at a commit already on one adds
+nothing.
 """
 
 from __future__ import annotations
@@ -40,16 +49,55 @@ class Move:
 
 
 def branch_moves(lines: Iterable[str]) -> list[Move]:
-    """The branch updates worth checking among reference-transaction's stdin lines."""
+    """The branch updates worth checking among reference-transaction's stdin lines (a
+    zero old value: not said, see :func:`resolve_old`)."""
     moves = []
     for line in lines:
         parts = line.split()
         if len(parts) != 3:
             continue
         old, new, ref = parts
-        if ref.startswith("refs/heads/") and not _zero(old) and not _zero(new) and old != new:
-            moves.append(Move(ref, old, new))
+        if not ref.startswith("refs/heads/"):
+            continue
+        if (not _zero(new) and old != new) or (_zero(old) and _zero(new)):
+            moves.append(Move(ref, old, new))  # zero to zero: maybe a rename, see resolve_old
     return moves
+
+
+def resolve_old(root: Path, moves: list[Move]) -> list[Move]:
+    """Each move with a zero old value given the ref's current value (git passes zero
+    when the command gave no expected value, not only for a new branch); a move that
+    changes nothing is dropped.
+
+    ``git branch -M other main`` (git 2.39's files backend) deletes ``main`` with zero
+    old and new values, then writes it outside any transaction, so no hook ever sees
+    the new value. While it runs, the renamed branch's reflog waits in
+    ``logs/refs/.tmp-renamed-log``: its last entry is the value ``main`` is about to
+    get, and the deletion is checked as that move."""
+    out = []
+    for move in moves:
+        if _zero(move.new):
+            renamed = _renamed_tip(root)
+            if renamed is None:
+                continue  # a plain deletion
+            move = Move(move.ref, move.old, renamed)
+        if _zero(move.old):
+            current = git.rev_parse(root, move.ref)
+            move = Move(move.ref, current, move.new) if current else move
+        if move.old != move.new:
+            out.append(move)
+    return out
+
+
+def _renamed_tip(root: Path) -> str | None:
+    """The tip of the branch a ``git branch -m/-M`` is renaming, while it runs."""
+    log = git.git_path(root, "logs/refs/.tmp-renamed-log")
+    try:
+        lines = (log if log.is_absolute() else root / log).read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    fields = lines[-1].split() if lines else []
+    return fields[1] if len(fields) >= 2 and len(fields[1]) in (40, 64) and not _zero(fields[1]) else None
 
 
 def push_moves(lines: Iterable[str]) -> list[Move]:
@@ -65,7 +113,15 @@ def push_moves(lines: Iterable[str]) -> list[Move]:
     return moves
 
 
-def check_moves(root: Path | str | MemoryRepo, moves: list[Move]) -> CheckReport:
+#: What a new branch is checked beyond, by door: a branch move, the commits on no
+#: branch here yet; a push, the commits the remote's branches do not hold (the pushed
+#: branch itself is a local branch, so local branches cannot count).
+NEW_BRANCH_BASE = {"reference-transaction": "--branches --remotes", "pre-push": "--remotes"}
+
+
+def check_moves(
+    root: Path | str | MemoryRepo, moves: list[Move], hook: str = "reference-transaction"
+) -> CheckReport:
     """Check what each move adds; one report for all of them."""
     from scarwarden.gate.verify import walk
 
@@ -77,9 +133,10 @@ def check_moves(root: Path | str | MemoryRepo, moves: list[Move]) -> CheckReport
                 continue  # moving back: nothing new lands
             part = check_range(repo, move.old, move.new)
         else:
-            # A new branch on the remote (or a remote tip we never fetched): nothing to
-            # compare with, so the walk proves the branch's whole history, as verify does.
-            walked = walk(repo, move.new)
+            # A new branch (here or on the remote), or a remote tip we never fetched:
+            # nothing to compare with, so the commits no branch holds yet are checked,
+            # screened as a range is (the rest was checked when it landed).
+            walked = walk(repo, f"{move.new} --not {NEW_BRANCH_BASE[hook]}", screen=True)
             part = CheckReport("range", problems=list(walked.problems))
             part.stats = {"commits": walked.commits, "episodes_added": walked.episodes}
         report.problems.extend(part.problems)

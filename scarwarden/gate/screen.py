@@ -9,6 +9,8 @@ did not have, so the hook's cost follows the change.
 
 from __future__ import annotations
 
+import re
+
 from scarwarden.config import Config
 from scarwarden.files import privacy, secret_scan
 from scarwarden.files.episodes import Episode
@@ -16,10 +18,13 @@ from scarwarden.gate.policy import GateProblem, problem
 
 
 def _key_line(raw: bytes | None, field: str | None) -> int | None:
-    """The line of an episode's top-level ``field`` (``tags[2]`` -> ``tags``)."""
+    """The line of an episode's top-level ``field`` (``tags[2]`` -> ``tags``,
+    ``x-deploy.hosts[0]`` -> ``x-deploy``, ``action+outcome`` -> ``action``)."""
     if raw is None or not field:
         return None
-    key = field.split("[", 1)[0].encode()
+    key = re.split(r"[.\[+<]", field, maxsplit=1)[0].encode()
+    if not key:
+        return None
     for number, line in enumerate(raw.split(b"\n"), 1):
         if line.startswith(key + b":"):
             return number

@@ -30,6 +30,8 @@ def check_playbook(w: WalkState, i: int, commit: CommitDiffs, lost: set[str]) ->
     new, found = _book(w, blob)
     for p in found:
         w.report(i, ("playbook", p.code, p.message), at(p, sha))
+    if w.screen and blob != parent_blob:
+        _screen_playbook(w, i, sha, blob, parent_blob)
     if new is None:
         return
     old = _book(w, parent_blob)[0] if parents else None
@@ -46,6 +48,19 @@ def check_playbook(w: WalkState, i: int, commit: CommitDiffs, lost: set[str]) ->
         for ep in r.episode_ids:
             w.result.citations += 1
             w.citing.append((i, sha, r, ep, line))
+
+
+def _screen_playbook(w: WalkState, i: int, sha: str, blob: str | None, parent_blob: str | None) -> None:
+    """No credential on a playbook line this commit adds (the pre-commit hook's screen)."""
+    from scarwarden.gate import screen
+
+    new_raw = w.contents.get(blob) if blob else None
+    old_raw = w.contents.get(parent_blob) if parent_blob else None
+    if new_raw is None:
+        return
+    old_text = old_raw.decode("utf-8", "replace") if old_raw is not None else None
+    for p in screen.playbook_problems(new_raw.decode("utf-8", "replace"), old_text, w.pb_rel, w.repo.config):
+        w.report(i, ("screen", w.pb_rel, p.message), at(p, sha))
 
 
 def _check_reused_ids(w: WalkState, i: int, sha: str, old: pb.Playbook, new: pb.Playbook) -> None:
@@ -99,6 +114,18 @@ def check_media_content(w: WalkState) -> None:
     for n, p in found:
         i, sha, _path, _blob = w.media_added[n]
         w.report(i, ("media", p.code, p.file or ""), at(p, sha))
+
+
+def check_attachments(w: WalkState) -> None:
+    """Every attachment of an added episode is in the tree of the commit that added it."""
+    if not w.attached:
+        return
+    from scarwarden.gate import media
+
+    items = [(sha, path, ep) for _i, sha, path, ep in w.attached]
+    for n, p in media.missing_in_commits(w.repo, items):
+        i, sha, path, _ep = w.attached[n]
+        w.report(i, ("attachment", path, p.message), at(p, sha))
 
 
 def _resolve_boundary(w: WalkState) -> None:

@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 from scarwarden import git
 from scarwarden.files import playbook as pb
+from scarwarden.files.episodes import Episode
 from scarwarden.gate.boundary import Boundary
 from scarwarden.gate.policy import GateProblem
 from scarwarden.gate.walk_result import WalkResult
@@ -66,6 +67,12 @@ class WalkState:
         self.judged: set[tuple[str, str]] = set()
         #: (order, commit, path, blob) of each image a commit itself added (issue 19).
         self.media_added: list[tuple[int, str, str, str]] = []
+        #: (order, commit, path, problem) the screen found in added episodes.
+        self.screened: list[tuple[int, str, str, GateProblem]] = []
+        #: Paths of the episodes a commit of the walk redacted (validly).
+        self.redacted: set[str] = set()
+        #: (order, commit, path, episode) of each added episode that attaches images.
+        self.attached: list[tuple[int, str, str, Episode]] = []
         #: ``progress(done, total)`` over the added episodes, then the commits (issue 18).
         self.progress: Callable[[int, int], None] | None = None
         self.done = self.steps = 0

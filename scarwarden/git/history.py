@@ -63,8 +63,10 @@ def rev_list(root: Path | str, *args: str) -> list[str]:
 def rev_list_with_parents(root: Path | str, rev_range: str) -> list[tuple[str, list[str]]]:
     """The commits of ``rev_range`` with their parents, oldest first and every parent
     before its children (``--reverse --topo-order``); raises GitError for a range
-    git does not know."""
-    listing = run(root, "rev-list", "--reverse", "--topo-order", "--parents", rev_range, "--").decode()
+    git does not know. Words of ``rev_range`` are separate arguments (``NEW --not
+    --branches``)."""
+    args = rev_range.split() or [rev_range]
+    listing = run(root, "rev-list", "--reverse", "--topo-order", "--parents", *args, "--").decode()
     return [(line.split()[0], line.split()[1:]) for line in listing.splitlines() if line]
 
 

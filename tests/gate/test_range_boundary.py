@@ -44,11 +44,11 @@ def test_boundary_ids_are_found_at_any_depth(demo_repo: MemoryRepo) -> None:
     assert len(cited) == 1 and "ep-nosuch0001" in (cited[0] or ""), cited
 
 
-def test_many_ids_fall_back_to_one_listing_with_the_same_problems(
+def test_many_ids_parse_each_tree_once_with_the_same_problems(
     demo_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     base, _dup = _range_with_boundary_oddities(demo_repo)
     probed = _found(demo_repo, base)
-    monkeypatch.setattr(boundary, "MAX_PROBES", 0)
+    monkeypatch.setattr(boundary, "MAX_SEARCHES", 0)
     assert _found(demo_repo, base) == probed
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""

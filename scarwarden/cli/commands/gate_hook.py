@@ -23,14 +23,18 @@ def gate_hook(ctx: click.Context, hook: str) -> None:
     Examples:
       scarwarden hooks install
     """
-    from scarwarden.gate.refgate import branch_moves, check_moves, push_moves, refused_move
+    from scarwarden.gate.refgate import branch_moves, check_moves, push_moves, refused_move, resolve_old
 
     lines = sys.stdin.read().splitlines()
     moves = branch_moves(lines) if hook == "reference-transaction" else push_moves(lines)
     if not moves:
         return
     repo = get_repo(ctx, initialised=False)
-    report = check_moves(repo, moves)
+    if hook == "reference-transaction":
+        moves = resolve_old(repo.root, moves)
+        if not moves:
+            return
+    report = check_moves(repo, moves, hook)
     if report.ok:
         return
     if hook == "reference-transaction":
