@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import statistics
 import subprocess
@@ -56,7 +57,8 @@ from scarwarden.recall import router  # noqa: E402
 from scarwarden.recall.engine import recall  # noqa: E402
 from scarwarden.repo import MemoryRepo, open_repo  # noqa: E402
 
-DATASETS = BENCH.parent.parent / "shared" / "datasets"
+#: Beside the checkout, as in CI; BENCH_DATASETS points elsewhere (a worktree).
+DATASETS = Path(os.environ.get("BENCH_DATASETS") or BENCH.parent.parent / "shared" / "datasets")
 VERDICTS = (router.ACT, router.ACT_AND_FLAG, router.ASK_HUMAN)
 #: Permissive settings to see every candidate; verdicts are recomputed per setting.
 PROBE = RecallSettings(act_threshold=1.0, floor=0.0, act_tag_hits=10**6, limit=50)

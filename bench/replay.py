@@ -32,11 +32,12 @@ sys.path.insert(0, str(BENCH))
 
 from replay_data import Run, correction_text, load_runs, stream_order  # noqa: E402
 from replay_figures import figures  # noqa: E402
-from replay_memory import PolicyRules, Scarwarden, bench_env  # noqa: E402
+from replay_memory import NoScarwarden, PolicyRules, Scarwarden, bench_env  # noqa: E402
 from replay_stream import Options, replay  # noqa: E402
 
 ROOT = BENCH.parent
-DATA = ROOT.parent / "shared" / "datasets" / "tau-airline"
+#: Beside the checkout, as in CI; REPLAY_DATA points elsewhere (a worktree).
+DATA = Path(os.environ.get("REPLAY_DATA") or ROOT.parent / "shared" / "datasets" / "tau-airline")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -88,6 +89,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--keep", type=Path, default=None, help="keep the memory repository in this folder")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument(
+        "--baselines-only",
+        action="store_true",
+        help="measure the baselines alone (no Scarwarden, no CLI call; seconds): print JSON, write no docs",
+    )
     return parser.parse_args(argv)
 
 
@@ -95,7 +101,11 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     """The replay in ``workdir``; returns the figures."""
     stream = stream_order(load_runs(args.data), seed=args.seed, tasks=args.tasks, trials=args.trials)
     policy = PolicyRules((args.data / "policy.md").read_text("utf-8"))
-    sw = Scarwarden(workdir / "memory", bench_env(offline=not (args.model or args.answer)))
+    sw: Any = (
+        NoScarwarden()
+        if args.baselines_only
+        else Scarwarden(workdir / "memory", bench_env(offline=not (args.model or args.answer)))
+    )
     sw.init()
     opts = Options(
         distill_every=args.distill_every,
@@ -105,6 +115,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         model=args.model,
         progress=not args.quiet,
         topic_tags=args.tags == "topics",
+        seed=args.seed,
     )
     on_event = None
     answers: list[dict[str, Any]] = []
@@ -174,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
         workdir = args.keep or Path(tmp)
         figs = run(args, workdir)
     docs = args.docs
+    if args.baselines_only:
+        print(json.dumps(figs, indent=1))
+        return 0
     if docs is None and args.tasks is None and args.trials is None and not args.no_docs:
         docs = ROOT / "docs"
     if docs is not None:

@@ -10,12 +10,14 @@ from replay_stream import SYSTEMS
 LABELS = {
     "scarwarden": "Scarwarden (playbook)",
     "raw": "raw episodes, BM25",
+    "failures": "failed episodes' corrections, BM25",
     "policy": "policy rules, BM25",
     "none": "no memory",
 }
 STYLE = {
     "scarwarden": ("#c2410c", "o", "-"),
     "raw": ("#2563eb", "s", "--"),
+    "failures": ("#7c3aed", "D", "--"),
     "policy": ("#16a34a", "^", "-."),
     "none": ("#6b7280", "x", ":"),
 }

@@ -1,20 +1,25 @@
 """The replay benchmark's judge: does a recalled text hold the lesson? Code, not a model.
 
-A text is split into sentences (on . ; : ! ? and newlines) and words (Scarwarden's
-token pattern, lower case, stopwords *kept*, Snowball stems). Every rule below is
-written out in docs/replay.md, "How a lesson is judged":
+A text is split into sentences (a full stop, ! or ? followed by a space or the end, and
+newlines; ``:`` and ``;`` join clauses of one sentence) and words (Scarwarden's token
+pattern, lower case, stopwords *kept*, Snowball stems). Every rule below is written out
+in docs/replay.md, "How a lesson is judged":
 
 * a sentence *names an action* when it holds all the stems of one of the action's
-  word forms (ACTION_FORMS); it is *a refusal* when it also holds a refusal word;
-* the text *names an argument* when it holds all the stems of one of the argument's
+  word forms (ACTION_FORMS); it *refuses* that action when a refusal word stands at
+  most REFUSAL_REACH words before one of the action form's words (the negation governs
+  the action: "do not call cancel_reservation", not "cancel it, do not wait");
+* a sentence *names an argument* when it holds all the stems of one of the argument's
   word forms (KEY_FORMS), and *holds a value* when the value's words occur in it in
   order (``certificate_7504069`` -> ``certificate 7504069``);
-* ``specific`` (lesson at the repeat): the action, named in the lesson's direction (a
-  refusal for a write that should not have been made, a non-refusal otherwise), and
-  the value that fixes it (the right argument value, or the reservation / flights /
-  amount the write is about);
-* ``general`` (a task never seen; also reported at the repeat): the action in the lesson's direction and the
-  argument involved, or for a write that should not have been made, the refusal.
+* ``specific`` (lesson at the repeat): one sentence names the action in the lesson's
+  direction (refused for a write that should not have been made, not refused
+  otherwise) and holds the value that fixes it (the right argument value, with its
+  argument named, or the reservation / flights / amount the write is about): a value
+  elsewhere in the text does not count;
+* ``general`` (a task never seen; also reported at the repeat): the action in the
+  lesson's direction and the argument involved in that sentence, or for a write that
+  should not have been made, the refusal.
 
 The word forms come from the tool and argument names and the policy's own wording;
 they were written and checked on tasks 0-24 only (the first half), and the figures are
@@ -95,7 +100,10 @@ REFUSAL_WORDS = frozenset(
     }
 )
 REFUSAL_STEMS = frozenset({"deni", "refus", "declin", "forbid", "forbidden", "unabl"})
-_SENTENCE = re.compile(r"[.;:!?\n]+")
+#: A refusal word governs an action word at most this many words after it ("do not
+#: call update_reservation_flights": 2; "should not have been cancelled": 3).
+REFUSAL_REACH = 3
+_SENTENCE = re.compile(r"[.!?]+(?=\s|$)|\n+")
 
 
 #: Values too common to count alone (small numbers, enumerations): they must sit within
@@ -107,26 +115,45 @@ VALUE_WINDOW = 3
 
 
 @dataclass(frozen=True)
+class Sentence:
+    """One sentence as the judge reads it: its words, their stems, the set of stems."""
+
+    stems: frozenset[str]
+    words: tuple[str, ...]
+    word_stems: tuple[str, ...]
+
+    def refuses(self, forms: Forms) -> bool:
+        """Whether a refusal word governs a word of the named action form: it stands at
+        most REFUSAL_REACH words before it."""
+        targets = {s for alt in forms if all(x in self.stems for x in alt) for s in alt}
+        for i, (w, st) in enumerate(zip(self.words, self.word_stems)):
+            if w in REFUSAL_WORDS or st in REFUSAL_STEMS:
+                if targets.intersection(self.word_stems[i + 1 : i + 1 + REFUSAL_REACH]):
+                    return True
+        return False
+
+
+@dataclass(frozen=True)
 class Analysed:
     """A text as the judge reads it."""
 
     stems: frozenset[str]
     words: tuple[str, ...]
     word_stems: tuple[str, ...]
-    sentences: tuple[tuple[frozenset[str], bool], ...]  # (stems, is a refusal)
+    sentences: tuple[Sentence, ...]
+
+
+def _sentence(part: str) -> Sentence:
+    ws = tuple(words(part))
+    st = tuple(stem(w) for w in ws)
+    return Sentence(frozenset(st), ws, st)
 
 
 def analyse(text: str) -> Analysed:
     """Sentences, stems and words of a recalled text."""
-    sentences = []
-    for part in _SENTENCE.split(text):
-        ws = words(part)
-        if ws:
-            st = frozenset(stem(w) for w in ws)
-            sentences.append((st, bool(REFUSAL_WORDS.intersection(ws) or REFUSAL_STEMS & st)))
-    all_words = tuple(words(text))
-    all_stems = tuple(stem(w) for w in all_words)
-    return Analysed(frozenset(all_stems), all_words, all_stems, tuple(sentences))
+    sentences = tuple(s for s in (_sentence(p) for p in _SENTENCE.split(text)) if s.words)
+    whole = _sentence(text)
+    return Analysed(whole.stems, whole.words, whole.word_stems, sentences)
 
 
 def names(forms: Forms, stems: frozenset[str]) -> bool:
@@ -134,18 +161,23 @@ def names(forms: Forms, stems: frozenset[str]) -> bool:
     return any(all(s in stems for s in alt) for alt in forms)
 
 
-def says_action(item: Item, text: Analysed) -> bool:
-    """A sentence names the item's action in the lesson's direction (refusal or not)."""
+def action_sentences(item: Item, text: Analysed) -> list[Sentence]:
+    """The sentences naming the item's action in the lesson's direction (refused or not)."""
     refusal = item.kind in ("extra", "refuse")
     forms = ACTION_FORMS.get(item.action, ())
-    return any(names(forms, st) and is_refusal == refusal for st, is_refusal in text.sentences)
+    return [s for s in text.sentences if names(forms, s.stems) and s.refuses(forms) == refusal]
+
+
+def says_action(item: Item, text: Analysed) -> bool:
+    """A sentence names the item's action in the lesson's direction (refusal or not)."""
+    return bool(action_sentences(item, text))
 
 
 def _weak(ws: list[str]) -> bool:
     return all((w.isdigit() and len(w) <= 2) or w in WEAK_WORDS for w in ws)
 
 
-def holds_value(values: tuple[str, ...], text: Analysed, near: Forms = ()) -> bool:
+def holds_value(values: tuple[str, ...], text: Analysed | Sentence, near: Forms = ()) -> bool:
     """One of ``values`` occurs in the text, its words in order; a weak value (WEAK_WORDS,
     numbers under 100) only next to a word of ``near`` (its argument's forms)."""
     near_stems = {s for alt in near for s in alt}
@@ -172,27 +204,28 @@ def specific(item: Item, text: Analysed) -> bool:
     """The lesson that fixes this very failure, its value included (lesson at the repeat)."""
     if item.kind == "output":
         return holds_value(item.values.get("output", ()), text, OUTPUT_NEAR)
-    if not says_action(item, text):
-        return False
-    if item.kind == "wrong":
-        return any(
-            names(KEY_FORMS.get(k, ()), text.stems)
-            and holds_value(item.values.get(k, ()), text, KEY_FORMS.get(k, ()))
-            for k in item.keys
-        )
-    return holds_value(item.values.get("id", ()), text, ID_NEAR)
+    for sentence in action_sentences(item, text):
+        if item.kind == "wrong":
+            if any(
+                names(KEY_FORMS.get(k, ()), sentence.stems)
+                and holds_value(item.values.get(k, ()), sentence, KEY_FORMS.get(k, ()))
+                for k in item.keys
+            ):
+                return True
+        elif holds_value(item.values.get("id", ()), sentence, ID_NEAR):
+            return True
+    return False
 
 
 def general(item: Item, text: Analysed) -> bool:
     """A lesson of the same kind: the action and argument (or refusal), no values (transfer)."""
     if item.kind == "output":
         return names(OUTPUT_FORMS, text.stems)
-    if not says_action(item, text):
-        return False
-    if item.kind in ("extra", "refuse"):
-        return True
+    sentences = action_sentences(item, text)
+    if not sentences or item.kind in ("extra", "refuse"):
+        return bool(sentences)
     keys = item.keys if item.kind == "wrong" else _keys_for_missing(item)
-    return any(names(KEY_FORMS.get(k, ()), text.stems) for k in keys) or not keys
+    return not keys or any(names(KEY_FORMS.get(k, ()), s.stems) for s in sentences for k in keys)
 
 
 def held(item: Item, texts: list[Analysed], judge: str) -> bool:

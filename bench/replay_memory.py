@@ -3,6 +3,12 @@
 * ``Scarwarden``: a real memory repository driven only through the CLI
   (``python -m scarwarden ...``, ``--json``), exactly as an agent or a script would.
 * ``RawEpisodes``: the same episodes, no playbook, ranked by BM25 on Scarwarden's tokens.
+* ``FailuresOnly``: the failed episodes' corrections alone, ranked by the same BM25 (the
+  strongest simple baseline: the lesson, nothing else).
+
+Every memory of episodes ranks with the episodes' tags too (a tag's words are added to
+the document BM25 ranks, not to the text read), as Scarwarden is given them: tags go to
+every arm (the policy has no episodes, so none).
 * ``PolicyRules``: policy.md split into rules (one bullet or paragraph each, with its
   section heading), ranked by the same BM25.
 * no memory: nothing (what the agent had beyond the policy in its prompt).
@@ -102,8 +108,15 @@ class Scarwarden:
 
 
 def rule_text(rule: dict[str, Any]) -> str:
-    """What an agent reads of a recalled rule: its title and text."""
-    return f"{rule.get('title', '')}\n{rule.get('text', '')}"
+    """What an agent reads of a recalled rule: its title and text, and the evidence
+    recall gives with it (its closest cited episode's correction sentences)."""
+    evidence = "\n".join(str(e.get("text", "")) for e in rule.get("evidence") or ())
+    return f"{rule.get('title', '')}\n{rule.get('text', '')}" + (f"\n{evidence}" if evidence else "")
+
+
+#: What is left of an episode once the user's instruction (``task``) and the agent's
+#: action log (``action``) are stripped: the lesson text, judged for transfer.
+LESSON_FIELDS = ("outcome", "correction")
 
 
 def episode_text(episode: dict[str, Any]) -> str:
@@ -111,23 +124,96 @@ def episode_text(episode: dict[str, Any]) -> str:
     return "\n".join(str(episode[k]) for k in EPISODE_FIELDS if episode.get(k))
 
 
+def lesson_text(episode: dict[str, Any]) -> str:
+    """The lesson an episode holds: its outcome and correction (no instruction, no log)."""
+    return "\n".join(str(episode[k]) for k in LESSON_FIELDS if episode.get(k))
+
+
+def tag_words(episode: dict[str, Any]) -> str:
+    """An episode's tags as words (``gift-card`` -> ``gift card``), for ranking only."""
+    return " ".join(str(t).replace("-", " ") for t in episode.get("tags") or ())
+
+
+@dataclass
+class Texts:
+    """What a memory returns: the texts read (tokens) and their lesson text (judged for
+    transfer: instructions and action logs stripped)."""
+
+    read: list[str]
+    lessons: list[str]
+
+
 class RawEpisodes:
-    """Memory without distillation: every episode so far, BM25 top k on the same tokens."""
+    """Memory without distillation: every episode so far, BM25 top k on the same tokens
+    (the episode's text and its tags)."""
 
     def __init__(self) -> None:
         self.texts: list[str] = []
+        self.lessons: list[str] = []
+        self.docs: list[str] = []
         self._bm25: BM25 | None = None
 
+    def keeps(self, episode: dict[str, Any]) -> bool:
+        return True
+
+    def read(self, episode: dict[str, Any]) -> str:
+        return episode_text(episode)
+
     def add(self, episode: dict[str, Any]) -> None:
-        self.texts.append(episode_text(episode))
+        if not self.keeps(episode):
+            return
+        text = self.read(episode)
+        self.texts.append(text)
+        self.lessons.append(lesson_text(episode))
+        self.docs.append(f"{text}\n{tag_words(episode)}")
         self._bm25 = None
 
-    def top(self, task: str, k: int) -> list[str]:
+    def top(self, task: str, k: int) -> Texts:
         if not self.texts:
-            return []
+            return Texts([], [])
         if self._bm25 is None:
-            self._bm25 = BM25(self.texts)
-        return [self.texts[i] for i in self._bm25.top(task, k)]
+            self._bm25 = BM25(self.docs)
+        found = self._bm25.top(task, k)
+        return Texts([self.texts[i] for i in found], [self.lessons[i] for i in found])
+
+
+class FailuresOnly(RawEpisodes):
+    """The failed episodes alone, ranked by BM25 over their task, correction and tags,
+    and read as their correction only (what a correction says, nothing else)."""
+
+    def keeps(self, episode: dict[str, Any]) -> bool:
+        return bool(episode.get("correction"))
+
+    def read(self, episode: dict[str, Any]) -> str:
+        return str(episode["correction"])
+
+    def add(self, episode: dict[str, Any]) -> None:
+        super().add(episode)
+        if self.keeps(episode):
+            self.docs[-1] = f"{episode.get('task', '')}\n{self.docs[-1]}"
+
+
+class NoScarwarden:
+    """Stands in for Scarwarden when only the baselines are measured
+    (``--baselines-only``): records nothing, recalls nothing, no CLI call."""
+
+    calls = 0
+    usage: dict[str, int] = {"prompt_tokens": 0, "completion_tokens": 0}
+
+    def init(self) -> None:
+        pass
+
+    def add(self, episode: dict[str, Any]) -> str:
+        return str(episode.get("id", ""))
+
+    def distill(self, model: bool) -> dict[str, Any]:
+        return {}
+
+    def recall(self, task: str, limit: int) -> dict[str, Any]:
+        return {"verdict": "ASK_HUMAN", "rules": []}
+
+    def rules(self) -> list[dict[str, Any]]:
+        return []
 
 
 def policy_rules(policy: str) -> list[str]:
@@ -156,5 +242,6 @@ class PolicyRules:
         self.texts = policy_rules(policy)
         self._bm25 = BM25(self.texts)
 
-    def top(self, task: str, k: int) -> list[str]:
-        return [self.texts[i] for i in self._bm25.top(task, k)]
+    def top(self, task: str, k: int) -> Texts:
+        found = [self.texts[i] for i in self._bm25.top(task, k)]
+        return Texts(found, found)

@@ -10,7 +10,7 @@ from typing import Any
 
 from replay_correction import CLAUSES, KEY_ARGS
 from replay_data import ACTION_TAGS, KEY_TAGS
-from replay_judge import ACTION_FORMS, KEY_FORMS, OUTPUT_FORMS, REFUSAL_STEMS, REFUSAL_WORDS
+from replay_judge import ACTION_FORMS, KEY_FORMS, OUTPUT_FORMS, REFUSAL_REACH, REFUSAL_STEMS, REFUSAL_WORDS
 
 
 def forms_md(forms: tuple[tuple[str, ...], ...]) -> str:
@@ -118,32 +118,37 @@ judged"; `tests/test_replay_bench.py` checks the derivation on recorded runs.
 
 ### How a lesson is judged
 
-Code, deterministic, no model. A recalled text is split into sentences (on `. ; : ! ?`
-and newlines) and words (Scarwarden's token pattern, lower case, stopwords kept,
-Snowball English stems).
+Code, deterministic, no model. A recalled text is split into sentences (a full stop, `!`
+or `?` followed by a space or the end, and newlines; `:` and `;` join clauses of one
+sentence) and words (Scarwarden's token pattern, lower case, stopwords kept, Snowball
+English stems).
 
 - A sentence **names a write** when it holds every stem of one of the write's forms
-  (table). It is a **refusal** when it also holds one of {refusal_words}, or a word
-  whose stem is one of {refusal_stems}.
-- The text **names an argument** when it holds every stem of one of the argument's forms.
-- The text **holds a value** when the value's words appear in it in order
+  (table). It **refuses** the write when one of {refusal_words}, or a word whose stem
+  is one of {refusal_stems}, stands at most {reach} words before a word of that form:
+  the negation must govern the action ("Do not call `cancel_reservation`"), a "not"
+  elsewhere in the sentence does not make it a refusal.
+- A sentence **names an argument** when it holds every stem of one of the argument's forms.
+- A sentence **holds a value** when the value's words appear in it in order
   (`certificate_7504069` matches "certificate_7504069" and "certificate 7504069").
+  Values and arguments are looked for in the sentence that names the write, not
+  anywhere in the text.
 
 Two judges:
 
 - **specific** (the lesson that would have fixed *that* failure): a sentence names the
-  write in the lesson's direction (a refusal for an extra or refuse item, a non-refusal
-  otherwise) and
-  - wrong: the text names an argument that differed *and* holds its right value (the
+  write in the lesson's direction (refused for an extra or refuse item, not refused
+  otherwise) and, in that same sentence,
+  - wrong: names an argument that differed *and* holds its right value (the
     ground truth's values missing from the agent's; if none, the agent's wrong extra
     values);
-  - missing, extra, refuse: the text holds what the write is about (its reservation,
+  - missing, extra, refuse: holds what the write is about (its reservation,
     else its flight numbers for a booking, else its amount for a certificate);
   - output: the text holds one of the figures.
 - **general** (a lesson of the same kind, for tasks never seen): a sentence names the
-  write in the lesson's direction and
-  - wrong: the text names an argument that differed;
-  - missing: the text names one of the write's key arguments (or `reservation_id`);
+  write in the lesson's direction and, in that same sentence,
+  - wrong: names an argument that differed;
+  - missing: names one of the write's key arguments (or `reservation_id`);
   - extra, refuse: nothing more (the refusal is the lesson);
   - output: the text holds one of {output_forms}.
 
@@ -160,6 +165,12 @@ and the judge were designed by reading recorded failures, with the unit tests on
 both halves, so the figures are also given for tasks 0-24 and 25-49 separately: a judge
 fitted to some tasks would show as a gap between the halves for every system alike.
 
+Issue 26 made the judge stricter for every system alike, before any recall change was
+measured with it: a refusal needs its negation to govern the action (before, a "not"
+anywhere in the sentence made one), values and arguments count only in the sentence
+naming the action (before, anywhere in the text), and sentences no longer end at `:`
+or `;` (a correction's "Fix `<tool>` ...: set `<argument>` to V" is one sentence).
+
 ### The measures
 
 Two kinds of measurement, both taken before the next run is ingested, with recall as an
@@ -174,17 +185,25 @@ the baselines rank the same task text):
 
 1. **Lesson at the repeat**: over the tasks with a failure already ingested, does the
    top {top} hold the lesson of the task's latest failure (specific; general as a second
-   figure)? At the repeat failures themselves (the events), does it hold the fix of the
+   figure)? This is an **exact lookup**: the repeat's instruction is word for word the
+   earlier run's, so any lexical memory that keeps the lesson finds it; transfer (2) is
+   the harder measure. At the repeat failures themselves (the events), does it hold the fix of the
    failure about to happen?
 2. **Transfer**: over the tasks not yet seen at all, does the top {top} hold a lesson of
-   the same kind as the first lesson the task will teach (general judge)? Only the first
+   the same kind as the first lesson the task will teach (general judge), **in its
+   lesson text**: every system's recalled texts are judged with the users' instructions
+   and the agent's action logs stripped (a raw episode is judged on its outcome and
+   correction; a rule on its title, text and evidence; a policy rule as it is). Before
+   issue 26 raw episodes passed 39 of 73 transfer rows on the user's instruction alone
+   (an instruction saying "if the agent says it cannot be cancelled" reads as a refusal). Only the first
    pass has unseen tasks, so transfer is pooled over the sweeps at {unseen_span}
    (the sweep at 0, before anything is ingested, is
    left out: there only the policy can hold anything). "Transfer at first sight" is the
    recall just before each task's first run. Tasks that never fail have no lesson and are
    not judged for transfer.
-3. **Reading cost**: the tokens of what recall returns (rule title + text; episode task,
-   action, outcome, correction; policy rule), counted as characters / 4 rounded up for
+3. **Reading cost**: the tokens of what recall returns (rule title + text + the
+   evidence recall gives with it; episode task, action, outcome, correction; a
+   correction alone; policy rule), counted as characters / 4 rounded up for
    every system; per recall, and per lesson found (tokens read over the repeat tasks
    divided by lessons found). And the playbook's size against the ledger's.
 4. **The router** (Scarwarden only): the share of each verdict; **ACT precision**, the
@@ -201,6 +220,15 @@ the baselines rank the same task text):
   over Scarwarden's own tokens (a copy of its text pipeline: Unicode words, Snowball
   stopwords, Snowball stems; BM25 with Lucene's idf, K1 = 1.5, B = 0.75, the term part
   of Scarwarden's score), top {top}: memory without distillation.
+- **failed episodes, corrections only**: the failed episodes alone, ranked by the same
+  BM25 over their task, correction and tags, and read as their correction only, top
+  {top}: the strongest simple baseline (the lesson and nothing else).
+- **Tags go to every arm**: Scarwarden's episodes carry tags (below), so both episode
+  baselines rank with them too (a tag's words are added to the document BM25 ranks,
+  not to the text read). The policy has no episodes.
+- **Deterministic IDs**: each run's episode ID is derived from the stream (its seed and
+  position), so a run of the same stream is the same run (rule IDs follow their
+  content), and ties rank alike.
 - **policy rules**: `policy.md` split into {policy_rules} rules (each top-level bullet with
   its sub-bullets, or paragraph, prefixed with its section heading), same BM25, top
   {top}: memory without experience.
@@ -217,9 +245,10 @@ LIMITS = """\
   above only for a run made with it.
 - The judge is **lexical**. It checks that the recalled text names the write, the
   argument and the value (or the refusal), not that it means it: a raw episode whose
-  *instruction* says "if the agent says it cannot be cancelled" reads as a refusal to
-  cancel. This favours the raw episodes (they carry the instruction) and the policy
-  (it names every write and argument in general terms), not Scarwarden.
+  *instruction* says "if the agent says it cannot be cancelled" could read as a refusal
+  to cancel, which is why transfer is judged on lesson text only, and a refusal needs
+  its negation to govern the action. The policy still names every write and argument
+  in general terms, which the general judge rewards.
 - Corrections are derived from the ground truth by code, so they are exact and terse,
   unlike a human's; the specific judge asks for task values (flights, amounts,
   reservations), which a distiller that generalises (a model) may drop although its
@@ -247,6 +276,7 @@ def method_sections(meta: dict[str, Any], last_unseen: int) -> list[str]:
         "example_trial": (meta.get("example") or {}).get("trial"),
         "refusal_words": ", ".join(f"`{w}`" for w in sorted(REFUSAL_WORDS)),
         "refusal_stems": ", ".join(f"`{w}`" for w in sorted(REFUSAL_STEMS)),
+        "reach": REFUSAL_REACH,
         "output_forms": forms_md(OUTPUT_FORMS),
         "word_forms": word_forms_table(),
         "checkpoint_every": meta["checkpoint_every"],

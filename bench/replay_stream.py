@@ -11,6 +11,7 @@ Two kinds of measurement, both taken *before* the next run is ingested:
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
 from collections.abc import Callable
@@ -22,9 +23,9 @@ from typing import Any
 from replay_correction import Item
 from replay_data import Run, episode_of
 from replay_judge import Analysed, analyse, held, tokens
-from replay_memory import PolicyRules, RawEpisodes, Scarwarden, rule_text
+from replay_memory import FailuresOnly, PolicyRules, RawEpisodes, Scarwarden, Texts, rule_text
 
-SYSTEMS = ("scarwarden", "raw", "policy", "none")
+SYSTEMS = ("scarwarden", "raw", "failures", "policy", "none")
 START = datetime(2024, 5, 15, 20, 0, tzinfo=timezone.utc)
 
 
@@ -39,6 +40,7 @@ class Options:
     model: bool = False
     progress: bool = True
     topic_tags: bool = False
+    seed: int | None = None
 
 
 @dataclass
@@ -54,13 +56,22 @@ class State:
 
 @dataclass
 class Recalled:
-    """One recall by one system: the texts returned (top k) and the router's verdict."""
+    """One recall by one system: the texts returned (top k), the router's verdict, and
+    the lesson text of each (instructions and action logs stripped: judged for transfer)."""
 
     texts: list[str]
     verdict: str | None = None
+    lessons: list[str] | None = None
+
+    @classmethod
+    def of(cls, found: Texts) -> Recalled:
+        return cls(found.read, None, found.lessons)
 
     def analysed(self) -> list[Analysed]:
         return [analyse(t) for t in self.texts]
+
+    def lesson_texts(self) -> list[Analysed]:
+        return [analyse(t) for t in (self.texts if self.lessons is None else self.lessons)]
 
 
 def first_failures(stream: list[Run]) -> dict[int, Item]:
@@ -80,16 +91,29 @@ def distinct(items: list[Item]) -> list[Item]:
     return list(seen.values())
 
 
+@dataclass
+class Baselines:
+    """The memories beside Scarwarden, fed the same episodes."""
+
+    raw: RawEpisodes = field(default_factory=RawEpisodes)
+    failures: FailuresOnly = field(default_factory=FailuresOnly)
+
+    def add(self, episode: dict[str, Any]) -> None:
+        self.raw.add(episode)
+        self.failures.add(episode)
+
+
 def recall_all(
-    sw: Scarwarden, raw: RawEpisodes, policy: PolicyRules, task: str, top: int
+    sw: Scarwarden, base: Baselines, policy: PolicyRules, task: str, top: int
 ) -> dict[str, Recalled]:
     """What each system returns for ``task``."""
     result = sw.recall(task, top)
     rules = result.get("rules") or []
     return {
         "scarwarden": Recalled([rule_text(r) for r in rules[:top]], str(result.get("verdict"))),
-        "raw": Recalled(raw.top(task, top)),
-        "policy": Recalled(policy.top(task, top)),
+        "raw": Recalled.of(base.raw.top(task, top)),
+        "failures": Recalled.of(base.failures.top(task, top)),
+        "policy": Recalled.of(policy.top(task, top)),
         "none": Recalled([]),
     }
 
@@ -119,17 +143,30 @@ def judge_row(run: Run, got: Recalled, state: State, targets: dict[int, Item]) -
     target = targets.get(run.task_id)
     if target is not None and not earlier:
         # a task with no failure yet: its future lesson can only come from other tasks
-        row["other"] = held(target, texts, "general")
+        row["other"] = held(target, got.lesson_texts(), "general")
         row["transfer"] = row["other"] if row["category"] == "unseen" else None
     return row
 
 
-def ingest(run: Run, index: int, sw: Scarwarden, raw: RawEpisodes, state: State, topics: bool) -> None:
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+def stream_id(seed: int | None, index: int) -> str:
+    """A deterministic episode ID for the ``index``-th run of a stream (so two runs of
+    the same stream rank ties, and name rules, alike)."""
+    digest = hashlib.sha256(f"replay {seed} {index}".encode()).digest()
+    number = int.from_bytes(digest[:7], "big")
+    return "ep-" + "".join(_CROCKFORD[(number >> (5 * i)) & 31] for i in range(10))
+
+
+def ingest(
+    run: Run, index: int, sw: Scarwarden, base: Baselines, state: State, topics: bool, seed: int | None = None
+) -> None:
     """Record one run as an episode (one commit) and update the state."""
     at = (START + timedelta(minutes=index)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    episode = episode_of(run, at, topics)
+    episode = {"id": stream_id(seed, index), **episode_of(run, at, topics)}
     sw.add(episode)
-    raw.add(episode)
+    base.add(episode)
     state.seen.add(run.task_id)
     if run.failed:
         state.failed_tasks.add(run.task_id)
@@ -142,14 +179,14 @@ def ingest(run: Run, index: int, sw: Scarwarden, raw: RawEpisodes, state: State,
 def event(
     run: Run,
     sw: Scarwarden,
-    raw: RawEpisodes,
+    base: Baselines,
     policy: PolicyRules,
     state: State,
     targets: dict[int, Item],
     top: int,
 ) -> dict[str, Any]:
     """The agent's-eye measure before ``run``: recall for its task, judged per system."""
-    got = recall_all(sw, raw, policy, run.instruction, top)
+    got = recall_all(sw, base, policy, run.instruction, top)
     out: dict[str, Any] = {
         "index": state.runs_seen,
         "task": run.task_id,
@@ -174,7 +211,7 @@ def event(
 def sweep(
     tasks: list[Run],
     sw: Scarwarden,
-    raw: RawEpisodes,
+    base: Baselines,
     policy: PolicyRules,
     state: State,
     targets: dict[int, Item],
@@ -183,7 +220,7 @@ def sweep(
     """Every task recalled by every system at this point, judged; plus the memory sizes."""
 
     def one(run: Run) -> dict[str, Recalled]:
-        return recall_all(sw, raw, policy, run.instruction, opts.top)
+        return recall_all(sw, base, policy, run.instruction, opts.top)
 
     with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
         recalled = list(pool.map(one, tasks))
@@ -198,7 +235,7 @@ def sweep(
         "in_playbook": in_playbook(rules, state, rows["scarwarden"]),
         "rules": len(rules),
         "playbook_tokens": sum(tokens(rule_text(r)) for r in rules),
-        "ledger_tokens": sum(tokens(t) for t in raw.texts),
+        "ledger_tokens": sum(tokens(t) for t in base.raw.texts),
     }
 
 
@@ -240,16 +277,16 @@ def replay(
     ``on_event`` (the --answer mode) is called after each event, before the run is ingested.
     """
     started = time.monotonic()
-    raw, state = RawEpisodes(), State()
+    base, state = Baselines(), State()
     targets = first_failures(stream)
     tasks = list({r.task_id: r for r in sorted(stream, key=lambda r: r.task_id)}.values())
-    sweeps = [sweep(tasks, sw, raw, policy, state, targets, opts)]
+    sweeps = [sweep(tasks, sw, base, policy, state, targets, opts)]
     events, distills = [], []
     for index, run in enumerate(stream):
-        events.append(event(run, sw, raw, policy, state, targets, opts.top))
+        events.append(event(run, sw, base, policy, state, targets, opts.top))
         if on_event is not None:
             on_event(run, events[-1], state)
-        ingest(run, index, sw, raw, state, opts.topic_tags)
+        ingest(run, index, sw, base, state, opts.topic_tags, opts.seed)
         last = index == len(stream) - 1
         if state.runs_seen % opts.distill_every == 0 or last:
             result = sw.distill(opts.model)
@@ -262,7 +299,7 @@ def replay(
                 }
             )
         if state.runs_seen % opts.checkpoint_every == 0 or last:
-            sweeps.append(sweep(tasks, sw, raw, policy, state, targets, opts))
+            sweeps.append(sweep(tasks, sw, base, policy, state, targets, opts))
             say(
                 opts,
                 f"replay: {state.runs_seen}/{len(stream)} runs, {sweeps[-1]['rules']} rules,"

@@ -3,7 +3,7 @@
 Every setting has a documented default (docs/formats.md#settings), so the file is optional.
 Values of the wrong type are a :class:`ConfigError` naming the key, never silently
 ignored. The API key is deliberately *not* a setting: it is read from the environment
-only (``SCARWARDEN_API_KEY`` or ``DASHSCOPE_API_KEY``) so it can never be committed.
+only (``SCARWARDEN_API_KEY`` or a provider's own variable) so it can never be committed.
 """
 
 from __future__ import annotations
@@ -168,12 +168,43 @@ class Config:
     media: MediaSettings = field(default_factory=MediaSettings)
     #: Where the settings came from, for messages.
     source: str = "defaults"
+    #: The key variable the provider was chosen from (``OPENAI_API_KEY`` -> openai)
+    #: when the settings name neither a provider nor a base URL; "" otherwise.
+    provider_from: str = ""
+    #: True when a provider or a base URL was set (scarwarden.yaml or the environment):
+    #: only then does a bare ``SCARWARDEN_API_KEY`` know which server it belongs to.
+    endpoint_set: bool = False
 
     def api_key(self, environ: Mapping[str, str] | None = None) -> str | None:
-        """The API key from the environment, or ``None``. Never stored anywhere."""
+        """The API key from the environment, or ``None``. Never stored anywhere.
+
+        A key is sent only to the server it belongs to (issue 28): ``SCARWARDEN_API_KEY``
+        when the settings name a provider or a base URL, else the provider's own variable
+        (``OPENAI_API_KEY`` for the openai preset, ``DASHSCOPE_API_KEY`` for the default)."""
         env = os.environ if environ is None else environ
         own = self.key_env()
-        return env.get("SCARWARDEN_API_KEY") or (env.get(own) if own else None) or None
+        general = env.get("SCARWARDEN_API_KEY") if self.endpoint_set else None
+        return general or (env.get(own) if own else None) or None
+
+    def key_names(self) -> str:
+        """The variables to set for a key, for hints: ``SCARWARDEN_API_KEY`` only once
+        a provider or base URL names the server (issue 28)."""
+        own = self.key_env() or "DASHSCOPE_API_KEY"
+        if self.endpoint_set:
+            return f"SCARWARDEN_API_KEY (or {own})"
+        others = ", ".join(var for var in _KEY_PROVIDERS if var != own)
+        return f"{own} (or {others}; SCARWARDEN_API_KEY once a provider or base URL is set)"
+
+    def stray_key(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """Why a set ``SCARWARDEN_API_KEY`` is not used (it names no server), or None."""
+        env = os.environ if environ is None else environ
+        if self.endpoint_set or not env.get("SCARWARDEN_API_KEY"):
+            return None
+        return (
+            "SCARWARDEN_API_KEY is set, but no provider or base URL says which server it belongs "
+            "to, so it is not sent anywhere: set SCARWARDEN_PROVIDER (or model.provider: openai, "
+            "dashscope, ...) or SCARWARDEN_BASE_URL (or model.base_url) for any OpenAI-compatible server"
+        )
 
     def key_env(self) -> str | None:
         """The provider's own key variable (``SCARWARDEN_API_KEY`` always works too);
@@ -295,10 +326,39 @@ def parse_config(raw: Any, *, source: str = CONFIG_FILE, environ: Mapping[str, s
                 target = sections[section] = {}
             if isinstance(target, dict):
                 target[key] = value
+    model = sections.get("model")
+    endpoint_set = isinstance(model, dict) and bool(model.get("provider") or model.get("base_url"))
+    provider_from = ""
+    if not endpoint_set and (model is None or isinstance(model, dict)):
+        provider_from = _key_provider(env)
+    if provider_from:
+        sections["model"] = model = {**(model or {}), "provider": _KEY_PROVIDERS[provider_from]}
     # Where the provider name came from, for the error that names it (issue 18).
-    _apply_provider(sections.get("model"), source, from_env=bool(env.get("SCARWARDEN_PROVIDER")))
+    _apply_provider(model, source, from_env=bool(env.get("SCARWARDEN_PROVIDER")))
     built = {name: _build_section(cls, sections[name], name) for name, cls in _SECTIONS.items()}
-    return Config(memory_dir=memory_dir.rstrip("/"), source=source, **built)
+    return Config(
+        memory_dir=memory_dir.rstrip("/"),
+        source=source,
+        provider_from=provider_from,
+        endpoint_set=endpoint_set,
+        **built,
+    )
+
+
+def _key_variables() -> dict[str, str]:
+    from scarwarden.providers import PROVIDERS
+
+    return {p.key_env: p.name for p in PROVIDERS.values() if p.key_env}
+
+
+#: Each provider's own key variable -> its preset, the default (DashScope) first.
+_KEY_PROVIDERS = _key_variables()
+
+
+def _key_provider(env: Mapping[str, str]) -> str:
+    """With no provider and no base URL set: the key variable that picks the provider
+    (issue 28: ``OPENAI_API_KEY`` alone means OpenAI), the default's first; "" for none."""
+    return next((var for var in _KEY_PROVIDERS if env.get(var)), "")
 
 
 def _apply_provider(model: Any, source: str, *, from_env: bool = False) -> None:

@@ -6,7 +6,9 @@ nothing reads or writes the developer's own configuration.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,44 +28,59 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(autouse=True)
-def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = tmp_path_factory.mktemp("home")
+#: The identity every test commits as (and the template repositories are built with).
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.com",
+    "GIT_COMMITTER_NAME": "Test Committer",
+    "GIT_COMMITTER_EMAIL": "committer@example.com",
+}
+
+#: Settings of the developer's own that must not reach the tests.
+UNSET = (
+    "SCARWARDEN_API_KEY",
+    # Each provider's own key picks that provider when nothing else is set (issue 28).
+    "DASHSCOPE_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "SCARWARDEN_BASE_URL",
+    "SCARWARDEN_MODEL_DISTILL",
+    "SCARWARDEN_MODEL_ANSWER",
+    # A developer's own settings must not reach the tests: SCARWARDEN_PROVIDER=ollama
+    # alone would make every "no model configured" test call a local server.
+    "SCARWARDEN_PROVIDER",
+    "SCARWARDEN_MODEL_VISION",
+    "SCARWARDEN_TIMEOUT",
+    "SCARWARDEN_MAX_RETRIES",
+    "SCARWARDEN_SKIP",
+    "SCARWARDEN_READ_ONLY",
+    "GIT_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_WORK_TREE",
+)
+
+
+def _isolate(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HOME, git's global configuration and the pre-commit cache under ``home``."""
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("PRE_COMMIT_HOME", str(home / ".pre-commit"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-    for var, value in {
-        "GIT_AUTHOR_NAME": "Test Author",
-        "GIT_AUTHOR_EMAIL": "author@example.com",
-        "GIT_COMMITTER_NAME": "Test Committer",
-        "GIT_COMMITTER_EMAIL": "committer@example.com",
-    }.items():
+    for var, value in IDENTITY.items():
         monkeypatch.setenv(var, value)
-    for var in (
-        "SCARWARDEN_API_KEY",
-        "DASHSCOPE_API_KEY",
-        "SCARWARDEN_BASE_URL",
-        "SCARWARDEN_MODEL_DISTILL",
-        "SCARWARDEN_MODEL_ANSWER",
-        # A developer's own settings must not reach the tests: SCARWARDEN_PROVIDER=ollama
-        # alone would make every "no model configured" test call a local server.
-        "SCARWARDEN_PROVIDER",
-        "SCARWARDEN_MODEL_VISION",
-        "SCARWARDEN_TIMEOUT",
-        "SCARWARDEN_MAX_RETRIES",
-        "SCARWARDEN_SKIP",
-        "SCARWARDEN_READ_ONLY",
-        "GIT_DIR",
-        "GIT_INDEX_FILE",
-        "GIT_WORK_TREE",
-    ):
+    for var in UNSET:
         monkeypatch.delenv(var, raising=False)
     (home / ".gitconfig").write_text(
         "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
         "[user]\n\tname = Test Author\n\temail = author@example.com\n"
     )
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    _isolate(tmp_path_factory.mktemp("home"), monkeypatch)
 
 
 def git(
@@ -79,10 +96,7 @@ def head(where: Path | MemoryRepo) -> str:
     return git(root, "rev-parse", "HEAD").stdout.strip()
 
 
-@pytest.fixture
-def git_repo(tmp_path: Path) -> Path:
-    """An empty git repository with one empty commit."""
-    path = tmp_path / "repo"
+def _make_git_repo(path: Path) -> Path:
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
     git(path, "commit", "-q", "--allow-empty", "--no-gpg-sign", "-m", "root")
@@ -90,19 +104,72 @@ def git_repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def memory_repo(git_repo: Path) -> MemoryRepo:
-    """A git repository initialised with an empty memory (committed)."""
-    repo = open_repo(git_repo, initialised=False)
-    init_memory(repo)
-    return open_repo(git_repo)
+def git_repo(tmp_path: Path) -> Path:
+    """An empty git repository with one empty commit."""
+    return _make_git_repo(tmp_path / "repo")
+
+
+class _Templates:
+    """Repositories built once per test process and copied for each test (issue 28: the
+    demo memory's 34 episodes cost a git commit and ~0.5 s to lay out; a copy ~30 ms).
+
+    Built under the same isolated environment as a test (fixed identity, no user
+    configuration); a copy is a real repository like the one built in place, with the
+    same commits (same IDs: the commit times are those of the template).
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.built: dict[str, Path] = {}
+        self.distilled: Distilled | None = None
+
+    def path(self, kind: str) -> Path:
+        if kind not in self.built:
+            with pytest.MonkeyPatch.context() as mp:
+                home = self.root / f"home-{kind}"
+                home.mkdir()
+                _isolate(home, mp)
+                self.built[kind] = self._build(kind)
+        return self.built[kind]
+
+    def _build(self, kind: str) -> Path:
+        path = self.root / kind / "repo"
+        if kind == "distilled":
+            from distilled_repo import build_distilled_repo  # it imports this module's helpers
+
+            shutil.copytree(self.path("demo"), path, symlinks=True)
+            self.distilled = build_distilled_repo(open_repo(path))
+            return path
+        path.parent.mkdir()
+        init_memory(open_repo(_make_git_repo(path), initialised=False), demo=kind == "demo")
+        return path
+
+    def copy(self, kind: str, to: Path) -> Path:
+        """``to`` (an existing folder is replaced) as a copy of the ``kind`` template."""
+        if to.exists():
+            shutil.rmtree(to)
+        shutil.copytree(self.path(kind), to, symlinks=True)
+        # A copy keeps the files' times but not their inodes: refresh git's index, or
+        # plumbing (diff-files) would see every file as changed.
+        git(to, "update-index", "-q", "--refresh", check=False)
+        return to
+
+
+@pytest.fixture(scope="session")
+def _templates(tmp_path_factory: pytest.TempPathFactory) -> _Templates:
+    return _Templates(tmp_path_factory.mktemp("templates"))
 
 
 @pytest.fixture
-def demo_repo(git_repo: Path) -> MemoryRepo:
+def memory_repo(git_repo: Path, _templates: _Templates) -> MemoryRepo:
+    """A git repository initialised with an empty memory (committed)."""
+    return open_repo(_templates.copy("memory", git_repo))
+
+
+@pytest.fixture
+def demo_repo(git_repo: Path, _templates: _Templates) -> MemoryRepo:
     """A git repository initialised with the bundled demo memory (committed)."""
-    repo = open_repo(git_repo, initialised=False)
-    init_memory(repo, demo=True)
-    return open_repo(git_repo)
+    return open_repo(_templates.copy("demo", git_repo))
 
 
 class Cli:
@@ -158,11 +225,11 @@ def llm() -> Iterator[FakeLLM]:
 
 
 @pytest.fixture
-def distilled(demo_repo: MemoryRepo) -> Distilled:
+def distilled(demo_repo: MemoryRepo, _templates: _Templates) -> Distilled:
     """The demo memory, three new episodes, then a distill commit (tests/distilled_repo.py)."""
-    from distilled_repo import build_distilled_repo  # it imports this module's helpers
-
-    return build_distilled_repo(demo_repo)
+    _templates.copy("distilled", demo_repo.root)
+    assert _templates.distilled is not None
+    return dataclasses.replace(_templates.distilled, repo=open_repo(demo_repo.root))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

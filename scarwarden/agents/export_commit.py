@@ -19,6 +19,7 @@ from scarwarden import git
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write
 from scarwarden.files.write_journal import Planned
+from scarwarden.gate.door import gate_check
 from scarwarden.repo import MemoryRepo
 
 
@@ -60,7 +61,8 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[ExportFile]) -> str | Non
     try:
         for f in files:
             atomic_write(f.path, f.new)
-        return write_journal.commit(repo, journal, message(files), differ)
+        check = gate_check(repo, "the export")  # what it commits, the gate has passed (issue 27)
+        return write_journal.commit(repo, journal, message(files), differ, check=check)
     except BaseException:
         write_journal.recover(repo)  # each file back as it was, unless the commit landed
         raise

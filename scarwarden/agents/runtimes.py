@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,30 +82,47 @@ class McpEntry:
         return {"client": self.client, "path": self.path, "config": self.text, "command": self.command}
 
 
-def _server(repo_arg: str, client: str) -> dict[str, Any]:
-    entry: dict[str, Any] = {"command": "scarwarden", "args": ["mcp", "--repo", repo_arg]}
+def scarwarden_command(bare: bool = False) -> str:
+    """The command a client should start: the absolute path of the running ``scarwarden``
+    (issue 28: a GUI client does not see a virtual environment's PATH), or with ``bare``
+    (or when it cannot be found) the name alone."""
+    if not bare:
+        argv0 = Path(sys.argv[0])
+        beside = Path(sys.executable).parent / "scarwarden"  # python -m scarwarden
+        for candidate in (argv0, beside):
+            if candidate.name == "scarwarden" and candidate.is_file():
+                return str(candidate.absolute())
+        found = shutil.which("scarwarden")
+        if found:
+            return str(Path(found).absolute())
+    return "scarwarden"
+
+
+def _server(repo_arg: str, client: str, command: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"command": command, "args": ["mcp", "--repo", repo_arg]}
     if client in ("claude-code", "vscode"):
         entry = {"type": "stdio", **entry}
     return entry
 
 
-def mcp_entries(repo: MemoryRepo) -> list[McpEntry]:
-    """The server entry of each client, pointing at ``repo`` (VS Code: at its workspace)."""
+def mcp_entries(repo: MemoryRepo, *, bare: bool = False) -> list[McpEntry]:
+    """The server entry of each client, pointing at ``repo`` (VS Code: at its workspace),
+    starting this executable by its absolute path (``bare``: by name, from PATH)."""
     root = str(repo.root)
+    exe = scarwarden_command(bare)
+    serve = f"{shlex.quote(exe)} mcp --repo {shlex.quote(root)}"
     out = []
     command: str | None
     for client, (path, key) in MCP_CLIENTS.items():
         repo_arg = "${workspaceFolder}" if client == "vscode" else root
         if client == "codex":
             args = ", ".join(json.dumps(a) for a in ["mcp", "--repo", root])
-            text = f'[mcp_servers.scarwarden]\ncommand = "scarwarden"\nargs = [{args}]\n'
-            command = f"codex mcp add scarwarden -- scarwarden mcp --repo {shlex.quote(root)}"
+            text = f"[mcp_servers.scarwarden]\ncommand = {json.dumps(exe)}\nargs = [{args}]\n"
+            command = f"codex mcp add scarwarden -- {serve}"
         else:
-            text = json.dumps({key: {"scarwarden": _server(repo_arg, client)}}, indent=2) + "\n"
+            text = json.dumps({key: {"scarwarden": _server(repo_arg, client, exe)}}, indent=2) + "\n"
             command = (
-                f"claude mcp add --scope project scarwarden -- scarwarden mcp --repo {shlex.quote(root)}"
-                if client == "claude-code"
-                else None
+                f"claude mcp add --scope project scarwarden -- {serve}" if client == "claude-code" else None
             )
         out.append(McpEntry(client, path, text, command))
     return out

@@ -139,10 +139,35 @@ def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | N
         raise GitError(f"sync left HEAD at {_head(root)[:10]} instead of {ours[:10]}")
     raise SyncConflict(
         f"cannot integrate {remote}/{branch}: the changes conflict (nothing was changed "
-        f"here, nothing pushed)\n{second or first}",
+        f"here, nothing pushed)\n{_conflicts(second or first)}",
         hint="merge by hand (git merge "
         + f"{remote}/{branch}), resolve each conflict, commit, then sync again",
     )
+
+
+#: Git's advice after a failed merge or rebase, which sync has already undone (issue 28:
+#: "nothing was changed here" beside "fix conflicts and then commit the result").
+_GIT_ADVICE = (
+    "automatic merge failed",
+    "fix conflicts",
+    "resolve all conflicts",
+    "could not apply",
+    "hint:",
+    "when you have resolved",
+    "git rebase --",
+    "to abort and get back",
+    "if you prefer to skip",
+    "to check out the original branch",
+)
+
+
+def _conflicts(output: str) -> str:
+    """What git said about the conflict, without its advice to resolve and commit: sync
+    aborted the merge, so the files that conflict are what matters."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    kept = [line for line in lines if not any(a in line.lower() for a in _GIT_ADVICE)]
+    conflicts = [line for line in kept if line.startswith("CONFLICT")]
+    return "\n".join(conflicts or kept)
 
 
 def _receipts_would_be_orphaned(repo: MemoryRepo, theirs: str, ours: str) -> bool:

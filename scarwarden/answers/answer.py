@@ -155,7 +155,9 @@ def answer_or_brief(
     what memory gives. Returns the result and the model's failure message, if any.
 
     The task is recalled once, before the model is asked, and both attempts share that
-    recall: one request is one line in the recall log."""
+    recall: one request is one line in the recall log (``log=False``: none, e.g. a page
+    merely loaded in the web UI)."""
+    log = bool(options.pop("log", True))
     if (
         task.strip()
         and options.get("recalled") is None
@@ -163,7 +165,7 @@ def answer_or_brief(
     ):
         from scarwarden.recall.engine import recall_task
 
-        options = {**options, "recalled": recall_task(repo, task, limit=options.get("limit"))}
+        options = {**options, "recalled": recall_task(repo, task, limit=options.get("limit"), log=log)}
     try:
         return answer_task(repo, task, client=client, **options), None
     except ScarwardenError as exc:

@@ -106,6 +106,7 @@ def record_human_answer(
     (validation, a failing commit) leave nothing behind, as ``episode add`` does.
     """
     from scarwarden.files.record import add_episodes
+    from scarwarden.gate.door import gate_check
 
     data = human_answer_input(task, answer)
     refs = _refs_for(repo, str(data["task"])) if refs is None else list(refs)
@@ -115,7 +116,9 @@ def record_human_answer(
         from scarwarden.recall.receipts import resolve
 
         data["recalled"] = resolve(repo, receipt, source="receipt")
-    (episode,) = add_episodes(repo, [data], commit=commit, source="human answer")
+    (episode,) = add_episodes(
+        repo, [data], commit=commit, source="human answer", check=gate_check(repo, "the answer")
+    )
     return episode
 
 
@@ -139,3 +142,55 @@ def record_for_verdict(
     receipt = result.receipt.to_json() if result.receipt is not None else None
     refs = [] if result.verdict == ASK_HUMAN else recalled_refs(result.rules)
     return record_human_answer(repo, result.task, answer, commit=commit, receipt=receipt, refs=refs)
+
+
+def confirmed_rule(repo: MemoryRepo, rule_id: str) -> Any:
+    """The active rule a human confirms, by any accepted spelling of its ID
+    (:func:`scarwarden.files.rule_ids.canonical`); :class:`UsageError` (exit 2) for an
+    ID that is not a rule ID, an unknown rule or a retired one (nothing is written)."""
+    from scarwarden.files.rule_ids import RULE_ID_RE, canonical
+    from scarwarden.index import open_index
+
+    wanted = canonical(rule_id or "")
+    if not RULE_ID_RE.match(wanted):
+        raise UsageError(
+            f"{rule_id!r} is not a rule ID", hint="confirm a rule recall showed, e.g. --confirm PB-03"
+        )
+    with open_index(repo) as index:
+        rule = index.get_rule(wanted)
+    if rule is None:
+        raise UsageError(
+            f"no rule {wanted} in {repo.playbook_rel}: nothing was recorded",
+            hint="confirm one of the candidates recall listed (scarwarden recall TASK)",
+        )
+    if rule.retired:
+        instead = f" (replaced by {rule.replaced_by})" if rule.replaced_by else ""
+        raise UsageError(
+            f"{wanted} is retired{instead}: nothing was recorded",
+            hint="confirm an active rule; retired rules are never recalled",
+        )
+    return rule
+
+
+def record_confirmation(
+    repo: MemoryRepo, task: str, rule_id: str, *, commit: bool = True
+) -> tuple[Episode, str]:
+    """Record a human's "yes, this rule applies to this task" as an episode
+    (``ask --confirm``): the task, the rule's own words as the correction (so the next
+    distill finds the lesson it teaches and adds the citation, and the task's words then
+    reach the rule through the ledger's words, issue 13), ``refs`` the rule's cited
+    episodes, the action naming the rule; returns it and the rule's canonical ID. Bad
+    IDs: :func:`confirmed_rule`."""
+    from scarwarden.files.record import add_episodes
+    from scarwarden.gate.door import gate_check
+
+    rule = confirmed_rule(repo, rule_id)
+    data = human_answer_input(task, rule.text)
+    data["action"] = f"A human confirmed that {rule.id} ({rule.title}) applies to this task"
+    refs = list(dict.fromkeys(rule.episode_ids))[:MAX_REFS]
+    if refs:
+        data["refs"] = refs
+    (episode,) = add_episodes(
+        repo, [data], commit=commit, source="human confirmation", check=gate_check(repo, "the confirmation")
+    )
+    return episode, str(rule.id)

@@ -45,6 +45,7 @@ def record_answer(
     recorded by :func:`record_feedback` (source ``outcome`` or ``correction``).
     """
     from scarwarden.files.record import add_episodes
+    from scarwarden.gate.door import gate_check
 
     side = result.primary
     if side is None or not side.answer:
@@ -88,6 +89,7 @@ def record_answer(
         commit=commit,
         source="answer",
         message=_commit_message("answer", result.task, data["id"]),
+        check=gate_check(repo, "the answer's episode"),
     )
     return episode
 
@@ -107,6 +109,7 @@ def record_feedback(
     task, tags and ``rules_applied`` of the first, so distillation sees the lineage.
     """
     from scarwarden.files.record import add_episodes
+    from scarwarden.gate.door import gate_check
     from scarwarden.index import open_index
 
     if not (outcome and outcome.strip()) and not (correction and correction.strip()):
@@ -138,5 +141,6 @@ def record_feedback(
         commit=commit,
         source="feedback",
         message=_commit_message("feedback", first.task, data["id"]),
+        check=gate_check(repo, "the feedback"),
     )
     return episode

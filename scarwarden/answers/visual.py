@@ -211,6 +211,7 @@ def record_audit(repo: MemoryRepo, audit: ImageAudit) -> Any:
     """The audit as a new episode with the image attached (``--record``)."""
     from scarwarden.answers.asking import task_tags
     from scarwarden.files.record import add_episodes
+    from scarwarden.gate.door import gate_check
 
     lines = [f"{v.rule.id} {v.verdict}: {v.reason}" for v in audit.verdicts]
     data: dict[str, object] = {
@@ -225,5 +226,7 @@ def record_audit(repo: MemoryRepo, audit: ImageAudit) -> Any:
     tags = task_tags(audit.task)
     if tags:
         data["tags"] = tags
-    (episode,) = add_episodes(repo, [data], source="audit-image", images=[audit.image])
+    (episode,) = add_episodes(
+        repo, [data], source="audit-image", images=[audit.image], check=gate_check(repo, "the audit")
+    )
     return episode

@@ -74,6 +74,21 @@ def _setup_logging() -> None:
     # printed twice) and test harnesses that listen on the root still see the records.
 
 
+def _no_identity(exc: ScarwardenError) -> ScarwardenError | None:
+    """Git's "Author identity unknown" as one sentence and the two commands that fix it
+    (issue 28: a new machine's first 'init' showed git's raw twelve lines). Nothing was
+    committed: every write lands in one commit or not at all."""
+    if "Author identity unknown" not in exc.message and "Please tell me who you are" not in exc.message:
+        return None
+    from scarwarden.errors import UsageError
+
+    return UsageError(
+        "git does not know who is committing: user.name and user.email are not set; nothing was committed",
+        hint='set them once: git config --global user.name "Your Name" && '
+        'git config --global user.email "you@example.com" (without --global: this repository only)',
+    )
+
+
 class LazyGroup(click.Group):
     """Imports a command's module only when that command is looked up."""
 
@@ -119,6 +134,7 @@ class LazyGroup(click.Group):
                 import traceback  # ~5 ms: only on this path
 
                 traceback.print_exc()
+            exc = _no_identity(exc) or exc
             click.echo(_printable(exc.render()), err=True)
             ctx.exit(int(exc.exit_code))
         except BrokenPipeError:  # `scarwarden episode list | head`
@@ -148,8 +164,9 @@ Examples:
   scarwarden episode add --task "Draft the launch post" --correction "Lead with the pain"
   scarwarden recall "Draft a LinkedIn post announcing our beta"
 
-Docs: docs/commands.md (every command), docs/formats.md (files), exit codes in
-docs/commands.md#exit-codes.""",
+Help on a command: scarwarden COMMAND --help. The documentation (every command,
+the file formats, exit codes): https://github.com/scarwarden/scarwarden/tree/main/docs
+(docs/commands.md, docs/formats.md in a clone).""",
 )
 @click.version_option(__version__, prog_name="scarwarden")
 @click.option(

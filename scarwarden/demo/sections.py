@@ -268,11 +268,21 @@ def exports_section(repo: MemoryRepo, echo: Echo) -> None:
     echo(f"$ scarwarden export --check   ->  {again[0].rel}: {again[0].status}")
 
 
+def _ui_installed() -> bool:
+    from importlib.util import find_spec
+
+    return all(find_spec(name) is not None for name in ("flask", "waitress"))
+
+
 def audit_section(repo: MemoryRepo, echo: Echo) -> None:
     """How to open the UI on the demo memory, and one semantic diff of a tiny change."""
     echo("Every rule links to the scars that taught it. To browse this demo memory:")
     echo("  scarwarden demo --keep /tmp/sw && scarwarden -C /tmp/sw/demo-memory serve")
     echo("  (or in a fresh git repository: scarwarden init --demo && scarwarden serve)")
+    if not _ui_installed():  # issue 28: 'pip install .' alone has no web server
+        echo(
+            "  serve needs the ui extra first: pip install 'scarwarden[ui]' (in a clone: pip install '.[ui]')"
+        )
     echo("then open http://127.0.0.1:5054/ and click PB-01. For a pull request:")
     echo("  scarwarden review --base main      # the report, with the evidence quoted")
     echo("  scarwarden audit --html site/      # the same pages as static files")

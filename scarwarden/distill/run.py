@@ -128,7 +128,7 @@ def _choose(
         if offline is False:
             raise NoModelConfigured(
                 "distilling with a model needs an API key, and none is configured",
-                hint=f"set SCARWARDEN_API_KEY (or {var}), or use --offline",
+                hint=f"set {repo.config.key_names()}, or use --offline",
             )
         return None, NO_KEY_NOTICE.replace("DASHSCOPE_API_KEY", var)
     return client, None

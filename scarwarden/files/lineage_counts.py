@@ -11,8 +11,10 @@ alongside.
 **Receipts** (issue 20): an episode that carries a recall receipt proves what the agent
 was given (the gate re-derived it before the episode was committed). Where a rule's
 applications carry receipts, its figures count only the *verified* ones (the receipt
-holds the rule); the others (beyond the receipt with a reason, or with no receipt at
-all) are left out and the sentence says how many. A rule none of whose applications
+holds the rule, and the gate re-derives that receipt: issue 27); the others (a receipt
+the gate cannot re-derive, of another algorithm version, naming no ledger or
+``+uncommitted``; beyond the receipt with a reason; no receipt at all) are left out
+and the sentence says how many. A rule none of whose applications
 carries a receipt is counted on the episodes' word, as before, and says so.
 
 A rule **corrected in at least half of at least three applications** since its last
@@ -59,6 +61,9 @@ class Lineage:
     basis: str = "claimed"
     #: Applications left out (not verified by a receipt), all time.
     not_counted: int = 0
+    #: Of those, the ones whose receipt holds the rule but is one the gate cannot
+    #: re-derive (another algorithm version, no ledger, ``+uncommitted``: issue 27).
+    unverifiable: int = 0
 
     @property
     def struggling(self) -> bool:
@@ -80,6 +85,8 @@ class Lineage:
         """What the figures count: applications verified by recall receipts, or claims."""
         if self.basis == "verified":
             left = f"; {self.not_counted} not verified, not counted" if self.not_counted else ""
+            if self.unverifiable:
+                left += f" ({self.unverifiable} with a receipt the gate could not re-derive)"
             return f" (applications verified by recall receipts{left})"
         return " (as the episodes claim: none carries a recall receipt)" if self.applied_total else ""
 
@@ -97,6 +104,7 @@ class Lineage:
             "struggling": self.struggling,
             "counted": self.basis,
             "not_counted": self.not_counted,
+            "not_counted_unverifiable": self.unverifiable,
         }
 
 
@@ -117,9 +125,11 @@ class Application:
     corrected: bool
     #: An outcome and no correction.
     went_well: bool
-    #: :func:`scarwarden.files.receipt.applied_rules`: "verified" (its receipt holds the
-    #: rule), "reason" (beyond the receipt, with a reason), "claimed" (no receipt), or
-    #: "refused" (beyond the receipt without a reason: only past the gate with --no-verify).
+    #: :func:`scarwarden.files.receipt.applied_rules`: "verified" (its receipt, one the
+    #: gate re-derives, holds the rule), "unverifiable" (its receipt holds the rule but
+    #: the gate cannot re-derive it: not counted), "reason" (beyond the receipt, with a
+    #: reason), "claimed" (no receipt), or "refused" (beyond the receipt without a
+    #: reason: only past the gate with --no-verify).
     status: str = "claimed"
 
     def to_json(self) -> list[Any]:
@@ -165,8 +175,9 @@ def may_struggle(apps: Sequence[Application]) -> bool:
 
 def count(rule_id: str, changed: RuleChange | None, apps: Sequence[Application]) -> Lineage:
     """The counts of ``rule_id`` from its applications ``apps`` (oldest first)."""
-    every = len(apps)
-    apps = counted(apps)
+    everything = list(apps)
+    every = len(everything)
+    apps = counted(everything)
     since = when(changed.date) if changed else None
     recent = [a for a in apps if since is None or ((when(a.at) or since) >= since)]
     fixes = [a for a in recent if a.corrected]
@@ -181,4 +192,5 @@ def count(rule_id: str, changed: RuleChange | None, apps: Sequence[Application])
         corrections=tuple(a.id for a in fixes),
         basis="claimed" if len(apps) == every and all(a.status == "claimed" for a in apps) else "verified",
         not_counted=every - len(apps),
+        unverifiable=sum(1 for a in everything if a.status == "unverifiable"),
     )

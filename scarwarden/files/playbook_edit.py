@@ -12,7 +12,7 @@ from scarwarden.errors import Problem, UsageError, ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.atomic import atomic_write, write_lock
 from scarwarden.files.episodes import parse_episode_bytes
-from scarwarden.files.playbook_commit import commit_playbook
+from scarwarden.files.playbook_commit import Check, commit_playbook
 from scarwarden.files.playbook_sentences import Source
 from scarwarden.files.playbook_sentences import parse as parse_sources
 from scarwarden.files.rule_ids import DRAFT_ID
@@ -161,9 +161,11 @@ def add_rule(
     title: str | None = None,
     commit: bool = True,
     applies_to: Sequence[str] = (),
+    check: Check | None = None,
     sentences_from: str | None = None,
 ) -> pb.Rule:
     """Add a hand-written rule citing ``cites``; refuse citations that do not resolve.
+    ``check`` (the provenance gate, passed by the door: issue 27) judges the commit.
 
     ``applies_to=("images",)`` makes a visual rule (issue 19): the rule ``audit-image``
     always sends to the vision model. ``sentences_from`` (``"1: ep-a; 2: ep-b"``, issue
@@ -208,6 +210,7 @@ def add_rule(
             data,
             _commit_message(rule, found, staged_episodes),
             also=staged_episodes,
+            check=check,
             refuse_edits=UsageError(
                 f"{repo.playbook_rel} has uncommitted changes; rule add would commit them too",
                 hint="commit or discard them first, or use --no-commit",

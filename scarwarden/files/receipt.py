@@ -24,13 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from scarwarden.errors import Problem, ValidationError
-from scarwarden.files.episode_fields import RULE_ID_RE
+from scarwarden.files.episode_fields import EPISODE_ID_RE, RULE_ID_RE
 
 #: Keys of a receipt, in the order they are written.
-KEYS = ("receipt", "algorithm", "playbook", "ledger", "task", "settings", "verdict", "rules")
+KEYS = ("receipt", "algorithm", "playbook", "ledger", "task", "settings", "verdict", "rules", "evidence")
 #: Keys a receipt may leave out: ``ledger`` (version-1 receipts, and those made before
-#: receipts named the ledger, have none).
-OPTIONAL = ("ledger",)
+#: receipts named the ledger, have none); ``evidence`` (recall version 4 on: which
+#: cited episode's sentences were given with each returned rule; older versions none).
+OPTIONAL = ("ledger", "evidence")
 #: Appended to ``ledger`` when recall's index also held episode files that the named
 #: tree does not (uncommitted ones): such a receipt cannot be re-derived from git.
 UNCOMMITTED = "+uncommitted"
@@ -61,6 +62,9 @@ class Receipt:
     #: The episodes folder's tree ID recall's ledger words came from (``<tree>`` or
     #: ``<tree>+uncommitted``); ``None`` on receipts made before receipts named it.
     ledger: str | None = None
+    #: Version 4 on: returned rule ID -> the episode whose sentences were given as its
+    #: evidence (rules given none are absent); ``None`` on older receipts.
+    evidence: dict[str, str] | None = None
 
     @classmethod
     def make(
@@ -73,11 +77,23 @@ class Receipt:
         verdict: str,
         rules: list[str] | tuple[str, ...],
         ledger: str | None = None,
+        evidence: Mapping[str, str] | None = None,
     ) -> Receipt:
         """A receipt with its hash computed."""
         clean = _canonical_settings(settings)
-        body = cls(task, playbook, algorithm, clean, verdict, tuple(rules), ledger=ledger)
-        return cls(task, playbook, algorithm, clean, verdict, tuple(rules), content_hash(body), ledger=ledger)
+        given = None if evidence is None else dict(evidence)
+        body = cls(task, playbook, algorithm, clean, verdict, tuple(rules), ledger=ledger, evidence=given)
+        return cls(
+            task,
+            playbook,
+            algorithm,
+            clean,
+            verdict,
+            tuple(rules),
+            content_hash(body),
+            ledger=ledger,
+            evidence=given,
+        )
 
     @classmethod
     def from_valid(cls, data: Mapping[str, Any]) -> Receipt:
@@ -91,6 +107,7 @@ class Receipt:
             tuple(data["rules"]),
             data["receipt"],
             ledger=data.get("ledger"),
+            evidence=dict(data["evidence"]) if data.get("evidence") is not None else None,
         )
 
     @property
@@ -113,6 +130,8 @@ class Receipt:
         if self.ledger is not None:
             out["ledger"] = self.ledger
         out.update(task=self.task, settings=dict(self.settings), verdict=self.verdict, rules=list(self.rules))
+        if self.evidence is not None:
+            out["evidence"] = dict(self.evidence)
         return out
 
 
@@ -141,6 +160,8 @@ def content_hash(receipt: Receipt) -> str:
     }
     if receipt.ledger is not None:
         payload["ledger"] = receipt.ledger
+    if receipt.evidence is not None:
+        payload["evidence"] = dict(receipt.evidence)
     data = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:HASH_CHARS]
 
@@ -179,6 +200,7 @@ def check(data: Any, *, source: str, field: str = "recalled") -> tuple[Receipt |
         verdict=data["verdict"],
         rules=list(data["rules"]),
         ledger=data.get("ledger"),
+        evidence=data.get("evidence"),
     )
     if receipt.id != data["receipt"]:
         bad(
@@ -217,7 +239,19 @@ def _check_fields(data: Mapping[str, Any], bad: Any) -> None:
         bad("rules must be a list of rule IDs such as PB-03")
     elif len(set(rules)) != len(rules):
         bad("rules lists a rule twice")
+    _check_evidence(data.get("evidence"), bad)
     _check_settings(data["settings"], bad)
+
+
+def _check_evidence(evidence: Any, bad: Any) -> None:
+    """``evidence``: absent, or a mapping of rule IDs to episode IDs (that they are the
+    returned rules' is proved by the gate, which re-derives them)."""
+    if evidence is None:
+        return
+    if not isinstance(evidence, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) and EPISODE_ID_RE.match(v) for k, v in evidence.items()
+    ):
+        bad("evidence must map rule IDs to episode IDs, e.g. {PB-03: ep-0a1b2c3d4e}")
 
 
 def _check_settings(settings: Any, bad: Any) -> None:
@@ -258,11 +292,36 @@ def parse(data: Any, *, source: str = "--receipt") -> Receipt:
     return receipt
 
 
+#: The recall algorithm versions the gate re-derives
+#: (:data:`scarwarden.gate.proofs.IMPLEMENTED`; a test keeps the two equal: this layer
+#: may not import recall). A receipt of another version proves nothing here.
+REDERIVED = (1, 2, 3)
+
+
+def rederivable(recalled: Any) -> bool:
+    """Whether the gate re-derives this receipt from git (issue 27): a version it
+    implements, naming a committed ledger when the version reads one. A receipt of
+    another version, a version-2+ receipt naming no ledger, or one made over
+    uncommitted episodes (``+uncommitted``) is only *unverifiable* to the gate (a
+    warning), so it proves nothing for lineage either."""
+    if not isinstance(recalled, Mapping):
+        return False
+    algorithm, ledger = recalled.get("algorithm"), recalled.get("ledger")
+    if isinstance(algorithm, bool) or algorithm not in REDERIVED:
+        return False
+    if algorithm == 1:
+        return True
+    return isinstance(ledger, str) and not ledger.endswith(UNCOMMITTED)
+
+
 def applied_rules(episode: Mapping[str, Any]) -> dict[str, str]:
     """How each of an episode's ``rules_applied`` stands, for lineage counts (issue 20):
 
-    * ``verified``: its recall receipt holds the rule (what the agent was given, which
-      the gate re-derives from git before the episode is committed);
+    * ``verified``: its recall receipt holds the rule (what the agent was given), and it
+      is a receipt the gate re-derives from git before the episode is committed;
+    * ``unverifiable``: its receipt holds the rule, but the gate cannot re-derive that
+      receipt (:func:`rederivable`: another algorithm version, no ledger named, or
+      ``+uncommitted``), so nothing proves it (issue 27: not counted);
     * ``reason``: not in the receipt, but the episode says why (``rules_applied_reason``);
     * ``claimed``: the episode has no receipt; only its word says the rule was applied.
 
@@ -270,12 +329,13 @@ def applied_rules(episode: Mapping[str, Any]) -> dict[str, str]:
     """
     recalled = episode.get("recalled")
     given = set(recalled.get("rules") or []) if isinstance(recalled, Mapping) else None
+    proved = rederivable(recalled)
     out: dict[str, str] = {}
     for rule in episode.get("rules_applied") or []:
         if given is None:
             out[rule] = "claimed"
         elif rule in given:
-            out[rule] = "verified"
+            out[rule] = "verified" if proved else "unverifiable"
         elif episode.get("rules_applied_reason"):
             out[rule] = "reason"
     return out

@@ -22,6 +22,7 @@ from scarwarden.files.episode_input import normalise_input
 from scarwarden.files.episodes import EPISODE_ID_RE, Episode, locate, mint_id
 from scarwarden.files.media import Image
 from scarwarden.files.write_journal import Planned
+from scarwarden.git.index_commit import Check
 from scarwarden.repo import MemoryRepo
 
 
@@ -90,8 +91,17 @@ def add_episodes(
     redact_pii: bool = False,
     warn: Callable[[Problem], None] | None = None,
     images: Sequence[Image] = (),
+    check: Check | None = None,
+    allow_unknown_rules: bool = False,
 ) -> list[Episode]:
     """Validate, write and commit (or stage) episodes; return them as stored.
+
+    ``check`` (every door passes the provenance gate's,
+    :func:`scarwarden.gate.door.gate_check`, issue 27) judges the exact tree about to be
+    committed (with ``commit=False``: HEAD plus the files staged) before anything lands,
+    hooks installed or not; a refusal takes the files back. A ``rules_applied`` entry
+    naming no rule of this memory's playbook is refused unless ``allow_unknown_rules``
+    (an import of another memory's episodes) or the episode says ``source: import``.
 
     ``images`` (checked :class:`~scarwarden.files.media.Image` s, issue 19) are stored
     under memory/media/ and committed with the episodes, which name them in
@@ -106,7 +116,7 @@ def add_episodes(
         inputs = _redact_inputs(inputs)
     with write_lock(repo):
         write_journal.recover(repo)
-        episodes = _prepare_batch(repo, inputs, source, now, warn)
+        episodes = _prepare_batch(repo, inputs, source, now, warn, allow_unknown_rules)
         planned = [Planned(ep.relpath(repo.episodes_rel), ep.render().encode("utf-8")) for ep in episodes]
         for item in planned:
             if (repo.root / item.path).exists():
@@ -123,9 +133,10 @@ def add_episodes(
                 # Through a temporary index: git's real index is never locked by us while
                 # we could be killed, and whatever the user staged stays staged, out of
                 # the commit.
-                write_journal.commit(repo, record, message or commit_message(episodes), written)
+                write_journal.commit(repo, record, message or commit_message(episodes), written, check=check)
             else:
-                write_journal.stage(repo, record, written)  # as git add, a kill cannot cut it
+                # As git add, a kill cannot cut it.
+                write_journal.stage(repo, record, written, check=check)
         except BaseException:
             # Undone from the journal: the files go unless the commit (or the staging)
             # landed (an interrupt while HEAD or the index was moving): then they stay.
@@ -140,6 +151,7 @@ def _prepare_batch(
     source: str,
     now: str | None,
     warn: Callable[[Problem], None] | None,
+    allow_unknown_rules: bool = False,
 ) -> list[Episode]:
     """The batch validated and screened (warnings passed to ``warn``), IDs settled."""
     # Minted IDs need no look-up (50 random bits, never reused); an ID that is not
@@ -152,6 +164,12 @@ def _prepare_batch(
     existing = ids_in_ledger(repo, candidate_ids)
     episodes = prepare(inputs, source=source, now=now, existing_ids=existing)
     for problem in screen(repo, episodes, source):
+        if warn is not None:
+            warn(problem)
+    imported = [ep for ep in episodes if allow_unknown_rules or ep.get("source") == IMPORTED]
+    own = [ep for ep in episodes if ep not in imported]
+    refuse_unknown_rules(unknown_rules_applied(repo, own, source), source)
+    for problem in unknown_rules_applied(repo, imported, source):
         if warn is not None:
             warn(problem)
     return episodes
@@ -216,34 +234,54 @@ def screen(repo: MemoryRepo, episodes: Sequence[Episode], source: str) -> list[P
     if refused:
         what = "a secret" if any("holds a secret" in p.message for p in refused) else "personal data"
         raise ValidationError(f"{source}: refused, it holds {what}; nothing was written", problems=refused)
-    return warned + unknown_rules_applied(repo, episodes, source)
+    return warned
+
+
+#: An episode with this ``source`` was imported: its ``rules_applied`` may name another
+#: memory's rules (recorded as given, with a warning).
+IMPORTED = "import"
 
 
 def unknown_rules_applied(repo: MemoryRepo, episodes: Sequence[Episode], source: str) -> list[Problem]:
-    """``rules_applied`` entries that name no rule of the playbook (retired rules count):
-    warnings, not refusals, since an imported episode may name another memory's rules;
-    lineage counts such an entry for no rule (issue 18)."""
+    """``rules_applied`` entries that name no rule this memory's playbook has (retired
+    rules count). Lineage counts such an entry for no rule (issue 18); every write door
+    refuses it (issue 27) unless the episode was imported (``source: import``: it may
+    name another memory's rules), for which it is only a warning."""
     named = {rule for ep in episodes for rule in ep.get("rules_applied") or []}
-    if not named or not repo.playbook_path.is_file():
+    if not named:
         return []
-    from scarwarden.files import playbook as pb
+    known: set[str] = set()
+    if repo.playbook_path.is_file():
+        from scarwarden.files import playbook as pb
 
-    try:
-        book = pb.parse(repo.playbook_path.read_text(encoding="utf-8"), source=repo.playbook_rel)
-    except (ScarwardenError, OSError, UnicodeDecodeError):
-        return []  # the gate reports a broken playbook; this is only a warning
-    known = {rule.id for rule in book.all_rules()}
+        try:
+            book = pb.parse(repo.playbook_path.read_text(encoding="utf-8"), source=repo.playbook_rel)
+        except (ScarwardenError, OSError, UnicodeDecodeError):
+            return []  # the gate reports a broken playbook
+        known = {rule.id for rule in book.all_rules()}
     return [
         Problem(
             f"{rule} is not a rule in {repo.playbook_rel}",
             file=f"{source} ({ep.id})",
             field="rules_applied",
-            hint="recorded as given; 'scarwarden rule list --retired' shows the playbook's IDs",
+            hint="name a rule this memory has ('scarwarden rule list --retired' shows them), or "
+            "leave it out; an episode imported from another memory says source: import",
         )
         for ep in episodes
         for rule in ep.get("rules_applied") or []
         if rule not in known
     ]
+
+
+def refuse_unknown_rules(problems: Sequence[Problem], source: str) -> None:
+    """Refuse the batch when ``problems`` (:func:`unknown_rules_applied`) is not empty."""
+    if problems:
+        raise ValidationError(
+            f"{source}: rules_applied names a rule this memory never had; nothing was written",
+            problems=list(problems),
+            hint="name a rule this memory has, or leave it out; an episode imported from "
+            "another memory says source: import (then it is recorded with a warning)",
+        )
 
 
 def _redact_inputs(inputs: Sequence[Any]) -> Sequence[Any]:

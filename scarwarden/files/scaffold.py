@@ -54,6 +54,25 @@ def init(repo: MemoryRepo, *, demo: bool = False, commit: bool = True) -> InitRe
     return InitResult(sha, [item.path for item in planned], demo)
 
 
+def already_initialised(repo: MemoryRepo, *, demo: bool = False) -> bool:
+    """True when ``repo`` holds a memory that ``init`` (``demo``: ``init --demo``) would
+    leave as it is: a second ``init`` then says so and succeeds (issue 28). A memory
+    other than the demo, asked for the demo, is not: that ``init`` refuses."""
+    write_journal.recover_interrupted(repo)
+    if not (repo.playbook_path.exists() or repo.episodes_dir.exists()):
+        return False
+    from scarwarden import git
+    from scarwarden.git.temps import remove_dead_temporaries
+
+    # A killed init whose commit landed left its private index: this run commits nothing,
+    # so it tidies what a committing run would have (issue 15's kill bench).
+    remove_dead_temporaries(git.git_dir(repo.root))
+    if not demo:
+        return True
+    shipped = (demo_memory_dir() / "playbook.md").read_bytes()
+    return repo.playbook_path.is_file() and repo.playbook_path.read_bytes() == shipped
+
+
 def _refuse_existing(repo: MemoryRepo) -> None:
     if repo.playbook_path.exists() or repo.episodes_dir.exists():
         raise UsageError(

@@ -130,11 +130,14 @@ def commit(
     return prepared.sha
 
 
-def stage(repo: MemoryRepo, record: Journal, paths: Sequence[str]) -> None:
+def stage(repo: MemoryRepo, record: Journal, paths: Sequence[str], *, check: Check | None = None) -> None:
     """``--no-commit``: set git's index entries for ``paths`` (as ``git add`` would) in
     one step a kill cannot cut in half; the journal names them first, so the next
-    writer knows whether they landed (then the files stay) or not (then they go)."""
+    writer knows whether they landed (then the files stay) or not (then they go).
+    ``check`` judges HEAD plus these entries first (in a private index)."""
     entries = index_commit.entries_of(repo.root, paths)
+    if check is not None:
+        index_commit.check_entries(repo.root, entries, check)
     record["staged"] = [[e.mode, e.blob, e.path] for e in entries]
     _save(repo, record)
     index_commit.stage(repo.root, entries, keep_fds=held_lock_fds())

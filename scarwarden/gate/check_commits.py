@@ -21,14 +21,17 @@ def check_range(root: Path | str | MemoryRepo, from_ref: str, to_ref: str) -> Ch
 
     repo = open_memory(root)
     for name, ref in (("--from-ref", from_ref), ("--to-ref", to_ref)):
+        if ref == git.EMPTY_TREE and name == "--from-ref":
+            continue  # before the first commit (issue 28: review on a new repository)
         if git.rev_parse(repo.root, ref) is None:
             raise UsageError(
                 f"{name} {ref}: no such commit in {repo.root}",
                 hint="in CI, fetch the history first (actions/checkout with "
                 "fetch-depth: 0); locally, check the branch or SHA",
             )
-    result = walk(repo, f"{from_ref}..{to_ref}", screen=True)
-    report = CheckReport("range", problems=list(result.problems), base=f"{from_ref}..{to_ref}")
+    rev_range = to_ref if from_ref == git.EMPTY_TREE else f"{from_ref}..{to_ref}"
+    result = walk(repo, rev_range, screen=True)
+    report = CheckReport("range", problems=list(result.problems), base=rev_range)
     report.stats = {
         "commits": result.commits,
         "episodes_added": result.episodes,

@@ -41,7 +41,7 @@ from scarwarden.files.episodes import Episode, parse_episode_bytes
 from scarwarden.recall.ledger_stats import LedgerStats
 
 #: Bump when what a cache entry holds, or how it is derived, changes.
-CACHE_FORMAT = "ledger-stats-6/v2"  # the ledger's statistics: the same for recall versions 2 and 3
+CACHE_FORMAT = "ledger-stats-7/v2"  # the ledger's statistics: the same for recall versions 2 and 3
 #: Cache entries kept (the newest by modification time).
 CACHE_KEEP = 6
 #: Above this many changed files, deriving from scratch is as cheap as from a diff.

@@ -12,6 +12,9 @@ Refused:
 * a playbook blob that was never a version of the playbook in this history, a ledger
   tree that was never the episodes folder in this history;
 * a verdict or a ranked rule list that recall does not give for that task there;
+* recall settings the repository's committed configuration never gave
+  (:mod:`scarwarden.gate.proofs_settings`: a receipt claiming ``act_threshold: 0``
+  proves nothing), and a ``ledger`` that is no episodes folder (the ``memory/`` tree);
 * a ``rules_applied`` entry the receipt does not hold, unless the episode says why
   (``rules_applied_reason``: a human told the agent to, for example).
 
@@ -40,13 +43,17 @@ from scarwarden.config import RecallSettings
 from scarwarden.errors import ConfigError
 from scarwarden.files import receipt as receipt_format
 from scarwarden.files.episodes import Episode
+from scarwarden.gate.ledger import counts
 from scarwarden.gate.policy import GateProblem, parse_playbook, problem
 from scarwarden.gate.proofs_ledger import LedgerProofs
+from scarwarden.gate.proofs_settings import CommittedSettings, settings_unknown
 from scarwarden.gate.report import CheckReport
 from scarwarden.recall import pure, pure_ledger
+from scarwarden.recall.evidence import given_evidence
 
-#: (verdict, ranked rule IDs) recall gives, or the problem code why it cannot run.
-_Outcome = tuple[str, tuple[str, ...]] | str
+#: (verdict, ranked rule IDs, evidence: rule -> episode, None before version 4) recall
+#: gives, or the problem code why it cannot run.
+_Outcome = tuple[str, tuple[str, ...], dict[str, str] | None] | str
 #: The recall algorithm versions this gate re-derives.
 IMPLEMENTED = (pure.IMPLEMENTS, *pure_ledger.VERSIONS)
 
@@ -63,7 +70,7 @@ class Proof:
     problems: list[GateProblem] = field(default_factory=list)
     warnings: list[GateProblem] = field(default_factory=list)
     #: What recall gives at that playbook (when it could run).
-    derived: tuple[str, tuple[str, ...]] | None = None
+    derived: tuple[str, tuple[str, ...], dict[str, str] | None] | None = None
 
 
 class Prover:
@@ -91,6 +98,8 @@ class Prover:
         revs = [r for r in [rev] + (["MERGE_HEAD"] if merging else []) if r is not None]
         #: Version 2's ledger trees, read from git (once each).
         self.ledgers = LedgerProofs(root, playbook_rel, episodes_rel, revs=revs, env=env, cache=ledger_cache)
+        #: The recall settings the committed configuration ever gave (issue 27).
+        self.settings = CommittedSettings(root, revs, env)
         #: During a merge the other side's playbook versions count too (its episodes
         #: arrive as additions, their receipts naming playbooks of its history).
         self.merging = merging
@@ -113,7 +122,8 @@ class Prover:
     def prove_into(self, report: CheckReport, episodes: list[tuple[str, Episode]]) -> None:
         """:meth:`prove_all`, counted and reported as a check reports it."""
         for proof in self.prove_all(episodes):
-            report.count("receipts_checked")
+            # Only a receipt recall actually re-ran for counts as re-derived (issue 27).
+            report.count("receipts_checked" if proof.derived is not None else "receipts_not_rederived")
             report.problems.extend(proof.problems)
             report.warnings.extend(proof.warnings)
 
@@ -133,6 +143,8 @@ class Prover:
                     "that was recalled, or recall the episode's task and pass that receipt",
                 )
             )
+        if not self.settings.holds(receipt.settings):
+            proof.problems.append(settings_unknown(path, episode, receipt))
         why, hint = self._why_unverifiable(receipt)
         if why:
             proof.problems += self._unverifiable(path, episode, receipt)
@@ -150,6 +162,8 @@ class Prover:
             )
             return proof
         outcome = self._outcome(receipt)
+        if outcome == "receipt-ledger-rewritten" and not self._episodes_tree(receipt.ledger_tree or ""):
+            outcome = "receipt-ledger-unknown"  # the memory/ tree, say: no episodes folder (issue 27)
         if outcome == "receipt-ledger-rewritten":
             proof.status = "refused" if proof.problems else "unverifiable"
             proof.warnings.append(_rewritten(path, episode, receipt))
@@ -175,7 +189,7 @@ class Prover:
         if receipt.algorithm in pure_ledger.VERSIONS and receipt.ledger is None:
             return (
                 "names no ledger (it was made before receipts named one; recall versions 2 "
-                "and 3 also read the ledger)",
+                "to 4 also read the ledger)",
                 "recall again with this version and record the new receipt",
             )
         if receipt.ledger_uncommitted:
@@ -186,6 +200,17 @@ class Prover:
                 "unless told not to), or record this episode without its receipt",
             )
         return None, None
+
+    def _episodes_tree(self, tree: str) -> bool:
+        """Whether ``tree`` holds episode files and nothing an episodes folder does not
+        (``YYYY/MM/<id>.yaml``; dot-files aside): a tree holding none (the ``memory/``
+        tree, whose episodes sit a folder deeper) is no ledger, however its files compare."""
+        entries = git.ls_tree(self.root, tree)
+        episodes = [e for e in entries if counts(e.path, e.mode)]
+        others = [
+            e for e in entries if not counts(e.path, e.mode) and not e.path.rpartition("/")[2].startswith(".")
+        ]
+        return bool(episodes) and not others
 
     def _read_books(self, blobs: set[str]) -> None:
         """Read and index the playbook versions named (one ``cat-file --batch``)."""
@@ -281,7 +306,8 @@ class Prover:
             if isinstance(derived, str):
                 return derived
             result = derived
-        return (result.verdict, tuple(r.id for r in result.rules))
+        given = given_evidence(result) if receipt.algorithm >= 4 else None
+        return (result.verdict, tuple(r.id for r in result.rules), given)
 
     def _no_playbook(
         self, path: str, episode: Episode, receipt: receipt_format.Receipt, code: str
@@ -323,10 +349,14 @@ def _rewritten(path: str, episode: Episode, receipt: receipt_format.Receipt) -> 
 
 
 def _compare(
-    path: str, episode: Episode, receipt: receipt_format.Receipt, derived: tuple[str, tuple[str, ...]]
+    path: str,
+    episode: Episode,
+    receipt: receipt_format.Receipt,
+    derived: tuple[str, tuple[str, ...], dict[str, str] | None],
 ) -> list[GateProblem]:
-    """The receipt against what recall gives: the verdict, each rule, then the order."""
-    verdict, rules = derived
+    """The receipt against what recall gives: the verdict, each rule, then the order,
+    then (version 4) the evidence given with each rule."""
+    verdict, rules, given = derived
     at = f"for this task at playbook {receipt.short_playbook}"
     out = []
 
@@ -354,6 +384,15 @@ def _compare(
             refuse(f"leaves out {rule}, which recall returned {at}", rule)
     if not out and tuple(receipt.rules) != rules:
         refuse(f"ranks the rules {', '.join(receipt.rules)}; recall ranks them {', '.join(rules)} {at}")
+    if not out and given is not None and (receipt.evidence or {}) != given:
+        for rule in rules:
+            said, derived_ep = (receipt.evidence or {}).get(rule), given.get(rule)
+            if said != derived_ep:
+                refuse(
+                    f"gives {rule} the evidence of {said or 'no episode'}, but recall gives "
+                    f"{derived_ep or 'none'} {at}",
+                    rule,
+                )
     return out
 
 

@@ -62,6 +62,7 @@ _NOUNS = {
     "rules_checked": "rule checked",
     "citations_checked": "citation checked",
     "receipts_checked": "receipt re-derived",
+    "receipts_not_rederived": "receipt not re-derived",
     "media_added": "image added",
     "media_checked": "image checked",
     "media_in_lfs": "image in Git LFS (its oid and size checked, its bytes not in git)",

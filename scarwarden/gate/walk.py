@@ -171,7 +171,7 @@ class _Walk(WalkState):
         where = {path: (i, sha) for i, sha, path, _ep in episodes}
         for proof in prover.prove_all([(path, ep) for _i, _sha, path, ep in episodes]):
             i, sha = where[proof.path]
-            self.result.receipts += 1
+            self.result.receipts += proof.derived is not None  # re-derived only (issue 27)
             for p in proof.problems:
                 self.report(i, ("receipt", proof.path, p.message), at(p, sha))
             self.result.warnings += [at(p, sha) for p in proof.warnings]

@@ -333,6 +333,24 @@ def entries_of(root: Path | str, paths: Sequence[str]) -> tuple[StagedEntry, ...
     return tuple(StagedEntry(_mode(Path(root) / p), b, p) for p, b in zip(paths, blobs, strict=True))
 
 
+def check_entries(root: Path | str, entries: Sequence[StagedEntry], check: Check) -> None:
+    """Run ``check`` on HEAD plus ``entries`` in a private index (``--no-commit``: what
+    the staging would let a later ``git commit`` record is judged before it is staged)."""
+    where = _where(root)
+    remove_dead_temporaries(where.gitdir)
+    path = temp_name(where.gitdir, INDEX_PREFIX)
+    os.unlink(path)  # git wants to create the index itself
+    env = dict(os.environ, GIT_INDEX_FILE=path, GIT_NO_REPLACE_OBJECTS="1")
+    try:
+        if where.head is not None:
+            run(root, "read-tree", where.head, env=env)
+        args = [a for e in entries for a in ("--cacheinfo", f"{e.mode},{e.blob},{e.path}")]
+        run(root, "update-index", "--add", *args, env=env)
+        check(env)
+    finally:
+        drop(path)
+
+
 def stage(root: Path | str, entries: Sequence[StagedEntry], *, keep_fds: Sequence[int] = ()) -> None:
     """Set ``entries`` in git's real index (``--no-commit``), as a step a kill cannot cut
     in half: one ``update-index`` in a session of its own, holding the caller's write

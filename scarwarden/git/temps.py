@@ -1,6 +1,8 @@
 """Our temporary files in the git directory: named with the PID that made them, so a
 killed run's leftovers are recognised and removed by the next run
-(:mod:`scarwarden.git.index_commit` writes a private index and a message file)."""
+(:mod:`scarwarden.git.index_commit` writes a private index and a message file; the
+gate's ledger cache, ``.git/scarwarden/ledger``, writes ``<file>.tmp-<pid>`` before
+renaming it: a run killed mid-write left those behind for good, issue 27)."""
 
 from __future__ import annotations
 
@@ -25,20 +27,31 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+#: Folders of the git directory whose files are written as ``<name>.tmp-<pid>`` first.
+CACHE_FOLDERS = ("scarwarden/ledger",)
+
+
 def remove_dead_temporaries(gitdir: Path) -> list[Path]:
-    """Remove our temporary index and message files (and their ``.lock``) whose process
-    is gone: what a killed run leaves in the git directory."""
-    removed = []
+    """Remove our temporary index and message files (and their ``.lock``), and the
+    caches' ``.tmp-<pid>`` files, whose process is gone: what a killed run leaves in
+    the git directory."""
+    removed: list[Path] = []
     for prefix in (INDEX_PREFIX, MESSAGE_PREFIX):
         for path in gitdir.glob(f"{prefix}*"):
-            pid = path.name[len(prefix) :].split("-", 1)[0]
-            if pid.isdigit() and not pid_alive(int(pid)):
-                try:
-                    path.unlink()
-                    removed.append(path)
-                except OSError:
-                    continue
+            _remove_if_dead(path, path.name[len(prefix) :].split("-", 1)[0], removed)
+    for folder in CACHE_FOLDERS:
+        for path in (gitdir / folder).glob("*.tmp-*"):
+            _remove_if_dead(path, path.name.rpartition(".tmp-")[2], removed)
     return removed
+
+
+def _remove_if_dead(path: Path, pid: str, removed: list[Path]) -> None:
+    if pid.isdigit() and not pid_alive(int(pid)):
+        try:
+            path.unlink()
+            removed.append(path)
+        except OSError:
+            pass
 
 
 def temp_name(gitdir: Path, prefix: str) -> str:

@@ -82,7 +82,11 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
         now_ns = time.time_ns()
         loose, loose_changed = _loose_changes(conn, repo, meta, committed, now_ns)
         changed |= loose_changed
-        changed |= _changed_folders(conn, repo, now_ns)
+        moved: set[str] = set()
+        changed |= _changed_folders(conn, repo, now_ns, moved)
+        edited, clean = _edited_in_place(repo, moved, loose)
+        changed |= edited
+        committed |= clean
         for path in sorted(changed):
             if not path.endswith(".yaml") or not path.startswith(repo.episodes_rel + "/"):
                 continue
@@ -173,15 +177,20 @@ def _loose_changes(
     return loose, changed
 
 
-def _changed_folders(conn: sqlite3.Connection, repo: MemoryRepo, now_ns: int) -> set[str]:
+def _changed_folders(
+    conn: sqlite3.Connection, repo: MemoryRepo, now_ns: int, moved: set[str] | None = None
+) -> set[str]:
     """Files added to or removed from episode folders whose mtime moved (or that
-    appeared or went away); the folders' new mtimes are stored."""
+    appeared or went away); the folders' new mtimes are stored, and those that moved
+    added to ``moved``."""
     changed: set[str] = set()
     dirs = scan_dirs(repo)
     stored_dirs = dict(conn.execute("SELECT path, mtime_ns FROM dirs").fetchall())
     for dir_rel, mtime in dirs.items():
         if stored_dirs.get(dir_rel) == mtime:
             continue
+        if moved is not None:
+            moved.add(dir_rel)
         listed = list_yaml(repo, dir_rel)
         known = {r[0] for r in conn.execute("SELECT path FROM files WHERE dir = ?", (dir_rel,))}
         changed |= listed ^ known
@@ -190,6 +199,31 @@ def _changed_folders(conn: sqlite3.Connection, repo: MemoryRepo, now_ns: int) ->
         changed |= {r[0] for r in conn.execute("SELECT path FROM files WHERE dir = ?", (dir_rel,))}
         conn.execute("DELETE FROM dirs WHERE path = ?", (dir_rel,))
     return changed
+
+
+def _edited_in_place(repo: MemoryRepo, moved: set[str], loose: dict[str, str]) -> tuple[set[str], set[str]]:
+    """Committed episode files of the folders whose mtime moved that differ from git's
+    index (edited in place: ``sed -i`` and most editors save by rename, which moves the
+    folder's mtime), and the loose files there that no longer differ (issue 28: such an
+    edit was seen only by ``index --rebuild``). One ``git ls-files -m`` over those
+    folders, which compares content wherever only the file times moved."""
+    if not moved:
+        return set(), set()
+    try:
+        out = git.run(repo.root, "ls-files", "-m", "-z", "--", *sorted(moved))
+    except GitError:
+        return set(), set()
+    edited = {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p.endswith(".yaml")}
+    here = {path for path in loose if path.rsplit("/", 1)[0] in moved}
+    if not here:
+        return edited, set()
+    # Clean: as committed in HEAD, neither edited nor staged (a staged file is still loose).
+    dirs = sorted(moved)
+    in_head = git.run(repo.root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *dirs)
+    staged = git.run(repo.root, "diff-index", "--cached", "--name-only", "-z", "HEAD", "--", *dirs)
+    committed = set(in_head.decode("utf-8", "surrogateescape").split("\0"))
+    committed -= set(staged.decode("utf-8", "surrogateescape").split("\0"))
+    return edited, {path for path in here if path in committed and path not in edited}
 
 
 def _reindex_file(conn: sqlite3.Connection, repo: MemoryRepo, path: str, stats: RefreshStats) -> bool:

@@ -67,8 +67,23 @@ def probe(config: Config, environ: Mapping[str, str], session: Any = None) -> Pr
     import requests
 
     settings = config.model
-    report = ProbeReport(settings.base_url, settings.provider or "(none: the defaults)")
+    provider = settings.provider or "(none: the defaults)"
+    if config.provider_from:
+        provider += f", chosen by {config.provider_from}"
+    report = ProbeReport(settings.base_url, provider)
     key = config.api_key(environ) or ""
+    if not key and config.needs_key():
+        # Issue 28: no key, no connection: a test of a key that is not there says so
+        # (exit 4) without telling a server anything.
+        stray = config.stray_key(environ)
+        if config.endpoint_set:
+            detail = f"not set: export SCARWARDEN_API_KEY or {config.key_env()}"
+        else:  # nothing configured: any provider's own key picks that provider
+            detail = (
+                f"not set: export {config.key_env()} (or OPENAI_API_KEY...: scarwarden models lists them)"
+            )
+        report.checks.append(Check("key", False, detail + (f"; {stray}" if stray else "")))
+        return report
     session = session or requests.Session()
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     base = settings.base_url.rstrip("/")
@@ -79,9 +94,6 @@ def probe(config: Config, environ: Mapping[str, str], session: Any = None) -> Pr
         report.checks.append(Check("reachable", False, _connect_problem(exc, timeout)))
         return report
     report.checks.append(Check("reachable", True, f"HTTP {listing.status_code} from GET {base}/models"))
-    if not key and config.needs_key():
-        report.checks.append(Check("key", False, f"not set: export SCARWARDEN_API_KEY or {config.key_env()}"))
-        return report
     if listing.status_code in (401, 403):
         report.checks.append(Check("key", False, f"refused (HTTP {listing.status_code})"))
         return report

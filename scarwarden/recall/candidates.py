@@ -72,6 +72,7 @@ def candidates(
         hits,
         with_episodes=bool(by_term["ep_weights"]),
         with_pairs=bool(by_term["pair_weights"]),
+        closest=task.closest,
     )
     params = _params(task, by_term, count, only)
     return [(row[0], float(row[1])) for row in conn.execute(sql, params)]
@@ -97,14 +98,28 @@ def _tag_hits(task: TaskTerms, restrict: str) -> str:
     )
 
 
-def _sql(postings: str, restrict: str, hits: str, *, with_episodes: bool, with_pairs: bool) -> str:
+def _sql(
+    postings: str, restrict: str, hits: str, *, with_episodes: bool, with_pairs: bool, closest: bool = True
+) -> str:
     """The one statement: each rule's contributions (title and text postings, cited
     episodes' terms, pairs, tag hits) summed, best first. A pair's postings are read in
-    full whatever ``postings`` restricts (pruning's partial sums count them exactly)."""
-    episodes = """
+    full whatever ``postings`` restricts (pruning's partial sums count them exactly).
+    ``closest`` (version 4): of the cited episodes' words, only the best episode's sum
+    counts (before: every episode's words, summed per stem)."""
+    episodes = (
+        """
+            UNION ALL
+            SELECT rule_id, max(c) FROM (
+                SELECT e.rule_id, sum(qe.w * e.etf / (e.etf + :k1)) AS c
+                FROM qe CROSS JOIN e ON e.term = qe.term GROUP BY e.rule_id, e.episode_id)
+            GROUP BY rule_id"""
+        if closest
+        else """
             UNION ALL
             SELECT e.rule_id, qe.w * e.etf / (e.etf + :k1)
             FROM qe CROSS JOIN e ON e.term = qe.term"""
+    )
+    by_episode = ", episode_id" if closest else ""
     pair_restrict = restrict.replace("rule_id", "pp.rule_id")
     pair_rows = f"""
             UNION ALL
@@ -124,9 +139,9 @@ def _sql(postings: str, restrict: str, hits: str, *, with_episodes: bool, with_p
         ql(term, w) AS (
             SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]')
             FROM json_each(:ledger)),
-        e(term, rule_id, etf) AS (
-            SELECT term, rule_id, sum(tf) FROM rule_episode_terms
-            WHERE term IN (SELECT term FROM qe){restrict} GROUP BY term, rule_id),
+        e(term, rule_id{by_episode}, etf) AS (
+            SELECT term, rule_id{by_episode}, sum(tf) FROM rule_episode_terms
+            WHERE term IN (SELECT term FROM qe){restrict} GROUP BY term, rule_id{by_episode}),
         s(rule_id, c) AS (
             SELECT p.rule_id, q.w * p.tf / (p.tf + :base + :slope * p.length)
             FROM q CROSS JOIN rule_terms AS p ON {postings}{extra}

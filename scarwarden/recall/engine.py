@@ -23,6 +23,7 @@ from scarwarden.config import RecallSettings
 from scarwarden.errors import UsageError
 from scarwarden.recall import router
 from scarwarden.recall.earned import not_on_a_struggling_rule_alone
+from scarwarden.recall.given import attach_evidence, candidates
 from scarwarden.recall.prune import best_candidates
 from scarwarden.recall.receipts import ledger_state, make_receipt, playbook_blob
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
@@ -93,7 +94,9 @@ def recall(
         ranked = score_rules(index.conn, worth_explaining(found, limit), terms)
         ranked.sort(key=lambda r: (-r.score, r.id))
     verdict = _route(stats, ranked)
-    verdict, _ = not_on_a_struggling_rule_alone(index, verdict, ranked, settings)  # lineage counts
+    verdict, doubt = not_on_a_struggling_rule_alone(index, verdict, ranked, settings)  # lineage counts
+    stats.downgraded_by = doubt
+    stats.words = task_words(task)
     kept = (
         []
         if verdict == router.ASK_HUMAN
@@ -104,11 +107,23 @@ def recall(
         ]
     )
     _mark_redacted(index, kept[:limit])
+    attach_evidence(index, kept[:limit], terms)
     result = RecallResult(
         task=task, verdict=verdict, playbook_commit=playbook_commit(index), rules=kept[:limit], stats=stats
     )
+    if verdict == router.ASK_HUMAN:
+        result.candidates = candidates(index, ranked, terms)
     result.receipt = make_receipt(result, playbook_blob(index), settings, limit, ledger=ledger_state(index))
     return result
+
+
+def task_words(task: str) -> dict[str, str]:
+    """Each task stem -> the word the task first wrote it as (what the output shows;
+    stems stay in ``--explain``'s arithmetic)."""
+    out: dict[str, str] = {}
+    for word in text.tokens(task):
+        out.setdefault(text.stem(word), word)
+    return out
 
 
 def _mark_redacted(index: Index, rules: list[RecalledRule]) -> None:
@@ -134,17 +149,20 @@ def _route(stats: RecallStats, ranked: list[RecalledRule]) -> str:
 
 
 def recall_task(repo: MemoryRepo, task: str, *, limit: int | None = None, log: bool = True) -> RecallResult:
-    """Open (and refresh) the index, recall, and append the recall to the recall log.
+    """Open (and refresh) the index, recall, read how each returned rule has fared
+    (:mod:`scarwarden.recall.standing`), and append the recall to the recall log.
 
     Logging is best effort: a read-only or busy index loses the log line (with a
     warning), never the recall.
     """
     from scarwarden.index import open_index
     from scarwarden.recall.log import append
+    from scarwarden.recall.standing import attach_lineage
 
     task = check_task(task)
     with open_index(repo) as index:
         result = recall(index, task, limit=limit, settings=repo.config.recall)
+        attach_lineage(index, result.rules)
         if log:
             result.log_id = append(index, result)
     return result

@@ -18,6 +18,7 @@ from scarwarden.recall.formulas import (
     EPISODE_WEIGHT,
     K1,
     LEDGER_PRIOR,
+    LONG_RULE,
     TAG_WEIGHT,
     B,
     idf,
@@ -38,7 +39,11 @@ _FORMULA = {
     "episode": "episode_weight * idf(episode df) * ledger * qtf * etf * (k1 + 1) / (etf + k1)",
     "episode_weight": EPISODE_WEIGHT,
     "ledger": f"1 - max(0, task_df - 1) / (task_count + {LEDGER_PRIOR})",
-    "confidence": "matched_mass / sqrt(task_mass * rule_mass), masses: sums of idf * ledger",
+    "confidence": (
+        "matched_mass / sqrt(task_mass * rule_mass * share), masses: sums of idf * ledger; share = 1, "
+        f"or {LONG_RULE:g} * avglen / len for a rule longer than {LONG_RULE:g} * avglen"
+    ),
+    "closest_episode": "episode words count from the cited episode whose words add most (max, not sum)",
     "evidence": (
         "sum over matched stems of min(1, idf / idf(df=1)) * ledger (x episode_weight through episodes)"
     ),
@@ -76,6 +81,8 @@ def _rule_data(r: RecalledRule) -> dict[str, Any]:
         "matched_mass": round(r.matched_mass, DECIMALS),
         "rule_mass": round(r.rule_mass, DECIMALS),
         "evidence": r.evidence,
+        "closest_episode": r.closest_episode,
+        "length_share": r.length_share,
         "matched_stems": r.matched_stems,
         "through_episodes": r.through_episodes,
         "rule_stems": r.stem_df,
@@ -135,6 +142,7 @@ def _router_data(stats: RecallStats) -> dict[str, Any]:
         "task_words": len(stats.task_stems),
         "best_rule_coverage": stats.best_rule_coverage,
         "reason": _reason(stats),
+        "downgraded_by": stats.downgraded_by.to_json() if stats.downgraded_by is not None else None,
     }
 
 
@@ -150,7 +158,23 @@ def explain_lines(result: RecallResult) -> list[str]:
         lines += _rule_lines(rule, stats, note)
     lines.append("")
     lines.append("  router: " + _reason(stats))
+    if stats.downgraded_by is not None:
+        lines.append(
+            f"  downgraded to ACT_AND_FLAG: {stats.downgraded_by.sentence()}; it is struggling "
+            "(corrected in at least half of 3+ applications) and no other rule earns ACT on its own"
+        )
+    for rule in result.rules:
+        if rule.lineage is not None:
+            lines.append(f"  lineage: {_lineage_line(rule.id, rule.lineage)}")
     return lines
+
+
+def _lineage_line(rule_id: str, counts: dict[str, Any]) -> str:
+    return (
+        f"{rule_id} applied {counts['applied']}, went well {counts['went_well']}, corrected "
+        f"{counts['corrected']} since it last changed ({counts['counted']})"
+        + (": struggling" if counts.get("struggling") else "")
+    )
 
 
 def _formula_lines(stats: RecallStats) -> list[str]:
@@ -202,6 +226,11 @@ def _rule_lines(rule: RecalledRule, stats: RecallStats, note: str) -> list[str]:
     length = rule.terms[0].length if rule.terms else None
     size = f", len {length}" if length is not None else ""
     lines = [f"  {rule.id}{size}{note}: score {rule.score:.4f} = sum of"]
+    if rule.closest_episode:
+        lines.append(
+            f"    closest cited episode: {rule.closest_episode} (only its words count below; "
+            f"{len(rule.episode_ids)} cited)"
+        )
     for tag in rule.matched_tags:
         parts = " + ".join(text.tag_stems(tag))
         value = rule.contributions["tag:" + tag]
@@ -244,6 +273,11 @@ def _rule_lines(rule: RecalledRule, stats: RecallStats, note: str) -> list[str]:
         f"      rule {len(rule.stem_df)} stems = "
         + _mass(list(rule.stem_df.values()), n, [ledger.get(s, 1.0) for s in rule.stem_df]),
     ]
+    if rule.length_share is not None and rule.length_share < 1.0:
+        lines.append(
+            f"      the rule is longer than {LONG_RULE:g} x the average rule ({avg:.4f} stems): its mass "
+            f"counts as {LONG_RULE:g} x the average rule, x {rule.length_share:.4f} (version 4)"
+        )
     if rule.through_episodes:
         lines.append(
             f"      + {EPISODE_WEIGHT:g} x (idf x ledger) on both sides for "

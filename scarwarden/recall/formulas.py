@@ -74,11 +74,30 @@ def episode_contribution(idf_value: float, weight: float, qtf: int, etf: int) ->
     return EPISODE_WEIGHT * idf_value * weight * qtf * etf * (K1 + 1.0) / (etf + K1)
 
 
-def confidence(matched: float, task_mass: float, rule_mass: float) -> float:
-    """``matched / sqrt(task_mass * rule_mass)``, rounded; 0.0 when either mass is 0."""
+#: Version 4: a rule longer than this many times the memory's average rule (in stems)
+#: counts in the confidence as if it were this long: its mass is scaled by
+#: ``LONG_RULE x avglen / len(r)``. A rule that holds many lessons (or a long policy
+#: page) is touched only in part by any one task; past this length, the words no task
+#: touches no longer drag a strong match under the floor. Relative to the memory's own
+#: rules, not to the task, so a short task's confidence against ordinary rules is as
+#: before. Set a priori (twice the average), not fitted; measured in docs/recall.md.
+LONG_RULE = 2.0
+
+
+def length_share(length: int | None, avg: float) -> float:
+    """The share of a rule's mass the confidence counts (version 4): 1, or
+    ``LONG_RULE x avglen / len(r)`` for a rule longer than ``LONG_RULE x avglen``."""
+    if not length or avg <= 0.0 or length <= LONG_RULE * avg:
+        return 1.0
+    return LONG_RULE * avg / length
+
+
+def confidence(matched: float, task_mass: float, rule_mass: float, *, share: float = 1.0) -> float:
+    """``matched / sqrt(task_mass * rule_mass x share)``, rounded; 0.0 when either mass
+    is 0. ``share`` (version 4, :func:`length_share`): what a long rule's mass counts."""
     if task_mass <= 0.0 or rule_mass <= 0.0:
         return 0.0
-    return round(matched / math.sqrt(task_mass * rule_mass), DECIMALS)
+    return round(matched / math.sqrt(task_mass * rule_mass * share), DECIMALS)
 
 
 def term_contribution(idf_value: float, qtf: int, tf: int, length: int, avg_length: float) -> float:

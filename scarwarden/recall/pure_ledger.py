@@ -39,7 +39,7 @@ from scarwarden.config import RecallSettings
 from scarwarden.files.episodes import Episode
 from scarwarden.files.lineage_counts import count, may_struggle
 from scarwarden.files.rule_dates import RuleChange
-from scarwarden.recall import router
+from scarwarden.recall import evidence, router
 from scarwarden.recall.candidates import episode_weights, pair_weights, weights
 from scarwarden.recall.formulas import K1, TAG_WEIGHT, B, idf
 from scarwarden.recall.ledger_stats import LedgerStats
@@ -47,9 +47,11 @@ from scarwarden.recall.pure import Postings
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
 from scarwarden.recall.score import TaskTerms, _scored_rule, weigh_task, worth_explaining
 
-#: The recall algorithm versions this module reproduces: 2, and 3 (version 2 plus the
-#: pairs of adjacent stems, :func:`scarwarden.text.pairs`), the newest.
-VERSIONS = (2, 3)
+#: The recall algorithm versions this module reproduces: 2, 3 (version 2 plus the
+#: pairs of adjacent stems, :func:`scarwarden.text.pairs`) and 4 (version 3 with the
+#: closest cited episode instead of the sum over them, the capped rule mass, and the
+#: evidence given with each rule), the newest.
+VERSIONS = (2, 3, 4)
 IMPLEMENTS = VERSIONS[-1]
 #: The engine's slack: candidates scored beyond ``limit`` before the exact re-ranking.
 _SLACK = 10
@@ -66,6 +68,8 @@ class EpisodeWords:
     #: rule ID -> stem -> [(episode ID, field, tf)], sorted by episode then field.
     terms: dict[str, dict[str, list[tuple[str, str, int]]]] = field(default_factory=dict)
     df: Counter[str] = field(default_factory=Counter)
+    #: Version 4's evidence: each cited episode's correction (None: none, or redacted).
+    corrections: dict[str, str | None] = field(default_factory=dict)
 
 
 def episode_words(book: Postings, cited: Mapping[str, Episode]) -> EpisodeWords:
@@ -79,6 +83,10 @@ def episode_words(book: Postings, cited: Mapping[str, Episode]) -> EpisodeWords:
             ep = cited.get(episode_id)
             if ep is None:
                 continue
+            said = ep.get("correction")
+            out.corrections[episode_id] = (
+                None if ep.get("redacted") is not None or not isinstance(said, str) else said
+            )
             if episode_id not in stems:
                 values = (ep.task, ep.get("correction"))
                 stems[episode_id] = {
@@ -118,7 +126,7 @@ def recall_ledger(
     task = task.strip()
     sequence = text.stems(task)
     qtf = Counter(sequence)
-    terms = _task_terms(book, ledger, words, qtf, sequence if algorithm >= 3 else [])
+    terms = _task_terms(book, ledger, words, qtf, sequence if algorithm >= 3 else [], algorithm)
     stats = terms.stats(settings)
     ranked: list[RecalledRule] = []
     if qtf and terms.n:
@@ -136,11 +144,21 @@ def recall_ledger(
             if r.confidence >= settings.floor or len(r.matched_tags) >= settings.act_tag_hits
         ]
     )
+    if terms.closest:
+        weights = terms.stem_weights()
+        for rule in kept[:limit]:
+            chosen = evidence.choose(rule.closest_episode, rule.episode_ids, words.corrections.get, weights)
+            rule.quotes = [chosen] if chosen else []
     return RecallResult(task=task, verdict=verdict, playbook_commit=None, rules=kept[:limit], stats=stats)
 
 
 def _task_terms(
-    book: Postings, ledger: LedgerStats, words: EpisodeWords, qtf: Counter[str], sequence: list[str]
+    book: Postings,
+    ledger: LedgerStats,
+    words: EpisodeWords,
+    qtf: Counter[str],
+    sequence: list[str],
+    version: int = IMPLEMENTS,
 ) -> TaskTerms:
     """:func:`scarwarden.recall.score.task_terms`, over dictionaries (``sequence``: the
     task's stems in order for version 3's pairs; empty for version 2)."""
@@ -156,6 +174,7 @@ def _task_terms(
         {t: words.df[t] for t in stems if words.df.get(t)},
         ledger.shared,
         pair_df={p: len(book.pair_tf(p)) for p in sorted(set(text.pairs(sequence)))},
+        version=version,
     )
 
 
@@ -168,11 +187,8 @@ def _candidates(book: Postings, words: EpisodeWords, task: TaskTerms, count: int
         for rule_id in book.by_stem.get(stem, ()):
             tf = book.tf[rule_id][stem]
             scores[rule_id] = scores.get(rule_id, 0.0) + w * tf / (tf + base + slope * book.length[rule_id])
-    for stem, w in episode_weights(task):
-        for rule_id, own in words.terms.items():
-            if stem in own:
-                etf = sum(tf for _e, _f, tf in own[stem])
-                scores[rule_id] = scores.get(rule_id, 0.0) + w * etf / (etf + K1)
+    for rule_id, value in _episode_part(words, task).items():
+        scores[rule_id] = scores.get(rule_id, 0.0) + value
     for pair, w in pair_weights(task):
         for rule_id, tf in book.pair_tf(pair).items():
             scores[rule_id] = scores.get(rule_id, 0.0) + w * tf / (tf + base + slope * book.length[rule_id])
@@ -183,6 +199,30 @@ def _candidates(book: Postings, words: EpisodeWords, task: TaskTerms, count: int
                 value = TAG_WEIGHT * min(task.q(s) for s in parts)
                 scores[rule_id] = scores.get(rule_id, 0.0) + value
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:count]
+
+
+def _episode_part(words: EpisodeWords, task: TaskTerms) -> dict[str, float]:
+    """Per rule, what its episodes' words add in the candidate query: summed over every
+    cited episode (versions 2, 3), or the closest episode's sum (version 4)."""
+    out: dict[str, float] = {}
+    per_episode: dict[tuple[str, str], float] = {}
+    for stem, w in episode_weights(task):
+        for rule_id, own in words.terms.items():
+            if stem not in own:
+                continue
+            if not task.closest:
+                etf = sum(tf for _e, _f, tf in own[stem])
+                out[rule_id] = out.get(rule_id, 0.0) + w * etf / (etf + K1)
+                continue
+            etfs: dict[str, int] = {}
+            for episode_id, _f, tf in own[stem]:
+                etfs[episode_id] = etfs.get(episode_id, 0) + tf
+            for episode_id, etf in etfs.items():
+                key = (rule_id, episode_id)
+                per_episode[key] = per_episode.get(key, 0.0) + w * etf / (etf + K1)
+    for (rule_id, _episode_id), value in per_episode.items():
+        out[rule_id] = max(out.get(rule_id, 0.0), value)
+    return out
 
 
 def _score(
@@ -223,7 +263,16 @@ def _score(
         }
         out.append(
             _scored_rule(
-                row, task, postings, own, parts, weight, own_task_df=tdf, episodes=episodes, pairs=pairs
+                row,
+                task,
+                postings,
+                own,
+                parts,
+                weight,
+                own_task_df=tdf,
+                episodes=episodes,
+                pairs=pairs,
+                length=book.length[rule_id],
             )
         )
     return out

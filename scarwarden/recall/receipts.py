@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from scarwarden.config import RecallSettings
 from scarwarden.errors import GitError, UsageError
 from scarwarden.files.receipt import HASH_CHARS, UNCOMMITTED, Receipt
+from scarwarden.recall.evidence import given_evidence
 from scarwarden.recall.version import ALGORITHM
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ def make_receipt(
         },
         verdict=result.verdict,
         rules=[r.id for r in result.rules],
+        evidence=given_evidence(result) if ALGORITHM >= 4 else None,
     )
 
 

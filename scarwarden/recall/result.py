@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scarwarden.config import RecallSettings
+from scarwarden.files.lineage_counts import Lineage
 from scarwarden.files.receipt import Receipt
 from scarwarden.recall import router
+from scarwarden.recall.evidence import Candidate, Evidence
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,16 @@ class RecalledRule:
     evidence_redacted: list[str] = field(default_factory=list)
     #: Pairs of adjacent task stems the rule says side by side (by contribution).
     pairs: list[PairMatch] = field(default_factory=list)
+    #: Version 4: the share of its mass the confidence counted (< 1 for a rule longer
+    #: than LONG_RULE x the average; :func:`scarwarden.recall.formulas.length_share`).
+    length_share: float | None = None
+    #: Version 4: the cited episode whose words add most to the task (None: none do).
+    closest_episode: str | None = None
+    #: Version 4: sentences of its closest cited episode's correction (``evidence`` in
+    #: JSON; :mod:`scarwarden.recall.evidence`); empty when no cited episode has one.
+    quotes: list[Evidence] = field(default_factory=list)
+    #: How the rule has fared (:func:`scarwarden.recall.standing.standing`), when read.
+    lineage: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -134,14 +146,29 @@ class RecalledRule:
             "confidence": self.confidence,
             "matched_via_episodes": [e.to_json() for e in self.via_episodes],
             "matched_pairs": [p.to_json() for p in self.pairs],
+            "evidence": [q.to_json() for q in self.quotes],
+            **({"lineage": dict(self.lineage)} if self.lineage is not None else {}),
         }
 
-    def why(self) -> str:
-        """One line: the tags and terms that matched and what each contributed."""
+    def why(self, words: dict[str, str] | None = None) -> str:
+        """One line: the tags and words that matched and what each contributed, the
+        task's words as it wrote them (``words``: stem -> word; stems otherwise)."""
+        said = words or {}
+
+        def w(stem: str) -> str:
+            return said.get(stem, stem)
+
         parts = [f"tag {t} +{self.contributions['tag:' + t]:g}" for t in self.matched_tags]
-        parts += [f"term {s} +{self.contributions['term:' + s]:g}" for s in self.matched_terms]
-        parts += [f"{e.why()} +{e.contribution:g}" for e in self.via_episodes]
-        parts += [f"pair {p.pair} +{p.contribution:g}" for p in self.pairs]
+        parts += [f"word {w(s)} +{self.contributions['term:' + s]:g}" for s in self.matched_terms]
+        parts += [
+            f"word {w(e.stem)} via "
+            + ", ".join(f"{ep} {where}" for ep, where, _ in e.via)
+            + f" +{e.contribution:g}"
+            for e in self.via_episodes
+        ]
+        parts += [
+            f"words {' '.join(w(s) for s in p.pair.split(' '))} +{p.contribution:g}" for p in self.pairs
+        ]
         return ", ".join(parts) or "nothing"
 
     def citation(self) -> str:
@@ -180,6 +207,11 @@ class RecallStats:
     best_rule_coverage: float | None = None
     #: The best-ranked rule, also when the verdict (ASK_HUMAN) returns no rules.
     best: RecalledRule | None = None
+    #: The struggling rule's counts when ACT was downgraded to ACT_AND_FLAG because it
+    #: rested on struggling rules alone (:mod:`scarwarden.recall.earned`).
+    downgraded_by: Lineage | None = None
+    #: Task stem -> the word the task wrote (the output shows words, not stems).
+    words: dict[str, str] = field(default_factory=dict)
 
     def route(self) -> str:
         """The router's verdict on these figures."""
@@ -213,6 +245,9 @@ class RecallResult:
     log_id: int | None = None
     #: What the agent was given, provably (issue 20): see :mod:`scarwarden.files.receipt`.
     receipt: Receipt | None = None
+    #: On ASK_HUMAN (version 4): the nearest rules, or failed episodes, unconfirmed
+    #: (:mod:`scarwarden.recall.given`); never in ``rules``.
+    candidates: list[Candidate] = field(default_factory=list)
 
     @property
     def meaning(self) -> str:
@@ -225,6 +260,7 @@ class RecallResult:
             "verdict": self.verdict,
             "playbook_commit": self.playbook_commit,
             "rules": [r.to_json() for r in self.rules],
+            "candidates": [c.to_json() for c in self.candidates],
             **({"receipt": self.receipt.to_json()} if self.receipt is not None else {}),
         }
 

@@ -47,12 +47,14 @@ from scarwarden.recall.formulas import (
     episode_contribution,
     idf,
     ledger_weight,
+    length_share,
     pair_weight,
     specificity,
     term_contribution,
 )
 from scarwarden.recall.result import EpisodeMatch, PairMatch, RecalledRule, RecallStats, TermMatch
 from scarwarden.recall.score_reads import episode_words, pair_postings, read_tag_parts, rule_stems
+from scarwarden.recall.version import ALGORITHM
 
 if TYPE_CHECKING:
     from scarwarden.config import RecallSettings
@@ -85,9 +87,23 @@ class TaskTerms:
     #: in how many rules; and each one's weight (:func:`pair_weight`).
     pair_df: dict[str, int] = field(default_factory=dict)
     pair_w: dict[str, float] = field(default_factory=dict)
+    #: The recall algorithm version whose arithmetic applies: 4 ranks a rule by its
+    #: single closest cited episode (not the sum over them), and a long rule's mass
+    #: counts as :data:`scarwarden.recall.formulas.LONG_RULE` x the average rule's.
+    version: int = ALGORITHM
+
+    @property
+    def closest(self) -> bool:
+        """Version 4: one episode (the closest) counts, and long rules are not punished."""
+        return self.version >= 4
 
     def q(self, stem: str) -> float:
         return self.ledger.get(stem, 1.0)
+
+    def stem_weights(self) -> dict[str, float]:
+        """Each task stem's idf x ledger weight (what the evidence's sentences are
+        chosen by)."""
+        return {t: idf(self.df.get(t, 0), self.n) * self.q(t) for t in sorted(self.qtf)}
 
     def stats(self, settings: RecallSettings) -> RecallStats:
         """What the explanation shows of the task's side: its stems, their df, the ledger."""
@@ -163,6 +179,7 @@ def weigh_task(
     shared: bool,
     *,
     pair_df: dict[str, int] | None = None,
+    version: int = ALGORITHM,
 ) -> TaskTerms:
     """The task's side from its stems' document frequencies, wherever they were read
     (the index, or the gate's in-memory postings: :mod:`scarwarden.recall.pure_ledger`):
@@ -185,6 +202,7 @@ def weigh_task(
         ledger_shared=bool(tasks and shared),
         pair_df=pair_df,
         pair_w={p: pair_weight(p, qtf, ledger) for p in sorted(pair_df)},
+        version=version,
     )
 
 
@@ -204,7 +222,8 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
     if not ids:
         return []
     id_json = json.dumps(ids)
-    postings, stem_df, stem_tdf = rule_stems(conn, id_json, ids, task.df, task.ledger_shared)
+    lengths: dict[str, int] = {}
+    postings, stem_df, stem_tdf = rule_stems(conn, id_json, ids, task.df, task.ledger_shared, lengths)
     tag_parts = read_tag_parts(conn, id_json, stem_df, stem_tdf, task.ledger_shared)
     episodes = episode_words(conn, id_json, task.ep_df)
     pairs = pair_postings(conn, id_json, task.pair_df)
@@ -227,6 +246,7 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
                 own_task_df=stem_tdf[rule_id],
                 episodes=episodes.get(rule_id, {}),
                 pairs=pairs.get(rule_id, {}),
+                length=lengths.get(rule_id),
             )
         )
     return out
@@ -243,6 +263,7 @@ def _scored_rule(
     own_task_df: dict[str, int] | None = None,
     episodes: dict[str, list[tuple[str, str, int]]] | None = None,
     pairs: dict[str, tuple[int, int]] | None = None,
+    length: int | None = None,
 ) -> RecalledRule:
     """One rule's contributions (tags first, then terms by contribution, then words
     found through its episodes, then pairs: ``pairs``, the task's pairs the rule says ->
@@ -258,7 +279,11 @@ def _scored_rule(
         total += value
     total, matches = _term_matches(task, postings, total)
     contributions.update({f"term:{m.stem}": m.contribution for m in matches})
-    total, via = _episode_matches(task, episodes or {}, total)
+    episodes = episodes or {}
+    closest = closest_episode(task, episodes) if task.closest else None
+    if closest is not None:
+        episodes = _of_episode(episodes, closest)
+    total, via = _episode_matches(task, episodes, total)
     contributions.update({f"episode:{e.stem}": e.contribution for e in via})
     total, pair_matches = _pair_matches(task, pairs or {}, total)
     contributions.update({f"pair:{m.pair}": m.contribution for m in pair_matches})
@@ -266,6 +291,7 @@ def _scored_rule(
     through = {e.stem for e in via} - matched  # found only through the rule's episodes
     q = _own_ledger_weights(task, own_task_df or {})
     matched_mass, rule_mass, evidence = _masses(task, own, weight, q, matched, through)
+    share = length_share(length, task.avg) if task.closest else 1.0
     return RecalledRule(
         id=rule_id,
         title=title,
@@ -277,7 +303,7 @@ def _scored_rule(
         episode_ids=list(json.loads(eps_json)),
         tags=tags,
         terms=matches,
-        confidence=confidence(matched_mass, task.task_mass, rule_mass),
+        confidence=confidence(matched_mass, task.task_mass, rule_mass, share=share),
         matched_mass=matched_mass,
         rule_mass=rule_mass,
         evidence=round(evidence, DECIMALS),
@@ -287,6 +313,8 @@ def _scored_rule(
         through_episodes=sorted(through),
         stem_ledger={s: v for s, v in sorted(q.items()) if v != 1.0},  # only stems past tasks say
         pairs=pair_matches,
+        closest_episode=closest,
+        length_share=round(share, DECIMALS) if task.closest else None,
     )
 
 
@@ -311,7 +339,9 @@ def _episode_matches(
     task: TaskTerms, episodes: dict[str, list[tuple[str, str, int]]], total: float
 ) -> tuple[float, list[EpisodeMatch]]:
     """``total`` plus each word found through the rule's episodes, added in stem order,
-    and those matches, by contribution."""
+    and those matches, by contribution. Version 4: only the words of the rule's closest
+    cited episode (:func:`closest_episode`) count, so a rule that cites many episodes
+    does not win by their number."""
     via = []
     for stem, where in sorted(episodes.items()):
         etf = sum([tf for _, _, tf in where])
@@ -325,6 +355,41 @@ def _episode_matches(
         )
     via.sort(key=lambda m: (-m.contribution, m.stem))
     return total, via
+
+
+def _episode_value(task: TaskTerms, stem: str, etf: int) -> float:
+    return episode_contribution(idf(task.ep_df[stem], task.n), task.q(stem), task.qtf[stem], etf)
+
+
+def episode_sums(task: TaskTerms, episodes: dict[str, list[tuple[str, str, int]]]) -> dict[str, float]:
+    """What the words of each cited episode add (its task and correction), per episode."""
+    by_episode: dict[str, dict[str, int]] = {}
+    for stem, where in episodes.items():
+        for episode_id, _field, tf in where:
+            own = by_episode.setdefault(episode_id, {})
+            own[stem] = own.get(stem, 0) + tf
+    return {
+        ep: math.fsum(_episode_value(task, stem, etf) for stem, etf in sorted(own.items()))
+        for ep, own in by_episode.items()
+    }
+
+
+def closest_episode(task: TaskTerms, episodes: dict[str, list[tuple[str, str, int]]]) -> str | None:
+    """The cited episode whose words add the most to the task (ties: the smaller ID)."""
+    sums = episode_sums(task, episodes)
+    return min(sums, key=lambda ep: (-sums[ep], ep)) if sums else None
+
+
+def _of_episode(
+    episodes: dict[str, list[tuple[str, str, int]]], episode_id: str | None
+) -> dict[str, list[tuple[str, str, int]]]:
+    """The stems of one episode, with where that episode says them."""
+    out: dict[str, list[tuple[str, str, int]]] = {}
+    for stem, where in episodes.items():
+        mine = [w for w in where if w[0] == episode_id]
+        if mine:
+            out[stem] = mine
+    return out
 
 
 def _pair_matches(

@@ -20,11 +20,17 @@ _EpisodeWords = dict[str, dict[str, list[tuple[str, str, int]]]]
 
 
 def rule_stems(
-    conn: Any, id_json: str, ids: list[str], df: dict[str, int], ledger: bool
+    conn: Any,
+    id_json: str,
+    ids: list[str],
+    df: dict[str, int],
+    ledger: bool,
+    lengths: dict[str, int] | None = None,
 ) -> tuple[_Postings, _StemDf, _StemDf]:
     """The rules' own stems with their df (and how many past tasks say them): the shared
     ones score, all of them weigh in the rule's mass. Read by rule (a few dozen postings
-    each), not by term: a long task has hundreds."""
+    each), not by term: a long task has hundreds. ``lengths``: filled with each rule's
+    length in stems."""
     postings: _Postings = {i: {} for i in ids}
     stem_df: _StemDf = {i: {} for i in ids}
     stem_tdf: _StemDf = {i: {} for i in ids}
@@ -45,6 +51,8 @@ def rule_stems(
         )
     }
     for rule_id, term, tf, length in rows:
+        if lengths is not None:
+            lengths[rule_id] = length
         term_df, tdf = counts[term]
         stem_df[rule_id][term] = term_df
         if tdf > 1:

@@ -28,4 +28,11 @@ from __future__ import annotations
 #:    saying it), weighted as the pair's weaker word; ranking only (the confidence, the
 #:    evidence and the router read words as in version 2), December 2026. The gate
 #:    re-derives versions 2 and 3 (:mod:`scarwarden.recall.pure_ledger`).
-ALGORITHM = 3
+#: 4: issue 26: a rule ranks by its own words plus its single closest cited episode
+#:    (the maximum over its citations, not a sum that grows with every citation); a
+#:    rule longer than LONG_RULE x the average rule counts in the confidence as that
+#:    long (its words no one task touches do not drag a strong match under the floor);
+#:    each returned rule carries evidence (its closest cited episode's correction
+#:    sentences), named in the receipt, December 2026. The gate re-derives versions 2,
+#:    3 and 4.
+ALGORITHM = 4

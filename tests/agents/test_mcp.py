@@ -89,6 +89,7 @@ def test_tools_resources_and_prompt_are_listed_with_schemas(demo_repo: MemoryRep
         "recall",
         "record_episode",
         "ask_human_answer",
+        "confirm_rule",
         "get_rule",
         "get_episode",
         "verify_citations",
@@ -100,6 +101,7 @@ def test_tools_resources_and_prompt_are_listed_with_schemas(demo_repo: MemoryRep
         "recall": {"task"},
         "record_episode": {"task"},
         "ask_human_answer": {"task", "answer"},
+        "confirm_rule": {"task", "rule_id"},
         "get_rule": {"rule_id"},  # as the resource templates name them (issue 18)
         "get_episode": {"episode_id"},
         "verify_citations": {"task", "text"},
@@ -230,8 +232,8 @@ def test_invalid_episode_message_matches_the_cli(demo_repo: MemoryRepo, cli: Any
     assert "hint: tags use a-z, 0-9 and '-' only" in message
     via_cli = cli("episode", "add", "--task", "x", "--tag", "Bad Tag", "--outcome", "y")
     assert via_cli.exit_code == 1
-    # Same problem lines; only the source label differs (flags vs the tool).
-    cli_lines = [line.replace("  episode:", "  record_episode:") for line in via_cli.stderr.splitlines()[1:]]
+    # Same problem lines; the tool's do not repeat its name (said in the first line, issue 27).
+    cli_lines = [line.replace("  episode: ", "  ") for line in via_cli.stderr.splitlines()[1:]]
     assert message.splitlines()[1:] == cli_lines
 
 
@@ -355,6 +357,29 @@ def test_ask_human_answer_records_a_committed_episode(demo_repo: MemoryRepo) -> 
     assert ep.get("correction") == "Book economy on Lufthansa and ask finance first."
     assert made["commit"] == git(root, "rev-parse", "HEAD").stdout.strip()
     assert "'answer' is empty" in error_text(empty)
+
+
+def test_recall_shows_candidates_and_confirm_rule_records_the_confirmation(demo_repo: MemoryRepo) -> None:
+    root = demo_repo.root
+    task = "Book a table for the team dinner"
+
+    async def body(client: Client) -> tuple[Any, ...]:
+        asked = data(await client.call_tool("recall", {"task": task}))
+        made = data(await client.call_tool("confirm_rule", {"task": task, "rule_id": "pb-6"}))
+        unknown = await client.call_tool("confirm_rule", {"task": task, "rule_id": "PB-99"})
+        return asked, made, unknown
+
+    head = git(root, "rev-parse", "HEAD").stdout.strip()
+    asked, made, unknown = run_client(root, body)
+    assert asked["verdict"] == "ASK_HUMAN" and asked["rules"] == []
+    assert "PB-06" in [c["id"] for c in asked["candidates"]] and "confirm_rule" in asked["instructions"]
+    assert made["confirmed"] == "PB-06" and made["commit"] != head
+    ep = parse_episode_bytes(
+        (root / made["path"]).read_bytes(), path=made["path"], episodes_dir=demo_repo.episodes_rel
+    )
+    assert ep.task == task and "PB-06" in str(ep.get("action"))
+    assert "no rule PB-99" in error_text(unknown)
+    assert git(root, "rev-parse", "HEAD").stdout.strip() == made["commit"]  # nothing more written
 
 
 def test_verify_citations_checks_against_recall(demo_repo: MemoryRepo) -> None:

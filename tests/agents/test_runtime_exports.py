@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -43,7 +44,10 @@ def test_mcp_config_prints_every_clients_entry(cli, demo_repo: MemoryRepo) -> No
     assert list(by) == ["claude-code", "cursor", "vscode", "codex"]
     root = str(demo_repo.root)
     claude = json.loads(by["claude-code"]["config"])["mcpServers"]["scarwarden"]
-    assert claude == {"type": "stdio", "command": "scarwarden", "args": ["mcp", "--repo", root]}
+    # The running executable by its absolute path (issue 28; --bare-command: by name).
+    exe = claude["command"]
+    assert Path(exe).is_absolute() and Path(exe).name == "scarwarden"
+    assert claude == {"type": "stdio", "command": exe, "args": ["mcp", "--repo", root]}
     assert (
         by["claude-code"]["path"] == ".mcp.json"
         and "claude mcp add --scope project" in by["claude-code"]["command"]
@@ -52,7 +56,7 @@ def test_mcp_config_prints_every_clients_entry(cli, demo_repo: MemoryRepo) -> No
     vscode = json.loads(by["vscode"]["config"])["servers"]["scarwarden"]
     assert vscode["args"] == ["mcp", "--repo", "${workspaceFolder}"] and vscode["type"] == "stdio"
     codex = tomllib.loads(by["codex"]["config"])["mcp_servers"]["scarwarden"]
-    assert codex == {"command": "scarwarden", "args": ["mcp", "--repo", root]}
+    assert codex == {"command": exe, "args": ["mcp", "--repo", root]}
     text = cli("export", "mcp-config").stdout
     assert text.startswith("# claude-code: .mcp.json   (or: claude mcp add --scope project scarwarden")
     assert "# codex: .codex/config.toml" in text

@@ -58,17 +58,23 @@ def test_two_agents_sync_through_one_remote(demo_repo, tmp_path) -> None:
     assert len(episodes_at(remote, "main")) == len(episodes_at(demo_repo.root)) + 5
 
 
-def test_an_unresolvable_conflict_changes_nothing(demo_repo, tmp_path) -> None:
+def conflicting_clones(demo_repo: MemoryRepo, tmp_path: Path) -> tuple[MemoryRepo, MemoryRepo]:
+    """Two clones that reword PB-02 differently; the first has synced already."""
+    from dataclasses import replace
+
     remote = remote_with(demo_repo, tmp_path)
     a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
     for repo, words in ((a, "Ours says this."), (b, "Theirs says that.")):
         book = pb.parse(repo.playbook_path.read_text())
         rule = book.get("PB-02")
-        from dataclasses import replace
-
         repo.playbook_path.write_text(pb.render(book.with_rule(replace(rule, text=words))))
         git(repo.root, "commit", "-qam", "reword PB-02")
     assert Cli(a.root)("sync").exit_code == 0
+    return a, b
+
+
+def test_an_unresolvable_conflict_changes_nothing(demo_repo, tmp_path) -> None:
+    _, b = conflicting_clones(demo_repo, tmp_path)
     before = (head(b), git(b.root, "status", "--porcelain").stdout, b.playbook_path.read_bytes())
     result = Cli(b.root)("sync")
     assert result.exit_code == 1

@@ -55,6 +55,8 @@ def test_memory_prompt_fences_task_and_rules(demo_repo: MemoryRepo) -> None:
         or "```rules\nPB-02: Never share discount codes" in user["content"]
     )
     assert "Learnt in: ep-wmjgdnc59j, ep-56m702j8dv, ep-dqq3bkemex" in user["content"]
+    # issue 26: the evidence the rule came with, naming its episode
+    assert "Evidence (ep-wmjgdnc59j): Discount codes go only to the private email list" in user["content"]
     bare = no_memory_messages(task)
     assert "PB-" not in json.dumps(bare)
 

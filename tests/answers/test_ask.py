@@ -65,7 +65,8 @@ def test_ask_human_with_answer_records_and_commits_an_episode(cli, demo_repo: Me
 
 def test_ask_json(cli) -> None:
     data = json.loads(cli("ask", "--json", BERLIN, "--answer", "Use the portal").stdout)
-    assert list(data) == ["task", "verdict", "playbook_commit", "rules", "receipt", "meaning", "episode"]
+    keys = ["task", "verdict", "playbook_commit", "rules", "candidates", "receipt", "meaning", "episode"]
+    assert list(data) == keys
     assert data["episode"]["recalled"] == data["receipt"]  # the answer carries what recall gave
     assert data["verdict"] == "ASK_HUMAN" and data["rules"] == []
     assert data["episode"]["correction"] == "Use the portal"
@@ -143,3 +144,49 @@ def test_prompt_on_a_real_terminal(demo_repo: MemoryRepo) -> None:
     with open_index(demo_repo) as index:
         episode = index.get_episode(ep_id.group(1))
     assert episode is not None and episode.data["correction"] == "Use the travel portal"
+
+
+DINNER = "Book a table for the team dinner"
+
+
+def test_ask_confirm_records_an_episode_that_reaches_the_rule(cli, demo_repo) -> None:  # type: ignore[no-untyped-def]
+    before = git(demo_repo.root, "rev-parse", "HEAD").stdout
+    first = json.loads(cli("recall", "--json", "--no-log", DINNER).stdout)
+    assert first["verdict"] == "ASK_HUMAN" and "PB-06" in [c["id"] for c in first["candidates"]]
+    out = cli("ask", DINNER, "--confirm", "pb-6", "--json")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["confirmed"] == "PB-06" and data["episode"]["task"] == DINNER
+    ep = data["episode"]
+    assert ep["source"] == "human-answer" and "PB-06" in ep["action"]
+    assert ep["correction"].startswith("Forward every GDPR deletion")  # the rule's own words
+    assert git(demo_repo.root, "rev-parse", "HEAD").stdout != before  # committed
+
+
+def test_ask_confirm_bad_ids_write_nothing(cli, demo_repo) -> None:  # type: ignore[no-untyped-def]
+    from scarwarden.files import playbook as pb
+
+    book = pb.parse(demo_repo.playbook_path.read_text())
+    retired = book.get("PB-04")
+    assert retired is not None
+    retired = pb.Rule(**{**retired.__dict__, "retired": True, "reason": "superseded"})
+    active = tuple(r for r in book.rules if r.id != "PB-04")
+    demo_repo.playbook_path.write_text(
+        pb.render(pb.Playbook(rules=active, retired=(*book.retired, retired), preamble=book.preamble))
+    )
+    git(demo_repo.root, "commit", "-q", "--no-verify", "-am", "retire PB-04")
+    head = git(demo_repo.root, "rev-parse", "HEAD").stdout
+    status = git(demo_repo.root, "status", "--porcelain").stdout
+    for bad, said in (
+        ("PB-99", "no rule PB-99"),
+        ("PB-zz", "is not a rule ID"),
+        ("rule six", "is not a rule ID"),
+        ("pb-04", "PB-04 is retired"),
+    ):
+        out = cli("ask", DINNER, "--confirm", bad)
+        assert out.exit_code == 2 and said in out.output, (bad, out.output)
+        assert "Traceback" not in out.output
+    assert git(demo_repo.root, "rev-parse", "HEAD").stdout == head
+    assert git(demo_repo.root, "status", "--porcelain").stdout == status
+    both = cli("ask", DINNER, "--confirm", "PB-06", "--answer", "x")
+    assert both.exit_code == 2 and "give one" in both.output

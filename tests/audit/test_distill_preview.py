@@ -60,6 +60,11 @@ def test_model_preview_marks_new_rules_and_commits_what_it_showed(
     assert len(fake_llm.requests) == 1
     preview_id = re.search(r'name="preview" value="([^"]+)"', again).group(1)  # type: ignore[union-attr]
     before = head(demo_repo)
+    # Issue 27: a POST naming no preview committed the offline distiller's result while
+    # the page showed the model's; now it commits nothing.
+    bare = client.post("/distill", data={"csrf_token": TOKEN, "head": before}, headers=ORIGIN)
+    assert bare.status_code == 400 and "nothing was committed" in bare.get_data(as_text=True)
+    assert head(demo_repo) == before and git(demo_repo.root, "status", "--porcelain").stdout == ""
     form = {"csrf_token": TOKEN, "head": before, "preview": preview_id}
     done = client.post("/distill", data=form, headers=ORIGIN)
     assert done.status_code == 303, done.get_data(as_text=True)
@@ -82,7 +87,8 @@ def test_unreachable_model_previews_offline_and_says_why(
     _quick_retries(demo_repo)
     page = _client(demo_repo).get("/distill").get_data(as_text=True)
     assert "Preview by the offline distiller." in page
-    assert "the model could not be used" in page and 'name="preview"' not in page
+    # The form names the offline preview (issue 27: a POST naming none commits nothing).
+    assert "the model could not be used" in page and 'name="preview" value="offline"' in page
 
 
 def test_no_model_configured_previews_offline(demo_repo: MemoryRepo) -> None:

@@ -90,8 +90,12 @@ def test_playbook_lists_rules_with_links_filters_and_search(client, distilled) -
         assert f"/rules/PB-{n:02d}" in links
     assert f"/episodes/{distilled.emoji.id}" in links and "/?tag=linkedin" in links
     page = text_of(html)
-    # The demo's 14 + 1 visual rule (issue 19), one retired by the distill; 34 + 3 episodes.
-    assert "15 active rules and 1 retired, learnt from 37 episodes" in page
+    # The demo's 14 + 1 visual rule (issue 19), one retired by the distill; 34 + 3 episodes,
+    # of which the active rules cite those counted here (issue 28: was the ledger's 37).
+    from scarwarden.files.playbook_edit import load_playbook
+
+    cited = {ep for r in load_playbook(distilled.repo).rules if not r.retired for ep in r.episode_ids}
+    assert f"15 active rules and 1 retired, learnt from {len(cited)} episodes (37 in the ledger)" in page
     assert "Retired Retired rules keep their IDs on record" in page
     assert "Retired: Merged into PB-15" in page
     tagged = text_of(client.get("/?tag=incident").get_data(as_text=True))
@@ -243,12 +247,24 @@ def test_task_page_with_a_failing_model_recalls_once(fake_llm, distilled) -> Non
     fake_llm.script((401, {"error": {"message": "Incorrect API key provided"}}))
     with open_index(distilled.repo) as index:
         before = len(read_log(index, limit=None))
+    # issue 28: loading the page (a GET) writes nothing to the recall log
     html = client.get("/task?task=Draft+a+LinkedIn+post+announcing+our+beta").get_data(as_text=True)
+    assert "The model failed: this is the brief an agent would get." in text_of(html)
+    with open_index(distilled.repo) as index:
+        assert len(read_log(index, limit=None)) == before
+    # the form's explicit "Recall and answer" (a POST) is logged, once
+    fake_llm.script((401, {"error": {"message": "Incorrect API key provided"}}))
+    form = {"csrf_token": TOKEN, "task": "Draft a LinkedIn post announcing our beta", "memory": "both"}
+    html = client.post("/task", data=form).get_data(as_text=True)
     assert "The model failed: this is the brief an agent would get." in text_of(html)
     with open_index(distilled.repo) as index:
         log = read_log(index, limit=None)
     assert len(log) == before + 1 and log[0].task == "Draft a LinkedIn post announcing our beta"
-    assert len(fake_llm.requests) == 1
+    assert len(fake_llm.requests) == 2  # one per request: the POST recalled once
+    refused = client.post("/task", data={**form, "csrf_token": "wrong"})
+    assert refused.status_code == 403
+    with open_index(distilled.repo) as index:
+        assert len(read_log(index, limit=None)) == before + 1
 
 
 def test_ask_human_answer_is_recorded_as_a_commit(client, distilled) -> None:  # type: ignore[no-untyped-def]

@@ -48,6 +48,7 @@ def test_undistilled_page_previews_and_commits(cli: Any, demo_repo: MemoryRepo) 
     page = client.get("/distill").get_data(as_text=True)
     assert "Reply to the refund ticket" in page and "Preview: what distilling them changes" in page
     assert f'name="head" value="{before}"' in page and 'action="/distill"' in page
+    assert 'name="preview" value="offline"' in page  # the form names what it previewed
     assert head(demo_repo) == before  # the preview wrote nothing
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
     # The answer form's protections: token, origin, the commit the preview was made at.
@@ -59,7 +60,9 @@ def test_undistilled_page_previews_and_commits(cli: Any, demo_repo: MemoryRepo) 
     stale = client.post("/distill", data={"csrf_token": TOKEN, "head": "0" * 40}, headers=ORIGIN)
     assert stale.status_code == 409 and "nothing was committed" in stale.get_data(as_text=True)
     assert head(demo_repo) == before
-    done = client.post("/distill", data={"csrf_token": TOKEN, "head": before}, headers=ORIGIN)
+    done = client.post(
+        "/distill", data={"csrf_token": TOKEN, "head": before, "preview": "offline"}, headers=ORIGIN
+    )
     assert done.status_code == 303
     assert head(demo_repo) != before
     assert git(demo_repo.root, "log", "-1", "--format=%s").stdout.startswith("distill:")

@@ -8,6 +8,7 @@ The dataset lives beside the checkout (../shared/datasets/tau-airline), as in CI
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
-DATA = ROOT.parent / "shared" / "datasets" / "tau-airline"
+#: Beside the checkout, as in CI; REPLAY_DATA points elsewhere (a worktree).
+DATA = Path(os.environ.get("REPLAY_DATA") or ROOT.parent / "shared" / "datasets" / "tau-airline")
 sys.path.insert(0, str(BENCH))
 
 import replay_data as rd  # noqa: E402
@@ -25,7 +27,7 @@ import replay_judge as rj  # noqa: E402
 from replay_memory import policy_rules  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"dataset not found at {DATA}")
-SYSTEMS = ("scarwarden", "raw", "policy", "none")
+SYSTEMS = ("scarwarden", "raw", "failures", "policy", "none")
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +108,57 @@ def test_the_judge_reads_direction_values_and_arguments(
     assert missing_cancel.key == ("missing", "cancel_reservation", ())
     assert not rj.general(missing_cancel, refusal)  # "do not cancel" is not "cancel"
     assert not rj.general(refuse, own) and not rj.specific(refuse, rj.analyse(""))
+
+
+def test_a_refusal_needs_its_negation_to_govern_the_action(runs: dict[tuple[int, int], rd.Run]) -> None:
+    refuse = runs[(41, 0)].items[0]  # do not call cancel_reservation on 3RK2T9
+    assert rj.specific(refuse, rj.analyse("Do not call cancel_reservation on reservation 3RK2T9."))
+    assert rj.specific(refuse, rj.analyse("Reservation 3RK2T9 should not have been cancelled."))
+    # a "not" elsewhere in the sentence is not a refusal of the action
+    loose = "Cancel reservation 3RK2T9 right away, the user does not want to wait."
+    assert not rj.general(refuse, rj.analyse(loose))
+    missing = runs[(1, 0)].items[0]  # cancel_reservation left out
+    assert rj.general(missing, rj.analyse("Cancel reservation Z7GOZK; the user does not want it."))
+    assert not rj.general(missing, rj.analyse("Never cancel reservation Z7GOZK."))
+
+
+def test_values_count_only_in_the_sentence_naming_the_action(runs: dict[tuple[int, int], rd.Run]) -> None:
+    missing = runs[(1, 0)].items[0]  # cancel_reservation on Z7GOZK
+    assert rj.specific(missing, rj.analyse("Call cancel_reservation on reservation Z7GOZK: left out."))
+    split = "Call cancel_reservation on the reservation. The user mentioned Z7GOZK."
+    assert not rj.specific(missing, rj.analyse(split)) and rj.general(missing, rj.analyse(split))
+
+
+def test_baselines_rank_with_tags_and_transfer_reads_lesson_text_only() -> None:
+    import replay_memory as rm
+
+    raw, failures = rm.RawEpisodes(), rm.FailuresOnly()
+    ok = {"task": "book a trip", "action": "Write calls: none", "outcome": "Reward 1", "tags": ["book"]}
+    bad = {
+        "task": "cancel my reservation, or if the agent says it cannot be cancelled, book",
+        "action": "Write calls: cancel_reservation on ABC123",
+        "outcome": "Reward 0",
+        "correction": "Call send_certificate for user u1.",
+        "tags": ["certificate"],
+    }
+    for ep in (ok, bad):
+        raw.add(ep)
+        failures.add(ep)
+    assert failures.texts == ["Call send_certificate for user u1."]
+    got = raw.top("certificate", 3)  # found through its tag alone
+    assert (
+        got.read
+        and "Write calls" in got.read[0]
+        and got.lessons == ["Reward 0\nCall send_certificate for user u1."]
+    )
+    assert failures.top("certificate", 3).read == ["Call send_certificate for user u1."]
+
+
+def test_stream_ids_are_deterministic_per_stream() -> None:
+    import replay_stream as rs
+
+    assert rs.stream_id(None, 3) == rs.stream_id(None, 3) != rs.stream_id(1, 3)
+    assert len({rs.stream_id(None, i) for i in range(200)}) == 200
 
 
 def test_small_values_count_only_beside_their_argument() -> None:

@@ -179,7 +179,8 @@ def test_episode_add_outside_git_and_without_memory(tmp_path: Path, make_cli, gi
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
         f"error: {plain} is not inside a git repository",
-        "hint: run 'git init' first, or pass --repo PATH",
+        # The test's CLI passes --repo: the hint names that folder (issue 28).
+        f"hint: run 'git init {plain}' first, or give -C/--repo a git repository",
     ]
     assert list(plain.iterdir()) == []
     result = make_cli(git_repo)("episode", "add", "--task", "t", "--outcome", "o")

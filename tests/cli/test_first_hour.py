@@ -20,7 +20,7 @@ def test_skipped_browser_tests_end_the_run_with_a_line_nobody_misses(tmp_path: P
     env = {**os.environ, "SCARWARDEN_TEST_CHROMIUM": str(tmp_path / "no-chromium")}
     env.pop("CI", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:randomly", "-p", "no:cacheprovider",
          str(ROOT / "tests" / "audit" / "test_browser.py")],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
@@ -33,7 +33,7 @@ def test_skipped_browser_tests_end_the_run_with_a_line_nobody_misses(tmp_path: P
 def test_browser_tests_fail_in_ci_rather_than_skip(tmp_path: Path) -> None:
     env = {**os.environ, "SCARWARDEN_TEST_CHROMIUM": str(tmp_path / "no-chromium"), "CI": "1"}
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:randomly", "-p", "no:cacheprovider",
+        [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:randomly", "-p", "no:cacheprovider",
          str(ROOT / "tests" / "audit" / "test_browser.py")],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip

@@ -113,9 +113,11 @@ def test_refuses_where_memory_exists(demo_repo, make_cli) -> None:
     with pytest.raises(UsageError) as exc:
         init(demo_repo)
     assert exc.value.message == f"memory/ already holds a Scarwarden memory in {demo_repo.root}"
+    # Issue 28: through the CLI, a second 'init --demo' on the demo changes nothing and
+    # says so with exit 0 (tests/cli/test_consistency.py has the refusals).
     result = make_cli(demo_repo.root)("init", "--demo", "--no-hooks")
-    assert result.exit_code == 2
-    assert "already holds a Scarwarden memory" in result.stderr
+    assert result.exit_code == 0
+    assert "already holds a Scarwarden memory" in result.stdout and "nothing to do" in result.stdout
     assert (git(demo_repo.root, "rev-parse", "HEAD").stdout, tree(demo_repo.root)) == before
     # a playbook alone (episodes folder removed by hand) still counts as a memory
     other = open_repo(demo_repo.root)
@@ -133,7 +135,8 @@ def test_refuses_outside_git(tmp_path: Path, make_cli) -> None:
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
         f"error: {plain} is not inside a git repository",
-        "hint: run 'git init' first, or pass --repo PATH",
+        # The test's CLI passes --repo: the hint names that folder (issue 28).
+        f"hint: run 'git init {plain}' first, or give -C/--repo a git repository",
     ]
     assert list(plain.iterdir()) == []
 

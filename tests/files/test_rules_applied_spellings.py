@@ -25,7 +25,9 @@ def stored_rules(repo: MemoryRepo, ep_id: str) -> list[str]:
 
 def test_file_and_stdin_spellings_are_stored_canonical(cli: Any, demo_repo: MemoryRepo) -> None:
     episode = (
-        "task: Draft a LinkedIn post\naction: Led with the pain\n"
+        # source: import: PB-7k2m9q4x and PB-123 are no rules of the demo memory (an unknown
+        # rule is refused unless the episode was imported, issue 27).
+        "task: Draft a LinkedIn post\naction: Led with the pain\nsource: import\n"
         f"rules_applied: [pb-01, PB-3, pb-03, {MINTED.upper()}, pb-123]\n"
     )
     result = cli("episode", "add", "--file", "-", "--json", input=episode)
@@ -93,11 +95,18 @@ def test_mcp_record_episode_normalises(demo_repo: MemoryRepo) -> None:
     assert stored_rules(demo_repo, result.structured_content["id"]) == ["PB-01", "PB-03"]
 
 
-def test_a_rule_not_in_the_playbook_is_recorded_with_a_warning(cli: Any, demo_repo: MemoryRepo) -> None:
-    """A warning, not a refusal: an imported episode may name another memory's rules."""
+def test_a_rule_not_in_the_playbook_is_refused_unless_imported(cli: Any, demo_repo: MemoryRepo) -> None:
+    """Refused (issue 27: was a warning nobody saw through MCP); an imported episode
+    (source: import) may name another memory's rules, with a warning."""
+    before = git(demo_repo.root, "rev-parse", "HEAD").stdout
     result = cli("episode", "add", "--file", "-", input="task: t\naction: a\nrules_applied: [pb-1, pb-99]\n")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     assert "field 'rules_applied': PB-99 is not a rule in memory/playbook.md" in result.stderr
     assert "PB-01 is not" not in result.stderr
+    assert git(demo_repo.root, "rev-parse", "HEAD").stdout == before
+    imported = "task: t\naction: a\nsource: import\nrules_applied: [pb-1, pb-99]\n"
+    result = cli("episode", "add", "--file", "-", input=imported)
+    assert result.exit_code == 0, result.output
+    assert "warning:" in result.stderr and "PB-99 is not a rule in memory/playbook.md" in result.stderr
     quiet = cli("episode", "add", "--file", "-", input="task: t\naction: a\nrules_applied: [PB-14]\n")
     assert quiet.exit_code == 0 and "warning" not in quiet.stderr  # retired or not, PB-14 is there

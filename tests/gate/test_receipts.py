@@ -284,8 +284,12 @@ def test_review_shows_what_each_new_episode_was_given_and_applied(demo_repo: Mem
 def test_applied_rules_says_which_applications_are_verified() -> None:
     from scarwarden.files.receipt import applied_rules
 
-    recalled = {"rules": ["PB-02", "PB-01"]}
+    # A receipt the gate re-derives (version 1 names no ledger); issue 27: of another
+    # version, it proves nothing (unverifiable, not counted).
+    recalled = {"rules": ["PB-02", "PB-01"], "algorithm": 1}
     assert applied_rules({"rules_applied": ["PB-02", "PB-11"], "recalled": recalled}) == {"PB-02": "verified"}
+    other = {**recalled, "algorithm": 99}
+    assert applied_rules({"rules_applied": ["PB-02"], "recalled": other}) == {"PB-02": "unverifiable"}
     assert applied_rules(
         {"rules_applied": ["PB-02", "PB-11"], "recalled": recalled, "rules_applied_reason": "asked"}
     ) == {"PB-02": "verified", "PB-11": "reason"}

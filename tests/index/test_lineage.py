@@ -15,6 +15,7 @@ from scarwarden.files.rule_dates import last_changes
 from scarwarden.index import open_index
 from scarwarden.index.lineage import lineage_counts
 from scarwarden.recall.engine import recall_task
+from scarwarden.recall.explain import explain_data, explain_lines
 from scarwarden.recall.router import ACT, ACT_AND_FLAG
 from scarwarden.repo import MemoryRepo
 
@@ -123,6 +124,16 @@ def test_the_router_never_acts_on_a_struggling_rule_alone(
     apply(demo_repo, "PB-01", outcomes)
     result = recall_task(demo_repo, TASK, log=False)
     assert result.rules[0].id == "PB-01" and result.verdict == verdict
+    # issue 26: the counts come with the rule, and the explanation says why it flagged
+    lineage = result.rules[0].lineage
+    assert lineage is not None and lineage["applied"] == 3
+    assert lineage["corrected"] == sum(o != "ok" for o in outcomes)
+    explained = "\n".join(explain_lines(result))
+    assert "lineage: PB-01 applied 3" in explained
+    downgraded = "downgraded to ACT_AND_FLAG: PB-01 was applied 3 times" in explained
+    assert downgraded == (verdict == ACT_AND_FLAG)
+    data = explain_data(result)["router"]["downgraded_by"]
+    assert (data is not None) == (verdict == ACT_AND_FLAG)
 
 
 def test_distill_proposes_a_struggling_rule_for_revision(demo_repo: MemoryRepo) -> None:

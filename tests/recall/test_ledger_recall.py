@@ -101,7 +101,11 @@ def test_a_rule_is_found_through_the_words_of_its_episodes(memory_repo: MemoryRe
     assert top.id == "PB-03"
     assert {"episode:client", "episode:downtim", "episode:mail"} <= set(top.contributions)
     assert not top.matched_terms  # none of the rule's own words
-    assert "term client via ep-pb03aaaaa task" in top.why()
+    assert "word client via ep-pb03aaaaa task" in top.why()
+    # the output shows the task's own words; stems stay in --explain's arithmetic
+    said = top.why(res.stats.words)
+    assert "word clients via ep-pb03aaaaa task" in said and "word downtime via" in said
+    assert "downtim " not in said
     assert "episode:client" in lines and "term client via ep-pb03aaaaa task (tf 1)" in lines
     rule = data["rules"][0]
     assert rule["through_episodes"] == ["client", "downtim", "mail"]

@@ -71,6 +71,9 @@ def _agree(repo: MemoryRepo, tasks: list[str], settings: RecallSettings, limit: 
             assert pure.stats is not None and ours.stats is not None
             assert pure.stats.best_score == ours.stats.best_score, task
             assert [r.contributions for r in pure.rules] == [r.contributions for r in ours.rules], task
+            # version 4: the same closest episode, the same evidence (what the receipt names)
+            assert [r.closest_episode for r in pure.rules] == [r.closest_episode for r in ours.rules], task
+            assert [r.quotes for r in pure.rules] == [r.quotes for r in ours.rules], task
             compared += 1
     return compared
 

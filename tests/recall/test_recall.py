@@ -50,8 +50,9 @@ def test_demo_tasks_route_as_promised(demo_repo: MemoryRepo) -> None:
 
 def test_json_has_the_spec_shape(demo_repo: MemoryRepo) -> None:
     data = recall_task(demo_repo, "Draft a LinkedIn post announcing our beta").to_json()
-    # SPEC section 6's keys, then the recall receipt (issue 20).
-    assert list(data) == ["task", "verdict", "playbook_commit", "rules", "receipt"]
+    # SPEC section 6's keys, the candidates (on ASK_HUMAN only), then the receipt (issue 20).
+    assert list(data) == ["task", "verdict", "playbook_commit", "rules", "candidates", "receipt"]
+    assert data["candidates"] == []
     rule = data["rules"][0]
     # SPEC section 6's keys in its order, then what the router read ("confidence").
     assert list(rule) == [
@@ -66,7 +67,19 @@ def test_json_has_the_spec_shape(demo_repo: MemoryRepo) -> None:
         "confidence",
         "matched_via_episodes",
         "matched_pairs",
+        "evidence",
+        "lineage",
     ]
+    assert rule["lineage"] == {
+        "applied": 0,
+        "went_well": 0,
+        "corrected": 0,
+        "struggling": False,
+        "counted": "claimed",
+    }
+    # version 4: its closest cited episode's correction, bounded
+    [given] = rule["evidence"]
+    assert given["episode_id"] in rule["episode_ids"] and 0 < len(given["text"]) <= 240
     assert rule["confidence"] == 0.4308  # "draft" matches through its episodes too
     assert rule["episode_ids"] == ["ep-hkgnqdz88f", "ep-vd4adns6h9", "ep-72r3dswafq"]
     assert list(rule["contributions"])[:3] == ["tag:linkedin", "tag:post", "tag:announcement"]

@@ -16,11 +16,13 @@ def test_readable_output_gives_verdict_meaning_rules_and_why(cli) -> None:
     out = result.stdout
     assert out.startswith("ACT  Strong match: follow the recalled rules and cite them.")
     assert (
-        "1. PB-02: Never share discount codes on public social media  (score 27.3462, confidence 0.3829)"
+        "1. PB-02: Never share discount codes on public social media  (score 26.3894, confidence 0.3829)"
     ) in out
     # twitter: two of the ledger's 34 tasks say it (ledger weight 1 - 1/44 = 0.9773)
-    assert "why: tag discount +3, tag code +3, tag twitter +2.9319, term code +" in out
-    assert "term twitter via ep-dqq3bkemex task, ep-wmjgdnc59j task +1.6524" in out
+    assert "why: tag discount +3, tag code +3, tag twitter +2.9319, word code +" in out
+    # version 4: only the closest cited episode's words count (ep-wmjgdnc59j, not also ep-dqq3bkemex)
+    assert "word twitter via ep-wmjgdnc59j task +1.1567" in out and "ep-dqq3bkemex task" not in out
+    assert "evidence (ep-wmjgdnc59j): Discount codes go only to the private email list" in out
     assert "cite: [PB-02, learnt in ep-wmjgdnc59j, ep-56m702j8dv, ep-dqq3bkemex]" in out
     assert "(last commit that changed memory/playbook.md)" in out
 
@@ -49,7 +51,7 @@ def test_explain_shows_the_arithmetic(cli) -> None:
 
 def test_json_explain_is_data(cli) -> None:
     data = json.loads(cli("recall", "--json", "--explain", "--limit", "1", "Close the billing ticket").stdout)
-    assert list(data) == ["task", "verdict", "playbook_commit", "rules", "receipt", "explain"]
+    assert list(data) == ["task", "verdict", "playbook_commit", "rules", "candidates", "receipt", "explain"]
     explain = data["explain"]
     assert explain["rule_count"] == 15
     assert explain["formula"]["k1"] == 1.5

@@ -244,7 +244,9 @@ def test_explain_shows_every_input_of_the_router(cli) -> None:
     assert (
         "      matched code, discount, twitter = 1 x 2.3671 (df 1) x ledger 0.9773 + 2 x 2.3671 (df 1)" in out
     )
-    assert "term twitter via ep-dqq3bkemex task (tf 1), ep-wmjgdnc59j task (tf 1)" in out
+    # version 4: the closest cited episode only (ep-wmjgdnc59j; ep-dqq3bkemex also says twitter)
+    assert "term twitter via ep-wmjgdnc59j task (tf 1)" in out and "ep-dqq3bkemex task" not in out
+    assert "closest cited episode: ep-wmjgdnc59j" in out
     asked = cli("recall", "--explain", "Book a table for the team dinner").stdout
     assert "PB-06, len 29 (best-ranked; below the floor, so not returned)" in asked
     assert "router: ASK_HUMAN: the best rule's confidence 0.0815 is below floor 0.13" in asked
@@ -267,13 +269,16 @@ def test_json_explain_carries_the_router_inputs(cli) -> None:
         "best_confidence": 0.0815,
         "best_tag_hits": 0,
         "best_evidence": 0.7842,
-        "best_score": 3.6991,
+        "best_score": 3.3734,  # version 4: "team" from the closest cited episode only (3.6991: all)
         "best_matched_words": 1,
         "task_words": 4,
         "best_rule_coverage": 0.0438,
         "reason": router["reason"],
+        "downgraded_by": None,
     }
-    assert data["explain"]["formula"]["confidence"].startswith("matched_mass / sqrt(task_mass * rule_mass)")
+    assert data["explain"]["formula"]["confidence"].startswith(
+        "matched_mass / sqrt(task_mass * rule_mass * share)"
+    )
     assert data["explain"]["task_df"] == {"book": 0, "dinner": 0, "tabl": 0, "team": 2}
     best = data["explain"]["best_not_returned"]
     assert (best["id"], best["matched_stems"], best["matched_mass"], best["rule_mass"]) == (

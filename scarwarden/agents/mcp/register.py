@@ -12,11 +12,13 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field
 
+from scarwarden.agents import tool_specs as spec
 from scarwarden.agents.mcp.args import (
     APPEND,
     READ_ONLY,
     Action,
     Agent,
+    Answer,
     CorrectedBy,
     Correction,
     EpisodeId,
@@ -62,6 +64,7 @@ def add_loop_tools(server: MCPServer, tools: MemoryTools) -> None:
     _add_recall_tool(server, tools)
     _add_record_tool(server, tools)
     _add_answer_tool(server, tools)
+    _add_confirm_tool(server, tools)
 
 
 def _add_recall_tool(server: MCPServer, tools: MemoryTools) -> None:
@@ -69,14 +72,7 @@ def _add_recall_tool(server: MCPServer, tools: MemoryTools) -> None:
 
     @server.tool(
         annotations=READ_ONLY,
-        description=(
-            "Recall the playbook rules that apply to a task. Call it BEFORE acting on a task. "
-            "Returns the verdict (ACT: strong match, follow the rules; ACT_AND_FLAG: weak "
-            "match, act but state your assumptions; ASK_HUMAN: memory has nothing relevant, "
-            "ask a human), the ranked rules with their text, the episodes each was learnt in "
-            "and why it matched (tags, terms, score), `cite_as` (the exact inline citation of "
-            "each rule) and `instructions` saying what to do next. Deterministic; no model."
-        ),
+        description=spec.RECALL.description,
     )
     def recall(task: Task, limit: Limit = None) -> dict[str, Any]:
         return _tool_call(lambda: tools.recall(task, limit))
@@ -87,14 +83,7 @@ def _add_record_tool(server: MCPServer, tools: MemoryTools) -> None:
 
     @server.tool(
         annotations=APPEND,
-        description=(
-            "Record an episode in the append-only ledger: the task you were given and at "
-            "least one of action (what you did), outcome (what happened) and correction "
-            "(what a human corrected: the lesson). It is validated and committed to git like "
-            "`scarwarden episode add`; nothing is written when it is invalid. Call it after "
-            "acting, above all when a human corrected you or the outcome was bad. Returns "
-            "{id, path, commit, episode}."
-        ),
+        description=spec.RECORD_EPISODE.description,
     )
     def record_episode(
         task: Task,
@@ -132,17 +121,29 @@ def _add_answer_tool(server: MCPServer, tools: MemoryTools) -> None:
 
     @server.tool(
         annotations=APPEND,
-        description=(
-            "After `recall` said ASK_HUMAN and you asked a human, record their answer word "
-            "for word as a new committed episode (source: human-answer), so memory knows "
-            "next time. Returns {id, path, commit, episode}."
-        ),
+        description=spec.ASK_HUMAN_ANSWER.description,
     )
     def ask_human_answer(
         task: Task,
-        answer: Annotated[str, Field(description="The human's answer, word for word.")],
+        answer: Answer,
     ) -> dict[str, Any]:
         return _tool_call(lambda: tools.ask_human_answer(task, answer))
+
+
+def _add_confirm_tool(server: MCPServer, tools: MemoryTools) -> None:
+    """``confirm_rule``: a human confirms a candidate rule recall showed on ASK_HUMAN."""
+
+    @server.tool(
+        annotations=APPEND,
+        description=(
+            "After `recall` said ASK_HUMAN and a human confirmed that one of its `candidates` "
+            "(a rule) applies to the task, record that as a new committed episode citing the "
+            "rule, so the task's words reach it next time. Returns {id, path, commit, episode, "
+            "confirmed}. An unknown or retired rule is refused; nothing is written."
+        ),
+    )
+    def confirm_rule(task: Task, rule_id: RuleId) -> dict[str, Any]:
+        return _tool_call(lambda: tools.confirm_rule(task, rule_id))
 
 
 def add_audit_tools(server: MCPServer, tools: MemoryTools) -> None:

@@ -35,6 +35,12 @@ class _Server(MCPServer):
     """
 
     async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        nul = _nul_argument(arguments)
+        if nul is not None:  # else a path with one crashes deep inside: "Error executing tool"
+            raise ToolError(
+                f"{name}: argument '{nul}' holds a NUL character (\\0), which no text, path "
+                "or ID may hold.\nhint: send the value without it"
+            )
         try:
             return await super().call_tool(name, arguments, *args, **kwargs)
         except ToolError as exc:
@@ -42,10 +48,53 @@ class _Server(MCPServer):
                 raise
             cause = exc.__cause__
             if isinstance(cause, ToolError):
-                raise ToolError(str(cause)) from cause
+                raise ToolError(bounded(name, str(cause))) from cause
             if isinstance(cause, ValidationError):
-                raise ToolError(_arguments_message(self, name, cause)) from cause
-            raise
+                raise ToolError(bounded(name, _arguments_message(self, name, cause))) from cause
+            raise ToolError(bounded(name, str(exc))) from exc
+
+
+#: An error's line longer than this is cut (a 10,000-character argument is not echoed
+#: back in full, issue 27); the cut says how long the line was.
+LINE_LIMIT = 300
+#: At most this many lines of problems (the rest are counted).
+MAX_LINES = 40
+
+
+def bounded(name: str, message: str) -> str:
+    """``message`` fit to send back: each line at most :data:`LINE_LIMIT` characters, at
+    most :data:`MAX_LINES` lines, and a problem line's ``NAME: `` prefix dropped when the
+    first line already starts with it (``record_episode: ... record_episode: ...``)."""
+    lines = message.split("\n")
+    prefix = f"{name}: "
+    if lines and lines[0].startswith(prefix):
+        lines = lines[:1] + [_unprefixed(line, prefix) for line in lines[1:]]
+    if len(lines) > MAX_LINES:
+        lines = lines[:MAX_LINES] + [f"  ... and {len(lines) - MAX_LINES} more lines"]
+    return "\n".join(_clip(line) for line in lines)
+
+
+def _unprefixed(line: str, prefix: str) -> str:
+    body = line.lstrip(" ")
+    return line[: len(line) - len(body)] + body.removeprefix(prefix)
+
+
+def _clip(line: str) -> str:
+    if len(line) <= LINE_LIMIT:
+        return line
+    return f"{line[: LINE_LIMIT - 60]}... ({len(line):,} characters, cut)"
+
+
+def _nul_argument(arguments: Mapping[str, Any]) -> str | None:
+    """The name of the first argument holding a NUL character (in a string, or a string
+    of a list or mapping), else None."""
+    for key, value in arguments.items():
+        values = (
+            value.values() if isinstance(value, Mapping) else value if isinstance(value, list) else [value]
+        )
+        if any(isinstance(v, str) and "\0" in v for v in values):
+            return str(key)
+    return None
 
 
 def _arguments_message(server: MCPServer, name: str, exc: ValidationError) -> str:

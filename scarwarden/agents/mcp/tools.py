@@ -6,20 +6,22 @@ same errors and messages as the CLI; ``mcp_server.py`` turns them into MCP tool 
 Keeping this free of the SDK keeps it testable and importable without paying ~0.5 s
 for ``import mcp``.
 
-Writes (episodes, human answers, distill commits) are serialised twice: a thread lock
-here, because the SDK runs synchronous tools in worker threads and two calls can
-arrive at once, and the ledger's ``write_lock`` (``flock``), which also serialises
-against the CLI and other servers on the same repository.
+Recall, the writes and distillation go through the Python API (:mod:`scarwarden.api`),
+as the CLI's commands do. Writes (episodes, human answers, distill commits) are
+serialised twice: the API's thread lock, because the SDK runs synchronous tools in
+worker threads and two calls can arrive at once, and the ledger's ``write_lock``
+(``flock``), which also serialises against the CLI and other servers on the same
+repository.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from typing import Any
 
-from scarwarden import git
 from scarwarden.answers.citations import format_citation
+from scarwarden.api import RECORD_FIELDS as RECORD_FIELDS  # record_episode's arguments
+from scarwarden.api import Memory
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode
 from scarwarden.files.episodes import Episode
@@ -41,7 +43,9 @@ VERDICT_STEPS = {
     "ASK_HUMAN": (
         "Ask the human how this task should be done, then call `ask_human_answer` with the "
         "task and their answer word for word (it becomes a new episode), and then do the "
-        "task as they said."
+        "task as they said. `candidates` lists the nearest rules (or failed episodes), "
+        "unconfirmed: never act on them; you may show them to the human, and when they say "
+        "one applies, call `confirm_rule` with the task and its ID."
     ),
 }
 AFTER_STEPS = (
@@ -69,29 +73,6 @@ were given). Corrections are how the memory learns.
 resources scarwarden://playbook, scarwarden://rule/{id}, scarwarden://episode/{id}."""
 
 
-#: The arguments of ``record_episode``: an episode's fields but ``id`` and ``at``.
-RECORD_FIELDS = (
-    "task",
-    "action",
-    "outcome",
-    "correction",
-    "tags",
-    "refs",
-    "rules_applied",
-    "agent",
-    "corrected_by",
-    "source",
-    "receipt",
-    "rules_applied_reason",
-)
-
-
-def _episode_reply(repo: MemoryRepo, ep: Episode) -> dict[str, Any]:
-    rel = ep.relpath(repo.episodes_rel)
-    entries = git.log(repo.root, "-1", "--", rel)
-    return {"id": ep.id, "path": rel, "commit": entries[0].sha if entries else None, "episode": ep.to_json()}
-
-
 class MemoryTools:
     """The tools of ``scarwarden mcp`` over one memory repository."""
 
@@ -102,63 +83,45 @@ class MemoryTools:
         allow_distill_commit: bool = False,
         environ: Mapping[str, str] | None = None,
         sync: bool = False,
+        memory: Memory | None = None,
     ) -> None:
         self.repo = repo
         self.allow_distill_commit = allow_distill_commit
         #: ``scarwarden mcp --sync``: share each write with the remote (issue 15).
         self.sync = sync
         self.environ = dict(environ or {})
-        self._writes = threading.Lock()
+        #: The Python API does every operation it covers (one path: issue 29); its lock
+        #: serialises this server's writes (the SDK runs tools in worker threads).
+        self.memory = memory if memory is not None else Memory(repo, environ=self.environ)
 
     # -- recall -------------------------------------------------------------------
     def recall(self, task: str, limit: int | None = None) -> dict[str, Any]:
         """``recall --json`` plus ``cite_as`` per rule and ``instructions`` for the verdict."""
-        from scarwarden.recall.engine import recall_task
-
-        result = recall_task(self.repo, task, limit=limit)
-        data = result.to_json()
-        cite_as = {rule.id: format_citation(rule.id, rule.episode_ids) for rule in result.rules}
+        found = self.memory.recall(task, limit=limit)
+        data = found.to_json()
+        cite_as = {rule.id: rule.cite_as for rule in found.rules}
         example = next(iter(cite_as.values()), "[PB-NN, learnt in ep-...]")
         data["cite_as"] = cite_as
         data["instructions"] = (
-            _verdict_meaning(result.verdict)
-            + VERDICT_STEPS.get(result.verdict, VERDICT_STEPS["ACT_AND_FLAG"]).format(example=example)
-            + (AFTER_STEPS if result.verdict != "ASK_HUMAN" else "")
+            _verdict_meaning(found.verdict)
+            + VERDICT_STEPS.get(found.verdict, VERDICT_STEPS["ACT_AND_FLAG"]).format(example=example)
+            + (AFTER_STEPS if found.verdict != "ASK_HUMAN" else "")
         )
         return data
 
     # -- writes -------------------------------------------------------------------
     def record_episode(self, fields: Mapping[str, Any]) -> dict[str, Any]:
         """Validate and commit one episode (like ``episode add``); return its ID, path, commit."""
-        from scarwarden.files.record import add_episodes
-
-        # Refused, never dropped: an agent that sends `id` or `at` must not believe they
-        # were kept (issue 16). The ledger mints both (docs/mcp.md).
-        unknown = [key for key in fields if key not in RECORD_FIELDS]
-        if unknown:
-            raise UsageError(
-                f"record_episode does not take {', '.join(repr(k) for k in unknown)}",
-                hint="the ledger mints the episode's id and time (at); the fields are: "
-                + ", ".join(RECORD_FIELDS),
-            )
-        data = {key: _as_list(key, value) for key, value in fields.items() if value not in (None, [], "")}
-        if "receipt" in data:
-            from scarwarden.recall.receipts import resolve
-
-            data["recalled"] = resolve(self.repo, data.pop("receipt"), source="receipt")
-        with self._writes:
-            (ep,) = add_episodes(self.repo, [data], source="record_episode")
-            return self._synced(_episode_reply(self.repo, ep))
+        return self._synced(self.memory.record_fields(fields, source="record_episode").to_json())
 
     def ask_human_answer(self, task: str, answer: str) -> dict[str, Any]:
         """Record a human's answer to an ASK_HUMAN task as a new, committed episode."""
-        from scarwarden.answers.asking import record_human_answer
+        return self._synced(self.memory.answer(task, answer).to_json())
 
-        task = _required(task, "task")
-        answer = _required(answer, "answer")
-        with self._writes:
-            ep = record_human_answer(self.repo, task, answer)
-            return self._synced(_episode_reply(self.repo, ep))
+    def confirm_rule(self, task: str, rule_id: str) -> dict[str, Any]:
+        """Record a human's confirmation that a rule (a candidate) applies to the task."""
+        recorded, confirmed = self.memory.confirm(task, rule_id)
+        return self._synced({**recorded.to_json(), "confirmed": confirmed})
 
     def distill(
         self, *, dry_run: bool = True, offline: bool | None = None, branch: str | None = None
@@ -172,13 +135,7 @@ class MemoryTools:
                 hint="restart it as 'scarwarden mcp --allow-distill-commit' to let agents "
                 "commit distillations, or run 'scarwarden distill' yourself",
             )
-        from scarwarden.distill import distill, preview
-
-        with self._writes:
-            if dry_run:  # as the CLI's --dry-run: offline, with a notice, when the model fails
-                return preview(self.repo, offline=offline, branch=branch, environ=self.environ).to_json()
-            result = distill(self.repo, offline=offline, dry_run=False, branch=branch, environ=self.environ)
-        return self._synced(result.to_json())
+        return self._synced(self.memory.distill(offline=offline, dry_run=dry_run, branch=branch).data)
 
     def _synced(self, reply: dict[str, Any]) -> dict[str, Any]:
         """With ``--sync``, push the write to the remote (``scarwarden sync``). The write
@@ -202,15 +159,24 @@ class MemoryTools:
         from scarwarden.index import open_index
         from scarwarden.index.lineage import lineage_counts
 
-        rule_id = canonical_rule_id(_required(rule_id, "rule_id"))
+        typed = _required(rule_id, "rule_id")
+        rule_id = canonical_rule_id(typed)
         with open_index(self.repo) as index:
             index.require_playbook()
             rule = index.get_rule(rule_id)
-            if rule is None:
-                raise UsageError(
-                    f"no rule {rule_id} in the playbook",
-                    hint="the scarwarden://playbook resource lists every rule",
+            if rule is None:  # issue 28: as 'rule show': any case, a title, the nearest IDs
+                from scarwarden.files.rule_lookup import find_rule
+
+                rule = index.get_rule(
+                    find_rule(
+                        typed,
+                        [(r.id, r.title) for r in index.rules(include_retired=True)],
+                        episode_hint="call get_episode with episode_id {id}",
+                        list_hint="the scarwarden://playbook resource lists every rule",
+                    )
                 )
+                assert rule is not None
+            rule_id = rule.id
             episodes = []
             for ep_id in rule.episode_ids:
                 ep = index.get_episode(ep_id)
@@ -323,17 +289,6 @@ class MemoryTools:
         # Word for word: the file as stored while it still holds this very episode (the
         # same rule as `rule show`), else the canonical rendering.
         return format_episode(ep, self.repo, path) + "\n" if ep is not None else None
-
-
-#: List arguments that also take one comma-separated string, as the CLI's --tag does.
-LIST_FIELDS = ("tags", "refs", "rules_applied")
-
-
-def _as_list(key: str, value: Any) -> Any:
-    """``"linkedin,post"`` -> ``["linkedin", "post"]`` for the list fields (issue 18)."""
-    if key in LIST_FIELDS and isinstance(value, str):
-        return [item.strip() for item in value.split(",") if item.strip()]
-    return value
 
 
 def _required(value: str | None, name: str) -> str:

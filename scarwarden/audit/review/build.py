@@ -144,13 +144,20 @@ def review_range(repo: MemoryRepo, base: str | None, head: str | None) -> tuple[
         return last_change_base(repo, head_sha), head_side
     base_sha = git.rev_parse(repo.root, base)
     if base_sha is None:
-        raise UsageError(
-            f"unknown revision {base!r}",
-            hint="in CI, fetch the base branch (actions/checkout with fetch-depth: 0)",
-        )
+        raise UsageError(f"unknown revision {base!r}", hint=_branches_hint(repo))
     sha = git.merge_base(repo.root, base_sha, head_sha) or base_sha
     label = base if sha == base_sha else f"merge base of {base} and {head_rev}"
     return Side(sha, label), head_side
+
+
+def _branches_hint(repo: MemoryRepo) -> str:
+    """The branches there are (issue 28: 'main' asked for, 'master' there), then CI's case."""
+    out = git.run(repo.root, "for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes")
+    names = [n for n in out.decode().split() if not n.endswith("/HEAD")]
+    ci = "in CI, fetch the base branch (actions/checkout with fetch-depth: 0)"
+    if not names:
+        return ci
+    return f"the branches here: {', '.join(names[:10])}{' ...' if len(names) > 10 else ''}; {ci}"
 
 
 # -- warnings -------------------------------------------------------------------------------

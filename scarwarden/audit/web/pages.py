@@ -71,6 +71,9 @@ def playbook_page(index: Index, *, tag: str | None = None, query: str | None = N
         "tag": tag,
         "query": query,
         "filtered": bool(tag or query),
+        # Issue 28: the episodes the active rules cite, not every episode in the ledger
+        # ("1 active rule, learnt from 2 episodes" while the rule cites one).
+        "cited_count": len({ep for r in active for ep in r.episode_ids}),
         "episode_count": index.episode_count(),
     }
 

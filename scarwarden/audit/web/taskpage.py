@@ -58,10 +58,16 @@ def unwrap(text: str, width: int = 88) -> str:
 
 
 def task_page(
-    repo: MemoryRepo, task: str | None, *, mode: str = "both", environ: Mapping[str, str] | None = None
+    repo: MemoryRepo,
+    task: str | None,
+    *,
+    mode: str = "both",
+    environ: Mapping[str, str] | None = None,
+    log: bool = False,
 ) -> dict[str, Any]:
     """The page's context; raises :class:`~scarwarden.errors.ScarwardenError` for a task
-    recall refuses."""
+    recall refuses. ``log``: append the recall to the recall log (only on an explicit
+    action, the form's POST: loading ``/task?task=...`` writes nothing)."""
     from scarwarden.answers.answer import answer_or_brief
     from scarwarden.answers.prompts import no_memory_brief
     from scarwarden.llm.client import client_from_config
@@ -86,7 +92,7 @@ def task_page(
     # A failing model (unreachable, bad key, bad output) still leaves what memory gives
     # without it; the page says why there is no answer.
     result, ctx["model_error"] = answer_or_brief(
-        repo, task, client=client, memory=mode != "off", compare=mode == "both"
+        repo, task, client=client, memory=mode != "off", compare=mode == "both", log=log
     )
     ctx["recall"] = result.recall
     ctx["why"] = _why(result.recall)
@@ -116,6 +122,34 @@ def task_page(
         columns.append(col)
     ctx["columns"] = columns
     return ctx
+
+
+def add_task_post_route(app: Any, site: Any, repo: MemoryRepo, environ: Mapping[str, str] | None) -> None:
+    """``POST /task``: the form's explicit "Recall and answer", the one that appends to
+    the recall log (CSRF token, same origin; a read-only server shows the page and
+    logs nothing). ``GET /task`` shows the same page and never writes."""
+    from flask import request
+
+    @app.post("/task")
+    def task_post() -> Any:
+        log = not site.read_only
+        if log:
+            refused = site.refuse_write(
+                nothing_can="logged",
+                read_only_hint="",
+                cannot="Cannot recall this task",
+                reload="task page",
+            )
+            if refused is not None:
+                return refused
+        ctx = task_page(
+            repo,
+            request.form.get("task", "").replace("\r\n", "\n"),
+            mode=request.form.get("memory", "both"),
+            environ=environ,
+            log=log,
+        )
+        return site.page("task.html", **ctx)
 
 
 def _why(recall: Any) -> dict[str, Any] | None:

@@ -9,7 +9,9 @@ committed and the page says to look again. The preview uses the configured model
 it can be used, else the offline distiller, and says which. What the preview showed is
 what gets committed: the offline distiller is deterministic and runs again; a model's
 preview is held by the server (by an ID in the form) and committed as shown, never
-asked again, and one preview per commit is all a page view costs.
+asked again, and one preview per commit is all a page view costs. The form always
+names its preview (``offline``, or the held model preview's ID): a POST naming none
+commits nothing (issue 27: it committed the offline result under a model's preview).
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ if TYPE_CHECKING:  # pragma: no cover
 VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
 #: Most recall-log lines one page shows.
 LOG_LIMIT = 200
+#: The preview ID of an offline preview: deterministic, it is run again to commit (a
+#: model's preview is held under a random ID and committed as shown).
+OFFLINE = "offline"
 #: Model previews the server holds for the commit button (the newest ones).
 HELD_PREVIEWS = 8
 
@@ -65,7 +70,7 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         current = git_head(repo.root) or ""
         preview_id = request.form.get("preview", "")
         with previewing:
-            result = held.pop(preview_id, None) if preview_id else None
+            result = held.pop(preview_id, None) if preview_id != OFFLINE else None
         if request.form.get("head", "") != current:
             return site.error(
                 409,
@@ -73,7 +78,15 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
                 "The repository moved on after this preview was made; nothing was committed.",
                 "open the Undistilled page again, check the new preview, then commit",
             )
-        if preview_id and result is None:
+        if not preview_id:  # issue 27: the offline result was committed under a model's preview
+            return site.error(
+                400,
+                "No preview named",
+                "The form named no preview, and only what a preview showed is committed; "
+                "nothing was committed.",
+                "open the Undistilled page again, check the preview, then commit",
+            )
+        if preview_id != OFFLINE and result is None:
             return site.error(
                 409,
                 "This preview is no longer held",
@@ -214,7 +227,7 @@ def distill_page(repo: MemoryRepo, held: dict[str, DistillResult] | None = None)
         | {c.replaced_by for c in result.changes if c.replaced_by},
         "distiller": f"model {result.model}" if result.distiller == "model" else "the offline distiller",
         "notice": result.notice,
-        "preview_id": preview_id or "",
+        "preview_id": preview_id or (OFFLINE if result.distiller != "model" else ""),
         "head": result.head,
         "episodes": [ep for ep in episodes if ep is not None],
         "changes": [c.describe() for c in result.changes],

@@ -6,6 +6,7 @@ The text views of an episode and a rule are library code: :mod:`scarwarden.files
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -18,7 +19,21 @@ def get_repo(ctx: click.Context, *, initialised: bool = True) -> MemoryRepo:
     """The memory repository the command runs in (``--repo`` or the cwd)."""
     root = ctx.find_root()
     path = (root.obj or {}).get("repo_path", ".")
-    return open_repo(path, initialised=initialised)
+    given = root.get_parameter_source("repo_path") not in (None, click.core.ParameterSource.DEFAULT)
+    if given and not Path(path).is_dir():
+        raise UsageError(
+            f"{path}: no such folder (given with -C/--repo)",
+            hint="-C/--repo takes the folder of a git repository",
+        )
+    try:
+        return open_repo(path, initialised=initialised)
+    except UsageError as exc:
+        if given and "is not inside a git repository" in exc.message:
+            # Issue 28: not "pass --repo PATH": the user did.
+            raise UsageError(
+                exc.message, hint=f"run 'git init {path}' first, or give -C/--repo a git repository"
+            ) from None
+        raise
 
 
 def split_list(values: Iterable[str]) -> list[str]:

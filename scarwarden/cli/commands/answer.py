@@ -31,7 +31,7 @@ def no_model_error(repo: MemoryRepo, what: str) -> NoModelConfigured:
     """The plain 'no model is configured' failure (exit 4), saying how to configure one."""
     return NoModelConfigured(
         f"no model is configured, so {what}",
-        hint=f"set SCARWARDEN_API_KEY (or {repo.config.key_env() or 'DASHSCOPE_API_KEY'}) to use "
+        hint=f"set {repo.config.key_names()} to use "
         f"{repo.config.model.answer_model} at {repo.config.model.base_url}; for another "
         "server name a preset in scarwarden.yaml (model.provider: openai, ollama, vllm, "
         "openrouter...; `scarwarden models` lists them) or set SCARWARDEN_BASE_URL "

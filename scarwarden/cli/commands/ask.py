@@ -28,6 +28,13 @@ PROMPT = "Memory has nothing on this task. What should the agent do?"
     is_flag=True,
     help="Record --answer even when the verdict is ACT (the human overrides memory).",
 )
+@click.option(
+    "--confirm",
+    "confirm",
+    metavar="RULE",
+    help="Record that RULE (one recall showed, e.g. a candidate on ASK_HUMAN) applies to "
+    "TASK: an episode citing it, so the task's words reach the rule. PB-3, pb-03 accepted.",
+)
 @click.option("--no-commit", is_flag=True, help="Stage the new episode instead of committing it.")
 @click.option(
     "--json",
@@ -41,6 +48,7 @@ def ask(
     task: tuple[str, ...],
     answer: str | None,
     force: bool,
+    confirm: str | None,
     no_commit: bool,
     as_json: bool,
 ) -> None:
@@ -62,6 +70,7 @@ def ask(
           --answer "Use the travel portal; economy class; hotel under 150 EUR a night"
       scarwarden ask "Rename the production Kafka topic" \\
           --answer "Announce it in #data a week ahead; keep the old topic mirrored"
+      scarwarden ask "Book a table for the team dinner" --confirm PB-06
     """
     from scarwarden.answers.asking import record_for_verdict
     from scarwarden.recall.engine import recall_task
@@ -69,6 +78,9 @@ def ask(
 
     answer = answer_option(answer)
     repo = get_repo(ctx)
+    if confirm is not None:
+        _confirm(repo, read_task(task), confirm, answer, as_json=as_json, staged=no_commit)
+        return
     result = recall_task(repo, read_task(task))
     if result.verdict == ASK_HUMAN and answer is None:
         answer = prompt_human(
@@ -82,6 +94,28 @@ def ask(
             err=True,
         )
     _print(repo, result, episode, as_json=as_json, staged=no_commit)
+
+
+def _confirm(
+    repo: MemoryRepo, task: str, rule_id: str, answer: str | None, *, as_json: bool, staged: bool
+) -> None:
+    """``--confirm``: record the human's confirmation of a rule for the task."""
+    from scarwarden.answers.asking import record_confirmation
+    from scarwarden.errors import UsageError
+    from scarwarden.recall.engine import check_task
+
+    if answer is not None:
+        raise UsageError("--confirm and --answer are two answers: give one", hint="run ask twice")
+    episode, confirmed = record_confirmation(repo, check_task(task), rule_id, commit=not staged)
+    if as_json:
+        echo_json({"task": episode.task, "confirmed": confirmed, "episode": episode.to_json()})
+        return
+    click.echo(episode.id)
+    click.echo(
+        f"{'Staged' if staged else 'Recorded and committed'} the confirmation as {episode.id}; "
+        "'scarwarden distill' adds it to the rule's citations, and the task's words then reach it.",
+        err=True,
+    )
 
 
 def _print(

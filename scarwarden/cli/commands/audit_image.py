@@ -108,7 +108,7 @@ def _finish(repo: MemoryRepo, audit: ImageAudit, *, strict: bool, record: bool, 
     if not audit.judged and audit.rules:
         settings = repo.config.model
         hint = (
-            f"set SCARWARDEN_API_KEY (or {repo.config.key_env() or 'DASHSCOPE_API_KEY'}) to use "
+            f"set {repo.config.key_names()} to use "
             f"{settings.vision_model} at {settings.base_url} "
             "(SCARWARDEN_MODEL_VISION names another vision model). See docs/answers.md."
         )

@@ -2,14 +2,17 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo, split_list
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode
-from scarwarden.files.episodes import SOURCES, Episode
+from scarwarden.files.episodes import SOURCES
+
+if TYPE_CHECKING:
+    from scarwarden.api import Recorded
 
 
 @click.group()
@@ -56,11 +59,17 @@ def episode() -> None:
     "--attach",
     "attach",
     multiple=True,
-    type=click.Path(dir_okay=False, path_type=str),
+    type=click.Path(exists=True, dir_okay=False, path_type=str),
     help="An image (PNG, JPEG, WebP, GIF) to attach (repeatable): stored once under "
     "memory/media/ by its SHA-256, listed in 'attachments:'.",
 )
 @click.option("--at", "at", help="When it happened (ISO 8601); default: now, in UTC.")
+@click.option(
+    "--allow-future",
+    is_flag=True,
+    help="Accept an --at later than now (beyond a few minutes of clock skew): the "
+    "ledger is append-only, so a mistyped year stays for good.",
+)
 @click.option(
     "--file",
     "file",
@@ -105,9 +114,11 @@ def add(
       scarwarden episode add --redact-pii --task "Refund" --outcome "Mailed jane@acme.io"
       echo '{"task": "x", "outcome": "y"}' | scarwarden episode add --file -
     """
-    from scarwarden.files.record import add_episodes
+    from scarwarden.api import Memory
+    from scarwarden.gate.door import gate_check
 
     repo = get_repo(ctx)
+    _refuse_future(flags["at"], flags.pop("allow_future"))
     receipt = flags.pop("receipt")
     images = _images(repo, flags.pop("attach"))
     inputs, source_name = _inputs(file, flags)
@@ -122,22 +133,22 @@ def add(
                 hint="in a --file, give each episode its receipt as a 'recalled:' block",
             )
         inputs[0]["recalled"] = _receipt(repo, receipt)
-    episodes = add_episodes(
-        repo,
+    episodes = Memory(repo).record_batch(
         inputs,
         commit=not no_commit,
         source=source_name,
         redact_pii=redact_pii,
         warn=lambda problem: click.echo(f"warning: {problem}", err=True),
         images=images,
+        check=gate_check(repo, "the episode" if file is None else "the batch"),
     )
     _print_added(episodes, as_json=as_json, listed=file is not None, staged=no_commit)
 
 
-def _print_added(episodes: list[Episode], *, as_json: bool, listed: bool, staged: bool) -> None:
+def _print_added(episodes: list[Recorded], *, as_json: bool, listed: bool, staged: bool) -> None:
     """The new IDs (or, with --json, the episode; a list for --file), then what was done."""
     if as_json:
-        echo_json([e.to_json() for e in episodes] if listed else episodes[0].to_json())
+        echo_json([e.episode for e in episodes] if listed else episodes[0].episode)
         return
     for ep in episodes:
         click.echo(ep.id)
@@ -168,6 +179,38 @@ def _inputs(file: IO[bytes] | None, flags: dict[str, Any]) -> tuple[Sequence[Any
     fields = {key: flags[key] for key in keys}
     lists = split_list(flags["tags"]), list(flags["refs"]), list(flags["rules_applied"])
     return [_document(flags["task"], fields, *lists)], "episode"
+
+
+#: How far ahead of this clock an --at may be without --allow-future: clock skew.
+FUTURE_SKEW_SECONDS = 300
+
+
+def _refuse_future(at: str | None, allowed: bool) -> None:
+    """``--at`` beyond clock skew is refused unless ``--allow-future`` (issue 28): an
+    append-only ledger keeps a mistyped 2099 for good. An --at that does not read as a
+    time is left to the episode's validation, which says why."""
+    import datetime as dt
+
+    if not at or allowed:
+        return
+    try:
+        when = dt.datetime.fromisoformat(at.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    now = dt.datetime.now(dt.timezone.utc)
+    try:
+        when.astimezone(dt.timezone.utc)  # out of range: the validation says so
+        ahead = (when - now).total_seconds()
+    except OverflowError:
+        return
+    if ahead > FUTURE_SKEW_SECONDS:
+        raise UsageError(
+            f"--at {at} is in the future (now is {now:%Y-%m-%dT%H:%M:%SZ}); episodes record "
+            "what happened, and the ledger is append-only",
+            hint="check the date, or pass --allow-future if it is meant",
+        )
 
 
 def _images(repo: Any, paths: Sequence[str]) -> list[Any]:
@@ -300,3 +343,13 @@ def list_(
 
 
 list_.name = "list"
+
+
+def _add_import() -> None:
+    """``episode import`` lives in its own module (episode_import.py)."""
+    from scarwarden.cli.commands.episode_import import import_
+
+    episode.add_command(import_)
+
+
+_add_import()

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.errors import UsageError
 
 if TYPE_CHECKING:
     from scarwarden.agents.exports import ExportFile, ExportResult
@@ -54,6 +55,12 @@ FORMAT_NAMES = (
     help="Commit the files that changed (by default exports are only written).",
 )
 @click.option(
+    "--bare-command",
+    is_flag=True,
+    help="mcp-config: start 'scarwarden' by name, from the client's PATH, instead of by "
+    "the absolute path of this executable (which works from a virtual environment).",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -68,6 +75,7 @@ def export(
     output: Path | None,
     import_agents: bool | None,
     do_commit: bool,
+    bare_command: bool,
     as_json: bool,
 ) -> None:
     """Write the playbook into the instruction files agents read natively.
@@ -83,7 +91,9 @@ def export(
                 recall, how to pass receipts, how to record, then the rules
     all         all of the above
     mcp-config  print the MCP server entry for Claude Code, Cursor, VS Code and
-                Codex (--check: the project's MCP files run Scarwarden here)
+                Codex, starting this executable by its absolute path
+                (--bare-command: by name; --check: the project's MCP files
+                run Scarwarden here)
 
     Every active rule is written with its ID, title, text and the episodes it was
     learnt in, under a short header telling the agent to cite rules as
@@ -106,8 +116,10 @@ def export(
 
     repo = get_repo(ctx)
     if "mcp-config" in formats:
-        _mcp_config(repo, formats, check, as_json)
+        _mcp_config(repo, formats, check, as_json, bare_command)
         return
+    if bare_command:
+        raise UsageError("--bare-command goes with mcp-config")
     output = _output_path(ctx, output)
     if check:
         _check(
@@ -161,10 +173,11 @@ def _check(files: list[ExportFile], as_json: bool) -> None:
         raise error
 
 
-def _mcp_config(repo: MemoryRepo, formats: tuple[str, ...], check: bool, as_json: bool) -> None:
+def _mcp_config(
+    repo: MemoryRepo, formats: tuple[str, ...], check: bool, as_json: bool, bare: bool = False
+) -> None:
     """``export mcp-config``: print each client's server entry, or check the project's."""
     from scarwarden.agents.runtimes import check_mcp_configs, mcp_entries
-    from scarwarden.errors import UsageError
 
     if len(formats) != 1:
         raise UsageError("mcp-config prints configuration; export it on its own")
@@ -175,7 +188,7 @@ def _mcp_config(repo: MemoryRepo, formats: tuple[str, ...], check: bool, as_json
         else:
             click.echo(f"current  MCP configuration for {', '.join(ok)}")
         return
-    entries = mcp_entries(repo)
+    entries = mcp_entries(repo, bare=bare)
     if as_json:
         echo_json([e.to_json() for e in entries])
         return

@@ -30,15 +30,21 @@ def init(ctx: click.Context, demo: bool, no_commit: bool, hooks: bool | None, as
     Creates memory/episodes/ and memory/playbook.md, adds .scarwarden/ (the index
     cache) to .gitignore and commits the result. On a terminal it offers to install
     the provenance gate as a git hook (--hooks/--no-hooks decide without asking).
+    Run again where the memory already is, it says so and exits 0 (--hooks still
+    installs the gate); --demo over a memory that is not the demo's is refused (exit 2).
 
     \b
     Examples:
       scarwarden init
       scarwarden init --demo --hooks
     """
+    from scarwarden.files.scaffold import already_initialised
     from scarwarden.files.scaffold import init as do_init
 
     repo = get_repo(ctx, initialised=False)
+    if already_initialised(repo, demo=demo):
+        _again(ctx, repo, demo, hooks, as_json)
+        return
     result = do_init(repo, demo=demo, commit=not no_commit)
     from scarwarden.gate.merge_driver import install_merge_driver
 
@@ -67,6 +73,35 @@ def init(ctx: click.Context, demo: bool, no_commit: bool, hooks: bool | None, as
         # hook install would have: the user asked for something that did not happen.
         click.echo(hook_error.render(), err=True)
         click.echo("The memory is initialised; the gate was not installed.", err=True)
+        ctx.exit(int(hook_error.exit_code))
+
+
+def _again(ctx: click.Context, repo: MemoryRepo, demo: bool, hooks: bool | None, as_json: bool) -> None:
+    """A second ``init`` (issue 28): nothing to create, so say so and exit 0, as scripts
+    that run ``init`` before every job expect; ``--hooks`` still installs the gate."""
+    from scarwarden.gate.merge_driver import install_merge_driver
+
+    install_merge_driver(repo.root, repo.playbook_rel)  # per clone: a fresh clone needs it
+    installed, hook_error = _install_hook(repo) if hooks else (None, None)
+    message = f"{repo.memory_rel}/ already holds a Scarwarden memory in {repo.root}: nothing to do"
+    if as_json:
+        echo_json(
+            {
+                "commit": None,
+                "files": [],
+                "demo": demo,
+                "already_initialised": True,
+                "hook": installed,
+                "hook_error": hook_error and hook_error.message,
+            }
+        )
+    else:
+        click.echo(message)
+        if installed:
+            click.echo(f"Installed the pre-commit gate at {installed}")
+        click.echo("Next: scarwarden rule list   (the playbook), scarwarden episode list")
+    if hook_error is not None:
+        click.echo(hook_error.render(), err=True)
         ctx.exit(int(hook_error.exit_code))
 
 

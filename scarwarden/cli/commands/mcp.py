@@ -3,14 +3,35 @@
 from __future__ import annotations
 
 import os
+import sys
+from typing import Any
 
 import click
 
 from scarwarden.cli.commands._common import get_repo
-from scarwarden.repo import open_repo
+from scarwarden.repo import MemoryRepo, open_repo
 
 
-@click.command("mcp")
+class _McpCommand(click.Command):
+    """``mcp --help`` ends with the tools the server registers (read from it, issue 28)."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        try:
+            from scarwarden.agents.mcp.catalogue import tool_summaries
+
+            tools = tool_summaries()
+        except ImportError:
+            from scarwarden.cli.commands._install import install_hint
+
+            with formatter.section("Tools"):
+                formatter.write_text(f"listed once the SDK is installed: {install_hint('mcp')}")
+            return
+        with formatter.section(f"Tools ({len(tools)}, as the server lists them)"):
+            formatter.write_dl(tools)
+
+
+@click.command("mcp", cls=_McpCommand)
 @click.option(
     "--repo",
     "local_repo",
@@ -39,11 +60,12 @@ def mcp_cmd(
 
     Any MCP client (Claude Code, Cursor, VS Code, Codex, your own agent) starts this
     command and talks JSON-RPC over its stdin/stdout; nothing else is printed there.
-    Tools: recall, record_episode, ask_human_answer, get_rule, get_episode,
-    verify_citations, distill (proposals only unless --allow-distill-commit).
-    Resources: scarwarden://playbook, scarwarden://rule/{id}, scarwarden://episode/{id}.
-    Prompt: use_memory. Needs the SDK: pip install 'scarwarden[mcp]'.
-    Registering it with each client: docs/mcp.md.
+    Started on a terminal, it says so on stderr and how to connect a client, and ends
+    on Ctrl-C or Ctrl-D. The tools are listed below (distill proposes only, unless
+    --allow-distill-commit). Resources: scarwarden://playbook,
+    scarwarden://rule/{id}, scarwarden://episode/{id}. Prompt: use_memory. Needs the
+    SDK: pip install 'scarwarden[mcp]'. Registering it with each client: 'scarwarden
+    export mcp-config' prints the entry; docs/mcp.md.
 
     \b
     Examples:
@@ -63,4 +85,33 @@ def mcp_cmd(
         from scarwarden.cli.commands._install import install_hint
 
         raise UsageError(f"the MCP SDK is not installed ({exc})", hint=install_hint("mcp")) from None
+    if sys.stdin.isatty():
+        _on_a_terminal(repo)
     serve(repo, allow_distill_commit=allow_distill_commit, environ=os.environ, sync=sync_writes)
+
+
+def _on_a_terminal(repo: MemoryRepo) -> None:
+    """Started by hand (issue 28): say what this is and how to connect a client, on
+    stderr (stdout is the protocol's), and end at once on Ctrl-C. The SDK reads stdin in a
+    worker thread that a KeyboardInterrupt cannot stop: the first Ctrl-C went unnoticed
+    and the second left the process waiting for Ctrl-D."""
+    import shlex
+    import signal
+
+    from scarwarden.agents.runtimes import scarwarden_command
+
+    def stop(signum: int, frame: Any) -> None:
+        sys.stderr.write("\nscarwarden mcp: stopped\n")
+        sys.stderr.flush()
+        os._exit(0)
+
+    signal.signal(signal.SIGINT, stop)  # first: a Ctrl-C during the banner ends it too
+    command = f"{shlex.quote(scarwarden_command())} mcp --repo {shlex.quote(str(repo.root))}"
+    click.echo(
+        f"scarwarden mcp: the memory in {repo.root} as an MCP server, speaking JSON-RPC on\n"
+        "stdin/stdout. An MCP client starts it; to connect one, add the entry\n"
+        "'scarwarden export mcp-config' prints to the client, or for Claude Code:\n"
+        f"  claude mcp add scarwarden -- {command}\n"
+        "Waiting for a client on this terminal; Ctrl-C or Ctrl-D ends it.",
+        err=True,
+    )

@@ -84,6 +84,8 @@ def _list(config: object, as_json: bool) -> None:
         "vision_model": settings.vision_model or None,
         "key_variable": key_var,
         "key_set": key_set,
+        "provider_from": config.provider_from or None,
+        "key_problem": config.stray_key(os.environ),
     }
     if as_json:
         presets = [
@@ -101,7 +103,10 @@ def _list(config: object, as_json: bool) -> None:
         echo_json({"configured": current, "presets": presets})
         return
     click.echo(f"Configured ({config.source}):")
-    click.echo(f"  provider       {settings.provider or '(none: the DashScope defaults)'}")
+    chosen = (
+        f"  (chosen by {config.provider_from}: no provider or base_url set)" if config.provider_from else ""
+    )
+    click.echo(f"  provider       {settings.provider or '(none: the DashScope defaults)'}{chosen}")
     click.echo(f"  base_url       {settings.base_url}")
     click.echo(f"  distill_model  {settings.distill_model}")
     click.echo(f"  answer_model   {settings.answer_model}")
@@ -110,7 +115,11 @@ def _list(config: object, as_json: bool) -> None:
         click.echo("  key            none needed (a local server)")
     else:
         state = "set" if key_set else "NOT SET: answers are briefs, distill runs offline"
-        click.echo(f"  key            SCARWARDEN_API_KEY or {key_var}: {state}")
+        names = f"SCARWARDEN_API_KEY or {key_var}" if config.endpoint_set else key_var
+        click.echo(f"  key            {names}: {state}")
+        stray = config.stray_key(os.environ)
+        if stray:
+            click.echo(f"  note           {stray}")
     click.echo("\nPresets (model.provider in scarwarden.yaml, or SCARWARDEN_PROVIDER):")
     for p in PROVIDERS.values():
         mark = "*" if p.name == settings.provider else " "

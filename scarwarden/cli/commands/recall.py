@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import shlex
 import sys
 
 import click
@@ -56,21 +57,36 @@ def recall(
       scarwarden recall "Post our discount code on Twitter" --json
       scarwarden recall --explain --limit 3 "Close the billing ticket"
     """
-    from scarwarden.recall.engine import recall_task
-    from scarwarden.recall.explain import HEADING, explain_data, explain_lines
+    from scarwarden.api import Memory
+    from scarwarden.recall.explain import HEADING
 
     repo = get_repo(ctx)
-    result = recall_task(repo, read_task(task), limit=limit, log=not no_log)
+    found = Memory(repo).recall(read_task(task), limit=limit, explain=explain, log=not no_log)
     if as_json:
-        data = result.to_json()
-        if explain:
-            data["explain"] = explain_data(result)
-        echo_json(data)
+        echo_json(found.data)
         return
-    click.echo(format_result(result, playbook_rel=repo.playbook_rel))
-    if explain:
+    click.echo(format_result(found.engine, playbook_rel=repo.playbook_rel))
+    if found.explanation_lines is not None:
         click.echo("")
-        click.echo("\n".join([click.style(HEADING, bold=True), *explain_lines(result)]))
+        click.echo("\n".join([click.style(HEADING, bold=True), *found.explanation_lines]))
+
+
+def candidate_lines(result: RecallResult) -> list[str]:
+    """ASK_HUMAN's "nearest, unconfirmed" section: rules (or failed episodes) to ask
+    the human about, never to act on."""
+    head = click.style("nearest, unconfirmed: ask before using", bold=True, fg="yellow")
+    if not result.candidates:
+        return ["", head, "   (none: no rule and no failed episode shares a word with this task)"]
+    lines = ["", head]
+    for c in result.candidates:
+        if c.kind == "rule":
+            lines.append(f" - {c.id}: {c.title}  (score {c.score:g}, confidence {c.confidence:g})")
+            lines.append(f"   {c.text}")
+            lines.append(f"   confirm it: scarwarden ask --confirm {c.id} {shlex.quote(result.task)}")
+        else:
+            lines.append(f" - failed episode {c.id}: {c.title}")
+        lines += [f"   evidence ({q.episode_id}): {q.text}" for q in c.quotes]
+    return lines
 
 
 def format_result(result: RecallResult, *, playbook_rel: str = "the playbook") -> str:
@@ -79,6 +95,7 @@ def format_result(result: RecallResult, *, playbook_rel: str = "the playbook") -
     lines = [f"{verdict}  {result.meaning}"]
     if not result.rules:
         lines.append("No rule in memory matches this task.")
+    words = result.stats.words if result.stats is not None else {}
     for rank, rule in enumerate(result.rules, 1):
         lines.append("")
         lines.append(
@@ -86,12 +103,15 @@ def format_result(result: RecallResult, *, playbook_rel: str = "the playbook") -
             + f"  (score {rule.score:g}, confidence {rule.confidence:g})"
         )
         lines.append(f"   {rule.text}")
-        lines.append(f"   why: {rule.why()}")
+        lines += [f"   evidence ({q.episode_id}): {q.text}" for q in rule.quotes]
+        lines.append(f"   why: {rule.why(words)}")
         lines.append(f"   cite: {rule.citation()}")
         if rule.evidence_redacted:
             lines.append(
                 click.style(f"   evidence redacted: {', '.join(rule.evidence_redacted)}", fg="yellow")
             )
+    if result.verdict == "ASK_HUMAN":
+        lines += candidate_lines(result)
     lines.append("")
     if result.playbook_commit:
         lines.append(

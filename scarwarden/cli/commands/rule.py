@@ -5,7 +5,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo, split_list
-from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode, format_rule
 from scarwarden.files.playbook_model import APPLIES_TO
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
@@ -82,6 +81,7 @@ def add(
           --applies-to images --tag banner --cites ep-wmjgdnc59j
     """
     from scarwarden.files.playbook_edit import add_rule
+    from scarwarden.gate.door import gate_check
 
     repo = get_repo(ctx)
     new = add_rule(
@@ -92,6 +92,7 @@ def add(
         title=title,
         commit=not no_commit,
         applies_to=applies_to,
+        check=gate_check(repo, "the rule"),
         sentences_from=sentences_from,
     )
     if as_json:
@@ -136,23 +137,8 @@ def list_(ctx: click.Context, tag: str | None, include_retired: bool, as_json: b
 list_.name = "list"
 
 
-def _which_rules(ids: list[str], wanted: str) -> str:
-    """The hint for an ID that is not there: the close ones, and the IDs themselves when
-    there are few (a new playbook's IDs are minted, so 'PB-01' may well not exist)."""
-    import difflib
-
-    if not ids:
-        return "the playbook has no rules yet: 'scarwarden distill' learns them from episodes"
-    # A typo in a minted ID is worth a guess; PB-15 for PB-14 is not.
-    close = [] if wanted[3:].isdigit() else difflib.get_close_matches(wanted, ids, n=3, cutoff=0.7)
-    guess = f"did you mean {' or '.join(close)}? " if close else ""
-    if len(ids) <= 6:
-        return guess + f"the playbook's rules: {', '.join(ids)}"
-    return guess + "'scarwarden rule list --retired' shows every rule"
-
-
 @rule.command("show")
-@click.argument("rule_id")
+@click.argument("rule_id", metavar="RULE")
 @click.option("--json", "as_json", is_flag=True, help="Print the audit as JSON.")
 @click.pass_context
 def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
@@ -160,24 +146,32 @@ def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
     (applications, corrections), every cited episode word for word, and the commits
     that introduced and changed it.
 
+    RULE is the rule's ID in any case (PB-01, pb-7k2m9q4x) or its title.
+
     \b
-    Example:
+    Examples:
       scarwarden rule show PB-01
+      scarwarden rule show "lead linkedin posts with the reader's pain"
     """
     from scarwarden.audit.history import rule_history
+    from scarwarden.files.rule_lookup import find_rule
     from scarwarden.index import open_index
     from scarwarden.index.lineage import lineage_counts
 
     repo = get_repo(ctx)
-    rule_id = canonical_rule_id(rule_id)
     with open_index(repo) as index:
         index.require_playbook()
-        found = index.get_rule(rule_id)
-        if found is None:
-            raise UsageError(
-                f"no rule {rule_id} in the playbook",
-                hint=_which_rules([r.id for r in index.rules(include_retired=True)], rule_id),
+        found = index.get_rule(canonical_rule_id(rule_id))
+        if found is None:  # issue 28: any case, a title, the nearest IDs, an episode ID
+            rule_id = find_rule(
+                rule_id,
+                [(r.id, r.title) for r in index.rules(include_retired=True)],
+                episode_hint="that is 'scarwarden episode show {id}'",
+                list_hint="'scarwarden rule list --retired' shows every rule",
             )
+            found = index.get_rule(rule_id)
+            assert found is not None
+        rule_id = found.id
         episodes = {ep: index.get_episode(ep) for ep in found.episode_ids}
         paths = {ep: index.episode_path(ep) for ep in found.episode_ids}
         lineage = lineage_counts(index, [found.id])[found.id]

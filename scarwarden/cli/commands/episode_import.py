@@ -1,0 +1,149 @@
+"""``scarwarden episode import``: recorded runs (chat transcripts, tau-bench logs) as episodes."""
+
+from __future__ import annotations
+
+import os
+from typing import IO, TYPE_CHECKING
+
+import click
+
+from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.errors import UsageError
+from scarwarden.files.transcripts import FORMATS
+
+if TYPE_CHECKING:
+    from scarwarden.api import ImportResult
+
+
+@click.command("import")
+@click.argument("file", type=click.File("rb"))
+@click.option(
+    "--format", "fmt", type=click.Choice(FORMATS), required=True, help="How the file records its runs."
+)
+@click.option(
+    "--correction",
+    "corrections",
+    multiple=True,
+    metavar="[N:]TEXT",
+    help="What a human corrected in conversation N (1-based; repeatable); bare TEXT when "
+    "the file holds one conversation. Never invented: without it (or a 'correction' "
+    "field), an episode has none.",
+)
+@click.option(
+    "--write-tool",
+    "writes",
+    multiple=True,
+    metavar="NAME",
+    help="A tool whose calls change something (openai-chat; repeatable): marked [write].",
+)
+@click.option("--agent", help="The agent that ran (tau-bench: default the file's name).")
+@click.option("--at", "at", help="When the runs happened (ISO 8601); default: now, in UTC.")
+@click.option("--dry-run", is_flag=True, help="Read and check everything; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was added (or would be) as JSON.")
+@click.pass_context
+def import_(
+    ctx: click.Context,
+    file: IO[bytes],
+    fmt: str,
+    corrections: tuple[str, ...],
+    writes: tuple[str, ...],
+    agent: str | None,
+    at: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Import recorded runs: one episode per conversation, one commit for the file.
+
+    \b
+    --format openai-chat: a JSON list of messages (one conversation), a JSON list of
+      conversations, or JSON lines, one conversation a line (a list of messages, or
+      {"messages": [...], "correction": ..., "tags": [...], "reward": ...}).
+    --format tau-bench: tau-bench's recorded-run file (a list of records with reward,
+      ground truth and trajectory); a failed run's correction is derived from its
+      ground truth, as the replay benchmark's (docs/replay.md).
+
+    The task is the first user message (tau-bench: the task's instruction), the action
+    the tool calls (arguments given, results summarised, writes marked), the outcome
+    the final reply or the reward. An episode's ID is derived from its conversation,
+    so importing a file twice adds nothing. Tool-call arguments holding a credential
+    refuse the file, naming the conversation and field; nothing is written.
+
+    \b
+    Examples:
+      scarwarden episode import --format openai-chat runs.jsonl --dry-run  # (not run: your own runs)
+      scarwarden episode import --format openai-chat chat.json \\
+          --correction "Ask before refunding"  # (not run: your own conversation)
+      scarwarden episode import --format tau-bench gpt-4o-airline.json  # (not run: your own log)
+    """
+    from scarwarden.api import Memory
+    from scarwarden.cli.commands._progress import progress_bar
+
+    repo = get_repo(ctx)
+    name = getattr(file, "name", "<stdin>")
+    source = "<stdin>" if name in ("-", "<stdin>") else os.path.basename(name)
+    size = _size(file)
+    with progress_bar("importing runs", quiet=as_json) as bar:
+        # Bytes read of the file: conversations are counted only as they are read.
+        advance = (lambda _n: bar(file.tell(), size)) if bar is not None and size else None
+        result = Memory(repo).import_runs(
+            file,
+            fmt,
+            name=source,
+            corrections=_corrections(corrections),
+            write_tools=writes,
+            agent=agent,
+            at=at,
+            dry_run=dry_run,
+            progress=advance,
+            warn=lambda problem: click.echo(f"warning: {problem}", err=True),
+        )
+        if advance is not None and bar is not None:
+            bar(size, size)
+    if as_json:
+        echo_json(result.to_json())
+        return
+    for ep in result.added:
+        click.echo(ep.id)
+    click.echo(_summary(result), err=True)
+
+
+def _summary(result: ImportResult) -> str:
+    """What was done, and what was already there (the same file imported again)."""
+    skipped = len(result.skipped)
+    if not result.added:
+        said = "Nothing added"
+        if skipped:
+            said += f": all {skipped} conversation(s) are already in the ledger (imported before)"
+        elif not result.conversations:
+            said += ": the file holds no conversation"
+        return said
+    verb = "Would add" if result.dry_run else "Committed"
+    said = f"{verb} {len(result.added)} episode(s) from {result.conversations} conversation(s)"
+    if skipped:
+        said += f"; {skipped} already in the ledger (imported before), not added again"
+    if result.repeated:
+        said += f"; {len(result.repeated)} repeated in the file, imported once"
+    return said
+
+
+def _corrections(given: tuple[str, ...]) -> dict[int, str]:
+    """``N:TEXT`` by conversation number; a bare TEXT is conversation 1's (checked: one only)."""
+    out: dict[int, str] = {}
+    for item in given:
+        head, sep, text = item.partition(":")
+        number = int(head) if sep and head.strip().isdigit() else None
+        if number is None:
+            if len(given) > 1:
+                raise UsageError("several --correction need their conversation: --correction N:TEXT")
+            number, text = 1, item
+        if number < 1 or number in out:
+            raise UsageError(f"--correction {item!r}: conversation numbers start at 1 and appear once")
+        out[number] = text.strip()
+    return out
+
+
+def _size(file: IO[bytes]) -> int:
+    try:
+        return os.fstat(file.fileno()).st_size
+    except (OSError, ValueError, AttributeError):
+        return 0

@@ -1,0 +1,222 @@
+"""``episode import``: a file of recorded runs in, one commit of episodes out.
+
+One episode per conversation (:mod:`.chat`) or tau-bench record (:mod:`.tau`). Its ID is
+derived from the conversation's content (SHA-256 of the format and the canonical JSON),
+so importing the same file twice adds nothing and says so. Everything is read, checked
+and screened before the first byte is written: a bad conversation, a secret in a tool
+call's arguments (named by conversation and field, never its value) or an invalid
+episode refuses the whole file. The batch is written by
+:func:`~scarwarden.files.record.add_episodes`: one commit, through the gate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Collection, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import IO, Any
+
+from scarwarden.errors import Problem, UsageError, ValidationError
+from scarwarden.files import record, secret_scan
+from scarwarden.files.episodes import Episode
+from scarwarden.files.transcripts import FORMATS, chat, stream
+from scarwarden.repo import MemoryRepo
+from scarwarden.times import utc_now
+
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a file is read: per-conversation corrections (1-based), the write tools
+    (openai-chat; tau-bench knows its own), the agent, the time recorded."""
+
+    corrections: Mapping[int, str] = field(default_factory=dict)
+    writes: Collection[str] = ()
+    agent: str | None = None
+    at: str | None = None
+    #: ``secrets.allow`` (fingerprints a team declared not secret).
+    allow: Collection[str] = ()
+
+
+@dataclass
+class ImportResult:
+    """What an import did (or, with ``dry_run``, would do)."""
+
+    conversations: int
+    added: list[Episode]
+    #: IDs of the conversations already in the ledger (imported before).
+    skipped: list[str]
+    dry_run: bool
+    commit: str | None = None
+    #: IDs of conversations the file holds more than once (imported once).
+    repeated: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "conversations": self.conversations,
+            "added": [ep.id for ep in self.added],
+            "skipped": self.skipped,
+            "repeated": self.repeated,
+            "dry_run": self.dry_run,
+            "commit": self.commit,
+            "episodes": [ep.to_json() for ep in self.added],
+        }
+
+
+def stable_id(fmt: str, conversation: Any) -> str:
+    """``ep-`` and 12 Crockford base32 characters (60 bits) of the content's SHA-256."""
+    text = json.dumps(conversation, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    digest = int.from_bytes(hashlib.sha256(f"{fmt}\0{text}".encode()).digest()[:8], "big")
+    return "ep-" + "".join(_CROCKFORD[(digest >> (5 * i)) & 31] for i in range(11, -1, -1))
+
+
+def conversations(data: IO[bytes], fmt: str, source: str) -> Iterator[tuple[int, Any]]:
+    """(1-based number, conversation) in the file; a JSON array of messages is one."""
+    items = stream.items(data, source)
+    first = next(items, None)
+    if first is None:
+        return
+    if fmt == "openai-chat" and isinstance(first[1], Mapping) and "role" in first[1]:
+        yield 1, [first[1], *(item for _, item in items)]
+        return
+    yield first
+    yield from items
+
+
+def read_episodes(
+    data: IO[bytes],
+    fmt: str,
+    source: str,
+    options: Options = Options(),
+    progress: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Every conversation's episode input, with its stable ``id`` (nothing written)."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r}", hint="the formats are " + ", ".join(FORMATS))
+    at = options.at or utc_now()
+    out: list[dict[str, Any]] = []
+    refused: list[Problem] = []
+    for number, conversation in conversations(data, fmt, source):
+        where = f"{source}: conversation {number}"
+        if fmt == "tau-bench":
+            episode, raw_args = _tau_episode(conversation, where, at, options.agent or "tau-bench")
+        else:
+            episode, raw_args = chat.episode_of(
+                conversation, where, writes=options.writes, correction=options.corrections.get(number)
+            )
+            episode["at"] = at
+            if options.agent and "agent" not in episode:
+                episode["agent"] = options.agent
+        refused += _secrets(raw_args, where, options.allow)
+        episode["id"] = stable_id(fmt, conversation)
+        out.append(episode)
+        if progress is not None:
+            progress(number)
+    _check_corrections(options.corrections, len(out), fmt)
+    if refused:
+        raise ValidationError(
+            f"{source}: refused, a tool call's arguments hold a secret; nothing was written", problems=refused
+        )
+    return out
+
+
+def _tau_episode(record_: Any, where: str, at: str, agent: str) -> tuple[dict[str, Any], dict[str, str]]:
+    from scarwarden.files.transcripts import tau  # the stemmer: only for tau-bench's tags
+
+    try:
+        run = tau.make_run(record_)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValidationError(
+            f"{where}: not a tau-bench record (missing or bad {exc}); nothing was written",
+            hint="a record has task_id, trial, reward, info.task (instruction, actions) and traj",
+        ) from None
+    except ValueError as exc:
+        raise ValidationError(
+            f"{where}: a tool call's arguments are not valid JSON ({exc}); nothing was written"
+        ) from None
+    raw = {
+        f"traj[{i}].tool_calls[{j}].function.arguments": str(
+            (call.get("function") or {}).get("arguments") or ""
+        )
+        for i, msg in enumerate(record_["traj"])
+        for j, call in enumerate(msg.get("tool_calls") or [])
+    }
+    return tau.episode_of(run, at, agent=agent), raw
+
+
+def _secrets(raw_args: Mapping[str, str], where: str, allow: Collection[str]) -> list[Problem]:
+    """Credentials in the tool calls' arguments as given (all of them, not the summary),
+    each named by its call and argument (``...function.arguments.auth``), never by value."""
+    problems: list[Problem] = []
+    for path, raw in raw_args.items():
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            parsed = None
+        found = secret_scan.scan_mapping(parsed, allow) if isinstance(parsed, Mapping) else []
+        seen = {f.fingerprint for f in found}
+        found += [f for f in secret_scan.scan_text(raw, None, allow) if f.fingerprint not in seen]
+        problems += [
+            Problem(
+                secret_scan.describe(f),
+                file=where,
+                field=f"{path}.{f.field}" if f.field else path,
+                hint=secret_scan.hint(f),
+            )
+            for f in found
+        ]
+    return problems
+
+
+def _check_corrections(corrections: Mapping[int, str], count: int, fmt: str) -> None:
+    if corrections and fmt != "openai-chat":
+        raise UsageError(
+            "--correction goes with --format openai-chat",
+            hint="tau-bench's corrections come from its ground truth",
+        )
+    beyond = sorted(n for n in corrections if n > count)
+    if beyond:
+        raise UsageError(
+            f"--correction for conversation {beyond[0]}, but the file holds {count}; nothing was written"
+        )
+
+
+def import_file(
+    repo: MemoryRepo,
+    data: IO[bytes],
+    fmt: str,
+    *,
+    source: str,
+    options: Options = Options(),
+    dry_run: bool = False,
+    progress: Callable[[int], None] | None = None,
+    warn: Callable[[Problem], None] | None = None,
+    check: record.Check | None = None,
+) -> ImportResult:
+    """Read, check and (unless ``dry_run``) commit the file's new episodes in one commit;
+    ``check`` is the provenance gate's, run on the tree before HEAD moves (issue 27)."""
+    options = replace(options, allow=tuple(repo.config.secrets.allow))
+    inputs = read_episodes(data, fmt, source, options, progress)
+    have = record.ids_in_ledger(repo, [item["id"] for item in inputs])
+    new: list[dict[str, Any]] = []
+    skipped = [item["id"] for item in inputs if item["id"] in have]
+    repeated: list[str] = []
+    taken = set(have)
+    for item in inputs:  # a conversation logged twice in the file is one episode
+        if item["id"] in taken:
+            repeated += [] if item["id"] in have else [item["id"]]
+            continue
+        taken.add(item["id"])
+        new.append(item)
+    if dry_run or not new:
+        episodes = record.prepare(new, source=source) if new else []
+        for problem in record.screen(repo, episodes, source) if episodes else []:
+            if warn is not None:
+                warn(problem)
+        return ImportResult(len(inputs), episodes, skipped, dry_run, repeated=repeated)
+    episodes = record.add_episodes(repo, new, source=source, warn=warn, check=check)
+    from scarwarden import git
+
+    return ImportResult(len(inputs), episodes, skipped, False, git.head(repo.root), repeated)

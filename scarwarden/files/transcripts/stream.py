@@ -1,0 +1,171 @@
+"""Reading recorded runs a conversation at a time: a JSON array or JSON lines, streamed.
+
+A recorded-run file can be large (a benchmark's whole log); it is never read whole.
+:func:`items` yields the top-level elements of a JSON array (or the lines of a JSON-lines
+file) one by one, holding at most one element and one read chunk in memory. An element
+over :data:`MAX_ITEM_BYTES` and a file over :data:`MAX_FILE_BYTES` are refused with
+their position, before anything is written.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from collections.abc import Iterator
+from typing import IO, Any
+
+from scarwarden.errors import Problem, ValidationError
+
+#: The largest single conversation (one array element or one line).
+MAX_ITEM_BYTES = 8 * 1024 * 1024
+#: The largest file an import reads (it is streamed; this bounds one commit's batch).
+MAX_FILE_BYTES = 256 * 1024 * 1024
+_CHUNK = 1 << 20
+#: The characters that change the scanner's state inside an array.
+_SIGNIFICANT = re.compile(r'["\\\[\]{},]')
+
+
+def items(stream: IO[bytes], source: str) -> Iterator[tuple[int, Any]]:
+    """(1-based position, parsed element) of every conversation or record in ``stream``.
+
+    A file whose first non-blank character is ``[`` is a JSON array; anything else is
+    JSON lines (one JSON value per non-blank line)."""
+    first, line = _first_char(stream)
+    if first == b"":
+        return
+    if first == b"[":
+        yield from _array(stream, source)
+    else:
+        yield from _lines(stream, source, first, line)
+
+
+def _first_char(stream: IO[bytes]) -> tuple[bytes, int]:
+    """The first character that is not blank (or a byte order mark), and its line."""
+    line = 1
+    while True:
+        char = stream.read(1)
+        if char == b"\xef":  # a UTF-8 byte order mark
+            stream.read(2)
+            continue
+        if char == b"" or not char.isspace():
+            return char, line
+        line += char == b"\n"
+
+
+def _too_big(what: str, size: int, limit: int, source: str) -> ValidationError:
+    return ValidationError(
+        f"{source}: {what} is over the {limit // 1024:,} KiB cap (at least {size:,} bytes); "
+        "nothing was written",
+        hint="split the file (one import per part), or leave long tool results out",
+    )
+
+
+def _parse(text: str, source: str, number: int, line: int | None = None) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        where = f"line {line}" if line is not None else f"item {number}"
+        raise ValidationError(
+            f"{source}: {where} is not valid JSON; nothing was written",
+            problems=[Problem(str(exc), file=source, line=line)],
+        ) from None
+
+
+def _lines(stream: IO[bytes], source: str, first: bytes, lineno: int) -> Iterator[tuple[int, Any]]:
+    """One JSON value per non-blank line; a line is read at most MAX_ITEM_BYTES at a time,
+    so a file with no line breaks cannot fill memory."""
+    total = number = 0
+    raw = first + stream.readline(MAX_ITEM_BYTES + 1)
+    while raw:
+        total += len(raw)
+        if total > MAX_FILE_BYTES:
+            raise _too_big("the file", total, MAX_FILE_BYTES, source)
+        if len(raw) > MAX_ITEM_BYTES:
+            raise _too_big(f"line {lineno}", len(raw), MAX_ITEM_BYTES, source)
+        text = _decode(raw, source, lineno).strip()
+        if text:
+            number += 1
+            yield number, _parse(text, source, number, lineno)
+        lineno += 1
+        raw = stream.readline(MAX_ITEM_BYTES + 1)
+
+
+def _decode(raw: bytes, source: str, line: int | None = None) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        where = f" line {line}" if line is not None else ""
+        raise ValidationError(f"{source}:{where} is not UTF-8; nothing was written") from None
+
+
+def _array(stream: IO[bytes], source: str) -> Iterator[tuple[int, Any]]:
+    """The elements of a top-level array, found by a scanner that tracks strings and depth."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    buf = ""
+    start = pos = depth = number = 0  # start: where the current element begins in buf
+    skip = -1  # the index in buf of a character a backslash escapes
+    in_string = False
+    total = 1
+    while True:
+        chunk = stream.read(_CHUNK)
+        total += len(chunk)
+        if total > MAX_FILE_BYTES:
+            raise _too_big("the file", total, MAX_FILE_BYTES, source)
+        if not chunk:
+            raise ValidationError(
+                f"{source}: the JSON array is not closed (the file ends early); nothing was written"
+            )
+        buf = buf[start:] + _decoded(decoder, chunk, source)
+        pos, skip, start = pos - start, skip - start, 0
+        for match in _SIGNIFICANT.finditer(buf, pos):
+            at, char = match.start(), match.group()
+            if in_string:
+                if at == skip:
+                    continue
+                if char == "\\":
+                    skip = at + 1
+                elif char == '"':
+                    in_string = False
+            elif char == '"':
+                in_string = True
+            elif char in "[{":
+                depth += 1
+            elif char in "]}" and depth > 0:
+                depth -= 1
+            elif depth == 0:  # "," or the array's "]"
+                if at - start > MAX_ITEM_BYTES:
+                    raise _too_big(f"item {number + 1}", at - start, MAX_ITEM_BYTES, source)
+                element = buf[start:at].strip()
+                if element:
+                    number += 1
+                    yield number, _parse(element, source, number)
+                elif char == "," or number:
+                    raise ValidationError(
+                        f"{source}: item {number + 1} of the array is empty; nothing was written"
+                    )
+                start = at + 1
+                if char == "]":
+                    _expect_end(stream, decoder, buf[start:], source)
+                    return
+        pos = len(buf)
+        if pos - start > MAX_ITEM_BYTES:
+            raise _too_big(f"item {number + 1}", pos - start, MAX_ITEM_BYTES, source)
+
+
+def _decoded(decoder: codecs.IncrementalDecoder, chunk: bytes, source: str, final: bool = False) -> str:
+    try:
+        return decoder.decode(chunk, final)
+    except UnicodeDecodeError:
+        raise ValidationError(f"{source}: the file is not UTF-8; nothing was written") from None
+
+
+def _expect_end(stream: IO[bytes], decoder: codecs.IncrementalDecoder, rest: str, source: str) -> None:
+    """Only blanks may follow the array's closing bracket."""
+    while True:
+        if rest.strip():
+            raise ValidationError(f"{source}: text after the JSON array's end; nothing was written")
+        chunk = stream.read(_CHUNK)
+        if not chunk:
+            return
+        rest = _decoded(decoder, chunk, source)

@@ -1,0 +1,103 @@
+"""``scarwarden mcp`` started by hand on a real terminal, its ``--help`` and the
+configuration ``export mcp-config`` writes (issue 28, point 3)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from scarwarden.repo import MemoryRepo
+
+pytest.importorskip("mcp")
+
+
+def _scarwarden() -> str:
+    return str(Path(sys.executable).parent / "scarwarden")
+
+
+def _read(master: int, seconds: float, until: bytes | None = None) -> bytes:
+    out, deadline = b"", time.monotonic() + seconds
+    while time.monotonic() < deadline and (until is None or until not in out):
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+    return out
+
+
+def test_on_a_terminal_it_says_what_it_is_and_ends_on_ctrl_c(demo_repo: MemoryRepo) -> None:
+    """A real Ctrl-C: the pty is the server's controlling terminal, so typing \\x03 sends
+    SIGINT to it as a shell would (was: ignored once, then 'Aborted!' and a hang)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [_scarwarden(), "-C", str(demo_repo.root), "mcp"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+        env=dict(os.environ, NO_COLOR="1"),
+    )
+    os.close(slave)
+    try:
+        banner = _read(master, 60, until=b"Ctrl-D ends it.").decode()
+        assert f"the memory in {demo_repo.root} as an MCP server" in banner
+        assert "scarwarden export mcp-config" in banner
+        assert f"claude mcp add scarwarden -- {_scarwarden()} mcp --repo {demo_repo.root}" in banner
+        os.write(master, b"\x03")
+        proc.wait(timeout=20)
+        rest = _read(master, 2).decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    assert proc.returncode == 0
+    assert "scarwarden mcp: stopped" in rest and "Aborted" not in rest and "Traceback" not in rest
+
+
+def test_help_lists_every_tool_the_server_offers(cli: object, demo_repo: MemoryRepo) -> None:
+    from scarwarden.agents.mcp.server import build_server
+
+    offered = [t.name for t in build_server(demo_repo)._tool_manager.list_tools()]
+    assert "audit_image" in offered and len(offered) >= 8
+    result = cli("mcp", "--help")  # type: ignore[operator]
+    assert result.exit_code == 0
+    listed = result.stdout.split(f"Tools ({len(offered)}, as the server lists them):")[1]
+    names = [line.split()[0] for line in listed.splitlines() if line.startswith("  ") and line[2] != " "]
+    assert names == offered
+
+
+def test_mcp_config_names_this_executable_by_absolute_path(cli: object, demo_repo: MemoryRepo) -> None:
+    entries = json.loads(cli("export", "mcp-config", "--json").stdout)  # type: ignore[operator]
+    claude = next(e for e in entries if e["client"] == "claude-code")
+    command = json.loads(claude["config"])["mcpServers"]["scarwarden"]["command"]
+    assert Path(command).is_absolute() and Path(command).name == "scarwarden"
+    assert os.access(command, os.X_OK)
+    codex = next(e for e in entries if e["client"] == "codex")
+    assert f'command = "{command}"' in codex["config"]
+    bare = json.loads(cli("export", "mcp-config", "--json", "--bare-command").stdout)  # type: ignore[operator]
+    claude = next(e for e in bare if e["client"] == "claude-code")
+    assert json.loads(claude["config"])["mcpServers"]["scarwarden"]["command"] == "scarwarden"
+    # What it wrote passes its own check.
+    (demo_repo.root / ".mcp.json").write_text(
+        next(e for e in entries if e["client"] == "claude-code")["config"]
+    )
+    assert cli("export", "mcp-config", "--check").exit_code == 0  # type: ignore[operator]
+    misuse = cli("export", "agents-md", "--bare-command")  # type: ignore[operator]
+    assert misuse.exit_code == 2 and "--bare-command goes with mcp-config" in misuse.stderr

@@ -1,0 +1,74 @@
+"""The same kind of mistake gets the same kind of answer (issue 28, point 8): a missing
+--attach exits 2 like a missing --file; a second init that would change nothing succeeds;
+an --at in the future is refused unless asked; -C with a bad path says so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import git, head
+
+from scarwarden.repo import MemoryRepo
+
+
+def test_a_missing_attach_exits_2_like_a_missing_file(cli: Any, demo_repo: MemoryRepo) -> None:
+    before = head(demo_repo)
+    attach = cli("episode", "add", "--task", "Card", "--correction", "Crop", "--attach", "nope.png")
+    file = cli("episode", "add", "--file", "nope.jsonl")
+    assert (attach.exit_code, file.exit_code) == (2, 2)
+    assert "'--attach': File 'nope.png' does not exist" in attach.output
+    assert head(demo_repo) == before
+
+
+def test_a_second_init_says_so_and_succeeds(tmp_path: Path, make_cli: Any) -> None:
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q")
+    cli = make_cli(root)
+    assert cli("init", "--no-hooks").exit_code == 0
+    before = head(root)
+    again = cli("init", "--no-hooks")
+    assert again.exit_code == 0, again.output
+    assert again.stdout.startswith(f"memory/ already holds a Scarwarden memory in {root}: nothing to do")
+    data = json.loads(cli("init", "--json").stdout)
+    assert data["already_initialised"] is True and data["commit"] is None and data["files"] == []
+    hooked = cli("init", "--hooks")  # what is missing is still done
+    assert hooked.exit_code == 0 and "Installed the pre-commit gate" in hooked.stdout
+    assert head(root) == before
+    # Asking for the demo where another memory is would change it: still refused.
+    demo = cli("init", "--demo", "--no-hooks")
+    assert demo.exit_code == 2 and "already holds a Scarwarden memory" in demo.stderr
+    assert head(root) == before
+
+
+def test_an_at_in_the_future_is_refused_unless_asked(cli: Any, demo_repo: MemoryRepo) -> None:
+    before = head(demo_repo)
+    args = ("episode", "add", "--task", "Plan the offsite", "--outcome", "Booked")
+    future = cli(*args, "--at", "2099-01-01T00:00:00Z")
+    assert future.exit_code == 2
+    assert "--at 2099-01-01T00:00:00Z is in the future" in future.stderr
+    assert "--allow-future" in future.stderr
+    assert head(demo_repo) == before
+    allowed = cli(*args, "--at", "2099-01-01T00:00:00Z", "--allow-future", "--json")
+    assert allowed.exit_code == 0, allowed.output
+    assert json.loads(allowed.stdout)["at"] == "2099-01-01T00:00:00Z"
+    assert cli(*args, "--at", "2020-01-01T00:00:00Z").exit_code == 0  # the past is fine
+
+
+def test_a_bad_repo_path_is_named_without_telling_to_pass_it(tmp_path: Path, make_cli: Any) -> None:
+    from click.testing import CliRunner
+
+    from scarwarden.cli.main import main_group
+
+    runner = CliRunner()
+    missing = runner.invoke(main_group, ["-C", str(tmp_path / "nope"), "recall", "x"])
+    assert missing.exit_code == 2
+    assert f"error: {tmp_path / 'nope'}: no such folder (given with -C/--repo)" in missing.stderr
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    not_git = runner.invoke(main_group, ["--repo", str(plain), "recall", "x"])
+    assert not_git.exit_code == 2
+    assert f"run 'git init {plain}' first" in not_git.stderr
+    assert "pass --repo PATH" not in missing.stderr + not_git.stderr
