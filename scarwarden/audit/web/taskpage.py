@@ -95,6 +95,9 @@ def task_page(
         repo, task, client=client, memory=mode != "off", compare=mode == "both", log=log
     )
     ctx["recall"] = result.recall
+    # The forms below name the receipt only when the recall log holds it (a GET logs
+    # nothing, so its receipt could not be resolved when the answer is posted).
+    ctx["logged"] = log
     ctx["why"] = _why(result.recall)
     ctx["known_rules"] = _playbook_ids(repo)
     columns: list[Column] = []
