@@ -122,26 +122,17 @@ def record_human_answer(
     return episode
 
 
-def record_for_verdict(
-    repo: MemoryRepo,
-    result: RecallResult,
-    answer: str | None,
-    *,
-    force: bool = False,
-    commit: bool = True,
-) -> Episode | None:
-    """Record ``answer``, given for ``result``'s task, when its verdict calls for it
-    (``scarwarden ask``): on ``ASK_HUMAN`` with no refs (nothing was recalled); on
-    ``ACT_AND_FLAG``, or on ``ACT`` with ``force``, referring to the recalled rules.
-    ``None`` when there is no answer, or on ``ACT`` without ``force`` (memory already
-    covers the task: the caller says the answer was not recorded)."""
+def refs_for_verdict(result: RecallResult, *, force: bool = False) -> list[str] | None:
+    """What an answer given for ``result``'s task refers to, when its verdict calls for
+    recording it (``scarwarden ask``): on ``ASK_HUMAN`` nothing (nothing was recalled);
+    on ``ACT_AND_FLAG``, or on ``ACT`` with ``force``, the recalled rules' episodes
+    (:func:`recalled_refs`). ``None`` on ``ACT`` without ``force``: memory already covers
+    the task, the answer is not recorded (the caller says so)."""
     from scarwarden.recall.router import ACT, ASK_HUMAN
 
-    if answer is None or (result.verdict == ACT and not force):
+    if result.verdict == ACT and not force:
         return None
-    receipt = result.receipt.to_json() if result.receipt is not None else None
-    refs = [] if result.verdict == ASK_HUMAN else recalled_refs(result.rules)
-    return record_human_answer(repo, result.task, answer, commit=commit, receipt=receipt, refs=refs)
+    return [] if result.verdict == ASK_HUMAN else recalled_refs(result.rules)
 
 
 def confirmed_rule(repo: MemoryRepo, rule_id: str) -> Any:

@@ -151,27 +151,38 @@ class Memory:
             head = git.head(self.repo.root) if commit else None
         return [Recorded(ep.id, ep.relpath(self.repo.episodes_rel), head, ep.to_json()) for ep in episodes]
 
-    def answer(self, task: str, answer: str, *, receipt: Any = None) -> Recorded:
+    def answer(
+        self,
+        task: str,
+        answer: str,
+        *,
+        receipt: Any = None,
+        refs: Sequence[str] | None = None,
+        commit: bool = True,
+    ) -> Recorded:
         """Record a human's answer to an ASK_HUMAN task, word for word, as a new episode
-        (``scarwarden answer``); it refers to the episodes of any rules recall returned."""
+        (``scarwarden answer``); it refers to the episodes of any rules recall returned.
+        ``refs``: those episode IDs when the caller has recalled already (``ask``; ``[]``
+        for none), ``None`` to recall ``task`` here. ``commit=False`` stages it."""
         from scarwarden.answers.asking import record_human_answer
 
         task, answer = _required(task, "task"), _required(answer, "answer")
         with self._writes:
-            ep = record_human_answer(self.repo, task, answer, receipt=receipt)
-            return self._recorded(ep)
+            ep = record_human_answer(self.repo, task, answer, receipt=receipt, refs=refs, commit=commit)
+            return self._recorded(ep, committed=commit)
 
-    def confirm(self, task: str, rule_id: str) -> tuple[Recorded, str]:
+    def confirm(self, task: str, rule_id: str, *, commit: bool = True) -> tuple[Recorded, str]:
         """Record a human's confirmation that a rule (a candidate of an ``ASK_HUMAN``)
         applies to the task (``ask --confirm``): an episode whose correction is the rule's
         own text, so the task's words reach the rule; returns it and the rule's canonical
-        ID. An unknown, retired or misspelt ID raises :class:`UsageError`, nothing written."""
+        ID. An unknown, retired or misspelt ID raises :class:`UsageError`, nothing written.
+        ``commit=False`` stages the episode instead of committing it."""
         from scarwarden.answers.asking import record_confirmation
 
         task, rule_id = _required(task, "task"), _required(rule_id, "rule_id")
         with self._writes:
-            ep, confirmed = record_confirmation(self.repo, task, rule_id)
-            return self._recorded(ep), confirmed
+            ep, confirmed = record_confirmation(self.repo, task, rule_id, commit=commit)
+            return self._recorded(ep, committed=commit), confirmed
 
     def distill(
         self, *, offline: bool | None = None, dry_run: bool = True, branch: str | None = None
@@ -318,11 +329,11 @@ class Memory:
             data["recalled"] = resolve(self.repo, data.pop("receipt"), source="receipt")
         return data
 
-    def _recorded(self, ep: Any) -> Recorded:
+    def _recorded(self, ep: Any, *, committed: bool = True) -> Recorded:
         from scarwarden import git
 
         rel = ep.relpath(self.repo.episodes_rel)
-        entries = git.log(self.repo.root, "-1", "--", rel)
+        entries = git.log(self.repo.root, "-1", "--", rel) if committed else []
         return Recorded(ep.id, rel, entries[0].sha if entries else None, ep.to_json())
 
 

@@ -10,7 +10,7 @@ from scarwarden.cli.commands.recall import format_result, read_task
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # pragma: no cover
-    from scarwarden.files.episodes import Episode
+    from scarwarden.api import Memory, Recorded
     from scarwarden.recall.result import RecallResult
 
 PROMPT = "Memory has nothing on this task. What should the agent do?"
@@ -72,43 +72,46 @@ def ask(
           --answer "Announce it in #data a week ahead; keep the old topic mirrored"
       scarwarden ask "Book a table for the team dinner" --confirm PB-06
     """
-    from scarwarden.answers.asking import record_for_verdict
-    from scarwarden.recall.engine import recall_task
+    from scarwarden.answers.asking import refs_for_verdict
+    from scarwarden.api import Memory
     from scarwarden.recall.router import ASK_HUMAN
 
     answer = answer_option(answer)
-    repo = get_repo(ctx)
+    memory = Memory(get_repo(ctx))
     if confirm is not None:
-        _confirm(repo, read_task(task), confirm, answer, as_json=as_json, staged=no_commit)
+        _confirm(memory, read_task(task), confirm, answer, as_json=as_json, staged=no_commit)
         return
-    result = recall_task(repo, read_task(task))
+    found = memory.recall(read_task(task))
+    result: RecallResult = found.engine
     if result.verdict == ASK_HUMAN and answer is None:
         answer = prompt_human(
-            "ask", result.task, PROMPT, show=format_result(result, playbook_rel=repo.playbook_rel)
+            "ask", result.task, PROMPT, show=format_result(result, playbook_rel=memory.repo.playbook_rel)
         )
-    episode = record_for_verdict(repo, result, answer, force=force, commit=not no_commit)
+    refs = None if answer is None else refs_for_verdict(result, force=force)
+    episode = None
+    if answer is not None and refs is not None:
+        episode = memory.answer(result.task, answer, receipt=found.receipt, refs=refs, commit=not no_commit)
     if answer is not None and episode is None:
         click.echo(
             f"memory already covers this ({result.verdict}); --answer was not recorded "
             "(add --force to record it anyway)",
             err=True,
         )
-    _print(repo, result, episode, as_json=as_json, staged=no_commit)
+    _print(memory.repo, result, episode, as_json=as_json, staged=no_commit)
 
 
 def _confirm(
-    repo: MemoryRepo, task: str, rule_id: str, answer: str | None, *, as_json: bool, staged: bool
+    memory: Memory, task: str, rule_id: str, answer: str | None, *, as_json: bool, staged: bool
 ) -> None:
     """``--confirm``: record the human's confirmation of a rule for the task."""
-    from scarwarden.answers.asking import record_confirmation
     from scarwarden.errors import UsageError
     from scarwarden.recall.engine import check_task
 
     if answer is not None:
         raise UsageError("--confirm and --answer are two answers: give one", hint="run ask twice")
-    episode, confirmed = record_confirmation(repo, check_task(task), rule_id, commit=not staged)
+    episode, confirmed = memory.confirm(check_task(task), rule_id, commit=not staged)
     if as_json:
-        echo_json({"task": episode.task, "confirmed": confirmed, "episode": episode.to_json()})
+        echo_json({"task": episode.episode["task"], "confirmed": confirmed, "episode": episode.episode})
         return
     click.echo(episode.id)
     click.echo(
@@ -119,13 +122,13 @@ def _confirm(
 
 
 def _print(
-    repo: MemoryRepo, result: RecallResult, episode: Episode | None, *, as_json: bool, staged: bool
+    repo: MemoryRepo, result: RecallResult, episode: Recorded | None, *, as_json: bool, staged: bool
 ) -> None:
     """Recall's result, or the ID of the episode the answer became (and what it means)."""
     if as_json:
         data = result.to_json()
         data["meaning"] = result.meaning
-        data["episode"] = None if episode is None else episode.to_json()
+        data["episode"] = None if episode is None else episode.episode
         echo_json(data)
         return
     if episode is None:
