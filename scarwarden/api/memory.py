@@ -304,12 +304,13 @@ class Memory:
             ep = index.get_episode(episode_id)
             if ep is None:
                 raise UsageError(
-                    f"no episode {episode_id} in the ledger", hint="episode IDs look like ep-7k2m9q4x1z"
+                    f"no episode {episode_id} in the ledger",
+                    hint="episode IDs look like ep-7k2m9q4x1z; 'scarwarden episode list' shows what there is",
                 )
             path = index.episode_path(episode_id)
             citing = tuple(index.rules_citing(episode_id))
         data = ep.to_json()
-        return EpisodeRecord(ep.id, str(data["at"]), ep.task, path, data, citing)
+        return EpisodeRecord(ep.id, str(data["at"]), ep.task, path, data, citing, stored=ep)
 
     # -- helpers ------------------------------------------------------------------
     def _episode_input(self, fields: Mapping[str, Any], source: str) -> dict[str, Any]:

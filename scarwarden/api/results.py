@@ -121,6 +121,9 @@ class EpisodeRecord:
     fields: dict[str, Any]
     #: The rules that cite it.
     cited_by: tuple[str, ...] = ()
+    #: The ledger's own episode object, for the CLI's readable form. Internal: not
+    #: covered by the stability promise (docs/python.md); read the fields above.
+    stored: Any = field(repr=False, compare=False, default=None)
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.fields.get(key, default)

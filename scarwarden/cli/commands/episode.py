@@ -259,22 +259,16 @@ def show(ctx: click.Context, episode_id: str, as_json: bool) -> None:
     Example:
       scarwarden episode show ep-hkgnqdz88f
     """
-    from scarwarden.index import open_index
+    from scarwarden.api import Memory
 
     repo = get_repo(ctx)
-    with open_index(repo) as index:
-        ep = index.get_episode(episode_id)
-        if ep is None:
-            raise UsageError(
-                f"no episode {episode_id} in the ledger", hint="'scarwarden episode list' shows what there is"
-            )
-        cited_by = index.rules_citing(episode_id)
-        path = index.episode_path(episode_id)
+    found = Memory(repo).episode(episode_id)
+    cited_by = list(found.cited_by)
     if as_json:
-        echo_json({**ep.to_json(), "path": path, "cited_by": cited_by})
+        echo_json({**found.fields, "path": found.path, "cited_by": cited_by})
         return
-    click.echo(click.style(f"# {path}", dim=True))
-    click.echo(format_episode(ep, repo, path))
+    click.echo(click.style(f"# {found.path}", dim=True))
+    click.echo(format_episode(found.stored, repo, found.path))
     click.echo(click.style(f"# cited by: {', '.join(cited_by) or 'no rule yet'}", dim=True))
 
 
