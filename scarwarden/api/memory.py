@@ -185,20 +185,42 @@ class Memory:
             return self._recorded(ep, committed=commit), confirmed
 
     def distill(
-        self, *, offline: bool | None = None, dry_run: bool = True, branch: str | None = None
+        self,
+        *,
+        offline: bool | None = None,
+        dry_run: bool = True,
+        branch: str | None = None,
+        commit: bool = True,
+        progress: Callable[[int, int], None] | None = None,
     ) -> Distillation:
         """Playbook changes from the episodes no rule cites yet. ``dry_run`` (the default)
         writes nothing: by the model when one is configured and answers, else offline
         with ``notice`` saying why. ``offline``: ``True`` forces the offline distiller,
-        ``False`` requires the model (:class:`~scarwarden.errors.NoModelConfigured`)."""
+        ``False`` requires the model (:class:`~scarwarden.errors.NoModelConfigured`).
+        ``commit=False`` writes the playbook in the working tree and commits nothing
+        (``distill --no-commit``); ``progress(done, total)`` is called as the model's
+        batches are answered."""
         from scarwarden.distill import distill, preview
 
         with self._writes:
             if dry_run:
-                result = preview(self.repo, offline=offline, branch=branch, environ=self.environ)
+                result = preview(
+                    self.repo,
+                    offline=offline,
+                    branch=branch,
+                    commit=commit,
+                    environ=self.environ,
+                    progress=progress,
+                )
             else:
                 result = distill(
-                    self.repo, offline=offline, dry_run=False, branch=branch, environ=self.environ
+                    self.repo,
+                    offline=offline,
+                    dry_run=False,
+                    branch=branch,
+                    commit=commit,
+                    environ=self.environ,
+                    progress=progress,
                 )
         data = result.to_json()
         return Distillation(
@@ -210,6 +232,7 @@ class Memory:
             notice=result.notice,
             diff=data["diff"],
             data=data,
+            engine=result,
         )
 
     def import_runs(

@@ -147,3 +147,6 @@ class Distillation:
     #: The unified diff of the playbook.
     diff: str
     data: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+    #: The distiller's own result, for the CLI's readable form. Internal: not covered
+    #: by the stability promise (docs/python.md); read the fields above.
+    engine: Any = field(repr=False, compare=False, default=None)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -114,24 +113,27 @@ def distill(
       scarwarden distill --offline --json
       scarwarden distill --migrate             # sentence maps for an older playbook
     """
+    from scarwarden.api import Memory
     from scarwarden.cli.commands._progress import progress_bar
-    from scarwarden.distill import distill as run_distill
-    from scarwarden.distill import preview
 
     repo = get_repo(ctx)
     if migrate:
         _migrate(repo, dry_run=dry_run, as_json=as_json)
         return
     # A dry run is a preview: by the model when it can be used, else offline, saying so.
-    run = preview if dry_run else functools.partial(run_distill, dry_run=False)
     with progress_bar("distilling episodes", quiet=as_json) as progress:  # model batches, on a terminal
-        result = run(
-            repo, offline=True if offline else None, branch=branch, commit=not no_commit, progress=progress
+        found = Memory(repo).distill(
+            offline=True if offline else None,
+            dry_run=dry_run,
+            branch=branch,
+            commit=not no_commit,
+            progress=progress,
         )
+    result: DistillResult = found.engine
     if result.notice and result.new:  # with nothing to distill, which distiller is moot
         click.echo(result.notice, err=True)
     if as_json:
-        echo_json(result.to_json())
+        echo_json(found.data)
     elif dry_run:
         _print_preview(result)
     else:
