@@ -5,7 +5,8 @@ recall log, a model or anything a clone does not have), so every clone ranks ali
 
 * ``task_term_df``: in how many episodes' tasks each stem occurs (meta ``task_count`` =
   the episodes counted; ``ledger_tasks`` the task each was counted with, whose stems
-  are uncounted when it moves: no postings are kept, nothing reads them).
+  are uncounted when it moves; ``task_terms`` which tasks say each stem, read by
+  ASK_HUMAN's candidates when no rule is near: the nearest failed episodes).
   Recall weighs a query stem down when most past tasks say it ("customer", "agent",
   the role-play boilerplate of a support ledger).
 * ``rule_episode_terms`` / ``rule_episode_df``: under each active rule, the stems of
@@ -92,11 +93,17 @@ def _sync_task_terms(conn: sqlite3.Connection, moved: set[str] | None = None) ->
             uncounted += conn.execute(
                 f"DELETE FROM ledger_tasks WHERE episode_id IN ({marks})", chunk
             ).rowcount
-    for _episode_id, task in fresh:
-        delta.update(set(text.stems(task or "")))
-    conn.executemany("INSERT INTO ledger_tasks VALUES (?, ?)", fresh)
+            conn.execute(f"DELETE FROM task_terms WHERE episode_id IN ({marks})", chunk)
+    postings: list[tuple[str, str]] = []
+    for episode_id, task in fresh:
+        said = set(text.stems(task or ""))
+        delta.update(said)
+        postings += [(stem, episode_id) for stem in sorted(said)]
     if first:
         conn.execute("DELETE FROM task_term_df")
+        conn.execute("DELETE FROM task_terms")
+    conn.executemany("INSERT INTO ledger_tasks VALUES (?, ?)", fresh)
+    conn.executemany("INSERT OR IGNORE INTO task_terms VALUES (?, ?)", postings)
     _move_df(conn, "task_term_df", delta)
     before = conn.execute("SELECT value FROM meta WHERE key = 'task_count'").fetchone()
     if first or before is None:

@@ -18,7 +18,7 @@ log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -81,6 +81,11 @@ CREATE INDEX rule_tag_stems_rule ON rule_tag_stems (rule_id);
 -- many tasks say each one; under each active rule, the stems of the episodes it cites
 -- (task, correction) and in how many rules' episodes each one occurs.
 CREATE TABLE ledger_tasks (episode_id TEXT PRIMARY KEY, task TEXT) WITHOUT ROWID;
+-- which past tasks say each stem: recall's nearest failed episodes when no rule is near
+-- (ASK_HUMAN's candidates, recall.given.episode_candidates).
+CREATE TABLE task_terms (term TEXT, episode_id TEXT, PRIMARY KEY (term, episode_id))
+    WITHOUT ROWID;
+CREATE INDEX task_terms_ep ON task_terms (episode_id);
 CREATE TABLE task_term_df (term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID;
 CREATE TABLE rule_episode_terms (term TEXT, rule_id TEXT, episode_id TEXT, field TEXT,
     tf INTEGER, PRIMARY KEY (term, rule_id, episode_id, field)) WITHOUT ROWID;
