@@ -318,8 +318,9 @@ class Memory:
             data=dict(rule.to_json()),
         )
 
-    def episode(self, episode_id: str) -> EpisodeRecord:
-        """One episode by its ID, word for word; :class:`UsageError` when there is none."""
+    def episode(self, episode_id: str, *, missing_hint: str | None = None) -> EpisodeRecord:
+        """One episode by its ID, word for word; :class:`UsageError` when there is none
+        (``missing_hint``: what that error suggests, for a door with its own commands)."""
         from scarwarden.index import open_index
 
         episode_id = _required(episode_id, "episode_id").lower()
@@ -328,7 +329,8 @@ class Memory:
             if ep is None:
                 raise UsageError(
                     f"no episode {episode_id} in the ledger",
-                    hint="episode IDs look like ep-7k2m9q4x1z; 'scarwarden episode list' shows what there is",
+                    hint=missing_hint
+                    or "episode IDs look like ep-7k2m9q4x1z; 'scarwarden episode list' shows what there is",
                 )
             path = index.episode_path(episode_id)
             citing = tuple(index.rules_citing(episode_id))

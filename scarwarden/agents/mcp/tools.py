@@ -205,26 +205,17 @@ class MemoryTools:
 
     def get_episode(self, episode_id: str) -> dict[str, Any]:
         """One episode word for word, its path, and the rules that cite it."""
-        from scarwarden.index import open_index
-
-        episode_id = _required(episode_id, "episode_id").lower()
-        with open_index(self.repo) as index:
-            ep = index.get_episode(episode_id)
-            if ep is None:
-                raise UsageError(
-                    f"no episode {episode_id} in the ledger",
-                    hint="episode IDs look like ep-7k2m9q4x1z; get_rule lists "
-                    "the episodes a rule was learnt in",
-                )
-            path = index.episode_path(episode_id)
-            citing = [index.get_rule(r) for r in index.rules_citing(episode_id)]
+        found = self.memory.episode(
+            episode_id,
+            missing_hint="episode IDs look like ep-7k2m9q4x1z; get_rule lists "
+            "the episodes a rule was learnt in",
+        )
+        citing = [self.memory.rule(rule_id) for rule_id in found.cited_by]
         return {
-            "episode": ep.to_json(),
-            "path": path,
-            "yaml": self._stored_text(path, ep),
-            "cited_by": [
-                {"id": r.id, "title": r.title, "retired": r.retired} for r in citing if r is not None
-            ],
+            "episode": found.fields,
+            "path": found.path,
+            "yaml": self._stored_text(found.path, found.stored),
+            "cited_by": [{"id": r.id, "title": r.title, "retired": r.retired} for r in citing],
         }
 
     def verify_citations(self, task: str, text: str) -> dict[str, Any]:
