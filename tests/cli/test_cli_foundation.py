@@ -569,6 +569,21 @@ def test_help_and_reads_do_not_import_gitpython_or_requests(demo_repo) -> None:
     assert _modules_after(["episode", "show", "ep-9ak5fm33w3"], demo_repo.root) == []
 
 
+def test_a_scarwarden_started_by_a_test_reads_compiled_modules() -> None:
+    """Even under PYTHONDONTWRITEBYTECODE (CI sets it), every module a ``scarwarden`` the
+    tests start imports has its bytecode (compiled once a run by tests/conftest.py):
+    compiling them from source again cost each such process ~80 ms of CPU (issue 28)."""
+    code = (
+        "import os, sys, scarwarden.cli.main, scarwarden.repo\n"
+        "ours = [m for n, m in sys.modules.items()\n"
+        "        if n.startswith('scarwarden') and getattr(m, '__cached__', None)]\n"
+        "print(len(ours), [m.__name__ for m in ours if not os.path.exists(m.__cached__)])"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    count, missing = proc.stdout.split(" ", 1)
+    assert int(count) >= 10 and missing.strip() == "[]", proc.stdout
+
+
 def test_python_dash_m_and_version() -> None:
     proc = subprocess.run([sys.executable, "-m", "scarwarden", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0

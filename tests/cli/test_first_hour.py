@@ -19,9 +19,11 @@ from scarwarden.cli.commands._install import install_hint
 def test_skipped_browser_tests_end_the_run_with_a_line_nobody_misses(tmp_path: Path) -> None:
     env = {**os.environ, "SCARWARDEN_TEST_CHROMIUM": str(tmp_path / "no-chromium")}
     env.pop("CI", None)
+    # Its own --basetemp: a nested run in the shared /tmp/pytest-of-USER would first
+    # delete the older runs' folders there (39 s of the suite's slowest test).
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:randomly", "-p", "no:cacheprovider",
-         str(ROOT / "tests" / "audit" / "test_browser.py")],
+         "--basetemp", str(tmp_path / "nested"), str(ROOT / "tests" / "audit" / "test_browser.py")],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -34,7 +36,7 @@ def test_browser_tests_fail_in_ci_rather_than_skip(tmp_path: Path) -> None:
     env = {**os.environ, "SCARWARDEN_TEST_CHROMIUM": str(tmp_path / "no-chromium"), "CI": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:randomly", "-p", "no:cacheprovider",
-         str(ROOT / "tests" / "audit" / "test_browser.py")],
+         "--basetemp", str(tmp_path / "nested"), str(ROOT / "tests" / "audit" / "test_browser.py")],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert proc.returncode == 1
