@@ -207,19 +207,24 @@ def pytest_configure(config: pytest.Config) -> None:
     """The package's bytecode, compiled once for the run when Python may not write it.
 
     With ``PYTHONDONTWRITEBYTECODE`` set (CI sets it; so do some machines) every
-    ``scarwarden`` the tests start would compile the ~150 modules it imports from source
-    again: ~80 ms of CPU each, over a thousand times a run. The controller compiles them
-    once before any worker starts, and removes at the end the ``__pycache__`` folders it
-    made, so the checkout is left as the setting asks.
+    ``scarwarden`` the tests start (a thousand a run, most of them git hooks) compiled
+    the package's modules it imports from source again, ~80 ms of CPU each, and each
+    worker compiled them all once more. The controller compiles them once before any
+    worker starts, and removes at the end the ``__pycache__`` folders it made, so the
+    checkout is left as the setting asks.
     """
     if hasattr(config, "workerinput") or not sys.flags.dont_write_bytecode:
         return
     import compileall
+    import re
 
-    package = ROOT / "scarwarden"
-    before = set(package.rglob("__pycache__"))
-    compileall.compile_dir(package, quiet=2)
-    config.stash[_MADE_PYCACHE] = [p for p in package.rglob("__pycache__") if p not in before]
+    made: list[Path] = []
+    # The tests' and benches' helper modules too (test modules are pytest's to rewrite).
+    for folder in (ROOT / "scarwarden", ROOT / "tests", ROOT / "bench"):
+        before = set(folder.rglob("__pycache__"))
+        compileall.compile_dir(folder, quiet=2, rx=re.compile(r"[/\\](test_[^/\\]*|conftest)\.py$"))
+        made += [p for p in folder.rglob("__pycache__") if p not in before]
+    config.stash[_MADE_PYCACHE] = made
 
 
 _MADE_PYCACHE = pytest.StashKey[list[Path]]()
