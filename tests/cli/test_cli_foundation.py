@@ -569,6 +569,27 @@ def test_help_and_reads_do_not_import_gitpython_or_requests(demo_repo) -> None:
     assert _modules_after(["episode", "show", "ep-9ak5fm33w3"], demo_repo.root) == []
 
 
+def test_version_and_help_start_without_yaml_sqlite_git_or_recall(tmp_path: Path) -> None:
+    """``--version`` and ``--help`` import the group alone: no command module, no YAML,
+    no SQLite, no git layer, no recall engine, not even logging (issue 28: every
+    ``scarwarden`` started pays its imports; the commands load theirs when they run)."""
+    code = textwrap.dedent("""
+        import json, sys
+        from scarwarden.cli.main import main
+        for args in (["--version"], ["--help"]):
+            try:
+                main(args)
+            except SystemExit:
+                pass
+        heavy = ("yaml", "sqlite3", "logging", "scarwarden.cli.commands.", "scarwarden.git",
+                 "scarwarden.repo", "scarwarden.recall", "scarwarden.index", "scarwarden.files")
+        print(json.dumps(sorted(m for m in sys.modules if m.startswith(heavy))), file=sys.stderr)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert "scarwarden, version" in proc.stdout and "Commands:" in proc.stdout
+    assert json.loads(proc.stderr.strip().splitlines()[-1]) == []
+
+
 def test_a_scarwarden_started_by_a_test_reads_compiled_modules() -> None:
     """Even under PYTHONDONTWRITEBYTECODE (CI sets it), every module a ``scarwarden`` the
     tests start imports has its bytecode (compiled once a run by tests/conftest.py):
