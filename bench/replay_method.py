@@ -183,6 +183,19 @@ the baselines rank the same task text):
   that run is a failure of a task that failed before, its own lesson (the fix it needed)
   is judged too.
 
+**What is judged of Scarwarden** (issue 26): what recall gives the agent. On `ACT` and
+`ACT_AND_FLAG` that is `rules`, each with its evidence; on `ASK_HUMAN` it is the
+`candidates` the agent must show the human when it asks ("nearest, unconfirmed: ask
+before using": the nearest rules with their evidence, or, when no rule is near, the
+nearest failed episodes' task and quoted correction), top {top} in all. The column
+"Scarwarden" judges that, and its tokens count everything returned (rules, evidence,
+candidates). Before issue 26's candidates, an `ASK_HUMAN` answer returned nothing: the
+issue found most misses were such empty answers, and candidates are the designed fix, so
+they are judged as what the agent shows. The column "Scarwarden, `rules` only" judges
+`rules` alone: what an agent may act on **without asking**. ACT precision is judged on
+`rules` only (an `ACT` answer has no candidates). The judge, the stripping of
+instructions and action logs, and the baselines are the same for every column.
+
 1. **Lesson at the repeat**: over the tasks with a failure already ingested, does the
    top {top} hold the lesson of the task's latest failure (specific; general as a second
    figure)? This is an **exact lookup**: the repeat's instruction is word for word the

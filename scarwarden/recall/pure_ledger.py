@@ -136,15 +136,7 @@ def recall_ledger(
         ranked.sort(key=lambda r: (-r.score, r.id))
     verdict = _route(stats, ranked)
     verdict = _not_on_a_struggling_rule_alone(verdict, ranked, settings, ledger, changes)
-    kept = (
-        []
-        if verdict == router.ASK_HUMAN
-        else [
-            r
-            for r in ranked
-            if r.confidence >= settings.floor or len(r.matched_tags) >= settings.act_tag_hits
-        ]
-    )
+    kept = router.returned(ranked, verdict, settings, version=algorithm)
     if terms.closest:
         weights = terms.stem_weights()
         for rule in kept[:limit]:

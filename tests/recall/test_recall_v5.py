@@ -9,10 +9,13 @@ from collections import Counter
 from helpers import write_episode
 from test_recall_v4 import _book, _ep
 
+from scarwarden.config import RecallSettings
 from scarwarden.files import playbook as pb
+from scarwarden.index import open_index
 from scarwarden.recall import evidence
-from scarwarden.recall.engine import recall_task
+from scarwarden.recall.engine import recall, recall_task
 from scarwarden.recall.formulas import LONG_RULE, LONG_RULE_V4, length_share
+from scarwarden.recall.router import RETURN_SHARE, returned
 from scarwarden.recall.score import TaskTerms
 from scarwarden.repo import MemoryRepo
 
@@ -72,3 +75,24 @@ def test_the_long_rule_cap_is_version_5s_fitted_value_and_version_4s_before() ->
         return TaskTerms(Counter(), {}, 0, 0.0, 0.0, version=version)
 
     assert terms(4).long_rule == 2.0 and terms(5).long_rule == 2.75
+
+
+def test_a_rule_far_below_the_best_is_not_returned(memory_repo: MemoryRepo) -> None:
+    """Version 5 returns a rule only when it scores at least RETURN_SHARE x the best."""
+    write_episode(memory_repo, _ep(1), task=TASK, correction="Refund to the card for Mia Li.")
+    best = pb.make_rule(
+        "PB-01",
+        "Refund duplicate invoice charges",
+        "Refund a duplicate invoice charge to the card.",
+        ["refund"],
+        [_ep(1)],
+    )
+    weak = pb.make_rule("PB-02", "Invoices by email", "Send every invoice by email.", [], [_ep(1)])
+    _book(memory_repo, [best, weak])
+    with open_index(memory_repo) as index:
+        probe = recall(index, TASK, settings=RecallSettings(floor=0.0), share=0.0)
+        scores = {r.id: r.score for r in probe.rules}
+        assert scores["PB-02"] < RETURN_SHARE * scores["PB-01"]  # the case this test is about
+        got = recall(index, TASK, settings=RecallSettings(floor=0.0))
+    assert [r.id for r in got.rules] == ["PB-01"]
+    assert returned(probe.rules, "ACT", RecallSettings(floor=0.0), version=4) == probe.rules
