@@ -60,7 +60,9 @@ from scarwarden.repo import MemoryRepo, open_repo  # noqa: E402
 #: Beside the checkout, as in CI; BENCH_DATASETS points elsewhere (a worktree).
 DATASETS = Path(os.environ.get("BENCH_DATASETS") or BENCH.parent.parent / "shared" / "datasets")
 VERDICTS = (router.ACT, router.ACT_AND_FLAG, router.ASK_HUMAN)
-#: Permissive settings to see every candidate; verdicts are recomputed per setting.
+#: Permissive settings to see every candidate (and, for the ranking, `share=0.0`: every
+#: ranked rule, not only those near the best; recall version 5); verdicts are recomputed
+#: per setting.
 PROBE = RecallSettings(act_threshold=1.0, floor=0.0, act_tag_hits=10**6, limit=50)
 #: The previous router, on the ranking score (kept to show before/after in one run).
 SCORE_ACT, SCORE_FLOOR = 9.25, 2.75
@@ -445,7 +447,7 @@ def banking(args: argparse.Namespace) -> None:
                     for task in held:
                         # CPU time: the shared machine's load moves wall time 2-4x.
                         start = time.process_time()
-                        res = recall(index, task["instructions"], settings=PROBE, limit=50)
+                        res = recall(index, task["instructions"], settings=PROBE, limit=50, share=0.0)
                         timings.setdefault(label, []).append(time.process_time() - start)
                         ranked.append([rule_of[r.id] for r in res.rules])
                         for r in res.rules:

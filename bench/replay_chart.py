@@ -9,6 +9,7 @@ from replay_stream import SYSTEMS
 
 LABELS = {
     "scarwarden": "Scarwarden (playbook)",
+    "scarwarden_rules": "Scarwarden, rules only",
     "raw": "raw episodes, BM25",
     "failures": "failed episodes' corrections, BM25",
     "policy": "policy rules, BM25",
@@ -16,6 +17,7 @@ LABELS = {
 }
 STYLE = {
     "scarwarden": ("#c2410c", "o", "-"),
+    "scarwarden_rules": ("#f59e0b", "v", "-"),
     "raw": ("#2563eb", "s", "--"),
     "failures": ("#7c3aed", "D", "--"),
     "policy": ("#16a34a", "^", "-."),

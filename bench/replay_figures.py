@@ -71,7 +71,7 @@ def curve(sweeps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for sw in sweeps:
         point = {k: sw[k] for k in ("runs_seen", "rules", "playbook_tokens", "ledger_tokens", "in_playbook")}
         point["systems"] = {name: system_point(sw["rows"][name]) for name in SYSTEMS}
-        point["router"] = router(sw["rows"]["scarwarden"])
+        point["router"] = router(sw["rows"]["scarwarden_rules"])
         points.append(point)
     return points
 
@@ -112,7 +112,7 @@ def blocks(events: list[dict[str, Any]], size: int) -> list[dict[str, Any]]:
     """The router's verdicts at each run, in blocks of ``size`` runs (one trial each by default)."""
     out = []
     for start in range(0, len(events), size):
-        rows = [e["scarwarden"] for e in events[start : start + size]]
+        rows = [e["scarwarden_rules"] for e in events[start : start + size]]
         out.append({"runs": [start + 1, start + len(rows)], **router(rows)})
     return out
 
@@ -133,7 +133,7 @@ def event_figures(events: list[dict[str, Any]], block: int) -> dict[str, Any]:
         },
         "transfer_first_sight": {name: share([e[name] for e in events], "transfer") for name in SYSTEMS},
         "tokens_per_recall": {name: mean(e[name]["tokens"] for e in events) for name in SYSTEMS},
-        "router": router([e["scarwarden"] for e in events]),
+        "router": router([e["scarwarden_rules"] for e in events]),
         "router_blocks": blocks(events, block),
     }
 
@@ -154,7 +154,7 @@ def figures(result: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
             for name in SYSTEMS
         },
         "router": last["router"],
-        "router_pooled": router([r for sw in sweeps[1:] for r in sw["rows"]["scarwarden"]]),
+        "router_pooled": router([r for sw in sweeps[1:] for r in sw["rows"]["scarwarden_rules"]]),
         "halves": halves(sweeps[-1], sweeps),
     }
     return {

@@ -114,6 +114,31 @@ def rule_text(rule: dict[str, Any]) -> str:
     return f"{rule.get('title', '')}\n{rule.get('text', '')}" + (f"\n{evidence}" if evidence else "")
 
 
+def candidate_texts(candidate: dict[str, Any]) -> tuple[str, str]:
+    """What an agent shows the human of an ASK_HUMAN candidate, and its lesson text: a
+    rule reads as a recalled rule; a failed episode as its task and its quoted
+    correction sentences (the lesson text is the quote alone: no instruction)."""
+    if candidate.get("kind") == "rule":
+        text = rule_text(candidate)
+        return text, text
+    quote = "\n".join(str(e.get("text", "")) for e in candidate.get("evidence") or ())
+    return f"{candidate.get('task', '')}\n{quote}".strip(), quote
+
+
+def given_texts(result: dict[str, Any], top: int, candidates: bool) -> Texts:
+    """What a recall gives the agent: its ``rules`` (with their evidence), and, when
+    ``candidates``, the ``candidates`` of an ASK_HUMAN answer too (top ``top`` in all).
+    A rule's lesson text is the text read (a rule holds no instruction or log)."""
+    read = [rule_text(r) for r in (result.get("rules") or [])[:top]]
+    lessons = list(read)
+    if candidates:
+        for candidate in (result.get("candidates") or [])[: max(0, top - len(read))]:
+            text, lesson = candidate_texts(candidate)
+            read.append(text)
+            lessons.append(lesson)
+    return Texts(read, lessons)
+
+
 #: What is left of an episode once the user's instruction (``task``) and the agent's
 #: action log (``action``) are stripped: the lesson text, judged for transfer.
 LESSON_FIELDS = ("outcome", "correction")

@@ -23,9 +23,21 @@ from typing import Any
 from replay_correction import Item
 from replay_data import Run, episode_of
 from replay_judge import Analysed, analyse, held, tokens
-from replay_memory import FailuresOnly, PolicyRules, RawEpisodes, Scarwarden, Texts, rule_text
+from replay_memory import (
+    FailuresOnly,
+    PolicyRules,
+    RawEpisodes,
+    Scarwarden,
+    Texts,
+    given_texts,
+    rule_text,
+)
 
-SYSTEMS = ("scarwarden", "raw", "failures", "policy", "none")
+#: ``scarwarden``: what recall gives the agent (``rules`` with their evidence on ACT /
+#: ACT_AND_FLAG; on ASK_HUMAN the ``candidates`` it must show the human when it asks).
+#: ``scarwarden_rules``: ``rules`` only, what an agent may act on without asking (ACT
+#: precision is judged on it).
+SYSTEMS = ("scarwarden", "scarwarden_rules", "raw", "failures", "policy", "none")
 START = datetime(2024, 5, 15, 20, 0, tzinfo=timezone.utc)
 
 
@@ -108,9 +120,12 @@ def recall_all(
 ) -> dict[str, Recalled]:
     """What each system returns for ``task``."""
     result = sw.recall(task, top)
-    rules = result.get("rules") or []
+    verdict = str(result.get("verdict"))
+    rules = given_texts(result, top, candidates=False)
+    given = given_texts(result, top, candidates=True)
     return {
-        "scarwarden": Recalled([rule_text(r) for r in rules[:top]], str(result.get("verdict"))),
+        "scarwarden": Recalled(given.read, verdict, given.lessons),
+        "scarwarden_rules": Recalled(rules.read, verdict, rules.lessons),
         "raw": Recalled.of(base.raw.top(task, top)),
         "failures": Recalled.of(base.failures.top(task, top)),
         "policy": Recalled.of(policy.top(task, top)),

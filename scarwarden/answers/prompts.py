@@ -54,7 +54,7 @@ def rules_block(rules: Sequence[Any]) -> str:
     version 4: sentences of the closest cited episode's correction), episodes, citation."""
     parts = []
     for rule in rules:
-        said = "".join(f"Evidence ({q.episode_id}): {q.text}\n" for q in getattr(rule, "quotes", ()))
+        said = "".join(f"Evidence ({q.episode_id}): {q.shown}\n" for q in getattr(rule, "quotes", ()))
         parts.append(
             f"{rule.id}: {rule.title}\n{rule.text}\n{said}"
             f"Learnt in: {', '.join(rule.episode_ids)}\n"
@@ -155,7 +155,7 @@ def _rule_lines(rule: Any, width: int) -> list[str]:
     return [
         *_wrap(f"{rule.id}: {rule.title}", "", width),
         *_wrap(rule.text, "  ", width),
-        *[line for q in said for line in _wrap(f"Evidence ({q.episode_id}): {q.text}", "  ", width)],
+        *[line for q in said for line in _wrap(f"Evidence ({q.episode_id}): {q.shown}", "  ", width)],
         *_wrap(f"Cite as: {format_citation(rule.id, rule.episode_ids)}", "  ", width),
         *_wrap(f"Matched: {'; '.join(why) or '-'} (score {rule.score:g})", "  ", width),
     ]

@@ -45,15 +45,13 @@ from scarwarden.files import receipt as receipt_format
 from scarwarden.files.episodes import Episode
 from scarwarden.gate.ledger import counts
 from scarwarden.gate.policy import GateProblem, parse_playbook, problem
+from scarwarden.gate.proofs_compare import Outcome, applied_beyond, clip, compare, rewritten
 from scarwarden.gate.proofs_ledger import LedgerProofs
 from scarwarden.gate.proofs_settings import CommittedSettings, settings_unknown
 from scarwarden.gate.report import CheckReport
 from scarwarden.recall import pure, pure_ledger
 from scarwarden.recall.evidence import given_evidence
 
-#: (verdict, ranked rule IDs, evidence: rule -> episode, None before version 4) recall
-#: gives, or the problem code why it cannot run.
-_Outcome = tuple[str, tuple[str, ...], dict[str, str] | None] | str
 #: The recall algorithm versions this gate re-derives.
 IMPLEMENTED = (pure.IMPLEMENTS, *pure_ledger.VERSIONS)
 
@@ -106,7 +104,7 @@ class Prover:
         self.known = {b for b in known if b}
         self.history: set[str] | None = None
         self.books: dict[str, pure.Postings | GateProblem] = {}
-        self.outcomes: dict[tuple[str, str, str], _Outcome] = {}
+        self.outcomes: dict[tuple[str, str, str], Outcome] = {}
 
     def prove_all(self, episodes: list[tuple[str, Episode]]) -> list[Proof]:
         """Prove every valid ``(path, episode)`` that carries a receipt, in order
@@ -129,13 +127,13 @@ class Prover:
 
     def prove(self, path: str, episode: Episode, receipt: receipt_format.Receipt) -> Proof:
         proof = Proof(episode.id, path, receipt, "proved")
-        proof.problems += _applied_beyond(path, episode, receipt)
+        proof.problems += applied_beyond(path, episode, receipt)
         if receipt.task != episode.task.strip():
             proof.problems.append(
                 problem(
                     "receipt-other-task",
                     f"{episode.id}'s receipt {receipt.id} is for another task "
-                    f"({_clip(receipt.task)!r}, not {_clip(episode.task)!r})",
+                    f"({clip(receipt.task)!r}, not {clip(episode.task)!r})",
                     file=path,
                     field="recalled",
                     episode=episode.id,
@@ -166,13 +164,13 @@ class Prover:
             outcome = "receipt-ledger-unknown"  # the memory/ tree, say: no episodes folder (issue 27)
         if outcome == "receipt-ledger-rewritten":
             proof.status = "refused" if proof.problems else "unverifiable"
-            proof.warnings.append(_rewritten(path, episode, receipt))
+            proof.warnings.append(rewritten(path, episode, receipt))
             return proof
         if isinstance(outcome, str):
             proof.problems.append(self._no_playbook(path, episode, receipt, outcome))
         else:
             proof.derived = outcome
-            proof.problems += _compare(path, episode, receipt, outcome)
+            proof.problems += compare(path, episode, receipt, outcome)
         if proof.problems:
             proof.status = "refused"
         return proof
@@ -267,7 +265,7 @@ class Prover:
             if rule not in book.rules
         ]
 
-    def _outcome(self, receipt: receipt_format.Receipt) -> _Outcome:
+    def _outcome(self, receipt: receipt_format.Receipt) -> Outcome:
         settings = receipt.settings
         key = (
             receipt.playbook,
@@ -277,7 +275,7 @@ class Prover:
         if key in self.outcomes:
             return self.outcomes[key]
         book = self._book(receipt)
-        outcome: _Outcome
+        outcome: Outcome
         if isinstance(book, str):
             outcome = book
         else:
@@ -297,7 +295,7 @@ class Prover:
 
     def _recall(
         self, book: pure.Postings, receipt: receipt_format.Receipt, config: RecallSettings
-    ) -> _Outcome:
+    ) -> Outcome:
         """Re-run the recall of the receipt's version: what it gives, or why it cannot."""
         if receipt.algorithm == pure.IMPLEMENTS:
             result = pure.recall_playbook(book, receipt.task, settings=config)
@@ -333,91 +331,3 @@ class Prover:
             hint="a receipt names the committed playbook (and ledger) recall read: commit them "
             "before recording, or record the episode without the receipt",
         )
-
-
-def _rewritten(path: str, episode: Episode, receipt: receipt_format.Receipt) -> GateProblem:
-    return problem(
-        "receipt-unverifiable",
-        f"{episode.id}'s receipt {receipt.id} names ledger {(receipt.ledger_tree or '')[:12]}, real "
-        "episodes that no commit of this history holds as such (a rebase rewrote the commits "
-        "recall ran on?), so its verdict and ranking are unverified (not a pass)",
-        file=path,
-        field="recalled",
-        episode=episode.id,
-        hint="recall again on the rebased branch and record that receipt",
-    )
-
-
-def _compare(
-    path: str,
-    episode: Episode,
-    receipt: receipt_format.Receipt,
-    derived: tuple[str, tuple[str, ...], dict[str, str] | None],
-) -> list[GateProblem]:
-    """The receipt against what recall gives: the verdict, each rule, then the order,
-    then (version 4) the evidence given with each rule."""
-    verdict, rules, given = derived
-    at = f"for this task at playbook {receipt.short_playbook}"
-    out = []
-
-    def refuse(message: str, rule: str | None = None) -> None:
-        out.append(
-            problem(
-                "receipt-mismatch",
-                f"{episode.id}'s receipt {message}",
-                file=path,
-                field="recalled",
-                rule=rule,
-                episode=episode.id,
-                hint=f"recall gives {verdict} {', '.join(rules) or '(no rules)'} {at}; "
-                "record the receipt recall printed, unchanged",
-            )
-        )
-
-    if receipt.verdict != verdict:
-        refuse(f"says {receipt.verdict}, but recall gives {verdict} {at}")
-    for rule in receipt.rules:
-        if rule not in rules:
-            refuse(f"lists {rule}, which recall did not return {at}", rule)
-    for rule in rules:
-        if rule not in receipt.rules:
-            refuse(f"leaves out {rule}, which recall returned {at}", rule)
-    if not out and tuple(receipt.rules) != rules:
-        refuse(f"ranks the rules {', '.join(receipt.rules)}; recall ranks them {', '.join(rules)} {at}")
-    if not out and given is not None and (receipt.evidence or {}) != given:
-        for rule in rules:
-            said, derived_ep = (receipt.evidence or {}).get(rule), given.get(rule)
-            if said != derived_ep:
-                refuse(
-                    f"gives {rule} the evidence of {said or 'no episode'}, but recall gives "
-                    f"{derived_ep or 'none'} {at}",
-                    rule,
-                )
-    return out
-
-
-def _applied_beyond(path: str, episode: Episode, receipt: receipt_format.Receipt) -> list[GateProblem]:
-    """``rules_applied`` entries the receipt does not hold, unless the episode says why."""
-    if episode.get("rules_applied_reason"):
-        return []
-    given = set(receipt.rules)
-    return [
-        problem(
-            "rules-applied-not-recalled",
-            f"{episode.id} says it applied {rule}, which its receipt {receipt.id} does not hold "
-            f"(recall gave {', '.join(receipt.rules) or 'no rules'})",
-            file=path,
-            field="rules_applied",
-            rule=rule,
-            episode=episode.id,
-            hint="an agent applies what recall gave it; if someone told it to apply this "
-            "rule, say so in rules_applied_reason",
-        )
-        for rule in episode.get("rules_applied") or []
-        if rule not in given
-    ]
-
-
-def _clip(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 3] + "..."

@@ -59,15 +59,22 @@ def check_task(task: str) -> str:
 
 
 def recall(
-    index: Index, task: str, *, limit: int | None = None, settings: RecallSettings | None = None
+    index: Index,
+    task: str,
+    *,
+    limit: int | None = None,
+    settings: RecallSettings | None = None,
+    share: float = router.RETURN_SHARE,
 ) -> RecallResult:
     """Rank the active rules of ``index`` for ``task`` and route the result.
 
     Returns at most ``limit`` rules in rank order, each with a confidence of at least
-    ``settings.floor`` (or with ``act_tag_hits`` tag hits); none when the verdict is
-    ``ASK_HUMAN``. The verdict comes from the best-ranked rule
-    (:func:`scarwarden.recall.router.route`). Raises :class:`UsageError` for an empty or
-    over-long task, :class:`ValidationError` when the playbook does not parse.
+    ``settings.floor`` (or with ``act_tag_hits`` tag hits) and a score of at least
+    ``share`` x the best-ranked rule's (:func:`scarwarden.recall.router.returned`; 0 for
+    a ranking probe: every rule); none when the verdict is ``ASK_HUMAN``. The verdict
+    comes from the best-ranked rule (:func:`scarwarden.recall.router.route`). Raises
+    :class:`UsageError` for an empty or over-long task, :class:`ValidationError` when
+    the playbook does not parse.
     """
     from scarwarden.recall.log import playbook_commit
 
@@ -97,15 +104,7 @@ def recall(
     verdict, doubt = not_on_a_struggling_rule_alone(index, verdict, ranked, settings)  # lineage counts
     stats.downgraded_by = doubt
     stats.words = task_words(task)
-    kept = (
-        []
-        if verdict == router.ASK_HUMAN
-        else [
-            r
-            for r in ranked
-            if r.confidence >= settings.floor or len(r.matched_tags) >= settings.act_tag_hits
-        ]
-    )
+    kept = router.returned(ranked, verdict, settings, share=share)
     _mark_redacted(index, kept[:limit])
     attach_evidence(index, kept[:limit], terms)
     result = RecallResult(

@@ -15,6 +15,12 @@ characters a token), shown in the correction's own order. A single sentence long
 than that is cut at a word boundary and ends with ``...``. So the evidence of a rule
 stays bounded whatever the rule cites (one episode, at most ~60 tokens).
 
+Version 5 (issue 26): the evidence adds to the rule, it does not repeat it. A sentence
+whose stems the rule's title and text already all say is left out (it tells the agent
+nothing the rule did not); the sentences kept are those with a word of their own (a
+value, a name, the case). When none is left, the evidence still names the episode, with
+no text: the ID is always given, so the agent (or the human) can open it.
+
 Pure functions of the episode's text and the task's words: the engine and the gate's
 re-derivation (:mod:`scarwarden.recall.pure_ledger`) pick the same episode and the
 same sentences.
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +39,8 @@ from scarwarden import text
 #: The evidence's size bound, in tokens (the replay counts characters / 4).
 MAX_TOKENS = 60
 MAX_CHARS = 4 * MAX_TOKENS
+#: What the text output shows for evidence with no sentence left (version 5).
+NOTHING_MORE = "(nothing the rule does not already say; open the episode for the whole case)"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -44,6 +53,12 @@ class Evidence:
 
     def to_json(self) -> dict[str, str]:
         return {"episode_id": self.episode_id, "text": self.text}
+
+    @property
+    def shown(self) -> str:
+        """The text to print: the sentences, or, when none adds to the rule (version 5),
+        a note that the episode says nothing the rule does not."""
+        return self.text or NOTHING_MORE
 
 
 @dataclass
@@ -80,10 +95,18 @@ def _cut(sentence: str) -> str:
     return (head[:space] if space > MAX_CHARS // 2 else head).rstrip(" ,;:") + " ..."
 
 
-def quote(correction: str, weights: Mapping[str, float]) -> str:
+def adds(sentence: str, said: AbstractSet[str]) -> bool:
+    """Does ``sentence`` say a stem the rule (whose stems are ``said``) does not?"""
+    return not set(text.stems(sentence)) <= said
+
+
+def quote(correction: str, weights: Mapping[str, float], said: AbstractSet[str] | None = None) -> str:
     """The sentences of ``correction`` to show for a task whose stems weigh ``weights``
-    (idf x ledger weight), bounded by :data:`MAX_CHARS`."""
+    (idf x ledger weight), bounded by :data:`MAX_CHARS`; with ``said`` (version 5: the
+    rule's stems), only the sentences that add to the rule (:func:`adds`)."""
     parts = sentences(correction)
+    if said is not None:
+        parts = [p for p in parts if adds(p, said)]
     if not parts:
         return ""
     scored = []
@@ -115,15 +138,24 @@ def choose(
     cited: list[str],
     correction_of: Callable[[str], str | None],
     weights: Mapping[str, float],
+    said: AbstractSet[str] | None = None,
 ) -> Evidence | None:
-    """The evidence of a rule: the first episode of :func:`order` with a correction."""
+    """The evidence of a rule: the first episode of :func:`order` with a correction.
+
+    With ``said`` (version 5: the rule's own stems), its sentences that add to the rule,
+    and the episode named even when none does (an empty text)."""
     for episode_id in order(closest, cited):
         correction = correction_of(episode_id)
         if isinstance(correction, str) and correction.strip():
-            said = quote(correction, weights)
-            if said:
-                return Evidence(episode_id, said)
+            quoted = quote(correction, weights, said)
+            if quoted or said is not None:
+                return Evidence(episode_id, quoted)
     return None
+
+
+def rule_stems(title: str, body: str) -> frozenset[str]:
+    """The stems a rule's title and text say (what its evidence need not repeat)."""
+    return frozenset(text.stems(f"{title}\n{body}"))
 
 
 def given_evidence(result: Any) -> dict[str, str]:

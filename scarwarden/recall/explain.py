@@ -254,10 +254,16 @@ def _rule_lines(rule: RecalledRule, stats: RecallStats, note: str) -> list[str]:
             f"weight {p.weight:g} x tf {p.tf} x {K1 + 1:g} / ({p.tf} + {K1} x ({1 - B:g} + {B} x "
             f"{p.length}/{avg:.4f})): {p.pair.replace(' ', ' then ')} side by side (ranking only)"
         )
+    return lines + _confidence_lines(rule, stats)
+
+
+def _confidence_lines(rule: RecalledRule, stats: RecallStats) -> list[str]:
+    """A rule's confidence and evidence, mass by mass, and what its length counts."""
+    avg = stats.avg_length
     n = stats.rule_count
     matched = [rule.stem_df[s] for s in rule.matched_stems]
     ledger = {**stats.ledger, **rule.stem_ledger}
-    lines += [
+    lines = [
         f"    confidence {rule.confidence:.4f} = matched {rule.matched_mass:.4f} / sqrt(task "
         f"{stats.task_mass:.4f} x rule {rule.rule_mass:.4f}); evidence {rule.evidence:g} = "
         + " + ".join(
@@ -276,7 +282,7 @@ def _rule_lines(rule: RecalledRule, stats: RecallStats, note: str) -> list[str]:
     if rule.length_share is not None and rule.length_share < 1.0:
         lines.append(
             f"      the rule is longer than {LONG_RULE:g} x the average rule ({avg:.4f} stems): its mass "
-            f"counts as {LONG_RULE:g} x the average rule, x {rule.length_share:.4f} (version 4)"
+            f"counts as {LONG_RULE:g} x the average rule, x {rule.length_share:.4f}"
         )
     if rule.through_episodes:
         lines.append(

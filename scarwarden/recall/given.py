@@ -51,7 +51,8 @@ def attach_evidence(index: Index, rules: list[RecalledRule], task: TaskTerms) ->
     found = corrections(index, wanted)
     weights = task.stem_weights()
     for rule in rules:
-        chosen = evidence.choose(rule.closest_episode, rule.episode_ids, found.get, weights)
+        said = evidence.rule_stems(rule.title, rule.text) if task.version >= 5 else None
+        chosen = evidence.choose(rule.closest_episode, rule.episode_ids, found.get, weights, said)
         rule.quotes = [chosen] if chosen else []
 
 

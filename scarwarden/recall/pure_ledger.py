@@ -50,8 +50,9 @@ from scarwarden.recall.score import TaskTerms, _scored_rule, weigh_task, worth_e
 #: The recall algorithm versions this module reproduces: 2, 3 (version 2 plus the
 #: pairs of adjacent stems, :func:`scarwarden.text.pairs`) and 4 (version 3 with the
 #: closest cited episode instead of the sum over them, the capped rule mass, and the
-#: evidence given with each rule), the newest.
-VERSIONS = (2, 3, 4)
+#: evidence given with each rule) and 5 (version 4 with evidence that adds to the rule,
+#: :mod:`scarwarden.recall.evidence`), the newest.
+VERSIONS = (2, 3, 4, 5)
 IMPLEMENTS = VERSIONS[-1]
 #: The engine's slack: candidates scored beyond ``limit`` before the exact re-ranking.
 _SLACK = 10
@@ -135,19 +136,14 @@ def recall_ledger(
         ranked.sort(key=lambda r: (-r.score, r.id))
     verdict = _route(stats, ranked)
     verdict = _not_on_a_struggling_rule_alone(verdict, ranked, settings, ledger, changes)
-    kept = (
-        []
-        if verdict == router.ASK_HUMAN
-        else [
-            r
-            for r in ranked
-            if r.confidence >= settings.floor or len(r.matched_tags) >= settings.act_tag_hits
-        ]
-    )
+    kept = router.returned(ranked, verdict, settings, version=algorithm)
     if terms.closest:
         weights = terms.stem_weights()
         for rule in kept[:limit]:
-            chosen = evidence.choose(rule.closest_episode, rule.episode_ids, words.corrections.get, weights)
+            said = evidence.rule_stems(rule.title, rule.text) if algorithm >= 5 else None
+            chosen = evidence.choose(
+                rule.closest_episode, rule.episode_ids, words.corrections.get, weights, said
+            )
             rule.quotes = [chosen] if chosen else []
     return RecallResult(task=task, verdict=verdict, playbook_commit=None, rules=kept[:limit], stats=stats)
 

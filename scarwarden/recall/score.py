@@ -6,8 +6,8 @@ Two numbers per rule (docs/recall.md works examples by hand). The **score** rank
              + sum over shared stems t  idf(t) * qtf(t) * tf(t,r) * (K1 + 1)
                                         / (tf(t,r) + K1 * (1 - B + B * len(r) / avglen))
              + the words of the episodes r cites, and (version 3) the task's pairs of
-               adjacent stems r says side by side (:func:`_episode_matches`,
-               :func:`_pair_matches`; docs/recall.md has every term)
+               adjacent stems r says side by side (:mod:`scarwarden.recall.score_parts`;
+               docs/recall.md has every term)
 
     idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
 
@@ -35,90 +35,34 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scarwarden import text
 from scarwarden.recall.formulas import (
     DECIMALS,
-    EPISODE_WEIGHT,
-    TAG_WEIGHT,
     confidence,
-    episode_contribution,
     idf,
     ledger_weight,
     length_share,
     pair_weight,
-    specificity,
-    term_contribution,
 )
-from scarwarden.recall.result import EpisodeMatch, PairMatch, RecalledRule, RecallStats, TermMatch
+from scarwarden.recall.result import RecalledRule
+from scarwarden.recall.score_parts import (
+    closest_episode,
+    episode_matches,
+    masses,
+    of_episode,
+    own_ledger_weights,
+    pair_matches_of,
+    tag_matches,
+    term_matches,
+)
 from scarwarden.recall.score_reads import episode_words, pair_postings, read_tag_parts, rule_stems
+from scarwarden.recall.task import TaskTerms
 from scarwarden.recall.version import ALGORITHM
 
 if TYPE_CHECKING:
-    from scarwarden.config import RecallSettings
-
-
-@dataclass(frozen=True)
-class TaskTerms:
-    """The task's side of the arithmetic: its stems, and what the index knows of them."""
-
-    qtf: Counter[str]
-    #: df of the task stems some active rule contains (the others are absent: df 0).
-    df: dict[str, int]
-    #: Active rules (N) and their average length in stems (avglen).
-    n: int
-    avg: float
-    #: Sum of idf x ledger weight over the task's distinct stems.
-    task_mass: float
-    #: Ledger weight of each task stem (:func:`ledger_weight`; absent: 1.0), how many
-    #: past tasks say it, and how many tasks the ledger holds.
-    ledger: dict[str, float] = field(default_factory=dict)
-    task_df: dict[str, int] = field(default_factory=dict)
-    task_count: int = 0
-    #: For the task stems found in the episodes some rule cites: in how many rules'
-    #: episodes (stems in more than half the rules' episodes are left out).
-    ep_df: dict[str, int] = field(default_factory=dict)
-    #: Whether two past tasks or more say some word (else no rule stem's weight is
-    #: below 1, and the rules' stems are not looked up in the ledger).
-    ledger_shared: bool = False
-    #: Version 3: the task's pairs of adjacent stems that some active rule says too ->
-    #: in how many rules; and each one's weight (:func:`pair_weight`).
-    pair_df: dict[str, int] = field(default_factory=dict)
-    pair_w: dict[str, float] = field(default_factory=dict)
-    #: The recall algorithm version whose arithmetic applies: 4 ranks a rule by its
-    #: single closest cited episode (not the sum over them), and a long rule's mass
-    #: counts as :data:`scarwarden.recall.formulas.LONG_RULE` x the average rule's.
-    version: int = ALGORITHM
-
-    @property
-    def closest(self) -> bool:
-        """Version 4: one episode (the closest) counts, and long rules are not punished."""
-        return self.version >= 4
-
-    def q(self, stem: str) -> float:
-        return self.ledger.get(stem, 1.0)
-
-    def stem_weights(self) -> dict[str, float]:
-        """Each task stem's idf x ledger weight (what the evidence's sentences are
-        chosen by)."""
-        return {t: idf(self.df.get(t, 0), self.n) * self.q(t) for t in sorted(self.qtf)}
-
-    def stats(self, settings: RecallSettings) -> RecallStats:
-        """What the explanation shows of the task's side: its stems, their df, the ledger."""
-        return RecallStats(
-            rule_count=self.n,
-            avg_length=self.avg,
-            task_stems=dict(sorted(self.qtf.items())),
-            unknown_stems=sorted(set(self.qtf) - set(self.df)),
-            settings=settings,
-            task_mass=self.task_mass,
-            task_df={t: self.df.get(t, 0) for t in sorted(self.qtf)},
-            task_count=self.task_count,
-            ledger_df=dict(sorted(self.task_df.items())),
-            ledger=dict(sorted(self.ledger.items())),
-        )
+    pass
 
 
 def task_terms(
@@ -270,28 +214,20 @@ def _scored_rule(
     (tf, length), none for version 2), score, confidence and evidence."""
     rule_id, title, body, tags_json, eps_json = row
     tags = list(json.loads(tags_json))
-    hits = [t for t in tags if t in parts and parts[t] <= task.qtf.keys()]
-    contributions: dict[str, float] = {}
-    total = 0.0
-    for tag in hits:
-        value = TAG_WEIGHT * min(task.q(s) for s in parts[tag])
-        contributions[f"tag:{tag}"] = round(value, DECIMALS)
-        total += value
-    total, matches = _term_matches(task, postings, total)
+    total, hits, contributions = tag_matches(task, tags, parts, 0.0)
+    total, matches = term_matches(task, postings, total)
     contributions.update({f"term:{m.stem}": m.contribution for m in matches})
     episodes = episodes or {}
     closest = closest_episode(task, episodes) if task.closest else None
-    if closest is not None:
-        episodes = _of_episode(episodes, closest)
-    total, via = _episode_matches(task, episodes, total)
+    total, via = episode_matches(task, of_episode(episodes, closest) if closest else episodes, total)
     contributions.update({f"episode:{e.stem}": e.contribution for e in via})
-    total, pair_matches = _pair_matches(task, pairs or {}, total)
+    total, pair_matches = pair_matches_of(task, pairs or {}, total)
     contributions.update({f"pair:{m.pair}": m.contribution for m in pair_matches})
     matched = set(postings).union(*(parts[t] for t in hits))
     through = {e.stem for e in via} - matched  # found only through the rule's episodes
-    q = _own_ledger_weights(task, own_task_df or {})
-    matched_mass, rule_mass, evidence = _masses(task, own, weight, q, matched, through)
-    share = length_share(length, task.avg) if task.closest else 1.0
+    q = own_ledger_weights(task, own_task_df or {})
+    matched_mass, rule_mass, evidence = masses(task, own, weight, q, matched, through)
+    share = length_share(length, task.avg, task.long_rule) if task.closest else 1.0
     return RecalledRule(
         id=rule_id,
         title=title,
@@ -316,144 +252,3 @@ def _scored_rule(
         closest_episode=closest,
         length_share=round(share, DECIMALS) if task.closest else None,
     )
-
-
-def _term_matches(
-    task: TaskTerms, postings: dict[str, tuple[int, int]], total: float
-) -> tuple[float, list[TermMatch]]:
-    """``total`` plus each shared stem's contribution, added in stem order (the sum is
-    pinned: never reorder it), and the matches, by contribution."""
-    matches = []
-    for stem, (tf, length) in sorted(postings.items()):
-        idf_value = idf(task.df[stem], task.n)
-        value = term_contribution(idf_value, task.qtf[stem], tf, length, task.avg) * task.q(stem)
-        total += value
-        matches.append(
-            TermMatch(stem, task.qtf[stem], task.df[stem], idf_value, tf, length, round(value, DECIMALS))
-        )
-    matches.sort(key=lambda m: (-m.contribution, m.stem))
-    return total, matches
-
-
-def _episode_matches(
-    task: TaskTerms, episodes: dict[str, list[tuple[str, str, int]]], total: float
-) -> tuple[float, list[EpisodeMatch]]:
-    """``total`` plus each word found through the rule's episodes, added in stem order,
-    and those matches, by contribution. Version 4: only the words of the rule's closest
-    cited episode (:func:`closest_episode`) count, so a rule that cites many episodes
-    does not win by their number."""
-    via = []
-    for stem, where in sorted(episodes.items()):
-        etf = sum([tf for _, _, tf in where])
-        idf_value = idf(task.ep_df[stem], task.n)
-        value = episode_contribution(idf_value, task.q(stem), task.qtf[stem], etf)
-        total += value
-        via.append(
-            EpisodeMatch(
-                stem, task.qtf[stem], task.ep_df[stem], idf_value, etf, where, round(value, DECIMALS)
-            )
-        )
-    via.sort(key=lambda m: (-m.contribution, m.stem))
-    return total, via
-
-
-def _episode_value(task: TaskTerms, stem: str, etf: int) -> float:
-    return episode_contribution(idf(task.ep_df[stem], task.n), task.q(stem), task.qtf[stem], etf)
-
-
-def episode_sums(task: TaskTerms, episodes: dict[str, list[tuple[str, str, int]]]) -> dict[str, float]:
-    """What the words of each cited episode add (its task and correction), per episode."""
-    by_episode: dict[str, dict[str, int]] = {}
-    for stem, where in episodes.items():
-        for episode_id, _field, tf in where:
-            own = by_episode.setdefault(episode_id, {})
-            own[stem] = own.get(stem, 0) + tf
-    return {
-        ep: math.fsum(_episode_value(task, stem, etf) for stem, etf in sorted(own.items()))
-        for ep, own in by_episode.items()
-    }
-
-
-def closest_episode(task: TaskTerms, episodes: dict[str, list[tuple[str, str, int]]]) -> str | None:
-    """The cited episode whose words add the most to the task (ties: the smaller ID)."""
-    sums = episode_sums(task, episodes)
-    return min(sums, key=lambda ep: (-sums[ep], ep)) if sums else None
-
-
-def _of_episode(
-    episodes: dict[str, list[tuple[str, str, int]]], episode_id: str | None
-) -> dict[str, list[tuple[str, str, int]]]:
-    """The stems of one episode, with where that episode says them."""
-    out: dict[str, list[tuple[str, str, int]]] = {}
-    for stem, where in episodes.items():
-        mine = [w for w in where if w[0] == episode_id]
-        if mine:
-            out[stem] = mine
-    return out
-
-
-def _pair_matches(
-    task: TaskTerms, pairs: dict[str, tuple[int, int]], total: float
-) -> tuple[float, list[PairMatch]]:
-    """``total`` plus each shared pair's contribution (BM25 of the pair's tf, idf over
-    the rules saying it, times its weight in the task), added in pair order, and the
-    matches, by contribution. Pairs rank; the confidence and evidence ignore them."""
-    matches = []
-    for pair, (tf, length) in sorted(pairs.items()):
-        idf_value = idf(task.pair_df[pair], task.n)
-        weight = task.pair_w[pair]
-        value = term_contribution(idf_value, 1, tf, length, task.avg) * weight
-        total += value
-        matches.append(
-            PairMatch(
-                pair,
-                round(weight, DECIMALS),
-                task.pair_df[pair],
-                idf_value,
-                tf,
-                length,
-                round(value, DECIMALS),
-            )
-        )
-    matches.sort(key=lambda m: (-m.contribution, m.pair))
-    return total, matches
-
-
-def _own_ledger_weights(task: TaskTerms, own_task_df: dict[str, int]) -> dict[str, float]:
-    """Ledger weights of the rule's own stems: 1.0 (absent) unless past tasks say them."""
-    q: dict[str, float] = {}
-    if task.task_count:
-        # A long rule has hundreds of stems but they share a few task counts.
-        memo: dict[int, float] = {}
-        for s, d in own_task_df.items():
-            weight_d = memo.get(d)
-            if weight_d is None:
-                weight_d = memo[d] = ledger_weight(d, task.task_count)
-            q[s] = weight_d
-    return q
-
-
-def _masses(
-    task: TaskTerms,
-    own: dict[str, int],
-    weight: dict[int, float],
-    q: dict[str, float],
-    matched: set[str],
-    through: set[str],
-) -> tuple[float, float, float]:
-    """The matched mass, the rule's mass and the evidence (confidence's inputs)."""
-    n = task.n
-
-    def w(stem: str) -> float:  # a matched stem's idf x ledger weight
-        d = own.get(stem, task.df.get(stem, 0))
-        return (weight[d] if d in weight else idf(d, n)) * q.get(stem, task.q(stem))
-
-    # fsum is correctly rounded whatever the order: the masses are byte-stable.
-    extra = [EPISODE_WEIGHT * w(s) for s in through]
-    matched_mass = math.fsum([w(s) for s in matched] + extra)
-    rule_mass = math.fsum([weight[d] * q.get(s, 1.0) for s, d in own.items()] + extra)
-    evidence = math.fsum(
-        [specificity(own[s], n) * q.get(s, 1.0) for s in matched]
-        + [EPISODE_WEIGHT * specificity(task.df.get(s, 0), n) * task.q(s) for s in through]
-    )
-    return matched_mass, rule_mass, evidence

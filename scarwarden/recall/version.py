@@ -35,4 +35,8 @@ from __future__ import annotations
 #:    each returned rule carries evidence (its closest cited episode's correction
 #:    sentences), named in the receipt, December 2026. The gate re-derives versions 2,
 #:    3 and 4.
-ALGORITHM = 4
+#: 5: issue 26: a returned rule's evidence adds to the rule: the closest cited episode's
+#:    sentences whose words the rule does not already all say (values, names, the
+#:    case); the episode is named even when none is left (empty text). Ranking and
+#:    router as version 4, December 2026. The gate re-derives versions 2 to 5.
+ALGORITHM = 5

@@ -27,7 +27,7 @@ import replay_judge as rj  # noqa: E402
 from replay_memory import policy_rules  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"dataset not found at {DATA}")
-SYSTEMS = ("scarwarden", "raw", "failures", "policy", "none")
+SYSTEMS = ("scarwarden", "scarwarden_rules", "raw", "failures", "policy", "none")
 
 
 @pytest.fixture(scope="module")
@@ -152,6 +152,30 @@ def test_baselines_rank_with_tags_and_transfer_reads_lesson_text_only() -> None:
         and got.lessons == ["Reward 0\nCall send_certificate for user u1."]
     )
     assert failures.top("certificate", 3).read == ["Call send_certificate for user u1."]
+
+
+def test_what_recall_gives_is_judged_rules_or_candidates_and_rules_only_apart() -> None:
+    """Issue 26: on ASK_HUMAN the agent shows the candidates (judged in the Scarwarden
+    column, tokens counted); the rules-only column judges ``rules`` alone."""
+    import replay_memory as rm
+
+    rule = {"id": "PB-01", "title": "Cancel", "text": "Refuse to cancel basic economy.", "evidence": []}
+    episode = {
+        "kind": "episode",
+        "id": "ep-1",
+        "task": "User Mia wants to cancel reservation ABC123",
+        "evidence": [{"episode_id": "ep-1", "text": "Do not cancel: basic economy."}],
+    }
+    asked = {"verdict": "ASK_HUMAN", "rules": [], "candidates": [{**rule, "kind": "rule"}, episode]}
+    given = rm.given_texts(asked, 3, candidates=True)
+    assert given.read == [
+        rm.rule_text(rule),
+        "User Mia wants to cancel reservation ABC123\nDo not cancel: basic economy.",
+    ]
+    assert given.lessons[1] == "Do not cancel: basic economy."  # no user instruction judged for transfer
+    assert rm.given_texts(asked, 3, candidates=False).read == []
+    acted = {"verdict": "ACT", "rules": [rule] * 3, "candidates": [episode]}
+    assert rm.given_texts(acted, 3, candidates=True).read == [rm.rule_text(rule)] * 3  # top 3 in all
 
 
 def test_stream_ids_are_deterministic_per_stream() -> None:

@@ -53,13 +53,15 @@ def tree_of(repo: MemoryRepo) -> str:
 
 
 def swap_cited_episode(repo: MemoryRepo, not_in: list[str]) -> str:
-    """Rewrite the task of an episode a rule outside ``not_in`` cites (same ID, same path,
-    new blob), committed without the hook; the episode's ID."""
+    """Rewrite the task (and correction: recall version 5 returns no rule under half the
+    best one's score, so the task's words alone no longer sway the result) of an episode
+    a rule outside ``not_in`` cites (same ID, same path, new blob), committed without the
+    hook; the episode's ID."""
     rule = next(r for r in load_playbook(repo).rules if r.id not in not_in and r.episode_ids)
     episode_id = sorted(rule.episode_ids)[0]
     rel = git(repo.root, "ls-files", "--", f"{repo.episodes_rel}/*/{episode_id}.yaml").stdout.strip()
     ep = parse_episode_bytes((repo.root / rel).read_bytes(), rel, episodes_dir=repo.episodes_rel)
-    (repo.root / rel).write_text(Episode({**ep.data, "task": SWAYING}).render())
+    (repo.root / rel).write_text(Episode({**ep.data, "task": SWAYING, "correction": SWAYING}).render())
     commit_no_verify(repo.root, "a cited episode says the task's words now")
     return episode_id
 

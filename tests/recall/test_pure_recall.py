@@ -103,7 +103,16 @@ def test_retired_rules_are_not_recalled_by_either(memory_repo: MemoryRepo) -> No
 #: against the new arithmetic) and put the new fingerprint and version here.
 #: Version 4 gives version 3's output here (this playbook cites no episode and has no rule
 #: past LONG_RULE x the average): tests/recall/test_recall_v4.py shows what it changes.
-PINNED = {1: "f079c494a79b9f99", 2: "0ab2b6dab55338fe", 3: "8cdb4fe29bcfabda", 4: "8cdb4fe29bcfabda"}
+#: Version 5 changes the evidence (none here), the long-rule cap (no long rule here) and
+#: leaves out a rule under half the best one's score (router.RETURN_SHARE): that moves
+#: this fingerprint; tests/recall/test_recall_v5.py shows what it changes.
+PINNED = {
+    1: "f079c494a79b9f99",
+    2: "0ab2b6dab55338fe",
+    3: "8cdb4fe29bcfabda",
+    4: "8cdb4fe29bcfabda",
+    5: "4133b669cd44eef6",
+}
 
 
 def test_algorithm_version_is_bumped_when_recall_output_changes(memory_repo: MemoryRepo) -> None:

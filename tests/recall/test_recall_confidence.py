@@ -90,7 +90,9 @@ def support(memory_repo: MemoryRepo) -> MemoryRepo:
 
 def test_confidence_and_evidence_follow_the_documented_formula(fixed: MemoryRepo) -> None:
     with open_index(fixed) as index:
-        result = recall(index, "Flag the new feature for release", settings=RecallSettings(floor=0.0))
+        result = recall(
+            index, "Flag the new feature for release", settings=RecallSettings(floor=0.0), share=0.0
+        )
     n = 4
     one, two, none = idf(1, n), idf(2, n), idf(0, n)
     # Task stems flag (df 2: PB-01, PB-02), new (1), featur (1), releas (2: PB-01, PB-03).
@@ -177,7 +179,10 @@ def test_the_floor_drops_weak_rules_below_the_best(support: MemoryRepo) -> None:
     floor = RecallSettings().floor
     assert all(r.confidence >= floor for r in result.rules)
     with open_index(support) as index:
-        probe = recall(index, "Send a copy of the invoice as PDF", settings=RecallSettings(floor=0.0))
+        # share=0.0: every ranked rule (version 5 also leaves out one under half the best's score)
+        probe = recall(
+            index, "Send a copy of the invoice as PDF", settings=RecallSettings(floor=0.0), share=0.0
+        )
     assert [(r.id, r.confidence) for r in probe.rules] == [("PB-03", 0.7155), ("PB-02", 0.116)]
     assert probe.rules[1].confidence < floor  # PB-02 shares "send" and "custom" only
     everything = recall_task(support, "Send a copy of the invoice as PDF", log=False)

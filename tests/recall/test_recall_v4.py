@@ -107,7 +107,7 @@ def test_a_rule_whose_episodes_have_no_correction_gives_no_evidence(memory_repo:
     assert res.rules and res.rules[0].quotes == [] and res.to_json()["rules"][0]["evidence"] == []
 
 
-def test_a_long_rule_counts_as_twice_the_average() -> None:
+def test_a_long_rule_counts_as_long_rule_times_the_average() -> None:
     assert length_share(100, 100.0) == 1.0 and length_share(int(LONG_RULE * 100), 100.0) == 1.0
     assert length_share(800, 100.0) == LONG_RULE * 100 / 800
 

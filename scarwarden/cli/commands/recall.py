@@ -85,7 +85,7 @@ def candidate_lines(result: RecallResult) -> list[str]:
             lines.append(f"   confirm it: scarwarden ask --confirm {c.id} {shlex.quote(result.task)}")
         else:
             lines.append(f" - failed episode {c.id}: {c.title}")
-        lines += [f"   evidence ({q.episode_id}): {q.text}" for q in c.quotes]
+        lines += [f"   evidence ({q.episode_id}): {q.shown}" for q in c.quotes]
     return lines
 
 
@@ -103,7 +103,7 @@ def format_result(result: RecallResult, *, playbook_rel: str = "the playbook") -
             + f"  (score {rule.score:g}, confidence {rule.confidence:g})"
         )
         lines.append(f"   {rule.text}")
-        lines += [f"   evidence ({q.episode_id}): {q.text}" for q in rule.quotes]
+        lines += [f"   evidence ({q.episode_id}): {q.shown}" for q in rule.quotes]
         lines.append(f"   why: {rule.why(words)}")
         lines.append(f"   cite: {rule.citation()}")
         if rule.evidence_redacted:
