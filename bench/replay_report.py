@@ -196,8 +196,9 @@ def findings(figs: dict[str, Any]) -> list[str]:
         f"- **Where the lessons went.** At the end, {final['rules']} active rules hold the lessons of"
         f" {figs['meta']['runs']} runs. Of the {inpb['n']} failed tasks, the last lesson (specific judge)"
         f" was in the top {figs['meta']['top']} for {inpb['found']}; it was in some rule but recall"
-        f" answered ASK_HUMAN (returning nothing) for {inpb['asked_human']}; it was in some rule that"
-        f" recall did not return (other rules ranked first, or its confidence was under the floor) for"
+        f" answered ASK_HUMAN and its candidates did not hold it for {inpb['asked_human']}; it was in"
+        f" some rule that recall did not return (other rules ranked first, or it scored under the"
+        f" return share or the floor) for"
         f" {inpb['not_returned']}; and it was in no rule for {inpb['not_in_playbook']}. Recall returned"
         f" {s['scarwarden']['items_per_recall'] or 0:.1f} rules per task on average (at most"
         f" {figs['meta']['top']}).",
