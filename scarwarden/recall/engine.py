@@ -105,6 +105,7 @@ def recall(
     stats.downgraded_by = doubt
     stats.words = task_words(task)
     kept = router.returned(ranked, verdict, settings, share=share)
+    _note_share(stats, ranked, verdict, settings, kept, share, limit)
     _mark_redacted(index, kept[:limit])
     attach_evidence(index, kept[:limit], terms)
     result = RecallResult(
@@ -114,6 +115,23 @@ def recall(
         result.candidates = candidates(index, ranked, terms)
     result.receipt = make_receipt(result, playbook_blob(index), settings, limit, ledger=ledger_state(index))
     return result
+
+
+def _note_share(
+    stats: RecallStats,
+    ranked: list[RecalledRule],
+    verdict: str,
+    settings: RecallSettings,
+    kept: list[RecalledRule],
+    share: float,
+    limit: int,
+) -> None:
+    """Record, for ``--explain``, the rules the return share kept out of ``rules``: those
+    the floor alone would have returned within ``limit``."""
+    stats.return_share = share
+    floor_only = router.returned(ranked, verdict, settings, share=0.0)[:limit]
+    shown = {r.id for r in kept[:limit]}
+    stats.left_by_share = [(r.id, r.score) for r in floor_only if r.id not in shown]
 
 
 def task_words(task: str) -> dict[str, str]:

@@ -143,6 +143,8 @@ def _router_data(stats: RecallStats) -> dict[str, Any]:
         "best_rule_coverage": stats.best_rule_coverage,
         "reason": _reason(stats),
         "downgraded_by": stats.downgraded_by.to_json() if stats.downgraded_by is not None else None,
+        "return_share": stats.return_share,
+        "left_by_share": [{"id": rule_id, "score": score} for rule_id, score in stats.left_by_share],
     }
 
 
@@ -163,10 +165,22 @@ def explain_lines(result: RecallResult) -> list[str]:
             f"  downgraded to ACT_AND_FLAG: {stats.downgraded_by.sentence()}; it is struggling "
             "(corrected in at least half of 3+ applications) and no other rule earns ACT on its own"
         )
+    if stats.left_by_share:
+        lines.append("  " + _share_line(stats))
     for rule in result.rules:
         if rule.lineage is not None:
             lines.append(f"  lineage: {_lineage_line(rule.id, rule.lineage)}")
     return lines
+
+
+def _share_line(stats: RecallStats) -> str:
+    """Which rules over the floor the return share left out, and the bar they missed."""
+    best = stats.best_score or 0.0
+    left = ", ".join(f"{rule_id} ({score:.4f})" for rule_id, score in stats.left_by_share)
+    return (
+        f"left out by the return share (a score under {stats.return_share:g} x the best's "
+        f"{best:.4f} = {stats.return_share * best:.4f}): {left}"
+    )
 
 
 def _lineage_line(rule_id: str, counts: dict[str, Any]) -> str:

@@ -212,6 +212,10 @@ class RecallStats:
     downgraded_by: Lineage | None = None
     #: Task stem -> the word the task wrote (the output shows words, not stems).
     words: dict[str, str] = field(default_factory=dict)
+    #: The return share (version 5) and the rules it left out of ``rules``: those over
+    #: the floor that would have been returned within the limit, as (ID, score).
+    return_share: float = 0.0
+    left_by_share: list[tuple[str, float]] = field(default_factory=list)
 
     def route(self) -> str:
         """The router's verdict on these figures."""

@@ -280,6 +280,8 @@ def test_json_explain_carries_the_router_inputs(cli) -> None:
         "best_rule_coverage": 0.0438,
         "reason": router["reason"],
         "downgraded_by": None,
+        "return_share": 0.5,
+        "left_by_share": [],  # ASK_HUMAN returns no rules: the share leaves none out
     }
     assert data["explain"]["formula"]["confidence"].startswith(
         "matched_mass / sqrt(task_mass * rule_mass * share)"

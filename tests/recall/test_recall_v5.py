@@ -96,3 +96,31 @@ def test_a_rule_far_below_the_best_is_not_returned(memory_repo: MemoryRepo) -> N
         got = recall(index, TASK, settings=RecallSettings(floor=0.0))
     assert [r.id for r in got.rules] == ["PB-01"]
     assert returned(probe.rules, "ACT", RecallSettings(floor=0.0), version=4) == probe.rules
+
+
+def test_explain_names_the_rules_the_return_share_left_out(memory_repo: MemoryRepo) -> None:
+    """``--explain`` says which rules over the floor the return share kept out of
+    ``rules``, with the bar they missed; a probe with share 0 leaves none out."""
+    from scarwarden.recall.explain import explain_data, explain_lines
+
+    write_episode(memory_repo, _ep(1), task=TASK, correction="Refund to the card for Mia Li.")
+    best = pb.make_rule(
+        "PB-01",
+        "Refund duplicate invoice charges",
+        "Refund a duplicate invoice charge to the card.",
+        ["refund"],
+        [_ep(1)],
+    )
+    weak = pb.make_rule("PB-02", "Invoices by email", "Send every invoice by email.", [], [_ep(1)])
+    _book(memory_repo, [best, weak])
+    with open_index(memory_repo) as index:
+        got = recall(index, TASK, settings=RecallSettings(floor=0.0))
+        probe = recall(index, TASK, settings=RecallSettings(floor=0.0), share=0.0)
+    weak_score = next(r.score for r in probe.rules if r.id == "PB-02")
+    router = explain_data(got)["router"]
+    assert router["return_share"] == RETURN_SHARE
+    assert router["left_by_share"] == [{"id": "PB-02", "score": weak_score}]
+    [line] = [x for x in explain_lines(got) if "return share" in x]
+    assert "PB-02" in line and f"{RETURN_SHARE:g} x the best's" in line
+    assert explain_data(probe)["router"]["left_by_share"] == []
+    assert not [x for x in explain_lines(probe) if "return share" in x]
