@@ -70,3 +70,38 @@ def test_a_zero_value_always_takes_the_gate(demo_repo: MemoryRepo, tmp_path: Pat
     zero = "0" * 40
     done = run(path, demo_repo.root, f"{zero} {new} refs/heads/main\n")
     assert done.returncode == 1 and "cannot run the provenance gate" in done.stderr
+
+
+def test_a_door_commit_lands_without_python_and_its_mark_vouches_for_no_other_move(
+    demo_repo: MemoryRepo,
+) -> None:
+    """``episode add`` (a write door) gated the commit it makes on its parent: its mark
+    lets that one move through the hook without starting Python (the hook here cannot
+    start it), then is removed; the same mark does not cover another commit, nor the
+    same commit on another parent."""
+    from scarwarden.api import Memory
+    from scarwarden.git.index_commit import DOOR_MARKS
+
+    root = demo_repo.root
+    path = root / ".git" / "hooks" / "reference-transaction"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_hook(GONE, "reference-transaction"))
+    path.chmod(0o755)
+    before = git(root, "rev-parse", "HEAD").stdout.strip()
+    recorded = Memory(demo_repo).record("Write the webinar invite", outcome="Sent", agent="writer")
+    head = git(root, "rev-parse", "HEAD").stdout.strip()
+    assert git(root, "rev-parse", "HEAD~1").stdout.strip() == before and head != before
+    assert recorded.id in git(root, "show", "--stat", "HEAD").stdout
+    marks = root / ".git" / DOOR_MARKS
+    assert not list(marks.iterdir())  # removed once landed
+    # A mark naming one move: another commit on that parent, or that commit on another
+    # parent, still takes the gate (which cannot start here).
+    old, other = commit(demo_repo, "memory/notes.md", "a note\n")
+    (marks / head).write_text(f"{old}\n")
+    done = run(path, root, f"{old} {other} refs/heads/main\n")
+    assert done.returncode == 1 and "cannot run the provenance gate" in done.stderr
+    (marks / other).write_text(f"{before}\n")
+    done = run(path, root, f"{old} {other} refs/heads/main\n")
+    assert done.returncode == 1 and "cannot run the provenance gate" in done.stderr
+    (marks / other).write_text(f"{old}\n")
+    assert run(path, root, f"{old} {other} refs/heads/main\n{old} {other} HEAD\n").returncode == 0
