@@ -220,19 +220,47 @@ class LedgerReader:
             self._save_cited(known)
         return found
 
-    def places(self, tree: str, ids: Iterable[str]) -> dict[str, list[str] | None] | None:
+    def places(
+        self, tree: str, ids: Iterable[str], base: str | None = None
+    ) -> dict[str, list[str] | None] | None:
         """Each of ``ids`` -> [its path, its blob] in ``tree`` (``None``: no valid episode
-        of that ID there), found by the tree's statistics (which month holds each ID) and
-        one ``ls-tree`` of those paths: what changed, not the ledger, when the statistics
-        cost what changed (:meth:`stats_by_change`); ``None`` when they do not."""
+        of that ID there): kept for ``tree`` (``cited.json``), or carried over from
+        ``base``'s by the diff between the two when it touches none of them, or found by
+        the tree's statistics (which month holds each ID) and those months' trees. What
+        changed, not the ledger, when one of those holds (the statistics only when they
+        cost what changed: :meth:`stats_by_change`); ``None`` when none does."""
+        want = sorted(set(ids))
+        self._load_cited()
+        known = self._where.get(tree)
+        if (known is None or any(i not in known for i in want)) and base not in (None, tree):
+            known = self._carried(str(base), tree, want)
+        if known is not None and all(i in known for i in want):
+            return {i: known[i] for i in want}
         if self.stats_by_change(tree) is None:
             return None
-        want = sorted(set(ids))
         where = self._where_in(tree)
         if missing := [i for i in want if i not in where]:
             where.update(self._locate(tree, missing))
             self._save_cited(self._load_cited())
         return {i: where[i] for i in want}
+
+    def _carried(self, base: str, tree: str, want: list[str]) -> dict[str, list[str] | None] | None:
+        """``tree``'s places of ``want`` from ``base``'s, when ``base``'s are kept and the
+        diff between the trees (it names every file that differs) touches no file of
+        their names: then each one is where it was, or still absent."""
+        old = self._where.get(base)
+        if old is None or any(i not in old for i in want):
+            return None
+        try:
+            changes = git.diff_name_status(self.root, base, tree, env=self.env)
+        except GitError:
+            return None
+        touched = {c.path.rsplit("/", 1)[-1].removesuffix(".yaml") for c in changes}
+        if touched & set(want):
+            return None
+        self._where[tree] = {i: p for i, p in old.items() if i not in touched}
+        self._save_cited(self._load_cited())
+        return self._where[tree]
 
     def _where_in(self, tree: str) -> dict[str, list[str] | None]:
         """Where the cited episodes known so far are in ``tree``: cached, or carried over

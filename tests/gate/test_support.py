@@ -12,7 +12,7 @@ from scarwarden.files import playbook as pb
 from scarwarden.files.record import add_episodes
 from scarwarden.gate.check import check_all, check_range, check_staged
 from scarwarden.gate.hooks import install
-from scarwarden.gate.ledger import warm
+from scarwarden.gate.ledger import CITED, cache_dir, warm
 from scarwarden.gate.support import supporting_words, unsupported
 from scarwarden.gate.verify import verify
 from scarwarden.repo import MemoryRepo
@@ -159,12 +159,12 @@ def test_the_range_check_finds_cited_episodes_by_the_cached_statistics(
     add_episodes(memory_repo, [{**LESSONS[0], "at": "2026-11-03T10:00:00Z", "task": "Another trip"}])
     git(memory_repo.root, "commit", "-q", "-am", "model sentence and an episode", "--no-verify")
 
-    def ranged(**env: str) -> tuple[list[str], int]:
+    def ranged(start: str = base, **env: str) -> tuple[list[str], int]:
         log = tmp_path / f"trace-{len(env)}-{sorted(env)}"
         monkeypatch.setenv("GIT_TRACE", str(log))
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        report = check_range(memory_repo.root, base, "HEAD")
+        report = check_range(memory_repo.root, start, "HEAD")
         monkeypatch.delenv("GIT_TRACE")
         return [w.message for w in report.warnings], _tree_listings(log.read_text(), memory_repo.episodes_rel)
 
@@ -173,3 +173,14 @@ def test_the_range_check_finds_cited_episodes_by_the_cached_statistics(
     monkeypatch.delenv("SCARWARDEN_LEDGER_CACHE")
     assert warm(memory_repo.root, "HEAD~1") is not None  # the base's statistics, cached
     assert ranged() == (listed, 0)
+    # The next range starts where that one ended: the cited episodes' places there are
+    # carried over by the diff between the two trees, with no statistics (none left).
+    start = git(memory_repo.root, "rev-parse", "HEAD").stdout.strip()
+    add_episodes(memory_repo, [{**LESSONS[1], "at": "2026-11-04T10:00:00Z", "task": "Another invite"}])
+    assert git(memory_repo.root, "rev-parse", "HEAD~1").stdout.strip() == start  # committed
+    kept = cache_dir(memory_repo.root)
+    assert kept is not None
+    for entry in kept.glob("*.json"):
+        if entry.name != CITED:
+            entry.unlink()
+    assert ranged(start) == (listed, 0)
