@@ -258,6 +258,7 @@ class LedgerReader:
         touched = {c.path.rsplit("/", 1)[-1].removesuffix(".yaml") for c in changes}
         if touched & set(want):
             return None
+        self._where[base] = self._where.pop(base)  # used: kept longest (the newest last)
         self._where[tree] = {i: p for i, p in old.items() if i not in touched}
         self._save_cited(self._load_cited())
         return self._where[tree]
