@@ -265,6 +265,11 @@ def row_hooks(s: Sizes, n: int, runs: dict[str, list[float]]) -> None:
         if extra:
             sh(repo, "git", "rm", "-q", "--cached", *extra)
     sh(repo, "git", "rm", "-q", "--cached", path)
+    # A write door's commit with the hooks installed: the door's mark spares the
+    # reference-transaction hook's Python (the pre-commit hook still runs).
+    add = sw("episode", "add", "--task", f"Write invite {k}", "--outcome", "Sent", "--agent", "writer")
+    runs.setdefault("episode add, hooks installed", []).append(timed(repo, add))
+    sh(repo, "git", "-c", "core.hooksPath=/dev/null", "reset", "-q", old)
 
 
 def row_index(s: Sizes, n: int, runs: dict[str, list[float]]) -> None:
