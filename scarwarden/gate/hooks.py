@@ -42,6 +42,13 @@ status=0
 if [ -x "$HOOK_DIR/$HOOK_NAME.legacy" ]; then
     "$HOOK_DIR/$HOOK_NAME.legacy" "$@" || status=$?
 fi
+# A write door (episode add, rule add...) ran this very check on this very index before
+# it ran the hooks: it names the index here, and Python is not started twice. (Setting
+# it by hand skips this hook, as --no-verify does; the reference-transaction hook still
+# checks the commit.)
+if [ -n "${{SCARWARDEN_DOOR_CHECKED:-}}" ] && [ "$SCARWARDEN_DOOR_CHECKED" = "${{GIT_INDEX_FILE:-}}" ]; then
+    exit $status
+fi
 if [ -n "$INSTALL_PYTHON" ] && [ -x "$INSTALL_PYTHON" ]; then
     "$INSTALL_PYTHON" -m scarwarden check --staged || status=$?
 elif command -v scarwarden >/dev/null 2>&1; then

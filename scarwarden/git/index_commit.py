@@ -145,7 +145,9 @@ def prepare_commit(
         run(root, "update-index", "--add", "--", *paths, env=env)
         if check is not None:
             check(env)
-        message = _run_commit_hooks(root, where, env, message)
+        vouched = getattr(check, "vouches", False)
+        hook_env = {**env, "SCARWARDEN_DOOR_CHECKED": env["GIT_INDEX_FILE"]} if vouched else env
+        message = _run_commit_hooks(root, where, hook_env, message)
         tree = run(root, "write-tree", env=env).decode().strip()
         if not allow_empty and old is not None and tree == where.tree:
             raise GitError("nothing to commit: the files written are already committed as they are")
@@ -156,7 +158,7 @@ def prepare_commit(
         if pin is not None:
             os.close(pin)
         raise
-    if old is not None and getattr(check, "vouches", False):
+    if old is not None and vouched:
         _mark(gitdir, sha, old)
     inode = None if pin is None else os.fstat(pin).st_ino
     entries = tuple(StagedEntry(_mode(Path(root) / p), b, p) for p, b in zip(paths, blobs, strict=True))

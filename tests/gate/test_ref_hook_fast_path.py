@@ -8,6 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import git
 
 from scarwarden.gate.hooks import render_hook
@@ -73,21 +74,23 @@ def test_a_zero_value_always_takes_the_gate(demo_repo: MemoryRepo, tmp_path: Pat
 
 
 def test_a_door_commit_lands_without_python_and_its_mark_vouches_for_no_other_move(
-    demo_repo: MemoryRepo,
+    demo_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``episode add`` (a write door) gated the commit it makes on its parent: its mark
-    lets that one move through the hook without starting Python (the hook here cannot
-    start it), then is removed; the same mark does not cover another commit, nor the
-    same commit on another parent."""
+    """``episode add`` (a write door) gated the commit it makes on its parent: neither
+    its pre-commit hook (told which index the door checked) nor, through its mark, the
+    reference-transaction hook starts Python (here they cannot); the mark is removed
+    once landed and covers no other commit, nor the same commit on another parent."""
     from scarwarden.api import Memory
     from scarwarden.git.index_commit import DOOR_MARKS
 
     root = demo_repo.root
-    path = root / ".git" / "hooks" / "reference-transaction"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_hook(GONE, "reference-transaction"))
-    path.chmod(0o755)
+    for name in ("pre-commit", "reference-transaction"):  # neither can start the gate
+        path = root / ".git" / "hooks" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render_hook(GONE, name))
+        path.chmod(0o755)
     before = git(root, "rev-parse", "HEAD").stdout.strip()
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no scarwarden on it either
     recorded = Memory(demo_repo).record("Write the webinar invite", outcome="Sent", agent="writer")
     head = git(root, "rev-parse", "HEAD").stdout.strip()
     assert git(root, "rev-parse", "HEAD~1").stdout.strip() == before and head != before
@@ -105,3 +108,15 @@ def test_a_door_commit_lands_without_python_and_its_mark_vouches_for_no_other_mo
     assert done.returncode == 1 and "cannot run the provenance gate" in done.stderr
     (marks / other).write_text(f"{old}\n")
     assert run(path, root, f"{old} {other} refs/heads/main\n{old} {other} HEAD\n").returncode == 0
+    # Naming another index than the one being committed skips nothing.
+    git(root, "reset", "-q", "--hard", head)
+    (root / "memory" / "notes.md").write_text("another note\n")
+    git(root, "add", "memory/notes.md")
+    env = {
+        **os.environ,
+        "SCARWARDEN_DOOR_CHECKED": str(root / ".git" / "other-index"),
+        "PATH": "/usr/bin:/bin",
+    }
+    env.pop("SCARWARDEN_SKIP", None)
+    done = subprocess.run(["git", "commit", "-qm", "x"], cwd=root, capture_output=True, text=True, env=env)
+    assert done.returncode != 0 and "cannot run the provenance gate" in done.stderr
