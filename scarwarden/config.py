@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scarwarden.errors import ConfigError, ValidationError
+from scarwarden.providers import KEY_PROVIDERS, PROVIDERS, apply_preset, provider_for_key
 
 CONFIG_FILE = "scarwarden.yaml"
 
@@ -192,7 +193,7 @@ class Config:
         own = self.key_env() or "DASHSCOPE_API_KEY"
         if self.endpoint_set:
             return f"SCARWARDEN_API_KEY (or {own})"
-        others = ", ".join(var for var in _KEY_PROVIDERS if var != own)
+        others = ", ".join(var for var in KEY_PROVIDERS if var != own)
         return f"{own} (or {others}; SCARWARDEN_API_KEY once a provider or base URL is set)"
 
     def stray_key(self, environ: Mapping[str, str] | None = None) -> str | None:
@@ -210,8 +211,6 @@ class Config:
         """The provider's own key variable (``SCARWARDEN_API_KEY`` always works too);
         None for a local preset that needs no key. Another provider's variable is
         never read: a DashScope key is not sent to OpenAI."""
-        from scarwarden.providers import PROVIDERS
-
         preset = PROVIDERS.get(self.model.provider)
         if preset is None:  # no preset: the DashScope default, as before presets
             return "DASHSCOPE_API_KEY"
@@ -330,11 +329,11 @@ def parse_config(raw: Any, *, source: str = CONFIG_FILE, environ: Mapping[str, s
     endpoint_set = isinstance(model, dict) and bool(model.get("provider") or model.get("base_url"))
     provider_from = ""
     if not endpoint_set and (model is None or isinstance(model, dict)):
-        provider_from = _key_provider(env)
+        provider_from = provider_for_key(env)
     if provider_from:
-        sections["model"] = model = {**(model or {}), "provider": _KEY_PROVIDERS[provider_from]}
+        sections["model"] = model = {**(model or {}), "provider": KEY_PROVIDERS[provider_from]}
     # Where the provider name came from, for the error that names it (issue 18).
-    _apply_provider(model, source, from_env=bool(env.get("SCARWARDEN_PROVIDER")))
+    apply_preset(model, source, from_env=bool(env.get("SCARWARDEN_PROVIDER")))
     built = {name: _build_section(cls, sections[name], name) for name, cls in _SECTIONS.items()}
     return Config(
         memory_dir=memory_dir.rstrip("/"),
@@ -343,58 +342,6 @@ def parse_config(raw: Any, *, source: str = CONFIG_FILE, environ: Mapping[str, s
         endpoint_set=endpoint_set,
         **built,
     )
-
-
-def _key_variables() -> dict[str, str]:
-    from scarwarden.providers import PROVIDERS
-
-    return {p.key_env: p.name for p in PROVIDERS.values() if p.key_env}
-
-
-#: Each provider's own key variable -> its preset, the default (DashScope) first.
-_KEY_PROVIDERS = _key_variables()
-
-
-def _key_provider(env: Mapping[str, str]) -> str:
-    """With no provider and no base URL set: the key variable that picks the provider
-    (issue 28: ``OPENAI_API_KEY`` alone means OpenAI), the default's first; "" for none."""
-    return next((var for var in _KEY_PROVIDERS if env.get(var)), "")
-
-
-def _apply_provider(model: Any, source: str, *, from_env: bool = False) -> None:
-    """Fill the endpoint and models a ``model.provider`` preset names, unless set. An
-    unknown name is reported where it came from: ``source``'s key, or the variable."""
-    if not isinstance(model, dict) or not model.get("provider"):
-        return
-    from scarwarden.providers import PROVIDERS
-
-    name = model["provider"]
-    preset = PROVIDERS.get(name) if isinstance(name, str) else None
-    if preset is None:
-        import difflib
-
-        close = difflib.get_close_matches(str(name), list(PROVIDERS), n=1)
-        where = (
-            f"SCARWARDEN_PROVIDER={name!r} in the environment"
-            if from_env
-            else f"model.provider {name!r} in {source}"
-        )
-        other = (
-            "unset SCARWARDEN_PROVIDER and set SCARWARDEN_BASE_URL"
-            if from_env
-            else "leave provider out and set model.base_url"
-        )
-        raise ConfigError(
-            f"unknown {where}",
-            hint=(f"did you mean '{close[0]}'? " if close else "")
-            + f"known presets: {', '.join(PROVIDERS)} (scarwarden models lists them); for any "
-            f"other OpenAI-compatible server, {other}",
-        )
-    for key in ("base_url", "distill_model", "answer_model"):
-        model.setdefault(key, getattr(preset, key))
-    # Issue 19: a preset whose server reads text only sets no vision model (""), rather
-    # than send images to a DashScope model name its server has never heard of.
-    model.setdefault("vision_model", preset.vision_model)
 
 
 def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:

@@ -4,11 +4,19 @@ A preset fills in what a user would otherwise have to discover: the endpoint, a 
 for each role and the environment variable its key lives in. Anything set explicitly
 (``model.base_url``, ``model.answer_model``, ``SCARWARDEN_BASE_URL``...) wins over the
 preset. Local servers (Ollama, vLLM, LM Studio) need no key.
+
+Also here: choosing a preset for a settings file's ``model:`` section, by its name
+(:func:`apply_preset`) or, when nothing names a server, by the key variable that is
+set (:func:`provider_for_key`); :mod:`scarwarden.config` calls both.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
+
+from scarwarden.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -97,3 +105,47 @@ PROVIDERS: dict[str, Provider] = {
 }
 
 DEFAULT_PROVIDER = "dashscope"
+
+
+#: Each provider's own key variable -> its preset, the default (DashScope) first.
+KEY_PROVIDERS: dict[str, str] = {p.key_env: p.name for p in PROVIDERS.values() if p.key_env}
+
+
+def provider_for_key(env: Mapping[str, str]) -> str:
+    """With no provider and no base URL set: the key variable that picks the provider
+    (issue 28: ``OPENAI_API_KEY`` alone means OpenAI), the default's first; "" for none."""
+    return next((var for var in KEY_PROVIDERS if env.get(var)), "")
+
+
+def apply_preset(model: Any, source: str, *, from_env: bool = False) -> None:
+    """Fill the endpoint and models a ``model.provider`` preset names, unless set. An
+    unknown name is reported where it came from: ``source``'s key, or the variable."""
+    if not isinstance(model, dict) or not model.get("provider"):
+        return
+    name = model["provider"]
+    preset = PROVIDERS.get(name) if isinstance(name, str) else None
+    if preset is None:
+        import difflib
+
+        close = difflib.get_close_matches(str(name), list(PROVIDERS), n=1)
+        where = (
+            f"SCARWARDEN_PROVIDER={name!r} in the environment"
+            if from_env
+            else f"model.provider {name!r} in {source}"
+        )
+        other = (
+            "unset SCARWARDEN_PROVIDER and set SCARWARDEN_BASE_URL"
+            if from_env
+            else "leave provider out and set model.base_url"
+        )
+        raise ConfigError(
+            f"unknown {where}",
+            hint=(f"did you mean '{close[0]}'? " if close else "")
+            + f"known presets: {', '.join(PROVIDERS)} (scarwarden models lists them); for any "
+            f"other OpenAI-compatible server, {other}",
+        )
+    for key in ("base_url", "distill_model", "answer_model"):
+        model.setdefault(key, getattr(preset, key))
+    # Issue 19: a preset whose server reads text only sets no vision model (""), rather
+    # than send images to a DashScope model name its server has never heard of.
+    model.setdefault("vision_model", preset.vision_model)

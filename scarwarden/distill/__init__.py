@@ -4,7 +4,7 @@
     result = distill(repo, offline=True, dry_run=True)
     result = distill(repo, branch="distill/review")
 
-:mod:`.run` holds :func:`distill` and its result; the steps, each in its own module:
+:mod:`.run` holds :func:`distill`, :mod:`.result` what it returns; the steps, each in its own module:
 
 1. :mod:`.state`: the ledger at HEAD and which of its episodes are already distilled;
 2. :mod:`.offline` or :mod:`.model`: delta operations (add / update / retire);
@@ -18,6 +18,7 @@ failure at any point leaves the repository exactly as it was.
 
 from __future__ import annotations
 
-from scarwarden.distill.run import NO_KEY_NOTICE, DistillResult, commit_preview, distill, preview
+from scarwarden.distill.result import DistillResult
+from scarwarden.distill.run import NO_KEY_NOTICE, commit_preview, distill, preview
 
 __all__ = ["NO_KEY_NOTICE", "DistillResult", "commit_preview", "distill", "preview"]

@@ -1,4 +1,4 @@
-"""One distillation, end to end: :func:`distill` and the :class:`DistillResult` it returns.
+"""One distillation, end to end: :func:`distill` (its result: :mod:`.result`).
 
 Checks first (nothing is asked of a model that cannot be committed), then the playbook
 to build on, the episodes not distilled yet, the distiller and the gate in code, the
@@ -7,110 +7,22 @@ message, and last the commit, under the write lock.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 from scarwarden import git
 from scarwarden.distill import commit as commits
 from scarwarden.distill import earned, state
-from scarwarden.distill.lessons import Flag
-from scarwarden.distill.ops import Change, Drop, apply_operations
+from scarwarden.distill.ops import apply_operations
+from scarwarden.distill.result import DistillResult
 from scarwarden.errors import ModelError, ModelUnreachable, NoModelConfigured, UsageError
 from scarwarden.files import playbook as pb
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import write_lock
 from scarwarden.files.episodes import Episode
-from scarwarden.index.lineage import Lineage
-from scarwarden.llm.client import ChatClient, Usage, client_from_config
+from scarwarden.llm.client import ChatClient, client_from_config
 from scarwarden.repo import MemoryRepo
 
 NO_KEY_NOTICE = "no API key configured (SCARWARDEN_API_KEY or DASHSCOPE_API_KEY): using the offline distiller"
-
-
-@dataclass
-class DistillResult:
-    """What a distillation found, changed, refused and (maybe) committed."""
-
-    distiller: str  # "offline" or "model"
-    model: str | None
-    head: str
-    #: Episodes in the ledger at HEAD not distilled before this run.
-    new: list[str]
-    #: Episodes this run records as distilled (its ``Scarwarden-Distilled-Episode``s).
-    distilled: list[str]
-    left: list[tuple[str, str]]
-    changes: list[Change]
-    drops: list[Drop]
-    before: str
-    after: str
-    usage: Usage = field(default_factory=Usage)
-    calls: int = 0
-    batches: list[tuple[int, int, int]] = field(default_factory=list)
-    notice: str | None = None
-    message: str | None = None
-    commit: str | None = None
-    branch: str | None = None
-    dry_run: bool = False
-    #: With ``--no-commit``: where the suggested commit message was saved.
-    message_file: str | None = None
-    playbook_rel: str = "memory/playbook.md"
-    #: Contradictions found (decided, or flagged for a human).
-    contradictions: list[Flag] = field(default_factory=list)
-    #: (episode ID, why it taught nothing): distilled all the same.
-    no_lesson: list[tuple[str, str]] = field(default_factory=list)
-    #: Rules corrected in at least half of 3+ applications since they last changed.
-    struggling: list[Lineage] = field(default_factory=list)
-    #: (episode ID, "cited by PB-..." or "left out: why"): every new episode with a correction.
-    accounts: list[tuple[str, str]] = field(default_factory=list)
-
-    @property
-    def subject(self) -> str:
-        return commits.subject(self.changes)
-
-    @property
-    def nothing_new(self) -> bool:
-        return not self.changes and not self.distilled
-
-    def diff(self) -> str:
-        """Unified diff of the playbook file, before -> after."""
-        return "".join(
-            difflib.unified_diff(
-                self.before.splitlines(keepends=True),
-                self.after.splitlines(keepends=True),
-                f"a/{self.playbook_rel}",
-                f"b/{self.playbook_rel}",
-            )
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "distiller": self.distiller,
-            "model": self.model,
-            "notice": self.notice,
-            "head": self.head,
-            "dry_run": self.dry_run,
-            "commit": self.commit,
-            "branch": self.branch,
-            "message_file": self.message_file,
-            "subject": None if self.nothing_new else self.subject,
-            "new_episodes": self.new,
-            "distilled_episodes": self.distilled,
-            "left": [{"episode_id": ep, "reason": why} for ep, why in self.left],
-            "no_lesson": [{"episode_id": ep, "reason": why} for ep, why in self.no_lesson],
-            "accounts": [{"episode_id": ep, "status": status} for ep, status in self.accounts],
-            "contradictions": [f.to_json() for f in self.contradictions],
-            "struggling": [lineage.to_json() for lineage in self.struggling],
-            "changes": [c.to_json() for c in self.changes],
-            "dropped": [d.to_json() for d in self.drops],
-            "usage": self.usage.to_json(calls=self.calls),
-            "batches": [
-                {"episodes": e, "context_rules": r, "prompt_tokens_estimated": t} for e, r, t in self.batches
-            ],
-            "message": self.message,
-            "diff": self.diff(),
-        }
 
 
 def _choose(

@@ -171,11 +171,7 @@ def add_rule(
     always sends to the vision model. ``sentences_from`` (``"1: ep-a; 2: ep-b"``, issue
     25) says which citations each sentence came from; without it, every sentence is
     from the rule's citations (with one citation: from it)."""
-    sources: tuple[Source, ...] = ()
-    if sentences_from is not None:
-        sources, problem = parse_sources(sentences_from)
-        if problem:
-            raise ValidationError(f"--sentences-from: {problem}", hint="write it as '1: ep-a; 2: ep-b, ep-c'")
+    sources = _sentence_sources(sentences_from)
     with write_lock(repo):
         playbook = load_playbook(repo)
         draft = pb.make_rule(
@@ -189,34 +185,58 @@ def add_rule(
         )
         rule = playbook.minted(draft)
         _refuse_secrets(repo, rule)
-        found, missing = _locate_citations(repo, rule.episode_ids)
-        if missing:
-            raise ValidationError(
-                f"cannot add the rule: {', '.join(missing)} "
-                f"{'is' if len(missing) == 1 else 'are'} not in the ledger (committed or staged)",
-                hint="no provenance, no rule: cite episodes that exist "
-                "('scarwarden episode list'), or record the episode first",
-            )
+        found = _cited_episodes(repo, rule)
         data = _rendered(playbook.with_rule(rule))
         if not commit:
             commit_playbook(repo, data, None)
             return rule
-        # A cited episode that is staged but not committed goes into this commit too: a
-        # commit whose rule cites an episode outside its own tree is what the gate
-        # rejects and `verify` reports.
-        staged_episodes = _not_in_head(repo, list(found.values()))
-        commit_playbook(
-            repo,
-            data,
-            _commit_message(rule, found, staged_episodes),
-            also=staged_episodes,
-            check=check,
-            refuse_edits=UsageError(
-                f"{repo.playbook_rel} has uncommitted changes; rule add would commit them too",
-                hint="commit or discard them first, or use --no-commit",
-            ),
-        )
+        _commit_rule(repo, rule, data, found, check)
     return rule
+
+
+def _sentence_sources(sentences_from: str | None) -> tuple[Source, ...]:
+    """``--sentences-from`` parsed (none given: no sources); refused when malformed."""
+    if sentences_from is None:
+        return ()
+    sources, problem = parse_sources(sentences_from)
+    if problem:
+        raise ValidationError(f"--sentences-from: {problem}", hint="write it as '1: ep-a; 2: ep-b, ep-c'")
+    return sources
+
+
+def _cited_episodes(repo: MemoryRepo, rule: pb.Rule) -> dict[str, str]:
+    """ID -> path of each episode ``rule`` cites; refused when any is not in the ledger."""
+    found, missing = _locate_citations(repo, rule.episode_ids)
+    if missing:
+        raise ValidationError(
+            f"cannot add the rule: {', '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not in the ledger (committed or staged)",
+            hint="no provenance, no rule: cite episodes that exist "
+            "('scarwarden episode list'), or record the episode first",
+        )
+    return found
+
+
+def _commit_rule(
+    repo: MemoryRepo, rule: pb.Rule, data: bytes, found: dict[str, str], check: Check | None
+) -> None:
+    """Commit the playbook ``data`` holding the new ``rule``, with the episodes it cites
+    that are staged but not committed yet."""
+    # A cited episode that is staged but not committed goes into this commit too: a
+    # commit whose rule cites an episode outside its own tree is what the gate
+    # rejects and `verify` reports.
+    staged_episodes = _not_in_head(repo, list(found.values()))
+    commit_playbook(
+        repo,
+        data,
+        _commit_message(rule, found, staged_episodes),
+        also=staged_episodes,
+        check=check,
+        refuse_edits=UsageError(
+            f"{repo.playbook_rel} has uncommitted changes; rule add would commit them too",
+            hint="commit or discard them first, or use --no-commit",
+        ),
+    )
 
 
 def _refuse_secrets(repo: MemoryRepo, rule: pb.Rule) -> None:

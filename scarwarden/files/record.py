@@ -117,32 +117,46 @@ def add_episodes(
     with write_lock(repo):
         write_journal.recover(repo)
         episodes = _prepare_batch(repo, inputs, source, now, warn, allow_unknown_rules)
-        planned = [Planned(ep.relpath(repo.episodes_rel), ep.render().encode("utf-8")) for ep in episodes]
-        for item in planned:
-            if (repo.root / item.path).exists():
-                raise ValidationError(
-                    f"{item.path} already exists", hint="episodes are append-only; never overwrite one"
-                )
-        # Recorded before the first byte is written: a killed run is undone (or
-        # finished) by the next writer, and leaves nothing behind (issue 15).
-        # New files: ids_in_ledger found no file of these names in git's index.
-        record = write_journal.begin(repo, planned, new=True)
-        try:
-            written = _write_batch(repo, record, planned, images)
-            if commit:
-                # Through a temporary index: git's real index is never locked by us while
-                # we could be killed, and whatever the user staged stays staged, out of
-                # the commit.
-                write_journal.commit(repo, record, message or commit_message(episodes), written, check=check)
-            else:
-                # As git add, a kill cannot cut it.
-                write_journal.stage(repo, record, written, check=check)
-        except BaseException:
-            # Undone from the journal: the files go unless the commit (or the staging)
-            # landed (an interrupt while HEAD or the index was moving): then they stay.
-            write_journal.recover(repo)
-            raise
+        _land_batch(repo, episodes, images, commit=commit, message=message, check=check)
     return episodes
+
+
+def _land_batch(
+    repo: MemoryRepo,
+    episodes: Sequence[Episode],
+    images: Sequence[Image],
+    *,
+    commit: bool,
+    message: str | None,
+    check: Check | None,
+) -> None:
+    """Journal, write and commit (or stage) the prepared batch, under the caller's write
+    lock; anything that fails or is interrupted is undone from the journal."""
+    planned = [Planned(ep.relpath(repo.episodes_rel), ep.render().encode("utf-8")) for ep in episodes]
+    for item in planned:
+        if (repo.root / item.path).exists():
+            raise ValidationError(
+                f"{item.path} already exists", hint="episodes are append-only; never overwrite one"
+            )
+    # Recorded before the first byte is written: a killed run is undone (or
+    # finished) by the next writer, and leaves nothing behind (issue 15).
+    # New files: ids_in_ledger found no file of these names in git's index.
+    record = write_journal.begin(repo, planned, new=True)
+    try:
+        written = _write_batch(repo, record, planned, images)
+        if commit:
+            # Through a temporary index: git's real index is never locked by us while
+            # we could be killed, and whatever the user staged stays staged, out of
+            # the commit.
+            write_journal.commit(repo, record, message or commit_message(episodes), written, check=check)
+        else:
+            # As git add, a kill cannot cut it.
+            write_journal.stage(repo, record, written, check=check)
+    except BaseException:
+        # Undone from the journal: the files go unless the commit (or the staging)
+        # landed (an interrupt while HEAD or the index was moving): then they stay.
+        write_journal.recover(repo)
+        raise
 
 
 def _prepare_batch(

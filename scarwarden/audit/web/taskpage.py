@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scarwarden.repo import MemoryRepo
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scarwarden.answers.answer import Side
 
 MODES = ("both", "on", "off")
 #: Longest task accepted from the form (characters); recall needs far less.
@@ -69,7 +72,6 @@ def task_page(
     recall refuses. ``log``: append the recall to the recall log (only on an explicit
     action, the form's POST: loading ``/task?task=...`` writes nothing)."""
     from scarwarden.answers.answer import answer_or_brief
-    from scarwarden.answers.prompts import no_memory_brief
     from scarwarden.llm.client import client_from_config
 
     mode = mode if mode in MODES else "both"
@@ -102,29 +104,42 @@ def task_page(
     ctx["known_rules"] = _playbook_ids(repo)
     columns: list[Column] = []
     if result.memory is not None:
-        col = Column(True, "With memory", "none")
-        if result.memory.answer is not None:
-            col.kind, col.text, col.model = "answer", result.memory.answer, result.memory.model
-            col.verification = result.memory.verification
-        elif result.brief is not None:
-            col.kind, col.text = "brief", unwrap(result.brief)
-            col.note = (
-                "The model failed" if ctx["model_error"] else "No model is configured"
-            ) + ": this is the brief an agent would get."
-        else:
-            col.note = "Nothing relevant is remembered, so there is no answer: a human has to answer (below)."
-        columns.append(col)
+        columns.append(_memory_column(result.memory, result.brief, model_failed=bool(ctx["model_error"])))
     if mode != "on":
-        col = Column(False, "Without memory", "bare")
-        side = result.no_memory
-        if side is not None and side.answer is not None:
-            col.kind, col.text, col.model = "answer", side.answer, side.model
-            col.note = "The same model with the bare task: no rules, nothing to cite."
-        else:
-            col.text = unwrap(no_memory_brief(task))
-        columns.append(col)
+        columns.append(_no_memory_column(result.no_memory, task))
     ctx["columns"] = columns
     return ctx
+
+
+def _memory_column(side: Side, brief: str | None, *, model_failed: bool) -> Column:
+    """The side with memory: the model's answer, else the brief an agent would get,
+    else (nothing recalled) a note that a human has to answer."""
+    col = Column(True, "With memory", "none")
+    if side.answer is not None:
+        col.kind, col.text, col.model = "answer", side.answer, side.model
+        col.verification = side.verification
+    elif brief is not None:
+        col.kind, col.text = "brief", unwrap(brief)
+        col.note = (
+            "The model failed" if model_failed else "No model is configured"
+        ) + ": this is the brief an agent would get."
+    else:
+        col.note = "Nothing relevant is remembered, so there is no answer: a human has to answer (below)."
+    return col
+
+
+def _no_memory_column(side: Side | None, task: str) -> Column:
+    """The side without memory: the same model's answer to the bare task, else the
+    bare task as a model would get it."""
+    from scarwarden.answers.prompts import no_memory_brief
+
+    col = Column(False, "Without memory", "bare")
+    if side is not None and side.answer is not None:
+        col.kind, col.text, col.model = "answer", side.answer, side.model
+        col.note = "The same model with the bare task: no rules, nothing to cite."
+    else:
+        col.text = unwrap(no_memory_brief(task))
+    return col
 
 
 def add_task_post_route(app: Any, site: Any, repo: MemoryRepo, environ: Mapping[str, str] | None) -> None:

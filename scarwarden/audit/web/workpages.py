@@ -30,7 +30,7 @@ from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # pragma: no cover
     from scarwarden.audit.web.site import Pages
-    from scarwarden.distill.run import DistillResult
+    from scarwarden.distill.result import DistillResult
 
 VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
 #: Most recall-log lines one page shows.

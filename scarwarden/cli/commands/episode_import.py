@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING
 
 import click
@@ -76,15 +78,10 @@ def import_(
       scarwarden episode import --format tau-bench gpt-4o-airline.json  # (not run: your own log)
     """
     from scarwarden.api import Memory
-    from scarwarden.cli.commands._progress import progress_bar
 
     repo = get_repo(ctx)
-    name = getattr(file, "name", "<stdin>")
-    source = "<stdin>" if name in ("-", "<stdin>") else os.path.basename(name)
-    size = _size(file)
-    with progress_bar("importing runs", quiet=as_json) as bar:
-        # Bytes read of the file: conversations are counted only as they are read.
-        advance = (lambda _n: bar(file.tell(), size)) if bar is not None and size else None
+    source = _source_name(file)
+    with _bytes_read(file, quiet=as_json) as advance:
         result = Memory(repo).import_runs(
             file,
             fmt,
@@ -97,14 +94,34 @@ def import_(
             progress=advance,
             warn=lambda problem: click.echo(f"warning: {problem}", err=True),
         )
-        if advance is not None and bar is not None:
-            bar(size, size)
     if as_json:
         echo_json(result.to_json())
         return
     for ep in result.added:
         click.echo(ep.id)
     click.echo(_summary(result), err=True)
+
+
+def _source_name(file: IO[bytes]) -> str:
+    """What errors call the file: its base name, or ``<stdin>``."""
+    name = getattr(file, "name", "<stdin>")
+    return "<stdin>" if name in ("-", "<stdin>") else os.path.basename(name)
+
+
+@contextmanager
+def _bytes_read(file: IO[bytes], *, quiet: bool) -> Iterator[Callable[[int], None] | None]:
+    """A ``progress`` callback for :meth:`Memory.import_runs` drawing the bytes of ``file``
+    read so far (on a terminal, unless ``quiet``; else None); the bar is filled when the
+    import succeeds."""
+    from scarwarden.cli.commands._progress import progress_bar
+
+    size = _size(file)
+    with progress_bar("importing runs", quiet=quiet) as bar:
+        # Bytes read of the file: conversations are counted only as they are read.
+        advance = (lambda _n: bar(file.tell(), size)) if bar is not None and size else None
+        yield advance
+        if advance is not None and bar is not None:
+            bar(size, size)
 
 
 def _summary(result: ImportResult) -> str:
