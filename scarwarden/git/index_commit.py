@@ -43,10 +43,9 @@ from scarwarden.git.temps import INDEX_PREFIX, MESSAGE_PREFIX, drop, remove_dead
 
 #: Judges the tree about to be committed, given the env selecting the private index.
 Check = Callable[[Mapping[str, str]], None]
-#: Where a commit whose check vouches for it (the provenance gate's, at a write door:
-#: ``check.vouches``) is marked, in the git folder: a file named by the commit's ID that
-#: holds its parent's. The reference-transaction hook lets exactly that move through
-#: without starting Python (issue 30); :func:`land` removes the mark.
+#: Where a commit whose check vouches for it (the gate's, at a write door: ``check.vouches``)
+#: is marked in the git folder: a file named by its ID holding its parent's. The
+#: reference-transaction hook lets that one move through without Python (issue 30).
 DOOR_MARKS = "scarwarden/door"
 
 
