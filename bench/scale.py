@@ -9,7 +9,7 @@ which is printed with each table; ratios are against the smallest size measured 
 same run.
 
     python bench/scale.py                       # 1k, 10k, 100k
-    python bench/scale.py --million             # and 1M (~17 min, ~2.8 GB, once)
+    python bench/scale.py --million             # and 1M (~17 min of CPU, ~70 min at load 10; once)
     python bench/scale.py --sizes 1000,10000 --runs 3
 """
 
