@@ -10,22 +10,23 @@ searched for ``<ID>.yaml`` in memory. Asking git for ``<commit>:<folder>/<ID>.ya
 instead made git parse a whole month tree for every ID and every folder (a 50-episode
 move cost 9.8 s at 1M episodes, issue 30); now the trees are read once whatever the
 number of IDs, each ID costs one search of bytes already read (a C ``find``), and
-above :data:`MAX_SEARCHES` IDs each tree is parsed once into a set of names instead,
-so there is no cliff by batch size.
+above :data:`MAX_SEARCHES` IDs each tree is split once at its NULs into a set of name
+candidates instead (one C split: at 100k episodes 39 ms for every month tree against
+139 ms for a regex parse and 165 ms for 50 finds), so there is no cliff by batch size.
+The trees' bytes are still read whole: what grows with the ledger, in C.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from scarwarden import git
 from scarwarden.gate import policy as rules
 
-#: Above this many IDs, each tree is parsed once into a set of names rather than
-#: searched once per ID.
-MAX_SEARCHES = 48
+#: Above this many IDs, each tree is split once into name candidates rather than
+#: searched once per ID (a split costs ~12 searches).
+MAX_SEARCHES = 8
 #: Modes of a file entry in a tree (a folder is ``40000``).
 _FILE_MODES = (b"100644", b"100755", b"120000", b"160000")
 
@@ -64,6 +65,7 @@ class Boundary:
         unique = sorted({t for t in trees.values() if t})
         raws = dict(zip(unique, git.cat_file_batch(self.root, unique), strict=True))
         names = {f"{ep}.yaml".encode("utf-8", "surrogateescape"): ep for ep in wanted}
+        lengths = {len(n) + 1 for n in names}
         parsed: dict[str, set[bytes]] = {}
         found: dict[str, set[str]] = {}
         for spec, tree in trees.items():
@@ -72,8 +74,8 @@ class Boundary:
                 continue
             if len(names) > MAX_SEARCHES:
                 if tree not in parsed:
-                    parsed[tree] = _file_names(raw, len(tree) // 2)
-                hits = [n for n in names if n in parsed[tree]]
+                    parsed[tree] = _name_tails(raw, lengths)
+                hits = [n for n in names if b" " + n in parsed[tree] and _has_file(raw, n)]
             else:
                 hits = [n for n in names if _has_file(raw, n)]
             folder = spec.split(":", 1)[1]
@@ -135,7 +137,10 @@ def _has_file(tree: bytes, name: bytes) -> bool:
     return False
 
 
-def _file_names(tree: bytes, hash_len: int) -> set[bytes]:
-    """The file names of a raw tree object, parsed once (folders left out)."""
-    entry = re.compile(rb"([0-7]{5,6}) ([^\0]*)\0[\s\S]{%d}" % hash_len)
-    return {name for mode, name in entry.findall(tree) if mode != b"40000"}
+def _name_tails(tree: bytes, lengths: set[int]) -> set[bytes]:
+    """The last ``lengths`` bytes before each NUL of a raw tree object: every entry's
+    name, with the space before it, is among them (a name holds no NUL); one C split, no
+    parse (~3x faster than a regex over the entries). Candidates only: each one found
+    is confirmed by :func:`_has_file`."""
+    pieces = tree.split(b"\0")
+    return {piece[-k:] for k in lengths for piece in pieces}

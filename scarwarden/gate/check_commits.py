@@ -40,5 +40,5 @@ def check_range(root: Path | str | MemoryRepo, from_ref: str, to_ref: str) -> Ch
     }
     from scarwarden.gate.support import check_tree_support  # issue 25: sentence support
 
-    check_tree_support(report, repo, to_ref)
+    check_tree_support(report, repo, to_ref, base=None if from_ref == git.EMPTY_TREE else from_ref)
     return report

@@ -41,4 +41,8 @@ def gate_check(repo: MemoryRepo, what: str = "the change") -> Check:
                 "pre-commit hook, 'check' and 'verify' run)",
             )
 
+    # The whole gate ran on the commit's tree against its parent: the commit is marked
+    # so the reference-transaction hook need not start Python for that move
+    # (:data:`scarwarden.git.index_commit.DOOR_MARKS`).
+    check.vouches = True  # type: ignore[attr-defined]
     return check

@@ -22,6 +22,7 @@ from pathlib import Path
 from scarwarden import git
 from scarwarden.errors import UsageError
 from scarwarden.gate.merge_driver import uninstall_merge_driver
+from scarwarden.git.index_commit import DOOR_MARKS
 
 MARKER = "# scarwarden-hook-v1"
 HOOK_TYPES = ("pre-commit", "pre-merge-commit")
@@ -40,6 +41,13 @@ HOOK_NAME=$(basename -- "$0")
 status=0
 if [ -x "$HOOK_DIR/$HOOK_NAME.legacy" ]; then
     "$HOOK_DIR/$HOOK_NAME.legacy" "$@" || status=$?
+fi
+# A write door (episode add, rule add...) ran this very check on this very index before
+# it ran the hooks: it names the index here, and Python is not started twice. (Setting
+# it by hand skips this hook, as --no-verify does; the reference-transaction hook still
+# checks the commit.)
+if [ -n "${{SCARWARDEN_DOOR_CHECKED:-}}" ] && [ "$SCARWARDEN_DOOR_CHECKED" = "${{GIT_INDEX_FILE:-}}" ]; then
+    exit $status
 fi
 if [ -n "$INSTALL_PYTHON" ] && [ -x "$INSTALL_PYTHON" ]; then
     "$INSTALL_PYTHON" -m scarwarden check --staged || status=$?
@@ -76,24 +84,33 @@ if [ "$HOOK_NAME" = reference-transaction ]; then
     # Only 'prepared' can refuse; only branches carry memory worth checking.
     [ "$1" = prepared ] || exit $status
     case "$input" in *" refs/heads/"*) ;; *) exit $status ;; esac
-    # Fast path (issue 30): when no commit a branch move adds touches the memory folder,
-    # there is nothing to check; git says so in milliseconds, Python would take ~300 ms
-    # on every commit. A memory_dir set in scarwarden.yaml always takes the full check.
-    if ! grep -qs memory_dir scarwarden.yaml; then
-        touched=
-        while read -r old new ref; do
-            case "$ref" in refs/heads/*) ;; *) continue ;; esac
-            # A zero value (a new branch, no expected value given, a deletion or a
-            # rename) is for the gate to resolve.
-            case "$old$new" in *0000000000000000000000000000000000000000*) touched=1; break ;; esac
-            [ "$old" = "$new" ] && continue
-            found=$(git rev-list --full-history -n 1 "$old..$new" -- memory 2>/dev/null) || found=error
-            [ -z "$found" ] || {{ touched=1; break; }}
-        done <<EOF
+    # Fast paths (issue 30), so Python (~300 ms) starts only when there is something to
+    # check. A move onto a commit a write door (episode add, rule add...) built and
+    # gated on this very parent: the door left a marker named by the commit's ID that
+    # holds the parent's ID (a commit ID fixes its tree and parent, so the marker
+    # vouches for that one move and no other). A move whose new commits touch no
+    # memory file: git says so in milliseconds (a memory_dir set in scarwarden.yaml
+    # always takes the full check).
+    door=$(git rev-parse --git-path {door} 2>/dev/null)
+    custom=
+    grep -qs memory_dir scarwarden.yaml && custom=1
+    touched=
+    while read -r old new ref; do
+        case "$ref" in refs/heads/*) ;; *) continue ;; esac
+        # A zero value (a new branch, no expected value given, a deletion or a
+        # rename) is for the gate to resolve.
+        case "$old$new" in *0000000000000000000000000000000000000000*) touched=1; break ;; esac
+        [ "$old" = "$new" ] && continue
+        checked=
+        [ -n "$door" ] && [ -f "$door/$new" ] && read -r checked < "$door/$new"
+        [ -n "$checked" ] && [ "$checked" = "$old" ] && continue
+        [ -z "$custom" ] || {{ touched=1; break; }}
+        found=$(git rev-list --full-history -n 1 "$old..$new" -- memory 2>/dev/null) || found=error
+        [ -z "$found" ] || {{ touched=1; break; }}
+    done <<EOF
 $input
 EOF
-        [ -n "$touched" ] || exit $status
-    fi
+    [ -n "$touched" ] || exit $status
 fi
 if [ -n "$INSTALL_PYTHON" ] && [ -x "$INSTALL_PYTHON" ]; then
     printf '%s\\n' "$input" | "$INSTALL_PYTHON" -m scarwarden gate-hook "$HOOK_NAME" || status=$?
@@ -111,7 +128,8 @@ exit $status
 def render_hook(python: str | None = None, name: str = "pre-commit") -> str:
     """The hook script; ``python=None`` relies on ``scarwarden`` being on ``PATH``."""
     template = _REF_TEMPLATE if name in REF_HOOK_TYPES else _TEMPLATE
-    return template.format(marker=MARKER, python=shlex.quote(python) if python else "''")
+    quoted = shlex.quote(python) if python else "''"
+    return template.format(marker=MARKER, python=quoted, door=DOOR_MARKS)
 
 
 def is_ours(path: Path) -> bool:

@@ -1,15 +1,13 @@
 """The ledger a recall receipt names, read from git: what version-2 recall needs of it.
 
 A version-2 receipt names the episodes folder's tree ID (``ledger``); re-deriving it
-(:mod:`scarwarden.recall.pure_ledger`) needs, of that tree, the ledger's statistics
-(how many episodes, how many of their tasks say each stem, every rule application:
-:class:`~scarwarden.recall.ledger_stats.LedgerStats`) and the episodes the playbook
-cites. Both come from git objects only, never from the index:
+(:mod:`scarwarden.recall.pure_ledger`) needs that tree's statistics (episodes, tasks
+saying each stem, rule applications: :class:`~scarwarden.recall.ledger_stats.LedgerStats`)
+and the episodes the playbook cites. Both come from git objects only, never the index:
 
-* the episodes cited are read by name (``YYYY/MM/<id>.yaml`` in the tree, one
-  ``ls-tree`` and one ``cat-file --batch`` for all of them); where each one is (path
-  and blob) is kept per tree and what each blob holds by blob ID (``cited.json``), and
-  a tree derived from another by a diff takes the places the diff leaves untouched;
+* the episodes cited are read by name (``YYYY/MM/<id>.yaml``: each month's tree read
+  once); where each is (path, blob) is kept per tree, what each blob holds by blob ID
+  (``cited.json``); a tree a diff away takes the places the diff leaves untouched;
 * the statistics need every episode of the tree: 0.77 s of ``cat-file`` and ~4 s of
   YAML at 100k episodes (shared/NOTES.md), far over a hook's budget. So they are
   derived once per tree and kept in a small cache in the git folder
@@ -18,15 +16,13 @@ cites. Both come from git objects only, never from the index:
   (format, tree, episodes folder and a SHA-256 of its body) before use. A tree not in
   the cache is derived from the newest cached one by ``git diff`` between the two trees
   (only the episodes added, changed or removed are read), or from scratch when there is
-  none. Whoever can write to ``.git`` can also rewrite the hooks, so the cache adds no
-  way round the gate. A fresh clone has none: CI carries the folder from run to run
-  (``action.yml`` restores it, :func:`warm` derives the head's tree for the next run),
-  so a job reads what changed since the restored tree (docs/receipts.md, "A fresh
-  clone"); ``SCARWARDEN_LEDGER_CACHE=off`` derives every tree from its episodes.
+  none. Whoever can write to ``.git`` can also rewrite the hooks: the cache adds no way
+  round the gate. CI carries it from run to run (``action.yml``; :func:`warm`: the
+  head's tree for the next run; docs/receipts.md, "A fresh clone");
+  ``SCARWARDEN_LEDGER_CACHE=off`` derives every tree from its episodes.
 
-Which files count is the index's rule (:mod:`scarwarden.index.build`): ``.yaml`` files
-of the episodes folder that are valid episodes (``parse_episode_bytes`` with their path,
-so only ``YYYY/MM/<id>.yaml`` can be), the first in path order when two share an ID.
+Which files count is the index's rule (:mod:`scarwarden.index.build`): valid episodes
+at ``YYYY/MM/<id>.yaml``, the first in path order when two share an ID.
 """
 
 from __future__ import annotations
@@ -41,6 +37,7 @@ from typing import Any
 from scarwarden import git
 from scarwarden.errors import GitError, ScarwardenError
 from scarwarden.files.episodes import Episode, parse_episode_bytes
+from scarwarden.gate.ledger_files import cache_dir, cited_doc, counts, file_blob, untouched_by_diff
 from scarwarden.recall.ledger_stats import LedgerStats
 
 #: Bump when what a cache entry holds, or how it is derived, changes.
@@ -49,30 +46,15 @@ CACHE_FORMAT = "ledger-stats-7/v2"  # the ledger's statistics: the same for reca
 CACHE_KEEP = 6
 #: Above this many changed files, deriving from scratch is as cheap as from a diff.
 MAX_DIFF = 20_000
-#: Trees whose statistics one reader keeps in memory (bases for the next ones), and
-#: how many it writes to the cache: a walk over history proves receipts naming many
-#: trees, each derived from the last by a diff; writing every one (~0.1 s each at 100k
-#: episodes) would cost more than it saves.
+#: Trees whose statistics one reader keeps in memory (bases for the next ones), and how
+#: many it caches (a walk proves receipts naming many trees; ~0.1 s each at 100k).
 KEEP_IN_MEMORY = 3
-#: Above this many cited episodes, one listing of the whole tree beats naming each
-#: (and keeps git's command line short).
-MAX_PATHSPECS = 4000
 #: The cited episodes' cache: its file, how many episodes it keeps at most, and for
 #: how many trees it keeps where they are.
 CITED = "cited.json"
 MAX_CITED = 20_000
 MAX_CITED_TREES = 6
 MAX_SAVES = 2
-
-
-def _cited_doc(row: list[Any]) -> dict[str, Any]:
-    doc = {"id": row[0], "at": row[1], "task": row[2]}
-    return doc if row[3] is None else {**doc, "correction": row[3]}
-
-
-def counts(path: str, mode: str = "100644") -> bool:
-    """Whether a file of the episodes folder (path relative to it) can be an episode."""
-    return mode in ("100644", "100755") and path.endswith(".yaml") and path.count("/") == 2
 
 
 class LedgerReader:
@@ -103,15 +85,28 @@ class LedgerReader:
 
     def stats(self, tree: str) -> LedgerStats:
         """The statistics of ``tree`` (an existing tree of this repository)."""
+        stats = self._stats_of(tree, scratch=True)
+        assert stats is not None  # derived from scratch when nothing else serves
+        return stats
+
+    def stats_by_change(self, tree: str) -> LedgerStats | None:
+        """``tree``'s statistics when they cost what changed: in memory, cached, or
+        derived by a diff from a tree that is (not cached: the gate's own proofs choose
+        which trees to keep); ``None`` when only every episode of the tree gives them."""
+        return self._stats_of(tree, scratch=False)
+
+    def _stats_of(self, tree: str, *, scratch: bool) -> LedgerStats | None:
         if tree in self._stats:
             self._stats[tree] = self._stats.pop(tree)  # the most recently used last
-        else:
-            self._stats[tree] = self._load(tree) or self._derive(tree)
+            return self._stats[tree]
+        stats = self._load(tree) or self._derive(tree, scratch=scratch, save=scratch)
+        if stats is not None:
+            self._stats[tree] = stats
             while len(self._stats) > KEEP_IN_MEMORY:
                 del self._stats[next(iter(self._stats))]
-        return self._stats[tree]
+        return stats
 
-    def _derive(self, tree: str) -> LedgerStats:
+    def _derive(self, tree: str, *, scratch: bool = True, save: bool = True) -> LedgerStats | None:
         stats: LedgerStats | None = None
         if self._stats:  # the tree this run read last: usually the closest
             last = next(reversed(self._stats))
@@ -119,9 +114,11 @@ class LedgerReader:
         elif (cached := self._newest_cached(tree)) is not None:
             stats = self._from_base(cached, tree, self._load(cached))
         if stats is None:
+            if not scratch:
+                return None
             stats = self._from_scratch(tree)
             self.derived[tree] = "whole tree"
-        if self._saves < MAX_SAVES:
+        if save and self._saves < MAX_SAVES:
             self._saves += 1
             self._save(tree, stats)
         return stats
@@ -192,7 +189,7 @@ class LedgerReader:
             row = known.get(blob)
             # A blob's content fixes its ID and date, hence the one path it is valid at.
             if row is not None and path == f"{row[1][0:4]}/{row[1][5:7]}/{row[0]}.yaml":
-                found[episode_id] = Episode(_cited_doc(row))
+                found[episode_id] = Episode(cited_doc(row))
             else:
                 items.append((path, blob))
         contents = iter(git.cat_file_batch(self.root, [b for _p, b in items], env=self.env))
@@ -204,6 +201,38 @@ class LedgerReader:
         if missing or any(ep is not None for ep in fresh.values()):
             self._save_cited(known)
         return found
+
+    def places(
+        self, tree: str, ids: Iterable[str], base: str | None = None
+    ) -> dict[str, list[str] | None] | None:
+        """Each of ``ids`` -> [path, blob] in ``tree`` (``None``: no valid episode of that
+        ID): kept for ``tree`` (``cited.json``), carried from ``base``'s by a diff touching
+        none of them, or found by the statistics' months when they cost what changed
+        (:meth:`stats_by_change`); ``None`` otherwise (only the whole ledger tells)."""
+        want = sorted(set(ids))
+        self._load_cited()
+        known = self._where.get(tree)
+        if (known is None or any(i not in known for i in want)) and base not in (None, tree):
+            known = self._carried(str(base), tree, want)
+        if known is not None and all(i in known for i in want):
+            return {i: known[i] for i in want}
+        if self.stats_by_change(tree) is None:
+            return None
+        where = self._where_in(tree)
+        if missing := [i for i in want if i not in where]:
+            where.update(self._locate(tree, missing))
+            self._save_cited(self._load_cited())
+        return {i: where[i] for i in want}
+
+    def _carried(self, base: str, tree: str, want: list[str]) -> dict[str, list[str] | None] | None:
+        old = self._where.get(base)
+        touched = None if old is None else untouched_by_diff(self.root, base, tree, old, want, self.env)
+        if old is None or touched is None:
+            return None
+        self._where[base] = self._where.pop(base)  # used: kept longest (the newest last)
+        self._where[tree] = {i: p for i, p in old.items() if i not in touched}
+        self._save_cited(self._load_cited())
+        return self._where[tree]
 
     def _where_in(self, tree: str) -> dict[str, list[str] | None]:
         """Where the cited episodes known so far are in ``tree``: cached, or carried over
@@ -226,17 +255,19 @@ class LedgerReader:
         """Path and blob of each of ``ids`` in ``tree`` (month folders from the tree's
         statistics, blobs from git), ``None`` for those it does not hold."""
         months = self.stats(tree).months
-        paths = {i: f"{months[i]}/{i}.yaml" for i in ids if i in months}
-        # One ls-tree with the paths reads each month's tree once; naming the files to
-        # cat-file as <tree>:<path> re-reads a month's tree (~3k entries at 100k
-        # episodes) for every file, ~4x slower measured.
-        listing = (
-            (git.ls_tree(self.root, tree, *sorted(paths.values())) if paths else [])
-            if len(paths) <= MAX_PATHSPECS
-            else git.ls_tree(self.root, tree)
-        )
-        blobs = {e.path: e.blob for e in listing if counts(e.path, e.mode)}
-        return {i: [paths[i], blobs[paths[i]]] if paths.get(i) in blobs else None for i in ids}
+        wanted = sorted({months[i] for i in ids if i in months})
+        # Each month's tree object read once (one cat-file) and searched for the names in
+        # memory (a C find per ID). An ls-tree naming the paths matched every entry
+        # against every path (0.5 s for 145 IDs at 100k episodes); naming the files to
+        # cat-file as <tree>:<path> re-read a month's tree for every file.
+        specs = [f"{tree}:{m}" for m in wanted]
+        raws = dict(zip(wanted, git.cat_file_batch(self.root, specs, env=self.env), strict=True))
+        found: dict[str, list[str] | None] = {}
+        for i in ids:
+            raw = raws.get(months.get(i, ""))
+            blob = None if raw is None else file_blob(raw, f"{i}.yaml", len(tree) // 2)
+            found[i] = None if blob is None else [f"{months[i]}/{i}.yaml", blob]
+        return found
 
     def _parse_each(
         self, items: list[tuple[str, str]], contents: Iterator[bytes | None]
@@ -333,19 +364,6 @@ class LedgerReader:
             if path.stem != tree and len(path.stem) == 40:
                 return path.stem
         return None
-
-
-def cache_dir(root: Path) -> Path | None:
-    """``.git/scarwarden/ledger`` of the repository at ``root``; ``None`` when there is no
-    git folder, or when ``SCARWARDEN_LEDGER_CACHE=off`` asks for every tree's statistics
-    to be derived from its episodes (what a CI cache restored is then not read)."""
-    if os.environ.get("SCARWARDEN_LEDGER_CACHE", "").lower() in ("off", "0", "no"):
-        return None
-    try:
-        path = git.git_path(root, "scarwarden/ledger")
-    except GitError:
-        return None
-    return path if path.is_absolute() else root / path
 
 
 def warm(root: Path, rev: str = "HEAD") -> str | None:

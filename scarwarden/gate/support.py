@@ -206,10 +206,16 @@ def check_staged_support(report: CheckReport, repo: MemoryRepo, env: Mapping[str
 
 
 def check_tree_support(
-    report: CheckReport, repo: MemoryRepo, rev: str | None, env: Mapping[str, str] | None = None
+    report: CheckReport,
+    repo: MemoryRepo,
+    rev: str | None,
+    env: Mapping[str, str] | None = None,
+    *,
+    base: str | None = None,
 ) -> None:
     """``check --all`` (``rev`` None: the index) and the end of a range or history
-    (``check --from-ref``, ``verify``): every active rule's sentences at that tree."""
+    (``check --from-ref``, ``verify``): every active rule's sentences at that tree.
+    ``base``: the range's start, whose cited episodes' places may be known already."""
     from scarwarden.gate.policy import episode_id_of
 
     rel = repo.playbook_rel
@@ -219,14 +225,43 @@ def check_tree_support(
     if book is None or not book.rules:
         return
     cited = {ep for rule in book.rules for ep in rule.episode_ids}
-    entries = (
-        git.ls_files_stage(repo.root, repo.episodes_rel, env=env)
-        if rev is None
-        else git.ls_tree(repo.root, rev, repo.episodes_rel)
-    )
-    specs: dict[str, str] = {}
-    for entry in entries:
-        ep = episode_id_of(entry.path)
-        if ep in cited and ep not in specs:
-            specs[ep] = entry.blob
+    specs = None if rev is None else _cited_blobs(repo, rev, base, cited, env)
+    if specs is None:
+        entries = (
+            git.ls_files_stage(repo.root, repo.episodes_rel, env=env)
+            if rev is None
+            else git.ls_tree(repo.root, rev, repo.episodes_rel)
+        )
+        specs = {}
+        for entry in entries:
+            ep = episode_id_of(entry.path)
+            if ep in cited and ep not in specs:
+                specs[ep] = entry.blob
     _merge(report, unsupported(book, _episodes(repo, specs, env)), rel)
+
+
+def _cited_blobs(
+    repo: MemoryRepo, rev: str, base: str | None, cited: set[str], env: Mapping[str, str] | None
+) -> dict[str, str] | None:
+    """The blob of each cited episode at ``rev``, carried over from ``base`` by a diff or
+    found by the ledger statistics of its episodes folder (which month holds each ID:
+    issue 30) when they cost what changed (:meth:`LedgerReader.places`); ``None`` when
+    they do not (the tree is listed instead: at 1M episodes, ~10 s). Both find the first valid episode
+    of each ID in path order, as the index does; a misplaced file (the walk refuses
+    one) is found only by the listing."""
+    from scarwarden.gate.ledger import LedgerReader, cache_dir
+
+    where = cache_dir(repo.root)
+    if where is None:
+        return None
+    specs = [f"{r}:{repo.episodes_rel}" for r in (rev, base) if r]
+    trees = git.tree_ids(repo.root, specs, env=env)
+    tree = trees.get(specs[0])
+    if tree is None:
+        return None
+    old = trees.get(specs[1]) if len(specs) > 1 else None
+    reader = LedgerReader(repo.root, repo.episodes_rel, env=env, cache_dir=where)
+    places = reader.places(tree, cited, old)
+    if places is None:
+        return None
+    return {ep: place[1] for ep, place in places.items() if place is not None}

@@ -51,7 +51,8 @@ def verify(
     from scarwarden.gate.support import check_tree_support
 
     tip = CheckReport("verify")
-    check_tree_support(tip, repo, rev_range.rsplit("..", 1)[-1] or "HEAD")
+    start, dots, end = rev_range.rpartition("..")
+    check_tree_support(tip, repo, end or "HEAD", base=start if dots and start and "." not in start else None)
     result.problems += tip.problems
     result.warnings += tip.warnings
     return result

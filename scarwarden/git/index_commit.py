@@ -43,6 +43,10 @@ from scarwarden.git.temps import INDEX_PREFIX, MESSAGE_PREFIX, drop, remove_dead
 
 #: Judges the tree about to be committed, given the env selecting the private index.
 Check = Callable[[Mapping[str, str]], None]
+#: Where a commit whose check vouches for it (the gate's, at a write door: ``check.vouches``)
+#: is marked in the git folder: a file named by its ID holding its parent's. The
+#: reference-transaction hook lets that one move through without Python (issue 30).
+DOOR_MARKS = "scarwarden/door"
 
 
 @dataclass(frozen=True)
@@ -140,7 +144,9 @@ def prepare_commit(
         run(root, "update-index", "--add", "--", *paths, env=env)
         if check is not None:
             check(env)
-        message = _run_commit_hooks(root, where, env, message)
+        vouched = getattr(check, "vouches", False)
+        hook_env = {**env, "SCARWARDEN_DOOR_CHECKED": env["GIT_INDEX_FILE"]} if vouched else env
+        message = _run_commit_hooks(root, where, hook_env, message)
         tree = run(root, "write-tree", env=env).decode().strip()
         if not allow_empty and old is not None and tree == where.tree:
             raise GitError("nothing to commit: the files written are already committed as they are")
@@ -151,10 +157,22 @@ def prepare_commit(
         if pin is not None:
             os.close(pin)
         raise
+    if old is not None and vouched:
+        _mark(gitdir, sha, old)
     inode = None if pin is None else os.fstat(pin).st_ino
     entries = tuple(StagedEntry(_mode(Path(root) / p), b, p) for p, b in zip(paths, blobs, strict=True))
     subject = message.split("\n", 1)[0]
     return PreparedCommit(sha, old, entries, subject, env["GIT_INDEX_FILE"], inode, where, pin)
+
+
+def _mark(gitdir: Path, sha: str, old: str) -> None:
+    """The door's mark for the move ``old`` -> ``sha`` (best effort: without it the hook
+    runs the gate)."""
+    try:
+        (gitdir / DOOR_MARKS).mkdir(parents=True, exist_ok=True)
+        (gitdir / DOOR_MARKS / sha).write_text(old + "\n")
+    except OSError:
+        pass
 
 
 def _mode(path: Path) -> str:
@@ -286,6 +304,7 @@ def land(root: Path | str, prepared: PreparedCommit, *, keep_fds: Sequence[int] 
         out, err = _finish(proc)
     finally:
         drop(prepared.index)
+        (prepared.where.gitdir / DOOR_MARKS / prepared.sha).unlink(missing_ok=True)
         if prepared.pin is not None:
             os.close(prepared.pin)
     if proc.returncode in (0, 4):

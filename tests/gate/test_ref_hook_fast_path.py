@@ -8,6 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import git
 
 from scarwarden.gate.hooks import render_hook
@@ -70,3 +71,52 @@ def test_a_zero_value_always_takes_the_gate(demo_repo: MemoryRepo, tmp_path: Pat
     zero = "0" * 40
     done = run(path, demo_repo.root, f"{zero} {new} refs/heads/main\n")
     assert done.returncode == 1 and "cannot run the provenance gate" in done.stderr
+
+
+def test_a_door_commit_lands_without_python_and_its_mark_vouches_for_no_other_move(
+    demo_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``episode add`` (a write door) gated the commit it makes on its parent: neither
+    its pre-commit hook (told which index the door checked) nor, through its mark, the
+    reference-transaction hook starts Python (here they cannot); the mark is removed
+    once landed and covers no other commit, nor the same commit on another parent."""
+    from scarwarden.api import Memory
+    from scarwarden.git.index_commit import DOOR_MARKS
+
+    root = demo_repo.root
+    for name in ("pre-commit", "reference-transaction"):  # neither can start the gate
+        path = root / ".git" / "hooks" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render_hook(GONE, name))
+        path.chmod(0o755)
+    before = git(root, "rev-parse", "HEAD").stdout.strip()
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no scarwarden on it either
+    recorded = Memory(demo_repo).record("Write the webinar invite", outcome="Sent", agent="writer")
+    head = git(root, "rev-parse", "HEAD").stdout.strip()
+    assert git(root, "rev-parse", "HEAD~1").stdout.strip() == before and head != before
+    assert recorded.id in git(root, "show", "--stat", "HEAD").stdout
+    marks = root / ".git" / DOOR_MARKS
+    assert not list(marks.iterdir())  # removed once landed
+    # A mark naming one move: another commit on that parent, or that commit on another
+    # parent, still takes the gate (which cannot start here).
+    old, other = commit(demo_repo, "memory/notes.md", "a note\n")
+    (marks / head).write_text(f"{old}\n")
+    done = run(path, root, f"{old} {other} refs/heads/main\n")
+    assert done.returncode == 1 and "cannot run the provenance gate" in done.stderr
+    (marks / other).write_text(f"{before}\n")
+    done = run(path, root, f"{old} {other} refs/heads/main\n")
+    assert done.returncode == 1 and "cannot run the provenance gate" in done.stderr
+    (marks / other).write_text(f"{old}\n")
+    assert run(path, root, f"{old} {other} refs/heads/main\n{old} {other} HEAD\n").returncode == 0
+    # Naming another index than the one being committed skips nothing.
+    git(root, "reset", "-q", "--hard", head)
+    (root / "memory" / "notes.md").write_text("another note\n")
+    git(root, "add", "memory/notes.md")
+    env = {
+        **os.environ,
+        "SCARWARDEN_DOOR_CHECKED": str(root / ".git" / "other-index"),
+        "PATH": "/usr/bin:/bin",
+    }
+    env.pop("SCARWARDEN_SKIP", None)
+    done = subprocess.run(["git", "commit", "-qm", "x"], cwd=root, capture_output=True, text=True, env=env)
+    assert done.returncode != 0 and "cannot run the provenance gate" in done.stderr

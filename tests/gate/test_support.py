@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from conftest import git
 
 from scarwarden.distill import distill
@@ -9,6 +12,7 @@ from scarwarden.files import playbook as pb
 from scarwarden.files.record import add_episodes
 from scarwarden.gate.check import check_all, check_range, check_staged
 from scarwarden.gate.hooks import install
+from scarwarden.gate.ledger import CITED, cache_dir, warm
 from scarwarden.gate.support import supporting_words, unsupported
 from scarwarden.gate.verify import verify
 from scarwarden.repo import MemoryRepo
@@ -129,3 +133,54 @@ def test_the_demo_memory_and_this_repositorys_memory_pass_the_support_check(demo
     report = check_all(demo_repo.root)
     assert report.ok, report.problems
     assert not [w for w in report.warnings if w.code == "sentence-unsupported"]
+
+
+def _tree_listings(trace: str, episodes_rel: str) -> int:
+    """How many ``git ls-tree -r`` of the whole episodes folder a GIT_TRACE log shows."""
+    return sum(
+        1 for line in trace.splitlines() if " ls-tree -r " in line and line.endswith(f"-- {episodes_rel}")
+    )
+
+
+def test_the_range_check_finds_cited_episodes_by_the_cached_statistics(
+    memory_repo: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: with the ledger statistics cached (or a diff away), the support check
+    at a range's end finds each cited episode by its month, without listing the ledger;
+    the same warnings as the listing gives."""
+    cancel, webinar, book = _two_rules(memory_repo)
+    base = git(memory_repo.root, "rev-parse", "HEAD").stdout.strip()
+    mapped = f"{webinar}, {cancel}\n- Sentences from: 1: {cancel}"
+    _edit(
+        memory_repo,
+        f"- Learnt in: {webinar}\n- Sentences from: 1: {webinar}",
+        f"- Learnt in: {mapped} (model)",
+    )
+    add_episodes(memory_repo, [{**LESSONS[0], "at": "2026-11-03T10:00:00Z", "task": "Another trip"}])
+    git(memory_repo.root, "commit", "-q", "-am", "model sentence and an episode", "--no-verify")
+
+    def ranged(start: str = base, **env: str) -> tuple[list[str], int]:
+        log = tmp_path / f"trace-{len(env)}-{sorted(env)}"
+        monkeypatch.setenv("GIT_TRACE", str(log))
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        report = check_range(memory_repo.root, start, "HEAD")
+        monkeypatch.delenv("GIT_TRACE")
+        return [w.message for w in report.warnings], _tree_listings(log.read_text(), memory_repo.episodes_rel)
+
+    listed, listings = ranged(SCARWARDEN_LEDGER_CACHE="off")
+    assert len(listed) == 1 and cancel in listed[0] and listings == 1
+    monkeypatch.delenv("SCARWARDEN_LEDGER_CACHE")
+    assert warm(memory_repo.root, "HEAD~1") is not None  # the base's statistics, cached
+    assert ranged() == (listed, 0)
+    # The next range starts where that one ended: the cited episodes' places there are
+    # carried over by the diff between the two trees, with no statistics (none left).
+    start = git(memory_repo.root, "rev-parse", "HEAD").stdout.strip()
+    add_episodes(memory_repo, [{**LESSONS[1], "at": "2026-11-04T10:00:00Z", "task": "Another invite"}])
+    assert git(memory_repo.root, "rev-parse", "HEAD~1").stdout.strip() == start  # committed
+    kept = cache_dir(memory_repo.root)
+    assert kept is not None
+    for entry in kept.glob("*.json"):
+        if entry.name != CITED:
+            entry.unlink()
+    assert ranged(start) == (listed, 0)
