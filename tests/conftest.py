@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -228,6 +229,25 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _MADE_PYCACHE = pytest.StashKey[list[Path]]()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules that hold a ``slow`` test first, then the rest, most tests first.
+
+    With ``--dist loadscope`` a module is one worker's, handed out in this order as
+    workers free up (``--no-loadscope-reorder`` in pyproject: xdist's own reorder counts
+    tests only, so a one-test, 25-second module went last and ran alone while the other
+    worker sat idle). Long modules started first overlap, and the many short ones fill
+    in behind them (longest first, the classic schedule). The order within a module is
+    unchanged, and a run without xdist runs the same tests.
+    """
+
+    def module(item: pytest.Item) -> str:
+        return str(getattr(getattr(item, "module", None), "__name__", ""))
+
+    slow = {module(item) for item in items if item.get_closest_marker("slow")}
+    count = Counter(module(item) for item in items)
+    items.sort(key=lambda item: (module(item) not in slow, -count[module(item)]))
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -6,12 +6,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import kill_bench  # noqa: E402
 
 
+@pytest.mark.slow
 def test_every_writing_command_survives_kill_9(tmp_path: Path) -> None:
     world = kill_bench.make_world(tmp_path, episodes=2)
     failures = {}

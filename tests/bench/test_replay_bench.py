@@ -233,6 +233,7 @@ def slice_figures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return dict(json.loads(proc.stdout))
 
 
+@pytest.mark.slow  # its module fixture replays a slice: ~15 s
 def test_a_slice_measures_every_system(slice_figures: dict[str, Any]) -> None:
     figs = slice_figures
     assert figs["meta"]["runs"] == 12 and figs["meta"]["tasks"] == 6

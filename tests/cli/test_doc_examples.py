@@ -144,6 +144,7 @@ def test_the_docs_have_examples_and_most_run() -> None:
     assert len(skipped) <= len(EXAMPLES) // 5, [ex.id for ex in skipped]
 
 
+@pytest.mark.slow  # the module's fixture runs every example: ~40 s of CPU
 @pytest.mark.parametrize("example", EXAMPLES, ids=[ex.id for ex in EXAMPLES])
 def test_doc_example_runs(example: Example, outcomes: dict[str, Outcome]) -> None:
     if example.skip is not None:
