@@ -77,8 +77,8 @@ def test_the_long_rule_cap_is_version_5s_fitted_value_and_version_4s_before() ->
     assert terms(4).long_rule == 2.0 and terms(5).long_rule == 2.75
 
 
-def test_a_rule_far_below_the_best_is_not_returned(memory_repo: MemoryRepo) -> None:
-    """Version 5 returns a rule only when it scores at least RETURN_SHARE x the best."""
+def _best_and_weak(memory_repo: MemoryRepo) -> None:
+    """PB-01 matches the task's case; PB-02 shares one word ("invoice") with it."""
     write_episode(memory_repo, _ep(1), task=TASK, correction="Refund to the card for Mia Li.")
     best = pb.make_rule(
         "PB-01",
@@ -89,6 +89,11 @@ def test_a_rule_far_below_the_best_is_not_returned(memory_repo: MemoryRepo) -> N
     )
     weak = pb.make_rule("PB-02", "Invoices by email", "Send every invoice by email.", [], [_ep(1)])
     _book(memory_repo, [best, weak])
+
+
+def test_a_rule_far_below_the_best_is_not_returned(memory_repo: MemoryRepo) -> None:
+    """Version 5 returns a rule only when it scores at least RETURN_SHARE x the best."""
+    _best_and_weak(memory_repo)
     with open_index(memory_repo) as index:
         probe = recall(index, TASK, settings=RecallSettings(floor=0.0), share=0.0)
         scores = {r.id: r.score for r in probe.rules}
@@ -103,16 +108,7 @@ def test_explain_names_the_rules_the_return_share_left_out(memory_repo: MemoryRe
     ``rules``, with the bar they missed; a probe with share 0 leaves none out."""
     from scarwarden.recall.explain import explain_data, explain_lines
 
-    write_episode(memory_repo, _ep(1), task=TASK, correction="Refund to the card for Mia Li.")
-    best = pb.make_rule(
-        "PB-01",
-        "Refund duplicate invoice charges",
-        "Refund a duplicate invoice charge to the card.",
-        ["refund"],
-        [_ep(1)],
-    )
-    weak = pb.make_rule("PB-02", "Invoices by email", "Send every invoice by email.", [], [_ep(1)])
-    _book(memory_repo, [best, weak])
+    _best_and_weak(memory_repo)
     with open_index(memory_repo) as index:
         got = recall(index, TASK, settings=RecallSettings(floor=0.0))
         probe = recall(index, TASK, settings=RecallSettings(floor=0.0), share=0.0)
