@@ -334,14 +334,33 @@ def row_audit(s: Sizes, n: int, runs: dict[str, list[float]]) -> None:
 WHOLE_MAX = 100_000
 
 
+def timed_cpu(cwd: Path, cmd: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system of the process and what it waited for) of one
+    run: on a loaded machine the CPU time is the steadier figure for an O(total) row."""
+    import resource
+
+    def used() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    before = used()
+    wall = timed(cwd, cmd)
+    return wall, used() - before
+
+
+def _whole(runs: dict[str, list[float]], name: str, cwd: Path, cmd: list[str]) -> None:
+    wall, cpu = timed_cpu(cwd, cmd)
+    runs.setdefault(name, []).append(wall)
+    runs.setdefault(f"{name} (CPU)", []).append(cpu)
+
+
 def row_distill(s: Sizes, n: int, runs: dict[str, list[float]]) -> None:
     """``distill --offline --dry-run``: the deterministic distiller over the whole
     ledger, nothing written (issue 30 point 3: within 10 s at 10k)."""
     if n > WHOLE_MAX:
         return
     repo = s.copy("index", n)
-    cmd = sw("distill", "--offline", "--dry-run")
-    runs.setdefault("distill --offline --dry-run", []).append(timed(repo, cmd))
+    _whole(runs, "distill --offline --dry-run", repo, sw("distill", "--offline", "--dry-run"))
 
 
 def row_whole(s: Sizes, n: int, runs: dict[str, list[float]]) -> None:
@@ -350,8 +369,8 @@ def row_whole(s: Sizes, n: int, runs: dict[str, list[float]]) -> None:
     if n > WHOLE_MAX:
         return
     repo = s.copy("index", n)
-    runs.setdefault("check --all", []).append(timed(repo, sw("check", "--all")))
-    runs.setdefault("index build (index --rebuild)", []).append(timed(repo, sw("index", "--rebuild")))
+    _whole(runs, "check --all", repo, sw("check", "--all"))
+    _whole(runs, "index build (index --rebuild)", repo, sw("index", "--rebuild"))
 
 
 def recall_pointer() -> str:
