@@ -27,11 +27,28 @@ from scarwarden.errors import Problem, ValidationError
 from scarwarden.files.episode_fields import EPISODE_ID_RE, RULE_ID_RE
 
 #: Keys of a receipt, in the order they are written.
-KEYS = ("receipt", "algorithm", "playbook", "ledger", "task", "settings", "verdict", "rules", "evidence")
+KEYS = (
+    "receipt",
+    "algorithm",
+    "playbook",
+    "ledger",
+    "task",
+    "settings",
+    "verdict",
+    "rules",
+    "evidence",
+    "candidates",
+    "candidate_evidence",
+)
 #: Keys a receipt may leave out: ``ledger`` (version-1 receipts, and those made before
 #: receipts named the ledger, have none); ``evidence`` (recall version 4 on: which
-#: cited episode's sentences were given with each returned rule; older versions none).
-OPTIONAL = ("ledger", "evidence")
+#: cited episode's sentences were given with each returned rule; older versions none);
+#: ``candidates`` and ``candidate_evidence`` (issue 26: on ``ASK_HUMAN``, the nearest
+#: rules or failed episodes shown, and the episode each candidate rule's sentences came
+#: from; receipts made before they were recorded have neither, and cover no candidate).
+OPTIONAL = ("ledger", "evidence", "candidates", "candidate_evidence")
+#: The first recall algorithm version that gives candidates on ``ASK_HUMAN``.
+CANDIDATES_SINCE = 4
 #: Appended to ``ledger`` when recall's index also held episode files that the named
 #: tree does not (uncommitted ones): such a receipt cannot be re-derived from git.
 UNCOMMITTED = "+uncommitted"
@@ -65,6 +82,13 @@ class Receipt:
     #: Version 4 on: returned rule ID -> the episode whose sentences were given as its
     #: evidence (rules given none are absent); ``None`` on older receipts.
     evidence: dict[str, str] | None = None
+    #: On ``ASK_HUMAN`` (recall version 4 on, issue 26): the candidates shown, in order
+    #: (rule IDs, or the failed episodes' IDs when no rule was near); ``None`` on
+    #: receipts that do not record them (older ones, other verdicts).
+    candidates: tuple[str, ...] | None = None
+    #: Candidate rule ID -> the episode whose sentences were shown with it (``None``
+    #: exactly when ``candidates`` is).
+    candidate_evidence: dict[str, str] | None = None
 
     @classmethod
     def make(
@@ -78,22 +102,19 @@ class Receipt:
         rules: list[str] | tuple[str, ...],
         ledger: str | None = None,
         evidence: Mapping[str, str] | None = None,
+        candidates: list[str] | tuple[str, ...] | None = None,
+        candidate_evidence: Mapping[str, str] | None = None,
     ) -> Receipt:
         """A receipt with its hash computed."""
+        extra: dict[str, Any] = {
+            "ledger": ledger,
+            "evidence": None if evidence is None else dict(evidence),
+            "candidates": None if candidates is None else tuple(candidates),
+            "candidate_evidence": None if candidate_evidence is None else dict(candidate_evidence),
+        }
         clean = _canonical_settings(settings)
-        given = None if evidence is None else dict(evidence)
-        body = cls(task, playbook, algorithm, clean, verdict, tuple(rules), ledger=ledger, evidence=given)
-        return cls(
-            task,
-            playbook,
-            algorithm,
-            clean,
-            verdict,
-            tuple(rules),
-            content_hash(body),
-            ledger=ledger,
-            evidence=given,
-        )
+        body = cls(task, playbook, algorithm, clean, verdict, tuple(rules), **extra)
+        return cls(task, playbook, algorithm, clean, verdict, tuple(rules), content_hash(body), **extra)
 
     @classmethod
     def from_valid(cls, data: Mapping[str, Any]) -> Receipt:
@@ -108,6 +129,10 @@ class Receipt:
             data["receipt"],
             ledger=data.get("ledger"),
             evidence=dict(data["evidence"]) if data.get("evidence") is not None else None,
+            candidates=tuple(data["candidates"]) if data.get("candidates") is not None else None,
+            candidate_evidence=(
+                dict(data["candidate_evidence"]) if data.get("candidate_evidence") is not None else None
+            ),
         )
 
     @property
@@ -132,6 +157,9 @@ class Receipt:
         out.update(task=self.task, settings=dict(self.settings), verdict=self.verdict, rules=list(self.rules))
         if self.evidence is not None:
             out["evidence"] = dict(self.evidence)
+        if self.candidates is not None:
+            out["candidates"] = list(self.candidates)
+            out["candidate_evidence"] = dict(self.candidate_evidence or {})
         return out
 
 
@@ -162,6 +190,9 @@ def content_hash(receipt: Receipt) -> str:
         payload["ledger"] = receipt.ledger
     if receipt.evidence is not None:
         payload["evidence"] = dict(receipt.evidence)
+    if receipt.candidates is not None:  # absent from older receipts: their hash is unchanged
+        payload["candidates"] = list(receipt.candidates)
+        payload["candidate_evidence"] = dict(receipt.candidate_evidence or {})
     data = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:HASH_CHARS]
 
@@ -201,6 +232,8 @@ def check(data: Any, *, source: str, field: str = "recalled") -> tuple[Receipt |
         rules=list(data["rules"]),
         ledger=data.get("ledger"),
         evidence=data.get("evidence"),
+        candidates=data.get("candidates"),
+        candidate_evidence=data.get("candidate_evidence"),
     )
     if receipt.id != data["receipt"]:
         bad(
@@ -240,6 +273,7 @@ def _check_fields(data: Mapping[str, Any], bad: Any) -> None:
     elif len(set(rules)) != len(rules):
         bad("rules lists a rule twice")
     _check_evidence(data.get("evidence"), bad)
+    _check_candidates(data, bad)
     _check_settings(data["settings"], bad)
 
 
@@ -252,6 +286,37 @@ def _check_evidence(evidence: Any, bad: Any) -> None:
         isinstance(k, str) and isinstance(v, str) and EPISODE_ID_RE.match(v) for k, v in evidence.items()
     ):
         bad("evidence must map rule IDs to episode IDs, e.g. {PB-03: ep-0a1b2c3d4e}")
+
+
+def _check_candidates(data: Mapping[str, Any], bad: Any) -> None:
+    """``candidates`` and ``candidate_evidence``: both absent, or both present on an
+    ``ASK_HUMAN`` receipt of a version that gives candidates; the candidates are rule IDs
+    or episode IDs, each once; the evidence maps candidate rules to episode IDs (that
+    they are what recall showed is proved by the gate, which re-derives them)."""
+    shown, quoted = data.get("candidates"), data.get("candidate_evidence")
+    if shown is None and quoted is None:
+        return
+    if shown is None or quoted is None:
+        bad("candidates and candidate_evidence go together: give both or neither")
+        return
+    algorithm = data["algorithm"]
+    if isinstance(algorithm, int) and algorithm < CANDIDATES_SINCE:
+        bad(f"candidates are given from recall version {CANDIDATES_SINCE} on, not version {algorithm}")
+    if data["verdict"] != "ASK_HUMAN":
+        bad("candidates are given only on ASK_HUMAN")
+    ids = shown if isinstance(shown, list) else []
+    if not isinstance(shown, list) or not (
+        all(isinstance(c, str) and RULE_ID_RE.match(c) for c in ids)
+        or all(isinstance(c, str) and EPISODE_ID_RE.match(c) for c in ids)
+    ):
+        bad("candidates must be a list of rule IDs (PB-03) or of episode IDs (ep-0a1b2c3d4e)")
+    elif len(set(ids)) != len(ids):
+        bad("candidates lists one twice")
+    if not isinstance(quoted, Mapping) or not all(
+        isinstance(k, str) and k in ids and isinstance(v, str) and EPISODE_ID_RE.match(v)
+        for k, v in quoted.items()
+    ):
+        bad("candidate_evidence must map candidate rule IDs to episode IDs, e.g. {PB-03: ep-0a1b2c3d4e}")
 
 
 def _check_settings(settings: Any, bad: Any) -> None:
