@@ -14,7 +14,9 @@ re-run it on the playbook at a receipt's blob and the episodes at its ledger tre
 * :func:`episode_candidates`: every episode whose task shares a stem with the task,
   scored by the sum over shared stems of ln(1 + tasks / task_df), best first then by
   ID; of the first ``20 x MAX_CANDIDATES``, the first with a correction (a redacted
-  episode has none).
+  episode has none). Ranking needs only each episode's task stems and whether it has a
+  correction (:class:`LedgerEpisode`, what the gate caches); the texts are read for the
+  episodes chosen.
 
 Nothing here imports the index or SQLite.
 """
@@ -22,11 +24,10 @@ Nothing here imports the index or SQLite.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scarwarden import text
 from scarwarden.recall import evidence
 from scarwarden.recall.evidence import Candidate
 
@@ -39,12 +40,18 @@ EPISODES_LOOKED_AT = 20 * MAX_CANDIDATES
 
 @dataclass(frozen=True)
 class LedgerEpisode:
-    """What the candidates need of one episode of the ledger."""
+    """What the candidates need of one episode of the ledger to rank it."""
 
     id: str
-    task: str
-    #: Its correction; ``None`` when it has none or was redacted.
-    correction: str | None
+    #: The stems its task says.
+    stems: frozenset[str]
+    #: Whether it has a correction to show (not empty, not redacted).
+    fixed: bool
+
+
+#: Episode IDs -> (task, correction) of those episodes: the texts shown, read only for
+#: the episodes chosen.
+Texts = Callable[[list[str]], Mapping[str, tuple[str, str]]]
 
 
 def shown_candidates(result: Any) -> tuple[list[str], dict[str, str]] | None:
@@ -73,7 +80,7 @@ def rule_candidates(
     return [Candidate("rule", r.id, r.title, r.text, r.score, r.confidence, list(r.quotes)) for r in near]
 
 
-def episode_candidates(task: Any, episodes: Iterable[LedgerEpisode]) -> list[Candidate]:
+def episode_candidates(task: Any, episodes: Iterable[LedgerEpisode], texts: Texts) -> list[Candidate]:
     """The failed episodes nearest ``task`` (the engine's
     :func:`scarwarden.recall.given.episode_candidates`, over the ledger's episodes)."""
     stems = set(task.qtf)
@@ -81,33 +88,40 @@ def episode_candidates(task: Any, episodes: Iterable[LedgerEpisode]) -> list[Can
         return []  # no past task says a word of this one
     count = max(1, task.task_count)
     sums: dict[str, float] = {}
-    found: dict[str, LedgerEpisode] = {}
+    fixed: set[str] = set()
     for ep in episodes:
-        shared = stems & set(text.stems(ep.task))
+        shared = stems & ep.stems
         if shared:
             idfs = [math.log(1.0 + count / max(1, int(task.task_df.get(s, 0)))) for s in shared]
-            sums[ep.id], found[ep.id] = round(math.fsum(idfs), 4), ep
+            sums[ep.id] = round(math.fsum(idfs), 4)
+            if ep.fixed:
+                fixed.add(ep.id)
     ranked = sorted(((s, ep) for ep, s in sums.items()), key=lambda p: (-p[0], p[1]))
+    chosen = [(s, ep) for s, ep in ranked[:EPISODES_LOOKED_AT] if ep in fixed][:MAX_CANDIDATES]
+    said = texts([ep for _s, ep in chosen])
     weights = task.stem_weights()
     out: list[Candidate] = []
-    for score, episode_id in ranked[:EPISODES_LOOKED_AT]:
-        ep = found[episode_id]
-        if not ep.correction:
-            continue
-        title = ep.task if len(ep.task) <= evidence.MAX_CHARS else evidence.quote(ep.task, {})
-        quote = evidence.Evidence(episode_id, evidence.quote(ep.correction, weights))
+    for score, episode_id in chosen:
+        asked, correction = said[episode_id]
+        title = asked if len(asked) <= evidence.MAX_CHARS else evidence.quote(asked, {})
+        quote = evidence.Evidence(episode_id, evidence.quote(correction, weights))
         out.append(Candidate("episode", episode_id, title, "", score, None, [quote]))
-        if len(out) == MAX_CANDIDATES:
-            break
     return out
 
 
+def fixed(correction: Any, redacted: bool) -> str | None:
+    """The correction an episode shows as a candidate: ``None`` when it has none (or an
+    empty one) or was redacted (the engine's :func:`scarwarden.recall.given.corrections`)."""
+    return correction if not redacted and isinstance(correction, str) and correction else None
+
+
 def gate_candidates(
-    episodes: Callable[[], Iterable[LedgerEpisode]],
+    episodes: Callable[[], Iterable[LedgerEpisode]], texts: Texts
 ) -> Callable[[list[Any], Any, Callable[[str], str | None]], list[Candidate]]:
     """What :func:`scarwarden.recall.pure_ledger.recall_ledger` calls on ``ASK_HUMAN``
     (``candidates=``): the nearest rules, else the nearest failed episodes of the ledger
-    (``episodes`` is called only then: it reads every episode of the tree)."""
+    (``episodes`` is called only then: it reads every episode of the tree; ``texts``
+    reads the chosen ones' task and correction)."""
 
     def candidates(
         ranked: list[Any], task: Any, correction_of: Callable[[str], str | None]
@@ -116,6 +130,6 @@ def gate_candidates(
             return rule_candidates(ranked, task, correction_of)
         if not task.task_df:
             return []  # no past task says a word of this one: nothing to read
-        return episode_candidates(task, episodes())
+        return episode_candidates(task, episodes(), texts)
 
     return candidates

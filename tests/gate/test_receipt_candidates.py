@@ -211,7 +211,14 @@ def test_no_candidate_at_all_is_an_empty_list_the_gate_proves(memory_repo: Memor
 
 
 def _prove(repo: MemoryRepo, r: dict[str, Any]) -> tuple[Prover, str]:
-    prover = Prover(repo.root, repo.playbook_rel, episodes_rel=repo.episodes_rel)
+    from scarwarden.gate.ledger_files import cache_dir
+
+    prover = Prover(
+        repo.root,
+        repo.playbook_rel,
+        episodes_rel=repo.episodes_rel,
+        ledger_cache=cache_dir(repo.root) is not None,
+    )
     ep = Episode({"id": "ep-rcv2000001", "at": "2026-11-20T10:00:00Z", "task": r["task"], "recalled": r})
     (proof,) = prover.prove_all([("x.yaml", ep)])
     return prover, proof.status
@@ -232,6 +239,37 @@ def test_episode_candidates_read_the_ledger_once_and_only_when_a_past_task_share
     assert status == "proved" and prover.episodes.read_files == 5
     prover, status = _prove(memory_repo, issued(memory_repo, "Xylophone zebra quux"))
     assert status == "proved" and prover.episodes.read_files == 0  # no past task says a word of it
+
+
+def test_what_each_episode_gives_is_cached_by_blob(memory_repo: MemoryRepo, monkeypatch: Any) -> None:
+    """A second proof parses no episode; one episode added is the only one parsed; a
+    blob at a path it is not valid at is parsed again (and skipped); a damaged cache or
+    SCARWARDEN_LEDGER_CACHE=off reads every episode from git, proving the same."""
+    from scarwarden.gate.ledger_files import cache_dir
+
+    _no_rule_near(memory_repo)
+    r = issued(memory_repo, "Rotate kafka secrets")
+    assert _prove(memory_repo, r)[0].episodes.read_files == 5
+    assert _prove(memory_repo, r)[0].episodes.read_files == 0
+    write_episode(memory_repo, "ep-kafka00009", task="Rotate kafka secrets now", correction="Page security.")
+    moved = memory_repo.root / memory_repo.episodes_rel / "2026" / "10" / "ep-kafka00001.yaml"
+    moved.parent.mkdir(parents=True)
+    moved.write_bytes(next(memory_repo.root.rglob("2026/11/ep-kafka00001.yaml")).read_bytes())
+    git(memory_repo.root, "add", "-A")
+    git(memory_repo.root, "commit", "-q", "--no-verify", "-m", "one more, one misplaced")
+    r = issued(memory_repo, "Rotate kafka secrets")
+    assert r["candidates"] == ["ep-kafka00004", "ep-kafka00009", "ep-kafka00001"]
+    prover, status = _prove(memory_repo, r)
+    assert status == "proved" and prover.episodes.read_files == 2
+    where = cache_dir(memory_repo.root)
+    assert where is not None
+    (where / "tasks.json").write_text('{"format": "ledger-tasks-1", "sha256": "0"}\n{}')
+    prover, status = _prove(memory_repo, r)
+    assert status == "proved" and prover.episodes.read_files == 7
+    monkeypatch.setenv("SCARWARDEN_LEDGER_CACHE", "off")
+    prover, status = _prove(memory_repo, r)
+    assert status == "proved" and prover.episodes.read_files == 7
+    assert _prove(memory_repo, r)[0].episodes.read_files == 7
 
 
 # -- the doors: scarwarden check and the pre-commit hook ----------------------------
