@@ -71,3 +71,18 @@ def test_a_20000_character_task_recalls_and_a_longer_one_is_refused(cli, demo_re
     assert refused.exit_code == 2 and "the limit is 20,000" in refused.output
     assert "Traceback" not in refused.output
     assert git(demo_repo.root, "status", "--porcelain").stdout == status
+
+
+def test_a_confirmed_candidate_is_returned_after_the_next_distill(cli, demo_repo: MemoryRepo) -> None:  # type: ignore[no-untyped-def]
+    """``ask --confirm``'s episode reaches the rule: the next distill cites it, and the
+    task's words then find the rule (ASK_HUMAN with PB-06 a candidate, then PB-06)."""
+    dinner = "Book a table for the team dinner"
+    before = json.loads(cli("recall", "--json", "--no-log", dinner).stdout)
+    assert before["verdict"] == "ASK_HUMAN" and before["candidates"][0]["id"] == "PB-06"
+    made = json.loads(cli("ask", dinner, "--confirm", "pb-6", "--json").stdout)
+    distilled = cli("distill", "--offline")
+    assert distilled.exit_code == 0, distilled.output
+    assert made["episode"]["id"] in demo_repo.playbook_path.read_text().split("## PB-06")[1].split("## ")[0]
+    after = json.loads(cli("recall", "--json", "--no-log", dinner).stdout)
+    assert [r["id"] for r in after["rules"]][:1] == ["PB-06"] and after["verdict"] != "ASK_HUMAN"
+    assert after["rules"][0]["score"] > before["candidates"][0]["score"]
