@@ -295,5 +295,27 @@ def test_scarwarden_check_and_the_hook_refuse_a_forged_candidate(cli, demo_repo:
     assert commit.returncode == 0, commit.stdout + commit.stderr
 
 
+def test_review_shows_the_candidates_each_new_episode_was_shown(demo_repo: MemoryRepo) -> None:
+    from scarwarden.audit.review.build import build_review
+    from scarwarden.audit.review.markdown import render_markdown
+
+    base = git(demo_repo.root, "rev-parse", "HEAD").stdout.strip()
+    r = issued(demo_repo, TASK)
+    stage(demo_repo, 1, r)
+    stage(demo_repo, 2, forged({k: v for k, v in r.items() if not k.startswith("candidate")}))
+    git(demo_repo.root, "commit", "-q", "--no-verify", "-m", "two answers")
+    review = build_review(demo_repo, base, "HEAD", run_gate=False)
+    rows = {g.episode: g for g in review.given}
+    assert rows["ep-rcv2000001"].candidates == ["PB-01", "PB-04"] and rows["ep-rcv2000001"].status == "proved"
+    assert rows["ep-rcv2000002"].candidates is None and rows["ep-rcv2000002"].status == "proved"
+    text = render_markdown(review)
+    assert (
+        "| `ep-rcv2000001` | ASK_HUMAN (no rules); candidates shown: PB-01, PB-04 | (none) | ✅ proved"
+        in text
+    )
+    assert "| `ep-rcv2000002` | ASK_HUMAN (no rules); candidates not covered by this receipt |" in text
+    assert review.to_json()["given"][0]["candidates"] == ["PB-01", "PB-04"]
+
+
 def test_the_two_candidate_limits_are_one(demo_repo: MemoryRepo) -> None:
     assert nearest.MAX_CANDIDATES == given.MAX_CANDIDATES
