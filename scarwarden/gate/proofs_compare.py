@@ -7,6 +7,7 @@ rewritten after it was made, and rules applied beyond what recall gave. Split fr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from scarwarden.files import receipt as receipt_format
@@ -56,21 +57,8 @@ def compare(
     ``ASK_HUMAN`` (when the receipt names them)."""
     verdict, rules, given = derived.verdict, derived.rules, derived.evidence
     at = f"for this task at playbook {receipt.short_playbook}"
-    out = []
-
-    def refuse(message: str, rule: str | None = None) -> None:
-        out.append(
-            problem(
-                "receipt-mismatch",
-                f"{episode.id}'s receipt {message}",
-                file=path,
-                field="recalled",
-                rule=rule,
-                episode=episode.id,
-                hint=f"recall gives {verdict} {', '.join(rules) or '(no rules)'} {at}; "
-                "record the receipt recall printed, unchanged",
-            )
-        )
+    out: list[GateProblem] = []
+    refuse = _refuser(out, path, episode, f"recall gives {verdict} {', '.join(rules) or '(no rules)'} {at}")
 
     if receipt.verdict != verdict:
         refuse(f"says {receipt.verdict}, but recall gives {verdict} {at}")
@@ -106,19 +94,7 @@ def _candidates(
     at = f"for this task at playbook {receipt.short_playbook}"
     listed = ", ".join(shown) or "no candidate"
     out: list[GateProblem] = []
-
-    def refuse(message: str, candidate: str | None = None) -> None:
-        out.append(
-            problem(
-                "receipt-mismatch",
-                f"{episode.id}'s receipt {message}",
-                file=path,
-                field="recalled",
-                rule=candidate if candidate and candidate.startswith("PB-") else None,
-                episode=episode.id,
-                hint=f"recall shows {listed} on ASK_HUMAN {at}; record the receipt recall printed, unchanged",
-            )
-        )
+    refuse = _refuser(out, path, episode, f"recall shows {listed} on ASK_HUMAN {at}")
 
     for c in said:
         if c not in shown:
@@ -137,6 +113,26 @@ def _candidates(
                     c,
                 )
     return out
+
+
+def _refuser(out: list[GateProblem], path: str, episode: Episode, gives: str) -> Callable[..., None]:
+    """``refuse(message, rule=None)``: append a ``receipt-mismatch`` to ``out`` (``rule``
+    named when it is a rule ID; ``gives``: what recall gives, for the hint)."""
+
+    def refuse(message: str, rule: str | None = None) -> None:
+        out.append(
+            problem(
+                "receipt-mismatch",
+                f"{episode.id}'s receipt {message}",
+                file=path,
+                field="recalled",
+                rule=rule if rule and rule.startswith("PB-") else None,
+                episode=episode.id,
+                hint=f"{gives}; record the receipt recall printed, unchanged",
+            )
+        )
+
+    return refuse
 
 
 def applied_beyond(path: str, episode: Episode, receipt: receipt_format.Receipt) -> list[GateProblem]:

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from conftest import git
+from helpers import retire_rule
 from test_mcp import DISCOUNT, data, error_text, run_client
 
-from scarwarden.files import playbook as pb
 from scarwarden.repo import MemoryRepo
 
 pytest.importorskip("mcp")
@@ -44,15 +44,7 @@ def test_mcp_recall_gives_evidence_and_candidates_the_receipt_names(demo_repo: M
 
 
 def test_mcp_confirm_rule_refuses_retired_and_malformed_ids(demo_repo: MemoryRepo) -> None:
-    book = pb.parse(demo_repo.playbook_path.read_text())
-    old = book.get("PB-04")
-    assert old is not None
-    retired = pb.Rule(**{**old.__dict__, "retired": True, "reason": "superseded"})
-    active = tuple(r for r in book.rules if r.id != "PB-04")
-    demo_repo.playbook_path.write_text(
-        pb.render(pb.Playbook(rules=active, retired=(*book.retired, retired), preamble=book.preamble))
-    )
-    git(demo_repo.root, "commit", "-q", "--no-verify", "-am", "retire PB-04")
+    retire_rule(demo_repo, "PB-04")
     head = git(demo_repo.root, "rev-parse", "HEAD").stdout
     status = git(demo_repo.root, "status", "--porcelain").stdout
 
