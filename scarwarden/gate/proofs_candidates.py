@@ -13,8 +13,8 @@ ledger's statistics say so) pays for it.
 
 Parsing every episode costs ~0.15 ms each (1.5 s at 10k episodes), so what each blob
 gives is kept by blob ID in ``.git/scarwarden/ledger/tasks.json`` (a blob ID fixes its
-content, hence its ID and date, hence the one path it is valid at: an entry cannot go
-stale, and one whose path differs is parsed again). The file is checked (format and a
+content, hence its ID and date, hence the one path it is valid at, which the entry
+keeps: it cannot go stale, and a blob at another path is parsed again). The file is checked (format and a
 SHA-256 of its body) before use; a damaged one is ignored. A later proof parses only
 the episodes added since; ``SCARWARDEN_LEDGER_CACHE=off`` reads every one from git.
 """
@@ -36,7 +36,7 @@ from scarwarden.recall.nearest import LedgerEpisode, fixed
 
 #: The cache file, its format, and how many blobs it keeps at most (the newest tree's).
 TASKS = "tasks.json"
-FORMAT = "ledger-tasks-1"
+FORMAT = "ledger-tasks-2"
 MAX_KEPT = 300_000
 
 
@@ -77,30 +77,30 @@ class LedgerEpisodes:
     def _read(self, tree: str) -> tuple[list[LedgerEpisode], dict[str, tuple[str, str]]]:
         entries = sorted((e.path, e.blob) for e in git.ls_tree(self.root, tree) if counts(e.path, e.mode))
         known = self._load()
-        fresh = [(p, b) for p, b in entries if not _fits(known.get(b), p)]
-        contents = git.cat_file_stream(self.root, [b for _p, b in fresh], env=self.env)
-        for (path, blob), raw in zip(fresh, contents, strict=True):
+        rows = [(path, blob, known.get(blob)) for path, blob in entries]
+        fresh = [i for i, (path, _blob, row) in enumerate(rows) if row is None or row[1] != path]
+        contents = git.cat_file_stream(self.root, [rows[i][1] for i in fresh], env=self.env)
+        for i, raw in zip(fresh, contents, strict=True):
+            path, blob, _row = rows[i]
             self.read_files += 1
-            row = self._parse(path, raw)
-            if row is not None:
-                known[blob] = row
+            rows[i] = (path, blob, self._parse(path, raw))
         episodes: dict[str, LedgerEpisode] = {}
         blobs: dict[str, tuple[str, str]] = {}
         kept: dict[str, list[Any]] = {}
-        for path, blob in entries:
-            row = known.get(blob)
-            if not _fits(row, path) or row is None:
+        for path, blob, row in rows:
+            if row is None or row[1] != path:
                 continue  # not a valid episode (the index skips it too)
             kept[blob] = row
             if row[0] not in episodes:  # the index keeps the first file in path order
-                episodes[row[0]] = LedgerEpisode(row[0], frozenset(row[2]), bool(row[3]))
+                episodes[row[0]] = LedgerEpisode(row[0], row[2], row[3])
                 blobs[row[0]] = (path, blob)
         if fresh:
             self._save(kept)
         return list(episodes.values()), blobs
 
     def _parse(self, path: str, raw: bytes | None) -> list[Any] | None:
-        """A blob's row: [ID, at, its task's stems, whether it has a correction to show]."""
+        """A blob's row: [ID, the one path it is valid at, its task's stems, whether it
+        has a correction to show]."""
         if raw is None:
             return None
         try:
@@ -108,7 +108,7 @@ class LedgerEpisodes:
         except ScarwardenError:
             return None  # the index skips an invalid file too
         shown = fixed(ep.get("correction"), ep.get("redacted") is not None)
-        return [ep.id, ep.at, sorted(set(text.stems(ep.task))), shown is not None]
+        return [ep.id, path, sorted(set(text.stems(ep.task))), shown is not None]
 
     def _load(self) -> dict[str, list[Any]]:
         if self.cache_dir is None:
@@ -132,12 +132,6 @@ class LedgerEpisodes:
             os.replace(tmp, self.cache_dir / TASKS)
         except OSError:
             pass  # a read-only git folder: read again next time, still correct
-
-
-def _fits(row: list[Any] | None, path: str) -> bool:
-    """Whether a cached row holds for the file at ``path`` (a valid episode's content
-    fixes its ID and date, hence the one path it is valid at)."""
-    return row is not None and path == f"{row[1][0:4]}/{row[1][5:7]}/{row[0]}.yaml"
 
 
 def _header(body: bytes) -> dict[str, str]:

@@ -24,9 +24,8 @@ Nothing here imports the index or SQLite.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any, NamedTuple
 
 from scarwarden.recall import evidence
 from scarwarden.recall.evidence import Candidate
@@ -38,13 +37,13 @@ MAX_CANDIDATES = 3
 EPISODES_LOOKED_AT = 20 * MAX_CANDIDATES
 
 
-@dataclass(frozen=True)
-class LedgerEpisode:
-    """What the candidates need of one episode of the ledger to rank it."""
+class LedgerEpisode(NamedTuple):
+    """What the candidates need of one episode of the ledger to rank it (a tuple: the
+    gate makes one per episode, 100k of them on a large ledger)."""
 
     id: str
-    #: The stems its task says.
-    stems: frozenset[str]
+    #: The stems its task says (each once).
+    stems: Collection[str]
     #: Whether it has a correction to show (not empty, not redacted).
     fixed: bool
 
@@ -90,7 +89,7 @@ def episode_candidates(task: Any, episodes: Iterable[LedgerEpisode], texts: Text
     sums: dict[str, float] = {}
     fixed: set[str] = set()
     for ep in episodes:
-        shared = stems & ep.stems
+        shared = stems.intersection(ep.stems)
         if shared:
             idfs = [math.log(1.0 + count / max(1, int(task.task_df.get(s, 0)))) for s in shared]
             sums[ep.id] = round(math.fsum(idfs), 4)

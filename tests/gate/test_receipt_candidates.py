@@ -263,7 +263,7 @@ def test_what_each_episode_gives_is_cached_by_blob(memory_repo: MemoryRepo, monk
     assert status == "proved" and prover.episodes.read_files == 2
     where = cache_dir(memory_repo.root)
     assert where is not None
-    (where / "tasks.json").write_text('{"format": "ledger-tasks-1", "sha256": "0"}\n{}')
+    (where / "tasks.json").write_text('{"format": "ledger-tasks-2", "sha256": "0"}\n{}')
     prover, status = _prove(memory_repo, r)
     assert status == "proved" and prover.episodes.read_files == 7
     monkeypatch.setenv("SCARWARDEN_LEDGER_CACHE", "off")
