@@ -319,3 +319,21 @@ def test_review_shows_the_candidates_each_new_episode_was_shown(demo_repo: Memor
 
 def test_the_two_candidate_limits_are_one(demo_repo: MemoryRepo) -> None:
     assert nearest.MAX_CANDIDATES == given.MAX_CANDIDATES
+
+
+def test_episode_add_with_a_forged_candidate_writes_nothing(cli, demo_repo: MemoryRepo) -> None:  # type: ignore[no-untyped-def]
+    """The write door runs the same proof before it commits, hooks installed or not."""
+    from scarwarden.errors import ExitCode
+
+    r = issued(demo_repo, TASK)
+    head = git(demo_repo.root, "rev-parse", "HEAD").stdout
+    bad = forged(r, candidates=["PB-01", "PB-04", "PB-07"])
+    out = cli("episode", "add", "--task", TASK, "--action", "Asked", "--receipt", json.dumps(bad))
+    assert out.exit_code == ExitCode.CHECK_FAILED, out.output
+    assert (
+        "names the candidate PB-07, which recall did not show" in out.output and "Traceback" not in out.output
+    )
+    assert git(demo_repo.root, "rev-parse", "HEAD").stdout == head
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+    good = cli("episode", "add", "--task", TASK, "--action", "Asked", "--receipt", json.dumps(r))
+    assert good.exit_code == 0, good.output
