@@ -21,10 +21,12 @@ the episodes added since; ``SCARWARDEN_LEDGER_CACHE=off`` reads every one from g
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +60,8 @@ class LedgerEpisodes:
     def of(self, tree: str) -> list[LedgerEpisode]:
         """The valid episodes of ``tree``, each once."""
         if self._tree is None or self._tree[0] != tree:
-            episodes, blobs = self._read(tree)
+            with _no_gc():  # ~100k small lists and tuples: collections halved nothing but time
+                episodes, blobs = self._read(tree)
             self._tree = (tree, episodes, blobs)
         return self._tree[1]
 
@@ -132,6 +135,19 @@ class LedgerEpisodes:
             os.replace(tmp, self.cache_dir / TASKS)
         except OSError:
             pass  # a read-only git folder: read again next time, still correct
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused (the objects made hold no cycles): at 100k
+    episodes it was half of reading the cache (2.2 against 1.1 s, load 13)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _header(body: bytes) -> dict[str, str]:
