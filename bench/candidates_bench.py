@@ -35,7 +35,7 @@ TASK = "Rotate the kafka credentials before the refund"
 
 def one_run(root: Path, tree: str, cache: Path) -> tuple[float, int, list[str]]:
     """Seconds to read the tree and rank TASK's candidates; files parsed; the IDs."""
-    reader = LedgerEpisodes(root, "memory/episodes", cache_dir=cache)
+    reader = LedgerEpisodes(root, "memory/episodes", cache=cache)
     start = time.perf_counter()
     episodes = reader.of(tree)
     df = Counter(s for ep in episodes for s in ep.stems)  # what the ledger statistics hold

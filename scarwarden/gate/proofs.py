@@ -44,7 +44,6 @@ from scarwarden.errors import ConfigError
 from scarwarden.files import receipt as receipt_format
 from scarwarden.files.episodes import Episode
 from scarwarden.gate.ledger import counts
-from scarwarden.gate.ledger_files import cache_dir
 from scarwarden.gate.policy import GateProblem, parse_playbook, problem
 from scarwarden.gate.proofs_candidates import LedgerEpisodes
 from scarwarden.gate.proofs_compare import Derived, Outcome, applied_beyond, clip, compare, rewritten
@@ -100,7 +99,7 @@ class Prover:
         self.ledgers = LedgerProofs(root, playbook_rel, episodes_rel, revs=revs, env=env, cache=ledger_cache)
         #: Every episode of a ledger tree, read only to prove the failed episodes a
         #: receipt names as candidates when no rule was near (issue 26).
-        self.episodes = LedgerEpisodes(root, episodes_rel, env, cache_dir(root) if ledger_cache else None)
+        self.episodes = LedgerEpisodes(root, episodes_rel, env, cache=ledger_cache)
         #: The recall settings the committed configuration ever gave (issue 27).
         self.settings = CommittedSettings(root, revs, env)
         #: During a merge the other side's playbook versions count too (its episodes

@@ -33,7 +33,7 @@ from typing import Any
 from scarwarden import git, text
 from scarwarden.errors import ScarwardenError
 from scarwarden.files.episodes import parse_episode_bytes
-from scarwarden.gate.ledger_files import counts
+from scarwarden.gate.ledger_files import cache_dir, counts
 from scarwarden.recall.nearest import LedgerEpisode, fixed
 
 #: The cache file, its format, and how many blobs it keeps at most (the newest tree's).
@@ -50,9 +50,13 @@ class LedgerEpisodes:
         root: Path,
         episodes_rel: str,
         env: Mapping[str, str] | None = None,
-        cache_dir: Path | None = None,
+        cache: bool | Path = True,
     ) -> None:
-        self.root, self.episodes_rel, self.env, self.cache_dir = root, episodes_rel, env, cache_dir
+        """``cache``: keep what each blob gives in the git folder (``True``: found when
+        first needed, so a check that proves no such candidate asks git nothing), in this
+        folder, or not at all (``False``)."""
+        self.root, self.episodes_rel, self.env = root, episodes_rel, env
+        self._cache: bool | Path | None = cache
         self._tree: tuple[str, list[LedgerEpisode], dict[str, tuple[str, str]]] | None = None
         #: Episode files parsed (for tests and the bench).
         self.read_files = 0
@@ -112,6 +116,12 @@ class LedgerEpisodes:
             return None  # the index skips an invalid file too
         shown = fixed(ep.get("correction"), ep.get("redacted") is not None)
         return [ep.id, path, sorted(set(text.stems(ep.task))), shown is not None]
+
+    @property
+    def cache_dir(self) -> Path | None:
+        if self._cache is True:
+            self._cache = cache_dir(self.root)
+        return self._cache if isinstance(self._cache, Path) else None
 
     def _load(self) -> dict[str, list[Any]]:
         if self.cache_dir is None:
