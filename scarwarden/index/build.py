@@ -32,6 +32,7 @@ from scarwarden.index.scan import (
     trusted_sig,
 )
 from scarwarden.index.schema import (
+    REDERIVED_STAMP,
     SCHEMA,
     SCHEMA_VERSION,
     RefreshStats,
@@ -196,6 +197,7 @@ def _fill_new_index(
         index_playbook(conn, repo, stats)
         index_ledger_words(conn, episodes=True, rules=True)
         set_meta(conn, "schema_version", str(SCHEMA_VERSION))
+        set_meta(conn, "rederived", REDERIVED_STAMP)
         set_meta(conn, "memory_dir", repo.memory_rel)
         set_meta(conn, "head", head)
         set_meta(conn, "playbook_sig", trusted_sig(playbook_signature(repo), now_ns))

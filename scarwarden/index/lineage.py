@@ -10,16 +10,13 @@ the whole ledger; the change dates come from git.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
-from scarwarden.files.episodes import Episode
 from scarwarden.files.lineage_counts import (
     STRUGGLING_MIN,
     STRUGGLING_SHARE,
     Application,
     Lineage,
-    application,
     corrected,
     count,
     may_struggle,
@@ -39,33 +36,38 @@ __all__ = [
 ]
 
 
-_APPLIED = "SELECT a.rule_id, e.doc FROM episode_rules a JOIN episodes e ON e.id = a.episode_id"
-_ORDER = " ORDER BY e.at, e.id, a.seq"
+_APPLIED = "SELECT rule_id, episode_id, at, corrected, went_well, status FROM episode_rules"
+_ORDER = " ORDER BY rule_id, at, episode_id, seq"  # the primary key's order: no sort
 
 
 def applications(index: Index, rule_ids: Iterable[str] | None = None) -> dict[str, list[Application]]:
     """Rule ID -> the episodes that applied it, oldest first (an episode naming a rule
-    twice counts twice); read by rule from ``episode_rules``."""
-    rows: list[tuple[str, str]] = []
+    twice counts twice); read by rule from ``episode_rules``, which holds each
+    application as counted when the episode was indexed (no episode is parsed here)."""
+    rows: list[tuple[str, str, str, int, int, str]] = []
     if rule_ids is None:
         rows = index.conn.execute(_APPLIED + _ORDER).fetchall()
     else:
         for chunk in chunks(sorted(set(rule_ids)), 500):
             marks = ",".join("?" * len(chunk))
-            rows += index.conn.execute(f"{_APPLIED} WHERE a.rule_id IN ({marks}){_ORDER}", chunk).fetchall()
+            rows += index.conn.execute(f"{_APPLIED} WHERE rule_id IN ({marks}){_ORDER}", chunk).fetchall()
     found: dict[str, list[Application]] = {}
-    episodes: dict[str, Episode] = {}
-    for rule_id, doc in rows:
-        ep = episodes.get(doc) or episodes.setdefault(doc, Episode(json.loads(doc)))
-        found.setdefault(rule_id, []).append(application(ep, rule_id))
+    for rule_id, episode_id, at, fixed, well, status in rows:
+        found.setdefault(rule_id, []).append(Application(episode_id, at, bool(fixed), bool(well), status))
     return found
 
 
-def lineage_counts(index: Index, rule_ids: Iterable[str] | None = None) -> dict[str, Lineage]:
-    """The counts of every rule in ``rule_ids`` (default: every rule in the index)."""
+def lineage_counts(
+    index: Index,
+    rule_ids: Iterable[str] | None = None,
+    applied: dict[str, list[Application]] | None = None,
+) -> dict[str, Lineage]:
+    """The counts of every rule in ``rule_ids`` (default: every rule in the index);
+    ``applied``: their :func:`applications`, when the caller has read them already."""
     ids = list(rule_ids) if rule_ids is not None else [r.id for r in index.rules(include_retired=True)]
     changes = last_changes(index.repo)
-    applied = applications(index, ids)
+    if applied is None:
+        applied = applications(index, ids)
     return {rule_id: count(rule_id, changes.get(rule_id), applied.get(rule_id, [])) for rule_id in ids}
 
 
@@ -75,5 +77,5 @@ def struggling(index: Index, rule_id: str) -> Lineage | None:
     eps = applications(index, [rule_id]).get(rule_id, [])
     if not may_struggle(eps):
         return None
-    counts = lineage_counts(index, [rule_id])[rule_id]
+    counts = lineage_counts(index, [rule_id], {rule_id: eps})[rule_id]
     return counts if counts.struggling else None

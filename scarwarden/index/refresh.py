@@ -192,13 +192,25 @@ def _changed_folders(
         if moved is not None:
             moved.add(dir_rel)
         listed = list_yaml(repo, dir_rel)
-        known = {r[0] for r in conn.execute("SELECT path FROM files WHERE dir = ?", (dir_rel,))}
+        known = _files_in(conn, dir_rel)
         changed |= listed ^ known
         conn.execute("INSERT OR REPLACE INTO dirs VALUES (?, ?)", (dir_rel, trusted_mtime(mtime, now_ns)))
     for dir_rel in set(stored_dirs) - set(dirs):
-        changed |= {r[0] for r in conn.execute("SELECT path FROM files WHERE dir = ?", (dir_rel,))}
+        changed |= _files_in(conn, dir_rel)
         conn.execute("DELETE FROM dirs WHERE path = ?", (dir_rel,))
     return changed
+
+
+def _files_in(conn: sqlite3.Connection, dir_rel: str) -> set[str]:
+    """The indexed files directly in folder ``dir_rel``: a range of the path key
+    (``dir/`` up to ``dir0``, '0' following '/'), the subfolders' files left out. A
+    month folder's range holds its own files only; a year's or the episodes folder's
+    (read when a month or a year folder appears) holds those below it too."""
+    rows = conn.execute(
+        "SELECT path FROM files WHERE path > ? AND path < ? AND instr(substr(path, ?), '/') = 0",
+        (dir_rel + "/", dir_rel + "0", len(dir_rel) + 2),
+    )
+    return {r[0] for r in rows}
 
 
 def _edited_in_place(repo: MemoryRepo, moved: set[str], loose: dict[str, str]) -> tuple[set[str], set[str]]:
@@ -246,7 +258,11 @@ def _delete_file(conn: sqlite3.Connection, path: str) -> str | None:
     conn.execute("DELETE FROM files WHERE path = ?", (path,))
     if row is None or row[0] is None:
         return None
-    ep_row = conn.execute("SELECT rowid FROM episodes WHERE id = ? AND path = ?", (row[0], path)).fetchone()
+    ep_row = conn.execute(
+        "SELECT rowid, at, json_extract(doc, '$.tags'), json_extract(doc, '$.rules_applied') "
+        "FROM episodes WHERE id = ? AND path = ?",
+        (row[0], path),
+    ).fetchone()
     if ep_row is None:
         return None
     # External content: the full-text index is told the text it indexed, read back from
@@ -257,8 +273,17 @@ def _delete_file(conn: sqlite3.Connection, path: str) -> str | None:
         (ep_row[0],),
     )
     conn.execute("DELETE FROM episodes WHERE rowid = ?", (ep_row[0],))
-    conn.execute("DELETE FROM episode_tags WHERE episode_id = ?", (row[0],))
-    conn.execute("DELETE FROM episode_rules WHERE episode_id = ?", (row[0],))
+    # Tags and applications are keyed by tag and by rule: found through the lists they
+    # were inserted from (index_load), not an index by episode.
+    conn.execute(
+        "DELETE FROM episode_tags WHERE tag IN (SELECT value FROM json_each(?)) AND episode_id = ?",
+        (ep_row[2], row[0]),
+    )
+    conn.execute(
+        "DELETE FROM episode_rules WHERE rule_id IN (SELECT value FROM json_each(?)) "
+        "AND at = ? AND episode_id = ?",
+        (ep_row[3], ep_row[1], row[0]),
+    )
     return str(row[0])
 
 
@@ -278,7 +303,7 @@ def _index_episode_bytes(
             return
         log.warning("skipped %s: episode ID %s is also in %s", path, row[0], clash[0])
     stats.invalid_files.append(path)
-    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, NULL)", (path, path.rsplit("/", 1)[0], blob))
+    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, NULL)", (path, blob))
 
 
 def _update_episode_count(conn: sqlite3.Connection, meta: dict[str, str], stats: RefreshStats) -> None:

@@ -22,9 +22,8 @@ def attach_lineage(index: Index, rules: list[RecalledRule]) -> None:
     changed), struggling, and what was counted (``verified`` by receipts or ``claimed``)."""
     if not rules:
         return
-    ids = [r.id for r in rules]
-    applied = [i for i, apps in applications(index, ids).items() if apps]
-    counts = lineage_counts(index, applied) if applied else {}
+    applied = {i: apps for i, apps in applications(index, [r.id for r in rules]).items() if apps}
+    counts = lineage_counts(index, list(applied), applied) if applied else {}
     for rule in rules:
         found = counts.get(rule.id)
         rule.lineage = dict(_NEVER) if found is None else _summary(found.to_json())
