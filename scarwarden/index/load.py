@@ -79,7 +79,10 @@ def _applied(ep: Episode, rule_id: str) -> Applied:
 def applied(row: Row) -> list[tuple[str, str, str, int, int, int, str]]:
     """The episode's ``episode_rules`` rows: (rule, at, episode, position in
     rules_applied, corrected, went well, status)."""
-    return [(rule, row[1], row[0], seq, *how) for seq, (rule, *how) in enumerate(row[10])]
+    return [
+        (rule, row[1], row[0], seq, fixed, well, status)
+        for seq, (rule, fixed, well, status) in enumerate(row[10])
+    ]
 
 
 def default_workers(files: int) -> int:
