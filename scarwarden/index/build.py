@@ -201,6 +201,7 @@ def _fill_new_index(
         set_meta(conn, "memory_dir", repo.memory_rel)
         set_meta(conn, "head", head)
         set_meta(conn, "playbook_sig", trusted_sig(playbook_signature(repo), now_ns))
+        set_meta(conn, "scanned_ns", str(now_ns))  # when the folders were last looked at
 
 
 def _carry_over_recall_log(conn: sqlite3.Connection, old_path: Path) -> None:

@@ -53,6 +53,28 @@ def list_yaml(repo: MemoryRepo, dir_rel: str) -> set[str]:
         return set()
 
 
+def touched_since(repo: MemoryRepo, dirs: set[str], since_ns: int) -> set[str]:
+    """The ``.yaml`` files directly in ``dirs`` whose status changed at or after
+    ``since_ns`` (their ctime: written, renamed over, or created; a process cannot set
+    it back, as it can a file's mtime). A file gone meanwhile is left out."""
+    found: set[str] = set()
+    for dir_rel in dirs:
+        base = os.path.join(repo.root, dir_rel)
+        try:
+            with os.scandir(base) as it:
+                names = [e.name for e in it if e.name.endswith(".yaml")]
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for name in names:
+            try:
+                changed_ns = os.lstat(f"{base}/{name}").st_ctime_ns
+            except OSError:
+                continue
+            if changed_ns >= since_ns:
+                found.add(f"{dir_rel}/{name}")
+    return found
+
+
 def playbook_signature(repo: MemoryRepo) -> str:
     """The playbook file's (size, mtime, inode), or ``missing``: when it moves, the
     rules are read again."""
