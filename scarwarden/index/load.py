@@ -177,7 +177,7 @@ class BulkLoader:
             self._owner[ep_id] = path
             self.added += 1
             rowid = self.added
-            self._episodes.append((rowid, ep_id, path, row[1], row[2], row[3], row[4], row[5]))
+            self._episodes.append((rowid, ep_id, row[5]))
             self._fts.append((rowid, row[3], row[6], row[7], row[8]))
             self._tags.extend((tag, ep_id) for tag in row[9])
             self._rules.extend(applied(row))
@@ -188,7 +188,7 @@ class BulkLoader:
     def flush(self) -> None:
         conn = self.conn
         conn.executemany(
-            "INSERT INTO episodes (rowid, id, path, at, agent, task, source, doc) VALUES (?,?,?,?,?,?,?,?)",
+            "INSERT INTO episodes (rowid, id, doc) VALUES (?, ?, ?)",
             self._episodes,
         )
         conn.executemany(
@@ -209,10 +209,7 @@ class BulkLoader:
 
 def insert_one(conn: sqlite3.Connection, path: str, blob: str, row: Row) -> None:
     """Insert one valid episode into a live index (an incremental refresh)."""
-    cur = conn.execute(
-        "INSERT INTO episodes (id, path, at, agent, task, source, doc) VALUES (?,?,?,?,?,?,?)",
-        (row[0], path, row[1], row[2], row[3], row[4], row[5]),
-    )
+    cur = conn.execute("INSERT INTO episodes (id, doc) VALUES (?, ?)", (row[0], row[5]))
     conn.execute(
         "INSERT INTO episodes_fts (rowid, task, action, outcome, correction) VALUES (?,?,?,?,?)",
         (cur.lastrowid, row[3], row[6], row[7], row[8]),

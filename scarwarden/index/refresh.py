@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from scarwarden import git
 from scarwarden.errors import GitError
+from scarwarden.files.episodes import expected_relpath
 from scarwarden.git import blob_id
 from scarwarden.index import load as index_load
 from scarwarden.index.build import rebuild, remove_dead_temps
@@ -288,7 +289,7 @@ _ASK_AT_MOST = 500
 def _reindex_file(conn: sqlite3.Connection, repo: MemoryRepo, path: str, stats: RefreshStats) -> bool:
     """Drop what the index holds for ``path`` and index the file as it is now; False
     when there is no file to index any more."""
-    if (gone := _delete_file(conn, path)) is not None:
+    if (gone := _delete_file(conn, path, repo.episodes_rel)) is not None:
         stats.episodes_removed += 1
         stats.moved.add(gone)
     try:
@@ -299,7 +300,7 @@ def _reindex_file(conn: sqlite3.Connection, repo: MemoryRepo, path: str, stats: 
     return True
 
 
-def _delete_file(conn: sqlite3.Connection, path: str) -> str | None:
+def _delete_file(conn: sqlite3.Connection, path: str, episodes_rel: str) -> str | None:
     """Drop ``path`` from the index; the ID of the episode it held (``None``: none)."""
     row = conn.execute("SELECT episode_id FROM files WHERE path = ?", (path,)).fetchone()
     conn.execute("DELETE FROM files WHERE path = ?", (path,))
@@ -307,10 +308,10 @@ def _delete_file(conn: sqlite3.Connection, path: str) -> str | None:
         return None
     ep_row = conn.execute(
         "SELECT rowid, at, json_extract(doc, '$.tags'), json_extract(doc, '$.rules_applied') "
-        "FROM episodes WHERE id = ? AND path = ?",
-        (row[0], path),
+        "FROM episodes WHERE id = ?",
+        (row[0],),
     ).fetchone()
-    if ep_row is None:
+    if ep_row is None or expected_relpath(row[0], ep_row[1], episodes_rel) != path:
         return None
     # External content: the full-text index is told the text it indexed, read back from
     # the row before the row goes.
@@ -342,13 +343,14 @@ def _index_episode_bytes(
     if row is None:
         log.warning("skipped invalid episode %s: %s", path, problem)
     else:
-        clash = conn.execute("SELECT path FROM episodes WHERE id = ?", (row[0],)).fetchone()
+        clash = conn.execute("SELECT at FROM episodes WHERE id = ?", (row[0],)).fetchone()
         if clash is None:
             index_load.insert_one(conn, path, blob, row)
             stats.episodes_added += 1
             stats.moved.add(row[0])
             return
-        log.warning("skipped %s: episode ID %s is also in %s", path, row[0], clash[0])
+        elsewhere = expected_relpath(row[0], clash[0], repo.episodes_rel)
+        log.warning("skipped %s: episode ID %s is also in %s", path, row[0], elsewhere)
     stats.invalid_files.append(path)
     conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, NULL)", (path, blob))
 

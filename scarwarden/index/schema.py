@@ -20,7 +20,7 @@ log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 
 #: The receipt versions the gate re-derives: an application's stored status (verified
 #: or unverifiable, ``episode_rules``) depends on them, so an index stored under others
@@ -35,11 +35,16 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 -- column nor index on it.
 CREATE TABLE files (path TEXT PRIMARY KEY, blob TEXT, episode_id TEXT) WITHOUT ROWID;
 CREATE TABLE dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER) WITHOUT ROWID;
--- action, outcome and correction are read from doc, never stored twice: the full-text
--- index takes its text from this table (external content, below).
+-- Each episode is stored once, as its JSON (doc); every other column is read from it
+-- (virtual: nothing stored twice), the full-text index's text included (external
+-- content, below). Its path is expected_relpath(id, at): a valid episode's file has
+-- no other name (files/episodes.py), so it is not stored either.
 CREATE TABLE episodes (
-    rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, path TEXT NOT NULL, at TEXT,
-    agent TEXT, task TEXT, source TEXT, doc TEXT NOT NULL,
+    rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, doc TEXT NOT NULL,
+    at TEXT GENERATED ALWAYS AS (json_extract(doc, '$.at')) VIRTUAL,
+    agent TEXT GENERATED ALWAYS AS (json_extract(doc, '$.agent')) VIRTUAL,
+    task TEXT GENERATED ALWAYS AS (json_extract(doc, '$.task')) VIRTUAL,
+    source TEXT GENERATED ALWAYS AS (json_extract(doc, '$.source')) VIRTUAL,
     action TEXT GENERATED ALWAYS AS (json_extract(doc, '$.action')) VIRTUAL,
     outcome TEXT GENERATED ALWAYS AS (json_extract(doc, '$.outcome')) VIRTUAL,
     correction TEXT GENERATED ALWAYS AS (json_extract(doc, '$.correction')) VIRTUAL);
