@@ -20,7 +20,7 @@ log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 
 #: The receipt versions the gate re-derives: an application's stored status (verified
 #: or unverifiable, ``episode_rules``) depends on them, so an index stored under others
@@ -58,8 +58,9 @@ CREATE TABLE episode_tags (tag TEXT, episode_id TEXT, PRIMARY KEY (tag, episode_
 CREATE TABLE episode_rules (rule_id TEXT, at TEXT, episode_id TEXT, seq INTEGER,
     corrected INTEGER, went_well INTEGER, status TEXT,
     PRIMARY KEY (rule_id, at, episode_id, seq)) WITHOUT ROWID;
+-- columnsize 0: no per-row token counts (bm25() needs them; only MATCH is asked).
 CREATE VIRTUAL TABLE episodes_fts USING fts5 (task, action, outcome, correction,
-    content = 'episodes', content_rowid = 'rowid',
+    content = 'episodes', content_rowid = 'rowid', columnsize = 0,
     tokenize = 'porter unicode61 remove_diacritics 2');
 CREATE TABLE rules (
     id TEXT PRIMARY KEY, position INTEGER, title TEXT, text TEXT, tags TEXT,
