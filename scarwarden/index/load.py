@@ -151,8 +151,9 @@ class BulkLoader:
     ID seen twice is caught in memory (the first file in path order keeps it).
     """
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, inodes: dict[str, int] | None = None) -> None:
         self.conn = conn
+        self.inodes = inodes or {}
         self.added = 0
         self.invalid: list[str] = []
         self._owner: dict[str, str] = {}
@@ -160,18 +161,18 @@ class BulkLoader:
         self._fts: list[tuple[Any, ...]] = []
         self._tags: list[tuple[str, str]] = []
         self._rules: list[tuple[Any, ...]] = []
-        self._files: list[tuple[str, str, str | None]] = []
+        self._files: list[tuple[str, str, str | None, int | None]] = []
 
     def add(self, path: str, blob: str, result: Parsed) -> None:
         problem, row = result
         if row is None:
             self.invalid.append(path)
             log.warning("skipped invalid episode %s: %s", path, problem)
-            self._files.append((path, blob, None))
+            self._files.append((path, blob, None, self.inodes.get(path)))
         elif row[0] in self._owner:
             self.invalid.append(path)
             log.warning("skipped %s: episode ID %s is also in %s", path, row[0], self._owner[row[0]])
-            self._files.append((path, blob, None))
+            self._files.append((path, blob, None, self.inodes.get(path)))
         else:
             ep_id = row[0]
             self._owner[ep_id] = path
@@ -181,7 +182,7 @@ class BulkLoader:
             self._fts.append((rowid, row[3], row[6], row[7], row[8]))
             self._tags.extend((tag, ep_id) for tag in row[9])
             self._rules.extend(applied(row))
-            self._files.append((path, blob, ep_id))
+            self._files.append((path, blob, ep_id, self.inodes.get(path)))
         if len(self._files) >= CHUNK:
             self.flush()
 
@@ -197,7 +198,7 @@ class BulkLoader:
         )
         conn.executemany("INSERT OR IGNORE INTO episode_tags VALUES (?, ?)", self._tags)
         conn.executemany(_INSERT_APPLIED, self._rules)
-        conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?)", self._files)
+        conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", self._files)
         self._episodes, self._fts, self._tags, self._rules, self._files = [], [], [], [], []
 
     def finish(self) -> None:
@@ -216,4 +217,4 @@ def insert_one(conn: sqlite3.Connection, path: str, blob: str, row: Row) -> None
     )
     conn.executemany("INSERT OR IGNORE INTO episode_tags VALUES (?, ?)", [(tag, row[0]) for tag in row[9]])
     conn.executemany(_INSERT_APPLIED, applied(row))
-    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?)", (path, blob, row[0]))
+    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, NULL)", (path, blob, row[0]))

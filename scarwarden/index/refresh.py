@@ -28,12 +28,10 @@ from scarwarden.index.ledger_words import index_ledger_words
 from scarwarden.index.queries import Index
 from scarwarden.index.rules import index_playbook
 from scarwarden.index.scan import (
-    RACY_NS,
     file_sig,
     list_yaml,
     playbook_signature,
     scan_dirs,
-    touched_since,
     trusted_mtime,
     trusted_sig,
 )
@@ -86,19 +84,20 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
         loose, loose_changed = _loose_changes(conn, repo, meta, committed, now_ns)
         changed |= loose_changed
         moved: set[str] = set()
-        changed |= _changed_folders(conn, repo, now_ns, moved)
+        inodes: dict[str, int] = {}  # files of those folders whose inode is not the one stored
+        changed |= _changed_folders(conn, repo, now_ns, moved, inodes)
         if moved:
-            since = meta.get("scanned_ns")
-            edited, clean = _edited_in_place(conn, repo, moved, loose, changed, int(since) if since else None)
+            edited, clean = _edited_in_place(conn, repo, moved, loose, set(inodes) - changed)
             changed |= edited
             committed |= clean
-            set_meta(conn, "scanned_ns", str(now_ns))
         for path in sorted(changed):
             if not path.endswith(".yaml") or not path.startswith(repo.episodes_rel + "/"):
                 continue
             loose.pop(path, None)
             if _reindex_file(conn, repo, path, stats) and path not in committed:
                 loose[path] = file_sig(repo.root / path, now_ns) or ""
+        moves = sorted((inode, path) for path, inode in inodes.items())
+        conn.executemany("UPDATE files SET inode = ? WHERE path = ?", moves)
         loose_json = json.dumps(loose, sort_keys=True)
         if loose_json != meta.get("loose"):
             set_meta(conn, "loose", loose_json)
@@ -184,11 +183,15 @@ def _loose_changes(
 
 
 def _changed_folders(
-    conn: sqlite3.Connection, repo: MemoryRepo, now_ns: int, moved: set[str] | None = None
+    conn: sqlite3.Connection,
+    repo: MemoryRepo,
+    now_ns: int,
+    moved: set[str] | None = None,
+    inodes: dict[str, int] | None = None,
 ) -> set[str]:
     """Files added to or removed from episode folders whose mtime moved (or that
-    appeared or went away); the folders' new mtimes are stored, and those that moved
-    added to ``moved``."""
+    appeared or went away); the folders' new mtimes are stored, those that moved added
+    to ``moved``, and their files whose inode is not the one stored to ``inodes``."""
     changed: set[str] = set()
     dirs = scan_dirs(repo)
     stored_dirs = dict(conn.execute("SELECT path, mtime_ns FROM dirs").fetchall())
@@ -199,24 +202,26 @@ def _changed_folders(
             moved.add(dir_rel)
         listed = list_yaml(repo, dir_rel)
         known = _files_in(conn, dir_rel)
-        changed |= listed ^ known
+        changed |= set(listed) ^ set(known)
+        if inodes is not None:
+            inodes.update((path, inode) for path, inode in listed.items() if known.get(path) != inode)
         conn.execute("INSERT OR REPLACE INTO dirs VALUES (?, ?)", (dir_rel, trusted_mtime(mtime, now_ns)))
     for dir_rel in set(stored_dirs) - set(dirs):
-        changed |= _files_in(conn, dir_rel)
+        changed |= set(_files_in(conn, dir_rel))
         conn.execute("DELETE FROM dirs WHERE path = ?", (dir_rel,))
     return changed
 
 
-def _files_in(conn: sqlite3.Connection, dir_rel: str) -> set[str]:
-    """The indexed files directly in folder ``dir_rel``: a range of the path key
-    (``dir/`` up to ``dir0``, '0' following '/'), the subfolders' files left out. A
-    month folder's range holds its own files only; a year's or the episodes folder's
-    (read when a month or a year folder appears) holds those below it too."""
+def _files_in(conn: sqlite3.Connection, dir_rel: str) -> dict[str, int | None]:
+    """The indexed files directly in folder ``dir_rel``, with their inodes: a range of
+    the path key (``dir/`` up to ``dir0``, '0' following '/'), the subfolders' files
+    left out. A month folder's range holds its own files only; a year's or the episodes
+    folder's (read when a month or a year folder appears) holds those below it too."""
     rows = conn.execute(
-        "SELECT path FROM files WHERE path > ? AND path < ? AND instr(substr(path, ?), '/') = 0",
+        "SELECT path, inode FROM files WHERE path > ? AND path < ? AND instr(substr(path, ?), '/') = 0",
         (dir_rel + "/", dir_rel + "0", len(dir_rel) + 2),
     )
-    return {r[0] for r in rows}
+    return dict(rows.fetchall())
 
 
 def _edited_in_place(
@@ -224,31 +229,25 @@ def _edited_in_place(
     repo: MemoryRepo,
     moved: set[str],
     loose: dict[str, str],
-    changed: set[str],
-    since_ns: int | None,
+    renamed: set[str],
 ) -> tuple[set[str], set[str]]:
     """Committed episode files of the folders whose mtime moved that differ from git's
     index (edited in place: ``sed -i`` and most editors save by rename, which moves the
     folder's mtime), and the loose files there that no longer differ (issue 28: such an
     edit was seen only by ``index --rebuild``).
 
-    What is asked of git: the files there whose status changed since the folders were
-    last looked at (``since_ns``, less :data:`RACY_NS`; any file when unknown) that the
-    refresh does not re-read anyway and whose bytes are not those indexed, and the
-    loose files there. One ``git ls-files
-    -m`` over those, which compares content wherever only the file times moved. Usually
-    there are none (a new episode moves its folder and nothing else there changed), and
-    git, which reads its whole index (0.2 s at 1M episodes) and stats each file of the
-    folders given (~11 times: 1.2-4 s for one month at 1M), is not started at all."""
+    What is asked of git: the files there that the refresh does not re-read anyway
+    whose inode is not the one stored (``renamed``) and whose bytes are not those
+    indexed, and the loose files there. One ``git ls-files -m`` over those, which
+    compares content wherever only the file times moved. Usually there are none (a new
+    episode moves its folder and nothing else there changed), and git is not started:
+    it reads its whole index (0.2 s at 1M episodes) and stats each file of the folders
+    it is given, ~11 times (1.2-4 s for one month's 28,000 files at 1M)."""
     here = {path for path in loose if path.rsplit("/", 1)[0] in moved}
-    if since_ns is None:
-        asked = sorted(moved)
-    else:
-        touched = touched_since(repo, moved, since_ns - RACY_NS) - changed - set(here)
-        suspects = _differ_from_indexed(conn, repo, touched) | here
-        if not suspects:
-            return set(), set()
-        asked = sorted(suspects) if len(suspects) <= _ASK_AT_MOST else sorted(moved)
+    suspects = _differ_from_indexed(conn, repo, renamed - set(here)) | here
+    if not suspects:
+        return set(), set()
+    asked = sorted(suspects) if len(suspects) <= _ASK_AT_MOST else sorted(moved)
     try:
         out = git.run(repo.root, "ls-files", "-m", "-z", "--", *asked)
     except GitError:
@@ -266,9 +265,8 @@ def _edited_in_place(
 
 
 def _differ_from_indexed(conn: sqlite3.Connection, repo: MemoryRepo, paths: set[str]) -> set[str]:
-    """The committed files among ``paths`` whose bytes are not those indexed (a file
-    touched but holding what it held, such as one just written by ``episode add``, is
-    not asked about)."""
+    """The files among ``paths`` whose bytes are not those indexed (one written again
+    with what it held, by a checkout or a copy, is not asked about)."""
     out: set[str] = set()
     for path in sorted(paths):
         row = conn.execute("SELECT blob FROM files WHERE path = ?", (path,)).fetchone()
@@ -352,7 +350,7 @@ def _index_episode_bytes(
         elsewhere = expected_relpath(row[0], clash[0], repo.episodes_rel)
         log.warning("skipped %s: episode ID %s is also in %s", path, row[0], elsewhere)
     stats.invalid_files.append(path)
-    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, NULL)", (path, blob))
+    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, NULL, NULL)", (path, blob))
 
 
 def _update_episode_count(conn: sqlite3.Connection, meta: dict[str, str], stats: RefreshStats) -> None:

@@ -40,39 +40,19 @@ def scan_dirs(repo: MemoryRepo) -> dict[str, int]:
     return out
 
 
-def list_yaml(repo: MemoryRepo, dir_rel: str) -> set[str]:
-    """The ``.yaml`` files directly in one folder (paths relative to the root)."""
+def list_yaml(repo: MemoryRepo, dir_rel: str) -> dict[str, int]:
+    """The ``.yaml`` files directly in one folder (paths relative to the root), with
+    their inode numbers as the folder lists them (no stat: a file saved by rename over
+    the old one, as ``sed -i`` and most editors do, has a new one)."""
     try:
         with os.scandir(repo.root / dir_rel) as it:
             return {
-                f"{dir_rel}/{e.name}"
+                f"{dir_rel}/{e.name}": e.inode()
                 for e in it
                 if e.name.endswith(".yaml") and e.is_file(follow_symlinks=False)
             }
     except (FileNotFoundError, NotADirectoryError):
-        return set()
-
-
-def touched_since(repo: MemoryRepo, dirs: set[str], since_ns: int) -> set[str]:
-    """The ``.yaml`` files directly in ``dirs`` whose status changed at or after
-    ``since_ns`` (their ctime: written, renamed over, or created; a process cannot set
-    it back, as it can a file's mtime). A file gone meanwhile is left out."""
-    found: set[str] = set()
-    for dir_rel in dirs:
-        base = os.path.join(repo.root, dir_rel)
-        try:
-            with os.scandir(base) as it:
-                names = [e.name for e in it if e.name.endswith(".yaml")]
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        for name in names:
-            try:
-                changed_ns = os.lstat(f"{base}/{name}").st_ctime_ns
-            except OSError:
-                continue
-            if changed_ns >= since_ns:
-                found.add(f"{dir_rel}/{name}")
-    return found
+        return {}
 
 
 def playbook_signature(repo: MemoryRepo) -> str:

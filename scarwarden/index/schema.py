@@ -20,7 +20,7 @@ log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 
 #: The receipt versions the gate re-derives: an application's stored status (verified
 #: or unverifiable, ``episode_rules``) depends on them, so an index stored under others
@@ -32,8 +32,10 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 -- The episode tables' secondary indexes are created after a rebuild's bulk load
 -- (index_load.EPISODE_INDEXES).
 -- A folder's files are a range of paths (index/refresh.py's _files_in): no folder
--- column nor index on it.
-CREATE TABLE files (path TEXT PRIMARY KEY, blob TEXT, episode_id TEXT) WITHOUT ROWID;
+-- column nor index on it. inode: as the folder listed the file (index/scan.py
+-- list_yaml), so an edit saved by rename is found without asking git.
+CREATE TABLE files (path TEXT PRIMARY KEY, blob TEXT, episode_id TEXT, inode INTEGER)
+    WITHOUT ROWID;
 CREATE TABLE dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER) WITHOUT ROWID;
 -- Each episode is stored once, as its JSON (doc); every other column is read from it
 -- (virtual: nothing stored twice), the full-text index's text included (external

@@ -76,3 +76,21 @@ def test_a_new_episode_asks_git_nothing_about_its_folder(
     monkeypatch.delenv("GIT_TRACE")
     _save_by_rename(path, path.read_text().replace(OLD, "Edited after the new one"))
     assert _task(cli) == "Edited after the new one"
+
+
+def test_an_edit_and_a_new_episode_in_one_folder_are_both_seen(cli: Any, demo_repo: MemoryRepo) -> None:
+    """The file saved by rename has a new inode: found among the folder's files though
+    the folder also moved for a new episode (no whole-folder question to git)."""
+    from scarwarden.files.record import add_episodes
+
+    assert _task(cli) == OLD
+    path = next(demo_repo.episodes_dir.rglob(f"{EP}.yaml"))
+    _save_by_rename(path, path.read_text().replace(OLD, "Edited beside a new one"))
+    [new] = add_episodes(
+        demo_repo, [{"task": "Post the recap", "outcome": "Fine", "at": "2026-08-21T10:00:00Z"}]
+    )
+    assert _task(cli) == "Edited beside a new one"
+    listed = json.loads(cli("episode", "list", "--json").stdout)
+    assert new.id in [e["id"] for e in listed]
+    receipt = json.loads(cli("recall", "--json", "Draft a LinkedIn post").stdout)["receipt"]
+    assert receipt["ledger"].endswith("+uncommitted")
