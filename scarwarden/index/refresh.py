@@ -171,13 +171,7 @@ def _loose_changes(
             continue
         # The signature cannot tell: compare content, so an untouched file is not
         # re-parsed (nor re-reported when invalid).
-        row = conn.execute("SELECT blob FROM files WHERE path = ?", (path,)).fetchone()
-        try:
-            raw = (repo.root / path).read_bytes()
-        except OSError:
-            changed.add(path)
-            continue
-        if row is None or row[0] != blob_id(raw):
+        if _differs(conn, repo, path):
             changed.add(path)
     return loose, changed
 
@@ -267,17 +261,17 @@ def _edited_in_place(
 def _differ_from_indexed(conn: sqlite3.Connection, repo: MemoryRepo, paths: set[str]) -> set[str]:
     """The files among ``paths`` whose bytes are not those indexed (one written again
     with what it held, by a checkout or a copy, is not asked about)."""
-    out: set[str] = set()
-    for path in sorted(paths):
-        row = conn.execute("SELECT blob FROM files WHERE path = ?", (path,)).fetchone()
-        try:
-            raw = (repo.root / path).read_bytes()
-        except OSError:
-            out.add(path)
-            continue
-        if row is None or row[0] != blob_id(raw):
-            out.add(path)
-    return out
+    return {path for path in paths if _differs(conn, repo, path)}
+
+
+def _differs(conn: sqlite3.Connection, repo: MemoryRepo, path: str) -> bool:
+    """Whether the file at ``path`` (gone, or unknown to the index) is not what was indexed."""
+    row = conn.execute("SELECT blob FROM files WHERE path = ?", (path,)).fetchone()
+    try:
+        raw = (repo.root / path).read_bytes()
+    except OSError:
+        return True
+    return row is None or row[0] != blob_id(raw)
 
 
 #: Above this many files to ask about, git is given their folders instead.
