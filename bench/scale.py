@@ -383,9 +383,13 @@ def recall_pointer() -> str:
 
 
 def sizes_on_disk(s: Sizes, n: int) -> dict[str, float]:
+    """The ledger's files and the SQLite index, as this code builds it: the cached
+    memory's index may be of an older schema, which a copy rebuilds on its first use."""
     repo = s.src[n]
     ledger = sum(f.stat().st_size for f in (repo / "memory" / "episodes").rglob("*.yaml"))
-    index = (repo / ".scarwarden" / "index.db").stat().st_size
+    fresh = s.copy("index", n)
+    sh(fresh, *sw("index"))
+    index = (fresh / ".scarwarden" / "index.db").stat().st_size
     return {"ledger MB": ledger / 1e6, "index MB": index / 1e6, "index / ledger": index / ledger}
 
 

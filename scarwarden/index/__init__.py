@@ -6,7 +6,8 @@ alone and refreshed incrementally before every read:
 
 * committed changes: ``git diff --name-status <indexed commit> HEAD`` (a few ms);
 * files added or removed in the working tree (staged or not): each episode month
-  folder's mtime is remembered, and only folders whose mtime moved are listed;
+  folder's mtime is remembered, and only folders whose mtime moved are listed (a file
+  there saved by rename has a new inode: only such files are compared);
 * the playbook: its (size, mtime, inode) signature; when it moved, only the rules whose
   content changed get new postings;
 * after a rebase or a reset that lost the indexed commit: stored blob IDs are compared
@@ -22,6 +23,7 @@ The modules: :mod:`~scarwarden.index.schema` (the file, its schema, lock and
 transactions), :mod:`~scarwarden.index.scan` (folders, files and signatures on disk),
 :mod:`~scarwarden.index.rules` (the playbook's tables), :mod:`~scarwarden.index.load`
 (bulk parsing), :mod:`~scarwarden.index.build` (a full rebuild),
+:mod:`~scarwarden.index.lineage` (each rule's applications and their counts),
 :mod:`~scarwarden.index.refresh` (:func:`open_index` and the incremental refresh) and
 :mod:`~scarwarden.index.queries` (the :class:`Index` and its queries).
 """

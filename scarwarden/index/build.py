@@ -32,6 +32,7 @@ from scarwarden.index.scan import (
     trusted_sig,
 )
 from scarwarden.index.schema import (
+    REDERIVED_STAMP,
     SCHEMA,
     SCHEMA_VERSION,
     RefreshStats,
@@ -68,7 +69,7 @@ def rebuild(
     tmp.unlink(missing_ok=True)
     head = git.head(repo.root)
     scanned_ns = time.time_ns()  # before listing: what is racy is judged against this
-    dirs, tracked, untracked = _list_ledger(repo)
+    dirs, tracked, untracked, inodes = _list_ledger(repo)
     if workers is None:
         workers = index_load.default_workers(len(tracked) + len(untracked))
     # Workers are forked before the database is opened and git is started.
@@ -78,7 +79,7 @@ def rebuild(
         try:
             if progress is not None:
                 results = _counted(results, len(tracked) + len(untracked), progress)
-            _fill_new_index(conn, repo, head, dirs, results, stats, scanned_ns)
+            _fill_new_index(conn, repo, head, dirs, results, stats, scanned_ns, inodes)
             with transaction(conn):
                 set_meta(
                     conn, "loose", json.dumps(_loose(conn, repo, head, untracked, scanned_ns), sort_keys=True)
@@ -138,17 +139,20 @@ def remove_dead_temps(repo: MemoryRepo) -> None:
             tmp.unlink(missing_ok=True)
 
 
-def _list_ledger(repo: MemoryRepo) -> tuple[dict[str, int], list[tuple[str, str]], list[str]]:
-    """Episode folders with their mtimes; tracked files (path, blob); untracked files."""
+def _list_ledger(
+    repo: MemoryRepo,
+) -> tuple[dict[str, int], list[tuple[str, str]], list[str], dict[str, int]]:
+    """Episode folders with their mtimes; tracked files (path, blob); untracked files;
+    every file's inode."""
     dirs = scan_dirs(repo)
-    on_disk: set[str] = set()
+    on_disk: dict[str, int] = {}
     for dir_rel in dirs:
-        on_disk |= list_yaml(repo, dir_rel)
+        on_disk.update(list_yaml(repo, dir_rel))
     tracked = sorted(
         (e.path, e.blob) for e in git.ls_files_stage(repo.root, repo.episodes_rel) if e.path in on_disk
     )
-    untracked = sorted(on_disk - {path for path, _blob in tracked})
-    return dirs, tracked, untracked
+    untracked = sorted(set(on_disk) - {path for path, _blob in tracked})
+    return dirs, tracked, untracked, on_disk
 
 
 def _read_files(
@@ -177,13 +181,14 @@ def _fill_new_index(
     files: Iterable[tuple[str, str, index_load.Parsed]],
     stats: RefreshStats,
     now_ns: int,
+    inodes: dict[str, int],
 ) -> None:
     # A file nobody else sees until it is swapped in: no journal, no syncs.
     conn.execute("PRAGMA journal_mode = OFF")
     conn.execute("PRAGMA synchronous = OFF")
     conn.executescript(SCHEMA)
     with transaction(conn):
-        loader = index_load.BulkLoader(conn)
+        loader = index_load.BulkLoader(conn, inodes)
         for path, blob, result in files:
             loader.add(path, blob, result)
         loader.finish()
@@ -196,6 +201,7 @@ def _fill_new_index(
         index_playbook(conn, repo, stats)
         index_ledger_words(conn, episodes=True, rules=True)
         set_meta(conn, "schema_version", str(SCHEMA_VERSION))
+        set_meta(conn, "rederived", REDERIVED_STAMP)
         set_meta(conn, "memory_dir", repo.memory_rel)
         set_meta(conn, "head", head)
         set_meta(conn, "playbook_sig", trusted_sig(playbook_signature(repo), now_ns))

@@ -87,13 +87,18 @@ def _sync_task_terms(conn: sqlite3.Connection, moved: set[str] | None = None) ->
     if not first:  # a task's stems are taken from the text it was counted with
         for chunk in chunks(sorted(changed), 500):
             marks = ",".join("?" * len(chunk))
-            counted = conn.execute(f"SELECT task FROM ledger_tasks WHERE episode_id IN ({marks})", chunk)
-            for (task,) in counted:
-                delta.subtract(set(text.stems(task or "")))
+            counted = conn.execute(
+                f"SELECT episode_id, task FROM ledger_tasks WHERE episode_id IN ({marks})", chunk
+            ).fetchall()
+            said_before: list[tuple[str, str]] = []  # its task_terms postings, by key
+            for episode_id, task in counted:
+                stems = set(text.stems(task or ""))
+                delta.subtract(stems)
+                said_before += [(stem, episode_id) for stem in stems]
+            conn.executemany("DELETE FROM task_terms WHERE term = ? AND episode_id = ?", said_before)
             uncounted += conn.execute(
                 f"DELETE FROM ledger_tasks WHERE episode_id IN ({marks})", chunk
             ).rowcount
-            conn.execute(f"DELETE FROM task_terms WHERE episode_id IN ({marks})", chunk)
     postings: list[tuple[str, str]] = []
     for episode_id, task in fresh:
         said = set(text.stems(task or ""))

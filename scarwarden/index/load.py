@@ -23,26 +23,28 @@ from functools import partial
 from typing import Any
 
 from scarwarden.errors import ScarwardenError
-from scarwarden.files.episodes import parse_episode_bytes
+from scarwarden.files.episodes import Episode, parse_episode_bytes
+from scarwarden.files.lineage_counts import application
 
 log = logging.getLogger("scarwarden")
 
 #: Created after a rebuild's bulk load; :data:`scarwarden.index.SCHEMA` has the tables.
 EPISODE_INDEXES = (
-    "CREATE INDEX files_dir ON files (dir)",
     "CREATE INDEX episodes_at ON episodes (at)",
     "CREATE INDEX episodes_agent ON episodes (agent)",
-    "CREATE INDEX episode_tags_ep ON episode_tags (episode_id)",
-    "CREATE INDEX episode_rules_ep ON episode_rules (episode_id)",
 )
+_INSERT_APPLIED = "INSERT INTO episode_rules VALUES (?, ?, ?, ?, ?, ?, ?)"
 #: Below this many files one process is faster than forking workers.
 PARALLEL_MIN = 5000
 #: Files per task sent to a worker, and rows per ``executemany`` batch.
 CHUNK = 2000
 
+#: One of an episode's ``rules_applied`` as lineage counts it (rule, corrected, went
+#: well, status: :func:`scarwarden.files.lineage_counts.application`).
+Applied = tuple[str, int, int, str]
 #: What the index keeps of a valid episode: (id, at, agent, task, source, doc as JSON,
 #: action, outcome, correction, tags, rules applied).
-Row = tuple[str, str, Any, str, Any, str, Any, Any, Any, tuple[str, ...], tuple[str, ...]]
+Row = tuple[str, str, Any, str, Any, str, Any, Any, Any, tuple[str, ...], tuple[Applied, ...]]
 #: (problem message, None) for an invalid file, (None, row) for a valid one.
 Parsed = tuple[str | None, Row | None]
 
@@ -65,13 +67,22 @@ def parse_for_index(path: str, raw: bytes, episodes_dir: str) -> Parsed:
         d.get("outcome"),
         d.get("correction"),
         tuple(d.get("tags") or ()),
-        tuple(r for r in d.get("rules_applied") or () if isinstance(r, str)),
+        tuple(_applied(ep, r) for r in d.get("rules_applied") or () if isinstance(r, str)),
     )
 
 
-def applied(row: Row) -> list[tuple[str, str, int]]:
-    """The episode's ``episode_rules`` rows: (rule, episode, position in rules_applied)."""
-    return [(rule_id, row[0], seq) for seq, rule_id in enumerate(row[10])]
+def _applied(ep: Episode, rule_id: str) -> Applied:
+    app = application(ep, rule_id)
+    return rule_id, int(app.corrected), int(app.went_well), app.status
+
+
+def applied(row: Row) -> list[tuple[str, str, str, int, int, int, str]]:
+    """The episode's ``episode_rules`` rows: (rule, at, episode, position in
+    rules_applied, corrected, went well, status)."""
+    return [
+        (rule, row[1], row[0], seq, fixed, well, status)
+        for seq, (rule, fixed, well, status) in enumerate(row[10])
+    ]
 
 
 def default_workers(files: int) -> int:
@@ -140,45 +151,45 @@ class BulkLoader:
     ID seen twice is caught in memory (the first file in path order keeps it).
     """
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, inodes: dict[str, int] | None = None) -> None:
         self.conn = conn
+        self.inodes = inodes or {}
         self.added = 0
         self.invalid: list[str] = []
         self._owner: dict[str, str] = {}
         self._episodes: list[tuple[Any, ...]] = []
         self._fts: list[tuple[Any, ...]] = []
         self._tags: list[tuple[str, str]] = []
-        self._rules: list[tuple[str, str, int]] = []
-        self._files: list[tuple[str, str, str, str | None]] = []
+        self._rules: list[tuple[Any, ...]] = []
+        self._files: list[tuple[str, str, str | None, int | None]] = []
 
     def add(self, path: str, blob: str, result: Parsed) -> None:
         problem, row = result
-        directory = path.rsplit("/", 1)[0]
         if row is None:
             self.invalid.append(path)
             log.warning("skipped invalid episode %s: %s", path, problem)
-            self._files.append((path, directory, blob, None))
+            self._files.append((path, blob, None, self.inodes.get(path)))
         elif row[0] in self._owner:
             self.invalid.append(path)
             log.warning("skipped %s: episode ID %s is also in %s", path, row[0], self._owner[row[0]])
-            self._files.append((path, directory, blob, None))
+            self._files.append((path, blob, None, self.inodes.get(path)))
         else:
             ep_id = row[0]
             self._owner[ep_id] = path
             self.added += 1
             rowid = self.added
-            self._episodes.append((rowid, ep_id, path, row[1], row[2], row[3], row[4], row[5]))
+            self._episodes.append((rowid, ep_id, row[5]))
             self._fts.append((rowid, row[3], row[6], row[7], row[8]))
             self._tags.extend((tag, ep_id) for tag in row[9])
             self._rules.extend(applied(row))
-            self._files.append((path, directory, blob, ep_id))
+            self._files.append((path, blob, ep_id, self.inodes.get(path)))
         if len(self._files) >= CHUNK:
             self.flush()
 
     def flush(self) -> None:
         conn = self.conn
         conn.executemany(
-            "INSERT INTO episodes (rowid, id, path, at, agent, task, source, doc) VALUES (?,?,?,?,?,?,?,?)",
+            "INSERT INTO episodes (rowid, id, doc) VALUES (?, ?, ?)",
             self._episodes,
         )
         conn.executemany(
@@ -186,7 +197,7 @@ class BulkLoader:
             self._fts,
         )
         conn.executemany("INSERT OR IGNORE INTO episode_tags VALUES (?, ?)", self._tags)
-        conn.executemany("INSERT INTO episode_rules VALUES (?, ?, ?)", self._rules)
+        conn.executemany(_INSERT_APPLIED, self._rules)
         conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", self._files)
         self._episodes, self._fts, self._tags, self._rules, self._files = [], [], [], [], []
 
@@ -199,16 +210,11 @@ class BulkLoader:
 
 def insert_one(conn: sqlite3.Connection, path: str, blob: str, row: Row) -> None:
     """Insert one valid episode into a live index (an incremental refresh)."""
-    cur = conn.execute(
-        "INSERT INTO episodes (id, path, at, agent, task, source, doc) VALUES (?,?,?,?,?,?,?)",
-        (row[0], path, row[1], row[2], row[3], row[4], row[5]),
-    )
+    cur = conn.execute("INSERT INTO episodes (id, doc) VALUES (?, ?)", (row[0], row[5]))
     conn.execute(
         "INSERT INTO episodes_fts (rowid, task, action, outcome, correction) VALUES (?,?,?,?,?)",
         (cur.lastrowid, row[3], row[6], row[7], row[8]),
     )
     conn.executemany("INSERT OR IGNORE INTO episode_tags VALUES (?, ?)", [(tag, row[0]) for tag in row[9]])
-    conn.executemany("INSERT INTO episode_rules VALUES (?, ?, ?)", applied(row))
-    conn.execute(
-        "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (path, path.rsplit("/", 1)[0], blob, row[0])
-    )
+    conn.executemany(_INSERT_APPLIED, applied(row))
+    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, NULL)", (path, blob, row[0]))

@@ -14,7 +14,7 @@ from typing import Any
 from scarwarden import text
 from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
-from scarwarden.files.episodes import Episode
+from scarwarden.files.episodes import Episode, expected_relpath
 from scarwarden.index.schema import RefreshStats, chunks
 from scarwarden.repo import MemoryRepo
 
@@ -62,8 +62,8 @@ class Index:
         return None if row is None else Episode(json.loads(row[0]))
 
     def episode_path(self, episode_id: str) -> str | None:
-        row = self.conn.execute("SELECT path FROM episodes WHERE id = ?", (episode_id,)).fetchone()
-        return None if row is None else str(row[0])
+        row = self.conn.execute("SELECT at FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        return None if row is None else expected_relpath(episode_id, row[0], self.repo.episodes_rel)
 
     def existing_episode_ids(self, ids: Iterable[str]) -> set[str]:
         ids = list(dict.fromkeys(ids))

@@ -40,17 +40,19 @@ def scan_dirs(repo: MemoryRepo) -> dict[str, int]:
     return out
 
 
-def list_yaml(repo: MemoryRepo, dir_rel: str) -> set[str]:
-    """The ``.yaml`` files directly in one folder (paths relative to the root)."""
+def list_yaml(repo: MemoryRepo, dir_rel: str) -> dict[str, int]:
+    """The ``.yaml`` files directly in one folder (paths relative to the root), with
+    their inode numbers as the folder lists them (no stat: a file saved by rename over
+    the old one, as ``sed -i`` and most editors do, has a new one)."""
     try:
         with os.scandir(repo.root / dir_rel) as it:
             return {
-                f"{dir_rel}/{e.name}"
+                f"{dir_rel}/{e.name}": e.inode()
                 for e in it
                 if e.name.endswith(".yaml") and e.is_file(follow_symlinks=False)
             }
     except (FileNotFoundError, NotADirectoryError):
-        return set()
+        return {}
 
 
 def playbook_signature(repo: MemoryRepo) -> str:

@@ -4,6 +4,7 @@ rows and transactions, and what a build or a refresh reports."""
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import sqlite3
 from collections.abc import Iterator
@@ -12,37 +13,56 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scarwarden.files.atomic import file_lock
+from scarwarden.files.receipt import REDERIVED
 from scarwarden.repo import MemoryRepo
 
 log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 17
+
+#: The receipt versions the gate re-derives: an application's stored status (verified
+#: or unverifiable, ``episode_rules``) depends on them, so an index stored under others
+#: is rebuilt like one of another schema.
+REDERIVED_STAMP = json.dumps(REDERIVED)
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 -- The episode tables' secondary indexes are created after a rebuild's bulk load
 -- (index_load.EPISODE_INDEXES).
-CREATE TABLE files (path TEXT PRIMARY KEY, dir TEXT NOT NULL, blob TEXT,
-                    episode_id TEXT) WITHOUT ROWID;
+-- A folder's files are a range of paths (index/refresh.py's _files_in): no folder
+-- column nor index on it. inode: as the folder listed the file (index/scan.py
+-- list_yaml), so an edit saved by rename is found without asking git.
+CREATE TABLE files (path TEXT PRIMARY KEY, blob TEXT, episode_id TEXT, inode INTEGER)
+    WITHOUT ROWID;
 CREATE TABLE dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER) WITHOUT ROWID;
--- action, outcome and correction are read from doc, never stored twice: the full-text
--- index takes its text from this table (external content, below).
+-- Each episode is stored once, as its JSON (doc); every other column is read from it
+-- (virtual: nothing stored twice), the full-text index's text included (external
+-- content, below). Its path is expected_relpath(id, at): a valid episode's file has
+-- no other name (files/episodes.py), so it is not stored either.
 CREATE TABLE episodes (
-    rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, path TEXT NOT NULL, at TEXT,
-    agent TEXT, task TEXT, source TEXT, doc TEXT NOT NULL,
+    rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, doc TEXT NOT NULL,
+    at TEXT GENERATED ALWAYS AS (json_extract(doc, '$.at')) VIRTUAL,
+    agent TEXT GENERATED ALWAYS AS (json_extract(doc, '$.agent')) VIRTUAL,
+    task TEXT GENERATED ALWAYS AS (json_extract(doc, '$.task')) VIRTUAL,
+    source TEXT GENERATED ALWAYS AS (json_extract(doc, '$.source')) VIRTUAL,
     action TEXT GENERATED ALWAYS AS (json_extract(doc, '$.action')) VIRTUAL,
     outcome TEXT GENERATED ALWAYS AS (json_extract(doc, '$.outcome')) VIRTUAL,
     correction TEXT GENERATED ALWAYS AS (json_extract(doc, '$.correction')) VIRTUAL);
 CREATE TABLE episode_tags (tag TEXT, episode_id TEXT, PRIMARY KEY (tag, episode_id))
     WITHOUT ROWID;
--- Each episode's rules_applied, by rule (lineage: index/lineage.py reads a rule's
--- applications here, never every episode); seq keeps an episode naming a rule twice.
-CREATE TABLE episode_rules (rule_id TEXT, episode_id TEXT, seq INTEGER,
-    PRIMARY KEY (rule_id, episode_id, seq)) WITHOUT ROWID;
+-- Each episode's rules_applied, by rule, oldest first, with how lineage counts each
+-- application (files/lineage_counts.application: corrected, went well, status), so
+-- index/lineage.py reads a rule's applications here alone, never an episode's JSON;
+-- seq keeps an episode naming a rule twice. No index by episode: a removed episode's
+-- rows are found by its rules_applied and at.
+CREATE TABLE episode_rules (rule_id TEXT, at TEXT, episode_id TEXT, seq INTEGER,
+    corrected INTEGER, went_well INTEGER, status TEXT,
+    PRIMARY KEY (rule_id, at, episode_id, seq)) WITHOUT ROWID;
+-- columnsize 0: no per-row token counts (bm25() needs them; only MATCH is asked).
 CREATE VIRTUAL TABLE episodes_fts USING fts5 (task, action, outcome, correction,
-    content = 'episodes', content_rowid = 'rowid',
+    content = 'episodes', content_rowid = 'rowid', columnsize = 0,
     tokenize = 'porter unicode61 remove_diacritics 2');
 CREATE TABLE rules (
     id TEXT PRIMARY KEY, position INTEGER, title TEXT, text TEXT, tags TEXT,
@@ -83,9 +103,10 @@ CREATE INDEX rule_tag_stems_rule ON rule_tag_stems (rule_id);
 CREATE TABLE ledger_tasks (episode_id TEXT PRIMARY KEY, task TEXT) WITHOUT ROWID;
 -- which past tasks say each stem: recall's nearest failed episodes when no rule is near
 -- (ASK_HUMAN's candidates, recall.given.episode_candidates).
+-- No index by episode: a moved episode's postings are the stems of the task it was
+-- counted with (ledger_tasks), deleted by key.
 CREATE TABLE task_terms (term TEXT, episode_id TEXT, PRIMARY KEY (term, episode_id))
     WITHOUT ROWID;
-CREATE INDEX task_terms_ep ON task_terms (episode_id);
 CREATE TABLE task_term_df (term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID;
 CREATE TABLE rule_episode_terms (term TEXT, rule_id TEXT, episode_id TEXT, field TEXT,
     tf INTEGER, PRIMARY KEY (term, rule_id, episode_id, field)) WITHOUT ROWID;
@@ -144,7 +165,7 @@ def open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | No
         conn = connect(repo.index_path)
         rows = dict(
             conn.execute(
-                "SELECT key, value FROM meta WHERE key IN ('schema_version', 'memory_dir')"
+                "SELECT key, value FROM meta WHERE key IN ('schema_version', 'memory_dir', 'rederived')"
             ).fetchall()
         )
     except sqlite3.DatabaseError:
@@ -152,7 +173,7 @@ def open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | No
             conn.close()
         log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
         return None, "corrupt"
-    if rows.get("schema_version") != str(SCHEMA_VERSION):
+    if rows.get("schema_version") != str(SCHEMA_VERSION) or rows.get("rederived") != REDERIVED_STAMP:
         conn.close()
         return None, "old schema"
     if rows.get("memory_dir") != repo.memory_rel:

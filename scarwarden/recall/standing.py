@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scarwarden.index.lineage import applications, lineage_counts
+from scarwarden.index.lineage import applied_at_all, lineage_counts
 
 if TYPE_CHECKING:
     from scarwarden.index import Index
@@ -22,9 +22,8 @@ def attach_lineage(index: Index, rules: list[RecalledRule]) -> None:
     changed), struggling, and what was counted (``verified`` by receipts or ``claimed``)."""
     if not rules:
         return
-    ids = [r.id for r in rules]
-    applied = [i for i, apps in applications(index, ids).items() if apps]
-    counts = lineage_counts(index, applied) if applied else {}
+    applied = applied_at_all(index, [r.id for r in rules])
+    counts = lineage_counts(index, sorted(applied)) if applied else {}
     for rule in rules:
         found = counts.get(rule.id)
         rule.lineage = dict(_NEVER) if found is None else _summary(found.to_json())

@@ -98,7 +98,7 @@ def test_parallel_rebuild_equals_in_process_rebuild(
         "memory/episodes/2026/11/ep-broken0001.yaml",
     ]
     assert dict(one["meta"])["episode_count"] == str(len(one["episodes"])) == "275"
-    assert ("episodes_at",) in one["indexes"] and ("files_dir",) in one["indexes"]
+    assert ("episodes_at",) in one["indexes"] and ("episodes_agent",) in one["indexes"]
     assert one["grep"]  # full-text search works on the bulk-loaded table
     with open_index(big_repo) as index:
         assert index.episode_path("ep-9ak5fm33w3") == "memory/episodes/2026/11/ep-9ak5fm33w3.yaml"

@@ -14,7 +14,7 @@ from scarwarden.index import open_index
 from scarwarden.index.lineage import applications
 from scarwarden.repo import MemoryRepo
 
-TABLES = ("task_term_df", "ledger_tasks", "episode_rules")
+TABLES = ("task_term_df", "ledger_tasks", "episode_rules", "task_terms", "episode_tags", "files")
 
 
 def snapshot(repo: MemoryRepo) -> dict[str, Any]:
@@ -59,13 +59,45 @@ def test_applications_come_from_the_rule_table(demo_repo: MemoryRepo) -> None:
     assert [a.id for a in mine["PB-02"] if a.id in (twice.id, once.id)] == [once.id]
 
 
+def test_applications_are_read_without_the_episodes(demo_repo: MemoryRepo) -> None:
+    """A rule's lineage reads its own rows (schema 14): each application as counted
+    when the episode was indexed, never the episode's JSON (cold recall parsed every
+    application's episode: ~2,500 at 100k episodes, ten times that at 1M)."""
+    [fixed, fine] = add_episodes(
+        demo_repo,
+        [
+            {
+                "task": "Post the launch",
+                "outcome": "Meh",
+                "correction": "Shorter",
+                "rules_applied": ["PB-02"],
+            },
+            {"task": "Post the recap", "outcome": "Fine", "rules_applied": ["PB-02"]},
+        ],
+    )
+    with open_index(demo_repo) as index:
+        before = applications(index, ["PB-02"])["PB-02"]
+        index.conn.execute("UPDATE episodes SET doc = '{}'")  # no episode left to read
+        after = applications(index, ["PB-02"])["PB-02"]
+    assert after == before
+    mine = {a.id: (a.corrected, a.went_well, a.status) for a in after}
+    assert mine[fixed.id] == (True, False, "claimed")
+    assert mine[fine.id] == (False, True, "claimed")
+    assert [a.at for a in after] == sorted(a.at for a in after)  # oldest first
+
+
 def test_a_refresh_counts_what_changed_as_a_rebuild_does(demo_repo: MemoryRepo) -> None:
     snapshot(demo_repo)  # the index exists before the episodes arrive
     added = add_episodes(
         demo_repo,
         [
             {"task": "Write the webinar invite", "outcome": "Fine", "rules_applied": ["PB-01"]},
-            {"task": "Write the webinar recap", "outcome": "Fine"},
+            {
+                "task": "Write the webinar recap",
+                "outcome": "Fine",
+                "tags": ["webinar", "recap"],
+                "rules_applied": ["PB-02", "PB-01", "PB-02"],
+            },
             {"task": "Translate the webinar invite", "outcome": "Fine"},
         ],
     )
@@ -78,6 +110,9 @@ def test_a_refresh_counts_what_changed_as_a_rebuild_does(demo_repo: MemoryRepo) 
     tasks = [task for _ep, task in refreshed["ledger_tasks"]]
     assert df["webinar"] == sum(1 for task in tasks if "webinar" in text.stems(task)) >= 2
     assert "translat" in df and "recap" not in df
+    # a removed episode leaves no tag, application nor task posting behind
+    assert gone.id not in {row[1] for row in refreshed["episode_tags"] + refreshed["task_terms"]}
+    assert gone.id not in {row[2] for row in refreshed["episode_rules"]}
     with open_index(demo_repo) as index:  # the full-text index takes its text from episodes
         assert (
             index.conn.execute(

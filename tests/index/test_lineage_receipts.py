@@ -98,3 +98,48 @@ def test_the_gate_counts_alike(memory_repo: MemoryRepo) -> None:
     pure = proofs.recall(book, ours.receipt, RecallSettings())
     assert not isinstance(pure, str) and pure.verdict == ours.verdict
     assert [r.id for r in pure.rules] == [r.id for r in ours.rules]
+
+
+def test_the_index_sums_what_count_gives(memory_repo: MemoryRepo) -> None:
+    """lineage_counts sums each rule's rows in SQL (issue 30: no object per application);
+    every figure equals files.lineage_counts.count over the same applications, with the
+    rule changed between two of them, receipts verified, unverifiable and absent, and an
+    episode naming a rule twice."""
+    from scarwarden.files.lineage_counts import count
+    from scarwarden.files.rule_dates import last_changes
+    from scarwarden.index.lineage import applications
+
+    _ledger(memory_repo)
+    unverifiable = Receipt.make(
+        task="refund case u",
+        playbook="0" * 40,
+        algorithm=2,
+        settings=SETTINGS,
+        verdict="ACT",
+        rules=["PB-01"],
+        ledger="1" * 40 + "+uncommitted",
+    ).to_json()
+    write_episode(
+        memory_repo,
+        "ep-unver00001",
+        at="2099-01-07T10:00:00Z",
+        task="refund case u",
+        rules_applied=["PB-01"],
+        correction="no",
+        recalled=unverifiable,
+    )
+    write_episode(memory_repo, "ep-twice00001", at="2000-01-01T10:00:00Z", rules_applied=["PB-02", "PB-02"])
+    write_episode(
+        memory_repo, "ep-fixed00001", at="2000-01-02T10:00:00Z", rules_applied=["PB-02"], correction="x"
+    )
+    commit_no_verify(memory_repo.root, "more")
+    with open_index(memory_repo) as index:
+        ours = lineage_counts(index, ["PB-01", "PB-02", "PB-99"])
+        apps = applications(index, ["PB-01", "PB-02", "PB-99"])
+        changes = last_changes(memory_repo)
+        assert changes["PB-02"] is not None  # committed: PB-02's old applications are not recent
+        for rule_id, counted in ours.items():
+            assert counted == count(rule_id, changes.get(rule_id), apps.get(rule_id, []))
+    assert ours["PB-01"].unverifiable == 1 and ours["PB-01"].basis == "verified"
+    assert (ours["PB-02"].applied_total, ours["PB-02"].applied, ours["PB-02"].corrected_total) == (4, 1, 1)
+    assert ours["PB-99"].applied_total == 0
