@@ -373,6 +373,7 @@ def warm(root: Path, rev: str = "HEAD") -> str | None:
     From the newest cached tree by a diff, from scratch when there is none. Returns
     the tree (``None``: no episodes folder at ``rev``, or no cache folder)."""
     from scarwarden.files.playbook import parse
+    from scarwarden.gate.boundary import Boundary
     from scarwarden.repo import open_repo
 
     memory = open_repo(root, initialised=False)
@@ -382,6 +383,8 @@ def warm(root: Path, rev: str = "HEAD") -> str | None:
         return None
     reader = LedgerReader(memory.root, memory.episodes_rel, cache_dir=where)
     reader.stats(tree)
+    # The names of its month folders (names/): the next range's boundary reads no tree.
+    Boundary(memory.root, [rev], memory.memory_rel, memory.episodes_rel, memory.playbook_rel).keep_names()
     # Where the playbook's cited episodes are (cited.json): a receipt's check then
     # decodes no month folders.
     playbook = git.cat_file_batch(memory.root, [f"{rev}:{memory.playbook_rel}"])[0]
