@@ -206,14 +206,17 @@ class LedgerReader:
         self, tree: str, ids: Iterable[str], base: str | None = None
     ) -> dict[str, list[str] | None] | None:
         """Each of ``ids`` -> [path, blob] in ``tree`` (``None``: no valid episode of that
-        ID): kept for ``tree`` (``cited.json``), carried from ``base``'s by a diff touching
-        none of them, or found by the statistics' months when they cost what changed
-        (:meth:`stats_by_change`); ``None`` otherwise (only the whole ledger tells)."""
+        ID): kept for ``tree`` (``cited.json``), carried from ``base``'s (or the newest kept
+        tree's) by a diff touching none of them, or found by the statistics' months when
+        they cost what changed (:meth:`stats_by_change`); ``None`` otherwise (only the whole ledger tells)."""
         want = sorted(set(ids))
         self._load_cited()
         known = self._where.get(tree)
-        if (known is None or any(i not in known for i in want)) and base not in (None, tree):
-            known = self._carried(str(base), tree, want)
+        # From the range's start, else from the newest tree kept (issue 30: a hook's
+        # range starts at a tree no run kept; one diff, not the whole statistics read).
+        for start in dict.fromkeys([base, *list(self._where)[-1:]]):
+            if (known is None or any(i not in known for i in want)) and start not in (None, tree):
+                known = self._carried(str(start), tree, want)
         if known is not None and all(i in known for i in want):
             return {i: known[i] for i in want}
         if self.stats_by_change(tree) is None:
