@@ -132,6 +132,18 @@ def objects_exist(root: Path | str, specs: Sequence[str]) -> dict[str, bool]:
     return {spec: not line.endswith(" missing") for spec, line in _batch_check(root, specs).items()}
 
 
+def blob_ids(
+    root: Path | str, specs: Sequence[str], env: Mapping[str, str] | None = None
+) -> dict[str, str | None]:
+    """Object name (``rev:path``) -> the blob ID it names, or ``None`` when it names
+    nothing or no blob, with one ``git cat-file --batch-check``."""
+    found: dict[str, str | None] = {}
+    for spec, line in _batch_check(root, specs, "%(objectname) %(objecttype)", env=env).items():
+        sha, _, kind = line.partition(" ")
+        found[spec] = sha if kind == "blob" else None
+    return found
+
+
 def tree_ids(
     root: Path | str, specs: Sequence[str], env: Mapping[str, str] | None = None
 ) -> dict[str, str | None]:

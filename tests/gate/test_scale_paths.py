@@ -97,3 +97,47 @@ def test_cited_places_carry_over_from_the_newest_kept_tree(
     problems, warnings, listings = ranged(SCARWARDEN_LEDGER_CACHE="off")
     assert listings == 1
     assert ranged() == (problems, warnings, 0)
+
+
+def test_the_staged_check_finds_ids_from_heads_tree_and_the_staged_diff(
+    demo_repo: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: the pre-commit check reads git's index once (the staged diff), not a
+    second time for ``git ls-files``: each ID's paths are HEAD's (the month trees' names
+    kept per tree ID) corrected by the diff. The same paths as git's index holds, for
+    copies, renames, deletions, empty files and intent-to-add entries."""
+    from scarwarden.gate.check import _staged_diff
+    from scarwarden.gate.resolve import find_episode_paths, staged_episode_paths
+
+    root, ep = demo_repo.root, demo_repo.episodes_rel
+    ids = ["ep-scale0dup01", "ep-scale0mov01", "ep-scale0del01", "ep-scale0emp01", "ep-scale0ita01"]
+    for i in ids[:3]:
+        write_episode(demo_repo, i, task=f"Reply to ticket {i}")
+    write_episode(
+        demo_repo, "ep-scale0dup01", task="A misplaced copy", path=f"{ep}/misplaced/ep-scale0dup01.yaml"
+    )
+    commit_no_verify(root, "episodes and a misplaced copy")
+    write_episode(demo_repo, "ep-scale0dup01", task="Again", path=f"{ep}/2026/10/ep-scale0dup01.yaml")
+    git(root, "mv", f"{ep}/2026/11/ep-scale0mov01.yaml", f"{ep}/2026/10/ep-scale0mov01.yaml")
+    git(root, "rm", "-q", f"{ep}/2026/11/ep-scale0del01.yaml")
+    (root / ep / "2026" / "11" / "ep-scale0emp01.yaml").write_text("")
+    (root / ep / "2026" / "11" / "ep-scale0ita01.yaml").write_text("id: ep-scale0ita01\n")
+    git(root, "add", f"{ep}/2026/10/ep-scale0dup01.yaml", f"{ep}/2026/11/ep-scale0emp01.yaml")
+    git(root, "add", "-N", f"{ep}/2026/11/ep-scale0ita01.yaml")
+    base, changes = _staged_diff(root, demo_repo.memory_rel, None)
+    expected = find_episode_paths(root, ep, ids)
+    assert expected["ep-scale0dup01"] == [
+        f"{ep}/{m}/ep-scale0dup01.yaml" for m in ("2026/10", "2026/11", "misplaced")
+    ]
+    assert expected["ep-scale0mov01"] == [f"{ep}/2026/10/ep-scale0mov01.yaml"]
+    assert expected["ep-scale0del01"] == expected["ep-scale0emp01"] == expected["ep-scale0ita01"] == []
+    assert staged_episode_paths(demo_repo, base, changes, ids) == expected  # names read from git
+    assert staged_episode_paths(demo_repo, base, changes, ids) == expected  # names kept
+    log = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(log))
+    from scarwarden.gate.check import check_staged
+
+    report = check_staged(demo_repo)
+    monkeypatch.delenv("GIT_TRACE")
+    assert "episode-duplicate-id" in [p.code for p in report.problems]
+    assert " ls-files " not in log.read_text()
