@@ -330,6 +330,59 @@ def row_audit(s: Sizes, n: int, runs: dict[str, list[float]]) -> None:
     shutil.rmtree(out)
 
 
+#: The rows that read the whole ledger by design (O(total)) stop here: at 1M each is
+#: minutes (check --all 152 s, index build 163 s, measured once: docs/scaling.md).
+WHOLE_MAX = 100_000
+
+
+def timed_cpu(cwd: Path, cmd: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system of the process and what it waited for) of one
+    run: on a loaded machine the CPU time is the steadier figure for an O(total) row."""
+    import resource
+
+    def used() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    before = used()
+    wall = timed(cwd, cmd)
+    return wall, used() - before
+
+
+def _whole(runs: dict[str, list[float]], name: str, cwd: Path, cmd: list[str]) -> None:
+    wall, cpu = timed_cpu(cwd, cmd)
+    runs.setdefault(name, []).append(wall)
+    runs.setdefault(f"{name} (CPU)", []).append(cpu)
+
+
+def row_distill(s: Sizes, n: int, runs: dict[str, list[float]]) -> None:
+    """``distill --offline --dry-run``: the deterministic distiller over the whole
+    ledger, nothing written (issue 30 point 3: within 10 s at 10k)."""
+    if n > WHOLE_MAX:
+        return
+    repo = s.copy("index", n)
+    _whole(runs, "distill --offline --dry-run", repo, sw("distill", "--offline", "--dry-run"))
+
+
+def row_whole(s: Sizes, n: int, runs: dict[str, list[float]]) -> None:
+    """What reads every episode on purpose: ``check --all`` and an index build
+    (``index --rebuild``), O(total) by design."""
+    if n > WHOLE_MAX:
+        return
+    repo = s.copy("index", n)
+    _whole(runs, "check --all", repo, sw("check", "--all"))
+    _whole(runs, "index build (index --rebuild)", repo, sw("index", "--rebuild"))
+
+
+def recall_pointer() -> str:
+    """The recall-speed row (100k rules, first pass, CPU p50 against FTS5 and bm25s)
+    is bench/recall.py's: in-process, query by query, not a process per figure."""
+    return (
+        "recall, 100k rules, first pass (CPU p50) against FTS5 and bm25s: "
+        "nice -n 10 python bench/recall.py --cpu --sizes 100000 (docs/benchmarks.md, Recall)"
+    )
+
+
 def sizes_on_disk(s: Sizes, n: int) -> dict[str, float]:
     repo = s.src[n]
     ledger = sum(f.stat().st_size for f in (repo / "memory" / "episodes").rglob("*.yaml"))
@@ -345,6 +398,8 @@ ROWS: dict[str, Callable[[Sizes, int, dict[str, list[float]]], None]] = {
     "recall": row_recall,
     "git": row_git,
     "audit": row_audit,
+    "distill": row_distill,
+    "whole": row_whole,
 }
 
 
@@ -398,6 +453,7 @@ def main(argv: list[str] | None = None) -> int:
             for n in sizes:
                 row_fresh_clone_nocache(s, n, results[n])
         report(sizes, results)
+        print(f"\n{recall_pointer()}")
         print(f"\nload average after: {load()}")
         for n in sizes:
             print(f"  {n:,}: " + ", ".join(f"{k} {v:.2f}" for k, v in sizes_on_disk(s, n).items()))

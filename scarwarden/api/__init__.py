@@ -15,6 +15,8 @@ promise, and thread and process safety.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from scarwarden.api.memory import RECORD_FIELDS, Memory, open_memory
 from scarwarden.api.results import Distillation, EpisodeRecord, Recall, RecalledRule, Recorded, Rule
 from scarwarden.errors import (
@@ -28,7 +30,9 @@ from scarwarden.errors import (
     UsageError,
     ValidationError,
 )
-from scarwarden.files.transcripts.importer import ImportResult
+
+if TYPE_CHECKING:
+    from scarwarden.files.transcripts.importer import ImportResult
 
 __all__ = [
     "RECORD_FIELDS",
@@ -51,3 +55,14 @@ __all__ = [
     "ValidationError",
     "open_memory",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The importer (with the write path: record, media, the secret scan) is loaded on
+    # first use: a one-shot `scarwarden recall` goes through Memory and never needs it
+    # (~15 ms of its start-up).
+    if name == "ImportResult":
+        from scarwarden.files.transcripts.importer import ImportResult
+
+        return ImportResult
+    raise AttributeError(f"module 'scarwarden.api' has no attribute {name!r}")

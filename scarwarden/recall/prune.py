@@ -8,16 +8,19 @@ this module finds those rules first (MaxScore: Turtle and Flood, "Query evaluati
 strategies and optimizations", 1995) and then lets the exhaustive statement rank just
 them, so scores, order and ties are that statement's own:
 
-1. **Partial sums for every rule** from what is cheap to read in full: the tag hits,
-   the words found through the rules' episodes, and the few postings of a stem that a
-   rule says more than once (a partial index). Every contribution is positive, so the
-   ``limit``-th best partial sum is a floor (``theta``) under the ``limit``-th score.
+1. **Partial sums for every rule** from what is cheap to read in full: the pairs and
+   the few postings of a stem that a rule says more than once (a partial index). Every
+   contribution is positive, so the ``limit``-th best partial sum is a floor
+   (``theta``) under the ``limit``-th score.
 2. **Bounds for the rest.** A stem's postings with tf 1 add at most
    ``w(t) / (1 + base + slope x min_length1(t))`` to a rule (the shortest rule saying
-   it once, kept in ``rule_term_df``), a tag that hits its weight. Sources are read in
-   full in the order that lowers the bound left most per posting read (rare stems and
-   tags first), the floor rising as they are, until what is left sums below it: a rule
-   found in none of the sources read cannot reach the result.
+   it once, kept in ``rule_term_df``), a tag that hits its weight, a stem of the rules'
+   cited episodes its episode weight (``etf / (etf + K1)`` is below 1; version 4 counts
+   a rule's closest episode only, so what the stems read so far give each of its
+   episodes is kept, and the rule's partial sum holds its best episode's). Sources are
+   read in full in the order that lowers the bound left most per posting read (rare
+   stems and tags first), the floor rising as they are, until what is left sums below
+   it: a rule found in none of the sources read cannot reach the result.
 3. **The common stems** left are looked up only for the rules that can still reach
    the floor (a seek each, or a pass over the stem's list filtered to them), dropping
    rules as what is left to add shrinks.
@@ -25,26 +28,33 @@ them, so scores, order and ties are that statement's own:
    :func:`candidates` restricted to them.
 
 When nothing can be skipped (a small memory, or fewer than ``limit`` partial sums) the
-exhaustive statement runs as before. Margins of 1e-8 keep floating-point noise on the
-safe side: a bound is never below what it bounds, a floor never above the score under it.
+exhaustive statement runs as before. Rules that cite many episodes make the episode
+words the longest lists (at 100k rules citing ~3.5 episodes each, summing them all was
+95% of a recall): their postings count towards the decision to prune. Margins of 1e-8
+keep floating-point noise on the safe side: a bound is never below what it bounds, a
+floor never above the score under it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import json
 from typing import Any
 
 from scarwarden import text
-from scarwarden.recall.candidates import candidates, weights
+from scarwarden.recall.candidates import candidates, episode_weights, weights
 from scarwarden.recall.formulas import K1, TAG_WEIGHT, B
 from scarwarden.recall.postings_cache import CACHE, PostingsCache
 from scarwarden.recall.score import TaskTerms
 
-#: Below this many postings for the task's stems, the exhaustive statement is as fast.
-MIN_POSTINGS = 4000
+#: Below this many postings for the task's stems (and its episode words), the
+#: exhaustive statement is as fast. 2,000 and 500 (were 4,000 and 1,000, before the
+#: episode words were sources): chosen on the first 150 tasks of bench/recall.py's
+#: cited corpus at 10k rules (7.7 ms against 9.2 ms a recall; 1k rules unchanged).
+MIN_POSTINGS = 2000
 #: Pruning skips the lists of common stems: without one this long there is little to skip.
-MIN_COMMON = 1000
+MIN_COMMON = 500
 #: A task with more stems than this (a pasted scenario rather than a request) runs the
 #: exhaustive statement: pruning would cost a query per stem.
 MAX_STEMS = 64
@@ -73,13 +83,12 @@ def best_candidates(
     ``min_postings``: prune from this many postings on, whatever the task (tests);
     by default only a short task (:data:`MAX_STEMS`) with :data:`MIN_POSTINGS` postings
     and a stem in :data:`MIN_COMMON` rules or more is pruned."""
+    lists = [*task.df.values(), *task.ep_df.values()]
     if min_postings is None and (
-        sum(task.df.values()) < MIN_POSTINGS
-        or max(task.df.values(), default=0) < MIN_COMMON
-        or len(task.df) > MAX_STEMS
+        sum(lists) < MIN_POSTINGS or max(lists, default=0) < MIN_COMMON or len(task.df) > MAX_STEMS
     ):
         return candidates(conn, task, count)
-    if min_postings is not None and sum(task.df.values()) < min_postings:
+    if min_postings is not None and sum(lists) < min_postings:
         return candidates(conn, task, count)
     reader = _Reader(conn, task, cache_key, cache)
     return candidates(conn, task, count, only=sorted(_survivors(reader, task, limit)))
@@ -95,12 +104,15 @@ def _survivors(reader: _Reader, task: TaskTerms, limit: int) -> set[str]:
         for t, length in min_length1.items()
     ]
     sources += [(value * (1.0 + _MARGIN), "tag", tag) for tag, value in reader.hit_tags().items()]
+    sources += [(value * (1.0 + _MARGIN), "episode", t) for t, value in reader.ep_w.items()]
     # Any set of sources whose bounds sum below the floor may be skipped, not only the
     # lowest bounds: read first what lowers the bound left most per posting read (rare
     # stems, then tags, which hit a few hundred rules for 3 points each), so what is
     # skipped is the few stems with the longest lists.
     sources.sort(key=lambda source: (reader.size(source) / max(source[0], 1e-12), source[1], source[2]))
-    acc = dict(candidates(conn, task, -1, repeated_only=True, tags=False))
+    # The episode words are sources of their own (version 4), else summed here in full.
+    partial = dataclasses.replace(task, ep_df={}) if reader.ep_w else task
+    acc = dict(candidates(conn, partial, -1, repeated_only=True, tags=False))
     read = 0
     while read < len(sources):
         rest = sum(bound for bound, _, _ in sources[read:]) * (1.0 + _MARGIN)
@@ -127,7 +139,7 @@ def _survivors(reader: _Reader, task: TaskTerms, limit: int) -> set[str]:
     return {r for r, v in alive.items() if v >= floor}
 
 
-_Source = tuple[float, str, str]  # (bound, "stem" or "tag", the stem or the tag)
+_Source = tuple[float, str, str]  # (bound, "stem", "tag" or "episode", the stem or the tag)
 
 
 def _batch(sources: list[_Source], start: int, size: Any) -> list[_Source]:
@@ -170,6 +182,11 @@ class _Reader:
         self.w = dict(weights(task))
         self.tag_rules: dict[str, tuple[str, int]] = {}  # tag -> (one of its stems, rules)
         self.base, self.slope = K1 * (1.0 - B), K1 * B / task.avg
+        # Version 4: each episode stem's weight; what the stems read give each (rule,
+        # episode), and each rule's best episode so far (what its partial sum holds).
+        self.ep_w = dict(episode_weights(task)) if task.closest else {}
+        self.ep_sums: dict[tuple[str, str], float] = {}
+        self.ep_best: dict[str, float] = {}
 
     def hit_tags(self) -> dict[str, float]:
         """The tags whose stems are all in the task -> what a hit adds (as the tag
@@ -189,16 +206,21 @@ class _Reader:
         return hits
 
     def size(self, source: _Source) -> int:
-        """How many postings a source has."""
-        return self.task.df[source[2]] if source[1] == "stem" else self.tag_rules[source[2]][1]
+        """How many postings a source has (an episode stem: the rules it is under)."""
+        kind, key = source[1], source[2]
+        if kind == "episode":
+            return self.task.ep_df[key]
+        return self.task.df[key] if kind == "stem" else self.tag_rules[key][1]
 
     def add(self, acc: dict[str, float], sources: list[_Source], *, existing: bool = False) -> None:
         """Add what ``sources`` contribute to ``acc``; ``existing``: to the rules it
         holds only (others cannot reach the floor any more)."""
         stems = [key for _, kind, key in sources if kind == "stem"]
-        for _, kind, tag in sources:
+        for _, kind, key in sources:
             if kind == "tag":
-                self._add_tag(acc, tag, existing)
+                self._add_tag(acc, key, existing)
+            elif kind == "episode":
+                self._add_episode(acc, key, existing)
         from_sql = []
         for stem in stems:
             cached = self.cache.get(self.conn, self.cache_key, stem, self.task.df[stem])
@@ -242,6 +264,31 @@ class _Reader:
                 acc[rule_id] = acc.get(rule_id, 0.0) + value
             elif rule_id in acc:
                 acc[rule_id] += value
+
+    def _add_episode(self, acc: dict[str, float], stem: str, existing: bool) -> None:
+        """Add what an episode stem gives each (rule, episode) citing it; a rule's partial
+        sum rises by what its best episode gained (the closest episode alone counts)."""
+        sql = (
+            "SELECT rule_id, episode_id, ? * sum(tf) / (sum(tf) + ?) FROM rule_episode_terms "
+            "WHERE term = ?{only} GROUP BY rule_id, episode_id"
+        )
+        seek = existing and len(acc) * _SEEK_COST < self.task.ep_df[stem]
+        args: tuple[Any, ...] = (self.ep_w[stem], K1, stem)
+        rows = self.conn.execute(
+            sql.format(only=" AND rule_id IN (SELECT value FROM json_each(?))" if seek else ""),
+            (*args, json.dumps(list(acc))) if seek else args,
+        )
+        sums, best = self.ep_sums, self.ep_best
+        get_sum, get_best, get_acc = sums.get, best.get, acc.get
+        for rule_id, episode_id, add in rows:
+            if existing and rule_id not in acc:
+                continue
+            key = (rule_id, episode_id)
+            value = sums[key] = get_sum(key, 0.0) + add
+            was = get_best(rule_id, 0.0)
+            if value > was:
+                best[rule_id] = value
+                acc[rule_id] = get_acc(rule_id, 0.0) + (value - was)
 
     def _from_sql(
         self, acc: dict[str, float], stems: list[str], *, only: dict[str, float] | None, existing: bool

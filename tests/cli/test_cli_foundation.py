@@ -590,6 +590,32 @@ def test_version_and_help_start_without_yaml_sqlite_git_or_recall(tmp_path: Path
     assert json.loads(proc.stderr.strip().splitlines()[-1]) == []
 
 
+def test_recall_starts_without_the_write_path(demo_repo) -> None:
+    """A one-shot ``recall`` reads: it imports neither the episode writer, the transcript
+    importer, the secret scan nor the media checks (issue 30: cold recall within 6x
+    ``python -c pass``; the API's package used to load the importer for one name)."""
+    code = textwrap.dedent("""
+        import json, sys
+        from scarwarden.cli.main import main
+        try:
+            main(["recall", "--no-log", "--json", "Post our discount code on Twitter"])
+        except SystemExit:
+            pass
+        write = ("scarwarden.files.record", "scarwarden.files.transcripts", "scarwarden.files.secret_scan",
+                 "scarwarden.files.media", "scarwarden.files.write_journal", "yaml")
+        print(json.dumps(sorted(m for m in sys.modules if m.startswith(write))), file=sys.stderr)
+    """)
+    for _ in range(2):  # the first builds the index (which parses the episodes' YAML)
+        proc = subprocess.run(
+            [sys.executable, "-c", code], cwd=demo_repo.root, capture_output=True, text=True
+        )
+    assert json.loads(proc.stdout)["verdict"] in ("ACT", "ACT_AND_FLAG", "ASK_HUMAN"), proc.stderr
+    assert json.loads(proc.stderr.strip().splitlines()[-1]) == []
+    import scarwarden.api
+
+    assert scarwarden.api.ImportResult.__name__ == "ImportResult"  # still there, on first use
+
+
 def test_a_scarwarden_started_by_a_test_reads_compiled_modules() -> None:
     """Even under PYTHONDONTWRITEBYTECODE (CI sets it), every module a ``scarwarden`` the
     tests start imports has its bytecode (compiled once a run by tests/conftest.py):
