@@ -227,7 +227,8 @@ def row_fresh_clone(s: Sizes, n: int, runs: dict[str, list[float]]) -> None:
     statistics of the base's tree that a CI cache would restore."""
     base = s.copy("base", n)
     cache = base / ".git" / "scarwarden" / "ledger"
-    if not cache.exists():  # what the base branch's CI run left: the base tree's entry
+    if not (cache / "names").exists():  # what the base branch's CI run left: the base
+        # tree's statistics and the names of its month folders
         sh(base, sys.executable, "-m", "scarwarden.gate.ledger", "HEAD~1")
     k = next(_NEXT)
     fresh = clone(s.src[n], s.work / f"fresh-{n}-{k}")

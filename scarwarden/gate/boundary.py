@@ -23,12 +23,13 @@ from pathlib import Path
 
 from scarwarden import git
 from scarwarden.gate import policy as rules
+from scarwarden.gate import tree_names
+from scarwarden.gate.ledger_files import cache_dir
 
 #: Above this many IDs, each tree is split once into name candidates rather than
 #: searched once per ID (a split costs ~12 searches).
 MAX_SEARCHES = 8
-#: Modes of a file entry in a tree (a folder is ``40000``).
-_FILE_MODES = (b"100644", b"100755", b"120000", b"160000")
+_FILE_MODES = tree_names.FILE_MODES
 
 
 class Boundary:
@@ -61,18 +62,17 @@ class Boundary:
         specs = [f"{sha}:{d}" for sha in self.commits for d in self._folders(sha)]
         if any("\n" in s or "\r" in s for s in specs):
             return self._listed(set(wanted))  # a folder git cannot be asked about by line
-        trees = git.tree_ids(self.root, specs)
-        unique = sorted({t for t in trees.values() if t})
-        raws = dict(zip(unique, git.cat_file_batch(self.root, unique), strict=True))
+        trees, kept, raws = self._trees(specs)
         names = {f"{ep}.yaml".encode("utf-8", "surrogateescape"): ep for ep in wanted}
         lengths = {len(n) + 1 for n in names}
         parsed: dict[str, set[bytes]] = {}
         found: dict[str, set[str]] = {}
         for spec, tree in trees.items():
-            raw = raws.get(tree) if tree else None
-            if not raw or tree is None:
+            if tree is not None and tree in kept:
+                hits = [n for n in names if n in kept[tree]]
+            elif tree is None or not (raw := raws.get(tree)):
                 continue
-            if len(names) > MAX_SEARCHES:
+            elif len(names) > MAX_SEARCHES:
                 if tree not in parsed:
                     parsed[tree] = _name_tails(raw, lengths)
                 hits = [n for n in names if b" " + n in parsed[tree] and _has_file(raw, n)]
@@ -84,6 +84,33 @@ class Boundary:
                     f"{folder}/{name.decode('utf-8', 'surrogateescape')}"
                 )
         return found
+
+    def keep_names(self) -> None:
+        """Read and keep the names of every boundary folder's tree (what the CI action's
+        last step leaves for the next job, with the ledger statistics)."""
+        specs = [f"{sha}:{d}" for sha in self.commits for d in self._folders(sha)]
+        if not any("\n" in s or "\r" in s for s in specs):
+            self._trees(specs)
+
+    def _trees(
+        self, specs: list[str]
+    ) -> tuple[dict[str, str | None], dict[str, tree_names.Names], dict[str, bytes | None]]:
+        """(spec -> its tree, tree -> its kept names, tree -> its raw object): each tree
+        is looked up in the names kept per tree ID (:mod:`scarwarden.gate.tree_names`),
+        and the others read from git (one ``cat-file --batch``), then kept."""
+        trees = git.tree_ids(self.root, specs)
+        unique = sorted({t for t in trees.values() if t})
+        store = tree_names.NamesCache(cache_dir(self.root))
+        kept = {t: n for t in unique if (n := store.load(t)) is not None}
+        missing = [t for t in unique if t not in kept]
+        raws = dict(zip(missing, git.cat_file_batch(self.root, missing), strict=True))
+        if store.folder is not None:
+            for tree, raw in raws.items():
+                if raw is not None:
+                    listed = tree_names.file_names(raw, len(tree) // 2)
+                    kept[tree] = tree_names.Names.of(listed)
+                    store.save(tree, kept[tree], len(listed))
+        return trees, kept, raws
 
     def _folders(self, sha: str) -> list[str]:
         """Every folder under the episodes folder, level by level, without reading the

@@ -7,8 +7,8 @@ Three scopes, one set of rules (:mod:`scarwarden.gate.policy`):
   so an untracked or unstaged episode can never make a citation pass. ``GIT_INDEX_FILE``
   is inherited, which is how ``git commit -a`` and ``git commit <paths>`` hand the hook
   their temporary index. Its cost follows the staged change, not the ledger: it reads
-  the blobs that changed, and finds the few episode IDs it needs with one
-  ``git ls-files`` pathspec per ID instead of listing 100k files.
+  the blobs that changed, and finds the few episode IDs it needs in HEAD's tree (the
+  month trees' names kept per tree ID) and the staged diff, instead of listing 100k files.
 * :func:`check_range` (CI on a pull request): every commit in ``A..B`` against its
   parents, citations against each commit's own tree (:mod:`scarwarden.gate.verify` walks it).
 * :func:`check_all`: the committed-plus-staged tree as a whole; the one scope that
@@ -33,6 +33,7 @@ from scarwarden.gate.resolve import (
     check_citations,
     find_episode_paths,
     open_memory,
+    staged_episode_paths,
 )
 from scarwarden.repo import MemoryRepo
 
@@ -108,7 +109,7 @@ def check_staged(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = 
     to_resolve, new_text = _check_staged_playbook(report, repo, staged, base, blobs)
     if staged.playbook_changed and new_text is not None:
         _screen_playbook(report, repo, new_text, blobs.get(staged.playbook_old or ""))
-    _check_ids_and_citations(report, repo, added_ids, to_resolve, new_text, env)
+    _check_ids_and_citations(report, repo, added_ids, to_resolve, new_text, env, (base, changes))
     if staged.playbook_changed:  # issue 25: each sentence shares words with its episodes
         from scarwarden.gate.support import check_staged_support
 
@@ -357,14 +358,16 @@ def _check_ids_and_citations(
     to_resolve: list[pb.Rule],
     new_text: str | None,
     env: Mapping[str, str] | None,
+    staged: tuple[str | None, list[git.RawChange]],
 ) -> None:
     """Each added ID unique in the index, each citation of ``to_resolve`` resolving to
-    an episode in the tree being committed (one ``git ls-files`` for both)."""
+    an episode in the tree being committed (one lookup for both: HEAD's tree and the
+    staged diff, :func:`~scarwarden.gate.resolve.staged_episode_paths`)."""
     from scarwarden.gate import policy as rules
 
     cited = {ep for rule in to_resolve for ep in rule.episode_ids}
     lookup = cited | set(added_ids)
-    paths = find_episode_paths(repo.root, repo.episodes_rel, lookup, env) if lookup else {}
+    paths = staged_episode_paths(repo, *staged, lookup, env) if lookup else {}
     for ep, path in added_ids.items():
         others = [p for p in paths.get(ep, []) if p != path]
         if others:

@@ -46,11 +46,9 @@ CACHE_FORMAT = "ledger-stats-7/v2"  # the ledger's statistics: the same for reca
 CACHE_KEEP = 6
 #: Above this many changed files, deriving from scratch is as cheap as from a diff.
 MAX_DIFF = 20_000
-#: Trees whose statistics one reader keeps in memory (bases for the next ones), and how
-#: many it caches (a walk proves receipts naming many trees; ~0.1 s each at 100k).
+#: Trees whose statistics one reader keeps in memory (a walk's receipts may name many).
 KEEP_IN_MEMORY = 3
-#: The cited episodes' cache: its file, how many episodes it keeps at most, and for
-#: how many trees it keeps where they are.
+#: The cited episodes' cache: its file, most episodes kept, trees whose places it keeps.
 CITED = "cited.json"
 MAX_CITED = 20_000
 MAX_CITED_TREES = 6
@@ -68,8 +66,7 @@ class LedgerReader:
         env: Mapping[str, str] | None = None,
         cache_dir: Path | None = None,
     ) -> None:
-        self.root, self.episodes_rel, self.env = root, episodes_rel, env
-        self.cache_dir = cache_dir
+        self.root, self.episodes_rel, self.env, self.cache_dir = root, episodes_rel, env, cache_dir
         self._stats: dict[str, LedgerStats] = {}  # oldest first
         self._saves = 0
         self._cited: dict[str, list[Any]] | None = None
@@ -205,15 +202,16 @@ class LedgerReader:
     def places(
         self, tree: str, ids: Iterable[str], base: str | None = None
     ) -> dict[str, list[str] | None] | None:
-        """Each of ``ids`` -> [path, blob] in ``tree`` (``None``: no valid episode of that
-        ID): kept for ``tree`` (``cited.json``), carried from ``base``'s by a diff touching
-        none of them, or found by the statistics' months when they cost what changed
-        (:meth:`stats_by_change`); ``None`` otherwise (only the whole ledger tells)."""
+        """Each of ``ids`` -> [path, blob] in ``tree`` (``None``: none valid): kept for
+        ``tree`` (``cited.json``), carried from ``base``'s or the newest kept tree's by a
+        diff touching none of them, or found by the statistics' months when they cost what
+        changed (:meth:`stats_by_change`); ``None`` otherwise (only the whole ledger tells)."""
         want = sorted(set(ids))
         self._load_cited()
         known = self._where.get(tree)
-        if (known is None or any(i not in known for i in want)) and base not in (None, tree):
-            known = self._carried(str(base), tree, want)
+        for start in dict.fromkeys([base, *list(self._where)[-1:]]):
+            if (known is None or any(i not in known for i in want)) and start not in (None, tree):
+                known = self._carried(str(start), tree, want)
         if known is not None and all(i in known for i in want):
             return {i: known[i] for i in want}
         if self.stats_by_change(tree) is None:
@@ -367,12 +365,14 @@ class LedgerReader:
 
 
 def warm(root: Path, rev: str = "HEAD") -> str | None:
-    """Derive (and cache) the statistics of ``rev``'s episodes folder: what the CI
+    """Derive (and cache) the statistics of ``rev``'s episodes folder, and keep its
+    folders' names (the next range's boundary reads no month tree): what the CI
     action runs after the gate, so the next job, restoring the cache, starts from the
-    statistics of the tree its range starts from (docs/receipts.md, "A fresh clone").
+    tree its range starts from (docs/receipts.md, "A fresh clone").
     From the newest cached tree by a diff, from scratch when there is none. Returns
     the tree (``None``: no episodes folder at ``rev``, or no cache folder)."""
     from scarwarden.files.playbook import parse
+    from scarwarden.gate.boundary import Boundary
     from scarwarden.repo import open_repo
 
     memory = open_repo(root, initialised=False)
@@ -382,8 +382,8 @@ def warm(root: Path, rev: str = "HEAD") -> str | None:
         return None
     reader = LedgerReader(memory.root, memory.episodes_rel, cache_dir=where)
     reader.stats(tree)
-    # Where the playbook's cited episodes are (cited.json): a receipt's check then
-    # decodes no month folders.
+    Boundary(memory.root, [rev], memory.memory_rel, memory.episodes_rel, memory.playbook_rel).keep_names()
+    # Where the playbook's cited episodes are (cited.json): a receipt's check reads no month.
     playbook = git.cat_file_batch(memory.root, [f"{rev}:{memory.playbook_rel}"])[0]
     try:
         book = parse(playbook.decode("utf-8", "replace")) if playbook is not None else None

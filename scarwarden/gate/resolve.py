@@ -47,6 +47,46 @@ def find_episode_paths(
     return found
 
 
+def staged_episode_paths(
+    repo: MemoryRepo,
+    base: str | None,
+    changes: list[git.RawChange],
+    ids: Iterable[str],
+    env: Mapping[str, str] | None = None,
+) -> dict[str, list[str]]:
+    """What :func:`find_episode_paths` answers (ID -> paths in git's index), from HEAD's
+    tree and the staged diff (``changes``: the index against ``base``, HEAD), without
+    reading the index a second time (0.2-0.3 s at 1M episodes, issue 30): HEAD's paths
+    of each ID (:class:`~scarwarden.gate.boundary.Boundary`, names kept per tree ID),
+    less those the diff deletes or renames away, plus those it adds, renames to or
+    changes. With an unmerged file, no HEAD or the ledger cache off, git's index is
+    asked (``git ls-files``)."""
+    from scarwarden.gate import policy as rules
+    from scarwarden.gate.boundary import Boundary
+    from scarwarden.gate.ledger_files import cache_dir
+
+    wanted = sorted(set(ids))
+    head = git.rev_parse(repo.root, "HEAD") if base == "HEAD" else None
+    if head is None or cache_dir(repo.root) is None or any(c.status not in "ADMRT" for *_x, c in changes):
+        return find_episode_paths(repo.root, repo.episodes_rel, wanted, env)
+    boundary = Boundary(repo.root, [head], repo.memory_rel, repo.episodes_rel, repo.playbook_rel)
+    blobs: dict[str, str | None] = {p: None for ps in boundary.episode_paths(wanted).values() for p in ps}
+    for _old_mode, _new_mode, _old_blob, new_blob, change in changes:
+        blobs.pop(change.old_path or change.path, None)
+        if change.status != "D":
+            blobs[change.path] = new_blob
+    unread = [f"{head}:{p}" for p, b in blobs.items() if b is None]
+    for spec, blob in git.blob_ids(repo.root, unread, env=env).items():
+        blobs[spec.split(":", 1)[1]] = blob or ""
+    found: dict[str, list[str]] = {i: [] for i in wanted}
+    for path, blob in sorted(blobs.items()):
+        name = PurePosixPath(path).name
+        if blob != EMPTY_BLOB and rules.is_under(path, repo.episodes_rel) and name.endswith(".yaml"):
+            if name[:-5] in found:
+                found[name[:-5]].append(path)
+    return found
+
+
 def _worktree_hint(repo: MemoryRepo, ep_id: str) -> str | None:
     """Say so when the missing episode exists only in the working folder."""
     matches = sorted(repo.episodes_dir.glob(f"*/*/{ep_id}.yaml"))

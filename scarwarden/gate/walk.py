@@ -29,6 +29,7 @@ class _Walk(WalkState):
         if not commits:
             return self.result
         self.tip: str = commits[-1][0]
+        self.listed = commits
         self._trust_boundary(commits)
         per_commit = self._diff_commits(commits)
         # Pass 1: which playbook each commit has, and every blob to read.
@@ -168,6 +169,7 @@ class _Walk(WalkState):
 
         known = [b for b in self.playbook_blob.values() if b]
         prover = Prover(self.root, self.pb_rel, known=known, rev=self.tip)
+        prover.ledgers.near({c for sha, parents in self.listed for c in (sha, *parents)})
         where = {path: (i, sha) for i, sha, path, _ep in episodes}
         for proof in prover.prove_all([(path, ep) for _i, _sha, path, ep in episodes]):
             i, sha = where[proof.path]

@@ -59,6 +59,8 @@ class WalkState:
         #: (order, commit, rule, episode ID, its line): citations before their paths are known.
         self.citing: list[tuple[int, str, pb.Rule, str, int | None]] = []
         self.boundary: Boundary | None = None
+        #: The walk's commits with their parents, oldest first.
+        self.listed: list[tuple[str, list[str]]] = []
         #: Screen added episodes for credentials (``check --from-ref``, not ``verify``).
         self.screen = False
         #: (order, commit, path, old blob, new blob) of each episode a commit changed.

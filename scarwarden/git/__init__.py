@@ -48,6 +48,7 @@ from scarwarden.git.history import (
 from scarwarden.git.read import (
     StagedEntry,
     blob_id,
+    blob_ids,
     cat_file_batch,
     cat_file_stream,
     files_named,
@@ -145,6 +146,7 @@ __all__ = [
     "set_config",
     "show_file",
     "tree_id",
+    "blob_ids",
     "tree_ids",
     "show_stat",
     "stage_bytes",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden.errors import GitError
-from scarwarden.git.run import run, run_ok
+from scarwarden.git.run import run, run_ok, without_index
 
 #: The empty tree's ID: what a root commit (or a repository with none) is compared with.
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -93,26 +93,14 @@ def diff_tree_pairs(
 ) -> list[list[RawChange]]:
     """The ``--raw`` diff of every (commit, parent) pair, in order, from one
     ``git diff-tree --stdin``; a root commit (parent ``None``) is compared with the
-    empty tree. Renames are detected (``-M``)."""
+    empty tree. Renames are detected (``-M``). git's index is not read (see
+    :func:`~scarwarden.git.run.without_index`)."""
     if not pairs:
         return []
     request = "".join(f"{c} {p}\n" if p else f"{c}\n" for c, p in pairs).encode()
-    out = run(
-        root,
-        "diff-tree",
-        "--stdin",
-        "--always",
-        "--root",
-        "-r",
-        "--raw",
-        "-z",
-        "--no-abbrev",
-        "-M",
-        "--format=%x01%H",
-        "--",
-        *pathspec,
-        input=request,
-    )
+    args = ("--stdin", "--always", "--root", "-r", "--raw", "-z", "--no-abbrev", "-M", "--format=%x01%H")
+    with without_index() as env:
+        out = run(root, "diff-tree", *args, "--", *pathspec, input=request, env=env)
     result = []
     for block in out.split(b"\x01")[1:]:  # each block: the commit's SHA, then its records
         _sha, _, rest = block.partition(b"\0")

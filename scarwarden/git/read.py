@@ -132,15 +132,29 @@ def objects_exist(root: Path | str, specs: Sequence[str]) -> dict[str, bool]:
     return {spec: not line.endswith(" missing") for spec, line in _batch_check(root, specs).items()}
 
 
+def blob_ids(
+    root: Path | str, specs: Sequence[str], env: Mapping[str, str] | None = None
+) -> dict[str, str | None]:
+    """Object name (``rev:path``) -> the blob ID it names, or ``None`` when it names
+    nothing or no blob, with one ``git cat-file --batch-check``."""
+    return _ids_of(root, specs, "blob", env)
+
+
 def tree_ids(
     root: Path | str, specs: Sequence[str], env: Mapping[str, str] | None = None
 ) -> dict[str, str | None]:
     """Object name (``rev:folder``) -> the tree ID it names, or ``None`` when it names
     nothing or no tree, with one ``git cat-file --batch-check``."""
+    return _ids_of(root, specs, "tree", env)
+
+
+def _ids_of(
+    root: Path | str, specs: Sequence[str], kind: str, env: Mapping[str, str] | None
+) -> dict[str, str | None]:
     found: dict[str, str | None] = {}
     for spec, line in _batch_check(root, specs, "%(objectname) %(objecttype)", env=env).items():
-        sha, _, kind = line.partition(" ")
-        found[spec] = sha if kind == "tree" else None
+        sha, _, what = line.partition(" ")
+        found[spec] = sha if what == kind else None
     return found
 
 

@@ -46,6 +46,18 @@ def test_a_fresh_clone_with_the_restored_statistics_reads_only_the_change(
     assert done.returncode == 0 and done.stdout.strip() == tree, done.stderr
     where = cache_dir(demo_repo.root)
     assert where is not None and (where / f"{tree}.json").exists() and (where / CITED).exists()
+    # And the names of its month folders, so the clone's boundary reads no tree (issue 30).
+    months = git(
+        demo_repo.root,
+        "ls-tree",
+        "-d",
+        "-r",
+        "--format=%(objectname)",
+        "HEAD~1",
+        "--",
+        demo_repo.episodes_rel,
+    )
+    assert {(where / "names" / t).exists() for t in months.stdout.split()[1:]} == {True}
     clone = tmp_path / "ci"
     git(tmp_path, "clone", "-q", str(demo_repo.root), str(clone))
     restored = clone / ".git" / "scarwarden" / "ledger"

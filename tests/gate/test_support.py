@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
+from helpers import commit_no_verify, write_episode
 
 from scarwarden.distill import distill
 from scarwarden.files import playbook as pb
@@ -184,3 +185,38 @@ def test_the_range_check_finds_cited_episodes_by_the_cached_statistics(
         if entry.name != CITED:
             entry.unlink()
     assert ranged(start) == (listed, 0)
+
+
+def test_cited_places_carry_over_from_the_newest_kept_tree(
+    demo_repo: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hook's range starts at a tree no run kept the cited episodes' places for (the
+    branch tip the last check ended at moved on): they are carried over from the newest
+    tree kept by one diff, with no statistics and no listing of the ledger; the same
+    answer as with the cache off."""
+    root = demo_repo.root
+    assert warm(root, "HEAD") is not None  # cited.json: HEAD's places
+    for n in (1, 2):
+        write_episode(demo_repo, f"ep-scale0carr{n}", task=f"Reply to billing ticket {n}")
+        commit_no_verify(root, f"episode {n}")
+    kept = cache_dir(root)
+    assert kept is not None
+    for entry in kept.glob("*.json"):
+        if entry.name != CITED:
+            entry.unlink()  # no statistics to find them by
+
+    def ranged(**env: str) -> tuple[list[str], list[str], int]:
+        log = tmp_path / f"trace-{sorted(env)}"
+        monkeypatch.setenv("GIT_TRACE", str(log))
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        report = check_range(root, "HEAD~1", "HEAD")
+        monkeypatch.delenv("GIT_TRACE")
+        for name in env:
+            monkeypatch.delenv(name)
+        listings = _tree_listings(log.read_text(), demo_repo.episodes_rel)
+        return [p.code for p in report.problems], [w.message for w in report.warnings], listings
+
+    problems, warnings, listings = ranged(SCARWARDEN_LEDGER_CACHE="off")
+    assert listings == 1
+    assert ranged() == (problems, warnings, 0)
