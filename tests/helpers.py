@@ -190,3 +190,16 @@ def minted_rule(book: pb.Playbook, title: str) -> pb.Rule:
     rule = found[0]
     assert RULE_ID_RE.match(rule.id) and is_minted(rule.id), rule.id
     return rule
+
+
+def retire_rule(repo: MemoryRepo, rule_id: str) -> None:
+    """Retire ``rule_id`` in the playbook and commit it (no hook)."""
+    book = pb.parse(repo.playbook_path.read_text())
+    old = book.get(rule_id)
+    assert old is not None
+    retired = pb.Rule(**{**old.__dict__, "retired": True, "reason": "superseded"})
+    active = tuple(r for r in book.rules if r.id != rule_id)
+    repo.playbook_path.write_text(
+        pb.render(pb.Playbook(rules=active, retired=(*book.retired, retired), preamble=book.preamble))
+    )
+    git(repo.root, "commit", "-q", "--no-verify", "-am", f"retire {rule_id}")

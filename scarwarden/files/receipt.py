@@ -18,34 +18,44 @@ An episode stores its receipt in its ``recalled:`` block (docs/formats.md).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from scarwarden.errors import Problem, ValidationError
-from scarwarden.files.episode_fields import EPISODE_ID_RE, RULE_ID_RE
+from scarwarden.files.receipt_fields import (
+    CANDIDATES_SINCE,
+    HASH_CHARS,
+    MAX_TASK_CHARS,
+    SETTING_KEYS,
+    UNCOMMITTED,
+    VERDICTS,
+    check_fields,
+)
+
+__all__ = ["CANDIDATES_SINCE", "HASH_CHARS", "MAX_TASK_CHARS", "SETTING_KEYS", "UNCOMMITTED", "VERDICTS"]
 
 #: Keys of a receipt, in the order they are written.
-KEYS = ("receipt", "algorithm", "playbook", "ledger", "task", "settings", "verdict", "rules", "evidence")
+KEYS = (
+    "receipt",
+    "algorithm",
+    "playbook",
+    "ledger",
+    "task",
+    "settings",
+    "verdict",
+    "rules",
+    "evidence",
+    "candidates",
+    "candidate_evidence",
+)
 #: Keys a receipt may leave out: ``ledger`` (version-1 receipts, and those made before
 #: receipts named the ledger, have none); ``evidence`` (recall version 4 on: which
-#: cited episode's sentences were given with each returned rule; older versions none).
-OPTIONAL = ("ledger", "evidence")
-#: Appended to ``ledger`` when recall's index also held episode files that the named
-#: tree does not (uncommitted ones): such a receipt cannot be re-derived from git.
-UNCOMMITTED = "+uncommitted"
-#: The recall settings a receipt records (scarwarden.yaml ``recall:`` plus the limit used).
-SETTING_KEYS = ("act_threshold", "floor", "act_tag_hits", "limit")
-VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
-#: The same cap as :data:`scarwarden.recall.engine.MAX_TASK_CHARS` (a test keeps them equal).
-MAX_TASK_CHARS = 20_000
-#: Hex digits of the content hash kept: 64 bits, enough to name a recall.
-HASH_CHARS = 16
-
-_BLOB_RE = re.compile(r"^[0-9a-f]{40}\Z")
-_LEDGER_RE = re.compile(r"^[0-9a-f]{40}(\+uncommitted)?\Z")
-_HASH_RE = re.compile(rf"^[0-9a-f]{{{HASH_CHARS}}}\Z")
+#: cited episode's sentences were given with each returned rule; older versions none);
+#: ``candidates`` and ``candidate_evidence`` (issue 26: on ``ASK_HUMAN``, the nearest
+#: rules or failed episodes shown, and the episode each candidate rule's sentences came
+#: from; receipts made before they were recorded have neither, and cover no candidate).
+OPTIONAL = ("ledger", "evidence", "candidates", "candidate_evidence")
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,13 @@ class Receipt:
     #: Version 4 on: returned rule ID -> the episode whose sentences were given as its
     #: evidence (rules given none are absent); ``None`` on older receipts.
     evidence: dict[str, str] | None = None
+    #: On ``ASK_HUMAN`` (recall version 4 on, issue 26): the candidates shown, in order
+    #: (rule IDs, or the failed episodes' IDs when no rule was near); ``None`` on
+    #: receipts that do not record them (older ones, other verdicts).
+    candidates: tuple[str, ...] | None = None
+    #: Candidate rule ID -> the episode whose sentences were shown with it (``None``
+    #: exactly when ``candidates`` is).
+    candidate_evidence: dict[str, str] | None = None
 
     @classmethod
     def make(
@@ -78,22 +95,19 @@ class Receipt:
         rules: list[str] | tuple[str, ...],
         ledger: str | None = None,
         evidence: Mapping[str, str] | None = None,
+        candidates: list[str] | tuple[str, ...] | None = None,
+        candidate_evidence: Mapping[str, str] | None = None,
     ) -> Receipt:
         """A receipt with its hash computed."""
+        extra: dict[str, Any] = {
+            "ledger": ledger,
+            "evidence": None if evidence is None else dict(evidence),
+            "candidates": None if candidates is None else tuple(candidates),
+            "candidate_evidence": None if candidate_evidence is None else dict(candidate_evidence),
+        }
         clean = _canonical_settings(settings)
-        given = None if evidence is None else dict(evidence)
-        body = cls(task, playbook, algorithm, clean, verdict, tuple(rules), ledger=ledger, evidence=given)
-        return cls(
-            task,
-            playbook,
-            algorithm,
-            clean,
-            verdict,
-            tuple(rules),
-            content_hash(body),
-            ledger=ledger,
-            evidence=given,
-        )
+        body = cls(task, playbook, algorithm, clean, verdict, tuple(rules), **extra)
+        return cls(task, playbook, algorithm, clean, verdict, tuple(rules), content_hash(body), **extra)
 
     @classmethod
     def from_valid(cls, data: Mapping[str, Any]) -> Receipt:
@@ -108,6 +122,10 @@ class Receipt:
             data["receipt"],
             ledger=data.get("ledger"),
             evidence=dict(data["evidence"]) if data.get("evidence") is not None else None,
+            candidates=tuple(data["candidates"]) if data.get("candidates") is not None else None,
+            candidate_evidence=(
+                dict(data["candidate_evidence"]) if data.get("candidate_evidence") is not None else None
+            ),
         )
 
     @property
@@ -132,6 +150,9 @@ class Receipt:
         out.update(task=self.task, settings=dict(self.settings), verdict=self.verdict, rules=list(self.rules))
         if self.evidence is not None:
             out["evidence"] = dict(self.evidence)
+        if self.candidates is not None:
+            out["candidates"] = list(self.candidates)
+            out["candidate_evidence"] = dict(self.candidate_evidence or {})
         return out
 
 
@@ -162,6 +183,9 @@ def content_hash(receipt: Receipt) -> str:
         payload["ledger"] = receipt.ledger
     if receipt.evidence is not None:
         payload["evidence"] = dict(receipt.evidence)
+    if receipt.candidates is not None:  # absent from older receipts: their hash is unchanged
+        payload["candidates"] = list(receipt.candidates)
+        payload["candidate_evidence"] = dict(receipt.candidate_evidence or {})
     data = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:HASH_CHARS]
 
@@ -189,7 +213,7 @@ def check(data: Any, *, source: str, field: str = "recalled") -> tuple[Receipt |
         bad(f"the receipt lacks: {', '.join(missing)}", "pass the receipt exactly as recall printed it")
     if problems:
         return None, problems
-    _check_fields(data, bad)
+    check_fields(data, bad)
     if problems:
         return None, problems
     receipt = Receipt.make(
@@ -201,6 +225,8 @@ def check(data: Any, *, source: str, field: str = "recalled") -> tuple[Receipt |
         rules=list(data["rules"]),
         ledger=data.get("ledger"),
         evidence=data.get("evidence"),
+        candidates=data.get("candidates"),
+        candidate_evidence=data.get("candidate_evidence"),
     )
     if receipt.id != data["receipt"]:
         bad(
@@ -210,65 +236,6 @@ def check(data: Any, *, source: str, field: str = "recalled") -> tuple[Receipt |
         )
         return None, problems
     return receipt, problems
-
-
-def _check_fields(data: Mapping[str, Any], bad: Any) -> None:
-    """Each field's type and form."""
-    if not isinstance(data["receipt"], str) or not _HASH_RE.match(data["receipt"]):
-        bad(f"receipt {data['receipt']!r} is not {HASH_CHARS} lower-case hex digits")
-    algorithm = data["algorithm"]
-    if isinstance(algorithm, bool) or not isinstance(algorithm, int) or algorithm < 1:
-        bad(f"algorithm {algorithm!r} is not a recall algorithm version (a positive integer)")
-    if not isinstance(data["playbook"], str) or not _BLOB_RE.match(data["playbook"]):
-        bad(f"playbook {data['playbook']!r} is not a git blob ID (40 lower-case hex digits)")
-    task = data["task"]
-    if not isinstance(task, str) or not task.strip() or task != task.strip():
-        bad("task must be the non-empty, stripped text that was recalled")
-    elif len(task) > MAX_TASK_CHARS:
-        bad(f"task is {len(task):,} characters; recall refuses more than {MAX_TASK_CHARS:,}")
-    ledger = data.get("ledger")
-    if ledger is not None and (not isinstance(ledger, str) or not _LEDGER_RE.match(ledger)):
-        bad(
-            f"ledger {ledger!r} is not a git tree ID (40 lower-case hex digits, "
-            f"optionally followed by {UNCOMMITTED})"
-        )
-    if data["verdict"] not in VERDICTS:
-        bad(f"verdict {data['verdict']!r} is not one of {', '.join(VERDICTS)}")
-    rules = data["rules"]
-    if not isinstance(rules, list) or not all(isinstance(r, str) and RULE_ID_RE.match(r) for r in rules):
-        bad("rules must be a list of rule IDs such as PB-03")
-    elif len(set(rules)) != len(rules):
-        bad("rules lists a rule twice")
-    _check_evidence(data.get("evidence"), bad)
-    _check_settings(data["settings"], bad)
-
-
-def _check_evidence(evidence: Any, bad: Any) -> None:
-    """``evidence``: absent, or a mapping of rule IDs to episode IDs (that they are the
-    returned rules' is proved by the gate, which re-derives them)."""
-    if evidence is None:
-        return
-    if not isinstance(evidence, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) and EPISODE_ID_RE.match(v) for k, v in evidence.items()
-    ):
-        bad("evidence must map rule IDs to episode IDs, e.g. {PB-03: ep-0a1b2c3d4e}")
-
-
-def _check_settings(settings: Any, bad: Any) -> None:
-    if not isinstance(settings, Mapping) or set(settings) != set(SETTING_KEYS):
-        bad("settings must hold exactly: " + ", ".join(SETTING_KEYS))
-        return
-    for key in ("act_threshold", "floor"):
-        value = settings[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-            bad(f"settings.{key} {value!r} is not a confidence between 0 and 1")
-    for key in ("act_tag_hits", "limit"):
-        value = settings[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            bad(f"settings.{key} {value!r} is not a positive integer")
-    low, high = settings["floor"], settings["act_threshold"]
-    if all(isinstance(v, (int, float)) for v in (low, high)) and high < low:
-        bad(f"settings.act_threshold {high!r} is below settings.floor {low!r}")
 
 
 def parse(data: Any, *, source: str = "--receipt") -> Receipt:

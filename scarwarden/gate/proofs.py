@@ -45,11 +45,12 @@ from scarwarden.files import receipt as receipt_format
 from scarwarden.files.episodes import Episode
 from scarwarden.gate.ledger import counts
 from scarwarden.gate.policy import GateProblem, parse_playbook, problem
-from scarwarden.gate.proofs_compare import Outcome, applied_beyond, clip, compare, rewritten
+from scarwarden.gate.proofs_candidates import LedgerEpisodes
+from scarwarden.gate.proofs_compare import Derived, Outcome, applied_beyond, clip, compare, rewritten
 from scarwarden.gate.proofs_ledger import LedgerProofs
 from scarwarden.gate.proofs_settings import CommittedSettings, settings_unknown
 from scarwarden.gate.report import CheckReport
-from scarwarden.recall import pure, pure_ledger
+from scarwarden.recall import nearest, pure, pure_ledger
 from scarwarden.recall.evidence import given_evidence
 
 #: The recall algorithm versions this gate re-derives.
@@ -68,7 +69,7 @@ class Proof:
     problems: list[GateProblem] = field(default_factory=list)
     warnings: list[GateProblem] = field(default_factory=list)
     #: What recall gives at that playbook (when it could run).
-    derived: tuple[str, tuple[str, ...], dict[str, str] | None] | None = None
+    derived: Derived | None = None
 
 
 class Prover:
@@ -96,6 +97,9 @@ class Prover:
         revs = [r for r in [rev] + (["MERGE_HEAD"] if merging else []) if r is not None]
         #: Version 2's ledger trees, read from git (once each).
         self.ledgers = LedgerProofs(root, playbook_rel, episodes_rel, revs=revs, env=env, cache=ledger_cache)
+        #: Every episode of a ledger tree, read only to prove the failed episodes a
+        #: receipt names as candidates when no rule was near (issue 26).
+        self.episodes = LedgerEpisodes(root, episodes_rel, env, cache=ledger_cache)
         #: The recall settings the committed configuration ever gave (issue 27).
         self.settings = CommittedSettings(root, revs, env)
         #: During a merge the other side's playbook versions count too (its episodes
@@ -270,7 +274,7 @@ class Prover:
         key = (
             receipt.playbook,
             receipt.task,
-            repr((receipt.algorithm, receipt.ledger, sorted(settings.items()))),
+            repr((receipt.algorithm, receipt.ledger, sorted(settings.items()), receipt.candidates is None)),
         )
         if key in self.outcomes:
             return self.outcomes[key]
@@ -296,16 +300,29 @@ class Prover:
     def _recall(
         self, book: pure.Postings, receipt: receipt_format.Receipt, config: RecallSettings
     ) -> Outcome:
-        """Re-run the recall of the receipt's version: what it gives, or why it cannot."""
+        """Re-run the recall of the receipt's version: what it gives, or why it cannot.
+        The candidates shown on ``ASK_HUMAN`` are derived only for a receipt that names
+        them (older receipts do not cover them)."""
         if receipt.algorithm == pure.IMPLEMENTS:
             result = pure.recall_playbook(book, receipt.task, settings=config)
         else:
-            derived = self.ledgers.recall(book, receipt, config)
+            tree = receipt.ledger_tree or ""
+            near = None
+            if receipt.candidates is not None:
+                near = nearest.gate_candidates(lambda: self.episodes.of(tree), self.episodes.texts)
+            derived = self.ledgers.recall(book, receipt, config, candidates=near)
             if isinstance(derived, str):
                 return derived
             result = derived
         given = given_evidence(result) if receipt.algorithm >= 4 else None
-        return (result.verdict, tuple(r.id for r in result.rules), given)
+        shown = nearest.shown_candidates(result) if receipt.candidates is not None else None
+        return Derived(
+            result.verdict,
+            tuple(r.id for r in result.rules),
+            given,
+            None if shown is None else tuple(shown[0]),
+            None if shown is None else shown[1],
+        )
 
     def _no_playbook(
         self, path: str, episode: Episode, receipt: receipt_format.Receipt, code: str

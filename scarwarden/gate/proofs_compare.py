@@ -1,18 +1,36 @@
 """What the gate says of a receipt once recall has been re-run
 (:class:`scarwarden.gate.proofs.Prover`): a receipt whose recall differs (verdict,
-ranked rules, version 4's evidence), one rewritten after it was made, and rules applied
-beyond what recall gave. Split from :mod:`scarwarden.gate.proofs`.
+ranked rules, version 4's evidence, the candidates shown on ``ASK_HUMAN``), one
+rewritten after it was made, and rules applied beyond what recall gave. Split from
+:mod:`scarwarden.gate.proofs`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from scarwarden.files import receipt as receipt_format
 from scarwarden.files.episodes import Episode
 from scarwarden.gate.policy import GateProblem, problem
 
-#: (verdict, ranked rule IDs, evidence: rule -> episode, None before version 4) recall
-#: gives, or the problem code why it cannot run.
-Outcome = tuple[str, tuple[str, ...], dict[str, str] | None] | str
+
+@dataclass(frozen=True)
+class Derived:
+    """What recall gives for a receipt's task, re-run by the gate."""
+
+    verdict: str
+    rules: tuple[str, ...]
+    #: Rule -> the episode of its evidence (``None`` before version 4).
+    evidence: dict[str, str] | None = None
+    #: On ``ASK_HUMAN``, the candidates' IDs and each candidate rule's evidence episode;
+    #: ``None`` when not derived (the receipt names none, or recall showed none).
+    candidates: tuple[str, ...] | None = None
+    candidate_evidence: dict[str, str] | None = None
+
+
+#: What recall gives, or the problem code why it cannot run.
+Outcome = Derived | str
 
 
 def rewritten(path: str, episode: Episode, receipt: receipt_format.Receipt) -> GateProblem:
@@ -32,27 +50,15 @@ def compare(
     path: str,
     episode: Episode,
     receipt: receipt_format.Receipt,
-    derived: tuple[str, tuple[str, ...], dict[str, str] | None],
+    derived: Derived,
 ) -> list[GateProblem]:
     """The receipt against what recall gives: the verdict, each rule, then the order,
-    then (version 4) the evidence given with each rule."""
-    verdict, rules, given = derived
+    then (version 4) the evidence given with each rule, then the candidates shown on
+    ``ASK_HUMAN`` (when the receipt names them)."""
+    verdict, rules, given = derived.verdict, derived.rules, derived.evidence
     at = f"for this task at playbook {receipt.short_playbook}"
-    out = []
-
-    def refuse(message: str, rule: str | None = None) -> None:
-        out.append(
-            problem(
-                "receipt-mismatch",
-                f"{episode.id}'s receipt {message}",
-                file=path,
-                field="recalled",
-                rule=rule,
-                episode=episode.id,
-                hint=f"recall gives {verdict} {', '.join(rules) or '(no rules)'} {at}; "
-                "record the receipt recall printed, unchanged",
-            )
-        )
+    out: list[GateProblem] = []
+    refuse = _refuser(out, path, episode, f"recall gives {verdict} {', '.join(rules) or '(no rules)'} {at}")
 
     if receipt.verdict != verdict:
         refuse(f"says {receipt.verdict}, but recall gives {verdict} {at}")
@@ -73,7 +79,60 @@ def compare(
                     f"{derived_ep or 'none'} {at}",
                     rule,
                 )
+    if not out and receipt.candidates is not None:
+        out += _candidates(path, episode, receipt, derived)
     return out
+
+
+def _candidates(
+    path: str, episode: Episode, receipt: receipt_format.Receipt, derived: Derived
+) -> list[GateProblem]:
+    """The candidates a receipt names against those recall shows: each one, their order,
+    then the evidence shown with each candidate rule."""
+    shown, quoted = derived.candidates or (), derived.candidate_evidence or {}
+    said, said_quoted = receipt.candidates or (), receipt.candidate_evidence or {}
+    at = f"for this task at playbook {receipt.short_playbook}"
+    listed = ", ".join(shown) or "no candidate"
+    out: list[GateProblem] = []
+    refuse = _refuser(out, path, episode, f"recall shows {listed} on ASK_HUMAN {at}")
+
+    for c in said:
+        if c not in shown:
+            refuse(f"names the candidate {c}, which recall did not show {at}", c)
+    for c in shown:
+        if c not in said:
+            refuse(f"leaves out the candidate {c}, which recall showed {at}", c)
+    if not out and tuple(said) != tuple(shown):
+        refuse(f"orders the candidates {', '.join(said)}; recall shows them as {listed} {at}")
+    if not out and dict(said_quoted) != dict(quoted):
+        for c in shown:
+            if said_quoted.get(c) != quoted.get(c):
+                refuse(
+                    f"shows the candidate {c} with the evidence of {said_quoted.get(c) or 'no episode'}, "
+                    f"but recall gives {quoted.get(c) or 'none'} {at}",
+                    c,
+                )
+    return out
+
+
+def _refuser(out: list[GateProblem], path: str, episode: Episode, gives: str) -> Callable[..., None]:
+    """``refuse(message, rule=None)``: append a ``receipt-mismatch`` to ``out`` (``rule``
+    named when it is a rule ID; ``gives``: what recall gives, for the hint)."""
+
+    def refuse(message: str, rule: str | None = None) -> None:
+        out.append(
+            problem(
+                "receipt-mismatch",
+                f"{episode.id}'s receipt {message}",
+                file=path,
+                field="recalled",
+                rule=rule if rule and rule.startswith("PB-") else None,
+                episode=episode.id,
+                hint=f"{gives}; record the receipt recall printed, unchanged",
+            )
+        )
+
+    return refuse
 
 
 def applied_beyond(path: str, episode: Episode, receipt: receipt_format.Receipt) -> list[GateProblem]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from scarwarden import git
 from scarwarden.config import RecallSettings
@@ -56,9 +57,14 @@ class LedgerProofs:
         return self._reader
 
     def recall(
-        self, book: pure.Postings, receipt: receipt_format.Receipt, settings: RecallSettings
+        self,
+        book: pure.Postings,
+        receipt: receipt_format.Receipt,
+        settings: RecallSettings,
+        candidates: Any = None,
     ) -> RecallResult | str:
-        """Recall (version 2 or 3) at the receipt's playbook and ledger, or why it cannot run."""
+        """Recall (version 2 or 3) at the receipt's playbook and ledger, or why it cannot
+        run; ``candidates``: :func:`~scarwarden.recall.pure_ledger.recall_ledger`'s."""
         tree = receipt.ledger_tree
         assert tree is not None  # receipts without one are unverifiable, never re-run
         problem = self.check_tree(tree)
@@ -77,6 +83,7 @@ class LedgerProofs:
             settings=settings,
             changes=lambda: self.changes(receipt.playbook),
             algorithm=receipt.algorithm,
+            candidates=candidates,
         )
 
     def check_tree(self, tree: str) -> str | None:

@@ -33,6 +33,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from scarwarden import text
 from scarwarden.config import RecallSettings
@@ -117,10 +118,14 @@ def recall_ledger(
     changes: Callable[[], Mapping[str, RuleChange]],
     limit: int | None = None,
     algorithm: int = IMPLEMENTS,
+    candidates: Callable[[list[RecalledRule], TaskTerms, Callable[[str], str | None]], list[Any]]
+    | None = None,
 ) -> RecallResult:
     """Recall ``task`` as the engine of version ``algorithm`` (2 or 3) does over an
     index holding ``book`` and ``ledger`` (``changes``: when each rule last changed,
-    asked only for a struggling check)."""
+    asked only for a struggling check). ``candidates``: on ``ASK_HUMAN``, called with
+    the ranking, the task and the cited episodes' corrections to give the result's
+    candidates (:func:`scarwarden.recall.nearest.gate_candidates`)."""
     if algorithm not in VERSIONS:
         raise ValueError(f"recall version {algorithm} is not one this module reproduces")
     limit = settings.limit if limit is None else limit
@@ -145,7 +150,10 @@ def recall_ledger(
                 rule.closest_episode, rule.episode_ids, words.corrections.get, weights, said
             )
             rule.quotes = [chosen] if chosen else []
-    return RecallResult(task=task, verdict=verdict, playbook_commit=None, rules=kept[:limit], stats=stats)
+    result = RecallResult(task=task, verdict=verdict, playbook_commit=None, rules=kept[:limit], stats=stats)
+    if candidates is not None and verdict == router.ASK_HUMAN:
+        result.candidates = candidates(ranked, terms, words.corrections.get)
+    return result
 
 
 def _task_terms(

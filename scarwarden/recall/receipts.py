@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from scarwarden.config import RecallSettings
 from scarwarden.errors import GitError, UsageError
-from scarwarden.files.receipt import HASH_CHARS, UNCOMMITTED, Receipt
+from scarwarden.files.receipt import CANDIDATES_SINCE, HASH_CHARS, UNCOMMITTED, Receipt
 from scarwarden.recall.evidence import given_evidence
+from scarwarden.recall.nearest import shown_candidates
 from scarwarden.recall.version import ALGORITHM
 
 if TYPE_CHECKING:
@@ -34,7 +35,9 @@ def make_receipt(
     result: RecallResult, playbook: str, settings: RecallSettings, limit: int, *, ledger: str | None
 ) -> Receipt:
     """The receipt of ``result``, recalled from the playbook blob ``playbook`` and the
-    ledger ``ledger`` (:func:`ledger_state`; ``None`` for a version-1 receipt)."""
+    ledger ``ledger`` (:func:`ledger_state`; ``None`` for a version-1 receipt). On
+    ``ASK_HUMAN`` it names the candidates shown (issue 26)."""
+    shown = shown_candidates(result) if ALGORITHM >= CANDIDATES_SINCE else None
     return Receipt.make(
         task=result.task,
         playbook=playbook,
@@ -49,6 +52,8 @@ def make_receipt(
         verdict=result.verdict,
         rules=[r.id for r in result.rules],
         evidence=given_evidence(result) if ALGORITHM >= 4 else None,
+        candidates=None if shown is None else shown[0],
+        candidate_evidence=None if shown is None else shown[1],
     )
 
 

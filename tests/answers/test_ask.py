@@ -164,17 +164,9 @@ def test_ask_confirm_records_an_episode_that_reaches_the_rule(cli, demo_repo) ->
 
 
 def test_ask_confirm_bad_ids_write_nothing(cli, demo_repo) -> None:  # type: ignore[no-untyped-def]
-    from scarwarden.files import playbook as pb
+    from helpers import retire_rule
 
-    book = pb.parse(demo_repo.playbook_path.read_text())
-    retired = book.get("PB-04")
-    assert retired is not None
-    retired = pb.Rule(**{**retired.__dict__, "retired": True, "reason": "superseded"})
-    active = tuple(r for r in book.rules if r.id != "PB-04")
-    demo_repo.playbook_path.write_text(
-        pb.render(pb.Playbook(rules=active, retired=(*book.retired, retired), preamble=book.preamble))
-    )
-    git(demo_repo.root, "commit", "-q", "--no-verify", "-am", "retire PB-04")
+    retire_rule(demo_repo, "PB-04")
     head = git(demo_repo.root, "rev-parse", "HEAD").stdout
     status = git(demo_repo.root, "status", "--porcelain").stdout
     for bad, said in (

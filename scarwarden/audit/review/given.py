@@ -36,6 +36,9 @@ class GivenApplied:
     #: "proved", "refused", "unverifiable" (the gate's word), or "" without a receipt.
     status: str = ""
     problems: list[str] = field(default_factory=list)
+    #: On ASK_HUMAN, the candidates the receipt says were shown (issue 26); ``None``:
+    #: it names none (another verdict, or a receipt made before they were recorded).
+    candidates: list[str] | None = None
 
     @property
     def beyond(self) -> list[str]:
@@ -60,7 +63,19 @@ class GivenApplied:
             "rules_applied_reason": self.reason,
             "status": self.status,
             "problems": list(self.problems),
+            "candidates": None if self.candidates is None else list(self.candidates),
         }
+
+    def gave(self) -> str:
+        """The "recall gave" cell: the verdict and rules, and on ASK_HUMAN what was shown."""
+        if self.verdict is None:
+            return "—"
+        out = f"{self.verdict} {', '.join(self.given) or '(no rules)'}"
+        if self.candidates is not None:
+            out += f"; candidates shown: {', '.join(self.candidates) or 'none'}"
+        elif self.verdict == "ASK_HUMAN":
+            out += "; candidates not covered by this receipt"
+        return out
 
 
 def given_and_applied(repo: MemoryRepo, rev: str, paths: list[str]) -> list[GivenApplied]:
@@ -99,6 +114,7 @@ def given_and_applied(repo: MemoryRepo, rev: str, paths: list[str]) -> list[Give
                 reason=ep.get("rules_applied_reason"),
                 status=proof.status,
                 problems=[p.message for p in proof.problems + proof.warnings],
+                candidates=list(receipt["candidates"]) if receipt.get("candidates") is not None else None,
             )
         )
     return out
@@ -122,7 +138,7 @@ def markdown_lines(rows: list[GivenApplied], md: Callable[[str], str]) -> list[s
         "|---|---|---|---|",
     ]
     for row in rows:
-        given = "—" if row.verdict is None else f"{row.verdict} {', '.join(row.given) or '(no rules)'}"
+        given = row.gave()
         applied = ", ".join(f"**{r}** (not given)" if r in row.beyond else r for r in row.applied) or "(none)"
         if row.reason:
             applied += f"; reason: {md(' '.join(row.reason.split()))}"

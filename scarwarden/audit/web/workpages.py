@@ -102,7 +102,10 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     """``POST /confirm``: on ACT_AND_FLAG, a human says the best rule does apply.
 
     Recorded as a human answer (an episode referring to the rule's episodes, with the
-    recall's receipt), so the next distillation and recall learn the task's words."""
+    recall's receipt), so the next distillation and recall learn the task's words. A
+    candidate confirmed on ASK_HUMAN (``candidate`` set) is recorded as ``ask --confirm``
+    and MCP ``confirm_rule`` record it (issue 26): the rule's own words as the
+    correction, its episodes as ``refs``, the action naming it."""
 
     @app.post("/confirm")
     def confirm() -> Response:
@@ -113,6 +116,8 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         from scarwarden.errors import UsageError, ValidationError
         from scarwarden.files.rule_ids import canonical
 
+        if request.form.get("candidate"):
+            return _confirm_candidate(site, repo)
         rule_id = canonical(request.form.get("rule_id", ""))
         rule = next((r for r in _rules(repo) if r.id == rule_id and not r.retired), None)
         if rule is None:
@@ -128,6 +133,19 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         except (UsageError, ValidationError) as exc:
             return site.error(400, "Cannot record this", exc.message, exc.hint)
         return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
+
+
+def _confirm_candidate(site: Pages, repo: MemoryRepo) -> Response:
+    """An ASK_HUMAN candidate confirmed: :func:`~scarwarden.answers.asking.record_confirmation`."""
+    from scarwarden.answers.asking import record_confirmation
+    from scarwarden.errors import UsageError, ValidationError
+
+    task = request.form.get("task", "").replace("\r\n", "\n").strip()
+    try:
+        ep, _rule = record_confirmation(repo, task, request.form.get("rule_id", ""))
+    except (UsageError, ValidationError) as exc:
+        return site.error(400, "Cannot record this", exc.message, exc.hint)
+    return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
 
 
 def _refuse_write(site: Pages) -> Response | None:
