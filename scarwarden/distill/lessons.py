@@ -15,19 +15,12 @@ and amounts masked, with every sentence of the playbook and of this run:
   the sentence does not already name): the episode is cited, by the rule and in the
   sentence's map; no word changes;
 * **something new on the same topic** (overlap >= :data:`TOPIC` with a sentence of a
-  rule, the same polarity) **about the same object**: a sentence of that rule, with its
-  own provenance, while the rule stays under :data:`MAX_TOKENS`. The object is the
-  first identifier the sentence names (:func:`~.lesson_text.subject`); it is the same
-  when the rule names it too, when the rule names no identifier at all, or when the
-  rule already holds a sentence of this episode (one correction's sentences are one
-  case, e.g. two reservations of one user);
+  rule, the same polarity) **about the same object** (:func:`_same_object`): a sentence
+  of that rule, with its own provenance, while the rule stays under :data:`MAX_TOKENS`;
 * otherwise **a new rule**: that sentence, titled by its first clause. So the same
-  lesson about *another object* (another reservation, another user) is a rule of its
-  own, citing its own episodes: once identifiers are masked, templated corrections
-  about different users look alike, and merged they put one user's lesson in a rule
-  titled, ranked and cited for another's (issue 26). Its identifiers are what the next
-  agent needs (a lesson whose only new words are identifiers was lost as "already
-  said" by the first distiller).
+  lesson about *another object* (another reservation or user) is a rule of its own:
+  masked, templated corrections about different users look alike, and merged, one
+  user's lesson sat in a rule titled, ranked and cited for another's (issue 26).
 
 Never by tags: a rule about something else cannot absorb a lesson. No cap drops a
 lesson: a full rule sends it to a new rule. Deterministic: same input, same output.
@@ -139,9 +132,9 @@ def _tags(ep: Episode) -> list[str]:
 
 
 def _same_object(target: Target, key: Unit, episode_id: str) -> bool:
-    """Whether a sentence is about an object ``target`` is about: the sentence names no
-    identifier, the rule names none or names the sentence's subject, or the rule already
-    holds a sentence of the same episode (one correction is one case)."""
+    """Whether a sentence is about an object ``target`` is about: it names no identifier,
+    the rule names none or names its subject (its first identifier, :func:`subject`), or
+    the rule holds a sentence of the same episode (one correction is one case)."""
     about = subject(key)
     if about is None or episode_id in target.cites:
         return True
