@@ -175,6 +175,9 @@ guard of `bench/recall_quality.py`). Tasks 25-49, and the whole of the `--seed 1
 as an order, were not looked at when fitting: the by-half tables below show tasks 0-24
 (fitted on) and 25-49 (not) apart. The evidence rule (leave out sentences the rule
 already says) and judging candidates on `ASK_HUMAN` are design decisions, not fitted.
+So is the distiller's object rule (issue 26): the same lesson about another object
+(another reservation, another user) is a rule of its own, not a sentence appended to a
+rule about someone else (docs/distill.md); nothing in it is a threshold.
 
 Issue 26 made the judge stricter for every system alike, before any recall change was
 measured with it: a refusal needs its negation to govern the action (before, a "not"

@@ -80,6 +80,17 @@ def units(correction: str) -> list[Unit]:
     return [analyse(piece) for piece in pieces]
 
 
+def subject(unit: Unit) -> str | None:
+    """The object a sentence is about: the first identifier it names ("Do not call
+    cancel_reservation on reservation UDMOP1 (..., payment_id gift_card_1)": ``udmop1``),
+    or ``None`` for a sentence that names none (a general lesson)."""
+    for token in _TOKEN.findall(unit.text):
+        found = claims.identifier(token)
+        if found:
+            return found
+    return None
+
+
 @lru_cache(maxsize=65536)
 def lead(unit: Unit) -> Unit:
     """The unit's first sentence alone (what groups it: the qualifier is detail)."""

@@ -13,14 +13,14 @@ and amounts masked, with every sentence of the playbook and of this run:
   and its citation, and is flagged for a human (never dropped);
 * **the same lesson** (overlap >= :data:`SAME`, the same polarity, and no identifier
   the sentence does not already name): the episode is cited, by the rule and in the
-  sentence's map; no word changes. The same lesson about *another object* (another
-  reservation, another user) is a sentence of its own, with its own provenance: its
-  identifiers are what the next agent needs, and a lesson whose only new words are
-  identifiers was lost as "already said" before;
+  sentence's map; no word changes;
 * **something new on the same topic** (overlap >= :data:`TOPIC` with a sentence of a
-  rule, the same polarity): a sentence of that rule, with its own provenance, while the
-  rule stays under :data:`MAX_TOKENS`;
-* otherwise **a new rule**: that sentence, titled by its first clause.
+  rule, the same polarity) **about the same object** (:func:`_same_object`): a sentence
+  of that rule, with its own provenance, while the rule stays under :data:`MAX_TOKENS`;
+* otherwise **a new rule**: that sentence, titled by its first clause. So the same
+  lesson about *another object* (another reservation or user) is a rule of its own:
+  masked, templated corrections about different users look alike, and merged, one
+  user's lesson sat in a rule titled, ranked and cited for another's (issue 26).
 
 Never by tags: a rule about something else cannot absorb a lesson. No cap drops a
 lesson: a full rule sends it to a new rule. Deterministic: same input, same output.
@@ -33,7 +33,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from scarwarden.distill.lesson_text import Unit, analyse, lead, tokens, units
+from scarwarden.distill.lesson_text import Unit, analyse, lead, subject, tokens, units
 from scarwarden.distill.ops import Operation, slug
 from scarwarden.files import claims
 from scarwarden.files import playbook as pb
@@ -129,6 +129,17 @@ def _existing(rule: pb.Rule) -> Target:
 def _tags(ep: Episode) -> list[str]:
     """A new rule's tags: the episode's own (never words of its task)."""
     return [t for t in dict.fromkeys(slug(t) for t in ep.tags) if t][:MAX_TAGS]
+
+
+def _same_object(target: Target, key: Unit, episode_id: str) -> bool:
+    """Whether a sentence is about an object ``target`` is about: it names no identifier,
+    the rule names none or names its subject (its first identifier, :func:`subject`), or
+    the rule holds a sentence of the same episode (one correction is one case)."""
+    about = subject(key)
+    if about is None or episode_id in target.cites:
+        return True
+    named = set().union(*(line.unit.ids for line in target.lines))
+    return not named or about in named
 
 
 def _has_images(ep: Episode) -> bool:
@@ -240,6 +251,7 @@ class Planner:
             target = self.targets[t]
             if (
                 lead(target.lines[i].unit).negated == key.negated
+                and _same_object(target, key, ep.id)
                 and tokens(f"{target.title} {target.text} {unit.text}") <= MAX_TOKENS
             ):
                 self._append(t, ep, unit)

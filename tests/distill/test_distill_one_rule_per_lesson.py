@@ -60,18 +60,65 @@ def test_a_5000_word_correction_is_kept_in_whole_sentences(memory_repo: MemoryRe
 
 
 def test_two_corrections_identical_but_for_an_identifier(memory_repo: MemoryRepo) -> None:
-    """One rule, every episode cited. The same words (a task corrected twice) are one
-    sentence; another object's identifier is kept in a sentence of its own, with its
-    own provenance (the issue also counts a lesson whose only new word was an
-    identifier, lost as "already said", among the lessons dropped: the values are what
-    the repeat needs)."""
+    """The same words (a task corrected twice) are one sentence citing both episodes;
+    the same lesson about another object is a rule of its own, citing its own episode
+    (issue 26: merged, one reservation's lesson was titled, ranked and cited as
+    another's). Neither is lost as "already said": the identifier is what the next
+    agent needs."""
     same = "Call cancel_reservation on reservation Z7GOZK when the flight was cancelled by the airline."
     other = "Call cancel_reservation on reservation EQ1G6C when the flight was cancelled by the airline."
     a, b, c = record(memory_repo, same, same, other)
     distill(memory_repo, offline=True)
+    first, second = book(memory_repo).rules
+    assert first.episode_ids == (a, b) and second.episode_ids == (c,)
+    assert [(s.sentence, s.episode_ids) for s in first.said()] == [(same, (a, b))]
+    assert [(s.sentence, s.episode_ids) for s in second.said()] == [(other, (c,))]
+    assert "Z7GOZK" in first.title and "EQ1G6C" in second.title
+
+
+def test_another_users_lesson_never_joins_a_rule_about_someone_else(memory_repo: MemoryRepo) -> None:
+    """Issue 26's replay: "Do not cancel UDMOP1" went into a rule about XEWRD9 (the same
+    masked words), so the rule the repeat found named another reservation. Each
+    object's lesson is its own rule, across distillations too."""
+    (a,) = record(memory_repo, "Do not call cancel_reservation on reservation XEWRD9: refuse the request.")
+    distill(memory_repo, offline=True)
+    (b,) = record(memory_repo, "Do not call cancel_reservation on reservation UDMOP1: refuse the request.")
+    distill(memory_repo, offline=True)
+    first, second = book(memory_repo).rules
+    assert [(r.episode_ids, len(r.said())) for r in (first, second)] == [((a,), 1), ((b,), 1)]
+    assert "UDMOP1" in second.text and "XEWRD9" not in second.text
+    assert check_all(memory_repo.root).ok
+
+
+def test_one_corrections_objects_stay_one_rule_and_a_later_lesson_on_them_joins_it(
+    memory_repo: MemoryRepo,
+) -> None:
+    """One correction is one case (a user's two reservations): one rule. A later
+    correction about one of its objects adds its sentence there; a third object's goes
+    to a rule of its own."""
+    a, b, c = record(
+        memory_repo,
+        "Do not call cancel_reservation on reservation UDMOP1: refuse the request."
+        " Do not call cancel_reservation on reservation 4XGCCM: refuse the request too.",
+        "Do not call cancel_reservation on reservation 4XGCCM unless it is insured.",
+        "Do not call cancel_reservation on reservation H8Q05L unless it is insured.",
+    )
+    distill(memory_repo, offline=True)
+    case, other = book(memory_repo).rules
+    assert case.episode_ids == (a, b) and [s.episode_ids for s in case.said()] == [(a,), (a,), (b,)]
+    assert other.episode_ids == (c,) and "H8Q05L" in other.text and "H8Q05L" not in case.text
+
+
+def test_a_lesson_with_no_identifier_still_joins_its_topic(memory_repo: MemoryRepo) -> None:
+    """The object guard is about identifiers only: general lessons group by topic."""
+    a, b = record(
+        memory_repo,
+        "Refund the certificate to the original payment method within seven days.",
+        "Refund the certificate to the original payment method, and tell the customer first.",
+    )
+    distill(memory_repo, offline=True)
     (rule,) = book(memory_repo).rules
-    assert rule.episode_ids == (a, b, c)
-    assert [(s.sentence, s.episode_ids) for s in rule.said()] == [(same, (a, b)), (other, (c,))]
+    assert rule.episode_ids == (a, b) and len(rule.said()) == 2
 
 
 def test_the_same_instruction_on_different_objects_is_no_contradiction(memory_repo: MemoryRepo) -> None:
