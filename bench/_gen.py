@@ -480,7 +480,9 @@ def make_repo(n_episodes: int, dest: Path | str, *, rules: int = 50, seed: int =
     dest = Path(dest)
     if dest.exists():
         raise FileExistsError(dest)
-    src = cached_repo(n_episodes, rules=rules, seed=seed)
+    # resolve(): a cache folder may be a symbolic link to a shared cache; ``cp -a`` of the
+    # link itself would hand out the link, and the caller would change the shared memory.
+    src = cached_repo(n_episodes, rules=rules, seed=seed).resolve()
     dest.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(["cp", "-a", str(src), str(dest)], check=True)
     _git(dest, "update-index", "-q", "--refresh")
