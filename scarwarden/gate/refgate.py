@@ -211,10 +211,10 @@ def run_hook(hook: str, lines: list[str], opener: Callable[[], MemoryRepo]) -> t
         out.extend(f"  {line}" for line in text[1:])
     what = "move" if hook == "reference-transaction" else "push"
     refs = ", ".join(dict.fromkeys(m.ref for m in moves))
-    out.append(f"scarwarden: refused to {what} {refs}: {len(report.problems)} problem(s) in the commits it adds")
+    n = len(report.problems)
+    out.append(f"scarwarden: refused to {what} {refs}: {n} problem(s) in the commits it adds")
     out.append(
         "hint: fix the commits (the gate's hint says how), or bypass once with SCARWARDEN_SKIP=1 "
         "(scarwarden verify still reports it)"
     )
     return 1, out
-

@@ -253,12 +253,16 @@ def _unsupported_at(
     from scarwarden.gate import support_memo
     from scarwarden.gate.ledger_files import cache_dir
 
-    def compute() -> tuple[list[Unsupported], bool]:
+    def compute() -> tuple[list[support_memo.Row], bool]:
         missing: list[str] = []
         found = unsupported(book, _episodes(repo, specs, env, missing))
-        return found, not missing
+        rows = [
+            [u.rule, u.number, u.sentence, list(u.episode_ids), u.severity, u.kind, u.line] for u in found
+        ]
+        return rows, not missing
 
-    return support_memo.memoised(cache_dir(repo.root), raw, specs, compute)
+    rows = support_memo.memoised(cache_dir(repo.root), raw, specs, compute)
+    return [Unsupported(r[0], r[1], r[2], tuple(r[3]), r[4], r[5], r[6]) for r in rows]
 
 
 def _cited_blobs(

@@ -6,8 +6,8 @@ against the episodes they name. A branch move that adds one episode leaves the p
 and its cited episodes as they were, yet the check parsed the ~120 cited episodes and
 stemmed every sentence again: ~40% of the reference-transaction hook's time at 1k
 episodes (profiled). Its result is a pure function of the playbook's bytes, the blob of
-each cited episode (a blob ID fixes its bytes) and this code, so it is kept under a key
-made of exactly those (:func:`key`), in the ledger statistics' folder
+each cited episode (a blob ID fixes its bytes) and this code (:data:`VERSION`), so it
+is kept under a key made of exactly those (:func:`key`), in the ledger statistics' folder
 (``.git/scarwarden/ledger/support/``: a CI cache that restores the statistics restores
 these too). ``SCARWARDEN_LEDGER_CACHE=off`` (no cache folder) derives it every time, as
 ``verify`` does when asked to trust nothing kept.
@@ -23,15 +23,15 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
-from scarwarden import __version__
-
-if TYPE_CHECKING:
-    from scarwarden.gate.support import Unsupported
-
-#: Bump when what the support check decides changes (with the package version in the key).
+#: Bump when what the support check decides changes (``support.py``, the stems,
+#: ``claims``' generic words): a result kept by older code is then never read.
 VERSION = 1
+#: A kept result: one row per unsupported sentence, :class:`~scarwarden.gate.support.
+#: Unsupported`'s fields in order (rule, number, sentence, episode IDs, severity, kind, line).
+Row = list[Any]
+_TYPES = (str, int, str, list, str, str, int)
 FOLDER = "support"
 #: Results kept (the newest by time of use); each is a few hundred bytes.
 MAX_KEPT = 256
@@ -41,7 +41,7 @@ _HEX = frozenset("0123456789abcdef")
 def key(playbook: bytes, blobs: Mapping[str, str]) -> str | None:
     """The key of the result for ``playbook`` (its bytes) and the cited episodes'
     ``blobs`` (ID -> blob ID); ``None`` when a blob is not named by its object ID."""
-    digest = hashlib.sha256(f"support v{VERSION} scarwarden {__version__}\n".encode())
+    digest = hashlib.sha256(f"scarwarden support v{VERSION}\n".encode())
     digest.update(hashlib.sha256(playbook).digest())
     for ep in sorted(blobs):
         blob = blobs[ep]
@@ -55,9 +55,9 @@ def memoised(
     cache: Path | None,
     playbook: bytes,
     blobs: Mapping[str, str],
-    compute: Callable[[], tuple[list[Unsupported], bool]],
-) -> list[Unsupported]:
-    """The kept result under ``cache`` (the ledger statistics' folder; ``None``: keep
+    compute: Callable[[], tuple[list[Row], bool]],
+) -> list[Row]:
+    """The kept rows under ``cache`` (the ledger statistics' folder; ``None``: keep
     nothing), else ``compute()``'s, kept when it says every blob was read."""
     name = key(playbook, blobs) if cache is not None else None
     path = cache / FOLDER / f"{name}.json" if cache is not None and name else None
@@ -69,23 +69,30 @@ def memoised(
     return found
 
 
-def _load(path: Path) -> list[Unsupported] | None:
-    from scarwarden.gate.support import Unsupported
-
+def _load(path: Path) -> list[Row] | None:
     try:
         rows = json.loads(path.read_bytes())
-        found = [Unsupported(r[0], r[1], r[2], tuple(r[3]), r[4], r[5], r[6]) for r in rows]
-    except (OSError, ValueError, TypeError, IndexError):
+    except (OSError, ValueError):
         return None  # missing or damaged: derived again
+    if not isinstance(rows, list) or not all(_is_row(r) for r in rows):
+        return None
     try:
         os.utime(path)  # used: kept longest
     except OSError:
         pass
-    return found
+    return rows
 
 
-def _save(path: Path, found: list[Unsupported]) -> None:
-    rows = [[u.rule, u.number, u.sentence, list(u.episode_ids), u.severity, u.kind, u.line] for u in found]
+def _is_row(row: object) -> bool:
+    return (
+        isinstance(row, list)
+        and len(row) == len(_TYPES)
+        and all(isinstance(v, t) and not isinstance(v, bool) for v, t in zip(row, _TYPES, strict=True))
+        and all(isinstance(ep, str) for ep in row[3])
+    )
+
+
+def _save(path: Path, rows: list[Row]) -> None:
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

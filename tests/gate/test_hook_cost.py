@@ -82,6 +82,10 @@ def _rules(repo: MemoryRepo) -> tuple[str, str]:
     return cancel, webinar
 
 
+def _an_episode(repo: MemoryRepo) -> g.StagedEntry:
+    return next(e for e in g.ls_tree(repo.root, "HEAD", repo.episodes_rel) if e.path.endswith(".yaml"))
+
+
 @pytest.fixture
 def hooked(memory_repo: MemoryRepo) -> MemoryRepo:
     _rules(memory_repo)
@@ -93,7 +97,7 @@ def hooked(memory_repo: MemoryRepo) -> MemoryRepo:
 
 def test_the_hook_refuses_an_edit_a_deletion_and_a_bad_citation_with_one_cat_file(hooked: MemoryRepo) -> None:
     repo = hooked
-    ep = g.ls_tree(repo.root, "HEAD", repo.episodes_rel)[0]
+    ep = _an_episode(repo)
     # An honest move lands, and fills the support memo the next moves read.
     added = _move(
         repo, "add", f"{repo.episodes_rel}/2026/11/ep-0000000001.yaml", episode_text("ep-0000000001")
@@ -105,13 +109,15 @@ def test_the_hook_refuses_an_edit_a_deletion_and_a_bad_citation_with_one_cat_fil
     assert not [c for c in commands if "--verify" in c or c.startswith("git cat-file -e")], commands
     before = head(repo)
     edited = _move(repo, "edit", ep.path, "id: changed\n")
-    assert edited.returncode != 0 and "was modified; the ledger is append-only" in edited.stderr, (
+    ep_id = ep.path.rpartition("/")[2].removesuffix(".yaml")
+    assert edited.returncode != 0 and f"episode {ep_id} was modified; the ledger" in edited.stderr, (
         edited.stderr
     )
     deleted = _move(repo, "delete", ep.path)
-    assert deleted.returncode != 0 and "was deleted; the ledger is append-only" in deleted.stderr
+    assert deleted.returncode != 0 and f"episode {ep_id} was deleted; the ledger" in deleted.stderr
     book = repo.playbook_path.read_text()
-    bad = book + "\n## PB-90: Say the timezone\n\nAlways say the timezone.\n\n- Tags: webinar\n- Learnt in: ep-nosuch0001\n"
+    rule = "\n## PB-90: Say the timezone\n\nAlways say the timezone.\n\n- Tags: webinar\n"
+    bad = f"{book}{rule}- Learnt in: ep-nosuch0001\n"
     cited = _move(repo, "edit", repo.playbook_rel, bad)
     assert cited.returncode != 0 and "cites ep-nosuch0001, which is not an episode" in cited.stderr, (
         cited.stderr
@@ -190,7 +196,7 @@ def test_the_support_memo_gives_the_result_it_was_made_from(
 
 def test_a_session_answers_as_separate_processes_do(hooked: MemoryRepo) -> None:
     root = hooked.root
-    ep = g.ls_tree(root, "HEAD", hooked.episodes_rel)[0]
+    ep = _an_episode(hooked)
     names = [
         ep.blob,
         f"HEAD:{ep.path}",
@@ -219,3 +225,44 @@ def test_a_session_answers_as_separate_processes_do(hooked: MemoryRepo) -> None:
         assert len(shared.readers) == 1
         together_again = ask()
     assert together == apart == together_again
+
+
+def test_the_pre_commit_hook_refuses_through_its_own_entry(hooked: MemoryRepo) -> None:
+    repo = hooked
+    text = (repo.root / ".git" / "hooks" / "pre-commit").read_text()
+    assert "-m scarwarden.gate.hook_main pre-commit" in text
+    ep = _an_episode(repo)
+    write(repo.root, ep.path, "id: changed\n")
+    git(repo.root, "add", ep.path)
+    before = head(repo)
+    proc = git(repo.root, "commit", "-m", "edit an episode", check=False)
+    assert proc.returncode != 0 and head(repo) == before
+    out = proc.stderr  # git shows a hook's output on its stderr
+    ep_id = ep.path.rpartition("/")[2].removesuffix(".yaml")
+    assert f"- {ep.path}: episode {ep_id} was modified; the ledger is append-only" in out, out
+    assert "scarwarden check: 1 problem in staged memory changes" in out
+    # The same answer as 'scarwarden check --staged', word for word.
+    cli = subprocess.run(
+        [sys.executable, "-m", "scarwarden", "check", "--staged"],
+        cwd=repo.root,
+        capture_output=True,
+        text=True,
+    )
+    entry = subprocess.run(
+        [sys.executable, "-m", "scarwarden.gate.hook_main", "pre-commit"],
+        cwd=repo.root,
+        capture_output=True,
+        text=True,
+    )
+    assert (entry.returncode, entry.stdout, entry.stderr) == (cli.returncode, cli.stdout, cli.stderr)
+    # Under the pre-commit framework's range variables, the CLI's own path runs.
+    framework = {**os.environ, "PRE_COMMIT_FROM_REF": "HEAD~1", "PRE_COMMIT_TO_REF": "HEAD"}
+    ranged = subprocess.run(
+        [sys.executable, "-m", "scarwarden.gate.hook_main", "pre-commit"],
+        cwd=repo.root,
+        capture_output=True,
+        text=True,
+        env=framework,
+    )
+    assert "checking HEAD~1..HEAD (from PRE_COMMIT_FROM_REF/PRE_COMMIT_TO_REF)" in ranged.stderr
+    assert ranged.returncode == 0, ranged.stdout + ranged.stderr
