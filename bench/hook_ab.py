@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -50,13 +51,31 @@ def _env(src: Path | None) -> dict[str, str]:
     return env
 
 
+#: The CPU time (user + system) of the last :func:`_run`, its processes' and theirs.
+LAST_CPU = [0.0]
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _run(cwd: Path, cmd: list[str], src: Path | None) -> float:
+    cpu = _children_cpu()
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=_env(src))
     wall = time.perf_counter() - start
+    LAST_CPU[0] = _children_cpu() - cpu
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed in {cwd}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
     return wall
+
+
+def _add(runs: dict[str, list[float]], row: str, arm: str, wall: float) -> None:
+    """A sample of ``row``'s wall time and of the CPU time it took (a steadier figure on
+    a loaded machine: waiting for a core is not counted)."""
+    runs.setdefault(f"{row}|{arm}", []).append(wall)
+    runs.setdefault(f"{row}, CPU|{arm}", []).append(LAST_CPU[0])
 
 
 def _stage(repo: Path, n: int) -> str:
@@ -66,8 +85,7 @@ def _stage(repo: Path, n: int) -> str:
 def _round(repo: Path, n: int, src: Path | None, arm: str, runs: dict[str, list[float]]) -> None:
     """One sample of each row for one size and arm."""
     path = _stage(repo, n)
-    hook = [str(repo / ".git/hooks/pre-commit")]
-    runs.setdefault(f"pre-commit hook|{arm}", []).append(_run(repo, hook, src))
+    _add(runs, "pre-commit hook", arm, _run(repo, [str(repo / ".git/hooks/pre-commit")], src))
     runs.setdefault(f"git diff --cached (git's index read)|{arm}", []).append(_git_floor(repo))
     old = scale.sh(repo, "git", "rev-parse", "HEAD").strip()
     tree = scale.sh(repo, "git", "write-tree").strip()
@@ -76,9 +94,7 @@ def _round(repo: Path, n: int, src: Path | None, arm: str, runs: dict[str, list[
     for kind in kinds:
         if kind.endswith("dropped"):
             shutil.rmtree(repo / ".git/scarwarden/ledger/support", ignore_errors=True)
-        runs.setdefault(f"{kind}|{arm}", []).append(
-            _run(repo, ["git", "update-ref", "refs/heads/main", new, old], src)
-        )
+        _add(runs, kind, arm, _run(repo, ["git", "update-ref", "refs/heads/main", new, old], src))
         scale.sh(repo, "git", "-c", "core.hooksPath=/dev/null", "update-ref", "refs/heads/main", old)
     scale.sh(repo, "git", "rm", "-q", "--cached", path)
     (repo / path).unlink()
@@ -117,9 +133,11 @@ def main(argv: list[str] | None = None) -> int:
                 for arm, code in order:
                     target = runs.setdefault(str(n), {}) if r else {}
                     _round(repos[(n, arm)], n, code, arm, target)
-            pass_runs = runs.setdefault("python -c pass", {}) if r else {}
-            pass_runs.setdefault("python -c pass|this", []).append(
-                _run(work, [sys.executable, "-c", "pass"], None)
+            _add(
+                runs.setdefault("python -c pass", {}) if r else {},
+                "python -c pass",
+                "this",
+                _run(work, [sys.executable, "-c", "pass"], None),
             )
         _report(runs, sizes, time.time() - started)
     print(f"load average after: {os.getloadavg()}")
@@ -127,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _report(runs: dict[str, dict[str, list[float]]], sizes: list[int], took: float) -> None:
-    print(f"\nmedians of the timed rounds, ms (wall; {took:.0f} s in all)")
+    print(f"\nmedians of the timed rounds, ms (wall, and CPU: user + system of every process; {took:.0f} s)")
     rows = sorted({k for size in sizes for k in runs[str(size)]})
     head = " | ".join(f"{n:,}" for n in sizes)
     print(f"| row | arm | {head} | {sizes[-1]:,} / {sizes[0]:,} |")
@@ -142,8 +160,8 @@ def _report(runs: dict[str, dict[str, list[float]]], sizes: list[int], took: flo
             if this and base:
                 ratio = statistics.median(this) / statistics.median(base)
                 print(f"{n:,} {name}: this / baseline = {ratio:.2f}x")
-    (only,) = runs["python -c pass"].values()
-    print(f"python -c pass: {statistics.median(only) * 1000:.0f} ms")
+    wall, cpu = (statistics.median(v) * 1000 for v in runs["python -c pass"].values())
+    print(f"python -c pass: {wall:.0f} ms wall, {cpu:.0f} ms CPU")
 
 
 if __name__ == "__main__":
