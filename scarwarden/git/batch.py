@@ -120,7 +120,11 @@ def session() -> Iterator[Session]:
 
 def serves(names: Sequence[str]) -> bool:
     """Whether a session is open and can answer ``names`` (none reads git's index)."""
-    return _current is not None and bool(names) and not any(n.startswith(":") or "\n" in n for n in names)
+    return (
+        _current is not None
+        and bool(names)
+        and all(n and n == n.strip() and not n.startswith(":") and "\n" not in n for n in names)
+    )
 
 
 def contents(root: Path | str, names: Sequence[str], env: Mapping[str, str] | None) -> list[bytes | None]:
