@@ -141,7 +141,7 @@ def variants() -> dict[str, tuple[list[str], dict[str, str]]]:
     startup hooks (an editable install's finder, a sandbox CA patch: ~40 ms here that a
     wheel install does not pay), plus an empty interpreter as the floor."""
     bare = {**_env(), "PYTHONPATH": os.pathsep.join([str(HERE.parent), sysconfig.get_paths()["purelib"]])}
-    hook = ["-m", "scarwarden", "check", "--staged"]
+    hook = ["-m", "scarwarden.gate.hook_main", "pre-commit"]  # what the installed hook runs
     return {
         "hook": ([sys.executable, *hook], _env()),
         "hook, no .pth": ([sys.executable, "-S", *hook], bare),

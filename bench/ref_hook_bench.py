@@ -1,7 +1,8 @@
 """Benchmark of the doors pre-commit cannot see (issue 15): the reference-transaction and
 pre-push hooks, as git runs them, at 1,000 and 100,000 committed episodes.
 
-Each hook is a fresh ``python -m scarwarden gate-hook <hook>`` reading git's stdin, for a
+Each hook is a fresh ``python -m scarwarden.gate.hook_main <hook>`` (what the installed
+hook runs: ``scarwarden gate-hook <hook>`` without the CLI) reading git's stdin, for a
 branch moving by one commit that adds an episode and a rule citing it and an older
 episode (the same change as bench/hook_bench.py's commit hook). Target: the cost follows
 the change, not the ledger (within 1.5x from 1k to 100k). The shell part of the hook
@@ -75,12 +76,12 @@ def main(argv: list[str] | None = None) -> int:
             script.chmod(0o755)
             move = f"{old} {new} refs/heads/main\n"
             cases[("reference-transaction", n)] = (
-                [sys.executable, "-m", "scarwarden", "gate-hook", "reference-transaction"],
+                [sys.executable, "-m", "scarwarden.gate.hook_main", "reference-transaction"],
                 move,
                 repo,
             )
             cases[("pre-push", n)] = (
-                [sys.executable, "-m", "scarwarden", "gate-hook", "pre-push"],
+                [sys.executable, "-m", "scarwarden.gate.hook_main", "pre-push"],
                 f"refs/heads/main {new} refs/heads/main {old}\n",
                 repo,
             )

@@ -50,7 +50,8 @@ if [ -n "${{SCARWARDEN_DOOR_CHECKED:-}}" ] && [ "$SCARWARDEN_DOOR_CHECKED" = "${
     exit $status
 fi
 if [ -n "$INSTALL_PYTHON" ] && [ -x "$INSTALL_PYTHON" ]; then
-    "$INSTALL_PYTHON" -m scarwarden check --staged || status=$?
+    # The gate's own entry: 'scarwarden check --staged' without the CLI's start-up
+    "$INSTALL_PYTHON" -m scarwarden.gate.hook_main pre-commit || status=$?
 elif command -v scarwarden >/dev/null 2>&1; then
     scarwarden check --staged || status=$?
 else
@@ -113,7 +114,8 @@ EOF
     [ -n "$touched" ] || exit $status
 fi
 if [ -n "$INSTALL_PYTHON" ] && [ -x "$INSTALL_PYTHON" ]; then
-    printf '%s\\n' "$input" | "$INSTALL_PYTHON" -m scarwarden gate-hook "$HOOK_NAME" || status=$?
+    # The gate's own entry (what 'scarwarden gate-hook' runs, without the CLI's start-up)
+    printf '%s\\n' "$input" | "$INSTALL_PYTHON" -m scarwarden.gate.hook_main "$HOOK_NAME" || status=$?
 elif command -v scarwarden >/dev/null 2>&1; then
     printf '%s\\n' "$input" | scarwarden gate-hook "$HOOK_NAME" || status=$?
 else

@@ -24,7 +24,7 @@ nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -129,7 +129,8 @@ def check_moves(
     report = CheckReport("range", base=", ".join(f"{m.ref} {m.old[:10]}..{m.new[:10]}" for m in moves))
     for move in moves:
         if not _zero(move.old) and git.object_exists(repo.root, move.old):
-            if git.is_ancestor(repo.root, move.new, move.old):
+            top, old, new = repo.root, move.old, move.new
+            if not _child_of(top, new, old) and git.is_ancestor(top, new, old):
                 continue  # moving back: nothing new lands
             part = check_range(repo, move.old, move.new)
         else:
@@ -143,6 +144,15 @@ def check_moves(
         for key, value in part.stats.items():
             report.count(key, value)
     return report
+
+
+def _child_of(root: Path, new: str, old: str) -> bool:
+    """Whether ``old`` is a parent of commit ``new`` (a commit, a revert, a cherry-pick:
+    then ``new`` cannot be an ancestor of ``old``, and git need not be asked). One object
+    read, from the hook's session."""
+    (raw,) = git.cat_file_batch(root, [new])
+    head, _, _ = (raw or b"").partition(b"\n\n")
+    return any(line == b"parent " + old.encode() for line in head.split(b"\n"))
 
 
 #: Problems about an episode changed in place (the fix is to keep it as it was).
@@ -181,3 +191,40 @@ def refused_move(report: CheckReport, moves: list[Move]) -> CheckReport:
     refused = CheckReport(report.scope, base=report.base, problems=problems)
     refused.stats = dict(report.stats)
     return refused
+
+
+def run_hook(hook: str, lines: list[str], opener: Callable[[], MemoryRepo]) -> tuple[int, list[str]]:
+    """What ``scarwarden gate-hook HOOK`` does with git's stdin ``lines``: (exit code,
+    the lines to print on stderr). Silent and 0 when clean; 1 with every problem when
+    not. ``opener`` opens the repository, only when there is a move to check. The
+    objects the check reads come from one ``git cat-file`` (a session)."""
+    from scarwarden.git.batch import session
+
+    moves = branch_moves(lines) if hook == "reference-transaction" else push_moves(lines)
+    if not moves:
+        return 0, []
+    repo = opener()
+    with session():
+        if hook == "reference-transaction":
+            moves = resolve_old(repo.root, moves)
+            if not moves:
+                return 0, []
+        report = check_moves(repo, moves, hook)
+    if report.ok:
+        return 0, []
+    if hook == "reference-transaction":
+        report = refused_move(report, moves)
+    out: list[str] = []
+    for p in report.problems:
+        text = str(p).splitlines()
+        out.append(f"- {text[0]}")
+        out.extend(f"  {line}" for line in text[1:])
+    what = "move" if hook == "reference-transaction" else "push"
+    refs = ", ".join(dict.fromkeys(m.ref for m in moves))
+    n = len(report.problems)
+    out.append(f"scarwarden: refused to {what} {refs}: {n} problem(s) in the commits it adds")
+    out.append(
+        "hint: fix the commits (the gate's hint says how), or bypass once with SCARWARDEN_SKIP=1 "
+        "(scarwarden verify still reports it)"
+    )
+    return 1, out

@@ -165,12 +165,17 @@ def gate_problems(found: Iterable[Unsupported], source: str) -> tuple[list[GateP
     return errors, warnings
 
 
-def _episodes(repo: MemoryRepo, specs: dict[str, str], env: Mapping[str, str] | None) -> dict[str, Episode]:
-    """Episode ID -> the episode, read from ``rev:path`` (or ``:path``, the index) specs."""
+def _episodes(
+    repo: MemoryRepo, specs: dict[str, str], env: Mapping[str, str] | None, missing: list[str] | None = None
+) -> dict[str, Episode]:
+    """Episode ID -> the episode, read from ``rev:path`` (or ``:path``, the index) specs;
+    the IDs whose object could not be read are appended to ``missing``."""
     ids = sorted(specs)
     out: dict[str, Episode] = {}
     for ep_id, raw in zip(ids, git.cat_file_batch(repo.root, [specs[i] for i in ids], env=env), strict=True):
         if raw is None:
+            if missing is not None:
+                missing.append(ep_id)
             continue
         try:
             out[ep_id] = parse_episode_bytes(raw)
@@ -237,7 +242,27 @@ def check_tree_support(
             ep = episode_id_of(entry.path)
             if ep in cited and ep not in specs:
                 specs[ep] = entry.blob
-    _merge(report, unsupported(book, _episodes(repo, specs, env)), rel)
+    _merge(report, _unsupported_at(repo, book, raw or b"", specs, env), rel)
+
+
+def _unsupported_at(
+    repo: MemoryRepo, book: pb.Playbook, raw: bytes, specs: dict[str, str], env: Mapping[str, str] | None
+) -> list[Unsupported]:
+    """:func:`unsupported` for every rule, kept by the playbook's bytes and the cited
+    blobs (:mod:`scarwarden.gate.support_memo`: a move that changes neither pays none)."""
+    from scarwarden.gate import support_memo
+    from scarwarden.gate.ledger_files import cache_dir
+
+    def compute() -> tuple[list[support_memo.Row], bool]:
+        missing: list[str] = []
+        found = unsupported(book, _episodes(repo, specs, env, missing))
+        rows = [
+            [u.rule, u.number, u.sentence, list(u.episode_ids), u.severity, u.kind, u.line] for u in found
+        ]
+        return rows, not missing
+
+    rows = support_memo.memoised(cache_dir(repo.root), raw, specs, compute)
+    return [Unsupported(r[0], r[1], r[2], tuple(r[3]), r[4], r[5], r[6]) for r in rows]
 
 
 def _cited_blobs(

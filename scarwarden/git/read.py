@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden.errors import GitError
+from scarwarden.git import batch
 from scarwarden.git.run import NO_REPLACE, run, run_ok
 
 #: Above this many names, one listing of the whole folder beats a pattern per name
@@ -123,6 +124,8 @@ def tree_id(root: Path | str, rev: str, path: str, env: Mapping[str, str] | None
 
 def object_exists(root: Path | str, sha: str) -> bool:
     """Whether the object ``sha`` (or ``rev:path``) exists."""
+    if batch.serves([sha]):
+        return batch.info(root, [sha], None)[0][-1] not in (b"missing", b"ambiguous")
     return run_ok(root, "cat-file", "-e", sha)
 
 
@@ -164,6 +167,8 @@ def _batch_check(
     """Object name -> its ``git cat-file --batch-check`` line (in ``fmt``), one process."""
     if not specs:
         return {}
+    if batch.serves(specs):
+        return dict(zip(specs, (_check_line(f, fmt) for f in batch.info(root, specs, env)), strict=True))
     out = run(
         root,
         "cat-file",
@@ -175,12 +180,23 @@ def _batch_check(
     return dict(zip(specs, lines[: len(specs)], strict=True))
 
 
+def _check_line(fields: list[bytes], fmt: str | None) -> str:
+    """A ``--batch-check`` line in ``fmt`` (the default or ``%(objectname)
+    %(objecttype)``, the two this module asks for) from a session's answer."""
+    if fields[-1] in (b"missing", b"ambiguous"):
+        return b" ".join(fields).decode("utf-8", "surrogateescape")
+    return b" ".join(fields[:2] if fmt else fields).decode("utf-8", "surrogateescape")
+
+
 def cat_file_batch(
     root: Path | str, objects: Sequence[str], env: Mapping[str, str] | None = None
 ) -> list[bytes | None]:
-    """Read many objects (blob IDs or ``rev:path``) with one ``git cat-file --batch``."""
+    """Read many objects (blob IDs or ``rev:path``) with one ``git cat-file --batch``
+    (in a :func:`~scarwarden.git.batch.session`, the session's)."""
     if not objects:
         return []
+    if batch.serves(objects):
+        return batch.contents(root, objects, env)
     request = "".join(f"{name}\n" for name in objects).encode("utf-8", "surrogateescape")
     out = run(root, "cat-file", "--batch", input=request, env=env)
     results: list[bytes | None] = []

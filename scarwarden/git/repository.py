@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from scarwarden.errors import UsageError
+from scarwarden.git import batch
 from scarwarden.git.run import NO_REPLACE, run
 
 
@@ -45,7 +46,11 @@ def git_dir(root: Path | str) -> Path:
 def git_path(root: Path | str, name: str) -> Path:
     """Where git keeps ``name`` (``rev-parse --git-path``: ``core.hooksPath`` and
     worktrees honoured), as git prints it: relative to ``root`` unless absolute."""
-    return Path(run(root, "rev-parse", "--git-path", name).decode().strip())
+    known = batch.remembered_path(root, name)
+    if known is None:
+        known = Path(run(root, "rev-parse", "--git-path", name).decode().strip())
+        batch.remember_path(root, name, known)
+    return known
 
 
 def head(root: Path | str) -> str | None:
@@ -55,6 +60,9 @@ def head(root: Path | str) -> str | None:
 
 def rev_parse(root: Path | str, rev: str) -> str | None:
     """The commit ``rev`` names, or ``None`` when it names none."""
+    if batch.serves([rev]) and not rev.startswith("-"):
+        fields = batch.info(root, [f"{rev}^{{commit}}"], None)[0]
+        return None if fields[-1] in (b"missing", b"ambiguous") else fields[0].decode()
     proc = subprocess.run(
         ["git", *NO_REPLACE, "-C", str(root), "rev-parse", "-q", "--verify", f"{rev}^{{commit}}"],
         capture_output=True,

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import subprocess
-import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -61,6 +59,8 @@ def without_index(environ: Mapping[str, str] | None = None) -> Iterator[dict[str
     reads it whole on start (to reuse work-tree files for content it may diff), 0.2-0.3 s
     at 1M episodes (issue 30), and answers the same without it.
     """
+    import tempfile  # here: ~3 ms of start-up (shutil, bz2, lzma, random) few commands need
+
     with tempfile.TemporaryDirectory(prefix="scarwarden-noindex-") as folder:
         yield {
             **(os.environ if environ is None else environ),
@@ -95,6 +95,8 @@ def lock_hint(message: str) -> str | None:
     """The exact fix when git refuses because a lock file exists: a killed git (or a
     killed Scarwarden run, which was running git) leaves ``index.lock`` behind, and git
     then refuses every command that takes the index until it is removed (issue 15)."""
+    import shlex
+
     match = _LOCK_RE.search(message)
     if not match:
         return None

@@ -3,6 +3,7 @@ and finds them wherever they are: misplaced copies still collide, odd folders re
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,9 @@ def test_the_boundarys_month_trees_are_read_once_then_looked_up_by_name(
     kept = demo_repo.root / ".git" / "scarwarden" / "ledger" / "names"
 
     def traced(name: str) -> tuple[list[tuple[str, str | None, str | None]], int]:
+        # The support check's kept result (gate/support_memo.py) spares its own read of
+        # the cited episodes: dropped, so that only the boundary's tree reads differ.
+        shutil.rmtree(kept.parent / "support", ignore_errors=True)
         log = tmp_path / name
         monkeypatch.setenv("GIT_TRACE", str(log))
         found = _found(demo_repo, base)

@@ -23,36 +23,10 @@ def gate_hook(ctx: click.Context, hook: str) -> None:
     Examples:
       scarwarden hooks install
     """
-    from scarwarden.gate.refgate import branch_moves, check_moves, push_moves, refused_move, resolve_old
+    from scarwarden.gate.refgate import run_hook
 
-    lines = sys.stdin.read().splitlines()
-    moves = branch_moves(lines) if hook == "reference-transaction" else push_moves(lines)
-    if not moves:
-        return
-    repo = get_repo(ctx, initialised=False)
-    if hook == "reference-transaction":
-        moves = resolve_old(repo.root, moves)
-        if not moves:
-            return
-    report = check_moves(repo, moves, hook)
-    if report.ok:
-        return
-    if hook == "reference-transaction":
-        report = refused_move(report, moves)
-    for p in report.problems:
-        text = str(p).splitlines()
-        click.echo(f"- {text[0]}", err=True)
-        for line in text[1:]:
-            click.echo(f"  {line}", err=True)
-    what = "move" if hook == "reference-transaction" else "push"
-    refs = ", ".join(dict.fromkeys(m.ref for m in moves))
-    click.echo(
-        f"scarwarden: refused to {what} {refs}: {len(report.problems)} problem(s) in the commits it adds",
-        err=True,
-    )
-    click.echo(
-        "hint: fix the commits (the gate's hint says how), or bypass once with SCARWARDEN_SKIP=1 "
-        "(scarwarden verify still reports it)",
-        err=True,
-    )
-    ctx.exit(1)
+    code, lines = run_hook(hook, sys.stdin.read().splitlines(), lambda: get_repo(ctx, initialised=False))
+    for line in lines:
+        click.echo(line, err=True)
+    if code:
+        ctx.exit(code)

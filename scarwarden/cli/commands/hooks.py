@@ -41,8 +41,9 @@ def install_cmd(ctx: click.Context, hooks_path_ok: bool, merge_driver_only: bool
     branch, and the gate refuses a move onto commits that fail it (bypass once with
     SCARWARDEN_SKIP=1; 'scarwarden verify' still catches it).
 
-    The hook runs 'python -m scarwarden check --staged' with this interpreter (or
-    'scarwarden' on PATH if it goes away). A hook that was already there is kept as
+    The hook runs 'scarwarden check --staged' with this interpreter, through the gate's
+    own entry (python -m scarwarden.gate.hook_main pre-commit: the same check without the
+    CLI's start-up), or 'scarwarden' on PATH if it goes away. A hook that was already there is kept as
     <hook>.legacy and runs first; the commit fails if either fails. Running it again
     is harmless. With core.hooksPath set it refuses unless --hooks-path-ok.
 
