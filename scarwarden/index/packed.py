@@ -53,9 +53,20 @@ def inflate(packed: bytes | None, episode_id: str | None, at: str | None) -> str
     ``episodes.doc``."""
     if packed is None or episode_id is None or at is None:
         return None
+    global _last
+    key = (packed, episode_id, at)
+    last = _last  # SQL asking two fields of a row's doc computes doc twice: once here
+    if last[0] == key:
+        return last[1]
     rest = zlib.decompressobj(_WBITS, zdict=ZDICT).decompress(packed).decode()
     head = f'{{"id": {json.dumps(episode_id, ensure_ascii=False)}, "at": {json.dumps(at)}'
-    return head + ("}" if rest == "{}" else ", " + rest[1:])
+    doc = head + ("}" if rest == "{}" else ", " + rest[1:])
+    _last = (key, doc)
+    return doc
+
+
+#: The last (packed, ID, time) :func:`inflate` was given, and what it returned.
+_last: tuple[tuple[bytes, str, str] | None, str] = (None, "")
 
 
 def load_doc(packed: bytes, episode_id: str, at: str) -> dict[str, Any]:
