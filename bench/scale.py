@@ -391,8 +391,25 @@ def sizes_on_disk(s: Sizes, n: int) -> dict[str, float]:
     ledger = sum(f.stat().st_size for f in (repo / "memory" / "episodes").rglob("*.yaml"))
     fresh = s.copy("index", n)
     sh(fresh, *sw("index"))
+    _built_by_this_code(fresh / ".scarwarden" / "index.db")
     index = (fresh / ".scarwarden" / "index.db").stat().st_size
     return {"ledger MB": ledger / 1e6, "index MB": index / 1e6, "index / ledger": index / ledger}
+
+
+def _built_by_this_code(path: Path) -> None:
+    """Stop unless the index at ``path`` has this code's schema (the size row measures
+    what this code builds, never the cached memory's index)."""
+    import sqlite3
+
+    from scarwarden.index.schema import SCHEMA_VERSION
+
+    conn = sqlite3.connect(path)
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    finally:
+        conn.close()
+    if row is None or row[0] != str(SCHEMA_VERSION):
+        raise SystemExit(f"{path}: schema {row and row[0]}, this code builds {SCHEMA_VERSION}")
 
 
 ROWS: dict[str, Callable[[Sizes, int, dict[str, list[float]]], None]] = {

@@ -66,7 +66,9 @@ def rebuild(
     _ensure_ignored(repo)
     remove_dead_temps(repo)
     tmp = repo.state_dir / f"index.db.tmp-{os.getpid()}"
+    packed = repo.state_dir / f"index.db.tmp-packed-{os.getpid()}"
     tmp.unlink(missing_ok=True)
+    packed.unlink(missing_ok=True)
     head = git.head(repo.root)
     scanned_ns = time.time_ns()  # before listing: what is racy is judged against this
     dirs, tracked, untracked, inodes = _list_ledger(repo)
@@ -85,12 +87,17 @@ def rebuild(
                     conn, "loose", json.dumps(_loose(conn, repo, head, untracked, scanned_ns), sort_keys=True)
                 )
             _carry_over_recall_log(conn, repo.index_path)
+            # Written again in key order: the postings tables, filled in episode order,
+            # have pages ~2/3 full (5% of the file at 10k episodes).
+            conn.execute("VACUUM INTO ?", (str(packed),))
             conn.close()
+            tmp.unlink()
             with writer_lock(repo):  # never under a writer's journal (see writer_lock)
-                os.replace(tmp, repo.index_path)
+                os.replace(packed, repo.index_path)
         except BaseException:
             conn.close()
             tmp.unlink(missing_ok=True)
+            packed.unlink(missing_ok=True)
             raise
     if progress is not None:
         progress(len(tracked) + len(untracked), len(tracked) + len(untracked))
@@ -106,7 +113,7 @@ def _loose(
     index (no signature: the next refresh compares their content). Without this, a
     valid uncommitted episode present at a rebuild passed for committed: receipts named
     HEAD's ledger without ``+uncommitted``, and an edit of it in place went unseen."""
-    indexed = dict(conn.execute("SELECT path, episode_id IS NULL FROM files").fetchall())
+    indexed = dict(conn.execute("SELECT path, episode_row IS NULL FROM files").fetchall())
     loose = {p: file_sig(repo.root / p, now_ns) or "" for p in untracked if p in indexed}
     if head is None:
         staged = set(indexed)

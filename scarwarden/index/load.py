@@ -17,14 +17,17 @@ import os
 import sqlite3
 import sys
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
+from scarwarden import text
 from scarwarden.errors import ScarwardenError
 from scarwarden.files.episodes import Episode, parse_episode_bytes
 from scarwarden.files.lineage_counts import application
+from scarwarden.index.packed import at_seconds, blob_bytes, deflate, fts_text
 
 log = logging.getLogger("scarwarden")
 
@@ -32,8 +35,20 @@ log = logging.getLogger("scarwarden")
 EPISODE_INDEXES = (
     "CREATE INDEX episodes_at ON episodes (at)",
     "CREATE INDEX episodes_agent ON episodes (agent)",
+    "CREATE INDEX episodes_receipt ON episodes (receipt) WHERE receipt IS NOT NULL",
 )
+_INSERT_EPISODE = "INSERT INTO episodes (rowid, id, t, agent, receipt, z) VALUES (?, ?, ?, ?, ?, ?)"
+#: The episode fields the full-text index holds (``episodes_fts``'s columns).
+FTS_FIELDS = ("task", "action", "outcome", "correction")
+_INSERT_FTS = "INSERT INTO episodes_fts (rowid, task, action, outcome, correction) VALUES (?, ?, ?, ?, ?)"
+_INSERT_TAG = "INSERT OR IGNORE INTO episode_tags VALUES (?, ?)"
 _INSERT_APPLIED = "INSERT INTO episode_rules VALUES (?, ?, ?, ?, ?, ?, ?)"
+_INSERT_POSTING = "INSERT OR IGNORE INTO task_postings VALUES (?, ?)"
+_DELETE_FTS = (
+    "INSERT INTO episodes_fts (episodes_fts, rowid, task, action, outcome, correction) "
+    "VALUES ('delete', ?, ?, ?, ?, ?)"
+)
+_DELETE_POSTING = "DELETE FROM task_postings WHERE term = ? AND episode_row = ?"
 #: Below this many files one process is faster than forking workers.
 PARALLEL_MIN = 5000
 #: Files per task sent to a worker, and rows per ``executemany`` batch.
@@ -42,9 +57,12 @@ CHUNK = 2000
 #: One of an episode's ``rules_applied`` as lineage counts it (rule, corrected, went
 #: well, status: :func:`scarwarden.files.lineage_counts.application`).
 Applied = tuple[str, int, int, str]
-#: What the index keeps of a valid episode: (id, at, agent, task, source, doc as JSON,
-#: action, outcome, correction, tags, rules applied).
-Row = tuple[str, str, Any, str, Any, str, Any, Any, Any, tuple[str, ...], tuple[Applied, ...]]
+#: What the index keeps of a valid episode: (id, at, agent, ID of the recall receipt it
+#: carries, its JSON packed, the text the full-text index is given (task, action,
+#: outcome, correction), tags, rules applied, the distinct stems of its task).
+Row = tuple[
+    str, str, Any, str | None, bytes, tuple[Any, ...], tuple[str, ...], tuple[Applied, ...], tuple[str, ...]
+]
 #: (problem message, None) for an invalid file, (None, row) for a valid one.
 Parsed = tuple[str | None, Row | None]
 
@@ -56,19 +74,24 @@ def parse_for_index(path: str, raw: bytes, episodes_dir: str) -> Parsed:
     except ScarwardenError as exc:
         return (exc.problems[0].message if exc.problems else exc.message), None
     d = ep.data
+    recalled = d.get("recalled")
+    receipt = recalled.get("receipt") if isinstance(recalled, dict) else None
     return None, (
         d["id"],
         d["at"],
         d.get("agent"),
-        d["task"],
-        d.get("source"),
-        json.dumps(d, ensure_ascii=False),
-        d.get("action"),
-        d.get("outcome"),
-        d.get("correction"),
+        receipt if isinstance(receipt, str) else None,
+        deflate(d),
+        fts_text(d.get(key) for key in FTS_FIELDS),
         tuple(d.get("tags") or ()),
         tuple(_applied(ep, r) for r in d.get("rules_applied") or () if isinstance(r, str)),
+        task_stems(d["task"]),
     )
+
+
+def task_stems(task: Any) -> tuple[str, ...]:
+    """The distinct stems of a task: its ``task_postings`` (index/ledger_words.py)."""
+    return tuple(sorted(set(text.stems(task)))) if isinstance(task, str) else ()
 
 
 def _applied(ep: Episode, rule_id: str) -> Applied:
@@ -81,7 +104,7 @@ def applied(row: Row) -> list[tuple[str, str, str, int, int, int, str]]:
     rules_applied, corrected, went well, status)."""
     return [
         (rule, row[1], row[0], seq, fixed, well, status)
-        for seq, (rule, fixed, well, status) in enumerate(row[10])
+        for seq, (rule, fixed, well, status) in enumerate(row[7])
     ]
 
 
@@ -159,47 +182,45 @@ class BulkLoader:
         self._owner: dict[str, str] = {}
         self._episodes: list[tuple[Any, ...]] = []
         self._fts: list[tuple[Any, ...]] = []
-        self._tags: list[tuple[str, str]] = []
+        self._tags: list[tuple[str, int]] = []
         self._rules: list[tuple[Any, ...]] = []
-        self._files: list[tuple[str, str, str | None, int | None]] = []
+        self._postings: list[tuple[str, int]] = []
+        self._files: list[tuple[str, bytes, int | None, int | None]] = []
 
     def add(self, path: str, blob: str, result: Parsed) -> None:
         problem, row = result
         if row is None:
             self.invalid.append(path)
             log.warning("skipped invalid episode %s: %s", path, problem)
-            self._files.append((path, blob, None, self.inodes.get(path)))
+            self._files.append((path, blob_bytes(blob), None, self.inodes.get(path)))
         elif row[0] in self._owner:
             self.invalid.append(path)
             log.warning("skipped %s: episode ID %s is also in %s", path, row[0], self._owner[row[0]])
-            self._files.append((path, blob, None, self.inodes.get(path)))
+            self._files.append((path, blob_bytes(blob), None, self.inodes.get(path)))
         else:
             ep_id = row[0]
             self._owner[ep_id] = path
             self.added += 1
             rowid = self.added
-            self._episodes.append((rowid, ep_id, row[5]))
-            self._fts.append((rowid, row[3], row[6], row[7], row[8]))
-            self._tags.extend((tag, ep_id) for tag in row[9])
+            self._episodes.append((rowid, row[0], at_seconds(row[1]), *row[2:5]))
+            self._fts.append((rowid, *row[5]))
+            self._tags.extend((tag, rowid) for tag in row[6])
             self._rules.extend(applied(row))
-            self._files.append((path, blob, ep_id, self.inodes.get(path)))
+            self._postings.extend((stem, rowid) for stem in row[8])
+            self._files.append((path, blob_bytes(blob), rowid, self.inodes.get(path)))
         if len(self._files) >= CHUNK:
             self.flush()
 
     def flush(self) -> None:
         conn = self.conn
-        conn.executemany(
-            "INSERT INTO episodes (rowid, id, doc) VALUES (?, ?, ?)",
-            self._episodes,
-        )
-        conn.executemany(
-            "INSERT INTO episodes_fts (rowid, task, action, outcome, correction) VALUES (?,?,?,?,?)",
-            self._fts,
-        )
-        conn.executemany("INSERT OR IGNORE INTO episode_tags VALUES (?, ?)", self._tags)
+        conn.executemany(_INSERT_EPISODE, self._episodes)
+        conn.executemany(_INSERT_FTS, self._fts)
+        conn.executemany(_INSERT_TAG, self._tags)
         conn.executemany(_INSERT_APPLIED, self._rules)
+        conn.executemany(_INSERT_POSTING, self._postings)
         conn.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", self._files)
         self._episodes, self._fts, self._tags, self._rules, self._files = [], [], [], [], []
+        self._postings = []
 
     def finish(self) -> None:
         """Insert what is buffered and create the secondary indexes."""
@@ -208,13 +229,33 @@ class BulkLoader:
             self.conn.execute(statement)
 
 
-def insert_one(conn: sqlite3.Connection, path: str, blob: str, row: Row) -> None:
-    """Insert one valid episode into a live index (an incremental refresh)."""
-    cur = conn.execute("INSERT INTO episodes (id, doc) VALUES (?, ?)", (row[0], row[5]))
-    conn.execute(
-        "INSERT INTO episodes_fts (rowid, task, action, outcome, correction) VALUES (?,?,?,?,?)",
-        (cur.lastrowid, row[3], row[6], row[7], row[8]),
-    )
-    conn.executemany("INSERT OR IGNORE INTO episode_tags VALUES (?, ?)", [(tag, row[0]) for tag in row[9]])
+def insert_one(conn: sqlite3.Connection, path: str, blob: str, row: Row) -> int:
+    """Insert one valid episode into a live index (an incremental refresh); its row."""
+    rowid = conn.execute(_INSERT_EPISODE, (None, row[0], at_seconds(row[1]), *row[2:5])).lastrowid
+    assert rowid is not None
+    conn.execute(_INSERT_FTS, (rowid, *row[5]))
+    conn.executemany(_INSERT_TAG, [(tag, rowid) for tag in row[6]])
     conn.executemany(_INSERT_APPLIED, applied(row))
-    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, NULL)", (path, blob, row[0]))
+    conn.executemany(_INSERT_POSTING, [(stem, rowid) for stem in row[8]])
+    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, NULL)", (path, blob_bytes(blob), rowid))
+    return rowid
+
+
+def forget_one(conn: sqlite3.Connection, rowid: int, doc: dict[str, Any], task_df: Counter[str]) -> None:
+    """Delete the episode of row ``rowid`` (its data ``doc``) from a live index: its
+    rows everywhere, found by key from what it holds (no table keeps an index by
+    episode); its task's stems are uncounted in ``task_df``."""
+    # Contentless: the full-text index is told the text it was given.
+    conn.execute(_DELETE_FTS, (rowid, *fts_text(doc.get(key) for key in FTS_FIELDS)))
+    conn.execute("DELETE FROM episodes WHERE rowid = ?", (rowid,))
+    tags = [(tag, rowid) for tag in doc.get("tags") or ()]
+    conn.executemany("DELETE FROM episode_tags WHERE tag = ? AND episode_row = ?", tags)
+    rules = [r for r in doc.get("rules_applied") or () if isinstance(r, str)]
+    conn.execute(
+        "DELETE FROM episode_rules WHERE rule_id IN (SELECT value FROM json_each(?)) "
+        "AND at = ? AND episode_id = ?",
+        (json.dumps(rules), doc["at"], doc["id"]),
+    )
+    stems = task_stems(doc.get("task"))
+    conn.executemany(_DELETE_POSTING, [(stem, rowid) for stem in stems])
+    task_df.subtract(stems)

@@ -15,6 +15,7 @@ from scarwarden import text
 from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode, expected_relpath
+from scarwarden.index.packed import fts_words, load_doc
 from scarwarden.index.schema import RefreshStats, chunks
 from scarwarden.repo import MemoryRepo
 
@@ -58,8 +59,8 @@ class Index:
         return int(self.conn.execute("SELECT count(*) FROM episodes").fetchone()[0])
 
     def get_episode(self, episode_id: str) -> Episode | None:
-        row = self.conn.execute("SELECT doc FROM episodes WHERE id = ?", (episode_id,)).fetchone()
-        return None if row is None else Episode(json.loads(row[0]))
+        row = self.conn.execute("SELECT z, id, at FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        return None if row is None else Episode(load_doc(*row))
 
     def episode_path(self, episode_id: str) -> str | None:
         row = self.conn.execute("SELECT at FROM episodes WHERE id = ?", (episode_id,)).fetchone()
@@ -90,13 +91,13 @@ class Index:
         """Episodes matching every filter, oldest first (by ``at``, then ID); ``offset``
         skips that many of them first (paging)."""
         where, args = self._episode_filters(tags, since, until, agent, grep)
-        sql = "SELECT e.doc FROM episodes e" + where
+        sql = "SELECT e.z, e.id, e.at FROM episodes e" + where
         order = "DESC" if newest_first else "ASC"
         sql += f" ORDER BY e.at {order}, e.id {order}"
         if limit is not None or offset:
             sql += " LIMIT ? OFFSET ?"
             args += [-1 if limit is None else limit, max(0, offset)]
-        return [Episode(json.loads(r[0])) for r in self.conn.execute(sql, args)]
+        return [Episode(load_doc(*r)) for r in self.conn.execute(sql, args)]
 
     def count_episodes(
         self,
@@ -117,7 +118,7 @@ class Index:
         where: list[str] = []
         args: list[Any] = []
         for tag in tags:
-            where.append("e.id IN (SELECT episode_id FROM episode_tags WHERE tag = ?)")
+            where.append("e.rowid IN (SELECT episode_row FROM episode_tags WHERE tag = ?)")
             args.append(tag.lower())
         if since:
             where.append("e.at >= ?")
@@ -228,8 +229,9 @@ def _rule_from_row(row: tuple[Any, ...]) -> pb.Rule:
 
 
 def fts_query(user_text: str) -> str:
-    """Turn free text into a safe FTS5 query: every word must appear (prefix match)."""
-    words = [w for w in text._TOKEN.findall(user_text.lower()) if w]
+    """Turn free text into a safe FTS5 query: every word must appear (prefix match).
+    A word is one token of the full-text index, apostrophes included (index/packed.py)."""
+    words = [w for w in text._TOKEN.findall(fts_words(user_text.lower())) if w]
     if not words:
         return '""'
     return " AND ".join('"' + w.replace('"', '""') + '"*' for w in words)

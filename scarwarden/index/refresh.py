@@ -25,6 +25,7 @@ from scarwarden.git import blob_id
 from scarwarden.index import load as index_load
 from scarwarden.index.build import rebuild, remove_dead_temps
 from scarwarden.index.ledger_words import index_ledger_words
+from scarwarden.index.packed import blob_bytes, blob_hex, load_doc
 from scarwarden.index.queries import Index
 from scarwarden.index.rules import index_playbook
 from scarwarden.index.scan import (
@@ -109,7 +110,9 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
             set_meta(conn, "playbook_sig", trusted_sig(sig, now_ns))
         episodes_moved = bool(stats.episodes_added or stats.episodes_removed)
         if episodes_moved or playbook_moved:
-            index_ledger_words(conn, episodes=episodes_moved, rules=playbook_moved, moved=stats.moved)
+            index_ledger_words(
+                conn, episodes=episodes_moved, rules=playbook_moved, moved=stats.moved, task_df=stats.task_df
+            )
     return stats
 
 
@@ -129,7 +132,7 @@ def _changed_since(
         return changed, committed
     # The indexed commit is gone (rebase + gc, reset) or there was none:
     # compare blob IDs with git's index instead of re-parsing everything.
-    stored = dict(conn.execute("SELECT path, blob FROM files").fetchall())
+    stored = {path: blob_hex(blob) for path, blob in conn.execute("SELECT path, blob FROM files")}
     staged = {e.path: e.blob for e in git.ls_files_stage(repo.root, repo.episodes_rel)}
     changed |= {p for p, blob in staged.items() if stored.get(p) != blob}
     # Indexed files git no longer tracks were removed or are untracked: re-read.
@@ -162,7 +165,7 @@ def _loose_changes(
     if "loose" in meta:
         loose: dict[str, str] = json.loads(meta["loose"])
     else:
-        loose = {r[0]: "" for r in conn.execute("SELECT path FROM files WHERE episode_id IS NULL")}
+        loose = {r[0]: "" for r in conn.execute("SELECT path FROM files WHERE episode_row IS NULL")}
     for path in committed:
         loose.pop(path, None)
     changed: set[str] = set()
@@ -271,7 +274,7 @@ def _differs(conn: sqlite3.Connection, repo: MemoryRepo, path: str) -> bool:
         raw = (repo.root / path).read_bytes()
     except OSError:
         return True
-    return row is None or row[0] != blob_id(raw)
+    return row is None or blob_hex(row[0]) != blob_id(raw)
 
 
 #: Above this many files to ask about, git is given their folders instead.
@@ -281,7 +284,7 @@ _ASK_AT_MOST = 500
 def _reindex_file(conn: sqlite3.Connection, repo: MemoryRepo, path: str, stats: RefreshStats) -> bool:
     """Drop what the index holds for ``path`` and index the file as it is now; False
     when there is no file to index any more."""
-    if (gone := _delete_file(conn, path, repo.episodes_rel)) is not None:
+    if (gone := _delete_file(conn, path, repo.episodes_rel, stats)) is not None:
         stats.episodes_removed += 1
         stats.moved.add(gone)
     try:
@@ -292,39 +295,17 @@ def _reindex_file(conn: sqlite3.Connection, repo: MemoryRepo, path: str, stats: 
     return True
 
 
-def _delete_file(conn: sqlite3.Connection, path: str, episodes_rel: str) -> str | None:
+def _delete_file(conn: sqlite3.Connection, path: str, episodes_rel: str, stats: RefreshStats) -> str | None:
     """Drop ``path`` from the index; the ID of the episode it held (``None``: none)."""
-    row = conn.execute("SELECT episode_id FROM files WHERE path = ?", (path,)).fetchone()
+    row = conn.execute("SELECT episode_row FROM files WHERE path = ?", (path,)).fetchone()
     conn.execute("DELETE FROM files WHERE path = ?", (path,))
     if row is None or row[0] is None:
         return None
-    ep_row = conn.execute(
-        "SELECT rowid, at, json_extract(doc, '$.tags'), json_extract(doc, '$.rules_applied') "
-        "FROM episodes WHERE id = ?",
-        (row[0],),
-    ).fetchone()
-    if ep_row is None or expected_relpath(row[0], ep_row[1], episodes_rel) != path:
+    found = conn.execute("SELECT id, at, z FROM episodes WHERE rowid = ?", (row[0],)).fetchone()
+    if found is None or expected_relpath(found[0], found[1], episodes_rel) != path:
         return None
-    # External content: the full-text index is told the text it indexed, read back from
-    # the row before the row goes.
-    conn.execute(
-        "INSERT INTO episodes_fts (episodes_fts, rowid, task, action, outcome, correction) "
-        "SELECT 'delete', rowid, task, action, outcome, correction FROM episodes WHERE rowid = ?",
-        (ep_row[0],),
-    )
-    conn.execute("DELETE FROM episodes WHERE rowid = ?", (ep_row[0],))
-    # Tags and applications are keyed by tag and by rule: found through the lists they
-    # were inserted from (index_load), not an index by episode.
-    conn.execute(
-        "DELETE FROM episode_tags WHERE tag IN (SELECT value FROM json_each(?)) AND episode_id = ?",
-        (ep_row[2], row[0]),
-    )
-    conn.execute(
-        "DELETE FROM episode_rules WHERE rule_id IN (SELECT value FROM json_each(?)) "
-        "AND at = ? AND episode_id = ?",
-        (ep_row[3], ep_row[1], row[0]),
-    )
-    return str(row[0])
+    index_load.forget_one(conn, row[0], load_doc(found[2], found[0], found[1]), stats.task_df)
+    return str(found[0])
 
 
 def _index_episode_bytes(
@@ -338,13 +319,14 @@ def _index_episode_bytes(
         clash = conn.execute("SELECT at FROM episodes WHERE id = ?", (row[0],)).fetchone()
         if clash is None:
             index_load.insert_one(conn, path, blob, row)
+            stats.task_df.update(row[8])
             stats.episodes_added += 1
             stats.moved.add(row[0])
             return
         elsewhere = expected_relpath(row[0], clash[0], repo.episodes_rel)
         log.warning("skipped %s: episode ID %s is also in %s", path, row[0], elsewhere)
     stats.invalid_files.append(path)
-    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, NULL, NULL)", (path, blob))
+    conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, NULL, NULL)", (path, blob_bytes(blob)))
 
 
 def _update_episode_count(conn: sqlite3.Connection, meta: dict[str, str], stats: RefreshStats) -> None:

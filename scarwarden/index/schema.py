@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import sqlite3
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -14,13 +15,14 @@ from pathlib import Path
 
 from scarwarden.files.atomic import file_lock
 from scarwarden.files.receipt import REDERIVED
+from scarwarden.index.packed import inflate
 from scarwarden.repo import MemoryRepo
 
 log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 
 #: The receipt versions the gate re-derives: an application's stored status (verified
 #: or unverifiable, ``episode_rules``) depends on them, so an index stored under others
@@ -30,27 +32,32 @@ REDERIVED_STAMP = json.dumps(REDERIVED)
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 -- The episode tables' secondary indexes are created after a rebuild's bulk load
--- (index_load.EPISODE_INDEXES).
+-- (index_load.EPISODE_INDEXES). Schema 18 packs what it keeps (index/packed.py).
 -- A folder's files are a range of paths (index/refresh.py's _files_in): no folder
 -- column nor index on it. inode: as the folder listed the file (index/scan.py
 -- list_yaml), so an edit saved by rename is found without asking git.
-CREATE TABLE files (path TEXT PRIMARY KEY, blob TEXT, episode_id TEXT, inode INTEGER)
+CREATE TABLE files (path TEXT PRIMARY KEY, blob BLOB, episode_row INTEGER, inode INTEGER)
     WITHOUT ROWID;
 CREATE TABLE dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER) WITHOUT ROWID;
--- Each episode is stored once, as its JSON (doc); every other column is read from it
--- (virtual: nothing stored twice), the full-text index's text included (external
--- content, below). Its path is expected_relpath(id, at): a valid episode's file has
--- no other name (files/episodes.py), so it is not stored either.
+-- Each episode is stored once (index/packed.py): its ID, its time in seconds (t; at is
+-- the text), its agent and the ID of the recall receipt it carries (what is searched
+-- or sorted on: recall/log.py reads receipt), and the rest of its JSON deflated (z).
+-- doc, the whole JSON, is a virtual column computed by scarwarden_doc (registered by
+-- connect), and the columns after it are read from doc.
+-- Its path is expected_relpath(id, at): a valid episode's file has no other name
+-- (files/episodes.py), so it is not stored. Other tables name an episode by its row
+-- (episode_row: a few bytes, where an ID takes 13).
 CREATE TABLE episodes (
-    rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, doc TEXT NOT NULL,
-    at TEXT GENERATED ALWAYS AS (json_extract(doc, '$.at')) VIRTUAL,
-    agent TEXT GENERATED ALWAYS AS (json_extract(doc, '$.agent')) VIRTUAL,
+    rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, t INTEGER NOT NULL, agent TEXT,
+    receipt TEXT, z BLOB NOT NULL,
+    at TEXT GENERATED ALWAYS AS (strftime('%Y-%m-%dT%H:%M:%SZ', t, 'unixepoch')) VIRTUAL,
+    doc TEXT GENERATED ALWAYS AS (scarwarden_doc(z, id, at)) VIRTUAL,
     task TEXT GENERATED ALWAYS AS (json_extract(doc, '$.task')) VIRTUAL,
     source TEXT GENERATED ALWAYS AS (json_extract(doc, '$.source')) VIRTUAL,
     action TEXT GENERATED ALWAYS AS (json_extract(doc, '$.action')) VIRTUAL,
     outcome TEXT GENERATED ALWAYS AS (json_extract(doc, '$.outcome')) VIRTUAL,
     correction TEXT GENERATED ALWAYS AS (json_extract(doc, '$.correction')) VIRTUAL);
-CREATE TABLE episode_tags (tag TEXT, episode_id TEXT, PRIMARY KEY (tag, episode_id))
+CREATE TABLE episode_tags (tag TEXT, episode_row INTEGER, PRIMARY KEY (tag, episode_row))
     WITHOUT ROWID;
 -- Each episode's rules_applied, by rule, oldest first, with how lineage counts each
 -- application (files/lineage_counts.application: corrected, went well, status), so
@@ -60,10 +67,12 @@ CREATE TABLE episode_tags (tag TEXT, episode_id TEXT, PRIMARY KEY (tag, episode_
 CREATE TABLE episode_rules (rule_id TEXT, at TEXT, episode_id TEXT, seq INTEGER,
     corrected INTEGER, went_well INTEGER, status TEXT,
     PRIMARY KEY (rule_id, at, episode_id, seq)) WITHOUT ROWID;
--- columnsize 0: no per-row token counts (bm25() needs them; only MATCH is asked).
+-- Contentless (the text is given, and given again to forget it: index/packed.py's
+-- fts_text), no positions (detail none: only words are asked for, index/queries.py's
+-- fts_query), no per-row token counts (columnsize 0: bm25() needs them).
 CREATE VIRTUAL TABLE episodes_fts USING fts5 (task, action, outcome, correction,
-    content = 'episodes', content_rowid = 'rowid', columnsize = 0,
-    tokenize = 'porter unicode61 remove_diacritics 2');
+    content = '', columnsize = 0, detail = none,
+    tokenize = "porter unicode61 remove_diacritics 2 tokenchars ''''");
 CREATE TABLE rules (
     id TEXT PRIMARY KEY, position INTEGER, title TEXT, text TEXT, tags TEXT,
     episode_ids TEXT, retired INTEGER, reason TEXT, replaced_by TEXT, line INTEGER,
@@ -100,18 +109,21 @@ CREATE INDEX rule_tag_stems_rule ON rule_tag_stems (rule_id);
 -- The ledger's words (index/ledger_words.py): stems of each episode's task and how
 -- many tasks say each one; under each active rule, the stems of the episodes it cites
 -- (task, correction) and in how many rules' episodes each one occurs.
-CREATE TABLE ledger_tasks (episode_id TEXT PRIMARY KEY, task TEXT) WITHOUT ROWID;
 -- which past tasks say each stem: recall's nearest failed episodes when no rule is near
--- (ASK_HUMAN's candidates, recall.given.episode_candidates).
--- No index by episode: a moved episode's postings are the stems of the task it was
--- counted with (ledger_tasks), deleted by key.
-CREATE TABLE task_terms (term TEXT, episode_id TEXT, PRIMARY KEY (term, episode_id))
+-- (ASK_HUMAN's candidates, recall.given.episode_candidates, through the view
+-- task_terms). No index by episode: a removed episode's postings are the stems of its
+-- task, read from its row before it goes, deleted by key.
+CREATE TABLE task_postings (term TEXT, episode_row INTEGER, PRIMARY KEY (term, episode_row))
     WITHOUT ROWID;
+CREATE VIEW task_terms AS SELECT p.term AS term, e.id AS episode_id
+    FROM task_postings AS p JOIN episodes AS e ON e.rowid = p.episode_row;
 CREATE TABLE task_term_df (term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID;
 CREATE TABLE rule_episode_terms (term TEXT, rule_id TEXT, episode_id TEXT, field TEXT,
     tf INTEGER, PRIMARY KEY (term, rule_id, episode_id, field)) WITHOUT ROWID;
 CREATE INDEX rule_episode_terms_rule ON rule_episode_terms (rule_id);
-CREATE TABLE rule_episode_df (term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID;
+-- max_etf: the most one cited episode says the term (its tf summed over the fields):
+-- recall's pruning bound (recall/prune.py), recounted with df.
+CREATE TABLE rule_episode_df (term TEXT PRIMARY KEY, df INTEGER, max_etf INTEGER) WITHOUT ROWID;
 CREATE TABLE rule_episode_state (rule_id TEXT PRIMARY KEY, digest TEXT) WITHOUT ROWID;
 CREATE TABLE recall_log (
     rowid INTEGER PRIMARY KEY, at TEXT, task TEXT, verdict TEXT, rule_ids TEXT,
@@ -131,12 +143,15 @@ class RefreshStats:
     reason: str | None = None
     #: IDs of the episodes a refresh added or removed (what the ledger's words recount).
     moved: set[str] = field(default_factory=set)
+    #: How each stem's count of tasks saying it moved with them (``task_term_df``).
+    task_df: Counter[str] = field(default_factory=Counter)
 
 
 def connect(path: Path) -> sqlite3.Connection:
     """A connection to the index file at ``path`` (created if missing), in autocommit
     mode: every operation takes its own :func:`transaction`."""
     conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+    conn.create_function("scarwarden_doc", 3, inflate, deterministic=True)
     conn.execute("PRAGMA busy_timeout = 30000")
     # A cache: NORMAL spares FULL's extra syncs per commit (5 ms typical, tails of
     # 20-80 ms measured on a busy disk), and the rare file hurt by a power cut at the

@@ -183,8 +183,8 @@ def read_log(
 
 def episodes_carrying(index: Index, entries: list[LogEntry]) -> dict[int, list[str]]:
     """Log line ID -> the IDs of the episodes that carry its recall receipt (issue 20):
-    what each recall led to, as recorded. One pass over the episodes that hold a
-    receipt (``instr`` skips the others before any JSON is read)."""
+    what each recall led to, as recorded. Read through the index on the receipt IDs the
+    episodes carry (``episodes.receipt``)."""
     by_receipt: dict[str, list[int]] = {}
     for entry in entries:
         receipt = entry.detail.get("receipt")
@@ -194,8 +194,7 @@ def episodes_carrying(index: Index, entries: list[LogEntry]) -> dict[int, list[s
     if not by_receipt:
         return found
     rows = index.conn.execute(
-        "SELECT id, json_extract(doc, '$.recalled.receipt') AS r FROM episodes "
-        "WHERE instr(doc, '\"recalled\"') > 0 AND r IN (SELECT value FROM json_each(?)) ORDER BY at, id",
+        "SELECT id, receipt FROM episodes WHERE receipt IN (SELECT value FROM json_each(?)) ORDER BY at, id",
         (json.dumps(sorted(by_receipt)),),
     )
     for episode_id, receipt_id in rows:

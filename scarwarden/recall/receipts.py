@@ -117,7 +117,7 @@ def _holds_uncommitted(index: Index, head: str | None) -> bool:
     if not loose:
         return False
     row = index.conn.execute(
-        "SELECT 1 FROM files WHERE episode_id IS NOT NULL "
+        "SELECT 1 FROM files WHERE episode_row IS NOT NULL "
         "AND path IN (SELECT value FROM json_each(?)) LIMIT 1",
         (json.dumps(sorted(loose)),),
     ).fetchone()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from conftest import git
 from helpers import write_episode
+from index_tables import TAGS, fts_vocabulary
 
 from scarwarden import index as idx
 from scarwarden.files.record import add_episodes
@@ -35,7 +36,7 @@ def snapshot(repo: MemoryRepo) -> tuple[object, ...]:
         episodes = [(e.to_json(), index.episode_path(e.id)) for e in index.list_episodes()]
         rules = [r.to_json() for r in index.rules(include_retired=True)]
         cites = sorted(index.conn.execute("SELECT * FROM citations").fetchall())
-        tags = sorted(index.conn.execute("SELECT * FROM episode_tags").fetchall())
+        tags = sorted(index.conn.execute(TAGS).fetchall())
         terms = sorted(index.conn.execute("SELECT term, rule_id, tf FROM rule_terms").fetchall())
         # Recall's pairs (version 3) and every document frequency, kept in step.
         pairs = sorted(index.conn.execute("SELECT * FROM rule_pair_terms").fetchall())
@@ -43,7 +44,7 @@ def snapshot(repo: MemoryRepo) -> tuple[object, ...]:
             sorted(index.conn.execute(f"SELECT * FROM {table}").fetchall())
             for table in ("rule_term_df", "rule_pair_df")
         ]
-        fts = index.conn.execute("SELECT count(*) FROM episodes_fts").fetchone()[0]
+        fts = fts_vocabulary(index.conn)
         error = index.playbook_error()
     return episodes, rules, cites, tags, terms, pairs, dfs, fts, error
 

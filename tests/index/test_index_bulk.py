@@ -7,13 +7,13 @@ git repositories, so a shortcut that changes what is indexed or committed fails 
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 import threading
 from pathlib import Path
 
 import pytest
 from conftest import git
+from index_tables import fts_vocabulary
 
 from scarwarden import git as sgit
 from scarwarden import index as idx
@@ -22,6 +22,7 @@ from scarwarden.files.record import add_episodes
 from scarwarden.git import index_commit
 from scarwarden.index import load as index_load
 from scarwarden.index import open_index
+from scarwarden.index.schema import connect
 from scarwarden.repo import MemoryRepo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -30,16 +31,14 @@ from _gen import episode_data  # noqa: E402
 
 def dump(repo: MemoryRepo) -> dict[str, list[tuple[object, ...]]]:
     """Every row of every episode table (what a rebuild must reproduce exactly)."""
-    conn = sqlite3.connect(repo.index_path)
+    conn = connect(repo.index_path)  # registers scarwarden_doc: SELECT * reads doc
     try:
         out = {
             table: sorted(conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
-            for table in ("episodes", "episode_tags", "files", "citations", "rules")
+            for table in ("episodes", "episode_tags", "task_postings", "files", "citations", "rules")
         }
-        out["fts"] = sorted(
-            conn.execute("SELECT rowid, task, action, outcome, correction FROM episodes_fts").fetchall(),
-            key=repr,
-        )
+        # Contentless since schema 18: its words and how many episodes say each.
+        out["fts"] = fts_vocabulary(conn)
         out["grep"] = sorted(
             conn.execute("SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH 'timezon*'").fetchall()
         )

@@ -7,20 +7,34 @@ import sqlite3
 from typing import Any
 
 from conftest import git
+from index_tables import TAGS, fts_vocabulary
 
 from scarwarden import text
 from scarwarden.files.record import add_episodes
 from scarwarden.index import open_index
 from scarwarden.index.lineage import applications
+from scarwarden.index.packed import deflate
 from scarwarden.repo import MemoryRepo
 
-TABLES = ("task_term_df", "ledger_tasks", "episode_rules", "task_terms", "episode_tags", "files")
+#: The tables a refresh keeps in step, by episode ID where a table keys episodes by row
+#: (schema 18: a rebuild numbers the rows afresh).
+TABLES = {
+    "task_term_df": "SELECT * FROM task_term_df",
+    "episode_rules": "SELECT * FROM episode_rules",
+    "task_terms": "SELECT * FROM task_terms",
+    "episode_tags": TAGS,
+    "files": "SELECT f.path, f.blob, e.id, f.inode FROM files AS f "
+    "LEFT JOIN episodes AS e ON e.rowid = f.episode_row",
+    "tasks": "SELECT id, task FROM episodes",
+    "rule_episode_df": "SELECT * FROM rule_episode_df",
+}
 
 
 def snapshot(repo: MemoryRepo) -> dict[str, Any]:
     with open_index(repo) as index:
         conn: sqlite3.Connection = index.conn
-        out: dict[str, Any] = {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall()) for t in TABLES}
+        out: dict[str, Any] = {t: sorted(conn.execute(sql).fetchall()) for t, sql in TABLES.items()}
+        out["fts"] = fts_vocabulary(conn)
         meta = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'task_%'").fetchall())
         return {**out, "meta": meta}
 
@@ -77,7 +91,8 @@ def test_applications_are_read_without_the_episodes(demo_repo: MemoryRepo) -> No
     )
     with open_index(demo_repo) as index:
         before = applications(index, ["PB-02"])["PB-02"]
-        index.conn.execute("UPDATE episodes SET doc = '{}'")  # no episode left to read
+        # no episode left to read: each keeps its ID and time, nothing else
+        index.conn.execute("UPDATE episodes SET z = ?", (deflate({}),))
         after = applications(index, ["PB-02"])["PB-02"]
     assert after == before
     mine = {a.id: (a.corrected, a.went_well, a.status) for a in after}
@@ -105,21 +120,22 @@ def test_a_refresh_counts_what_changed_as_a_rebuild_does(demo_repo: MemoryRepo) 
     git(demo_repo.root, "rm", "-q", f"{demo_repo.episodes_rel}/{gone.at[0:4]}/{gone.at[5:7]}/{gone.id}.yaml")
     git(demo_repo.root, "commit", "-q", "--no-verify", "-m", "one less")
     refreshed = snapshot(demo_repo)
-    assert refreshed["meta"]["task_count"] == str(len(refreshed["ledger_tasks"]))
+    assert refreshed["meta"]["task_count"] == str(len(refreshed["tasks"]))
     df = dict(refreshed["task_term_df"])
-    tasks = [task for _ep, task in refreshed["ledger_tasks"]]
+    tasks = [task for _ep, task in refreshed["tasks"]]
     assert df["webinar"] == sum(1 for task in tasks if "webinar" in text.stems(task)) >= 2
     assert "translat" in df and "recap" not in df
     # a removed episode leaves no tag, application nor task posting behind
     assert gone.id not in {row[1] for row in refreshed["episode_tags"] + refreshed["task_terms"]}
     assert gone.id not in {row[2] for row in refreshed["episode_rules"]}
-    with open_index(demo_repo) as index:  # the full-text index takes its text from episodes
+    with open_index(demo_repo) as index:  # the full-text index keeps no copy of the text
         assert (
             index.conn.execute(
                 "SELECT name FROM sqlite_master WHERE name = 'episodes_fts_content'"
             ).fetchone()
             is None
         )
+        assert "recap" not in {word for word, _n in refreshed["fts"]}  # forgotten with its episode
         index.conn.execute("INSERT INTO episodes_fts (episodes_fts, rank) VALUES ('integrity-check', 1)")
         found = (
             "SELECT e.id FROM episodes_fts JOIN episodes e ON e.rowid = episodes_fts.rowid "
@@ -130,3 +146,17 @@ def test_a_refresh_counts_what_changed_as_a_rebuild_does(demo_repo: MemoryRepo) 
     with open_index(demo_repo, rebuild_now=True):
         pass
     assert snapshot(demo_repo) == refreshed
+
+
+def test_each_episode_stem_keeps_the_most_one_episode_says_it(demo_repo: MemoryRepo) -> None:
+    """``rule_episode_df.max_etf``: recall's pruning bound (recall/prune.py), the most
+    times one cited episode says the stem in its task and correction together."""
+    with open_index(demo_repo) as index:
+        etf: dict[tuple[str, str, str], int] = {}
+        for term, rule_id, episode_id, _field, tf in index.conn.execute("SELECT * FROM rule_episode_terms"):
+            etf[term, rule_id, episode_id] = etf.get((term, rule_id, episode_id), 0) + tf
+        most: dict[str, int] = {}
+        for (term, _r, _e), n in etf.items():
+            most[term] = max(most.get(term, 0), n)
+        stored = {t: m for t, _df, m in index.conn.execute("SELECT * FROM rule_episode_df")}
+    assert stored == most and max(most.values()) >= 2

@@ -12,6 +12,7 @@ from conftest import git
 
 from scarwarden.errors import UsageError
 from scarwarden.index import open_index
+from scarwarden.index.packed import inflate
 from scarwarden.recall import log as recall_log
 from scarwarden.recall.engine import recall, recall_task
 from scarwarden.recall.log import parse_when, read_log
@@ -75,6 +76,8 @@ def test_a_read_only_database_loses_the_line_not_the_recall(
         result = recall(index, "Post our discount code on Twitter")
         index.conn.close()
         index.conn = sqlite3.connect(f"file:{demo_repo.index_path}?mode=ro", uri=True, isolation_level=None)
+        # as index.schema.connect does: the episodes' doc column is computed by it (schema 18)
+        index.conn.create_function("scarwarden_doc", 3, inflate, deterministic=True)
         with caplog.at_level(logging.WARNING, logger="scarwarden"):
             assert recall_log.append(index, result) is None
             again = recall(index, "Post our discount code on Twitter")  # still works
