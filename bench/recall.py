@@ -34,6 +34,15 @@ heavy modules that process imported (GitPython and requests must not be among th
     python bench/recall.py --cpu        # per-query CPU time: steadier when the machine is busy
     python bench/recall.py --no-cache   # without recall's in-memory postings cache
     python bench/recall.py --one-episode  # the corpus where every rule cites one episode
+    python bench/recall.py --cpu --against main   # this code beside main's, query by query
+
+``--against REV``: the same recalls through this checkout's code and through REV's
+(``git archive`` of its ``scarwarden`` package), each in a process of its own, alternating
+task by task (A, B, A, B...; which goes first alternates too), every JSON document
+(``to_json`` and ``--explain``'s data) compared byte for byte; prints both p50s and the
+ratio. ``--cap-etf``: this code's process reads a copy of the index given
+``rule_episode_df.max_etf`` (the column issue 30 asks the index for), the other the index
+as built.
 
 Generated repositories are cached in bench/.cache/recall-v<version>-<n>-s<seed>/.
 """
@@ -380,6 +389,12 @@ def main() -> None:
     parser.add_argument(
         "--one-episode", action="store_true", help="the corpus where every rule cites one episode"
     )
+    parser.add_argument(
+        "--against", metavar="REV", help="this code beside REV's, task by task, JSON compared"
+    )
+    parser.add_argument(
+        "--cap-etf", action="store_true", help="with --against: this side's index has max_etf"
+    )
     args = parser.parse_args()
     global CLOCK
     if args.cpu:
@@ -395,6 +410,11 @@ def main() -> None:
     for n in sizes:
         repo, rules, queries, built = build(n, args.seed, cited=not args.one_episode)
         queries = queries[: args.queries]
+        if args.against:
+            from recall_against import against
+
+            against(repo, queries, args.against, args.cap_etf)
+            continue
         run_ours, close_ours = ours(repo)
         run_ours(queries[0])  # warm the page cache like any open server
         engines: dict[str, Runner] = {"scarwarden": run_ours}
