@@ -320,26 +320,20 @@ class _Reader:
     def _from_sql(
         self, acc: dict[str, float], stems: list[str], *, only: dict[str, float] | None, existing: bool
     ) -> None:
-        params: dict[str, Any] = {
-            "weights": json.dumps([[t, self.w[t]] for t in stems]),
-            "base": self.base,
-            "slope": self.slope,
-            "only": json.dumps(list(only or ())),
-        }
-        source = (
-            "json_each(:weights) AS q CROSS JOIN rule_terms AS p ON p.term = json_extract(q.value, '$[0]')"
-        )
-        if only is not None:  # a seek by (term, rule ID) per rule
-            source += " AND p.rule_id IN (SELECT value FROM json_each(:only))"
-        rows = self.conn.execute(
-            "SELECT p.rule_id, json_extract(q.value, '$[1]') / (1.0 + :base + :slope * p.length) "
-            f"FROM {source} WHERE p.tf = 1",
-            params,
-        )
-        if existing:
-            for rule_id, value in rows:
-                if rule_id in acc:
-                    acc[rule_id] += value
-        else:
-            for rule_id, value in rows:
-                acc[rule_id] = acc.get(rule_id, 0.0) + value
+        """Each stem's tf-1 postings (``only``: a seek by (term, rule ID) for each of those
+        rules), one statement per stem with its weight as a plain parameter: SQLite does
+        the arithmetic, and no JSON is taken apart per posting."""
+        sql = "SELECT rule_id, ? / (1.0 + ? + ? * length) FROM rule_terms WHERE term = ? AND tf = 1"
+        if only is not None:
+            sql += " AND rule_id IN (SELECT value FROM json_each(?))"
+        extra = (json.dumps(list(only)),) if only is not None else ()
+        for stem in stems:
+            rows = self.conn.execute(sql, (self.w[stem], self.base, self.slope, stem, *extra))
+            if existing:
+                for rule_id, value in rows:
+                    if rule_id in acc:
+                        acc[rule_id] += value
+            else:
+                get = acc.get
+                for rule_id, value in rows:
+                    acc[rule_id] = get(rule_id, 0.0) + value
