@@ -40,9 +40,9 @@ heavy modules that process imported (GitPython and requests must not be among th
 (``git archive`` of its ``scarwarden`` package), each in a process of its own, alternating
 task by task (A, B, A, B...; which goes first alternates too), every JSON document
 (``to_json`` and ``--explain``'s data) compared byte for byte; prints both p50s and the
-ratio. ``--cap-etf``: this code's process reads a copy of the index given
-``rule_episode_df.max_etf`` (the column issue 30 asks the index for), the other the index
-as built.
+ratio. ``--cap-etf``: this code (``scarwarden``, or this side of ``--against``) reads a
+copy of the index given ``rule_episode_df.max_etf`` (the column of index schema 18), the
+other side the index as built.
 
 Generated repositories are cached in bench/.cache/recall-v<version>-<n>-s<seed>/.
 """
@@ -393,7 +393,7 @@ def main() -> None:
         "--against", metavar="REV", help="this code beside REV's, task by task, JSON compared"
     )
     parser.add_argument(
-        "--cap-etf", action="store_true", help="with --against: this side's index has max_etf"
+        "--cap-etf", action="store_true", help="ours (--against: this side) reads an index with max_etf"
     )
     args = parser.parse_args()
     global CLOCK
@@ -415,6 +415,11 @@ def main() -> None:
 
             against(repo, queries, args.against, args.cap_etf)
             continue
+        if args.cap_etf:  # ours reads a copy of the index given rule_episode_df.max_etf
+            from recall_against import capped_copy
+
+            repo = open_repo(capped_copy(repo))
+            print(f"{n:>7} scarwarden: the index of {repo.root} (rule_episode_df.max_etf)")
         run_ours, close_ours = ours(repo)
         run_ours(queries[0])  # warm the page cache like any open server
         engines: dict[str, Runner] = {"scarwarden": run_ours}
