@@ -425,7 +425,7 @@ def main() -> None:
         engines: dict[str, Runner] = {"scarwarden": run_ours}
         builds = {"scarwarden": built}
         engines["rank_bm25"], builds["rank_bm25"] = rank_bm25(rules)
-        run_fts, builds["fts5"], close_fts = fts5(rules, CACHE / f"fts-{n}.db")
+        run_fts, builds["fts5"], close_fts = fts5(rules, CACHE / f"fts-{n}-{os.getpid()}.db")
         engines["fts5"] = run_fts
         fast = bm25s_engine(rules)
         if fast is None:
