@@ -34,6 +34,15 @@ heavy modules that process imported (GitPython and requests must not be among th
     python bench/recall.py --cpu        # per-query CPU time: steadier when the machine is busy
     python bench/recall.py --no-cache   # without recall's in-memory postings cache
     python bench/recall.py --one-episode  # the corpus where every rule cites one episode
+    python bench/recall.py --cpu --against main   # this code beside main's, query by query
+
+``--against REV``: the same recalls through this checkout's code and through REV's
+(``git archive`` of its ``scarwarden`` package), each in a process of its own, alternating
+task by task (A, B, A, B...; which goes first alternates too), every JSON document
+(``to_json`` and ``--explain``'s data) compared byte for byte; prints both p50s and the
+ratio. ``--cap-etf``: this code (``scarwarden``, or this side of ``--against``) reads a
+copy of the index given ``rule_episode_df.max_etf`` (the column of index schema 18), the
+other side the index as built.
 
 Generated repositories are cached in bench/.cache/recall-v<version>-<n>-s<seed>/.
 """
@@ -380,6 +389,12 @@ def main() -> None:
     parser.add_argument(
         "--one-episode", action="store_true", help="the corpus where every rule cites one episode"
     )
+    parser.add_argument(
+        "--against", metavar="REV", help="this code beside REV's, task by task, JSON compared"
+    )
+    parser.add_argument(
+        "--cap-etf", action="store_true", help="ours (--against: this side) reads an index with max_etf"
+    )
     args = parser.parse_args()
     global CLOCK
     if args.cpu:
@@ -395,12 +410,22 @@ def main() -> None:
     for n in sizes:
         repo, rules, queries, built = build(n, args.seed, cited=not args.one_episode)
         queries = queries[: args.queries]
+        if args.against:
+            from recall_against import against
+
+            against(repo, queries, args.against, args.cap_etf)
+            continue
+        if args.cap_etf:  # ours reads a copy of the index given rule_episode_df.max_etf
+            from recall_against import capped_copy
+
+            repo = open_repo(capped_copy(repo))
+            print(f"{n:>7} scarwarden: the index of {repo.root} (rule_episode_df.max_etf)")
         run_ours, close_ours = ours(repo)
         run_ours(queries[0])  # warm the page cache like any open server
         engines: dict[str, Runner] = {"scarwarden": run_ours}
         builds = {"scarwarden": built}
         engines["rank_bm25"], builds["rank_bm25"] = rank_bm25(rules)
-        run_fts, builds["fts5"], close_fts = fts5(rules, CACHE / f"fts-{n}.db")
+        run_fts, builds["fts5"], close_fts = fts5(rules, CACHE / f"fts-{n}-{os.getpid()}.db")
         engines["fts5"] = run_fts
         fast = bm25s_engine(rules)
         if fast is None:

@@ -5,11 +5,16 @@ new citations alone do not change what an agent is told. The history is walked o
 for every rule (``git log --first-parent`` of the playbook, one ``cat-file --batch``
 for its versions), so a revert counts as a change (the words changed back) and a merge
 counts when it changed the rule on the branch it landed on. The result is cached per
-HEAD commit for the life of the process.
+HEAD commit for the life of the process, and (:func:`last_changes`) in
+``.scarwarden/rule-dates.json`` for the next process: a function of the commit and the
+playbook's path alone, so a cold ``recall`` of an applied rule reads one small file
+instead of every version of the playbook (two git processes and a parse per version).
+The gate's :func:`last_changes_at` always walks the history.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -71,9 +76,44 @@ def last_changes_at(root: Path | str, rev: str, playbook_rel: str, blob: str) ->
     return None if found is None else dict(found)
 
 
+#: The last walk's result, kept for the next process (derived data, never committed).
+CACHE_NAME = "rule-dates.json"
+_CACHE_FORMAT = 1
+
+
 def last_changes(repo: MemoryRepo, rev: str = "HEAD") -> dict[str, RuleChange]:
     """Rule ID -> the last commit reachable from ``rev`` that changed what it says."""
     head = git.rev_parse(repo.root, rev)
     if head is None:
         return {}
-    return dict(_walk(str(repo.root), head, repo.playbook_rel) or {})
+    key = {"format": _CACHE_FORMAT, "commit": head, "playbook": repo.playbook_rel}
+    path = repo.state_dir / CACHE_NAME
+    found = _cached(path, key)
+    if found is None:
+        found = dict(_walk(str(repo.root), head, repo.playbook_rel) or {})
+        _keep(path, key, found)
+    return found
+
+
+def _cached(path: Path, key: dict[str, object]) -> dict[str, RuleChange] | None:
+    """The walk kept in ``path`` for ``key``; None when absent, for another commit or
+    unreadable (then the history is walked again)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("key") != key:
+            return None
+        return {rule_id: RuleChange(str(c), str(d)) for rule_id, (c, d) in data["changes"].items()}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _keep(path: Path, key: dict[str, object], changes: dict[str, RuleChange]) -> None:
+    """Write the walk for the next process; best effort (a read-only clone walks again)."""
+    from scarwarden.files.atomic import atomic_write
+
+    doc = {"key": key, "changes": {rule_id: [c.commit, c.date] for rule_id, c in sorted(changes.items())}}
+    try:
+        if path.parent.is_dir():
+            atomic_write(path, json.dumps(doc, separators=(",", ":")).encode("utf-8"))
+    except OSError:
+        pass

@@ -15,7 +15,9 @@ them, so scores, order and ties are that statement's own:
 2. **Bounds for the rest.** A stem's postings with tf 1 add at most
    ``w(t) / (1 + base + slope x min_length1(t))`` to a rule (the shortest rule saying
    it once, kept in ``rule_term_df``), a tag that hits its weight, a stem of the rules'
-   cited episodes its episode weight (``etf / (etf + K1)`` is below 1; version 4 counts
+   cited episodes its episode weight times ``m / (m + K1)``, ``m`` the most one episode
+   says it (``rule_episode_df.max_etf`` when the index keeps it; else 1, the limit of
+   ``etf / (etf + K1)``; most episodes say a stem once: 0.4 of the weight); version 4 counts
    a rule's closest episode only, so what the stems read so far give each of its
    episodes is kept, and the rule's partial sum holds its best episode's). Sources are
    read in full in the order that lowers the bound left most per posting read (rare
@@ -40,6 +42,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import json
+import sqlite3
 from typing import Any
 
 from scarwarden import text
@@ -104,7 +107,10 @@ def _survivors(reader: _Reader, task: TaskTerms, limit: int) -> set[str]:
         for t, length in min_length1.items()
     ]
     sources += [(value * (1.0 + _MARGIN), "tag", tag) for tag, value in reader.hit_tags().items()]
-    sources += [(value * (1.0 + _MARGIN), "episode", t) for t, value in reader.ep_w.items()]
+    caps = _etf_caps(conn, sorted(reader.ep_w))
+    sources += [
+        (value * _saturation(caps.get(t)) * (1.0 + _MARGIN), "episode", t) for t, value in reader.ep_w.items()
+    ]
     # Any set of sources whose bounds sum below the floor may be skipped, not only the
     # lowest bounds: read first what lowers the bound left most per posting read (rare
     # stems, then tags, which hit a few hundred rules for 3 points each), so what is
@@ -168,6 +174,27 @@ def _min_length1(conn: Any, stems: list[str]) -> dict[str, int]:
         (json.dumps(stems),),
     )
     return {term: int(length) for term, length in rows if length is not None}
+
+
+def _etf_caps(conn: Any, stems: list[str]) -> dict[str, int]:
+    """Stem -> the most any one cited episode says it (``etf``, task + correction), from
+    ``rule_episode_df.max_etf`` when the index keeps it; empty for an index without it."""
+    if not stems:
+        return {}
+    try:
+        rows = conn.execute(
+            "SELECT term, max_etf FROM rule_episode_df WHERE term IN (SELECT value FROM json_each(?))",
+            (json.dumps(stems),),
+        ).fetchall()
+    except sqlite3.OperationalError:  # an index without the column: no cap
+        return {}
+    return {term: int(cap) for term, cap in rows if cap}
+
+
+def _saturation(cap: int | None) -> float:
+    """The most ``etf / (etf + K1)`` can be for a stem no episode says more than ``cap``
+    times (1, its limit, when the index does not say)."""
+    return 1.0 if cap is None else cap / (cap + K1)
 
 
 class _Reader:
@@ -293,26 +320,20 @@ class _Reader:
     def _from_sql(
         self, acc: dict[str, float], stems: list[str], *, only: dict[str, float] | None, existing: bool
     ) -> None:
-        params: dict[str, Any] = {
-            "weights": json.dumps([[t, self.w[t]] for t in stems]),
-            "base": self.base,
-            "slope": self.slope,
-            "only": json.dumps(list(only or ())),
-        }
-        source = (
-            "json_each(:weights) AS q CROSS JOIN rule_terms AS p ON p.term = json_extract(q.value, '$[0]')"
-        )
-        if only is not None:  # a seek by (term, rule ID) per rule
-            source += " AND p.rule_id IN (SELECT value FROM json_each(:only))"
-        rows = self.conn.execute(
-            "SELECT p.rule_id, json_extract(q.value, '$[1]') / (1.0 + :base + :slope * p.length) "
-            f"FROM {source} WHERE p.tf = 1",
-            params,
-        )
-        if existing:
-            for rule_id, value in rows:
-                if rule_id in acc:
-                    acc[rule_id] += value
-        else:
-            for rule_id, value in rows:
-                acc[rule_id] = acc.get(rule_id, 0.0) + value
+        """Each stem's tf-1 postings (``only``: a seek by (term, rule ID) for each of those
+        rules), one statement per stem with its weight as a plain parameter: SQLite does
+        the arithmetic, and no JSON is taken apart per posting."""
+        sql = "SELECT rule_id, ? / (1.0 + ? + ? * length) FROM rule_terms WHERE term = ? AND tf = 1"
+        if only is not None:
+            sql += " AND rule_id IN (SELECT value FROM json_each(?))"
+        extra = (json.dumps(list(only)),) if only is not None else ()
+        for stem in stems:
+            rows = self.conn.execute(sql, (self.w[stem], self.base, self.slope, stem, *extra))
+            if existing:
+                for rule_id, value in rows:
+                    if rule_id in acc:
+                        acc[rule_id] += value
+            else:
+                get = acc.get
+                for rule_id, value in rows:
+                    acc[rule_id] = get(rule_id, 0.0) + value

@@ -34,26 +34,19 @@ def rule_stems(
     postings: _Postings = {i: {} for i in ids}
     stem_df: _StemDf = {i: {} for i in ids}
     stem_tdf: _StemDf = {i: {} for i in ids}
-    rows = conn.execute(
-        "SELECT rule_id, term, tf, length FROM rule_terms WHERE rule_id IN (SELECT value FROM json_each(?))",
-        (id_json,),
-    ).fetchall()
-    # Long rules share most of their stems: each stem's df (and how many past tasks
-    # say it) is looked up once, not once per rule saying it.
+    # One statement: each posting with its stem's df (and how many past tasks say it),
+    # a seek each in two small tables (two statements cost more at a short recall).
     task_df = "coalesce(t.df, 0)" if ledger else "0"
-    join = "LEFT JOIN task_term_df AS t ON t.term = d.term " if ledger else ""
-    counts = {
-        term: (term_df, tdf)
-        for term, term_df, tdf in conn.execute(
-            f"SELECT d.term, d.df, {task_df} FROM rule_term_df AS d {join}"
-            "WHERE d.term IN (SELECT value FROM json_each(?))",
-            (json.dumps(sorted({row[1] for row in rows})),),
-        )
-    }
-    for rule_id, term, tf, length in rows:
+    join = " LEFT JOIN task_term_df AS t ON t.term = p.term" if ledger else ""
+    rows = conn.execute(
+        f"SELECT p.rule_id, p.term, p.tf, p.length, d.df, {task_df} FROM rule_terms AS p "
+        f"JOIN rule_term_df AS d ON d.term = p.term{join} "
+        "WHERE p.rule_id IN (SELECT value FROM json_each(?))",
+        (id_json,),
+    )
+    for rule_id, term, tf, length, term_df, tdf in rows:
         if lengths is not None:
             lengths[rule_id] = length
-        term_df, tdf = counts[term]
         stem_df[rule_id][term] = term_df
         if tdf > 1:
             stem_tdf[rule_id][term] = tdf

@@ -144,3 +144,67 @@ def test_the_bounds_stay_exact_after_an_incremental_refresh(memory_repo: MemoryR
     assert refreshed != before
     memory_repo.index_path.unlink()
     assert table() == refreshed
+
+
+def _cap_episode_terms(conn: object) -> dict[str, int]:
+    """Add ``rule_episode_df.max_etf`` as the index keeps it once the schema has it (the
+    most one cited episode says each stem, task + correction) and return it."""
+    caps = dict(
+        conn.execute(  # type: ignore[attr-defined]
+            "SELECT term, max(etf) FROM (SELECT term, rule_id, episode_id, sum(tf) AS etf "
+            "FROM rule_episode_terms GROUP BY term, rule_id, episode_id) GROUP BY term"
+        ).fetchall()
+    )
+    conn.execute("ALTER TABLE rule_episode_df ADD COLUMN max_etf INTEGER")  # type: ignore[attr-defined]
+    conn.executemany(  # type: ignore[attr-defined]
+        "UPDATE rule_episode_df SET max_etf = ? WHERE term = ?", [(cap, term) for term, cap in caps.items()]
+    )
+    return caps
+
+
+def test_the_episode_words_bound_uses_the_most_an_episode_says_a_stem(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``max_etf`` in the index an episode stem adds at most ``w x m / (m + K1)``
+    (not ``w``): fewer episode lists are read, and the candidates are still the
+    exhaustive ones (a cap below the truth would not be: checked too)."""
+    tasks = _memory(memory_repo, 6)
+    read: list[str] = []
+    real_add = prune._Reader._add_episode
+
+    def counting(self: prune._Reader, acc: dict[str, float], stem: str, existing: bool) -> None:
+        if not existing:  # read in full, not only for the rules that can still make it
+            read.append(stem)
+        real_add(self, acc, stem, existing)
+
+    monkeypatch.setattr(prune._Reader, "_add_episode", counting)
+    with open_index(memory_repo) as index:
+        conn = index.conn
+        n, total = int(index.meta("rule_count") or 0), int(index.meta("rule_total_length") or 0)
+        count_tasks = int(index.meta("task_count") or 0)
+        terms = [task_terms(conn, text.stems(task), n, total / n, count_tasks, True) for task in tasks]
+
+        def run() -> tuple[int, int]:
+            """(tasks x limits whose pruned candidates differ, episode lists read in full)."""
+            read.clear()
+            wrong = 0
+            for these in terms:
+                for limit in (1, 3, 10):
+                    full = candidates(conn, these, limit + 10)
+                    fast = prune.best_candidates(conn, these, limit, limit + 10, min_postings=0)
+                    expected = worth_explaining(full, limit)
+                    same = [x for x in fast if x[0] in expected] == [x for x in full if x[0] in expected]
+                    wrong += not (same and worth_explaining(fast, limit) == expected)
+            return wrong, len(read)
+
+        assert not any(prune._etf_caps(conn, sorted(t.ep_df)) for t in terms), "no column: no cap"
+        wrong, uncapped = run()
+        assert wrong == 0
+        caps = _cap_episode_terms(conn)
+        assert set(caps.values()) >= {1, 2}, "the generated ledger says some stem twice in one episode"
+        assert prune._etf_caps(conn, sorted(terms[0].ep_df)) == {t: caps[t] for t in terms[0].ep_df}
+        wrong, capped = run()
+        assert wrong == 0
+        assert capped < uncapped, "the cap spared no episode list a full read"
+        monkeypatch.setattr(prune, "_saturation", lambda cap: 0.05)  # a bound below the truth
+        assert run()[0] > 0, "these tasks cannot tell a wrong bound from a right one"
