@@ -27,9 +27,7 @@ at ``YYYY/MM/<id>.yaml``, the first in path order when two share an ID.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,19 +36,17 @@ from scarwarden import git
 from scarwarden.errors import GitError, ScarwardenError
 from scarwarden.files.episodes import Episode, parse_episode_bytes
 from scarwarden.gate.ledger_files import cache_dir, cited_doc, counts, file_blob, untouched_by_diff
+from scarwarden.gate.ledger_months import Month, MonthStore, TreeStats, count_task, from_whole
+from scarwarden.gate.ledger_store import CACHE_FORMAT, CITED, TreeEntries
 from scarwarden.recall.ledger_stats import LedgerStats
 
-#: Bump when what a cache entry holds, or how it is derived, changes.
-CACHE_FORMAT = "ledger-stats-7/v2"  # the ledger's statistics: the same for recall versions 2 and 3
-#: Cache entries kept (the newest by modification time).
-CACHE_KEEP = 6
+__all__ = ["CACHE_FORMAT", "CITED", "LedgerReader", "cache_dir", "counts", "warm"]
+
 #: Above this many changed files, deriving from scratch is as cheap as from a diff.
 MAX_DIFF = 20_000
 #: Trees whose statistics one reader keeps in memory (a walk's receipts may name many).
 KEEP_IN_MEMORY = 3
 #: The cited episodes' cache: its file, most episodes kept, trees whose places it keeps.
-CITED = "cited.json"
-MAX_CITED = 20_000
 MAX_CITED_TREES = 6
 MAX_SAVES = 2
 
@@ -77,6 +73,8 @@ class LedgerReader:
         #: What reading cost, for the bench and ``--json`` stats.
         self.read_files = 0
         self.derived: dict[str, str] = {}
+        self._months = None if cache_dir is None else MonthStore(cache_dir, episodes_rel)
+        self._entries = None if cache_dir is None else TreeEntries(cache_dir, episodes_rel)
 
     # -- the statistics ----------------------------------------------------------
 
@@ -104,10 +102,10 @@ class LedgerReader:
         return stats
 
     def _derive(self, tree: str, *, scratch: bool = True, save: bool = True) -> LedgerStats | None:
-        stats: LedgerStats | None = None
+        stats: TreeStats | None = None
         if self._stats:  # the tree this run read last: usually the closest
             last = next(reversed(self._stats))
-            stats = self._from_base(last, tree, self._stats[last].copy())
+            stats = self._from_base(last, tree, self._stats[last])
         elif (cached := self._newest_cached(tree)) is not None:
             stats = self._from_base(cached, tree, self._load(cached))
         if stats is None:
@@ -120,23 +118,37 @@ class LedgerReader:
             self._save(tree, stats)
         return stats
 
-    def _from_scratch(self, tree: str) -> LedgerStats:
+    def _tree_stats(
+        self, count: int, task_df: Counter[str], folders: dict[str, str], months: dict[str, Month]
+    ) -> TreeStats:
+        return TreeStats(count, task_df, folders, months, self._months, self._month_from_git)
+
+    def _from_scratch(self, tree: str) -> TreeStats:
         entries = sorted((e.path, e.blob) for e in git.ls_tree(self.root, tree) if counts(e.path, e.mode))
-        stats = LedgerStats()
+        folders = sorted({p.rsplit("/", 1)[0] for p, _b in entries})
+        ids = git.tree_ids(self.root, [f"{tree}:{f}" for f in folders], env=self.env)
+        months = {f: Month() for f in folders}
+        task_df: Counter[str] = Counter()
         seen: set[str] = set()
-        for ep in self._parse(
-            entries, git.cat_file_stream(self.root, [b for _p, b in entries], env=self.env)
-        ):
-            if ep.id not in seen:  # the index keeps the first file in path order
-                seen.add(ep.id)
-                stats.add(ep)
+        exact = True
+        blobs = git.cat_file_stream(self.root, [b for _p, b in entries], env=self.env)
+        for path, ep in self._parse(entries, blobs):
+            if ep.id in seen:  # the index keeps the first file in path order
+                exact = False  # an ID in two month folders: the months do not add up
+                continue
+            seen.add(ep.id)
+            months[path.rsplit("/", 1)[0]].add(ep)
+            count_task(task_df, ep, 1)
+        where = {f: t for f in folders if (t := ids.get(f"{tree}:{f}")) is not None}
+        stats = self._tree_stats(len(seen), task_df, where, months)
+        stats.exact = exact
         return stats
 
-    def _from_base(self, base: str, tree: str, stats: LedgerStats | None) -> LedgerStats | None:
-        """``tree``'s statistics from ``base``'s (``stats``, changed in place) and the
-        files that differ; ``None`` when the diff is too large to be worth it (or git
-        cannot make it)."""
-        if stats is None:
+    def _from_base(self, base: str, tree: str, stats: LedgerStats | None) -> TreeStats | None:
+        """``tree``'s statistics from ``base``'s and the files that differ: the month
+        folders the diff touches are derived from ``base``'s, the others are ``base``'s;
+        ``None`` when the diff is too large to be worth it (or git cannot make it)."""
+        if not isinstance(stats, TreeStats):
             return None
         try:
             changes = git.diff_name_status(self.root, base, tree, env=self.env)
@@ -147,22 +159,56 @@ class LedgerReader:
             return None
         self.derived[tree] = f"diff from {base[:12]}"
         self._bases[tree] = (base, {c.path for c in changes})
+        touched = sorted({c.path.rsplit("/", 1)[0] for c in changes})
+        now = git.tree_ids(self.root, [f"{tree}:{f}" for f in touched], env=self.env)
+        months = {f: stats.month(f).copy() if f in stats.folders else Month() for f in touched}
+        task_df, count = Counter(stats.task_df), stats.task_count
         old = [(c.path, f"{base}:{c.path}") for c in changes if c.status != "A"]
         new = [(c.path, f"{tree}:{c.path}") for c in changes if c.status != "D"]
-        for ep in self._parse(old, iter(git.cat_file_batch(self.root, [s for _p, s in old], env=self.env))):
-            stats.add(ep, -1)
-        for ep in self._parse(new, iter(git.cat_file_batch(self.root, [s for _p, s in new], env=self.env))):
-            stats.add(ep)
-        return stats
+        for items, sign in ((old, -1), (new, 1)):
+            blobs = iter(git.cat_file_batch(self.root, [s for _p, s in items], env=self.env))
+            for path, ep in self._parse(items, blobs):
+                months[path.rsplit("/", 1)[0]].add(ep, sign)
+                count_task(task_df, ep, sign)
+                count += sign
+        folders = dict(stats.folders)
+        for f in touched:
+            folders.pop(f, None)
+            if (month_tree := now.get(f"{tree}:{f}")) is not None:
+                folders[f] = month_tree
+        out = self._tree_stats(count, task_df, folders, {f: m for f, m in months.items() if f in folders})
+        out.exact = stats.exact
+        return out
 
-    def _parse(self, items: list[tuple[str, str]], contents: Iterator[bytes | None]) -> Iterable[Episode]:
-        """The valid episodes among ``items`` ((path in the tree, object), in order)."""
+    def _month_from_git(self, folder: str, tree: str) -> Month:
+        """A month folder's share from its episodes (its entry missing or damaged), kept."""
+        entries = sorted(
+            (f"{folder}/{e.path}", e.blob)
+            for e in git.ls_tree(self.root, tree)
+            if counts(f"{folder}/{e.path}", e.mode)
+        )
+        month = Month()
+        blobs = git.cat_file_stream(self.root, [b for _p, b in entries], env=self.env)
+        for _path, ep in self._parse(entries, blobs):
+            month.add(ep)
+        if self._months is not None:
+            self._months.save(folder, tree, month)
+        return month
+
+    def _parse(
+        self, items: list[tuple[str, str]], contents: Iterator[bytes | None]
+    ) -> Iterable[tuple[str, Episode]]:
+        """(path, episode) of the valid episodes among ``items`` ((path in the tree,
+        object), in order)."""
         for (path, _obj), raw in zip(items, contents, strict=True):
             self.read_files += 1
             if raw is None:
                 continue
             try:
-                yield parse_episode_bytes(raw, f"{self.episodes_rel}/{path}", episodes_dir=self.episodes_rel)
+                yield (
+                    path,
+                    parse_episode_bytes(raw, f"{self.episodes_rel}/{path}", episodes_dir=self.episodes_rel),
+                )
             except ScarwardenError:
                 continue  # the index skips an invalid file too
 
@@ -274,7 +320,7 @@ class LedgerReader:
         out: list[Episode | None] = []
         for item, raw in zip(items, contents, strict=True):
             parsed = list(self._parse([item], iter([raw])))
-            out.append(parsed[0] if parsed else None)
+            out.append(parsed[0][1] if parsed else None)
         return out
 
     # -- the cache ------------------------------------------------------------------
@@ -285,83 +331,56 @@ class LedgerReader:
         does not parse the same cited episodes again."""
         if self._cited is None:
             self._cited = {}
-            if self.cache_dir is not None:
-                try:
-                    head, _, body = (self.cache_dir / CITED).read_bytes().partition(b"\n")
-                    if json.loads(head) == self._header(CITED, body):
-                        data = json.loads(body)
-                        where = {str(t): dict(places) for t, places in data["trees"].items()}
-                        self._cited = dict(data["blobs"])
-                        self._where = {**where, **self._where}
-                except (OSError, ValueError, TypeError, KeyError, AttributeError):
-                    pass  # missing or damaged: read from git again
+            if self._entries is not None and (data := self._entries.read_cited()) is not None:
+                self._cited = data[0]
+                self._where = {**data[1], **self._where}
         return self._cited
 
     def _save_cited(self, known: dict[str, list[Any]]) -> None:
-        if self.cache_dir is None:
-            return
-        if len(known) > MAX_CITED:
-            known = dict(list(known.items())[-MAX_CITED:])
-        trees = dict(list(self._where.items())[-MAX_CITED_TREES:])
-        body = json.dumps({"blobs": known, "trees": trees}, separators=(",", ":")).encode("utf-8")
-        head = json.dumps(self._header(CITED, body), sort_keys=True).encode("utf-8")
-        try:
-            self.cache_dir.mkdir(parents=True, exist_ok=True)
-            tmp = self.cache_dir / f"{CITED}.tmp-{os.getpid()}"
-            tmp.write_bytes(head + b"\n" + body)
-            os.replace(tmp, self.cache_dir / CITED)
-        except OSError:
-            pass
+        if self._entries is not None:
+            self._entries.write_cited(known, dict(list(self._where.items())[-MAX_CITED_TREES:]))
 
-    def _path(self, tree: str) -> Path | None:
-        return None if self.cache_dir is None else self.cache_dir / f"{tree}.json"
-
-    def _load(self, tree: str) -> LedgerStats | None:
-        path = self._path(tree)
-        if path is None:
+    def _load(self, tree: str) -> TreeStats | None:
+        """``tree``'s entry, checked (``None``: missing or damaged, derived again); one
+        in the previous format is converted."""
+        found = None if self._entries is None else self._entries.read(tree)
+        if found is None:
             return None
+        fmt, body = found
         try:
-            head, _, body = path.read_bytes().partition(b"\n")
-            if json.loads(head) != self._header(tree, body):
-                return None
-            return LedgerStats.from_bytes(body)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None  # missing, unreadable or damaged: derived again
+            if fmt == CACHE_FORMAT:
+                return TreeStats.from_head(body, self._months, self._month_from_git)
+            return self._convert(tree, LedgerStats.from_bytes(body))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
 
-    def _header(self, tree: str, body: bytes) -> dict[str, str]:
-        """The first line of a cache entry: what it is, and the SHA-256 of the rest."""
-        digest = hashlib.sha256(body).hexdigest()
-        return {"format": CACHE_FORMAT, "tree": tree, "episodes": self.episodes_rel, "sha256": digest}
+    def _convert(self, tree: str, old: LedgerStats) -> TreeStats | None:
+        """An entry of the previous format (the statistics whole), split by month and
+        kept in this one: what a CI cache saved before the split holds (its months
+        read once, no episode)."""
+        folders = sorted(set(old.months.values()))
+        ids = git.tree_ids(self.root, [f"{tree}:{f}" for f in folders], env=self.env)
+        where = {f: ids.get(f"{tree}:{f}") for f in folders}
+        months = from_whole(old, where)
+        if months is None:
+            return None
+        folder_map = {f: t for f, t in where.items() if t is not None}
+        stats = self._tree_stats(old.task_count, Counter(old.task_df), folder_map, months)
+        self.derived[tree] = "converted"
+        self._save(tree, stats)
+        return stats
 
-    def _save(self, tree: str, stats: LedgerStats) -> None:
-        path = self._path(tree)
-        if path is None:
+    def _save(self, tree: str, stats: TreeStats) -> None:
+        """The tree's entry, and the entry of each month derived in this run."""
+        if self._entries is None or self._months is None or not stats.exact:
             return
-        body = stats.to_bytes()
-        head = json.dumps(self._header(tree, body), sort_keys=True).encode("utf-8")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-            tmp.write_bytes(head + b"\n" + body)
-            os.replace(tmp, path)
-            entries = [p for p in path.parent.glob("*.json") if len(p.stem) == 40]  # not cited.json
-            kept = sorted(entries, key=lambda p: p.stat().st_mtime, reverse=True)
-            for old in kept[CACHE_KEEP:]:
-                old.unlink(missing_ok=True)
-        except OSError:
-            pass  # a read-only git folder: derived again next time, still correct
+        for folder, month in stats.loaded.items():
+            if not self._months.path(folder, stats.folders[folder]).exists():
+                self._months.save(folder, stats.folders[folder], month)
+        self._entries.write(tree, stats.head(), self._months)
 
     def _newest_cached(self, tree: str) -> str | None:
-        if self.cache_dir is None:
-            return None
-        try:
-            files = sorted(self.cache_dir.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-        except OSError:
-            return None
-        for path in files:
-            if path.stem != tree and len(path.stem) == 40:
-                return path.stem
-        return None
+        return None if self._entries is None else self._entries.newest(tree)
 
 
 def warm(root: Path, rev: str = "HEAD") -> str | None:
