@@ -10,25 +10,29 @@ and the episodes the playbook cites. Both come from git objects only, never the 
   (``cited.json``); a tree a diff away takes the places the diff leaves untouched;
 * the statistics need every episode of the tree: 0.77 s of ``cat-file`` and ~4 s of
   YAML at 100k episodes (shared/NOTES.md), far over a hook's budget. So they are
-  derived once per tree and kept in a small cache in the git folder
-  (``.git/scarwarden/ledger/<tree>.json``), keyed by the tree ID: a tree ID fixes every
-  byte of every episode in it, so an entry cannot go stale, and it is checked
-  (format, tree, episodes folder and a SHA-256 of its body) before use. A tree not in
-  the cache is derived from the newest cached one by ``git diff`` between the two trees
-  (only the episodes added, changed or removed are read), or from scratch when there is
-  none. Whoever can write to ``.git`` can also rewrite the hooks: the cache adds no way
-  round the gate. CI carries it from run to run (``action.yml``; :func:`warm`: the
-  head's tree for the next run; docs/receipts.md, "A fresh clone");
+  derived once per tree and kept in the git folder, keyed by tree ID (a tree ID fixes
+  every byte of every episode in it: an entry cannot go stale): the tree's entry
+  (``.git/scarwarden/ledger/<tree>.json``: the counts, task words and month trees), and
+  per month tree what grows, each part checked when read (``months/``,
+  :mod:`scarwarden.gate.ledger_months`). A tree not in the cache is derived from the
+  newest cached one by ``git diff`` between the two trees (reading the episodes that
+  differ, rewriting their months), or from scratch when there is none; an entry of the
+  previous format is converted. Whoever can write to ``.git`` can also rewrite the
+  hooks: the cache adds no way round the gate. CI carries it from run to run
+  (``action.yml``; :func:`warm`; docs/receipts.md, "A fresh clone");
   ``SCARWARDEN_LEDGER_CACHE=off`` derives every tree from its episodes.
 
 Which files count is the index's rule (:mod:`scarwarden.index.build`): valid episodes
-at ``YYYY/MM/<id>.yaml``, the first in path order when two share an ID.
+at ``YYYY/MM/<id>.yaml``, the first in path order when two share an ID (a tree where an
+ID is in two month folders, a history the gate refuses, is derived but not kept: its
+months do not add up to it).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +79,7 @@ class LedgerReader:
         self.derived: dict[str, str] = {}
         self._months = None if cache_dir is None else MonthStore(cache_dir, episodes_rel)
         self._entries = None if cache_dir is None else TreeEntries(cache_dir, episodes_rel)
+        self._tree = partial(TreeStats, store=self._months, derive=self._month_from_git)
 
     # -- the statistics ----------------------------------------------------------
 
@@ -106,7 +111,7 @@ class LedgerReader:
         if self._stats:  # the tree this run read last: usually the closest
             last = next(reversed(self._stats))
             stats = self._from_base(last, tree, self._stats[last])
-        elif (cached := self._newest_cached(tree)) is not None:
+        elif self._entries is not None and (cached := self._entries.newest(tree)) is not None:
             stats = self._from_base(cached, tree, self._load(cached))
         if stats is None:
             if not scratch:
@@ -117,11 +122,6 @@ class LedgerReader:
             self._saves += 1
             self._save(tree, stats)
         return stats
-
-    def _tree_stats(
-        self, count: int, task_df: Counter[str], folders: dict[str, str], months: dict[str, Month]
-    ) -> TreeStats:
-        return TreeStats(count, task_df, folders, months, self._months, self._month_from_git)
 
     def _from_scratch(self, tree: str) -> TreeStats:
         entries = sorted((e.path, e.blob) for e in git.ls_tree(self.root, tree) if counts(e.path, e.mode))
@@ -140,9 +140,7 @@ class LedgerReader:
             months[path.rsplit("/", 1)[0]].add(ep)
             count_task(task_df, ep, 1)
         where = {f: t for f in folders if (t := ids.get(f"{tree}:{f}")) is not None}
-        stats = self._tree_stats(len(seen), task_df, where, months)
-        stats.exact = exact
-        return stats
+        return self._tree(len(seen), task_df, where, months, exact=exact)
 
     def _from_base(self, base: str, tree: str, stats: LedgerStats | None) -> TreeStats | None:
         """``tree``'s statistics from ``base``'s and the files that differ: the month
@@ -176,9 +174,8 @@ class LedgerReader:
             folders.pop(f, None)
             if (month_tree := now.get(f"{tree}:{f}")) is not None:
                 folders[f] = month_tree
-        out = self._tree_stats(count, task_df, folders, {f: m for f, m in months.items() if f in folders})
-        out.exact = stats.exact
-        return out
+        kept = {f: m for f, m in months.items() if f in folders}
+        return self._tree(count, task_df, folders, kept, exact=stats.exact)
 
     def _month_from_git(self, folder: str, tree: str) -> Month:
         """A month folder's share from its episodes (its entry missing or damaged), kept."""
@@ -317,11 +314,8 @@ class LedgerReader:
         self, items: list[tuple[str, str]], contents: Iterator[bytes | None]
     ) -> list[Episode | None]:
         """Each item's valid episode, or ``None`` (in order)."""
-        out: list[Episode | None] = []
-        for item, raw in zip(items, contents, strict=True):
-            parsed = list(self._parse([item], iter([raw])))
-            out.append(parsed[0][1] if parsed else None)
-        return out
+        pairs = zip(items, contents, strict=True)
+        return [next((ep for _p, ep in self._parse([item], iter([raw]))), None) for item, raw in pairs]
 
     # -- the cache ------------------------------------------------------------------
 
@@ -341,10 +335,8 @@ class LedgerReader:
             self._entries.write_cited(known, dict(list(self._where.items())[-MAX_CITED_TREES:]))
 
     def _load(self, tree: str) -> TreeStats | None:
-        """``tree``'s entry, checked (``None``: missing or damaged, derived again); one
-        in the previous format is converted."""
-        found = None if self._entries is None else self._entries.read(tree)
-        if found is None:
+        """``tree``'s entry, checked (``None``: missing or damaged); the previous format's converted."""
+        if self._entries is None or (found := self._entries.read(tree)) is None:
             return None
         fmt, body = found
         try:
@@ -355,32 +347,21 @@ class LedgerReader:
             return None
 
     def _convert(self, tree: str, old: LedgerStats) -> TreeStats | None:
-        """An entry of the previous format (the statistics whole), split by month and
-        kept in this one: what a CI cache saved before the split holds (its months
-        read once, no episode)."""
+        """An entry of the previous format (the statistics whole; a CI cache saved before
+        the split), split by month and kept in this one: no episode read."""
         folders = sorted(set(old.months.values()))
         ids = git.tree_ids(self.root, [f"{tree}:{f}" for f in folders], env=self.env)
-        where = {f: ids.get(f"{tree}:{f}") for f in folders}
-        months = from_whole(old, where)
-        if months is None:
+        split = from_whole(old, {f: ids.get(f"{tree}:{f}") for f in folders})
+        if split is None:
             return None
-        folder_map = {f: t for f, t in where.items() if t is not None}
-        stats = self._tree_stats(old.task_count, Counter(old.task_df), folder_map, months)
+        stats = self._tree(old.task_count, Counter(old.task_df), *split)
         self.derived[tree] = "converted"
         self._save(tree, stats)
         return stats
 
     def _save(self, tree: str, stats: TreeStats) -> None:
-        """The tree's entry, and the entry of each month derived in this run."""
-        if self._entries is None or self._months is None or not stats.exact:
-            return
-        for folder, month in stats.loaded.items():
-            if not self._months.path(folder, stats.folders[folder]).exists():
-                self._months.save(folder, stats.folders[folder], month)
-        self._entries.write(tree, stats.head(), self._months)
-
-    def _newest_cached(self, tree: str) -> str | None:
-        return None if self._entries is None else self._entries.newest(tree)
+        if self._entries is not None and self._months is not None and stats.exact:
+            self._entries.write(tree, stats, self._months)
 
 
 def warm(root: Path, rev: str = "HEAD") -> str | None:

@@ -259,13 +259,14 @@ class TreeStats(LedgerStats):
         months: dict[str, Month],
         store: MonthStore | None,
         derive: Callable[[str, str], Month],
+        exact: bool = True,
     ) -> None:
         super().__init__(task_count=task_count, task_df=task_df)
         self.folders, self.loaded, self.store, self._derive_month = folders, months, store, derive
         self._all_rules = False
         #: Whether the months add up to the tree (not when an ID is in two month folders:
         #: the index keeps one); only then is it kept.
-        self.exact = True
+        self.exact = exact
 
     def month(self, folder: str) -> Month:
         """The month folder's share, whole (for a derivation)."""
@@ -328,11 +329,14 @@ class TreeStats(LedgerStats):
         return cls(int(counts["task_count"]), task_df, folder_map, {}, store, derive)
 
 
-def from_whole(old: LedgerStats, folders: dict[str, str | None]) -> dict[str, Month] | None:
+def from_whole(
+    old: LedgerStats, folders: dict[str, str | None]
+) -> tuple[dict[str, str], dict[str, Month]] | None:
     """Each month folder's share of statistics kept whole (the previous cache format,
     ``ledger-stats-7/v2``): its IDs and their applications, split by the month each
     episode is in (a valid episode's folder is its date's month); ``None`` when an
-    episode's month is not a folder of the tree (then it is derived from the episodes)."""
+    episode's month is not a folder of the tree (then it is derived from the episodes).
+    Returns (month folder -> its tree, month folder -> its share)."""
     months = {folder: Month() for folder, tree in folders.items() if tree is not None}
     where = old.months
     for rule_id, eps in old.applied.items():
@@ -344,4 +348,4 @@ def from_whole(old: LedgerStats, folders: dict[str, str | None]) -> dict[str, Mo
         if folder not in months:
             return None
         months[folder].ids.add(ep_id)
-    return months
+    return {f: t for f, t in folders.items() if t is not None}, months

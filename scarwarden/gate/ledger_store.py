@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from scarwarden.gate.ledger_months import MonthStore
+from scarwarden.gate.ledger_months import MonthStore, TreeStats
 
 #: Bump when what a tree's entry holds, or how it is derived, changes.
 CACHE_FORMAT = "ledger-stats-8/months"  # the statistics, split by month folder
@@ -59,8 +59,13 @@ class TreeEntries:
         tmp.write_bytes(json.dumps(head, sort_keys=True).encode("utf-8") + b"\n" + body)
         os.replace(tmp, self.folder / name)
 
-    def write(self, tree: str, body: bytes, months: MonthStore) -> None:
-        """Keep ``tree``'s entry; prune the oldest, and the months no kept tree names."""
+    def write(self, tree: str, stats: TreeStats, months: MonthStore) -> None:
+        """Keep ``tree``'s entry and those of the months derived in this run; prune the
+        oldest trees, and the months no kept tree names."""
+        for folder, month in stats.loaded.items():
+            if not months.path(folder, stats.folders[folder]).exists():
+                months.save(folder, stats.folders[folder], month)
+        body = stats.head()
         try:
             self._write(f"{tree}.json", self.header(tree, body), body)
             entries = [p for p in self.folder.glob("*.json") if len(p.stem) == 40]  # not cited.json
