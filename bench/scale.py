@@ -256,7 +256,10 @@ def warm_base(base: Path, n: int) -> None:
     prepared memory's entry (written by the code that prepared it: an entry of the
     previous format is converted, no episode read), and check that the CI row restores
     this code's format. Says what it found and how long it took: never O(total) silently."""
-    from scarwarden.gate.ledger_store import CACHE_FORMAT
+    try:
+        from scarwarden.gate.ledger_store import CACHE_FORMAT
+    except ImportError:  # the code before the split (a baseline run)
+        from scarwarden.gate.ledger import CACHE_FORMAT  # type: ignore[attr-defined,no-redef]
 
     tree = sh(base, "git", "rev-parse", "HEAD~1:memory/episodes").strip()
     entry = base / ".git" / "scarwarden" / "ledger" / f"{tree}.json"
