@@ -227,9 +227,10 @@ def row_fresh_clone(s: Sizes, n: int, runs: dict[str, list[float]]) -> None:
     statistics of the base's tree that a CI cache would restore."""
     base = s.copy("base", n)
     cache = base / ".git" / "scarwarden" / "ledger"
-    if not (cache / "names").exists():  # what the base branch's CI run left: the base
-        # tree's statistics and the names of its month folders
-        sh(base, sys.executable, "-m", "scarwarden.gate.ledger", "HEAD~1")
+    if ("base", n) not in _WARMED:  # what the base branch's CI run left: the base
+        # tree's statistics and the names of its month folders, in this code's format
+        warm_base(base, n)
+        _WARMED.add(("base", n))
     k = next(_NEXT)
     fresh = clone(s.src[n], s.work / f"fresh-{n}-{k}")
     shutil.copytree(cache, fresh / ".git" / "scarwarden" / "ledger")
@@ -237,6 +238,40 @@ def row_fresh_clone(s: Sizes, n: int, runs: dict[str, list[float]]) -> None:
     runs.setdefault("ci, restored cache", []).append(timed(fresh, cmd))
     runs.setdefault("ci, again (cache filled)", []).append(timed(fresh, cmd))
     shutil.rmtree(fresh)
+
+
+_WARMED: set[tuple[str, int]] = set()
+
+
+def _entry_format(entry: Path) -> str | None:
+    try:
+        return str(json.loads(entry.read_bytes().partition(b"\n")[0])["format"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def warm_base(base: Path, n: int) -> None:
+    """Warm the base copy's ledger cache with this code (``python -m
+    scarwarden.gate.ledger HEAD~1``, what the CI action's last step runs), from the
+    prepared memory's entry (written by the code that prepared it: an entry of the
+    previous format is converted, no episode read), and check that the CI row restores
+    this code's format. Says what it found and how long it took: never O(total) silently."""
+    try:
+        from scarwarden.gate.ledger_store import CACHE_FORMAT
+    except ImportError:  # the code before the split (a baseline run)
+        from scarwarden.gate.ledger import CACHE_FORMAT  # type: ignore[attr-defined,no-redef]
+
+    tree = sh(base, "git", "rev-parse", "HEAD~1:memory/episodes").strip()
+    entry = base / ".git" / "scarwarden" / "ledger" / f"{tree}.json"
+    before = _entry_format(entry)
+    start = time.perf_counter()
+    sh(base, sys.executable, "-m", "scarwarden.gate.ledger", "HEAD~1")
+    took = time.perf_counter() - start
+    after = _entry_format(entry)
+    how = "derived from every episode (O(total))" if before is None else f"from an entry in {before}"
+    print(f"  {n:,}: the base's ledger cache, {how}: {after} in {took:.1f}s")
+    if after != CACHE_FORMAT:
+        raise SystemExit(f"the base's ledger cache is in {after}, not this code's {CACHE_FORMAT}")
 
 
 def row_fresh_clone_nocache(s: Sizes, n: int, runs: dict[str, list[float]]) -> None:

@@ -10,27 +10,29 @@ and the episodes the playbook cites. Both come from git objects only, never the 
   (``cited.json``); a tree a diff away takes the places the diff leaves untouched;
 * the statistics need every episode of the tree: 0.77 s of ``cat-file`` and ~4 s of
   YAML at 100k episodes (shared/NOTES.md), far over a hook's budget. So they are
-  derived once per tree and kept in a small cache in the git folder
-  (``.git/scarwarden/ledger/<tree>.json``), keyed by the tree ID: a tree ID fixes every
-  byte of every episode in it, so an entry cannot go stale, and it is checked
-  (format, tree, episodes folder and a SHA-256 of its body) before use. A tree not in
-  the cache is derived from the newest cached one by ``git diff`` between the two trees
-  (only the episodes added, changed or removed are read), or from scratch when there is
-  none. Whoever can write to ``.git`` can also rewrite the hooks: the cache adds no way
-  round the gate. CI carries it from run to run (``action.yml``; :func:`warm`: the
-  head's tree for the next run; docs/receipts.md, "A fresh clone");
+  derived once per tree and kept in the git folder, keyed by tree ID (a tree ID fixes
+  every byte of every episode in it: an entry cannot go stale): the tree's entry
+  (``.git/scarwarden/ledger/<tree>.json``: the counts, task words and month trees), and
+  per month tree what grows, each part checked when read (``months/``,
+  :mod:`scarwarden.gate.ledger_months`). A tree not in the cache is derived from the
+  newest cached one by ``git diff`` between the two trees (reading the episodes that
+  differ, rewriting their months), or from scratch when there is none; an entry of the
+  previous format is converted. Whoever can write to ``.git`` can also rewrite the
+  hooks: the cache adds no way round the gate. CI carries it from run to run
+  (``action.yml``; :func:`warm`; docs/receipts.md, "A fresh clone");
   ``SCARWARDEN_LEDGER_CACHE=off`` derives every tree from its episodes.
 
 Which files count is the index's rule (:mod:`scarwarden.index.build`): valid episodes
-at ``YYYY/MM/<id>.yaml``, the first in path order when two share an ID.
+at ``YYYY/MM/<id>.yaml``, the first in path order when two share an ID (a tree where an
+ID is in two month folders, a history the gate refuses, is derived but not kept: its
+months do not add up to it).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,19 +40,17 @@ from scarwarden import git
 from scarwarden.errors import GitError, ScarwardenError
 from scarwarden.files.episodes import Episode, parse_episode_bytes
 from scarwarden.gate.ledger_files import cache_dir, cited_doc, counts, file_blob, untouched_by_diff
+from scarwarden.gate.ledger_months import Month, MonthStore, TreeStats, count_task, from_whole
+from scarwarden.gate.ledger_store import CACHE_FORMAT, CITED, TreeEntries
 from scarwarden.recall.ledger_stats import LedgerStats
 
-#: Bump when what a cache entry holds, or how it is derived, changes.
-CACHE_FORMAT = "ledger-stats-7/v2"  # the ledger's statistics: the same for recall versions 2 and 3
-#: Cache entries kept (the newest by modification time).
-CACHE_KEEP = 6
+__all__ = ["CACHE_FORMAT", "CITED", "LedgerReader", "cache_dir", "counts", "warm"]
+
 #: Above this many changed files, deriving from scratch is as cheap as from a diff.
 MAX_DIFF = 20_000
 #: Trees whose statistics one reader keeps in memory (a walk's receipts may name many).
 KEEP_IN_MEMORY = 3
 #: The cited episodes' cache: its file, most episodes kept, trees whose places it keeps.
-CITED = "cited.json"
-MAX_CITED = 20_000
 MAX_CITED_TREES = 6
 MAX_SAVES = 2
 
@@ -77,6 +77,9 @@ class LedgerReader:
         #: What reading cost, for the bench and ``--json`` stats.
         self.read_files = 0
         self.derived: dict[str, str] = {}
+        self._months = None if cache_dir is None else MonthStore(cache_dir, episodes_rel)
+        self._entries = None if cache_dir is None else TreeEntries(cache_dir, episodes_rel)
+        self._tree = partial(TreeStats, store=self._months, derive=self._month_from_git)
 
     # -- the statistics ----------------------------------------------------------
 
@@ -104,11 +107,11 @@ class LedgerReader:
         return stats
 
     def _derive(self, tree: str, *, scratch: bool = True, save: bool = True) -> LedgerStats | None:
-        stats: LedgerStats | None = None
+        stats: TreeStats | None = None
         if self._stats:  # the tree this run read last: usually the closest
             last = next(reversed(self._stats))
-            stats = self._from_base(last, tree, self._stats[last].copy())
-        elif (cached := self._newest_cached(tree)) is not None:
+            stats = self._from_base(last, tree, self._stats[last])
+        elif self._entries is not None and (cached := self._entries.newest(tree)) is not None:
             stats = self._from_base(cached, tree, self._load(cached))
         if stats is None:
             if not scratch:
@@ -120,23 +123,30 @@ class LedgerReader:
             self._save(tree, stats)
         return stats
 
-    def _from_scratch(self, tree: str) -> LedgerStats:
+    def _from_scratch(self, tree: str) -> TreeStats:
         entries = sorted((e.path, e.blob) for e in git.ls_tree(self.root, tree) if counts(e.path, e.mode))
-        stats = LedgerStats()
+        folders = sorted({p.rsplit("/", 1)[0] for p, _b in entries})
+        ids = git.tree_ids(self.root, [f"{tree}:{f}" for f in folders], env=self.env)
+        months = {f: Month() for f in folders}
+        task_df: Counter[str] = Counter()
         seen: set[str] = set()
-        for ep in self._parse(
-            entries, git.cat_file_stream(self.root, [b for _p, b in entries], env=self.env)
-        ):
-            if ep.id not in seen:  # the index keeps the first file in path order
-                seen.add(ep.id)
-                stats.add(ep)
-        return stats
+        exact = True
+        blobs = git.cat_file_stream(self.root, [b for _p, b in entries], env=self.env)
+        for path, ep in self._parse(entries, blobs):
+            if ep.id in seen:  # the index keeps the first file in path order
+                exact = False  # an ID in two month folders: the months do not add up
+                continue
+            seen.add(ep.id)
+            months[path.rsplit("/", 1)[0]].add(ep)
+            count_task(task_df, ep, 1)
+        where = {f: t for f in folders if (t := ids.get(f"{tree}:{f}")) is not None}
+        return self._tree(len(seen), task_df, where, months, exact=exact)
 
-    def _from_base(self, base: str, tree: str, stats: LedgerStats | None) -> LedgerStats | None:
-        """``tree``'s statistics from ``base``'s (``stats``, changed in place) and the
-        files that differ; ``None`` when the diff is too large to be worth it (or git
-        cannot make it)."""
-        if stats is None:
+    def _from_base(self, base: str, tree: str, stats: LedgerStats | None) -> TreeStats | None:
+        """``tree``'s statistics from ``base``'s and the files that differ: the month
+        folders the diff touches are derived from ``base``'s, the others are ``base``'s;
+        ``None`` when the diff is too large to be worth it (or git cannot make it)."""
+        if not isinstance(stats, TreeStats):
             return None
         try:
             changes = git.diff_name_status(self.root, base, tree, env=self.env)
@@ -147,22 +157,55 @@ class LedgerReader:
             return None
         self.derived[tree] = f"diff from {base[:12]}"
         self._bases[tree] = (base, {c.path for c in changes})
+        touched = sorted({c.path.rsplit("/", 1)[0] for c in changes})
+        now = git.tree_ids(self.root, [f"{tree}:{f}" for f in touched], env=self.env)
+        months = {f: stats.month(f).copy() if f in stats.folders else Month() for f in touched}
+        task_df, count = Counter(stats.task_df), stats.task_count
         old = [(c.path, f"{base}:{c.path}") for c in changes if c.status != "A"]
         new = [(c.path, f"{tree}:{c.path}") for c in changes if c.status != "D"]
-        for ep in self._parse(old, iter(git.cat_file_batch(self.root, [s for _p, s in old], env=self.env))):
-            stats.add(ep, -1)
-        for ep in self._parse(new, iter(git.cat_file_batch(self.root, [s for _p, s in new], env=self.env))):
-            stats.add(ep)
-        return stats
+        for items, sign in ((old, -1), (new, 1)):
+            blobs = iter(git.cat_file_batch(self.root, [s for _p, s in items], env=self.env))
+            for path, ep in self._parse(items, blobs):
+                months[path.rsplit("/", 1)[0]].add(ep, sign)
+                count_task(task_df, ep, sign)
+                count += sign
+        folders = dict(stats.folders)
+        for f in touched:
+            folders.pop(f, None)
+            if (month_tree := now.get(f"{tree}:{f}")) is not None:
+                folders[f] = month_tree
+        kept = {f: m for f, m in months.items() if f in folders}
+        return self._tree(count, task_df, folders, kept, exact=stats.exact)
 
-    def _parse(self, items: list[tuple[str, str]], contents: Iterator[bytes | None]) -> Iterable[Episode]:
-        """The valid episodes among ``items`` ((path in the tree, object), in order)."""
+    def _month_from_git(self, folder: str, tree: str) -> Month:
+        """A month folder's share from its episodes (its entry missing or damaged), kept."""
+        entries = sorted(
+            (f"{folder}/{e.path}", e.blob)
+            for e in git.ls_tree(self.root, tree)
+            if counts(f"{folder}/{e.path}", e.mode)
+        )
+        month = Month()
+        blobs = git.cat_file_stream(self.root, [b for _p, b in entries], env=self.env)
+        for _path, ep in self._parse(entries, blobs):
+            month.add(ep)
+        if self._months is not None:
+            self._months.save(folder, tree, month)
+        return month
+
+    def _parse(
+        self, items: list[tuple[str, str]], contents: Iterator[bytes | None]
+    ) -> Iterable[tuple[str, Episode]]:
+        """(path, episode) of the valid episodes among ``items`` ((path in the tree,
+        object), in order)."""
         for (path, _obj), raw in zip(items, contents, strict=True):
             self.read_files += 1
             if raw is None:
                 continue
             try:
-                yield parse_episode_bytes(raw, f"{self.episodes_rel}/{path}", episodes_dir=self.episodes_rel)
+                yield (
+                    path,
+                    parse_episode_bytes(raw, f"{self.episodes_rel}/{path}", episodes_dir=self.episodes_rel),
+                )
             except ScarwardenError:
                 continue  # the index skips an invalid file too
 
@@ -271,11 +314,8 @@ class LedgerReader:
         self, items: list[tuple[str, str]], contents: Iterator[bytes | None]
     ) -> list[Episode | None]:
         """Each item's valid episode, or ``None`` (in order)."""
-        out: list[Episode | None] = []
-        for item, raw in zip(items, contents, strict=True):
-            parsed = list(self._parse([item], iter([raw])))
-            out.append(parsed[0] if parsed else None)
-        return out
+        pairs = zip(items, contents, strict=True)
+        return [next((ep for _p, ep in self._parse([item], iter([raw]))), None) for item, raw in pairs]
 
     # -- the cache ------------------------------------------------------------------
 
@@ -285,83 +325,43 @@ class LedgerReader:
         does not parse the same cited episodes again."""
         if self._cited is None:
             self._cited = {}
-            if self.cache_dir is not None:
-                try:
-                    head, _, body = (self.cache_dir / CITED).read_bytes().partition(b"\n")
-                    if json.loads(head) == self._header(CITED, body):
-                        data = json.loads(body)
-                        where = {str(t): dict(places) for t, places in data["trees"].items()}
-                        self._cited = dict(data["blobs"])
-                        self._where = {**where, **self._where}
-                except (OSError, ValueError, TypeError, KeyError, AttributeError):
-                    pass  # missing or damaged: read from git again
+            if self._entries is not None and (data := self._entries.read_cited()) is not None:
+                self._cited = data[0]
+                self._where = {**data[1], **self._where}
         return self._cited
 
     def _save_cited(self, known: dict[str, list[Any]]) -> None:
-        if self.cache_dir is None:
-            return
-        if len(known) > MAX_CITED:
-            known = dict(list(known.items())[-MAX_CITED:])
-        trees = dict(list(self._where.items())[-MAX_CITED_TREES:])
-        body = json.dumps({"blobs": known, "trees": trees}, separators=(",", ":")).encode("utf-8")
-        head = json.dumps(self._header(CITED, body), sort_keys=True).encode("utf-8")
-        try:
-            self.cache_dir.mkdir(parents=True, exist_ok=True)
-            tmp = self.cache_dir / f"{CITED}.tmp-{os.getpid()}"
-            tmp.write_bytes(head + b"\n" + body)
-            os.replace(tmp, self.cache_dir / CITED)
-        except OSError:
-            pass
+        if self._entries is not None:
+            self._entries.write_cited(known, dict(list(self._where.items())[-MAX_CITED_TREES:]))
 
-    def _path(self, tree: str) -> Path | None:
-        return None if self.cache_dir is None else self.cache_dir / f"{tree}.json"
-
-    def _load(self, tree: str) -> LedgerStats | None:
-        path = self._path(tree)
-        if path is None:
+    def _load(self, tree: str) -> TreeStats | None:
+        """``tree``'s entry, checked (``None``: missing or damaged); the previous format's converted."""
+        if self._entries is None or (found := self._entries.read(tree)) is None:
             return None
+        fmt, body = found
         try:
-            head, _, body = path.read_bytes().partition(b"\n")
-            if json.loads(head) != self._header(tree, body):
-                return None
-            return LedgerStats.from_bytes(body)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None  # missing, unreadable or damaged: derived again
-
-    def _header(self, tree: str, body: bytes) -> dict[str, str]:
-        """The first line of a cache entry: what it is, and the SHA-256 of the rest."""
-        digest = hashlib.sha256(body).hexdigest()
-        return {"format": CACHE_FORMAT, "tree": tree, "episodes": self.episodes_rel, "sha256": digest}
-
-    def _save(self, tree: str, stats: LedgerStats) -> None:
-        path = self._path(tree)
-        if path is None:
-            return
-        body = stats.to_bytes()
-        head = json.dumps(self._header(tree, body), sort_keys=True).encode("utf-8")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-            tmp.write_bytes(head + b"\n" + body)
-            os.replace(tmp, path)
-            entries = [p for p in path.parent.glob("*.json") if len(p.stem) == 40]  # not cited.json
-            kept = sorted(entries, key=lambda p: p.stat().st_mtime, reverse=True)
-            for old in kept[CACHE_KEEP:]:
-                old.unlink(missing_ok=True)
-        except OSError:
-            pass  # a read-only git folder: derived again next time, still correct
-
-    def _newest_cached(self, tree: str) -> str | None:
-        if self.cache_dir is None:
+            if fmt == CACHE_FORMAT:
+                return TreeStats.from_head(body, self._months, self._month_from_git)
+            return self._convert(tree, LedgerStats.from_bytes(body))
+        except (ValueError, KeyError, TypeError, AttributeError):
             return None
-        try:
-            files = sorted(self.cache_dir.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-        except OSError:
+
+    def _convert(self, tree: str, old: LedgerStats) -> TreeStats | None:
+        """An entry of the previous format (the statistics whole; a CI cache saved before
+        the split), split by month and kept in this one: no episode read."""
+        folders = sorted(set(old.months.values()))
+        ids = git.tree_ids(self.root, [f"{tree}:{f}" for f in folders], env=self.env)
+        split = from_whole(old, {f: ids.get(f"{tree}:{f}") for f in folders})
+        if split is None:
             return None
-        for path in files:
-            if path.stem != tree and len(path.stem) == 40:
-                return path.stem
-        return None
+        stats = self._tree(old.task_count, Counter(old.task_df), *split)
+        self.derived[tree] = "converted"
+        self._save(tree, stats)
+        return stats
+
+    def _save(self, tree: str, stats: TreeStats) -> None:
+        if self._entries is not None and self._months is not None and stats.exact:
+            self._entries.write(tree, stats, self._months)
 
 
 def warm(root: Path, rev: str = "HEAD") -> str | None:

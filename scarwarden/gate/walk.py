@@ -80,11 +80,15 @@ class _Walk(WalkState):
             self.playbook_blob.update(self.boundary.playbooks())
 
     def _diff_commits(self, commits: list[tuple[str, list[str]]]) -> list[CommitDiffs]:
-        """Every commit's diff against each parent, from one ``git diff-tree --stdin``."""
+        """Every commit's diff against each parent: kept from an earlier walk (by the two
+        commit IDs, :mod:`scarwarden.gate.walk_diffs`), else from one ``git diff-tree
+        --stdin``."""
+        from scarwarden.gate.walk_diffs import diff_pairs
+
         pairs: list[tuple[str, str | None]] = []
         for sha, parents in commits:
             pairs += [(sha, p) for p in parents] or [(sha, None)]
-        diffs = iter(git.diff_tree_pairs(self.root, pairs, self.repo.memory_rel))
+        diffs = iter(diff_pairs(self.root, pairs, self.repo.memory_rel))
         return [
             CommitDiffs(sha, parents, [next(diffs) for _ in range(max(1, len(parents)))])
             for sha, parents in commits
