@@ -163,13 +163,29 @@ class LedgerEpisodes:
         return self._deriver
 
 
-def warm(root: Path, episodes_rel: str, tree: str) -> int | None:
-    """Derive and keep the words of ``tree``'s months, when this clone's ledger cache
-    already keeps some (a memory whose checks once proved such candidates): what the CI
-    action runs after the gate. Returns the episode files parsed (``None``: nothing kept)."""
-    folder = cache_dir(root)
-    if folder is None or not (folder / "words").is_dir():
+def warm(root: Path, rev: str = "HEAD") -> int | None:
+    """Derive and keep the words of ``rev``'s month folders (from the restored entries
+    by a diff: what changed), when this clone's ledger cache already keeps some (a
+    memory whose checks once proved such candidates; the others pay nothing): what the
+    CI action runs after the gate, so the next job proves in what changed. Returns the
+    episode files parsed (``None``: nothing kept, or no episodes folder at ``rev``)."""
+    from scarwarden.repo import open_repo
+
+    memory = open_repo(root, initialised=False)
+    folder = cache_dir(memory.root)
+    spec = f"{rev}:{memory.episodes_rel}"
+    tree = git.tree_ids(memory.root, [spec]).get(spec)
+    if folder is None or tree is None or not (folder / "words").is_dir():
         return None
-    reader = LedgerEpisodes(root, episodes_rel, cache=folder)
+    reader = LedgerEpisodes(memory.root, memory.episodes_rel, cache=folder)
     reader._of(tree)
     return reader.read_files
+
+
+if __name__ == "__main__":  # python -m scarwarden.gate.proofs_candidates [REV]: the CI action
+    import sys
+
+    parsed = warm(Path("."), sys.argv[1] if len(sys.argv) > 1 else "HEAD")
+    print(
+        "no candidates' words kept" if parsed is None else f"candidates' words kept ({parsed} files parsed)"
+    )

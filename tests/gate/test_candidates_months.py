@@ -192,3 +192,43 @@ def test_a_damaged_entry_is_derived_again(memory_repo: MemoryRepo) -> None:
     reader._of(_tree(memory_repo))
     assert reader.months_read == 0 and reader.read_files == 126  # 120 + 5 later copies + the broken one
     _agree(memory_repo, tasks, RecallSettings())
+
+
+def test_the_ci_step_keeps_the_heads_months_where_some_were_kept(memory_repo: MemoryRepo) -> None:
+    """``python -m scarwarden.gate.proofs_candidates HEAD`` (the CI action, after the
+    gate): nothing where no check kept the words (a memory that never proved such
+    candidates pays nothing); else the head's months from the kept ones, by a diff."""
+    import os
+    import subprocess
+
+    import yaml
+    from conftest import ROOT
+
+    def warm() -> str:
+        run = subprocess.run(
+            [sys.executable, "-m", "scarwarden.gate.proofs_candidates", "HEAD"],
+            cwd=memory_repo.root,
+            capture_output=True,
+            text=True,
+            env={**os.environ},
+            check=True,
+        )
+        return run.stdout.strip()
+
+    tasks = _months_memory(memory_repo, 7, count=30)
+    where = cache_dir(memory_repo.root)
+    assert where is not None
+    assert warm() == "no candidates' words kept" and not (where / "words").exists()
+    _agree(memory_repo, tasks[:3], RecallSettings())  # a check kept them
+    _write(
+        memory_repo, {"id": "ep-added00002", "at": "2026-02-09T10:00:00Z", "task": "zorbel", "action": "x"}
+    )
+    git(memory_repo.root, "add", "-A", memory_repo.memory_rel)
+    git(memory_repo.root, "commit", "-q", "--no-verify", "-m", "one more")
+    assert warm() == "candidates' words kept (1 files parsed)"
+    reader = LedgerEpisodes(memory_repo.root, memory_repo.episodes_rel)
+    reader._of(_tree(memory_repo))
+    assert reader.read_files == 0 and reader.months_read == 7
+    steps = yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["steps"]
+    run = next(str(s["run"]) for s in steps if "scarwarden.gate.ledger" in str(s.get("run", "")))
+    assert "python -m scarwarden.gate.proofs_candidates" in run
