@@ -42,6 +42,8 @@ from scarwarden.recall.nearest import fixed
 
 FORMAT = "candidates-words-1"
 FOLDER = "words"
+#: What each blob gave, in one file (main before the month entries): no longer read.
+LEGACY = "tasks.json"
 #: Entries kept per month folder (the most recently used), and in all.
 KEEP_PER_MONTH = 4
 KEEP = 4096
@@ -165,6 +167,7 @@ class MonthCache:
         path = self._path(month, tree)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
+            (self.folder.parent / LEGACY).unlink(missing_ok=True)  # read whole by every proof
             tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
             tmp.write_bytes(self._header(month, tree, words.body) + b"\n" + words.body)
             os.replace(tmp, path)

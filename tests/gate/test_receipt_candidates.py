@@ -249,8 +249,13 @@ def test_each_months_words_are_kept_by_month_tree(memory_repo: MemoryRepo, monke
     from scarwarden.gate.ledger_files import cache_dir
 
     _no_rule_near(memory_repo)
+    where = cache_dir(memory_repo.root)
+    assert where is not None
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "tasks.json").write_text("{}")  # the per-blob file of earlier versions: removed
     r = issued(memory_repo, "Rotate kafka secrets")
     assert _prove(memory_repo, r)[0].episodes.read_files == 5
+    assert not (where / "tasks.json").exists()
     prover, status = _prove(memory_repo, r)
     assert status == "proved" and prover.episodes.read_files == 0 and prover.episodes.months_read == 1
     write_episode(memory_repo, "ep-kafka00009", task="Rotate kafka secrets now", correction="Page security.")
@@ -263,8 +268,6 @@ def test_each_months_words_are_kept_by_month_tree(memory_repo: MemoryRepo, monke
     assert r["candidates"] == ["ep-kafka00004", "ep-kafka00009", "ep-kafka00001"]
     prover, status = _prove(memory_repo, r)
     assert status == "proved" and prover.episodes.read_files == 2
-    where = cache_dir(memory_repo.root)
-    assert where is not None
     month = git(memory_repo.root, "rev-parse", f"HEAD:{memory_repo.episodes_rel}/2026/11").stdout.strip()
     (entry,) = (where / "words").glob(f"*-{month}")
     entry.write_bytes(entry.read_bytes().replace(b"ep-kafka00004", b"ep-kafka00005"))  # damaged
