@@ -128,7 +128,7 @@ def _as_base_left_it(
         kept._path(month, tree).unlink()
 
 
-def measure(memory: Path, main: types.ModuleType, arms: list[str]) -> None:
+def measure(memory: Path, main: types.ModuleType, arms: list[str], cases: list[str]) -> None:
     root = Path(_git(memory, "rev-parse", "--show-toplevel"))
     head = _git(root, "rev-parse", "HEAD:memory/episodes")
     try:
@@ -141,7 +141,7 @@ def measure(memory: Path, main: types.ModuleType, arms: list[str]) -> None:
         terms, count = _terms(root, head, Path(tmp))
         makers = {"before": lambda c: before(main, root, c), "after": lambda c: after(root, c)}
         for arm, make in ((a, makers[a]) for a in arms):
-            for case in ("cold", "warm"):
+            for case in cases:
                 cache = Path(tmp) / f"{arm}-{case}"
                 prove = make(cache)
                 if case == "warm":
@@ -159,7 +159,7 @@ def measure(memory: Path, main: types.ModuleType, arms: list[str]) -> None:
             f"  {name:12} {seconds:8.2f} s wall {cpu:8.2f} s CPU {parsed:>9,} files parsed"
             f"  cache {size:6.1f} MB"
         )
-    for case in ("cold", "warm") if len(arms) == 2 else ():
+    for case in cases if len(arms) == 2 else ():
         wall = rows[f"after {case}"][0] / rows[f"before {case}"][0]
         cpu = rows[f"after {case}"][1] / rows[f"before {case}"][1]
         print(f"  {case}: after / before = {wall:.3f}x wall, {cpu:.3f}x CPU")
@@ -177,8 +177,10 @@ def main() -> None:
         help="before (main's reader), after, or both (default %(default)s): main's reads every "
         "episode twice at 1M (it keeps no cache above 300,000)",
     )
+    parser.add_argument("--cases", default="cold,warm", help="cold, or cold,warm (default %(default)s)")
     args = parser.parse_args()
     arms = [a for a in ("before", "after") if a in args.arms.split(",")]
+    cases = [c for c in ("cold", "warm") if c in args.cases.split(",")]
     where = os.environ.get("SCARWARDEN_BENCH_CACHE")
     memories = list(args.memories)
     for n in [int(s) for s in args.sizes.split(",")] if where and not memories else []:
@@ -189,7 +191,7 @@ def main() -> None:
     print(f"load: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     main_reader = baseline_module()
     for memory in memories:
-        measure(memory, main_reader, arms)
+        measure(memory, main_reader, arms, cases)
         print(f"load: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
