@@ -309,7 +309,7 @@ class Prover:
             tree = receipt.ledger_tree or ""
             near = None
             if receipt.candidates is not None:
-                near = nearest.gate_candidates(lambda: self.episodes.of(tree), self.episodes.texts)
+                near = self.episodes.candidates(tree)
             derived = self.ledgers.recall(book, receipt, config, candidates=near)
             if isinstance(derived, str):
                 return derived

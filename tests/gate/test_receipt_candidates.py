@@ -241,16 +241,23 @@ def test_episode_candidates_read_the_ledger_once_and_only_when_a_past_task_share
     assert status == "proved" and prover.episodes.read_files == 0  # no past task says a word of it
 
 
-def test_what_each_episode_gives_is_cached_by_blob(memory_repo: MemoryRepo, monkeypatch: Any) -> None:
-    """A second proof parses no episode; one episode added is the only one parsed; a
-    blob at a path it is not valid at is parsed again (and skipped); a damaged cache or
-    SCARWARDEN_LEDGER_CACHE=off reads every episode from git, proving the same."""
+def test_each_months_words_are_kept_by_month_tree(memory_repo: MemoryRepo, monkeypatch: Any) -> None:
+    """A second proof parses no episode; a commit adding one episode and a new month
+    folder parses those two files only; a damaged month entry is derived again (from the
+    previous entry of that month: one file); SCARWARDEN_LEDGER_CACHE=off parses every
+    episode, each time; every one proves the same."""
     from scarwarden.gate.ledger_files import cache_dir
 
     _no_rule_near(memory_repo)
+    where = cache_dir(memory_repo.root)
+    assert where is not None
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "tasks.json").write_text("{}")  # the per-blob file of earlier versions: removed
     r = issued(memory_repo, "Rotate kafka secrets")
     assert _prove(memory_repo, r)[0].episodes.read_files == 5
-    assert _prove(memory_repo, r)[0].episodes.read_files == 0
+    assert not (where / "tasks.json").exists()
+    prover, status = _prove(memory_repo, r)
+    assert status == "proved" and prover.episodes.read_files == 0 and prover.episodes.months_read == 1
     write_episode(memory_repo, "ep-kafka00009", task="Rotate kafka secrets now", correction="Page security.")
     moved = memory_repo.root / memory_repo.episodes_rel / "2026" / "10" / "ep-kafka00001.yaml"
     moved.parent.mkdir(parents=True)
@@ -261,11 +268,11 @@ def test_what_each_episode_gives_is_cached_by_blob(memory_repo: MemoryRepo, monk
     assert r["candidates"] == ["ep-kafka00004", "ep-kafka00009", "ep-kafka00001"]
     prover, status = _prove(memory_repo, r)
     assert status == "proved" and prover.episodes.read_files == 2
-    where = cache_dir(memory_repo.root)
-    assert where is not None
-    (where / "tasks.json").write_text('{"format": "ledger-tasks-2", "sha256": "0"}\n{}')
+    month = git(memory_repo.root, "rev-parse", f"HEAD:{memory_repo.episodes_rel}/2026/11").stdout.strip()
+    (entry,) = (where / "words").glob(f"*-{month}")
+    entry.write_bytes(entry.read_bytes().replace(b"ep-kafka00004", b"ep-kafka00005"))  # damaged
     prover, status = _prove(memory_repo, r)
-    assert status == "proved" and prover.episodes.read_files == 7
+    assert status == "proved" and prover.episodes.read_files == 1  # the diff from the previous entry
     monkeypatch.setenv("SCARWARDEN_LEDGER_CACHE", "off")
     prover, status = _prove(memory_repo, r)
     assert status == "proved" and prover.episodes.read_files == 7

@@ -62,7 +62,7 @@ def _agree(repo: MemoryRepo, tasks: list[str], settings: RecallSettings) -> tupl
     with open_index(repo) as index:
         tree = ledger_state(index)
         reader = LedgerEpisodes(repo.root, repo.episodes_rel)
-        near = nearest.gate_candidates(lambda: reader.of(tree), reader.texts)
+        near = reader.candidates(tree)
         for task in tasks:
             ours = recall(index, task, settings=settings)
             receipt = Receipt.make(
