@@ -31,7 +31,7 @@ def _derived(demo_repo: MemoryRepo, receipt: dict, algorithm: int):  # type: ign
 
 def test_a_version_4_receipt_still_proves(demo_repo: MemoryRepo) -> None:
     r = issued(demo_repo, TASK)
-    assert r["algorithm"] == 5
+    assert r["algorithm"] == 6
     as_v4, derived = _derived(demo_repo, r, 4)
     v4 = forged(
         as_v4,
