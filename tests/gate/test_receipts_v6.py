@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from conftest import git
 from test_receipts_v2 import codes, forged, issued, stage
-from test_receipts_v5 import _derived
+from test_receipts_v5 import assert_an_older_receipt_proves
 
 from scarwarden.files.receipt import REDERIVED
 from scarwarden.gate.check import check_staged
@@ -25,17 +25,7 @@ def test_a_version_6_receipt_proves(demo_repo: MemoryRepo) -> None:
 
 
 def test_a_version_5_receipt_still_proves(demo_repo: MemoryRepo) -> None:
-    r = issued(demo_repo, TASK)
-    as_v5, derived = _derived(demo_repo, r, 5)
-    v5 = forged(
-        as_v5,
-        verdict=derived.verdict,
-        rules=[x.id for x in derived.rules],
-        evidence={x.id: x.quotes[0].episode_id for x in derived.rules if x.quotes},
-    )
-    stage(demo_repo, 1, v5)
-    report = check_staged(demo_repo)
-    assert report.ok and not report.warnings, [str(p) for p in report.problems + report.warnings]
+    assert_an_older_receipt_proves(demo_repo, 5)
 
 
 def test_a_version_6_receipt_forged_to_reorder_its_rules_is_refused(demo_repo: MemoryRepo) -> None:
