@@ -179,6 +179,13 @@ So is the distiller's object rule (issue 26): the same lesson about another obje
 (another reservation, another user) is a rule of its own, not a sentence appended to a
 rule about someone else (docs/distill.md); nothing in it is a threshold.
 
+Recall version 6 (issue 26) adds the same-case term (`CASE_WEIGHT` 0.5 x share squared
+x the task's mass, docs/recall.md) and scores every first-pass candidate exactly. Both
+come from a bench-only prototype that was designed looking at tasks 25-49; the weight
+and the square were **not** re-fitted on tasks 0-24 (the fit did not finish in its
+session), so for version 6 tasks 25-49 are looked at, not held out, and the by-half
+tables show it: a gain on tasks 25-49 alone is the prototype's design, not evidence.
+
 Issue 26 made the judge stricter for every system alike, before any recall change was
 measured with it: a refusal needs its negation to govern the action (before, a "not"
 anywhere in the sentence made one), values and arguments count only in the sentence

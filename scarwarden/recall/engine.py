@@ -27,7 +27,7 @@ from scarwarden.recall.given import attach_evidence, candidates
 from scarwarden.recall.prune import best_candidates
 from scarwarden.recall.receipts import ledger_state, make_receipt, playbook_blob
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
-from scarwarden.recall.score import score_rules, task_terms, worth_explaining
+from scarwarden.recall.score import explained, score_rules, task_terms
 
 if TYPE_CHECKING:
     from scarwarden.index import Index
@@ -97,8 +97,11 @@ def recall(
         # The postings are a function of the playbook: its blob ID keys the cache.
         blob = index.meta("playbook_blob")
         key = (str(index.repo.index_path), blob) if blob else None
-        found = best_candidates(index.conn, terms, limit, limit + _SLACK, cache_key=key)
-        ranked = score_rules(index.conn, worth_explaining(found, limit), terms)
+        # Version 6 scores every candidate of the first pass exactly (its same-case
+        # term can lift one past the first pass's top few), so all of them must be exact.
+        exact = limit + _SLACK if terms.same_case else limit
+        found = best_candidates(index.conn, terms, exact, limit + _SLACK, cache_key=key)
+        ranked = score_rules(index.conn, explained(found, limit, terms.same_case), terms)
         ranked.sort(key=lambda r: (-r.score, r.id))
     verdict = _route(stats, ranked)
     verdict, doubt = not_on_a_struggling_rule_alone(index, verdict, ranked, settings)  # lineage counts

@@ -14,6 +14,8 @@ from typing import Any
 
 from scarwarden import text
 from scarwarden.recall.formulas import (
+    CASE_POWER,
+    CASE_WEIGHT,
     DECIMALS,
     EPISODE_WEIGHT,
     K1,
@@ -44,6 +46,12 @@ _FORMULA = {
         f"or {LONG_RULE:g} * avglen / len for a rule longer than {LONG_RULE:g} * avglen"
     ),
     "closest_episode": "episode words count from the cited episode whose words add most (max, not sum)",
+    "case": (
+        f"{CASE_WEIGHT:g} * share ** {CASE_POWER} * task_mass, share = (idf * ledger of the task stems "
+        "the closest cited episode's task says) / task_mass (version 6)"
+    ),
+    "case_weight": CASE_WEIGHT,
+    "case_power": CASE_POWER,
     "evidence": (
         "sum over matched stems of min(1, idf / idf(df=1)) * ledger (x episode_weight through episodes)"
     ),
@@ -124,6 +132,7 @@ def _rule_data(r: RecalledRule) -> dict[str, Any]:
             }
             for p in r.pairs
         ],
+        "case": r.case.to_json() if r.case is not None else None,
     }
 
 
@@ -267,6 +276,13 @@ def _rule_lines(rule: RecalledRule, stats: RecallStats, note: str) -> list[str]:
             f"    pair:{p.pair:<19} {p.contribution:8.4f}  = idf {p.idf:.4f} (df {p.df}) x "
             f"weight {p.weight:g} x tf {p.tf} x {K1 + 1:g} / ({p.tf} + {K1} x ({1 - B:g} + {B} x "
             f"{p.length}/{avg:.4f})): {p.pair.replace(' ', ' then ')} side by side (ranking only)"
+        )
+    if rule.case is not None:
+        c = rule.case
+        lines.append(
+            f"    case:{c.episode_id:<19} {c.contribution:8.4f}  = {CASE_WEIGHT:g} x share {c.share:.4f}^"
+            f"{CASE_POWER} x task {stats.task_mass:.4f}: {c.episode_id}'s task says "
+            f"{', '.join(c.stems)} ({c.said:.4f} of the task's mass; ranking only)"
         )
     return lines + _confidence_lines(rule, stats)
 

@@ -91,6 +91,25 @@ LONG_RULE = 2.75
 LONG_RULE_V4 = 2.0
 
 
+#: Version 6 (issue 26): the *same case* term. A rule whose closest cited episode's task
+#: says much of this task is the lesson of this very case, not a rule of the same user
+#: from another task: it adds ``CASE_WEIGHT x share ** CASE_POWER x task_mass``
+#: (:func:`same_case`). Fitted on the replay's first 25 tasks only
+#: (``python bench/replay.py --tasks 25``, default order; docs/replay.md, "What was
+#: fitted on what"), then frozen.
+CASE_WEIGHT = 0.5
+CASE_POWER = 2
+
+
+def same_case(share: float, task_mass: float) -> float:
+    """The same-case term (unrounded): ``CASE_WEIGHT x share ** CASE_POWER x task_mass``.
+    ``share`` (0 to 1): the part of the task's mass (idf x ledger weight) that the
+    rule's closest cited episode's task says. Squared, so a few shared generic words
+    (a user's name, "reservation") count little and a near-identical request counts
+    fully; times the task's mass, so it is on the scale of the BM25 sums it adds to."""
+    return CASE_WEIGHT * share**CASE_POWER * task_mass
+
+
 def length_share(length: int | None, avg: float, cap: float = LONG_RULE) -> float:
     """The share of a rule's mass the confidence counts (version 4 on): 1, or
     ``cap x avglen / len(r)`` for a rule longer than ``cap x avglen`` (``cap``:

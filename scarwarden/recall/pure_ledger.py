@@ -46,14 +46,15 @@ from scarwarden.recall.formulas import K1, TAG_WEIGHT, B, idf
 from scarwarden.recall.ledger_stats import LedgerStats
 from scarwarden.recall.pure import Postings
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
-from scarwarden.recall.score import TaskTerms, _scored_rule, weigh_task, worth_explaining
+from scarwarden.recall.score import TaskTerms, _scored_rule, explained, weigh_task
 
 #: The recall algorithm versions this module reproduces: 2, 3 (version 2 plus the
 #: pairs of adjacent stems, :func:`scarwarden.text.pairs`) and 4 (version 3 with the
 #: closest cited episode instead of the sum over them, the capped rule mass, and the
 #: evidence given with each rule) and 5 (version 4 with evidence that adds to the rule,
-#: :mod:`scarwarden.recall.evidence`), the newest.
-VERSIONS = (2, 3, 4, 5)
+#: :mod:`scarwarden.recall.evidence`) and 6 (version 5 with the same-case term, every
+#: first-pass candidate scored exactly), the newest.
+VERSIONS = (2, 3, 4, 5, 6)
 IMPLEMENTS = VERSIONS[-1]
 #: The engine's slack: candidates scored beyond ``limit`` before the exact re-ranking.
 _SLACK = 10
@@ -137,7 +138,7 @@ def recall_ledger(
     ranked: list[RecalledRule] = []
     if qtf and terms.n:
         found = _candidates(book, words, terms, limit + _SLACK)
-        ranked = _score(book, ledger, words, terms, worth_explaining(found, limit))
+        ranked = _score(book, ledger, words, terms, explained(found, limit, terms.same_case))
         ranked.sort(key=lambda r: (-r.score, r.id))
     verdict = _route(stats, ranked)
     verdict = _not_on_a_struggling_rule_alone(verdict, ranked, settings, ledger, changes)

@@ -83,6 +83,30 @@ class PairMatch:
         }
 
 
+@dataclass(frozen=True)
+class CaseMatch:
+    """The ``case:<episode>`` contribution (recall version 6): how much of the task the
+    rule's closest cited episode's task says (``share`` of the task's mass), as
+    ``CASE_WEIGHT x share ** CASE_POWER x task_mass``; ranking only."""
+
+    episode_id: str
+    #: The task stems that episode's task says (among those episode words count for).
+    stems: list[str]
+    #: Their idf x ledger weight summed, and that over the task's mass (0 to 1).
+    said: float
+    share: float
+    contribution: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "episode": self.episode_id,
+            "stems": list(self.stems),
+            "said_mass": self.said,
+            "share": self.share,
+            "contribution": self.contribution,
+        }
+
+
 @dataclass
 class RecalledRule:
     """One recalled rule, with why it matched."""
@@ -129,6 +153,8 @@ class RecalledRule:
     #: Version 4: sentences of its closest cited episode's correction (``evidence`` in
     #: JSON; :mod:`scarwarden.recall.evidence`); empty when no cited episode has one.
     quotes: list[Evidence] = field(default_factory=list)
+    #: Version 6: the same-case term (None: older versions, or no task word said).
+    case: CaseMatch | None = None
     #: How the rule has fared (:func:`scarwarden.recall.standing.standing`), when read.
     lineage: dict[str, Any] | None = None
 
@@ -169,6 +195,10 @@ class RecalledRule:
         parts += [
             f"words {' '.join(w(s) for s in p.pair.split(' '))} +{p.contribution:g}" for p in self.pairs
         ]
+        if self.case is not None:
+            parts.append(
+                f"same case as {self.case.episode_id} ({self.case.share:.0%}) +{self.case.contribution:g}"
+            )
         return ", ".join(parts) or "nothing"
 
     def citation(self) -> str:

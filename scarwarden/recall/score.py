@@ -48,6 +48,7 @@ from scarwarden.recall.formulas import (
 )
 from scarwarden.recall.result import RecalledRule
 from scarwarden.recall.score_parts import (
+    case_match,
     closest_episode,
     episode_matches,
     masses,
@@ -161,6 +162,13 @@ def worth_explaining(found: list[tuple[str, float]], limit: int) -> list[str]:
     return [rule_id for rule_id, score in found if score >= cut - eps]
 
 
+def explained(found: list[tuple[str, float]], limit: int, every: bool) -> list[str]:
+    """The candidates scored exactly: all of ``found`` (version 6: the first pass's
+    ``limit + slack`` best, since the same-case term can lift any of them), else
+    :func:`worth_explaining`'s."""
+    return [rule_id for rule_id, _score in found] if every else worth_explaining(found, limit)
+
+
 def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule]:
     """Exact contributions and confidences for the candidate rules, in a fixed order."""
     if not ids:
@@ -219,10 +227,13 @@ def _scored_rule(
     contributions.update({f"term:{m.stem}": m.contribution for m in matches})
     episodes = episodes or {}
     closest = closest_episode(task, episodes) if task.closest else None
-    total, via = episode_matches(task, of_episode(episodes, closest) if closest else episodes, total)
+    own_episode = of_episode(episodes, closest) if closest else episodes
+    total, via = episode_matches(task, own_episode, total)
     contributions.update({f"episode:{e.stem}": e.contribution for e in via})
     total, pair_matches = pair_matches_of(task, pairs or {}, total)
     contributions.update({f"pair:{m.pair}": m.contribution for m in pair_matches})
+    total, case = case_match(task, own_episode, closest, total)  # version 6
+    contributions.update({f"case:{case.episode_id}": case.contribution} if case else {})
     matched = set(postings).union(*(parts[t] for t in hits))
     through = {e.stem for e in via} - matched  # found only through the rule's episodes
     q = own_ledger_weights(task, own_task_df or {})
@@ -251,4 +262,5 @@ def _scored_rule(
         pairs=pair_matches,
         closest_episode=closest,
         length_share=round(share, DECIMALS) if task.closest else None,
+        case=case,
     )

@@ -16,10 +16,11 @@ from scarwarden.recall.formulas import (
     episode_contribution,
     idf,
     ledger_weight,
+    same_case,
     specificity,
     term_contribution,
 )
-from scarwarden.recall.result import EpisodeMatch, PairMatch, TermMatch
+from scarwarden.recall.result import CaseMatch, EpisodeMatch, PairMatch, TermMatch
 
 if TYPE_CHECKING:
     from scarwarden.recall.task import TaskTerms
@@ -111,6 +112,22 @@ def of_episode(
         if mine:
             out[stem] = mine
     return out
+
+
+def case_match(
+    task: TaskTerms, episodes: dict[str, list[tuple[str, str, int]]], closest: str | None, total: float
+) -> tuple[float, CaseMatch | None]:
+    """``total`` plus the same-case term (version 6; older: ``total``, None): ``episodes``, the words of the
+    rule's closest cited episode ``closest``; the task stems its *task* says, their idf
+    x ledger weight over the task's mass is the share (:func:`same_case`)."""
+    stems = sorted(s for s, where in episodes.items() if any(f == "task" for _e, f, _tf in where))
+    if not task.same_case or closest is None or not stems or task.task_mass <= 0.0:
+        return total, None
+    said = math.fsum(idf(task.df.get(s, 0), task.n) * task.q(s) for s in stems)
+    share = min(1.0, said / task.task_mass)
+    value = same_case(share, task.task_mass)
+    match = CaseMatch(closest, stems, round(said, DECIMALS), round(share, DECIMALS), round(value, DECIMALS))
+    return total + value, match
 
 
 def pair_matches_of(

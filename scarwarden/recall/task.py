@@ -55,6 +55,11 @@ class TaskTerms:
         return self.version >= 4
 
     @property
+    def same_case(self) -> bool:
+        """Version 6: the same-case term ranks, and every first-pass candidate is scored."""
+        return self.version >= 6
+
+    @property
     def long_rule(self) -> float:
         """How many average rules long a rule counts at most in the confidence."""
         return LONG_RULE_V4 if self.version == 4 else LONG_RULE

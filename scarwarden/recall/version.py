@@ -39,4 +39,11 @@ from __future__ import annotations
 #:    sentences whose words the rule does not already all say (values, names, the
 #:    case); the episode is named even when none is left (empty text). Ranking and
 #:    router as version 4, December 2026. The gate re-derives versions 2 to 5.
-ALGORITHM = 5
+#: 6: issue 26: the same-case term: a rule whose closest cited episode's task says much
+#:    of this task adds CASE_WEIGHT x share ** CASE_POWER x task_mass
+#:    (:func:`scarwarden.recall.formulas.same_case`), so the lesson of this very case
+#:    outranks a rule of the same user from another task; and every one of the first
+#:    pass's ``limit + 10`` candidates is scored exactly (version 5 scored only the top
+#:    ``limit`` and ties). Confidence, router and evidence as version 5, December 2026.
+#:    The gate re-derives versions 2 to 6.
+ALGORITHM = 6

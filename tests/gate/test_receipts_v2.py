@@ -45,7 +45,7 @@ def codes(report: Any) -> list[str]:
 
 def test_todays_receipt_names_the_ledger_and_proves(demo_repo: MemoryRepo) -> None:
     r = issued(demo_repo)
-    assert r["algorithm"] == 5  # recall version 5 (issue 26); test_receipts_v4/v5.py prove its evidence
+    assert r["algorithm"] == 6  # recall version 6 (issue 26); test_receipts_v4/v5/v6.py prove the rest
     assert r["ledger"] == git(demo_repo.root, "rev-parse", f"HEAD:{demo_repo.episodes_rel}").stdout.strip()
     stage(demo_repo, 1, r, rules_applied=r["rules"][:1])
     report = check_staged(demo_repo)
@@ -133,7 +133,7 @@ def test_unverifiable_receipts_say_why(demo_repo: MemoryRepo) -> None:
     whys = {
         "names no ledger": forged(r, ledger=None),
         "uncommitted": forged(r, ledger=r["ledger"] + UNCOMMITTED),
-        "version 6": forged(r, algorithm=6),  # a version this gate does not re-run (5 is today's)
+        "version 7": forged(r, algorithm=7),  # a version this gate does not re-run (6 is today's)
     }
     for n, (why, bad) in enumerate(whys.items(), 1):
         if bad.get("ledger") is None:
@@ -298,7 +298,7 @@ def test_a_version_2_receipt_still_proves_after_recall_moved_to_3(memory_repo: M
     git(memory_repo.root, "commit", "-q", "-m", "recall settings for the test", "--", "scarwarden.yaml")
     with open_index(memory_repo) as index:
         v3 = recall(index, task, settings=settings)
-    assert v3.receipt is not None and v3.receipt.algorithm == 5
+    assert v3.receipt is not None and v3.receipt.algorithm == 6
     assert [r.id for r in v3.rules][:2] == ["PB-02", "PB-01"]  # the pair "credit card" lifts PB-02
     blob = git(memory_repo.root, "rev-parse", f"HEAD:{memory_repo.playbook_rel}").stdout.strip()
     proofs = LedgerProofs(memory_repo.root, memory_repo.playbook_rel, memory_repo.episodes_rel, revs=["HEAD"])

@@ -20,7 +20,7 @@ TASK = "Post our discount code on Twitter"
 
 def test_todays_receipt_names_its_evidence_and_proves(demo_repo: MemoryRepo) -> None:
     r = issued(demo_repo, TASK)
-    assert r["algorithm"] == 5 and r["evidence"] == {"PB-02": "ep-wmjgdnc59j"}
+    assert r["algorithm"] == 6 and r["evidence"] == {"PB-02": "ep-wmjgdnc59j"}
     stage(demo_repo, 1, r, rules_applied=r["rules"][:1])
     report = check_staged(demo_repo)
     assert report.ok and not report.warnings, [str(p) for p in report.problems + report.warnings]

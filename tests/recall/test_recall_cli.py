@@ -16,8 +16,10 @@ def test_readable_output_gives_verdict_meaning_rules_and_why(cli) -> None:
     out = result.stdout
     assert out.startswith("ACT  Strong match: follow the recalled rules and cite them.")
     assert (
-        "1. PB-02: Never share discount codes on public social media  (score 26.3894, confidence 0.3829)"
+        "1. PB-02: Never share discount codes on public social media  (score 27.5663, confidence 0.3829)"
     ) in out
+    # version 6: ep-wmjgdnc59j's task says code and twitter, half the task's mass
+    assert "same case as ep-wmjgdnc59j (50%) +1.1769" in out
     # twitter: two of the ledger's 34 tasks say it (ledger weight 1 - 1/44 = 0.9773)
     assert "why: tag discount +3, tag code +3, tag twitter +2.9319, word code +" in out
     # version 4: only the closest cited episode's words count (ep-wmjgdnc59j, not also ep-dqq3bkemex)
