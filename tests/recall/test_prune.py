@@ -146,20 +146,15 @@ def test_the_bounds_stay_exact_after_an_incremental_refresh(memory_repo: MemoryR
     assert table() == refreshed
 
 
-def _cap_episode_terms(conn: object) -> dict[str, int]:
-    """Add ``rule_episode_df.max_etf`` as the index keeps it once the schema has it (the
-    most one cited episode says each stem, task + correction) and return it."""
-    caps = dict(
+def _true_caps(conn: object) -> dict[str, int]:
+    """The most one cited episode says each stem (task + correction), counted here from
+    ``rule_episode_terms``: what ``rule_episode_df.max_etf`` must hold."""
+    return dict(
         conn.execute(  # type: ignore[attr-defined]
             "SELECT term, max(etf) FROM (SELECT term, rule_id, episode_id, sum(tf) AS etf "
             "FROM rule_episode_terms GROUP BY term, rule_id, episode_id) GROUP BY term"
         ).fetchall()
     )
-    conn.execute("ALTER TABLE rule_episode_df ADD COLUMN max_etf INTEGER")  # type: ignore[attr-defined]
-    conn.executemany(  # type: ignore[attr-defined]
-        "UPDATE rule_episode_df SET max_etf = ? WHERE term = ?", [(cap, term) for term, cap in caps.items()]
-    )
-    return caps
 
 
 def test_the_episode_words_bound_uses_the_most_an_episode_says_a_stem(
@@ -197,13 +192,14 @@ def test_the_episode_words_bound_uses_the_most_an_episode_says_a_stem(
                     wrong += not (same and worth_explaining(fast, limit) == expected)
             return wrong, len(read)
 
-        assert not any(prune._etf_caps(conn, sorted(t.ep_df)) for t in terms), "no column: no cap"
-        wrong, uncapped = run()
-        assert wrong == 0
-        caps = _cap_episode_terms(conn)
+        caps = _true_caps(conn)
         assert set(caps.values()) >= {1, 2}, "the generated ledger says some stem twice in one episode"
         assert prune._etf_caps(conn, sorted(terms[0].ep_df)) == {t: caps[t] for t in terms[0].ep_df}
         wrong, capped = run()
+        assert wrong == 0
+        conn.execute("UPDATE rule_episode_df SET max_etf = NULL")  # an index that does not say
+        assert not any(prune._etf_caps(conn, sorted(t.ep_df)) for t in terms), "no value: no cap"
+        wrong, uncapped = run()
         assert wrong == 0
         assert capped < uncapped, "the cap spared no episode list a full read"
         monkeypatch.setattr(prune, "_saturation", lambda cap: 0.05)  # a bound below the truth
