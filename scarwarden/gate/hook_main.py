@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import sys
 
+from scarwarden.files.input_policy import printable
+
 REF_HOOKS = ("reference-transaction", "pre-push")
 COMMIT_HOOKS = ("pre-commit", "pre-merge-commit")
 HOOKS = COMMIT_HOOKS + REF_HOOKS
@@ -57,6 +59,7 @@ def _staged() -> int:
     """``scarwarden check --staged``: warnings on stderr, problems and the summary on
     stdout, exit 1 when the gate refuses."""
     from scarwarden.gate.check import check_staged
+    from scarwarden.gate.report import problem_lines
     from scarwarden.git.batch import session
     from scarwarden.repo import open_repo
 
@@ -64,23 +67,13 @@ def _staged() -> int:
         report = check_staged(open_repo(".", initialised=False))
     for warning in report.warnings:
         _say(f"warning: {warning}")
-    out: list[str] = []
-    for p in report.problems:
-        lines = str(p).splitlines()
-        out.append(f"- {lines[0]}")
-        out.extend(f"  {line}" for line in lines[1:])
-    out.append(report.summary())
-    sys.stdout.write(_printable("".join(f"{line}\n" for line in out)))
+    lines = problem_lines(report.problems, report.summary())
+    sys.stdout.write(printable("".join(f"{line}\n" for line in lines)))
     return 0 if report.ok else 1
 
 
 def _say(text: str) -> None:
-    sys.stderr.write(_printable(text) + "\n")
-
-
-def _printable(text: str) -> str:
-    """``text`` writable as UTF-8 whatever it quotes (a lone surrogate is escaped)."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    sys.stderr.write(printable(text) + "\n")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -76,3 +77,15 @@ def _counted(n: int, key: str) -> str:
         first, _, rest = noun.partition(" ")
         noun = f"{first}s{' ' + rest if rest else ''}"
     return f"{n} {noun}"
+
+
+def problem_lines(problems: Sequence[object], summary: str) -> list[str]:
+    """What ``check`` prints: one problem per item (its hint indented under it), then
+    the summary line (the CLI and the hooks' entry print the same)."""
+    out: list[str] = []
+    for p in problems:
+        lines = str(p).splitlines()
+        out.append(f"- {lines[0]}")
+        out.extend(f"  {line}" for line in lines[1:])
+    out.append(summary)
+    return out

@@ -94,9 +94,9 @@ LONG_RULE_V4 = 2.0
 #: Version 6 (issue 26): the *same case* term. A rule whose closest cited episode's task
 #: says much of this task is the lesson of this very case, not a rule of the same user
 #: from another task: it adds ``CASE_WEIGHT x share ** CASE_POWER x task_mass``
-#: (:func:`same_case`). Fitted on the replay's first 25 tasks only
-#: (``python bench/replay.py --tasks 25``, default order; docs/replay.md, "What was
-#: fitted on what"), then frozen.
+#: (:func:`same_case`). Not fitted on a held-out half: the weight and the square are a
+#: bench-only prototype's, designed looking at the replay's tasks 25-49 (docs/recall.md
+#: and docs/replay.md, "What was fitted on what", say so).
 CASE_WEIGHT = 0.5
 CASE_POWER = 2
 

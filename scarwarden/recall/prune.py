@@ -42,7 +42,6 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import json
-import sqlite3
 from typing import Any
 
 from scarwarden import text
@@ -178,16 +177,13 @@ def _min_length1(conn: Any, stems: list[str]) -> dict[str, int]:
 
 def _etf_caps(conn: Any, stems: list[str]) -> dict[str, int]:
     """Stem -> the most any one cited episode says it (``etf``, task + correction), from
-    ``rule_episode_df.max_etf`` when the index keeps it; empty for an index without it."""
+    ``rule_episode_df.max_etf`` (schema 18 on; a stem it does not give has no cap)."""
     if not stems:
         return {}
-    try:
-        rows = conn.execute(
-            "SELECT term, max_etf FROM rule_episode_df WHERE term IN (SELECT value FROM json_each(?))",
-            (json.dumps(stems),),
-        ).fetchall()
-    except sqlite3.OperationalError:  # an index without the column: no cap
-        return {}
+    rows = conn.execute(
+        "SELECT term, max_etf FROM rule_episode_df WHERE term IN (SELECT value FROM json_each(?))",
+        (json.dumps(stems),),
+    ).fetchall()
     return {term: int(cap) for term, cap in rows if cap}
 
 

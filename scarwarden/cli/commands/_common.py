@@ -61,9 +61,7 @@ def require_ui(what: str) -> None:
 
 def print_problems(problems: Sequence[object], summary: str) -> None:
     """One problem per item (hint indented under it), then the summary line."""
-    for p in problems:
-        lines = str(p).splitlines()
-        click.echo(f"- {lines[0]}")
-        for line in lines[1:]:
-            click.echo(f"  {line}")
-    click.echo(summary)
+    from scarwarden.gate.report import problem_lines
+
+    for line in problem_lines(problems, summary):
+        click.echo(line)
