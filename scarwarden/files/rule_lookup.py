@@ -91,8 +91,11 @@ def _nearest(rule_id: str, text: str, rules: Sequence[tuple[str, str]], list_hin
     best first, then the playbook's IDs in order when there are few."""
     ids = sorted((rid for rid, _ in rules), key=sort_key)
     close: list[str] = []
-    if rule_id.startswith("PB-") and not rule_id[3:].isdigit():
-        close = difflib.get_close_matches(rule_id, ids, n=3, cutoff=0.6)
+    if rule_id.startswith("PB-"):
+        # Guess among minted IDs only: a minted ID typed one short may be all digits
+        # (PB-5295392 for PB-5295392p), but a numbered ID is never guessed.
+        minted = [rid for rid in ids if not rid[3:].isdigit()]
+        close = difflib.get_close_matches(rule_id, minted, n=3, cutoff=0.6)
     elif not rule_id.startswith("PB-"):
         titles = {_plain(title): rid for rid, title in rules}
         close = [titles[t] for t in difflib.get_close_matches(_plain(text), list(titles), n=3, cutoff=0.5)]

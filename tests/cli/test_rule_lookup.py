@@ -115,3 +115,25 @@ def test_rule_ids_are_readable_in_the_lookup_for_every_spelling() -> None:
     assert spelled("pb-3") == "PB-03" and spelled("PB-7K2M9Q4X") == "PB-7k2m9q4x"
     assert spelled(" Open  with ") == "Open with"
     assert Path  # noqa: B018
+
+
+def test_a_minted_id_cut_to_digits_is_still_guessed_and_a_number_never_is() -> None:
+    """A minted ID whose random part is digits but for its last character, typed one
+    short, looks like a numbered ID (PB-5295392): it is still a typo of the minted one.
+    A numbered ID is never guessed (PB-15 for PB-14 would be a wrong rule)."""
+    from scarwarden.errors import UsageError
+    from scarwarden.files.rule_lookup import find_rule
+
+    rules = [
+        ("PB-5295392p", "Open with the reader"),
+        ("PB-ftd2apq4", "Close with a question"),
+        ("PB-15", "Cite"),
+    ]
+
+    def hint(typed: str) -> str:
+        with pytest.raises(UsageError) as caught:
+            find_rule(typed, rules, episode_hint="", list_hint="")
+        return caught.value.hint or ""
+
+    assert "did you mean PB-5295392p?" in hint("PB-5295392")
+    assert "did you mean" not in hint("PB-14")
