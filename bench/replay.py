@@ -14,6 +14,7 @@ Examples:
     python bench/replay.py --tasks 6 --trials 2 --no-chart --json     # a quick slice
     python bench/replay.py --distill-every 25 --checkpoint-every 25
     python bench/replay.py --render               # re-render docs/replay.md from docs/replay/*.json
+    python bench/replay.py --tasks 25 --case-weight 0 --json   # the case weight's fit (docs/recall.md)
     SCARWARDEN_API_KEY=... python bench/replay.py --model --answer    # with a model
 """
 
@@ -87,6 +88,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="only re-render docs/replay.md from the stored figures (no replay)",
     )
+    parser.add_argument(
+        "--case-weight",
+        type=float,
+        default=None,
+        metavar="W",
+        help="recall version 6's same-case weight in the CLI processes (bench only: the fit on"
+        " tasks 0-24; a run with it never writes docs)",
+    )
     parser.add_argument("--keep", type=Path, default=None, help="keep the memory repository in this folder")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.add_argument(
@@ -101,11 +110,10 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     """The replay in ``workdir``; returns the figures."""
     stream = stream_order(load_runs(args.data), seed=args.seed, tasks=args.tasks, trials=args.trials)
     policy = PolicyRules((args.data / "policy.md").read_text("utf-8"))
-    sw: Any = (
-        NoScarwarden()
-        if args.baselines_only
-        else Scarwarden(workdir / "memory", bench_env(offline=not (args.model or args.answer)))
-    )
+    env = bench_env(offline=not (args.model or args.answer))
+    if args.case_weight is not None:
+        env = with_case_weight(env, args.case_weight, workdir)
+    sw: Any = NoScarwarden() if args.baselines_only else Scarwarden(workdir / "memory", env)
     sw.init()
     opts = Options(
         distill_every=args.distill_every,
@@ -144,7 +152,28 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         "example": example(stream),
         "load_average": [round(x, 1) for x in os.getloadavg()],
     }
+    if args.case_weight is not None:
+        meta["case_weight"] = args.case_weight
     return figures(result, meta)
+
+
+#: Imported by every Python process started with the returned environment, before the CLI:
+#: it sets recall's same-case weight, a module constant read when a rule is scored.
+_CASE_WEIGHT_SITE = """from scarwarden.recall import formulas
+
+formulas.CASE_WEIGHT = {weight!r}
+"""
+
+
+def with_case_weight(env: dict[str, str], weight: float, workdir: Path) -> dict[str, str]:
+    """``env`` with a ``sitecustomize`` that sets ``formulas.CASE_WEIGHT`` to ``weight`` in
+    the Scarwarden CLI processes (the product has no such setting: the weight is part of
+    recall algorithm version 6, which receipts name)."""
+    site = workdir / "case-weight-site"
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "sitecustomize.py").write_text(_CASE_WEIGHT_SITE.format(weight=weight), "utf-8")
+    path = [str(site), env.get("PYTHONPATH", "")]
+    return {**env, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
 
 
 def example(stream: list[Run]) -> dict[str, Any]:
@@ -167,6 +196,7 @@ def command_line(args: argparse.Namespace) -> str:
         ("--checkpoint-every", args.checkpoint_every, 10),
         ("--top", args.top, 3),
         ("--tags", args.tags, "actions"),
+        ("--case-weight", args.case_weight, None),
     ):
         if value != default:
             parts.append(f"{flag} {value}")
@@ -188,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.baselines_only:
         print(json.dumps(figs, indent=1))
         return 0
-    if docs is None and args.tasks is None and args.trials is None and not args.no_docs:
+    full = args.tasks is None and args.trials is None and args.case_weight is None
+    if docs is None and full and not args.no_docs:
         docs = ROOT / "docs"
     if docs is not None:
         from replay_report import write_docs

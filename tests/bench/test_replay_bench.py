@@ -273,3 +273,20 @@ def test_the_chart_and_the_page_render(slice_figures: dict[str, Any], tmp_path: 
     assert "## Results" in page and "### How a correction is derived" in page
     assert (tmp_path / "replay" / "replay.png").stat().st_size > 10_000
     assert (tmp_path / "replay" / "replay.svg").read_text("utf-8").startswith("<?xml")
+
+
+def test_the_case_weight_reaches_the_cli_processes_and_only_them(tmp_path: Path) -> None:
+    """``--case-weight`` (the fit of version 6's weight on tasks 0-24) sets the constant in
+    the processes started with the bench's environment; the product keeps its own, and
+    the command line that regenerates the figures names the weight."""
+    import replay
+
+    from scarwarden.recall import formulas
+
+    probe = [sys.executable, "-c", "from scarwarden.recall import formulas; print(formulas.CASE_WEIGHT)"]
+    env = replay.with_case_weight(dict(os.environ), 2.0, tmp_path)
+    assert subprocess.run(probe, env=env, capture_output=True, text=True, check=True).stdout.strip() == "2.0"
+    plain = subprocess.run(probe, capture_output=True, text=True, check=True).stdout.strip()
+    assert plain == str(formulas.CASE_WEIGHT) == "0.5"
+    args = replay.parse_args(["--tasks", "25", "--case-weight", "0"])
+    assert replay.command_line(args) == "python bench/replay.py --tasks 25 --case-weight 0.0"
