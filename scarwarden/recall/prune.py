@@ -290,28 +290,30 @@ class _Reader:
 
     def _add_episode(self, acc: dict[str, float], stem: str, existing: bool) -> None:
         """Add what an episode stem gives each (rule, episode) citing it; a rule's partial
-        sum rises by what its best episode gained (the closest episode alone counts)."""
-        sql = (
-            "SELECT rule_id, episode_id, ? * sum(tf) / (sum(tf) + ?) FROM rule_episode_terms "
-            "WHERE term = ?{only} GROUP BY rule_id, episode_id"
-        )
+        sum rises by what its best episode gained (the closest episode alone counts).
+        The postings come in key order, a (rule, episode)'s fields one after the other,
+        and are summed here: SQLite's GROUP BY cost as much as handing over the rows."""
+        sql = "SELECT rule_id, episode_id, tf FROM rule_episode_terms WHERE term = ?{only}"
         seek = existing and len(acc) * _SEEK_COST < self.task.ep_df[stem]
-        args: tuple[Any, ...] = (self.ep_w[stem], K1, stem)
         rows = self.conn.execute(
             sql.format(only=" AND rule_id IN (SELECT value FROM json_each(?))" if seek else ""),
-            (*args, json.dumps(list(acc))) if seek else args,
+            (stem, json.dumps(list(acc))) if seek else (stem,),
         )
-        sums, best = self.ep_sums, self.ep_best
+        w, sums, best = self.ep_w[stem], self.ep_sums, self.ep_best
         get_sum, get_best, get_acc = sums.get, best.get, acc.get
-        for rule_id, episode_id, add in rows:
-            if existing and rule_id not in acc:
+        key: tuple[str, str] | None = None
+        etf = 0
+        for rule_id, episode_id, tf in [*rows, (None, None, 0)]:  # a last row ends the last group
+            if key is not None and rule_id == key[0] and episode_id == key[1]:
+                etf += tf
                 continue
-            key = (rule_id, episode_id)
-            value = sums[key] = get_sum(key, 0.0) + add
-            was = get_best(rule_id, 0.0)
-            if value > was:
-                best[rule_id] = value
-                acc[rule_id] = get_acc(rule_id, 0.0) + (value - was)
+            if key is not None and (not existing or key[0] in acc):
+                value = sums[key] = get_sum(key, 0.0) + w * etf / (etf + K1)
+                was = get_best(key[0], 0.0)
+                if value > was:
+                    best[key[0]] = value
+                    acc[key[0]] = get_acc(key[0], 0.0) + (value - was)
+            key, etf = (rule_id, episode_id), tf
 
     def _from_sql(
         self, acc: dict[str, float], stems: list[str], *, only: dict[str, float] | None, existing: bool
