@@ -301,19 +301,23 @@ class _Reader:
         )
         w, sums, best = self.ep_w[stem], self.ep_sums, self.ep_best
         get_sum, get_best, get_acc = sums.get, best.get, acc.get
-        key: tuple[str, str] | None = None
+        gain = [w * etf / (etf + K1) for etf in range(8)]  # by etf: most say a stem once
+        rule: Any = None  # the (rule, episode) being summed, and its etf so far
+        episode: Any = None
         etf = 0
         for rule_id, episode_id, tf in [*rows, (None, None, 0)]:  # a last row ends the last group
-            if key is not None and rule_id == key[0] and episode_id == key[1]:
+            if episode_id == episode and rule_id == rule:
                 etf += tf
                 continue
-            if key is not None and (not existing or key[0] in acc):
-                value = sums[key] = get_sum(key, 0.0) + w * etf / (etf + K1)
-                was = get_best(key[0], 0.0)
+            if rule is not None and (not existing or rule in acc):
+                key = (rule, episode)
+                add = gain[etf] if etf < 8 else w * etf / (etf + K1)
+                value = sums[key] = get_sum(key, 0.0) + add
+                was = get_best(rule, 0.0)
                 if value > was:
-                    best[key[0]] = value
-                    acc[key[0]] = get_acc(key[0], 0.0) + (value - was)
-            key, etf = (rule_id, episode_id), tf
+                    best[rule] = value
+                    acc[rule] = get_acc(rule, 0.0) + (value - was)
+            rule, episode, etf = rule_id, episode_id, tf
 
     def _from_sql(
         self, acc: dict[str, float], stems: list[str], *, only: dict[str, float] | None, existing: bool
