@@ -291,9 +291,13 @@ class _Reader:
     def _add_episode(self, acc: dict[str, float], stem: str, existing: bool) -> None:
         """Add what an episode stem gives each (rule, episode) citing it; a rule's partial
         sum rises by what its best episode gained (the closest episode alone counts).
-        The postings come in key order, a (rule, episode)'s fields one after the other,
-        and are summed here: SQLite's GROUP BY cost as much as handing over the rows."""
-        sql = "SELECT rule_id, episode_id, tf FROM rule_episode_terms WHERE term = ?{only}"
+        The postings come in key order (the primary key's: no sort), a (rule, episode)'s
+        fields one after the other, and are summed here: SQLite's GROUP BY cost as much
+        as handing over the rows. (Split, a (rule, episode)'s sum would be too high.)"""
+        sql = (
+            "SELECT rule_id, episode_id, tf FROM rule_episode_terms WHERE term = ?{only} "
+            "ORDER BY rule_id, episode_id"
+        )
         seek = existing and len(acc) * _SEEK_COST < self.task.ep_df[stem]
         rows = self.conn.execute(
             sql.format(only=" AND rule_id IN (SELECT value FROM json_each(?))" if seek else ""),
