@@ -94,7 +94,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         metavar="W",
         help="recall version 6's same-case weight in the CLI processes (bench only: the fit on"
-        " tasks 0-24; a run with it never writes docs)",
+        " tasks 0-24; a run with it writes docs only where --docs says)",
     )
     parser.add_argument("--keep", type=Path, default=None, help="keep the memory repository in this folder")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
