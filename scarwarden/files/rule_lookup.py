@@ -90,13 +90,13 @@ def _nearest(rule_id: str, text: str, rules: Sequence[tuple[str, str]], list_hin
     """The closest IDs (a typo in a minted ID; PB-15 for PB-14 is no guess) or titles,
     best first, then the playbook's IDs in order when there are few."""
     ids = sorted((rid for rid, _ in rules), key=sort_key)
-    close: list[str] = []
+    close: list[str]
     if rule_id.startswith("PB-"):
         # Guess among minted IDs only: a minted ID typed one short may be all digits
         # (PB-5295392 for PB-5295392p), but a numbered ID is never guessed.
         minted = [rid for rid in ids if not rid[3:].isdigit()]
         close = difflib.get_close_matches(rule_id, minted, n=3, cutoff=0.6)
-    elif not rule_id.startswith("PB-"):
+    else:
         titles = {_plain(title): rid for rid, title in rules}
         close = [titles[t] for t in difflib.get_close_matches(_plain(text), list(titles), n=3, cutoff=0.5)]
         close = [f"{rid} ({_title(rules, rid)})" for rid in close]
