@@ -59,7 +59,7 @@ def _staged_diff(
     first commit. During a merge HEAD is the first parent, so the other side's episodes
     show up as additions, and are validated as such."""
     try:
-        return "HEAD", git.diff_raw(root, "HEAD", memory_rel, env=env)
+        return "HEAD", git.diff_cached(root, "HEAD", memory_rel, env=env)
     except GitError:
         if git.head(root) is not None:
             raise

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden.errors import GitError
+from scarwarden.git.cache_tree import index_file, staged_tree
 from scarwarden.git.run import run, run_ok, without_index
 
 #: The empty tree's ID: what a root commit (or a repository with none) is compared with.
@@ -86,6 +87,24 @@ def diff_raw(
         args.append("--cached")
     args += [a or EMPTY_TREE, "--", *pathspec]
     return _parse_raw(run(root, *args, env=env))
+
+
+def diff_cached(
+    root: Path | str, a: str | None, *pathspec: str, env: Mapping[str, str] | None = None
+) -> list[RawChange]:
+    """What :func:`diff_raw` answers for the index against ``a`` (``None``: the empty
+    tree), through the index's cache tree when git left it valid, as ``git commit`` does
+    before its pre-commit hook (:mod:`~scarwarden.git.cache_tree`): ``git diff-tree`` of
+    two trees costs what changed, where ``git diff --cached`` first reads every entry of
+    the index. Otherwise, or when a tree object is missing, the index is asked."""
+    tree = staged_tree(index_file(root, env))
+    if tree is not None:
+        args = ("-r", "--raw", "-z", "--no-abbrev", "-M", "--no-ext-diff", a or EMPTY_TREE, tree)
+        try:
+            return _parse_raw(run(root, "diff-tree", *args, "--", *pathspec, env=env))
+        except GitError:
+            pass  # no such base (before the first commit) or tree: git's index answers
+    return diff_raw(root, a, *pathspec, env=env)
 
 
 def diff_tree_pairs(

@@ -7,7 +7,10 @@ Measured at 100k-1M episodes on 2 cores (git 2.39, ``bench/scale.py``):
 * ``feature.manyFiles`` (index version 4, whose path prefixes compress, and the
   untracked cache): ``git status`` 0.63x;
 * ``core.splitIndex`` (a commit rewrites a small index beside a shared base instead of
-  the whole index): ``episode add`` 0.51x.
+  the whole index): ``episode add`` 0.51x;
+* ``index.recordEndOfIndexEntries`` (git writes where its entries end, 24 bytes): the
+  pre-commit hook finds the tree ``git commit`` is about to record without reading a
+  million entries (:mod:`~scarwarden.git.cache_tree`).
 
 ``index.skipHash`` (git 2.40) and ``core.fsmonitor`` (a daemon on macOS and Windows
 only) are left to the user. A setting already made, in any git config, is kept.
@@ -20,7 +23,11 @@ from pathlib import Path
 from scarwarden.git.repository import config_get, set_config
 
 #: (setting, value) that help a large memory, in the order they are set.
-SETTINGS = (("feature.manyFiles", "true"), ("core.splitIndex", "true"))
+SETTINGS = (
+    ("feature.manyFiles", "true"),
+    ("core.splitIndex", "true"),
+    ("index.recordEndOfIndexEntries", "true"),
+)
 
 
 def apply_scale_settings(root: Path | str) -> list[str]:

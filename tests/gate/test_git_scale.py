@@ -21,6 +21,7 @@ def test_init_sets_the_scale_settings(git_repo: Path, make_cli: Any) -> None:
     assert [(key, setting(git_repo, key)) for key, _v in SETTINGS] == [
         ("feature.manyFiles", "true"),
         ("core.splitIndex", "true"),
+        ("index.recordEndOfIndexEntries", "true"),
     ]
     # git works on with them: a commit through the split index, then a clean status.
     (git_repo / "note.txt").write_text("x\n")
