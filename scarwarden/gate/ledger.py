@@ -381,7 +381,9 @@ def warm(root: Path, rev: str = "HEAD") -> str | None:
     if tree is None or where is None:
         return None
     reader = LedgerReader(memory.root, memory.episodes_rel, cache_dir=where)
-    reader.stats(tree)
+    stats = reader.stats(tree)
+    if isinstance(stats, TreeStats):
+        stats.keep_months()  # the next job's proofs read each month's tallies
     Boundary(memory.root, [rev], memory.memory_rel, memory.episodes_rel, memory.playbook_rel).keep_names()
     # Where the playbook's cited episodes are (cited.json): a receipt's check reads no month.
     playbook = git.cat_file_batch(memory.root, [f"{rev}:{memory.playbook_rel}"])[0]

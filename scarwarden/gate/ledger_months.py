@@ -91,6 +91,17 @@ class TreeStats(LedgerStats):
             self._applied[rule_id] = rows
         return self._applied[rule_id]
 
+    def keep_months(self) -> None:
+        """Keep every month entry of this tree in this format: one of the format before
+        converted (from its own parts), a missing or damaged one derived from its
+        episodes. What the CI action's last step leaves, so the next job converts
+        nothing (a restored cache is restored as it was saved)."""
+        if self.store is None:
+            return
+        for folder, tree in sorted(self.folders.items()):
+            if folder not in self.loaded and self.store.rule_ids(folder, tree) is None:
+                self.month(folder)
+
     def standing(self, rule_id: str) -> Standing:
         """The rule's applications as each month's tally: a month's applications are read
         only when the struggling check cannot answer from its tally (the rule's last

@@ -171,13 +171,26 @@ def test_a_month_entry_of_the_format_before_the_tallies_is_converted_from_its_ow
     store, tree = MonthStore(where, rel), tree_at(memory_repo, "HEAD")
     entries = {m: store.path(m, tree_at(memory_repo, "HEAD", m)) for m in ("2099/01", "2099/02", "2099/03")}
     good = {m: p.read_bytes() for m, p in entries.items()}
-    for entry in entries.values():  # as the code before the tallies wrote it
-        lines = entry.read_bytes().split(b"\n")
-        head = json.loads(lines[0])
-        old = {**head, "format": OLD_MONTH_FORMAT, "parts": head["parts"][:-1]}
-        entry.write_bytes(
-            b"\n".join([json.dumps(old, separators=(",", ":"), sort_keys=True).encode(), *lines[1:-1]])
-        )
+
+    def downgrade() -> None:  # as the code before the tallies wrote them
+        for entry in entries.values():
+            lines = entry.read_bytes().split(b"\n")
+            head = json.loads(lines[0])
+            old = {**head, "format": OLD_MONTH_FORMAT, "parts": head["parts"][:-1]}
+            entry.write_bytes(
+                b"\n".join([json.dumps(old, separators=(",", ":"), sort_keys=True).encode(), *lines[1:-1]])
+            )
+
+    # The CI action's last step (a restored cache of the format before) converts them,
+    # so that the next job, restoring what it saves, converts nothing.
+    downgrade()
+    assert all(
+        json.loads(p.read_bytes().split(b"\n")[0])["format"] == OLD_MONTH_FORMAT for p in entries.values()
+    )
+    assert run(root, "scarwarden.gate.ledger", "HEAD").returncode == 0
+    assert {m: p.read_bytes() for m, p in entries.items()} == good
+    # A proof converts them too.
+    downgrade()
     changed = RuleChange("c" * 40, CHANGED)
     reader = LedgerReader(root, rel, cache_dir=where)
     assert tallied(reader, tree, changed) == (True, True) and reader.read_files == 0
