@@ -365,12 +365,11 @@ class LedgerReader:
 
 
 def warm(root: Path, rev: str = "HEAD") -> str | None:
-    """Derive (and cache) the statistics of ``rev``'s episodes folder, and keep its
-    folders' names (the next range's boundary reads no month tree): what the CI
-    action runs after the gate, so the next job, restoring the cache, starts from the
-    tree its range starts from (docs/receipts.md, "A fresh clone").
-    From the newest cached tree by a diff, from scratch when there is none. Returns
-    the tree (``None``: no episodes folder at ``rev``, or no cache folder)."""
+    """Derive and cache the statistics of ``rev``'s episodes folder, and keep its folders'
+    names (the next range's boundary reads no month tree): what the CI action runs after the
+    gate, so that the next job, restoring the cache, starts from the tree its range starts
+    from (docs/receipts.md, "A fresh clone"). Returns the tree (``None``: no episodes folder
+    at ``rev``, or no cache folder)."""
     from scarwarden.files.playbook import parse
     from scarwarden.gate.boundary import Boundary
     from scarwarden.repo import open_repo
@@ -381,7 +380,8 @@ def warm(root: Path, rev: str = "HEAD") -> str | None:
     if tree is None or where is None:
         return None
     reader = LedgerReader(memory.root, memory.episodes_rel, cache_dir=where)
-    reader.stats(tree)
+    if isinstance(stats := reader.stats(tree), TreeStats):
+        stats.keep_months()  # the next job's proofs read each month's tallies: not converted
     Boundary(memory.root, [rev], memory.memory_rel, memory.episodes_rel, memory.playbook_rel).keep_names()
     # Where the playbook's cited episodes are (cited.json): a receipt's check reads no month.
     playbook = git.cat_file_batch(memory.root, [f"{rev}:{memory.playbook_rel}"])[0]

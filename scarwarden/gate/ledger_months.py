@@ -1,50 +1,41 @@
 """The ledger statistics split by month folder (:mod:`scarwarden.gate.ledger`'s cache).
 
 What grows with the ledger is kept per month folder, keyed by that folder's tree ID
-(``months/<month tree>-<folder key>.json``): the folder's episode IDs and each rule's
-applications in it. A month tree ID fixes every byte of every episode in it, so an entry
-cannot go stale, and a commit changes one month or two: deriving a tree's statistics from
-its parent's reads and writes the months that changed, never the others. The tree's own
-entry (``<tree>.json``) keeps what a receipt's recall reads whole (the episode count and
-how many tasks say each stem) and the tree ID of each of its month folders, so a proof
-reads that small entry and, for a struggling-rule check, one rule's part of each month.
-
-A month entry is a header line (format, month tree, folder, episodes folder, the rules it
-holds, the length and SHA-256 of each part), then its parts, one JSON line each: the IDs,
-then one line per rule (episode ID -> its applications, as
-:meth:`~scarwarden.files.lineage_counts.Application.to_json`). A part is checked against
-its SHA-256 when read; a damaged or missing entry is derived again from the month's
-episodes (docs/receipts.md, the chain of trust).
+(``months/<month tree>-<folder key>.json``, :mod:`scarwarden.gate.ledger_month_store`):
+the folder's episode IDs, each rule's applications in it and their tallies. A month tree
+ID fixes every byte of every episode in it, so an entry cannot go stale, and a commit
+changes one month or two: deriving a tree's statistics from its parent's reads and writes
+the months that changed, never the others. The tree's own entry (``<tree>.json``) keeps
+what a receipt's recall reads whole (the episode count and how many tasks say each stem)
+and the tree ID of each of its month folders, so a proof reads that small entry and, for
+a struggling-rule check, each month's tallies, and one rule's part only of a month its
+last change falls in.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from collections import Counter
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from scarwarden import text
 from scarwarden.files.episodes import Episode
-from scarwarden.files.lineage_counts import application
+from scarwarden.files.lineage_counts import Application
+from scarwarden.files.lineage_tally import Standing, Tally, tally_rows
+from scarwarden.gate.ledger_month_store import MONTH_FORMAT, OLD_MONTH_FORMAT, Month, MonthStore, Rows, dumps
 from scarwarden.recall.ledger_stats import LedgerStats
 
-#: Bump when what a month entry holds, or how it is derived, changes.
-MONTH_FORMAT = "ledger-month-1"
-#: Month entries kept beyond those the kept trees name (the most recently written).
-SPARE_MONTHS = 16
-Rows = dict[str, list[list[Any]]]
-
-
-def _dumps(data: Any) -> bytes:
-    return json.dumps(data, separators=(",", ":"), sort_keys=True).encode("ascii")
-
-
-def _sha(part: bytes) -> str:
-    return hashlib.sha256(part).hexdigest()
+__all__ = [
+    "MONTH_FORMAT",
+    "OLD_MONTH_FORMAT",
+    "Month",
+    "MonthStore",
+    "TreeStats",
+    "count_task",
+    "from_whole",
+]
 
 
 def count_task(task_df: Counter[str], ep: Episode, sign: int) -> None:
@@ -53,196 +44,6 @@ def count_task(task_df: Counter[str], ep: Episode, sign: int) -> None:
         task_df[stem] += sign
         if task_df[stem] <= 0:
             del task_df[stem]
-
-
-class Month:
-    """One month folder's share of a tree's statistics: its episode IDs and each rule's
-    applications. Parts read from an entry stay undecoded (and are written back as
-    read) until a change needs them."""
-
-    def __init__(self, ids: Iterable[str] = (), rules: dict[str, Rows] | None = None) -> None:
-        self._ids: set[str] | None = set(ids)
-        self._rules: dict[str, Rows] = {} if rules is None else rules
-        self._raw: dict[str, tuple[bytes, str]] = {}  # part name -> (bytes, SHA-256), undecoded
-
-    @property
-    def ids(self) -> set[str]:
-        if self._ids is None:
-            self._ids = set(json.loads(self._raw.pop("")[0]))
-        return self._ids
-
-    def rule_ids(self) -> list[str]:
-        return sorted(set(self._rules) | {r for r in self._raw if r})
-
-    def rule(self, rule_id: str) -> Rows | None:
-        if rule_id in self._raw:
-            self._rules[rule_id] = json.loads(self._raw.pop(rule_id)[0])
-        return self._rules.get(rule_id)
-
-    def copy(self) -> Month:
-        out = Month(rules={r: {e: list(rows) for e, rows in eps.items()} for r, eps in self._rules.items()})
-        out._ids = None if self._ids is None else set(self._ids)
-        out._raw = dict(self._raw)
-        return out
-
-    def add(self, ep: Episode, sign: int = 1) -> None:
-        """Count ``ep`` in or out, as :meth:`LedgerStats.add` does for the whole ledger."""
-        if sign > 0:
-            self.ids.add(ep.id)
-        else:
-            self.ids.discard(ep.id)
-        for rule_id in ep.get("rules_applied") or []:
-            if not isinstance(rule_id, str):
-                continue
-            rows = self.rule(rule_id)
-            if rows is None:
-                rows = self._rules[rule_id] = {}
-            if sign > 0:
-                rows.setdefault(ep.id, []).append(application(ep, rule_id).to_json())
-            else:
-                rows.pop(ep.id, None)
-                if not rows:
-                    del self._rules[rule_id]
-
-    def parts(self) -> list[tuple[str, bytes, str]]:
-        """(name, bytes, SHA-256) of each part: the IDs (name ""), then each rule's."""
-        out = []
-        for name in ["", *self.rule_ids()]:
-            if name in self._raw:
-                out.append((name, *self._raw[name]))
-                continue
-            data = sorted(self.ids) if name == "" else dict(sorted(self._rules[name].items()))
-            raw = _dumps(data)
-            out.append((name, raw, _sha(raw)))
-        return out
-
-
-class MonthStore:
-    """``months/`` under the ledger cache folder: one entry per (folder, month tree)."""
-
-    def __init__(self, cache_dir: Path, episodes_rel: str) -> None:
-        self.folder, self.episodes_rel = cache_dir / "months", episodes_rel
-
-    def path(self, folder: str, tree: str) -> Path:
-        key = hashlib.sha256(folder.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        return self.folder / f"{tree}-{key}.json"
-
-    def _header(self, folder: str, tree: str, rules: list[str], parts: list[list[Any]]) -> dict[str, Any]:
-        return {
-            "format": MONTH_FORMAT,
-            "tree": tree,
-            "folder": folder,
-            "episodes": self.episodes_rel,
-            "rules": rules,
-            "parts": parts,
-        }
-
-    def save(self, folder: str, tree: str, month: Month) -> None:
-        parts = month.parts()
-        head = self._header(folder, tree, [n for n, _b, _s in parts[1:]], [[len(b), s] for _n, b, s in parts])
-        path = self.path(folder, tree)
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-            tmp.write_bytes(b"\n".join([_dumps(head), *(b for _n, b, _s in parts)]))
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only git folder: derived again when needed, still correct
-
-    def _open(self, folder: str, tree: str) -> tuple[Any, dict[str, Any], int] | None:
-        """(the open file, its checked header, where the parts start), or ``None``."""
-        try:
-            f = self.path(folder, tree).open("rb")
-        except OSError:
-            return None
-        try:
-            line = f.readline(1 << 20)
-            head = json.loads(line)
-            rules, parts = head["rules"], head["parts"]
-            if head != self._header(folder, tree, rules, parts) or len(parts) != 1 + len(rules):
-                raise ValueError("not this month's entry")
-            return f, head, len(line)
-        except (OSError, ValueError, TypeError, KeyError):
-            f.close()
-            return None
-
-    def _part(self, folder: str, tree: str, names: list[str]) -> dict[str, bytes] | None:
-        """The parts ``names`` ("" the IDs, else a rule ID; a rule the month does not
-        hold is left out), each checked; ``None``: no usable entry."""
-        opened = self._open(folder, tree)
-        if opened is None:
-            return None
-        f, head, at = opened
-        index = {name: i for i, name in enumerate(["", *head["rules"]])}
-        found: dict[str, bytes] = {}
-        with f:
-            try:
-                offsets = [at]
-                for size, _sha_hex in head["parts"]:
-                    offsets.append(offsets[-1] + int(size) + 1)
-                for name in names:
-                    if name not in index:
-                        continue
-                    i = index[name]
-                    size, digest = head["parts"][i]
-                    f.seek(offsets[i])
-                    raw = f.read(int(size))
-                    if len(raw) != int(size) or _sha(raw) != digest:
-                        return None
-                    found[name] = raw
-            except (OSError, ValueError, TypeError):
-                return None
-        return found
-
-    def load(self, folder: str, tree: str) -> Month | None:
-        """The whole entry, every part checked (kept undecoded); ``None``: none usable."""
-        opened = self._open(folder, tree)
-        if opened is None:
-            return None
-        f, head, _at = opened
-        with f:
-            try:
-                body = f.read()
-            except OSError:
-                return None
-        pieces = body.split(b"\n")
-        names = ["", *head["rules"]]
-        if len(pieces) != len(names):
-            return None
-        month = Month()
-        month._ids = None
-        for name, raw, (size, digest) in zip(names, pieces, head["parts"], strict=True):
-            if len(raw) != size or _sha(raw) != digest:
-                return None
-            month._raw[name] = (raw, digest)
-        return month
-
-    def rule(self, folder: str, tree: str, rule_id: str) -> Rows | None:
-        """One rule's applications in the month (``{}``: none); ``None``: no usable entry."""
-        found = self._part(folder, tree, [rule_id])
-        if found is None:
-            return None
-        return json.loads(found[rule_id]) if rule_id in found else {}
-
-    def rule_ids(self, folder: str, tree: str) -> list[str] | None:
-        opened = self._open(folder, tree)
-        if opened is None:
-            return None
-        opened[0].close()
-        return list(opened[1]["rules"])
-
-    def ids(self, folder: str, tree: str) -> list[str] | None:
-        found = self._part(folder, tree, [""])
-        return None if found is None else list(json.loads(found[""]))
-
-    def prune(self, keep: set[str]) -> None:
-        """Remove the entries no kept tree names, but the newest :data:`SPARE_MONTHS`."""
-        try:
-            entries = sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-            for old in [p for p in entries if p.name not in keep][SPARE_MONTHS:]:
-                old.unlink(missing_ok=True)
-        except OSError:
-            pass
 
 
 class TreeStats(LedgerStats):
@@ -264,6 +65,7 @@ class TreeStats(LedgerStats):
         super().__init__(task_count=task_count, task_df=task_df)
         self.folders, self.loaded, self.store, self._derive_month = folders, months, store, derive
         self._all_rules = False
+        self._kept_tallies: dict[str, dict[str, Any] | None] = {}
         #: Whether the months add up to the tree (not when an ID is in two month folders:
         #: the index keeps one); only then is it kept.
         self.exact = exact
@@ -288,6 +90,44 @@ class TreeStats(LedgerStats):
                 return None
             self._applied[rule_id] = rows
         return self._applied[rule_id]
+
+    def keep_months(self) -> None:
+        """Keep every month entry of this tree in this format: one of the format before
+        converted (from its own parts), a missing or damaged one derived from its
+        episodes. What the CI action's last step leaves, so the next job converts
+        nothing (a restored cache is restored as it was saved)."""
+        if self.store is None:
+            return
+        for folder, tree in sorted(self.folders.items()):
+            if folder not in self.loaded and self.store.rule_ids(folder, tree) is None:
+                self.month(folder)
+
+    def standing(self, rule_id: str) -> Standing:
+        """The rule's applications as each month's tally: a month's applications are read
+        only when the struggling check cannot answer from its tally (the rule's last
+        change falls in it)."""
+        parts = []
+        for folder, tree in sorted(self.folders.items()):
+            kept = None
+            if folder not in self.loaded and self.store is not None:
+                if folder not in self._kept_tallies:
+                    self._kept_tallies[folder] = self.store.tallies(folder, tree)
+                kept = self._kept_tallies[folder]
+            if kept is None:  # derived in this run, no cache, or no usable entry
+                rows = self.month(folder).rule(rule_id) or {}
+                parts.append((tally_rows(rows), partial(_applications, rows)))
+            elif rule_id in kept:
+                try:
+                    kept_tally = Tally.from_json(kept[rule_id])
+                except (ValueError, TypeError):
+                    self._kept_tallies[folder] = None  # not one: the month is derived again
+                    return self.standing(rule_id)
+                parts.append((kept_tally, partial(self._month_rule, folder, tree, rule_id)))
+        return Standing(parts)
+
+    def _month_rule(self, folder: str, tree: str, rule_id: str) -> list[Application]:
+        rows = None if self.store is None else self.store.rule(folder, tree, rule_id)
+        return _applications(rows if rows is not None else (self.month(folder).rule(rule_id) or {}))
 
     @property
     def applied(self) -> dict[str, Rows]:
@@ -315,7 +155,7 @@ class TreeStats(LedgerStats):
     def head(self) -> bytes:
         """The tree entry's body: the counts and task words, then the month folders."""
         counts = {"task_count": self.task_count, "task_df": dict(sorted(self.task_df.items()))}
-        return _dumps(counts) + b"\n" + _dumps({"folders": dict(sorted(self.folders.items()))})
+        return dumps(counts) + b"\n" + dumps({"folders": dict(sorted(self.folders.items()))})
 
     @classmethod
     def from_head(
@@ -327,6 +167,10 @@ class TreeStats(LedgerStats):
         task_df = Counter({str(k): int(v) for k, v in counts["task_df"].items()})
         folder_map = {str(k): str(v) for k, v in folders.items()}
         return cls(int(counts["task_count"]), task_df, folder_map, {}, store, derive)
+
+
+def _applications(rows: Rows) -> list[Application]:
+    return [Application.from_json(row) for group in rows.values() for row in group]
 
 
 def from_whole(

@@ -13,6 +13,7 @@ from typing import Any
 from scarwarden import text
 from scarwarden.files.episodes import Episode
 from scarwarden.files.lineage_counts import Application, application
+from scarwarden.files.lineage_tally import Standing, tally
 
 #: Month-folder changes a cache entry carries beside the folders it was derived from,
 #: before it writes them all again.
@@ -133,6 +134,13 @@ class LedgerStats:
         """The rule's applications, oldest first (by ``at``, then episode ID)."""
         rows = [row for group in (self._rule(rule_id) or {}).values() for row in group]
         return sorted((Application.from_json(row) for row in rows), key=lambda a: (a.at, a.id))
+
+    def standing(self, rule_id: str) -> Standing:
+        """The rule's applications as the struggling check reads them
+        (:mod:`scarwarden.files.lineage_tally`): here one part, all of them; the
+        gate's cached statistics keep a tally per month folder."""
+        apps = self.applications(rule_id)
+        return Standing([(tally(apps), lambda: apps)])
 
     def _by_month(self) -> dict[str, list[str]]:
         by_month: dict[str, list[str]] = {}

@@ -38,7 +38,6 @@ from typing import Any
 from scarwarden import text
 from scarwarden.config import RecallSettings
 from scarwarden.files.episodes import Episode
-from scarwarden.files.lineage_counts import count, may_struggle
 from scarwarden.files.rule_dates import RuleChange
 from scarwarden.recall import evidence, router
 from scarwarden.recall.candidates import episode_weights, pair_weights, weights
@@ -309,8 +308,10 @@ def _not_on_a_struggling_rule_alone(
         return verdict
 
     def struggling(rule_id: str) -> bool:
-        apps = ledger.applications(rule_id)
-        return may_struggle(apps) and count(rule_id, changes().get(rule_id), apps).struggling
+        # count(rule_id, changes().get(rule_id), ledger.applications(rule_id)).struggling,
+        # from tallies: a rule's every application is not read (issue 30).
+        standing = ledger.standing(rule_id)
+        return standing.may_struggle() and standing.struggling(changes().get(rule_id))
 
     if not struggling(ranked[0].id):
         return verdict
