@@ -88,7 +88,7 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
         inodes: dict[str, int] = {}  # files of those folders whose inode is not the one stored
         changed |= _changed_folders(conn, repo, now_ns, moved, inodes)
         if moved:
-            edited, clean = _edited_in_place(conn, repo, moved, loose, set(inodes) - changed)
+            edited, clean = _edited_in_place(conn, repo, head, moved, loose, set(inodes) - changed)
             changed |= edited
             committed |= clean
         for path in sorted(changed):
@@ -224,6 +224,7 @@ def _files_in(conn: sqlite3.Connection, dir_rel: str) -> dict[str, int | None]:
 def _edited_in_place(
     conn: sqlite3.Connection,
     repo: MemoryRepo,
+    head: str | None,
     moved: set[str],
     loose: dict[str, str],
     renamed: set[str],
@@ -250,7 +251,7 @@ def _edited_in_place(
     except GitError:
         return set(), set()
     edited = {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p.endswith(".yaml")}
-    if not here:
+    if not here or head is None:  # no commit yet: nothing is committed text
         return edited, set()
     # Clean: as committed in HEAD, neither edited nor staged (a staged file is still loose).
     dirs = sorted(moved)
