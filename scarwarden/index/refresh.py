@@ -6,7 +6,8 @@ What a refresh looks at (see the package docstring for the costs):
 * committed changes since the indexed commit (``git diff --name-status``), or, when
   that commit is gone, stored blob IDs against ``git ls-files -s``;
 * uncommitted files indexed earlier ("loose" ones), by their file signature;
-* episode folders whose mtime moved, listed again;
+* episode folders whose mtime moved, listed again (:mod:`~scarwarden.index.folders`:
+  their rows are read only where the listing does not sum to what was kept);
 * the playbook, by its signature (only changed rules get new postings).
 """
 
@@ -24,18 +25,12 @@ from scarwarden.files.episodes import expected_relpath
 from scarwarden.git import blob_id
 from scarwarden.index import load as index_load
 from scarwarden.index.build import rebuild, remove_dead_temps
+from scarwarden.index.folders import changed_folders
 from scarwarden.index.ledger_words import index_ledger_words
 from scarwarden.index.packed import blob_bytes, blob_hex, load_doc
 from scarwarden.index.queries import Index
 from scarwarden.index.rules import index_playbook
-from scarwarden.index.scan import (
-    file_sig,
-    list_yaml,
-    playbook_signature,
-    scan_dirs,
-    trusted_mtime,
-    trusted_sig,
-)
+from scarwarden.index.scan import file_sig, playbook_signature, trusted_sig
 from scarwarden.index.schema import (
     RefreshStats,
     connect,
@@ -86,7 +81,7 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
         changed |= loose_changed
         moved: set[str] = set()
         inodes: dict[str, int] = {}  # files of those folders whose inode is not the one stored
-        changed |= _changed_folders(conn, repo, now_ns, moved, inodes)
+        changed |= changed_folders(conn, repo, now_ns, changed, moved, inodes, stats)
         if moved:
             edited, clean = _edited_in_place(conn, repo, head, moved, loose, set(inodes) - changed)
             changed |= edited
@@ -177,48 +172,6 @@ def _loose_changes(
         if _differs(conn, repo, path):
             changed.add(path)
     return loose, changed
-
-
-def _changed_folders(
-    conn: sqlite3.Connection,
-    repo: MemoryRepo,
-    now_ns: int,
-    moved: set[str] | None = None,
-    inodes: dict[str, int] | None = None,
-) -> set[str]:
-    """Files added to or removed from episode folders whose mtime moved (or that
-    appeared or went away); the folders' new mtimes are stored, those that moved added
-    to ``moved``, and their files whose inode is not the one stored to ``inodes``."""
-    changed: set[str] = set()
-    dirs = scan_dirs(repo)
-    stored_dirs = dict(conn.execute("SELECT path, mtime_ns FROM dirs").fetchall())
-    for dir_rel, mtime in dirs.items():
-        if stored_dirs.get(dir_rel) == mtime:
-            continue
-        if moved is not None:
-            moved.add(dir_rel)
-        listed = list_yaml(repo, dir_rel)
-        known = _files_in(conn, dir_rel)
-        changed |= set(listed) ^ set(known)
-        if inodes is not None:
-            inodes.update((path, inode) for path, inode in listed.items() if known.get(path) != inode)
-        conn.execute("INSERT OR REPLACE INTO dirs VALUES (?, ?)", (dir_rel, trusted_mtime(mtime, now_ns)))
-    for dir_rel in set(stored_dirs) - set(dirs):
-        changed |= set(_files_in(conn, dir_rel))
-        conn.execute("DELETE FROM dirs WHERE path = ?", (dir_rel,))
-    return changed
-
-
-def _files_in(conn: sqlite3.Connection, dir_rel: str) -> dict[str, int | None]:
-    """The indexed files directly in folder ``dir_rel``, with their inodes: a range of
-    the path key (``dir/`` up to ``dir0``, '0' following '/'), the subfolders' files
-    left out. A month folder's range holds its own files only; a year's or the episodes
-    folder's (read when a month or a year folder appears) holds those below it too."""
-    rows = conn.execute(
-        "SELECT path, inode FROM files WHERE path > ? AND path < ? AND instr(substr(path, ?), '/') = 0",
-        (dir_rel + "/", dir_rel + "0", len(dir_rel) + 2),
-    )
-    return dict(rows.fetchall())
 
 
 def _edited_in_place(
