@@ -49,13 +49,14 @@ def changed_folders(
     stored_dirs = dict(conn.execute("SELECT path, mtime_ns FROM dirs").fetchall())
     if dirs != stored_dirs:
         conn.execute(FOLDER_SUMS)  # an index built before the table (schema 18) gets it here
+    known_by_folder = _by_folder(known)
     for dir_rel, mtime in dirs.items():
         if stored_dirs.get(dir_rel) == mtime:
             continue
         moved.add(dir_rel)
         listed = list_names(repo, dir_rel)
         sums = listing_sums(listed)
-        here = _known_in(known, dir_rel)
+        here = known_by_folder.get(dir_rel, {})
         month = dir_rel.count("/") - repo.episodes_rel.count("/") == 2
         if not _only_known_changed(conn, dir_rel, month, listed, sums, here):
             stats.folders_compared.append(dir_rel)
@@ -91,13 +92,12 @@ def files_in(conn: sqlite3.Connection, dir_rel: str) -> dict[str, int | None]:
     return dict(rows.fetchall())
 
 
-def _known_in(known: set[str], dir_rel: str) -> dict[str, str]:
-    """The ``known`` paths directly in ``dir_rel``, by file name."""
-    out = {}
-    for path in known:
+def _by_folder(paths: set[str]) -> dict[str, dict[str, str]]:
+    """``paths`` by folder, then by file name."""
+    out: dict[str, dict[str, str]] = {}
+    for path in paths:
         folder, _, name = path.rpartition("/")
-        if folder == dir_rel:
-            out[name] = path
+        out.setdefault(folder, {})[name] = path
     return out
 
 
