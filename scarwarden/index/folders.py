@@ -16,6 +16,7 @@ no row is read. Otherwise the rows are compared as before, and the sums kept aga
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 
 from scarwarden.index.scan import (
     SUMS_MODULUS,
@@ -30,9 +31,33 @@ from scarwarden.index.schema import FOLDER_SUMS, RefreshStats, chunks
 from scarwarden.repo import MemoryRepo
 
 
+@dataclass
+class Listed:
+    """The episode folders (-> mtime), those the index has (-> mtime stored), and the
+    listing of each folder whose mtime moved, with its sums."""
+
+    dirs: dict[str, int]
+    stored: dict[str, int]
+    listings: dict[str, tuple[dict[str, int], Sums]]
+
+
+def list_moved(conn: sqlite3.Connection, repo: MemoryRepo) -> Listed:
+    """List the episode folders whose mtime moved (what :func:`changed_folders` needs of
+    the disk, apart from the changes git reports: the two can run side by side)."""
+    dirs = scan_dirs(repo)
+    stored = dict(conn.execute("SELECT path, mtime_ns FROM dirs").fetchall())
+    listings = {}
+    for dir_rel, mtime in dirs.items():
+        if stored.get(dir_rel) != mtime:
+            listed = list_names(repo, dir_rel)
+            listings[dir_rel] = (listed, listing_sums(listed))
+    return Listed(dirs, stored, listings)
+
+
 def changed_folders(
     conn: sqlite3.Connection,
     repo: MemoryRepo,
+    listed_now: Listed,
     now_ns: int,
     known: set[str],
     moved: set[str],
@@ -45,17 +70,13 @@ def changed_folders(
     whose inode is not the one stored (or that the refresh reads again) to ``inodes``;
     the folders compared row by row to ``stats.folders_compared``."""
     changed: set[str] = set()
-    dirs = scan_dirs(repo)
-    stored_dirs = dict(conn.execute("SELECT path, mtime_ns FROM dirs").fetchall())
+    dirs, stored_dirs = listed_now.dirs, listed_now.stored
     if dirs != stored_dirs:
         conn.execute(FOLDER_SUMS)  # an index built before the table (schema 18) gets it here
     known_by_folder = _by_folder(known)
-    for dir_rel, mtime in dirs.items():
-        if stored_dirs.get(dir_rel) == mtime:
-            continue
+    for dir_rel, (listed, sums) in listed_now.listings.items():
+        mtime = dirs[dir_rel]
         moved.add(dir_rel)
-        listed = list_names(repo, dir_rel)
-        sums = listing_sums(listed)
         here = known_by_folder.get(dir_rel, {})
         month = dir_rel.count("/") - repo.episodes_rel.count("/") == 2
         if not _only_known_changed(conn, dir_rel, month, listed, sums, here):

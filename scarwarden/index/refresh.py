@@ -16,8 +16,10 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from scarwarden import git
 from scarwarden.errors import GitError
@@ -25,7 +27,7 @@ from scarwarden.files.episodes import expected_relpath
 from scarwarden.git import blob_id
 from scarwarden.index import load as index_load
 from scarwarden.index.build import rebuild, remove_dead_temps
-from scarwarden.index.folders import changed_folders
+from scarwarden.index.folders import changed_folders, list_moved
 from scarwarden.index.ledger_words import index_ledger_words
 from scarwarden.index.packed import blob_bytes, blob_hex, load_doc
 from scarwarden.index.queries import Index
@@ -42,6 +44,7 @@ from scarwarden.index.schema import (
 from scarwarden.repo import MemoryRepo
 
 log = logging.getLogger("scarwarden")
+_T = TypeVar("_T")
 
 
 def open_index(
@@ -73,15 +76,21 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         changed: set[str] = set()
         committed: set[str] = set()  # paths HEAD's tree now holds (not loose)
+        diff = None
         if head != meta.get("head"):
-            changed, committed = _changed_since(conn, repo, meta.get("head"), head)
-            set_meta(conn, "head", head)
+            # git's tree diff (13 ms at 1M episodes) runs while the folders are listed
+            # (30 ms): the thread waits on git's process, the GIL free.
+            diff = _in_thread(_committed_changes, repo, meta.get("head"), head)
         now_ns = time.time_ns()
+        listed = list_moved(conn, repo)
+        if diff is not None:
+            changed, committed = _changed_since(conn, repo, diff())
+            set_meta(conn, "head", head)
         loose, loose_changed = _loose_changes(conn, repo, meta, committed, now_ns)
         changed |= loose_changed
         moved: set[str] = set()
         inodes: dict[str, int] = {}  # files of those folders whose inode is not the one stored
-        changed |= changed_folders(conn, repo, now_ns, changed, moved, inodes, stats)
+        changed |= changed_folders(conn, repo, listed, now_ns, changed, moved, inodes, stats)
         if moved:
             edited, clean = _edited_in_place(conn, repo, head, moved, loose, set(inodes) - changed)
             changed |= edited
@@ -112,13 +121,12 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
 
 
 def _changed_since(
-    conn: sqlite3.Connection, repo: MemoryRepo, old_head: str | None, head: str | None
+    conn: sqlite3.Connection, repo: MemoryRepo, diff: list[git.Change] | None
 ) -> tuple[set[str], set[str]]:
-    """Episode files changed since the indexed commit, and those of them that HEAD's
-    tree (or git's index) now holds."""
+    """Episode files changed since the indexed commit (``diff``: :func:`_committed_changes`),
+    and those of them that HEAD's tree (or git's index) now holds."""
     changed: set[str] = set()
     committed: set[str] = set()
-    diff = _committed_changes(repo, old_head, head)
     if diff is not None:
         for change in diff:
             changed.add(change.path)
@@ -295,3 +303,27 @@ def _update_episode_count(conn: sqlite3.Connection, meta: dict[str, str], stats:
                 else conn.execute("SELECT count(*) FROM episodes").fetchone()[0]
             ),
         )
+
+
+def _in_thread(work: Callable[..., _T], *args: object) -> Callable[[], _T]:
+    """Start ``work(*args)`` in a thread; the function returned waits for its result
+    (or raises what it raised)."""
+    out: list[_T] = []
+    failed: list[Exception] = []
+
+    def target() -> None:
+        try:
+            out.append(work(*args))
+        except Exception as exc:  # noqa: BLE001 - not lost in the thread: raised again by result()
+            failed.append(exc)
+
+    thread = threading.Thread(target=target, name="scarwarden-git-diff", daemon=True)
+    thread.start()
+
+    def result() -> _T:
+        thread.join()
+        if failed:
+            raise failed[0]
+        return out[0]
+
+    return result
