@@ -3,8 +3,9 @@ applies what changed since the last refresh, or rebuilds where it cannot.
 
 What a refresh looks at (see the package docstring for the costs):
 
-* committed changes since the indexed commit (``git diff --name-status``), or, when
-  that commit is gone, stored blob IDs against ``git ls-files -s``;
+* committed changes since the indexed commit (``git diff --name-status``, in a thread
+  while the folders are listed), or, when that commit is gone, stored blob IDs against
+  ``git ls-files -s``;
 * uncommitted files indexed earlier ("loose" ones), by their file signature;
 * episode folders whose mtime moved, listed again (:mod:`~scarwarden.index.folders`:
   their rows are read only where the listing does not sum to what was kept);
