@@ -7,7 +7,9 @@ alone and refreshed incrementally before every read:
 * committed changes: ``git diff --name-status <indexed commit> HEAD`` (a few ms);
 * files added or removed in the working tree (staged or not): each episode month
   folder's mtime is remembered, and only folders whose mtime moved are listed (a file
-  there saved by rename has a new inode: only such files are compared);
+  there saved by rename has a new inode: only such files are compared); the listing is
+  compared with the index's rows for the folder only when it does not sum to what was
+  kept, less the files the refresh reads anyway (:mod:`~scarwarden.index.folders`);
 * the playbook: its (size, mtime, inode) signature; when it moved, only the rules whose
   content changed get new postings;
 * after a rebase or a reset that lost the indexed commit: stored blob IDs are compared
@@ -24,7 +26,8 @@ transactions), :mod:`~scarwarden.index.scan` (folders, files and signatures on d
 :mod:`~scarwarden.index.rules` (the playbook's tables), :mod:`~scarwarden.index.load`
 (bulk parsing), :mod:`~scarwarden.index.build` (a full rebuild),
 :mod:`~scarwarden.index.lineage` (each rule's applications and their counts),
-:mod:`~scarwarden.index.refresh` (:func:`open_index` and the incremental refresh) and
+:mod:`~scarwarden.index.refresh` (:func:`open_index` and the incremental refresh),
+:mod:`~scarwarden.index.folders` (the folders whose mtime moved) and
 :mod:`~scarwarden.index.queries` (the :class:`Index` and its queries).
 """
 

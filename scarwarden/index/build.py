@@ -24,8 +24,10 @@ from scarwarden.index import load as index_load
 from scarwarden.index.ledger_words import index_ledger_words
 from scarwarden.index.rules import index_playbook
 from scarwarden.index.scan import (
+    Sums,
     file_sig,
-    list_yaml,
+    list_names,
+    listing_sums,
     playbook_signature,
     scan_dirs,
     trusted_mtime,
@@ -71,7 +73,7 @@ def rebuild(
     packed.unlink(missing_ok=True)
     head = git.head(repo.root)
     scanned_ns = time.time_ns()  # before listing: what is racy is judged against this
-    dirs, tracked, untracked, inodes = _list_ledger(repo)
+    dirs, tracked, untracked, inodes, sums = _list_ledger(repo)
     if workers is None:
         workers = index_load.default_workers(len(tracked) + len(untracked))
     # Workers are forked before the database is opened and git is started.
@@ -81,7 +83,7 @@ def rebuild(
         try:
             if progress is not None:
                 results = _counted(results, len(tracked) + len(untracked), progress)
-            _fill_new_index(conn, repo, head, dirs, results, stats, scanned_ns, inodes)
+            _fill_new_index(conn, repo, head, dirs, results, stats, scanned_ns, inodes, sums)
             with transaction(conn):
                 set_meta(
                     conn, "loose", json.dumps(_loose(conn, repo, head, untracked, scanned_ns), sort_keys=True)
@@ -148,18 +150,21 @@ def remove_dead_temps(repo: MemoryRepo) -> None:
 
 def _list_ledger(
     repo: MemoryRepo,
-) -> tuple[dict[str, int], list[tuple[str, str]], list[str], dict[str, int]]:
+) -> tuple[dict[str, int], list[tuple[str, str]], list[str], dict[str, int], dict[str, Sums]]:
     """Episode folders with their mtimes; tracked files (path, blob); untracked files;
-    every file's inode."""
+    every file's inode; each folder's listing summed (:mod:`scarwarden.index.folders`)."""
     dirs = scan_dirs(repo)
     on_disk: dict[str, int] = {}
+    sums: dict[str, Sums] = {}
     for dir_rel in dirs:
-        on_disk.update(list_yaml(repo, dir_rel))
+        listed = list_names(repo, dir_rel)
+        sums[dir_rel] = listing_sums(listed)
+        on_disk.update((f"{dir_rel}/{name}", inode) for name, inode in listed.items())
     tracked = sorted(
         (e.path, e.blob) for e in git.ls_files_stage(repo.root, repo.episodes_rel) if e.path in on_disk
     )
     untracked = sorted(set(on_disk) - {path for path, _blob in tracked})
-    return dirs, tracked, untracked, on_disk
+    return dirs, tracked, untracked, on_disk, sums
 
 
 def _read_files(
@@ -189,6 +194,7 @@ def _fill_new_index(
     stats: RefreshStats,
     now_ns: int,
     inodes: dict[str, int],
+    sums: dict[str, Sums],
 ) -> None:
     # A file nobody else sees until it is swapped in: no journal, no syncs.
     conn.execute("PRAGMA journal_mode = OFF")
@@ -205,6 +211,7 @@ def _fill_new_index(
         conn.executemany(
             "INSERT INTO dirs VALUES (?, ?)", [(d, trusted_mtime(m, now_ns)) for d, m in dirs.items()]
         )
+        conn.executemany("INSERT INTO folder_sums VALUES (?, ?, ?, ?, ?)", [(d, *s) for d, s in sums.items()])
         index_playbook(conn, repo, stats)
         index_ledger_words(conn, episodes=True, rules=True)
         set_meta(conn, "schema_version", str(SCHEMA_VERSION))

@@ -3,10 +3,12 @@ applies what changed since the last refresh, or rebuilds where it cannot.
 
 What a refresh looks at (see the package docstring for the costs):
 
-* committed changes since the indexed commit (``git diff --name-status``), or, when
-  that commit is gone, stored blob IDs against ``git ls-files -s``;
+* committed changes since the indexed commit (``git diff --name-status``, in a thread
+  while the folders are listed), or, when that commit is gone, stored blob IDs against
+  ``git ls-files -s``;
 * uncommitted files indexed earlier ("loose" ones), by their file signature;
-* episode folders whose mtime moved, listed again;
+* episode folders whose mtime moved, listed again (:mod:`~scarwarden.index.folders`:
+  their rows are read only where the listing does not sum to what was kept);
 * the playbook, by its signature (only changed rules get new postings).
 """
 
@@ -15,8 +17,10 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from scarwarden import git
 from scarwarden.errors import GitError
@@ -24,18 +28,12 @@ from scarwarden.files.episodes import expected_relpath
 from scarwarden.git import blob_id
 from scarwarden.index import load as index_load
 from scarwarden.index.build import rebuild, remove_dead_temps
+from scarwarden.index.folders import changed_folders, list_moved
 from scarwarden.index.ledger_words import index_ledger_words
 from scarwarden.index.packed import blob_bytes, blob_hex, load_doc
 from scarwarden.index.queries import Index
 from scarwarden.index.rules import index_playbook
-from scarwarden.index.scan import (
-    file_sig,
-    list_yaml,
-    playbook_signature,
-    scan_dirs,
-    trusted_mtime,
-    trusted_sig,
-)
+from scarwarden.index.scan import file_sig, playbook_signature, trusted_sig
 from scarwarden.index.schema import (
     RefreshStats,
     connect,
@@ -47,6 +45,7 @@ from scarwarden.index.schema import (
 from scarwarden.repo import MemoryRepo
 
 log = logging.getLogger("scarwarden")
+_T = TypeVar("_T")
 
 
 def open_index(
@@ -78,17 +77,23 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         changed: set[str] = set()
         committed: set[str] = set()  # paths HEAD's tree now holds (not loose)
+        diff = None
         if head != meta.get("head"):
-            changed, committed = _changed_since(conn, repo, meta.get("head"), head)
-            set_meta(conn, "head", head)
+            # git's tree diff (13 ms at 1M episodes) runs while the folders are listed
+            # (30 ms): the thread waits on git's process, the GIL free.
+            diff = _in_thread(_committed_changes, repo, meta.get("head"), head)
         now_ns = time.time_ns()
+        listed = list_moved(conn, repo)
+        if diff is not None:
+            changed, committed = _changed_since(conn, repo, diff())
+            set_meta(conn, "head", head)
         loose, loose_changed = _loose_changes(conn, repo, meta, committed, now_ns)
         changed |= loose_changed
         moved: set[str] = set()
         inodes: dict[str, int] = {}  # files of those folders whose inode is not the one stored
-        changed |= _changed_folders(conn, repo, now_ns, moved, inodes)
+        changed |= changed_folders(conn, repo, listed, now_ns, changed, moved, inodes, stats)
         if moved:
-            edited, clean = _edited_in_place(conn, repo, moved, loose, set(inodes) - changed)
+            edited, clean = _edited_in_place(conn, repo, head, moved, loose, set(inodes) - changed)
             changed |= edited
             committed |= clean
         for path in sorted(changed):
@@ -117,13 +122,12 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
 
 
 def _changed_since(
-    conn: sqlite3.Connection, repo: MemoryRepo, old_head: str | None, head: str | None
+    conn: sqlite3.Connection, repo: MemoryRepo, diff: list[git.Change] | None
 ) -> tuple[set[str], set[str]]:
-    """Episode files changed since the indexed commit, and those of them that HEAD's
-    tree (or git's index) now holds."""
+    """Episode files changed since the indexed commit (``diff``: :func:`_committed_changes`),
+    and those of them that HEAD's tree (or git's index) now holds."""
     changed: set[str] = set()
     committed: set[str] = set()
-    diff = _committed_changes(repo, old_head, head)
     if diff is not None:
         for change in diff:
             changed.add(change.path)
@@ -179,51 +183,10 @@ def _loose_changes(
     return loose, changed
 
 
-def _changed_folders(
-    conn: sqlite3.Connection,
-    repo: MemoryRepo,
-    now_ns: int,
-    moved: set[str] | None = None,
-    inodes: dict[str, int] | None = None,
-) -> set[str]:
-    """Files added to or removed from episode folders whose mtime moved (or that
-    appeared or went away); the folders' new mtimes are stored, those that moved added
-    to ``moved``, and their files whose inode is not the one stored to ``inodes``."""
-    changed: set[str] = set()
-    dirs = scan_dirs(repo)
-    stored_dirs = dict(conn.execute("SELECT path, mtime_ns FROM dirs").fetchall())
-    for dir_rel, mtime in dirs.items():
-        if stored_dirs.get(dir_rel) == mtime:
-            continue
-        if moved is not None:
-            moved.add(dir_rel)
-        listed = list_yaml(repo, dir_rel)
-        known = _files_in(conn, dir_rel)
-        changed |= set(listed) ^ set(known)
-        if inodes is not None:
-            inodes.update((path, inode) for path, inode in listed.items() if known.get(path) != inode)
-        conn.execute("INSERT OR REPLACE INTO dirs VALUES (?, ?)", (dir_rel, trusted_mtime(mtime, now_ns)))
-    for dir_rel in set(stored_dirs) - set(dirs):
-        changed |= set(_files_in(conn, dir_rel))
-        conn.execute("DELETE FROM dirs WHERE path = ?", (dir_rel,))
-    return changed
-
-
-def _files_in(conn: sqlite3.Connection, dir_rel: str) -> dict[str, int | None]:
-    """The indexed files directly in folder ``dir_rel``, with their inodes: a range of
-    the path key (``dir/`` up to ``dir0``, '0' following '/'), the subfolders' files
-    left out. A month folder's range holds its own files only; a year's or the episodes
-    folder's (read when a month or a year folder appears) holds those below it too."""
-    rows = conn.execute(
-        "SELECT path, inode FROM files WHERE path > ? AND path < ? AND instr(substr(path, ?), '/') = 0",
-        (dir_rel + "/", dir_rel + "0", len(dir_rel) + 2),
-    )
-    return dict(rows.fetchall())
-
-
 def _edited_in_place(
     conn: sqlite3.Connection,
     repo: MemoryRepo,
+    head: str | None,
     moved: set[str],
     loose: dict[str, str],
     renamed: set[str],
@@ -250,7 +213,7 @@ def _edited_in_place(
     except GitError:
         return set(), set()
     edited = {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p.endswith(".yaml")}
-    if not here:
+    if not here or head is None:  # no commit yet: nothing is committed text
         return edited, set()
     # Clean: as committed in HEAD, neither edited nor staged (a staged file is still loose).
     dirs = sorted(moved)
@@ -341,3 +304,27 @@ def _update_episode_count(conn: sqlite3.Connection, meta: dict[str, str], stats:
                 else conn.execute("SELECT count(*) FROM episodes").fetchone()[0]
             ),
         )
+
+
+def _in_thread(work: Callable[..., _T], *args: object) -> Callable[[], _T]:
+    """Start ``work(*args)`` in a thread; the function returned waits for its result
+    (or raises what it raised)."""
+    out: list[_T] = []
+    failed: list[Exception] = []
+
+    def target() -> None:
+        try:
+            out.append(work(*args))
+        except Exception as exc:  # noqa: BLE001 - not lost in the thread: raised again by result()
+            failed.append(exc)
+
+    thread = threading.Thread(target=target, name="scarwarden-git-diff", daemon=True)
+    thread.start()
+
+    def result() -> _T:
+        thread.join()
+        if failed:
+            raise failed[0]
+        return out[0]
+
+    return result

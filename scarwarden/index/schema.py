@@ -29,11 +29,20 @@ SCHEMA_VERSION = 18
 #: is rebuilt like one of another schema.
 REDERIVED_STAMP = json.dumps(REDERIVED)
 
+#: Each listed episode folder's listing summed (index/folders.py): how many ``.yaml``
+#: files, their inodes, their names' CRC-32 and CRC-32 x inode (index/scan.py's
+#: listing_sums), so a refresh trusts a folder that changed only by the files it reads
+#: again without reading the folder's rows. Added after schema 18 without a rebuild:
+#: a refresh makes the table where it is missing, and a folder without sums is
+#: compared row by row.
+FOLDER_SUMS = """CREATE TABLE IF NOT EXISTS folder_sums (
+    path TEXT PRIMARY KEY, files INTEGER, inodes INTEGER, names INTEGER, pairs INTEGER) WITHOUT ROWID"""
+
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 -- The episode tables' secondary indexes are created after a rebuild's bulk load
 -- (index_load.EPISODE_INDEXES). Schema 18 packs what it keeps (index/packed.py).
--- A folder's files are a range of paths (index/refresh.py's _files_in): no folder
+-- A folder's files are a range of paths (index/folders.py's files_in): no folder
 -- column nor index on it. inode: as the folder listed the file (index/scan.py
 -- list_yaml), so an edit saved by rename is found without asking git.
 CREATE TABLE files (path TEXT PRIMARY KEY, blob BLOB, episode_row INTEGER, inode INTEGER)
@@ -129,6 +138,7 @@ CREATE TABLE recall_log (
     rowid INTEGER PRIMARY KEY, at TEXT, task TEXT, verdict TEXT, rule_ids TEXT,
     scores TEXT, playbook_commit TEXT, detail TEXT);
 """
+SCHEMA += f"{FOLDER_SUMS};\n"
 
 
 @dataclass
@@ -145,6 +155,9 @@ class RefreshStats:
     moved: set[str] = field(default_factory=set)
     #: How each stem's count of tasks saying it moved with them (``task_term_df``).
     task_df: Counter[str] = field(default_factory=Counter)
+    #: Folders whose listing was compared with the index's rows for them, row by row
+    #: (no sums kept, or the listing changed by more than the files read again).
+    folders_compared: list[str] = field(default_factory=list)
 
 
 def connect(path: Path) -> sqlite3.Connection:

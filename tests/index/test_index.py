@@ -474,6 +474,25 @@ def test_unborn_branch_and_empty_memory(git_repo: Path) -> None:
     assert_matches_rebuild(repo)
 
 
+def test_unborn_branch_with_a_second_uncommitted_episode_in_one_folder(git_repo: Path) -> None:
+    """The folder of an uncommitted episode moved again: asking git which of its loose
+    files are committed text failed with no commit to ask about ("Not a valid object
+    name HEAD"), and so did every read after it."""
+    from scarwarden.files.scaffold import init
+    from scarwarden.repo import open_repo
+
+    fresh = git_repo.parent / "fresh"
+    fresh.mkdir()
+    git(fresh, "init", "-q", "-b", "main")
+    repo = open_repo(fresh, initialised=False)
+    init(repo, commit=False)
+    write_episode(repo, "ep-unborn0001")
+    assert ids(repo) == {"ep-unborn0001"}
+    write_episode(repo, "ep-unborn0002")
+    assert ids(repo) == {"ep-unborn0001", "ep-unborn0002"}
+    assert_matches_rebuild(repo)
+
+
 # -- concurrency ----------------------------------------------------------------------------
 
 
