@@ -63,7 +63,7 @@ def _staged_diff(
     except GitError:
         if git.head(root) is not None:
             raise
-        return None, git.diff_raw(root, None, memory_rel, env=env)
+        return None, git.diff_cached(root, None, memory_rel, env=env)
 
 
 @dataclass

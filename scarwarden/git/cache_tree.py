@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import BinaryIO
 
+from scarwarden.git.repository import git_path
 from scarwarden.git.run import run
 
 #: The hash lengths an index may use (SHA-1, SHA-256), told apart by EOIE's size.
@@ -35,11 +36,10 @@ _HASH_SIZES = (20, 32)
 def index_file(root: Path | str, env: Mapping[str, str] | None = None) -> Path:
     """The index git would read under ``env`` (``GIT_INDEX_FILE`` honoured, resolved
     against ``root`` as git run in ``root`` resolves it)."""
-    environ = os.environ if env is None else env
-    named = environ.get("GIT_INDEX_FILE")
-    if not named:
-        named = run(root, "rev-parse", "--git-path", "index", env=env).decode().strip()
-    return Path(root) / named  # an absolute path stays itself
+    if env is None:  # git_path honours GIT_INDEX_FILE and is remembered in a session
+        return Path(root) / git_path(root, "index")  # an absolute path stays itself
+    named = env.get("GIT_INDEX_FILE") or run(root, "rev-parse", "--git-path", "index", env=env).decode()
+    return Path(root) / named.strip()
 
 
 def staged_tree(index: Path) -> str | None:
