@@ -96,12 +96,17 @@ def diff_cached(
     tree), through the index's cache tree when git left it valid, as ``git commit`` does
     before its pre-commit hook (:mod:`~scarwarden.git.cache_tree`): ``git diff-tree`` of
     two trees costs what changed, where ``git diff --cached`` first reads every entry of
-    the index. Otherwise, or when a tree object is missing, the index is asked."""
+    the index. Otherwise, or when a tree object is missing, the index is asked.
+
+    ``git diff-tree`` still reads the whole index on start (0.1 s of a 1M-file index)
+    unless told it is empty (:func:`~scarwarden.git.run.without_index`): the two trees
+    are all it compares."""
     tree = staged_tree(index_file(root, env))
     if tree is not None:
         args = ("-r", "--raw", "-z", "--no-abbrev", "-M", "--no-ext-diff", a or EMPTY_TREE, tree)
         try:
-            return _parse_raw(run(root, "diff-tree", *args, "--", *pathspec, env=env))
+            with without_index(env) as trees_only:
+                return _parse_raw(run(root, "diff-tree", *args, "--", *pathspec, env=trees_only))
         except GitError:
             pass  # no such base (before the first commit) or tree: git's index answers
     return diff_raw(root, a, *pathspec, env=env)

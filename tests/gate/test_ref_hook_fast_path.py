@@ -120,3 +120,49 @@ def test_a_door_commit_lands_without_python_and_its_mark_vouches_for_no_other_mo
     env.pop("SCARWARDEN_SKIP", None)
     done = subprocess.run(["git", "commit", "-qm", "x"], cwd=root, capture_output=True, text=True, env=env)
     assert done.returncode != 0 and "cannot run the provenance gate" in done.stderr
+
+
+def test_the_memory_tree_is_compared_commit_by_commit(demo_repo: MemoryRepo, tmp_path: Path) -> None:
+    """The fast path compares each new commit's memory tree with each of its parents':
+    a change undone by a later commit, a merge bringing one in, the folder removed, or a
+    commit with no parent all take the gate; a folder absent on both sides does not."""
+    path = hook(demo_repo, tmp_path)
+    root = demo_repo.root
+    start, _ = commit(demo_repo, "src/app.py", "print('hi')\n")
+
+    def gated(old: str, new: str) -> bool:
+        done = run(path, root, f"{old} {new} refs/heads/main\n")
+        assert done.returncode in (0, 1), done.stderr
+        return done.returncode == 1 and "cannot run the provenance gate" in done.stderr
+
+    def on(parent: str, rel: str, text: str | None, *more: str) -> str:
+        git(root, "read-tree", parent)
+        if text is None:
+            git(root, "rm", "-q", "-r", "--cached", rel)
+        else:
+            (tmp_path / "blob").write_text(text)
+            blob = git(root, "hash-object", "-w", str(tmp_path / "blob")).stdout.strip()
+            git(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}")
+        tree = git(root, "write-tree").stdout.strip()
+        parents = [arg for p in (parent, *more) for arg in ("-p", p)]
+        return git(root, "commit-tree", tree, *parents, "-m", rel).stdout.strip()
+
+    code = on(start, "src/other.py", "x = 1\n")
+    assert not gated(start, code)
+    added = on(code, "memory/notes.md", "a note\n")
+    undone = on(added, "memory/notes.md", None)
+    assert (
+        git(root, "rev-parse", f"{undone}:memory").stdout == git(root, "rev-parse", f"{start}:memory").stdout
+    )
+    assert gated(start, undone)  # the tree at the end is the same; a commit between is not
+    side = on(start, "memory/side.md", "side\n")
+    merge = on(code, "memory/side.md", "side\n", side)
+    assert gated(code, merge)
+    assert gated(start, on(start, "memory", None))  # the folder removed
+    tree = git(root, "rev-parse", f"{code}^{{tree}}").stdout.strip()
+    orphan = git(root, "commit-tree", tree, "-m", "a root commit").stdout.strip()
+    assert gated(start, on(code, "src/x.py", "y\n", orphan))  # an unrelated history merged
+    # No memory folder on either side: nothing for the gate.
+    bare = on(on(start, "memory", None), "src/z.py", "z\n")
+    assert not gated(git(root, "rev-parse", f"{bare}^").stdout.strip(), bare)
+    git(root, "read-tree", "HEAD")
