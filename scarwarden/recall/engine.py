@@ -23,7 +23,7 @@ from scarwarden.config import RecallSettings
 from scarwarden.errors import UsageError
 from scarwarden.recall import router
 from scarwarden.recall.earned import not_on_a_struggling_rule_alone
-from scarwarden.recall.given import attach_evidence, candidates
+from scarwarden.recall.given import attach_evidence, candidates, read_episodes
 from scarwarden.recall.prune import best_candidates
 from scarwarden.recall.receipts import ledger_state, make_receipt, playbook_blob
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
@@ -109,8 +109,11 @@ def recall(
     stats.words = task_words(task)
     kept = router.returned(ranked, verdict, settings, share=share)
     _note_share(stats, ranked, verdict, settings, kept, share, limit)
-    _mark_redacted(index, kept[:limit])
-    attach_evidence(index, kept[:limit], terms)
+    # The returned rules' cited episodes, read once: which are redacted, and the
+    # corrections their evidence is quoted from (the closest episode is one of them).
+    stored, redacted = read_episodes(index, [ep for rule in kept[:limit] for ep in rule.episode_ids])
+    _mark_redacted(kept[:limit], redacted)
+    attach_evidence(index, kept[:limit], terms, stored)
     result = RecallResult(
         task=task, verdict=verdict, playbook_commit=playbook_commit(index), rules=kept[:limit], stats=stats
     )
@@ -146,10 +149,8 @@ def task_words(task: str) -> dict[str, str]:
     return out
 
 
-def _mark_redacted(index: Index, rules: list[RecalledRule]) -> None:
+def _mark_redacted(rules: list[RecalledRule], redacted: set[str]) -> None:
     """Flag the citations of redacted episodes: a rule whose evidence was taken back."""
-    cited = {ep for rule in rules for ep in rule.episode_ids}
-    redacted = index.redacted_episode_ids(cited) if cited else set()
     for rule in rules:
         rule.evidence_redacted = [ep for ep in rule.episode_ids if ep in redacted]
 
