@@ -58,7 +58,14 @@ from scarwarden.recall.score_parts import (
     tag_matches,
     term_matches,
 )
-from scarwarden.recall.score_reads import add_tag_stems, episode_words, pair_postings, rule_stems, tag_parts
+from scarwarden.recall.score_reads import (
+    add_tag_stems,
+    episode_words,
+    load_json,
+    pair_postings,
+    rule_stems,
+    tag_parts,
+)
 from scarwarden.recall.task import TaskTerms
 from scarwarden.recall.version import ALGORITHM
 
@@ -178,7 +185,7 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
         "SELECT id, title, text, tags, episode_ids FROM rules WHERE id IN (SELECT value FROM json_each(?))",
         (id_json,),
     ).fetchall()
-    tags = {row[0]: list(json.loads(row[3])) for row in rows}
+    tags = {row[0]: list(load_json(row[3])) for row in rows}
     parts = tag_parts(tags)
     said = sorted({s for by_tag in parts.values() for stems in by_tag.values() for s in stems})
     lengths: dict[str, int] = {}
@@ -191,6 +198,7 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
     # A rule has dozens of stems but they share a handful of df values.
     weight = {d: idf(d, task.n) for d in {d for own in stem_df.values() for d in own.values()}}
     out = []
+    ledger_memo: dict[int, float] = {}  # past tasks saying a stem -> its weight
     for row in rows:
         rule_id = row[0]
         out.append(
@@ -206,6 +214,7 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
                 pairs=pairs.get(rule_id, {}),
                 length=lengths.get(rule_id),
                 tags=tags[rule_id],
+                ledger_memo=ledger_memo,
             )
         )
     return out
@@ -224,6 +233,7 @@ def _scored_rule(
     pairs: dict[str, tuple[int, int]] | None = None,
     length: int | None = None,
     tags: list[str] | None = None,
+    ledger_memo: dict[int, float] | None = None,
 ) -> RecalledRule:
     """One rule's contributions (tags first, then terms by contribution, then words
     found through its episodes, then pairs: ``pairs``, the task's pairs the rule says ->
@@ -244,7 +254,7 @@ def _scored_rule(
     contributions.update({f"case:{case.episode_id}": case.contribution} if case else {})
     matched = set(postings).union(*(parts[t] for t in hits))
     through = {e.stem for e in via} - matched  # found only through the rule's episodes
-    q = own_ledger_weights(task, own_task_df or {})
+    q = own_ledger_weights(task, own_task_df or {}, ledger_memo)
     matched_mass, rule_mass, evidence = masses(task, own, weight, q, matched, through)
     share = length_share(length, task.avg, task.long_rule) if task.closest else 1.0
     return RecalledRule(
@@ -255,7 +265,7 @@ def _scored_rule(
         matched_tags=hits,
         matched_terms=[m.stem for m in matches],
         contributions=contributions,
-        episode_ids=list(json.loads(eps_json)),
+        episode_ids=list(load_json(eps_json)),
         tags=tags,
         terms=matches,
         confidence=confidence(matched_mass, task.task_mass, rule_mass, share=share),
