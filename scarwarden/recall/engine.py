@@ -86,16 +86,17 @@ def recall(
     index.require_playbook()
     sequence = text.stems(task)
     qtf = Counter(sequence)
-    n = int(index.meta("rule_count") or 0)
-    total = int(index.meta("rule_total_length") or 0)
-    tasks = int(index.meta("task_count") or 0)
-    shared = index.meta("task_terms_shared") != "0"
+    meta = index.metas("rule_count", "rule_total_length", "task_count", "task_terms_shared", "playbook_blob")
+    n = int(meta["rule_count"] or 0)
+    total = int(meta["rule_total_length"] or 0)
+    tasks = int(meta["task_count"] or 0)
+    shared = meta["task_terms_shared"] != "0"
     terms = task_terms(index.conn, sequence, n, total / n if n and total else 1.0, tasks, shared)
     stats = terms.stats(settings)
     ranked: list[RecalledRule] = []
     if qtf and n:
         # The postings are a function of the playbook: its blob ID keys the cache.
-        blob = index.meta("playbook_blob")
+        blob = meta["playbook_blob"]
         key = (str(index.repo.index_path), blob) if blob else None
         # Version 6 scores every candidate of the first pass exactly (its same-case
         # term can lift one past the first pass's top few), so all of them must be exact.
