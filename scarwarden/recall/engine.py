@@ -31,6 +31,7 @@ from scarwarden.recall.score import explained, score_rules, task_terms
 
 if TYPE_CHECKING:
     from scarwarden.index import Index
+    from scarwarden.recall.task import TaskTerms
     from scarwarden.repo import MemoryRepo
 
 #: A longer task is refused (exit 2): recall stays bounded in time and a task is a
@@ -110,11 +111,7 @@ def recall(
     stats.words = task_words(task)
     kept = router.returned(ranked, verdict, settings, share=share)
     _note_share(stats, ranked, verdict, settings, kept, share, limit)
-    # The returned rules' cited episodes, read once: which are redacted, and the
-    # corrections their evidence is quoted from (the closest episode is one of them).
-    stored, redacted = read_episodes(index, [ep for rule in kept[:limit] for ep in rule.episode_ids])
-    _mark_redacted(kept[:limit], redacted)
-    attach_evidence(index, kept[:limit], terms, stored)
+    _mark_redacted_and_quote(index, kept[:limit], terms)
     result = RecallResult(
         task=task, verdict=verdict, playbook_commit=playbook_commit(index), rules=kept[:limit], stats=stats
     )
@@ -150,10 +147,14 @@ def task_words(task: str) -> dict[str, str]:
     return out
 
 
-def _mark_redacted(rules: list[RecalledRule], redacted: set[str]) -> None:
-    """Flag the citations of redacted episodes: a rule whose evidence was taken back."""
+def _mark_redacted_and_quote(index: Index, rules: list[RecalledRule], terms: TaskTerms) -> None:
+    """Flag the citations of redacted episodes (a rule whose evidence was taken back) and
+    attach each rule's evidence: the cited episodes are read once for both (the closest
+    episode, whose correction is quoted, is one of them)."""
+    stored, redacted = read_episodes(index, [ep for rule in rules for ep in rule.episode_ids])
     for rule in rules:
         rule.evidence_redacted = [ep for ep in rule.episode_ids if ep in redacted]
+    attach_evidence(index, rules, terms, stored)
 
 
 def _route(stats: RecallStats, ranked: list[RecalledRule]) -> str:

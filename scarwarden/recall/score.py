@@ -198,12 +198,10 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
     # A rule has dozens of stems but they share a handful of df values.
     weight = {d: idf(d, task.n) for d in {d for own in stem_df.values() for d in own.values()}}
     out = []
-    ledger_memo: dict[int, float] = {}  # past tasks saying a stem -> its weight
-    for row in rows:
-        rule_id = row[0]
+    for rule_id, title, body, _tags, eps_json in rows:
         out.append(
             _scored_rule(
-                row,
+                (rule_id, title, body, tags[rule_id], eps_json),
                 task,
                 postings[rule_id],
                 stem_df[rule_id],
@@ -213,8 +211,6 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
                 episodes=episodes.get(rule_id, {}),
                 pairs=pairs.get(rule_id, {}),
                 length=lengths.get(rule_id),
-                tags=tags[rule_id],
-                ledger_memo=ledger_memo,
             )
         )
     return out
@@ -232,14 +228,12 @@ def _scored_rule(
     episodes: dict[str, list[tuple[str, str, int]]] | None = None,
     pairs: dict[str, tuple[int, int]] | None = None,
     length: int | None = None,
-    tags: list[str] | None = None,
-    ledger_memo: dict[int, float] | None = None,
 ) -> RecalledRule:
-    """One rule's contributions (tags first, then terms by contribution, then words
-    found through its episodes, then pairs: ``pairs``, the task's pairs the rule says ->
-    (tf, length), none for version 2), score, confidence and evidence."""
-    rule_id, title, body, tags_json, eps_json = row
-    tags = list(json.loads(tags_json)) if tags is None else tags
+    """One rule's contributions (tags first, then terms by contribution, then words found
+    through its episodes, then pairs: ``pairs``, the task's pairs it says -> (tf, length),
+    none for version 2), score, confidence, evidence (``row``'s tags: JSON or a list)."""
+    rule_id, title, body, said_tags, eps_json = row
+    tags = list(json.loads(said_tags)) if isinstance(said_tags, str) else said_tags
     total, hits, contributions = tag_matches(task, tags, parts, 0.0)
     total, matches = term_matches(task, postings, total)
     contributions.update({f"term:{m.stem}": m.contribution for m in matches})
@@ -254,7 +248,7 @@ def _scored_rule(
     contributions.update({f"case:{case.episode_id}": case.contribution} if case else {})
     matched = set(postings).union(*(parts[t] for t in hits))
     through = {e.stem for e in via} - matched  # found only through the rule's episodes
-    q = own_ledger_weights(task, own_task_df or {}, ledger_memo)
+    q = own_ledger_weights(task, own_task_df or {})
     matched_mass, rule_mass, evidence = masses(task, own, weight, q, matched, through)
     share = length_share(length, task.avg, task.long_rule) if task.closest else 1.0
     return RecalledRule(

@@ -157,15 +157,12 @@ def pair_matches_of(
     return total, matches
 
 
-def own_ledger_weights(
-    task: TaskTerms, own_task_df: dict[str, int], memo: dict[int, float] | None = None
-) -> dict[str, float]:
-    """Ledger weights of the rule's own stems: 1.0 (absent) unless past tasks say them.
-    ``memo``: task count -> weight, shared by the rules of one recall."""
+def own_ledger_weights(task: TaskTerms, own_task_df: dict[str, int]) -> dict[str, float]:
+    """Ledger weights of the rule's own stems: 1.0 (absent) unless past tasks say them."""
     q: dict[str, float] = {}
     if task.task_count:
         # A long rule has hundreds of stems but they share a few task counts.
-        memo = {} if memo is None else memo
+        memo: dict[int, float] = {}
         for s, d in own_task_df.items():
             weight_d = memo.get(d)
             if weight_d is None:
