@@ -59,6 +59,7 @@ def stems(text: str) -> list[str]:
     return [stem(t) for t in tokens(text)]
 
 
+@lru_cache(maxsize=20_000)
 def tag_stems(tag: str) -> tuple[str, ...]:
     """A tag's normalised form: split on '-', stopwords dropped, each part stemmed.
 

@@ -42,6 +42,12 @@ class Index:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
+    def metas(self, *keys: str) -> dict[str, str | None]:
+        """Several meta values in one statement (a key not stored: None)."""
+        sql = "SELECT key, value FROM meta WHERE key IN (SELECT value FROM json_each(?))"
+        found = dict(self.conn.execute(sql, (json.dumps(keys),)))
+        return {key: found.get(key) for key in keys}
+
     @property
     def indexed_commit(self) -> str | None:
         return self.meta("head")

@@ -23,7 +23,7 @@ from scarwarden.config import RecallSettings
 from scarwarden.errors import UsageError
 from scarwarden.recall import router
 from scarwarden.recall.earned import not_on_a_struggling_rule_alone
-from scarwarden.recall.given import attach_evidence, candidates
+from scarwarden.recall.given import attach_evidence, candidates, read_episodes
 from scarwarden.recall.prune import best_candidates
 from scarwarden.recall.receipts import ledger_state, make_receipt, playbook_blob
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
@@ -31,6 +31,7 @@ from scarwarden.recall.score import explained, score_rules, task_terms
 
 if TYPE_CHECKING:
     from scarwarden.index import Index
+    from scarwarden.recall.task import TaskTerms
     from scarwarden.repo import MemoryRepo
 
 #: A longer task is refused (exit 2): recall stays bounded in time and a task is a
@@ -86,16 +87,17 @@ def recall(
     index.require_playbook()
     sequence = text.stems(task)
     qtf = Counter(sequence)
-    n = int(index.meta("rule_count") or 0)
-    total = int(index.meta("rule_total_length") or 0)
-    tasks = int(index.meta("task_count") or 0)
-    shared = index.meta("task_terms_shared") != "0"
+    meta = index.metas("rule_count", "rule_total_length", "task_count", "task_terms_shared", "playbook_blob")
+    n = int(meta["rule_count"] or 0)
+    total = int(meta["rule_total_length"] or 0)
+    tasks = int(meta["task_count"] or 0)
+    shared = meta["task_terms_shared"] != "0"
     terms = task_terms(index.conn, sequence, n, total / n if n and total else 1.0, tasks, shared)
     stats = terms.stats(settings)
     ranked: list[RecalledRule] = []
     if qtf and n:
         # The postings are a function of the playbook: its blob ID keys the cache.
-        blob = index.meta("playbook_blob")
+        blob = meta["playbook_blob"]
         key = (str(index.repo.index_path), blob) if blob else None
         # Version 6 scores every candidate of the first pass exactly (its same-case
         # term can lift one past the first pass's top few), so all of them must be exact.
@@ -109,8 +111,7 @@ def recall(
     stats.words = task_words(task)
     kept = router.returned(ranked, verdict, settings, share=share)
     _note_share(stats, ranked, verdict, settings, kept, share, limit)
-    _mark_redacted(index, kept[:limit])
-    attach_evidence(index, kept[:limit], terms)
+    _mark_redacted_and_quote(index, kept[:limit], terms)
     result = RecallResult(
         task=task, verdict=verdict, playbook_commit=playbook_commit(index), rules=kept[:limit], stats=stats
     )
@@ -146,12 +147,14 @@ def task_words(task: str) -> dict[str, str]:
     return out
 
 
-def _mark_redacted(index: Index, rules: list[RecalledRule]) -> None:
-    """Flag the citations of redacted episodes: a rule whose evidence was taken back."""
-    cited = {ep for rule in rules for ep in rule.episode_ids}
-    redacted = index.redacted_episode_ids(cited) if cited else set()
+def _mark_redacted_and_quote(index: Index, rules: list[RecalledRule], terms: TaskTerms) -> None:
+    """Flag the citations of redacted episodes (a rule whose evidence was taken back) and
+    attach each rule's evidence: the cited episodes are read once for both (the closest
+    episode, whose correction is quoted, is one of them)."""
+    stored, redacted = read_episodes(index, [ep for rule in rules for ep in rule.episode_ids])
     for rule in rules:
         rule.evidence_redacted = [ep for ep in rule.episode_ids if ep in redacted]
+    attach_evidence(index, rules, terms, stored)
 
 
 def _route(stats: RecallStats, ranked: list[RecalledRule]) -> str:

@@ -45,14 +45,16 @@ EPISODE_WEIGHT = 0.5
 LEDGER_PRIOR = 10
 
 
-# idf and specificity are pure, called for every matched word of every explained rule,
-# and take few distinct arguments: memoised (a banking task explains 60 long rules).
+# idf, ledger_weight and specificity are pure, called for every matched word (every
+# stem: ledger_weight) of every explained rule, and take few distinct arguments:
+# memoised (a banking task explains 60 long rules).
 @functools.lru_cache(maxsize=1 << 16)
 def idf(df: int, n: int) -> float:
     """Lucene's BM25 idf: ``ln(1 + (N - df + 0.5) / (df + 0.5))``, never negative."""
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def ledger_weight(task_df: int, tasks: int) -> float:
     """How much a query word counts given how many past tasks said it, rounded:
     ``1 - (task_df - 1) / (tasks + LEDGER_PRIOR)``. A word no task or one task said

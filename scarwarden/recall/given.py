@@ -35,20 +35,37 @@ MAX_CANDIDATES = 3
 
 def corrections(index: Index, episode_ids: list[str]) -> dict[str, str | None]:
     """Episode ID -> its stored correction (None: none, or a redaction stub)."""
+    return read_episodes(index, episode_ids)[0]
+
+
+def read_episodes(index: Index, episode_ids: list[str]) -> tuple[dict[str, str | None], set[str]]:
+    """Episode ID -> its stored correction (None: none, or a redaction stub), and which
+    of them are redaction stubs (:meth:`Index.redacted_episode_ids`'s test): one read of
+    each episode's stored document for both."""
     if not episode_ids:
-        return {}
+        return {}, set()
     rows = index.conn.execute(
         "SELECT id, json_extract(doc, '$.correction'), json_extract(doc, '$.redacted') IS NOT NULL "
         "FROM episodes WHERE id IN (SELECT value FROM json_each(?))",
         (json.dumps(sorted(set(episode_ids))),),
     )
-    return {ep: (None if redacted or not isinstance(c, str) else c) for ep, c, redacted in rows}
+    found: dict[str, str | None] = {}
+    redacted: set[str] = set()
+    for ep, c, stub in rows:
+        found[ep] = None if stub or not isinstance(c, str) else c
+        if stub:
+            redacted.add(ep)
+    return found, redacted
 
 
-def attach_evidence(index: Index, rules: list[RecalledRule], task: TaskTerms) -> None:
-    """Set each rule's ``quotes``: its closest cited episode's correction sentences."""
-    wanted = [ep for r in rules for ep in evidence.order(r.closest_episode, r.episode_ids)]
-    found = corrections(index, wanted)
+def attach_evidence(
+    index: Index, rules: list[RecalledRule], task: TaskTerms, found: dict[str, str | None] | None = None
+) -> None:
+    """Set each rule's ``quotes``: its closest cited episode's correction sentences.
+    ``found``: the episodes' corrections when already read (:func:`read_episodes`)."""
+    if found is None:
+        wanted = [ep for r in rules for ep in evidence.order(r.closest_episode, r.episode_ids)]
+        found = corrections(index, wanted)
     weights = task.stem_weights()
     for rule in rules:
         said = evidence.rule_stems(rule.title, rule.text) if task.version >= 5 else None

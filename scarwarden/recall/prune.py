@@ -205,10 +205,11 @@ class _Reader:
         self.w = dict(weights(task))
         self.tag_rules: dict[str, tuple[str, int]] = {}  # tag -> (one of its stems, rules)
         self.base, self.slope = K1 * (1.0 - B), K1 * B / task.avg
-        # Version 4: each episode stem's weight; what the stems read give each (rule,
-        # episode), and each rule's best episode so far (what its partial sum holds).
+        # Version 4: each episode stem's weight; what the stems read give each episode
+        # (the same under every rule citing it: an episode's words are its own), and
+        # each rule's best episode so far (what its partial sum holds).
         self.ep_w = dict(episode_weights(task)) if task.closest else {}
-        self.ep_sums: dict[tuple[str, str], float] = {}
+        self.ep_sums: dict[str, float] = {}
         self.ep_best: dict[str, float] = {}
 
     def hit_tags(self) -> dict[str, float]:
@@ -289,11 +290,14 @@ class _Reader:
                 acc[rule_id] += value
 
     def _add_episode(self, acc: dict[str, float], stem: str, existing: bool) -> None:
-        """Add what an episode stem gives each (rule, episode) citing it; a rule's partial
-        sum rises by what its best episode gained (the closest episode alone counts).
+        """Add what an episode stem gives each episode saying it; a rule's partial sum
+        rises by what its best cited episode gained (the closest episode alone counts).
         The postings come in key order (the primary key's: no sort), a (rule, episode)'s
         fields one after the other, and are summed here: SQLite's GROUP BY cost as much
-        as handing over the rows. (Split, a (rule, episode)'s sum would be too high.)"""
+        as handing over the rows. (Split, a (rule, episode)'s sum would be too high.)
+        An episode's sum is the same under every rule citing it, so it is kept by
+        episode and worked out once per stem (``now``), not once per citing rule; a
+        rule dropped (``existing``) is never read again, whatever its episodes add."""
         sql = (
             "SELECT rule_id, episode_id, tf FROM rule_episode_terms WHERE term = ?{only} "
             "ORDER BY rule_id, episode_id"
@@ -304,7 +308,8 @@ class _Reader:
             (stem, json.dumps(list(acc))) if seek else (stem,),
         )
         w, sums, best = self.ep_w[stem], self.ep_sums, self.ep_best
-        get_sum, get_best, get_acc = sums.get, best.get, acc.get
+        now: dict[str, float] = {}  # episode -> its sum with this stem
+        get_sum, get_now, get_best, get_acc = sums.get, now.get, best.get, acc.get
         gain = [w * etf / (etf + K1) for etf in range(8)]  # by etf: most say a stem once
         rule: Any = None  # the (rule, episode) being summed, and its etf so far
         episode: Any = None
@@ -314,14 +319,16 @@ class _Reader:
                 etf += tf
                 continue
             if rule is not None and (not existing or rule in acc):
-                key = (rule, episode)
-                add = gain[etf] if etf < 8 else w * etf / (etf + K1)
-                value = sums[key] = get_sum(key, 0.0) + add
+                value = get_now(episode)
+                if value is None:
+                    add = gain[etf] if etf < 8 else w * etf / (etf + K1)
+                    value = now[episode] = get_sum(episode, 0.0) + add
                 was = get_best(rule, 0.0)
                 if value > was:
                     best[rule] = value
                     acc[rule] = get_acc(rule, 0.0) + (value - was)
             rule, episode, etf = rule_id, episode_id, tf
+        sums.update(now)
 
     def _from_sql(
         self, acc: dict[str, float], stems: list[str], *, only: dict[str, float] | None, existing: bool

@@ -58,7 +58,14 @@ from scarwarden.recall.score_parts import (
     tag_matches,
     term_matches,
 )
-from scarwarden.recall.score_reads import episode_words, pair_postings, read_tag_parts, rule_stems
+from scarwarden.recall.score_reads import (
+    add_tag_stems,
+    episode_words,
+    load_json,
+    pair_postings,
+    rule_stems,
+    tag_parts,
+)
 from scarwarden.recall.task import TaskTerms
 from scarwarden.recall.version import ALGORITHM
 
@@ -174,26 +181,31 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
     if not ids:
         return []
     id_json = json.dumps(ids)
+    rows = conn.execute(
+        "SELECT id, title, text, tags, episode_ids FROM rules WHERE id IN (SELECT value FROM json_each(?))",
+        (id_json,),
+    ).fetchall()
+    tags = {row[0]: list(load_json(row[3])) for row in rows}
+    parts = tag_parts(tags)
+    said = sorted({s for by_tag in parts.values() for stems in by_tag.values() for s in stems})
     lengths: dict[str, int] = {}
-    postings, stem_df, stem_tdf = rule_stems(conn, id_json, ids, task.df, task.ledger_shared, lengths)
-    tag_parts = read_tag_parts(conn, id_json, stem_df, stem_tdf, task.ledger_shared)
+    postings, stem_df, stem_tdf, tag_df = rule_stems(
+        conn, id_json, ids, task.df, task.ledger_shared, lengths, tag_stems=said
+    )
+    add_tag_stems(parts, tag_df, stem_df, stem_tdf)
     episodes = episode_words(conn, id_json, task.ep_df)
     pairs = pair_postings(conn, id_json, task.pair_df)
     # A rule has dozens of stems but they share a handful of df values.
     weight = {d: idf(d, task.n) for d in {d for own in stem_df.values() for d in own.values()}}
     out = []
-    for row in conn.execute(
-        "SELECT id, title, text, tags, episode_ids FROM rules WHERE id IN (SELECT value FROM json_each(?))",
-        (id_json,),
-    ):
-        rule_id = row[0]
+    for rule_id, title, body, _tags, eps_json in rows:
         out.append(
             _scored_rule(
-                row,
+                (rule_id, title, body, tags[rule_id], eps_json),
                 task,
                 postings[rule_id],
                 stem_df[rule_id],
-                tag_parts.get(rule_id, {}),
+                parts.get(rule_id, {}),
                 weight,
                 own_task_df=stem_tdf[rule_id],
                 episodes=episodes.get(rule_id, {}),
@@ -217,11 +229,11 @@ def _scored_rule(
     pairs: dict[str, tuple[int, int]] | None = None,
     length: int | None = None,
 ) -> RecalledRule:
-    """One rule's contributions (tags first, then terms by contribution, then words
-    found through its episodes, then pairs: ``pairs``, the task's pairs the rule says ->
-    (tf, length), none for version 2), score, confidence and evidence."""
-    rule_id, title, body, tags_json, eps_json = row
-    tags = list(json.loads(tags_json))
+    """One rule's contributions (tags first, then terms by contribution, then words found
+    through its episodes, then pairs: ``pairs``, the task's pairs it says -> (tf, length),
+    none for version 2), score, confidence, evidence (``row``'s tags: JSON or a list)."""
+    rule_id, title, body, said_tags, eps_json = row
+    tags = list(json.loads(said_tags)) if isinstance(said_tags, str) else said_tags
     total, hits, contributions = tag_matches(task, tags, parts, 0.0)
     total, matches = term_matches(task, postings, total)
     contributions.update({f"term:{m.stem}": m.contribution for m in matches})
@@ -247,7 +259,7 @@ def _scored_rule(
         matched_tags=hits,
         matched_terms=[m.stem for m in matches],
         contributions=contributions,
-        episode_ids=list(json.loads(eps_json)),
+        episode_ids=list(load_json(eps_json)),
         tags=tags,
         terms=matches,
         confidence=confidence(matched_mass, task.task_mass, rule_mass, share=share),

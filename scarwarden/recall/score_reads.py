@@ -8,7 +8,21 @@ from __future__ import annotations
 import itertools
 import json
 import operator
-from typing import Any
+from json.scanner import make_scanner
+from typing import Any, cast
+
+from scarwarden import text
+
+#: JSON the index wrote (no leading space: SQLite's JSON functions, ``json.dumps``) parsed
+#: by the C scanner alone: ``json.loads`` costs ~2 us a call in Python around it, and
+#: scoring parses a hundred small documents a recall.
+_SCAN = make_scanner(cast(Any, json.JSONDecoder()))  # typeshed types the argument oddly
+
+
+def load_json(raw: str) -> Any:
+    """``json.loads(raw)`` for a document that starts with its value."""
+    return _SCAN(raw, 0)[0]
+
 
 #: Per rule ID: its stems that the task shares -> (tf, length), and all its stems -> df.
 _Postings = dict[str, dict[str, tuple[int, int]]]
@@ -26,52 +40,75 @@ def rule_stems(
     df: dict[str, int],
     ledger: bool,
     lengths: dict[str, int] | None = None,
-) -> tuple[_Postings, _StemDf, _StemDf]:
+    tag_stems: list[str] | None = None,
+) -> tuple[_Postings, _StemDf, _StemDf, dict[str, tuple[int, int]]]:
     """The rules' own stems with their df (and how many past tasks say them): the shared
     ones score, all of them weigh in the rule's mass. Read by rule (a few dozen postings
     each), not by term: a long task has hundreds. ``lengths``: filled with each rule's
-    length in stems."""
+    length in stems. ``tag_stems``: stems of the rules' tags, whose (df, past tasks) come
+    back in the same statement (df 0: no rule's title or text has it)."""
     postings: _Postings = {i: {} for i in ids}
     stem_df: _StemDf = {i: {} for i in ids}
     stem_tdf: _StemDf = {i: {} for i in ids}
-    # One statement: each posting with its stem's df (and how many past tasks say it),
-    # a seek each in two small tables (two statements cost more at a short recall).
-    task_df = "coalesce(t.df, 0)" if ledger else "0"
+    tag_df: dict[str, tuple[int, int]] = {}
+    # One statement, a row per rule: its stems' df (a seek each in two small tables),
+    # and those it says more than once or past tasks say, as JSON objects (parsed in
+    # C: a row per posting crossing into Python cost more); then the tag stems' (a
+    # rule ID of NULL).
+    tdf = "json_group_object(p.term, t.df) FILTER (WHERE t.df > 1)" if ledger else "NULL"
     join = " LEFT JOIN task_term_df AS t ON t.term = p.term" if ledger else ""
-    rows = conn.execute(
-        f"SELECT p.rule_id, p.term, p.tf, p.length, d.df, {task_df} FROM rule_terms AS p "
-        f"JOIN rule_term_df AS d ON d.term = p.term{join} "
-        "WHERE p.rule_id IN (SELECT value FROM json_each(?))",
-        (id_json,),
+    tags = (
+        f" UNION ALL SELECT NULL, NULL, json_group_object(p.term, coalesce(d.df, 0)), NULL, {tdf} "
+        "FROM (SELECT value AS term FROM json_each(?)) AS p "
+        f"LEFT JOIN rule_term_df AS d ON d.term = p.term{join}"
     )
-    for rule_id, term, tf, length, term_df, tdf in rows:
+    rows = conn.execute(
+        "SELECT p.rule_id, max(p.length), json_group_object(p.term, d.df), "
+        f"json_group_object(p.term, p.tf) FILTER (WHERE p.tf > 1), {tdf} FROM rule_terms AS p "
+        f"JOIN rule_term_df AS d ON d.term = p.term{join} "
+        f"WHERE p.rule_id IN (SELECT value FROM json_each(?)) GROUP BY p.rule_id{tags if tag_stems else ''}",
+        (id_json, json.dumps(tag_stems)) if tag_stems else (id_json,),
+    )
+    loads = load_json
+    for rule_id, length, dfs, tfs, tdfs in rows:
+        own, said_often = loads(dfs), loads(tdfs) if tdfs else {}
+        if rule_id is None:
+            tag_df.update({term: (d, said_often.get(term, 0)) for term, d in own.items()})
+            continue
         if lengths is not None:
             lengths[rule_id] = length
-        stem_df[rule_id][term] = term_df
-        if tdf > 1:
-            stem_tdf[rule_id][term] = tdf
-        if term in df:
-            postings[rule_id][term] = (tf, length)
-    return postings, stem_df, stem_tdf
+        stem_df[rule_id] = own
+        stem_tdf[rule_id] = said_often
+        repeated = loads(tfs) if tfs else {}
+        postings[rule_id] = {term: (repeated.get(term, 1), length) for term in df if term in own}
+    return postings, stem_df, stem_tdf, tag_df
 
 
-def read_tag_parts(conn: Any, id_json: str, stem_df: _StemDf, stem_tdf: _StemDf, ledger: bool) -> _TagParts:
-    """Each rule's tags as stems; a tag stem not in the rule's text joins its stems too
-    (with its df, 0 when no rule's title or text has it)."""
-    tag_parts: _TagParts = {}
-    task_df = "coalesce(t.df, 0)" if ledger else "0"
-    join = "LEFT JOIN task_term_df AS t ON t.term = s.stem " if ledger else ""
-    for rule_id, tag, stem, tag_df, tdf in conn.execute(
-        f"SELECT s.rule_id, s.tag, s.stem, coalesce(d.df, 0), {task_df} FROM rule_tag_stems AS s "
-        f"LEFT JOIN rule_term_df AS d ON d.term = s.stem {join}"
-        "WHERE s.rule_id IN (SELECT value FROM json_each(?))",
-        (id_json,),
-    ):
-        tag_parts.setdefault(rule_id, {}).setdefault(tag, set()).add(stem)
-        stem_df[rule_id].setdefault(stem, tag_df)
-        if tdf > 1:
-            stem_tdf[rule_id].setdefault(stem, tdf)
-    return tag_parts
+def tag_parts(tags: dict[str, list[str]]) -> _TagParts:
+    """Each rule's tags as stems (:func:`scarwarden.text.tag_stems`, as the index's
+    ``rule_tag_stems`` holds them; a tag of stopwords alone has none and is left out)."""
+    out: _TagParts = {}
+    for rule_id, rule_tags in tags.items():
+        for tag in rule_tags:
+            parts = text.tag_stems(tag)
+            if parts:
+                out.setdefault(rule_id, {}).setdefault(tag, set()).update(parts)
+    return out
+
+
+def add_tag_stems(
+    parts: _TagParts, tag_df: dict[str, tuple[int, int]], stem_df: _StemDf, stem_tdf: _StemDf
+) -> None:
+    """A tag stem not in the rule's text joins its stems too (with its df, 0 when no
+    rule's title or text has it, and how many past tasks say it)."""
+    for rule_id, by_tag in parts.items():
+        own, own_tdf = stem_df[rule_id], stem_tdf[rule_id]
+        for stems in by_tag.values():
+            for stem in stems:
+                d, tdf = tag_df.get(stem, (0, 0))
+                own.setdefault(stem, d)
+                if tdf > 1:
+                    own_tdf.setdefault(stem, tdf)
 
 
 def episode_words(conn: Any, id_json: str, ep_df: dict[str, int]) -> _EpisodeWords:
