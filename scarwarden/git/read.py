@@ -53,6 +53,13 @@ def ls_files_stage(
     return entries
 
 
+def ls_files_modified(root: Path | str, *pathspec: str) -> set[str]:
+    """``git ls-files -m``: the tracked files under ``pathspec`` whose working copy is
+    not what git's index holds (edited, or gone). git stats each one, and compares
+    content where only the file times moved."""
+    return set(_paths(run(root, "ls-files", "-m", "-z", "--", *pathspec)))
+
+
 def ls_tree(root: Path | str, rev: str, *pathspec: str) -> list[StagedEntry]:
     """``git ls-tree -r``: (mode, blob, path) of a commit's tree under ``pathspec``."""
     out = run(root, "ls-tree", "-r", "-z", "--full-tree", rev, "--", *pathspec)

@@ -196,24 +196,28 @@ def _edited_in_place(
     folder's mtime), and the loose files there that no longer differ (issue 28: such an
     edit was seen only by ``index --rebuild``).
 
-    What is asked of git: the files there that the refresh does not re-read anyway
-    whose inode is not the one stored (``renamed``) and whose bytes are not those
-    indexed, and the loose files there. One ``git ls-files -m`` over those, which
-    compares content wherever only the file times moved. Usually there are none (a new
-    episode moves its folder and nothing else there changed), and git is not started:
-    it reads its whole index (0.2 s at 1M episodes) and stats each file of the folders
-    it is given, ~11 times (1.2-4 s for one month's 28,000 files at 1M)."""
+    The index holds the files as they are (what a rebuild reads too): a file there
+    that the refresh does not re-read anyway, whose inode is not the one stored
+    (``renamed``) and whose bytes are not those indexed, is read again whatever git's
+    index holds (an edit staged with ``git add`` included). git is asked only about the
+    loose files there (which are still edited, which are clean again): one ``git ls-files
+    -m``, which compares content wherever only the file times moved. Usually there are
+    none (a new episode moves its folder and nothing else there changed), and git is
+    not started: it reads its whole index (0.2 s at 1M episodes) and stats each file of
+    the folders it is given, ~11 times (1.2-4 s for one month's 28,000 files at 1M)."""
     here = {path for path in loose if path.rsplit("/", 1)[0] in moved}
-    suspects = _differ_from_indexed(conn, repo, renamed - set(here)) | here
-    if not suspects:
-        return set(), set()
-    asked = sorted(suspects) if len(suspects) <= _ASK_AT_MOST else sorted(moved)
+    differing = _differ_from_indexed(conn, repo, renamed - set(here))
+    if not here:
+        return differing, set()
+    asked = sorted(here) if len(here) <= _ASK_AT_MOST else sorted(moved)
     try:
-        out = git.run(repo.root, "ls-files", "-m", "-z", "--", *asked)
+        modified = {p for p in git.ls_files_modified(repo.root, *asked) if p.endswith(".yaml")}
     except GitError:
-        return set(), set()
-    edited = {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p.endswith(".yaml")}
-    if not here or head is None:  # no commit yet: nothing is committed text
+        return differing, set()
+    # A loose file git calls modified is read again only when it is not what was
+    # indexed (read again, its row would lose the inode it keeps).
+    edited = differing | {p for p in modified & here if _differs(conn, repo, p)}
+    if head is None:  # no commit yet: nothing is committed text
         return edited, set()
     # Clean: as committed in HEAD, neither edited nor staged (a staged file is still loose).
     dirs = sorted(moved)
@@ -221,7 +225,7 @@ def _edited_in_place(
     staged = git.run(repo.root, "diff-index", "--cached", "--name-only", "-z", "HEAD", "--", *dirs)
     committed = set(in_head.decode("utf-8", "surrogateescape").split("\0"))
     committed -= set(staged.decode("utf-8", "surrogateescape").split("\0"))
-    return edited, {path for path in here if path in committed and path not in edited}
+    return edited, {path for path in here if path in committed and path not in modified}
 
 
 def _differ_from_indexed(conn: sqlite3.Connection, repo: MemoryRepo, paths: set[str]) -> set[str]:
