@@ -101,8 +101,9 @@ def export_html(
         rules = index.rules(include_retired=True)
         episodes = index.list_episodes(newest_first=True)
         total, done = len(rules) + len(episodes) + 2, 1
+        sources = pages.rule_sources(repo, index)
         for rule in rules:
-            ctx = pages.rule_page(repo, index, rule.id)
+            ctx = pages.rule_page(repo, index, rule.id, sources=sources)
             assert ctx is not None
             write(f"rules/{rule.id}.html", "rule.html", 1, nav="playbook", **ctx)
             done += 1
