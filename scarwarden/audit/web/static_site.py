@@ -111,9 +111,7 @@ def export_html(
                 progress(done, total)
         imaged: set[str] = set()  # images whose page is written (issue 19)
         image_pages = 0
-        for ep in episodes:
-            ctx = pages.episode_page(index, ep.id)
-            assert ctx is not None
+        for ep, ctx in pages.episode_pages(index, episodes):
             write(f"episodes/{ep.id}.html", "episode.html", 1, nav="ledger", recorded=False, **ctx)
             _copy_images(repo, out, ctx["images"])
             image_pages += _write_image_pages(repo, index, ctx["images"], imaged, write)
