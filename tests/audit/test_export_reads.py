@@ -1,8 +1,12 @@
 """``audit --html`` reads once what its pages share (issue 30, 10,000 episodes): the
 playbook's history and the counts for every rule page, the citations and the rules for
-every episode page. Each page gets what the live UI's read of that one page gives."""
+every episode page. Each page gets what the live UI's read of that one page gives. And
+it writes each page over the earlier export's bytes, leaving what ``write_text`` did."""
 
 from __future__ import annotations
+
+import stat
+from pathlib import Path
 
 import pytest
 from distilled_repo import Distilled
@@ -48,3 +52,34 @@ def test_the_shared_reads_give_each_episode_page_its_own(distilled: Distilled, m
         assert index.citations(some) == {i: cited[i] for i in some if i in cited}
     assert sum(1 for _, page in shared if page["citing"]) > 10
     assert all(len(page["citing"]) == 2 for ep, page in shared if ep.id in both)
+
+
+def test_a_page_written_over_an_earlier_one_is_the_new_page_alone(
+    distilled: Distilled, tmp_path: Path
+) -> None:
+    """Pages are written over the earlier bytes, not into an emptied file (static_site.
+    write_over): a longer or shorter earlier page, a page's mode, a link to a page
+    elsewhere end as ``write_text`` left them."""
+    from scarwarden.audit.web.static_site import export_html, write_over
+
+    fresh, again = tmp_path / "fresh", tmp_path / "again"
+    export_html(distilled.repo, fresh)
+    export_html(distilled.repo, again)
+    rule, episode = Path("rules/PB-01.html"), Path("episodes") / f"{distilled.emoji.id}.html"
+    (again / rule).write_bytes((fresh / rule).read_bytes() * 2)  # longer: cut at the page's end
+    (again / episode).write_bytes(b"<html>")  # shorter: all of it written over
+    (again / "index.html").chmod(0o600)
+    elsewhere = tmp_path / "elsewhere.html"
+    elsewhere.write_bytes(b"x" * 100_000)
+    (again / "ledger.html").unlink()
+    (again / "ledger.html").symlink_to(elsewhere)
+    export_html(distilled.repo, again)
+    for page in (rule, episode, Path("index.html")):
+        assert (again / page).read_bytes() == (fresh / page).read_bytes()
+    assert stat.S_IMODE((again / "index.html").stat().st_mode) == 0o600
+    assert (again / "ledger.html").is_symlink()
+    assert elsewhere.read_bytes() == (fresh / "ledger.html").read_bytes()
+    new = tmp_path / "new.html"
+    write_over(new, b"page")
+    assert new.read_bytes() == b"page"
+    assert stat.S_IMODE(new.stat().st_mode) == stat.S_IMODE((fresh / "index.html").stat().st_mode)
