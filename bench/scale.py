@@ -371,12 +371,15 @@ def row_git(s: Sizes, n: int, runs: dict[str, list[float]]) -> None:
 
 
 def row_audit(s: Sizes, n: int, runs: dict[str, list[float]]) -> None:
+    """Each run writes a new folder, as a CI job does, kept until the end: on a file
+    system with no journal (this machine's ext4) a file made within a minute or so of
+    many being removed costs the kernel a scan past each of them (``recently_deleted``),
+    ~4-5 s of system CPU for 10k pages after the last run's 10k were removed."""
     if n > 10_000:
         return
     repo = s.copy("index", n)
-    out = s.work / f"audit-{n}"
+    out = s.work / f"audit-{n}-{next(_NEXT)}"
     runs.setdefault("audit --html", []).append(timed(repo, sw("audit", "--html", str(out))))
-    shutil.rmtree(out)
 
 
 #: The rows that read the whole ledger by design (O(total)) stop here: at 1M each is

@@ -1,7 +1,8 @@
 """Rule history from git: the commits that introduced, changed and retired a rule.
 
 Walks the commits that touched the playbook (oldest first), reads every version with
-one ``git cat-file --batch`` and compares the rule between consecutive versions.
+one ``git cat-file --batch`` and compares the rule between consecutive versions. The
+versions are read and parsed once (:class:`PlaybookHistory`) for as many rules as ask.
 """
 
 from __future__ import annotations
@@ -57,24 +58,49 @@ def _rule_text(playbook: pb.Playbook | None, rule_id: str) -> tuple[str | None, 
     return text.strip("\n") + "\n", rule.retired
 
 
-def rule_history(repo: MemoryRepo, rule_id: str, rev: str = "HEAD") -> list[RuleEvent]:
-    """Every commit (oldest first) in which ``rule_id`` appeared, changed or went."""
-    if git.head(repo.root) is None:
-        return []
-    entries = list(reversed(git.log(repo.root, "--first-parent", rev, "--", repo.playbook_rel)))
-    if not entries:
-        return []
-    blobs = git.cat_file_batch(repo.root, [f"{e.sha}:{repo.playbook_rel}" for e in entries])
+class PlaybookHistory:
+    """The playbook's versions in the first-parent history of ``rev`` (oldest first),
+    each parsed once, and the trailers of the commits asked about: read once for many
+    rules' histories (``audit --html`` writes every rule's page) instead of once a rule.
+    An unparseable version (only possible with ``--no-verify``) is left out."""
+
+    def __init__(self, repo: MemoryRepo, rev: str = "HEAD") -> None:
+        self.repo = repo
+        self.versions: list[tuple[git.LogEntry, pb.Playbook | None]] = []
+        self._trailers: dict[str, list[tuple[str, str]]] = {}
+        if git.head(repo.root) is None:
+            return
+        entries = list(reversed(git.log(repo.root, "--first-parent", rev, "--", repo.playbook_rel)))
+        if not entries:
+            return
+        blobs = git.cat_file_batch(repo.root, [f"{e.sha}:{repo.playbook_rel}" for e in entries])
+        for entry, raw in zip(entries, blobs, strict=True):
+            playbook = None
+            if raw is not None:
+                try:
+                    playbook = pb.parse(raw.decode("utf-8", "replace"), source=repo.playbook_rel)
+                except ValidationError:
+                    continue
+            self.versions.append((entry, playbook))
+
+    def trailers(self, sha: str) -> list[tuple[str, str]]:
+        """The commit's trailers (git asked once per commit); a list of the caller's own."""
+        if sha not in self._trailers:
+            self._trailers[sha] = git.trailers(self.repo.root, sha)
+        return list(self._trailers[sha])
+
+
+def rule_history(
+    repo: MemoryRepo, rule_id: str, rev: str = "HEAD", *, playbooks: PlaybookHistory | None = None
+) -> list[RuleEvent]:
+    """Every commit (oldest first) in which ``rule_id`` appeared, changed or went;
+    ``playbooks``: the playbook's history of ``rev`` already read (else read here)."""
+    if playbooks is None:
+        playbooks = PlaybookHistory(repo, rev)
     events: list[RuleEvent] = []
     prev_text: str | None = None
     prev_retired = False
-    for entry, raw in zip(entries, blobs, strict=True):
-        playbook = None
-        if raw is not None:
-            try:
-                playbook = pb.parse(raw.decode("utf-8", "replace"), source=repo.playbook_rel)
-            except ValidationError:
-                continue  # an unparseable version (only possible with --no-verify)
+    for entry, playbook in playbooks.versions:
         text, retired = _rule_text(playbook, rule_id)
         if text == prev_text:
             continue
@@ -97,7 +123,7 @@ def rule_history(repo: MemoryRepo, rule_id: str, rev: str = "HEAD") -> list[Rule
                 kind,
                 prev_text,
                 text,
-                git.trailers(repo.root, entry.sha),
+                playbooks.trailers(entry.sha),
             )
         )
         prev_text, prev_retired = text, retired

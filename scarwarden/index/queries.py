@@ -199,6 +199,23 @@ class Index:
             )
         ]
 
+    def citations(self, episode_ids: Iterable[str] | None = None) -> dict[str, list[str]]:
+        """Episode ID -> the rules citing it (:meth:`rules_citing`), for the cited ones
+        among ``episode_ids`` (all, when ``None``): one statement, not one an episode."""
+        sql = "SELECT episode_id, rule_id FROM citations"
+        order = " ORDER BY episode_id, rule_id"
+        if episode_ids is None:
+            rows = self.conn.execute(sql + order).fetchall()
+        else:
+            rows = []
+            for chunk in chunks(list(dict.fromkeys(episode_ids)), 500):
+                marks = ",".join("?" * len(chunk))
+                rows += self.conn.execute(f"{sql} WHERE episode_id IN ({marks}){order}", chunk).fetchall()
+        found: dict[str, list[str]] = {}
+        for episode_id, rule_id in rows:
+            found.setdefault(episode_id, []).append(rule_id)
+        return found
+
     def redacted_episode_ids(self, ids: Iterable[str] | None = None) -> set[str]:
         """The episodes among ``ids`` (all, when ``None``) that are redaction stubs."""
         query = "SELECT id FROM episodes WHERE json_extract(doc, '$.redacted') IS NOT NULL"

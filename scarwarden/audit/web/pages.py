@@ -3,17 +3,18 @@ export render the same contexts with the same templates."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from scarwarden import text
 from scarwarden.audit.diff.compare import RuleChange, compare_rules
-from scarwarden.audit.history import RuleEvent, rule_history
+from scarwarden.audit.history import PlaybookHistory, RuleEvent, rule_history
 from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import FIELD_ORDER, Episode
 from scarwarden.index import Index
-from scarwarden.index.lineage import lineage_counts
+from scarwarden.index.lineage import Lineage, lineage_counts
 from scarwarden.repo import MemoryRepo
 
 #: The ledger lists this many episodes (newest first) per page.
@@ -93,21 +94,45 @@ def event_change(event: RuleEvent) -> RuleChange | None:
     return compare_rules(_event_rule(event.before), _event_rule(event.after))
 
 
-def rule_page(repo: MemoryRepo, index: Index, rule_id: str) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class RuleSources:
+    """What a rule's page reads that is the same for every rule: the rules (retired
+    too), the playbook's history from git and the rules' counts; read once for the
+    many pages of an export (:func:`rule_sources`), else once for the one page."""
+
+    rules: list[pb.Rule]
+    playbooks: PlaybookHistory
+    lineage: dict[str, Lineage]
+
+
+def rule_sources(repo: MemoryRepo, index: Index, rule_ids: Iterable[str] | None = None) -> RuleSources:
+    """The sources of the pages of ``rule_ids`` (default: every rule in the index)."""
+    rules = index.rules(include_retired=True)
+    ids = list(rule_ids) if rule_ids is not None else [r.id for r in rules]
+    return RuleSources(rules, PlaybookHistory(repo), lineage_counts(index, ids))
+
+
+def rule_page(
+    repo: MemoryRepo, index: Index, rule_id: str, *, sources: RuleSources | None = None
+) -> dict[str, Any] | None:
+    """The page of one rule; ``sources`` (:func:`rule_sources`) when already read."""
     index.require_playbook()
     rule = index.get_rule(rule_id)
     if rule is None:
         return None
+    if sources is None:
+        sources = rule_sources(repo, index, [rule.id])
     episodes = [(ep_id, index.get_episode(ep_id), index.episode_path(ep_id)) for ep_id in rule.episode_ids]
-    replaces = [r for r in index.rules(include_retired=True) if r.replaced_by == rule.id]
-    history = [(ev, event_change(ev)) for ev in reversed(rule_history(repo, rule.id))]
+    replaces = [r for r in sources.rules if r.replaced_by == rule.id]
+    events = rule_history(repo, rule.id, playbooks=sources.playbooks)
+    history = [(ev, event_change(ev)) for ev in reversed(events)]
     return {
         "title": f"{rule.id}: {rule.title}",
         "rule": rule,
         "episodes": [(ep_id, ep, episode_fields(ep) if ep else [], path) for ep_id, ep, path in episodes],
         "replaces": replaces,
         "history": history,
-        "lineage": lineage_counts(index, [rule.id])[rule.id],
+        "lineage": sources.lineage[rule.id],
     }
 
 
@@ -116,12 +141,27 @@ def episode_page(index: Index, episode_id: str) -> dict[str, Any] | None:
     if ep is None:
         return None
     citing = [r for r in (index.get_rule(rid) for rid in index.rules_citing(ep.id)) if r]
+    return _episode_context(index, ep, citing)
+
+
+def episode_pages(index: Index, episodes: Iterable[Episode]) -> Iterator[tuple[Episode, dict[str, Any]]]:
+    """Each episode with what :func:`episode_page` gives for it, the citations and the
+    rules read once for all (``episodes`` as the index lists them: an export's 10,000
+    pages asked five statements each of SQLite and parsed each episode twice)."""
+    rules = {r.id: r for r in index.rules(include_retired=True)}
+    citations = index.citations()
+    for ep in episodes:
+        citing = [rules[rid] for rid in citations.get(ep.id, ()) if rid in rules]
+        yield ep, _episode_context(index, ep, citing)
+
+
+def _episode_context(index: Index, ep: Episode, citing: list[pb.Rule]) -> dict[str, Any]:
     return {
         "title": f"Episode {ep.id}",
         "episode": ep,
         "fields": episode_fields(ep),
         "raw": ep.render(display=True),
-        "path": index.episode_path(ep.id),
+        "path": ep.relpath(index.repo.episodes_rel),  # what index.episode_path gives
         "citing": citing,
         "images": episode_images(index, ep),
     }
@@ -186,7 +226,8 @@ def ledger_page(
     page = min(max(1, page), pages)
     offset = (page - 1) * limit
     episodes = index.list_episodes(**filters, limit=limit, offset=offset, newest_first=True)
-    citing = {ep.id: index.rules_citing(ep.id) for ep in episodes}
+    cited = index.citations([ep.id for ep in episodes])
+    citing = {ep.id: cited.get(ep.id, []) for ep in episodes}
     return {
         "title": "Ledger",
         "episodes": episodes,
