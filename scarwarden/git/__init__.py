@@ -24,12 +24,14 @@ from __future__ import annotations
 from scarwarden.errors import GitError
 from scarwarden.git.diff import (
     EMPTY_TREE,
+    EMPTY_TREE_SHA256,
     Change,
     RawChange,
     diff_cached,
     diff_name_status,
     diff_raw,
     diff_tree_pairs,
+    empty_tree,
     has_uncommitted_changes,
     nothing_staged,
 )
@@ -97,6 +99,7 @@ from scarwarden.git.write import (
 
 __all__ = [
     "EMPTY_TREE",
+    "EMPTY_TREE_SHA256",
     "apply_scale_settings",
     "Change",
     "GitError",
@@ -118,6 +121,7 @@ __all__ = [
     "diff_name_status",
     "diff_raw",
     "diff_tree_pairs",
+    "empty_tree",
     "files_named",
     "git_dir",
     "git_path",

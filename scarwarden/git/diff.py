@@ -11,7 +11,22 @@ from scarwarden.git.cache_tree import index_file, staged_tree
 from scarwarden.git.run import run, run_ok, without_index
 
 #: The empty tree's ID: what a root commit (or a repository with none) is compared with.
+#: SHA-1's; also the sentinel receipts and ledger statistics write for "no episodes" in
+#: any repository (data compared with data: what git is given is :func:`empty_tree`).
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+#: The same in a SHA-256 repository (``git init --object-format=sha256``).
+EMPTY_TREE_SHA256 = "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"
+
+
+def empty_tree(root: Path | str, env: Mapping[str, str] | None = None) -> str:
+    """The empty tree's ID in the repository's own object format, for git to compare a
+    root commit with (SHA-1's ID is no object name in a SHA-256 repository). Asked of git
+    only then: before the first commit, or for a root commit."""
+    try:
+        fmt = run(root, "rev-parse", "--show-object-format", env=env).strip()
+    except GitError:
+        return EMPTY_TREE
+    return EMPTY_TREE_SHA256 if fmt == b"sha256" else EMPTY_TREE
 
 
 @dataclass(frozen=True)
@@ -70,10 +85,8 @@ def diff_name_status(
     """Files changed between two trees (``a``/``b`` commits; ``cached`` compares ``a`` to the index)."""
     args = ["diff", "--name-status", "-z", "--no-ext-diff", "--no-textconv"]
     args.append("-M" if renames else "--no-renames")
-    if cached:
-        args += ["--cached", a or EMPTY_TREE]
-    else:
-        args += [a or EMPTY_TREE] + ([b] if b else [])
+    base = a or empty_tree(root, env)
+    args += ["--cached", base] if cached else [base] + ([b] if b else [])
     args += ["--", *pathspec]
     return _parse_name_status(run(root, *args, env=env))
 
@@ -85,7 +98,7 @@ def diff_raw(
     args = ["diff", "--raw", "-z", "--no-abbrev", "-M", "--no-ext-diff"]
     if cached:
         args.append("--cached")
-    args += [a or EMPTY_TREE, "--", *pathspec]
+    args += [a or empty_tree(root, env), "--", *pathspec]
     return _parse_raw(run(root, *args, env=env))
 
 
@@ -103,7 +116,8 @@ def diff_cached(
     are all it compares."""
     tree = staged_tree(index_file(root, env))
     if tree is not None:
-        args = ("-r", "--raw", "-z", "--no-abbrev", "-M", "--no-ext-diff", a or EMPTY_TREE, tree)
+        base = a or empty_tree(root, env)
+        args = ("-r", "--raw", "-z", "--no-abbrev", "-M", "--no-ext-diff", base, tree)
         try:
             with without_index(env) as trees_only:
                 return _parse_raw(run(root, "diff-tree", *args, "--", *pathspec, env=trees_only))

@@ -67,8 +67,14 @@ def test_the_cache_tree_is_the_tree_committed_and_diffs_the_same(
     assert g.diff_cached(root, "HEAD", "m") == by_index  # the cache tree answers
     statuses = sorted(c.status for *_x, c in by_index)
     assert statuses == ["A", "A", "D", "M", "R"]  # every kind, the change outside m left out
-    if not init:  # (g.EMPTY_TREE is SHA-1's empty tree)
-        assert g.diff_cached(root, None, "m") == g.diff_raw(root, None, "m")
+    # Against nothing (a root commit, no commit yet): the empty tree of the repository's
+    # own object format (SHA-1's ID named no object in a SHA-256 repository).
+    assert g.empty_tree(root) == git(root, "hash-object", "-t", "tree", "/dev/null").stdout.strip()
+    everything = g.diff_raw(root, None, "m")
+    assert g.diff_cached(root, None, "m") == everything
+    assert sorted(c.path for *_x, c in everything) == sorted(git(root, "ls-files", "m").stdout.split())
+    committed = [c.path for c in g.diff_name_status(root, None, "HEAD", "m")]
+    assert sorted(committed) == sorted(git(root, "ls-tree", "-r", "--name-only", "HEAD", "m").stdout.split())
 
 
 def test_the_trees_are_diffed_without_reading_the_index(tmp_path: Path) -> None:

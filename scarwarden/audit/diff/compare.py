@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from scarwarden import git
 from scarwarden.errors import ScarwardenError, UsageError, ValidationError
@@ -39,7 +40,7 @@ class Side:
     def short(self) -> str:
         if self.rev is None:
             return "working tree"
-        if self.rev == git.EMPTY_TREE:
+        if self.rev in (git.EMPTY_TREE, git.EMPTY_TREE_SHA256):
             return "(nothing)"
         return self.rev[:10]
 
@@ -280,10 +281,10 @@ def _resolve(repo: MemoryRepo, rev: str) -> Side:
     return Side(sha, rev)
 
 
-def _parent_side(entry: git.LogEntry, why: str) -> Side:
+def _parent_side(root: Path, entry: git.LogEntry, why: str) -> Side:
     if entry.parents:
         return Side(entry.parents[0], f"{entry.sha[:10]}^ (before {why})")
-    return Side(git.EMPTY_TREE, f"nothing (before {why}, the first commit)")
+    return Side(git.empty_tree(root), f"nothing (before {why}, the first commit)")
 
 
 def last_change_base(repo: MemoryRepo, head: str = "HEAD") -> Side:
@@ -295,10 +296,10 @@ def last_change_base(repo: MemoryRepo, head: str = "HEAD") -> Side:
         if e.subject.startswith("distill:")
     ]
     if distills:
-        return _parent_side(distills[0], f"distill commit {distills[0].sha[:10]}")
+        return _parent_side(repo.root, distills[0], f"distill commit {distills[0].sha[:10]}")
     touched = git.log(repo.root, "--first-parent", "-1", head, "--", repo.playbook_rel)
     if touched:
-        return _parent_side(touched[0], f"commit {touched[0].sha[:10]}")
+        return _parent_side(repo.root, touched[0], f"commit {touched[0].sha[:10]}")
     return Side(git.rev_parse(repo.root, head), head)
 
 
@@ -312,7 +313,7 @@ def default_range(repo: MemoryRepo) -> tuple[Side, Side]:
     """
     worktree = Side(None, "working tree")
     if git.head(repo.root) is None:
-        return Side(git.EMPTY_TREE, "nothing (no commit yet)"), worktree
+        return Side(git.empty_tree(repo.root), "nothing (no commit yet)"), worktree
     head = Side(git.rev_parse(repo.root, "HEAD"), "HEAD")
     if playbook_bytes(repo, worktree) != playbook_bytes(repo, head):
         return head, worktree
