@@ -61,6 +61,7 @@ import subprocess
 import sys
 import time
 from array import array
+from bisect import bisect_left
 from collections import defaultdict
 from itertools import repeat
 from pathlib import Path
@@ -130,6 +131,14 @@ class Packed:
         for e in self.episodes:
             self.cited.extend(cites[e])
             self.ptr.append(len(self.cited))
+        by_rule: dict[int, list[int]] = defaultdict(list)
+        for e in self.episodes:
+            for o in cites[e]:
+                by_rule[o].append(ep_ord[e])
+        self.rptr, self.reps = array("i", [0]), array("i")
+        for o in range(len(self.ids)):
+            self.reps.extend(by_rule.get(o, ()))
+            self.rptr.append(len(self.reps))
         self.mismatched = 0  # (term, episode, field) groups not the same under every citing rule
         etf: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
         for term, episode_id, _field, low, high, rules in conn.execute(
@@ -147,6 +156,7 @@ class Packed:
         self.build_s = time.process_time() - start
         self.sizes = {key: len(a) + len(b) for key, (a, b) in entries.items()}
         self.csr_bytes = len(self.ptr.tobytes()) + len(self.cited.tobytes())
+        self.rcsr_bytes = len(self.rptr.tobytes()) + len(self.reps.tobytes())
         self.memory = entries if in_memory else None
         self.db: sqlite3.Connection | None = None
         if not in_memory:
@@ -284,6 +294,127 @@ def _finish(
         if direct and len(keep) == limit == count:
             return [(pk.ids[o], v) for o, v in sorted(top, key=lambda item: (-item[1], pk.ids[item[0]]))]
     return candidates(conn, task, count, only=sorted(pk.ids[o] for o in keep))
+
+
+def first_pass_pruned(pk: Packed, conn: Any, task: Any, limit: int, count: int, direct: bool = False) -> list:
+    """Pure Python, MaxScore over the packed entries (prune.py's plan without its SQL):
+    sources (a stem's or pair's postings, a tag's rules, the episode channel) read in
+    full, cheapest per bound first, until what is left cannot lift a rule to the floor
+    (the ``limit``-th best partial sum); the rest looked up for the rules still alive
+    (a bisection per run of a stem's sorted ordinals; a rule's cited episodes through
+    the rule -> episodes map). The episodes' sums are exact up front: at the episode
+    level a stem has a few dozen postings, not the ~1,500 (rule, episode) rows of today."""
+    terms, pairs, eps, tags = _keys(pk, task)
+    got = pk.fetch(_entry_keys(terms, pairs, eps, tags))
+    base, slope = K1 * (1.0 - B), K1 * B / task.avg
+    sources: list[tuple[float, int, float, str, Any]] = []  # (cost per bound, i, bound, kind, data)
+    for kind, weighted in (("t", terms), ("p", pairs)):
+        for t, w in weighted:
+            entry = got.get(f"{kind}:{t}")
+            if entry is None:
+                continue
+            ords, meta = array("i"), array("i")
+            ords.frombytes(entry[0])
+            meta.frombytes(entry[1])
+            runs, at = [], 0
+            for i in range(0, len(meta), 3):
+                tf, length, n = meta[i], meta[i + 1], meta[i + 2]
+                runs.append((at, at + n, w * tf / (tf + base + slope * length)))
+                at += n
+            bound = max(v for _, _, v in runs) * (1.0 + _MARGIN)
+            sources.append((len(ords) / bound, len(sources), bound, "runs", (ords, runs)))
+    for tag, value in tags:
+        ords = array("i")
+        ords.frombytes(got[f"g:{tag}"][0])
+        bound = value * (1.0 + _MARGIN)
+        sources.append((len(ords) / bound, len(sources), bound, "runs", (ords, [(0, len(ords), value)])))
+    ep_sum: dict[int, float] = {}
+    if eps:
+        ep_get = ep_sum.get
+        for t, w in eps:
+            entry = got.get(f"e:{t}")
+            if entry is None:
+                continue
+            ords, meta = array("i"), array("i")
+            ords.frombytes(entry[0])
+            meta.frombytes(entry[1])
+            at = 0
+            for i in range(0, len(meta), 3):
+                etf, n = meta[i], meta[i + 2]
+                value = w * etf / (etf + K1)
+                for e in ords[at : at + n]:
+                    ep_sum[e] = ep_get(e, 0.0) + value
+                at += n
+        if ep_sum:
+            ptr = pk.ptr
+            size = sum(ptr[e + 1] - ptr[e] for e in ep_sum)
+            bound = max(ep_sum.values()) * (1.0 + _MARGIN)
+            sources.append((size / bound, len(sources), bound, "episodes", None))
+    sources.sort()
+    acc: dict[int, float] = {}
+    floor, read = 0.0, 0
+    while read < len(sources):
+        rest = sum(source[2] for source in sources[read:]) * (1.0 + _MARGIN)
+        if len(acc) >= limit:
+            floor = heapq.nlargest(limit, acc.values())[-1] * (1.0 - _MARGIN) - _MARGIN
+            if rest < floor:
+                break
+        _add_full(pk, acc, sources[read], ep_sum)
+        read += 1
+    else:  # everything read: the sums are complete
+        return _finish(pk, conn, task, acc.items(), len(acc), limit, count, direct)
+    alive = {o: v for o, v in acc.items() if v + rest >= floor}
+    for source in sources[read:]:
+        _add_alive(pk, alive, source, ep_sum)
+        rest = max(0.0, rest - source[2])
+        alive = {o: v for o, v in alive.items() if v + rest >= floor}
+    return _finish(pk, conn, task, alive.items(), len(alive), limit, count, direct)
+
+
+def _add_full(pk: Packed, acc: dict[int, float], source: tuple, ep_sum: dict[int, float]) -> None:
+    get = acc.get
+    if source[3] == "runs":
+        ords, runs = source[4]
+        for start, end, value in runs:
+            for o in ords[start:end]:
+                acc[o] = get(o, 0.0) + value
+        return
+    best: dict[int, float] = {}  # each rule's best episode: ascending order, the last write wins
+    ptr, cited = pk.ptr, pk.cited
+    for e in sorted(ep_sum, key=ep_sum.__getitem__):
+        best.update(zip(cited[ptr[e] : ptr[e + 1]], repeat(ep_sum[e])))
+    for o, v in best.items():
+        acc[o] = get(o, 0.0) + v
+
+
+def _add_alive(pk: Packed, alive: dict[int, float], source: tuple, ep_sum: dict[int, float]) -> None:
+    if source[3] == "runs":
+        ords, runs = source[4]
+        if len(alive) * len(runs) * 8 < len(ords):  # a bisection per run per rule
+            for o in alive:
+                for start, end, value in runs:
+                    j = bisect_left(ords, o, start, end)
+                    if j < end and ords[j] == o:
+                        alive[o] += value
+                        break
+        else:
+            for start, end, value in runs:
+                for o in ords[start:end]:
+                    if o in alive:
+                        alive[o] += value
+        return
+    rptr, reps, get = pk.rptr, pk.reps, ep_sum.get
+    for o in alive:
+        alive[o] += max([get(e, 0.0) for e in reps[rptr[o] : rptr[o + 1]]], default=0.0)
+
+
+def _entry_keys(terms: list, pairs: list, eps: list, tags: list) -> list[str]:
+    return (
+        [f"t:{t}" for t, _ in terms]
+        + [f"p:{p}" for p, _ in pairs]
+        + [f"e:{t}" for t, _ in eps]
+        + [f"g:{g}" for g, _ in tags]
+    )
 
 
 def first_pass_np(pk: Packed, conn: Any, task: Any, limit: int, count: int, direct: bool = False) -> list:
@@ -451,6 +582,13 @@ def run_size(n: int, args: Any) -> None:
     variants = {
         "ours": ours_first,
         "packed-py": patched("packed-py", lambda c, t, lim, cnt, **kw: first_pass_py(pk, c, t, lim, cnt)),
+        "packed-py-pruned": patched(
+            "packed-py-pruned", lambda c, t, lim, cnt, **kw: first_pass_pruned(pk, c, t, lim, cnt)
+        ),
+        "packed-py-pruned-direct": patched(
+            "packed-py-pruned-direct",
+            lambda c, t, lim, cnt, **kw: first_pass_pruned(pk, c, t, lim, cnt, direct=True),
+        ),
         "packed-np": patched("packed-np", lambda c, t, lim, cnt, **kw: first_pass_np(pk, c, t, lim, cnt)),
         "packed-np-direct": patched(
             "packed-np-direct", lambda c, t, lim, cnt, **kw: first_pass_np(pk, c, t, lim, cnt, direct=True)
@@ -494,7 +632,7 @@ def run_size(n: int, args: Any) -> None:
             contains[name] += all(r in theirs for r in ours_ids) and len(theirs) == len(ours_ids)
     close_fts()
     print(
-        f"{'rules':>7} {'engine':<18}{'first p50':>10}{'p99':>8}{'whole p50':>11}{'p99':>8}"
+        f"{'rules':>7} {'engine':<24}{'first p50':>10}{'p99':>8}{'whole p50':>11}{'p99':>8}"
         "   identical JSON, same candidates (CPU ms)"
     )
     for name in engines:
@@ -502,7 +640,7 @@ def run_size(n: int, args: Any) -> None:
         fp = f"{bench.pct(p, 50):10.2f}{bench.pct(p, 99):8.2f}" if p else f"{'':>10}{'':>8}"
         ident = f"   {same[name]}/{len(queries)}, {contains[name]}/{len(queries)}" if name in same else ""
         print(
-            f"{n:>7} {name:<18}{fp}{bench.pct(whole[name], 50):11.2f}{bench.pct(whole[name], 99):8.2f}{ident}"
+            f"{n:>7} {name:<24}{fp}{bench.pct(whole[name], 50):11.2f}{bench.pct(whole[name], 99):8.2f}{ident}"
         )
     fts = bench.pct(whole["fts5"], 50)
     line = f"{'':>7} whole recall / fts5: " + ", ".join(
