@@ -79,6 +79,8 @@ from scarwarden.recall.candidates import candidates, episode_weights, pair_weigh
 from scarwarden.recall.explain import explain_data  # noqa: E402
 from scarwarden.recall.formulas import K1, TAG_WEIGHT, B  # noqa: E402
 
+#: The floor is rechecked after about this many postings read (as prune.py's batches).
+_BATCH_POSTINGS = 1000
 #: Relative margin under the cut (as prune.py's): a rule this close to the
 #: ``limit + slack``-th score goes to the exhaustive statement too.
 _MARGIN = 1e-8
@@ -322,12 +324,14 @@ def first_pass_pruned(pk: Packed, conn: Any, task: Any, limit: int, count: int, 
                 runs.append((at, at + n, w * tf / (tf + base + slope * length)))
                 at += n
             bound = max(v for _, _, v in runs) * (1.0 + _MARGIN)
-            sources.append((len(ords) / bound, len(sources), bound, "runs", (ords, runs)))
+            sources.append((len(ords) / bound, len(sources), bound, "runs", (ords, runs), len(ords)))
     for tag, value in tags:
         ords = array("i")
         ords.frombytes(got[f"g:{tag}"][0])
         bound = value * (1.0 + _MARGIN)
-        sources.append((len(ords) / bound, len(sources), bound, "runs", (ords, [(0, len(ords), value)])))
+        sources.append(
+            (len(ords) / bound, len(sources), bound, "runs", (ords, [(0, len(ords), value)]), len(ords))
+        )
     ep_sum: dict[int, float] = {}
     if eps:
         ep_get = ep_sum.get
@@ -349,17 +353,20 @@ def first_pass_pruned(pk: Packed, conn: Any, task: Any, limit: int, count: int, 
             ptr = pk.ptr
             size = sum(ptr[e + 1] - ptr[e] for e in ep_sum)
             bound = max(ep_sum.values()) * (1.0 + _MARGIN)
-            sources.append((size / bound, len(sources), bound, "episodes", None))
+            sources.append((size / bound, len(sources), bound, "episodes", None, size))
     sources.sort()
-    acc: dict[int, float] = {}
-    floor, read = 0.0, 0
+    acc: dict[int, float] = defaultdict(float)
+    floor, read, unchecked = 0.0, 0, _BATCH_POSTINGS
     while read < len(sources):
         rest = sum(source[2] for source in sources[read:]) * (1.0 + _MARGIN)
-        if len(acc) >= limit:
-            floor = heapq.nlargest(limit, acc.values())[-1] * (1.0 - _MARGIN) - _MARGIN
-            if rest < floor:
-                break
+        # The floor (a pass over the partial sums) is rechecked after ~1,000 postings
+        # read, or before a long source.
+        if len(acc) >= limit and (unchecked >= _BATCH_POSTINGS or sources[read][5] >= _BATCH_POSTINGS):
+            floor, unchecked = heapq.nlargest(limit, acc.values())[-1] * (1.0 - _MARGIN) - _MARGIN, 0
+        if rest < floor:
+            break
         _add_full(pk, acc, sources[read], ep_sum)
+        unchecked += sources[read][5]
         read += 1
     else:  # everything read: the sums are complete
         return _finish(pk, conn, task, acc.items(), len(acc), limit, count, direct)
@@ -372,19 +379,24 @@ def first_pass_pruned(pk: Packed, conn: Any, task: Any, limit: int, count: int, 
 
 
 def _add_full(pk: Packed, acc: dict[int, float], source: tuple, ep_sum: dict[int, float]) -> None:
-    get = acc.get
     if source[3] == "runs":
         ords, runs = source[4]
         for start, end, value in runs:
             for o in ords[start:end]:
-                acc[o] = get(o, 0.0) + value
+                acc[o] += value
         return
-    best: dict[int, float] = {}  # each rule's best episode: ascending order, the last write wins
+    for o, v in _episode_best(pk, ep_sum).items():
+        acc[o] += v
+
+
+def _episode_best(pk: Packed, ep_sum: dict[int, float]) -> dict[int, float]:
+    """Each rule's best cited episode's sum: episodes in ascending order, the last
+    write wins (the loop over citing rules runs in C)."""
+    best: dict[int, float] = {}
     ptr, cited = pk.ptr, pk.cited
     for e in sorted(ep_sum, key=ep_sum.__getitem__):
         best.update(zip(cited[ptr[e] : ptr[e + 1]], repeat(ep_sum[e])))
-    for o, v in best.items():
-        acc[o] = get(o, 0.0) + v
+    return best
 
 
 def _add_alive(pk: Packed, alive: dict[int, float], source: tuple, ep_sum: dict[int, float]) -> None:
@@ -403,9 +415,14 @@ def _add_alive(pk: Packed, alive: dict[int, float], source: tuple, ep_sum: dict[
                     if o in alive:
                         alive[o] += value
         return
-    rptr, reps, get = pk.rptr, pk.reps, ep_sum.get
+    if len(alive) * 30 < source[5]:  # the alive rules' cited episodes, one by one
+        rptr, reps, get = pk.rptr, pk.reps, ep_sum.get
+        for o in alive:
+            alive[o] += max([get(e, 0.0) for e in reps[rptr[o] : rptr[o + 1]]], default=0.0)
+        return
+    get = _episode_best(pk, ep_sum).get
     for o in alive:
-        alive[o] += max([get(e, 0.0) for e in reps[rptr[o] : rptr[o + 1]]], default=0.0)
+        alive[o] += get(o, 0.0)
 
 
 def _entry_keys(terms: list, pairs: list, eps: list, tags: list) -> list[str]:
@@ -618,8 +635,12 @@ def run_size(n: int, args: Any) -> None:
     whole: dict[str, list[float]] = defaultdict(list)
     same = defaultdict(int)
     contains = defaultdict(int)
-    for q in queries:
-        for name, run in engines.items():
+    names = list(engines)
+    for i, q in enumerate(queries):
+        # Each query through every engine, the first engine rotating: whichever goes
+        # first reads the task's rules into SQLite's page cache for the others.
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            run = engines[name]
             start = time.process_time()
             run(q)
             whole[name].append(time.process_time() - start)
