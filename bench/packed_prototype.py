@@ -23,21 +23,30 @@ under /tmp, read back per query (one statement for all the task's entries,
 ``array.frombytes`` / ``np.frombuffer``): a process meeting the tasks for the first
 time pays the fetch.
 
-Every rule's first-pass score is then summed exhaustively, two ways: ``packed-py`` in
-pure Python (the product's base dependencies: no numpy) and ``packed-np`` with numpy.
+The first pass is then worked out over the entries three ways:
+
+* ``packed-py``: every rule's score summed exhaustively in pure Python (the product's
+  base dependencies: no numpy);
+* ``packed-py-pruned``: pure Python, MaxScore as prune.py does it (sources read in
+  full, cheapest per bound first, until what is left cannot lift a rule to the floor;
+  the rest looked up by bisection for the rules still alive), the episode channel's
+  sums exact up front at the episode level;
+* ``packed-np``: every rule's score in a dense numpy vector.
+
 The rules within 1e-8 of the ``limit + slack``-th best score go to
 :func:`scarwarden.recall.candidates.candidates` restricted to them (``only=``), as
-prune.py ends, so order, ties and scores are that statement's own; ``packed-np-direct``
-skips that statement and hands over its own top ``limit + slack`` (falling back to the
-statement when a near tie straddles the cut).
+prune.py ends, so order, ties and scores are that statement's own; the ``-direct``
+variants skip that statement and hand over their own top ``limit + slack`` (falling
+back to the statement when a near tie straddles the cut).
 
-Timed in CPU time (``time.process_time``) per query, interleaved query by query with
-today's recall and with SQLite FTS5 and bm25s (as bench/recall.py builds them), in one
-process: the first pass alone and the whole recall (the prototype's first pass
-substituted for ``best_candidates`` in :func:`scarwarden.recall.engine.recall`, in this
-script only). Every prototype's ``to_json`` and ``--explain`` document is compared with
-today's for every query, and its first-pass candidates with today's. Then what a refresh
-would rewrite (one rule changed, one cited episode added), and ``import numpy``'s cost.
+Timed in CPU time (``time.process_time``) per query, interleaved query by query (which
+engine goes first rotating) with today's recall and with SQLite FTS5 and bm25s (as
+bench/recall.py builds them), in one process: the first pass alone and the whole recall
+(the prototype's first pass substituted for ``best_candidates`` in
+:func:`scarwarden.recall.engine.recall`, in this script only). Every prototype's
+``to_json`` and ``--explain`` document is compared with today's for every query, and
+its first-pass candidates with today's. Then what a refresh would rewrite (one rule
+changed, one cited episode added), and ``import numpy``'s cost.
 
     python bench/packed_prototype.py                      # 1k, 10k, 100k, 300 queries
     python bench/packed_prototype.py --sizes 10000 --queries 100
