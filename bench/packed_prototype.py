@@ -90,6 +90,9 @@ from scarwarden.recall.formulas import K1, TAG_WEIGHT, B  # noqa: E402
 
 #: The floor is rechecked after about this many postings read (as prune.py's batches).
 _BATCH_POSTINGS = 1000
+#: The best episodes' citing rules, up to this many citations, get their episode score
+#: before anything else is read.
+_TOP_CITATIONS = 2000
 #: Relative margin under the cut (as prune.py's): a rule this close to the
 #: ``limit + slack``-th score goes to the exhaustive statement too.
 _MARGIN = 1e-8
@@ -358,13 +361,24 @@ def first_pass_pruned(pk: Packed, conn: Any, task: Any, limit: int, count: int, 
                 for e in ords[at : at + n]:
                     ep_sum[e] = ep_get(e, 0.0) + value
                 at += n
-        if ep_sum:
-            ptr = pk.ptr
-            size = sum(ptr[e + 1] - ptr[e] for e in ep_sum)
-            bound = max(ep_sum.values()) * (1.0 + _MARGIN)
-            sources.append((size / bound, len(sources), bound, "episodes", None, size))
-    sources.sort()
     acc: dict[int, float] = defaultdict(float)
+    if ep_sum:
+        # The best episodes' citing rules get their episode score now (their best, in
+        # C); the others can gain at most the next episode's sum.
+        ptr = pk.ptr
+        order = sorted(ep_sum, key=lambda e: (-ep_sum[e], e))
+        top, citations = 0, 0
+        while top < len(order) and citations < _TOP_CITATIONS:
+            citations += ptr[order[top] + 1] - ptr[order[top]]
+            top += 1
+        met = _episode_best(pk, {e: ep_sum[e] for e in order[:top]})
+        for o, v in met.items():
+            acc[o] += v
+        if top < len(order):
+            size = sum(ptr[e + 1] - ptr[e] for e in order[top:])
+            bound = ep_sum[order[top]] * (1.0 + _MARGIN)
+            sources.append((size / bound, len(sources), bound, "episodes", met, size))
+    sources.sort()
     floor, read, unchecked = 0.0, 0, _BATCH_POSTINGS
     while read < len(sources):
         rest = sum(source[2] for source in sources[read:]) * (1.0 + _MARGIN)
@@ -394,8 +408,10 @@ def _add_full(pk: Packed, acc: dict[int, float], source: tuple, ep_sum: dict[int
             for o in ords[start:end]:
                 acc[o] += value
         return
+    met = source[4]
     for o, v in _episode_best(pk, ep_sum).items():
-        acc[o] += v
+        if o not in met:
+            acc[o] += v
 
 
 def _episode_best(pk: Packed, ep_sum: dict[int, float]) -> dict[int, float]:
@@ -425,13 +441,15 @@ def _add_alive(pk: Packed, alive: dict[int, float], source: tuple, ep_sum: dict[
                         alive[o] += value
         return
     if len(alive) * 30 < source[5]:  # the alive rules' cited episodes, one by one
-        rptr, reps, get = pk.rptr, pk.reps, ep_sum.get
+        rptr, reps, get, met = pk.rptr, pk.reps, ep_sum.get, source[4]
         for o in alive:
-            alive[o] += max([get(e, 0.0) for e in reps[rptr[o] : rptr[o + 1]]], default=0.0)
+            if o not in met:
+                alive[o] += max([get(e, 0.0) for e in reps[rptr[o] : rptr[o + 1]]], default=0.0)
         return
-    get = _episode_best(pk, ep_sum).get
+    get, met = _episode_best(pk, ep_sum).get, source[4]
     for o in alive:
-        alive[o] += get(o, 0.0)
+        if o not in met:
+            alive[o] += get(o, 0.0)
 
 
 def _entry_keys(terms: list, pairs: list, eps: list, tags: list) -> list[str]:
