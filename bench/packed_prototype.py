@@ -90,9 +90,9 @@ from scarwarden.recall.formulas import K1, TAG_WEIGHT, B  # noqa: E402
 
 #: The floor is rechecked after about this many postings read (as prune.py's batches).
 _BATCH_POSTINGS = 1000
-#: The best episodes' citing rules, up to this many citations, get their episode score
-#: before anything else is read.
-_TOP_CITATIONS = 2000
+#: The best episodes' citing rules, up to one citation per this many rules (2,000 at
+#: 100k rules, 200 at 10k), get their episode score before anything else is read.
+_TOP_SHARE = 50
 #: Relative margin under the cut (as prune.py's): a rule this close to the
 #: ``limit + slack``-th score goes to the exhaustive statement too.
 _MARGIN = 1e-8
@@ -368,7 +368,7 @@ def first_pass_pruned(pk: Packed, conn: Any, task: Any, limit: int, count: int, 
         ptr = pk.ptr
         order = sorted(ep_sum, key=lambda e: (-ep_sum[e], e))
         top, citations = 0, 0
-        while top < len(order) and citations < _TOP_CITATIONS:
+        while top < len(order) and citations < len(pk.ids) // _TOP_SHARE:
             citations += ptr[order[top] + 1] - ptr[order[top]]
             top += 1
         met = _episode_best(pk, {e: ep_sum[e] for e in order[:top]})
