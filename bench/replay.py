@@ -211,6 +211,14 @@ def main(argv: list[str] | None = None) -> int:
 
         render_stored(args.docs or ROOT / "docs")
         return 0
+    missing = [name for name in ("gpt-4o-airline.json", "policy.md") if not (args.data / name).is_file()]
+    if missing:
+        print(
+            f"replay: no {' or '.join(missing)} in {args.data}: give the tau-airline folder with --data "
+            "(or REPLAY_DATA); it is ../shared/datasets/tau-airline beside the checkout",
+            file=sys.stderr,
+        )
+        return 2
     with tempfile.TemporaryDirectory(prefix="replay-") as tmp:
         workdir = args.keep or Path(tmp)
         figs = run(args, workdir)
