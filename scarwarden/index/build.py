@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from scarwarden import git
+from scarwarden.errors import GitError
 from scarwarden.git import blob_id
 from scarwarden.git.temps import pid_alive
 from scarwarden.index import load as index_load
@@ -26,6 +27,7 @@ from scarwarden.index.rules import index_playbook
 from scarwarden.index.scan import (
     Sums,
     file_sig,
+    in_thread,
     list_names,
     listing_sums,
     playbook_signature,
@@ -73,21 +75,26 @@ def rebuild(
     packed.unlink(missing_ok=True)
     head = git.head(repo.root)
     scanned_ns = time.time_ns()  # before listing: what is racy is judged against this
-    dirs, tracked, from_disk, inodes, sums = _list_ledger(repo)
+    dirs, tracked, untracked, inodes, sums = _list_ledger(repo)
     if workers is None:
-        workers = index_load.default_workers(len(tracked) + len(from_disk))
+        workers = index_load.default_workers(len(tracked) + len(untracked))
     # Workers are forked before the database is opened and git is started.
-    chunks = index_load.chunked(_read_files(repo, tracked, from_disk))
+    chunks = index_load.chunked(_read_files(repo, tracked, untracked))
     with index_load.parsed(chunks, repo.episodes_rel, workers) as results:
+        # The index holds the files as they are: git says which tracked ones were edited
+        # since its index took them, stat'ing every one (~0.7 s at 100k episodes, ~9 s
+        # at 1M, more with the inodes not cached), while the files are parsed.
+        edited = in_thread(_modified, repo)
         conn = connect(tmp)
         try:
             if progress is not None:
-                results = _counted(results, len(tracked) + len(from_disk), progress)
+                results = _counted(results, len(tracked) + len(untracked), progress)
             _fill_new_index(conn, repo, head, dirs, results, stats, scanned_ns, inodes, sums)
+            modified = edited()
+            loose = _loose(conn, repo, head, untracked, scanned_ns, modified)
+            stats.edited = sorted(modified & set(loose))
             with transaction(conn):
-                set_meta(
-                    conn, "loose", json.dumps(_loose(conn, repo, head, from_disk, scanned_ns), sort_keys=True)
-                )
+                set_meta(conn, "loose", json.dumps(loose, sort_keys=True))
             _carry_over_recall_log(conn, repo.index_path)
             # Written again in key order: the postings tables, filled in episode order,
             # have pages ~2/3 full (5% of the file at 10k episodes).
@@ -102,28 +109,44 @@ def rebuild(
             packed.unlink(missing_ok=True)
             raise
     if progress is not None:
-        progress(len(tracked) + len(from_disk), len(tracked) + len(from_disk))
+        progress(len(tracked) + len(untracked), len(tracked) + len(untracked))
     return stats
 
 
+def _modified(repo: MemoryRepo) -> set[str]:
+    """The tracked episode files edited since git's index took them (none when git
+    cannot say: the next refresh of their folder still compares them)."""
+    try:
+        return git.ls_files_modified(repo.root, repo.episodes_rel)
+    except GitError:
+        return set()
+
+
 def _loose(
-    conn: sqlite3.Connection, repo: MemoryRepo, head: str | None, from_disk: list[str], now_ns: int
+    conn: sqlite3.Connection,
+    repo: MemoryRepo,
+    head: str | None,
+    untracked: list[str],
+    now_ns: int,
+    edited: set[str],
 ) -> dict[str, str]:
     """The episode files just indexed that HEAD's tree does not hold, and the invalid
     ones: what every refresh checks again ("loose", :mod:`scarwarden.index.refresh`).
-    Files read from disk (untracked, or tracked and edited since git's index took them)
-    get their signature now; staged ones read from git's index none (the next refresh
-    compares their content). Without this, a
-    valid uncommitted episode present at a rebuild passed for committed: receipts named
-    HEAD's ledger without ``+uncommitted``, and an edit of it in place went unseen."""
+    Untracked files were read from disk (their signature now); staged ones, and the
+    ``edited`` ones (tracked, edited since git's index took them), from git's index (no
+    signature: the next refresh compares their content, and reads an edited one from
+    disk). Without this, a valid uncommitted episode present at a rebuild passed for
+    committed: receipts named HEAD's ledger without ``+uncommitted``, and an edit of it
+    in place went unseen."""
     indexed = dict(conn.execute("SELECT path, episode_row IS NULL FROM files").fetchall())
-    loose = {p: file_sig(repo.root / p, now_ns) or "" for p in from_disk if p in indexed}
+    loose = {p: file_sig(repo.root / p, now_ns) or "" for p in untracked if p in indexed}
     if head is None:
         staged = set(indexed)
     else:
         changes = git.diff_name_status(repo.root, head, None, repo.episodes_rel, cached=True)
         staged = {c.path for c in changes if c.status != "D"} & set(indexed)
     staged |= {p for p, invalid in indexed.items() if invalid}
+    staged |= edited & set(indexed)
     loose.update((p, "") for p in staged - set(loose))
     return loose
 
@@ -153,9 +176,8 @@ def _list_ledger(
     repo: MemoryRepo,
 ) -> tuple[dict[str, int], list[tuple[str, str]], list[str], dict[str, int], dict[str, Sums]]:
     """Episode folders with their mtimes; tracked files (path, blob) as git's index has
-    them; the files to read from disk (untracked, or edited since git's index took
-    them: the index holds the files as they are, as the refresh does); every file's
-    inode; each folder's listing summed (:mod:`scarwarden.index.folders`)."""
+    them; untracked files; every file's inode; each folder's listing summed
+    (:mod:`scarwarden.index.folders`)."""
     dirs = scan_dirs(repo)
     on_disk: dict[str, int] = {}
     sums: dict[str, Sums] = {}
@@ -163,28 +185,25 @@ def _list_ledger(
         listed = list_names(repo, dir_rel)
         sums[dir_rel] = listing_sums(listed)
         on_disk.update((f"{dir_rel}/{name}", inode) for name, inode in listed.items())
-    # git stats every tracked file for -m (~0.7 s at 100k episodes, of a 15 s rebuild).
-    edited = git.ls_files_modified(repo.root, repo.episodes_rel)
     tracked = sorted(
-        (e.path, e.blob)
-        for e in git.ls_files_stage(repo.root, repo.episodes_rel)
-        if e.path in on_disk and e.path not in edited
+        (e.path, e.blob) for e in git.ls_files_stage(repo.root, repo.episodes_rel) if e.path in on_disk
     )
-    from_disk = sorted(set(on_disk) - {path for path, _blob in tracked})
-    return dirs, tracked, from_disk, on_disk, sums
+    untracked = sorted(set(on_disk) - {path for path, _blob in tracked})
+    return dirs, tracked, untracked, on_disk, sums
 
 
 def _read_files(
-    repo: MemoryRepo, tracked: list[tuple[str, str]], from_disk: list[str]
+    repo: MemoryRepo, tracked: list[tuple[str, str]], untracked: list[str]
 ) -> Iterator[index_load.Item]:
-    """(path, blob, bytes) of every episode file: tracked ones as git's index has them
-    (the same bytes as on disk), read with one streaming ``cat-file --batch`` (packed
-    objects read far faster than 100k small files), the others from disk."""
+    """(path, blob, bytes) of every episode file: tracked ones as git's index has them,
+    read with one streaming ``cat-file --batch`` (packed objects read far faster than
+    100k small files; one edited since is read again from disk after, see
+    :func:`rebuild`), the others from disk."""
     contents = git.cat_file_stream(repo.root, [blob for _path, blob in tracked])
     for (path, blob), raw in zip(tracked, contents, strict=True):
         if raw is not None:
             yield path, blob, raw
-    for path in from_disk:
+    for path in untracked:
         try:
             raw = (repo.root / path).read_bytes()
         except OSError:

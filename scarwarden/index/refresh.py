@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import threading
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -33,7 +32,7 @@ from scarwarden.index.ledger_words import index_ledger_words
 from scarwarden.index.packed import blob_bytes, blob_hex, load_doc
 from scarwarden.index.queries import Index
 from scarwarden.index.rules import index_playbook
-from scarwarden.index.scan import file_sig, playbook_signature, trusted_sig
+from scarwarden.index.scan import file_sig, in_thread, playbook_signature, trusted_sig
 from scarwarden.index.schema import (
     RefreshStats,
     connect,
@@ -66,7 +65,11 @@ def open_index(
                     log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
                     why = "corrupt"
     stats = rebuild(repo, reason=why or "requested", progress=progress)
-    return Index(repo, connect(repo.index_path), stats)
+    conn = connect(repo.index_path)
+    if stats.edited:  # read from git's copy, asked while it was parsed: now from disk
+        with writer_lock(repo):
+            refresh(repo, conn)
+    return Index(repo, conn, stats)
 
 
 def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
@@ -81,7 +84,7 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
         if head != meta.get("head"):
             # git's tree diff (13 ms at 1M episodes) runs while the folders are listed
             # (30 ms): the thread waits on git's process, the GIL free.
-            diff = _in_thread(_committed_changes, repo, meta.get("head"), head)
+            diff = in_thread(_committed_changes, repo, meta.get("head"), head)
         now_ns = time.time_ns()
         listed = list_moved(conn, repo)
         if diff is not None:
@@ -308,27 +311,3 @@ def _update_episode_count(conn: sqlite3.Connection, meta: dict[str, str], stats:
                 else conn.execute("SELECT count(*) FROM episodes").fetchone()[0]
             ),
         )
-
-
-def _in_thread(work: Callable[..., _T], *args: object) -> Callable[[], _T]:
-    """Start ``work(*args)`` in a thread; the function returned waits for its result
-    (or raises what it raised)."""
-    out: list[_T] = []
-    failed: list[Exception] = []
-
-    def target() -> None:
-        try:
-            out.append(work(*args))
-        except Exception as exc:  # noqa: BLE001 - not lost in the thread: raised again by result()
-            failed.append(exc)
-
-    thread = threading.Thread(target=target, name="scarwarden-git-diff", daemon=True)
-    thread.start()
-
-    def result() -> _T:
-        thread.join()
-        if failed:
-            raise failed[0]
-        return out[0]
-
-    return result

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import operator
 import os
+import threading
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import repeat
 from pathlib import Path
+from typing import TypeVar
 
 from scarwarden.repo import MemoryRepo
+
+_T = TypeVar("_T")
 
 #: A folder or file modified this recently may change again within the same clock tick
 #: of the file system without its mtime moving (git's "racy" problem): such an mtime is
@@ -125,3 +129,27 @@ def file_sig(path: Path, now_ns: int) -> str | None:
     except OSError:
         return None
     return trusted_sig(f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}", now_ns)
+
+
+def in_thread(work: Callable[..., _T], *args: object) -> Callable[[], _T]:
+    """Start ``work(*args)`` in a thread; the function returned waits for its result
+    (or raises what it raised)."""
+    out: list[_T] = []
+    failed: list[Exception] = []
+
+    def target() -> None:
+        try:
+            out.append(work(*args))
+        except Exception as exc:  # noqa: BLE001 - not lost in the thread: raised again by result()
+            failed.append(exc)
+
+    thread = threading.Thread(target=target, name="scarwarden-git", daemon=True)
+    thread.start()
+
+    def result() -> _T:
+        thread.join()
+        if failed:
+            raise failed[0]
+        return out[0]
+
+    return result

@@ -158,6 +158,9 @@ class RefreshStats:
     #: Folders whose listing was compared with the index's rows for them, row by row
     #: (no sums kept, or the listing changed by more than the files read again).
     folders_compared: list[str] = field(default_factory=list)
+    #: A rebuild's tracked files edited since git's index took them: indexed from git's
+    #: copy, then read from disk by the refresh :func:`~scarwarden.index.open_index` runs.
+    edited: list[str] = field(default_factory=list)
 
 
 def connect(path: Path) -> sqlite3.Connection:

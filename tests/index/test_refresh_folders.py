@@ -191,7 +191,10 @@ def test_a_rebuild_reads_an_edit_the_refresh_cannot_see(demo_repo: MemoryRepo) -
     refresh(demo_repo)
     path = demo_repo.root / MONTH / "ep-9ak5fm33w3.yaml"
     path.write_text(path.read_text().replace("task: ", "task: Edited, ", 1))
-    idx.rebuild(demo_repo, reason="test")
+    with open_index(demo_repo, rebuild_now=True) as index:  # what 'index --rebuild' opens
+        assert index.stats.mode == "rebuild" and index.stats.edited == [f"{MONTH}/ep-9ak5fm33w3.yaml"]
+        episode = index.get_episode("ep-9ak5fm33w3")
+        assert episode is not None and episode.task.startswith("Edited, ")
     task, loose = _task_and_loose(demo_repo, "ep-9ak5fm33w3")
     assert task.startswith("Edited, ") and loose
     git(demo_repo.root, "checkout", "-q", "--", str(path))  # put back: committed text again
