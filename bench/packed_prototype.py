@@ -234,16 +234,46 @@ def _keys(pk: Packed, task: Any) -> tuple[list, list, list, list]:
     return terms, pairs, eps, tags
 
 
+def _unpack(entry: tuple[bytes, bytes]) -> tuple[array, list[tuple[int, int, int, int]]]:
+    """An entry's ordinals and its runs, as (start, end, tf or etf, length): the
+    inverse of :func:`_runs`."""
+    ords, meta = array("i"), array("i")
+    ords.frombytes(entry[0])
+    meta.frombytes(entry[1])
+    runs, at = [], 0
+    for i in range(0, len(meta), 3):
+        runs.append((at, at + meta[i + 2], meta[i], meta[i + 1]))
+        at += meta[i + 2]
+    return ords, runs
+
+
+def _ordinals(blob: bytes) -> array:
+    ords = array("i")
+    ords.frombytes(blob)
+    return ords
+
+
+def _episode_sums(got: dict[str, tuple[bytes, bytes]], eps: list) -> dict[int, float]:
+    """Each episode's sum over the task's episode stems (its words, once per episode)."""
+    ep_sum: dict[int, float] = {}
+    get = ep_sum.get
+    for t, w in eps:
+        entry = got.get(f"e:{t}")
+        if entry is None:
+            continue
+        ords, runs = _unpack(entry)
+        for start, end, etf, _length in runs:
+            value = w * etf / (etf + K1)
+            for e in ords[start:end]:
+                ep_sum[e] = get(e, 0.0) + value
+    return ep_sum
+
+
 def first_pass_py(pk: Packed, conn: Any, task: Any, limit: int, count: int, direct: bool = False) -> list:
     """Every rule's first-pass score in pure Python over the packed entries, then the
     rules that can reach the ``limit``-th best ranked by the exhaustive statement."""
     terms, pairs, eps, tags = _keys(pk, task)
-    got = pk.fetch(
-        [f"t:{t}" for t, _ in terms]
-        + [f"p:{p}" for p, _ in pairs]
-        + [f"e:{t}" for t, _ in eps]
-        + [f"g:{g}" for g, _ in tags]
-    )
+    got = pk.fetch(_entry_keys(terms, pairs, eps, tags))
     base, slope = K1 * (1.0 - B), K1 * B / task.avg
     acc: dict[int, float] = {}
     get = acc.get
@@ -252,45 +282,16 @@ def first_pass_py(pk: Packed, conn: Any, task: Any, limit: int, count: int, dire
             entry = got.get(f"{kind}:{t}")
             if entry is None:
                 continue
-            ords, meta = array("i"), array("i")
-            ords.frombytes(entry[0])
-            meta.frombytes(entry[1])
-            at = 0
-            for i in range(0, len(meta), 3):
-                tf, length, n = meta[i], meta[i + 1], meta[i + 2]
+            ords, runs = _unpack(entry)
+            for start, end, tf, length in runs:
                 value = w * tf / (tf + base + slope * length)
-                for o in ords[at : at + n]:
+                for o in ords[start:end]:
                     acc[o] = get(o, 0.0) + value
-                at += n
     for tag, value in tags:
-        ords = array("i")
-        ords.frombytes(got[f"g:{tag}"][0])
-        for o in ords:
+        for o in _ordinals(got[f"g:{tag}"][0]):
             acc[o] = get(o, 0.0) + value
-    if eps:
-        ep_sum: dict[int, float] = {}
-        ep_get = ep_sum.get
-        for t, w in eps:
-            entry = got.get(f"e:{t}")
-            if entry is None:
-                continue
-            ords, meta = array("i"), array("i")
-            ords.frombytes(entry[0])
-            meta.frombytes(entry[1])
-            at = 0
-            for i in range(0, len(meta), 3):
-                etf, n = meta[i], meta[i + 2]
-                value = w * etf / (etf + K1)
-                for e in ords[at : at + n]:
-                    ep_sum[e] = ep_get(e, 0.0) + value
-                at += n
-        # Each rule's best episode: episodes in ascending order, the last write wins.
-        best: dict[int, float] = {}
-        ptr, cited = pk.ptr, pk.cited
-        for e in sorted(ep_sum, key=ep_sum.__getitem__):
-            best.update(zip(cited[ptr[e] : ptr[e + 1]], repeat(ep_sum[e])))
-        for o, v in best.items():
-            acc[o] = get(o, 0.0) + v
+    for o, v in _episode_best(pk, _episode_sums(got, eps)).items():
+        acc[o] = get(o, 0.0) + v
     return _finish(pk, conn, task, acc.items(), len(acc), limit, count, direct)
 
 
@@ -327,40 +328,17 @@ def first_pass_pruned(pk: Packed, conn: Any, task: Any, limit: int, count: int, 
             entry = got.get(f"{kind}:{t}")
             if entry is None:
                 continue
-            ords, meta = array("i"), array("i")
-            ords.frombytes(entry[0])
-            meta.frombytes(entry[1])
-            runs, at = [], 0
-            for i in range(0, len(meta), 3):
-                tf, length, n = meta[i], meta[i + 1], meta[i + 2]
-                runs.append((at, at + n, w * tf / (tf + base + slope * length)))
-                at += n
+            ords, packed = _unpack(entry)
+            runs = [(start, end, w * tf / (tf + base + slope * length)) for start, end, tf, length in packed]
             bound = max(v for _, _, v in runs) * (1.0 + _MARGIN)
             sources.append((len(ords) / bound, len(sources), bound, "runs", (ords, runs), len(ords)))
     for tag, value in tags:
-        ords = array("i")
-        ords.frombytes(got[f"g:{tag}"][0])
+        ords = _ordinals(got[f"g:{tag}"][0])
         bound = value * (1.0 + _MARGIN)
         sources.append(
             (len(ords) / bound, len(sources), bound, "runs", (ords, [(0, len(ords), value)]), len(ords))
         )
-    ep_sum: dict[int, float] = {}
-    if eps:
-        ep_get = ep_sum.get
-        for t, w in eps:
-            entry = got.get(f"e:{t}")
-            if entry is None:
-                continue
-            ords, meta = array("i"), array("i")
-            ords.frombytes(entry[0])
-            meta.frombytes(entry[1])
-            at = 0
-            for i in range(0, len(meta), 3):
-                etf, n = meta[i], meta[i + 2]
-                value = w * etf / (etf + K1)
-                for e in ords[at : at + n]:
-                    ep_sum[e] = ep_get(e, 0.0) + value
-                at += n
+    ep_sum = _episode_sums(got, eps)
     acc: dict[int, float] = defaultdict(float)
     if ep_sum:
         # The best episodes' citing rules get their episode score now (their best, in
@@ -469,12 +447,7 @@ def first_pass_np(pk: Packed, conn: Any, task: Any, limit: int, count: int, dire
         pk.np_ptr = np.frombuffer(pk.ptr.tobytes(), dtype=np.int32).astype(np.int64)
         pk.np_cited = np.frombuffer(pk.cited.tobytes(), dtype=np.int32)
     terms, pairs, eps, tags = _keys(pk, task)
-    got = pk.fetch(
-        [f"t:{t}" for t, _ in terms]
-        + [f"p:{p}" for p, _ in pairs]
-        + [f"e:{t}" for t, _ in eps]
-        + [f"g:{g}" for g, _ in tags]
-    )
+    got = pk.fetch(_entry_keys(terms, pairs, eps, tags))
     base, slope = K1 * (1.0 - B), K1 * B / task.avg
     scores = np.zeros(len(pk.ids))
     for kind, weighted in (("t", terms), ("p", pairs)):

@@ -115,15 +115,15 @@ def diff_cached(
     unless told it is empty (:func:`~scarwarden.git.run.without_index`): the two trees
     are all it compares."""
     tree = staged_tree(index_file(root, env))
+    base = a or empty_tree(root, env)
     if tree is not None:
-        base = a or empty_tree(root, env)
         args = ("-r", "--raw", "-z", "--no-abbrev", "-M", "--no-ext-diff", base, tree)
         try:
             with without_index(env) as trees_only:
                 return _parse_raw(run(root, "diff-tree", *args, "--", *pathspec, env=trees_only))
         except GitError:
-            pass  # no such base (before the first commit) or tree: git's index answers
-    return diff_raw(root, a, *pathspec, env=env)
+            pass  # no such tree: git's index answers
+    return diff_raw(root, base, *pathspec, env=env)
 
 
 def diff_tree_pairs(

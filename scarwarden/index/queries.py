@@ -192,15 +192,10 @@ class Index:
         return None if row is None else _rule_from_row(row)
 
     def rules_citing(self, episode_id: str) -> list[str]:
-        return [
-            r[0]
-            for r in self.conn.execute(
-                "SELECT rule_id FROM citations WHERE episode_id = ? ORDER BY rule_id", (episode_id,)
-            )
-        ]
+        return self.citations([episode_id]).get(episode_id, [])
 
     def citations(self, episode_ids: Iterable[str] | None = None) -> dict[str, list[str]]:
-        """Episode ID -> the rules citing it (:meth:`rules_citing`), for the cited ones
+        """Episode ID -> the rules citing it (by rule ID), for the cited ones
         among ``episode_ids`` (all, when ``None``): one statement, not one an episode."""
         sql = "SELECT episode_id, rule_id FROM citations"
         order = " ORDER BY episode_id, rule_id"

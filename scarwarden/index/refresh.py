@@ -203,24 +203,21 @@ def _edited_in_place(
     that the refresh does not re-read anyway, whose inode is not the one stored
     (``renamed``) and whose bytes are not those indexed, is read again whatever git's
     index holds (an edit staged with ``git add`` included). git is asked only about the
-    loose files there (which are still edited, which are clean again): one ``git ls-files
+    loose files there (which are clean again): one ``git ls-files
     -m``, which compares content wherever only the file times moved. Usually there are
     none (a new episode moves its folder and nothing else there changed), and git is
     not started: it reads its whole index (0.2 s at 1M episodes) and stats each file of
     the folders it is given, ~11 times (1.2-4 s for one month's 28,000 files at 1M)."""
     here = {path for path in loose if path.rsplit("/", 1)[0] in moved}
-    differing = _differ_from_indexed(conn, repo, renamed - set(here))
-    if not here:
-        return differing, set()
+    # A loose file whose bytes changed is read again already (_loose_changes compares
+    # every one whose signature moved): git only tells which are committed text again.
+    edited = _differ_from_indexed(conn, repo, renamed - set(here))
+    if not here or head is None:  # no commit yet: nothing is committed text
+        return edited, set()
     asked = sorted(here) if len(here) <= _ASK_AT_MOST else sorted(moved)
     try:
         modified = {p for p in git.ls_files_modified(repo.root, *asked) if p.endswith(".yaml")}
     except GitError:
-        return differing, set()
-    # A loose file git calls modified is read again only when it is not what was
-    # indexed (read again, its row would lose the inode it keeps).
-    edited = differing | {p for p in modified & here if _differs(conn, repo, p)}
-    if head is None:  # no commit yet: nothing is committed text
         return edited, set()
     # Clean: as committed in HEAD, neither edited nor staged (a staged file is still loose).
     dirs = sorted(moved)

@@ -1,5 +1,7 @@
 """What is on disk: episode folders and their mtimes, the YAML files in them (and their
-listing summed), file signatures and git blob IDs, judged with git's "racy" caution."""
+listing summed), file signatures and git blob IDs, judged with git's "racy" caution;
+and :func:`in_thread`, which lets a refresh or a rebuild wait on git while it reads
+the disk."""
 
 from __future__ import annotations
 
