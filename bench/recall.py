@@ -40,9 +40,9 @@ heavy modules that process imported (GitPython and requests must not be among th
 (``git archive`` of its ``scarwarden`` package), each in a process of its own, alternating
 task by task (A, B, A, B...; which goes first alternates too), every JSON document
 (``to_json`` and ``--explain``'s data) compared byte for byte; prints both p50s and the
-ratio. ``--cap-etf``: this code (``scarwarden``, or this side of ``--against``) reads a
-copy of the index given ``rule_episode_df.max_etf`` (the column of index schema 18), the
-other side the index as built.
+ratio. When REV's index schema is not this code's, REV's side reads a copy of the
+repository (``bench/.cache/<repository>-schema-<N>``), so neither side rebuilds the
+other's index.
 
 Generated repositories are cached in bench/.cache/recall-v<version>-<n>-s<seed>/.
 """
@@ -385,24 +385,23 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cpu", action="store_true", help="time queries in CPU time (a busy machine)")
-    parser.add_argument("--no-cache", action="store_true", help="recall without the in-memory postings cache")
+    parser.add_argument(
+        "--no-cache", action="store_true", help="recall keeping nothing between recalls (the citing rules)"
+    )
     parser.add_argument(
         "--one-episode", action="store_true", help="the corpus where every rule cites one episode"
     )
     parser.add_argument(
         "--against", metavar="REV", help="this code beside REV's, task by task, JSON compared"
     )
-    parser.add_argument(
-        "--cap-etf", action="store_true", help="ours (--against: this side) reads an index with max_etf"
-    )
     args = parser.parse_args()
     global CLOCK
     if args.cpu:
         CLOCK = time.process_time
-    if args.no_cache:  # as a one-shot process is: it never meets a stem twice
-        from scarwarden.recall import postings_cache
+    if args.no_cache:  # as a one-shot process is: it reads each episode's citing rules afresh
+        from scarwarden.recall import prune
 
-        postings_cache.CACHE.min_cached = sys.maxsize
+        prune.CITING.keep = False
     sizes = [int(x) for arg in args.sizes or () for x in arg.split(",") if x]
     sizes = sizes or ([1000, 10_000] if args.quick else [1000, 10_000, 100_000])
     unit = "cpu" if args.cpu else "wall"
@@ -413,13 +412,8 @@ def main() -> None:
         if args.against:
             from recall_against import against
 
-            against(repo, queries, args.against, args.cap_etf)
+            against(repo, queries, args.against)
             continue
-        if args.cap_etf:  # ours reads a copy of the index given rule_episode_df.max_etf
-            from recall_against import capped_copy
-
-            repo = open_repo(capped_copy(repo))
-            print(f"{n:>7} scarwarden: the index of {repo.root} (rule_episode_df.max_etf)")
         run_ours, close_ours = ours(repo)
         run_ours(queries[0])  # warm the page cache like any open server
         engines: dict[str, Runner] = {"scarwarden": run_ours}

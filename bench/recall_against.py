@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -66,31 +65,29 @@ def package_at(rev: str) -> Path:
     return root
 
 
-def capped_copy(repo: MemoryRepo) -> Path:
-    """A copy of the repository whose index has ``rule_episode_df.max_etf`` (``--cap-etf``)."""
-    root = CACHE / f"{repo.root.name}-max-etf"
-    if not (root / ".scarwarden" / "index.db").exists():
+def schema_of(package: Path) -> str:
+    """The index schema version a ``scarwarden`` package builds."""
+    source = (package / "scarwarden" / "index" / "schema.py").read_text()
+    return source.split("SCHEMA_VERSION = ", 1)[1].split()[0]
+
+
+def copy_for(repo: MemoryRepo, schema: str) -> Path:
+    """A copy of the repository for code whose index schema is ``schema`` (its index is
+    rebuilt there once, and kept), so two schemas never rebuild one index in turn."""
+    root = CACHE / f"{repo.root.name}-schema-{schema}"
+    if not (root / ".git").exists():
         shutil.rmtree(root, ignore_errors=True)
-        shutil.copytree(repo.root, root, symlinks=True)
-        conn = sqlite3.connect(str(root / ".scarwarden" / "index.db"))
-        columns = [row[1] for row in conn.execute("PRAGMA table_info(rule_episode_df)")]
-        if "max_etf" not in columns:
-            conn.execute("ALTER TABLE rule_episode_df ADD COLUMN max_etf INTEGER")
-            conn.execute(
-                "UPDATE rule_episode_df SET max_etf = (SELECT max(etf) FROM (SELECT sum(tf) AS etf "
-                "FROM rule_episode_terms AS p WHERE p.term = rule_episode_df.term "
-                "GROUP BY rule_id, episode_id))"
-            )
-            conn.commit()
-        conn.close()
+        shutil.copytree(repo.root, root, symlinks=True, ignore=shutil.ignore_patterns("index.db*"))
     return root
 
 
-def against(repo: MemoryRepo, queries: list[str], rev: str, capped: bool) -> None:
+def against(repo: MemoryRepo, queries: list[str], rev: str) -> None:
     """This code beside REV's, task by task in two processes; the JSON compared."""
+    theirs = package_at(rev)
+    schema = schema_of(theirs)
     sides = {
-        "this": (BENCH.parent, capped_copy(repo) if capped else repo.root),
-        rev: (package_at(rev), repo.root),
+        "this": (BENCH.parent, repo.root),
+        rev: (theirs, repo.root if schema == schema_of(BENCH.parent) else copy_for(repo, schema)),
     }
     procs = {
         name: subprocess.Popen(
@@ -125,7 +122,7 @@ def against(repo: MemoryRepo, queries: list[str], rev: str, capped: bool) -> Non
         proc.wait()
     p50 = {name: statistics.median(values) * 1000 for name, values in spent.items()}
     print(
-        f"{'':>7} against {rev}{' (this: index with max_etf)' if capped else ''}: this {p50['this']:.2f} ms, "
+        f"{'':>7} against {rev}: this {p50['this']:.2f} ms, "
         f"{rev} {p50[rev]:.2f} ms CPU p50, this / {rev} {p50['this'] / p50[rev]:.2f}x; "
         f"JSON differs on {differ} of {len(queries)} tasks (load {loads[0]:.1f}-{loads[1]:.1f})"
     )

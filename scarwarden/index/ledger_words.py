@@ -31,6 +31,7 @@ from typing import Any
 
 from scarwarden import text
 from scarwarden.index.packed import load_doc
+from scarwarden.index.packed_postings import sync_episodes
 from scarwarden.index.schema import chunks, recount_df, set_meta
 
 #: The episode fields whose words are indexed under the rules that cite the episode.
@@ -119,15 +120,19 @@ def _sync_rule_episode_terms(conn: sqlite3.Connection, changed_episodes: set[str
     if not stale and not gone:
         return
     touched: set[str] = set()
+    dropped: set[str] = set()  # episodes whose rows go
     if not first:
         ids = sorted(set(stale) | set(gone))
-        touched |= _delete_where(conn, "rule_episode_terms", "rule_id", ids)
+        touched |= _delete_where(conn, "rule_episode_terms", "rule_id", ids, dropped)
         for chunk in chunks(ids, 500):
             marks = ",".join("?" * len(chunk))
             conn.execute(f"DELETE FROM rule_episode_state WHERE rule_id IN ({marks})", chunk)
-    rows = list(_episode_rows(conn, sorted(stale)))
+    words: dict[str, dict[str, Counter[str]]] = {}  # episode -> field -> stems
+    rows = list(_episode_rows(conn, sorted(stale), words))
     touched |= {row[0] for row in rows}
     conn.executemany("INSERT INTO rule_episode_terms VALUES (?, ?, ?, ?, ?)", rows)
+    etf = {episode: sum(fields.values(), Counter()) for episode, fields in words.items()}
+    sync_episodes(conn, etf, set(stale) | set(gone), dropped, touched)
     conn.executemany("INSERT INTO rule_episode_state VALUES (?, ?)", sorted(stale.items()))
     recount_df(
         conn,
@@ -146,9 +151,11 @@ _EPISODE_DF = (
 )
 
 
-def _episode_rows(conn: sqlite3.Connection, rule_ids: list[str]) -> Iterable[tuple[Any, ...]]:
-    """(term, rule, episode, field, tf) for each stem of each cited episode's fields."""
-    words: dict[str, dict[str, Counter[str]]] = {}  # episode -> field -> stems
+def _episode_rows(
+    conn: sqlite3.Connection, rule_ids: list[str], words: dict[str, dict[str, Counter[str]]]
+) -> Iterable[tuple[Any, ...]]:
+    """(term, rule, episode, field, tf) for each stem of each cited episode's fields;
+    each episode's stems by field go into ``words``."""
     for chunk in chunks(rule_ids, 500):
         marks = ",".join("?" * len(chunk))
         cited = conn.execute(
@@ -169,11 +176,18 @@ def _episode_rows(conn: sqlite3.Connection, rule_ids: list[str]) -> Iterable[tup
                     yield (term, rule_id, episode_id, field, tf)
 
 
-def _delete_where(conn: sqlite3.Connection, table: str, column: str, keys: list[str]) -> set[str]:
-    """Delete ``table``'s rows whose ``column`` is in ``keys``; return their terms."""
+def _delete_where(
+    conn: sqlite3.Connection, table: str, column: str, keys: list[str], episodes: set[str]
+) -> set[str]:
+    """Delete ``table``'s rows whose ``column`` is in ``keys``; return their terms, and
+    add their episodes to ``episodes``."""
     terms: set[str] = set()
     for chunk in chunks(keys, 500):
         marks = ",".join("?" * len(chunk))
-        terms |= {r[0] for r in conn.execute(f"SELECT term FROM {table} WHERE {column} IN ({marks})", chunk)}
+        for term, episode in conn.execute(
+            f"SELECT term, episode_id FROM {table} WHERE {column} IN ({marks})", chunk
+        ):
+            terms.add(term)
+            episodes.add(episode)
         conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)
     return terms

@@ -17,6 +17,7 @@ from scarwarden import text
 from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.git import blob_id
+from scarwarden.index.packed_postings import sync_rules
 from scarwarden.index.schema import RefreshStats, recount_df, set_meta
 from scarwarden.repo import MemoryRepo
 
@@ -57,6 +58,8 @@ def index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshSta
     stored = {r[0]: r[1] for r in conn.execute("SELECT id, digest FROM rules")}
     seen: set[str] = set()
     touched: set[str] = set()  # terms whose document frequency may have moved
+    tags: set[str] = set()  # tags whose rules may have moved
+    changed: set[str] = set()
     inserts: dict[str, list[tuple[Any, ...]]] = {}
     for position, rule in enumerate(playbook.all_rules()):
         seen.add(rule.id)
@@ -67,23 +70,30 @@ def index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshSta
             )
             continue
         if rule.id in stored:  # a new rule has nothing to delete (and a full build none)
-            touched |= _delete_rule(conn, rule.id)
+            touched |= _delete_rule(conn, rule.id, tags)
         touched |= _rule_rows(rule, position, digest, inserts)
+        tags.update(() if rule.retired else rule.tags)
+        changed.add(rule.id)
         stats.rules_changed += 1
     for rule_id in set(stored) - seen:
-        touched |= _delete_rule(conn, rule_id)
+        touched |= _delete_rule(conn, rule_id, tags)
+        changed.add(rule_id)
         stats.rules_changed += 1
     _insert_rows(conn, inserts)
     _update_term_df(conn, touched, everything=not stored)
+    sync_rules(conn, changed, touched, tags, everything=not stored)
     total = conn.execute("SELECT count(*), coalesce(sum(length), 0) FROM rules WHERE retired = 0").fetchone()
     set_meta(conn, "rule_count", str(total[0]))
     set_meta(conn, "rule_total_length", str(total[1]))
 
 
-def _delete_rule(conn: sqlite3.Connection, rule_id: str) -> set[str]:
+def _delete_rule(conn: sqlite3.Connection, rule_id: str, tags: set[str]) -> set[str]:
     """Remove a rule from every table; return the terms (and pairs: ``"a b"``, never a
-    stem, which has no space) it had postings for."""
+    stem, which has no space) it had postings for, and add its tags to ``tags``."""
     terms = {r[0] for r in conn.execute("SELECT term FROM rule_terms WHERE rule_id = ?", (rule_id,))}
+    tags.update(
+        r[0] for r in conn.execute("SELECT DISTINCT tag FROM rule_tag_stems WHERE rule_id = ?", (rule_id,))
+    )
     terms |= {r[0] for r in conn.execute("SELECT term FROM rule_pair_terms WHERE rule_id = ?", (rule_id,))}
     for table, column in (
         ("rules", "id"),

@@ -22,7 +22,7 @@ log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 18
+SCHEMA_VERSION = 19
 
 #: The receipt versions the gate re-derives: an application's stored status (verified
 #: or unverifiable, ``episode_rules``) depends on them, so an index stored under others
@@ -134,6 +134,14 @@ CREATE INDEX rule_episode_terms_rule ON rule_episode_terms (rule_id);
 -- recall's pruning bound (recall/prune.py), recounted with df.
 CREATE TABLE rule_episode_df (term TEXT PRIMARY KEY, df INTEGER, max_etf INTEGER) WITHOUT ROWID;
 CREATE TABLE rule_episode_state (rule_id TEXT PRIMARY KEY, digest TEXT) WITHOUT ROWID;
+-- Schema 19: the same postings packed one entry per stem for recall's first pass
+-- (index/packed_postings.py): kind 't' a stem's rules, 'g' a tag's, 'e' a stem's
+-- cited episodes; ordinals for active rules and for cited episodes that say a word,
+-- each with the other side of the citations (int32 BLOBs); a tag's stems.
+CREATE TABLE packed (kind TEXT, key TEXT, ords BLOB, runs BLOB, PRIMARY KEY (kind, key)) WITHOUT ROWID;
+CREATE TABLE rule_ords (ord INTEGER PRIMARY KEY, rule_id TEXT UNIQUE NOT NULL, episodes BLOB);
+CREATE TABLE episode_ords (ord INTEGER PRIMARY KEY, episode_id TEXT UNIQUE NOT NULL, rules BLOB);
+CREATE TABLE tag_stems (stem TEXT, tag TEXT, parts INTEGER, PRIMARY KEY (stem, tag)) WITHOUT ROWID;
 CREATE TABLE recall_log (
     rowid INTEGER PRIMARY KEY, at TEXT, task TEXT, verdict TEXT, rule_ids TEXT,
     scores TEXT, playbook_commit TEXT, detail TEXT);

@@ -1,352 +1,357 @@
-"""Recall's first pass on a large memory: the same candidates, reading few postings.
+"""Recall's first pass: the same candidates as the exhaustive statement, from few postings.
 
 :func:`scarwarden.recall.candidates.candidates` sums every posting of every task stem
-for every rule. At 100k rules a common word has thousands of postings, and summing
-them (SQLite's GROUP BY over all of them) was most of a recall. Only the rules that can
-reach the ``limit``-th best score make the result (:func:`score.worth_explaining`), so
-this module finds those rules first (MaxScore: Turtle and Flood, "Query evaluation:
-strategies and optimizations", 1995) and then lets the exhaustive statement rank just
-them, so scores, order and ties are that statement's own:
+for every rule in SQL, and at 100k rules a common word has thousands of postings. Only
+the rules that can reach the ``limit``-th best score make the result
+(:func:`score.worth_explaining`), so this module finds those rules first and lets the
+exhaustive statement rank just them: scores, order and ties are that statement's own.
 
-1. **Partial sums for every rule** from what is cheap to read in full: the pairs and
-   the few postings of a stem that a rule says more than once (a partial index). Every
-   contribution is positive, so the ``limit``-th best partial sum is a floor
-   (``theta``) under the ``limit``-th score.
-2. **Bounds for the rest.** A stem's postings with tf 1 add at most
-   ``w(t) / (1 + base + slope x min_length1(t))`` to a rule (the shortest rule saying
-   it once, kept in ``rule_term_df``), a tag that hits its weight, a stem of the rules'
-   cited episodes its episode weight times ``m / (m + K1)``, ``m`` the most one episode
-   says it (``rule_episode_df.max_etf`` when the index keeps it; else 1, the limit of
-   ``etf / (etf + K1)``; most episodes say a stem once: 0.4 of the weight); version 4 counts
-   a rule's closest episode only, so what the stems read so far give each of its
-   episodes is kept, and the rule's partial sum holds its best episode's). Sources are
-   read in full in the order that lowers the bound left most per posting read (rare
-   stems and tags first), the floor rising as they are, until what is left sums below
-   it: a rule found in none of the sources read cannot reach the result.
-3. **The common stems** left are looked up only for the rules that can still reach
-   the floor (a seek each, or a pass over the stem's list filtered to them), dropping
+It reads the packed postings (:mod:`scarwarden.index.packed_postings`, fetched in one
+statement a recall): a stem's rules in runs of equal ``(tf, length)``, a tag's rules,
+and a stem's cited *episodes* in runs of equal ``etf`` (an episode's words are the same
+under every rule citing it, so its sum is worked out once and a rule gets its best
+episode's, version 4); pairs are read from ``rule_pair_terms`` (few rules say a pair).
+Then MaxScore (Turtle and Flood, "Query evaluation: strategies and optimizations",
+1995):
+
+1. **Sources** are a stem's postings, a pair's, a tag's rules, and the episode words
+   (the citing rules of the best episodes get their episode score at once, the rest
+   can gain at most the next episode's sum). Each has a bound: the most it adds to one
+   rule. Every contribution is positive, so the ``limit``-th best partial sum is a
+   floor under the ``limit``-th score.
+2. Sources are read in full in the order that lowers the bound left most per posting
+   read (rare stems first), the floor rising, until what is left sums below it: a rule
+   found in none of the sources read cannot reach the result.
+3. **The sources left** (the common stems) are looked up only for the rules that can
+   still reach the floor (a bisection per run, or a pass filtered to them), dropping
    rules as what is left to add shrinks.
-4. **The survivors** whose full sums reach the ``limit``-th best are ranked by
+4. **The survivors** within a margin of the ``limit``-th best are ranked by
    :func:`candidates` restricted to them.
 
-When nothing can be skipped (a small memory, or fewer than ``limit`` partial sums) the
-exhaustive statement runs as before. Rules that cite many episodes make the episode
-words the longest lists (at 100k rules citing ~3.5 episodes each, summing them all was
-95% of a recall): their postings count towards the decision to prune. Margins of 1e-8
-keep floating-point noise on the safe side: a bound is never below what it bounds, a
-floor never above the score under it.
+Margins of 1e-8 keep floating-point noise on the safe side: a bound is never below
+what it bounds, a floor never above the score under it. Before version 4 (every cited
+episode's words summed, not the closest's) the exhaustive statement runs.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 import json
+import threading
+from bisect import bisect_left
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
-from scarwarden import text
-from scarwarden.recall.candidates import candidates, episode_weights, weights
+from scarwarden.index.packed_postings import decode, unpack_ints
+from scarwarden.recall.candidates import candidates, episode_weights, pair_weights, weights
 from scarwarden.recall.formulas import K1, TAG_WEIGHT, B
-from scarwarden.recall.postings_cache import CACHE, PostingsCache
 from scarwarden.recall.score import TaskTerms
 
-#: Below this many postings for the task's stems (and its episode words), the
-#: exhaustive statement is as fast. 2,000 and 500 (were 4,000 and 1,000, before the
-#: episode words were sources): chosen on the first 150 tasks of bench/recall.py's
-#: cited corpus at 10k rules (7.7 ms against 9.2 ms a recall; 1k rules unchanged).
-MIN_POSTINGS = 2000
-#: Pruning skips the lists of common stems: without one this long there is little to skip.
-MIN_COMMON = 500
-#: A task with more stems than this (a pasted scenario rather than a request) runs the
-#: exhaustive statement: pruning would cost a query per stem.
-MAX_STEMS = 64
-#: Rare stems are read together up to this many postings before the floor is rechecked.
+#: The floor is rechecked after about this many postings read (a pass over the sums).
 _BATCH_POSTINGS = 1000
-#: A seek by (term, rule ID) costs about this many postings read in order.
-_SEEK_COST = 4
+#: The best episodes' citing rules, up to one citation per this many rules, get their
+#: episode score before anything else is read (2,000 at 100k rules).
+_TOP_SHARE = 50
 #: Relative safety margin on bounds and floors (scores are sums of a few dozen terms).
 _MARGIN = 1e-8
 
 
 def best_candidates(
-    conn: Any,
-    task: TaskTerms,
-    limit: int,
-    count: int,
-    *,
-    cache_key: tuple[str, str] | None = None,
-    min_postings: int | None = None,
-    cache: PostingsCache = CACHE,
+    conn: Any, task: TaskTerms, limit: int, count: int, *, cache_key: tuple[str, str] | None = None
 ) -> list[tuple[str, float]]:
     """What :func:`candidates` returns for ``count``, at least for every rule whose
     score can reach the ``limit``-th best (all :func:`worth_explaining` reads).
-    ``cache_key`` (index file, playbook blob): keep reused postings in ``cache``
-    (:mod:`scarwarden.recall.postings_cache`); None: read everything from SQLite.
-    ``min_postings``: prune from this many postings on, whatever the task (tests);
-    by default only a short task (:data:`MAX_STEMS`) with :data:`MIN_POSTINGS` postings
-    and a stem in :data:`MIN_COMMON` rules or more is pruned."""
-    lists = [*task.df.values(), *task.ep_df.values()]
-    if min_postings is None and (
-        sum(lists) < MIN_POSTINGS or max(lists, default=0) < MIN_COMMON or len(task.df) > MAX_STEMS
-    ):
+    ``cache_key`` (index file, playbook blob): keep the episodes' citing rules read
+    in this process (:data:`CITING`); None: read them each time."""
+    if not task.closest:
         return candidates(conn, task, count)
-    if min_postings is not None and sum(lists) < min_postings:
-        return candidates(conn, task, count)
-    reader = _Reader(conn, task, cache_key, cache)
-    return candidates(conn, task, count, only=sorted(_survivors(reader, task, limit)))
+    reader = _Reader(conn, task, cache_key)
+    kept = _survivors(reader, limit)
+    return candidates(conn, task, count, only=reader.rule_ids(kept))
 
 
-def _survivors(reader: _Reader, task: TaskTerms, limit: int) -> set[str]:
-    """The rules that can reach the ``limit``-th best score, and maybe a few more."""
-    conn, w = reader.conn, reader.w
-    min_length1 = _min_length1(conn, sorted(w))
-    # Sources: each stem's tf-1 postings, and each tag that hits (its rules).
-    sources = [
-        (w[t] / (1.0 + reader.base + reader.slope * length) * (1.0 + _MARGIN), "stem", t)
-        for t, length in min_length1.items()
-    ]
-    sources += [(value * (1.0 + _MARGIN), "tag", tag) for tag, value in reader.hit_tags().items()]
-    caps = _etf_caps(conn, sorted(reader.ep_w))
-    sources += [
-        (value * _saturation(caps.get(t)) * (1.0 + _MARGIN), "episode", t) for t, value in reader.ep_w.items()
-    ]
-    # Any set of sources whose bounds sum below the floor may be skipped, not only the
-    # lowest bounds: read first what lowers the bound left most per posting read (rare
-    # stems, then tags, which hit a few hundred rules for 3 points each), so what is
-    # skipped is the few stems with the longest lists.
-    sources.sort(key=lambda source: (reader.size(source) / max(source[0], 1e-12), source[1], source[2]))
-    # The episode words are sources of their own (version 4), else summed here in full.
-    partial = dataclasses.replace(task, ep_df={}) if reader.ep_w else task
-    acc = dict(candidates(conn, partial, -1, repeated_only=True, tags=False))
-    read = 0
-    while read < len(sources):
-        rest = sum(bound for bound, _, _ in sources[read:]) * (1.0 + _MARGIN)
-        floor = _floor(acc.values(), limit)
-        if rest < floor:
+@dataclass
+class _Source:
+    """A list of postings: runs of rule ordinals, each adding ``value`` (``runs``), or
+    the episode words (``met``: the rules already given their best episode's sum)."""
+
+    bound: float
+    size: int
+    runs: list[tuple[Sequence[int], int, int, float]] = field(default_factory=list)
+    met: dict[int, float] | None = None
+
+
+def _survivors(reader: _Reader, limit: int) -> dict[int, float]:
+    """Rule ordinal -> its sum, for the rules that can reach the ``limit``-th best."""
+    sources = reader.sources()
+    acc: dict[int, float] = defaultdict(float)
+    episodes = reader.episode_source(acc)
+    if episodes is not None:
+        sources.append(episodes)
+    sources.sort(key=lambda s: s.size / s.bound)
+    left = [0.0] * (len(sources) + 1)  # what the sources from i on can add to one rule
+    for i in range(len(sources) - 1, -1, -1):
+        left[i] = left[i + 1] + sources[i].bound * (1.0 + _MARGIN)
+    floor, unchecked = 0.0, _BATCH_POSTINGS
+    for read, source in enumerate(sources):
+        if len(acc) >= limit and (unchecked >= _BATCH_POSTINGS or source.size >= _BATCH_POSTINGS):
+            floor, unchecked = _floor(acc.values(), limit), 0
+        if left[read] < floor:
             break
-        batch = _batch(sources, read, reader.size)
-        reader.add(acc, batch)
-        read += len(batch)
+        reader.add_all(acc, source)
+        unchecked += source.size
     else:  # everything read: the sums are complete
-        floor = _floor(acc.values(), limit)
-        return {r for r, v in acc.items() if v >= floor}
-    # What is left are common: no rule without a rarer stem or a tag can reach the floor.
-    alive = {r: v for r, v in acc.items() if v + rest >= floor}
-    for source in sources[read:]:
+        return _cut(acc, limit)
+    alive = {o: v for o, v in acc.items() if v + left[read] >= floor}
+    for i in range(read, len(sources)):
         if not alive:
             break
-        reader.add(alive, [source], existing=True)
-        rest = max(0.0, rest - source[0])
-        alive = {r: v for r, v in alive.items() if v + rest >= floor}
-    # Every source is in the sums left: they are scores, and their limit-th best is
-    # the floor, so only the rules the cut can keep go to the exhaustive statement.
-    floor = max(floor, _floor(alive.values(), limit))
-    return {r for r, v in alive.items() if v >= floor}
+        reader.add_alive(alive, sources[i])
+        alive = {o: v for o, v in alive.items() if v + left[i + 1] >= floor}
+    return _cut(alive, limit)
 
 
-_Source = tuple[float, str, str]  # (bound, "stem", "tag" or "episode", the stem or the tag)
-
-
-def _batch(sources: list[_Source], start: int, size: Any) -> list[_Source]:
-    """The next sources to read in full: one common stem, or rare ones up to ~1,000
-    postings (a query each would cost more than their rows)."""
-    end, postings = start, 0
-    while end < len(sources) and (end == start or postings + size(sources[end]) <= _BATCH_POSTINGS):
-        postings += size(sources[end])
-        end += 1
-    return sources[start:end]
-
-
-def _floor(values: Any, limit: int) -> float:
-    """A floor under the ``limit``-th best score: the ``limit``-th best partial sum,
-    lowered by the margin (0.0 when fewer than ``limit`` rules have one)."""
+def _floor(values: Iterable[float], limit: int) -> float:
+    """A floor under the ``limit``-th best score (0.0 when fewer rules have a sum)."""
     best = heapq.nlargest(limit, values)
-    if len(best) < limit:
-        return 0.0
-    return best[-1] * (1.0 - _MARGIN) - _MARGIN
+    return best[-1] * (1.0 - _MARGIN) - _MARGIN if len(best) == limit else 0.0
 
 
-def _min_length1(conn: Any, stems: list[str]) -> dict[str, int]:
-    """Stem -> the shortest active rule saying it once (stems no rule says once: absent)."""
-    rows = conn.execute(
-        "SELECT term, min_length1 FROM rule_term_df WHERE term IN (SELECT value FROM json_each(?))",
-        (json.dumps(stems),),
-    )
-    return {term: int(length) for term, length in rows if length is not None}
-
-
-def _etf_caps(conn: Any, stems: list[str]) -> dict[str, int]:
-    """Stem -> the most any one cited episode says it (``etf``, task + correction), from
-    ``rule_episode_df.max_etf`` (schema 18 on; a stem it does not give has no cap)."""
-    if not stems:
-        return {}
-    rows = conn.execute(
-        "SELECT term, max_etf FROM rule_episode_df WHERE term IN (SELECT value FROM json_each(?))",
-        (json.dumps(stems),),
-    ).fetchall()
-    return {term: int(cap) for term, cap in rows if cap}
-
-
-def _saturation(cap: int | None) -> float:
-    """The most ``etf / (etf + K1)`` can be for a stem no episode says more than ``cap``
-    times (1, its limit, when the index does not say)."""
-    return 1.0 if cap is None else cap / (cap + K1)
+def _cut(sums: dict[int, float], limit: int) -> dict[int, float]:
+    """The complete sums within the margin of the ``limit``-th best."""
+    if len(sums) <= limit:
+        return sums
+    floor = _floor(sums.values(), limit)
+    return {o: v for o, v in sums.items() if v >= floor}
 
 
 class _Reader:
-    """Adds what stems' tf-1 postings contribute to partial sums, from the postings
-    cache when it has them, else from SQLite (which then does the arithmetic: a row
-    crossing into Python costs more than it)."""
+    """The task's packed entries, and what the sources add to partial sums."""
 
-    def __init__(
-        self, conn: Any, task: TaskTerms, cache_key: tuple[str, str] | None, cache: PostingsCache
-    ) -> None:
-        self.conn, self.task, self.cache_key, self.cache = conn, task, cache_key, cache
-        self.w = dict(weights(task))
-        self.tag_rules: dict[str, tuple[str, int]] = {}  # tag -> (one of its stems, rules)
+    def __init__(self, conn: Any, task: TaskTerms, cache_key: tuple[str, str] | None) -> None:
+        self.conn, self.task = conn, task
         self.base, self.slope = K1 * (1.0 - B), K1 * B / task.avg
-        # Version 4: each episode stem's weight; what the stems read give each episode
-        # (the same under every rule citing it: an episode's words are its own), and
-        # each rule's best episode so far (what its partial sum holds).
-        self.ep_w = dict(episode_weights(task)) if task.closest else {}
-        self.ep_sums: dict[str, float] = {}
-        self.ep_best: dict[str, float] = {}
+        self.terms, self.pairs, self.ep_w = weights(task), pair_weights(task), episode_weights(task)
+        self.tags = self._hit_tags()
+        self.entries: dict[tuple[str, str], tuple[bytes, bytes]] = {}
+        keys = {"t": [t for t, _ in self.terms], "e": [t for t, _ in self.ep_w], "g": sorted(self.tags)}
+        if any(keys.values()):
+            rows = self.conn.execute(
+                " UNION ALL ".join(
+                    f"SELECT kind, key, ords, runs FROM packed WHERE kind = '{kind}' "
+                    f"AND key IN (SELECT value FROM json_each(:{kind}))"
+                    for kind in keys
+                ),
+                {kind: json.dumps(values) for kind, values in keys.items()},
+            )
+            self.entries = {(kind, key): (ords, runs) for kind, key, ords, runs in rows}
+        self.citing = CITING.view(conn, cache_key)
+        self.ep_sum: dict[int, float] = {}
 
-    def hit_tags(self) -> dict[str, float]:
-        """The tags whose stems are all in the task -> what a hit adds (as the tag
-        branch of :func:`candidates` computes it); also notes how many rules have each."""
-        stems = sorted(self.task.qtf)
+    def _hit_tags(self) -> dict[str, float]:
+        """The tags whose stems the task says in full -> what a hit adds (as the tag
+        branch of :func:`candidates` computes it)."""
+        found: dict[str, list[str]] = defaultdict(list)
+        parts_of: dict[str, int] = {}
         rows = self.conn.execute(
-            "SELECT tag, max(parts), count(*) FROM rule_tag_stems "
-            "WHERE stem IN (SELECT value FROM json_each(?)) GROUP BY tag",
-            (json.dumps(stems),),
+            "SELECT stem, tag, parts FROM tag_stems WHERE stem IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(self.task.qtf)),),
         )
-        hits: dict[str, float] = {}
-        for tag, parts, count in rows:
-            tag_stems = text.tag_stems(tag)
-            if parts and len(tag_stems) == parts and all(s in self.task.qtf for s in tag_stems):
-                hits[tag] = TAG_WEIGHT * min(self.task.q(s) for s in tag_stems)
-                self.tag_rules[tag] = (tag_stems[0], count // parts)
-        return hits
+        for stem, tag, parts in rows:
+            found[tag].append(stem)
+            parts_of[tag] = parts
+        q = self.task.q
+        return {
+            tag: TAG_WEIGHT * min(q(s) for s in stems)
+            for tag, stems in found.items()
+            if len(stems) == parts_of[tag]  # rows are distinct (stem, tag): all its stems
+        }
 
-    def size(self, source: _Source) -> int:
-        """How many postings a source has (an episode stem: the rules it is under)."""
-        kind, key = source[1], source[2]
-        if kind == "episode":
-            return self.task.ep_df[key]
-        return self.task.df[key] if kind == "stem" else self.tag_rules[key][1]
+    def sources(self) -> list[_Source]:
+        """The stems', pairs' and tags' postings, each a source with its bound."""
+        out = []
+        for stem, w in self.terms:
+            entry = self.entries.get(("t", stem))
+            if entry is not None:
+                ords, runs = decode(*entry)
+                out.append(self._runs([(ords, start, end, tf, length) for start, end, tf, length in runs], w))
+        by_pair: dict[str, dict[tuple[int, int], list[int]]] = defaultdict(lambda: defaultdict(list))
+        if self.pairs:
+            for pair, ordinal, tf, length in self.conn.execute(
+                "SELECT p.term, o.ord, p.tf, p.length FROM rule_pair_terms AS p JOIN rule_ords AS o "
+                "ON o.rule_id = p.rule_id WHERE p.term IN (SELECT value FROM json_each(?))",
+                (json.dumps([p for p, _ in self.pairs]),),
+            ):
+                by_pair[pair][(tf, length)].append(ordinal)
+        for pair, w in self.pairs:
+            if pair in by_pair:
+                groups = sorted((key, sorted(ords)) for key, ords in by_pair[pair].items())
+                out.append(self._runs([(ords, 0, len(ords), tf, length) for (tf, length), ords in groups], w))
+        for tag, value in sorted(self.tags.items()):
+            entry = self.entries.get(("g", tag))
+            if entry is not None:
+                ords = unpack_ints(entry[0])
+                out.append(_Source(value * (1.0 + _MARGIN), len(ords), [(ords, 0, len(ords), value)]))
+        return out
 
-    def add(self, acc: dict[str, float], sources: list[_Source], *, existing: bool = False) -> None:
-        """Add what ``sources`` contribute to ``acc``; ``existing``: to the rules it
-        holds only (others cannot reach the floor any more)."""
-        stems = [key for _, kind, key in sources if kind == "stem"]
-        for _, kind, key in sources:
-            if kind == "tag":
-                self._add_tag(acc, key, existing)
-            elif kind == "episode":
-                self._add_episode(acc, key, existing)
-        from_sql = []
-        for stem in stems:
-            cached = self.cache.get(self.conn, self.cache_key, stem, self.task.df[stem])
-            if cached is None:
-                from_sql.append(stem)
+    def _runs(self, runs: list[tuple[Sequence[int], int, int, int, int]], w: float) -> _Source:
+        """A stem's or pair's runs, each with what one of its postings adds."""
+        valued = [
+            (ords, start, end, w * tf / (tf + self.base + self.slope * length))
+            for ords, start, end, tf, length in runs
+        ]
+        bound = max(value for *_, value in valued) * (1.0 + _MARGIN)
+        return _Source(bound, sum(end - start for _, start, end, _ in valued), valued)
+
+    def episode_source(self, acc: dict[int, float]) -> _Source | None:
+        """Each cited episode's sum over the task's episode stems; the citing rules of
+        the best episodes get their best episode's sum in ``acc`` now, and what is
+        left is one source whose bound is the next episode's sum."""
+        sums: dict[int, float] = {}
+        get = sums.get
+        for stem, w in self.ep_w:
+            entry = self.entries.get(("e", stem))
+            if entry is None:
                 continue
-            self._add_cached(acc, stem, cached, existing)
-        if from_sql:
-            seek = existing and len(from_sql) == 1 and len(acc) * _SEEK_COST < self.task.df[from_sql[0]]
-            self._from_sql(acc, from_sql, only=acc if seek else None, existing=existing)
+            ords, runs = decode(*entry)
+            for start, end, etf, _ in runs:
+                value = w * etf / (etf + K1)
+                for e in ords[start:end]:
+                    sums[e] = get(e, 0.0) + value
+        if not sums:
+            return None
+        self.ep_sum = sums
+        order = sorted(sums, key=lambda e: (-sums[e], e))
+        citing = self.citing.of(order)
+        budget = max(1, self.citing.rules // _TOP_SHARE)
+        top, cited = 0, 0
+        while top < len(order) and cited < budget:
+            cited += len(citing[order[top]])
+            top += 1
+        met = _best_episode({e: sums[e] for e in order[:top]}, citing)
+        for o, v in met.items():
+            acc[o] += v
+        if top == len(order):
+            return None
+        size = sum(len(citing[e]) for e in order[top:])
+        return _Source(sums[order[top]] * (1.0 + _MARGIN), max(size, 1), met=met)
 
-    def _add_cached(self, acc: dict[str, float], stem: str, cached: dict[str, int], existing: bool) -> None:
-        """The hot loop of a warm process: one contribution per rule length (rules
-        share a few dozen lengths), a dictionary lookup or two per posting."""
-        w, base, slope = self.w[stem], self.base, self.slope
-        by_length: dict[int, float] = {}
-        if existing and len(acc) < len(cached):
-            find = cached.get
-            for rule_id in acc:
-                length = find(rule_id)
-                if length is not None:
-                    acc[rule_id] += w / (1.0 + base + slope * length)
+    def add_all(self, acc: dict[int, float], source: _Source) -> None:
+        """Add every posting of ``source`` to ``acc``."""
+        if source.met is None:
+            for ords, start, end, value in source.runs:
+                for o in ords[start:end]:
+                    acc[o] += value
             return
-        get = acc.get
-        for rule_id, length in cached.items():
-            value = by_length.get(length)
-            if value is None:
-                value = by_length[length] = w / (1.0 + base + slope * length)
-            if not existing:
-                acc[rule_id] = get(rule_id, 0.0) + value
-            elif rule_id in acc:
-                acc[rule_id] += value
+        met = source.met
+        for o, v in _best_episode(self.ep_sum, self.citing.of(self.ep_sum)).items():
+            if o not in met:
+                acc[o] += v
 
-    def _add_tag(self, acc: dict[str, float], tag: str, existing: bool) -> None:
-        value = TAG_WEIGHT * min(self.task.q(s) for s in text.tag_stems(tag))
-        stem = self.tag_rules[tag][0]
-        for (rule_id,) in self.conn.execute(
-            "SELECT rule_id FROM rule_tag_stems WHERE stem = ? AND tag = ?", (stem, tag)
-        ):
-            if not existing:
-                acc[rule_id] = acc.get(rule_id, 0.0) + value
-            elif rule_id in acc:
-                acc[rule_id] += value
+    def add_alive(self, alive: dict[int, float], source: _Source) -> None:
+        """Add what ``source`` gives the rules in ``alive`` (others cannot make it)."""
+        if source.met is None:
+            if len(alive) * len(source.runs) * 8 < source.size:  # a bisection per run per rule
+                for o in alive:
+                    for ords, start, end, value in source.runs:
+                        j = bisect_left(ords, o, start, end)
+                        if j < end and ords[j] == o:
+                            alive[o] += value
+                            break
+                return
+            for ords, start, end, value in source.runs:
+                for o in ords[start:end]:
+                    if o in alive:
+                        alive[o] += value
+            return
+        met, get = source.met, self.ep_sum.get
+        if len(alive) * 30 < source.size:  # the alive rules' cited episodes, one by one
+            cited = self._cited(o for o in alive if o not in met)
+            for o, episodes in cited.items():
+                alive[o] += max([get(e, 0.0) for e in episodes], default=0.0)
+            return
+        best = _best_episode(self.ep_sum, self.citing.of(self.ep_sum)).get
+        for o in alive:
+            if o not in met:
+                alive[o] += best(o, 0.0)
 
-    def _add_episode(self, acc: dict[str, float], stem: str, existing: bool) -> None:
-        """Add what an episode stem gives each episode saying it; a rule's partial sum
-        rises by what its best cited episode gained (the closest episode alone counts).
-        The postings come in key order (the primary key's: no sort), a (rule, episode)'s
-        fields one after the other, and are summed here: SQLite's GROUP BY cost as much
-        as handing over the rows. (Split, a (rule, episode)'s sum would be too high.)
-        An episode's sum is the same under every rule citing it, so it is kept by
-        episode and worked out once per stem (``now``), not once per citing rule; a
-        rule dropped (``existing``) is never read again, whatever its episodes add."""
-        sql = (
-            "SELECT rule_id, episode_id, tf FROM rule_episode_terms WHERE term = ?{only} "
-            "ORDER BY rule_id, episode_id"
-        )
-        seek = existing and len(acc) * _SEEK_COST < self.task.ep_df[stem]
+    def _cited(self, ords: Iterable[int]) -> dict[int, Sequence[int]]:
+        """Rule ordinal -> the ordinals of the episodes it cites."""
         rows = self.conn.execute(
-            sql.format(only=" AND rule_id IN (SELECT value FROM json_each(?))" if seek else ""),
-            (stem, json.dumps(list(acc))) if seek else (stem,),
+            "SELECT ord, episodes FROM rule_ords WHERE ord IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(ords)),),
         )
-        w, sums, best = self.ep_w[stem], self.ep_sums, self.ep_best
-        now: dict[str, float] = {}  # episode -> its sum with this stem
-        get_sum, get_now, get_best, get_acc = sums.get, now.get, best.get, acc.get
-        gain = [w * etf / (etf + K1) for etf in range(8)]  # by etf: most say a stem once
-        rule: Any = None  # the (rule, episode) being summed, and its etf so far
-        episode: Any = None
-        etf = 0
-        for rule_id, episode_id, tf in [*rows, (None, None, 0)]:  # a last row ends the last group
-            if episode_id == episode and rule_id == rule:
-                etf += tf
-                continue
-            if rule is not None and (not existing or rule in acc):
-                value = get_now(episode)
-                if value is None:
-                    add = gain[etf] if etf < 8 else w * etf / (etf + K1)
-                    value = now[episode] = get_sum(episode, 0.0) + add
-                was = get_best(rule, 0.0)
-                if value > was:
-                    best[rule] = value
-                    acc[rule] = get_acc(rule, 0.0) + (value - was)
-            rule, episode, etf = rule_id, episode_id, tf
-        sums.update(now)
+        return {o: unpack_ints(blob) for o, blob in rows}
 
-    def _from_sql(
-        self, acc: dict[str, float], stems: list[str], *, only: dict[str, float] | None, existing: bool
-    ) -> None:
-        """Each stem's tf-1 postings (``only``: a seek by (term, rule ID) for each of those
-        rules), one statement per stem with its weight as a plain parameter: SQLite does
-        the arithmetic, and no JSON is taken apart per posting."""
-        sql = "SELECT rule_id, ? / (1.0 + ? + ? * length) FROM rule_terms WHERE term = ? AND tf = 1"
-        if only is not None:
-            sql += " AND rule_id IN (SELECT value FROM json_each(?))"
-        extra = (json.dumps(list(only)),) if only is not None else ()
-        for stem in stems:
-            rows = self.conn.execute(sql, (self.w[stem], self.base, self.slope, stem, *extra))
-            if existing:
-                for rule_id, value in rows:
-                    if rule_id in acc:
-                        acc[rule_id] += value
-            else:
-                get = acc.get
-                for rule_id, value in rows:
-                    acc[rule_id] = get(rule_id, 0.0) + value
+    def rule_ids(self, ords: Iterable[int]) -> list[str]:
+        """The rule IDs of ``ords``, sorted."""
+        rows = self.conn.execute(
+            "SELECT rule_id FROM rule_ords WHERE ord IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(ords)),),
+        )
+        return sorted(r for (r,) in rows)
+
+
+def _best_episode(sums: dict[int, float], citing: dict[int, Sequence[int]]) -> dict[int, float]:
+    """Each citing rule's best episode's sum: episodes in ascending order of sum, the
+    last write wins (the loop over citing rules runs in C)."""
+    best: dict[int, float] = {}
+    for e in sorted(sums, key=sums.__getitem__):
+        best.update(zip(citing[e], repeat(sums[e])))
+    return best
+
+
+class Citing:
+    """The active rules citing each episode (``episode_ords.rules``), as read by this
+    process, for one index at a time: keyed by the index file and ``meta.packed_stamp``,
+    which moves whenever ordinals or citations do. Read on demand, episode by episode;
+    thread-safe (the web UI serves requests from several threads)."""
+
+    def __init__(self) -> None:
+        #: False: keep nothing between recalls (``bench/recall.py --no-cache``).
+        self.keep = True
+        self._key: tuple[str, str] | None = None
+        self._rules = 0
+        self._citing: dict[int, Sequence[int]] = {}
+        self._lock = threading.Lock()
+
+    def view(self, conn: Any, cache_key: tuple[str, str] | None) -> _CitingView:
+        stamp, rules = conn.execute(
+            "SELECT (SELECT value FROM meta WHERE key = 'packed_stamp'), "
+            "(SELECT value FROM meta WHERE key = 'rule_count')"
+        ).fetchone()
+        rules = int(rules or 0)
+        key = (cache_key[0], str(stamp)) if cache_key is not None else None
+        if key is None or not self.keep:
+            return _CitingView(conn, {}, rules)
+        with self._lock:
+            if key != self._key:
+                self._key, self._citing = key, {}
+            return _CitingView(conn, self._citing, rules)
+
+
+class _CitingView:
+    """One recall's window on :class:`Citing` (or on nothing kept)."""
+
+    def __init__(self, conn: Any, known: dict[int, Sequence[int]], rules: int) -> None:
+        self.conn, self.known, self.rules = conn, known, rules
+
+    def of(self, episodes: Iterable[int]) -> dict[int, Sequence[int]]:
+        """Episode ordinal -> its citing rules' ordinals (read those not known yet)."""
+        missing = [e for e in episodes if e not in self.known]
+        if missing:
+            rows = self.conn.execute(
+                "SELECT ord, rules FROM episode_ords WHERE ord IN (SELECT value FROM json_each(?))",
+                (json.dumps(missing),),
+            )
+            self.known.update((o, unpack_ints(blob)) for o, blob in rows)
+            for e in missing:
+                self.known.setdefault(e, ())
+        return self.known
+
+
+#: The process's citing rules (recall on any index; the key tells indexes apart).
+CITING = Citing()

@@ -1,6 +1,6 @@
-"""Recall's pruned first pass (recall/prune.py) picks exactly what the exhaustive
-statement would: same candidates, same scores, same order, so recall's results never
-depend on which path ran (issue 13, recall at 100k rules)."""
+"""Recall's pruned first pass (recall/prune.py, over the packed postings of schema 19)
+picks exactly what the exhaustive statement would: same candidates, same scores, same
+order, so recall's results never depend on which path ran (issues 13 and 30)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,10 @@ from scarwarden import text
 from scarwarden.config import RecallSettings
 from scarwarden.files import playbook as pb
 from scarwarden.index import open_index
-from scarwarden.recall import prune
+from scarwarden.recall import engine, prune
 from scarwarden.recall.candidates import candidates
 from scarwarden.recall.engine import recall
 from scarwarden.recall.explain import explain_data
-from scarwarden.recall.postings_cache import PostingsCache
 from scarwarden.recall.score import task_terms, worth_explaining
 from scarwarden.repo import MemoryRepo
 
@@ -66,29 +65,49 @@ def _memory(repo: MemoryRepo, seed: int, rules: int = 400) -> list[str]:
     return tasks
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_pruned_candidates_are_the_exhaustive_ones(memory_repo: MemoryRepo, seed: int) -> None:
-    tasks = _memory(memory_repo, seed)
-    cache = PostingsCache(budget=100_000, min_cached=1)
+def _runs(memory_repo: MemoryRepo, tasks: list[str], key: tuple[str, str] | None) -> tuple[int, int]:
+    """(tasks x limits whose pruned candidates differ from the exhaustive ones, how
+    many of them the pruning narrowed)."""
     with open_index(memory_repo) as index:
         conn = index.conn
         n, total = int(index.meta("rule_count") or 0), int(index.meta("rule_total_length") or 0)
         count_tasks = int(index.meta("task_count") or 0)
-        pruned_some = 0
-        for task in tasks * 2:  # the second time round, common stems come from the cache
+        wrong = pruned = 0
+        for task in tasks:
             terms = task_terms(conn, text.stems(task), n, total / n, count_tasks, True)
             for limit in (1, 3, 10):
                 full = candidates(conn, terms, limit + 10)
-                fast = prune.best_candidates(
-                    conn, terms, limit, limit + 10, cache_key=("test", str(seed)), min_postings=0, cache=cache
-                )
+                fast = prune.best_candidates(conn, terms, limit, limit + 10, cache_key=key)
                 expected = worth_explaining(full, limit)
-                assert worth_explaining(fast, limit) == expected, (task, limit)
                 # The same rules with the same scores, bit for bit, in the same order.
-                assert [x for x in fast if x[0] in expected] == [x for x in full if x[0] in expected]
-                pruned_some += len(fast) < len(full)
-        assert pruned_some, "the generated memory never exercised the pruning"
-        assert cache.size > 0, "nothing was served from the postings cache"
+                same = [x for x in fast if x[0] in expected] == [x for x in full if x[0] in expected]
+                wrong += not (same and worth_explaining(fast, limit) == expected)
+                pruned += len(fast) < len(full)
+        return wrong, pruned
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_pruned_candidates_are_the_exhaustive_ones(memory_repo: MemoryRepo, seed: int) -> None:
+    tasks = _memory(memory_repo, seed)
+    wrong, pruned = _runs(memory_repo, tasks, None)
+    assert wrong == 0
+    assert pruned, "the generated memory never exercised the pruning"
+    # the second time round, the episodes' citing rules come from the process's cache
+    key = (str(memory_repo.index_path), str(seed))
+    assert _runs(memory_repo, tasks, key) == (0, pruned) == _runs(memory_repo, tasks, key)
+
+
+def test_a_bound_below_the_truth_is_caught(memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison above can fail: with every source's bound cut to a twentieth,
+    rules that belong in the result are pruned."""
+    tasks = _memory(memory_repo, 6)
+    real_sources = prune._Reader.sources
+
+    def low(self: prune._Reader) -> list[prune._Source]:
+        return [dataclasses.replace(s, bound=s.bound * 0.05) for s in real_sources(self)]
+
+    monkeypatch.setattr(prune._Reader, "sources", low)
+    assert _runs(memory_repo, tasks, None)[0] > 0
 
 
 def test_recall_is_byte_identical_whichever_path_runs(
@@ -105,22 +124,27 @@ def test_recall_is_byte_identical_whichever_path_runs(
                 out.append(json.dumps([result.to_json(), explain_data(result)], sort_keys=True))
             return out
 
-    exhaustive = run()
-    monkeypatch.setattr(prune, "MIN_POSTINGS", 0)
-    assert run() == exhaustive
-    assert run() == exhaustive  # with the postings cache warm
+    pruned = run()
+    assert run() == pruned  # with the citing rules cached
+    monkeypatch.setattr(
+        engine, "best_candidates", lambda conn, task, limit, count, **_: candidates(conn, task, count)
+    )
+    assert run() == pruned
 
 
-def test_the_cache_forgets_a_changed_playbook(memory_repo: MemoryRepo) -> None:
+def test_the_citing_rules_kept_are_forgotten_when_the_playbook_moves(memory_repo: MemoryRepo) -> None:
     _memory(memory_repo, 4, rules=120)
-    cache = PostingsCache(budget=100_000, min_cached=1)
+    cache = prune.Citing()
+    key = (str(memory_repo.index_path), "blob")
     with open_index(memory_repo) as index:
-        stem = index.conn.execute("SELECT term FROM rule_term_df ORDER BY df DESC LIMIT 1").fetchone()[0]
-        assert cache.get(index.conn, ("i", "blob-1"), stem, 10_000) is None  # first time: read from SQLite
-        first = cache.get(index.conn, ("i", "blob-1"), stem, 10_000)
-        assert first and cache.size == len(first)
-        assert cache.get(index.conn, ("i", "blob-2"), stem, 10_000) is None
-        assert cache.size == 0
+        view = cache.view(index.conn, key)
+        episode, rules = index.conn.execute("SELECT ord, rules FROM episode_ords LIMIT 1").fetchone()
+        assert list(view.of([episode])[episode]) == list(prune.unpack_ints(rules)) != []
+        assert episode in cache.view(index.conn, key).known  # kept for the next recall
+    book = pb.parse(memory_repo.playbook_path.read_text())
+    memory_repo.playbook_path.write_text(pb.render(dataclasses.replace(book, rules=book.rules[1:])))
+    with open_index(memory_repo) as index:
+        assert cache.view(index.conn, key).known == {}  # the stamp moved: read again
 
 
 def test_the_bounds_stay_exact_after_an_incremental_refresh(memory_repo: MemoryRepo) -> None:
@@ -144,63 +168,3 @@ def test_the_bounds_stay_exact_after_an_incremental_refresh(memory_repo: MemoryR
     assert refreshed != before
     memory_repo.index_path.unlink()
     assert table() == refreshed
-
-
-def _true_caps(conn: object) -> dict[str, int]:
-    """The most one cited episode says each stem (task + correction), counted here from
-    ``rule_episode_terms``: what ``rule_episode_df.max_etf`` must hold."""
-    return dict(
-        conn.execute(  # type: ignore[attr-defined]
-            "SELECT term, max(etf) FROM (SELECT term, rule_id, episode_id, sum(tf) AS etf "
-            "FROM rule_episode_terms GROUP BY term, rule_id, episode_id) GROUP BY term"
-        ).fetchall()
-    )
-
-
-def test_the_episode_words_bound_uses_the_most_an_episode_says_a_stem(
-    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With ``max_etf`` in the index an episode stem adds at most ``w x m / (m + K1)``
-    (not ``w``): fewer episode lists are read, and the candidates are still the
-    exhaustive ones (a cap below the truth would not be: checked too)."""
-    tasks = _memory(memory_repo, 6)
-    read: list[str] = []
-    real_add = prune._Reader._add_episode
-
-    def counting(self: prune._Reader, acc: dict[str, float], stem: str, existing: bool) -> None:
-        if not existing:  # read in full, not only for the rules that can still make it
-            read.append(stem)
-        real_add(self, acc, stem, existing)
-
-    monkeypatch.setattr(prune._Reader, "_add_episode", counting)
-    with open_index(memory_repo) as index:
-        conn = index.conn
-        n, total = int(index.meta("rule_count") or 0), int(index.meta("rule_total_length") or 0)
-        count_tasks = int(index.meta("task_count") or 0)
-        terms = [task_terms(conn, text.stems(task), n, total / n, count_tasks, True) for task in tasks]
-
-        def run() -> tuple[int, int]:
-            """(tasks x limits whose pruned candidates differ, episode lists read in full)."""
-            read.clear()
-            wrong = 0
-            for these in terms:
-                for limit in (1, 3, 10):
-                    full = candidates(conn, these, limit + 10)
-                    fast = prune.best_candidates(conn, these, limit, limit + 10, min_postings=0)
-                    expected = worth_explaining(full, limit)
-                    same = [x for x in fast if x[0] in expected] == [x for x in full if x[0] in expected]
-                    wrong += not (same and worth_explaining(fast, limit) == expected)
-            return wrong, len(read)
-
-        caps = _true_caps(conn)
-        assert set(caps.values()) >= {1, 2}, "the generated ledger says some stem twice in one episode"
-        assert prune._etf_caps(conn, sorted(terms[0].ep_df)) == {t: caps[t] for t in terms[0].ep_df}
-        wrong, capped = run()
-        assert wrong == 0
-        conn.execute("UPDATE rule_episode_df SET max_etf = NULL")  # an index that does not say
-        assert not any(prune._etf_caps(conn, sorted(t.ep_df)) for t in terms), "no value: no cap"
-        wrong, uncapped = run()
-        assert wrong == 0
-        assert capped < uncapped, "the cap spared no episode list a full read"
-        monkeypatch.setattr(prune, "_saturation", lambda cap: 0.05)  # a bound below the truth
-        assert run()[0] > 0, "these tasks cannot tell a wrong bound from a right one"
