@@ -29,8 +29,9 @@ Then MaxScore (Turtle and Flood, "Query evaluation: strategies and optimizations
    :func:`candidates` restricted to them.
 
 Margins of 1e-8 keep floating-point noise on the safe side: a bound is never below
-what it bounds, a floor never above the score under it. Before version 4 (every cited
-episode's words summed, not the closest's) the exhaustive statement runs.
+what it bounds, a floor never above the score under it. The exhaustive statement runs
+when there is little to skip (a small memory: :data:`MIN_POSTINGS`), and before version
+4 (every cited episode's words summed, not the closest's).
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ from scarwarden.recall.candidates import candidates, episode_weights, pair_weigh
 from scarwarden.recall.formulas import K1, TAG_WEIGHT, B
 from scarwarden.recall.score import TaskTerms
 
+#: Below this many postings for the task's stems (and its episode words), or without a
+#: stem in :data:`MIN_COMMON` rules, the exhaustive statement is as fast: there is little
+#: to skip (chosen on bench/recall.py's cited corpus at 1k and 10k rules, sessions 6-7).
+MIN_POSTINGS = 2000
+MIN_COMMON = 500
 #: The floor is rechecked after about this many postings read (a pass over the sums).
 _BATCH_POSTINGS = 1000
 #: The best episodes' citing rules, up to one citation per this many rules, get their
@@ -66,7 +72,8 @@ def best_candidates(
     score can reach the ``limit``-th best (all :func:`worth_explaining` reads).
     ``cache_key`` (index file, playbook blob): keep the episodes' citing rules read
     in this process (:data:`CITING`); None: read them each time."""
-    if not task.closest:
+    lists = [*task.df.values(), *task.ep_df.values()]
+    if not task.closest or sum(lists) < MIN_POSTINGS or max(lists, default=0) < MIN_COMMON:
         return candidates(conn, task, count)
     reader = _Reader(conn, task, cache_key)
     kept = _survivors(reader, limit)

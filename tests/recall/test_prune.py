@@ -65,6 +65,14 @@ def _memory(repo: MemoryRepo, seed: int, rules: int = 400) -> list[str]:
     return tasks
 
 
+@pytest.fixture(autouse=True)
+def _always_prune(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prune whatever the task: these memories are small, and on a small memory the
+    exhaustive statement runs for most tasks."""
+    monkeypatch.setattr(prune, "MIN_POSTINGS", 0)
+    monkeypatch.setattr(prune, "MIN_COMMON", 0)
+
+
 def _runs(memory_repo: MemoryRepo, tasks: list[str], key: tuple[str, str] | None) -> tuple[int, int]:
     """(tasks x limits whose pruned candidates differ from the exhaustive ones, how
     many of them the pruning narrowed)."""
