@@ -44,9 +44,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 from scarwarden.index.packed_postings import decode, unpack_ints
+from scarwarden.recall import dense
 from scarwarden.recall.candidates import candidates, episode_weights, pair_weights, weights
 from scarwarden.recall.formulas import K1, TAG_WEIGHT, B
 from scarwarden.recall.score import TaskTerms
@@ -76,7 +78,10 @@ def best_candidates(
     if not task.closest or sum(lists) < MIN_POSTINGS or max(lists, default=0) < MIN_COMMON:
         return candidates(conn, task, count)
     reader = _Reader(conn, task, cache_key)
-    kept = _survivors(reader, limit)
+    if task.n >= dense.MIN_RULES and dense.available():
+        kept = dense.survivors(reader, limit, cache_key)
+    else:
+        kept = _survivors(reader, limit)
     return candidates(conn, task, count, only=reader.rule_ids(kept))
 
 
@@ -112,12 +117,14 @@ def _survivors(reader: _Reader, limit: int) -> dict[int, float]:
         unchecked += source.size
     else:  # everything read: the sums are complete
         return _cut(acc, limit)
-    alive = {o: v for o, v in acc.items() if v + left[read] >= floor}
+    need = floor - left[read]  # what a rule must hold already to reach the floor
+    alive = {o: v for o, v in acc.items() if v >= need}
     for i in range(read, len(sources)):
         if not alive:
             break
         reader.add_alive(alive, sources[i])
-        alive = {o: v for o, v in alive.items() if v + left[i + 1] >= floor}
+        need = floor - left[i + 1]
+        alive = {o: v for o, v in alive.items() if v >= need}
     return _cut(alive, limit)
 
 
@@ -185,14 +192,7 @@ class _Reader:
             if entry is not None:
                 ords, runs = decode(*entry)
                 out.append(self._runs([(ords, start, end, tf, length) for start, end, tf, length in runs], w))
-        by_pair: dict[str, dict[tuple[int, int], list[int]]] = defaultdict(lambda: defaultdict(list))
-        if self.pairs:
-            for pair, ordinal, tf, length in self.conn.execute(
-                "SELECT p.term, o.ord, p.tf, p.length FROM rule_pair_terms AS p JOIN rule_ords AS o "
-                "ON o.rule_id = p.rule_id WHERE p.term IN (SELECT value FROM json_each(?))",
-                (json.dumps([p for p, _ in self.pairs]),),
-            ):
-                by_pair[pair][(tf, length)].append(ordinal)
+        by_pair = self.pair_postings()
         for pair, w in self.pairs:
             if pair in by_pair:
                 groups = sorted((key, sorted(ords)) for key, ords in by_pair[pair].items())
@@ -203,6 +203,19 @@ class _Reader:
                 ords = unpack_ints(entry[0])
                 out.append(_Source(value * (1.0 + _MARGIN), len(ords), [(ords, 0, len(ords), value)]))
         return out
+
+    def pair_postings(self) -> dict[str, dict[tuple[int, int], list[int]]]:
+        """Pair -> (tf, length) -> the rule ordinals saying it (few rules say a pair:
+        read from ``rule_pair_terms``, not packed)."""
+        by_pair: dict[str, dict[tuple[int, int], list[int]]] = defaultdict(lambda: defaultdict(list))
+        if self.pairs:
+            for pair, ordinal, tf, length in self.conn.execute(
+                "SELECT p.term, o.ord, p.tf, p.length FROM rule_pair_terms AS p JOIN rule_ords AS o "
+                "ON o.rule_id = p.rule_id WHERE p.term IN (SELECT value FROM json_each(?))",
+                (json.dumps([p for p, _ in self.pairs]),),
+            ):
+                by_pair[pair][(tf, length)].append(ordinal)
+        return by_pair
 
     def _runs(self, runs: list[tuple[Sequence[int], int, int, int, int]], w: float) -> _Source:
         """A stem's or pair's runs, each with what one of its postings adds."""
@@ -231,7 +244,7 @@ class _Reader:
         if not sums:
             return None
         self.ep_sum = sums
-        order = sorted(sums, key=lambda e: (-sums[e], e))
+        order = [e for e, _ in sorted(sums.items(), key=itemgetter(1), reverse=True)]
         citing = self.citing.of(order)
         budget = max(1, self.citing.rules // _TOP_SHARE)
         top, cited = 0, 0
@@ -243,7 +256,7 @@ class _Reader:
             acc[o] += v
         if top == len(order):
             return None
-        size = sum(len(citing[e]) for e in order[top:])
+        size = sum(map(len, map(citing.__getitem__, order[top:])))
         return _Source(sums[order[top]] * (1.0 + _MARGIN), max(size, 1), met=met)
 
     def add_all(self, acc: dict[int, float], source: _Source) -> None:
@@ -348,7 +361,7 @@ class _CitingView:
 
     def of(self, episodes: Iterable[int]) -> dict[int, Sequence[int]]:
         """Episode ordinal -> its citing rules' ordinals (read those not known yet)."""
-        missing = [e for e in episodes if e not in self.known]
+        missing = sorted(set(episodes).difference(self.known))
         if missing:
             rows = self.conn.execute(
                 "SELECT ord, rules FROM episode_ords WHERE ord IN (SELECT value FROM json_each(?))",

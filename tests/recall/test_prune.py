@@ -16,7 +16,7 @@ from scarwarden import text
 from scarwarden.config import RecallSettings
 from scarwarden.files import playbook as pb
 from scarwarden.index import open_index
-from scarwarden.recall import engine, prune
+from scarwarden.recall import dense, engine, prune
 from scarwarden.recall.candidates import candidates
 from scarwarden.recall.engine import recall
 from scarwarden.recall.explain import explain_data
@@ -65,12 +65,16 @@ def _memory(repo: MemoryRepo, seed: int, rules: int = 400) -> list[str]:
     return tasks
 
 
-@pytest.fixture(autouse=True)
-def _always_prune(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Prune whatever the task: these memories are small, and on a small memory the
-    exhaustive statement runs for most tasks."""
+@pytest.fixture(autouse=True, params=["maxscore", "numpy"])
+def first_pass(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs on both first passes: pure-Python MaxScore and numpy's vectors
+    (recall/dense.py, a large playbook's). Pruning runs whatever the task: these
+    memories are small, and on a small memory the exhaustive statement runs for most."""
     monkeypatch.setattr(prune, "MIN_POSTINGS", 0)
     monkeypatch.setattr(prune, "MIN_COMMON", 0)
+    monkeypatch.setattr(dense, "MIN_RULES", 0 if request.param == "numpy" else 10**9)
+    monkeypatch.setattr(dense, "CITATIONS", dense.Citations())
+    return str(request.param)
 
 
 def _runs(memory_repo: MemoryRepo, tasks: list[str], key: tuple[str, str] | None) -> tuple[int, int]:
@@ -105,16 +109,22 @@ def test_pruned_candidates_are_the_exhaustive_ones(memory_repo: MemoryRepo, seed
     assert _runs(memory_repo, tasks, key) == (0, pruned) == _runs(memory_repo, tasks, key)
 
 
-def test_a_bound_below_the_truth_is_caught(memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The comparison above can fail: with every source's bound cut to a twentieth,
-    rules that belong in the result are pruned."""
+def test_a_wrong_first_pass_is_caught(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch, first_pass: str
+) -> None:
+    """The comparison above can fail: with every source's bound cut to a twentieth
+    (MaxScore), or the episode words weighed a thousandth (numpy), rules that belong in
+    the result are left out."""
     tasks = _memory(memory_repo, 6)
-    real_sources = prune._Reader.sources
+    if first_pass == "numpy":
+        monkeypatch.setattr(dense, "K1", 1500.0)
+    else:
+        real_sources = prune._Reader.sources
 
-    def low(self: prune._Reader) -> list[prune._Source]:
-        return [dataclasses.replace(s, bound=s.bound * 0.05) for s in real_sources(self)]
+        def low(self: prune._Reader) -> list[prune._Source]:
+            return [dataclasses.replace(s, bound=s.bound * 0.05) for s in real_sources(self)]
 
-    monkeypatch.setattr(prune._Reader, "sources", low)
+        monkeypatch.setattr(prune._Reader, "sources", low)
     assert _runs(memory_repo, tasks, None)[0] > 0
 
 

@@ -1,0 +1,137 @@
+"""Recall's first pass with numpy, on a large playbook, when numpy is installed.
+
+The same sums as :mod:`scarwarden.recall.prune`'s MaxScore, worked out for every rule
+at once in a vector of scores (one per rule ordinal): a stem's entry adds its runs'
+values at its ordinals in one indexed addition, the episode words go into a vector
+per episode, and each rule takes its best citing episode's sum through the citations
+(``episode_ords.rules``, read once per process into two arrays). Nothing is pruned:
+every rule within the margin of the ``limit``-th best goes to the exhaustive statement,
+as after MaxScore, so the result is the same to the bit.
+
+Optional (``pip install 'scarwarden[fast]'``) and only for a playbook of
+:data:`MIN_RULES` rules or more: ``import numpy`` costs ~100 ms of CPU, more than a
+whole recall on a small memory, and a one-shot ``scarwarden recall`` must not pay it
+(docs/recall.md, "Speed").
+"""
+
+from __future__ import annotations
+
+import threading
+from importlib.util import find_spec
+from typing import Any
+
+from scarwarden.index.packed_postings import unpack_ints
+from scarwarden.recall.formulas import K1
+
+#: From this many active rules on, the vector pass runs when numpy is installed.
+MIN_RULES = 20_000
+#: Relative margin under the cut (as prune.py's).
+_MARGIN = 1e-8
+
+_HAVE: bool | None = None
+
+
+def available() -> bool:
+    """Whether numpy can be imported (asked once, without importing it)."""
+    global _HAVE
+    if _HAVE is None:
+        _HAVE = find_spec("numpy") is not None
+    return _HAVE
+
+
+def survivors(reader: Any, limit: int, cache_key: tuple[str, str] | None) -> dict[int, float]:
+    """Rule ordinal -> its first-pass sum, for the rules within the margin of the
+    ``limit``-th best (all of them when fewer have a sum); ``reader``: prune.py's, with
+    the task's entries fetched."""
+    import numpy as np
+
+    ptr, cited, rules = CITATIONS.arrays(reader.conn, cache_key)
+    scores = np.zeros(rules)
+    base, slope = reader.base, reader.slope
+    for stem, w in reader.terms:
+        entry = reader.entries.get(("t", stem))
+        if entry is not None:
+            ords, tf, length, count = _entry(np, entry)
+            scores[ords] += np.repeat(w * tf / (tf + base + slope * length), count)
+    for pair, w in reader.pairs:
+        for (tf, length), ords in reader.pair_postings().get(pair, {}).items():
+            scores[np.array(ords, dtype=np.int64)] += w * tf / (tf + base + slope * length)
+    for tag, value in reader.tags.items():
+        entry = reader.entries.get(("g", tag))
+        if entry is not None:
+            scores[np.frombuffer(unpack_ints(entry[0]), dtype=np.int32)] += value
+    if reader.ep_w:
+        sums = np.zeros(len(ptr) - 1)
+        for stem, w in reader.ep_w:
+            entry = reader.entries.get(("e", stem))
+            if entry is not None:
+                ords, etf, _, count = _entry(np, entry)
+                sums[ords] += np.repeat(w * etf / (etf + K1), count)
+        hit = np.flatnonzero(sums)
+        starts, ends = ptr[hit], ptr[hit + 1]
+        lengths = ends - starts
+        # The citing rules of every episode hit, side by side; each rule keeps its best.
+        offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+        best = np.zeros(rules)
+        np.maximum.at(best, cited[offsets], np.repeat(sums[hit], lengths))
+        scores += best
+    touched = np.flatnonzero(scores)
+    values = scores[touched]
+    if len(touched) > limit:
+        kth = np.partition(values, len(values) - limit)[len(values) - limit]
+        keep = values >= kth * (1.0 - _MARGIN) - _MARGIN
+        touched, values = touched[keep], values[keep]
+    return dict(zip(touched.tolist(), values.tolist(), strict=True))
+
+
+def _entry(np: Any, entry: tuple[bytes, bytes]) -> tuple[Any, Any, Any, Any]:
+    """An entry's ordinals, and its runs' tf (or etf), length and count as vectors
+    (the tf and length as floats: the arithmetic's)."""
+    ords = np.frombuffer(entry[0], dtype="<i4")
+    runs = np.frombuffer(entry[1], dtype="<i4").reshape(-1, 3)
+    return ords, runs[:, 0].astype(np.float64), runs[:, 1].astype(np.float64), runs[:, 2]
+
+
+class Citations:
+    """The citations as two arrays (CSR: episode ordinal -> its citing rules' ordinals
+    at ``cited[ptr[e]:ptr[e + 1]]``) and how many rule ordinals there are, for one index
+    at a time, keyed by the index file and ``meta.packed_stamp``."""
+
+    def __init__(self) -> None:
+        self._key: tuple[str, str] | None = None
+        self._arrays: tuple[Any, Any, int] | None = None
+        self._lock = threading.Lock()
+
+    def arrays(self, conn: Any, cache_key: tuple[str, str] | None) -> tuple[Any, Any, int]:
+        stamp = conn.execute("SELECT value FROM meta WHERE key = 'packed_stamp'").fetchone()
+        key = (cache_key[0], str(stamp[0] if stamp else "")) if cache_key is not None else None
+        with self._lock:
+            if key is not None and key == self._key and self._arrays is not None:
+                return self._arrays
+        arrays = _load(conn)
+        if key is not None:
+            with self._lock:
+                self._key, self._arrays = key, arrays
+        return arrays
+
+
+def _load(conn: Any) -> tuple[Any, Any, int]:
+    import numpy as np
+
+    rules, episodes = conn.execute(
+        "SELECT (SELECT coalesce(max(ord), -1) FROM rule_ords), "
+        "(SELECT coalesce(max(ord), -1) FROM episode_ords)"
+    ).fetchone()
+    lengths = np.zeros(episodes + 2, dtype=np.int64)
+    blobs = []
+    for ordinal, blob in conn.execute("SELECT ord, rules FROM episode_ords ORDER BY ord"):
+        citing = unpack_ints(blob)
+        lengths[ordinal + 1] = len(citing)
+        blobs.append(citing.tobytes())
+    ptr = np.cumsum(lengths)
+    cited = np.frombuffer(b"".join(blobs), dtype=np.int32).astype(np.int64)
+    return ptr, cited, rules + 1
+
+
+#: The process's citations as arrays (recall on any index; the key tells indexes apart).
+CITATIONS = Citations()
