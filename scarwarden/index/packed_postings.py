@@ -125,7 +125,7 @@ def sync_rules(
         conn.execute("DELETE FROM packed WHERE kind IN ('t', 'g')")
         conn.execute("INSERT INTO rule_ords (rule_id) SELECT id FROM rules WHERE retired = 0 ORDER BY id")
         _write_all_terms(conn)
-        tags = {row[0] for row in conn.execute("SELECT DISTINCT tag FROM rule_tag_stems")}
+        tags = set()
     else:
         _move_rule_ords(conn, changed)
         for stem in sorted(t for t in terms if " " not in t):
@@ -158,23 +158,34 @@ def _move_rule_ords(conn: sqlite3.Connection, changed: set[str]) -> None:
 
 
 def _write_all_terms(conn: sqlite3.Connection) -> None:
-    """Every stem's entry, in one pass over ``rule_terms`` in key order."""
+    """Every stem's and every tag's entry, and ``tag_stems``: SQLite groups each run's
+    ordinals (a row per run, not per posting, crosses into Python)."""
     rows = conn.execute(
-        "SELECT p.term, o.ord, p.tf, p.length FROM rule_terms AS p JOIN rule_ords AS o "
-        "ON o.rule_id = p.rule_id ORDER BY p.term"
+        "SELECT p.term, p.tf, p.length, group_concat(o.ord) FROM rule_terms AS p JOIN rule_ords AS o "
+        "ON o.rule_id = p.rule_id GROUP BY p.term, p.tf, p.length ORDER BY p.term, p.tf, p.length"
     )
     out: list[tuple[str, str, bytes, bytes]] = []
     last: str | None = None
-    postings: dict[int, tuple[int, int]] = {}
-    for term, ordinal, tf, length in rows:
+    ords: list[int] = []
+    meta: list[int] = []
+    for term, tf, length, group in rows:
         if term != last:
             if last is not None:
-                out.append(("t", last, *encode(postings)))
-            last, postings = term, {}
-        postings[ordinal] = (tf, length)
+                out.append(("t", last, pack_ints(ords), pack_ints(meta)))
+            last, ords, meta = term, [], []
+        run = sorted(map(int, group.split(",")))
+        ords.extend(run)
+        meta.extend((tf, length, len(run)))
     if last is not None:
-        out.append(("t", last, *encode(postings)))
+        out.append(("t", last, pack_ints(ords), pack_ints(meta)))
+    for tag, group in conn.execute(
+        "SELECT s.tag, group_concat(DISTINCT o.ord) FROM rule_tag_stems AS s JOIN rule_ords AS o "
+        "ON o.rule_id = s.rule_id GROUP BY s.tag ORDER BY s.tag"
+    ):
+        run = sorted(map(int, group.split(",")))
+        out.append(("g", tag, pack_ints(run), pack_ints((0, 0, len(run)))))
     conn.executemany("INSERT INTO packed VALUES (?, ?, ?, ?)", out)
+    conn.execute("INSERT INTO tag_stems SELECT DISTINCT stem, tag, parts FROM rule_tag_stems")
 
 
 def _write_tag(conn: sqlite3.Connection, tag: str) -> None:

@@ -73,7 +73,13 @@ def best_candidates(
     """What :func:`candidates` returns for ``count``, at least for every rule whose
     score can reach the ``limit``-th best (all :func:`worth_explaining` reads).
     ``cache_key`` (index file, playbook blob): keep the episodes' citing rules read
-    in this process (:data:`CITING`); None: read them each time."""
+    in this process (:data:`CITING`); None: read them each time.
+
+    When ``limit == count`` (version 6 scores every one of them exactly, so only which
+    rules they are matters) and no rule is within the margin of the ``limit``-th best
+    without being among the ``limit`` best, they are this pass's own, with its sums:
+    the same rules, in the same order, as the statement's, their scores equal to it
+    but for rounding (the sums are added in another order)."""
     lists = [*task.df.values(), *task.ep_df.values()]
     if not task.closest or sum(lists) < MIN_POSTINGS or max(lists, default=0) < MIN_COMMON:
         return candidates(conn, task, count)
@@ -82,7 +88,10 @@ def best_candidates(
         kept = dense.survivors(reader, limit, cache_key)
     else:
         kept = _survivors(reader, limit)
-    return candidates(conn, task, count, only=reader.rule_ids(kept))
+    if limit == count and len(kept) <= limit:
+        names = reader.rule_names(kept)
+        return sorted(((names[o], v) for o, v in kept.items()), key=lambda item: (-item[1], item[0]))
+    return candidates(conn, task, count, only=sorted(reader.rule_names(kept).values()))
 
 
 @dataclass
@@ -306,13 +315,13 @@ class _Reader:
         )
         return {o: unpack_ints(blob) for o, blob in rows}
 
-    def rule_ids(self, ords: Iterable[int]) -> list[str]:
-        """The rule IDs of ``ords``, sorted."""
+    def rule_names(self, ords: Iterable[int]) -> dict[int, str]:
+        """Rule ordinal -> its ID, for ``ords``."""
         rows = self.conn.execute(
-            "SELECT rule_id FROM rule_ords WHERE ord IN (SELECT value FROM json_each(?))",
+            "SELECT ord, rule_id FROM rule_ords WHERE ord IN (SELECT value FROM json_each(?))",
             (json.dumps(sorted(ords)),),
         )
-        return sorted(r for (r,) in rows)
+        return dict(rows)
 
 
 def _best_episode(sums: dict[int, float], citing: dict[int, Sequence[int]]) -> dict[int, float]:

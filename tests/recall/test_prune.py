@@ -109,6 +109,31 @@ def test_pruned_candidates_are_the_exhaustive_ones(memory_repo: MemoryRepo, seed
     assert _runs(memory_repo, tasks, key) == (0, pruned) == _runs(memory_repo, tasks, key)
 
 
+def test_with_limit_equal_to_count_the_rules_and_their_order_are_the_statements(
+    memory_repo: MemoryRepo,
+) -> None:
+    """Version 6 asks for the ``count`` best with ``limit == count``: the same rules in
+    the same order as the exhaustive statement, their scores its own but for rounding
+    (this pass's sums, unless a near tie at the cut sends them to the statement)."""
+    tasks = _memory(memory_repo, 7)
+    with open_index(memory_repo) as index:
+        conn = index.conn
+        n, total = int(index.meta("rule_count") or 0), int(index.meta("rule_total_length") or 0)
+        count_tasks = int(index.meta("task_count") or 0)
+        own = 0
+        for task in tasks:
+            terms = task_terms(conn, text.stems(task), n, total / n, count_tasks, True)
+            for count in (1, 5, 20):
+                full = candidates(conn, terms, count)
+                fast = prune.best_candidates(conn, terms, count, count)
+                assert [r for r, _ in fast] == [r for r, _ in full], (task, count)
+                assert all(
+                    abs(a - b) <= 1e-9 * max(1.0, b) for (_, a), (_, b) in zip(fast, full, strict=True)
+                )
+                own += fast != full
+        assert own, "no sum differed from the statement's in its last bits: the pass's own were never used"
+
+
 def test_a_wrong_first_pass_is_caught(
     memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch, first_pass: str
 ) -> None:
