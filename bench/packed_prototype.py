@@ -52,6 +52,10 @@ changed, one cited episode added), and ``import numpy``'s cost.
     python bench/packed_prototype.py --sizes 10000 --queries 100
     python bench/packed_prototype.py --memory             # entries held in memory (a warm server)
 
+Session 10 built this into the product (index schema 19: ``scarwarden/index/packed_postings.py``;
+the first pass: ``scarwarden/recall/prune.py``, MaxScore, and ``scarwarden/recall/dense.py``,
+numpy); this script stays as the prototype's record, and still runs.
+
 Not the product: nothing here changes scarwarden/, the benchmark repositories
 (bench/.cache, built by bench/recall.py) are only read through the library, and the
 packed entries are not kept in sync with the index (no refresh code, only its cost).

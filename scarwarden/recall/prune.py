@@ -43,6 +43,7 @@ from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import repeat
 from operator import itemgetter
 from typing import Any
@@ -171,8 +172,13 @@ class _Reader:
                 {kind: json.dumps(values) for kind, values in keys.items()},
             )
             self.entries = {(kind, key): (ords, runs) for kind, key, ords, runs in rows}
-        self.citing = CITING.view(conn, cache_key)
+        self.cache_key = cache_key
         self.ep_sum: dict[int, float] = {}
+
+    @cached_property
+    def citing(self) -> _CitingView:
+        """The episodes' citing rules (read when the episode words are summed)."""
+        return CITING.view(self.conn, self.cache_key)
 
     def _hit_tags(self) -> dict[str, float]:
         """The tags whose stems the task says in full -> what a hit adds (as the tag
