@@ -29,7 +29,7 @@ any of them (the citing rules of episodes) keys them on it.
 from __future__ import annotations
 
 import json
-import secrets
+import os
 import sqlite3
 import sys
 from array import array
@@ -99,7 +99,7 @@ def postings_of(ords: bytes | None, runs: bytes | None) -> dict[int, tuple[int, 
 
 def new_stamp(conn: sqlite3.Connection) -> None:
     """Ordinals or the joins between them moved: what a process keeps is stale."""
-    set_meta(conn, "packed_stamp", secrets.token_hex(8))
+    set_meta(conn, "packed_stamp", os.urandom(8).hex())
 
 
 def _write(conn: sqlite3.Connection, kind: str, key: str, postings: Mapping[int, tuple[int, int]]) -> None:
