@@ -79,8 +79,8 @@ def best_candidates(
     When ``limit == count`` (version 6 scores every one of them exactly, so only which
     rules they are matters) and no rule is within the margin of the ``limit``-th best
     without being among the ``limit`` best, they are this pass's own, with its sums:
-    the same rules, in the same order, as the statement's, their scores equal to it
-    but for rounding (the sums are added in another order)."""
+    the statement's rules, their scores equal to its but for rounding (the sums are
+    added in another order), so in its order but where two differ only by that."""
     lists = [*task.df.values(), *task.ep_df.values()]
     if not task.closest or sum(lists) < MIN_POSTINGS or max(lists, default=0) < MIN_COMMON:
         return candidates(conn, task, count)
