@@ -143,12 +143,8 @@ def _sync_rule_episode_terms(conn: sqlite3.Connection, changed_episodes: set[str
     )
 
 
-#: Each stem's rules (df) and the most one cited episode says it (task and correction
-#: together): recall/prune.py's bound on what a stem can add through one episode.
-_EPISODE_DF = (
-    "SELECT term, count(DISTINCT rule_id), max(etf) FROM (SELECT term, rule_id, episode_id, "
-    "sum(tf) AS etf FROM rule_episode_terms GROUP BY term, rule_id, episode_id)"
-)
+#: Each stem's rules (df): in how many active rules' cited episodes it occurs.
+_EPISODE_DF = "SELECT term, count(DISTINCT rule_id) FROM rule_episode_terms"
 
 
 def _episode_rows(

@@ -107,8 +107,8 @@ def _delete_rule(conn: sqlite3.Connection, rule_id: str, tags: set[str]) -> set[
     return terms
 
 
-#: A term's row in ``rule_term_df``: its df, and the shortest rule saying it once.
-_DF_COLUMNS = "term, count(*), min(CASE WHEN tf = 1 THEN length END)"
+#: A term's row in ``rule_term_df``: its df.
+_DF_COLUMNS = "term, count(*)"
 
 
 def _update_term_df(conn: sqlite3.Connection, terms: set[str], *, everything: bool) -> None:

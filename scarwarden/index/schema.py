@@ -97,13 +97,9 @@ CREATE INDEX rule_tags_rule ON rule_tags (rule_id);
 CREATE TABLE rule_terms (term TEXT, rule_id TEXT, tf INTEGER, length INTEGER,
     PRIMARY KEY (term, rule_id)) WITHOUT ROWID;
 CREATE INDEX rule_terms_rule ON rule_terms (rule_id, tf, length);  -- covering: recall's --explain
--- The few postings of a term that say it more than once: recall's pruning
--- (recall/prune.py) reads them apart from the bulk (tf 1), whose bound is simple.
-CREATE INDEX rule_terms_repeated ON rule_terms (term, rule_id, tf, length) WHERE tf > 1;
 -- Document frequency of each term over active rules (BM25's idf), kept in step with
--- rule_terms so a query never counts postings; min_length1: the shortest active rule
--- that says the term once (bounds what its tf-1 postings can add to a score).
-CREATE TABLE rule_term_df (term TEXT PRIMARY KEY, df INTEGER, min_length1 INTEGER) WITHOUT ROWID;
+-- rule_terms so a query never counts postings.
+CREATE TABLE rule_term_df (term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID;
 -- Recall's pairs (version 3): adjacent stems of a rule's title, and of its text
 -- ('credit card'), with tf and the rule's length in stems; df over active rules.
 CREATE TABLE rule_pair_terms (term TEXT, rule_id TEXT, tf INTEGER, length INTEGER,
@@ -130,9 +126,7 @@ CREATE TABLE task_term_df (term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID;
 CREATE TABLE rule_episode_terms (term TEXT, rule_id TEXT, episode_id TEXT, field TEXT,
     tf INTEGER, PRIMARY KEY (term, rule_id, episode_id, field)) WITHOUT ROWID;
 CREATE INDEX rule_episode_terms_rule ON rule_episode_terms (rule_id);
--- max_etf: the most one cited episode says the term (its tf summed over the fields):
--- recall's pruning bound (recall/prune.py), recounted with df.
-CREATE TABLE rule_episode_df (term TEXT PRIMARY KEY, df INTEGER, max_etf INTEGER) WITHOUT ROWID;
+CREATE TABLE rule_episode_df (term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID;
 CREATE TABLE rule_episode_state (rule_id TEXT PRIMARY KEY, digest TEXT) WITHOUT ROWID;
 -- Schema 19: the same postings packed one entry per stem for recall's first pass
 -- (index/packed_postings.py): kind 't' a stem's rules, 'g' a tag's, 'e' a stem's

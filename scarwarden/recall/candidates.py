@@ -41,8 +41,6 @@ def candidates(
     count: int,
     *,
     only: list[str] | None = None,
-    repeated_only: bool = False,
-    tags: bool = True,
 ) -> list[tuple[str, float]]:
     """The ``count`` best (rule ID, score), scored in SQL (one pass over the postings).
 
@@ -51,9 +49,7 @@ def candidates(
     same order, so exact ties stay exact and are broken by rule ID here too; the final
     order is set by :func:`score_rules`'s exact sums (hence the caller's slack).
     ``only``: score these rules alone (:mod:`scarwarden.recall.prune` found them);
-    ``repeated_only``: of the stems, read only the postings with tf above 1 (a partial
-    sum, for :mod:`scarwarden.recall.prune`); ``tags`` False: without the tag hits (the
-    same); ``count`` -1: every rule.
+    ``count`` -1: every rule.
     """
     by_term = {
         "weights": weights(task),
@@ -63,9 +59,7 @@ def candidates(
     # Branches the task cannot use are left out: each costs a pass over postings.
     restrict = " AND rule_id IN (SELECT value FROM json_each(:only))" if only is not None else ""
     postings = f"p.term = q.term{restrict.replace('rule_id', 'p.rule_id')}"
-    if repeated_only:
-        postings += " AND p.tf > 1"  # the partial index rule_terms_repeated
-    hits = _tag_hits(task, restrict) if tags else _NO_TAGS
+    hits = _tag_hits(task, restrict)
     sql = _sql(
         postings,
         restrict,
@@ -76,11 +70,6 @@ def candidates(
     )
     params = _params(task, by_term, count, only)
     return [(row[0], float(row[1])) for row in conn.execute(sql, params)]
-
-
-#: The tag branch when tags are left out: no row (``prune``'s partial sums).
-_NO_TAGS = """
-            SELECT NULL, 0.0 WHERE 0)"""
 
 
 def _tag_hits(task: TaskTerms, restrict: str) -> str:

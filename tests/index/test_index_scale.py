@@ -146,17 +146,3 @@ def test_a_refresh_counts_what_changed_as_a_rebuild_does(demo_repo: MemoryRepo) 
     with open_index(demo_repo, rebuild_now=True):
         pass
     assert snapshot(demo_repo) == refreshed
-
-
-def test_each_episode_stem_keeps_the_most_one_episode_says_it(demo_repo: MemoryRepo) -> None:
-    """``rule_episode_df.max_etf``: recall's pruning bound (recall/prune.py), the most
-    times one cited episode says the stem in its task and correction together."""
-    with open_index(demo_repo) as index:
-        etf: dict[tuple[str, str, str], int] = {}
-        for term, rule_id, episode_id, _field, tf in index.conn.execute("SELECT * FROM rule_episode_terms"):
-            etf[term, rule_id, episode_id] = etf.get((term, rule_id, episode_id), 0) + tf
-        most: dict[str, int] = {}
-        for (term, _r, _e), n in etf.items():
-            most[term] = max(most.get(term, 0), n)
-        stored = {t: m for t, _df, m in index.conn.execute("SELECT * FROM rule_episode_df")}
-    assert stored == most and max(most.values()) >= 2

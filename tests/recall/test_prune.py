@@ -188,26 +188,3 @@ def test_the_citing_rules_kept_are_forgotten_when_the_playbook_moves(memory_repo
     memory_repo.playbook_path.write_text(pb.render(dataclasses.replace(book, rules=book.rules[1:])))
     with open_index(memory_repo) as index:
         assert cache.view(index.conn, key).known == {}  # the stamp moved: read again
-
-
-def test_the_bounds_stay_exact_after_an_incremental_refresh(memory_repo: MemoryRepo) -> None:
-    """A bound below what a posting adds would prune a rule that belongs in the result:
-    ``min_length1`` after a refresh must be what a rebuild computes."""
-    _memory(memory_repo, 5, rules=80)
-
-    def table() -> list[tuple[str, int, int | None]]:
-        with open_index(memory_repo) as index:
-            rows = index.conn.execute("SELECT term, df, min_length1 FROM rule_term_df ORDER BY term")
-            return rows.fetchall()
-
-    before = table()
-    book = pb.parse(memory_repo.playbook_path.read_text())
-    shortest = min(book.rules, key=lambda r: len(text.stems(r.title + " " + r.text)))
-    rules = [r for r in book.rules if r.id != shortest.id]  # the shortest rule goes
-    rules[0] = dataclasses.replace(rules[0], title="Waa", text="Waa wab.")  # a new shortest
-    retired = (dataclasses.replace(rules.pop(1), retired=True, reason="superseded"), *book.retired)
-    memory_repo.playbook_path.write_text(pb.render(pb.Playbook(rules=tuple(rules), retired=retired)))
-    refreshed = table()
-    assert refreshed != before
-    memory_repo.index_path.unlink()
-    assert table() == refreshed
