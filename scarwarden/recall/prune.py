@@ -41,7 +41,8 @@ import json
 import threading
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
@@ -84,15 +85,30 @@ def best_candidates(
     lists = [*task.df.values(), *task.ep_df.values()]
     if not task.closest or sum(lists) < MIN_POSTINGS or max(lists, default=0) < MIN_COMMON:
         return candidates(conn, task, count)
-    reader = _Reader(conn, task, cache_key)
-    if task.n >= dense.MIN_RULES and dense.available():
-        kept = dense.survivors(reader, limit, cache_key)
-    else:
-        kept = _survivors(reader, limit)
-    if limit == count and len(kept) <= limit:
+    with _snapshot(conn):  # ordinals mean one thing from the first statement to the last
+        reader = _Reader(conn, task, cache_key)
+        if task.n >= dense.MIN_RULES and dense.available():
+            kept = dense.survivors(reader, limit, cache_key)
+        else:
+            kept = _survivors(reader, limit)
         names = reader.rule_names(kept)
+    if limit == count and len(kept) <= limit:
         return sorted(((names[o], v) for o, v in kept.items()), key=lambda item: (-item[1], item[0]))
-    return candidates(conn, task, count, only=sorted(reader.rule_names(kept).values()))
+    return candidates(conn, task, count, only=sorted(names.values()))
+
+
+@contextmanager
+def _snapshot(conn: Any) -> Iterator[None]:
+    """One read transaction around the pass (unless one is open already): another
+    process refreshing the index in between could give an ordinal to another rule."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
 
 
 @dataclass

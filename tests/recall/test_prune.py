@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import sqlite3
 
 import pytest
 from conftest import git
@@ -188,3 +189,38 @@ def test_the_citing_rules_kept_are_forgotten_when_the_playbook_moves(memory_repo
     memory_repo.playbook_path.write_text(pb.render(dataclasses.replace(book, rules=book.rules[1:])))
     with open_index(memory_repo) as index:
         assert cache.view(index.conn, key).known == {}  # the stamp moved: read again
+
+
+def test_the_pass_reads_one_state_of_the_index(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refresh by another process cannot commit while a pass reads (ordinals must mean
+    one rule from its first statement to its last); it can once the pass is done."""
+    tasks = _memory(memory_repo, 8)
+    real = prune._Reader.rule_names
+    outcomes: list[str] = []
+
+    def write_meanwhile(self: prune._Reader, ords: object) -> dict[int, str]:
+        other = sqlite3.connect(memory_repo.index_path, timeout=0.05)
+        try:
+            other.execute("UPDATE meta SET value = value WHERE key = 'packed_stamp'")
+            other.commit()
+            outcomes.append("committed")
+        except sqlite3.OperationalError as exc:
+            outcomes.append(str(exc))
+        finally:
+            other.close()
+        return real(self, ords)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(prune._Reader, "rule_names", write_meanwhile)
+    with open_index(memory_repo) as index:
+        conn = index.conn
+        n, total = int(index.meta("rule_count") or 0), int(index.meta("rule_total_length") or 0)
+        terms = task_terms(conn, text.stems(tasks[0]), n, total / n, int(index.meta("task_count") or 0), True)
+        prune.best_candidates(conn, terms, 3, 13)
+        assert outcomes == ["database is locked"]
+        assert not conn.in_transaction
+        other = sqlite3.connect(memory_repo.index_path, timeout=0.05)
+        other.execute("UPDATE meta SET value = value WHERE key = 'packed_stamp'")
+        other.commit()
+        other.close()
