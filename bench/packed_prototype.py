@@ -52,7 +52,7 @@ changed, one cited episode added), and ``import numpy``'s cost.
     python bench/packed_prototype.py --sizes 10000 --queries 100
     python bench/packed_prototype.py --memory             # entries held in memory (a warm server)
 
-Session 10 built this into the product (index schema 19: ``scarwarden/index/packed_postings.py``;
+Session 10 built this into the product (index schema 20: ``scarwarden/index/packed_postings.py``;
 the first pass: ``scarwarden/recall/prune.py``, MaxScore, and ``scarwarden/recall/dense.py``,
 numpy); this script stays as the prototype's record, and still runs.
 

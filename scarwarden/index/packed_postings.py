@@ -1,4 +1,4 @@
-"""Recall's postings packed one entry per stem, for its first pass (schema 19, issue 30).
+"""Recall's postings packed one entry per stem, for its first pass (schema 20, issue 30).
 
 ``rule_terms`` keeps a row per (stem, rule) and ``rule_episode_terms`` one per (stem,
 rule, cited episode, field): what recall's exact scoring and ``--explain`` read for a

@@ -22,7 +22,7 @@ log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 19
+SCHEMA_VERSION = 20
 
 #: The receipt versions the gate re-derives: an application's stored status (verified
 #: or unverifiable, ``episode_rules``) depends on them, so an index stored under others
@@ -128,7 +128,7 @@ CREATE TABLE rule_episode_terms (term TEXT, rule_id TEXT, episode_id TEXT, field
 CREATE INDEX rule_episode_terms_rule ON rule_episode_terms (rule_id);
 CREATE TABLE rule_episode_df (term TEXT PRIMARY KEY, df INTEGER) WITHOUT ROWID;
 CREATE TABLE rule_episode_state (rule_id TEXT PRIMARY KEY, digest TEXT) WITHOUT ROWID;
--- Schema 19: the same postings packed one entry per stem for recall's first pass
+-- Schema 20: the same postings packed one entry per stem for recall's first pass
 -- (index/packed_postings.py): kind 't' a stem's rules, 'g' a tag's, 'e' a stem's
 -- cited episodes; ordinals for active rules and for cited episodes that say a word,
 -- each with the other side of the citations (int32 BLOBs); a tag's stems.

@@ -1,4 +1,4 @@
-"""The packed postings (index/packed_postings.py, schema 19) say what the row tables
+"""The packed postings (index/packed_postings.py, schema 20) say what the row tables
 say, after a build and after every kind of refresh, and a refresh leaves what a
 rebuild writes (issue 30: recall's first pass reads them alone)."""
 

@@ -1,4 +1,4 @@
-"""Recall's pruned first pass (recall/prune.py, over the packed postings of schema 19)
+"""Recall's pruned first pass (recall/prune.py, over the packed postings of schema 20)
 picks exactly what the exhaustive statement would: same candidates, same scores, same
 order, so recall's results never depend on which path ran (issues 13 and 30)."""
 
