@@ -282,31 +282,25 @@ def _episode_ords(conn: sqlite3.Connection, episodes: list[str]) -> dict[str, in
 def _join(conn: sqlite3.Connection, rules: list[str], episodes: list[str]) -> None:
     """``rule_ords.episodes`` (the cited episodes with an ordinal) of ``rules``, and
     ``episode_ords.rules`` (the active rules citing it) of ``episodes``."""
-    for chunk in chunks(rules, 500):
+    _other_side(conn, rules, "rule", "episode")
+    _other_side(conn, episodes, "episode", "rule")
+
+
+def _other_side(conn: sqlite3.Connection, keys: list[str], side: str, other: str) -> None:
+    """For each of ``keys`` (IDs of ``side``: rule or episode), the ordinals of the
+    ``other`` side its citations name, into ``<side>_ords.<other>s``."""
+    for chunk in chunks(keys, 500):
         marks = ",".join("?" * len(chunk))
-        cited: dict[str, list[int]] = defaultdict(list)
-        for rule_id, ordinal in conn.execute(
-            f"SELECT c.rule_id, e.ord FROM citations AS c JOIN episode_ords AS e "
-            f"ON e.episode_id = c.episode_id WHERE c.rule_id IN ({marks})",
+        found: dict[str, list[int]] = defaultdict(list)
+        for key, ordinal in conn.execute(
+            f"SELECT c.{side}_id, o.ord FROM citations AS c JOIN {other}_ords AS o "
+            f"ON o.{other}_id = c.{other}_id WHERE c.{side}_id IN ({marks})",
             chunk,
         ):
-            cited[rule_id].append(ordinal)
+            found[key].append(ordinal)
         conn.executemany(
-            "UPDATE rule_ords SET episodes = ? WHERE rule_id = ?",
-            [(pack_ints(sorted(cited.get(r, ()))), r) for r in chunk],
-        )
-    for chunk in chunks(episodes, 500):
-        marks = ",".join("?" * len(chunk))
-        citing: dict[str, list[int]] = defaultdict(list)
-        for episode_id, ordinal in conn.execute(
-            f"SELECT c.episode_id, o.ord FROM citations AS c JOIN rule_ords AS o "
-            f"ON o.rule_id = c.rule_id WHERE c.episode_id IN ({marks})",
-            chunk,
-        ):
-            citing[episode_id].append(ordinal)
-        conn.executemany(
-            "UPDATE episode_ords SET rules = ? WHERE episode_id = ?",
-            [(pack_ints(sorted(citing.get(e, ()))), e) for e in chunk],
+            f"UPDATE {side}_ords SET {other}s = ? WHERE {side}_id = ?",
+            [(pack_ints(sorted(found.get(k, ()))), k) for k in chunk],
         )
 
 
