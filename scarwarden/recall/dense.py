@@ -17,7 +17,6 @@ whole recall on a small memory, and a one-shot ``scarwarden recall`` must not pa
 from __future__ import annotations
 
 import threading
-from importlib.util import find_spec
 from typing import Any
 
 from scarwarden.index.packed_postings import unpack_ints
@@ -32,10 +31,16 @@ _HAVE: bool | None = None
 
 
 def available() -> bool:
-    """Whether numpy can be imported (asked once, without importing it)."""
+    """Whether numpy imports (tried once, when a large playbook first asks: a broken
+    install falls back to the pure-Python pass rather than failing recall)."""
     global _HAVE
     if _HAVE is None:
-        _HAVE = find_spec("numpy") is not None
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            _HAVE = False
+        else:
+            _HAVE = True
     return _HAVE
 
 

@@ -8,6 +8,7 @@ import dataclasses
 import json
 import random
 import sqlite3
+import sys
 
 import pytest
 from conftest import git
@@ -224,3 +225,16 @@ def test_the_pass_reads_one_state_of_the_index(
         other.execute("UPDATE meta SET value = value WHERE key = 'packed_stamp'")
         other.commit()
         other.close()
+
+
+def test_without_numpy_a_large_playbook_takes_the_pure_python_pass(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """numpy is optional: when it does not import, the same candidates come from MaxScore."""
+    tasks = _memory(memory_repo, 9)
+    monkeypatch.setattr(dense, "MIN_RULES", 0)
+    monkeypatch.setattr(dense, "_HAVE", None)
+    monkeypatch.setitem(sys.modules, "numpy", None)  # import numpy raises ImportError
+    wrong, pruned = _runs(memory_repo, tasks, None)
+    assert dense._HAVE is False
+    assert wrong == 0 and pruned
