@@ -421,9 +421,9 @@ def main() -> None:
     if args.cpu:
         CLOCK = time.process_time
     if args.no_cache:  # as a one-shot process is: it reads each episode's citing rules afresh
-        from scarwarden.recall import prune
+        from scarwarden.recall import citing
 
-        prune.CITING.keep = False
+        citing.CITING.keep = False
     sizes = [int(x) for arg in args.sizes or () for x in arg.split(",") if x]
     sizes = sizes or ([1000, 10_000] if args.quick else [1000, 10_000, 100_000])
     unit = "cpu" if args.cpu else "wall"

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import heapq
 import json
-import threading
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -52,6 +51,7 @@ from typing import Any
 from scarwarden.index.packed_postings import decode, unpack_ints
 from scarwarden.recall import dense
 from scarwarden.recall.candidates import candidates, episode_weights, pair_weights, weights
+from scarwarden.recall.citing import CITING, CitingView
 from scarwarden.recall.formulas import K1, TAG_WEIGHT, B
 from scarwarden.recall.score import TaskTerms
 
@@ -192,7 +192,7 @@ class _Reader:
         self.ep_sum: dict[int, float] = {}
 
     @cached_property
-    def citing(self) -> _CitingView:
+    def citing(self) -> CitingView:
         """The episodes' citing rules (read when the episode words are summed)."""
         return CITING.view(self.conn, self.cache_key)
 
@@ -353,56 +353,3 @@ def _best_episode(sums: dict[int, float], citing: dict[int, Sequence[int]]) -> d
     for e in sorted(sums, key=sums.__getitem__):
         best.update(zip(citing[e], repeat(sums[e])))
     return best
-
-
-class Citing:
-    """The active rules citing each episode (``episode_ords.rules``), as read by this
-    process, for one index at a time: keyed by the index file and ``meta.packed_stamp``,
-    which moves whenever ordinals or citations do. Read on demand, episode by episode;
-    thread-safe (the web UI serves requests from several threads)."""
-
-    def __init__(self) -> None:
-        #: False: keep nothing between recalls (``bench/recall.py --no-cache``).
-        self.keep = True
-        self._key: tuple[str, str] | None = None
-        self._rules = 0
-        self._citing: dict[int, Sequence[int]] = {}
-        self._lock = threading.Lock()
-
-    def view(self, conn: Any, cache_key: tuple[str, str] | None) -> _CitingView:
-        stamp, rules = conn.execute(
-            "SELECT (SELECT value FROM meta WHERE key = 'packed_stamp'), "
-            "(SELECT value FROM meta WHERE key = 'rule_count')"
-        ).fetchone()
-        rules = int(rules or 0)
-        key = (cache_key[0], str(stamp)) if cache_key is not None else None
-        if key is None or not self.keep:
-            return _CitingView(conn, {}, rules)
-        with self._lock:
-            if key != self._key:
-                self._key, self._citing = key, {}
-            return _CitingView(conn, self._citing, rules)
-
-
-class _CitingView:
-    """One recall's window on :class:`Citing` (or on nothing kept)."""
-
-    def __init__(self, conn: Any, known: dict[int, Sequence[int]], rules: int) -> None:
-        self.conn, self.known, self.rules = conn, known, rules
-
-    def of(self, episodes: Iterable[int]) -> dict[int, Sequence[int]]:
-        """Episode ordinal -> its citing rules' ordinals (read those not known yet)."""
-        missing = sorted(set(episodes).difference(self.known))
-        if missing:
-            rows = self.conn.execute(
-                "SELECT ord, rules FROM episode_ords WHERE ord IN (SELECT value FROM json_each(?))",
-                (json.dumps(missing),),
-            )
-            self.known.update((o, unpack_ints(blob)) for o, blob in rows)
-            for e in missing:
-                self.known.setdefault(e, ())
-        return self.known
-
-
-#: The process's citing rules (recall on any index; the key tells indexes apart).
-CITING = Citing()

@@ -18,7 +18,8 @@ from scarwarden import text
 from scarwarden.config import RecallSettings
 from scarwarden.files import playbook as pb
 from scarwarden.index import open_index
-from scarwarden.recall import dense, engine, prune
+from scarwarden.index.packed_postings import unpack_ints
+from scarwarden.recall import citing, dense, engine, prune
 from scarwarden.recall.candidates import candidates
 from scarwarden.recall.engine import recall
 from scarwarden.recall.explain import explain_data
@@ -179,12 +180,12 @@ def test_recall_is_byte_identical_whichever_path_runs(
 
 def test_the_citing_rules_kept_are_forgotten_when_the_playbook_moves(memory_repo: MemoryRepo) -> None:
     _memory(memory_repo, 4, rules=120)
-    cache = prune.Citing()
+    cache = citing.Citing()
     key = (str(memory_repo.index_path), "blob")
     with open_index(memory_repo) as index:
         view = cache.view(index.conn, key)
         episode, rules = index.conn.execute("SELECT ord, rules FROM episode_ords LIMIT 1").fetchone()
-        assert list(view.of([episode])[episode]) == list(prune.unpack_ints(rules)) != []
+        assert list(view.of([episode])[episode]) == list(unpack_ints(rules)) != []
         assert episode in cache.view(index.conn, key).known  # kept for the next recall
     book = pb.parse(memory_repo.playbook_path.read_text())
     memory_repo.playbook_path.write_text(pb.render(dataclasses.replace(book, rules=book.rules[1:])))
