@@ -302,27 +302,3 @@ def _other_side(conn: sqlite3.Connection, keys: list[str], side: str, other: str
             f"UPDATE {side}_ords SET {other}s = ? WHERE {side}_id = ?",
             [(pack_ints(sorted(found.get(k, ()))), k) for k in chunk],
         )
-
-
-def dump(conn: sqlite3.Connection) -> dict[str, object]:
-    """The packed entries and joins by rule and episode ID, not ordinal (a rebuild
-    numbers them afresh): what a refresh and a rebuild must agree on (tests)."""
-    rules = dict(conn.execute("SELECT ord, rule_id FROM rule_ords"))
-    episodes = dict(conn.execute("SELECT ord, episode_id FROM episode_ords"))
-    names = {"t": rules, "g": rules, "e": episodes}
-    entries = {
-        f"{kind}:{key}": sorted((names[kind][o], v) for o, v in postings_of(ords, runs).items())
-        for kind, key, ords, runs in conn.execute("SELECT kind, key, ords, runs FROM packed")
-    }
-    joins = {
-        "rule_episodes": sorted(
-            (r, sorted(episodes[o] for o in unpack_ints(blob)))
-            for r, blob in conn.execute("SELECT rule_id, episodes FROM rule_ords")
-        ),
-        "episode_rules": sorted(
-            (e, sorted(rules[o] for o in unpack_ints(blob)))
-            for e, blob in conn.execute("SELECT episode_id, rules FROM episode_ords")
-        ),
-        "tag_stems": sorted(conn.execute("SELECT stem, tag, parts FROM tag_stems")),
-    }
-    return {"entries": entries, **joins}

@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from scarwarden.index.packed_postings import unpack_ints
 from scarwarden.recall.formulas import K1
 
 #: From this many active rules on, the vector pass runs when numpy is installed.
@@ -64,7 +63,7 @@ def survivors(reader: Any, limit: int, cache_key: tuple[str, str] | None) -> dic
     for tag, value in reader.tags.items():
         entry = reader.entries.get(("g", tag))
         if entry is not None:
-            scores[np.frombuffer(unpack_ints(entry[0]), dtype=np.int32)] += value
+            scores[np.frombuffer(entry[0], dtype="<i4")] += value
     if reader.ep_w:
         sums = np.zeros(len(ptr) - 1)
         for stem, w in reader.ep_w:
@@ -130,11 +129,10 @@ def _load(conn: Any) -> tuple[Any, Any, int]:
     lengths = np.zeros(episodes + 2, dtype=np.int64)
     blobs = []
     for ordinal, blob in conn.execute("SELECT ord, rules FROM episode_ords ORDER BY ord"):
-        citing = unpack_ints(blob)
-        lengths[ordinal + 1] = len(citing)
-        blobs.append(citing.tobytes())
+        lengths[ordinal + 1] = len(blob or b"") // 4  # int32, little-endian (packed_postings.py)
+        blobs.append(blob or b"")
     ptr = np.cumsum(lengths)
-    cited = np.frombuffer(b"".join(blobs), dtype=np.int32).astype(np.int64)
+    cited = np.frombuffer(b"".join(blobs), dtype="<i4").astype(np.int64)
     return ptr, cited, rules + 1
 
 

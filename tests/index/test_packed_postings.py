@@ -12,10 +12,11 @@ from collections import defaultdict
 import pytest
 from conftest import git
 from helpers import write_episode
+from index_tables import packed_tables
 
 from scarwarden.files import playbook as pb
 from scarwarden.index import open_index
-from scarwarden.index.packed_postings import decode, dump, encode, pack_ints, unpack_ints
+from scarwarden.index.packed_postings import decode, encode, pack_ints, unpack_ints
 from scarwarden.repo import MemoryRepo
 
 WORDS = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(60)]
@@ -52,7 +53,7 @@ def _truth(conn: sqlite3.Connection) -> dict[str, object]:
 
 def _state(repo: MemoryRepo) -> dict[str, object]:
     with open_index(repo) as index:
-        packed = dump(index.conn)
+        packed = packed_tables(index.conn)
         assert packed == _truth(index.conn)
         return packed
 
