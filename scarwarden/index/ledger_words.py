@@ -24,6 +24,7 @@ cite a moved episode) are re-read.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable
@@ -69,6 +70,8 @@ def _count_tasks(conn: sqlite3.Connection, task_df: Counter[str] | None) -> None
         recount_df(conn, "task_term_df", "SELECT term, count(*) FROM task_postings", set(), everything=True)
     else:
         _move_df(conn, "task_term_df", task_df)
+    # What recall keeps of task_term_df between recalls is keyed by it (recall/term_counts.py).
+    set_meta(conn, "task_df_stamp", os.urandom(8).hex())
     count = conn.execute("SELECT value FROM meta WHERE key = 'episode_count'").fetchone()
     set_meta(conn, "task_count", count[0] if count else "0")
     # Words two tasks or more say (the only ones a ledger weight below 1 can touch):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from collections import Counter
 from typing import Any
@@ -112,8 +113,12 @@ _DF_COLUMNS = "term, count(*)"
 
 
 def _update_term_df(conn: sqlite3.Connection, terms: set[str], *, everything: bool) -> None:
-    """Recount the document frequency of ``terms`` and pairs (all of them on a first build)."""
+    """Recount the document frequency of ``terms`` and pairs (all of them on a first build),
+    and draw a new ``meta.rule_df_stamp`` when any may have moved (what recall keeps
+    between recalls is keyed by it: recall/term_counts.py)."""
     recount_df(conn, "rule_term_df", f"SELECT {_DF_COLUMNS} FROM rule_terms", terms, everything=everything)
+    if terms or everything:
+        set_meta(conn, "rule_df_stamp", os.urandom(8).hex())
     recount_df(
         conn, "rule_pair_df", "SELECT term, count(*) FROM rule_pair_terms", terms, everything=everything
     )

@@ -71,7 +71,7 @@ def survivors(reader: Any, limit: int, cache_key: tuple[str, str] | None) -> dic
             if entry is not None:
                 ords, etf, _, count = _entry(np, entry)
                 sums[ords] += np.repeat(w * etf / (etf + K1), count)
-        hit = np.flatnonzero(sums)
+        hit = np.flatnonzero(sums != 0)
         starts, ends = ptr[hit], ptr[hit + 1]
         lengths = ends - starts
         # The citing rules of every episode hit, side by side; each rule keeps its best.
@@ -79,7 +79,7 @@ def survivors(reader: Any, limit: int, cache_key: tuple[str, str] | None) -> dic
         best = np.zeros(rules)
         np.maximum.at(best, cited[offsets], np.repeat(sums[hit], lengths))
         scores += best
-    touched = np.flatnonzero(scores)
+    touched = np.flatnonzero(scores != 0)
     values = scores[touched]
     if len(touched) > limit:
         kth = np.partition(values, len(values) - limit)[len(values) - limit]

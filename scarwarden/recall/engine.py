@@ -16,7 +16,8 @@ byte-identical JSON.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from scarwarden import text
 from scarwarden.config import RecallSettings
@@ -28,6 +29,7 @@ from scarwarden.recall.prune import best_candidates
 from scarwarden.recall.receipts import ledger_state, make_receipt, playbook_blob
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
 from scarwarden.recall.score import explained, score_rules, task_terms
+from scarwarden.recall.term_counts import TERM_COUNTS
 
 if TYPE_CHECKING:
     from scarwarden.index import Index
@@ -87,7 +89,15 @@ def recall(
     index.require_playbook()
     sequence = text.stems(task)
     qtf = Counter(sequence)
-    meta = index.metas("rule_count", "rule_total_length", "task_count", "task_terms_shared", "playbook_blob")
+    meta = index.metas(
+        "rule_count",
+        "rule_total_length",
+        "task_count",
+        "task_terms_shared",
+        "playbook_blob",
+        "rule_df_stamp",
+        "task_df_stamp",
+    )
     n = int(meta["rule_count"] or 0)
     total = int(meta["rule_total_length"] or 0)
     tasks = int(meta["task_count"] or 0)
@@ -103,7 +113,9 @@ def recall(
         # term can lift one past the first pass's top few), so all of them must be exact.
         exact = limit + _SLACK if terms.same_case else limit
         found = best_candidates(index.conn, terms, exact, limit + _SLACK, cache_key=key)
-        ranked = score_rules(index.conn, explained(found, limit, terms.same_case), terms)
+        stamps = (str(index.repo.index_path), meta["rule_df_stamp"], meta["task_df_stamp"])
+        counts = partial(_kept_counts, stamps=stamps)
+        ranked = score_rules(index.conn, explained(found, limit, terms.same_case), terms, counts)
         ranked.sort(key=lambda r: (-r.score, r.id))
     verdict = _route(stats, ranked)
     verdict, doubt = not_on_a_struggling_rule_alone(index, verdict, ranked, settings)  # lineage counts
@@ -119,6 +131,13 @@ def recall(
         result.candidates = candidates(index, ranked, terms)
     result.receipt = make_receipt(result, playbook_blob(index), settings, limit, ledger=ledger_state(index))
     return result
+
+
+def _kept_counts(
+    conn: Any, stems: set[str], *, stamps: tuple[str, str | None, str | None]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """The stems' counts, kept by the process between recalls (:mod:`term_counts`)."""
+    return TERM_COUNTS.read(conn, stems, *stamps)
 
 
 def _note_share(

@@ -93,8 +93,8 @@ def _rule_data(r: RecalledRule) -> dict[str, Any]:
         "length_share": r.length_share,
         "matched_stems": r.matched_stems,
         "through_episodes": r.through_episodes,
-        "rule_stems": r.stem_df,
-        "rule_ledger": r.stem_ledger,
+        "rule_stems": dict(sorted(r.stem_df.items())),
+        "rule_ledger": dict(sorted(r.stem_ledger.items())),
         "tags": [{"tag": t, "stems": list(text.tag_stems(t))} for t in r.matched_tags],
         "terms": [
             {

@@ -68,7 +68,9 @@ def attach_evidence(
         found = corrections(index, wanted)
     weights = task.stem_weights()
     for rule in rules:
-        said = evidence.rule_stems(rule.title, rule.text) if task.version >= 5 else None
+        said = None
+        if task.version >= 5:
+            said = rule.said_stems if rule.said_stems is not None else evidence.rule_stems(rule.title, rule.text)
         chosen = evidence.choose(rule.closest_episode, rule.episode_ids, found.get, weights, said)
         rule.quotes = [chosen] if chosen else []
 

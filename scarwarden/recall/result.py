@@ -157,6 +157,9 @@ class RecalledRule:
     case: CaseMatch | None = None
     #: How the rule has fared (:func:`scarwarden.recall.standing.standing`), when read.
     lineage: dict[str, Any] | None = None
+    #: The stems of its title and text, when scoring read them from the index (what
+    #: its evidence need not repeat: :func:`scarwarden.recall.evidence.rule_stems`).
+    said_stems: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {

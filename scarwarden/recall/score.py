@@ -59,6 +59,7 @@ from scarwarden.recall.score_parts import (
     term_matches,
 )
 from scarwarden.recall.score_reads import (
+    Counts,
     add_tag_stems,
     episode_words,
     load_json,
@@ -176,8 +177,9 @@ def explained(found: list[tuple[str, float]], limit: int, every: bool) -> list[s
     return [rule_id for rule_id, _score in found] if every else worth_explaining(found, limit)
 
 
-def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule]:
-    """Exact contributions and confidences for the candidate rules, in a fixed order."""
+def score_rules(conn: Any, ids: list[str], task: TaskTerms, counts: Counts | None = None) -> list[RecalledRule]:
+    """Exact contributions and confidences for the candidate rules, in a fixed order.
+    ``counts``: where their stems' df and past tasks are read (:func:`rule_stems`)."""
     if not ids:
         return []
     id_json = json.dumps(ids)
@@ -190,13 +192,15 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
     said = sorted({s for by_tag in parts.values() for stems in by_tag.values() for s in stems})
     lengths: dict[str, int] = {}
     postings, stem_df, stem_tdf, tag_df = rule_stems(
-        conn, id_json, ids, task.df, task.ledger_shared, lengths, tag_stems=said
+        conn, id_json, ids, task.df, task.ledger_shared, lengths, tag_stems=said, counts=counts
     )
+    written = {rule_id: frozenset(own) for rule_id, own in stem_df.items()}  # title and text: no tags
     add_tag_stems(parts, tag_df, stem_df, stem_tdf)
     episodes = episode_words(conn, id_json, task.ep_df)
     pairs = pair_postings(conn, id_json, task.pair_df)
     # A rule has dozens of stems but they share a handful of df values.
     weight = {d: idf(d, task.n) for d in {d for own in stem_df.values() for d in own.values()}}
+    ledger: dict[int, float] = {}  # task count -> ledger weight, for all the rules
     out = []
     for rule_id, title, body, _tags, eps_json in rows:
         out.append(
@@ -211,6 +215,8 @@ def score_rules(conn: Any, ids: list[str], task: TaskTerms) -> list[RecalledRule
                 episodes=episodes.get(rule_id, {}),
                 pairs=pairs.get(rule_id, {}),
                 length=lengths.get(rule_id),
+                ledger=ledger,
+                said=written[rule_id],
             )
         )
     return out
@@ -228,6 +234,8 @@ def _scored_rule(
     episodes: dict[str, list[tuple[str, str, int]]] | None = None,
     pairs: dict[str, tuple[int, int]] | None = None,
     length: int | None = None,
+    ledger: dict[int, float] | None = None,
+    said: frozenset[str] | None = None,
 ) -> RecalledRule:
     """One rule's contributions (tags first, then terms by contribution, then words found
     through its episodes, then pairs: ``pairs``, the task's pairs it says -> (tf, length),
@@ -248,7 +256,7 @@ def _scored_rule(
     contributions.update({f"case:{case.episode_id}": case.contribution} if case else {})
     matched = set(postings).union(*(parts[t] for t in hits))
     through = {e.stem for e in via} - matched  # found only through the rule's episodes
-    q = own_ledger_weights(task, own_task_df or {})
+    q = own_ledger_weights(task, own_task_df or {}, ledger)
     matched_mass, rule_mass, evidence = masses(task, own, weight, q, matched, through)
     share = length_share(length, task.avg, task.long_rule) if task.closest else 1.0
     return RecalledRule(
@@ -266,13 +274,14 @@ def _scored_rule(
         matched_mass=matched_mass,
         rule_mass=rule_mass,
         evidence=round(evidence, DECIMALS),
-        stem_df=dict(sorted(own.items())),
+        stem_df=own,  # sorted where shown (explain.py)
         matched_stems=sorted(matched),
         via_episodes=via,
         through_episodes=sorted(through),
-        stem_ledger={s: v for s, v in sorted(q.items()) if v != 1.0},  # only stems past tasks say
+        stem_ledger={s: v for s, v in q.items() if v != 1.0},  # only stems past tasks say
         pairs=pair_matches,
         closest_episode=closest,
         length_share=round(share, DECIMALS) if task.closest else None,
         case=case,
+        said_stems=said,
     )

@@ -157,18 +157,18 @@ def pair_matches_of(
     return total, matches
 
 
-def own_ledger_weights(task: TaskTerms, own_task_df: dict[str, int]) -> dict[str, float]:
-    """Ledger weights of the rule's own stems: 1.0 (absent) unless past tasks say them."""
-    q: dict[str, float] = {}
-    if task.task_count:
-        # A long rule has hundreds of stems but they share a few task counts.
-        memo: dict[int, float] = {}
-        for s, d in own_task_df.items():
-            weight_d = memo.get(d)
-            if weight_d is None:
-                weight_d = memo[d] = ledger_weight(d, task.task_count)
-            q[s] = weight_d
-    return q
+def own_ledger_weights(
+    task: TaskTerms, own_task_df: dict[str, int], memo: dict[int, float] | None = None
+) -> dict[str, float]:
+    """Ledger weights of the rule's own stems: 1.0 (absent) unless past tasks say them.
+    ``memo``: task count -> weight, shared by the rules of one recall (a long rule has
+    hundreds of stems, a recall's candidates thousands, but they share a few counts)."""
+    if not task.task_count:
+        return {}
+    memo = {} if memo is None else memo
+    for d in set(own_task_df.values()).difference(memo):
+        memo[d] = ledger_weight(d, task.task_count)
+    return {s: memo[d] for s, d in own_task_df.items()}
 
 
 def masses(

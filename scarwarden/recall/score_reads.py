@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import operator
+from collections.abc import Callable
 from json.scanner import make_scanner
 from typing import Any, cast
 
@@ -41,47 +42,55 @@ def rule_stems(
     ledger: bool,
     lengths: dict[str, int] | None = None,
     tag_stems: list[str] | None = None,
+    counts: Counts | None = None,
 ) -> tuple[_Postings, _StemDf, _StemDf, dict[str, tuple[int, int]]]:
     """The rules' own stems with their df (and how many past tasks say them): the shared
     ones score, all of them weigh in the rule's mass. Read by rule (a few dozen postings
     each), not by term: a long task has hundreds. ``lengths``: filled with each rule's
     length in stems. ``tag_stems``: stems of the rules' tags, whose (df, past tasks) come
-    back in the same statement (df 0: no rule's title or text has it)."""
+    back too (df 0: no rule's title or text has it). ``counts``: stems -> (their df,
+    their past tasks), the process's :mod:`~scarwarden.recall.term_counts` (None: read
+    here)."""
     postings: _Postings = {i: {} for i in ids}
     stem_df: _StemDf = {i: {} for i in ids}
     stem_tdf: _StemDf = {i: {} for i in ids}
     tag_df: dict[str, tuple[int, int]] = {}
-    # One statement, a row per rule: its stems' df (a seek each in two small tables),
-    # and those it says more than once or past tasks say, as JSON objects (parsed in
-    # C: a row per posting crossing into Python cost more); then the tag stems' (a
-    # rule ID of NULL).
-    tdf = "json_group_object(p.term, t.df) FILTER (WHERE t.df > 1)" if ledger else "NULL"
-    join = " LEFT JOIN task_term_df AS t ON t.term = p.term" if ledger else ""
-    tags = (
-        f" UNION ALL SELECT NULL, NULL, json_group_object(p.term, coalesce(d.df, 0)), NULL, {tdf} "
-        "FROM (SELECT value AS term FROM json_each(?)) AS p "
-        f"LEFT JOIN rule_term_df AS d ON d.term = p.term{join}"
-    )
+    # One row per rule from the covering index on rule_id: its stems, and those it says
+    # more than once, as JSON (parsed in C: a row per posting crossing into Python cost
+    # more). Their counts come from ``counts``, which keeps them between recalls.
     rows = conn.execute(
-        "SELECT p.rule_id, max(p.length), json_group_object(p.term, d.df), "
-        f"json_group_object(p.term, p.tf) FILTER (WHERE p.tf > 1), {tdf} FROM rule_terms AS p "
-        f"JOIN rule_term_df AS d ON d.term = p.term{join} "
-        f"WHERE p.rule_id IN (SELECT value FROM json_each(?)) GROUP BY p.rule_id{tags if tag_stems else ''}",
-        (id_json, json.dumps(tag_stems)) if tag_stems else (id_json,),
-    )
+        "SELECT rule_id, max(length), json_group_array(term), "
+        "json_group_object(term, tf) FILTER (WHERE tf > 1) FROM rule_terms "
+        "WHERE rule_id IN (SELECT value FROM json_each(?)) GROUP BY rule_id",
+        (id_json,),
+    ).fetchall()
     loads = load_json
-    for rule_id, length, dfs, tfs, tdfs in rows:
-        own, said_often = loads(dfs), loads(tdfs) if tdfs else {}
-        if rule_id is None:
-            tag_df.update({term: (d, said_often.get(term, 0)) for term, d in own.items()})
-            continue
+    said = [(rule_id, length, loads(terms), tfs) for rule_id, length, terms, tfs in rows]
+    wanted = set(tag_stems or ()).union(*(terms for _r, _l, terms, _t in said))
+    rule_df, task_df = (counts or _read_counts)(conn, wanted)
+    for rule_id, length, terms, tfs in said:
         if lengths is not None:
             lengths[rule_id] = length
-        stem_df[rule_id] = own
-        stem_tdf[rule_id] = said_often
+        own = stem_df[rule_id] = {term: d for term in terms if (d := rule_df[term])}
+        if ledger:
+            stem_tdf[rule_id] = {term: t for term in own if (t := task_df[term]) > 1}
         repeated = loads(tfs) if tfs else {}
         postings[rule_id] = {term: (repeated.get(term, 1), length) for term in df if term in own}
+    for term in tag_stems or ():
+        tasks = task_df[term] if ledger else 0
+        tag_df[term] = (rule_df[term], tasks if tasks > 1 else 0)
     return postings, stem_df, stem_tdf, tag_df
+
+
+#: Stems -> (df over the active rules, how many past tasks say them).
+Counts = Callable[[Any, set[str]], tuple[dict[str, int], dict[str, int]]]
+
+
+def _read_counts(conn: Any, stems: set[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """Both counts of ``stems``, read now (nothing kept)."""
+    from scarwarden.recall.term_counts import TermCounts
+
+    return TermCounts().read(conn, stems, None, None, None)
 
 
 def tag_parts(tags: dict[str, list[str]]) -> _TagParts:

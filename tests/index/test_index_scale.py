@@ -35,7 +35,9 @@ def snapshot(repo: MemoryRepo) -> dict[str, Any]:
         conn: sqlite3.Connection = index.conn
         out: dict[str, Any] = {t: sorted(conn.execute(sql).fetchall()) for t, sql in TABLES.items()}
         out["fts"] = fts_vocabulary(conn)
-        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'task_%'").fetchall())
+        # (not the stamp: drawn afresh whenever task_term_df moves, by a refresh or a build)
+        sql = "SELECT key, value FROM meta WHERE key LIKE 'task_%' AND key NOT LIKE '%_stamp'"
+        meta = dict(conn.execute(sql).fetchall())
         return {**out, "meta": meta}
 
 

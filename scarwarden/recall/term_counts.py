@@ -1,0 +1,70 @@
+"""The counts recall's exact scoring weighs its candidates' stems by, kept by the process.
+
+Scoring a candidate weighs every stem of its title, text and tags (its mass, behind the
+confidence), not only those the task says: at 100k rules that is ~400 stems a recall,
+and looking each one up in ``rule_term_df`` and ``task_term_df`` (two B-tree seeks a
+stem) was half the cost of reading the candidates. Stems come back: a playbook's
+vocabulary is a few thousand to a few tens of thousands. So a process keeps each
+stem's counts once read, per index file:
+
+* its df over the active rules, while ``meta.rule_df_stamp`` is the same;
+* how many past tasks say it, while ``meta.task_df_stamp`` is the same.
+
+The index draws a new stamp in the transaction that moves either table
+(index/rules.py, index/ledger_words.py), and a build draws both, so a kept count is
+never one the index no longer holds. An index without a stamp (or no key at all)
+keeps nothing: every stem is read.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+#: Stems kept per table before starting afresh (a bound on memory: ~100 bytes each).
+MAX_STEMS = 200_000
+
+
+class TermCounts:
+    """Stem -> df over the active rules, and stem -> how many past tasks say it, as
+    read from one index at a time (keyed by the index file and its two stamps)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rule_key: tuple[str, str] | None = None
+        self._task_key: tuple[str, str] | None = None
+        self._rule: dict[str, int] = {}
+        self._task: dict[str, int] = {}
+
+    def read(
+        self, conn: Any, stems: set[str], index: str | None, rule_stamp: str | None, task_stamp: str | None
+    ) -> tuple[dict[str, int], dict[str, int]]:
+        """Both counts of every stem in ``stems`` (0: no active rule, or no past task, says
+        it), in two mappings that may hold other stems too (read them, never change
+        them): those kept under the same index and stamps, the rest read in one
+        statement (and kept when their stamp is known)."""
+        rule_key = (index, rule_stamp) if index and rule_stamp else None
+        task_key = (index, task_stamp) if index and task_stamp else None
+        with self._lock:
+            if rule_key is None or rule_key != self._rule_key or len(self._rule) > MAX_STEMS:
+                self._rule_key, self._rule = rule_key, {}
+            if task_key is None or task_key != self._task_key or len(self._task) > MAX_STEMS:
+                self._task_key, self._task = task_key, {}
+            rule_df, task_df = self._rule, self._task
+            missing = [s for s in stems if s not in rule_df or s not in task_df]
+        if missing:
+            rows = conn.execute(
+                "SELECT p.value, coalesce(d.df, 0), coalesce(t.df, 0) FROM json_each(?) AS p "
+                "LEFT JOIN rule_term_df AS d ON d.term = p.value "
+                "LEFT JOIN task_term_df AS t ON t.term = p.value",
+                (json.dumps(sorted(missing)),),
+            ).fetchall()
+            with self._lock:  # the mappings are this key's (a newer key has new ones)
+                rule_df.update((stem, d) for stem, d, _t in rows)
+                task_df.update((stem, t) for stem, _d, t in rows)
+        return rule_df, task_df
+
+
+#: The process's counts (recall on any index; the keys tell indexes and states apart).
+TERM_COUNTS = TermCounts()
