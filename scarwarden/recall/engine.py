@@ -135,7 +135,7 @@ def recall(
 
 def _kept_counts(
     conn: Any, stems: set[str], *, stamps: tuple[str, str | None, str | None]
-) -> tuple[dict[str, int], dict[str, int]]:
+) -> dict[str, tuple[int, int]]:
     """The stems' counts, kept by the process between recalls (:mod:`term_counts`)."""
     return TERM_COUNTS.read(conn, stems, *stamps)
 

@@ -67,26 +67,27 @@ def rule_stems(
     loads = load_json
     said = [(rule_id, length, loads(terms), tfs) for rule_id, length, terms, tfs in rows]
     wanted = set(tag_stems or ()).union(*(terms for _r, _l, terms, _t in said))
-    rule_df, task_df = (counts or _read_counts)(conn, wanted)
+    count = (counts or _read_counts)(conn, wanted)
     for rule_id, length, terms, tfs in said:
         if lengths is not None:
             lengths[rule_id] = length
-        own = stem_df[rule_id] = {term: d for term in terms if (d := rule_df[term])}
+        mine = [(term, count[term]) for term in terms]
+        own = stem_df[rule_id] = {term: d for term, (d, _t) in mine if d}
         if ledger:
-            stem_tdf[rule_id] = {term: t for term in own if (t := task_df[term]) > 1}
+            stem_tdf[rule_id] = {term: t for term, (d, t) in mine if d and t > 1}
         repeated = loads(tfs) if tfs else {}
         postings[rule_id] = {term: (repeated.get(term, 1), length) for term in df if term in own}
     for term in tag_stems or ():
-        tasks = task_df[term] if ledger else 0
-        tag_df[term] = (rule_df[term], tasks if tasks > 1 else 0)
+        d, t = count[term]
+        tag_df[term] = (d, t if ledger and t > 1 else 0)
     return postings, stem_df, stem_tdf, tag_df
 
 
 #: Stems -> (df over the active rules, how many past tasks say them).
-Counts = Callable[[Any, set[str]], tuple[dict[str, int], dict[str, int]]]
+Counts = Callable[[Any, set[str]], dict[str, tuple[int, int]]]
 
 
-def _read_counts(conn: Any, stems: set[str]) -> tuple[dict[str, int], dict[str, int]]:
+def _read_counts(conn: Any, stems: set[str]) -> dict[str, tuple[int, int]]:
     """Both counts of ``stems``, read now (nothing kept)."""
     from scarwarden.recall.term_counts import TermCounts
 

@@ -27,32 +27,26 @@ MAX_STEMS = 200_000
 
 
 class TermCounts:
-    """Stem -> df over the active rules, and stem -> how many past tasks say it, as
-    read from one index at a time (keyed by the index file and its two stamps)."""
+    """Stem -> (df over the active rules, how many past tasks say it), as read from one
+    index at a time (keyed by the index file and its two stamps)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._rule_key: tuple[str, str] | None = None
-        self._task_key: tuple[str, str] | None = None
-        self._rule: dict[str, int] = {}
-        self._task: dict[str, int] = {}
+        self._key: tuple[str, str, str] | None = None
+        self._kept: dict[str, tuple[int, int]] = {}
 
     def read(
         self, conn: Any, stems: set[str], index: str | None, rule_stamp: str | None, task_stamp: str | None
-    ) -> tuple[dict[str, int], dict[str, int]]:
+    ) -> dict[str, tuple[int, int]]:
         """Both counts of every stem in ``stems`` (0: no active rule, or no past task, says
-        it), in two mappings that may hold other stems too (read them, never change
-        them): those kept under the same index and stamps, the rest read in one
-        statement (and kept when their stamp is known)."""
-        rule_key = (index, rule_stamp) if index and rule_stamp else None
-        task_key = (index, task_stamp) if index and task_stamp else None
+        it): those kept under the same index and stamps, the rest read in one statement
+        (and kept when both stamps are known)."""
+        key = (index, rule_stamp, task_stamp) if index and rule_stamp and task_stamp else None
         with self._lock:
-            if rule_key is None or rule_key != self._rule_key or len(self._rule) > MAX_STEMS:
-                self._rule_key, self._rule = rule_key, {}
-            if task_key is None or task_key != self._task_key or len(self._task) > MAX_STEMS:
-                self._task_key, self._task = task_key, {}
-            rule_df, task_df = self._rule, self._task
-            missing = [s for s in stems if s not in rule_df or s not in task_df]
+            if key is None or key != self._key or len(self._kept) > MAX_STEMS:
+                self._key, self._kept = key, {}
+            kept = self._kept
+            missing = [s for s in stems if s not in kept]
         if missing:
             rows = conn.execute(
                 "SELECT p.value, coalesce(d.df, 0), coalesce(t.df, 0) FROM json_each(?) AS p "
@@ -60,10 +54,9 @@ class TermCounts:
                 "LEFT JOIN task_term_df AS t ON t.term = p.value",
                 (json.dumps(sorted(missing)),),
             ).fetchall()
-            with self._lock:  # the mappings are this key's (a newer key has new ones)
-                rule_df.update((stem, d) for stem, d, _t in rows)
-                task_df.update((stem, t) for stem, _d, t in rows)
-        return rule_df, task_df
+            with self._lock:  # the mapping is this key's (a newer key has a new one)
+                kept.update((stem, (d, t)) for stem, d, t in rows)
+        return {s: kept[s] for s in stems}
 
 
 #: The process's counts (recall on any index; the keys tell indexes and states apart).
