@@ -181,10 +181,16 @@ def masses(
 ) -> tuple[float, float, float]:
     """The matched mass, the rule's mass and the evidence (confidence's inputs)."""
     n = task.n
+    ledger = task.ledger
 
     def w(stem: str) -> float:  # a matched stem's idf x ledger weight
-        d = own.get(stem, task.df.get(stem, 0))
-        return (weight[d] if d in weight else idf(d, n)) * q.get(stem, task.q(stem))
+        d = own.get(stem)
+        if d is None:
+            d = task.df.get(stem, 0)
+        weight_q = q.get(stem)
+        if weight_q is None:
+            weight_q = ledger.get(stem, 1.0)
+        return (weight[d] if d in weight else idf(d, n)) * weight_q
 
     # fsum is correctly rounded whatever the order: the masses are byte-stable.
     extra = [EPISODE_WEIGHT * w(s) for s in through]
