@@ -95,23 +95,19 @@ def _cut(sentence: str) -> str:
     return (head[:space] if space > MAX_CHARS // 2 else head).rstrip(" ,;:") + " ..."
 
 
-def adds(sentence: str, said: AbstractSet[str]) -> bool:
-    """Does ``sentence`` say a stem the rule (whose stems are ``said``) does not?"""
-    return not set(text.stems(sentence)) <= said
-
-
 def quote(correction: str, weights: Mapping[str, float], said: AbstractSet[str] | None = None) -> str:
     """The sentences of ``correction`` to show for a task whose stems weigh ``weights``
     (idf x ledger weight), bounded by :data:`MAX_CHARS`; with ``said`` (version 5: the
-    rule's stems), only the sentences that add to the rule (:func:`adds`)."""
-    parts = sentences(correction)
+    rule's stems), only the sentences that say a stem the rule does not."""
+    stemmed = [(p, set(text.stems(p))) for p in sentences(correction)]  # once a sentence
     if said is not None:
-        parts = [p for p in parts if adds(p, said)]
-    if not parts:
+        stemmed = [(p, stems) for p, stems in stemmed if not stems <= said]  # says something new
+    if not stemmed:
         return ""
+    parts = [p for p, _stems in stemmed]
     scored = []
-    for i, sentence in enumerate(parts):
-        shared = set(text.stems(sentence)) & weights.keys()
+    for i, (_sentence, stems) in enumerate(stemmed):
+        shared = stems & weights.keys()
         scored.append((-sum(weights[s] for s in sorted(shared)), i))
     scored.sort()
     chosen: list[int] = []
