@@ -68,9 +68,11 @@ def attach_evidence(
         found = corrections(index, wanted)
     weights = task.stem_weights()
     for rule in rules:
-        said = None
-        if task.version >= 5:
-            said = rule.said_stems if rule.said_stems is not None else evidence.rule_stems(rule.title, rule.text)
+        said = rule.said_stems
+        if task.version < 5:
+            said = None
+        elif said is None:  # not read by scoring
+            said = evidence.rule_stems(rule.title, rule.text)
         chosen = evidence.choose(rule.closest_episode, rule.episode_ids, found.get, weights, said)
         rule.quotes = [chosen] if chosen else []
 

@@ -177,7 +177,9 @@ def explained(found: list[tuple[str, float]], limit: int, every: bool) -> list[s
     return [rule_id for rule_id, _score in found] if every else worth_explaining(found, limit)
 
 
-def score_rules(conn: Any, ids: list[str], task: TaskTerms, counts: Counts | None = None) -> list[RecalledRule]:
+def score_rules(
+    conn: Any, ids: list[str], task: TaskTerms, counts: Counts | None = None
+) -> list[RecalledRule]:
     """Exact contributions and confidences for the candidate rules, in a fixed order.
     ``counts``: where their stems' df and past tasks are read (:func:`rule_stems`)."""
     if not ids:
