@@ -89,34 +89,14 @@ def recall(
     index.require_playbook()
     sequence = text.stems(task)
     qtf = Counter(sequence)
-    meta = index.metas(
-        "rule_count",
-        "rule_total_length",
-        "task_count",
-        "task_terms_shared",
-        "playbook_blob",
-        "rule_df_stamp",
-        "task_df_stamp",
-    )
+    meta = index.metas(*_META)
     n = int(meta["rule_count"] or 0)
     total = int(meta["rule_total_length"] or 0)
     tasks = int(meta["task_count"] or 0)
     shared = meta["task_terms_shared"] != "0"
     terms = task_terms(index.conn, sequence, n, total / n if n and total else 1.0, tasks, shared)
     stats = terms.stats(settings)
-    ranked: list[RecalledRule] = []
-    if qtf and n:
-        # The postings are a function of the playbook: its blob ID keys the cache.
-        blob = meta["playbook_blob"]
-        key = (str(index.repo.index_path), blob) if blob else None
-        # Version 6 scores every candidate of the first pass exactly (its same-case
-        # term can lift one past the first pass's top few), so all of them must be exact.
-        exact = limit + _SLACK if terms.same_case else limit
-        found = best_candidates(index.conn, terms, exact, limit + _SLACK, cache_key=key)
-        stamps = (str(index.repo.index_path), meta["rule_df_stamp"], meta["task_df_stamp"])
-        counts = partial(_kept_counts, stamps=stamps)
-        ranked = score_rules(index.conn, explained(found, limit, terms.same_case), terms, counts)
-        ranked.sort(key=lambda r: (-r.score, r.id))
+    ranked = _ranked(index, terms, meta, limit) if qtf and n else []
     verdict = _route(stats, ranked)
     verdict, doubt = not_on_a_struggling_rule_alone(index, verdict, ranked, settings)  # lineage counts
     stats.downgraded_by = doubt
@@ -131,6 +111,34 @@ def recall(
         result.candidates = candidates(index, ranked, terms)
     result.receipt = make_receipt(result, playbook_blob(index), settings, limit, ledger=ledger_state(index))
     return result
+
+
+#: The meta values a recall starts from (read in one statement).
+_META = (
+    "rule_count",
+    "rule_total_length",
+    "task_count",
+    "task_terms_shared",
+    "playbook_blob",
+    "rule_df_stamp",
+    "task_df_stamp",
+)
+
+
+def _ranked(index: Index, terms: TaskTerms, meta: dict[str, str | None], limit: int) -> list[RecalledRule]:
+    """The candidates the first pass finds, scored exactly, best first."""
+    path = str(index.repo.index_path)
+    # The postings are a function of the playbook: its blob ID keys the cache.
+    blob = meta["playbook_blob"]
+    key = (path, blob) if blob else None
+    # Version 6 scores every candidate of the first pass exactly (its same-case
+    # term can lift one past the first pass's top few), so all of them must be exact.
+    exact = limit + _SLACK if terms.same_case else limit
+    found = best_candidates(index.conn, terms, exact, limit + _SLACK, cache_key=key)
+    counts = partial(_kept_counts, stamps=(path, meta["rule_df_stamp"], meta["task_df_stamp"]))
+    ranked = score_rules(index.conn, explained(found, limit, terms.same_case), terms, counts)
+    ranked.sort(key=lambda r: (-r.score, r.id))
+    return ranked
 
 
 def _kept_counts(

@@ -205,22 +205,21 @@ def score_rules(
     ledger: dict[int, float] = {}  # task count -> ledger weight, for all the rules
     out = []
     for rule_id, title, body, _tags, eps_json in rows:
-        out.append(
-            _scored_rule(
-                (rule_id, title, body, tags[rule_id], eps_json),
-                task,
-                postings[rule_id],
-                stem_df[rule_id],
-                parts.get(rule_id, {}),
-                weight,
-                own_task_df=stem_tdf[rule_id],
-                episodes=episodes.get(rule_id, {}),
-                pairs=pairs.get(rule_id, {}),
-                length=lengths.get(rule_id),
-                ledger=ledger,
-                said=written[rule_id],
-            )
+        scored = _scored_rule(
+            (rule_id, title, body, tags[rule_id], eps_json),
+            task,
+            postings[rule_id],
+            stem_df[rule_id],
+            parts.get(rule_id, {}),
+            weight,
+            own_task_df=stem_tdf[rule_id],
+            episodes=episodes.get(rule_id, {}),
+            pairs=pairs.get(rule_id, {}),
+            length=lengths.get(rule_id),
+            ledger=ledger,
         )
+        scored.said_stems = written[rule_id]
+        out.append(scored)
     return out
 
 
@@ -237,11 +236,9 @@ def _scored_rule(
     pairs: dict[str, tuple[int, int]] | None = None,
     length: int | None = None,
     ledger: dict[int, float] | None = None,
-    said: frozenset[str] | None = None,
 ) -> RecalledRule:
-    """One rule's contributions (tags first, then terms by contribution, then words found
-    through its episodes, then pairs: ``pairs``, the task's pairs it says -> (tf, length),
-    none for version 2), score, confidence, evidence (``row``'s tags: JSON or a list)."""
+    """One rule's contributions (tags, terms, words through its episodes, then pairs: the task's pairs
+    it says -> (tf, length), none for version 2), score, confidence, evidence (``row``'s tags: JSON/list)."""
     rule_id, title, body, said_tags, eps_json = row
     tags = list(json.loads(said_tags)) if isinstance(said_tags, str) else said_tags
     total, hits, contributions = tag_matches(task, tags, parts, 0.0)
@@ -285,5 +282,4 @@ def _scored_rule(
         closest_episode=closest,
         length_share=round(share, DECIMALS) if task.closest else None,
         case=case,
-        said_stems=said,
     )
