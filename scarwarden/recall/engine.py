@@ -135,17 +135,18 @@ def _ranked(index: Index, terms: TaskTerms, meta: dict[str, str | None], limit: 
     # term can lift one past the first pass's top few), so all of them must be exact.
     exact = limit + _SLACK if terms.same_case else limit
     found = best_candidates(index.conn, terms, exact, limit + _SLACK, cache_key=key)
-    counts = partial(_kept_counts, stamps=(path, meta["rule_df_stamp"], meta["task_df_stamp"]))
+    stamps = (path, meta["rule_df_stamp"], meta["task_df_stamp"])
+    counts = partial(_kept_counts, stamps=stamps, rules=terms.n)
     ranked = score_rules(index.conn, explained(found, limit, terms.same_case), terms, counts)
     ranked.sort(key=lambda r: (-r.score, r.id))
     return ranked
 
 
 def _kept_counts(
-    conn: Any, stems: set[str], *, stamps: tuple[str, str | None, str | None]
+    conn: Any, stems: set[str], *, stamps: tuple[str, str | None, str | None], rules: int
 ) -> dict[str, tuple[int, int]]:
     """The stems' counts, kept by the process between recalls (:mod:`term_counts`)."""
-    return TERM_COUNTS.read(conn, stems, *stamps)
+    return TERM_COUNTS.read(conn, stems, *stamps, rules=rules)
 
 
 def _note_share(
