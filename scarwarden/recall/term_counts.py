@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import Any, cast
 
 #: Stems kept before starting afresh (a bound on memory: ~100 bytes each).
 MAX_STEMS = 200_000
@@ -65,7 +65,9 @@ class TermCounts:
                 if key is not None and rules >= WHOLE_RULES:
                     self._kept.update(_every_rule_stem(conn))
             kept = self._kept
-            missing = [s for s in stems if s not in kept]
+            # One probe a stem: the mapping is large and cold, each probe a cache miss.
+            found = {s: kept.get(s) for s in stems}
+        missing = [s for s, counts in found.items() if counts is None]
         if missing:
             rows = conn.execute(
                 "SELECT p.value, coalesce(d.df, 0), coalesce(t.df, 0) FROM json_each(?) AS p "
@@ -73,9 +75,11 @@ class TermCounts:
                 "LEFT JOIN task_term_df AS t ON t.term = p.value",
                 (json.dumps(sorted(missing)),),
             ).fetchall()
+            read = {stem: (d, t) for stem, d, t in rows}
+            found.update(read)
             with self._lock:  # the mapping is this key's (a newer key has a new one)
-                kept.update((stem, (d, t)) for stem, d, t in rows)
-        return {s: kept[s] for s in stems}
+                kept.update(read)
+        return cast(dict[str, tuple[int, int]], found)  # every stem found or read
 
 
 def _every_rule_stem(conn: Any) -> dict[str, tuple[int, int]]:
