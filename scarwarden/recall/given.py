@@ -21,6 +21,7 @@ import json
 import math
 from typing import TYPE_CHECKING
 
+from scarwarden.index.packed import load_rest
 from scarwarden.recall import evidence
 from scarwarden.recall.evidence import Candidate
 
@@ -45,14 +46,16 @@ def read_episodes(index: Index, episode_ids: list[str]) -> tuple[dict[str, str |
     if not episode_ids:
         return {}, set()
     rows = index.conn.execute(
-        "SELECT id, json_extract(doc, '$.correction'), json_extract(doc, '$.redacted') IS NOT NULL "
-        "FROM episodes WHERE id IN (SELECT value FROM json_each(?))",
+        "SELECT id, z FROM episodes WHERE id IN (SELECT value FROM json_each(?))",
         (json.dumps(sorted(set(episode_ids))),),
     )
     found: dict[str, str | None] = {}
     redacted: set[str] = set()
-    for ep, c, stub in rows:
-        found[ep] = None if stub or not isinstance(c, str) else c
+    for ep, packed in rows:  # the stored JSON parsed once here (a valid episode's correction is text)
+        data = load_rest(packed)
+        stub = data.get("redacted") is not None
+        correction = data.get("correction")
+        found[ep] = None if stub or not isinstance(correction, str) else correction
         if stub:
             redacted.add(ep)
     return found, redacted
