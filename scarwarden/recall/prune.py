@@ -78,10 +78,11 @@ def best_candidates(
     in this process (:data:`CITING`); None: read them each time.
 
     When ``limit == count`` (version 6 scores every one of them exactly, so only which
-    rules they are matters) and no rule is within the margin of the ``limit``-th best
-    without being among the ``limit`` best, they are this pass's own, with its sums:
-    the statement's rules, their scores equal to its but for rounding (the sums are
-    added in another order), so in its order but where two differ only by that."""
+    rules they are matters), they are this pass's own, with its sums: the statement's
+    rules, their scores equal to its but for rounding (the sums are added in another
+    order), so in its order but where two differ only by that; when rules are within
+    the margin of the ``limit``-th best without being among the ``limit`` best, the
+    statement ranks those near the cut for the places the others leave."""
     lists = [*task.df.values(), *task.ep_df.values()]
     if not task.closest or sum(lists) < MIN_POSTINGS or max(lists, default=0) < MIN_COMMON:
         return candidates(conn, task, count)
@@ -92,9 +93,21 @@ def best_candidates(
         else:
             kept = _survivors(reader, limit)
         names = reader.rule_names(kept)
-    if limit == count and len(kept) <= limit:
-        return sorted(((names[o], v) for o, v in kept.items()), key=lambda item: (-item[1], item[0]))
-    return candidates(conn, task, count, only=sorted(names.values()))
+    if limit != count:
+        return candidates(conn, task, count, only=sorted(names.values()))
+    if len(kept) <= limit:
+        return _by_score((names[o], v) for o, v in kept.items())
+    # A near tie at the cut: the rules clearly above it (fewer than ``limit``) are in
+    # whatever the statement's rounding; it ranks the others for the places left.
+    kth = sorted(kept.values(), reverse=True)[limit - 1]
+    bar = kth * (1.0 + _MARGIN) + _MARGIN
+    sure = [(names[o], v) for o, v in kept.items() if v > bar]
+    near = sorted(names[o] for o, v in kept.items() if v <= bar)
+    return _by_score(sure + candidates(conn, task, count - len(sure), only=near))
+
+
+def _by_score(found: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    return sorted(found, key=lambda item: (-item[1], item[0]))
 
 
 @contextmanager

@@ -113,12 +113,23 @@ def test_pruned_candidates_are_the_exhaustive_ones(memory_repo: MemoryRepo, seed
 
 
 def test_with_limit_equal_to_count_the_rules_and_their_order_are_the_statements(
-    memory_repo: MemoryRepo,
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Version 6 asks for the ``count`` best with ``limit == count``: the same rules in
     the same order as the exhaustive statement, their scores its own but for rounding
-    (this pass's sums, unless a near tie at the cut sends them to the statement)."""
+    (this pass's sums, unless a near tie at the cut sends those near it to the
+    statement, for the places the rules clearly above it leave)."""
     tasks = _memory(memory_repo, 7)
+    narrowed: list[tuple[int, int]] = []  # (places asked for, places left to the statement)
+    asked = [0]
+    real = prune.candidates
+
+    def ranked_near_the_cut(conn: object, terms: object, count: int, **kw: object) -> object:
+        if kw.get("only") is not None:
+            narrowed.append((asked[0], count))
+        return real(conn, terms, count, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(prune, "candidates", ranked_near_the_cut)
     with open_index(memory_repo) as index:
         conn = index.conn
         n, total = int(index.meta("rule_count") or 0), int(index.meta("rule_total_length") or 0)
@@ -128,6 +139,7 @@ def test_with_limit_equal_to_count_the_rules_and_their_order_are_the_statements(
             terms = task_terms(conn, text.stems(task), n, total / n, count_tasks, True)
             for count in (1, 5, 20):
                 full = candidates(conn, terms, count)
+                asked[0] = count
                 fast = prune.best_candidates(conn, terms, count, count)
                 assert [r for r, _ in fast] == [r for r, _ in full], (task, count)
                 assert all(
@@ -135,6 +147,7 @@ def test_with_limit_equal_to_count_the_rules_and_their_order_are_the_statements(
                 )
                 own += fast != full
         assert own, "no sum differed from the statement's in its last bits: the pass's own were never used"
+        assert any(left < count for count, left in narrowed), "no rule sure of its place at a near tie"
 
 
 def test_a_wrong_first_pass_is_caught(
