@@ -50,7 +50,22 @@ def survivors(reader: Any, limit: int, cache_key: tuple[str, str] | None) -> dic
     import numpy as np
 
     ptr, cited, rules = CITATIONS.arrays(reader.conn, cache_key)
-    scores = np.zeros(rules)
+    try:
+        touched, values = _sums(np, reader, ptr, cited, rules)
+    except BaseException:
+        _BUFFERS.__dict__.clear()  # one may be left holding sums: never reuse it
+        raise
+    if len(touched) > limit:
+        kth = np.partition(values, len(values) - limit)[len(values) - limit]
+        keep = values >= kth * (1.0 - _MARGIN) - _MARGIN
+        touched, values = touched[keep], values[keep]
+    return dict(zip(touched.tolist(), values.tolist(), strict=True))
+
+
+def _sums(np: Any, reader: Any, ptr: Any, cited: Any, rules: int) -> tuple[Any, Any]:
+    """The rules with a sum (ordinals) and their sums, worked out in this thread's
+    buffers, which are all zeros again when it returns."""
+    scores = _zeroed(np, "scores", rules)
     base, slope = reader.base, reader.slope
     for stem, w in reader.terms:
         entry = reader.entries.get(("t", stem))
@@ -65,7 +80,7 @@ def survivors(reader: Any, limit: int, cache_key: tuple[str, str] | None) -> dic
         if entry is not None:
             scores[np.frombuffer(entry[0], dtype="<i4")] += value
     if reader.ep_w:
-        sums = np.zeros(len(ptr) - 1)
+        sums = _zeroed(np, "sums", len(ptr) - 1)
         for stem, w in reader.ep_w:
             entry = reader.entries.get(("e", stem))
             if entry is not None:
@@ -76,16 +91,32 @@ def survivors(reader: Any, limit: int, cache_key: tuple[str, str] | None) -> dic
         lengths = ends - starts
         # The citing rules of every episode hit, side by side; each rule keeps its best.
         offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
-        best = np.zeros(rules)
-        np.maximum.at(best, cited[offsets], np.repeat(sums[hit], lengths))
-        scores += best
+        citing = cited[offsets]
+        best = _zeroed(np, "best", rules)
+        np.maximum.at(best, citing, np.repeat(sums[hit], lengths))
+        scores[citing] += best[citing]  # a rule cited twice gets the same sum twice
+        best[citing] = 0.0
+        sums[hit] = 0.0
     touched = np.flatnonzero(scores != 0)
     values = scores[touched]
-    if len(touched) > limit:
-        kth = np.partition(values, len(values) - limit)[len(values) - limit]
-        keep = values >= kth * (1.0 - _MARGIN) - _MARGIN
-        touched, values = touched[keep], values[keep]
-    return dict(zip(touched.tolist(), values.tolist(), strict=True))
+    scores[touched] = 0.0
+    return touched, values
+
+
+class _Buffers(threading.local):
+    """Each thread's score vectors, kept between recalls: a fresh vector of 100k sums
+    is a fresh mapping of memory, whose first touch of every page is a page fault."""
+
+
+_BUFFERS = _Buffers()
+
+
+def _zeroed(np: Any, name: str, size: int) -> Any:
+    """This thread's vector ``name`` of ``size`` zeros (whoever used it last zeroed it)."""
+    vector = _BUFFERS.__dict__.get(name)
+    if vector is None or len(vector) != size:
+        vector = _BUFFERS.__dict__[name] = np.zeros(size)
+    return vector
 
 
 def _entry(np: Any, entry: tuple[bytes, bytes]) -> tuple[Any, Any, Any, Any]:

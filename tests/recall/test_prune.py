@@ -252,3 +252,38 @@ def test_without_numpy_a_large_playbook_takes_the_pure_python_pass(
     wrong, pruned = _runs(memory_repo, tasks, None)
     assert dense._HAVE is False
     assert wrong == 0 and pruned
+
+
+def test_a_pass_cut_short_leaves_no_sum_for_the_next(
+    memory_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch, first_pass: str
+) -> None:
+    """numpy's pass keeps its score vectors between recalls, zeroed by each pass: one
+    stopped midway (an error, an interrupt) must not leave its sums to the next."""
+    if first_pass != "numpy":
+        pytest.skip("the vectors are numpy's pass's")
+    tasks = _memory(memory_repo, 10)
+    real = dense._entry
+    calls = [0]
+
+    def fails_on_the_third_entry(np: object, entry: tuple[bytes, bytes]) -> object:
+        calls[0] += 1
+        if calls[0] == 3:
+            raise KeyboardInterrupt
+        return real(np, entry)
+
+    with open_index(memory_repo) as index:
+        conn = index.conn
+        n, total = int(index.meta("rule_count") or 0), int(index.meta("rule_total_length") or 0)
+        terms = task_terms(conn, text.stems(tasks[0]), n, total / n, int(index.meta("task_count") or 0), True)
+        assert len(terms.df) >= 3
+
+        def sums() -> dict[int, float]:
+            return dense.survivors(prune._Reader(conn, terms, None), 10**6, None)  # every rule's sum
+
+        expected = sums()
+        assert expected and sums() == expected  # a pass that ends leaves nothing behind
+        monkeypatch.setattr(dense, "_entry", fails_on_the_third_entry)
+        with pytest.raises(KeyboardInterrupt):
+            sums()
+        monkeypatch.setattr(dense, "_entry", real)
+        assert sums() == expected
