@@ -24,7 +24,6 @@ cite a moved episode) are re-read.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable
@@ -33,7 +32,7 @@ from typing import Any
 from scarwarden import text
 from scarwarden.index.packed import load_doc
 from scarwarden.index.packed_postings import sync_episodes
-from scarwarden.index.schema import chunks, recount_df, set_meta
+from scarwarden.index.schema import chunks, new_stamp, recount_df, set_meta
 
 #: The episode fields whose words are indexed under the rules that cite the episode.
 FIELDS = ("task", "correction")
@@ -71,7 +70,7 @@ def _count_tasks(conn: sqlite3.Connection, task_df: Counter[str] | None) -> None
     else:
         _move_df(conn, "task_term_df", task_df)
     # What recall keeps of task_term_df between recalls is keyed by it (recall/term_counts.py).
-    set_meta(conn, "task_df_stamp", os.urandom(8).hex())
+    new_stamp(conn, "task_df_stamp")
     count = conn.execute("SELECT value FROM meta WHERE key = 'episode_count'").fetchone()
     set_meta(conn, "task_count", count[0] if count else "0")
     # Words two tasks or more say (the only ones a ledger weight below 1 can touch):

@@ -29,7 +29,6 @@ any of them (the citing rules of episodes) keys them on it.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import sys
 from array import array
@@ -37,7 +36,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
 from scarwarden import text
-from scarwarden.index.schema import chunks, set_meta
+from scarwarden.index.schema import chunks, new_stamp
 
 #: Ordinals and run fields as 4-byte integers, stored little-endian.
 _INT = "i"
@@ -97,11 +96,6 @@ def postings_of(ords: bytes | None, runs: bytes | None) -> dict[int, tuple[int, 
     return {values[i]: (tf, length) for start, end, tf, length in decoded for i in range(start, end)}
 
 
-def new_stamp(conn: sqlite3.Connection) -> None:
-    """Ordinals or the joins between them moved: what a process keeps is stale."""
-    set_meta(conn, "packed_stamp", os.urandom(8).hex())
-
-
 def _write(conn: sqlite3.Connection, kind: str, key: str, postings: Mapping[int, tuple[int, int]]) -> None:
     if postings:
         conn.execute("INSERT OR REPLACE INTO packed VALUES (?, ?, ?, ?)", (kind, key, *encode(postings)))
@@ -138,7 +132,7 @@ def sync_rules(
     for tag in sorted(tags):
         _write_tag(conn, tag)
     if changed or everything:
-        new_stamp(conn)
+        new_stamp(conn, "packed_stamp")  # ordinals or the joins between them moved
 
 
 def _move_rule_ords(conn: sqlite3.Connection, changed: set[str]) -> None:
@@ -244,7 +238,7 @@ def sync_episodes(
         conn.execute(f"DELETE FROM episode_ords WHERE episode_id IN ({','.join('?' * len(chunk))})", chunk)
     _join(conn, sorted(rules), sorted(set(words) | dropped))
     if rules or dropped:
-        new_stamp(conn)
+        new_stamp(conn, "packed_stamp")  # ordinals or the joins between them moved
 
 
 def _still_cited(conn: sqlite3.Connection, episodes: set[str], changed: set[str]) -> set[str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 from collections import Counter
 from typing import Any
@@ -19,7 +18,7 @@ from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.git import blob_id
 from scarwarden.index.packed_postings import sync_rules
-from scarwarden.index.schema import RefreshStats, recount_df, set_meta
+from scarwarden.index.schema import RefreshStats, new_stamp, recount_df, set_meta
 from scarwarden.repo import MemoryRepo
 
 
@@ -118,7 +117,7 @@ def _update_term_df(conn: sqlite3.Connection, terms: set[str], *, everything: bo
     between recalls is keyed by it: recall/term_counts.py)."""
     recount_df(conn, "rule_term_df", f"SELECT {_DF_COLUMNS} FROM rule_terms", terms, everything=everything)
     if terms or everything:
-        set_meta(conn, "rule_df_stamp", os.urandom(8).hex())
+        new_stamp(conn, "rule_df_stamp")
     recount_df(
         conn, "rule_pair_df", "SELECT term, count(*) FROM rule_pair_terms", terms, everything=everything
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator
@@ -218,6 +219,12 @@ def open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | No
 def set_meta(conn: sqlite3.Connection, key: str, value: str | None) -> None:
     """Store one ``meta`` row (the indexed commit, counts, signatures...)."""
     conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+
+def new_stamp(conn: sqlite3.Connection, key: str) -> None:
+    """Draw a new random ``meta`` stamp ``key``: what a process keeps under the old one
+    (recall's caches) is stale."""
+    set_meta(conn, key, os.urandom(8).hex())
 
 
 @contextmanager

@@ -5,8 +5,9 @@ at once in a vector of scores (one per rule ordinal): a stem's entry adds its ru
 values at its ordinals in one indexed addition, the episode words go into a vector
 per episode, and each rule takes its best citing episode's sum through the citations
 (``episode_ords.rules``, read once per process into two arrays). Nothing is pruned:
-every rule within the margin of the ``limit``-th best goes to the exhaustive statement,
-as after MaxScore, so the result is the same to the bit.
+the rules within the margin of the ``limit``-th best are handed back as after MaxScore
+(:func:`scarwarden.recall.prune.best_candidates` decides what the exhaustive statement
+still ranks), so the result is the same to the bit.
 
 Optional (``pip install 'scarwarden[fast]'``) and only for a playbook of
 :data:`MIN_RULES` rules or more: ``import numpy`` costs ~100 ms of CPU, more than a
@@ -72,8 +73,9 @@ def _sums(np: Any, reader: Any, ptr: Any, cited: Any, rules: int) -> tuple[Any, 
         if entry is not None:
             ords, tf, length, count = _entry(np, entry)
             scores[ords] += np.repeat(w * tf / (tf + base + slope * length), count)
+    by_pair = reader.pair_postings() if reader.pairs else {}  # one statement for all pairs
     for pair, w in reader.pairs:
-        for (tf, length), ords in reader.pair_postings().get(pair, {}).items():
+        for (tf, length), ords in by_pair.get(pair, {}).items():
             scores[np.array(ords, dtype=np.int64)] += w * tf / (tf + base + slope * length)
     for tag, value in reader.tags.items():
         entry = reader.entries.get(("g", tag))
