@@ -265,15 +265,18 @@ Runner = Callable[[str], object]
 #: The clock's time spent in recall's first pass (finding the candidates: what the
 #: lexical engines do), one entry per recall: the rest explains, routes and signs.
 FIRST_PASS: list[float] = []
+#: The clock's time spent scoring the candidates exactly (every contribution, the masses
+#: behind the confidence), one entry per recall.
+EXACT: list[float] = []
 
 
 def ours(repo: MemoryRepo) -> tuple[Runner, Callable[[], None]]:
     """Recall on an open index (top 10), and how to close it; its first pass is timed
-    into :data:`FIRST_PASS`."""
+    into :data:`FIRST_PASS`, its exact scoring into :data:`EXACT`."""
     from scarwarden.recall import engine
 
     index = open_index(repo).__enter__()
-    first = engine.best_candidates
+    first, exact = engine.best_candidates, engine.score_rules
 
     def timed(*args: object, **kwargs: object) -> list[tuple[str, float]]:
         start = CLOCK()
@@ -281,10 +284,17 @@ def ours(repo: MemoryRepo) -> tuple[Runner, Callable[[], None]]:
         FIRST_PASS.append(CLOCK() - start)
         return found
 
+    def scored(*args: object, **kwargs: object) -> object:
+        start = CLOCK()
+        out = exact(*args, **kwargs)  # type: ignore[arg-type]
+        EXACT.append(CLOCK() - start)
+        return out
+
     engine.best_candidates = timed  # type: ignore[assignment]
+    engine.score_rules = scored  # type: ignore[assignment]
 
     def close() -> None:
-        engine.best_candidates = first
+        engine.best_candidates, engine.score_rules = first, exact
         index.__exit__(None, None, None)
 
     return (lambda q: recall(index, q, limit=10)), close
@@ -463,8 +473,10 @@ def main() -> None:
         else:
             engines["bm25s"], builds["bm25s"] = fast
         FIRST_PASS.clear()
+        EXACT.clear()
         times = interleaved(engines, queries)
         times["scarwarden 1st pass"] = FIRST_PASS[:]
+        times["scarwarden exact"] = EXACT[:]
         times["scarwarden again"] = interleaved({"again": run_ours}, queries)["again"]
         close_fts()
         close_ours()
@@ -479,6 +491,10 @@ def main() -> None:
             f"{'':>7} ours / fts5 {base / pct(times['fts5'], 50):.2f}x"
             + (f", ours / bm25s {base / pct(times['bm25s'], 50):.2f}x" if "bm25s" in times else "")
             + f"; first pass / fts5 {first / pct(times['fts5'], 50):.2f}x (load {os.getloadavg()[0]:.2f})"
+        )
+        print(
+            f"{'':>7} exact scoring alone / fts5 {pct(times['scarwarden exact'], 50) / pct(times['fts5'], 50):.2f}x "
+            "(the candidates' every contribution and confidence, in Python; the rest: evidence, route, receipt)"
         )
         if n == 1000:
             times, heavy = cold_cli(repo, queries)
