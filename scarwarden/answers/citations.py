@@ -23,6 +23,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from scarwarden.answers.cite_as import format_citation as format_citation  # the form, re-exported
 from scarwarden.files.rule_ids import CROCKFORD, LOOSE_RULE_ID_RE, MINTED_LENGTH, normalise
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -251,10 +252,3 @@ def _not_recalled(citation: Citation, known: Collection[str] | None, retired: Co
     if known is not None and rid not in known:
         return Invented(rid, None, UNKNOWN_RULE, "no such rule in the playbook", citation.raw)
     return Invented(rid, None, NOT_RECALLED, "not recalled for this task", citation.raw)
-
-
-def format_citation(rule_id: str, episode_ids: Sequence[str]) -> str:
-    """The exact spec form: ``[PB-03, learnt in ep-a, ep-b]``."""
-    if not episode_ids:
-        return f"[{rule_id}]"
-    return f"[{rule_id}, learnt in {', '.join(episode_ids)}]"

@@ -15,7 +15,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from scarwarden.answers.citations import format_citation
+from scarwarden.answers.cite_as import format_citation
 from scarwarden.recall.router import ACT_AND_FLAG, ASK_HUMAN, VERDICT_MEANING
 
 SYSTEM_MEMORY = """\

@@ -61,7 +61,7 @@ class Memory:
         self, task: str, *, limit: int | None = None, explain: bool = False, log: bool = True
     ) -> Recall:
         """The rules for ``task``, the router's verdict and the receipt (``recall --json``)."""
-        from scarwarden.answers.citations import format_citation
+        from scarwarden.answers.cite_as import format_citation
         from scarwarden.recall.engine import recall_task
 
         result = recall_task(self.repo, task, limit=limit, log=log)
@@ -296,7 +296,7 @@ class Memory:
     # -- reads --------------------------------------------------------------------
     def rule(self, rule_id: str) -> Rule:
         """One rule (active or retired) by its ID; :class:`UsageError` when there is none."""
-        from scarwarden.answers.citations import format_citation
+        from scarwarden.answers.cite_as import format_citation
         from scarwarden.files.rule_ids import canonical
         from scarwarden.index import open_index
 

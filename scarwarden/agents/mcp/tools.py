@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from scarwarden.answers.citations import format_citation
+from scarwarden.answers.cite_as import format_citation
 from scarwarden.api import RECORD_FIELDS as RECORD_FIELDS  # record_episode's arguments
 from scarwarden.api import Memory
 from scarwarden.errors import UsageError
