@@ -21,7 +21,7 @@ from scarwarden.files.episode_fields import (
     TAG_RE,
     TEXT_FIELDS,
 )
-from scarwarden.files.input_policy import problems_in, shown, text_problem
+from scarwarden.files.input_policy import non_finite_in, problems_in, shown, text_problem
 from scarwarden.files.rule_ids import canonical
 from scarwarden.times import RANGE_HINT, TimeOutOfRange, format_at
 
@@ -81,6 +81,7 @@ def validate_mapping(
     # of the problems in a message.
     out: dict[str, Any] = {}
     _check_keys(data, problems)
+    _check_finite(data, problems)
     _check_id(data, out, problems)
     _check_at(data, out, problems, normalise)
     _check_text_fields(data, out, problems)
@@ -111,6 +112,18 @@ def _check_keys(data: Mapping[Any, Any], problems: _Problems) -> None:
                 else ("known keys: " + ", ".join(FIELD_ORDER) + "; extensions start with 'x-'")
             )
             problems.bad(key, "unknown key", hint)
+
+
+def _check_finite(data: Mapping[Any, Any], problems: _Problems) -> None:
+    """No number is NaN or infinite, in any field (input_policy.py: not JSON)."""
+    for key, value in data.items():
+        for where, number in non_finite_in(value):
+            problems.bad(
+                key if isinstance(key, str) else repr(key),
+                f"{where + ': ' if where else ''}{number!r} is not a finite number"
+                " (NaN and infinity are not JSON)",
+                "write a finite number, or quote it to keep it as text",
+            )
 
 
 def _check_id(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems) -> None:

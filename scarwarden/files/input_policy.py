@@ -14,10 +14,16 @@ the gate) reaches this module through the episode validator
 
 Text is never repaired or silently altered: a value that breaks the policy is
 refused with the field and the reason (docs/formats.md, "Text").
+
+Numbers are stored as JSON numbers, so a stored number is finite: YAML's ``.nan`` and
+``.inf`` and a JSON ``1e999`` (read as infinity) are refused wherever they sit
+(:func:`non_finite_in`). The index keeps each episode as a JSON document, and SQLite
+refuses one that holds ``NaN``: a single such episode would break every read.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -73,3 +79,24 @@ def shown(value: str) -> str:
 def printable(message: str) -> str:
     """A message that can be written as UTF-8 whatever it quotes (surrogates escaped)."""
     return message.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+#: How deep :func:`non_finite_in` looks (deeper values are refused by their own checks).
+_NUMBER_DEPTH = 64
+
+
+def non_finite_in(value: Any, path: str = "") -> Iterator[tuple[str, float]]:
+    """(where, number) for every float in ``value`` that is NaN or infinite, at any depth
+    (to :data:`_NUMBER_DEPTH`), in document order; ``where`` is a path such as
+    ``scores[2]`` or ``meta.weight`` below the field."""
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                yield where, item
+        elif depth < _NUMBER_DEPTH and isinstance(item, dict):
+            names = [(f"{where}.{k}" if where else str(k), v) for k, v in item.items()]
+            stack.extend((v, name, depth + 1) for name, v in reversed(names))
+        elif depth < _NUMBER_DEPTH and isinstance(item, (list, tuple)):
+            stack.extend((v, f"{where}[{i}]", depth + 1) for i, v in reversed(list(enumerate(item))))

@@ -73,6 +73,16 @@ EPISODE: dict[str, tuple[bytes, str, int, tuple[str, ...]]] = {
         1,
         (),
     ),
+    # -- numbers that are not JSON (NaN and infinity: SQLite refuses the index's document)
+    "nan.yaml": (OK + b"x-score: .nan\n", "field 'x-score': nan is not a finite number", 1, ()),
+    "inf_in_list.yaml": (OK + b"x-scores: [1, -.inf]\n", "'x-scores': [1]: -inf is not a finite", 1, ()),
+    "inf_nested.yaml": (OK + b"x-m: {w: {v: .Inf}}\n", "field 'x-m': w.v: inf is not a finite", 1, ()),
+    "overflow_to_inf.json": (
+        b'{"task": "t", "outcome": "o", "x-n": 1e999}',
+        "field 'x-n': inf is not a finite number",
+        1,
+        ("mcp",),
+    ),
     # -- tags and anchors
     "tag_str.yaml": (b"task: !!str t\noutcome: o\n", "YAML tags are not allowed", 1, ()),
     "tag_python.yaml": (
@@ -392,6 +402,7 @@ STORED: dict[str, tuple[bytes | None, str, str]] = {
         "a symlink in the episodes folder",
     ),
     "stored_nul.yaml": (stored('correction: "a\\0b"\n'), f"memory/episodes/2026/11/{EP}.yaml", "holds a NUL"),
+    "stored_nan.yaml": (stored("x-f: .nan\n"), f"memory/episodes/2026/11/{EP}.yaml", "nan is not a finite"),
     "stored_control.yaml": (
         stored('agent: "\\e[1m"\n'),
         f"memory/episodes/2026/11/{EP}.yaml",
