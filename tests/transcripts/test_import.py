@@ -191,6 +191,9 @@ def test_stable_ids_from_content(memory_repo: MemoryRepo) -> None:
     assert one[0]["id"] != one[1]["id"] and one[0]["id"].startswith("ep-") and len(one[0]["id"]) == 15
 
 
+BAD_FIELD = "conversation 2: invalid conversation; nothing was written"
+
+
 @pytest.mark.parametrize(
     ("conv", "message", "field"),
     [
@@ -213,6 +216,19 @@ def test_stable_ids_from_content(memory_repo: MemoryRepo) -> None:
             },
             "conversation 2: tool-call arguments are not valid JSON; nothing was written",
             "messages[1].tool_calls[0].function.arguments",
+        ),
+        # A field of the wrong type is refused, never dropped (a correction lost unseen).
+        *(
+            ({"messages": [{"role": "user", "content": "x"}], key: value}, BAD_FIELD, key)
+            for key, value in (
+                ("correction", 5),
+                ("corrected_by", ["ann"]),
+                ("agent", {"name": "a"}),
+                ("tags", "refund"),
+                ("reward", "1"),
+                ("reward", True),
+                ("reward", float("inf")),
+            )
         ),
     ],
 )
@@ -386,3 +402,13 @@ def test_a_bar_on_a_terminal_and_none_with_json(memory_repo: MemoryRepo, tmp_pat
     )
     assert code == 0 and "importing runs" not in text
     assert json.loads(text.replace("\r\n", "\n"))["conversations"] == 1
+
+
+@pytest.mark.parametrize(("record", "said"), [([[]], "got list"), ([{"task_id": []}], "missing")])
+def test_a_tau_bench_line_that_is_no_record_says_so(cli: Any, tmp_path: Path, record: Any, said: str) -> None:
+    runs = tmp_path / "results.json"
+    runs.write_text(json.dumps(record))
+    result = cli("episode", "import", "--format", "tau-bench", str(runs))
+    assert result.exit_code == ExitCode.CHECK_FAILED
+    assert "not a tau-bench record" in result.stderr and said in result.stderr
+    assert "list indices" not in result.stderr and "Traceback" not in result.output

@@ -13,6 +13,7 @@ holds one. Nothing is invented: a conversation with no user message is refused.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -63,6 +64,27 @@ def messages_of(conversation: Any, where: str) -> tuple[list[Mapping[str, Any]],
         f"{where}: not a conversation; nothing was written",
         hint="give a list of messages, or an object with 'messages' (one per line in JSON lines)",
     )
+
+
+def check_fields(fields: Mapping[str, Any], where: str) -> None:
+    """The conversation-level fields, when given, have their types: text for
+    ``correction``, ``corrected_by`` and ``agent``, a list for ``tags``, a finite number
+    for ``reward``. A value of another type is refused, never dropped: a correction
+    given as 5 would otherwise be an episode without its correction."""
+    wanted = {**{key: "text" for key in CARRIED}, "tags": "a list of tags", "reward": "a finite number"}
+    problems = []
+    for key, kind in wanted.items():
+        value = fields.get(key)
+        if value is None:
+            continue
+        if key == "reward":
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        else:
+            ok = isinstance(value, list if key == "tags" else str)
+        if not ok:
+            problems.append(Problem(f"must be {kind}, got {value!r:.60}", file=where, field=key))
+    if problems:
+        raise ValidationError(f"{where}: invalid conversation; nothing was written", problems=problems)
 
 
 def check_messages(messages: list[Any], where: str) -> None:
@@ -164,6 +186,7 @@ def episode_of(
     """The episode input for one conversation (no ``id``/``at``: the importer sets them),
     and the tool calls' arguments as given, by field (for the secret scan)."""
     messages, fields = messages_of(conversation, where)
+    check_fields(fields, where)
     check_messages(messages, where)
     users = [text_of(m.get("content")).strip() for m in messages if m.get("role") == "user"]
     task = next((u for u in users if u), None)
@@ -177,7 +200,7 @@ def episode_of(
     replies = [text_of(m.get("content")).strip() for m in messages if m.get("role") == "assistant"]
     outcome = next((r for r in reversed(replies) if r), "")
     reward = fields.get("reward")
-    if isinstance(reward, (int, float)) and not isinstance(reward, bool):
+    if reward is not None:
         outcome = f"Reward {reward:g}." + (f" Final reply: {outcome}" if outcome else "")
     episode["outcome"] = _one_line(outcome, OUTCOME_CAP) if outcome else "No final reply."
     for key in CARRIED:
@@ -185,7 +208,7 @@ def episode_of(
             episode[key] = fields[key]
     if correction:
         episode["correction"] = correction
-    if isinstance(fields.get("tags"), list):
+    if fields.get("tags") is not None:
         episode["tags"] = fields["tags"]
     episode["source"] = "correction" if episode.get("correction") else "import"
     return episode, {call.field: call.raw for call in calls}

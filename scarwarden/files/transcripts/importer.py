@@ -125,12 +125,22 @@ def read_episodes(
 def _tau_episode(record_: Any, where: str, at: str, agent: str) -> tuple[dict[str, Any], dict[str, str]]:
     from scarwarden.files.transcripts import tau  # the stemmer: only for tau-bench's tags
 
+    hint = "a record has task_id, trial, reward, info.task (instruction, actions) and traj"
+    if not isinstance(record_, dict):
+        raise ValidationError(
+            f"{where}: not a tau-bench record (a JSON object), got {type(record_).__name__}; "
+            "nothing was written",
+            hint=hint,
+        )
     try:
         run = tau.make_run(record_)
-    except (KeyError, TypeError, AttributeError) as exc:
+    except KeyError as exc:
         raise ValidationError(
-            f"{where}: not a tau-bench record (missing or bad {exc}); nothing was written",
-            hint="a record has task_id, trial, reward, info.task (instruction, actions) and traj",
+            f"{where}: not a tau-bench record (missing {exc}); nothing was written", hint=hint
+        ) from None
+    except (TypeError, AttributeError):  # Python's own words would name no field
+        raise ValidationError(
+            f"{where}: not a tau-bench record (a field has the wrong type); nothing was written", hint=hint
         ) from None
     except ValueError as exc:
         raise ValidationError(
