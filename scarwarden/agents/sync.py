@@ -10,6 +10,10 @@ round again, up to ``retries`` times.
 
 A conflict that neither rebase nor merge resolves (the same rule reworded two ways)
 stops the sync with the repository exactly as it was: both are aborted, nothing pushed.
+So does a remote branch that shares no commit with ours (a wrong remote: a rebase would
+rewrite every local commit onto another project), before anything is changed. Any
+failure after a round rebased or merged (a push the remote refuses for good, which is
+not retried, or a remote that kept moving) puts the branch back where it was.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from scarwarden import git
 from scarwarden.errors import GitError, ScarwardenError, UsageError
@@ -70,10 +75,17 @@ def sync(repo: MemoryRepo, *, remote: str = "origin", retries: int = 8, backoff:
 
 
 def _sync(repo: MemoryRepo, remote: str, retries: int, backoff: float) -> SyncResult:
-    root = repo.root
     branch = _preflight(repo, remote)
-    if not merge_driver_installed(root):
-        install_merge_driver(root, repo.playbook_rel)
+    before = _head(repo.root)
+    try:
+        return _rounds(repo, remote, branch, retries, backoff)
+    except ScarwardenError as error:  # nothing was pushed: the branch goes back (docs)
+        _put_back(repo.root, branch, before, error)
+        raise
+
+
+def _rounds(repo: MemoryRepo, remote: str, branch: str, retries: int, backoff: float) -> SyncResult:
+    root = repo.root
     for attempt in range(1, retries + 2):
         integrated, theirs = _integrate(repo, remote, branch)
         ahead = _ahead(root, theirs)
@@ -83,14 +95,33 @@ def _sync(repo: MemoryRepo, remote: str, retries: int, backoff: float) -> SyncRe
         if ok:
             return SyncResult(remote, branch, integrated, True, attempt, _head(root), ahead)
         if not _remote_moved(message):
-            raise GitError(f"git push to {remote} failed: {message}", hint="the remote refused the push")
+            raise GitError(
+                f"the push to {remote} was refused: {_refusal(message)}; "
+                f"nothing pushed, {branch} is as it was",
+                hint="refused for a reason of its own (a pre-push or pre-receive hook, a protected "
+                "branch, a branch checked out in a non-bare repository, access rights), not "
+                "because another clone pushed first, so sync does not retry: fix that first",
+            )
         if attempt <= retries:
             time.sleep(backoff * 2 ** (attempt - 1) * (0.5 + random.random()))  # noqa: S311 - jitter
     raise GitError(
-        f"{remote} kept moving: gave up after {retries + 1} attempts; nothing is lost, "
-        "the local commits are still here",
+        f"{remote} kept moving: gave up after {retries + 1} attempts; nothing pushed, "
+        f"{branch} is as it was (the local commits are still here)",
         hint="run 'scarwarden sync' again, or raise --retries",
     )
+
+
+def _put_back(root: Path, branch: str, before: str, error: ScarwardenError) -> None:
+    """The branch, index and work tree back at ``before`` after a failed sync that had
+    rebased or merged: a rewritten history nobody received helps no one."""
+    if _head(root) == before:
+        return
+    ok, message = remote_git.reset_keep(root, before, keep_fds=held_lock_fds())
+    if not ok:
+        raise GitError(
+            f"{error.message}; and {branch} could not be put back at {before[:10]}: {_refusal(message)}",
+            hint=f"git reset --keep {before}",
+        ) from error
 
 
 def _preflight(repo: MemoryRepo, remote: str) -> str:
@@ -127,8 +158,13 @@ def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | N
         if not remote_git.fast_forward(root, theirs, keep_fds=fds):
             raise GitError(f"cannot fast-forward {branch} to {remote}/{branch}")
         return "fast-forward", theirs
+    base = git.merge_base(root, theirs, ours)
+    if base is None:
+        raise _unrelated(root, remote, branch)
+    if not merge_driver_installed(root):  # here: a sync that changes nothing leaves config alone
+        install_merge_driver(root, repo.playbook_rel)
     first = ""
-    if not _receipts_would_be_orphaned(repo, theirs, ours):
+    if not _receipts_would_be_orphaned(repo, base, ours):
         ok, first = remote_git.rebase_onto(root, theirs, keep_fds=fds)
         if ok:
             return "rebase", theirs
@@ -170,7 +206,26 @@ def _conflicts(output: str) -> str:
     return "\n".join(conflicts or kept)
 
 
-def _receipts_would_be_orphaned(repo: MemoryRepo, theirs: str, ours: str) -> bool:
+def _unrelated(root: Path, remote: str, branch: str) -> UsageError:
+    """The refusal when ``branch`` and ``remote``'s share no commit: ``git pull`` refuses
+    such "unrelated histories" too. In a shallow clone the common commit may be hidden."""
+    from scarwarden.git.integrity import shallow_depth
+
+    if shallow_depth(root) is not None:
+        return UsageError(
+            f"cannot tell how {branch} and {remote}/{branch} are related: this clone is "
+            "shallow; nothing was changed here, nothing pushed",
+            hint=f"fetch the whole history (git fetch --unshallow {remote}), then sync again",
+        )
+    return UsageError(
+        f"{remote}/{branch} shares no history with {branch}: {remote} is not this memory's "
+        "remote; nothing was changed here, nothing pushed",
+        hint=f"check its URL (git remote get-url {remote}); to join two histories on purpose, "
+        f"merge by hand (git merge --allow-unrelated-histories {remote}/{branch})",
+    )
+
+
+def _receipts_would_be_orphaned(repo: MemoryRepo, base: str, ours: str) -> bool:
     """Whether a local episode's recall receipt names the ledger of a local commit.
 
     A version-2 receipt names the episodes folder's tree recall ran on; if that tree is
@@ -178,7 +233,6 @@ def _receipts_would_be_orphaned(repo: MemoryRepo, theirs: str, ours: str) -> boo
     is pushed nowhere, and no other clone can prove the receipt (docs/receipts.md). A
     merge keeps the commits as they were, so such a sync merges instead of rebasing."""
     root = repo.root
-    base = git.merge_base(root, theirs, ours)
     added = [c.path for c in git.diff_name_status(root, base, ours, repo.episodes_rel) if c.status == "A"]
     named: set[str] = set()
     for raw in git.cat_file_batch(root, [f"{ours}:{path}" for path in added]):
@@ -192,7 +246,7 @@ def _receipts_would_be_orphaned(repo: MemoryRepo, theirs: str, ours: str) -> boo
             named.add(recalled["ledger"].partition("+")[0])
     if not named:
         return False
-    local = git.rev_list(root, f"{base}..{ours}" if base else ours)
+    local = git.rev_list(root, f"{base}..{ours}")
     trees = git.tree_ids(root, [f"{c}:{repo.episodes_rel}" for c in local])
     return any(tree in named for tree in trees.values())
 
@@ -210,8 +264,37 @@ def _head(root: object) -> str:
     return sha
 
 
+#: How git says another clone pushed first: the remote was ahead when our push started
+#: ("fetch first", "non-fast-forward"), or its ref moved (or was locked by another push)
+#: while ours was on its way ("cannot lock ref 'refs/heads/main': is at X but expected Y",
+#: "failed to update ref"; "incorrect old value provided" from some forges). Only these
+#: are worth another round: any other refusal ("[remote rejected] ... (pre-receive hook
+#: declined)", a branch checked out in a non-bare repository) is the same next time.
+_MOVED = (
+    "(fetch first)",
+    "(non-fast-forward)",
+    "cannot lock ref",
+    "failed to update ref",
+    "failed to lock",
+    "incorrect old value provided",
+)
+
+
 def _remote_moved(message: str) -> bool:
-    return any(
-        word in message
-        for word in ("non-fast-forward", "fetch first", "rejected", "cannot lock ref", "failed to update ref")
-    )
+    return any(word in message for word in _MOVED)
+
+
+def _refusal(message: str) -> str:
+    """What git said, in one line: the ref it refused and why ("[remote rejected] HEAD
+    -> main (branch is currently checked out)"), else its first error (a hook's), else its
+    last line."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    for line in lines:
+        if "rejected]" in line:
+            return line.lstrip("! ")
+    errors = [
+        line for line in lines if line.startswith(("fatal:", "error:")) and "failed to push" not in line
+    ]
+    if errors:
+        return errors[0].partition(":")[2].strip()
+    return lines[-1] if lines else "git gave no reason"

@@ -92,6 +92,13 @@ def push_branch(
     return code == 0, message
 
 
+def reset_keep(root: Path | str, target: str, *, keep_fds: Sequence[int] = ()) -> tuple[bool, str]:
+    """Move the current branch, index and work tree back to ``target`` (``git reset
+    --keep``: it refuses rather than overwrite a local change). (ok, git's message)."""
+    code, message = _unit(root, 'git reset -q --keep "$1"', target, keep_fds=keep_fds)
+    return code == 0, message
+
+
 def operation_in_progress(root: Path | str) -> str | None:
     """A merge, rebase, cherry-pick or revert that git has not finished, by name."""
     return in_progress(git_dir(root))

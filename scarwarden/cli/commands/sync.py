@@ -25,8 +25,12 @@ def sync(ctx: click.Context, remote: str, retries: int, as_json: bool) -> None:
     recall receipt names the ledger of a local commit, which a rebase would rewrite
     away), and pushes. When another agent pushed
     meanwhile, it waits (exponential backoff with jitter) and tries again, up to
-    --retries times. A conflict no merge resolves stops it with the repository as it
-    was, nothing pushed (exit 1). Needs a clean tree of tracked files.
+    --retries times. A conflict no merge resolves, a push the remote refuses for a
+    reason of its own (a hook, a protected or checked-out branch: not retried), or a
+    remote still moving after --retries stops it with the repository as it was, nothing
+    pushed (exit 1). A remote branch that shares no history with the local one (a wrong
+    remote) is refused before anything changes (exit 2). Needs a clean tree of tracked
+    files.
 
     \b
     Examples:

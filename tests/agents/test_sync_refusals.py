@@ -1,0 +1,148 @@
+"""What ``sync`` refuses, and what it retries: a remote with another project's history is
+refused before anything changes (a rebase would rewrite every local commit onto it); a
+push the remote refuses for good is reported as git said it, once, not retried; a push
+raced by another clone is retried; when nothing was pushed, the branch is as it was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import Cli, git, head
+from test_sync import add, clone, episodes_at, remote_with
+
+from scarwarden.repo import MemoryRepo
+
+
+def snapshot(root: Path) -> tuple[str, ...]:
+    """HEAD, the branch, the work tree, the reflog and the local config."""
+    return (
+        head(root),
+        git(root, "symbolic-ref", "HEAD").stdout,
+        git(root, "status", "--porcelain", "--untracked-files=all").stdout,
+        git(root, "reflog", "--format=%H %gs").stdout,
+        git(root, "config", "--local", "--list").stdout,
+    )
+
+
+def hook(repo: Path, name: str, body: str) -> None:
+    path = repo / ("hooks" if repo.suffix == ".git" else ".git/hooks") / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+
+
+def test_sync_refuses_a_remote_with_unrelated_history(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    add(memory_repo, 1, "a")
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    (other / "README").write_text("another project\n")
+    git(other, "add", "README")
+    git(other, "commit", "-qm", "root of another project")
+    remote = tmp_path / "other.git"
+    git(tmp_path, "clone", "-q", "--bare", str(other), str(remote))
+    git(memory_repo.root, "remote", "add", "origin", str(remote))
+    theirs, before = head(remote), snapshot(memory_repo.root)
+
+    result = Cli(memory_repo.root)("sync")
+
+    assert result.exit_code == 2, result.output
+    assert "origin/main shares no history with main" in result.stderr
+    assert "nothing was changed here, nothing pushed" in result.stderr
+    assert "hint: check its URL (git remote get-url origin)" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert snapshot(memory_repo.root) == before  # no rebase, not even in the reflog
+    assert head(remote) == theirs
+
+
+def refusing_remote(demo_repo: MemoryRepo, tmp_path: Path, kind: str) -> Path:
+    """A remote ahead of the clone that will sync, which refuses every push for good: a
+    non-bare repository with the branch checked out, or a pre-receive hook that declines.
+    Each push it receives adds a line to ``pushes`` beside it."""
+    if kind == "checked out":
+        upstream = demo_repo.root
+        add(demo_repo, 1, "upstream")
+    else:
+        upstream = remote_with(demo_repo, tmp_path)
+        ahead = clone(upstream, tmp_path / "ahead")
+        add(ahead, 1, "ahead")
+        git(ahead.root, "push", "-q", "origin", "main")
+    refusal = "exit 0" if kind == "checked out" else "echo 'main is protected' >&2; exit 1"
+    hook(upstream, "pre-receive", f"echo push >> {tmp_path / 'pushes'}\n{refusal}\n")
+    return upstream
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("checked out", "[remote rejected] HEAD -> main (branch is currently checked out)"),
+        ("hook", "[remote rejected] HEAD -> main (pre-receive hook declined)"),
+    ],
+)
+def test_a_push_the_remote_refuses_is_reported_once_and_undone(
+    demo_repo: MemoryRepo, tmp_path: Path, kind: str, said: str
+) -> None:
+    agent = clone(demo_repo.root, tmp_path / "agent")
+    upstream = refusing_remote(demo_repo, tmp_path, kind)
+    git(agent.root, "remote", "set-url", "origin", str(upstream))
+    add(agent, 2, "agent")
+    before, theirs = head(agent), head(upstream)
+
+    result = Cli(agent.root)("sync")
+
+    assert result.exit_code == 1, result.output
+    error, hint = result.stderr.strip().splitlines()  # git's own lines: one, quoted
+    assert error == f"error: the push to origin was refused: {said}; nothing pushed, main is as it was"
+    assert hint.startswith("hint: refused for a reason of its own")
+    assert (tmp_path / "pushes").read_text() == "push\n"  # tried once: no retry, no backoff
+    reflog = git(agent.root, "reflog", "--format=%gs").stdout
+    assert "rebase (start)" in reflog  # the round did rebase onto the remote...
+    assert head(agent) == before  # ...and the branch is back where it was
+    assert not git(agent.root, "status", "--porcelain").stdout
+    assert head(upstream) == theirs
+
+
+def racing_clone(demo_repo: MemoryRepo, tmp_path: Path, races: int) -> tuple[MemoryRepo, Path, MemoryRepo]:
+    """An agent whose next ``races`` pushes are each beaten by another clone: its
+    pre-push hook (run once git has read the remote's refs) has the other clone push."""
+    remote = remote_with(demo_repo, tmp_path)
+    agent, other = clone(remote, tmp_path / "agent"), clone(remote, tmp_path / "other")
+    add(agent, 2, "agent")
+    count = tmp_path / "races"
+    hook(
+        agent.root,
+        "pre-push",
+        f'[ "$(wc -l < {count} 2>/dev/null || echo 0)" -ge {races} ] && exit 0\n'
+        f"echo race >> {count}\n"
+        f'git -C {other.root} commit -q --allow-empty -m "other: pushed first"\n'
+        f"git -C {other.root} push -q origin HEAD:refs/heads/main\n",
+    )
+    return agent, remote, other
+
+
+def test_a_push_raced_by_another_clone_is_retried(demo_repo: MemoryRepo, tmp_path: Path) -> None:
+    agent, remote, other = racing_clone(demo_repo, tmp_path, races=1)
+    mine = episodes_at(agent.root)
+
+    result = Cli(agent.root)("sync", "--json")
+
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (data["attempts"], data["integrated"], data["pushed"]) == (2, "rebase", True)
+    assert git(remote, "merge-base", "--is-ancestor", head(other), "main", check=False).returncode == 0
+    assert episodes_at(remote, "main") == mine
+
+
+def test_a_remote_that_keeps_moving_leaves_the_branch_as_it_was(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    agent, remote, other = racing_clone(demo_repo, tmp_path, races=5)
+    before = head(agent)
+
+    result = Cli(agent.root)("sync", "--retries", "1")
+
+    assert result.exit_code == 1, result.output
+    assert head(agent) == before  # the second round had rebased onto the other's push
+    assert "origin kept moving: gave up after 2 attempts; nothing pushed, main is as it was" in result.stderr
+    assert head(remote) == head(other)
