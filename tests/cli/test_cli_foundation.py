@@ -621,7 +621,7 @@ def test_a_scarwarden_started_by_a_test_reads_compiled_modules() -> None:
     tests start imports has its bytecode (compiled once a run by tests/conftest.py):
     compiling them from source again cost each such process ~80 ms of CPU (issue 28)."""
     code = (
-        "import os, sys, scarwarden.cli.main, scarwarden.repo\n"
+        "import os, sys, scarwarden.cli.main, scarwarden.repo, scarwarden.recall.engine\n"
         "ours = [m for n, m in sys.modules.items()\n"
         "        if n.startswith('scarwarden') and getattr(m, '__cached__', None)]\n"
         "print(len(ours), [m.__name__ for m in ours if not os.path.exists(m.__cached__)])"
