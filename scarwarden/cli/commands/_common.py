@@ -5,7 +5,7 @@ The text views of an episode and a rule are library code: :mod:`scarwarden.files
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,21 @@ def get_repo(ctx: click.Context, *, initialised: bool = True) -> MemoryRepo:
                 exc.message, hint=f"run 'git init {path}' first, or give -C/--repo a git repository"
             ) from None
         raise
+
+
+def limit_option(help: str, *, default: int | None = None) -> Callable[[Any], Any]:
+    """``--limit/-n N``, spelt and bounded the same on every command: a whole number of at
+    least 1 (0 or less: exit 2); one past every item (even past 2^63) means all of them."""
+    return click.option(
+        "--limit",
+        "-n",
+        "limit",
+        type=click.IntRange(min=1),
+        default=default,
+        show_default=default is not None,
+        metavar="N",
+        help=help,
+    )
 
 
 def split_list(values: Iterable[str]) -> list[str]:

@@ -4,7 +4,7 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.cli.commands._common import echo_json, get_repo, limit_option
 
 if TYPE_CHECKING:
     from scarwarden.recall.log import LogEntry
@@ -20,15 +20,7 @@ _VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
     is_flag=True,
     help="Print a list of {id, at, task, verdict, rule_ids, scores, playbook_commit, detail}, newest first.",
 )
-@click.option(
-    "--limit",
-    "-n",
-    type=click.IntRange(min=1),
-    default=20,
-    show_default=True,
-    metavar="N",
-    help="At most N entries.",
-)
+@limit_option("At most N entries.", default=20)
 @click.option(
     "--since",
     metavar="WHEN",
