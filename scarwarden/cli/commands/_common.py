@@ -5,6 +5,7 @@ The text views of an episode and a rule are library code: :mod:`scarwarden.files
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,16 @@ def limit_option(help: str, *, default: int | None = None) -> Callable[[Any], An
         metavar="N",
         help=help,
     )
+
+
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def terminal_text(value: str) -> str:
+    """``value`` safe to print on a terminal: control characters (ESC, BEL, NUL, CR, ...)
+    shown as ``\\x1b``-style escapes, so text from a log or another clone cannot move
+    the cursor, retitle the window or hide what follows."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
 
 
 def split_list(values: Iterable[str]) -> list[str]:
