@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden import git
-from scarwarden.config import Config, load_config
+from scarwarden.config import CONFIG_FILE, Config, load_config
 from scarwarden.errors import UsageError
 
 INDEX_DIR = ".scarwarden"
@@ -51,6 +51,33 @@ class MemoryRepo:
     def index_path(self) -> Path:
         return self.state_dir / "index.db"
 
+    def refuse_own_files(self, path: Path | str, option: str) -> None:
+        """Refuse (exit 2) an output ``path`` that, resolved (symlinks and '..' followed),
+        would damage the repository: inside its git directory, the memory folder
+        or the state folder (.scarwarden/), or onto scarwarden.yaml. ``option`` names
+        the path in the message (``--output``)."""
+        if not str(path):
+            raise UsageError(f"{option} is empty: give the path to write to")
+        target = Path(path).resolve()
+        shown = _shown(self.root, Path(path))
+        guarded = [(d, "the git directory") for d in (*git.git_dirs(self.root), self.root / ".git")]
+        guarded += [
+            (self.memory_dir, f"the memory folder ({self.memory_rel}/)"),
+            (self.state_dir, f"Scarwarden's state folder ({INDEX_DIR}/)"),
+        ]
+        for place, what in guarded:
+            place = place.resolve()
+            if target == place or place in target.parents:
+                raise UsageError(
+                    f"{option} {shown}: refusing to write inside {what}",
+                    hint=f"give a path outside {self.memory_rel}/, .git and {INDEX_DIR}/",
+                )
+        if target == (self.root / CONFIG_FILE).resolve():
+            raise UsageError(
+                f"{option} {shown}: refusing to write over the settings ({CONFIG_FILE})",
+                hint="give another path",
+            )
+
     def is_initialised(self) -> bool:
         return self.playbook_path.is_file() or self.episodes_dir.is_dir()
 
@@ -61,6 +88,15 @@ class MemoryRepo:
                 hint="run 'scarwarden init' (or 'scarwarden init --demo') in this repository",
             )
         return self
+
+
+def _shown(root: Path, path: Path) -> str:
+    """``path`` for a message: relative to the repository when inside it (not resolved:
+    the name the user gave, a symlink's own)."""
+    try:
+        return path.absolute().relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def open_repo(path: Path | str = ".", *, initialised: bool = True) -> MemoryRepo:

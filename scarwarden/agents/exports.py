@@ -268,6 +268,7 @@ def plan(
         raise UsageError("--output needs exactly one format, not several or 'all'")
     paths = {fmt: repo.root / FORMATS[fmt] for fmt in formats}
     if output is not None:
+        repo.refuse_own_files(output, "--output")
         paths[formats[0]] = output
     if "claude-md" in formats:
         if import_agents is None:

@@ -163,6 +163,23 @@ def confirmed_rule(repo: MemoryRepo, rule_id: str) -> Any:
     return rule
 
 
+def _require_shown(repo: MemoryRepo, task: str, rule_id: str) -> None:
+    """A human confirms a rule recall showed for ``task`` (a rule it returns, or a
+    candidate on ASK_HUMAN); any other is refused (exit 2): with no candidate shown,
+    nothing tells the human the rule is related, and the episode would make it so."""
+    from scarwarden.recall.engine import recall_task
+
+    shown = recall_task(repo, task, log=False)
+    ids = [r.id for r in shown.rules] + [c.id for c in shown.candidates if c.kind == "rule"]
+    if rule_id not in ids:
+        listed = f"it showed {', '.join(ids)}" if ids else "it showed no rule"
+        raise UsageError(
+            f"{rule_id} is not among the rules recall shows for this task ({listed}): nothing was recorded",
+            hint="confirm a rule 'scarwarden recall TASK' lists; to teach something new, "
+            "answer instead (scarwarden ask TASK --answer ...)",
+        )
+
+
 def record_confirmation(
     repo: MemoryRepo, task: str, rule_id: str, *, commit: bool = True
 ) -> tuple[Episode, str]:
@@ -171,11 +188,12 @@ def record_confirmation(
     distill finds the lesson it teaches and adds the citation, and the task's words then
     reach the rule through the ledger's words, issue 13), ``refs`` the rule's cited
     episodes, the action naming the rule; returns it and the rule's canonical ID. Bad
-    IDs: :func:`confirmed_rule`."""
+    IDs: :func:`confirmed_rule`; a rule recall does not show for ``task``: UsageError."""
     from scarwarden.files.record import add_episodes
     from scarwarden.gate.door import gate_check
 
     rule = confirmed_rule(repo, rule_id)
+    _require_shown(repo, task, rule.id)
     data = human_answer_input(task, rule.text)
     data["action"] = f"A human confirmed that {rule.id} ({rule.title}) applies to this task"
     refs = list(dict.fromkeys(rule.episode_ids))[:MAX_REFS]

@@ -175,7 +175,8 @@ class Memory:
         """Record a human's confirmation that a rule (a candidate of an ``ASK_HUMAN``)
         applies to the task (``ask --confirm``): an episode whose correction is the rule's
         own text, so the task's words reach the rule; returns it and the rule's canonical
-        ID. An unknown, retired or misspelt ID raises :class:`UsageError`, nothing written.
+        ID. An unknown, retired or misspelt ID, or a rule recall does not show for the task
+        (returned or a candidate), raises :class:`UsageError`, nothing written.
         ``commit=False`` stages the episode instead of committing it."""
         from scarwarden.answers.asking import record_confirmation
 

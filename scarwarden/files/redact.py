@@ -21,7 +21,7 @@ from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write, write_lock
 from scarwarden.files.episode_fields import EPISODE_ID_RE
 from scarwarden.files.episodes import Episode, parse_episode_bytes, render_episode
-from scarwarden.files.redaction import KEPT, build_stub, sha256_hex
+from scarwarden.files.redaction import KEPT, already_redacted, build_stub, sha256_hex
 from scarwarden.files.write_journal import Planned
 from scarwarden.repo import MemoryRepo
 from scarwarden.times import utc_now
@@ -37,19 +37,25 @@ class Redaction:
 
     episode_id: str
     path: str
+    #: The fields removed now; empty when there was nothing left to redact.
     fields: tuple[str, ...]
-    #: SHA-256 of the bytes removed (the committed file before the redaction).
-    sha256: str
-    record: Episode
+    #: SHA-256 of the bytes removed (the committed file before the redaction); None
+    #: when nothing was removed.
+    sha256: str | None
+    #: The episode recording the act; None when nothing was removed.
+    record: Episode | None
     commit: str | None
+    #: Fields asked for that an earlier redaction had already removed.
+    already: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
             "episode": self.episode_id,
             "path": self.path,
             "fields": list(self.fields),
+            "already_redacted": list(self.already),
             "sha256": self.sha256,
-            "record": self.record.id,
+            "record": self.record.id if self.record else None,
             "commit": self.commit,
         }
 
@@ -64,7 +70,12 @@ def redact(
     check: Check | None = None,
 ) -> Redaction:
     """Replace ``episode_id``'s content (or only ``fields``) with a stub and commit it
-    with a new episode recording the act."""
+    with a new episode recording the act.
+
+    ``fields=None`` means every field but ``id`` and ``at``; an empty ``fields`` is refused
+    (an unset shell variable must not widen a redaction to everything). Fields an earlier
+    redaction removed are skipped; when none is left, nothing is written or committed and
+    the result has no ``record`` and no ``commit``."""
     reason = " ".join(reason.split())
     if not reason:
         raise UsageError("--reason must say why", hint='scarwarden redact ep-... --reason "leaked API key"')
@@ -74,7 +85,9 @@ def redact(
         write_journal.recover(repo)  # a killed write's files first (they are not ours to judge)
         path, old_raw = _committed_episode(repo, episode_id)
         old = parse_episode_bytes(old_raw, path, episodes_dir=repo.episodes_rel)
-        chosen = _fields(old, fields)
+        chosen, already = _fields(old, fields)
+        if not chosen:
+            return Redaction(episode_id, path, (), None, None, None, already)
         who = by or git.config_get(repo.root, "user.name") or "unknown"
         record = _record(repo, episode_id, chosen, reason, who)
         digest = sha256_hex(old_raw)
@@ -93,7 +106,7 @@ def redact(
         sha = _write_and_commit(
             repo, path, stub_raw, record, _message(episode_id, record, reason, chosen), check
         )
-    return Redaction(episode_id, path, chosen, digest, record, sha)
+    return Redaction(episode_id, path, chosen, digest, record, sha, already)
 
 
 def _committed_episode(repo: MemoryRepo, episode_id: str) -> tuple[str, bytes]:
@@ -120,18 +133,27 @@ def _committed_episode(repo: MemoryRepo, episode_id: str) -> tuple[str, bytes]:
     return path, raw
 
 
-def _fields(old: Episode, fields: Sequence[str] | None) -> tuple[str, ...]:
+def _fields(old: Episode, fields: Sequence[str] | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The fields to remove now, and those asked for that are already removed."""
     present = [key for key in old.data if key not in KEPT and key != "redacted"]
-    if not fields:
-        return tuple(present)
-    unknown = [f for f in fields if f not in present]
+    done = already_redacted(old.data)
+    if fields is None:
+        return tuple(f for f in present if f not in done), ()
+    names = list(dict.fromkeys(f.strip() for f in fields if f.strip()))
+    if not names:
+        raise UsageError(
+            "--fields is empty: it names no field to redact",
+            hint=f"name them (e.g. --fields action,outcome), or leave --fields out to redact "
+            f"every field of {old.id}",
+        )
+    unknown = [f for f in names if f not in present and f not in done]
     if unknown:
         raise UsageError(
             f"--fields: {', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not a field of "
             f"{old.id} that can be redacted",
             hint=f"its fields: {', '.join(present)} (id and at always stay)",
         )
-    return tuple(dict.fromkeys(fields))
+    return tuple(f for f in names if f not in done), tuple(f for f in names if f in done)
 
 
 def _record(repo: MemoryRepo, episode_id: str, fields: Sequence[str], reason: str, who: str) -> Episode:

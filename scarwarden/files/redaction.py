@@ -69,6 +69,17 @@ def sha256_hex(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
+def already_redacted(data: Mapping[str, Any]) -> set[str]:
+    """The fields of an episode that redacting again would not change: text fields that
+    read ``[redacted]``, and fields its ``redacted:`` block lists that are gone."""
+    done = {key for key in TEXT_FIELDS if data.get(key) == PLACEHOLDER}
+    block = data.get("redacted")
+    listed = block.get("fields") if isinstance(block, Mapping) else None
+    if isinstance(listed, list):
+        done.update(f for f in listed if isinstance(f, str) and f not in data)
+    return done
+
+
 def build_stub(old: Mapping[str, Any], block: Mapping[str, Any]) -> dict[str, Any]:
     """The redacted episode: ``old`` without the fields ``block`` names, and the block."""
     removed = set(block["fields"])

@@ -41,6 +41,8 @@ def find_rule(typed: str, rules: Sequence[tuple[str, str]], *, episode_hint: str
     ``episode_hint`` is how to look an episode up (``{id}`` is filled in), ``list_hint``
     how to see every rule. A :class:`UsageError` (exit 2) when no rule matches."""
     text = " ".join(typed.split())
+    if not text:
+        raise UsageError("the rule ID is empty: give a rule's ID (PB-01) or its title", hint=list_hint)
     if EPISODE_ID_RE.match(text.lower()):
         raise UsageError(
             f"{text.lower()} is an episode ID, not a rule ID",

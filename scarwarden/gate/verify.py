@@ -46,6 +46,8 @@ def verify(
         if git.head(repo.root) is None:
             return WalkResult("HEAD")
         rev_range = "HEAD"
+    else:
+        _require_commits(repo, rev_range)
     result = walk(repo, rev_range, progress=progress)
     from scarwarden.gate.report import CheckReport  # issue 25: sentence support at the tip
     from scarwarden.gate.support import check_tree_support
@@ -56,3 +58,20 @@ def verify(
     result.problems += tip.problems
     result.warnings += tip.warnings
     return result
+
+
+def _require_commits(repo: MemoryRepo, rev_range: str) -> None:
+    """Refuse (exit 2) a range naming a tree, a blob or a tag of one: ``git rev-list``
+    walks nothing for it, and "0 commits, honest" would prove nothing."""
+    from scarwarden.errors import GitError, UsageError
+
+    try:
+        found = git.range_non_commits(repo.root, rev_range)
+    except GitError:
+        return  # what git cannot parse, the walk reports (with git's words)
+    if found:
+        kind, sha = found[0]
+        raise UsageError(
+            f"cannot verify {rev_range!r}: it names a {kind} ({sha[:10]}), not a commit",
+            hint="give a branch, a SHA or a range of commits such as origin/main..HEAD",
+        )

@@ -70,6 +70,21 @@ def rev_list_with_parents(root: Path | str, rev_range: str) -> list[tuple[str, l
     return [(line.split()[0], line.split()[1:]) for line in listing.splitlines() if line]
 
 
+def range_non_commits(root: Path | str, rev_range: str) -> list[tuple[str, str]]:
+    """The objects ``rev_range`` names that are not commits (a tree, a blob, a tag of
+    one), each as ``(type, ID)``, a tag's type being its target's. ``git rev-list`` lists
+    no commit for them and says nothing: a walk of ``HEAD^{tree}`` finds 0 commits."""
+    args = rev_range.split() or [rev_range]
+    names = run(root, "rev-parse", "--revs-only", *args).decode().split()
+    ids = list(dict.fromkeys(name.lstrip("^") for name in names))
+    if not ids:
+        return []
+    # Each ID's type once tags are peeled ("^{}"), and whether it peels to a commit.
+    lines = "".join(f"{i}^{{}}\n{i}^{{commit}}\n" for i in ids).encode()
+    out = run(root, "cat-file", "--batch-check=%(objecttype)", input=lines).decode().splitlines()
+    return [(out[2 * n], i) for n, i in enumerate(ids) if out[2 * n + 1].endswith(" missing")]
+
+
 def commit_paths(root: Path | str, sha: str, env: Mapping[str, str] | None = None) -> list[str]:
     """The paths a commit changed relative to its first parent (all, for a root commit)."""
     # `log`, not `diff-tree`: diff-tree also reads git's index (~10 ms at 100k files).

@@ -43,6 +43,13 @@ def git_dir(root: Path | str) -> Path:
     return Path(out)
 
 
+def git_dirs(root: Path | str) -> list[Path]:
+    """Every folder git keeps this repository in, resolved: its git directory and, in a
+    linked worktree, the common one (config, objects, refs) it shares with the others."""
+    out = run(root, "rev-parse", "--absolute-git-dir", "--git-common-dir").decode().splitlines()
+    return list(dict.fromkeys((Path(root) / line).resolve() for line in out if line))
+
+
 def git_path(root: Path | str, name: str) -> Path:
     """Where git keeps ``name`` (``rev-parse --git-path``: ``core.hooksPath`` and
     worktrees honoured), as git prints it: relative to ``root`` unless absolute."""

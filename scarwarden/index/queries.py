@@ -19,6 +19,9 @@ from scarwarden.index.packed import fts_words, load_doc
 from scarwarden.index.schema import RefreshStats, chunks
 from scarwarden.repo import MemoryRepo
 
+#: The largest integer SQLite takes; a bigger Python int is an OverflowError.
+_SQLITE_MAX = 2**63 - 1
+
 
 class Index:
     """An open, fresh index. Use :func:`open_index` to get one."""
@@ -102,7 +105,8 @@ class Index:
         sql += f" ORDER BY e.at {order}, e.id {order}"
         if limit is not None or offset:
             sql += " LIMIT ? OFFSET ?"
-            args += [-1 if limit is None else limit, max(0, offset)]
+            # Past SQLite's 64-bit integers, a limit or offset is past every episode.
+            args += [-1 if limit is None else min(limit, _SQLITE_MAX), min(max(0, offset), _SQLITE_MAX)]
         return [Episode(load_doc(*r)) for r in self.conn.execute(sql, args)]
 
     def count_episodes(

@@ -96,7 +96,9 @@ def recall(
     shared = meta["task_terms_shared"] != "0"
     terms = task_terms(index.conn, sequence, n, total / n if n and total else 1.0, tasks, shared)
     stats = terms.stats(settings)
-    ranked = _ranked(index, terms, meta, limit) if qtf and n else []
+    # No more than every rule: a limit past them all is all of them (and past 2^63, no
+    # SQLite integer: '--limit 99999999999999999999' was an OverflowError).
+    ranked = _ranked(index, terms, meta, min(limit, n)) if qtf and n else []
     verdict = _route(stats, ranked)
     verdict, doubt = not_on_a_struggling_rule_alone(index, verdict, ranked, settings)  # lineage counts
     stats.downgraded_by = doubt

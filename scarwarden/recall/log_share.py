@@ -7,7 +7,8 @@ playbook_commit, detail}``, ``detail.receipt`` holding the recall's receipt (iss
 which links the line to the episodes that carry it.
 
 An import is all or nothing: every line is checked first (a JSON object, the fields'
-types, a known verdict, a time, a receipt whose hash matches), and a bad line refuses
+types, a known verdict, a time, a receipt whose hash matches, text free of NUL and other
+control characters but tab and newline, as episodes' text is), and a bad line refuses
 the whole file naming its line, so nothing is half-merged. Lines already in the log
 (same time, task, verdict, rules, playbook and receipt) are skipped, so importing the
 same file twice, or a clone's log that holds lines of ours, adds nothing twice.
@@ -97,6 +98,11 @@ def _row(line: str, number: int, source: str) -> tuple[tuple[Any, ...] | None, P
         return bad(f"at {raw_at!r} is not a time such as 2026-11-24T09:15:00Z")
     if not isinstance(data.get("task"), str) or not data["task"].strip():
         return bad("task must be non-empty text")
+    from scarwarden.files.input_policy import problems_in
+
+    for key, value in data.items():  # NUL, ESC...: what no stored text may hold
+        for where, why in problems_in(value, str(key)):
+            return None, Problem(why, file=source, line=number, field=where)
     if data.get("verdict") not in VERDICTS:
         return bad(f"verdict {data.get('verdict')!r} is not one of {', '.join(VERDICTS)}")
     rule_ids, scores = data.get("rule_ids"), data.get("scores")

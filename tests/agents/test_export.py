@@ -302,3 +302,56 @@ def test_pre_commit_runs_the_export_check(repo: MemoryRepo, run: Any) -> None:
     )
     assert bad.returncode == 1
     assert "AGENTS.md: out of date with the playbook" in bad.stdout
+
+
+def _every_file(root: Path) -> dict[str, bytes]:
+    """Each file under ``root``, .git included: a refused export changes none of them."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("", "--output is empty"),
+        ("memory/playbook.md", "inside the memory folder (memory/)"),
+        ("memory/episodes/2026/12/foo.yaml", "inside the memory folder"),
+        ("docs/../memory/x.md", "inside the memory folder"),
+        ("link.md", "inside the memory folder"),  # a symlink to the playbook
+        (".git/config", "inside the git directory"),
+        (".scarwarden/x.md", "inside Scarwarden's state folder"),
+        ("scarwarden.yaml", "refusing to write over the settings"),
+    ],
+)
+def test_output_into_the_repository_own_files_is_refused(
+    repo: MemoryRepo, run: Any, target: str, says: str
+) -> None:
+    root = repo.root
+    (root / "scarwarden.yaml").write_text("recall:\n  limit: 5\n")
+    (root / "link.md").symlink_to("memory/playbook.md")
+    (root / ".scarwarden").mkdir(exist_ok=True)
+    before = _every_file(root)
+    result = run("export", "agents-md", "--output", target)
+    assert result.exit_code == 2 and says in result.stderr, result.output
+    assert _every_file(root) == before
+
+
+def test_output_into_the_common_git_directory_from_a_worktree_is_refused(
+    repo: MemoryRepo, make_cli: Any, tmp_path: Path
+) -> None:
+    linked = tmp_path / "linked"
+    git(repo.root, "worktree", "add", "-q", str(linked))
+    config = repo.root / ".git" / "config"
+    before = config.read_bytes()
+    result = make_cli(linked)("export", "agents-md", "--output", str(config))
+    assert result.exit_code == 2 and "inside the git directory" in result.stderr, result.output
+    assert config.read_bytes() == before
+
+
+def test_the_library_refuses_an_output_in_the_memory_too(repo: MemoryRepo) -> None:
+    from scarwarden.agents.exports import export
+    from scarwarden.errors import UsageError
+
+    before = repo.playbook_path.read_bytes()
+    with pytest.raises(UsageError, match="inside the memory folder"):
+        export(repo, ["agents-md"], output=repo.playbook_path)
+    assert repo.playbook_path.read_bytes() == before

@@ -182,3 +182,22 @@ def test_ask_confirm_bad_ids_write_nothing(cli, demo_repo) -> None:  # type: ign
     assert git(demo_repo.root, "status", "--porcelain").stdout == status
     both = cli("ask", DINNER, "--confirm", "PB-06", "--answer", "x")
     assert both.exit_code == 2 and "give one" in both.output
+
+
+def test_ask_confirm_refuses_a_rule_recall_did_not_show(cli, demo_repo) -> None:  # type: ignore[no-untyped-def]
+    """--confirm records that a rule recall showed applies; a rule it did not show (no
+    candidate at all here) is refused, or the episode would tie the task to any rule."""
+    before = git(demo_repo.root, "rev-parse", "HEAD").stdout
+    shown = json.loads(cli("recall", "--json", "--no-log", "zzz unknown").stdout)
+    assert shown["rules"] == [] and shown["candidates"] == []
+    out = cli("ask", "zzz unknown", "--confirm", "PB-01")
+    assert out.exit_code == 2 and "PB-01 is not among the rules recall shows" in out.stderr
+    assert "it showed no rule" in out.stderr
+    other = cli("ask", DINNER, "--confirm", "PB-01")  # candidates shown, PB-01 not one of them
+    assert other.exit_code == 2 and "PB-06" in other.stderr
+    assert git(demo_repo.root, "rev-parse", "HEAD").stdout == before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+    from scarwarden import open_memory
+
+    with pytest.raises(UsageError, match="not among the rules recall shows"):
+        open_memory(demo_repo.root).confirm("zzz unknown", "PB-01")  # the Python API too

@@ -312,3 +312,24 @@ def test_each_new_sentence_is_shown_beside_its_episodes_words(distilled: Distill
         "(from the rule's citations) ← " + late[0].split(" ← ")[1]
     ]
     assert "*page*" in late[0] and "*minutes*" in late[0] and "no word in common" not in late[0]
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("", "--output is empty"),
+        ("memory/playbook.md", "inside the memory folder"),
+        (".git/HEAD", "inside the git directory"),
+        ("scarwarden.yaml", "over the settings"),
+    ],
+)
+def test_output_onto_the_repository_own_files_is_refused(
+    demo_repo: MemoryRepo, make_cli, chdir, target: str, says: str
+) -> None:
+    root = demo_repo.root
+    chdir(root)  # a relative --output is the cwd's
+    before = {p: (root / p).read_bytes() for p in ("memory/playbook.md", ".git/HEAD")}
+    result = make_cli(root)("review", "--base", "HEAD", "--output", target)
+    assert result.exit_code == 2 and says in result.stderr, result.output
+    assert {p: (root / p).read_bytes() for p in before} == before
+    assert git(root, "status", "--porcelain", "--untracked-files=all").stdout == ""

@@ -580,3 +580,28 @@ def test_export_into_an_old_export_removes_only_its_stale_pages(
     again = make_cli(memory_repo.root)("audit", "--html", str(out), "--json")
     assert json.loads(again.stdout)["removed"] == 0
     assert (out / "episodes" / f"{new[0].id}.html").is_file()
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("", "--html is empty"),
+        ("memory", "inside the memory folder (memory/)"),
+        ("memory/site", "inside the memory folder"),
+        ("site/../memory/episodes", "inside the memory folder"),
+        (".git", "inside the git directory"),
+        (".git/site", "inside the git directory"),
+        (".scarwarden/site", "inside Scarwarden's state folder"),
+    ],
+)
+def test_static_export_into_the_repository_own_folders_is_refused(
+    demo_repo: MemoryRepo, make_cli, chdir, target: str, says: str
+) -> None:
+    root = demo_repo.root
+    chdir(root)  # a relative --html is the cwd's, as the shell's would be
+    before = git(root, "status", "--porcelain", "--ignored", "--untracked-files=all").stdout
+    result = make_cli(root)("audit", "--html", target)
+    assert result.exit_code == 2 and says in result.stderr, result.output
+    assert git(root, "status", "--porcelain", "--ignored", "--untracked-files=all").stdout == before
+    assert not any((root / name).exists() for name in ("index.html", "rules", "static"))
+    assert not (root / ".git" / "index.html").exists() and not (root / ".git" / "site").exists()

@@ -72,3 +72,10 @@ def test_a_bad_repo_path_is_named_without_telling_to_pass_it(tmp_path: Path, mak
     assert not_git.exit_code == 2
     assert f"run 'git init {plain}' first" in not_git.stderr
     assert "pass --repo PATH" not in missing.stderr + not_git.stderr
+
+
+def test_a_missing_image_for_audit_image_exits_2_like_a_missing_attach(cli: Any, tmp_path: Path) -> None:
+    missing = cli("audit-image", str(tmp_path / "nope.png"), "--task", "Beta banner")
+    assert missing.exit_code == 2 and "does not exist" in missing.output
+    folder = cli("audit-image", str(tmp_path), "--task", "Beta banner")
+    assert folder.exit_code == 2 and "is a directory" in folder.output

@@ -137,3 +137,29 @@ def test_a_minted_id_cut_to_digits_is_still_guessed_and_a_number_never_is() -> N
 
     assert "did you mean PB-5295392p?" in hint("PB-5295392")
     assert "did you mean" not in hint("PB-14")
+
+
+def test_rule_list_with_a_tag_no_rule_has_says_so(cli: Any) -> None:
+    none = cli("rule", "list", "--tag", "nonexistent")
+    assert none.exit_code == 0 and none.stdout == ""
+    assert "no active rule has the tag 'nonexistent' (--retired includes retired rules)" in none.stderr
+    assert "no rules yet" not in none.stderr
+    retired = cli("rule", "list", "--tag", "nonexistent", "--retired")
+    assert "no rule has the tag 'nonexistent'" in retired.stderr
+    assert cli("rule", "list", "--tag", "LinkedIn", "--json").stdout.count('"id"') >= 1
+    empty = cli("rule", "list", "--tag", " ")
+    assert empty.exit_code == 2 and "--tag is empty" in empty.stderr
+
+
+@pytest.mark.parametrize("typed", ["", "  "])
+def test_an_empty_rule_id_is_a_usage_error(cli: Any, typed: str) -> None:
+    shown = cli("rule", "show", typed)
+    assert shown.exit_code == 2 and "the rule ID is empty" in shown.stderr, shown.output
+    assert "no rule  in the playbook" not in shown.output
+
+
+def test_an_empty_rule_id_is_refused_by_the_lookup_for_every_door() -> None:
+    from scarwarden.files.rule_lookup import find_rule
+
+    with pytest.raises(UsageError, match="the rule ID is empty"):
+        find_rule(" ", [("PB-01", "A rule")], episode_hint="{id}", list_hint="list them")

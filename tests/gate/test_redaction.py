@@ -253,3 +253,48 @@ def test_a_redaction_merged_either_way_passes_verify_and_the_range_check(cli, de
     git(root, "merge", "-q", "--no-ff", "--no-edit", "side")
     result = verify(demo_repo)
     assert result.ok and result.redactions == 1, [str(p) for p in result.problems]
+
+
+@pytest.mark.parametrize("fields", ["", ",", " , "])
+def test_an_empty_fields_list_is_refused_not_widened_to_every_field(
+    cli, demo_repo: MemoryRepo, fields: str
+) -> None:
+    root = demo_repo.root
+    before = head(root)
+    result = cli("redact", EP, "--reason", "x", "--fields", fields)
+    assert result.exit_code == 2 and "--fields is empty" in result.output
+    assert head(root) == before and git(root, "status", "--porcelain").stdout == ""
+
+
+def test_the_library_refuses_an_empty_fields_list_too(demo_repo: MemoryRepo) -> None:
+    from scarwarden.errors import UsageError
+    from scarwarden.files.redact import redact
+
+    before = head(demo_repo.root)
+    with pytest.raises(UsageError, match="--fields is empty"):
+        redact(demo_repo, EP, "x", fields=[" "])
+    assert head(demo_repo.root) == before
+
+
+def test_redacting_again_skips_what_is_gone_and_commits_nothing_when_nothing_is_left(
+    cli, demo_repo: MemoryRepo
+) -> None:
+    root = demo_repo.root
+    assert cli("redact", EP, "--fields", "action,tags", "--reason", "x").exit_code == 0
+    once = head(root)
+    again = cli("redact", EP, "--fields", "action", "--fields", "tags", "--reason", "x")
+    assert again.exit_code == 0, again.output
+    assert "Nothing left to redact" in again.output and "action, tags already redacted" in again.output
+    assert head(root) == once and git(root, "status", "--porcelain").stdout == ""
+
+    more = cli("redact", EP, "--fields", "action,outcome", "--reason", "x", "--json")
+    assert more.exit_code == 0, more.output
+    done = json.loads(more.stdout)
+    assert done["fields"] == ["outcome"] and done["already_redacted"] == ["action"]
+    assert cli("redact", EP, "--reason", "x").exit_code == 0  # the rest
+    full = head(root)
+    last = cli("redact", EP, "--reason", "x", "--json")
+    assert last.exit_code == 0 and json.loads(last.stdout)["commit"] is None
+    assert head(root) == full and git(root, "status", "--porcelain").stdout == ""
+    proved = verify(demo_repo)
+    assert proved.ok and proved.redactions == 3, proved.problems

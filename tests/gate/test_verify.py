@@ -172,3 +172,27 @@ def test_range_and_empty_history(cli, demo_repo: MemoryRepo, git_repo: Path, mak
     empty.mkdir()
     git(empty, "init", "-q")
     assert make_cli(empty)("verify").exit_code == 0
+
+
+def test_a_revision_that_names_no_commit_is_refused_not_proven(cli, demo_repo: MemoryRepo) -> None:
+    """``git rev-list HEAD^{tree}`` lists nothing and succeeds: verify said "honest: 0
+    commits". A tree, a blob or a tag of a tree is no history to prove."""
+    import pytest
+
+    from scarwarden.errors import UsageError
+
+    root = demo_repo.root
+    git(root, "tag", "-a", "-m", "a tree", "treetag", "HEAD^{tree}")
+    for rev, kind in [
+        ("HEAD^{tree}", "tree"),
+        (f"HEAD:{demo_repo.playbook_rel}", "blob"),
+        ("HEAD^{tree}..HEAD", "tree"),
+        ("treetag", "tree"),
+    ]:
+        result = cli("verify", rev)
+        assert result.exit_code == 2, (rev, result.output)
+        assert f"cannot verify {rev!r}: it names a {kind}" in result.stderr and "honest" not in result.output
+    with pytest.raises(UsageError, match="not a commit"):
+        verify(demo_repo, "HEAD^{tree}")  # the library, for the Python API's callers
+    assert cli("verify", "HEAD..HEAD").exit_code == 0  # an empty range of commits is still fine
+    assert cli("verify", "HEAD --not --branches").exit_code == 0

@@ -79,3 +79,40 @@ def test_a_bad_or_forged_line_refuses_the_whole_file(cli: Cli, demo_repo: Memory
     assert f"{bad}:3: not JSON" in result.output and f"{bad}:4: at 'yesterday' is not a time" in result.output
     with open_index(demo_repo) as index:
         assert len(read_log(index, limit=None)) == before
+
+
+def test_the_log_shows_control_characters_escaped_and_json_keeps_them(cli: Cli) -> None:
+    task = "evil \x1b]0;pwned\x07 post \x9b2J \x00end"
+    assert cli("recall", task).exit_code == 0
+    shown = cli("log", "-n", "1")
+    assert shown.exit_code == 0
+    assert not any(c in shown.stdout for c in "\x1b\x07\x9b\x00")
+    assert "evil \\x1b]0;pwned\\x07 post \\x9b2J \\x00end" in shown.stdout
+    assert json.loads(cli("log", "-n", "1", "--json").stdout)[0]["task"] == task
+
+
+def test_an_imported_line_holding_control_characters_is_refused(
+    cli: Cli, demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    _recall_all(demo_repo)
+    good = json.loads(cli("log", "--export").stdout.splitlines()[0])
+    good["at"] = "2026-11-20T10:00:00Z"
+    lines = [
+        {**good, "task": "a\x00b"},
+        {**good, "task": "retitle \x1b]0;pwned\x07"},
+        {**good, "rule_ids": ["PB-01\x1b[2J"]},
+        {**good, "task": "tab\there\nand a newline"},  # allowed, as in episodes
+    ]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with open_index(demo_repo) as index:
+        before = len(read_log(index, limit=None))
+    result = cli("log", "--import", str(bad))
+    assert result.exit_code == 1 and f"{bad}: 3 bad line(s); nothing was imported" in result.stderr
+    assert f"{bad}:1: field 'task': holds a NUL character (U+0000)" in result.stderr
+    assert f"{bad}:2: field 'task': holds an escape character (U+001B)" in result.stderr
+    assert f"{bad}:3: field 'rule_ids[0]': holds an escape character" in result.stderr
+    with open_index(demo_repo) as index:
+        assert len(read_log(index, limit=None)) == before
+    bad.write_text(json.dumps(lines[3]) + "\n")
+    assert cli("log", "--import", str(bad)).exit_code == 0

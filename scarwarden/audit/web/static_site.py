@@ -79,6 +79,7 @@ def export_html(
 ) -> ExportResult:
     """Write the playbook, every rule's page and every episode's page under ``directory``;
     ``progress(done, total)`` is called as pages are written (a bar on a terminal)."""
+    repo.refuse_own_files(directory, "--html")
     out = Path(directory)
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out} exists and is not a folder", hint="give a folder to write into")

@@ -5,7 +5,8 @@ The text views of an episode and a rule are library code: :mod:`scarwarden.files
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,31 @@ def get_repo(ctx: click.Context, *, initialised: bool = True) -> MemoryRepo:
                 exc.message, hint=f"run 'git init {path}' first, or give -C/--repo a git repository"
             ) from None
         raise
+
+
+def limit_option(help: str, *, default: int | None = None) -> Callable[[Any], Any]:
+    """``--limit/-n N``, spelt and bounded the same on every command: a whole number of at
+    least 1 (0 or less: exit 2); one past every item (even past 2^63) means all of them."""
+    return click.option(
+        "--limit",
+        "-n",
+        "limit",
+        type=click.IntRange(min=1),
+        default=default,
+        show_default=default is not None,
+        metavar="N",
+        help=help,
+    )
+
+
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def terminal_text(value: str) -> str:
+    """``value`` safe to print on a terminal: control characters (ESC, BEL, NUL, CR, ...)
+    shown as ``\\x1b``-style escapes, so text from a log or another clone cannot move
+    the cursor, retitle the window or hide what follows."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
 
 
 def split_list(values: Iterable[str]) -> list[str]:

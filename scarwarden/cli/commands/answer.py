@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.cli.commands._common import echo_json, get_repo, limit_option
 from scarwarden.cli.commands._human import answer_option, prompt_human
 from scarwarden.errors import NoModelConfigured, ScarwardenError, UsageError
 from scarwarden.repo import MemoryRepo
@@ -63,7 +63,7 @@ def no_model_error(repo: MemoryRepo, what: str) -> NoModelConfigured:
     help="On ASK_HUMAN: the human's answer (recorded as an episode) instead of a "
     "prompt; '-' reads it from stdin.",
 )
-@click.option("--limit", type=click.IntRange(min=1), help="Recall at most this many rules.")
+@limit_option("Recall at most N rules (default: recall.limit in scarwarden.yaml, 5).")
 @click.option(
     "--json",
     "as_json",

@@ -33,7 +33,8 @@ PROMPT = "Memory has nothing on this task. What should the agent do?"
     "confirm",
     metavar="RULE",
     help="Record that RULE (one recall showed, e.g. a candidate on ASK_HUMAN) applies to "
-    "TASK: an episode citing it, so the task's words reach the rule. PB-3, pb-03 accepted.",
+    "TASK: an episode citing it, so the task's words reach the rule. PB-3, pb-03 accepted; "
+    "a rule recall does not show for TASK is refused (exit 2).",
 )
 @click.option("--no-commit", is_flag=True, help="Stage the new episode instead of committing it.")
 @click.option(

@@ -15,12 +15,13 @@ from scarwarden.cli.commands._common import echo_json, get_repo, require_ui
     "html_dir",
     required=True,
     metavar="DIR",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Folder to write the pages into (created if missing).",
+    type=click.Path(file_okay=False),
+    help="Folder to write the pages into (created if missing); refused (exit 2) when empty "
+    "or inside .git, the memory folder or .scarwarden/.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print {directory, pages, rules, episodes} as JSON.")
 @click.pass_context
-def audit(ctx: click.Context, html_dir: Path, as_json: bool) -> None:
+def audit(ctx: click.Context, html_dir: str, as_json: bool) -> None:
     """Write the audit pages as static HTML: the playbook, every rule and episode.
 
     DIR gets index.html (the playbook), rules/PB-NN.html (each rule, its cited
@@ -47,7 +48,7 @@ def audit(ctx: click.Context, html_dir: Path, as_json: bool) -> None:
     images = f" and {result.images} image page(s)" if result.images else ""
     click.echo(
         f"wrote {result.pages} pages ({result.rules} rules, {result.episodes} episodes){images} "
-        f"to {html_dir}; open {html_dir / 'index.html'}"
+        f"to {html_dir}; open {Path(html_dir) / 'index.html'}"
     )
     if result.removed:
         click.echo(f"removed {result.removed} stale page(s) of an earlier export")

@@ -21,7 +21,7 @@ AUDIT_MAX_BYTES = 40 * 1024 * 1024
 
 
 @click.command("audit-image")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=str))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=str))
 @click.option("--task", required=True, help="What the image is for (its words recall the rules).")
 @click.option("--json", "as_json", is_flag=True, help="Print the audit as JSON.")
 @click.option("--strict", is_flag=True, help="Exit 1 when any rule is violated (CI); exit 4 without a model.")

@@ -6,7 +6,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo, split_list
+from scarwarden.cli.commands._common import echo_json, get_repo, limit_option, split_list
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode
 from scarwarden.files.episodes import SOURCES
@@ -283,7 +283,7 @@ def show(ctx: click.Context, episode_id: str, as_json: bool) -> None:
 @click.option("--until", metavar="WHEN", help="At or before WHEN (a bare date means the end of that day).")
 @click.option("--agent", help="Only this agent's episodes.")
 @click.option("--grep", help="Full-text search over task, action, outcome and correction.")
-@click.option("--limit", type=click.IntRange(min=1), help="At most this many.")
+@limit_option("At most N episodes.")
 @click.option("--newest-first", is_flag=True, help="Newest first (default: oldest first).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of episodes.")
 @click.pass_context

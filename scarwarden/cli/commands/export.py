@@ -37,8 +37,10 @@ FORMAT_NAMES = (
 @click.option(
     "--output",
     "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write (or check) this file instead of the format's default path (one FORMAT only).",
+    type=click.Path(dir_okay=False),
+    help="Write (or check) this file instead of the format's default path (one FORMAT only); "
+    "refused (exit 2) when empty or inside .git, the memory folder or .scarwarden/, or "
+    "onto scarwarden.yaml (symlinks and '..' followed).",
 )
 @click.option(
     "--import-agents/--inline",
@@ -72,7 +74,7 @@ def export(
     ctx: click.Context,
     formats: tuple[str, ...],
     check: bool,
-    output: Path | None,
+    output: str | None,
     import_agents: bool | None,
     do_commit: bool,
     bare_command: bool,
@@ -120,13 +122,11 @@ def export(
         return
     if bare_command:
         raise UsageError("--bare-command goes with mcp-config")
-    output = _output_path(ctx, output)
+    path = _output_path(ctx, output)
     if check:
-        _check(
-            exports.check_exports(repo, list(formats), output=output, import_agents=import_agents), as_json
-        )
+        _check(exports.check_exports(repo, list(formats), output=path, import_agents=import_agents), as_json)
         return
-    result = exports.export(repo, list(formats), output=output, import_agents=import_agents, commit=do_commit)
+    result = exports.export(repo, list(formats), output=path, import_agents=import_agents, commit=do_commit)
     _print_export(result, as_json)
 
 
@@ -143,11 +143,17 @@ def _print_export(result: ExportResult, as_json: bool) -> None:
         click.echo("Not committed: review and commit the exported files (or use --commit).", err=True)
 
 
-def _output_path(ctx: click.Context, output: Path | None) -> Path | None:
+def _output_path(ctx: click.Context, output: str | None) -> Path | None:
     """``--output`` as given; a relative path follows the global ``--repo`` ("run as if
-    started in PATH")."""
-    if output is None or output.is_absolute():
-        return output
+    started in PATH"). An empty one (an unset variable) is refused, not read as '.'."""
+    if output is None:
+        return None
+    if not output:
+        raise UsageError(
+            "--output is empty: give the file to write", hint="leave -o out for the default path"
+        )
+    if Path(output).is_absolute():
+        return Path(output)
     base = Path((ctx.find_root().obj or {}).get("repo_path", "."))
     return (base / output).absolute()
 

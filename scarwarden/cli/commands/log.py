@@ -4,7 +4,7 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.cli.commands._common import echo_json, get_repo, limit_option, terminal_text
 
 if TYPE_CHECKING:
     from scarwarden.recall.log import LogEntry
@@ -20,15 +20,7 @@ _VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
     is_flag=True,
     help="Print a list of {id, at, task, verdict, rule_ids, scores, playbook_commit, detail}, newest first.",
 )
-@click.option(
-    "--limit",
-    "-n",
-    type=click.IntRange(min=1),
-    default=20,
-    show_default=True,
-    metavar="N",
-    help="At most N entries.",
-)
+@limit_option("At most N entries.", default=20)
 @click.option(
     "--since",
     metavar="WHEN",
@@ -58,7 +50,8 @@ _VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
     type=click.File("rb"),
     metavar="FILE",
     help="Merge a file written by `log --export` ('-' = stdin); lines already in the log are skipped, "
-    "a bad line refuses the whole file.",
+    "a bad line (one whose text holds NUL or another control character but tab and newline, "
+    "too) refuses the whole file (exit 1, naming the line).",
 )
 @click.pass_context
 def log_cmd(
@@ -78,7 +71,9 @@ def log_cmd(
     line: the time (UTC), the task, the verdict, the rules and scores, and the commit
     the playbook came from, so "why did the agent do X last Tuesday" has an answer:
     `git show <playbook_commit>:memory/playbook.md` is the playbook it saw. The log
-    lives in the index database (.scarwarden/index.db), not in git.
+    lives in the index database (.scarwarden/index.db), not in git. Control characters
+    in a logged task (ESC, BEL, NUL...) are shown escaped, as \\x1b, so a task cannot
+    drive the terminal; --json and --export keep the text exact.
 
     \b
     Examples:
@@ -122,11 +117,13 @@ def _print_entries(entries: list[LogEntry], *, filtered: bool) -> None:
         click.echo("no recall matches" if filtered else "the recall log is empty", err=True)
         return
     for entry in entries:
-        task = " ".join(entry.task.split())
+        task = terminal_text(" ".join(entry.task.split()))
         task = task if len(task) <= 100 else task[:97] + "..."
         click.echo(click.style(f"{entry.at}  {entry.verdict:<12}", bold=True) + f"  {task}")
-        rules = ", ".join(f"{r} ({s:g})" for r, s in zip(entry.rule_ids, entry.scores, strict=False))
-        commit = entry.playbook_commit[:12] if entry.playbook_commit else "uncommitted"
+        rules = ", ".join(
+            f"{terminal_text(r)} ({s:g})" for r, s in zip(entry.rule_ids, entry.scores, strict=False)
+        )
+        commit = terminal_text(entry.playbook_commit[:12]) if entry.playbook_commit else "uncommitted"
         click.echo(f"    rules: {rules or '-'}   playbook: {commit}")
 
 

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.cli.commands._common import echo_json, get_repo, limit_option
 from scarwarden.recall.result import RecallResult
 
 _VERDICT_COLOUR = {"ACT": "green", "ACT_AND_FLAG": "yellow", "ASK_HUMAN": "red"}
@@ -27,13 +27,7 @@ def read_task(words: tuple[str, ...]) -> str:
     help="Print {task, verdict, playbook_commit, rules: [{id, title, text, score, "
     "matched_tags, matched_terms, contributions, episode_ids}]}.",
 )
-@click.option(
-    "--limit",
-    "-n",
-    type=click.IntRange(min=1),
-    metavar="N",
-    help="At most N rules (default: recall.limit in scarwarden.yaml, 5).",
-)
+@limit_option("At most N rules (default: recall.limit in scarwarden.yaml, 5).")
 @click.option(
     "--explain", is_flag=True, help="Show the full arithmetic: idf, tf, length normalisation, weights."
 )

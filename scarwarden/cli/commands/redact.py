@@ -16,7 +16,8 @@ from scarwarden.repo import MemoryRepo
     "--fields",
     "fields",
     multiple=True,
-    help="Only these fields (repeatable or comma-separated); default: all but id and at.",
+    help="Only these fields (repeatable or comma-separated); default: all but id and at. "
+    "An empty list is refused (exit 2).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
 @click.pass_context
@@ -31,6 +32,9 @@ def redact(ctx: click.Context, episode_id: str, reason: str, fields: tuple[str, 
     with no unredacted evidence. The old content stays in git history: see
     docs/privacy.md for purging it with git filter-repo. Rotate a leaked credential.
 
+    Fields an earlier redaction removed are skipped; when nothing is left to redact it
+    says so, commits nothing and exits 0.
+
     \b
     Examples:
       scarwarden redact ep-hkgnqdz88f --reason "pasted a customer's API key"
@@ -40,12 +44,23 @@ def redact(ctx: click.Context, episode_id: str, reason: str, fields: tuple[str, 
 
     repo = get_repo(ctx)
     done = run_redact(
-        repo, episode_id, reason, fields=split_list(fields) or None, check=lambda env: _gate(repo, env)
+        repo,
+        episode_id,
+        reason,
+        fields=split_list(fields) if fields else None,
+        check=lambda env: _gate(repo, env),
     )
     if as_json:
         echo_json(done.to_json())
         return
-    click.echo(f"Redacted {', '.join(done.fields)} of {done.episode_id} (sha256 {done.sha256[:12]}...)")
+    if done.record is None:
+        which = f" ({', '.join(done.already)} already redacted)" if done.already else ""
+        click.echo(f"Nothing left to redact in {done.episode_id}{which}; nothing was committed")
+        return
+    if done.already:
+        click.echo(f"Already redacted, skipped: {', '.join(done.already)}")
+    digest = (done.sha256 or "")[:12]
+    click.echo(f"Redacted {', '.join(done.fields)} of {done.episode_id} (sha256 {digest}...)")
     click.echo(f"Recorded as {done.record.id}; commit {(done.commit or '')[:10]}")
     click.echo("The old content is still in git history: docs/privacy.md says how to purge it.", err=True)
 

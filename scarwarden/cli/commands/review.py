@@ -30,7 +30,8 @@ from scarwarden.errors import ExitCode
     "-o",
     metavar="FILE",
     type=click.Path(dir_okay=False),
-    help="Write the markdown to FILE instead of stdout.",
+    help="Write the markdown to FILE instead of stdout; refused (exit 2) when empty or inside "
+    ".git, the memory folder or .scarwarden/, or onto scarwarden.yaml.",
 )
 @click.option(
     "--json",
@@ -64,11 +65,13 @@ def review(
     from scarwarden.audit.review.markdown import render_markdown
 
     repo = get_repo(ctx)
+    if output is not None:
+        repo.refuse_own_files(output, "--output")  # before the work, and the file stays as it was
     result = build_review(repo, base, head)
     markdown = render_markdown(result)
     if as_json:
         echo_json(result.to_json())
-    elif output:
+    elif output is not None:
         Path(output).write_text(markdown, encoding="utf-8")
         click.echo(f"wrote the review to {output}", err=True)
     else:

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo, split_list
+from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode, format_rule
 from scarwarden.files.playbook_model import APPLIES_TO
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
@@ -103,7 +104,7 @@ def add(
 
 
 @rule.command("list")
-@click.option("--tag", help="Only rules with this tag.")
+@click.option("--tag", help="Only rules with this tag (when none has it, says so; empty: exit 2).")
 @click.option("--retired", "include_retired", is_flag=True, help="Include retired rules.")
 @click.option(
     "--json", "as_json", is_flag=True, help="Print a JSON list of {id, title, text, tags, episode_ids}."
@@ -119,22 +120,32 @@ def list_(ctx: click.Context, tag: str | None, include_retired: bool, as_json: b
     """
     from scarwarden.index import open_index
 
+    if tag is not None and not tag.strip():
+        raise UsageError("--tag is empty: give the tag to list the rules of", hint="or leave --tag out")
     repo = get_repo(ctx)
     with open_index(repo) as index:
         index.require_playbook()
-        rules = index.rules(include_retired=include_retired)
-    if tag:
-        rules = [r for r in rules if tag.lower() in r.tags]
+        every = index.rules(include_retired=include_retired)
+    rules = [r for r in every if tag.strip().lower() in r.tags] if tag else every
     if as_json:
         echo_json([r.to_json() for r in rules])
         return
     if not rules:
-        click.echo("the playbook has no rules yet", err=True)
+        click.echo(_none_listed(tag, bool(every), include_retired), err=True)
         return
     click.echo("\n\n".join(format_rule(r) for r in rules))
 
 
 list_.name = "list"
+
+
+def _none_listed(tag: str | None, any_rules: bool, include_retired: bool) -> str:
+    """Why ``rule list`` printed nothing: no rule at all, or none with the tag."""
+    if not tag or not any_rules:
+        return "the playbook has no rules yet"
+    which = "rule" if include_retired else "active rule"
+    more = "" if include_retired else " (--retired includes retired rules)"
+    return f"no {which} has the tag {tag.strip()!r}{more}"
 
 
 @rule.command("show")
@@ -146,7 +157,8 @@ def show(ctx: click.Context, rule_id: str, as_json: bool) -> None:
     (applications, corrections), every cited episode word for word, and the commits
     that introduced and changed it.
 
-    RULE is the rule's ID in any case (PB-01, pb-7k2m9q4x) or its title.
+    RULE is the rule's ID in any case (PB-01, pb-7k2m9q4x) or its title; an empty
+    RULE is a usage error (exit 2).
 
     \b
     Examples:

@@ -20,7 +20,8 @@ def verify(ctx: click.Context, rev_range: str | None, all_refs: bool, as_json: b
     and that every version of the playbook parsed, kept its rule IDs and cited only
     episodes in that commit's own tree. Each problem is reported once, at the first
     commit that introduced it, so a commit made with 'git commit --no-verify' is caught
-    here. Exit 1 when anything is wrong.
+    here. Exit 1 when anything is wrong; exit 2 for a RANGE git cannot resolve or
+    one naming something other than commits (a tree such as HEAD^{tree}, a blob).
 
     Objects are read as stored ('git replace' is ignored), and a shallow clone is
     reported as unverifiable (exit 6, with the depth it could see) instead of honest.
