@@ -55,6 +55,49 @@ def _printable(message: str) -> str:
     return message.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def _argument_problem(args: list[str]) -> ScarwardenError | None:
+    """The first argument that is not valid UTF-8, as a usage error (exit 2).
+
+    Python hands each byte of an argument that is not UTF-8 over as a surrogate from
+    U+DC80 to U+DCFF (surrogateescape), which no file, commit, index or terminal can
+    take: refused here, before any command runs, rather than crash wherever the text
+    is first written. (Other lone surrogates never come from a command line; called
+    in-process, a command's own input checks refuse them.)"""
+    for number, arg in enumerate(args, 1):
+        try:
+            arg.encode("utf-8")
+            continue
+        except UnicodeEncodeError:
+            pass
+        at = next((i for i, char in enumerate(arg) if "\udc80" <= char <= "\udcff"), None)
+        if at is None:
+            continue
+        from scarwarden.errors import UsageError
+
+        shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return UsageError(
+            f"argument {number} ('{shown}') is not valid UTF-8 (the byte 0x{ord(arg[at]) - 0xDC00:02X} "
+            f"at character {at + 1}); nothing was done",
+            hint="Scarwarden reads its command line as UTF-8 text (file names too): "
+            "check the terminal's encoding (locale), or rename the file",
+        )
+    return None
+
+
+class _Refused(click.ClickException):
+    """A usage error found while the command line is parsed, before the command's own
+    error boundary (:meth:`LazyGroup.invoke`): printed the same way, exit 2."""
+
+    exit_code = int(ExitCode.USAGE)
+
+    def __init__(self, error: ScarwardenError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+    def show(self, file: Any = None) -> None:
+        click.echo(_printable(self.error.render()), err=True)
+
+
 def _setup_logging() -> None:
     # Imported here, not at the top: `scarwarden --help` never gets this far, and
     # logging (with traceback, linecache, tokenize) is ~5 ms of its start-up.
@@ -104,6 +147,13 @@ class LazyGroup(click.Group):
         command = getattr(module, attr)
         assert isinstance(command, click.Command)
         return command
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # The group parses the whole command line first: one check covers every command.
+        problem = _argument_problem(args)
+        if problem is not None:
+            raise _Refused(problem)
+        return super().parse_args(ctx, args)
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
