@@ -354,6 +354,8 @@ def parse_config(raw: Any, *, source: str = CONFIG_FILE, environ: Mapping[str, s
             f"memory_dir in {source} must be a relative folder inside the repository",
             hint="for example: memory_dir: memory",
         )
+    if (problem := text_setting_problem(memory_dir)) is not None:
+        raise ConfigError(f"memory_dir in {source} {problem}", hint="for example: memory_dir: memory")
     sections = {
         name: dict(raw.get(name) or {}) if isinstance(raw.get(name), Mapping) else raw.get(name)
         for name in _SECTIONS

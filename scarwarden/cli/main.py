@@ -179,29 +179,59 @@ class LazyGroup(click.Group):
         debug = bool(ctx.params.get("debug")) or os.environ.get("SCARWARDEN_DEBUG", "") not in ("", "0")
         try:
             return super().invoke(ctx)
-        except ScarwardenError as exc:
-            if debug:
-                import traceback  # ~5 ms: only on this path
-
-                traceback.print_exc()
-            exc = _no_identity(exc) or exc
-            click.echo(_printable(exc.render()), err=True)
-            ctx.exit(int(exc.exit_code))
         except BrokenPipeError:  # `scarwarden episode list | head`
             sys.stderr.close()
             ctx.exit(0)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise  # click's own: usage errors and exits, printed by click
         except Exception as exc:  # noqa: BLE001 - the one boundary: no input prints a traceback
+            error = exc if isinstance(exc, ScarwardenError) else _expected(exc, ctx)
+            if error is None:
+                if debug:
+                    raise
+                click.echo(
+                    _printable(f"error: internal error: {type(exc).__name__}: {exc}")
+                    + "\nhint: this is a bug in Scarwarden, not in your input; run again with --debug "
+                    "(or SCARWARDEN_DEBUG=1) for the traceback, and report it",
+                    err=True,
+                )
+                ctx.exit(int(ExitCode.CHECK_FAILED))
             if debug:
-                raise
-            click.echo(
-                _printable(f"error: internal error: {type(exc).__name__}: {exc}")
-                + "\nhint: this is a bug in Scarwarden, not in your input; run again with --debug "
-                "(or SCARWARDEN_DEBUG=1) for the traceback, and report it",
-                err=True,
-            )
-            ctx.exit(int(ExitCode.CHECK_FAILED))
+                import traceback  # ~5 ms: only on this path
+
+                traceback.print_exc()
+            error = _no_identity(error) or error
+            click.echo(_printable(error.render()), err=True)
+            ctx.exit(int(error.exit_code))
+
+
+def _expected(exc: Exception, ctx: click.Context) -> ScarwardenError | None:
+    """An exception from outside our code that is still the user's to fix, as our error:
+    a file or folder that cannot be read or written (the path and what is wrong, exit
+    2), an index SQLite cannot open. ``None``: a bug, reported as one."""
+    from scarwarden.errors import FileAccessError, file_access_error
+
+    if isinstance(exc, OSError):
+        return file_access_error(exc, root=str((ctx.obj or {}).get("repo_path", ".")))
+    sqlite3 = sys.modules.get("sqlite3")
+    if sqlite3 is not None and isinstance(exc, sqlite3.OperationalError) and str(exc) in _SQLITE_ACCESS:
+        return FileAccessError(
+            f"cannot use the index (.scarwarden/index.db): SQLite says {exc}",
+            hint="check that .scarwarden/ and the files in it can be read and written; the index is "
+            "a cache of the memory files: delete .scarwarden/index.db and it is rebuilt from them",
+        )
+    return None
+
+
+#: What SQLite says when the index's file or folder cannot be used (not a bug of ours).
+_SQLITE_ACCESS = frozenset(
+    {
+        "unable to open database file",
+        "attempt to write a readonly database",
+        "disk I/O error",
+        "database or disk is full",
+    }
+)
 
 
 @click.group(

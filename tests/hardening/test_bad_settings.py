@@ -35,6 +35,8 @@ from scarwarden.repo import MemoryRepo
         ("answer:\n  qc_max_retakes: -1\n", "answer.qc_max_retakes must be at least 0, got -1"),
         ("media:\n  send_max_side: 15\n", "media.send_max_side must be at least 16, got 15"),
         ("media:\n  max_bytes: 9223372036854775808\n", "media.max_bytes must be at most 9223372036854775807"),
+        ('memory_dir: "mem\\x1bory"\n', "memory_dir in scarwarden.yaml holds a control character (U+001B)"),
+        ('model:\n  answer_model: "m\\x00"\n', "model.answer_model holds a control character (U+0000)"),
     ],
 )
 def test_out_of_range_settings_exit_2_naming_the_setting_and_the_file(
