@@ -42,8 +42,11 @@ class _Server(MCPServer):
                 f"{name}: argument '{nul}' holds a NUL character (\\0), which no text, path "
                 "or ID may hold.\nhint: send the value without it"
             )
+        # Else the first file, hash or index write crashes on it. (Over stdio such a call
+        # never gets here: the SDK cannot parse the "\\ud800" escape and drops the
+        # line unanswered, modelcontextprotocol/python-sdk issue 2751.)
         surrogate = next(encoding_problems_in(arguments), None)
-        if surrogate is not None:  # else the first file, hash or index write crashes on it
+        if surrogate is not None:
             where, reason = surrogate
             raise ToolError(
                 bounded(name, f"{name}: argument {where} {reason}; nothing was done")
