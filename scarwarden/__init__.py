@@ -31,6 +31,9 @@ if TYPE_CHECKING:
         ExitCode as ExitCode,
     )
     from scarwarden.api import (
+        FileAccessError as FileAccessError,
+    )
+    from scarwarden.api import (
         GitError as GitError,
     )
     from scarwarden.api import (
@@ -83,6 +86,7 @@ _API = frozenset(
         "Distillation",
         "EpisodeRecord",
         "ExitCode",
+        "FileAccessError",
         "GitError",
         "ImportResult",
         "Memory",

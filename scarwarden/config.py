@@ -16,8 +16,16 @@ from typing import Any
 
 from scarwarden.errors import ConfigError, ValidationError
 from scarwarden.providers import KEY_PROVIDERS, PROVIDERS, apply_preset, provider_for_key
+from scarwarden.settings_check import (
+    MAX_INTEGER,
+    SETTINGS_FILE,
+    api_key_problem,
+    coerce_setting,
+    range_problem,
+    text_setting_problem,
+)
 
-CONFIG_FILE = "scarwarden.yaml"
+CONFIG_FILE = SETTINGS_FILE
 
 DEFAULT_BASE_URL = "https://dashscope-intl.aliyuncs.com/compatible-mode/v1"
 
@@ -45,24 +53,42 @@ class RecallSettings:
     limit: int = 5
 
     def __post_init__(self) -> None:
+        # Written so that NaN fails each test: it compares false with everything.
         problems = []
-        if self.floor < 0:
-            problems.append(f"recall.floor must not be negative, got {self.floor}")
-        if self.act_threshold > 1:
+        if not 0 <= self.floor <= 1:
+            problems.append(
+                f"recall.floor must not be negative, got {self.floor}"
+                if self.floor < 0
+                else f"recall.floor is a confidence between 0 and 1, got {self.floor}"
+            )
+        if not 0 <= self.act_threshold <= 1:
             problems.append(
                 f"recall.act_threshold is a confidence between 0 and 1, got "
-                f"{self.act_threshold} (a ranking score?)"
+                f"{self.act_threshold}" + (" (a ranking score?)" if self.act_threshold > 1 else "")
             )
-        if self.act_threshold < self.floor:
+        elif self.act_threshold < self.floor:
             problems.append(
                 f"recall.act_threshold ({self.act_threshold}) must not be below recall.floor ({self.floor})"
             )
-        if self.act_tag_hits < 1:
-            problems.append(f"recall.act_tag_hits must be at least 1, got {self.act_tag_hits}")
-        if self.limit < 1:
-            problems.append(f"recall.limit must be at least 1, got {self.limit}")
+        for key in ("act_tag_hits", "limit"):
+            value = getattr(self, key)
+            if value < 1:
+                problems.append(f"recall.{key} must be at least 1, got {value}")
+            elif value > MAX_INTEGER:
+                problems.append(f"recall.{key} must be at most {MAX_INTEGER}, got {value}")
         if problems:
             raise ConfigError("; ".join(problems), hint=f"fix the 'recall:' section of {CONFIG_FILE}")
+
+
+def _check_ranges(settings: Any, section: str) -> None:
+    """The ranges of :mod:`scarwarden.settings_check`, for settings built in code (the
+    Python API, a test); a file's or the environment's values were checked as read."""
+    for item in fields(settings):
+        problem = range_problem(f"{section}.{item.name}", getattr(settings, item.name))
+        if problem is not None:
+            raise ConfigError(
+                f"{section}.{item.name} {problem}", hint=f"fix the '{section}:' section of {CONFIG_FILE}"
+            )
 
 
 @dataclass(frozen=True)
@@ -87,6 +113,9 @@ class ModelSettings:
     #: filling in base_url, the models and the key variable; empty: the DashScope defaults.
     provider: str = ""
 
+    def __post_init__(self) -> None:
+        _check_ranges(self, "model")
+
 
 @dataclass(frozen=True)
 class DistillSettings:
@@ -95,11 +124,17 @@ class DistillSettings:
     #: At most this many existing rules are sent with a batch as context.
     max_context_rules: int = 40
 
+    def __post_init__(self) -> None:
+        _check_ranges(self, "distill")
+
 
 @dataclass(frozen=True)
 class AnswerSettings:
     #: How many times the reviewer may send a draft back before giving up.
     qc_max_retakes: int = 2
+
+    def __post_init__(self) -> None:
+        _check_ranges(self, "answer")
 
 
 @dataclass(frozen=True)
@@ -114,11 +149,7 @@ class MediaSettings:
     send_max_side: int = 1568
 
     def __post_init__(self) -> None:
-        if self.max_bytes < 1 or self.send_max_bytes < 1 or self.send_max_side < 16:
-            raise ConfigError(
-                "media.max_bytes and media.send_max_bytes must be positive, media.send_max_side at least 16",
-                hint=f"fix the 'media:' section of {CONFIG_FILE}",
-            )
+        _check_ranges(self, "media")
 
 
 @dataclass(frozen=True)
@@ -184,8 +215,19 @@ class Config:
         (``OPENAI_API_KEY`` for the openai preset, ``DASHSCOPE_API_KEY`` for the default)."""
         env = os.environ if environ is None else environ
         own = self.key_env()
-        general = env.get("SCARWARDEN_API_KEY") if self.endpoint_set else None
-        return general or (env.get(own) if own else None) or None
+        for var in ("SCARWARDEN_API_KEY" if self.endpoint_set else None, own):
+            key = env.get(var) if var else None
+            if key:
+                # Refused here, not by the HTTP library as it builds the header.
+                problem = api_key_problem(key)
+                if problem is not None:
+                    raise ConfigError(
+                        f"{var} {problem}",
+                        hint=f"set {var} to the key exactly as the provider gave it "
+                        "(a key read from a file may end in a line break)",
+                    )
+                return key
+        return None
 
     def key_names(self) -> str:
         """The variables to set for a key, for hints: ``SCARWARDEN_API_KEY`` only once
@@ -242,27 +284,7 @@ _ENV_OVERRIDES = {
 }
 
 
-def _coerce(value: Any, default: Any, where: str) -> Any:
-    """Check ``value`` against the type of ``default``; ints are accepted for floats."""
-    expected = type(default)
-    if expected is bool:
-        if isinstance(value, bool):
-            return value
-    elif expected is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    elif expected is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif isinstance(value, expected):
-        return value
-    raise ConfigError(
-        f"{where} must be {expected.__name__}, got {type(value).__name__} ({value!r})",
-        hint=f"fix it in {CONFIG_FILE} or remove it to use the default ({default!r})",
-    )
-
-
-def _build_section(cls: type, raw: Any, where: str) -> Any:
+def _build_section(cls: type, raw: Any, where: str, origins: Mapping[str, str]) -> Any:
     if raw is None:
         return cls()
     if not isinstance(raw, Mapping):
@@ -280,8 +302,33 @@ def _build_section(cls: type, raw: Any, where: str) -> Any:
                 hint=(f"did you mean '{where}.{close[0]}'? " if close else "")
                 + f"known settings in '{where}': {', '.join(sorted(known))}",
             )
-        values[key] = _coerce(value, getattr(defaults, key), f"{where}.{key}")
+        name = f"{where}.{key}"
+        values[key] = coerce_setting(value, getattr(defaults, key), name, origins.get(name))
     return cls(**values)
+
+
+def _from_environment(env: Mapping[str, str], sections: dict[str, Any]) -> dict[str, str]:
+    """The environment's overrides put into ``sections``; returns setting -> variable."""
+    origins: dict[str, str] = {}
+    for var, (section, key) in _ENV_OVERRIDES.items():
+        if not env.get(var):
+            continue
+        text: str = env[var]
+        problem = text_setting_problem(text)
+        if problem is not None:
+            raise ConfigError(f"{var} {problem}", hint=f"fix or unset {var} in the environment")
+        default = getattr(_SECTIONS[section](), key)
+        try:
+            value: Any = type(default)(text)
+        except ValueError:
+            raise ConfigError(f"{var} must be {type(default).__name__}, got {text!r}") from None
+        target = sections.get(section)
+        if target is None:
+            target = sections[section] = {}
+        if isinstance(target, dict):
+            target[key] = value
+            origins[f"{section}.{key}"] = var
+    return origins
 
 
 def parse_config(raw: Any, *, source: str = CONFIG_FILE, environ: Mapping[str, str] | None = None) -> Config:
@@ -307,24 +354,14 @@ def parse_config(raw: Any, *, source: str = CONFIG_FILE, environ: Mapping[str, s
             f"memory_dir in {source} must be a relative folder inside the repository",
             hint="for example: memory_dir: memory",
         )
+    if (problem := text_setting_problem(memory_dir)) is not None:
+        raise ConfigError(f"memory_dir in {source} {problem}", hint="for example: memory_dir: memory")
     sections = {
         name: dict(raw.get(name) or {}) if isinstance(raw.get(name), Mapping) else raw.get(name)
         for name in _SECTIONS
     }
     env = os.environ if environ is None else environ
-    for var, (section, key) in _ENV_OVERRIDES.items():
-        if env.get(var):
-            value: Any = env[var]
-            default = getattr(_SECTIONS[section](), key)
-            try:
-                value = type(default)(value)
-            except ValueError:
-                raise ConfigError(f"{var} must be {type(default).__name__}, got {value!r}") from None
-            target = sections.get(section)
-            if target is None:
-                target = sections[section] = {}
-            if isinstance(target, dict):
-                target[key] = value
+    origins = _from_environment(env, sections)
     model = sections.get("model")
     endpoint_set = isinstance(model, dict) and bool(model.get("provider") or model.get("base_url"))
     provider_from = ""
@@ -334,7 +371,7 @@ def parse_config(raw: Any, *, source: str = CONFIG_FILE, environ: Mapping[str, s
         sections["model"] = model = {**(model or {}), "provider": KEY_PROVIDERS[provider_from]}
     # Where the provider name came from, for the error that names it (issue 18).
     apply_preset(model, source, from_env=bool(env.get("SCARWARDEN_PROVIDER")))
-    built = {name: _build_section(cls, sections[name], name) for name, cls in _SECTIONS.items()}
+    built = {name: _build_section(cls, sections[name], name, origins) for name, cls in _SECTIONS.items()}
     return Config(
         memory_dir=memory_dir.rstrip("/"),
         source=source,

@@ -8,6 +8,8 @@ pre-commit's ``FatalError`` works. Nothing else in the package prints or exits.
 from __future__ import annotations
 
 import enum
+import errno
+import os
 from dataclasses import dataclass
 
 
@@ -18,7 +20,8 @@ class ExitCode(enum.IntEnum):
     #: A check failed or the user must act: validation errors, a rejected commit,
     #: invented citations under ``--strict``, an ``export --check`` that found drift.
     CHECK_FAILED = 1
-    #: Bad usage or configuration: unknown option, not a git repo, bad scarwarden.yaml.
+    #: Bad usage or configuration: unknown option, an argument that is not UTF-8, not a
+    #: git repo, bad scarwarden.yaml; a file or folder that cannot be read or written.
     USAGE = 2
     #: The model endpoint could not be reached (connection refused, DNS, timeout,
     #: retries on 408/429/5xx exhausted).
@@ -141,3 +144,62 @@ class ModelError(ScarwardenError):
     """The model answered with an error or with output that is not what was asked."""
 
     exit_code = ExitCode.MODEL_ERROR
+
+
+class FileAccessError(ScarwardenError):
+    """A file or folder Scarwarden must read or write cannot be: permission denied, a
+    folder where a file should be (or the reverse), a read-only or full disk."""
+
+    exit_code = ExitCode.USAGE
+
+
+#: errno -> (what is wrong with the path, how to fix it).
+_ACCESS_PROBLEMS = {
+    errno.EACCES: ("permission denied", "check the owner and mode of {path} (ls -ld {path})"),
+    errno.EPERM: ("operation not permitted", "check its owner, mode and attributes (ls -ld {path})"),
+    errno.EISDIR: ("is a folder, where a file should be", "move the folder away, then run the command again"),
+    errno.ENOTDIR: (
+        "is not a folder: a file is where a folder should be",
+        "move the file that is in the way, then run the command again",
+    ),
+    errno.EEXIST: (
+        "is in the way: it exists, and is not a folder",
+        "move it away (a folder must be there), then run the command again",
+    ),
+    errno.ENOENT: ("does not exist", "check the path"),
+    errno.EROFS: ("is on a read-only file system", "run where the repository can be written"),
+    errno.ENOSPC: ("no space left on the device", "free some space, then run the command again"),
+    errno.EDQUOT: ("disk quota exceeded", "free some space, then run the command again"),
+    errno.ENAMETOOLONG: ("the name is too long", "use a shorter path"),
+    errno.ELOOP: ("too many levels of symbolic links", "check the links (ls -l {path})"),
+}
+
+
+def file_access_error(exc: OSError, *, root: str | None = None) -> FileAccessError | None:
+    """``exc`` as one line naming the path and what is wrong with it, or ``None`` when it
+    is not a problem with a file (then it is a bug, reported as one). A path inside
+    ``root`` (the repository) is shown relative to it."""
+    known = _ACCESS_PROBLEMS.get(exc.errno) if exc.errno is not None else None
+    if known is None:
+        return None
+    # A rename names both ends; the target is the one in the way (EISDIR, EEXIST...).
+    raw = exc.filename2 if exc.filename2 is not None and exc.errno != errno.EACCES else exc.filename
+    if raw is None and exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+        return None
+    reason, hint = known
+    if raw is None:
+        return FileAccessError(f"cannot write: {reason}", hint=hint.format(path="."))
+    name = os.fsdecode(raw) if isinstance(raw, (str, bytes, os.PathLike)) else str(raw)
+    path = _shown(name, root)
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and not os.path.lexists(name):
+        # It was to be made: what refuses is the folder it goes in.
+        folder = _shown(os.path.dirname(os.path.abspath(name)), root)
+        return FileAccessError(f"cannot create {path}: {reason} in {folder}", hint=hint.format(path=folder))
+    return FileAccessError(f"{path}: {reason}", hint=hint.format(path=path))
+
+
+def _shown(path: str, root: str | None) -> str:
+    if root is None:
+        return path
+    full, top = os.path.abspath(path), os.path.abspath(root)
+    return os.path.relpath(full, top) if full.startswith(top + os.sep) else path

@@ -143,7 +143,7 @@ def audit_image(
     # No vision model (a text-only provider) is no model at all for an image.
     if client is None or not result.rules or not repo.config.model.vision_model:
         return result
-    result.sent = prepare(image, repo.config.media)
+    result.sent = prepare(image, repo.config.media, source=source)
     result.model = repo.config.model.vision_model
     by_id = {r.id: r for r in result.rules}
     verdicts, responses = complete_json(

@@ -12,9 +12,10 @@ from __future__ import annotations
 import base64
 import io
 from dataclasses import dataclass
+from typing import Any
 
 from scarwarden.config import MediaSettings
-from scarwarden.errors import UsageError
+from scarwarden.errors import UsageError, ValidationError
 from scarwarden.files.media import Image
 
 
@@ -45,9 +46,12 @@ class Sent:
         }
 
 
-def prepare(image: Image, settings: MediaSettings) -> Sent:
-    """The image as the model will see it (see the module docstring)."""
+def prepare(image: Image, settings: MediaSettings, *, source: str = "the image") -> Sent:
+    """The image as the model will see it (see the module docstring). An image Pillow
+    cannot decode (a PNG whose data is garbage) is a :class:`ValidationError` naming
+    ``source``, before anything is sent."""
     try:
+        import PIL
         from PIL import Image as PILImage
     except ImportError:
         if len(image.data) > settings.send_max_bytes or image.frames > 1:
@@ -58,14 +62,29 @@ def prepare(image: Image, settings: MediaSettings) -> Sent:
                 hint="install the vision extra: pip install 'scarwarden[vision]' (Pillow)",
             ) from None
         return Sent(image.data, image.mime, len(image.data), False)
-    with PILImage.open(io.BytesIO(image.data)) as opened:
-        opened.seek(0)  # an animated GIF: the first frame is what is judged
-        width, height = opened.size
-        small = len(image.data) <= settings.send_max_bytes and max(width, height) <= settings.send_max_side
-        note = f"animated GIF: the first of {image.frames} frames was judged" if image.frames > 1 else ""
-        if small and image.frames == 1:
-            return Sent(image.data, image.mime, len(image.data), False, width, height)
-        return _shrink(opened, image, settings, note)
+    # What Pillow raises for a file it cannot decode: not identified, a bomb, a broken
+    # data stream (OSError), a bad header (SyntaxError, ValueError), cut short (EOFError).
+    undecodable = (PIL.UnidentifiedImageError, PILImage.DecompressionBombError, OSError)
+    try:
+        with PILImage.open(io.BytesIO(image.data)) as opened:
+            opened.seek(0)  # an animated GIF: the first frame is what is judged
+            opened.load()  # decoded here, so a damaged image is refused before any call
+            return _sent(opened, image, settings)
+    except (*undecodable, SyntaxError, ValueError, EOFError) as exc:
+        raise ValidationError(
+            f"{source}: a damaged or oversized image: it cannot be decoded ({type(exc).__name__}: {exc})",
+            hint="export it again from an image editor (as PNG or JPEG), then audit it again",
+        ) from None
+
+
+def _sent(opened: Any, image: Image, settings: MediaSettings) -> Sent:
+    """As it is when small enough, else shrunk."""
+    width, height = opened.size
+    small = len(image.data) <= settings.send_max_bytes and max(width, height) <= settings.send_max_side
+    note = f"animated GIF: the first of {image.frames} frames was judged" if image.frames > 1 else ""
+    if small and image.frames == 1:
+        return Sent(image.data, image.mime, len(image.data), False, width, height)
+    return _shrink(opened, image, settings, note)
 
 
 def _shrink(opened: object, image: Image, settings: MediaSettings, note: str) -> Sent:

@@ -22,6 +22,7 @@ from scarwarden.api.results import Distillation, EpisodeRecord, Recall, Recalled
 from scarwarden.errors import (
     ConfigError,
     ExitCode,
+    FileAccessError,
     GitError,
     ModelError,
     ModelUnreachable,
@@ -40,6 +41,7 @@ __all__ = [
     "Distillation",
     "EpisodeRecord",
     "ExitCode",
+    "FileAccessError",
     "GitError",
     "ImportResult",
     "Memory",

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from scarwarden.api.file_errors import raises_file_access_errors
 from scarwarden.api.results import Distillation, EpisodeRecord, Recall, RecalledRule, Recorded, Rule
 from scarwarden.errors import Problem, UsageError
 from scarwarden.repo import MemoryRepo
@@ -43,6 +44,7 @@ RECORD_FIELDS = (
 LIST_FIELDS = ("tags", "refs", "rules_applied")
 
 
+@raises_file_access_errors
 class Memory:
     """A Scarwarden memory: a git repository with ``memory/`` (``scarwarden init``)."""
 

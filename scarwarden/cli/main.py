@@ -55,6 +55,49 @@ def _printable(message: str) -> str:
     return message.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def _argument_problem(args: list[str]) -> ScarwardenError | None:
+    """The first argument that is not valid UTF-8, as a usage error (exit 2).
+
+    Python hands each byte of an argument that is not UTF-8 over as a surrogate from
+    U+DC80 to U+DCFF (surrogateescape), which no file, commit, index or terminal can
+    take: refused here, before any command runs, rather than crash wherever the text
+    is first written. (Other lone surrogates never come from a command line; called
+    in-process, a command's own input checks refuse them.)"""
+    for number, arg in enumerate(args, 1):
+        try:
+            arg.encode("utf-8")
+            continue
+        except UnicodeEncodeError:
+            pass
+        at = next((i for i, char in enumerate(arg) if "\udc80" <= char <= "\udcff"), None)
+        if at is None:
+            continue
+        from scarwarden.errors import UsageError
+
+        shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return UsageError(
+            f"argument {number} ('{shown}') is not valid UTF-8 (the byte 0x{ord(arg[at]) - 0xDC00:02X} "
+            f"at character {at + 1}); nothing was done",
+            hint="Scarwarden reads its command line as UTF-8 text (file names too): "
+            "check the terminal's encoding (locale), or rename the file",
+        )
+    return None
+
+
+class _Refused(click.ClickException):
+    """A usage error found while the command line is parsed, before the command's own
+    error boundary (:meth:`LazyGroup.invoke`): printed the same way, exit 2."""
+
+    exit_code = int(ExitCode.USAGE)
+
+    def __init__(self, error: ScarwardenError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+    def show(self, file: Any = None) -> None:
+        click.echo(_printable(self.error.render()), err=True)
+
+
 def _setup_logging() -> None:
     # Imported here, not at the top: `scarwarden --help` never gets this far, and
     # logging (with traceback, linecache, tokenize) is ~5 ms of its start-up.
@@ -105,6 +148,13 @@ class LazyGroup(click.Group):
         assert isinstance(command, click.Command)
         return command
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # The group parses the whole command line first: one check covers every command.
+        problem = _argument_problem(args)
+        if problem is not None:
+            raise _Refused(problem)
+        return super().parse_args(ctx, args)
+
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
@@ -129,29 +179,59 @@ class LazyGroup(click.Group):
         debug = bool(ctx.params.get("debug")) or os.environ.get("SCARWARDEN_DEBUG", "") not in ("", "0")
         try:
             return super().invoke(ctx)
-        except ScarwardenError as exc:
-            if debug:
-                import traceback  # ~5 ms: only on this path
-
-                traceback.print_exc()
-            exc = _no_identity(exc) or exc
-            click.echo(_printable(exc.render()), err=True)
-            ctx.exit(int(exc.exit_code))
         except BrokenPipeError:  # `scarwarden episode list | head`
             sys.stderr.close()
             ctx.exit(0)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise  # click's own: usage errors and exits, printed by click
         except Exception as exc:  # noqa: BLE001 - the one boundary: no input prints a traceback
+            error = exc if isinstance(exc, ScarwardenError) else _expected(exc, ctx)
+            if error is None:
+                if debug:
+                    raise
+                click.echo(
+                    _printable(f"error: internal error: {type(exc).__name__}: {exc}")
+                    + "\nhint: this is a bug in Scarwarden, not in your input; run again with --debug "
+                    "(or SCARWARDEN_DEBUG=1) for the traceback, and report it",
+                    err=True,
+                )
+                ctx.exit(int(ExitCode.CHECK_FAILED))
             if debug:
-                raise
-            click.echo(
-                _printable(f"error: internal error: {type(exc).__name__}: {exc}")
-                + "\nhint: this is a bug in Scarwarden, not in your input; run again with --debug "
-                "(or SCARWARDEN_DEBUG=1) for the traceback, and report it",
-                err=True,
-            )
-            ctx.exit(int(ExitCode.CHECK_FAILED))
+                import traceback  # ~5 ms: only on this path
+
+                traceback.print_exc()
+            error = _no_identity(error) or error
+            click.echo(_printable(error.render()), err=True)
+            ctx.exit(int(error.exit_code))
+
+
+def _expected(exc: Exception, ctx: click.Context) -> ScarwardenError | None:
+    """An exception from outside our code that is still the user's to fix, as our error:
+    a file or folder that cannot be read or written (the path and what is wrong, exit
+    2), an index SQLite cannot open. ``None``: a bug, reported as one."""
+    from scarwarden.errors import FileAccessError, file_access_error
+
+    if isinstance(exc, OSError):
+        return file_access_error(exc, root=str((ctx.obj or {}).get("repo_path", ".")))
+    sqlite3 = sys.modules.get("sqlite3")
+    if sqlite3 is not None and isinstance(exc, sqlite3.OperationalError) and str(exc) in _SQLITE_ACCESS:
+        return FileAccessError(
+            f"cannot use the index (.scarwarden/index.db): SQLite says {exc}",
+            hint="check that .scarwarden/ and the files in it can be read and written; the index is "
+            "a cache of the memory files: delete .scarwarden/index.db and it is rebuilt from them",
+        )
+    return None
+
+
+#: What SQLite says when the index's file or folder cannot be used (not a bug of ours).
+_SQLITE_ACCESS = frozenset(
+    {
+        "unable to open database file",
+        "attempt to write a readonly database",
+        "disk I/O error",
+        "database or disk is full",
+    }
+)
 
 
 @click.group(

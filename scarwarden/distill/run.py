@@ -14,7 +14,7 @@ from scarwarden.distill import commit as commits
 from scarwarden.distill import earned, state
 from scarwarden.distill.ops import apply_operations
 from scarwarden.distill.result import DistillResult
-from scarwarden.errors import ModelError, ModelUnreachable, NoModelConfigured, UsageError
+from scarwarden.errors import ModelError, ModelUnreachable, NoModelConfigured, UsageError, ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import write_lock
@@ -195,8 +195,20 @@ def _starting_playbook(repo: MemoryRepo, head: str, *, commit: bool) -> str:
     will change), else the working tree's."""
     if commit:
         raw = git.show_file(repo.root, head, repo.playbook_rel)
-        return raw.decode("utf-8") if raw is not None else pb.TITLE + "\n"
-    return repo.playbook_path.read_text(encoding="utf-8") if repo.playbook_path.exists() else pb.TITLE + "\n"
+        where = f"{repo.playbook_rel} (committed)"
+    else:
+        raw = repo.playbook_path.read_bytes() if repo.playbook_path.exists() else None
+        where = repo.playbook_rel
+    if raw is None:
+        return pb.TITLE + "\n"
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(
+            f"{where} is not valid UTF-8 (the byte 0x{raw[exc.start]:02X} at byte {exc.start + 1:,}); "
+            "nothing was distilled",
+            hint="save the playbook as UTF-8 ('scarwarden check' shows the line), then distill again",
+        ) from None
 
 
 def _propose(

@@ -30,7 +30,10 @@ def atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(path)
     # The PID in the name lets the next run remove it as soon as this process is gone.
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=path.parent)
+    except OSError as exc:  # name the folder that refused, not a temporary file never made
+        raise OSError(exc.errno, exc.strerror, os.fspath(path.parent)) from None
     try:
         os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as handle:

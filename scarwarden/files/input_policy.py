@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 #: C0 controls except tab (09) and newline (0a), DEL, C1 controls, and surrogates.
 _REFUSED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 #: What the characters are called in messages.
 _NAMES = {"\x00": "a NUL character", "\r": "a carriage return", "\x1b": "an escape character"}
@@ -41,34 +43,59 @@ def text_problem(value: str) -> str | None:
     if found is None:
         return None
     char = found.group()
-    code = f"U+{ord(char):04X}"
     where = f"at character {found.start() + 1}"
     if "\ud800" <= char <= "\udfff":
-        return (
-            f"holds a lone surrogate ({code}) {where}: not valid Unicode text"
-            " (a JSON '\\ud800'-style escape must be half of a surrogate pair)"
-        )
+        return _surrogate(char, where)
     name = _NAMES.get(char, "a control character")
-    return f"holds {name} ({code}) {where}; only tab and newline are allowed"
+    return f"holds {name} (U+{ord(char):04X}) {where}; only tab and newline are allowed"
+
+
+def encoding_problem(value: str) -> str | None:
+    """Why ``value`` cannot be written as UTF-8 at all (a lone surrogate), or ``None``:
+    the part of :func:`text_problem` that holds for any text, stored or not."""
+    found = _SURROGATE.search(value)
+    return None if found is None else _surrogate(found.group(), f"at character {found.start() + 1}")
+
+
+def _surrogate(char: str, where: str) -> str:
+    code = f"U+{ord(char):04X}"
+    if "\udc80" <= char <= "\udcff":
+        # What Python makes of a byte that is not UTF-8 in a file name, an argument or
+        # the environment (surrogateescape): say so, not "surrogate".
+        return f"is not valid UTF-8 (the byte 0x{ord(char) - 0xDC00:02X} {where}, read as {code})"
+    return (
+        f"holds a lone surrogate ({code}) {where}: not valid Unicode text"
+        " (a JSON '\\ud800'-style escape must be half of a surrogate pair)"
+    )
 
 
 def problems_in(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
     """(where, why) for every string in ``value`` (keys too, at any depth) that breaks
     the policy; ``where`` is a path such as ``x-meta.notes[2]`` below the field."""
+    return _walk(value, path, text_problem)
+
+
+def encoding_problems_in(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """(where, why) for every string in ``value`` (keys too) that is not valid Unicode
+    text (:func:`encoding_problem`): for data that is kept but not stored as text."""
+    return _walk(value, path, encoding_problem)
+
+
+def _walk(value: Any, path: str, check: Callable[[str], str | None]) -> Iterator[tuple[str, str]]:
     if isinstance(value, str):
-        reason = text_problem(value)
+        reason = check(value)
         if reason is not None:
             yield path, reason
     elif isinstance(value, dict):
         for key, item in value.items():
             name = shown(key) if isinstance(key, str) else repr(key)
-            if isinstance(key, str) and (reason := text_problem(key)) is not None:
+            if isinstance(key, str) and (reason := check(key)) is not None:
                 yield f"{path} key {name}".strip(), f"the key {reason}"
                 continue
-            yield from problems_in(item, f"{path}.{name}" if path else name)
+            yield from _walk(item, f"{path}.{name}" if path else name, check)
     elif isinstance(value, (list, tuple)):
         for number, item in enumerate(value):
-            yield from problems_in(item, f"{path}[{number}]")
+            yield from _walk(item, f"{path}[{number}]", check)
 
 
 def shown(value: str) -> str:

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden.errors import ValidationError
+from scarwarden.files.media_structure import MAX_PIXELS as MAX_PIXELS
+from scarwarden.files.media_structure import STRUCTURE, dimensions
 
 #: Folder under the memory folder.
 MEDIA_DIR = "media"
@@ -125,8 +126,10 @@ def sniff(data: bytes) -> str | None:
     return None
 
 
-def check_image(data: bytes, *, source: str, max_bytes: int) -> Image:
-    """Check ``data`` is a whole image of an accepted format within the size cap.
+def check_image(data: bytes, *, source: str, max_bytes: int, max_pixels: int | None = MAX_PIXELS) -> Image:
+    """Check ``data`` is a whole image of an accepted format within the size caps: at
+    most ``max_bytes`` bytes and ``max_pixels`` pixels (width x height, as its header
+    says; ``None``: no cap), neither side zero.
 
     Raises :class:`ValidationError` naming ``source`` and what is wrong."""
     if len(data) > max_bytes:
@@ -146,7 +149,7 @@ def check_image(data: bytes, *, source: str, max_bytes: int) -> Image:
             f"{source}: not an image Scarwarden accepts (its first bytes are no PNG, JPEG, WebP or GIF)",
             hint=f"{FORMATS_HINT}; the format is read from the content, never from the file name",
         )
-    problem, frames = _STRUCTURE[kind](data)
+    problem, frames = STRUCTURE[kind](data)
     markup = None if problem else _MARKUP.search(data)
     if markup is not None:
         raise ValidationError(
@@ -154,10 +157,22 @@ def check_image(data: bytes, *, source: str, max_bytes: int) -> Image:
             "a browser may run it as a page",
             hint="export the image again from an image editor; an image never holds HTML or scripts",
         )
+    size = None if problem else dimensions(kind, data)
+    if size is not None and 0 in size:
+        problem = f"it says it is {size[0]:,} x {size[1]:,} pixels"
+    elif problem is None and size is None:
+        problem = "it holds no image" + (" chunk (VP8, VP8L or VP8X)" if kind == "webp" else " frame")
     if problem:
         raise ValidationError(
             f"{source}: a damaged {kind.upper()}: {problem}",
             hint="the file is truncated or corrupt; export it again",
+        )
+    assert size is not None
+    if max_pixels is not None and size[0] * size[1] > max_pixels:
+        raise ValidationError(
+            f"{source}: an oversized {kind.upper()}: {size[0]:,} x {size[1]:,} pixels is over the "
+            f"limit of {max_pixels:,} (an image that large cannot be read safely)",
+            hint="resize it (a few thousand pixels on a side is plenty), then try again",
         )
     return Image(data, kind, digest(data), frames)
 
@@ -187,141 +202,6 @@ def _too_big(path: Path, size: int, max_bytes: int) -> Image:
 
 def _mb(size: int) -> str:
     return f"{size / 1_000_000:.1f} MB" if size >= 100_000 else f"{size} bytes"
-
-
-# -- structure --------------------------------------------------------------------------
-
-
-def _png(data: bytes) -> tuple[str | None, int]:
-    pos, first = 8, True
-    while pos + 8 <= len(data):
-        (length,) = struct.unpack(">I", data[pos : pos + 4])
-        kind = data[pos + 4 : pos + 8]
-        if first and kind != b"IHDR":
-            return "the first chunk is not IHDR", 1
-        first = False
-        end = pos + 12 + length
-        if end > len(data):
-            return f"chunk {kind.decode('latin-1')!r} runs past the end of the file", 1
-        if kind == b"IEND":
-            return (_APPENDED.format(what="its IEND chunk") if end != len(data) else None), 1
-        pos = end
-    return "it ends before its IEND chunk", 1
-
-
-#: A file after the image's end: a polyglot (a PNG that is also a ZIP, a script).
-_APPENDED = "{what} is followed by more bytes (another file appended to the image?)"
-#: JPEG start-of-frame markers (SOF0-SOF15 but DHT, JPG and DAC).
-_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
-
-
-def _jpeg(data: bytes) -> tuple[str | None, int]:
-    """Walk the segments to the end-of-image marker: a frame header before the image
-    data, every segment inside the file, nothing after EOI but padding or another whole
-    JPEG (the second picture of an MPF file, as phones write them)."""
-    end, problem = _jpeg_end(data)
-    if problem:
-        return problem, 1
-    rest = data[end:]
-    if rest.startswith(b"\xff\xd8\xff"):
-        return _jpeg(rest)
-    if rest.strip(b"\0\r\n "):
-        return _APPENDED.format(what="its end-of-image marker"), 1
-    return None, 1
-
-
-def _jpeg_end(data: bytes) -> tuple[int, str | None]:
-    """(the position after EOI, None) or (0, what is wrong)."""
-    pos, frame, n = 2, False, len(data)
-    while pos + 2 <= n:
-        if data[pos] != 0xFF:
-            return 0, f"no segment marker at byte {pos}"
-        marker = data[pos + 1]
-        if marker == 0xFF:  # fill byte
-            pos += 1
-            continue
-        if marker == 0xD9:
-            return pos + 2, None
-        if 0xD0 <= marker <= 0xD7 or marker == 0x01:
-            pos += 2
-            continue
-        if pos + 4 > n:
-            break
-        (length,) = struct.unpack(">H", data[pos + 2 : pos + 4])
-        if length < 2 or pos + 2 + length > n:
-            return 0, f"segment 0x{marker:02x} at byte {pos} runs past the end of the file"
-        frame = frame or marker in _SOF
-        pos += 2 + length
-        if marker == 0xDA:
-            if not frame:
-                return 0, "image data before its frame header"
-            pos = _scan_data_end(data, pos)
-    return 0, "it does not end with the JPEG end-of-image marker"
-
-
-def _scan_data_end(data: bytes, pos: int) -> int:
-    """The position of the marker that ends a scan's entropy-coded data (``len(data)``
-    when there is none): an 0xFF not followed by a stuffed zero or a restart marker."""
-    while True:
-        i = data.find(b"\xff", pos)
-        if i < 0 or i + 1 >= len(data):
-            return len(data)
-        nxt = data[i + 1]
-        if nxt == 0 or 0xD0 <= nxt <= 0xD7:
-            pos = i + 2
-        elif nxt == 0xFF:
-            pos = i + 1
-        else:
-            return i
-
-
-def _webp(data: bytes) -> tuple[str | None, int]:
-    (size,) = struct.unpack("<I", data[4:8])
-    if size + 8 != len(data):
-        return f"its RIFF header says {size + 8} bytes, the file has {len(data)}", 1
-    return None, 1
-
-
-def _gif(data: bytes) -> tuple[str | None, int]:
-    """Walk the GIF's blocks (header, colour table, extensions, images) to its trailer."""
-    if len(data) < 13:
-        return "it ends inside its header", 0
-    flags = data[10]
-    pos = 13 + (3 * 2 ** ((flags & 7) + 1) if flags & 0x80 else 0)
-    frames = 0
-    while pos < len(data):
-        marker = data[pos]
-        if marker == 0x3B:
-            if pos + 1 != len(data):
-                return _APPENDED.format(what="its trailer"), frames
-            return (None if frames else "it holds no image"), frames
-        if marker == 0x21:  # extension: label, then sub-blocks
-            pos = _skip_blocks(data, pos + 2)
-        elif marker == 0x2C:  # image descriptor, local colour table, LZW size, sub-blocks
-            if pos + 10 > len(data):
-                break
-            local = data[pos + 9]
-            pos += 10 + (3 * 2 ** ((local & 7) + 1) if local & 0x80 else 0)
-            pos = _skip_blocks(data, pos + 1)
-            frames += 1
-        else:
-            return f"an unknown block 0x{marker:02x} at byte {pos}", frames
-        if pos < 0:
-            break
-    return "it ends before its trailer", frames
-
-
-def _skip_blocks(data: bytes, pos: int) -> int:
-    """The position after a chain of sub-blocks ending in a zero-length one; -1 if cut."""
-    while pos < len(data):
-        size = data[pos]
-        pos += 1 + size
-        if size == 0:
-            return pos
-    return -1
-
-
-_STRUCTURE = {"png": _png, "jpg": _jpeg, "webp": _webp, "gif": _gif}
 
 
 # -- storing ----------------------------------------------------------------------------

@@ -61,7 +61,11 @@ def commit_playbook(
     # A killed run is finished or undone by the next writer from this journal, which
     # restores the playbook's bytes as they were (an unstaged edit's too).
     record = write_journal.begin(repo, [Planned(repo.playbook_rel, data)])
-    atomic_write(repo.playbook_path, data)
+    try:
+        atomic_write(repo.playbook_path, data)
+    except BaseException:
+        write_journal.recover(repo)  # not written (a read-only folder): nothing to undo, no journal left
+        raise
     if message is None:
         try:
             write_journal.stage(repo, record, [repo.playbook_rel])  # as git add, a kill cannot cut it

@@ -153,8 +153,11 @@ def _form(path: str, raw: bytes | None, cap: int, folder: str) -> GateProblem | 
     pointer = media.lfs_pointer(raw)
     if pointer is not None:
         return _check_pointer(path, name, match.group(1), pointer, cap)
+    # verify (no cap) proves what was committed, not today's limits: the pixel cap, added
+    # later, is not applied to history either (a damaged image still is refused).
+    pixels = None if cap == sys.maxsize else media.MAX_PIXELS
     try:
-        image = media.check_image(raw, source=path, max_bytes=cap)
+        image = media.check_image(raw, source=path, max_bytes=cap, max_pixels=pixels)
     except ValidationError as exc:
         return problem("media-invalid", exc.message, file=path, hint=exc.hint)
     if image.sha256 != match.group(1):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from scarwarden import text
 from scarwarden.config import RecallSettings
 from scarwarden.errors import UsageError
+from scarwarden.files.input_policy import encoding_problem
 from scarwarden.recall import router
 from scarwarden.recall.earned import not_on_a_struggling_rule_alone
 from scarwarden.recall.given import attach_evidence, candidates, read_episodes
@@ -58,6 +59,9 @@ def check_task(task: str) -> str:
             f"the task is {len(task):,} characters; the limit is {MAX_TASK_CHARS:,}",
             hint="recall with the request itself, not a whole document",
         )
+    problem = encoding_problem(task)
+    if problem is not None:  # the recall log and the receipt's hash need UTF-8
+        raise UsageError(f"the task {problem}", hint="give the task as valid Unicode text")
     return task
 
 

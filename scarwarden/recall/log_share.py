@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scarwarden.errors import Problem, ScarwardenError, ValidationError
+from scarwarden.files.input_policy import encoding_problems_in
 from scarwarden.recall.log import LogEntry, read_log
 from scarwarden.recall.router import VERDICTS
 
@@ -58,7 +59,11 @@ def import_lines(index: Index, lines: Iterable[str | bytes], *, source: str = "<
     rows, problems = [], []
     for number, line in enumerate(lines, 1):
         if isinstance(line, bytes):
-            line = line.decode("utf-8", "replace")
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as exc:  # refused, not repaired (docs/formats.md, "Text")
+                problems.append(Problem(f"not valid UTF-8 (byte {exc.start + 1})", file=source, line=number))
+                continue
         if not line.strip():
             continue
         row, problem = _row(line, number, source)
@@ -87,6 +92,9 @@ def _row(line: str, number: int, source: str) -> tuple[tuple[Any, ...] | None, P
         return bad(f"not JSON ({exc})")
     if not isinstance(data, dict):
         return bad("a line must be a JSON object")
+    surrogate = next(encoding_problems_in(data), None)  # a "\\ud800" escape: no UTF-8 for the index
+    if surrogate is not None:
+        return bad(f"{surrogate[0]}: {surrogate[1]}")
     from scarwarden.times import parse_when
 
     raw_at = data.get("at")

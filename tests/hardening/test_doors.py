@@ -169,12 +169,19 @@ def test_demo_keep_twice_is_refused_before_the_tour(tmp_path: Path) -> None:
     assert sorted(p.name for p in (keep / "demo-memory").iterdir()) == ["mine.txt"]
 
 
-def test_an_unexpected_error_is_one_line_unless_debug(demo_repo: MemoryRepo, tmp_path: Path) -> None:
-    # A playbook that is a folder: reading it is an OSError no command expects.
+def test_an_unexpected_error_is_one_line_unless_debug(
+    demo_repo: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A playbook that is a socket: reading it is an OSError (ENXIO) no command expects.
+    # (A folder there is a problem with a file the user can fix: test_file_access.py.)
+    import socket
+
     broken = tmp_path / "b"
     subprocess.run(["git", "clone", "-q", str(demo_repo.root), str(broken)], check=True)
     (broken / "memory" / "playbook.md").unlink()
-    (broken / "memory" / "playbook.md").mkdir()
+    monkeypatch.chdir(broken / "memory")  # a socket's path is short: bound relative to here
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind("playbook.md")
     argv = [sys.executable, "-m", "scarwarden", "--repo", str(broken), "rule", "list"]
     env = {k: v for k, v in os.environ.items() if k != "SCARWARDEN_DEBUG"}
     quiet = subprocess.run(argv, capture_output=True, text=True, env=env)
@@ -186,6 +193,7 @@ def test_an_unexpected_error_is_one_line_unless_debug(demo_repo: MemoryRepo, tmp
     assert loud.returncode != 0 and "Traceback (most recent call last)" in loud.stderr
     flag = subprocess.run([*argv[:3], "--debug", *argv[3:]], capture_output=True, text=True, env=env)
     assert "Traceback (most recent call last)" in flag.stderr
+    listener.close()
 
 
 def test_debug_shows_the_traceback_of_an_expected_error_too(demo_repo: MemoryRepo) -> None:

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from scarwarden import __version__
 from scarwarden.agents.mcp import register
 from scarwarden.agents.mcp.tools import WORKFLOW, MemoryTools
+from scarwarden.files.input_policy import encoding_problems_in
 from scarwarden.repo import MemoryRepo
 
 
@@ -40,6 +41,16 @@ class _Server(MCPServer):
             raise ToolError(
                 f"{name}: argument '{nul}' holds a NUL character (\\0), which no text, path "
                 "or ID may hold.\nhint: send the value without it"
+            )
+        # Else the first file, hash or index write crashes on it. (Over stdio such a call
+        # never gets here: the SDK cannot parse the "\\ud800" escape and drops the
+        # line unanswered, modelcontextprotocol/python-sdk issue 2751.)
+        surrogate = next(encoding_problems_in(arguments), None)
+        if surrogate is not None:
+            where, reason = surrogate
+            raise ToolError(
+                bounded(name, f"{name}: argument {where} {reason}; nothing was done")
+                + "\nhint: send valid Unicode text (a surrogate pair, or the character itself)"
             )
         try:
             return await super().call_tool(name, arguments, *args, **kwargs)

@@ -12,13 +12,14 @@ import sys
 
 import click
 
+from scarwarden.cli.commands._input import read_stdin
 from scarwarden.errors import ExitCode, ScarwardenError, UsageError
 
 
 def answer_option(answer: str | None) -> str | None:
     """``--answer`` as given: ``-`` reads stdin; a blank answer is a usage error (2)."""
     if answer == "-":
-        answer = sys.stdin.read()
+        answer = read_stdin("--answer")
     if answer is not None and not answer.strip():
         raise UsageError(
             "--answer is empty: nothing to record",

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo, limit_option
 from scarwarden.cli.commands._human import answer_option, prompt_human
+from scarwarden.cli.commands._input import read_file
 from scarwarden.errors import NoModelConfigured, ScarwardenError, UsageError
 from scarwarden.repo import MemoryRepo
 
@@ -274,7 +275,7 @@ def _finish(repo: MemoryRepo, result: AnswerResult, *, strict: bool, record: boo
 
 @click.command("review-draft")
 @click.option("--task", required=True, help="The task the draft answers (recall runs on it).")
-@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.argument("file", type=click.File("rb"))
 @click.option(
     "--rewrite", is_flag=True, help="On a violation, regenerate the answer with the feedback (the QC loop)."
 )
@@ -285,7 +286,7 @@ def _finish(repo: MemoryRepo, result: AnswerResult, *, strict: bool, record: boo
 def review_draft(
     ctx: click.Context,
     task: str,
-    file: TextIO,
+    file: IO[bytes],
     rewrite: bool,
     max_retakes: int | None,
     strict: bool,
@@ -311,8 +312,9 @@ def review_draft(
     from scarwarden.audit.answer_text import qc_text, recall_header, verification_text
 
     repo = get_repo(ctx)
+    draft = read_file(file, "the draft")  # UTF-8, or exit 2 naming it
     result = review_task_draft(
-        repo, task, file.read(), client=_client(repo), rewrite=rewrite, max_retakes=max_retakes
+        repo, task, draft, client=_client(repo), rewrite=rewrite, max_retakes=max_retakes
     )
     verification = result.verification
     assert verification is not None  # review_task_draft always checks the citations

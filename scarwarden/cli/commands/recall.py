@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import shlex
-import sys
 
 import click
 
@@ -14,7 +13,9 @@ _VERDICT_COLOUR = {"ACT": "green", "ACT_AND_FLAG": "yellow", "ASK_HUMAN": "red"}
 def read_task(words: tuple[str, ...]) -> str:
     """TASK words joined by spaces; a single ``-`` reads the task from stdin."""
     if words == ("-",):
-        return sys.stdin.read()
+        from scarwarden.cli.commands._input import read_stdin
+
+        return read_stdin("the task")
     return " ".join(words)
 
 

@@ -55,6 +55,7 @@ def serve(ctx: click.Context, host: str, port: int, read_only: bool) -> None:
     from scarwarden.audit.web.security import allowed_hosts, is_loopback
 
     repo = get_repo(ctx)
+    _check_host(host, port)
     if not is_loopback(host):
         click.echo(
             click.style(
@@ -76,6 +77,22 @@ def serve(ctx: click.Context, host: str, port: int, read_only: bool) -> None:
     server.run()
 
 
+def _check_host(host: str, port: int) -> None:
+    """A usage error (exit 2) for a ``--host`` nothing can listen on (empty, a name that
+    does not resolve, ``999.1.1.1``), before the warning and the server: waitress says
+    only "Invalid host/port specified"."""
+    import socket
+
+    hint = "give an address of this machine: 127.0.0.1 (the default), ::1, 0.0.0.0 or a name that resolves"
+    if not host.strip():
+        raise UsageError("--host is empty: no address to listen on", hint=hint)
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"--host {host!r} is not an address to listen on: {reason}", hint=hint) from None
+
+
 def _wsgi_server(app: object, host: str, port: int) -> Any:
     """A production WSGI server (waitress) bound to host:port, not Flask's development
     server and its red warning (issue 18). The app's own checks (Host, Origin, token,
@@ -95,3 +112,5 @@ def _wsgi_server(app: object, host: str, port: int) -> Any:
         raise UsageError(
             f"cannot listen on {host}:{port}: {exc.strerror or exc}", hint="pick another port with --port"
         ) from None
+    except ValueError as exc:  # waitress: "Invalid host/port specified."
+        raise UsageError(f"cannot listen on {host}:{port}: {exc}", hint="check --host and --port") from None

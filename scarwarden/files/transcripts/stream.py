@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from scarwarden.errors import Problem, ValidationError
+from scarwarden.files.input_policy import encoding_problems_in
 
 #: The largest single conversation (one array element or one line).
 MAX_ITEM_BYTES = 8 * 1024 * 1024
@@ -62,14 +63,21 @@ def _too_big(what: str, size: int, limit: int, source: str) -> ValidationError:
 
 
 def _parse(text: str, source: str, number: int, line: int | None = None) -> Any:
+    where = f"line {line}" if line is not None else f"item {number}"
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except ValueError as exc:
-        where = f"line {line}" if line is not None else f"item {number}"
         raise ValidationError(
             f"{source}: {where} is not valid JSON; nothing was written",
             problems=[Problem(str(exc), file=source, line=line)],
         ) from None
+    # A "\\ud800" escape parses to a lone surrogate: refused here, with its place, not
+    # by the first hash or file that cannot encode it.
+    surrogate = next(encoding_problems_in(value), None)
+    if surrogate is not None:
+        path, reason = surrogate
+        raise ValidationError(f"{source}: {where}: {path or 'the value'} {reason}; nothing was written")
+    return value
 
 
 def _lines(stream: IO[bytes], source: str, first: bytes, lineno: int) -> Iterator[tuple[int, Any]]:
