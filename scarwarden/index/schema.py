@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scarwarden.errors import FileAccessError, file_access_error
 from scarwarden.files.atomic import file_lock
 from scarwarden.files.receipt import REDERIVED
 from scarwarden.index.packed import inflate
@@ -195,6 +196,7 @@ def open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | No
     """Open the index if usable; otherwise (None, why it must be rebuilt)."""
     if not repo.index_path.exists():
         return None, "missing"
+    _openable(repo)
     try:
         conn = connect(repo.index_path)
         rows = dict(
@@ -214,6 +216,24 @@ def open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | No
         conn.close()
         return None, "memory folder changed"
     return conn, None
+
+
+def _openable(repo: MemoryRepo) -> None:
+    """The index file opens as a file: SQLite would call a folder, or a file this user
+    may not read, corrupt, and a rebuild over it fails or replaces what is not ours to
+    replace. :class:`FileAccessError` (exit 2) names it; nothing is changed."""
+    try:
+        with repo.index_path.open("rb"):
+            pass
+    except OSError as exc:
+        error = file_access_error(exc, root=str(repo.root))
+        if error is None:
+            raise
+        raise FileAccessError(
+            error.message,
+            hint=f"the index is a cache of the files: fix its owner and mode, or remove it "
+            f"(rm -r {repo.index_path.relative_to(repo.root)}) to have it rebuilt",
+        ) from None
 
 
 def set_meta(conn: sqlite3.Connection, key: str, value: str | None) -> None:

@@ -160,9 +160,22 @@ def test_the_index_is_a_folder(cli, demo_repo: MemoryRepo) -> None:
     demo_repo.index_path.mkdir(parents=True)
     result = cli("recall", "Draft a LinkedIn post")
     assert result.exit_code == ExitCode.USAGE, result.output
-    assert "error: .scarwarden/index.db: is a folder, where a file should be" in result.stderr
-    assert "internal error" not in result.stderr
+    assert result.stderr.startswith("error: .scarwarden/index.db: is a folder, where a file should be\n")
+    assert "corrupt" not in result.stderr and "internal error" not in result.stderr
     assert demo_repo.index_path.is_dir()  # left as it was
+
+
+def test_an_unreadable_index_is_named_not_called_corrupt(demo_repo: MemoryRepo) -> None:
+    """The index is a cache, but one this user may not read is not replaced behind its
+    owner's back, nor reported as corrupt."""
+    run(demo_repo.root, "index")  # built as it is
+    demo_repo.index_path.chmod(0)
+    before = demo_repo.index_path.stat()
+    result = run(demo_repo.root, "recall", "Draft a LinkedIn post")
+    refused(result, ".scarwarden/index.db: permission denied")
+    assert "corrupt" not in result.stderr and "rm -r .scarwarden/index.db" in result.stderr
+    after = demo_repo.index_path.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
 
 
 @pytest.mark.parametrize("name", [".gitignore", ".gitattributes"])
