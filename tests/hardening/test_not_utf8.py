@@ -84,6 +84,11 @@ def test_the_installed_command_refuses_the_raw_byte(demo_repo: MemoryRepo) -> No
             b"hi\xff",
             "the draft read from stdin is not valid UTF-8 (the byte 0xFF at byte 3)",
         ),
+        (
+            ("episode", "add", "--task", "t", "--outcome", "o", "--receipt", "-"),
+            b'{"receipt": "\xff"}',
+            "the receipt read from stdin is not valid UTF-8 (the byte 0xFF at byte 14)",
+        ),
     ],
 )
 def test_stdin_that_is_not_utf8_is_a_usage_error(
@@ -102,6 +107,16 @@ def test_a_draft_file_that_is_not_utf8_is_named(cli, demo_repo: MemoryRepo, tmp_
     result = cli("review-draft", "--task", "x", str(draft))
     assert result.exit_code == ExitCode.USAGE, result.output
     assert f"error: the draft {draft} is not valid UTF-8 (the byte 0xFF at byte 3)" in result.stderr
+
+
+def test_a_receipt_file_that_is_not_utf8_is_named(cli, demo_repo: MemoryRepo, tmp_path) -> None:
+    receipt = tmp_path / "r.json"
+    receipt.write_bytes(b'{"receipt": "\xff"}')
+    before = State.of(demo_repo)
+    result = cli("episode", "add", "--task", "t", "--outcome", "o", "--receipt", str(receipt))
+    assert result.exit_code == ExitCode.USAGE, result.output
+    assert f"error: the receipt {receipt} is not valid UTF-8 (the byte 0xFF at byte 14)" in result.stderr
+    assert State.of(demo_repo) == before
 
 
 def test_distill_refuses_a_working_playbook_that_is_not_utf8(cli, demo_repo: MemoryRepo) -> None:

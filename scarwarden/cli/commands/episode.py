@@ -226,13 +226,14 @@ def _receipt(repo: Any, value: str) -> dict[str, Any]:
     """``--receipt``: an ID from the recall log, JSON, a file, or ``-`` (stdin)."""
     from pathlib import Path
 
+    from scarwarden.cli.commands._input import decode_input, read_stdin
     from scarwarden.recall.receipts import resolve
 
     text = value
     if value == "-":
-        text = sys.stdin.read()
+        text = read_stdin("the receipt")
     elif not value.lstrip().startswith("{") and Path(value).is_file():
-        text = Path(value).read_text(encoding="utf-8")
+        text = decode_input(Path(value).read_bytes(), f"the receipt {value}")
     return resolve(repo, text)
 
 
