@@ -116,3 +116,27 @@ def test_an_imported_line_holding_control_characters_is_refused(
         assert len(read_log(index, limit=None)) == before
     bad.write_text(json.dumps(lines[3]) + "\n")
     assert cli("log", "--import", str(bad)).exit_code == 0
+
+
+def test_an_imported_line_holding_a_number_that_is_not_finite_is_refused(
+    cli: Cli, demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """log --json and --export would print it as NaN or Infinity: not JSON."""
+    _recall_all(demo_repo)
+    good = json.loads(cli("log", "--export").stdout.splitlines()[0])
+    good["at"] = "2026-11-21T10:00:00Z"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        json.dumps({**good, "scores": [1.5, float("inf")]})
+        + "\n"
+        + json.dumps({**good, "detail": {**good["detail"], "best_score": float("nan")}})
+        + "\n"
+        + json.dumps({**good, "detail": {"x": 1}}).replace('"x": 1', '"x": 1e999')
+        + "\n"
+    )
+    result = cli("log", "--import", str(bad))
+    assert result.exit_code == 1 and f"{bad}: 3 bad line(s); nothing was imported" in result.stderr
+    assert f"{bad}:1: field 'scores[1]': inf is not a finite number" in result.stderr
+    assert f"{bad}:2: field 'detail.best_score': nan is not a finite number" in result.stderr
+    assert f"{bad}:3: field 'detail.x': inf is not a finite number" in result.stderr
+    assert "Infinity" not in cli("log", "--json").stdout
