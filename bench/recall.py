@@ -492,9 +492,10 @@ def main() -> None:
             + (f", ours / bm25s {base / pct(times['bm25s'], 50):.2f}x" if "bm25s" in times else "")
             + f"; first pass / fts5 {first / pct(times['fts5'], 50):.2f}x (load {os.getloadavg()[0]:.2f})"
         )
+        exact = pct(times["scarwarden exact"], 50) / pct(times["fts5"], 50)
         print(
-            f"{'':>7} exact scoring alone / fts5 {pct(times['scarwarden exact'], 50) / pct(times['fts5'], 50):.2f}x "
-            "(the candidates' every contribution and confidence, in Python; the rest: evidence, route, receipt)"
+            f"{'':>7} exact scoring alone / fts5 {exact:.2f}x (the candidates' every contribution "
+            "and confidence, in Python; the rest: evidence, route, receipt)"
         )
         if n == 1000:
             times, heavy = cold_cli(repo, queries)
