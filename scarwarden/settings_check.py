@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from scarwarden.errors import ConfigError
 
@@ -22,8 +21,7 @@ SETTINGS_FILE = "scarwarden.yaml"
 MAX_INTEGER = 2**63 - 1
 
 
-@dataclass(frozen=True)
-class Range:
+class Range(NamedTuple):
     """The closed range ``low``..``high`` (``low`` excluded when ``above``)."""
 
     low: float

@@ -111,8 +111,8 @@ def _row(line: str, number: int, source: str) -> tuple[tuple[Any, ...] | None, P
     for key, value in data.items():  # NUL, ESC...: what no stored text may hold
         for where, why in problems_in(value, str(key)):
             return None, Problem(why, file=source, line=number, field=where)
-        for where, found in non_finite_in(value, str(key)):  # log --json would print NaN
-            return None, Problem(f"{found!r} is not a finite number", file=source, line=number, field=where)
+        for where, odd in non_finite_in(value, str(key)):  # log --json would print NaN
+            return None, Problem(f"{odd!r} is not a finite number", file=source, line=number, field=where)
     if data.get("verdict") not in VERDICTS:
         return bad(f"verdict {data.get('verdict')!r} is not one of {', '.join(VERDICTS)}")
     rule_ids, scores = data.get("rule_ids"), data.get("scores")
