@@ -356,6 +356,13 @@ def parse_config(raw: Any, *, source: str = CONFIG_FILE, environ: Mapping[str, s
         )
     if (problem := text_setting_problem(memory_dir)) is not None:
         raise ConfigError(f"memory_dir in {source} {problem}", hint="for example: memory_dir: memory")
+    parts = Path(memory_dir).parts  # "." and "./" have none: the repository itself
+    if not parts or parts[0] in (".git", ".scarwarden"):
+        where = "the repository itself" if not parts else f"inside {parts[0]}/"
+        raise ConfigError(
+            f"memory_dir in {source} is {where}: the memory needs a folder of its own",
+            hint="for example: memory_dir: memory",
+        )
     sections = {
         name: dict(raw.get(name) or {}) if isinstance(raw.get(name), Mapping) else raw.get(name)
         for name in _SECTIONS

@@ -713,6 +713,9 @@ def test_concurrent_writers_both_commit(demo_repo: MemoryRepo) -> None:
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
 
 
+OWN_FOLDER = "the memory needs a folder of its own"
+
+
 @pytest.mark.parametrize(
     "settings, expected",
     [
@@ -734,6 +737,15 @@ def test_concurrent_writers_both_commit(demo_repo: MemoryRepo) -> None:
         (
             "memory_dir: ../elsewhere\n",
             ["error: memory_dir in scarwarden.yaml must be a relative folder inside the repository"],
+        ),
+        *(
+            (f"memory_dir: {value}\n", [f"error: memory_dir in scarwarden.yaml is {where}: {OWN_FOLDER}"])
+            for value, where in (
+                (".", "the repository itself"),
+                ("./", "the repository itself"),
+                (".git/mem", "inside .git/"),
+                (".scarwarden", "inside .scarwarden/"),
+            )
         ),
         ("recall:\n  limit: '5'\n", ["error: recall.limit must be int, got str ('5')"]),
         ("modle:\n  timeout: 3\n", ["error: unknown setting(s) in scarwarden.yaml: modle"]),
