@@ -20,6 +20,7 @@ from scarwarden.settings_check import (
     MAX_INTEGER,
     SETTINGS_FILE,
     api_key_problem,
+    checked_memory_dir,
     coerce_setting,
     range_problem,
     text_setting_problem,
@@ -343,26 +344,7 @@ def parse_config(raw: Any, *, source: str = CONFIG_FILE, environ: Mapping[str, s
             f"unknown setting(s) in {source}: {', '.join(sorted(map(str, unknown)))}",
             hint=f"known top-level keys: memory_dir, {', '.join(_SECTIONS)}",
         )
-    memory_dir = raw.get("memory_dir", "memory")
-    if (
-        not isinstance(memory_dir, str)
-        or not memory_dir
-        or Path(memory_dir).is_absolute()
-        or ".." in Path(memory_dir).parts
-    ):
-        raise ConfigError(
-            f"memory_dir in {source} must be a relative folder inside the repository",
-            hint="for example: memory_dir: memory",
-        )
-    if (problem := text_setting_problem(memory_dir)) is not None:
-        raise ConfigError(f"memory_dir in {source} {problem}", hint="for example: memory_dir: memory")
-    parts = Path(memory_dir).parts  # "." and "./" have none: the repository itself
-    if not parts or parts[0] in (".git", ".scarwarden"):
-        where = "the repository itself" if not parts else f"inside {parts[0]}/"
-        raise ConfigError(
-            f"memory_dir in {source} is {where}: the memory needs a folder of its own",
-            hint="for example: memory_dir: memory",
-        )
+    memory_dir = checked_memory_dir(raw.get("memory_dir", "memory"), source)
     sections = {
         name: dict(raw.get(name) or {}) if isinstance(raw.get(name), Mapping) else raw.get(name)
         for name in _SECTIONS

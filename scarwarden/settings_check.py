@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import PurePath
 from typing import Any, NamedTuple
 
 from scarwarden.errors import ConfigError
@@ -107,6 +108,23 @@ def coerce_setting(value: Any, default: Any, name: str, origin: str | None) -> A
     raise ConfigError(
         f"{name} {problem}", hint=f"fix it in {SETTINGS_FILE} or remove it to use the default ({default!r})"
     )
+
+
+def checked_memory_dir(value: Any, source: str) -> str:
+    """``memory_dir`` as given, or :class:`ConfigError` (exit 2): a relative folder inside
+    the repository, its text valid, and a folder of its own (not the repository itself,
+    not inside ``.git/`` or ``.scarwarden/``)."""
+    name, hint = f"memory_dir in {source}", "for example: memory_dir: memory"
+    path = PurePath(value) if isinstance(value, str) and value else None
+    if path is None or path.is_absolute() or ".." in path.parts:
+        raise ConfigError(f"{name} must be a relative folder inside the repository", hint=hint)
+    if (problem := text_setting_problem(value)) is not None:
+        raise ConfigError(f"{name} {problem}", hint=hint)
+    parts = path.parts  # "." and "./" have none: the repository itself
+    if not parts or parts[0] in (".git", ".scarwarden"):
+        where = "the repository itself" if not parts else f"inside {parts[0]}/"
+        raise ConfigError(f"{name} is {where}: the memory needs a folder of its own", hint=hint)
+    return value
 
 
 #: Control characters (C0 but tab and newline, DEL, C1) and surrogates.
