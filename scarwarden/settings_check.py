@@ -13,6 +13,7 @@ import re
 from pathlib import PurePath
 from typing import Any, NamedTuple
 
+from scarwarden.characters import first_refused, not_unicode
 from scarwarden.errors import ConfigError
 
 #: The settings file, for hints (``scarwarden.config.CONFIG_FILE``).
@@ -127,23 +128,14 @@ def checked_memory_dir(value: Any, source: str) -> str:
     return value
 
 
-#: Control characters (C0 but tab and newline, DEL, C1) and surrogates.
-_REFUSED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
 def text_setting_problem(value: str) -> str | None:
     """Why the string ``value`` cannot be a setting, or ``None``. A byte that is not
     UTF-8 arrives from the environment as a surrogate (``surrogateescape``)."""
-    found = _REFUSED.search(value)
+    found = first_refused(value)
     if found is None:
         return None
-    char = found.group()
-    where = f"at character {found.start() + 1}"
-    if "\udc80" <= char <= "\udcff":
-        return f"is not valid UTF-8 (the byte 0x{ord(char) - 0xDC00:02X} {where})"
-    if "\ud800" <= char <= "\udfff":
-        return f"holds a lone surrogate (U+{ord(char):04X}) {where}: not valid Unicode text"
-    return f"holds a control character (U+{ord(char):04X}) {where}"
+    char, where = found
+    return not_unicode(char, where) or f"holds a control character (U+{ord(char):04X}) {where}"
 
 
 #: What an HTTP header may carry of a key: printable ASCII, no space (RFC 9110 token68

@@ -24,14 +24,10 @@ refuses one that holds ``NaN``: a single such episode would break every read.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-#: C0 controls except tab (09) and newline (0a), DEL, C1 controls, and surrogates.
-_REFUSED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
+from scarwarden.characters import REFUSED, SURROGATE, first_refused, not_unicode
 
 #: What the characters are called in messages.
 _NAMES = {"\x00": "a NUL character", "\r": "a carriage return", "\x1b": "an escape character"}
@@ -39,13 +35,13 @@ _NAMES = {"\x00": "a NUL character", "\r": "a carriage return", "\x1b": "an esca
 
 def text_problem(value: str) -> str | None:
     """Why ``value`` may not be stored as text, or ``None`` when it may."""
-    found = _REFUSED.search(value)
+    found = first_refused(value)
     if found is None:
         return None
-    char = found.group()
-    where = f"at character {found.start() + 1}"
-    if "\ud800" <= char <= "\udfff":
-        return _surrogate(char, where)
+    char, where = found
+    surrogate = not_unicode(char, where)
+    if surrogate is not None:
+        return surrogate
     name = _NAMES.get(char, "a control character")
     return f"holds {name} (U+{ord(char):04X}) {where}; only tab and newline are allowed"
 
@@ -53,20 +49,8 @@ def text_problem(value: str) -> str | None:
 def encoding_problem(value: str) -> str | None:
     """Why ``value`` cannot be written as UTF-8 at all (a lone surrogate), or ``None``:
     the part of :func:`text_problem` that holds for any text, stored or not."""
-    found = _SURROGATE.search(value)
-    return None if found is None else _surrogate(found.group(), f"at character {found.start() + 1}")
-
-
-def _surrogate(char: str, where: str) -> str:
-    code = f"U+{ord(char):04X}"
-    if "\udc80" <= char <= "\udcff":
-        # What Python makes of a byte that is not UTF-8 in a file name, an argument or
-        # the environment (surrogateescape): say so, not "surrogate".
-        return f"is not valid UTF-8 (the byte 0x{ord(char) - 0xDC00:02X} {where}, read as {code})"
-    return (
-        f"holds a lone surrogate ({code}) {where}: not valid Unicode text"
-        " (a JSON '\\ud800'-style escape must be half of a surrogate pair)"
-    )
+    found = first_refused(value, SURROGATE)
+    return None if found is None else not_unicode(*found)
 
 
 def problems_in(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
@@ -100,7 +84,7 @@ def _walk(value: Any, path: str, check: Callable[[str], str | None]) -> Iterator
 
 def shown(value: str) -> str:
     """``value`` safe to print in a message: quoted, refused characters escaped."""
-    return repr(value) if _REFUSED.search(value) else f"'{value}'"
+    return repr(value) if REFUSED.search(value) else f"'{value}'"
 
 
 def printable(message: str) -> str:

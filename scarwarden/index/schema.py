@@ -196,7 +196,6 @@ def open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | No
     """Open the index if usable; otherwise (None, why it must be rebuilt)."""
     if not repo.index_path.exists():
         return None, "missing"
-    _openable(repo)
     try:
         conn = connect(repo.index_path)
         rows = dict(
@@ -207,6 +206,7 @@ def open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | No
     except sqlite3.DatabaseError:
         with contextlib.suppress(Exception):  # the file is garbage; we only need it closed
             conn.close()
+        _openable(repo)  # not garbage but no file this user can read: said so, left alone
         log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
         return None, "corrupt"
     if rows.get("schema_version") != str(SCHEMA_VERSION) or rows.get("rederived") != REDERIVED_STAMP:
@@ -219,9 +219,10 @@ def open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | No
 
 
 def _openable(repo: MemoryRepo) -> None:
-    """The index file opens as a file: SQLite would call a folder, or a file this user
-    may not read, corrupt, and a rebuild over it fails or replaces what is not ours to
-    replace. :class:`FileAccessError` (exit 2) names it; nothing is changed."""
+    """The index file opens as a file (asked once SQLite could not read it): SQLite calls
+    a folder, or a file this user may not read, corrupt, and a rebuild over it fails or
+    replaces what is not ours to replace. :class:`FileAccessError` (exit 2) names it;
+    nothing is changed."""
     try:
         with repo.index_path.open("rb"):
             pass

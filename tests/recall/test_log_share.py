@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from conftest import Cli, git
 
@@ -91,12 +92,17 @@ def test_the_log_shows_control_characters_escaped_and_json_keeps_them(cli: Cli) 
     assert json.loads(cli("log", "-n", "1", "--json").stdout)[0]["task"] == task
 
 
+def _exported(cli: Cli, demo_repo: MemoryRepo, at: str) -> dict[str, Any]:
+    """A line of this clone's exported log, moved to ``at`` (so it is no line of ours)."""
+    _recall_all(demo_repo)
+    line: dict[str, Any] = json.loads(cli("log", "--export").stdout.splitlines()[0])
+    return {**line, "at": at}
+
+
 def test_an_imported_line_holding_control_characters_is_refused(
     cli: Cli, demo_repo: MemoryRepo, tmp_path: Path
 ) -> None:
-    _recall_all(demo_repo)
-    good = json.loads(cli("log", "--export").stdout.splitlines()[0])
-    good["at"] = "2026-11-20T10:00:00Z"
+    good = _exported(cli, demo_repo, "2026-11-20T10:00:00Z")
     lines = [
         {**good, "task": "a\x00b"},
         {**good, "task": "retitle \x1b]0;pwned\x07"},
@@ -122,9 +128,7 @@ def test_an_imported_line_holding_a_number_that_is_not_finite_is_refused(
     cli: Cli, demo_repo: MemoryRepo, tmp_path: Path
 ) -> None:
     """log --json and --export would print it as NaN or Infinity: not JSON."""
-    _recall_all(demo_repo)
-    good = json.loads(cli("log", "--export").stdout.splitlines()[0])
-    good["at"] = "2026-11-21T10:00:00Z"
+    good = _exported(cli, demo_repo, "2026-11-21T10:00:00Z")
     bad = tmp_path / "bad.jsonl"
     bad.write_text(
         json.dumps({**good, "scores": [1.5, float("inf")]})
