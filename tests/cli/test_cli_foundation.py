@@ -543,6 +543,29 @@ def test_index_command(cli, demo_repo) -> None:
     assert "34 episodes, 15 rules" in text
 
 
+def test_index_says_when_the_playbook_does_not_parse(cli, demo_repo) -> None:
+    """`index` exited 0 with "15 rules" while the playbook did not parse (and recall
+    refused it): it now names the problem, exits 1, and says the rules are the last
+    playbook that parsed; fixed, it is 0 again."""
+    cli("index")
+    path = demo_repo.playbook_path
+    good = path.read_text(encoding="utf-8")
+    first = good.index("- Tags: ")
+    path.write_text(good[:first] + "- Tags: not a slug, " + good[first + 8 :], encoding="utf-8")
+    broken = cli("index")
+    assert broken.exit_code == 1
+    assert "34 episodes, 15 rules" in broken.stdout
+    assert "tag 'not a slug' is not a slug" in broken.stderr
+    assert "the index keeps the rules of the last playbook that parsed" in broken.stderr
+    data = cli("index", "--json")
+    assert data.exit_code == 1
+    report = json.loads(data.stdout)
+    assert report["rules"] == 15 and "tag 'not a slug' is not a slug" in report["playbook_error"]
+    path.write_text(good, encoding="utf-8")
+    fixed = cli("index", "--json")
+    assert fixed.exit_code == 0 and json.loads(fixed.stdout)["playbook_error"] is None
+
+
 # -- the installed console script -----------------------------------------------------------
 
 HEAVY = ("git", "requests", "flask", "mcp")

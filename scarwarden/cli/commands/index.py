@@ -16,6 +16,9 @@ def index_cmd(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
 
     The index is a cache: it is rebuilt from the memory files, never the other way
     round, and every read refreshes it first, so you rarely need this command.
+    When the playbook does not parse, the episodes are still indexed, the rules
+    stay those of the last playbook that parsed, and the command says why and
+    exits 1 (recall refuses until the playbook is fixed).
 
     \b
     Examples:
@@ -33,8 +36,9 @@ def index_cmd(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
     ):
         stats = index.stats
         episodes = index.episode_count()
-        rules = len(index.rules())
+        rules = index.conn.execute("SELECT count(*) FROM rules WHERE retired = 0").fetchone()[0]
         commit = index.indexed_commit
+        playbook_error = index.playbook_error()
     elapsed = time.perf_counter() - start
     data = {
         "mode": stats.mode,
@@ -48,9 +52,11 @@ def index_cmd(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
         "commit": commit,
         "seconds": round(elapsed, 3),
         "path": str(repo.index_path),
+        "playbook_error": playbook_error,
     }
     if as_json:
         echo_json(data)
+        _refuse_unparsed(playbook_error, shown=True)
         return
     what = "Rebuilt" if stats.mode == "rebuild" else "Refreshed"
     click.echo(
@@ -62,3 +68,18 @@ def index_cmd(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
             f"{len(stats.invalid_files)} invalid file(s) skipped; 'scarwarden check --all' explains each",
             err=True,
         )
+    _refuse_unparsed(playbook_error, shown=False)
+
+
+def _refuse_unparsed(error: str | None, *, shown: bool) -> None:
+    """Exit 1 when the playbook did not parse: the index holds the last one that did,
+    which recall refuses to use (``shown``: the JSON already carries the error)."""
+    if error is None:
+        return
+    from scarwarden.errors import ValidationError
+
+    raise ValidationError(
+        error if not shown else "the playbook does not parse (see playbook_error)",
+        hint="fix the playbook; the index keeps the rules of the last playbook that parsed. "
+        "'scarwarden check --all' lists every problem",
+    )
