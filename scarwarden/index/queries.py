@@ -23,6 +23,16 @@ from scarwarden.repo import MemoryRepo
 _SQLITE_MAX = 2**63 - 1
 
 
+def unparsed_hint(playbook: str) -> str:
+    """What to do about a playbook that does not parse. The error lists every parse
+    problem; the gate (``check``) reads git's index, so it sees a working-tree edit
+    only once it is staged ('check --all' said OK on an unstaged broken playbook)."""
+    return (
+        "fix the playbook at the lines above; then 'git add "
+        f"{playbook}' and 'scarwarden check' runs the whole gate on it (citations too)"
+    )
+
+
 class Index:
     """An open, fresh index. Use :func:`open_index` to get one."""
 
@@ -173,9 +183,7 @@ class Index:
     def require_playbook(self) -> None:
         error = self.playbook_error()
         if error:
-            raise ValidationError(
-                error, hint="fix the playbook; 'scarwarden check --all' lists every problem"
-            )
+            raise ValidationError(error, hint=unparsed_hint(self.repo.playbook_rel))
 
     def rules(self, *, include_retired: bool = False) -> list[pb.Rule]:
         sql = (

@@ -557,6 +557,10 @@ def test_index_says_when_the_playbook_does_not_parse(cli, demo_repo) -> None:
     assert "34 episodes, 15 rules" in broken.stdout
     assert "tag 'not a slug' is not a slug" in broken.stderr
     assert "the index keeps the rules of the last playbook that parsed" in broken.stderr
+    # The gate reads git's index: it sees this unstaged edit only once it is added
+    # (the hint sent users to 'check --all', which said OK).
+    assert "then 'git add memory/playbook.md' and 'scarwarden check'" in broken.stderr
+    assert "check --all" not in broken.stderr
     data = cli("index", "--json")
     assert data.exit_code == 1
     report = json.loads(data.stdout)

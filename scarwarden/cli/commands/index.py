@@ -56,7 +56,7 @@ def index_cmd(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
     }
     if as_json:
         echo_json(data)
-        _refuse_unparsed(playbook_error, shown=True)
+        _refuse_unparsed(playbook_error, repo.playbook_rel, shown=True)
         return
     what = "Rebuilt" if stats.mode == "rebuild" else "Refreshed"
     click.echo(
@@ -68,18 +68,18 @@ def index_cmd(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
             f"{len(stats.invalid_files)} invalid file(s) skipped; 'scarwarden check --all' explains each",
             err=True,
         )
-    _refuse_unparsed(playbook_error, shown=False)
+    _refuse_unparsed(playbook_error, repo.playbook_rel, shown=False)
 
 
-def _refuse_unparsed(error: str | None, *, shown: bool) -> None:
+def _refuse_unparsed(error: str | None, playbook: str, *, shown: bool) -> None:
     """Exit 1 when the playbook did not parse: the index holds the last one that did,
     which recall refuses to use (``shown``: the JSON already carries the error)."""
     if error is None:
         return
     from scarwarden.errors import ValidationError
+    from scarwarden.index.queries import unparsed_hint
 
     raise ValidationError(
         error if not shown else "the playbook does not parse (see playbook_error)",
-        hint="fix the playbook; the index keeps the rules of the last playbook that parsed. "
-        "'scarwarden check --all' lists every problem",
+        hint=f"the index keeps the rules of the last playbook that parsed; {unparsed_hint(playbook)}",
     )
