@@ -72,7 +72,7 @@ def parse_for_index(path: str, raw: bytes, episodes_dir: str) -> Parsed:
     try:
         ep = parse_episode_bytes(raw, path, episodes_dir=episodes_dir)
     except ScarwardenError as exc:
-        return (exc.problems[0].message if exc.problems else exc.message), None
+        return _first_problem(exc), None
     d = ep.data
     recalled = d.get("recalled")
     receipt = recalled.get("receipt") if isinstance(recalled, dict) else None
@@ -87,6 +87,17 @@ def parse_for_index(path: str, raw: bytes, episodes_dir: str) -> Parsed:
         tuple(_applied(ep, r) for r in d.get("rules_applied") or () if isinstance(r, str)),
         task_stems(d["task"]),
     )
+
+
+def _first_problem(exc: ScarwardenError) -> str:
+    """The first problem with its field ("field 'at': missing", not "missing"), and how
+    many more there are."""
+    if not exc.problems:
+        return exc.message
+    first = exc.problems[0]
+    said = f"field '{first.field}': {first.message}" if first.field else first.message
+    more = len(exc.problems) - 1
+    return said + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else "")
 
 
 def task_stems(task: Any) -> tuple[str, ...]:

@@ -267,12 +267,22 @@ def test_refresh_sees_hand_written_untracked_files(demo_repo: MemoryRepo) -> Non
     assert stats.invalid_files == ["memory/episodes/2026/11/ep-outside001.yaml"]
     assert warnings.messages == [
         (
-            "skipped invalid episode memory/episodes/2026/11/ep-outside001.yaml: file name and "
+            "skipped invalid episode memory/episodes/2026/11/ep-outside001.yaml: field 'id': file name and "
             "folder do not match the episode's id and date (expected "
             "memory/episodes/2026/11/ep-inside0001.yaml)"
         )
     ]
     assert "ep-inside0001" not in ids(demo_repo)
+    # an invalid file's warning names the field and counts the rest (it said "missing")
+    bad = demo_repo.episodes_dir / "2026" / "11" / "ep-badfields1.yaml"
+    bad.write_text("id: ep-badfields1\ntask: 5\n", encoding="utf-8")
+    with Warnings() as warnings:
+        assert refresh_stats(demo_repo).invalid_files == ["memory/episodes/2026/11/ep-badfields1.yaml"]
+    assert warnings.messages == [
+        "skipped invalid episode memory/episodes/2026/11/ep-badfields1.yaml: field 'at': missing "
+        "(and 2 more problems)"
+    ]
+    bad.unlink()
     # a duplicate ID in another month: the first stays, the second is skipped
     write_episode(demo_repo, "ep-9ak5fm33w3", at="2027-01-09T00:00:00Z")
     stats = refresh_stats(demo_repo)

@@ -65,7 +65,8 @@ def index_cmd(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
     )
     if stats.invalid_files:
         click.echo(
-            f"{len(stats.invalid_files)} invalid file(s) skipped; 'scarwarden check --all' explains each",
+            f"{len(stats.invalid_files)} invalid file(s) skipped; 'scarwarden check --all' explains "
+            "each that is committed or staged ('git add' a new one first)",
             err=True,
         )
     _refuse_unparsed(playbook_error, repo.playbook_rel, shown=False)
