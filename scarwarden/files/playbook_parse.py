@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from scarwarden.errors import Problem, ValidationError
-from scarwarden.files import playbook_sentences as sentences
-from scarwarden.files.episode_fields import EPISODE_ID_RE, RULE_ID_RE, TAG_RE
+from scarwarden.files.episode_fields import RULE_ID_RE
 from scarwarden.files.input_policy import text_problem
+from scarwarden.files.playbook_fields import Bad, applies_to_of, episode_ids_of, sources_of, tags_of
 from scarwarden.files.playbook_model import (
-    APPLIES_TO,
     FIELD_RE,
     HEADING_RE,
     RETIRED_HEADING,
@@ -31,10 +29,6 @@ _FIELD_KEYS = {
     "Retired": "reason",
     "Replaced by": "replaced_by",
 }
-
-
-def _split_list(value: str) -> list[str]:
-    return [item.strip() for item in value.split(",") if item.strip()]
 
 
 class _Problems(list[Problem]):
@@ -203,12 +197,8 @@ def _check_unique_ids(rules: list[Rule], problems: _Problems) -> None:
             seen[rule.id] = rule.line
 
 
-#: ``bad(line, message, hint=None, fld=None)``: records one problem.
-_Bad = Callable[..., None]
-
-
 def _parse_rule_body(
-    rule_id: str, title: str, heading_line: int, body: list[tuple[int, str]], retired: bool, bad: _Bad
+    rule_id: str, title: str, heading_line: int, body: list[tuple[int, str]], retired: bool, bad: Bad
 ) -> Rule | None:
     """One rule's text and field list; ``None`` (problems reported) when it is invalid."""
     text_lines, field_lines = _split_body(body)
@@ -232,8 +222,8 @@ def _parse_rule_body(
             "Learnt in",
         )
         ok = False
-    tags, tags_ok = _tags(rule_id, values, bad)
-    episode_ids, ok = _episode_ids(rule_id, values, bad, ok and tags_ok)
+    tags, tags_ok = tags_of(rule_id, values, bad)
+    episode_ids, ok = episode_ids_of(rule_id, values, bad, ok and tags_ok)
     reason = values.get("reason", (0, ""))[1] or None
     replaced_by = values.get("replaced_by", (0, ""))[1] or None
     if not retired and ("reason" in values or "replaced_by" in values):
@@ -249,9 +239,9 @@ def _parse_rule_body(
     if replaced_by and not RULE_ID_RE.match(replaced_by):
         bad(values["replaced_by"][0], f"{rule_id}: {replaced_by!r} is not a rule ID")
         ok = False
-    applies_to, applies_ok = _applies_to(rule_id, values, bad)
+    applies_to, applies_ok = applies_to_of(rule_id, values, bad)
     text = "\n".join(line for _, line in text_lines).strip("\n")
-    sources, sources_ok = _sources(rule_id, values, text, episode_ids, bad)
+    sources, sources_ok = sources_of(rule_id, values, text, episode_ids, bad)
     if not ok or not applies_ok or not sources_ok:
         return None
     return Rule(
@@ -267,45 +257,6 @@ def _parse_rule_body(
         applies_to=applies_to,
         sources=sources,
     )
-
-
-def _sources(
-    rule_id: str, values: dict[str, tuple[int, str]], text: str, cited: list[str], bad: _Bad
-) -> tuple[tuple[sentences.Source, ...], bool]:
-    """'- Sentences from: 1: ep-a; 2: ep-b' (issue 25): each sentence's episodes, all of
-    them cited by the rule."""
-    if "sources" not in values:
-        return (), True
-    number, raw = values["sources"]
-    sources, problem = sentences.parse(raw)
-    found = [problem] if problem else sentences.problems(text, sources, cited)
-    for message in found:
-        bad(
-            number,
-            f"{rule_id}: {message}",
-            "cite the episode in '- Learnt in:' if it taught the sentence, or name the one that did "
-            "in '- Sentences from:' (drop the line to mean: from the rule's citations)",
-            "Sentences from",
-        )
-    return sources, not found
-
-
-def _applies_to(rule_id: str, values: dict[str, tuple[int, str]], bad: _Bad) -> tuple[tuple[str, ...], bool]:
-    """'- Applies to: images' (issue 19): what the rule is about, from a closed list."""
-    if "applies_to" not in values:
-        return (), True
-    number, raw = values["applies_to"]
-    kinds = [k.strip() for k in raw.split(",") if k.strip()]
-    unknown = [k for k in kinds if k not in APPLIES_TO]
-    if unknown or not kinds:
-        bad(
-            number,
-            f"{rule_id}: 'Applies to' names {unknown[0] if unknown else 'nothing'!r}",
-            "write '- Applies to: images' for a rule about images, or drop the line",
-            "Applies to",
-        )
-        return (), False
-    return tuple(dict.fromkeys(kinds)), True
 
 
 def _split_body(body: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
@@ -325,7 +276,7 @@ def _split_body(body: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], lis
 
 
 def _field_values(
-    rule_id: str, field_lines: list[tuple[int, str]], bad: _Bad
+    rule_id: str, field_lines: list[tuple[int, str]], bad: Bad
 ) -> tuple[dict[str, tuple[int, str]], bool]:
     """Field key -> (line, value), and whether no field was given twice."""
     values: dict[str, tuple[int, str]] = {}
@@ -339,43 +290,3 @@ def _field_values(
             ok = False
         values[key] = (number, (m.group(2) or "").strip())
     return values, ok
-
-
-def _tags(rule_id: str, values: dict[str, tuple[int, str]], bad: _Bad) -> tuple[list[str], bool]:
-    """The distinct tags of '- Tags:', and whether every one is a slug."""
-    tags: list[str] = []
-    ok = True
-    if "tags" in values:
-        number, raw = values["tags"]
-        for tag in _split_list(raw):
-            if not TAG_RE.match(tag):
-                bad(number, f"{rule_id}: tag {tag!r} is not a slug", "use a-z, 0-9 and '-'", "Tags")
-                ok = False
-            elif tag not in tags:
-                tags.append(tag)
-    return tags, ok
-
-
-def _episode_ids(
-    rule_id: str, values: dict[str, tuple[int, str]], bad: _Bad, ok: bool
-) -> tuple[list[str], bool]:
-    """The distinct IDs of '- Learnt in:', and ``ok`` updated. An empty list is reported
-    only when nothing else was wrong (``ok`` so far): it is the least specific problem."""
-    episode_ids: list[str] = []
-    if "episode_ids" in values:
-        number, raw = values["episode_ids"]
-        for ep in _split_list(raw):
-            if not EPISODE_ID_RE.match(ep):
-                bad(number, f"{rule_id}: {ep!r} is not an episode ID", None, "Learnt in")
-                ok = False
-            elif ep not in episode_ids:
-                episode_ids.append(ep)
-        if not episode_ids and ok:
-            bad(
-                number,
-                f"{rule_id}: 'Learnt in' cites no episode (no provenance, no rule)",
-                "cite at least one episode ID",
-                "Learnt in",
-            )
-            ok = False
-    return episode_ids, ok
