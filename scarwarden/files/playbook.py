@@ -44,7 +44,7 @@ from scarwarden.files.playbook_model import (
     Playbook,
     Rule,
 )
-from scarwarden.files.playbook_parse import parse
+from scarwarden.files.playbook_parse import Section, parse, parse_changed
 
 __all__ = [
     "HEADING_RE",

@@ -1,13 +1,14 @@
 """The playbook in the index: rules, citations, tags and recall's postings.
 
-Each rule's row keeps a digest of what it says; when the playbook file moves, only the
-rules whose digest changed are deleted and written again, and only the terms they
-touched get their document frequency recounted.
+Each rule's row keeps a digest of its section of the file (heading, level and body,
+byte for byte); when the playbook file moves, only the sections whose digest changed are
+parsed (:func:`scarwarden.files.playbook.parse_changed`), only their rules are deleted
+and written again, and only the terms they touched get their document frequency
+recounted. The rest at most moved in the file: their position and line are updated.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from collections import Counter
@@ -30,22 +31,17 @@ def rule_terms(rule: pb.Rule) -> tuple[Counter[str], Counter[str]]:
     return Counter(title + body), Counter(text.pairs(title) + text.pairs(body))
 
 
-def _rule_digest(rule: pb.Rule) -> str:
-    payload = json.dumps(
-        [rule.title, rule.text, rule.tags, rule.episode_ids, rule.retired, rule.reason, rule.replaced_by]
-        + ([list(rule.applies_to)] if rule.applies_to else [])  # a plain rule's digest is unchanged
-    )
-    return hashlib.sha1(payload.encode()).hexdigest()  # noqa: S324
-
-
 def index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshStats) -> None:
     """Bring the rule tables in line with the playbook file, touching changed rules only."""
     try:
         raw = repo.playbook_path.read_bytes()
     except FileNotFoundError:
         raw = b"# Playbook\n"
+    # id -> (digest of its section, position, line): an unchanged section is not parsed.
+    stored = {r[0]: (r[1], r[2], r[3]) for r in conn.execute("SELECT id, digest, position, line FROM rules")}
     try:
-        playbook = pb.parse(raw.decode("utf-8"), source=repo.playbook_rel)
+        known = {rule_id: digest for rule_id, (digest, _p, _l) in stored.items()}
+        sections = pb.parse_changed(raw.decode("utf-8"), known, source=repo.playbook_rel)
     except UnicodeDecodeError:
         set_meta(conn, "playbook_error", f"{repo.playbook_rel}: not valid UTF-8")
         return
@@ -55,23 +51,24 @@ def index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshSta
     conn.execute("DELETE FROM meta WHERE key = 'playbook_error'")
     # Recall receipts name the playbook by its blob ID (recall/receipts.py).
     set_meta(conn, "playbook_blob", blob_id(raw))
-    stored = {r[0]: r[1] for r in conn.execute("SELECT id, digest FROM rules")}
     seen: set[str] = set()
     touched: set[str] = set()  # terms whose document frequency may have moved
     tags: set[str] = set()  # tags whose rules may have moved
     changed: set[str] = set()
     inserts: dict[str, list[tuple[Any, ...]]] = {}
-    for position, rule in enumerate(playbook.all_rules()):
-        seen.add(rule.id)
-        digest = _rule_digest(rule)
-        if stored.get(rule.id) == digest:
-            conn.execute(
-                "UPDATE rules SET position = ?, line = ? WHERE id = ?", (position, rule.line, rule.id)
-            )
+    for position, section in enumerate(sections):
+        seen.add(section.rule_id)
+        rule = section.rule
+        if rule is None:  # the same section: at most moved in the file
+            if stored[section.rule_id][1:] != (position, section.line):
+                conn.execute(
+                    "UPDATE rules SET position = ?, line = ? WHERE id = ?",
+                    (position, section.line, section.rule_id),
+                )
             continue
         if rule.id in stored:  # a new rule has nothing to delete (and a full build none)
             touched |= _delete_rule(conn, rule.id, tags)
-        touched |= _rule_rows(rule, position, digest, inserts)
+        touched |= _rule_rows(rule, position, section.digest, inserts)
         tags.update(() if rule.retired else rule.tags)
         changed.add(rule.id)
         stats.rules_changed += 1

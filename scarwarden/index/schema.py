@@ -24,7 +24,7 @@ log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
-SCHEMA_VERSION = 21
+SCHEMA_VERSION = 22
 
 #: The receipt versions the gate re-derives: an application's stored status (verified
 #: or unverifiable, ``episode_rules``) depends on them, so an index stored under others

@@ -390,6 +390,30 @@ def test_playbook_hand_edit_reindexes_only_the_changed_rules(demo_repo: MemoryRe
     assert_matches_rebuild(demo_repo)
 
 
+def test_playbook_rules_moved_or_spaced_are_not_reindexed(demo_repo: MemoryRepo) -> None:
+    """Only sections whose text changed are parsed and re-indexed; a rule moved in the
+    file, or with blank lines around it, keeps its rows and gets its new line."""
+    open_index(demo_repo).close()
+    path = demo_repo.playbook_path
+    text = path.read_text()
+    start, end = text.index("## PB-02:"), text.index("## PB-03:")
+    moved = text[:start] + text[end:] + "\n\n" + text[start:end]  # PB-02 last, blank lines around
+    path.write_text(moved)
+    stats = refresh_stats(demo_repo)
+    assert stats.rules_changed == 0
+    with open_index(demo_repo) as index:
+        assert [r.id for r in index.rules()][-1] == "PB-02"
+        assert index.get_rule("PB-02").line == moved.split("\n").index(text[start:end].split("\n")[0]) + 1  # type: ignore[union-attr]
+        assert index.get_rule("PB-03").line == text[:start].count("\n") + 1  # type: ignore[union-attr]
+    assert_matches_rebuild(demo_repo)
+    # a rule's title changed is a change (the heading is part of what it says)
+    path.write_text(moved.replace("## PB-02: Never share", "## PB-02: Do not share"))
+    assert refresh_stats(demo_repo).rules_changed == 1
+    with open_index(demo_repo) as index:
+        assert index.get_rule("PB-02").title.startswith("Do not share")  # type: ignore[union-attr]
+    assert_matches_rebuild(demo_repo)
+
+
 def test_broken_playbook_is_reported_and_episodes_stay_readable(cli, demo_repo) -> None:
     open_index(demo_repo).close()
     path = demo_repo.playbook_path

@@ -101,7 +101,7 @@ def test_an_index_of_schema_17_is_rebuilt_on_open(demo_repo: MemoryRepo) -> None
     conn.close()
     with open_index(demo_repo) as index:
         assert (index.stats.mode, index.stats.reason) == ("rebuild", "old schema")
-        assert index.meta("schema_version") == str(SCHEMA_VERSION) == "21"
+        assert index.meta("schema_version") == str(SCHEMA_VERSION) == "22"
         ep = index.get_episode("ep-hkgnqdz88f")
         assert ep is not None and ep.data["task"].startswith("Draft a LinkedIn post")
         assert index.conn.execute("SELECT task FROM recall_log").fetchall() == [("kept",)]
