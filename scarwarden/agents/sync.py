@@ -15,13 +15,17 @@ rewrite every local commit onto another project), before anything is changed. An
 failure after a round rebased or merged (a push the remote refuses for good, which is
 not retried, or a remote that kept moving) puts the branch back where it was. Which
 refusals are another clone's push, worth a retry, is read from git's status for our ref
-(``git push --porcelain``), never from the text a remote's hook prints.
+(``git push --porcelain``), never from the text a remote's hook prints. A remote with no
+branch of our name but other branches, none of which shares our history (another
+project's repository), is refused too: sync creates the branch only on an empty remote
+or beside branches of this memory.
 """
 
 from __future__ import annotations
 
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -152,6 +156,7 @@ def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | N
     fds = held_lock_fds()
     theirs = remote_git.fetch_branch(root, remote, branch, keep_fds=fds)
     if theirs is None:
+        _check_new_branch(root, remote, branch, fds)
         return "first-push", None
     ours = _head(root)
     if git.is_ancestor(root, theirs, ours):
@@ -224,6 +229,36 @@ def _unrelated(root: Path, remote: str, branch: str) -> UsageError:
         "remote; nothing was changed here, nothing pushed",
         hint=f"check its URL (git remote get-url {remote}); to join two histories on purpose, "
         f"merge by hand (git merge --allow-unrelated-histories {remote}/{branch})",
+    )
+
+
+def _check_new_branch(root: Path, remote: str, branch: str, fds: Sequence[int]) -> None:
+    """Before ``branch`` is created on ``remote``: an empty remote (a fresh bare
+    repository) takes it, and so does one with a branch that shares our history (another
+    branch of this memory); a remote whose every branch is another project's history is
+    refused, as ``_unrelated`` refuses such a branch of our name: a wrong URL must not
+    push this memory into someone else's repository."""
+    from scarwarden.git.integrity import shallow_depth
+
+    branches = remote_git.remote_branches(root, remote)
+    if not branches:
+        return
+    names = sorted(branches)
+    remote_git.fetch_commits(root, remote, names, keep_fds=fds)
+    if git.merge_base(root, _head(root), *sorted(set(branches.values()))) is not None:
+        return
+    listed = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+    if shallow_depth(root) is not None:
+        raise UsageError(
+            f"cannot tell how {branch} and {remote}'s branches ({listed}) are related: this "
+            f"clone is shallow; {remote} has no branch {branch} yet, and nothing was pushed",
+            hint="fetch the whole history (git fetch --unshallow), then sync again",
+        )
+    raise UsageError(
+        f"{remote} has no branch {branch}, and none of its branches ({listed}) shares "
+        f"history with {branch}: {remote} is not this memory's remote; nothing pushed",
+        hint=f"check its URL (git remote get-url {remote}); to put {branch} there anyway, "
+        f"push it yourself (git push {remote} {branch}), then sync",
     )
 
 

@@ -161,6 +161,19 @@ def remote_branches(root: Path | str, remote: str) -> dict[str, str]:
     return {ref.removeprefix("refs/heads/"): sha for sha, ref in pairs}
 
 
+def fetch_commits(
+    root: Path | str, remote: str, branches: Sequence[str], *, keep_fds: Sequence[int] = ()
+) -> None:
+    """Fetch the commits of ``remote``'s ``branches`` without writing any ref: no
+    remote-tracking branch (``--refmap=``), no ``FETCH_HEAD``; only objects, which ``git
+    gc`` drops in time when nothing names them."""
+    script = 'r="$1"; shift; git fetch -q --no-tags --no-write-fetch-head --refmap= "$r" "$@"'
+    refs = [f"refs/heads/{name}" for name in branches]
+    code, message = _unit(root, script, remote, *refs, keep_fds=keep_fds)
+    if code != 0:
+        raise GitError(f"git fetch {remote} failed: {message}")
+
+
 def reset_keep(root: Path | str, target: str, *, keep_fds: Sequence[int] = ()) -> tuple[bool, str]:
     """Move the current branch, index and work tree back to ``target`` (``git reset
     --keep``: it refuses rather than overwrite a local change). (ok, git's message)."""
