@@ -13,13 +13,19 @@ stops the sync with the repository exactly as it was: both are aborted, nothing 
 So does a remote branch that shares no commit with ours (a wrong remote: a rebase would
 rewrite every local commit onto another project), before anything is changed. Any
 failure after a round rebased or merged (a push the remote refuses for good, which is
-not retried, or a remote that kept moving) puts the branch back where it was.
+not retried, or a remote that kept moving) puts the branch back where it was. Which
+refusals are another clone's push, worth a retry, is read from git's status for our ref
+(``git push --porcelain``), never from the text a remote's hook prints. A remote with no
+branch of our name but other branches, none of which shares our history (another
+project's repository), is refused too: sync creates the branch only on an empty remote
+or beside branches of this memory.
 """
 
 from __future__ import annotations
 
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -91,13 +97,12 @@ def _rounds(repo: MemoryRepo, remote: str, branch: str, retries: int, backoff: f
         ahead = _ahead(root, theirs)
         if theirs is not None and ahead == 0:
             return SyncResult(remote, branch, integrated, False, attempt, _head(root), 0)
-        ok, message = remote_git.push_branch(root, remote, branch, keep_fds=held_lock_fds())
-        if ok:
+        refused = remote_git.push_branch(root, remote, branch, keep_fds=held_lock_fds())
+        if refused is None:
             return SyncResult(remote, branch, integrated, True, attempt, _head(root), ahead)
-        if not _remote_moved(message):
+        if not _remote_moved(root, remote, branch, theirs, refused):
             raise GitError(
-                f"the push to {remote} was refused: {_refusal(message)}; "
-                f"nothing pushed, {branch} is as it was",
+                f"the push to {remote} was refused: {refused.said}; nothing pushed, {branch} is as it was",
                 hint="refused for a reason of its own (a pre-push or pre-receive hook, a protected "
                 "branch, a branch checked out in a non-bare repository, access rights), not "
                 "because another clone pushed first, so sync does not retry: fix that first",
@@ -119,7 +124,8 @@ def _put_back(root: Path, branch: str, before: str, error: ScarwardenError) -> N
     ok, message = remote_git.reset_keep(root, before, keep_fds=held_lock_fds())
     if not ok:
         raise GitError(
-            f"{error.message}; and {branch} could not be put back at {before[:10]}: {_refusal(message)}",
+            f"{error.message}; and {branch} could not be put back at {before[:10]}: "
+            + remote_git.first_error(message),
             hint=f"git reset --keep {before}",
         ) from error
 
@@ -150,6 +156,7 @@ def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | N
     fds = held_lock_fds()
     theirs = remote_git.fetch_branch(root, remote, branch, keep_fds=fds)
     if theirs is None:
+        _check_new_branch(root, remote, branch, fds)
         return "first-push", None
     ours = _head(root)
     if git.is_ancestor(root, theirs, ours):
@@ -225,6 +232,36 @@ def _unrelated(root: Path, remote: str, branch: str) -> UsageError:
     )
 
 
+def _check_new_branch(root: Path, remote: str, branch: str, fds: Sequence[int]) -> None:
+    """Before ``branch`` is created on ``remote``: an empty remote (a fresh bare
+    repository) takes it, and so does one with a branch that shares our history (another
+    branch of this memory); a remote whose every branch is another project's history is
+    refused, as ``_unrelated`` refuses such a branch of our name: a wrong URL must not
+    push this memory into someone else's repository."""
+    from scarwarden.git.integrity import shallow_depth
+
+    branches = remote_git.remote_branches(root, remote)
+    if not branches:
+        return
+    names = sorted(branches)
+    remote_git.fetch_commits(root, remote, names, keep_fds=fds)
+    if git.merge_base(root, _head(root), *sorted(set(branches.values()))) is not None:
+        return
+    listed = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+    if shallow_depth(root) is not None:
+        raise UsageError(
+            f"cannot tell how {branch} and {remote}'s branches ({listed}) are related: this "
+            f"clone is shallow; {remote} has no branch {branch} yet, and nothing was pushed",
+            hint="fetch the whole history (git fetch --unshallow), then sync again",
+        )
+    raise UsageError(
+        f"{remote} has no branch {branch}, and none of its branches ({listed}) shares "
+        f"history with {branch}: {remote} is not this memory's remote; nothing pushed",
+        hint=f"check its URL (git remote get-url {remote}); to put {branch} there anyway, "
+        f"push it yourself (git push {remote} {branch}), then sync",
+    )
+
+
 def _receipts_would_be_orphaned(repo: MemoryRepo, base: str, ours: str) -> bool:
     """Whether a local episode's recall receipt names the ledger of a local commit.
 
@@ -264,37 +301,19 @@ def _head(root: object) -> str:
     return sha
 
 
-#: How git says another clone pushed first: the remote was ahead when our push started
-#: ("fetch first", "non-fast-forward"), or its ref moved (or was locked by another push)
-#: while ours was on its way ("cannot lock ref 'refs/heads/main': is at X but expected Y",
-#: "failed to update ref"; "incorrect old value provided" from some forges). Only these
-#: are worth another round: any other refusal ("[remote rejected] ... (pre-receive hook
-#: declined)", a branch checked out in a non-bare repository) is the same next time.
-_MOVED = (
-    "(fetch first)",
-    "(non-fast-forward)",
-    "cannot lock ref",
-    "failed to update ref",
-    "failed to lock",
-    "incorrect old value provided",
-)
-
-
-def _remote_moved(message: str) -> bool:
-    return any(word in message for word in _MOVED)
-
-
-def _refusal(message: str) -> str:
-    """What git said, in one line: the ref it refused and why ("[remote rejected] HEAD
-    -> main (branch is currently checked out)"), else its first error (a hook's), else its
-    last line."""
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    for line in lines:
-        if "rejected]" in line:
-            return line.lstrip("! ")
-    errors = [
-        line for line in lines if line.startswith(("fatal:", "error:")) and "failed to push" not in line
-    ]
-    if errors:
-        return errors[0].partition(":")[2].strip()
-    return lines[-1] if lines else "git gave no reason"
+def _remote_moved(
+    root: Path, remote: str, branch: str, theirs: str | None, refused: remote_git.PushRefused
+) -> bool:
+    """Whether the push was refused because another clone pushed first: worth another
+    round. Read from git's status for our ref, never from what the remote printed (a hook
+    may print "failed to update ref" too). Either the remote was ahead when the push
+    started ("[rejected] (fetch first)"), or the server could not update the ref
+    ("[remote rejected] (failed to update ref)") and the ref has moved since we fetched
+    it: another push landed while ours was on its way. A ref the server cannot lock for
+    another reason (a stale ``main.lock``) is refused the same way, but has not moved;
+    a hook's "declined" is the same next time."""
+    if refused.remote_was_ahead:
+        return True
+    if refused.status != "remote rejected" or refused.reason.endswith("hook declined"):
+        return False
+    return remote_git.remote_branches(root, remote).get(branch) != theirs

@@ -49,9 +49,11 @@ def is_ancestor(root: Path | str, a: str, b: str) -> bool:
     return run_ok(root, "merge-base", "--is-ancestor", a, b)
 
 
-def merge_base(root: Path | str, a: str, b: str) -> str | None:
-    """The best common ancestor of commits ``a`` and ``b``; ``None`` when they share none."""
-    out = run(root, "merge-base", a, b, check=False)
+def merge_base(root: Path | str, a: str, b: str, *others: str) -> str | None:
+    """The best common ancestor of commits ``a`` and ``b``; ``None`` when they share none.
+    Given ``others`` too, of ``a`` and a merge of ``b`` and ``others`` (git's rule): not
+    ``None`` when ``a`` shares history with any of them."""
+    out = run(root, "merge-base", a, b, *others, check=False)
     return out.decode().strip() or None
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden.errors import GitError
@@ -23,24 +25,33 @@ def _unit(root: Path | str, script: str, *args: str, keep_fds: Sequence[int] = (
     the next writer waits for it). A killed ``git rebase`` or ``merge`` would leave the
     operation half-done and ``index.lock`` behind; this one finishes, or aborts itself on
     a conflict, in the same unit (issue 15). (exit code, stdout + stderr)."""
+    code, out, _ = _spawn(root, script, args, keep_fds, subprocess.STDOUT)
+    return code, out
+
+
+def _spawn(
+    root: Path | str, script: str, args: Sequence[str], keep_fds: Sequence[int], stderr: int
+) -> tuple[int, str, str]:
+    """:func:`_unit`, with stderr merged into stdout or apart. (exit code, stdout, stderr)."""
     proc = subprocess.Popen(
         ["sh", "-c", script, "sync", *args],
         cwd=str(root),
         stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        stderr=stderr,
         start_new_session=True,
         pass_fds=tuple(keep_fds),
     )
     interrupted = False
     while True:
         try:
-            out, _ = proc.communicate()
+            out, err = proc.communicate()
             break
         except KeyboardInterrupt:  # let the unit finish: it leaves the repository whole
             interrupted = True
     if interrupted:
         raise KeyboardInterrupt
-    return proc.returncode, out.decode("utf-8", "replace").strip()
+    text = out.decode("utf-8", "replace").strip()
+    return proc.returncode, text, (err or b"").decode("utf-8", "replace").strip()
 
 
 def fetch_branch(root: Path | str, remote: str, branch: str, *, keep_fds: Sequence[int] = ()) -> str | None:
@@ -83,13 +94,84 @@ def merge_commit(
     return code == 0, "" if code == 0 else detail
 
 
+@dataclass(frozen=True)
+class PushRefused:
+    """How ``git push --porcelain`` reported our ref: its status line, which git writes,
+    never the text the remote printed (a hook may print anything, "failed to update ref"
+    too: git shows it as ``remote: ...``, apart from the status)."""
+
+    #: "rejected" (refused here before sending: the remote has commits we lack),
+    #: "remote rejected" (the server refused: a hook, a ref it could not update), or ""
+    #: (no status line: a pre-push hook, no connection).
+    status: str
+    #: Git's reason in the status: "fetch first", "pre-receive hook declined", ...
+    reason: str
+    #: What git said, in one line ("[remote rejected] HEAD -> main (hook declined)").
+    said: str
+
+    @property
+    def remote_was_ahead(self) -> bool:
+        """The remote's branch had moved on when the push started: another clone pushed."""
+        return self.status == "rejected" and self.reason in _BEHIND
+
+
+#: The reasons of a ``[rejected]`` push whose branch is behind the remote's.
+_BEHIND = ("fetch first", "non-fast-forward", "stale info")
+_STATUS_RE = re.compile(r"\[(?P<status>[^\]]+)\](?: \((?P<reason>.*)\))?")
+
+
 def push_branch(
     root: Path | str, remote: str, branch: str, *, keep_fds: Sequence[int] = ()
-) -> tuple[bool, str]:
-    """Push HEAD to ``remote``'s ``branch``. (ok, git's message); not ok when the remote
-    moved meanwhile (rejected as not a fast-forward) or a hook refused."""
-    code, message = _unit(root, 'git push -q "$1" "HEAD:refs/heads/$2"', remote, branch, keep_fds=keep_fds)
-    return code == 0, message
+) -> PushRefused | None:
+    """Push HEAD to ``remote``'s ``branch``: ``None`` when it was pushed, else how git
+    says it was refused."""
+    script = 'git push -q --porcelain "$1" "HEAD:refs/heads/$2"'
+    code, out, err = _spawn(root, script, (remote, branch), keep_fds, subprocess.PIPE)
+    ref = f"refs/heads/{branch}"
+    for line in out.splitlines():
+        fields = line.split("\t")
+        if len(fields) == 3 and fields[0] == "!" and fields[1].endswith(f":{ref}"):
+            match = _STATUS_RE.fullmatch(fields[2])
+            if match:
+                status, reason = match["status"], match["reason"] or ""
+                said = f"[{status}] {fields[1].partition(':')[0]} -> {branch}" + (
+                    f" ({reason})" if reason else ""
+                )
+                return PushRefused(status, reason, said)
+    if code == 0:
+        return None
+    return PushRefused("", "", first_error(err or out))
+
+
+def first_error(message: str) -> str:
+    """Git's first error in one line (a hook's, a connection's), else its last line."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    errors = [
+        line for line in lines if line.startswith(("fatal:", "error:")) and "failed to push" not in line
+    ]
+    if errors:
+        return errors[0].partition(":")[2].strip()
+    return lines[-1] if lines else "git gave no reason"
+
+
+def remote_branches(root: Path | str, remote: str) -> dict[str, str]:
+    """The branches ``remote`` has, by name, with the commit each names there."""
+    out = run(root, "ls-remote", "--heads", remote).decode()
+    pairs = (line.split("\t", 1) for line in out.splitlines() if "\t" in line)
+    return {ref.removeprefix("refs/heads/"): sha for sha, ref in pairs}
+
+
+def fetch_commits(
+    root: Path | str, remote: str, branches: Sequence[str], *, keep_fds: Sequence[int] = ()
+) -> None:
+    """Fetch the commits of ``remote``'s ``branches`` without writing any ref: no
+    remote-tracking branch (``--refmap=``), no ``FETCH_HEAD``; only objects, which ``git
+    gc`` drops in time when nothing names them."""
+    script = 'r="$1"; shift; git fetch -q --no-tags --no-write-fetch-head --refmap= "$r" "$@"'
+    refs = [f"refs/heads/{name}" for name in branches]
+    code, message = _unit(root, script, remote, *refs, keep_fds=keep_fds)
+    if code != 0:
+        raise GitError(f"git fetch {remote} failed: {message}")
 
 
 def reset_keep(root: Path | str, target: str, *, keep_fds: Sequence[int] = ()) -> tuple[bool, str]:

@@ -56,10 +56,21 @@ def test_sync_refuses_a_remote_with_unrelated_history(memory_repo: MemoryRepo, t
     assert head(remote) == theirs
 
 
+#: How each kind of remote refuses a push for good (``refusing_remote``).
+REFUSALS = {
+    "checked out": "exit 0",
+    "hook": "echo 'main is protected' >&2; exit 1",
+    # a hook's words are not git's status: these must not pass for another clone's push
+    "hook quoting git": "echo 'error: failed to update ref: main is frozen' >&2; exit 1",
+    "stale lock": "exit 0",
+}
+
+
 def refusing_remote(demo_repo: MemoryRepo, tmp_path: Path, kind: str) -> Path:
     """A remote ahead of the clone that will sync, which refuses every push for good: a
-    non-bare repository with the branch checked out, or a pre-receive hook that declines.
-    Each push it receives adds a line to ``pushes`` beside it."""
+    non-bare repository with the branch checked out, a pre-receive hook that declines
+    (in its own words, or in git's), or a ref locked by a git killed long ago. Each push
+    it receives adds a line to ``pushes`` beside it."""
     if kind == "checked out":
         upstream = demo_repo.root
         add(demo_repo, 1, "upstream")
@@ -68,8 +79,9 @@ def refusing_remote(demo_repo: MemoryRepo, tmp_path: Path, kind: str) -> Path:
         ahead = clone(upstream, tmp_path / "ahead")
         add(ahead, 1, "ahead")
         git(ahead.root, "push", "-q", "origin", "main")
-    refusal = "exit 0" if kind == "checked out" else "echo 'main is protected' >&2; exit 1"
-    hook(upstream, "pre-receive", f"echo push >> {tmp_path / 'pushes'}\n{refusal}\n")
+    hook(upstream, "pre-receive", f"echo push >> {tmp_path / 'pushes'}\n{REFUSALS[kind]}\n")
+    if kind == "stale lock":
+        (upstream / "refs" / "heads" / "main.lock").touch()
     return upstream
 
 
@@ -78,6 +90,8 @@ def refusing_remote(demo_repo: MemoryRepo, tmp_path: Path, kind: str) -> Path:
     [
         ("checked out", "[remote rejected] HEAD -> main (branch is currently checked out)"),
         ("hook", "[remote rejected] HEAD -> main (pre-receive hook declined)"),
+        ("hook quoting git", "[remote rejected] HEAD -> main (pre-receive hook declined)"),
+        ("stale lock", "[remote rejected] HEAD -> main (failed to update ref)"),
     ],
 )
 def test_a_push_the_remote_refuses_is_reported_once_and_undone(
@@ -146,3 +160,33 @@ def test_a_remote_that_keeps_moving_leaves_the_branch_as_it_was(
     assert head(agent) == before  # the second round had rebased onto the other's push
     assert "origin kept moving: gave up after 2 attempts; nothing pushed, main is as it was" in result.stderr
     assert head(remote) == head(other)
+
+
+def test_a_push_raced_at_the_server_is_retried(demo_repo: MemoryRepo, tmp_path: Path) -> None:
+    """The other clone's push lands while ours is on its way (in our push's pre-receive
+    hook): the server cannot update the ref it saw ("[remote rejected] (failed to update
+    ref)"), and the ref has moved: another round, not a refusal."""
+    remote = remote_with(demo_repo, tmp_path)
+    agent, other = clone(remote, tmp_path / "agent"), clone(remote, tmp_path / "other")
+    add(agent, 2, "agent")
+    raced = tmp_path / "raced"
+    quarantine = (
+        "-u GIT_DIR -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES"
+    )
+    hook(
+        remote,
+        "pre-receive",
+        f"[ -e {raced} ] && exit 0\ntouch {raced}\n"
+        f'env {quarantine} git -C {other.root} commit -q --allow-empty -m "other: pushed first"\n'
+        f"env {quarantine} git -C {other.root} push -q origin HEAD:refs/heads/main\n",
+    )
+    mine = episodes_at(agent.root)
+
+    result = Cli(agent.root)("sync", "--json")
+
+    assert result.exit_code == 0, result.output
+    assert raced.exists()
+    data = json.loads(result.stdout)
+    assert (data["attempts"], data["integrated"], data["pushed"]) == (2, "rebase", True)
+    assert git(remote, "merge-base", "--is-ancestor", head(other), "main", check=False).returncode == 0
+    assert episodes_at(remote, "main") == mine

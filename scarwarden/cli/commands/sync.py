@@ -23,14 +23,19 @@ def sync(ctx: click.Context, remote: str, retries: int, as_json: bool) -> None:
     local commits are rebased onto it: new episodes never conflict, and the playbook
     merges rule by rule; else a merge commit; a merge at once when a local episode's
     recall receipt names the ledger of a local commit, which a rebase would rewrite
-    away), and pushes. When another agent pushed
-    meanwhile, it waits (exponential backoff with jitter) and tries again, up to
-    --retries times. A conflict no merge resolves, a push the remote refuses for a
-    reason of its own (a hook, a protected or checked-out branch: not retried), or a
-    remote still moving after --retries stops it with the repository as it was, nothing
-    pushed (exit 1). A remote branch that shares no history with the local one (a wrong
-    remote) is refused before anything changes (exit 2). Needs a clean tree of tracked
-    files.
+    away), and pushes. When another agent pushed meanwhile (git's status for the
+    branch: rejected as behind the remote, or the remote's ref moved under the push),
+    it waits (exponential backoff with jitter) and tries again, up to --retries times.
+    A conflict no merge resolves, a push the remote refuses for a reason of its own (a
+    hook, a protected or checked-out branch, a locked ref: not retried), or a remote
+    still moving after --retries stops it with the repository as it was, nothing
+    pushed (exit 1).
+
+    A remote branch that shares no history with the local one (a wrong remote) is
+    refused before anything changes (exit 2). Where REMOTE has no branch of this name
+    yet, sync creates it when REMOTE is empty or one of its branches shares this
+    history; a remote whose branches all belong to another project is refused (exit 2:
+    push there by hand with git if that is meant). Needs a clean tree of tracked files.
 
     \b
     Examples:
