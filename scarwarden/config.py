@@ -16,6 +16,7 @@ from typing import Any
 
 from scarwarden.errors import ConfigError, ValidationError
 from scarwarden.providers import KEY_PROVIDERS, PROVIDERS, apply_preset, provider_for_key
+from scarwarden.regular_files import read_regular
 from scarwarden.settings_check import (
     MAX_INTEGER,
     SETTINGS_FILE,
@@ -380,9 +381,12 @@ def load_config(root: Path, environ: Mapping[str, str] | None = None) -> Config:
     from scarwarden import yamlio
 
     try:
-        raw = yamlio.load(path.read_bytes(), source=CONFIG_FILE)
+        raw = yamlio.load(read_regular(path), source=CONFIG_FILE)
     except OSError as exc:
-        raise ConfigError(f"cannot read {CONFIG_FILE}: {exc}") from None
+        from scarwarden.errors import file_access_error
+
+        error = file_access_error(exc, root=str(root))
+        raise error or ConfigError(f"cannot read {CONFIG_FILE}: {exc}") from None
     except ValidationError as exc:  # bad YAML is a configuration error (exit 2)
         raise ConfigError(exc.message, problems=exc.problems) from None
     return parse_config(raw, source=CONFIG_FILE, environ=environ)

@@ -148,7 +148,8 @@ class ModelError(ScarwardenError):
 
 class FileAccessError(ScarwardenError):
     """A file or folder Scarwarden must read or write cannot be: permission denied, a
-    folder where a file should be (or the reverse), a read-only or full disk."""
+    folder where a file should be (or the reverse), a socket or FIFO where a file should
+    be, a read-only or full disk."""
 
     exit_code = ExitCode.USAGE
 
@@ -172,6 +173,11 @@ _ACCESS_PROBLEMS = {
     errno.EDQUOT: ("disk quota exceeded", "free some space, then run the command again"),
     errno.ENAMETOOLONG: ("the name is too long", "use a shorter path"),
     errno.ELOOP: ("too many levels of symbolic links", "check the links (ls -l {path})"),
+    # A socket (it cannot be opened), or a FIFO or device (scarwarden.regular_files).
+    errno.ENXIO: (
+        "is not a regular file: a socket, FIFO or device is where a file should be",
+        "move it away (ls -l {path}), then run the command again",
+    ),
 }
 
 

@@ -51,6 +51,12 @@ class Range(NamedTuple):
 #: The largest ``recall.limit`` a settings file may give (recall sizes SQL statements by it).
 MAX_RECALL_LIMIT = 10_000
 
+#: The most QC retakes (``answer.qc_max_retakes``, ``--max-retakes``): each is two more
+#: model calls (a regeneration and its review), and a draft the reviewer sent back ten
+#: times will not pass on the eleventh; unbounded, a reviewer that never passes would
+#: keep the loop calling the model for ever.
+MAX_RETAKES = 10
+
 #: section.key -> its range, for every numeric setting; recall's thresholds are checked
 #: by ``RecallSettings`` itself (a recall receipt's settings are checked against them too).
 RANGES: dict[str, Range] = {
@@ -63,7 +69,7 @@ RANGES: dict[str, Range] = {
     "model.backoff": Range(0, 600, unit="seconds"),
     "distill.token_budget": Range(1, MAX_INTEGER),
     "distill.max_context_rules": Range(0, MAX_INTEGER),
-    "answer.qc_max_retakes": Range(0, MAX_INTEGER),
+    "answer.qc_max_retakes": Range(0, MAX_RETAKES),
     "media.max_bytes": Range(1, MAX_INTEGER),
     "media.send_max_bytes": Range(1, MAX_INTEGER),
     "media.send_max_side": Range(16, MAX_INTEGER),

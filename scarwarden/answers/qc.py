@@ -236,6 +236,11 @@ def run_qc(
     At most ``max_retakes`` regenerations; each draft is reviewed, so the result holds
     ``retakes + 1`` rounds. ``messages`` is the request that produced ``draft``.
     """
+    from scarwarden.errors import UsageError
+    from scarwarden.settings_check import MAX_RETAKES
+
+    if isinstance(max_retakes, bool) or not 0 <= max_retakes <= MAX_RETAKES:
+        raise UsageError(f"max_retakes must be from 0 to {MAX_RETAKES}, got {max_retakes!r}")
     rounds: list[Round] = []
     while True:
         review = review_draft(client, model=model, task=task, rules=rules, draft=draft, responses=responses)

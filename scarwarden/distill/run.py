@@ -20,6 +20,7 @@ from scarwarden.files import write_journal
 from scarwarden.files.atomic import write_lock
 from scarwarden.files.episodes import Episode
 from scarwarden.llm.client import ChatClient, client_from_config
+from scarwarden.regular_files import read_regular
 from scarwarden.repo import MemoryRepo
 
 NO_KEY_NOTICE = "no API key configured (SCARWARDEN_API_KEY or DASHSCOPE_API_KEY): using the offline distiller"
@@ -197,7 +198,7 @@ def _starting_playbook(repo: MemoryRepo, head: str, *, commit: bool) -> str:
         raw = git.show_file(repo.root, head, repo.playbook_rel)
         where = f"{repo.playbook_rel} (committed)"
     else:
-        raw = repo.playbook_path.read_bytes() if repo.playbook_path.exists() else None
+        raw = read_regular(repo.playbook_path) if repo.playbook_path.exists() else None
         where = repo.playbook_rel
     if raw is None:
         return pb.TITLE + "\n"

@@ -16,6 +16,7 @@ from scarwarden.files.playbook_commit import Check, commit_playbook
 from scarwarden.files.playbook_sentences import Source
 from scarwarden.files.playbook_sentences import parse as parse_sources
 from scarwarden.files.rule_ids import DRAFT_ID
+from scarwarden.regular_files import read_regular_text
 from scarwarden.repo import MemoryRepo
 
 #: Most words of a title cut from the first sentence (``rule add``, a model's ``add``).
@@ -135,7 +136,7 @@ def _not_in_head(repo: MemoryRepo, paths: Sequence[str]) -> list[str]:
 def load_playbook(repo: MemoryRepo) -> pb.Playbook:
     """The working tree's playbook, parsed (an empty one when the file is missing)."""
     try:
-        raw = repo.playbook_path.read_text(encoding="utf-8")
+        raw = read_regular_text(repo.playbook_path)
     except FileNotFoundError:
         return pb.empty()
     except UnicodeDecodeError:

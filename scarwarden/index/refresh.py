@@ -14,6 +14,7 @@ What a refresh looks at (see the package docstring for the costs):
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import sqlite3
@@ -41,6 +42,7 @@ from scarwarden.index.schema import (
     transaction,
     writer_lock,
 )
+from scarwarden.regular_files import read_regular, read_with_inode
 from scarwarden.repo import MemoryRepo
 
 log = logging.getLogger("scarwarden")
@@ -103,7 +105,13 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
             if not path.endswith(".yaml") or not path.startswith(repo.episodes_rel + "/"):
                 continue
             loose.pop(path, None)
-            if _reindex_file(conn, repo, path, stats) and path not in committed:
+            inode = _reindex_file(conn, repo, path, stats)
+            if inode is None:
+                continue
+            # Its row is written anew: the inode the folder listed, or (its folder did
+            # not move: an edit in place) the file's own, so the folder's sums still hold.
+            inodes.setdefault(path, inode)
+            if path not in committed:
                 loose[path] = file_sig(repo.root / path, now_ns) or ""
         moves = sorted((inode, path) for path, inode in inodes.items())
         conn.executemany("UPDATE files SET inode = ? WHERE path = ?", moves)
@@ -238,7 +246,7 @@ def _differs(conn: sqlite3.Connection, repo: MemoryRepo, path: str) -> bool:
     """Whether the file at ``path`` (gone, or unknown to the index) is not what was indexed."""
     row = conn.execute("SELECT blob FROM files WHERE path = ?", (path,)).fetchone()
     try:
-        raw = (repo.root / path).read_bytes()
+        raw = read_regular(repo.root / path)
     except OSError:
         return True
     return row is None or blob_hex(row[0]) != blob_id(raw)
@@ -248,18 +256,23 @@ def _differs(conn: sqlite3.Connection, repo: MemoryRepo, path: str) -> bool:
 _ASK_AT_MOST = 500
 
 
-def _reindex_file(conn: sqlite3.Connection, repo: MemoryRepo, path: str, stats: RefreshStats) -> bool:
-    """Drop what the index holds for ``path`` and index the file as it is now; False
-    when there is no file to index any more."""
+def _reindex_file(conn: sqlite3.Connection, repo: MemoryRepo, path: str, stats: RefreshStats) -> int | None:
+    """Drop what the index holds for ``path`` and index the file as it is now; the
+    inode of the file read, or ``None`` when there is no file to index any more (gone,
+    or a folder, FIFO or socket: a folder's listing leaves those out too)."""
     if (gone := _delete_file(conn, path, repo.episodes_rel, stats)) is not None:
         stats.episodes_removed += 1
         stats.moved.add(gone)
     try:
-        raw = (repo.root / path).read_bytes()
+        raw, inode = read_with_inode(repo.root / path)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return False
+        return None
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:
+            raise
+        return None
     _index_episode_bytes(conn, repo, path, raw, blob_id(raw), stats)
-    return True
+    return inode
 
 
 def _delete_file(conn: sqlite3.Connection, path: str, episodes_rel: str, stats: RefreshStats) -> str | None:

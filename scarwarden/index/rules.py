@@ -20,6 +20,7 @@ from scarwarden.files import playbook as pb
 from scarwarden.git import blob_id
 from scarwarden.index.packed_postings import sync_rules
 from scarwarden.index.schema import RefreshStats, new_stamp, recount_df, set_meta
+from scarwarden.regular_files import read_regular
 from scarwarden.repo import MemoryRepo
 
 
@@ -34,7 +35,7 @@ def rule_terms(rule: pb.Rule) -> tuple[Counter[str], Counter[str]]:
 def index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshStats) -> None:
     """Bring the rule tables in line with the playbook file, touching changed rules only."""
     try:
-        raw = repo.playbook_path.read_bytes()
+        raw = read_regular(repo.playbook_path)
     except FileNotFoundError:
         raw = b"# Playbook\n"
     # id -> (digest of its section, position, line): an unchanged section is not parsed.

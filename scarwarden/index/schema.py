@@ -13,11 +13,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from scarwarden.errors import FileAccessError, file_access_error
 from scarwarden.files.atomic import file_lock
 from scarwarden.files.receipt import REDERIVED
 from scarwarden.index.packed import inflate
+from scarwarden.regular_files import check_regular
 from scarwarden.repo import MemoryRepo
 
 log = logging.getLogger("scarwarden")
@@ -194,8 +196,12 @@ def writer_lock(repo: MemoryRepo) -> contextlib.AbstractContextManager[None]:
 
 def open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | None]:
     """Open the index if usable; otherwise (None, why it must be rebuilt)."""
-    if not repo.index_path.exists():
+    try:  # one stat, as exists() made: SQLite would wait for ever on a FIFO
+        check_regular(repo.index_path.stat().st_mode, repo.index_path)
+    except FileNotFoundError:
         return None, "missing"
+    except OSError as exc:
+        _refuse(exc, repo)
     try:
         conn = connect(repo.index_path)
         rows = dict(
@@ -227,14 +233,19 @@ def _openable(repo: MemoryRepo) -> None:
         with repo.index_path.open("rb"):
             pass
     except OSError as exc:
-        error = file_access_error(exc, root=str(repo.root))
-        if error is None:
-            raise
-        raise FileAccessError(
-            error.message,
-            hint=f"the index is a cache of the files: fix its owner and mode, or remove it "
-            f"(rm -r {repo.index_path.relative_to(repo.root)}) to have it rebuilt",
-        ) from None
+        _refuse(exc, repo)
+
+
+def _refuse(exc: OSError, repo: MemoryRepo) -> NoReturn:
+    """``exc``, an error opening the index file, as :class:`FileAccessError` (exit 2)."""
+    error = file_access_error(exc, root=str(repo.root))
+    if error is None:
+        raise exc
+    raise FileAccessError(
+        error.message,
+        hint=f"the index is a cache of the files: fix its owner and mode, or remove it "
+        f"(rm -r {repo.index_path.relative_to(repo.root)}) to have it rebuilt",
+    ) from None
 
 
 def set_meta(conn: sqlite3.Connection, key: str, value: str | None) -> None:

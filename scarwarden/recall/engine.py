@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from scarwarden import text
 from scarwarden.config import RecallSettings
 from scarwarden.errors import UsageError
-from scarwarden.files.input_policy import encoding_problem
+from scarwarden.files.input_policy import encoding_problem, text_problem
 from scarwarden.recall import router
 from scarwarden.recall.earned import not_on_a_struggling_rule_alone
 from scarwarden.recall.given import attach_evidence, candidates, read_episodes
@@ -47,7 +47,11 @@ _SLACK = 10
 
 
 def check_task(task: str) -> str:
-    """The task, stripped; :class:`UsageError` (exit 2) when empty or too long."""
+    """The task, stripped; :class:`UsageError` (exit 2) when empty, too long, or holding
+    a character stored text may not (NUL, ESC and other controls but tab and newline, a
+    lone surrogate: :mod:`scarwarden.characters`), at every door: the task goes into the
+    recall log, its export and the receipt, which another clone's ``log --import`` and
+    ``episode add --receipt`` read as text."""
     if not isinstance(task, str) or not task.strip():
         raise UsageError(
             "the task is empty",
@@ -59,9 +63,12 @@ def check_task(task: str) -> str:
             f"the task is {len(task):,} characters; the limit is {MAX_TASK_CHARS:,}",
             hint="recall with the request itself, not a whole document",
         )
-    problem = encoding_problem(task)
-    if problem is not None:  # the recall log and the receipt's hash need UTF-8
-        raise UsageError(f"the task {problem}", hint="give the task as valid Unicode text")
+    problem = text_problem(task)
+    if problem is not None:
+        hint = "remove it (a file with CRLF line endings: convert it with dos2unix first)"
+        if encoding_problem(task) is not None:  # no UTF-8 for the log or the receipt's hash
+            hint = "give the task as valid Unicode text"
+        raise UsageError(f"the task {problem}", hint=hint)
     return task
 
 

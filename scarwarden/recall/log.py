@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from scarwarden.regular_files import read_regular
 from scarwarden.times import parse_when as parse_when  # re-exported for callers
 from scarwarden.times import utc_now
 
@@ -287,7 +288,7 @@ def _clean(index: Index, commit: str) -> bool:
     repo = index.repo
     entries = git.ls_tree(repo.root, commit, repo.playbook_rel)
     try:
-        raw = repo.playbook_path.read_bytes()
+        raw = read_regular(repo.playbook_path)
     except FileNotFoundError:
         return not entries
     return bool(entries) and entries[0].blob == blob_id(raw)

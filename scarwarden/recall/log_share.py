@@ -113,6 +113,9 @@ def _row(line: str, number: int, source: str) -> tuple[tuple[Any, ...] | None, P
             return None, Problem(why, file=source, line=number, field=where)
         for where, odd in non_finite_in(value, str(key)):  # log --json would print NaN
             return None, Problem(f"{odd!r} is not a finite number", file=source, line=number, field=where)
+    task_problem = _task_problem(data["task"])  # after the field-by-field text checks
+    if task_problem is not None:
+        return None, Problem(task_problem, file=source, line=number, field="task")
     if data.get("verdict") not in VERDICTS:
         return bad(f"verdict {data.get('verdict')!r} is not one of {', '.join(VERDICTS)}")
     rule_ids, scores = data.get("rule_ids"), data.get("scores")
@@ -134,6 +137,19 @@ def _row(line: str, number: int, source: str) -> tuple[tuple[Any, ...] | None, P
             return None, Problem(problems[0].message, file=source, line=number, field="detail.receipt")
     row = (at, data["task"], data["verdict"], json.dumps(rule_ids), json.dumps(scores), commit)
     return row + (json.dumps(detail, sort_keys=True),), None
+
+
+def _task_problem(task: str) -> str | None:
+    """Why ``task`` is not one recall would have logged, or ``None``: the import takes
+    exactly the tasks recall takes (:func:`scarwarden.recall.engine.check_task`)."""
+    from scarwarden.errors import UsageError
+    from scarwarden.recall.engine import check_task
+
+    try:
+        checked = check_task(task)
+    except UsageError as exc:
+        return exc.message
+    return None if checked == task else "the task has blanks around it; recall logs it stripped"
 
 
 def _insert(index: Index, rows: list[tuple[Any, ...]]) -> ImportResult:

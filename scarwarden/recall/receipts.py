@@ -22,6 +22,7 @@ from scarwarden.files.receipt import CANDIDATES_SINCE, HASH_CHARS, UNCOMMITTED, 
 from scarwarden.recall.evidence import given_evidence
 from scarwarden.recall.nearest import shown_candidates
 from scarwarden.recall.version import ALGORITHM
+from scarwarden.regular_files import read_regular
 
 if TYPE_CHECKING:
     from scarwarden.index import Index
@@ -65,7 +66,7 @@ def playbook_blob(index: Index) -> str:
         from scarwarden.index import blob_id
 
         try:
-            raw = index.repo.playbook_path.read_bytes()
+            raw = read_regular(index.repo.playbook_path)
         except FileNotFoundError:
             raw = b"# Playbook\n"  # what the index reads for a missing file
         blob = blob_id(raw)

@@ -88,6 +88,40 @@ def test_max_retakes_option_and_config(cli: Any, demo_repo: MemoryRepo, fake_llm
     assert len(fake_llm.requests) == 6
 
 
+@pytest.mark.parametrize("command", [("answer", DISCOUNT, "--qc"), ("review-draft", "--task", DISCOUNT, "-")])
+def test_max_retakes_is_bounded(cli: Any, demo_repo: MemoryRepo, fake_llm: FakeLLM, command: tuple) -> None:
+    """Unbounded, a reviewer that never passes kept the loop calling the model for ever."""
+    for value in ("11", "99999999999999999999999"):
+        result = cli(*command, "--max-retakes", value, input=BAD)
+        assert result.exit_code == 2, result.output
+        assert f"Invalid value for '--max-retakes': {value} is not in the range 0<=x<=10." in result.stderr
+    (demo_repo.root / "scarwarden.yaml").write_text("answer:\n  qc_max_retakes: 11\n")
+    result = cli(*command, input=BAD)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[0] == "error: answer.qc_max_retakes must be at most 10, got 11"
+    assert fake_llm.requests == []  # no model was called
+
+
+def test_ten_retakes_is_the_limit(cli: Any, demo_repo: MemoryRepo, fake_llm: FakeLLM) -> None:
+    fake_llm.script(BAD, *[reply_json(RETAKE), BAD] * 10, reply_json(RETAKE))
+    result = cli("answer", DISCOUNT, "--qc", "--max-retakes", "10", "--json")
+    assert result.exit_code == 1, result.output
+    qc = json.loads(result.stdout)["qc"]
+    assert qc["verdict"] == "retake-limit" and qc["retakes"] == 10 and qc["max_retakes"] == 10
+    assert len(fake_llm.requests) == 22
+
+
+@pytest.mark.parametrize("value", [11, -1, True])
+def test_the_loop_refuses_a_retake_limit_out_of_bounds(fake_llm: FakeLLM, value: int) -> None:
+    """The library's own check, for a caller that is not the CLI or the settings."""
+    from scarwarden.answers.qc import run_qc
+    from scarwarden.errors import UsageError
+
+    with pytest.raises(UsageError, match=rf"max_retakes must be from 0 to 10, got {value!r}"):
+        run_qc(None, model="m", task=DISCOUNT, rules=[], messages=[], draft=BAD, max_retakes=value)  # type: ignore[arg-type]
+    assert fake_llm.requests == []
+
+
 def test_reviewer_naming_an_unrecalled_rule_is_not_trusted(
     cli: Any, demo_repo: MemoryRepo, fake_llm: FakeLLM
 ) -> None:

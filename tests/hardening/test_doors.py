@@ -169,31 +169,36 @@ def test_demo_keep_twice_is_refused_before_the_tour(tmp_path: Path) -> None:
     assert sorted(p.name for p in (keep / "demo-memory").iterdir()) == ["mine.txt"]
 
 
-def test_an_unexpected_error_is_one_line_unless_debug(
-    demo_repo: MemoryRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A playbook that is a socket: reading it is an OSError (ENXIO) no command expects.
-    # (A folder there is a problem with a file the user can fix: test_file_access.py.)
-    import socket
+def test_an_unexpected_error_is_one_line_unless_debug(demo_repo: MemoryRepo) -> None:
+    # Too few file descriptors (EMFILE): no input of the user's and no file to fix, an
+    # OSError no command expects. (A socket or FIFO playbook, the trigger before, is a
+    # file the user can fix now: test_special_files.py.)
+    import resource
 
-    broken = tmp_path / "b"
-    subprocess.run(["git", "clone", "-q", str(demo_repo.root), str(broken)], check=True)
-    (broken / "memory" / "playbook.md").unlink()
-    monkeypatch.chdir(broken / "memory")  # a socket's path is short: bound relative to here
-    listener = socket.socket(socket.AF_UNIX)
-    listener.bind("playbook.md")
-    argv = [sys.executable, "-m", "scarwarden", "--repo", str(broken), "rule", "list"]
+    def few_files() -> None:  # enough to start Python, too few to open the index and run git
+        resource.setrlimit(resource.RLIMIT_NOFILE, (8, 8))
+
+    argv = [sys.executable, "-m", "scarwarden", "--repo", str(demo_repo.root), "rule", "list"]
     env = {k: v for k, v in os.environ.items() if k != "SCARWARDEN_DEBUG"}
-    quiet = subprocess.run(argv, capture_output=True, text=True, env=env)
+
+    def run(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*argv[:3], *args, *argv[3:]],
+            capture_output=True,
+            text=True,
+            env={**env, **extra},
+            preexec_fn=few_files,
+        )
+
+    quiet = run()
     assert quiet.returncode == 1
     assert "Traceback" not in quiet.stderr
-    assert quiet.stderr.startswith("error: ")
+    assert quiet.stderr.startswith("error: internal error: OSError: [Errno 24] Too many open files")
     assert "--debug" in quiet.stderr
-    loud = subprocess.run(argv, capture_output=True, text=True, env={**env, "SCARWARDEN_DEBUG": "1"})
+    loud = run(SCARWARDEN_DEBUG="1")
     assert loud.returncode != 0 and "Traceback (most recent call last)" in loud.stderr
-    flag = subprocess.run([*argv[:3], "--debug", *argv[3:]], capture_output=True, text=True, env=env)
+    flag = run("--debug")
     assert "Traceback (most recent call last)" in flag.stderr
-    listener.close()
 
 
 def test_debug_shows_the_traceback_of_an_expected_error_too(demo_repo: MemoryRepo) -> None:

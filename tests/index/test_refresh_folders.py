@@ -265,9 +265,9 @@ def test_a_memory_folder_git_does_not_track(git_repo: Path) -> None:
 
 
 def test_rows_written_without_the_sums_are_compared(demo_repo: MemoryRepo) -> None:
-    """A file read again while its folder did not move (an uncommitted episode edited in
-    place) gets its row anew, without the inode: the sums no longer describe the rows,
-    and the next time the folder moves it is compared row by row."""
+    """A row without its inode (what an older version's refresh wrote for a file read
+    again while its folder did not move: test_refresh_inode.py) no longer matches the
+    sums, and the next time the folder moves it is compared row by row."""
     rel = write_episode(demo_repo, "ep-handmade01", at=IN_MONTH, task="Hand-written")
     path = demo_repo.root / rel
     an_hour_ago = path.parent.stat().st_mtime_ns - 3600 * 10**9  # not racy: trusted
@@ -277,6 +277,8 @@ def test_rows_written_without_the_sums_are_compared(demo_repo: MemoryRepo) -> No
         handle.write(path.read_text().replace("Hand-written", "Written again"))
     os.utime(path.parent, ns=(an_hour_ago, an_hour_ago))
     assert MONTH not in refresh(demo_repo).folders_compared
+    with open_index(demo_repo) as index, index.conn:  # as the older refresh left it
+        index.conn.execute("UPDATE files SET inode = NULL WHERE path = ?", (rel,))
     committed(demo_repo, "Post the recap")
     assert refresh(demo_repo).folders_compared == [MONTH]
     assert_matches_rebuild(demo_repo)

@@ -82,9 +82,16 @@ def test_a_bad_or_forged_line_refuses_the_whole_file(cli: Cli, demo_repo: Memory
         assert len(read_log(index, limit=None)) == before
 
 
-def test_the_log_shows_control_characters_escaped_and_json_keeps_them(cli: Cli) -> None:
+def test_the_log_shows_control_characters_escaped_and_json_keeps_them(
+    cli: Cli, demo_repo: MemoryRepo
+) -> None:
+    """Recall refuses such a task now (test_task_characters.py); a log an older version
+    wrote may still hold one."""
     task = "evil \x1b]0;pwned\x07 post \x9b2J \x00end"
-    assert cli("recall", task).exit_code == 0
+    assert cli("recall", task).exit_code == 2
+    assert cli("recall", "evil post").exit_code == 0
+    with open_index(demo_repo) as index, index.conn:
+        index.conn.execute("UPDATE recall_log SET task = ? WHERE task = 'evil post'", (task,))
     shown = cli("log", "-n", "1")
     assert shown.exit_code == 0
     assert not any(c in shown.stdout for c in "\x1b\x07\x9b\x00")

@@ -26,6 +26,7 @@ from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode
 from scarwarden.files.episodes import Episode
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
+from scarwarden.regular_files import read_regular_text
 from scarwarden.repo import MemoryRepo
 
 #: What an agent must do for each verdict (recall's ``instructions``).
@@ -242,7 +243,7 @@ class MemoryTools:
     def playbook_markdown(self) -> str:
         """``memory/playbook.md`` as it is in the working tree."""
         try:
-            return self.repo.playbook_path.read_text(encoding="utf-8")
+            return read_regular_text(self.repo.playbook_path)
         except FileNotFoundError:
             raise UsageError(f"no playbook at {self.repo.playbook_rel}") from None
 

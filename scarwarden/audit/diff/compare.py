@@ -22,6 +22,7 @@ from scarwarden.errors import ScarwardenError, UsageError, ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode, parse_episode_bytes
 from scarwarden.files.rule_ids import sort_key as rule_sort_key
+from scarwarden.regular_files import read_regular
 from scarwarden.repo import MemoryRepo
 
 #: Word-diff operations.
@@ -221,7 +222,7 @@ class PlaybookDiff:
 def playbook_bytes(repo: MemoryRepo, side: Side) -> bytes | None:
     if side.rev is None:
         try:
-            return repo.playbook_path.read_bytes()
+            return read_regular(repo.playbook_path)
         except FileNotFoundError:
             return None
     return git.show_file(repo.root, side.rev, repo.playbook_rel)

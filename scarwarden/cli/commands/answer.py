@@ -12,6 +12,7 @@ from scarwarden.cli.commands._human import answer_option, prompt_human
 from scarwarden.cli.commands._input import read_file
 from scarwarden.errors import NoModelConfigured, ScarwardenError, UsageError
 from scarwarden.repo import MemoryRepo
+from scarwarden.settings_check import MAX_RETAKES
 
 if TYPE_CHECKING:  # pragma: no cover
     from scarwarden.answers.answer import AnswerResult
@@ -53,7 +54,9 @@ def no_model_error(repo: MemoryRepo, what: str) -> NoModelConfigured:
     help="Let a reviewer check the answer against the rules; "
     "regenerate on a violation (up to answer.qc_max_retakes times).",
 )
-@click.option("--max-retakes", type=click.IntRange(min=0), help="Override answer.qc_max_retakes.")
+@click.option(
+    "--max-retakes", type=click.IntRange(0, MAX_RETAKES), metavar="N", help="Override answer.qc_max_retakes."
+)
 @click.option("--strict", is_flag=True, help="Exit 1 when any citation is invented.")
 @click.option("--record", is_flag=True, help="Save this run as an episode (lineage).")
 @click.option("--agent", help="With --record: which agent acted.")
@@ -279,7 +282,9 @@ def _finish(repo: MemoryRepo, result: AnswerResult, *, strict: bool, record: boo
 @click.option(
     "--rewrite", is_flag=True, help="On a violation, regenerate the answer with the feedback (the QC loop)."
 )
-@click.option("--max-retakes", type=click.IntRange(min=0), help="Override answer.qc_max_retakes.")
+@click.option(
+    "--max-retakes", type=click.IntRange(0, MAX_RETAKES), metavar="N", help="Override answer.qc_max_retakes."
+)
 @click.option("--strict", is_flag=True, help="Also exit 1 when any citation is invented.")
 @click.option("--json", "as_json", is_flag=True, help="Print the review as JSON.")
 @click.pass_context

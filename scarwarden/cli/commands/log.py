@@ -51,7 +51,7 @@ _VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
     metavar="FILE",
     help="Merge a file written by `log --export` ('-' = stdin); lines already in the log are skipped, "
     "a bad line (one whose text holds NUL or another control character but tab and newline, "
-    "too) refuses the whole file (exit 1, naming the line).",
+    "or a task recall would refuse) refuses the whole file (exit 1, naming the line).",
 )
 @click.pass_context
 def log_cmd(
@@ -71,9 +71,10 @@ def log_cmd(
     line: the time (UTC), the task, the verdict, the rules and scores, and the commit
     the playbook came from, so "why did the agent do X last Tuesday" has an answer:
     `git show <playbook_commit>:memory/playbook.md` is the playbook it saw. The log
-    lives in the index database (.scarwarden/index.db), not in git. Control characters
-    in a logged task (ESC, BEL, NUL...) are shown escaped, as \\x1b, so a task cannot
-    drive the terminal; --json and --export keep the text exact.
+    lives in the index database (.scarwarden/index.db), not in git. Recall refuses a
+    task holding control characters; a log written by an older version may hold one
+    (ESC, BEL, NUL...), shown escaped, as \\x1b, so a task cannot drive the terminal;
+    --json and --export keep the text exact.
 
     \b
     Examples:

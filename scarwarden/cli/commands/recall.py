@@ -44,7 +44,8 @@ def recall(
     ACT_AND_FLAG (follow them, but state your assumptions), ASK_HUMAN (memory has
     nothing: ask, e.g. with `scarwarden ask`). Each recall is appended to the recall
     log (`scarwarden log`) unless --no-log. TASK may be several words, or `-` to read
-    it from stdin (at most 20,000 characters).
+    it from stdin (at most 20,000 characters; no NUL, ESC or other control character
+    but tab and newline: exit 2).
 
     \b
     Examples:
