@@ -22,8 +22,8 @@ EXIT_CODE_TEXT = {
     "invented citations with `--strict`, an export out of date with `--check`",
     ExitCode.USAGE: "usage or configuration error: bad option, an argument or stdin that is not UTF-8, "
     "not a git repository, no memory yet, a bad `scarwarden.yaml` or environment setting; a file or "
-    "folder that cannot be read or written (permission denied, a folder, socket or FIFO where a file should be, a "
-    "read-only or full disk: the message names the path)",
+    "folder that cannot be read or written (permission denied, a folder, socket or FIFO where a "
+    "file should be, a read-only or full disk: the message names the path)",
     ExitCode.MODEL_UNREACHABLE: "the model endpoint could not be reached (connection, timeout, "
     "retries on 408/429/5xx exhausted)",
     ExitCode.NO_MODEL: "a model is required and none is configured (no API key); "

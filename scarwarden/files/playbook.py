@@ -52,9 +52,11 @@ __all__ = [
     "TITLE",
     "Playbook",
     "Rule",
+    "Section",
     "empty",
     "make_rule",
     "parse",
+    "parse_changed",
     "render",
 ]
 
