@@ -109,8 +109,10 @@ def _row(line: str, number: int, source: str) -> tuple[tuple[Any, ...] | None, P
     from scarwarden.files.input_policy import non_finite_in, problems_in
 
     for key, value in data.items():  # NUL, ESC...: what no stored text may hold
-        for where, why in problems_in(value, str(key)):
-            return None, Problem(why, file=source, line=number, field=where)
+        for where, why in problems_in(value):  # as an episode's: "field 'detail': 'receipt'.'task': ..."
+            return None, Problem(
+                f"{where + ': ' if where else ''}{why}", file=source, line=number, field=str(key)
+            )
         for where, odd in non_finite_in(value, str(key)):  # log --json would print NaN
             return None, Problem(f"{odd!r} is not a finite number", file=source, line=number, field=where)
     task_problem = _task_problem(data["task"])  # after the field-by-field text checks

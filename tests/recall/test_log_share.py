@@ -124,7 +124,7 @@ def test_an_imported_line_holding_control_characters_is_refused(
     assert result.exit_code == 1 and f"{bad}: 3 bad line(s); nothing was imported" in result.stderr
     assert f"{bad}:1: field 'task': holds a NUL character (U+0000)" in result.stderr
     assert f"{bad}:2: field 'task': holds an escape character (U+001B)" in result.stderr
-    assert f"{bad}:3: field 'rule_ids[0]': holds an escape character" in result.stderr
+    assert f"{bad}:3: field 'rule_ids': [0]: holds an escape character" in result.stderr
     with open_index(demo_repo) as index:
         assert len(read_log(index, limit=None)) == before
     bad.write_text(json.dumps(lines[3]) + "\n")
@@ -151,3 +151,21 @@ def test_an_imported_line_holding_a_number_that_is_not_finite_is_refused(
     assert f"{bad}:2: field 'detail.best_score': nan is not a finite number" in result.stderr
     assert f"{bad}:3: field 'detail.x': inf is not a finite number" in result.stderr
     assert "Infinity" not in cli("log", "--json").stdout
+
+
+def test_import_names_a_nested_field_once_quoted(cli: Cli, demo_repo: MemoryRepo, tmp_path: Path) -> None:
+    """A refused character deep in a line is named as an episode's is: the field, then
+    the path below it ("field 'detail': 'receipt'.'task': ...", not "field
+    'detail.'receipt'.'task''")."""
+    good = _exported(cli, demo_repo, "2026-11-21T10:00:00Z")
+    bad = tmp_path / "bad.jsonl"
+    receipt = {**good["detail"]["receipt"], "task": "x\x1by"}
+    lines = [
+        {**good, "detail": {**good["detail"], "receipt": receipt}},
+        {**good, "detail": {**good["detail"], "my notes": ["ok", "a\x07b"]}},
+    ]
+    bad.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = cli("log", "--import", str(bad))
+    assert result.exit_code == 1
+    assert f"{bad}:1: field 'detail': 'receipt'.'task': holds an escape character (U+001B)" in result.stderr
+    assert f"{bad}:2: field 'detail': 'my notes'[1]: holds a control character (U+0007)" in result.stderr
