@@ -138,8 +138,8 @@ def _only_known_changed(
     if kept is None:
         return False
     # The rows, counted and summed by SQLite (~0.1 µs a row, none sent to Python): a
-    # row written since without the sums (by an older version, or for a file read
-    # again while its folder did not move, whose inode is not known) fails this. A
+    # row written since without the sums (by a version before session 13, which wrote
+    # a file read again while its folder did not move without its inode) fails this. A
     # month's range holds its own files only; a year's or the episodes folder's holds
     # those below it too, which are left out (as files_in does, ~0.4 µs a row).
     direct = "" if month else " AND instr(substr(path, ?), '/') = 0"

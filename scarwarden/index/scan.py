@@ -5,6 +5,7 @@ the disk."""
 
 from __future__ import annotations
 
+import logging
 import operator
 import os
 import threading
@@ -17,6 +18,7 @@ from typing import TypeVar
 from scarwarden.repo import MemoryRepo
 
 _T = TypeVar("_T")
+log = logging.getLogger("scarwarden")
 
 #: A folder or file modified this recently may change again within the same clock tick
 #: of the file system without its mtime moving (git's "racy" problem): such an mtime is
@@ -60,13 +62,19 @@ def list_yaml(repo: MemoryRepo, dir_rel: str) -> dict[str, int]:
 def list_names(repo: MemoryRepo, dir_rel: str) -> dict[str, int]:
     """:func:`list_yaml` by file name (no path built per file: a month folder holds
     28,000 files at 1M episodes, and a refresh needs the paths of the few that changed)."""
+    names: dict[str, int] = {}
     try:
         with os.scandir(repo.root / dir_rel) as it:
-            return {
-                e.name: e.inode() for e in it if e.name.endswith(".yaml") and e.is_file(follow_symlinks=False)
-            }
+            for e in it:
+                if not e.name.endswith(".yaml"):
+                    continue
+                if e.is_file(follow_symlinks=False):
+                    names[e.name] = e.inode()
+                else:  # a FIFO, a socket, a link or a folder: no episode, and git adds none
+                    log.warning("skipped %s/%s: not a regular file", dir_rel, e.name)
     except (FileNotFoundError, NotADirectoryError):
         return {}
+    return names
 
 
 #: A folder's listing summed: (files, sum of inodes, sum of the names' CRC-32, sum of

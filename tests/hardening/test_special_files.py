@@ -87,3 +87,22 @@ def test_the_python_api_raises_a_file_access_error(demo_repo: MemoryRepo) -> Non
     with _special(demo_repo.playbook_path, "socket"):
         with pytest.raises(FileAccessError, match=f"memory/playbook.md: {NOT_A_FILE}"):
             Memory(demo_repo).recall("Draft a LinkedIn post")
+
+
+@pytest.mark.parametrize("kind", ["socket", "fifo"])
+def test_a_special_file_among_the_episodes_is_named_once_and_skipped(
+    demo_repo: MemoryRepo, kind: str
+) -> None:
+    """An episode name on a FIFO or socket is no episode (git adds neither): the refresh
+    skips it with one warning naming it, where it said nothing, and reads the rest."""
+    _run(demo_repo.root, "index")
+    month = demo_repo.episodes_dir / "2026" / "11"
+    odd = month / "ep-special001.yaml"
+    with _special(odd, kind):
+        result = _run(demo_repo.root, "index")
+        assert result.returncode == 0, result.stderr
+        assert "34 episodes" in result.stdout
+        said = "scarwarden: skipped memory/episodes/2026/11/ep-special001.yaml: not a regular file"
+        assert result.stderr.count(said) == 1
+        listed = _run(demo_repo.root, "episode", "list", "--json")
+        assert listed.returncode == 0 and "ep-special001" not in listed.stdout
