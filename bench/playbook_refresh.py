@@ -36,6 +36,7 @@ sys.path.insert(0, str(BENCH.parent))
 import recall as recall_bench  # noqa: E402
 
 from scarwarden.files import playbook as pb  # noqa: E402
+from scarwarden.index.scan import RACY_NS  # noqa: E402
 
 
 def _child_cpu() -> float:
@@ -64,9 +65,10 @@ def _edited(text: str, word: str) -> str:
 
 
 def _settle() -> None:
-    """A file written within the last clock tick is read again by every refresh ('racy',
-    as git's index treats it): wait it out, so each timing is of one refresh."""
-    time.sleep(1.1)
+    """A file written within :data:`~scarwarden.index.scan.RACY_NS` (2 s) of a refresh is
+    read again by the next ('racy', as git's index treats it): wait it out, so each timing
+    is of one refresh."""
+    time.sleep(RACY_NS / 1e9 + 0.1)
 
 
 def measure(n: int, runs: int) -> dict[str, list[float]]:
