@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Sequence
@@ -40,6 +41,9 @@ def _spawn(
         stderr=stderr,
         start_new_session=True,
         pass_fds=tuple(keep_fds),
+        # As every other git command of ours (run.NO_REPLACE): a rebase or a push must
+        # move the commits stored, never a replacement's view of them.
+        env={**os.environ, "GIT_NO_REPLACE_OBJECTS": "1"},
     )
     interrupted = False
     while True:
