@@ -7,6 +7,7 @@ first, so these queries answer for the files as they are now.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterable
 from typing import Any
@@ -23,10 +24,17 @@ from scarwarden.repo import MemoryRepo
 _SQLITE_MAX = 2**63 - 1
 
 
-def unparsed_hint(playbook: str) -> str:
-    """What to do about a playbook that does not parse. The error lists every parse
-    problem; the gate (``check``) reads git's index, so it sees a working-tree edit
-    only once it is staged ('check --all' said OK on an unstaged broken playbook)."""
+def unparsed_hint(repo: MemoryRepo) -> str:
+    """What to do about a playbook the index could not read. The error lists every parse
+    problem; the gate (``check``) reads git's index, so it sees a working-tree edit only
+    once it is staged ('check --all' said OK on an unstaged broken playbook). A playbook
+    deleted from the working tree is restored, never staged."""
+    playbook = repo.playbook_rel
+    if not os.path.lexists(repo.playbook_path):
+        return (
+            f"restore it (git restore {playbook}); a memory with no rules keeps the file "
+            "with its title alone ('# Playbook')"
+        )
     return (
         "fix the playbook at the lines above; then 'git add "
         f"{playbook}' and 'scarwarden check' runs the whole gate on it (citations too)"
@@ -183,7 +191,7 @@ class Index:
     def require_playbook(self) -> None:
         error = self.playbook_error()
         if error:
-            raise ValidationError(error, hint=unparsed_hint(self.repo.playbook_rel))
+            raise ValidationError(error, hint=unparsed_hint(self.repo))
 
     def rules(self, *, include_retired: bool = False) -> list[pb.Rule]:
         sql = (

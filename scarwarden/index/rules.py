@@ -37,6 +37,9 @@ def index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshSta
     try:
         raw = read_regular(repo.playbook_path)
     except FileNotFoundError:
+        if _committed(repo):  # deleted from the working tree: not a memory with no rules
+            set_meta(conn, "playbook_error", _missing(repo))
+            return
         raw = b"# Playbook\n"
     # id -> (digest of its section, position, line): an unchanged section is not parsed.
     stored = {r[0]: (r[1], r[2], r[3]) for r in conn.execute("SELECT id, digest, position, line FROM rules")}
@@ -83,6 +86,20 @@ def index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshSta
     total = conn.execute("SELECT count(*), coalesce(sum(length), 0) FROM rules WHERE retired = 0").fetchone()
     set_meta(conn, "rule_count", str(total[0]))
     set_meta(conn, "rule_total_length", str(total[1]))
+
+
+def _committed(repo: MemoryRepo) -> bool:
+    """Whether HEAD has the playbook (asked of git only when the file is missing)."""
+    from scarwarden import git
+
+    return git.run_ok(repo.root, "cat-file", "-e", f"HEAD:{repo.playbook_rel}")
+
+
+def _missing(repo: MemoryRepo) -> str:
+    return (
+        f"{repo.playbook_rel}: missing from the working tree, while the last commit has it "
+        "(recall would see no rule at all)"
+    )
 
 
 def _delete_rule(conn: sqlite3.Connection, rule_id: str, tags: set[str]) -> set[str]:

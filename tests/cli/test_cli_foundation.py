@@ -810,3 +810,22 @@ def test_show_prints_a_hand_written_file_as_written(cli, demo_repo) -> None:
     )
     shown_rule = cli("rule", "show", added.stdout.strip()).stdout
     assert f"--- learnt in ep-handwrit01 ---\n{text}" in shown_rule
+
+
+def test_a_playbook_deleted_from_the_working_tree_is_named(cli, demo_repo) -> None:
+    """A playbook the last commit has but the working tree lost read as a memory with no
+    rules: recall said "nothing relevant is remembered" (ASK_HUMAN) for every task. It is
+    now named, with the way back, and not as something to stage."""
+    cli("index")
+    path = demo_repo.playbook_path
+    good = path.read_bytes()
+    path.unlink()
+    recalled = cli("recall", "Write a LinkedIn post about the launch")
+    assert recalled.exit_code == 1
+    said = "memory/playbook.md: missing from the working tree, while the last commit has it"
+    assert said in recalled.stderr
+    assert "hint: restore it (git restore memory/playbook.md)" in recalled.stderr
+    assert "git add" not in recalled.stderr
+    assert cli("index").exit_code == 1 and cli("index", "--rebuild").exit_code == 1
+    path.write_bytes(good)
+    assert cli("recall", "Write a LinkedIn post about the launch").exit_code == 0

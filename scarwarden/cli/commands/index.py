@@ -5,6 +5,7 @@ import time
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.repo import MemoryRepo
 
 
 @click.command("index")
@@ -56,7 +57,7 @@ def index_cmd(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
     }
     if as_json:
         echo_json(data)
-        _refuse_unparsed(playbook_error, repo.playbook_rel, shown=True)
+        _refuse_unparsed(playbook_error, repo, shown=True)
         return
     what = "Rebuilt" if stats.mode == "rebuild" else "Refreshed"
     click.echo(
@@ -69,10 +70,10 @@ def index_cmd(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
             "each that is committed or staged ('git add' a new one first)",
             err=True,
         )
-    _refuse_unparsed(playbook_error, repo.playbook_rel, shown=False)
+    _refuse_unparsed(playbook_error, repo, shown=False)
 
 
-def _refuse_unparsed(error: str | None, playbook: str, *, shown: bool) -> None:
+def _refuse_unparsed(error: str | None, repo: MemoryRepo, *, shown: bool) -> None:
     """Exit 1 when the playbook did not parse: the index holds the last one that did,
     which recall refuses to use (``shown``: the JSON already carries the error)."""
     if error is None:
@@ -82,5 +83,5 @@ def _refuse_unparsed(error: str | None, playbook: str, *, shown: bool) -> None:
 
     raise ValidationError(
         error if not shown else "the playbook does not parse (see playbook_error)",
-        hint=f"the index keeps the rules of the last playbook that parsed; {unparsed_hint(playbook)}",
+        hint=f"the index keeps the rules of the last playbook that parsed; {unparsed_hint(repo)}",
     )
