@@ -237,25 +237,29 @@ def _check_new_branch(root: Path, remote: str, branch: str, fds: Sequence[int]) 
     repository) takes it, and so does one with a branch that shares our history (another
     branch of this memory); a remote whose every branch is another project's history is
     refused, as ``_unrelated`` refuses such a branch of our name: a wrong URL must not
-    push this memory into someone else's repository."""
+    push this memory into someone else's repository. A remote with tags and no branch
+    is judged by its tags."""
     from scarwarden.git.integrity import shallow_depth
 
-    branches = remote_git.remote_branches(root, remote)
-    if not branches:
+    kind, found = "branches", remote_git.remote_branches(root, remote)
+    if not found:
+        kind, found = "tags", remote_git.remote_tags(root, remote)
+    if not found:
         return
-    names = sorted(branches)
-    remote_git.fetch_commits(root, remote, names, keep_fds=fds)
-    if git.merge_base(root, _head(root), *sorted(set(branches.values()))) is not None:
+    names = sorted(found)
+    refs = [f"refs/{'heads' if kind == 'branches' else 'tags'}/{name}" for name in names]
+    remote_git.fetch_commits(root, remote, refs, keep_fds=fds)
+    if git.merge_base(root, _head(root), *sorted(set(found.values()))) is not None:
         return
     listed = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
     if shallow_depth(root) is not None:
         raise UsageError(
-            f"cannot tell how {branch} and {remote}'s branches ({listed}) are related: this "
+            f"cannot tell how {branch} and {remote}'s {kind} ({listed}) are related: this "
             f"clone is shallow; {remote} has no branch {branch} yet, and nothing was pushed",
             hint="fetch the whole history (git fetch --unshallow), then sync again",
         )
     raise UsageError(
-        f"{remote} has no branch {branch}, and none of its branches ({listed}) shares "
+        f"{remote} has no branch {branch}, and none of its {kind} ({listed}) shares "
         f"history with {branch}: {remote} is not this memory's remote; nothing pushed",
         hint=f"check its URL (git remote get-url {remote}); to put {branch} there anyway, "
         f"push it yourself (git push {remote} {branch}), then sync",

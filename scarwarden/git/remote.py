@@ -165,14 +165,28 @@ def remote_branches(root: Path | str, remote: str) -> dict[str, str]:
     return {ref.removeprefix("refs/heads/"): sha for sha, ref in pairs}
 
 
+def remote_tags(root: Path | str, remote: str) -> dict[str, str]:
+    """The tags ``remote`` has, by name, each with the commit it names there (an
+    annotated tag peeled to its commit: git lists that as ``<tag>^{}`` after the tag)."""
+    out = run(root, "ls-remote", "--tags", remote).decode()
+    tags: dict[str, str] = {}
+    for line in out.splitlines():
+        sha, _, ref = line.partition("\t")
+        name = ref.removeprefix("refs/tags/")
+        if name.endswith("^{}"):
+            tags[name[:-3]] = sha
+        elif name:
+            tags.setdefault(name, sha)
+    return tags
+
+
 def fetch_commits(
-    root: Path | str, remote: str, branches: Sequence[str], *, keep_fds: Sequence[int] = ()
+    root: Path | str, remote: str, refs: Sequence[str], *, keep_fds: Sequence[int] = ()
 ) -> None:
-    """Fetch the commits of ``remote``'s ``branches`` without writing any ref: no
-    remote-tracking branch (``--refmap=``), no ``FETCH_HEAD``; only objects, which ``git
-    gc`` drops in time when nothing names them."""
+    """Fetch the commits of ``remote``'s ``refs`` (``refs/heads/main``, ``refs/tags/v1``)
+    without writing any ref: no remote-tracking branch (``--refmap=``), no ``FETCH_HEAD``;
+    only objects, which ``git gc`` drops in time when nothing names them."""
     script = 'r="$1"; shift; git fetch -q --no-tags --no-write-fetch-head --refmap= "$r" "$@"'
-    refs = [f"refs/heads/{name}" for name in branches]
     code, message = _unit(root, script, remote, *refs, keep_fds=keep_fds)
     if code != 0:
         raise GitError(f"git fetch {remote} failed: {message}")

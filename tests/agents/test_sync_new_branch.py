@@ -99,3 +99,36 @@ def test_sync_starts_its_branch_beside_a_branch_of_this_memory(
     assert git(remote, "rev-parse", "agent-1").stdout.strip() == head(agent)
     assert episodes_at(remote, "agent-1") == episodes_at(agent.root)
     assert git(remote, "rev-parse", "main").stdout.strip() == main
+
+
+@pytest.mark.parametrize("annotated", [False, True], ids=["light", "annotated"])
+def test_a_remote_of_another_projects_tags_alone_is_not_empty(
+    memory_repo: MemoryRepo, tmp_path: Path, annotated: bool
+) -> None:
+    """A remote with no branch but another project's tags counted as empty, and sync
+    started our branch there; it is judged by its tags (an annotated one by the commit
+    it names). A remote whose tag is this memory's own takes the branch."""
+    add(memory_repo, 1, "a")
+    work = tmp_path / "tags-only"
+    remote = tmp_path / "tags-only.git"
+    git(tmp_path, "init", "-q", "-b", "main", str(work))
+    (work / "README").write_text("another project\n")
+    git(work, "add", "README")
+    git(work, "commit", "-qm", "root of another project")
+    git(work, "tag", *(["-a", "-m", "release"] if annotated else []), "v1")
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(work, "push", "-q", str(remote), "refs/tags/v1")
+    git(memory_repo.root, "remote", "add", "origin", str(remote))
+    theirs = refs(remote)
+
+    result = Cli(memory_repo.root)("sync")
+
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(
+        "error: origin has no branch main, and none of its tags (v1) shares history with main"
+    )
+    assert refs(remote) == theirs
+
+    git(memory_repo.root, "push", "-q", "origin", "--force", "HEAD:refs/tags/v1")
+    assert Cli(memory_repo.root)("sync").exit_code == 0
+    assert git(remote, "rev-parse", "main").stdout.strip() == head(memory_repo)

@@ -34,8 +34,9 @@ def sync(ctx: click.Context, remote: str, retries: int, as_json: bool) -> None:
     A remote branch that shares no history with the local one (a wrong remote) is
     refused before anything changes (exit 2). Where REMOTE has no branch of this name
     yet, sync creates it when REMOTE is empty or one of its branches shares this
-    history; a remote whose branches all belong to another project is refused (exit 2:
-    push there by hand with git if that is meant). Needs a clean tree of tracked files.
+    history (a remote with tags and no branch: one of its tags); a remote whose
+    branches all belong to another project is refused (exit 2: push there by hand with
+    git if that is meant). Needs a clean tree of tracked files.
 
     \b
     Examples:
