@@ -23,6 +23,7 @@ from scarwarden.errors import UsageError
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write
 from scarwarden.files.write_journal import Planned
+from scarwarden.regular_files import read_regular
 from scarwarden.repo import MemoryRepo
 
 #: Judges the tree about to be committed: called with the environment that selects a
@@ -57,7 +58,10 @@ def commit_playbook(
     write_journal.recover(repo)
     if refuse_edits is not None and playbook_has_edits(repo):
         raise refuse_edits
-    original = repo.playbook_path.read_bytes() if repo.playbook_path.exists() else None
+    try:
+        original: bytes | None = read_regular(repo.playbook_path)  # a FIFO: refused, never waited on
+    except FileNotFoundError:
+        original = None
     # A killed run is finished or undone by the next writer from this journal, which
     # restores the playbook's bytes as they were (an unstaged edit's too).
     record = write_journal.begin(repo, [Planned(repo.playbook_rel, data)])

@@ -52,6 +52,22 @@ def test_the_fake_corpus_is_big_enough_and_every_kind_is_found() -> None:
         assert secret_scan.scan_text(text), name
 
 
+def _commit_one_episode_each(repo: MemoryRepo, texts: dict[str, str], ids: str) -> tuple[dict[str, str], str]:
+    """One episode per text (its ``action``), all staged and committed at once through
+    the installed hooks, which must refuse the commit: (name -> the file's path, what
+    the commit printed). ``ids``: the episode IDs' format, numbered from 0."""
+    root = repo.root
+    staged = {}
+    for n, (name, text) in enumerate(texts.items()):
+        ep_id = ids.format(n)
+        staged[name] = write(root, ep_path(repo, ep_id), episode_yaml(ep_id, text))
+    git(root, "add", *staged.values())
+    proc = git(root, "commit", "-m", f"leak {len(texts)} kinds", check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    return staged, out
+
+
 @pytest.mark.slow
 def test_installed_hook_refuses_each_kind_and_never_prints_it(demo_repo: MemoryRepo) -> None:
     """One real ``git commit`` staging an episode of each kind: the hook names every file
@@ -59,14 +75,7 @@ def test_installed_hook_refuses_each_kind_and_never_prints_it(demo_repo: MemoryR
     root = demo_repo.root
     install(root)
     before = head(root)
-    staged = {}
-    for n, (name, text) in enumerate(SECRETS.items()):
-        ep_id = f"ep-secret{n:04d}"
-        staged[name] = write(root, ep_path(demo_repo, ep_id), episode_yaml(ep_id, text))
-    git(root, "add", *staged.values())
-    proc = git(root, "commit", "-m", "leak every kind", check=False)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 1, out
+    staged, out = _commit_one_episode_each(demo_repo, SECRETS, "ep-secret{:04d}")
     assert "secrets never enter memory" in out and "scarwarden:allow-secret" in out
     assert head(root) == before
     for name, text in SECRETS.items():
@@ -241,14 +250,7 @@ def test_pre_commit_framework_refuses_each_kind(framework, hook_repo, demo_repo:
     before = head(root)
     distinct = {secret_scan.scan_text(text)[0].kind: (name, text) for name, text in SECRETS.items()}
     assert len(distinct) >= 20
-    staged = {}
-    for n, (name, text) in enumerate(list(distinct.values())[:20]):
-        ep_id = f"ep-fwsecret{n:03d}"
-        staged[name] = write(root, ep_path(demo_repo, ep_id), episode_yaml(ep_id, text))
-    git(root, "add", *staged.values())
-    proc = git(root, "commit", "-m", "leak 20 kinds", check=False)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 1, out
+    staged, out = _commit_one_episode_each(demo_repo, dict(list(distinct.values())[:20]), "ep-fwsecret{:03d}")
     assert "scarwarden provenance gate" in out and "Failed" in out
     assert head(root) == before
     for name, rel in staged.items():

@@ -37,7 +37,7 @@ def index_cmd(ctx: click.Context, rebuild: bool, as_json: bool) -> None:
     ):
         stats = index.stats
         episodes = index.episode_count()
-        rules = index.conn.execute("SELECT count(*) FROM rules WHERE retired = 0").fetchone()[0]
+        rules = int(index.meta("rule_count") or 0)  # kept by the refresh: no rule read
         commit = index.indexed_commit
         playbook_error = index.playbook_error()
     elapsed = time.perf_counter() - start
