@@ -11,12 +11,15 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from scarwarden import __version__
 from scarwarden.errors import ExitCode, ScarwardenError
+
+if TYPE_CHECKING:
+    import logging
 
 #: command name -> "module:attribute", in the order ``--help`` lists them.
 COMMANDS: dict[str, str] = {
@@ -99,8 +102,14 @@ class _Refused(click.ClickException):
 
 
 def _setup_logging() -> None:
-    # Imported here, not at the top: `scarwarden --help` never gets this far, and
-    # logging (with traceback, linecache, tokenize) is ~5 ms of its start-up.
+    """Warnings on stderr as ``scarwarden: <message>``, set up when the first one is
+    logged (:mod:`scarwarden.logs`): a run that warns of nothing never imports logging."""
+    from scarwarden.logs import when_used
+
+    when_used(_stderr_handler)
+
+
+def _stderr_handler(logger: logging.Logger) -> None:
     import logging
 
     class StderrHandler(logging.Handler):
@@ -109,7 +118,6 @@ def _setup_logging() -> None:
         def emit(self, record: logging.LogRecord) -> None:
             click.echo(f"scarwarden: {record.getMessage()}", err=True)
 
-    logger = logging.getLogger("scarwarden")
     if not any(getattr(h, "scarwarden_cli", False) for h in logger.handlers):
         logger.addHandler(StderrHandler())
     logger.setLevel(logging.INFO)

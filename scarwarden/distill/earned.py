@@ -8,14 +8,11 @@ sends it with the corrections it received and may update, supersede or retire it
 
 from __future__ import annotations
 
-import logging
-
 from scarwarden.errors import ScarwardenError
 from scarwarden.files import playbook as pb
 from scarwarden.index.lineage import Lineage, lineage_counts
+from scarwarden.logs import log
 from scarwarden.repo import MemoryRepo
-
-log = logging.getLogger("scarwarden")
 
 
 def struggling_rules(repo: MemoryRepo, playbook: pb.Playbook) -> list[Lineage]:

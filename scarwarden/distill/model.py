@@ -18,7 +18,6 @@ built, so a later batch sees (and may update) the rules an earlier one added.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 
@@ -39,8 +38,7 @@ from scarwarden.files.playbook_sentences import build as build_text
 from scarwarden.files.playbook_sentences import split as split_sentences
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
 from scarwarden.llm.client import ChatClient, Usage, complete_json, total_usage
-
-log = logging.getLogger("scarwarden")
+from scarwarden.logs import log
 
 #: Most context rules chosen for one episode.
 PER_EPISODE = 3

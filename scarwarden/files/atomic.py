@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -31,6 +30,8 @@ def atomic_write(path: Path, data: bytes) -> None:
     remove_stale_temps(path)
     # The PID in the name lets the next run remove it as soon as this process is gone.
     try:
+        import tempfile  # here: ~3 ms of start-up (shutil, random...) that a read never needs
+
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=path.parent)
     except OSError as exc:  # name the folder that refused, not a temporary file never made
         raise OSError(exc.errno, exc.strerror, os.fspath(path.parent)) from None

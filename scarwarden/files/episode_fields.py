@@ -76,3 +76,8 @@ def mint_id() -> str:
     import secrets
 
     return "ep-" + "".join(secrets.choice(_CROCKFORD) for _ in range(10))
+
+
+def expected_relpath(ep_id: str, at: str, episodes_dir: str) -> str:
+    """``<episodes_dir>/YYYY/MM/<id>.yaml``, by the UTC month of ``at``."""
+    return f"{episodes_dir}/{at[0:4]}/{at[5:7]}/{ep_id}.yaml"

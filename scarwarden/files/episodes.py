@@ -28,6 +28,7 @@ from scarwarden.files.episode_fields import (
     SOURCES,
     TAG_RE,
     TEXT_FIELDS,
+    expected_relpath,
     mint_id,
 )
 from scarwarden.files.episode_validate import validate_mapping
@@ -113,11 +114,6 @@ def render_episode(data: Mapping[str, Any], *, display: bool = False) -> str:
         else:
             payload[key] = value
     return yamlio.dump_mapping(payload, display=display)
-
-
-def expected_relpath(ep_id: str, at: str, episodes_dir: str) -> str:
-    """``<episodes_dir>/YYYY/MM/<id>.yaml``, by the UTC month of ``at``."""
-    return f"{episodes_dir}/{at[0:4]}/{at[5:7]}/{ep_id}.yaml"
 
 
 def parse_episode_bytes(raw: bytes, path: str | None = None, *, episodes_dir: str | None = None) -> Episode:

@@ -32,11 +32,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from scarwarden.files.episodes import Episode
 from scarwarden.files.receipt import applied_rules
-from scarwarden.files.rule_dates import RuleChange
+
+if TYPE_CHECKING:  # types only: recall counts a rule without the playbook's parser
+    from scarwarden.files.episodes import Episode
+    from scarwarden.files.rule_dates import RuleChange
 
 #: A rule is struggling when corrected in at least this share ...
 STRUGGLING_SHARE = 0.5

@@ -28,10 +28,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scarwarden.files.lineage_counts import STRUGGLING_MIN, STRUGGLING_SHARE, Application, when
-from scarwarden.files.rule_dates import RuleChange
+
+if TYPE_CHECKING:
+    from scarwarden.files.rule_dates import RuleChange
 
 
 @dataclass(frozen=True)

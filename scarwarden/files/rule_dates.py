@@ -18,11 +18,14 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scarwarden import git
 from scarwarden.errors import ValidationError
-from scarwarden.files import playbook as pb
 from scarwarden.repo import MemoryRepo
+
+if TYPE_CHECKING:
+    from scarwarden.files import playbook as pb
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,8 @@ def _walk(root: str, head: str, playbook_rel: str, blob: str | None = None) -> d
     """Rule ID -> its last change over the first-parent history of ``head``; with
     ``blob``, as of the last version of the playbook whose blob is ``blob`` (``None``
     when no version is)."""
+    from scarwarden.files import playbook as pb  # the parser: only when the cache cannot answer
+
     entries = list(reversed(git.log(root, "--first-parent", head, "--", playbook_rel)))
     blobs = git.cat_file_batch(root, [f"{e.sha}:{playbook_rel}" for e in entries]) if entries else []
     last: dict[str, RuleChange] = {}

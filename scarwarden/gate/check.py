@@ -20,12 +20,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scarwarden import git
 from scarwarden.errors import GitError
-from scarwarden.gate.check_commits import check_range
-from scarwarden.gate.check_tree import check_all
 from scarwarden.gate.report import CheckReport
 from scarwarden.gate.resolve import (
     EMPTY_BLOB,
@@ -50,6 +48,22 @@ __all__ = [
 if TYPE_CHECKING:
     from scarwarden.files import playbook as pb
     from scarwarden.files.episodes import Episode
+    from scarwarden.gate.check_commits import check_range
+    from scarwarden.gate.check_tree import check_all
+
+
+def __getattr__(name: str) -> Any:
+    """The two other scopes, imported when asked for (PEP 562): the pre-commit hook,
+    which checks the staged change only, never loads the range and tree walkers."""
+    if name == "check_range":
+        from scarwarden.gate.check_commits import check_range
+
+        return check_range
+    if name == "check_all":
+        from scarwarden.gate.check_tree import check_all
+
+        return check_all
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _staged_diff(

@@ -17,7 +17,7 @@ def check_range(root: Path | str | MemoryRepo, from_ref: str, to_ref: str) -> Ch
     """Every commit in ``from_ref..to_ref``, each against its parents (CI on a PR).
 
     A ref that names no commit is a :class:`UsageError` (exit 2), not a failed check."""
-    from scarwarden.gate.verify import walk
+    from scarwarden.gate.walk import walk
 
     repo = open_memory(root)
     for name, ref in (("--from-ref", from_ref), ("--to-ref", to_ref)):

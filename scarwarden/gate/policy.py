@@ -13,11 +13,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from scarwarden.errors import Problem, ValidationError
-from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode, parse_episode_bytes
 from scarwarden.files.rule_ids import RULE_ID_PATTERN, mint_rule_id
+
+if TYPE_CHECKING:
+    from scarwarden.files import playbook as pb
 
 #: Files git may keep in an empty episodes folder; anything else must be an episode.
 ALLOWED_NON_EPISODES = frozenset({".gitkeep"})
@@ -215,6 +218,8 @@ def duplicate_id_problem(ep_id: str, path: str, other: str) -> GateProblem:
 
 def _headings(text: str) -> dict[str, list[tuple[int, bool]]]:
     """Rule ID -> [(line, under '## Retired')], from the headings alone."""
+    from scarwarden.files import playbook as pb  # the playbook's module: only when it changed
+
     found: dict[str, list[tuple[int, bool]]] = {}
     retired = False
     for number, line in enumerate(text.split("\n"), 1):
@@ -229,6 +234,8 @@ def _headings(text: str) -> dict[str, list[tuple[int, bool]]]:
 
 def parse_playbook(raw: bytes | None, source: str) -> tuple[pb.Playbook | None, list[GateProblem]]:
     """Parse a playbook blob; the problems carry lines and say which rule they concern."""
+    from scarwarden.files import playbook as pb  # ~4 ms of start-up an episode's commit never needs
+
     if raw is None:
         return pb.empty(), []
     try:
@@ -333,6 +340,8 @@ def rules_to_resolve(
 
 def learnt_in_line(text: str | None, rule: pb.Rule) -> int | None:
     """The line of a rule's '- Learnt in:' field (the heading's when not found)."""
+    from scarwarden.files import playbook as pb
+
     if not text or not rule.line:
         return rule.line or None
     lines = text.split("\n")

@@ -10,13 +10,16 @@ is refused. ``check --staged`` and ``verify`` both call :func:`judge`.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING
 
 from scarwarden.config import Config
 from scarwarden.errors import ValidationError
-from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode, parse_episode_bytes
 from scarwarden.gate import policy as rules
 from scarwarden.gate.policy import GateProblem, problem
+
+if TYPE_CHECKING:
+    from scarwarden.files import playbook as pb
 
 
 def judge(

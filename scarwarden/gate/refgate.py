@@ -123,7 +123,7 @@ def check_moves(
     root: Path | str | MemoryRepo, moves: list[Move], hook: str = "reference-transaction"
 ) -> CheckReport:
     """Check what each move adds; one report for all of them."""
-    from scarwarden.gate.verify import walk
+    from scarwarden.gate.walk import walk  # not through verify, which a move never runs
 
     repo = root if isinstance(root, MemoryRepo) else open_repo(root, initialised=False)
     report = CheckReport("range", base=", ".join(f"{m.ref} {m.old[:10]}..{m.new[:10]}" for m in moves))

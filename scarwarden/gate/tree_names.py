@@ -29,7 +29,6 @@ from __future__ import annotations
 import bisect
 import mmap
 import os
-import tempfile
 from pathlib import Path
 
 #: Entries kept (the most recently used): a few versions of every month folder.
@@ -135,6 +134,8 @@ class NamesCache:
         body = names.body()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
+            import tempfile  # only to write an entry: a hook reading the cache never needs it
+
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
             with os.fdopen(fd, "wb") as f:
                 f.write(b"%s %s %d %d\n" % (FORMAT, tree.encode(), count, len(body)))

@@ -201,6 +201,8 @@ class _Walk(WalkState):
     def _judge_redactions(self) -> None:
         """Each changed episode is a valid redaction, recorded by an episode its commit
         adds, or it is refused (issue 17)."""
+        if not self.modified:
+            return
         from scarwarden.gate import redactions
 
         added: dict[str, set[str]] = {}

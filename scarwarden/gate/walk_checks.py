@@ -3,16 +3,22 @@ a function of the walk's :class:`~scarwarden.gate.walk_state.WalkState`."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from scarwarden import git
-from scarwarden.files import playbook as pb
 from scarwarden.gate import policy as rules
 from scarwarden.gate.policy import GateProblem
 from scarwarden.gate.walk_state import CommitDiffs, WalkState, at
+
+if TYPE_CHECKING:
+    from scarwarden.files import playbook as pb
 
 
 def _book(w: WalkState, blob: str | None) -> tuple[pb.Playbook | None, list[GateProblem]]:
     """The playbook in ``blob`` (parsed once) and its problems; none is empty."""
     if blob is None:
+        from scarwarden.files import playbook as pb  # only when a commit's playbook is read
+
         return pb.empty(), []
     if blob not in w.parsed:
         w.parsed[blob] = rules.parse_playbook(w.contents.get(blob), w.pb_rel)

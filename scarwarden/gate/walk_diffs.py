@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -79,6 +78,8 @@ class DiffCache:
         head = json.dumps(_header(pair, folder, body), sort_keys=True).encode("ascii")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
+            import tempfile  # only to write an entry: a hook reading the cache never needs it
+
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
             with os.fdopen(fd, "wb") as f:
                 f.write(head + b"\n" + body)

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scarwarden import git
 from scarwarden.gate.policy import GateProblem
-
-RawChange = tuple[str, str, str, str, git.Change]
 
 
 @dataclass

@@ -6,17 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from scarwarden import git
-from scarwarden.files import playbook as pb
-from scarwarden.files.episodes import Episode
 from scarwarden.gate.boundary import Boundary
 from scarwarden.gate.policy import GateProblem
 from scarwarden.gate.walk_result import WalkResult
 from scarwarden.repo import MemoryRepo
 
-RawChange = tuple[str, str, str, str, git.Change]
+if TYPE_CHECKING:  # types only: a walk that reads no playbook never imports its parser
+    from scarwarden.files import playbook as pb
+    from scarwarden.files.episodes import Episode
+
+    RawChange = tuple[str, str, str, str, git.Change]
+    #: (order, commit, rule, episode ID, a path it may be at ("" if none), its line).
+    Cite = tuple[int, str, pb.Rule, str, str, int | None]
 
 
 class CommitDiffs(NamedTuple):
@@ -30,8 +34,6 @@ class CommitDiffs(NamedTuple):
 
 #: (order, commit, path, blob) of an episode a commit added.
 Added = tuple[int, str, str, str]
-#: (order, commit, rule, episode ID, a path it may be at ("" if none), its line).
-Cite = tuple[int, str, pb.Rule, str, str, int | None]
 
 
 class WalkState:

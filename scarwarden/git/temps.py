@@ -7,7 +7,6 @@ renaming it: a run killed mid-write left those behind for good, issue 27)."""
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 #: Names of our temporaries in the git directory: ``<prefix><pid>-<random>``.
@@ -55,6 +54,8 @@ def _remove_if_dead(path: Path, pid: str, removed: list[Path]) -> None:
 
 
 def temp_name(gitdir: Path, prefix: str) -> str:
+    import tempfile  # here: ~3 ms of start-up (shutil, random...) that recall never needs
+
     fd, path = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}-", dir=str(gitdir))
     os.close(fd)
     return path

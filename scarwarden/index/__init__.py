@@ -33,13 +33,44 @@ transactions), :mod:`~scarwarden.index.scan` (folders, files and signatures on d
 
 from __future__ import annotations
 
-from scarwarden.git import blob_id
-from scarwarden.index.build import rebuild
-from scarwarden.index.queries import Index, fts_query
-from scarwarden.index.refresh import open_index, refresh
-from scarwarden.index.rules import rule_terms
-from scarwarden.index.scan import RACY_NS
-from scarwarden.index.schema import SCHEMA, SCHEMA_VERSION, RefreshStats, writer_lock
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scarwarden.git import blob_id
+    from scarwarden.index.build import rebuild
+    from scarwarden.index.queries import Index, fts_query
+    from scarwarden.index.refresh import open_index, refresh
+    from scarwarden.index.rules import rule_terms
+    from scarwarden.index.scan import RACY_NS
+    from scarwarden.index.schema import SCHEMA, SCHEMA_VERSION, RefreshStats, writer_lock
+
+#: Each name this package exports -> the module it comes from, imported on first use
+#: (PEP 562): a recall, which refreshes and reads, never imports what a rebuild needs.
+_FROM = {
+    "blob_id": "scarwarden.git",
+    "rebuild": "scarwarden.index.build",
+    "Index": "scarwarden.index.queries",
+    "fts_query": "scarwarden.index.queries",
+    "open_index": "scarwarden.index.refresh",
+    "refresh": "scarwarden.index.refresh",
+    "rule_terms": "scarwarden.index.rules",
+    "RACY_NS": "scarwarden.index.scan",
+    "SCHEMA": "scarwarden.index.schema",
+    "SCHEMA_VERSION": "scarwarden.index.schema",
+    "RefreshStats": "scarwarden.index.schema",
+    "writer_lock": "scarwarden.index.schema",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _FROM.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "RACY_NS",

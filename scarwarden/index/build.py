@@ -9,7 +9,6 @@ in two forked worker processes (:mod:`scarwarden.index.load`; figures in
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sqlite3
 import time
@@ -20,7 +19,6 @@ from typing import TypeVar
 from scarwarden import git
 from scarwarden.errors import GitError
 from scarwarden.git import blob_id
-from scarwarden.git.temps import pid_alive
 from scarwarden.index import load as index_load
 from scarwarden.index.ledger_words import index_ledger_words
 from scarwarden.index.rules import index_playbook
@@ -41,13 +39,14 @@ from scarwarden.index.schema import (
     SCHEMA_VERSION,
     RefreshStats,
     connect,
+    remove_dead_temps,
     set_meta,
     transaction,
     writer_lock,
 )
+from scarwarden.logs import log
 from scarwarden.repo import MemoryRepo
 
-log = logging.getLogger("scarwarden")
 _T = TypeVar("_T")
 
 
@@ -159,17 +158,6 @@ def _counted(items: Iterable[_T], total: int, progress: Callable[[int, int], Non
         done += 1
         if done % 500 == 0:
             progress(done, total)
-
-
-def remove_dead_temps(repo: MemoryRepo) -> None:
-    """``index.db.tmp-<pid>`` files whose process is gone: a rebuild killed midway
-    (issue 15). A live process's file is left alone, whoever it is."""
-    for tmp in repo.state_dir.glob("index.db.tmp-*"):
-        pid = tmp.name.rpartition("-")[2]
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        if not pid_alive(int(pid)):
-            tmp.unlink(missing_ok=True)
 
 
 def _list_ledger(

@@ -13,6 +13,7 @@ episode nor the whole ledger, and the counts are sums SQLite makes over them (wh
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from scarwarden.files.lineage_counts import (
     STRUGGLING_MIN,
@@ -22,10 +23,12 @@ from scarwarden.files.lineage_counts import (
     corrected,
     when,
 )
-from scarwarden.files.rule_dates import RuleChange, last_changes
 from scarwarden.index.queries import Index
 from scarwarden.index.schema import chunks
 from scarwarden.times import format_at
+
+if TYPE_CHECKING:
+    from scarwarden.files.rule_dates import RuleChange
 
 __all__ = [
     "STRUGGLING_MIN",
@@ -74,6 +77,9 @@ def lineage_counts(index: Index, rule_ids: Iterable[str] | None = None) -> dict[
     :func:`~scarwarden.files.lineage_counts.count` over the rule's applications, summed
     by SQLite (:func:`_count`), so a rule applied 5,000 times costs no 5,000 objects."""
     ids = list(rule_ids) if rule_ids is not None else [r.id for r in index.rules(include_retired=True)]
+    # The playbook's history (and its parser): only once a rule's counts are asked for.
+    from scarwarden.files.rule_dates import last_changes
+
     changes = last_changes(index.repo)
     return {rule_id: _count(index, rule_id, changes.get(rule_id)) for rule_id in ids}
 

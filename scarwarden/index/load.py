@@ -12,7 +12,6 @@ than maintaining them row by row.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sqlite3
 import sys
@@ -28,8 +27,7 @@ from scarwarden.errors import ScarwardenError
 from scarwarden.files.episodes import Episode, parse_episode_bytes
 from scarwarden.files.lineage_counts import application
 from scarwarden.index.packed import at_seconds, blob_bytes, deflate, fts_text
-
-log = logging.getLogger("scarwarden")
+from scarwarden.logs import log
 
 #: Created after a rebuild's bulk load; :data:`scarwarden.index.SCHEMA` has the tables.
 EPISODE_INDEXES = (

@@ -10,15 +10,18 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scarwarden import text
 from scarwarden.errors import ValidationError
-from scarwarden.files import playbook as pb
-from scarwarden.files.episodes import Episode, expected_relpath
+from scarwarden.files.episode_fields import expected_relpath
 from scarwarden.index.packed import fts_words, load_doc
 from scarwarden.index.schema import RefreshStats, chunks
 from scarwarden.repo import MemoryRepo
+
+if TYPE_CHECKING:
+    from scarwarden.files import playbook as pb
+    from scarwarden.files.episodes import Episode
 
 #: The largest integer SQLite takes; a bigger Python int is an OverflowError.
 _SQLITE_MAX = 2**63 - 1
@@ -87,6 +90,8 @@ class Index:
 
     def get_episode(self, episode_id: str) -> Episode | None:
         row = self.conn.execute("SELECT z, id, at FROM episodes WHERE id = ?", (episode_id,)).fetchone()
+        from scarwarden.files.episodes import Episode  # its validator and YAML: only to read one
+
         return None if row is None else Episode(load_doc(*row))
 
     def episode_path(self, episode_id: str) -> str | None:
@@ -125,6 +130,8 @@ class Index:
             sql += " LIMIT ? OFFSET ?"
             # Past SQLite's 64-bit integers, a limit or offset is past every episode.
             args += [-1 if limit is None else min(limit, _SQLITE_MAX), min(max(0, offset), _SQLITE_MAX)]
+        from scarwarden.files.episodes import Episode
+
         return [Episode(load_doc(*r)) for r in self.conn.execute(sql, args)]
 
     def count_episodes(
@@ -252,7 +259,9 @@ class Index:
 
 
 def _rule_from_row(row: tuple[Any, ...]) -> pb.Rule:
-    return pb.Rule(
+    from scarwarden.files.playbook_model import Rule  # not the parser: a recall never needs it
+
+    return Rule(
         row[0],
         row[1],
         row[2],

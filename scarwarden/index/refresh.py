@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import errno
 import json
-import logging
 import sqlite3
 import time
 from collections.abc import Callable
@@ -24,28 +23,25 @@ from typing import TypeVar
 
 from scarwarden import git
 from scarwarden.errors import GitError
-from scarwarden.files.episodes import expected_relpath
+from scarwarden.files.episode_fields import expected_relpath
 from scarwarden.git import blob_id
-from scarwarden.index import load as index_load
-from scarwarden.index.build import rebuild, remove_dead_temps
 from scarwarden.index.folders import changed_folders, list_moved
-from scarwarden.index.ledger_words import index_ledger_words
 from scarwarden.index.packed import blob_bytes, blob_hex, load_doc
 from scarwarden.index.queries import Index
-from scarwarden.index.rules import index_playbook
 from scarwarden.index.scan import file_sig, in_thread, playbook_signature, trusted_sig
 from scarwarden.index.schema import (
     RefreshStats,
     connect,
     open_existing,
+    remove_dead_temps,
     set_meta,
     transaction,
     writer_lock,
 )
+from scarwarden.logs import log
 from scarwarden.regular_files import read_regular, read_with_inode
 from scarwarden.repo import MemoryRepo
 
-log = logging.getLogger("scarwarden")
 _T = TypeVar("_T")
 
 
@@ -66,6 +62,8 @@ def open_index(
                     conn.close()
                     log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
                     why = "corrupt"
+    from scarwarden.index.build import rebuild  # a rebuild's own modules: only when one is due
+
     stats = rebuild(repo, reason=why or "requested", progress=progress)
     conn = connect(repo.index_path)
     if stats.edited:  # read from git's copy, asked while it was parsed: now from disk
@@ -122,10 +120,16 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
         sig = playbook_signature(repo)
         playbook_moved = sig != meta.get("playbook_sig")
         if playbook_moved:
+            # The playbook's parser and the postings' writers are imported only when
+            # something changed: a recall on a current index never pays for them.
+            from scarwarden.index.rules import index_playbook
+
             index_playbook(conn, repo, stats)
             set_meta(conn, "playbook_sig", trusted_sig(sig, now_ns))
         episodes_moved = bool(stats.episodes_added or stats.episodes_removed)
         if episodes_moved or playbook_moved:
+            from scarwarden.index.ledger_words import index_ledger_words
+
             index_ledger_words(
                 conn, episodes=episodes_moved, rules=playbook_moved, moved=stats.moved, task_df=stats.task_df
             )
@@ -284,6 +288,8 @@ def _delete_file(conn: sqlite3.Connection, path: str, episodes_rel: str, stats: 
     found = conn.execute("SELECT id, at, z FROM episodes WHERE rowid = ?", (row[0],)).fetchone()
     if found is None or expected_relpath(found[0], found[1], episodes_rel) != path:
         return None
+    from scarwarden.index import load as index_load  # episodes' parser: only for a change
+
     index_load.forget_one(conn, row[0], load_doc(found[2], found[0], found[1]), stats.task_df)
     return str(found[0])
 
@@ -292,6 +298,8 @@ def _index_episode_bytes(
     conn: sqlite3.Connection, repo: MemoryRepo, path: str, raw: bytes, blob: str, stats: RefreshStats
 ) -> None:
     """Index one file of a live index (refresh); a full rebuild uses index_load.BulkLoader."""
+    from scarwarden.index import load as index_load
+
     problem, row = index_load.parse_for_index(path, raw, repo.episodes_rel)
     if row is None:
         log.warning("skipped invalid episode %s: %s", path, problem)

@@ -5,7 +5,6 @@ the disk."""
 
 from __future__ import annotations
 
-import logging
 import operator
 import os
 import threading
@@ -15,10 +14,10 @@ from itertools import repeat
 from pathlib import Path
 from typing import TypeVar
 
+from scarwarden.logs import log
 from scarwarden.repo import MemoryRepo
 
 _T = TypeVar("_T")
-log = logging.getLogger("scarwarden")
 
 #: A folder or file modified this recently may change again within the same clock tick
 #: of the file system without its mtime moving (git's "racy" problem): such an mtime is

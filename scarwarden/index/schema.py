@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import sqlite3
 from collections import Counter
@@ -18,11 +17,11 @@ from typing import NoReturn
 from scarwarden.errors import FileAccessError, file_access_error
 from scarwarden.files.atomic import file_lock
 from scarwarden.files.receipt import REDERIVED
+from scarwarden.git.temps import pid_alive
 from scarwarden.index.packed import inflate
+from scarwarden.logs import log
 from scarwarden.regular_files import check_regular
 from scarwarden.repo import MemoryRepo
-
-log = logging.getLogger("scarwarden")
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.
@@ -290,3 +289,14 @@ def recount_df(
         marks = ",".join("?" * len(chunk))
         conn.execute(f"DELETE FROM {table} WHERE term IN ({marks})", chunk)
         conn.execute(f"INSERT INTO {table} {select} WHERE term IN ({marks}) GROUP BY term", chunk)
+
+
+def remove_dead_temps(repo: MemoryRepo) -> None:
+    """``index.db.tmp-<pid>`` files whose process is gone: a rebuild killed midway
+    (issue 15). A live process's file is left alone, whoever it is."""
+    for tmp in repo.state_dir.glob("index.db.tmp-*"):
+        pid = tmp.name.rpartition("-")[2]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        if not pid_alive(int(pid)):
+            tmp.unlink(missing_ok=True)

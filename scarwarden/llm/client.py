@@ -20,7 +20,6 @@ the key they rejected; no exception, log line, file or commit can carry it.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import random
 import re
@@ -32,11 +31,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from scarwarden.config import Config, ModelSettings
 from scarwarden.errors import ConfigError, ModelError, ModelUnreachable, ValidationError
+from scarwarden.logs import log
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
 
-log = logging.getLogger("scarwarden")
 
 T = TypeVar("T")
 

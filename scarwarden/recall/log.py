@@ -18,7 +18,6 @@ keyed by HEAD and the playbook file's signature, so git runs only after either m
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 import weakref
 from collections.abc import Iterator, Mapping
@@ -26,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from scarwarden.logs import log
 from scarwarden.regular_files import read_regular
 from scarwarden.times import parse_when as parse_when  # re-exported for callers
 from scarwarden.times import utc_now
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from scarwarden.index import Index
     from scarwarden.recall.result import RecallResult
 
-log = logging.getLogger("scarwarden")
 
 #: How long a recall waits for a busy database before giving up on its log line.
 BUSY_MS = 2000

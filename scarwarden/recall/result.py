@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scarwarden.config import RecallSettings
-from scarwarden.files.lineage_counts import Lineage
 from scarwarden.files.receipt import Receipt
 from scarwarden.recall import router
 from scarwarden.recall.evidence import Candidate, Evidence
+
+if TYPE_CHECKING:
+    from scarwarden.files.lineage_counts import Lineage
 
 
 @dataclass(frozen=True)

@@ -172,7 +172,18 @@ def test_usage_errors(cli, demo_repo: MemoryRepo) -> None:
     assert "error: cannot walk 'no-such-ref..HEAD'" in result.stderr
 
 
-HEAVY_FOR_THE_HOOK = ("yaml", "scarwarden.yamlio", "scarwarden.files.episodes", "secrets", "git", "requests")
+HEAVY_FOR_THE_HOOK = (
+    "yaml",
+    "scarwarden.yamlio",
+    "scarwarden.files.episodes",
+    "scarwarden.files.playbook",
+    "scarwarden.gate.check_commits",
+    "scarwarden.gate.check_tree",
+    "logging",
+    "secrets",
+    "git",
+    "requests",
+)
 
 
 def _hook_imports(root: Path) -> set[str]:
@@ -196,10 +207,18 @@ def test_the_hook_imports_only_what_the_change_needs(demo_repo: MemoryRepo) -> N
     git(root, "add", "notes.txt")
     # A commit that touches no memory (the common case in a code repository): no YAML.
     assert _hook_imports(root) == set()
-    # One adding an episode and a rule validates YAML, but never mints an ID.
+    # One adding an episode validates YAML, but never parses the playbook nor mints an ID.
     write(root, f"{demo_repo.episodes_rel}/2026/11/{NEW_ID}.yaml", episode_text(NEW_ID))
-    git(root, "add", "-A", "memory", add_rule(demo_repo, [NEW_ID]))
+    git(root, "add", "-A", "memory")
     assert _hook_imports(root) == {"yaml", "scarwarden.yamlio", "scarwarden.files.episodes"}
+    # With a rule citing it, the playbook is parsed too.
+    git(root, "add", add_rule(demo_repo, [NEW_ID]))
+    assert _hook_imports(root) == {
+        "yaml",
+        "scarwarden.yamlio",
+        "scarwarden.files.episodes",
+        "scarwarden.files.playbook",
+    }
 
 
 def test_outside_a_memory_repo_nothing_to_check(make_cli, git_repo: Path) -> None:

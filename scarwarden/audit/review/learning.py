@@ -12,7 +12,6 @@ lineage counts.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable, Iterable
 
@@ -21,9 +20,8 @@ from scarwarden.errors import ScarwardenError
 from scarwarden.files import claims
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode
+from scarwarden.logs import log
 from scarwarden.repo import MemoryRepo
-
-log = logging.getLogger("scarwarden")
 
 Warn = Callable[[str, str | None, str], None]  # (message, rule ID, level)
 
