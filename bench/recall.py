@@ -28,8 +28,11 @@ citing rules and the candidates' stem counts, filling as words come back) and ag
 after it (``scarwarden again``: the same tasks a second time). Ratios
 are against the first pass.
 
-Then the wall time of a cold ``scarwarden recall "..."`` process at 1k rules, and which
-heavy modules that process imported (GitPython and requests must not be among them).
+Then the wall and CPU time of a cold ``scarwarden recall "..."`` process at 1k rules
+against ``python -c pass`` (both in a plain venv: :func:`plain_python`), which heavy
+modules that process imported (GitPython and requests must not be among them), and,
+with valgrind installed, the instructions each process runs (:func:`instructions`: the
+same count whatever the load).
 
     python bench/recall.py              # 1k, 10k, 100k
     python bench/recall.py --quick      # 1k, 10k
@@ -56,6 +59,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import sqlite3
 import statistics
@@ -369,6 +373,8 @@ BASELINES: dict[str, list[float]] = {}
 #: than wall time on a busy machine, where a process start waits for a core.
 CPU: dict[int, list[float]] = {}
 CPU_OF: dict[str, list[float]] = {}
+#: Instructions of one cold process each (:func:`instructions`; None: no valgrind).
+INSTRUCTIONS: dict[str, int | None] = {}
 
 
 def _children_cpu() -> float:
@@ -402,6 +408,23 @@ def plain_python() -> str:
     return str(python)
 
 
+def instructions(argv: list[str], env: dict[str, str]) -> int | None:
+    """The instructions one process runs in user space, counted by valgrind's callgrind
+    (None without valgrind): the same count on every run, whatever else the machine
+    does, where CPU time moves with the load. Git's processes are not counted (nor are
+    they in ``python -c pass``)."""
+    if shutil.which("valgrind") is None:
+        return None
+    proc = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    found = re.search(r"Collected : (\d+)", proc.stderr)
+    return int(found.group(1)) if proc.returncode == 0 and found else None
+
+
 def cold_cli(repo: MemoryRepo, queries: list[str], runs: int = 15) -> tuple[list[float], list[str]]:
     python = plain_python()
     cmd = [python, "-m", "scarwarden"]
@@ -431,6 +454,12 @@ def cold_cli(repo: MemoryRepo, queries: list[str], runs: int = 15) -> tuple[list
             sink.append(time.perf_counter() - start)
             CPU.setdefault(id(sink), []).append(_children_cpu() - before)
     CPU_OF["recall"], CPU_OF["python -c pass"] = CPU[id(times)], CPU[id(bare)]
+    for name, argv in (
+        ("recall", [*cmd, "-C", str(repo.root), "recall", "--no-log", queries[0]]),
+        ("python -c pass", [python, "-c", "pass"]),
+        ("python -c 'import click'", [python, "-c", "import click"]),
+    ):
+        INSTRUCTIONS[name] = instructions(argv, env)
     BASELINES["python -c pass"] = bare
     BASELINES["python -c 'import click'"] = click_only
     argv = ["scarwarden", "-C", str(repo.root), "recall", "--no-log", queries[0]]
@@ -540,6 +569,15 @@ def main() -> None:
                 f"wall, {ours_cpu / bare_cpu:.2f}x CPU ({ours_cpu * 1000:.0f} / {bare_cpu * 1000:.0f} ms, "
                 f"load {os.getloadavg()[0]:.2f}; goal: within 6x)"
             )
+            counts = {k: v for k, v in INSTRUCTIONS.items() if v}
+            if len(counts) == len(INSTRUCTIONS):
+                bare_ir = counts["python -c pass"]
+                print(
+                    f"{'':>7} instructions (callgrind, one process each, deterministic): "
+                    + ", ".join(f"{k} {v / 1e6:.1f}M ({v / bare_ir:.2f}x)" for k, v in counts.items())
+                )
+            else:
+                print(f"{'':>7} instructions: not counted (valgrind not found or failed)")
 
 
 if __name__ == "__main__":

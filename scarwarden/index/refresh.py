@@ -120,11 +120,7 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
         sig = playbook_signature(repo)
         playbook_moved = sig != meta.get("playbook_sig")
         if playbook_moved:
-            # The playbook's parser and the postings' writers are imported only when
-            # something changed: a recall on a current index never pays for them.
-            from scarwarden.index.rules import index_playbook
-
-            index_playbook(conn, repo, stats)
+            _index_playbook(conn, repo, stats)
             set_meta(conn, "playbook_sig", trusted_sig(sig, now_ns))
         episodes_moved = bool(stats.episodes_added or stats.episodes_removed)
         if episodes_moved or playbook_moved:
@@ -134,6 +130,15 @@ def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
                 conn, episodes=episodes_moved, rules=playbook_moved, moved=stats.moved, task_df=stats.task_df
             )
     return stats
+
+
+def _index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshStats) -> None:
+    """The playbook's rows again. Its parser and the postings' writers (and the ledger
+    words' above) are imported only when something changed: a recall or a hook on a
+    current index never pays for them (docs/architecture.md, "Start-up")."""
+    from scarwarden.index.rules import index_playbook
+
+    index_playbook(conn, repo, stats)
 
 
 def _changed_since(

@@ -829,3 +829,20 @@ def test_a_playbook_deleted_from_the_working_tree_is_named(cli, demo_repo) -> No
     assert cli("index").exit_code == 1 and cli("index", "--rebuild").exit_code == 1
     path.write_bytes(good)
     assert cli("recall", "Write a LinkedIn post about the launch").exit_code == 0
+
+
+def test_a_warning_is_printed_by_a_fresh_process(demo_repo: MemoryRepo) -> None:
+    # The logging package is imported on the first warning (scarwarden/logs.py), and the
+    # CLI's handler with it: a fresh `scarwarden` process (never CliRunner's, where
+    # logging is loaded already) still prints the warning as "scarwarden: ...", once.
+    bad = demo_repo.episodes_dir / "2026" / "11" / "ep-badfields1.yaml"
+    bad.write_text("id: ep-badfields1\ntask: 5\n", encoding="utf-8")
+    proc = subprocess.run(
+        ["scarwarden", "-C", str(demo_repo.root), "episode", "list"], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    warning = (
+        "scarwarden: skipped invalid episode memory/episodes/2026/11/ep-badfields1.yaml: "
+        "field 'at': missing (and 2 more problems)"
+    )
+    assert proc.stderr.count(warning) == 1, proc.stderr
