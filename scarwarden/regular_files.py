@@ -29,6 +29,23 @@ def check_regular(mode: int, path: Path | str) -> None:
         raise not_regular(path)
 
 
+def is_refusal(exc: BaseException) -> bool:
+    """Whether ``exc`` is the refusal of a FIFO, socket or device where a file should be:
+    the user's to fix, so a best-effort reader raises it rather than warn and go on."""
+    return isinstance(exc, OSError) and exc.errno == errno.ENXIO
+
+
+def refuse_special(path: Path) -> None:
+    """Raise ``ENXIO`` when ``path`` is a FIFO, socket or device, without opening it (so
+    nothing waits); a path that is missing, a folder or cannot be looked at is left to
+    whatever reads it next."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    check_regular(mode, path)
+
+
 def read_regular(path: Path) -> bytes:
     """The bytes of the file at ``path``; ``OSError`` as :meth:`Path.read_bytes` raises
     it, and ``ENXIO`` for a FIFO, socket or device (checked before any read waits)."""

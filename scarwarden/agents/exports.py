@@ -238,7 +238,7 @@ def load_playbook(repo: MemoryRepo) -> pb.Playbook:
     """The working tree's playbook (what a pre-commit run sees), parsed and validated."""
     from scarwarden.files import playbook_edit as rules
 
-    if not repo.playbook_path.is_file():
+    if not repo.playbook_path.exists():  # not is_file(): a FIFO's read says what it is
         raise UsageError(f"no playbook at {repo.playbook_rel}", hint="run 'scarwarden init' first")
     return rules.load_playbook(repo)
 

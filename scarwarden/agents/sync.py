@@ -18,7 +18,8 @@ refusals are another clone's push, worth a retry, is read from git's status for 
 (``git push --porcelain``), never from the text a remote's hook prints. A remote with no
 branch of our name but other branches, none of which shares our history (another
 project's repository), is refused too: sync creates the branch only on an empty remote
-or beside branches of this memory.
+or beside branches of this memory. Their commits are judged in a quarantine
+(:mod:`scarwarden.git.quarantine`), so a refused remote leaves no object behind.
 """
 
 from __future__ import annotations
@@ -238,8 +239,10 @@ def _check_new_branch(root: Path, remote: str, branch: str, fds: Sequence[int]) 
     branch of this memory); a remote whose every branch is another project's history is
     refused, as ``_unrelated`` refuses such a branch of our name: a wrong URL must not
     push this memory into someone else's repository. A remote with tags and no branch
-    is judged by its tags."""
+    is judged by its tags. Their commits are fetched into a quarantine, and kept (so the
+    first push sends only what the remote lacks) only when they share our history."""
     from scarwarden.git.integrity import shallow_depth
+    from scarwarden.git.quarantine import quarantine
 
     kind, found = "branches", remote_git.remote_branches(root, remote)
     if not found:
@@ -248,9 +251,11 @@ def _check_new_branch(root: Path, remote: str, branch: str, fds: Sequence[int]) 
         return
     names = sorted(found)
     refs = [f"refs/{'heads' if kind == 'branches' else 'tags'}/{name}" for name in names]
-    remote_git.fetch_commits(root, remote, refs, keep_fds=fds)
-    if git.merge_base(root, _head(root), *sorted(set(found.values()))) is not None:
-        return
+    with quarantine(root) as held:  # a refused project's objects never enter our store
+        remote_git.fetch_commits(root, remote, refs, keep_fds=fds, env=held.env)
+        if git.merge_base(root, _head(root), *sorted(set(found.values())), env=held.env) is not None:
+            held.accept()
+            return
     listed = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
     if shallow_depth(root) is not None:
         raise UsageError(

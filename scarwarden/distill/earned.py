@@ -12,6 +12,7 @@ from scarwarden.errors import ScarwardenError
 from scarwarden.files import playbook as pb
 from scarwarden.index.lineage import Lineage, lineage_counts
 from scarwarden.logs import log
+from scarwarden.regular_files import is_refusal
 from scarwarden.repo import MemoryRepo
 
 
@@ -24,6 +25,8 @@ def struggling_rules(repo: MemoryRepo, playbook: pb.Playbook) -> list[Lineage]:
         with open_index(repo) as index:
             counts = lineage_counts(index, [rule.id for rule in playbook.rules])
     except (ScarwardenError, OSError) as exc:
+        if is_refusal(exc):  # a FIFO or socket playbook: exit 2, naming it, as every command says
+            raise
         log.warning("lineage counts unavailable (%s); no rule proposed for revision", exc)
         return []
     return [counts[rule.id] for rule in playbook.rules if counts[rule.id].struggling]

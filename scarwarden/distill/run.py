@@ -14,13 +14,20 @@ from scarwarden.distill import commit as commits
 from scarwarden.distill import earned, state
 from scarwarden.distill.ops import apply_operations
 from scarwarden.distill.result import DistillResult
-from scarwarden.errors import ModelError, ModelUnreachable, NoModelConfigured, UsageError, ValidationError
+from scarwarden.errors import (
+    ModelError,
+    ModelUnreachable,
+    NoModelConfigured,
+    UsageError,
+    ValidationError,
+    file_access_error,
+)
 from scarwarden.files import playbook as pb
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import write_lock
 from scarwarden.files.episodes import Episode
 from scarwarden.llm.client import ChatClient, client_from_config
-from scarwarden.regular_files import read_regular
+from scarwarden.regular_files import read_regular, refuse_special
 from scarwarden.repo import MemoryRepo
 
 NO_KEY_NOTICE = "no API key configured (SCARWARDEN_API_KEY or DASHSCOPE_API_KEY): using the offline distiller"
@@ -173,6 +180,12 @@ def commit_preview(repo: MemoryRepo, result: DistillResult) -> DistillResult:
 
 def _preflight(repo: MemoryRepo, *, branch: str | None, commit: bool, dry_run: bool) -> str:
     """Refuse what cannot work before any model call; return HEAD."""
+    try:
+        # A FIFO or socket playbook is refused as every command refuses it, whatever the
+        # mode: the index (the struggling rules) reads it, and a commit would replace it.
+        refuse_special(repo.playbook_path)
+    except OSError as exc:
+        raise file_access_error(exc, root=str(repo.root)) or exc from None
     write_journal.recover_interrupted(repo)  # a killed write's playbook is not an edit
     if branch is not None and not commit:
         raise UsageError(

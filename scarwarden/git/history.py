@@ -49,11 +49,14 @@ def is_ancestor(root: Path | str, a: str, b: str) -> bool:
     return run_ok(root, "merge-base", "--is-ancestor", a, b)
 
 
-def merge_base(root: Path | str, a: str, b: str, *others: str) -> str | None:
+def merge_base(
+    root: Path | str, a: str, b: str, *others: str, env: Mapping[str, str] | None = None
+) -> str | None:
     """The best common ancestor of commits ``a`` and ``b``; ``None`` when they share none.
     Given ``others`` too, of ``a`` and a merge of ``b`` and ``others`` (git's rule): not
-    ``None`` when ``a`` shares history with any of them."""
-    out = run(root, "merge-base", a, b, *others, check=False)
+    ``None`` when ``a`` shares history with any of them. ``env``: a quarantine's, to see
+    the objects fetched into it (:mod:`scarwarden.git.quarantine`)."""
+    out = run(root, "merge-base", a, b, *others, env=env, check=False)
     return out.decode().strip() or None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,18 +20,30 @@ def remote_url(root: Path | str, remote: str) -> str | None:
     return proc.stdout.decode().strip() if proc.returncode == 0 else None
 
 
-def _unit(root: Path | str, script: str, *args: str, keep_fds: Sequence[int] = ()) -> tuple[int, str]:
+def _unit(
+    root: Path | str,
+    script: str,
+    *args: str,
+    keep_fds: Sequence[int] = (),
+    env: Mapping[str, str] | None = None,
+) -> tuple[int, str]:
     """Run a git step as a unit that a kill of our process group cannot cut in half: a
     small shell in a session of its own (given ``keep_fds``, the caller's write lock, so
     the next writer waits for it). A killed ``git rebase`` or ``merge`` would leave the
     operation half-done and ``index.lock`` behind; this one finishes, or aborts itself on
-    a conflict, in the same unit (issue 15). (exit code, stdout + stderr)."""
-    code, out, _ = _spawn(root, script, args, keep_fds, subprocess.STDOUT)
+    a conflict, in the same unit (issue 15). ``env``: the whole environment, if not
+    ours. (exit code, stdout + stderr)."""
+    code, out, _ = _spawn(root, script, args, keep_fds, subprocess.STDOUT, env)
     return code, out
 
 
 def _spawn(
-    root: Path | str, script: str, args: Sequence[str], keep_fds: Sequence[int], stderr: int
+    root: Path | str,
+    script: str,
+    args: Sequence[str],
+    keep_fds: Sequence[int],
+    stderr: int,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[int, str, str]:
     """:func:`_unit`, with stderr merged into stdout or apart. (exit code, stdout, stderr)."""
     proc = subprocess.Popen(
@@ -43,7 +55,7 @@ def _spawn(
         pass_fds=tuple(keep_fds),
         # As every other git command of ours (run.NO_REPLACE): a rebase or a push must
         # move the commits stored, never a replacement's view of them.
-        env={**os.environ, "GIT_NO_REPLACE_OBJECTS": "1"},
+        env={**(os.environ if env is None else env), "GIT_NO_REPLACE_OBJECTS": "1"},
     )
     interrupted = False
     while True:
@@ -181,13 +193,19 @@ def remote_tags(root: Path | str, remote: str) -> dict[str, str]:
 
 
 def fetch_commits(
-    root: Path | str, remote: str, refs: Sequence[str], *, keep_fds: Sequence[int] = ()
+    root: Path | str,
+    remote: str,
+    refs: Sequence[str],
+    *,
+    keep_fds: Sequence[int] = (),
+    env: Mapping[str, str] | None = None,
 ) -> None:
     """Fetch the commits of ``remote``'s ``refs`` (``refs/heads/main``, ``refs/tags/v1``)
     without writing any ref: no remote-tracking branch (``--refmap=``), no ``FETCH_HEAD``;
-    only objects, which ``git gc`` drops in time when nothing names them."""
-    script = 'r="$1"; shift; git fetch -q --no-tags --no-write-fetch-head --refmap= "$r" "$@"'
-    code, message = _unit(root, script, remote, *refs, keep_fds=keep_fds)
+    only objects, into a quarantine given its ``env`` (:mod:`scarwarden.git.quarantine`).
+    No automatic gc after it: it would pack the quarantine, not our store."""
+    script = 'r="$1"; shift; git fetch -q --no-tags --no-write-fetch-head --no-auto-gc --refmap= "$r" "$@"'
+    code, message = _unit(root, script, remote, *refs, keep_fds=keep_fds, env=env)
     if code != 0:
         raise GitError(f"git fetch {remote} failed: {message}")
 

@@ -9,6 +9,7 @@ stopping the suite.
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import subprocess
@@ -20,7 +21,9 @@ import pytest
 from conftest import git
 
 from scarwarden.api import FileAccessError, Memory
+from scarwarden.distill import earned
 from scarwarden.errors import ExitCode
+from scarwarden.files import playbook as pb
 from scarwarden.repo import MemoryRepo
 
 NOT_A_FILE = "is not a regular file: a socket, FIFO or device is where a file should be"
@@ -45,8 +48,9 @@ def _special(path: Path, kind: str) -> Iterator[None]:
         os.chdir(cwd)
 
 
-def _state(root: Path) -> tuple[str, str]:
-    return git(root, "rev-parse", "HEAD").stdout, git(root, "status", "--porcelain").stdout
+def _state(root: Path) -> tuple[str, str, str]:
+    refs = git(root, "for-each-ref").stdout  # distill --branch makes a branch, not a commit on HEAD
+    return git(root, "rev-parse", "HEAD").stdout, git(root, "status", "--porcelain").stdout, refs
 
 
 def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -64,6 +68,15 @@ def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
             ("rule", "add", "--title", "T", "--text", "X", "--cites", "ep-x"),
             "hint: move",
         ),
+        # distill said "lineage counts unavailable ([Errno 6] ...)" and went on (exit 0; with
+        # --branch it made the branch; committing, it called the FIFO an uncommitted edit);
+        # review said the same and exit 0; export said there was no playbook.
+        ("memory/playbook.md", ("distill", "--offline", "--dry-run"), "hint: move it away"),
+        ("memory/playbook.md", ("distill", "--offline"), "hint: move it away"),
+        ("memory/playbook.md", ("distill", "--offline", "--no-commit"), "hint: move it away"),
+        ("memory/playbook.md", ("distill", "--offline", "--branch", "distill/x"), "hint: move it away"),
+        ("memory/playbook.md", ("review",), "hint: move it away"),
+        ("memory/playbook.md", ("export", "agents-md"), "hint: move it away"),
         ("scarwarden.yaml", ("rule", "list"), "hint: move it away (ls -l scarwarden.yaml)"),
         (".scarwarden/index.db", ("recall", "Draft a post"), "hint: the index is a cache of the files"),
     ],
@@ -80,6 +93,7 @@ def test_a_special_file_where_a_file_should_be_is_one_line(
         first, second = result.stderr.splitlines()[:2]
         assert first == f"error: {place}: {NOT_A_FILE}"
         assert second.startswith(hint) and "Traceback" not in result.stderr
+        assert "Errno" not in result.stderr and "lineage counts unavailable" not in result.stderr
         assert _state(root) == before
 
 
@@ -87,6 +101,18 @@ def test_the_python_api_raises_a_file_access_error(demo_repo: MemoryRepo) -> Non
     with _special(demo_repo.playbook_path, "socket"):
         with pytest.raises(FileAccessError, match=f"memory/playbook.md: {NOT_A_FILE}"):
             Memory(demo_repo).recall("Draft a LinkedIn post")
+        with pytest.raises(FileAccessError, match=f"memory/playbook.md: {NOT_A_FILE}"):
+            Memory(demo_repo).distill(offline=True, dry_run=True)
+
+
+def test_the_struggling_rules_raise_a_special_playbook(demo_repo: MemoryRepo) -> None:
+    """The distiller's best effort (no index, no rule proposed for revision) is not for
+    a FIFO where the playbook should be: that is raised, for the boundary to name."""
+    book = pb.parse(demo_repo.playbook_path.read_text(encoding="utf-8"))
+    with _special(demo_repo.playbook_path, "fifo"):
+        with pytest.raises(OSError) as raised:
+            earned.struggling_rules(demo_repo, book)
+    assert raised.value.errno == errno.ENXIO
 
 
 @pytest.mark.parametrize("kind", ["socket", "fifo"])

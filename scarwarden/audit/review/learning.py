@@ -21,6 +21,7 @@ from scarwarden.files import claims
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode
 from scarwarden.logs import log
+from scarwarden.regular_files import is_refusal
 from scarwarden.repo import MemoryRepo
 
 Warn = Callable[[str, str | None, str], None]  # (message, rule ID, level)
@@ -79,14 +80,21 @@ def flagged_messages(
 
 def lineage_lines(repo: MemoryRepo, rule_ids: Iterable[str]) -> list[tuple[str, str, bool]]:
     """(rule ID, "PB-04 was applied 9 times and corrected 4 times since ...", struggling)
-    for the rules applied since they last changed; best effort (no index, no lines)."""
+    for the rules applied since they last changed; best effort (no index, no lines), but
+    a FIFO, socket or device where a memory file should be is raised (exit 2, naming it),
+    as every command that reads the working tree raises it."""
     from scarwarden.index import open_index
     from scarwarden.index.lineage import lineage_counts
 
+    rule_ids = list(rule_ids)
+    if not rule_ids:  # no rule changed in the range: nothing to count, no index to open
+        return []
     try:
         with open_index(repo) as index:
-            counts = lineage_counts(index, list(rule_ids))
+            counts = lineage_counts(index, rule_ids)
     except (ScarwardenError, OSError) as exc:
+        if is_refusal(exc):
+            raise
         log.warning("lineage counts unavailable (%s)", exc)
         return []
     return [(rid, c.sentence(), c.struggling) for rid, c in counts.items() if c.applied]
