@@ -40,20 +40,21 @@ if TYPE_CHECKING:
     from scarwarden.git import blob_id
     from scarwarden.index.build import rebuild
     from scarwarden.index.queries import Index, fts_query
-    from scarwarden.index.refresh import open_index, refresh
+    from scarwarden.index.refresh import open_index
     from scarwarden.index.rules import rule_terms
     from scarwarden.index.scan import RACY_NS
     from scarwarden.index.schema import SCHEMA, SCHEMA_VERSION, RefreshStats, writer_lock
 
 #: Each name this package exports -> the module it comes from, imported on first use
 #: (PEP 562): a recall, which refreshes and reads, never imports what a rebuild needs.
+#: (Not ``refresh``: importing the submodule of that name binds the package's attribute
+#: to the module, which a lazy export could not override; it is ``index.refresh.refresh``.)
 _FROM = {
     "blob_id": "scarwarden.git",
     "rebuild": "scarwarden.index.build",
     "Index": "scarwarden.index.queries",
     "fts_query": "scarwarden.index.queries",
     "open_index": "scarwarden.index.refresh",
-    "refresh": "scarwarden.index.refresh",
     "rule_terms": "scarwarden.index.rules",
     "RACY_NS": "scarwarden.index.scan",
     "SCHEMA": "scarwarden.index.schema",
@@ -82,7 +83,6 @@ __all__ = [
     "fts_query",
     "open_index",
     "rebuild",
-    "refresh",
     "rule_terms",
     "writer_lock",
 ]
