@@ -12,6 +12,7 @@ handler (:func:`when_used`) is installed at that moment.
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -24,12 +25,18 @@ NAME = "scarwarden"
 _pending: list[Callable[[logging.Logger], None]] = []
 
 
+#: Held while the set-ups run: a second thread's first message waits for the handler.
+_setting_up = threading.Lock()
+
+
 def _logger() -> logging.Logger:
     import logging
 
     logger = logging.getLogger(NAME)
-    while _pending:
-        _pending.pop(0)(logger)
+    if _pending:
+        with _setting_up:
+            while _pending:
+                _pending.pop(0)(logger)
     return logger
 
 
