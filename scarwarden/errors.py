@@ -209,3 +209,19 @@ def _shown(path: str, root: str | None) -> str:
         return path
     full, top = os.path.abspath(path), os.path.abspath(root)
     return os.path.relpath(full, top) if full.startswith(top + os.sep) else path
+
+
+def one_line(exc: BaseException, *, root: str | None = None) -> str:
+    """``exc`` in one line, for a warning that goes on without what failed: a file
+    problem as the CLI's errors say it (the path, relative to ``root``, and what is wrong,
+    with the fix; never "[Errno 13] ..."), our own error by its message and hint."""
+    if isinstance(exc, OSError):
+        known = file_access_error(exc, root=root)
+        if known is None:
+            name = exc.filename if isinstance(exc.filename, str) else None
+            reason = (exc.strerror or str(exc)).lower()
+            return f"{_shown(name, root)}: {reason}" if name else reason
+        exc = known
+    if isinstance(exc, ScarwardenError):
+        return exc.message + (f"; hint: {exc.hint}" if exc.hint else "")
+    return str(exc)

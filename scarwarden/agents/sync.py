@@ -18,8 +18,9 @@ refusals are another clone's push, worth a retry, is read from git's status for 
 (``git push --porcelain``), never from the text a remote's hook prints. A remote with no
 branch of our name but other branches, none of which shares our history (another
 project's repository), is refused too: sync creates the branch only on an empty remote
-or beside branches of this memory. Their commits are judged in a quarantine
-(:mod:`scarwarden.git.quarantine`), so a refused remote leaves no object behind.
+or beside branches of this memory. A remote's commits, of a branch of our name or of
+its others, are judged in a quarantine (:mod:`scarwarden.git.quarantine`) before any ref
+names them, so a refused remote leaves no ref and no object behind.
 """
 
 from __future__ import annotations
@@ -155,20 +156,19 @@ def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | N
     """Bring the remote's commits in; (how, the remote tip or None)."""
     root = repo.root
     fds = held_lock_fds()
-    theirs = remote_git.fetch_branch(root, remote, branch, keep_fds=fds)
+    branches = remote_git.remote_branches(root, remote)
+    theirs = branches.get(branch)
     if theirs is None:
-        _check_new_branch(root, remote, branch, fds)
+        _check_new_branch(root, remote, branch, branches, fds)
         return "first-push", None
     ours = _head(root)
-    if git.is_ancestor(root, theirs, ours):
+    base = _fetch_judged(root, remote, branch, theirs, ours, fds)
+    if base == theirs:
         return "up-to-date", theirs
-    if git.is_ancestor(root, ours, theirs):
+    if base == ours:
         if not remote_git.fast_forward(root, theirs, keep_fds=fds):
             raise GitError(f"cannot fast-forward {branch} to {remote}/{branch}")
         return "fast-forward", theirs
-    base = git.merge_base(root, theirs, ours)
-    if base is None:
-        raise _unrelated(root, remote, branch)
     if not merge_driver_installed(root):  # here: a sync that changes nothing leaves config alone
         install_merge_driver(root, repo.playbook_rel)
     first = ""
@@ -214,6 +214,35 @@ def _conflicts(output: str) -> str:
     return "\n".join(conflicts or kept)
 
 
+def _fetch_judged(root: Path, remote: str, branch: str, theirs: str, ours: str, fds: Sequence[int]) -> str:
+    """Fetch ``remote``'s ``branch`` (``theirs``: its tip, as listed) and judge it before
+    any ref or object of ours changes: its commits go into a quarantine, and join our
+    store, with ``<remote>/<branch>`` pointing at ``theirs``, only when it shares our
+    history; a refused remote leaves both as they were. A tip we have already costs no
+    fetch. The merge base of ``theirs`` and ``ours`` (``theirs`` itself when we are up to
+    date, ``ours`` for a fast-forward)."""
+    from scarwarden.git.quarantine import quarantine
+
+    if git.object_exists(root, theirs):
+        base = git.merge_base(root, theirs, ours)
+    else:
+        with quarantine(root) as held:  # a refused project's objects never enter our store
+            remote_git.fetch_commits(root, remote, [f"refs/heads/{branch}"], keep_fds=fds, env=held.env)
+            if not remote_git.commit_exists(root, theirs, env=held.env):
+                raise GitError(
+                    f"{remote}/{branch} was rewritten while sync fetched it; nothing was "
+                    "changed here, nothing pushed",
+                    hint="run 'scarwarden sync' again",
+                )
+            base = git.merge_base(root, theirs, ours, env=held.env)
+            if base is not None:
+                held.accept()
+    if base is None:
+        raise _unrelated(root, remote, branch)
+    remote_git.set_remote_branch(root, remote, branch, theirs)
+    return base
+
+
 def _unrelated(root: Path, remote: str, branch: str) -> UsageError:
     """The refusal when ``branch`` and ``remote``'s share no commit: ``git pull`` refuses
     such "unrelated histories" too. In a shallow clone the common commit may be hidden."""
@@ -229,22 +258,26 @@ def _unrelated(root: Path, remote: str, branch: str) -> UsageError:
         f"{remote}/{branch} shares no history with {branch}: {remote} is not this memory's "
         "remote; nothing was changed here, nothing pushed",
         hint=f"check its URL (git remote get-url {remote}); to join two histories on purpose, "
-        f"merge by hand (git merge --allow-unrelated-histories {remote}/{branch})",
+        f"fetch it and merge by hand (git fetch {remote} {branch} && git merge "
+        "--allow-unrelated-histories FETCH_HEAD)",
     )
 
 
-def _check_new_branch(root: Path, remote: str, branch: str, fds: Sequence[int]) -> None:
+def _check_new_branch(
+    root: Path, remote: str, branch: str, branches: dict[str, str], fds: Sequence[int]
+) -> None:
     """Before ``branch`` is created on ``remote``: an empty remote (a fresh bare
     repository) takes it, and so does one with a branch that shares our history (another
     branch of this memory); a remote whose every branch is another project's history is
     refused, as ``_unrelated`` refuses such a branch of our name: a wrong URL must not
-    push this memory into someone else's repository. A remote with tags and no branch
-    is judged by its tags. Their commits are fetched into a quarantine, and kept (so the
-    first push sends only what the remote lacks) only when they share our history."""
+    push this memory into someone else's repository (``branches``: the remote's, by
+    name). A remote with tags and no branch is judged by its tags. Their commits are
+    fetched into a quarantine, and kept (so the first push sends only what the remote
+    lacks) only when they share our history."""
     from scarwarden.git.integrity import shallow_depth
     from scarwarden.git.quarantine import quarantine
 
-    kind, found = "branches", remote_git.remote_branches(root, remote)
+    kind, found = "branches", branches
     if not found:
         kind, found = "tags", remote_git.remote_tags(root, remote)
     if not found:

@@ -8,7 +8,7 @@ sends it with the corrections it received and may update, supersede or retire it
 
 from __future__ import annotations
 
-from scarwarden.errors import ScarwardenError
+from scarwarden.errors import ScarwardenError, one_line
 from scarwarden.files import playbook as pb
 from scarwarden.index.lineage import Lineage, lineage_counts
 from scarwarden.logs import log
@@ -27,7 +27,8 @@ def struggling_rules(repo: MemoryRepo, playbook: pb.Playbook) -> list[Lineage]:
     except (ScarwardenError, OSError) as exc:
         if is_refusal(exc):  # a FIFO or socket playbook: exit 2, naming it, as every command says
             raise
-        log.warning("lineage counts unavailable (%s); no rule proposed for revision", exc)
+        reason = one_line(exc, root=str(repo.root))
+        log.warning("lineage counts unavailable (%s); no rule proposed for revision", reason)
         return []
     return [counts[rule.id] for rule in playbook.rules if counts[rule.id].struggling]
 

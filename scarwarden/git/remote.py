@@ -12,7 +12,7 @@ from pathlib import Path
 from scarwarden.errors import GitError
 from scarwarden.git.index_commit import in_progress
 from scarwarden.git.repository import git_dir
-from scarwarden.git.run import run
+from scarwarden.git.run import run, run_ok
 
 
 def remote_url(root: Path | str, remote: str) -> str | None:
@@ -70,21 +70,12 @@ def _spawn(
     return proc.returncode, text, (err or b"").decode("utf-8", "replace").strip()
 
 
-def fetch_branch(root: Path | str, remote: str, branch: str, *, keep_fds: Sequence[int] = ()) -> str | None:
-    """Fetch ``branch`` from ``remote``; the commit it names there, or ``None`` when the
-    remote has no such branch (yet)."""
-    code, message = _unit(
-        root,
-        'git fetch -q "$1" "$2"',
-        remote,
-        f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}",
-        keep_fds=keep_fds,
-    )
-    if code != 0:
-        if "couldn't find remote ref" in message:
-            return None
-        raise GitError(f"git fetch {remote} failed: {message}")
-    return run(root, "rev-parse", f"refs/remotes/{remote}/{branch}").decode().strip()
+def set_remote_branch(root: Path | str, remote: str, branch: str, sha: str) -> None:
+    """Point the remote-tracking branch ``<remote>/<branch>`` at ``sha``, as a fetch does
+    (a forced update: it names whatever the remote has), once sync has fetched ``sha`` and
+    judged it (:func:`fetch_commits`, which writes no ref)."""
+    ref = f"refs/remotes/{remote}/{branch}"
+    run(root, "update-ref", "-m", f"sync: fetch {remote} {branch}", ref, sha)
 
 
 def fast_forward(root: Path | str, target: str, *, keep_fds: Sequence[int] = ()) -> bool:
@@ -172,7 +163,9 @@ def first_error(message: str) -> str:
 
 def remote_branches(root: Path | str, remote: str) -> dict[str, str]:
     """The branches ``remote`` has, by name, with the commit each names there."""
-    out = run(root, "ls-remote", "--heads", remote).decode()
+    code, out, err = _spawn(root, 'git ls-remote --heads "$1"', (remote,), (), subprocess.PIPE)
+    if code != 0:
+        raise GitError(f"git ls-remote {remote} failed: {first_error(err or out)}")
     pairs = (line.split("\t", 1) for line in out.splitlines() if "\t" in line)
     return {ref.removeprefix("refs/heads/"): sha for sha, ref in pairs}
 
@@ -208,6 +201,11 @@ def fetch_commits(
     code, message = _unit(root, script, remote, *refs, keep_fds=keep_fds, env=env)
     if code != 0:
         raise GitError(f"git fetch {remote} failed: {message}")
+
+
+def commit_exists(root: Path | str, sha: str, *, env: Mapping[str, str] | None = None) -> bool:
+    """Whether the commit ``sha`` is here (``env``: a quarantine's, to look in it too)."""
+    return run_ok(root, "cat-file", "-e", f"{sha}^{{commit}}", env=env)
 
 
 def reset_keep(root: Path | str, target: str, *, keep_fds: Sequence[int] = ()) -> tuple[bool, str]:

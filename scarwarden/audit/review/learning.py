@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from scarwarden import git
-from scarwarden.errors import ScarwardenError
+from scarwarden.errors import ScarwardenError, one_line
 from scarwarden.files import claims
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode
@@ -95,6 +95,6 @@ def lineage_lines(repo: MemoryRepo, rule_ids: Iterable[str]) -> list[tuple[str, 
     except (ScarwardenError, OSError) as exc:
         if is_refusal(exc):
             raise
-        log.warning("lineage counts unavailable (%s)", exc)
+        log.warning("lineage counts unavailable (%s)", one_line(exc, root=str(repo.root)))
         return []
     return [(rid, c.sentence(), c.struggling) for rid, c in counts.items() if c.applied]
