@@ -36,7 +36,10 @@ def _logger() -> logging.Logger:
     if _pending:
         with _setting_up:
             while _pending:
-                _pending.pop(0)(logger)
+                try:  # listed until it has run: a thread meeting it meanwhile waits above
+                    _pending[0](logger)
+                finally:
+                    _pending.pop(0)
     return logger
 
 
