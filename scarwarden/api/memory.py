@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from scarwarden.api import arguments as args
 from scarwarden.api.file_errors import raises_file_access_errors
 from scarwarden.api.results import Distillation, EpisodeRecord, Recall, RecalledRule, Recorded, Rule
 from scarwarden.errors import Problem, UsageError
@@ -66,6 +67,8 @@ class Memory:
         from scarwarden.answers.cite_as import format_citation
         from scarwarden.recall.engine import recall_task
 
+        args.text_or_none(task, "task")
+        limit = args.limit(limit)
         result = recall_task(self.repo, task, limit=limit, log=log)
         data = result.to_json()
         explanation, lines = None, None
@@ -136,6 +139,7 @@ class Memory:
         from scarwarden.files.record import add_episodes
         from scarwarden.gate.door import gate_check
 
+        inputs = args.sequence(inputs, "inputs", "a list of episode inputs")
         if check is None:
             check = gate_check(self.repo, "the episode" if len(inputs) == 1 else "the batch")
 
@@ -168,7 +172,8 @@ class Memory:
         for none), ``None`` to recall ``task`` here. ``commit=False`` stages it."""
         from scarwarden.answers.asking import record_human_answer
 
-        task, answer = _required(task, "task"), _required(answer, "answer")
+        task, answer = args.required(task, "task"), args.required(answer, "answer")
+        refs = args.id_list(refs, "refs")
         with self._writes:
             ep = record_human_answer(self.repo, task, answer, receipt=receipt, refs=refs, commit=commit)
             return self._recorded(ep, committed=commit)
@@ -182,7 +187,7 @@ class Memory:
         ``commit=False`` stages the episode instead of committing it."""
         from scarwarden.answers.asking import record_confirmation
 
-        task, rule_id = _required(task, "task"), _required(rule_id, "rule_id")
+        task, rule_id = args.required(task, "task"), args.required(rule_id, "rule_id")
         with self._writes:
             ep, confirmed = record_confirmation(self.repo, task, rule_id, commit=commit)
             return self._recorded(ep, committed=commit), confirmed
@@ -205,6 +210,8 @@ class Memory:
         batches are answered."""
         from scarwarden.distill import distill, preview
 
+        args.text_or_none(branch, "branch")
+        args.function(progress, "progress")
         with self._writes:
             if dry_run:
                 result = preview(
@@ -260,8 +267,9 @@ class Memory:
         from scarwarden.files.transcripts.importer import Options, import_file
         from scarwarden.gate.door import gate_check
 
-        if isinstance(source, (str, Path)):
-            path = Path(source)
+        source = args.source(source)
+        if isinstance(source, Path):
+            path = source
             try:
                 stream: IO[bytes] = path.open("rb")
             except OSError as exc:
@@ -303,7 +311,7 @@ class Memory:
         from scarwarden.files.rule_ids import canonical
         from scarwarden.index import open_index
 
-        rule_id = canonical(_required(rule_id, "rule_id"))
+        rule_id = canonical(args.an_id(rule_id, "rule_id"))
         with open_index(self.repo) as index:
             index.require_playbook()
             rule = index.get_rule(rule_id)
@@ -326,7 +334,7 @@ class Memory:
         (``missing_hint``: what that error suggests, for a door with its own commands)."""
         from scarwarden.index import open_index
 
-        episode_id = _required(episode_id, "episode_id").lower()
+        episode_id = args.an_id(episode_id, "episode_id").lower()
         with open_index(self.repo) as index:
             ep = index.get_episode(episode_id)
             if ep is None:
@@ -373,7 +381,7 @@ def open_memory(path: str | Path = ".") -> Memory:
     for a bad ``scarwarden.yaml``."""
     from scarwarden.repo import open_repo
 
-    return Memory(open_repo(Path(path)))
+    return Memory(open_repo(args.path(path, "path")))
 
 
 def _empty(value: Any) -> bool:
@@ -387,9 +395,3 @@ def _as_list(key: str, value: Any) -> Any:
     if key in LIST_FIELDS and isinstance(value, Iterable) and not isinstance(value, (list, Mapping)):
         return list(value)
     return value
-
-
-def _required(value: str | None, name: str) -> str:
-    if value is None or not str(value).strip():
-        raise UsageError(f"'{name}' is empty", hint=f"give '{name}' in plain words")
-    return str(value).strip()

@@ -1,0 +1,100 @@
+"""The Python API's arguments, checked at the door: an argument of the wrong type is a
+:class:`~scarwarden.errors.UsageError` naming it (docs/python.md, "Exceptions"), never a
+``TypeError``, ``AttributeError`` or ``sqlite3`` error from deep inside, and never text
+made of it with ``str()`` and recorded."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from scarwarden.characters import SURROGATE, first_refused, not_unicode
+from scarwarden.errors import UsageError
+
+
+def wrong_type(name: str, value: Any, wanted: str) -> UsageError:
+    return UsageError(
+        f"'{name}' must be {wanted}, not {type(value).__name__}",
+        hint="docs/python.md lists every argument and its type",
+    )
+
+
+def text_or_none(value: Any, name: str) -> str | None:
+    """``value`` unchanged when it is a ``str`` or ``None`` (the callee says when it is
+    empty), else :class:`UsageError`."""
+    if value is not None and not isinstance(value, str):
+        raise wrong_type(name, value, "text (a str)")
+    return value
+
+
+def required(value: Any, name: str) -> str:
+    """``value`` stripped; :class:`UsageError` when it is missing, blank or not a ``str``."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise UsageError(f"'{name}' is empty", hint=f"give '{name}' in plain words")
+    return str(text_or_none(value, name)).strip()
+
+
+def an_id(value: Any, name: str) -> str:
+    """A rule or episode ID to look up: text that can be UTF-8 (the index's queries)."""
+    text = required(value, name)
+    found = first_refused(text, SURROGATE)
+    if found is not None:
+        hint = "IDs look like PB-7k2m9q4x and ep-7k2m9q4x1z"
+        raise UsageError(f"'{name}' {not_unicode(*found)}", hint=hint)
+    return text
+
+
+def limit(value: Any) -> int | None:
+    """``None`` or a whole number (the engine refuses one below 1)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise wrong_type("limit", value, "a whole number (an int) or None")
+    return value
+
+
+def id_list(value: Any, name: str) -> list[str] | None:
+    """``None`` or a list (or tuple) of IDs as text."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+        raise wrong_type(name, value, "a list of episode IDs (str) or None")
+    items = list(value)
+    for item in items:
+        text_or_none(item, f"{name}[]")
+    return items
+
+
+def function(value: Any, name: str) -> Any:
+    if value is not None and not callable(value):
+        raise wrong_type(name, value, "a function or None")
+    return value
+
+
+def path(value: Any, name: str) -> Path:
+    """A ``str`` or ``os.PathLike`` naming a file or folder, without a NUL character."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise wrong_type(name, value, "a str or a path")
+    name_of = os.fspath(value)
+    if not isinstance(name_of, str):
+        raise wrong_type(name, name_of, "a str or a path")
+    if "\x00" in name_of:
+        raise UsageError(f"'{name}' holds a NUL character, which no file name can", hint="check the path")
+    return Path(name_of)
+
+
+def sequence(value: Any, name: str, what: str) -> Any:
+    """A list or tuple (each item is validated by the callee)."""
+    if not isinstance(value, (list, tuple)):
+        raise wrong_type(name, value, what)
+    return value
+
+
+def source(value: Any) -> Path | IO[bytes]:
+    """What :meth:`Memory.import_runs` reads: a path, or a stream with ``read``."""
+    if isinstance(value, (str, os.PathLike)):
+        return path(value, "source")
+    if not callable(getattr(value, "read", None)):
+        raise wrong_type("source", value, "a path or a binary stream")
+    stream: IO[bytes] = value
+    return stream
