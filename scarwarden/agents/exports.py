@@ -29,6 +29,7 @@ from scarwarden.errors import Problem, ScarwardenError, UsageError, ValidationEr
 from scarwarden.files import playbook as pb
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write, write_lock
+from scarwarden.regular_files import read_regular
 from scarwarden.repo import MemoryRepo
 
 BEGIN = "<!-- scarwarden:begin -->"
@@ -209,7 +210,7 @@ def section_body(text: str, rel: str) -> str | None:
 
 def _read(path: Path, rel: str) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_regular(path)  # a FIFO there is refused, not waited on for ever
     except FileNotFoundError:
         return None
     except IsADirectoryError:
@@ -228,10 +229,7 @@ def _decode(raw: bytes | None, rel: str) -> str | None:
 
 
 def _display(repo: MemoryRepo, path: Path) -> str:
-    try:
-        return path.relative_to(repo.root).as_posix()
-    except ValueError:
-        return str(path)
+    return path.relative_to(repo.root).as_posix() if path.is_relative_to(repo.root) else str(path)
 
 
 def load_playbook(repo: MemoryRepo) -> pb.Playbook:
