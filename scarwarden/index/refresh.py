@@ -51,6 +51,7 @@ def open_index(
     """The index, refreshed (or rebuilt where it is missing, corrupt or out of date);
     ``progress(done, total)`` follows a rebuild's files (a refresh is too quick for it)."""
     why: str | None = "requested"
+    failed: sqlite3.DatabaseError | None = None
     remove_dead_temps(repo)  # a rebuild killed midway left its file (issue 15)
     if not rebuild_now:
         with writer_lock(repo):
@@ -58,18 +59,32 @@ def open_index(
             if conn is not None:
                 try:
                     return Index(repo, conn, refresh(repo, conn))
-                except sqlite3.DatabaseError:
+                except sqlite3.DatabaseError as exc:
                     conn.close()
-                    log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
-                    why = "corrupt"
+                    failed, why = exc, "corrupt"
     from scarwarden.index.build import rebuild  # a rebuild's own modules: only when one is due
 
     stats = rebuild(repo, reason=why or "requested", progress=progress)
+    if failed is not None:  # said once rebuilt: a rebuild that fails says why itself
+        _say_rebuilt(repo, failed)
     conn = connect(repo.index_path)
     if stats.edited:  # read from git's copy, asked while it was parsed: now from disk
         with writer_lock(repo):
             refresh(repo, conn)
     return Index(repo, conn, stats)
+
+
+def _say_rebuilt(repo: MemoryRepo, exc: sqlite3.DatabaseError) -> None:
+    """Why the refresh gave way to a rebuild: a damaged file, or one SQLite could not
+    write (read-only, a full disk: an ``OperationalError``), which is no corruption."""
+    if isinstance(exc, sqlite3.OperationalError):
+        log.warning(
+            "the index at %s could not be refreshed (SQLite says %s); rebuilt it from the files",
+            repo.index_path,
+            exc,
+        )
+    else:
+        log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
 
 
 def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:

@@ -1,0 +1,49 @@
+"""An index that cannot be written (an immutable file, a full disk, a read-only file
+system) is no corrupt index: a refresh that fails so says what SQLite said, and no
+rebuild is claimed before one has happened."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scarwarden.errors import ExitCode
+from scarwarden.repo import MemoryRepo
+
+
+def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "scarwarden", "-C", str(root), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+def _chattr(flag: str, path: Path) -> bool:
+    if shutil.which("chattr") is None:
+        return False
+    return subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
+
+
+def test_an_immutable_index_is_not_called_corrupt_nor_rebuilt(demo_repo: MemoryRepo) -> None:
+    """Before: 'the index at ... was corrupt; rebuilt it from the files', then the
+    rebuild failed ('operation not permitted'): two lines, the first false twice."""
+    root = demo_repo.root
+    assert _run(root, "index").returncode == 0
+    added = _run(root, "episode", "add", "--task", "Write the launch email", "--correction", "One link")
+    assert added.returncode == 0, added.stderr
+    if not _chattr("+i", demo_repo.index_path):
+        pytest.skip("chattr +i needs root and a file system that supports it")
+    try:
+        before = demo_repo.index_path.read_bytes()
+        result = _run(root, "recall", "Write the launch email", "--no-log")
+        after = demo_repo.index_path.read_bytes()
+    finally:
+        _chattr("-i", demo_repo.index_path)
+    assert result.returncode == ExitCode.USAGE, result.stdout + result.stderr
+    assert "corrupt" not in result.stderr and "rebuilt" not in result.stderr, result.stderr
+    assert result.stderr.startswith("error: .scarwarden/index.db: operation not permitted"), result.stderr
+    assert after == before
+    fresh = _run(root, "recall", "Write the launch email", "--no-log")
+    assert fresh.returncode == 0 and fresh.stderr == "", fresh.stderr
