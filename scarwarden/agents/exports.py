@@ -210,6 +210,7 @@ def plan(
             import_agents = claude_imports_agents(repo, paths["claude-md"])
         if import_agents and "agents-md" not in paths:
             paths["agents-md"] = repo.root / FORMATS["agents-md"]
+    _through_links(repo, paths)
     playbook = load_playbook(repo)
     rules_md = render_rules(playbook, repo.playbook_rel, redacted_citations(repo, playbook))
     files: list[ExportFile] = []
@@ -240,13 +241,42 @@ def plan(
     return files
 
 
+def _through_links(repo: MemoryRepo, paths: dict[str, Path]) -> None:
+    """Each path that is a symlink in the repository, followed to the file it names: the
+    export writes (and commits) that file, and the link stays (it was replaced by a
+    file). A link out of the repository or into its own files, and two formats onto one
+    file (each would overwrite the other's section), are refused (exit 2)."""
+    top = repo.root.resolve()
+    seen: dict[str, str] = {}
+    for fmt, path in paths.items():
+        rel = _display(repo, path)
+        real = Path(os.path.realpath(path))
+        linked = path.is_symlink() and not real.is_symlink()  # a loop: its read says so
+        if linked and real.is_relative_to(top):
+            repo.refuse_own_files(real, f"{rel} links to")
+            paths[fmt] = repo.root / real.relative_to(top)
+        elif linked and Path(os.path.abspath(path)).is_relative_to(repo.root):
+            raise UsageError(
+                f"{rel} is a symbolic link out of the repository ({real}): refusing to write there",
+                hint="remove the link, or export to that file with --output",
+            )
+        if str(real) in seen:
+            raise UsageError(
+                f"{seen[str(real)]} and {rel} are the same file ({_display(repo, paths[fmt])}): "
+                "exporting both would write one section over the other",
+                hint="export one of them (an agent reading the other reads it through the link)",
+            )
+        seen[str(real)] = rel
+
+
 def exported_formats(repo: MemoryRepo) -> list[str]:
     """Formats already exported at their default paths (files carrying our section)."""
-    found = []
+    found, seen = [], set()
     for fmt, rel in FORMATS.items():
         path = repo.root / rel
-        if not path.is_file():
+        if not path.is_file() or os.path.realpath(path) in seen:  # a link to one checked already
             continue
+        seen.add(os.path.realpath(path))
         if fmt == "cursor" or BEGIN.encode() in path.read_bytes():
             found.append(fmt)
     return found

@@ -55,3 +55,55 @@ def test_a_crlf_file_gets_a_crlf_section_and_checks_current(demo_repo: MemoryRep
     assert check.returncode == 0, check.stdout + check.stderr
     assert _run(root, "export", "agents-md", "cursor").returncode == 0
     assert {path: path.read_bytes() for path in (agents, cursor)} == crlf
+
+
+def test_a_symlink_is_written_through_and_kept(demo_repo: MemoryRepo) -> None:
+    """A symlink where the export goes (CLAUDE.md -> AGENTS.md, as many repositories
+    keep them) was replaced by a file: the link lost, the file it named left stale."""
+    root = demo_repo.root
+    (root / "docs").mkdir()
+    (root / "docs" / "agents.md").write_bytes(b"# Agents\n")
+    (root / "AGENTS.md").symlink_to("docs/agents.md")
+    (root / "CLAUDE.md").symlink_to("AGENTS.md")
+    result = _run(root, "export", "agents-md", "--commit")
+    assert result.returncode == 0, result.stderr
+    assert (root / "AGENTS.md").is_symlink() and (root / "CLAUDE.md").is_symlink()
+    written = (root / "docs" / "agents.md").read_bytes()
+    assert written.startswith(b"# Agents\n\n<!-- scarwarden:begin -->\n")
+    assert git(root, "show", "HEAD:docs/agents.md").stdout.encode() == written
+    check = _run(root, "export", "--check")  # CLAUDE.md is that file too: checked once
+    assert check.returncode == 0, check.stdout + check.stderr
+    # Two formats onto one file would each overwrite the other's section.
+    both = _run(root, "export", "all")
+    assert both.returncode == ExitCode.USAGE
+    assert "AGENTS.md and CLAUDE.md are the same file (docs/agents.md)" in both.stderr
+    assert (root / "docs" / "agents.md").read_bytes() == written
+    assert (root / "CLAUDE.md").is_symlink()
+
+
+def test_a_symlink_out_of_the_repository_or_into_its_memory_is_refused(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    root = demo_repo.root
+    outside = tmp_path / "outside.md"
+    outside.write_bytes(b"Not the repository's\n")
+    playbook = demo_repo.playbook_path.read_bytes()
+    for target, says in (
+        (outside, "AGENTS.md is a symbolic link out of the repository"),
+        (Path("memory/playbook.md"), "AGENTS.md links to memory/playbook.md: refusing to write inside"),
+    ):
+        (root / "AGENTS.md").unlink(missing_ok=True)
+        (root / "AGENTS.md").symlink_to(target)
+        result = _run(root, "export", "agents-md")
+        assert result.returncode == ExitCode.USAGE, result.stderr
+        assert says in result.stderr, result.stderr
+        assert (root / "AGENTS.md").is_symlink()
+    assert outside.read_bytes() == b"Not the repository's\n"
+    assert demo_repo.playbook_path.read_bytes() == playbook
+
+
+def test_a_symlink_loop_is_named(demo_repo: MemoryRepo) -> None:
+    (demo_repo.root / "AGENTS.md").symlink_to("AGENTS.md")
+    result = _run(demo_repo.root, "export", "agents-md")
+    assert result.returncode == ExitCode.USAGE
+    assert result.stderr.startswith("error: AGENTS.md: too many levels of symbolic links"), result.stderr
