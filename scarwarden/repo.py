@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,7 +59,7 @@ class MemoryRepo:
         the path in the message (``--output``)."""
         if not str(path):
             raise UsageError(f"{option} is empty: give the path to write to")
-        target = Path(path).resolve()
+        target = Path(os.path.realpath(path))  # not resolve(): a symlink loop is left to the write to name
         shown = _shown(self.root, Path(path))
         guarded = [(d, "the git directory") for d in (*git.git_dirs(self.root), self.root / ".git")]
         guarded += [

@@ -107,3 +107,16 @@ def test_a_symlink_loop_is_named(demo_repo: MemoryRepo) -> None:
     result = _run(demo_repo.root, "export", "agents-md")
     assert result.returncode == ExitCode.USAGE
     assert result.stderr.startswith("error: AGENTS.md: too many levels of symbolic links"), result.stderr
+
+
+def test_an_output_onto_a_symlink_loop_is_named_not_an_internal_error(demo_repo: MemoryRepo) -> None:
+    """``--output`` onto a symlink loop was 'internal error: RuntimeError: Symlink loop
+    from ...' (pathlib's resolve, in the check of what the output may not overwrite)."""
+    (demo_repo.root / "loop.md").symlink_to("loop.md")
+    for args in (
+        ("export", "agents-md", "--output", "loop.md"),
+        ("export", "--check", "agents-md", "-o", "loop.md"),
+    ):
+        result = _run(demo_repo.root, *args)
+        assert result.returncode == ExitCode.USAGE, result.stderr
+        assert result.stderr.startswith("error: loop.md: too many levels of symbolic links"), result.stderr
