@@ -123,8 +123,9 @@ def _row(line: str, number: int, source: str) -> tuple[tuple[Any, ...] | None, P
     rule_ids, scores = data.get("rule_ids"), data.get("scores")
     if not isinstance(rule_ids, list) or not all(isinstance(r, str) for r in rule_ids):
         return bad("rule_ids must be a list of rule IDs")
-    if not isinstance(scores, list) or not all(isinstance(s, (int, float)) for s in scores):
-        return bad("scores must be a list of numbers")
+    numbers = isinstance(scores, list) and all(type(s) in (int, float) for s in scores)  # not True
+    if not isinstance(scores, list) or not numbers or len(scores) != len(rule_ids):  # `log` pairs them
+        return bad("scores must be a list of numbers, one for each of rule_ids")
     commit = data.get("playbook_commit")
     if commit is not None and not isinstance(commit, str):
         return bad("playbook_commit must be a commit ID or null")

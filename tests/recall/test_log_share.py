@@ -169,3 +169,24 @@ def test_import_names_a_nested_field_once_quoted(cli: Cli, demo_repo: MemoryRepo
     assert result.exit_code == 1
     assert f"{bad}:1: field 'detail': 'receipt'.'task': holds an escape character (U+001B)" in result.stderr
     assert f"{bad}:2: field 'detail': 'my notes'[1]: holds a control character (U+0007)" in result.stderr
+
+
+def test_an_imported_line_whose_scores_do_not_match_its_rules_is_refused(
+    cli: Cli, demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """Scores are the rules', one each: a line with two rules and one score was imported
+    and ``log`` showed one rule ("rules: PB-01 (1)"), the other lost; ``true`` was taken
+    for a score (shown as 1, and as ``true`` by ``log --json``)."""
+    _recall_all(demo_repo)
+    line = json.loads(cli("log", "--export").stdout.splitlines()[0])
+    short, boolean = dict(line, rule_ids=["PB-01", "PB-02"], scores=[1.0]), dict(line, scores=[True])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(short) + "\n" + json.dumps(boolean) + "\n")
+    with open_index(demo_repo) as index:
+        before = len(read_log(index, limit=None))
+    result = cli("log", "--import", str(bad))
+    assert result.exit_code == 1, result.output
+    assert f"{bad}:1: scores must be a list of numbers, one for each of rule_ids" in result.output
+    assert f"{bad}:2: scores must be a list of numbers, one for each of rule_ids" in result.output
+    with open_index(demo_repo) as index:
+        assert len(read_log(index, limit=None)) == before
