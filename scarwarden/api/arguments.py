@@ -83,11 +83,18 @@ def path(value: Any, name: str) -> Path:
     return Path(name_of)
 
 
-def sequence(value: Any, name: str, what: str) -> Any:
-    """A list or tuple (each item is validated by the callee)."""
+def episode_inputs(value: Any, warn: Any) -> Any:
+    """:meth:`~scarwarden.api.memory.Memory.record_batch`'s inputs: a list or tuple (each
+    input is validated by the ledger), and its ``warn``."""
     if not isinstance(value, (list, tuple)):
-        raise wrong_type(name, value, what)
+        raise wrong_type("inputs", value, "a list of episode inputs")
+    function(warn, "warn")
     return value
+
+
+def distill(branch: Any, progress: Any) -> None:
+    text_or_none(branch, "branch")
+    function(progress, "progress")
 
 
 def source(value: Any) -> Path | IO[bytes]:
@@ -98,3 +105,35 @@ def source(value: Any) -> Path | IO[bytes]:
         raise wrong_type("source", value, "a path or a binary stream")
     stream: IO[bytes] = value
     return stream
+
+
+def folder(value: Any, name: str) -> Path:
+    """:func:`path`, refused when it names a file (the repository's folder is wanted)."""
+    where = path(value, name)
+    if where.is_file():
+        raise UsageError(
+            f"{where} is a file, not a folder", hint="give the repository's folder, or one inside it"
+        )
+    return where
+
+
+def memory(repo: Any, environ: Any) -> None:
+    """:class:`~scarwarden.api.memory.Memory`'s arguments (its methods would fail later)."""
+    from scarwarden.repo import MemoryRepo
+
+    if not isinstance(repo, MemoryRepo):
+        raise wrong_type("repo", repo, "a MemoryRepo (scarwarden.open_memory(path) opens one)")
+    if environ is not None and not isinstance(environ, Mapping):
+        raise wrong_type("environ", environ, "a mapping of names to values or None")
+
+
+def import_options(name: Any, corrections: Any, write_tools: Any, agent: Any, at: Any) -> None:
+    """:meth:`~scarwarden.api.memory.Memory.import_runs`'s keyword arguments."""
+    for value, called in ((name, "name"), (agent, "agent"), (at, "at")):
+        text_or_none(value, called)
+    if corrections is not None and not isinstance(corrections, Mapping):
+        raise wrong_type("corrections", corrections, "a mapping of conversation numbers to text, or None")
+    if isinstance(write_tools, (str, bytes)) or not hasattr(write_tools, "__iter__"):
+        raise wrong_type("write_tools", write_tools, "a list of tool names (str)")
+    for tool in write_tools:
+        text_or_none(tool, "write_tools[]")

@@ -50,6 +50,7 @@ class Memory:
     """A Scarwarden memory: a git repository with ``memory/`` (``scarwarden init``)."""
 
     def __init__(self, repo: MemoryRepo, *, environ: Mapping[str, str] | None = None) -> None:
+        args.memory(repo, environ)
         self.repo = repo
         #: Model settings' environment for :meth:`distill` (default: the process's).
         self.environ = dict(environ) if environ is not None else None
@@ -139,7 +140,7 @@ class Memory:
         from scarwarden.files.record import add_episodes
         from scarwarden.gate.door import gate_check
 
-        inputs = args.sequence(inputs, "inputs", "a list of episode inputs")
+        inputs = args.episode_inputs(inputs, warn)
         if check is None:
             check = gate_check(self.repo, "the episode" if len(inputs) == 1 else "the batch")
 
@@ -210,8 +211,7 @@ class Memory:
         batches are answered."""
         from scarwarden.distill import distill, preview
 
-        args.text_or_none(branch, "branch")
-        args.function(progress, "progress")
+        args.distill(branch, progress)
         with self._writes:
             if dry_run:
                 result = preview(
@@ -268,6 +268,7 @@ class Memory:
         from scarwarden.gate.door import gate_check
 
         source = args.source(source)
+        args.import_options(name, corrections, write_tools, agent, at)
         if isinstance(source, Path):
             path = source
             try:
@@ -381,7 +382,7 @@ def open_memory(path: str | Path = ".") -> Memory:
     for a bad ``scarwarden.yaml``."""
     from scarwarden.repo import open_repo
 
-    return Memory(open_repo(args.path(path, "path")))
+    return Memory(open_repo(args.folder(path, "path")))
 
 
 def _empty(value: Any) -> bool:

@@ -6,6 +6,7 @@ given as ``4`` or ``[b'x']`` became an episode saying "4" or "[b'x']")."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,32 @@ def test_open_memory_refuses_what_is_no_path(path: Any, says: str) -> None:
     assert says in raised.value.message
 
 
+def test_open_memory_on_a_file_says_it_is_a_file(demo_repo: MemoryRepo) -> None:
+    """It said "... is not inside a git repository", of a file inside one."""
+    with pytest.raises(scarwarden.UsageError) as raised:
+        scarwarden.open_memory(demo_repo.playbook_path)
+    assert raised.value.message == f"{demo_repo.playbook_path} is a file, not a folder"
+
+
+@pytest.mark.parametrize(
+    ("repo", "environ", "says"),
+    [
+        (".", None, "'repo' must be a MemoryRepo (scarwarden.open_memory(path) opens one), not str"),
+        (None, None, "'repo' must be a MemoryRepo (scarwarden.open_memory(path) opens one), not NoneType"),
+        ("memory", 5, "'environ' must be a mapping of names to values or None, not int"),
+    ],
+)
+def test_memory_refuses_what_is_no_repository(
+    demo_repo: MemoryRepo, repo: Any, environ: Any, says: str
+) -> None:
+    """``Memory(".")`` failed later, at its first call: AttributeError: 'str' object has
+    no attribute 'state_dir'; ``environ=5`` a TypeError at once."""
+    with pytest.raises(scarwarden.UsageError) as raised:
+        scarwarden.Memory(demo_repo if repo == "memory" else repo, environ=environ)
+    assert says in raised.value.message
+
+
+RUNS = io.BytesIO(b'{"messages": [{"role": "user", "content": "Refund order 42"}]}\n')
 CALLS = [
     ("recall", (3,), {}, "'task' must be text (a str), not int"),
     ("recall", ([b"x"],), {}, "'task' must be text (a str), not list"),
@@ -56,6 +83,17 @@ CALLS = [
     ("import_runs", (None, "openai-chat"), {}, "'source' must be a path or a binary stream"),
     ("import_runs", (3, "openai-chat"), {}, "'source' must be a path or a binary stream"),
     ("import_runs", (b"/x", "openai-chat"), {}, "'source' must be a path or a binary stream"),
+    ("import_runs", (RUNS, "openai-chat"), {"write_tools": 5}, "'write_tools' must be a list of tool names"),
+    ("import_runs", (RUNS, "openai-chat"), {"write_tools": "refund"}, "'write_tools' must be a list"),
+    ("import_runs", (RUNS, "openai-chat"), {"corrections": 5}, "'corrections' must be a mapping"),
+    ("import_runs", (RUNS, "openai-chat"), {"agent": 5}, "'agent' must be text (a str), not int"),
+    ("import_runs", (RUNS, "openai-chat"), {"at": 5}, "'at' must be text (a str), not int"),
+    (
+        "record_batch",
+        ([{"task": "Write the launch email"}],),
+        {"warn": 5},
+        "'warn' must be a function or None",
+    ),
 ]
 
 
