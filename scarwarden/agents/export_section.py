@@ -29,16 +29,30 @@ def _marker_lines(text: str, rel: str) -> tuple[int, int] | None:
     begins: list[int] = []
     ends: list[int] = []
     offset = 0
-    for line in text.splitlines(keepends=True):
+    opened: int | None = None  # the line of a merge conflict's '<<<<<<<' not yet closed
+    crossing: list[Problem] = []
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
         stripped = line.strip()
+        opened = number if line.startswith("<<<<<<<") else None if line.startswith(">>>>>>>") else opened
         if stripped == BEGIN:
             begins.append(offset)
         elif stripped == END:
             ends.append(offset + len(line.rstrip("\r\n")))
+        if stripped in (BEGIN, END) and opened is not None:
+            crossing.append(
+                Problem(f"'{stripped}' is inside the conflict of line {opened}", file=rel, line=number)
+            )
         offset += len(line)
     if not begins and not ends:
         return None
     if len(begins) == 1 and len(ends) == 1 and begins[0] < ends[0]:
+        if crossing:  # splicing would take one side's '<<<<<<<' or '>>>>>>>' away, the
+            # conflict left half open (one wholly inside the section is regenerated)
+            raise ValidationError(
+                f"{rel}: a merge conflict crosses the Scarwarden markers",
+                problems=crossing,
+                hint="resolve the conflict first (keep one side of it), then export again",
+            )
         return begins[0], ends[0]
 
     def line_of(pos: int) -> int:

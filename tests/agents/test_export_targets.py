@@ -120,3 +120,31 @@ def test_an_output_onto_a_symlink_loop_is_named_not_an_internal_error(demo_repo:
         result = _run(demo_repo.root, *args)
         assert result.returncode == ExitCode.USAGE, result.stderr
         assert result.stderr.startswith("error: loop.md: too many levels of symbolic links"), result.stderr
+
+
+CONFLICT_ACROSS = (
+    b"Top\n<<<<<<< HEAD\nMine\n=======\nTheirs\n<!-- scarwarden:begin -->\nB\n>>>>>>> other\n"
+    b"<!-- scarwarden:end -->\nBottom\n"
+)
+
+
+def test_a_merge_conflict_across_a_marker_is_refused(demo_repo: MemoryRepo) -> None:
+    """A conflict that began outside the section and ended inside it was spliced: the
+    section replaced its '>>>>>>>' line, leaving '<<<<<<< HEAD ... =======' open, a
+    conflict half taken away. A conflict wholly inside the section is the section's
+    (regenerated, as ever), one wholly outside is the user's (kept)."""
+    path = demo_repo.root / "AGENTS.md"
+    path.write_bytes(CONFLICT_ACROSS)
+    result = _run(demo_repo.root, "export", "agents-md")
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("error: AGENTS.md: a merge conflict crosses the Scarwarden markers")
+    assert "AGENTS.md:6: '<!-- scarwarden:begin -->' is inside the conflict of line 2" in result.stderr
+    assert path.read_bytes() == CONFLICT_ACROSS
+    inside = (
+        b"<!-- scarwarden:begin -->\n<<<<<<< HEAD\nA\n=======\nB\n>>>>>>> other\n<!-- scarwarden:end -->\n"
+    )
+    outside = b"<<<<<<< HEAD\nMine\n=======\nTheirs\n>>>>>>> other\n"
+    path.write_bytes(outside + inside)
+    assert _run(demo_repo.root, "export", "agents-md").returncode == 0
+    written = path.read_bytes()
+    assert written.startswith(outside + b"<!-- scarwarden:begin -->\n") and b"\nA\n" not in written
