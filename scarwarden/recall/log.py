@@ -204,19 +204,24 @@ def episodes_carrying(index: Index, entries: list[LogEntry]) -> dict[int, list[s
 
 
 def _entry(row: tuple[Any, ...]) -> LogEntry:
+    # A damaged row (invalid JSON, or JSON of another shape: a number for a list) reads
+    # as empty where it is damaged: one bad line must not hide the whole log.
     def load(raw: Any, default: Any) -> Any:
         try:
-            return json.loads(raw) if raw else default
+            value = json.loads(raw) if raw else default
         except ValueError:
             return default
+        return value if type(value) is type(default) else default
 
+    rule_ids = [str(rule) for rule in load(row[4], [])]
+    scores = load(row[5], [])
     return LogEntry(
         id=int(row[0]),
         at=str(row[1]),
         task=str(row[2]),
         verdict=str(row[3]),
-        rule_ids=load(row[4], []),
-        scores=load(row[5], []),
+        rule_ids=rule_ids,
+        scores=scores if all(type(s) in (int, float) for s in scores) else [],
         playbook_commit=row[6],
         detail=load(row[7], {}),
     )

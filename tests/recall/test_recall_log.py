@@ -132,3 +132,37 @@ def test_log_command(cli) -> None:
     assert json.loads(cli("log", "--json", "--task-grep", "nothing like it").stdout) == []
     bad = cli("log", "--since", "last tuesday")
     assert bad.exit_code == 2 and "cannot read 'last tuesday'" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"rule_ids": "5"},
+        {"scores": "5"},
+        {"scores": "[null]"},
+        {"scores": '["x"]'},
+        {"detail": "5"},
+        {"rule_ids": '{"PB-01": 1}'},
+    ],
+)
+def test_a_damaged_row_of_the_log_does_not_take_the_whole_log_down(
+    cli, demo_repo: MemoryRepo, damage
+) -> None:
+    """A row whose columns hold JSON of the wrong shape (a number for a list...) made
+    every form of ``log`` an internal error (TypeError: 'int' object is not iterable),
+    so one damaged line in the middle hid all the others. Invalid JSON was already read
+    as empty: now the wrong shape is too, and the other recalls are shown."""
+    for task in (
+        "Draft a LinkedIn post announcing our beta",
+        "Post our discount code on Twitter",
+        "Book travel",
+    ):
+        recall_task(demo_repo, task)
+    column, value = next(iter(damage.items()))
+    with sqlite3.connect(demo_repo.index_path) as conn:
+        conn.execute(f"UPDATE recall_log SET {column} = ? WHERE task LIKE 'Post%'", (value,))
+    for args in (("log",), ("log", "--json"), ("log", "--export"), ("log", "--task-grep", "o")):
+        result = cli(*args)
+        assert result.exit_code == 0, result.output
+        assert "Draft a LinkedIn post" in result.stdout and "Book travel" in result.stdout
+        assert "Post our discount code" in result.stdout
