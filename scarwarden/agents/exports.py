@@ -336,7 +336,22 @@ def export(
         write_journal.recover(repo)  # a killed write's files back first: they are what we read
         files = plan(repo, formats, output=output, import_agents=import_agents)
         changed = [f for f in files if f.status != "current"]
+        _refuse_ignored(repo, changed)
         return ExportResult(files, changed, commit_exports(repo, changed) if changed else None)
+
+
+def _refuse_ignored(repo: MemoryRepo, files: list[ExportFile]) -> None:
+    """``--commit`` does not force a file git ignores (and does not track) into the
+    commit, as ``git add`` would not: refused (exit 2) before anything is written."""
+    rels = [f.rel for f in files if not Path(f.rel).is_absolute()]
+    names = "\0".join(rels).encode("utf-8", "surrogateescape")
+    out = git.run(repo.root, "check-ignore", "-z", "--stdin", input=names, check=False) if rels else b""
+    ignored = [name for name in out.decode("utf-8", "surrogateescape").split("\0") if name]
+    if ignored:
+        raise UsageError(
+            f"{', '.join(ignored)} is ignored by git: --commit would force it in",
+            hint="export without --commit (the file is written, not committed), or stop ignoring it",
+        )
 
 
 def check_exports(

@@ -148,3 +148,22 @@ def test_a_merge_conflict_across_a_marker_is_refused(demo_repo: MemoryRepo) -> N
     assert _run(demo_repo.root, "export", "agents-md").returncode == 0
     written = path.read_bytes()
     assert written.startswith(outside + b"<!-- scarwarden:begin -->\n") and b"\nA\n" not in written
+
+
+def test_commit_does_not_force_an_ignored_file_into_git(demo_repo: MemoryRepo) -> None:
+    """``export --commit`` committed AGENTS.md although .gitignore names it ('git add'
+    refuses an ignored file without -f): the user's choice to keep it out of git undone."""
+    root = demo_repo.root
+    (root / ".gitignore").write_text("AGENTS.md\n")
+    git(root, "add", ".gitignore")
+    git(root, "commit", "-q", "-m", "ignore AGENTS.md")
+    head = git(root, "rev-parse", "HEAD").stdout
+    result = _run(root, "export", "agents-md", "copilot", "--commit")
+    assert result.returncode == ExitCode.USAGE, result.stdout + result.stderr
+    assert result.stderr.startswith("error: AGENTS.md is ignored by git: --commit would force it in"), (
+        result.stderr
+    )
+    assert git(root, "rev-parse", "HEAD").stdout == head
+    assert git(root, "status", "--porcelain").stdout == ""  # nothing written either
+    assert _run(root, "export", "agents-md").returncode == 0  # written, as asked, not committed
+    assert git(root, "ls-files", "AGENTS.md").stdout == ""
