@@ -4,6 +4,7 @@ rows and transactions, and what a build or a refresh reports."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sqlite3
@@ -203,11 +204,7 @@ def open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | No
         _refuse(exc, repo)
     try:
         conn = connect(repo.index_path)
-        rows = dict(
-            conn.execute(
-                "SELECT key, value FROM meta WHERE key IN ('schema_version', 'memory_dir', 'rederived')"
-            ).fetchall()
-        )
+        rows = dict(conn.execute(_OPENING, (json.dumps(_tables()),)).fetchall())
     except sqlite3.DatabaseError:
         with contextlib.suppress(Exception):  # the file is garbage; we only need it closed
             conn.close()
@@ -220,7 +217,29 @@ def open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | No
     if rows.get("memory_dir") != repo.memory_rel:
         conn.close()
         return None, "memory folder changed"
+    if rows.get("tables") != len(_tables()):  # one dropped (by hand, a damaged file): every read
+        conn.close()  # that needs it would fail, "no such table", until a rebuild
+        log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
+        return None, "corrupt"
     return conn, None
+
+
+#: What opening the index reads: its meta keys, and how many of its tables are there.
+_OPENING = (
+    "SELECT key, value FROM meta WHERE key IN ('schema_version', 'memory_dir', 'rederived') "
+    "UNION ALL SELECT 'tables', count(*) FROM sqlite_master "
+    "WHERE type = 'table' AND name IN (SELECT value FROM json_each(?))"
+)
+
+
+@functools.cache
+def _tables() -> list[str]:
+    """The tables of :data:`SCHEMA` (not ``folder_sums``: the refresh makes it where an
+    index built before it lacks it)."""
+    import re
+
+    names = re.findall(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)", SCHEMA)
+    return sorted(set(names) - {"folder_sums"})
 
 
 def _openable(repo: MemoryRepo) -> None:

@@ -4,7 +4,9 @@ rebuild is claimed before one has happened."""
 
 from __future__ import annotations
 
+import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +49,21 @@ def test_an_immutable_index_is_not_called_corrupt_nor_rebuilt(demo_repo: MemoryR
     assert after == before
     fresh = _run(root, "recall", "Write the launch email", "--no-log")
     assert fresh.returncode == 0 and fresh.stderr == "", fresh.stderr
+
+
+@pytest.mark.parametrize("table", ["episodes", "rules", "rule_terms", "episode_rules", "episodes_fts"])
+def test_an_index_missing_a_table_is_rebuilt(cli, demo_repo: MemoryRepo, table: str) -> None:
+    """An index whose schema version is right but which lacks a table (dropped by hand,
+    or a damaged file) made every read an internal error ('OperationalError: no such
+    table: episodes', 'this is a bug'), until 'index --rebuild': it is rebuilt now."""
+    assert cli("index").exit_code == 0
+    fresh = cli("recall", "--json", "--no-log", "Post our discount code on Twitter").stdout
+    with sqlite3.connect(demo_repo.index_path) as conn:
+        conn.execute(f"DROP TABLE {table}")
+    for args in (
+        ("episode", "list", "--json"),
+        ("recall", "--json", "--no-log", "Post our discount code on Twitter"),
+    ):
+        result = cli(*args)
+        assert result.exit_code == 0, result.output
+    assert "internal error" not in result.output and json.loads(result.stdout) == json.loads(fresh)
