@@ -108,12 +108,15 @@ def source(value: Any) -> Path | IO[bytes]:
 
 
 def folder(value: Any, name: str) -> Path:
-    """:func:`path`, refused when it names a file (the repository's folder is wanted)."""
+    """:func:`path`, refused when it names a file or nothing (a folder is wanted: git
+    would call either "not inside a git repository")."""
     where = path(value, name)
-    if where.is_file():
-        raise UsageError(
-            f"{where} is a file, not a folder", hint="give the repository's folder, or one inside it"
-        )
+    try:
+        wrong = "is a file, not a folder" if where.is_file() else None if where.exists() else "does not exist"
+    except OSError:  # not to be looked at (permission denied): left to git to say
+        wrong = None
+    if wrong is not None:
+        raise UsageError(f"{where} {wrong}", hint="give the repository's folder, or one inside it")
     return where
 
 

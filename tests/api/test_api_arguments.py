@@ -44,6 +44,16 @@ def test_open_memory_on_a_file_says_it_is_a_file(demo_repo: MemoryRepo) -> None:
     assert raised.value.message == f"{demo_repo.playbook_path} is a file, not a folder"
 
 
+def test_open_memory_on_a_missing_path_says_it_is_missing(demo_repo: MemoryRepo) -> None:
+    """It said "... is not inside a git repository" (of a path in one) with the hint
+    "run 'git init' first, or pass --repo PATH", an option the API does not have."""
+    missing = demo_repo.root / "no-such-folder"
+    with pytest.raises(scarwarden.UsageError) as raised:
+        scarwarden.open_memory(missing)
+    assert raised.value.message == f"{missing} does not exist"
+    assert "--repo" not in (raised.value.hint or "")
+
+
 @pytest.mark.parametrize(
     ("repo", "environ", "says"),
     [
