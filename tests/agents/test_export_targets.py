@@ -167,3 +167,21 @@ def test_commit_does_not_force_an_ignored_file_into_git(demo_repo: MemoryRepo) -
     assert git(root, "status", "--porcelain").stdout == ""  # nothing written either
     assert _run(root, "export", "agents-md").returncode == 0  # written, as asked, not committed
     assert git(root, "ls-files", "AGENTS.md").stdout == ""
+
+
+def test_a_rule_holding_a_marker_line_does_not_break_the_section(demo_repo: MemoryRepo) -> None:
+    """A rule whose text held '<!-- scarwarden:end -->' on a line of its own was
+    exported as it was: the file then had two end markers, and every later export and
+    'export --check' refused it ('the Scarwarden markers are broken') until the playbook
+    changed. The marker line of a rule is written escaped, as Markdown shows it."""
+    root = demo_repo.root
+    text = "Never paste\n<!-- scarwarden:end -->\ninto a post"
+    added = _run(root, "rule", "add", "--title", "Markers", "--text", text, "--cites", "ep-wmjgdnc59j")
+    assert added.returncode == 0, added.stderr
+    assert _run(root, "export", "agents-md").returncode == 0
+    written = (root / "AGENTS.md").read_text()
+    assert written.count("\n<!-- scarwarden:end -->") == 1 and "\\<!-- scarwarden:end -->" in written
+    again = _run(root, "export", "agents-md", "--json")
+    assert again.returncode == 0, again.stderr
+    check = _run(root, "export", "--check")
+    assert check.returncode == 0, check.stdout + check.stderr
