@@ -121,10 +121,10 @@ def folder(value: Any, name: str) -> Path:
 
 
 def memory(repo: Any, environ: Any) -> None:
-    """:class:`~scarwarden.api.memory.Memory`'s arguments (its methods would fail later)."""
-    from scarwarden.repo import MemoryRepo
-
-    if not isinstance(repo, MemoryRepo):
+    """:class:`~scarwarden.api.memory.Memory`'s arguments (its methods would fail later):
+    a path where the repository goes is the likely mistake (a stand-in with a MemoryRepo's
+    attributes, as ``mcp --help``'s catalogue builds the server with, is let through)."""
+    if repo is None or isinstance(repo, (str, bytes, os.PathLike)):
         raise wrong_type("repo", repo, "a MemoryRepo (scarwarden.open_memory(path) opens one)")
     if environ is not None and not isinstance(environ, Mapping):
         raise wrong_type("environ", environ, "a mapping of names to values or None")
