@@ -84,6 +84,27 @@ def _refuse_existing(repo: MemoryRepo) -> None:
             f"{repo.memory_rel} in {repo.root} is a file, not a folder",
             hint="move it away, or choose another folder with memory_dir in scarwarden.yaml",
         )
+    _refuse_missing(repo)
+
+
+def _refuse_missing(repo: MemoryRepo) -> None:
+    """A memory git has (the last commit's, or the index's) but the working tree lacks
+    (deleted by hand, or left out of a sparse checkout) is not missing: an empty one
+    committed over it would drop every rule ID, which the gate forbids."""
+    from scarwarden import git
+
+    specs = [f"HEAD:{repo.memory_rel}", f":{repo.playbook_rel}"]
+    if not any(git.objects_exist(repo.root, specs).values()):
+        return
+    if git.config_get(repo.root, "core.sparseCheckout") == "true":
+        hint = f"this checkout is sparse and leaves it out: git sparse-checkout add {repo.memory_rel}"
+    else:
+        hint = f"restore it: git restore --source=HEAD --staged --worktree -- {repo.memory_rel}"
+    raise UsageError(
+        f"{repo.memory_rel}/ is missing from the working tree, while the last commit has it "
+        f"({repo.root}); init would commit an empty memory over it",
+        hint=hint,
+    )
 
 
 def _plan(repo: MemoryRepo, demo: bool) -> list[Planned]:

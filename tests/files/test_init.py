@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import git, head
 
 from scarwarden.errors import GitError, UsageError
 from scarwarden.files.scaffold import EMPTY_PLAYBOOK, demo_memory_dir, init
@@ -199,3 +199,25 @@ def test_custom_memory_dir_from_settings(git_repo: Path, make_cli) -> None:
     ep_id = added.stdout.strip()
     assert (git_repo / f"agent/memory/episodes/2026/05/{ep_id}.yaml").is_file()
     assert json.loads(cli("episode", "list", "--json").stdout)[0]["id"] == ep_id
+
+
+@pytest.mark.parametrize("how", ["deleted", "sparse"])
+def test_refuses_where_the_last_commit_has_a_memory_the_working_tree_lacks(
+    demo_repo, make_cli, how: str
+) -> None:
+    # The memory folder deleted by hand, or left out of a sparse checkout: init used to
+    # see no memory and commit an empty playbook over the committed one, dropping every
+    # rule (a commit 'verify' then calls dishonest; no hook installed to stop it).
+    root = demo_repo.root
+    if how == "deleted":
+        import shutil
+
+        shutil.rmtree(root / "memory")
+    else:
+        git(root, "sparse-checkout", "set", "--no-cone", "/*", "!/memory/")
+    before = (head(root), git(root, "status", "--porcelain").stdout, tree(root))
+    result = make_cli(root)("init", "--no-hooks")
+    assert result.exit_code == 2, result.output
+    assert "memory/ is missing from the working tree, while the last commit has it" in result.stderr
+    assert ("git sparse-checkout add memory" if how == "sparse" else "git restore") in result.stderr
+    assert (head(root), git(root, "status", "--porcelain").stdout, tree(root)) == before
