@@ -63,8 +63,20 @@ def _sort_entries(
     ep_rel = repo.episodes_rel
     episodes: list[git.StagedEntry] = []
     playbook_blob = None
+    unmerged: set[str] = set()
     for entry in entries:
-        if entry.path == repo.playbook_rel:
+        if entry.stage:  # one entry per side of a conflict: none of them is the tree
+            if entry.path not in unmerged:
+                unmerged.add(entry.path)
+                report.problems.append(
+                    rules.problem(
+                        "unmerged",
+                        "the file is unmerged",
+                        file=entry.path,
+                        hint="resolve the conflict and 'git add' it",
+                    )
+                )
+        elif entry.path == repo.playbook_rel:
             playbook_blob = entry.blob
         elif rules.is_under(entry.path, ep_rel):
             bad = rules.added_path_problem(entry.path, entry.mode, ep_rel)

@@ -442,6 +442,25 @@ def test_conflicting_merge_resolved_by_hand_passes_and_bad_resolution_fails(gate
     assert len(git(root, "rev-list", "--parents", "-1", "HEAD").stdout.split()) == 3
 
 
+def test_check_all_during_a_conflicted_merge_reports_the_unmerged_file(
+    gate_repo: MemoryRepo, make_cli
+) -> None:
+    # check --all read one side of the unmerged playbook (git's index holds three) and
+    # said OK while 'git commit' would refuse it.
+    root = gate_repo.root
+    _branch_with_episode(gate_repo, "left", "ep-left00001", "2026-11-21T08:00:00Z")
+    _branch_with_episode(gate_repo, "right", "ep-right0001", "2026-12-01T08:00:00Z")
+    git(root, "checkout", "-q", "left")
+    assert git(root, "merge", "right", check=False).returncode != 0
+    before = git(root, "status", "--porcelain").stdout
+    assert f"UU {gate_repo.playbook_rel}" in before
+    result = make_cli(root)("check", "--all")
+    assert result.exit_code == 1, result.output
+    assert f"{gate_repo.playbook_rel}: the file is unmerged" in result.stdout
+    assert "1 problem in the memory tree" in result.stdout
+    assert git(root, "status", "--porcelain").stdout == before
+
+
 def test_commit_during_a_rebase(gate_repo: MemoryRepo) -> None:
     root = gate_repo.root
     _branch_with_episode(gate_repo, "topic", "ep-topic0001", "2026-11-22T08:00:00Z")
