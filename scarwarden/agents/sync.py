@@ -136,12 +136,12 @@ def _preflight(repo: MemoryRepo, remote: str) -> str:
     root = repo.root
     if remote_git.remote_url(root, remote) is None:
         raise UsageError(f"no remote named {remote!r}", hint="git remote add origin <url>, or --remote NAME")
+    busy = remote_git.operation_in_progress(root)  # first: a stopped rebase detaches HEAD
+    if busy:
+        raise UsageError(f"a {busy} is in progress", hint=f"finish it or abort it (git {busy} --abort) first")
     branch = git.current_branch(root)
     if branch is None:
         raise UsageError("HEAD is not on a branch", hint="git switch <branch> first")
-    busy = remote_git.operation_in_progress(root)
-    if busy:
-        raise UsageError(f"a {busy} is in progress", hint=f"finish it or abort it (git {busy} --abort) first")
     changed = remote_git.tracked_changes(root)
     if changed:
         raise UsageError(

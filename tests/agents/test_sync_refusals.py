@@ -190,3 +190,36 @@ def test_a_push_raced_at_the_server_is_retried(demo_repo: MemoryRepo, tmp_path: 
     assert (data["attempts"], data["integrated"], data["pushed"]) == (2, "rebase", True)
     assert git(remote, "merge-base", "--is-ancestor", head(other), "main", check=False).returncode == 0
     assert episodes_at(remote, "main") == mine
+
+
+@pytest.mark.parametrize("operation", ["rebase", "cherry-pick"])
+def test_sync_during_a_stopped_operation_names_it(
+    memory_repo: MemoryRepo, tmp_path: Path, operation: str
+) -> None:
+    # A rebase stopped on a conflict leaves HEAD detached: sync said "HEAD is not on a
+    # branch, git switch <branch> first", which would walk away from the rebase.
+    root = memory_repo.root
+    git(root, "remote", "add", "origin", str(tmp_path / "remote.git"))
+    git(root, "checkout", "-q", "-b", "topic")
+    (root / "notes.txt").write_text("topic\n")
+    git(root, "add", "notes.txt")
+    git(root, "commit", "-qm", "topic notes")
+    git(root, "checkout", "-q", "main")
+    (root / "notes.txt").write_text("main\n")
+    git(root, "add", "notes.txt")
+    git(root, "commit", "-qm", "main notes")
+    if operation == "rebase":
+        git(root, "checkout", "-q", "topic")
+        assert git(root, "rebase", "main", check=False).returncode != 0
+    else:
+        assert git(root, "cherry-pick", "topic", check=False).returncode != 0
+    before = head(root), git(root, "status", "--porcelain").stdout, git(root, "reflog").stdout
+
+    result = Cli(root)("sync")
+
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"error: a {operation} is in progress",
+        f"hint: finish it or abort it (git {operation} --abort) first",
+    ]
+    assert (head(root), git(root, "status", "--porcelain").stdout, git(root, "reflog").stdout) == before
