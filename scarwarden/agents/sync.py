@@ -181,6 +181,14 @@ def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | N
         return "merge", theirs
     if _head(root) != ours:  # both were aborted; this would be a bug, so say so loudly
         raise GitError(f"sync left HEAD at {_head(root)[:10]} instead of {ours[:10]}")
+    said = second or first
+    if "CONFLICT" not in said:  # git could not write a commit (signing, a hook): no conflict
+        raise GitError(
+            f"cannot integrate {remote}/{branch}: git could not rebase or merge (nothing "
+            f"was changed here, nothing pushed)\n{_conflicts(said)}",
+            hint="fix what git said (commit.gpgsign without a working gpg, a hook that "
+            "refused the commit), then sync again",
+        )
     raise SyncConflict(
         f"cannot integrate {remote}/{branch}: the changes conflict (nothing was changed "
         f"here, nothing pushed)\n{_conflicts(second or first)}",

@@ -223,3 +223,29 @@ def test_sync_during_a_stopped_operation_names_it(
         f"hint: finish it or abort it (git {operation} --abort) first",
     ]
     assert (head(root), git(root, "status", "--porcelain").stdout, git(root, "reflog").stdout) == before
+
+
+def test_a_rebase_and_merge_git_cannot_commit_are_not_called_a_conflict(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    # commit.gpgsign=true with no working gpg: both the rebase and the merge fail to
+    # write a commit. sync said "the changes conflict" and told the user to resolve
+    # conflicts there were none of.
+    upstream = remote_with(demo_repo, tmp_path)
+    agent, ahead = clone(upstream, tmp_path / "agent"), clone(upstream, tmp_path / "ahead")
+    add(ahead, 1, "ahead")
+    git(ahead.root, "push", "-q", "origin", "main")
+    add(agent, 1, "agent")
+    git(agent.root, "config", "commit.gpgsign", "true")
+    git(agent.root, "config", "gpg.program", str(tmp_path / "no-gpg"))
+    before, theirs = snapshot(agent.root), head(upstream)
+
+    result = Cli(agent.root)("sync")
+
+    assert result.exit_code == 1, result.output
+    assert "conflict" not in result.stderr
+    assert "cannot integrate origin/main: git could not rebase or merge" in result.stderr
+    assert "gpg failed to sign the data" in result.stderr
+    assert "hint: fix what git said" in result.stderr
+    assert snapshot(agent.root)[:3] == before[:3]
+    assert head(upstream) == theirs
