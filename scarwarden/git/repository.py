@@ -26,6 +26,21 @@ def require_toplevel(path: Path | str) -> Path:
     """Like :func:`toplevel`, but refuse (with a hint) outside a git repository."""
     root = toplevel(path)
     if root is None:
+        proc = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "--is-bare-repository", "--is-inside-git-dir"],
+            capture_output=True,
+        )
+        bare, _, inside = proc.stdout.decode().partition("\n")
+        if proc.returncode == 0 and bare == "true":
+            raise UsageError(
+                f"{path} is a bare git repository: it has no working tree",
+                hint=f"Scarwarden works in a clone with one: git clone {path}, then run it there",
+            )
+        if proc.returncode == 0 and inside.strip() == "true":
+            raise UsageError(
+                f"{path} is inside a git folder (.git), not in a working tree",
+                hint="run it in the repository's own folder, the one that holds .git",
+            )
         raise UsageError(
             f"{path} is not inside a git repository", hint="run 'git init' first, or pass --repo PATH"
         )

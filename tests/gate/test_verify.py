@@ -196,3 +196,27 @@ def test_a_revision_that_names_no_commit_is_refused_not_proven(cli, demo_repo: M
         verify(demo_repo, "HEAD^{tree}")  # the library, for the Python API's callers
     assert cli("verify", "HEAD..HEAD").exit_code == 0  # an empty range of commits is still fine
     assert cli("verify", "HEAD --not --branches").exit_code == 0
+
+
+def test_a_bare_repository_or_a_git_folder_is_named_as_such(
+    demo_repo: MemoryRepo, tmp_path: Path, make_cli
+) -> None:
+    # A bare clone (a server's copy) was called "not inside a git repository", with the
+    # hint "run 'git init' first".
+    bare = tmp_path / "memory.git"
+    git(tmp_path, "clone", "-q", "--bare", str(demo_repo.root), str(bare))
+    for where, said, hint in [
+        (bare, f"{bare} is a bare git repository: it has no working tree", f"git clone {bare}"),
+        (
+            demo_repo.root / ".git" / "hooks",
+            f"{demo_repo.root / '.git' / 'hooks'} is inside a git folder (.git), not in a working tree",
+            "run it in the repository's own folder",
+        ),
+    ]:
+        for command in (["verify"], ["check", "--all"], ["hooks", "install"]):
+            result = make_cli(where)(*command)
+            assert result.exit_code == 2, result.output
+            error, hint_line = result.stderr.splitlines()
+            assert error == f"error: {said}"
+            assert hint in hint_line and "git init" not in hint_line
+    assert not (bare / "hooks" / "pre-commit").exists()
