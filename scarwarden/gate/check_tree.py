@@ -77,7 +77,11 @@ def _sort_entries(
                     )
                 )
         elif entry.path == repo.playbook_rel:
-            playbook_blob = entry.blob
+            bad = rules.playbook_mode_problem(entry.path, entry.mode)
+            if bad is None:
+                playbook_blob = entry.blob
+            else:
+                report.problems.append(bad)
         elif rules.is_under(entry.path, ep_rel):
             bad = rules.added_path_problem(entry.path, entry.mode, ep_rel)
             if bad is not None:

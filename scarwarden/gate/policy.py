@@ -169,6 +169,20 @@ def added_path_problem(path: str, mode: str, episodes_rel: str) -> GateProblem |
     return None
 
 
+def playbook_mode_problem(path: str, mode: str, status: str = "M") -> GateProblem | None:
+    """A playbook that is a symlink or a submodule (its blob is no playbook text)."""
+    if status == "D" or mode in REGULAR_MODES:
+        return None
+    kind = "a symlink" if mode == "120000" else "a submodule" if mode == "160000" else f"mode {mode}"
+    return problem(
+        "playbook-not-a-file",
+        f"{kind} where the playbook should be; it must be a plain file",
+        file=path,
+        hint=f"put the playbook's text there as a plain file: git rm --cached {path}, "
+        f"write the file, then git add {path}",
+    )
+
+
 def validate_episode(
     raw: bytes | None, path: str, episodes_rel: str
 ) -> tuple[Episode | None, list[GateProblem]]:

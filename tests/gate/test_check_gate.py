@@ -500,3 +500,21 @@ def test_merge_bringing_in_a_tampered_branch_is_rejected(gate_repo: MemoryRepo) 
     proc = git(root, "merge", "--no-ff", "-m", "merge sneaky", "sneaky", check=False)
     assert proc.returncode != 0
     assert f"episode {Path(rel).stem} was modified" in proc.stderr
+
+
+@pytest.mark.parametrize(("mode", "kind"), [("120000", "a symlink"), ("160000", "a submodule")])
+def test_a_playbook_that_is_not_a_plain_file_is_named_as_such(
+    gate_repo: MemoryRepo, make_cli, mode: str, kind: str
+) -> None:
+    # The gate read the link's target or the submodule's commit as the playbook's text
+    # and said "the playbook must start with '# Playbook'".
+    root, rel = gate_repo.root, gate_repo.playbook_rel
+    target = head(root) if mode == "160000" else git(root, "hash-object", "-w", "--stdin").stdout.strip()
+    git(root, "update-index", "--cacheinfo", f"{mode},{target},{rel}")
+    for scope in ("--staged", "--all"):
+        result = make_cli(root)("check", scope)
+        assert result.exit_code == 1, result.output
+        assert f"- {rel}: {kind} where the playbook should be; it must be a plain file" in result.stdout
+        assert "must start with" not in result.stdout
+    proc = git(root, "commit", "-m", "playbook link", check=False)
+    assert proc.returncode == 1 and f"{kind} where the playbook should be" in proc.stderr
