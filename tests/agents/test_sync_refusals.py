@@ -249,3 +249,31 @@ def test_a_rebase_and_merge_git_cannot_commit_are_not_called_a_conflict(
     assert "hint: fix what git said" in result.stderr
     assert snapshot(agent.root)[:3] == before[:3]
     assert head(upstream) == theirs
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("{tmp}/nothing-here", "does not appear to be a git repository"),
+        ("{tmp}", "does not appear to be a git repository"),
+        ("ssh://nosuchhost.invalid/memory.git", "ssh: Could not resolve hostname nosuchhost.invalid"),
+    ],
+)
+def test_a_remote_that_cannot_be_read_says_why_and_what_to_check(
+    memory_repo: MemoryRepo, tmp_path: Path, url: str, said: str
+) -> None:
+    # It said "git ls-remote origin failed: Could not read from remote repository." with
+    # no hint: ssh's own reason (the host) was dropped, and nothing said what to check.
+    root = memory_repo.root
+    add(memory_repo, 1, "a")
+    git(root, "remote", "add", "origin", url.format(tmp=tmp_path))
+    before = snapshot(root)
+
+    result = Cli(root)("sync", "--retries", "0")
+
+    assert result.exit_code == 1, result.output
+    error, hint = result.stderr.strip().splitlines()
+    assert error.startswith("error: cannot read the remote origin: ") and said in error
+    assert "nothing was changed here, nothing pushed" in error
+    assert hint == "hint: check its URL (git remote get-url origin) and that it is reachable, then sync again"
+    assert snapshot(root) == before
