@@ -17,7 +17,7 @@ from scarwarden.git.run import run, run_ok
 
 def remote_url(root: Path | str, remote: str) -> str | None:
     proc = subprocess.run(["git", "-C", str(root), "remote", "get-url", remote], capture_output=True)
-    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+    return os.fsdecode(proc.stdout).strip() if proc.returncode == 0 else None
 
 
 def _unit(

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,7 +20,7 @@ def toplevel(path: Path | str) -> Path | None:
     proc = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True)
     if proc.returncode != 0:
         return None
-    return Path(proc.stdout.decode().strip())
+    return Path(os.fsdecode(proc.stdout.rstrip(b"\n")))  # a folder name need not be UTF-8
 
 
 def require_toplevel(path: Path | str) -> Path:
@@ -54,14 +55,14 @@ def init_repo(root: Path | str, env: Mapping[str, str] | None = None) -> None:
 
 def git_dir(root: Path | str) -> Path:
     """The repository's git directory (``.git``, or wherever a worktree keeps it)."""
-    out = run(root, "rev-parse", "--absolute-git-dir").decode().strip()
+    out = os.fsdecode(run(root, "rev-parse", "--absolute-git-dir")).strip()
     return Path(out)
 
 
 def git_dirs(root: Path | str) -> list[Path]:
     """Every folder git keeps this repository in, resolved: its git directory and, in a
     linked worktree, the common one (config, objects, refs) it shares with the others."""
-    out = run(root, "rev-parse", "--absolute-git-dir", "--git-common-dir").decode().splitlines()
+    out = os.fsdecode(run(root, "rev-parse", "--absolute-git-dir", "--git-common-dir")).splitlines()
     return list(dict.fromkeys((Path(root) / line).resolve() for line in out if line))
 
 
@@ -70,7 +71,7 @@ def git_path(root: Path | str, name: str) -> Path:
     worktrees honoured), as git prints it: relative to ``root`` unless absolute."""
     known = batch.remembered_path(root, name)
     if known is None:
-        known = Path(run(root, "rev-parse", "--git-path", name).decode().strip())
+        known = Path(os.fsdecode(run(root, "rev-parse", "--git-path", name)).strip())
         batch.remember_path(root, name, known)
     return known
 
@@ -99,13 +100,13 @@ def current_branch(root: Path | str) -> str | None:
     proc = subprocess.run(
         ["git", "-C", str(root), "symbolic-ref", "-q", "--short", "HEAD"], capture_output=True
     )
-    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+    return os.fsdecode(proc.stdout).strip() or None if proc.returncode == 0 else None
 
 
 def config_get(root: Path | str, key: str) -> str | None:
     """A git setting's value, or ``None`` when it is not set."""
     proc = subprocess.run(["git", "-C", str(root), "config", "--get", key], capture_output=True)
-    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+    return os.fsdecode(proc.stdout).strip() if proc.returncode == 0 else None
 
 
 def set_config(root: Path | str, key: str, value: str, env: Mapping[str, str] | None = None) -> None:
