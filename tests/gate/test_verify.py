@@ -220,3 +220,19 @@ def test_a_bare_repository_or_a_git_folder_is_named_as_such(
             assert error == f"error: {said}"
             assert hint in hint_line and "git init" not in hint_line
     assert not (bare / "hooks" / "pre-commit").exists()
+
+
+def test_a_range_word_that_is_a_git_option_is_refused(cli, demo_repo: MemoryRepo, tmp_path: Path) -> None:
+    # The RANGE's words went to 'git rev-list' as they were: '--output=FILE' made git
+    # create (or empty) FILE, '--bisect' walked half the history and said "honest",
+    # '--count' and '--format' ended in "git diff-tree answered 0 of 1 diffs".
+    written = tmp_path / "written"
+    for rev in (f"--output={written}", f"HEAD --output={written}", "HEAD --bisect", "HEAD --count", "-n1"):
+        result = cli("verify", "--", rev)
+        assert result.exit_code == 2, (rev, result.output)
+        word = rev.split()[-1]
+        assert result.stderr.splitlines()[0] == f"error: cannot verify {rev!r}: {word!r} is not a revision"
+        assert "honest" not in result.output
+    assert not written.exists()
+    for rev in ("HEAD --not --branches", "--all", "HEAD --not --remotes=origin --tags"):
+        assert cli("verify", "--", rev).exit_code == 0, rev
