@@ -93,11 +93,12 @@ def changed_episode_problem(
 ) -> GateProblem:
     """The append-only rejection for one change to an existing episode file."""
     ep = episode_id_of(path)
+    what = f"episode {ep}" if ep else f"{path.rpartition('/')[2]} (not an episode)"  # .gitkeep
     restore = f"restore it: git restore --source=HEAD --staged --worktree -- {path}"
     if status == "D":
         return problem(
             "episode-deleted",
-            f"episode {ep} was deleted; the ledger is append-only",
+            f"{what} was deleted; the ledger is append-only",
             file=path,
             episode=ep,
             hint=restore,
@@ -105,7 +106,7 @@ def changed_episode_problem(
     if status == "R":
         return problem(
             "episode-renamed",
-            f"episode {ep} was renamed to {new_path}; the ledger is append-only",
+            f"{what} was renamed to {new_path}; the ledger is append-only",
             file=path,
             episode=ep,
             hint=f"move it back: git mv {new_path} {path} (an episode's path follows "
@@ -114,7 +115,7 @@ def changed_episode_problem(
     if status == "T" or new_mode not in REGULAR_MODES:
         return problem(
             "episode-type-changed",
-            f"episode {ep} changed type (mode {old_mode} -> {new_mode}); the ledger is append-only",
+            f"{what} changed type (mode {old_mode} -> {new_mode}); the ledger is append-only",
             file=path,
             episode=ep,
             hint=restore,
@@ -123,17 +124,17 @@ def changed_episode_problem(
         flip = "-x" if new_mode == "100755" else "+x"
         return problem(
             "episode-mode-changed",
-            f"episode {ep} changed mode {old_mode} -> {new_mode}; the ledger is append-only",
+            f"{what} changed mode {old_mode} -> {new_mode}; the ledger is append-only",
             file=path,
             episode=ep,
             hint=f"undo it: git update-index --chmod={flip} -- {path} (and chmod {flip} {path})",
         )
     return problem(
         "episode-modified",
-        f"episode {ep} was modified; the ledger is append-only",
+        f"{what} was modified; the ledger is append-only",
         file=path,
         episode=ep,
-        hint=f"{restore}; then record a new episode that refs {ep} instead",
+        hint=f"{restore}; then record a new episode that refs {ep} instead" if ep else restore,
     )
 
 

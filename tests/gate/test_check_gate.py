@@ -518,3 +518,22 @@ def test_a_playbook_that_is_not_a_plain_file_is_named_as_such(
         assert "must start with" not in result.stdout
     proc = git(root, "commit", "-m", "playbook link", check=False)
     assert proc.returncode == 1 and f"{kind} where the playbook should be" in proc.stderr
+
+
+@pytest.mark.parametrize("change", ["delete", "edit"])
+def test_a_change_to_the_ledger_folders_gitkeep_does_not_name_episode_none(
+    memory_repo: MemoryRepo, make_cli, change: str
+) -> None:
+    # .gitkeep is no episode: the gate said "episode None was deleted" and, for an edit,
+    # "record a new episode that refs None instead".
+    root, keep = memory_repo.root, f"{memory_repo.episodes_rel}/.gitkeep"
+    if change == "delete":
+        git(root, "rm", "-q", keep)
+    else:
+        (root / keep).write_text("keep\n")
+        git(root, "add", keep)
+    result = make_cli(root)("check")
+    assert result.exit_code == 1, result.output
+    assert "None" not in result.stdout
+    said = "was deleted" if change == "delete" else "was modified"
+    assert f"- {keep}: .gitkeep (not an episode) {said}; the ledger is append-only" in result.stdout
