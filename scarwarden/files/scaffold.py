@@ -25,7 +25,7 @@ EMPTY_PLAYBOOK = (
 )
 IGNORE_LINE = ".scarwarden/"
 #: Images attached to episodes are binary to git: no diffs, no merges, no EOL changes.
-ATTRIBUTES_LINE = "{memory}/media/** binary"
+ATTRIBUTES_LINE = "{media} binary"
 
 
 @dataclass(frozen=True)
@@ -121,10 +121,14 @@ def _plan(repo: MemoryRepo, demo: bool) -> list[Planned]:
     else:
         planned.append(Planned(f"{repo.episodes_rel}/.gitkeep", b""))
         planned.append(Planned(repo.playbook_rel, EMPTY_PLAYBOOK.encode()))
+    from scarwarden.git.merge import attribute_pattern
+
+    media = attribute_pattern(f"{repo.memory_rel}/media/**")  # a space in memory_dir is quoted
     for name, line in ((".gitignore", IGNORE_LINE), (".gitattributes", ATTRIBUTES_LINE)):
         path = repo.root / name
         extended = _with_line(
-            path.read_bytes() if path.exists() else None, line.format(memory=repo.memory_rel)
+            path.read_bytes() if path.exists() else None,
+            line.format(media=media),
         )
         if extended is not None:
             planned.append(Planned(name, extended))

@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden import git
-from scarwarden.git.merge import info_attributes, register_merge_driver, unregister_merge_driver
+from scarwarden.git.merge import (
+    attribute_pattern,
+    info_attributes,
+    register_merge_driver,
+    unregister_merge_driver,
+)
 
 DRIVER = "scarwarden"
 
@@ -35,7 +40,7 @@ def driver_command(python: str | None = None) -> str:
 
 def install_merge_driver(root: Path | str, playbook_rel: str) -> MergeDriverSetup:
     """Register the driver for ``playbook_rel`` in this clone; idempotent."""
-    line = f"/{playbook_rel} merge={DRIVER}"
+    line = f"{attribute_pattern('/' + playbook_rel)} merge={DRIVER}"
     where = info_attributes(root)
     # Bytes throughout: the file is git's and the user's, in any encoding and line ending.
     existing = where.read_bytes() if where.exists() else b""

@@ -221,3 +221,31 @@ def test_refuses_where_the_last_commit_has_a_memory_the_working_tree_lacks(
     assert "memory/ is missing from the working tree, while the last commit has it" in result.stderr
     assert ("git sparse-checkout add memory" if how == "sparse" else "git restore") in result.stderr
     assert (head(root), git(root, "status", "--porcelain").stdout, tree(root)) == before
+
+
+def test_a_memory_dir_with_a_space_gets_attribute_lines_git_can_read(git_repo: Path, make_cli) -> None:
+    # "agent memory/media/** binary" reads, to git, as the pattern "agent" and an
+    # attribute "memory/media/**": git warned "is not a valid attribute name" on every
+    # command, and the playbook's merge driver never applied.
+    (git_repo / "scarwarden.yaml").write_text('memory_dir: "agent memory"\n')
+    cli = make_cli(git_repo)
+    assert cli("init", "--no-hooks").exit_code == 0
+    assert (git_repo / ".gitattributes").read_text() == '"agent memory/media/**" binary\n'
+    said = git(
+        git_repo,
+        "check-attr",
+        "merge",
+        "binary",
+        "--",
+        "agent memory/playbook.md",
+        "agent memory/media/a.png",
+    )
+    assert said.stdout.splitlines() == [
+        "agent memory/playbook.md: merge: scarwarden",
+        "agent memory/playbook.md: binary: unspecified",
+        "agent memory/media/a.png: merge: unset",
+        "agent memory/media/a.png: binary: set",
+    ]
+    assert "not a valid attribute name" not in said.stderr
+    assert cli("hooks", "uninstall").exit_code == 0
+    assert "merge=scarwarden" not in (git_repo / ".git/info/attributes").read_text()
