@@ -187,7 +187,7 @@ def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | N
             f"cannot integrate {remote}/{branch}: git could not rebase or merge (nothing "
             f"was changed here, nothing pushed)\n{_conflicts(said)}",
             hint="fix what git said (commit.gpgsign without a working gpg, a hook that "
-            "refused the commit), then sync again",
+            "refused the commit, a stale index.lock), then sync again",
         )
     raise SyncConflict(
         f"cannot integrate {remote}/{branch}: the changes conflict (nothing was changed "
