@@ -32,6 +32,10 @@ def check_all(
     wanted = [e.blob for e in episodes] + ([playbook_blob] if playbook_blob else [])
     blobs = git.cat_file_batch(repo.root, wanted, env=env)
     ledger = _read_episodes(report, repo, episodes, blobs[: len(episodes)], progress)
+    if playbook_blob and blobs[-1] is None:  # git's index names it, the store lacks it
+        from scarwarden.gate.policy import unreadable_playbook_problem
+
+        report.problems.append(unreadable_playbook_problem(repo.playbook_rel, playbook_blob))
     _check_playbook(report, repo, blobs[-1] if playbook_blob else None, ledger)
     from scarwarden.gate.support import check_tree_support  # issue 25: sentence support
 

@@ -247,6 +247,17 @@ def _headings(text: str) -> dict[str, list[tuple[int, bool]]]:
     return found
 
 
+def unreadable_playbook_problem(source: str, blob: str) -> GateProblem:
+    """A playbook blob git names but cannot read (a corrupt or partial clone): no
+    playbook is not the same as a playbook nobody can see."""
+    return problem(
+        "playbook-unreadable",
+        f"the playbook's blob {blob[:10]} cannot be read: it is missing from this repository",
+        file=source,
+        hint="run 'git fsck'; fetch the history again from a clone that has it (git fetch)",
+    )
+
+
 def parse_playbook(raw: bytes | None, source: str) -> tuple[pb.Playbook | None, list[GateProblem]]:
     """Parse a playbook blob; the problems carry lines and say which rule they concern."""
     from scarwarden.files import playbook as pb  # ~4 ms of start-up an episode's commit never needs

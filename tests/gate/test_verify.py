@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from conftest import git
@@ -236,3 +237,27 @@ def test_a_range_word_that_is_a_git_option_is_refused(cli, demo_repo: MemoryRepo
     assert not written.exists()
     for rev in ("HEAD --not --branches", "--all", "HEAD --not --remotes=origin --tags"):
         assert cli("verify", "--", rev).exit_code == 0, rev
+
+
+def test_a_playbook_blob_missing_from_the_repository_is_not_proven(demo_repo: MemoryRepo, make_cli) -> None:
+    # A corrupt clone (the object deleted, a partial clone whose promisor is gone): the
+    # missing blob read as "no playbook", and verify said "honest: 0 rule versions".
+    root = demo_repo.root
+    git(root, "gc", "-q")  # one pack: the blob is taken out by repacking without it
+    blob = git(root, "rev-parse", f"HEAD:{demo_repo.playbook_rel}").stdout.strip()
+    keep = git(root, "rev-list", "--objects", "--all").stdout.split()
+    objects = "".join(f"{sha}\n" for sha in keep if len(sha) == 40 and sha != blob)
+    pack = root / ".git" / "objects" / "pack"
+    old = list(pack.iterdir())
+    subprocess.run(
+        ["git", "pack-objects", "-q", str(pack / "pack")], cwd=root, input=objects, text=True, check=True
+    )
+    for path in old:
+        path.unlink()
+    assert git(root, "cat-file", "-e", blob, check=False).returncode != 0
+    cli = make_cli(root)
+    for command in (["verify"], ["check", "--from-ref", "HEAD~1"], ["check", "--all"]):
+        result = cli(*command)
+        assert result.exit_code == 1, (command, result.output)
+        assert f"{demo_repo.playbook_rel}: the playbook's blob {blob[:10]} cannot be read" in result.stdout
+        assert "OK" not in result.stdout
