@@ -261,3 +261,8 @@ def test_a_playbook_blob_missing_from_the_repository_is_not_proven(demo_repo: Me
         assert result.exit_code == 1, (command, result.output)
         assert f"{demo_repo.playbook_rel}: the playbook's blob {blob[:10]} cannot be read" in result.stdout
         assert "OK" not in result.stdout
+    for command in (["diff", "HEAD~1", "HEAD"], ["review", "--base", "HEAD~1"]):
+        result = cli(*command)  # "no rule changed" hid the loss
+        assert result.exit_code == 1, (command, result.output)
+        assert f"the playbook at HEAD ({blob[:10]}) cannot be read" in result.stderr
+        assert "no rule changed" not in result.output.lower()
