@@ -92,7 +92,8 @@ def _require_commits(repo: MemoryRepo, rev_range: str) -> None:
         return  # what git cannot parse, the walk reports (with git's words)
     if found:
         kind, sha = found[0]
+        what = "an object missing from this repository" if kind.endswith(" missing") else f"a {kind}"
         raise UsageError(
-            f"cannot verify {rev_range!r}: it names a {kind} ({sha[:10]}), not a commit",
+            f"cannot verify {rev_range!r}: it names {what} ({sha[:10]}), not a commit",
             hint="give a branch, a SHA or a range of commits such as origin/main..HEAD",
         )

@@ -266,3 +266,14 @@ def test_a_playbook_blob_missing_from_the_repository_is_not_proven(demo_repo: Me
         assert result.exit_code == 1, (command, result.output)
         assert f"the playbook at HEAD ({blob[:10]}) cannot be read" in result.stderr
         assert "no rule changed" not in result.output.lower()
+
+
+def test_a_ref_naming_an_object_the_repository_lacks(cli, demo_repo: MemoryRepo) -> None:
+    # "cannot verify 'gone': it names a 1234...^{} missing (1234567890), not a commit"
+    (demo_repo.root / ".git" / "refs" / "heads" / "gone").write_text("12" * 20 + "\n")
+    result = cli("verify", "gone")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[0] == (
+        "error: cannot verify 'gone': it names an object missing from this repository "
+        "(1212121212), not a commit"
+    )
