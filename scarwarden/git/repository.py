@@ -109,6 +109,15 @@ def config_get(root: Path | str, key: str) -> str | None:
     return os.fsdecode(proc.stdout).strip() if proc.returncode == 0 else None
 
 
+def signs_commits(root: Path | str) -> bool:
+    """Whether ``commit.gpgSign`` asks for every commit to be signed: ``git commit``
+    reads it, ``git commit-tree`` (what the write doors use) does not."""
+    proc = subprocess.run(
+        ["git", "-C", str(root), "config", "--type=bool", "--get", "commit.gpgSign"], capture_output=True
+    )
+    return proc.stdout.strip() == b"true"
+
+
 def set_config(root: Path | str, key: str, value: str, env: Mapping[str, str] | None = None) -> None:
     """Set a git setting in the repository's own config (``git config key value``)."""
     run(root, "config", key, value, env=env)
