@@ -42,6 +42,12 @@ def require_toplevel(path: Path | str) -> Path:
                 f"{path} is inside a git folder (.git), not in a working tree",
                 hint="run it in the repository's own folder, the one that holds .git",
             )
+        fatal = [line[7:] for line in os.fsdecode(proc.stderr).splitlines() if line.startswith("fatal: ")]
+        if fatal and "not a git repository" not in fatal[0]:  # a bad config, dubious ownership...
+            raise UsageError(
+                f"git cannot open the repository at {path}: {fatal[0]}",
+                hint="fix what git says ('git status' there says it in full), then run the command again",
+            )
         raise UsageError(
             f"{path} is not inside a git repository", hint="run 'git init' first, or pass --repo PATH"
         )

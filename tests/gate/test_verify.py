@@ -277,3 +277,20 @@ def test_a_ref_naming_an_object_the_repository_lacks(cli, demo_repo: MemoryRepo)
         "error: cannot verify 'gone': it names an object missing from this repository "
         "(1212121212), not a commit"
     )
+
+
+def test_a_repository_git_cannot_open_says_why(demo_repo: MemoryRepo, make_cli) -> None:
+    # A config git cannot read made every command say "is not inside a git repository"
+    # with the hint "run 'git init' first".
+    config = demo_repo.root / ".git" / "config"
+    lines = config.read_text().count("\n")
+    config.write_text(config.read_text() + "| Provenance gate | passed |\n")
+    for command in (["verify"], ["check"]):
+        result = make_cli(demo_repo.root)(*command)
+        assert result.exit_code == 2, result.output
+        error, hint = result.stderr.splitlines()
+        assert error == (
+            f"error: git cannot open the repository at {demo_repo.root}: "
+            f"bad config line {lines + 1} in file .git/config"
+        )
+        assert "git init" not in hint
