@@ -537,3 +537,17 @@ def test_a_change_to_the_ledger_folders_gitkeep_does_not_name_episode_none(
     assert "None" not in result.stdout
     said = "was deleted" if change == "delete" else "was modified"
     assert f"- {keep}: .gitkeep (not an episode) {said}; the ledger is append-only" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--from-ref", ""], ["--from-ref", "", "--to-ref", "HEAD"], ["--from-ref", "HEAD", "--to-ref", ""]],
+)
+def test_an_empty_ref_is_refused_not_read_as_no_range(
+    memory_repo: MemoryRepo, make_cli, args: list[str]
+) -> None:
+    # CI's "scarwarden check --from-ref "$BASE"" with $BASE unset checked the staged
+    # changes instead (nothing, in CI) and passed: a green check of no commit at all.
+    result = make_cli(memory_repo.root)("check", *args)
+    assert result.exit_code == 2, result.output
+    assert "is empty" in result.stderr and "OK" not in result.output
