@@ -225,6 +225,9 @@ def test_unknown_base_is_a_usage_error(distilled: Distilled, make_cli) -> None:
     empty = make_cli(distilled.repo.root)("review", "--base", "")
     assert empty.exit_code == 2 and "--base is empty" in empty.stderr
     assert "pull_request events" in empty.stderr
+    # --head "$HEAD_SHA" with the variable unset reviewed HEAD instead, silently.
+    empty_head = make_cli(distilled.repo.root)("review", "--base", distilled.init, "--head", "")
+    assert empty_head.exit_code == 2 and "--head is empty" in empty_head.stderr
 
 
 def test_markdown_escaping() -> None:
