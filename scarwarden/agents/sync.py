@@ -103,8 +103,11 @@ def _rounds(repo: MemoryRepo, remote: str, branch: str, retries: int, backoff: f
         if refused is None:
             return SyncResult(remote, branch, integrated, True, attempt, _head(root), ahead)
         if not _remote_moved(root, remote, branch, theirs, refused):
+            said = f"; nothing pushed, {branch} is as it was\n{refused.said}"  # a hook's report, in full
+            if "\n" not in refused.said:
+                said = f": {refused.said}; nothing pushed, {branch} is as it was"
             raise GitError(
-                f"the push to {remote} was refused: {refused.said}; nothing pushed, {branch} is as it was",
+                f"the push to {remote} was refused{said}",
                 hint="refused for a reason of its own (a pre-push or pre-receive hook, a protected "
                 "branch, a branch checked out in a non-bare repository, access rights), not "
                 "because another clone pushed first, so sync does not retry: fix that first",

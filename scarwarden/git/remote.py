@@ -147,7 +147,12 @@ def push_branch(
                 return PushRefused(status, reason, said)
     if code == 0:
         return None
-    return PushRefused("", "", first_error(err or out))
+    # No status for our ref: refused before it left (a pre-push hook: the gate's own
+    # report is what to show, in full), or no connection (git's one line).
+    kept = [
+        line for line in (err or out).splitlines() if line.strip() and "failed to push some refs" not in line
+    ]
+    return PushRefused("", "", "\n".join(kept) if len(kept) > 1 else first_error(err or out))
 
 
 def first_error(message: str) -> str:

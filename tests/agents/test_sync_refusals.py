@@ -6,6 +6,7 @@ raced by another clone is retried; when nothing was pushed, the branch is as it 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -277,3 +278,29 @@ def test_a_remote_that_cannot_be_read_says_why_and_what_to_check(
     assert "nothing was changed here, nothing pushed" in error
     assert hint == "hint: check its URL (git remote get-url origin) and that it is reachable, then sync again"
     assert snapshot(root) == before
+
+
+def test_a_push_our_own_pre_push_gate_refuses_says_what_the_gate_found(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    # The gate's pre-push hook refused a commit that edits an episode; sync said only
+    # "the push to origin was refused: error: failed to push some refs to '...'".
+    from scarwarden.gate.hooks import install
+
+    upstream = remote_with(demo_repo, tmp_path)
+    agent = clone(upstream, tmp_path / "agent")
+    install(agent.root)
+    episode = next((agent.root / "memory" / "episodes").rglob("*.yaml"))
+    episode.write_text(episode.read_text() + "outcome: changed later\n")
+    env = {**os.environ, "SCARWARDEN_SKIP": "1"}
+    git(agent.root, "commit", "-qam", "edit an episode", "--no-verify", env=env)
+    before, theirs = snapshot(agent.root), head(upstream)
+
+    result = Cli(agent.root)("sync")
+
+    assert result.exit_code == 1, result.output
+    assert "the push to origin was refused; nothing pushed, main is as it was" in result.stderr
+    assert f"episode {episode.stem} was modified; the ledger is append-only" in result.stderr
+    assert "failed to push some refs" not in result.stderr
+    assert snapshot(agent.root) == before
+    assert head(upstream) == theirs
