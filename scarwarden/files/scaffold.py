@@ -93,7 +93,14 @@ def _refuse_missing(repo: MemoryRepo) -> None:
     committed over it would drop every rule ID, which the gate forbids."""
     from scarwarden import git
 
-    specs = [f"HEAD:{repo.memory_rel}", f":{repo.playbook_rel}"]
+    head_spec = f"HEAD:{repo.memory_rel}"
+    if git.tree_ids(repo.root, [head_spec])[head_spec] is None and git.head(repo.root) is not None:
+        if git.ls_tree(repo.root, "HEAD", repo.memory_rel):  # no folder, yet an entry of its name
+            raise UsageError(
+                f"{repo.memory_rel} in the last commit is a submodule or a file, not a folder",
+                hint="choose another folder for the memory with memory_dir in scarwarden.yaml",
+            )
+    specs = [head_spec, f":{repo.playbook_rel}"]
     if not any(git.objects_exist(repo.root, specs).values()):
         return
     if git.config_get(repo.root, "core.sparseCheckout") == "true":

@@ -249,3 +249,19 @@ def test_a_memory_dir_with_a_space_gets_attribute_lines_git_can_read(git_repo: P
     assert "not a valid attribute name" not in said.stderr
     assert cli("hooks", "uninstall").exit_code == 0
     assert "merge=scarwarden" not in (git_repo / ".git/info/attributes").read_text()
+
+
+def test_refuses_where_the_last_commit_has_a_submodule_named_like_the_memory(
+    git_repo: Path, make_cli
+) -> None:
+    # init wrote its files into the submodule's folder and failed in git's words
+    # ("'memory/episodes/.gitkeep' appears as both a file and as a directory", exit 1).
+    git(git_repo, "update-index", "--add", "--cacheinfo", f"160000,{head(git_repo)},memory")
+    git(git_repo, "commit", "-qm", "a submodule called memory")
+    (git_repo / "memory").mkdir()
+    before = (head(git_repo), git(git_repo, "status", "--porcelain").stdout, tree(git_repo))
+    result = make_cli(git_repo)("init", "--no-hooks")
+    assert result.exit_code == 2, result.output
+    assert "memory in the last commit is a submodule or a file, not a folder" in result.stderr
+    assert "memory_dir" in result.stderr
+    assert (head(git_repo), git(git_repo, "status", "--porcelain").stdout, tree(git_repo)) == before
