@@ -115,7 +115,7 @@ def _rounds(repo: MemoryRepo, remote: str, branch: str, retries: int, backoff: f
         if attempt <= retries:
             time.sleep(backoff * 2 ** (attempt - 1) * (0.5 + random.random()))  # noqa: S311 - jitter
     raise GitError(
-        f"{remote} kept moving: gave up after {retries + 1} attempts; nothing pushed, "
+        f"{remote} kept moving: gave up after {retries + 1} attempt{'s' if retries else ''}; nothing pushed, "
         f"{branch} is as it was (the local commits are still here)",
         hint="run 'scarwarden sync' again, or raise --retries",
     )
