@@ -103,8 +103,11 @@ def _rounds(repo: MemoryRepo, remote: str, branch: str, retries: int, backoff: f
         if refused is None:
             return SyncResult(remote, branch, integrated, True, attempt, _head(root), ahead)
         if not _remote_moved(root, remote, branch, theirs, refused):
+            said = f"; nothing pushed, {branch} is as it was\n{refused.said}"  # a hook's report, in full
+            if "\n" not in refused.said:
+                said = f": {refused.said}; nothing pushed, {branch} is as it was"
             raise GitError(
-                f"the push to {remote} was refused: {refused.said}; nothing pushed, {branch} is as it was",
+                f"the push to {remote} was refused{said}",
                 hint="refused for a reason of its own (a pre-push or pre-receive hook, a protected "
                 "branch, a branch checked out in a non-bare repository, access rights), not "
                 "because another clone pushed first, so sync does not retry: fix that first",
@@ -112,7 +115,7 @@ def _rounds(repo: MemoryRepo, remote: str, branch: str, retries: int, backoff: f
         if attempt <= retries:
             time.sleep(backoff * 2 ** (attempt - 1) * (0.5 + random.random()))  # noqa: S311 - jitter
     raise GitError(
-        f"{remote} kept moving: gave up after {retries + 1} attempts; nothing pushed, "
+        f"{remote} kept moving: gave up after {retries + 1} attempt{'s' if retries else ''}; nothing pushed, "
         f"{branch} is as it was (the local commits are still here)",
         hint="run 'scarwarden sync' again, or raise --retries",
     )
@@ -136,12 +139,12 @@ def _preflight(repo: MemoryRepo, remote: str) -> str:
     root = repo.root
     if remote_git.remote_url(root, remote) is None:
         raise UsageError(f"no remote named {remote!r}", hint="git remote add origin <url>, or --remote NAME")
+    busy = remote_git.operation_in_progress(root)  # first: a stopped rebase detaches HEAD
+    if busy:
+        raise UsageError(f"a {busy} is in progress", hint=f"finish it or abort it (git {busy} --abort) first")
     branch = git.current_branch(root)
     if branch is None:
         raise UsageError("HEAD is not on a branch", hint="git switch <branch> first")
-    busy = remote_git.operation_in_progress(root)
-    if busy:
-        raise UsageError(f"a {busy} is in progress", hint=f"finish it or abort it (git {busy} --abort) first")
     changed = remote_git.tracked_changes(root)
     if changed:
         raise UsageError(
@@ -181,6 +184,14 @@ def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | N
         return "merge", theirs
     if _head(root) != ours:  # both were aborted; this would be a bug, so say so loudly
         raise GitError(f"sync left HEAD at {_head(root)[:10]} instead of {ours[:10]}")
+    said = second or first
+    if "CONFLICT" not in said:  # git could not write a commit (signing, a hook): no conflict
+        raise GitError(
+            f"cannot integrate {remote}/{branch}: git could not rebase or merge (nothing "
+            f"was changed here, nothing pushed)\n{_conflicts(said)}",
+            hint="fix what git said (commit.gpgsign without a working gpg, a hook that "
+            "refused the commit, a stale index.lock), then sync again",
+        )
     raise SyncConflict(
         f"cannot integrate {remote}/{branch}: the changes conflict (nothing was changed "
         f"here, nothing pushed)\n{_conflicts(second or first)}",

@@ -25,7 +25,7 @@ EMPTY_PLAYBOOK = (
 )
 IGNORE_LINE = ".scarwarden/"
 #: Images attached to episodes are binary to git: no diffs, no merges, no EOL changes.
-ATTRIBUTES_LINE = "{memory}/media/** binary"
+ATTRIBUTES_LINE = "{media} binary"
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,34 @@ def _refuse_existing(repo: MemoryRepo) -> None:
             f"{repo.memory_rel} in {repo.root} is a file, not a folder",
             hint="move it away, or choose another folder with memory_dir in scarwarden.yaml",
         )
+    _refuse_missing(repo)
+
+
+def _refuse_missing(repo: MemoryRepo) -> None:
+    """A memory git has (the last commit's, or the index's) but the working tree lacks
+    (deleted by hand, or left out of a sparse checkout) is not missing: an empty one
+    committed over it would drop every rule ID, which the gate forbids."""
+    from scarwarden import git
+
+    head_spec = f"HEAD:{repo.memory_rel}"
+    if git.tree_ids(repo.root, [head_spec])[head_spec] is None and git.head(repo.root) is not None:
+        if git.ls_tree(repo.root, "HEAD", repo.memory_rel):  # no folder, yet an entry of its name
+            raise UsageError(
+                f"{repo.memory_rel} in the last commit is a submodule or a file, not a folder",
+                hint="choose another folder for the memory with memory_dir in scarwarden.yaml",
+            )
+    specs = [head_spec, f":{repo.playbook_rel}"]
+    if not any(git.objects_exist(repo.root, specs).values()):
+        return
+    if git.config_get(repo.root, "core.sparseCheckout") == "true":
+        hint = f"this checkout is sparse and leaves it out: git sparse-checkout add {repo.memory_rel}"
+    else:
+        hint = f"restore it: git restore --source=HEAD --staged --worktree -- {repo.memory_rel}"
+    raise UsageError(
+        f"{repo.memory_rel}/ is missing from the working tree, while the last commit has it "
+        f"({repo.root}); init would commit an empty memory over it",
+        hint=hint,
+    )
 
 
 def _plan(repo: MemoryRepo, demo: bool) -> list[Planned]:
@@ -100,10 +128,14 @@ def _plan(repo: MemoryRepo, demo: bool) -> list[Planned]:
     else:
         planned.append(Planned(f"{repo.episodes_rel}/.gitkeep", b""))
         planned.append(Planned(repo.playbook_rel, EMPTY_PLAYBOOK.encode()))
+    from scarwarden.git.merge import attribute_pattern
+
+    media = attribute_pattern(f"{repo.memory_rel}/media/**")  # a space in memory_dir is quoted
     for name, line in ((".gitignore", IGNORE_LINE), (".gitattributes", ATTRIBUTES_LINE)):
         path = repo.root / name
         extended = _with_line(
-            path.read_bytes() if path.exists() else None, line.format(memory=repo.memory_rel)
+            path.read_bytes() if path.exists() else None,
+            line.format(media=media),
         )
         if extended is not None:
             planned.append(Planned(name, extended))

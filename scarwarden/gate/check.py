@@ -153,6 +153,9 @@ def _sort_staged_changes(
                 )
             )
             continue
+        if change.path == pb_rel and (bad := rules.playbook_mode_problem(pb_rel, new_mode, change.status)):
+            report.problems.append(bad)
+            continue
         if old_path == pb_rel or change.path == pb_rel:
             staged.playbook_changed = True
             staged.playbook_old = old_blob if old_path == pb_rel and change.status != "A" else None

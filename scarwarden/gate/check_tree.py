@@ -32,6 +32,10 @@ def check_all(
     wanted = [e.blob for e in episodes] + ([playbook_blob] if playbook_blob else [])
     blobs = git.cat_file_batch(repo.root, wanted, env=env)
     ledger = _read_episodes(report, repo, episodes, blobs[: len(episodes)], progress)
+    if playbook_blob and blobs[-1] is None:  # git's index names it, the store lacks it
+        from scarwarden.gate.policy import unreadable_playbook_problem
+
+        report.problems.append(unreadable_playbook_problem(repo.playbook_rel, playbook_blob))
     _check_playbook(report, repo, blobs[-1] if playbook_blob else None, ledger)
     from scarwarden.gate.support import check_tree_support  # issue 25: sentence support
 
@@ -63,9 +67,25 @@ def _sort_entries(
     ep_rel = repo.episodes_rel
     episodes: list[git.StagedEntry] = []
     playbook_blob = None
+    unmerged: set[str] = set()
     for entry in entries:
-        if entry.path == repo.playbook_rel:
-            playbook_blob = entry.blob
+        if entry.stage:  # one entry per side of a conflict: none of them is the tree
+            if entry.path not in unmerged:
+                unmerged.add(entry.path)
+                report.problems.append(
+                    rules.problem(
+                        "unmerged",
+                        "the file is unmerged",
+                        file=entry.path,
+                        hint="resolve the conflict and 'git add' it",
+                    )
+                )
+        elif entry.path == repo.playbook_rel:
+            bad = rules.playbook_mode_problem(entry.path, entry.mode)
+            if bad is None:
+                playbook_blob = entry.blob
+            else:
+                report.problems.append(bad)
         elif rules.is_under(entry.path, ep_rel):
             bad = rules.added_path_problem(entry.path, entry.mode, ep_rel)
             if bad is not None:

@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden import git
-from scarwarden.git.merge import info_attributes, register_merge_driver, unregister_merge_driver
+from scarwarden.git.merge import (
+    attribute_pattern,
+    info_attributes,
+    register_merge_driver,
+    unregister_merge_driver,
+)
 
 DRIVER = "scarwarden"
 
@@ -35,13 +40,14 @@ def driver_command(python: str | None = None) -> str:
 
 def install_merge_driver(root: Path | str, playbook_rel: str) -> MergeDriverSetup:
     """Register the driver for ``playbook_rel`` in this clone; idempotent."""
-    line = f"/{playbook_rel} merge={DRIVER}"
+    line = f"{attribute_pattern('/' + playbook_rel)} merge={DRIVER}"
     where = info_attributes(root)
-    existing = where.read_text(encoding="utf-8") if where.exists() else ""
-    if line not in existing.splitlines():
+    # Bytes throughout: the file is git's and the user's, in any encoding and line ending.
+    existing = where.read_bytes() if where.exists() else b""
+    if line.encode() not in (raw.rstrip(b"\r") for raw in existing.splitlines()):
         where.parent.mkdir(parents=True, exist_ok=True)
-        sep = "" if not existing or existing.endswith("\n") else "\n"
-        where.write_text(existing + sep + line + "\n", encoding="utf-8")
+        sep = b"" if not existing or existing.endswith(b"\n") else b"\n"
+        where.write_bytes(existing + sep + line.encode() + b"\n")
     command = driver_command()
     register_merge_driver(root, DRIVER, "Scarwarden playbook merge, rule by rule", command)
     return MergeDriverSetup(where, line, command)
@@ -60,11 +66,11 @@ def uninstall_merge_driver(root: Path | str) -> list[str]:
     removed = []
     where = info_attributes(root)
     if where.exists():
-        lines = where.read_text(encoding="utf-8").splitlines(keepends=True)
-        ours = [line for line in lines if f"merge={DRIVER}" in line.split()]
+        lines = where.read_bytes().splitlines(keepends=True)
+        ours = [line for line in lines if f"merge={DRIVER}".encode() in line.split()]
         if ours:
-            where.write_text("".join(line for line in lines if line not in ours), encoding="utf-8")
-            removed += [f"{line.strip()!r} from {where}" for line in ours]
+            where.write_bytes(b"".join(line for line in lines if line not in ours))
+            removed += [f"{line.strip().decode('utf-8', 'replace')!r} from {where}" for line in ours]
     if unregister_merge_driver(root, DRIVER):
         removed.append(f"merge.{DRIVER} from the git config")
     return removed

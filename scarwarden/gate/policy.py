@@ -93,11 +93,12 @@ def changed_episode_problem(
 ) -> GateProblem:
     """The append-only rejection for one change to an existing episode file."""
     ep = episode_id_of(path)
+    what = f"episode {ep}" if ep else f"{path.rpartition('/')[2]} (not an episode)"  # .gitkeep
     restore = f"restore it: git restore --source=HEAD --staged --worktree -- {path}"
     if status == "D":
         return problem(
             "episode-deleted",
-            f"episode {ep} was deleted; the ledger is append-only",
+            f"{what} was deleted; the ledger is append-only",
             file=path,
             episode=ep,
             hint=restore,
@@ -105,7 +106,7 @@ def changed_episode_problem(
     if status == "R":
         return problem(
             "episode-renamed",
-            f"episode {ep} was renamed to {new_path}; the ledger is append-only",
+            f"{what} was renamed to {new_path}; the ledger is append-only",
             file=path,
             episode=ep,
             hint=f"move it back: git mv {new_path} {path} (an episode's path follows "
@@ -114,7 +115,7 @@ def changed_episode_problem(
     if status == "T" or new_mode not in REGULAR_MODES:
         return problem(
             "episode-type-changed",
-            f"episode {ep} changed type (mode {old_mode} -> {new_mode}); the ledger is append-only",
+            f"{what} changed type (mode {old_mode} -> {new_mode}); the ledger is append-only",
             file=path,
             episode=ep,
             hint=restore,
@@ -123,17 +124,17 @@ def changed_episode_problem(
         flip = "-x" if new_mode == "100755" else "+x"
         return problem(
             "episode-mode-changed",
-            f"episode {ep} changed mode {old_mode} -> {new_mode}; the ledger is append-only",
+            f"{what} changed mode {old_mode} -> {new_mode}; the ledger is append-only",
             file=path,
             episode=ep,
             hint=f"undo it: git update-index --chmod={flip} -- {path} (and chmod {flip} {path})",
         )
     return problem(
         "episode-modified",
-        f"episode {ep} was modified; the ledger is append-only",
+        f"{what} was modified; the ledger is append-only",
         file=path,
         episode=ep,
-        hint=f"{restore}; then record a new episode that refs {ep} instead",
+        hint=f"{restore}; then record a new episode that refs {ep} instead" if ep else restore,
     )
 
 
@@ -167,6 +168,20 @@ def added_path_problem(path: str, mode: str, episodes_rel: str) -> GateProblem |
             hint=f"move it out of {episodes_rel}/ (notes can live next to memory/)",
         )
     return None
+
+
+def playbook_mode_problem(path: str, mode: str, status: str = "M") -> GateProblem | None:
+    """A playbook that is a symlink or a submodule (its blob is no playbook text)."""
+    if status == "D" or mode in REGULAR_MODES:
+        return None
+    kind = "a symlink" if mode == "120000" else "a submodule" if mode == "160000" else f"mode {mode}"
+    return problem(
+        "playbook-not-a-file",
+        f"{kind} where the playbook should be; it must be a plain file",
+        file=path,
+        hint=f"put the playbook's text there as a plain file: git rm --cached {path}, "
+        f"write the file, then git add {path}",
+    )
 
 
 def validate_episode(
@@ -230,6 +245,17 @@ def _headings(text: str) -> dict[str, list[tuple[int, bool]]]:
         if match:
             found.setdefault(match.group(2), []).append((number, retired))
     return found
+
+
+def unreadable_playbook_problem(source: str, blob: str) -> GateProblem:
+    """A playbook blob git names but cannot read (a corrupt or partial clone): no
+    playbook is not the same as a playbook nobody can see."""
+    return problem(
+        "playbook-unreadable",
+        f"the playbook's blob {blob[:10]} cannot be read: it is missing from this repository",
+        file=source,
+        hint="run 'git fsck'; fetch the history again from a clone that has it (git fetch)",
+    )
 
 
 def parse_playbook(raw: bytes | None, source: str) -> tuple[pb.Playbook | None, list[GateProblem]]:

@@ -62,6 +62,7 @@ _NOUNS = {
     "episodes_checked": "episode checked",
     "rules_checked": "rule checked",
     "citations_checked": "citation checked",
+    "sentences_checked": "sentence checked",
     "receipts_checked": "receipt re-derived",
     "receipts_not_rederived": "receipt not re-derived",
     "media_added": "image added",

@@ -47,6 +47,7 @@ def verify(
             return WalkResult("HEAD")
         rev_range = "HEAD"
     else:
+        _refuse_options(rev_range)
         _require_commits(repo, rev_range)
     result = walk(repo, rev_range, progress=progress)
     from scarwarden.gate.report import CheckReport  # issue 25: sentence support at the tip
@@ -60,6 +61,26 @@ def verify(
     return result
 
 
+#: The words of a RANGE that select commits (``HEAD --not --branches``); any other
+#: option would change what ``git rev-list`` does (``--output=FILE`` writes FILE,
+#: ``--bisect`` walks half the history) or what it prints.
+_SELECTING = ("--not", "--all", "--branches", "--tags", "--remotes", "--glob=", "--exclude=")
+
+
+def _refuse_options(rev_range: str) -> None:
+    from scarwarden.errors import UsageError
+
+    for word in rev_range.split():
+        if word.startswith("-") and not any(
+            word == opt or word.startswith(opt if opt.endswith("=") else f"{opt}=") for opt in _SELECTING
+        ):
+            raise UsageError(
+                f"cannot verify {rev_range!r}: {word!r} is not a revision",
+                hint="give a branch, a SHA or a range such as origin/main..HEAD (beside them, only "
+                "--not, --all, --branches, --tags, --remotes, --glob and --exclude)",
+            )
+
+
 def _require_commits(repo: MemoryRepo, rev_range: str) -> None:
     """Refuse (exit 2) a range naming a tree, a blob or a tag of one: ``git rev-list``
     walks nothing for it, and "0 commits, honest" would prove nothing."""
@@ -71,7 +92,8 @@ def _require_commits(repo: MemoryRepo, rev_range: str) -> None:
         return  # what git cannot parse, the walk reports (with git's words)
     if found:
         kind, sha = found[0]
+        what = "an object missing from this repository" if kind.endswith(" missing") else f"a {kind}"
         raise UsageError(
-            f"cannot verify {rev_range!r}: it names a {kind} ({sha[:10]}), not a commit",
+            f"cannot verify {rev_range!r}: it names {what} ({sha[:10]}), not a commit",
             hint="give a branch, a SHA or a range of commits such as origin/main..HEAD",
         )

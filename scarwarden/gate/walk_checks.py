@@ -21,7 +21,12 @@ def _book(w: WalkState, blob: str | None) -> tuple[pb.Playbook | None, list[Gate
 
         return pb.empty(), []
     if blob not in w.parsed:
-        w.parsed[blob] = rules.parse_playbook(w.contents.get(blob), w.pb_rel)
+        raw = w.contents.get(blob)
+        w.parsed[blob] = (
+            rules.parse_playbook(raw, w.pb_rel)
+            if raw is not None
+            else (None, [rules.unreadable_playbook_problem(w.pb_rel, blob)])
+        )
     return w.parsed[blob]
 
 

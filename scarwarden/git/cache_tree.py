@@ -38,7 +38,7 @@ def index_file(root: Path | str, env: Mapping[str, str] | None = None) -> Path:
     against ``root`` as git run in ``root`` resolves it)."""
     if env is None:  # git_path honours GIT_INDEX_FILE and is remembered in a session
         return Path(root) / git_path(root, "index")  # an absolute path stays itself
-    named = env.get("GIT_INDEX_FILE") or run(root, "rev-parse", "--git-path", "index", env=env).decode()
+    named = env.get("GIT_INDEX_FILE") or os.fsdecode(run(root, "rev-parse", "--git-path", "index", env=env))
     return Path(root) / named.strip()
 
 

@@ -40,6 +40,7 @@ from scarwarden.errors import GitError
 from scarwarden.git.read import StagedEntry
 from scarwarden.git.run import NO_REPLACE, lock_hint, run, run_ok
 from scarwarden.git.temps import INDEX_PREFIX, MESSAGE_PREFIX, drop, remove_dead_temporaries, temp_name
+from scarwarden.git.write import commit_tree
 
 #: Judges the tree about to be committed, given the env selecting the private index.
 Check = Callable[[Mapping[str, str]], None]
@@ -150,8 +151,7 @@ def prepare_commit(
         tree = run(root, "write-tree", env=env).decode().strip()
         if not allow_empty and old is not None and tree == where.tree:
             raise GitError("nothing to commit: the files written are already committed as they are")
-        args = ["commit-tree", tree] + (["-p", old] if old else [])
-        sha = run(root, *args, input=message.encode("utf-8")).decode().strip()
+        sha = commit_tree(root, tree, [old] if old else [], message)
     except BaseException:
         drop(env["GIT_INDEX_FILE"])
         if pin is not None:

@@ -37,6 +37,15 @@ def register_merge_driver(root: Path | str, name: str, description: str, command
     set_config(root, f"merge.{name}.driver", command)
 
 
+def attribute_pattern(path: str) -> str:
+    """``path`` as a gitattributes pattern: C-quoted when it holds a space, a tab, a
+    quote or a backslash (unquoted, git reads the pattern as ending at the first space)."""
+    if not any(c in path for c in ' \t"\\'):
+        return path
+    escaped = path.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t")
+    return f'"{escaped}"'
+
+
 def info_attributes(root: Path | str) -> Path:
     """``.git/info/attributes``: attributes for this clone only, never committed."""
     where = git_path(root, "info/attributes")

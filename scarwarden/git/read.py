@@ -27,6 +27,8 @@ class StagedEntry:
     mode: str
     blob: str
     path: str
+    #: git's merge stage: 0, or 1-3 for each side of an unmerged path (``ls-files -s``).
+    stage: int = 0
 
 
 def blob_id(data: bytes) -> str:
@@ -48,8 +50,10 @@ def ls_files_stage(
         if not record:
             continue
         meta, _, path = record.partition(b"\t")
-        mode, blob, _stage = meta.split(b" ")
-        entries.append(StagedEntry(mode.decode(), blob.decode(), path.decode("utf-8", "surrogateescape")))
+        mode, blob, stage = meta.split(b" ")
+        entries.append(
+            StagedEntry(mode.decode(), blob.decode(), path.decode("utf-8", "surrogateescape"), int(stage))
+        )
     return entries
 
 

@@ -17,7 +17,7 @@ from scarwarden.git.run import run, run_ok
 
 def remote_url(root: Path | str, remote: str) -> str | None:
     proc = subprocess.run(["git", "-C", str(root), "remote", "get-url", remote], capture_output=True)
-    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+    return os.fsdecode(proc.stdout).strip() if proc.returncode == 0 else None
 
 
 def _unit(
@@ -147,7 +147,12 @@ def push_branch(
                 return PushRefused(status, reason, said)
     if code == 0:
         return None
-    return PushRefused("", "", first_error(err or out))
+    # No status for our ref: refused before it left (a pre-push hook: the gate's own
+    # report is what to show, in full), or no connection (git's one line).
+    kept = [
+        line for line in (err or out).splitlines() if line.strip() and "failed to push some refs" not in line
+    ]
+    return PushRefused("", "", "\n".join(kept) if len(kept) > 1 else first_error(err or out))
 
 
 def first_error(message: str) -> str:
@@ -165,9 +170,27 @@ def remote_branches(root: Path | str, remote: str) -> dict[str, str]:
     """The branches ``remote`` has, by name, with the commit each names there."""
     code, out, err = _spawn(root, 'git ls-remote --heads "$1"', (remote,), (), subprocess.PIPE)
     if code != 0:
-        raise GitError(f"git ls-remote {remote} failed: {first_error(err or out)}")
+        raise GitError(
+            f"cannot read the remote {remote}: {_unreadable(err or out)}; nothing was changed "
+            "here, nothing pushed",
+            hint=f"check its URL (git remote get-url {remote}) and that it is reachable, then sync again",
+        )
     pairs = (line.split("\t", 1) for line in out.splitlines() if "\t" in line)
     return {ref.removeprefix("refs/heads/"): sha for sha, ref in pairs}
+
+
+def _unreadable(message: str) -> str:
+    """Why git could not read a remote, in one line: its first line but git's closing
+    boilerplate ("Could not read from remote repository", "Please make sure..."), which
+    follows the reason (ssh's, the server's) and says nothing of its own."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    said = [
+        line
+        for line in lines
+        if "could not read from remote repository" not in line.lower()
+        and not line.startswith(("Please make sure", "and the repository exists"))
+    ]
+    return (said[0].removeprefix("fatal: ") if said else first_error(message)).rstrip(".")
 
 
 def remote_tags(root: Path | str, remote: str) -> dict[str, str]:

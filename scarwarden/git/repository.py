@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,13 +20,34 @@ def toplevel(path: Path | str) -> Path | None:
     proc = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True)
     if proc.returncode != 0:
         return None
-    return Path(proc.stdout.decode().strip())
+    return Path(os.fsdecode(proc.stdout.rstrip(b"\n")))  # a folder name need not be UTF-8
 
 
 def require_toplevel(path: Path | str) -> Path:
     """Like :func:`toplevel`, but refuse (with a hint) outside a git repository."""
     root = toplevel(path)
     if root is None:
+        proc = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "--is-bare-repository", "--is-inside-git-dir"],
+            capture_output=True,
+        )
+        bare, _, inside = proc.stdout.decode().partition("\n")
+        if proc.returncode == 0 and bare == "true":
+            raise UsageError(
+                f"{path} is a bare git repository: it has no working tree",
+                hint=f"Scarwarden works in a clone with one: git clone {path}, then run it there",
+            )
+        if proc.returncode == 0 and inside.strip() == "true":
+            raise UsageError(
+                f"{path} is inside a git folder (.git), not in a working tree",
+                hint="run it in the repository's own folder, the one that holds .git",
+            )
+        fatal = [line[7:] for line in os.fsdecode(proc.stderr).splitlines() if line.startswith("fatal: ")]
+        if fatal and "not a git repository" not in fatal[0]:  # a bad config, dubious ownership...
+            raise UsageError(
+                f"git cannot open the repository at {path}: {fatal[0]}",
+                hint="fix what git says ('git status' there says it in full), then run the command again",
+            )
         raise UsageError(
             f"{path} is not inside a git repository", hint="run 'git init' first, or pass --repo PATH"
         )
@@ -39,14 +61,14 @@ def init_repo(root: Path | str, env: Mapping[str, str] | None = None) -> None:
 
 def git_dir(root: Path | str) -> Path:
     """The repository's git directory (``.git``, or wherever a worktree keeps it)."""
-    out = run(root, "rev-parse", "--absolute-git-dir").decode().strip()
+    out = os.fsdecode(run(root, "rev-parse", "--absolute-git-dir")).strip()
     return Path(out)
 
 
 def git_dirs(root: Path | str) -> list[Path]:
     """Every folder git keeps this repository in, resolved: its git directory and, in a
     linked worktree, the common one (config, objects, refs) it shares with the others."""
-    out = run(root, "rev-parse", "--absolute-git-dir", "--git-common-dir").decode().splitlines()
+    out = os.fsdecode(run(root, "rev-parse", "--absolute-git-dir", "--git-common-dir")).splitlines()
     return list(dict.fromkeys((Path(root) / line).resolve() for line in out if line))
 
 
@@ -55,7 +77,7 @@ def git_path(root: Path | str, name: str) -> Path:
     worktrees honoured), as git prints it: relative to ``root`` unless absolute."""
     known = batch.remembered_path(root, name)
     if known is None:
-        known = Path(run(root, "rev-parse", "--git-path", name).decode().strip())
+        known = Path(os.fsdecode(run(root, "rev-parse", "--git-path", name)).strip())
         batch.remember_path(root, name, known)
     return known
 
@@ -84,13 +106,22 @@ def current_branch(root: Path | str) -> str | None:
     proc = subprocess.run(
         ["git", "-C", str(root), "symbolic-ref", "-q", "--short", "HEAD"], capture_output=True
     )
-    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+    return os.fsdecode(proc.stdout).strip() or None if proc.returncode == 0 else None
 
 
 def config_get(root: Path | str, key: str) -> str | None:
     """A git setting's value, or ``None`` when it is not set."""
     proc = subprocess.run(["git", "-C", str(root), "config", "--get", key], capture_output=True)
-    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+    return os.fsdecode(proc.stdout).strip() if proc.returncode == 0 else None
+
+
+def signs_commits(root: Path | str) -> bool:
+    """Whether ``commit.gpgSign`` asks for every commit to be signed: ``git commit``
+    reads it, ``git commit-tree`` (what the write doors use) does not."""
+    proc = subprocess.run(
+        ["git", "-C", str(root), "config", "--type=bool", "--get", "commit.gpgSign"], capture_output=True
+    )
+    return proc.stdout.strip() == b"true"
 
 
 def set_config(root: Path | str, key: str, value: str, env: Mapping[str, str] | None = None) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from scarwarden.errors import GitError
 from scarwarden.git.read import StagedEntry
-from scarwarden.git.repository import git_dir, head
+from scarwarden.git.repository import git_dir, head, signs_commits
 from scarwarden.git.run import NO_REPLACE, lock_hint, run, run_ok
 
 
@@ -141,10 +141,20 @@ def commit_tree(
     root: Path | str, tree: str, parents: Sequence[str], message: str, env: Mapping[str, str] | None = None
 ) -> str:
     """A commit object for ``tree`` (no ref moves, no hooks run)."""
-    args = ["commit-tree", tree]
+    signed = signs_commits(root)  # as 'git commit' would: commit-tree does not read it
+    args = ["commit-tree", tree] + (["-S"] if signed else [])
     for parent in parents:
         args += ["-p", parent]
-    return run(root, *args, input=message.encode("utf-8"), env=env).decode().strip()
+    try:
+        return run(root, *args, input=message.encode("utf-8"), env=env).decode().strip()
+    except GitError as exc:
+        if not signed:
+            raise
+        raise GitError(
+            exc.message,
+            hint="commit.gpgSign is set and git could not sign the commit: fix gpg (gpg.program, "
+            "user.signingKey), or stop signing (git config commit.gpgSign false)",
+        ) from exc
 
 
 def valid_branch_name(root: Path | str, name: str) -> bool:

@@ -6,6 +6,7 @@ raced by another clone is retried; when nothing was pushed, the branch is as it 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -148,17 +149,19 @@ def test_a_push_raced_by_another_clone_is_retried(demo_repo: MemoryRepo, tmp_pat
     assert episodes_at(remote, "main") == mine
 
 
+@pytest.mark.parametrize(("retries", "said"), [("1", "after 2 attempts"), ("0", "after 1 attempt")])
 def test_a_remote_that_keeps_moving_leaves_the_branch_as_it_was(
-    demo_repo: MemoryRepo, tmp_path: Path
+    demo_repo: MemoryRepo, tmp_path: Path, retries: str, said: str
 ) -> None:
+    # --retries 0 said "gave up after 1 attempts".
     agent, remote, other = racing_clone(demo_repo, tmp_path, races=5)
     before = head(agent)
 
-    result = Cli(agent.root)("sync", "--retries", "1")
+    result = Cli(agent.root)("sync", "--retries", retries)
 
     assert result.exit_code == 1, result.output
     assert head(agent) == before  # the second round had rebased onto the other's push
-    assert "origin kept moving: gave up after 2 attempts; nothing pushed, main is as it was" in result.stderr
+    assert f"origin kept moving: gave up {said}; nothing pushed, main is as it was" in result.stderr
     assert head(remote) == head(other)
 
 
@@ -190,3 +193,116 @@ def test_a_push_raced_at_the_server_is_retried(demo_repo: MemoryRepo, tmp_path: 
     assert (data["attempts"], data["integrated"], data["pushed"]) == (2, "rebase", True)
     assert git(remote, "merge-base", "--is-ancestor", head(other), "main", check=False).returncode == 0
     assert episodes_at(remote, "main") == mine
+
+
+@pytest.mark.parametrize("operation", ["rebase", "cherry-pick"])
+def test_sync_during_a_stopped_operation_names_it(
+    memory_repo: MemoryRepo, tmp_path: Path, operation: str
+) -> None:
+    # A rebase stopped on a conflict leaves HEAD detached: sync said "HEAD is not on a
+    # branch, git switch <branch> first", which would walk away from the rebase.
+    root = memory_repo.root
+    git(root, "remote", "add", "origin", str(tmp_path / "remote.git"))
+    git(root, "checkout", "-q", "-b", "topic")
+    (root / "notes.txt").write_text("topic\n")
+    git(root, "add", "notes.txt")
+    git(root, "commit", "-qm", "topic notes")
+    git(root, "checkout", "-q", "main")
+    (root / "notes.txt").write_text("main\n")
+    git(root, "add", "notes.txt")
+    git(root, "commit", "-qm", "main notes")
+    if operation == "rebase":
+        git(root, "checkout", "-q", "topic")
+        assert git(root, "rebase", "main", check=False).returncode != 0
+    else:
+        assert git(root, "cherry-pick", "topic", check=False).returncode != 0
+    before = head(root), git(root, "status", "--porcelain").stdout, git(root, "reflog").stdout
+
+    result = Cli(root)("sync")
+
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"error: a {operation} is in progress",
+        f"hint: finish it or abort it (git {operation} --abort) first",
+    ]
+    assert (head(root), git(root, "status", "--porcelain").stdout, git(root, "reflog").stdout) == before
+
+
+def test_a_rebase_and_merge_git_cannot_commit_are_not_called_a_conflict(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    # commit.gpgsign=true with no working gpg: both the rebase and the merge fail to
+    # write a commit. sync said "the changes conflict" and told the user to resolve
+    # conflicts there were none of.
+    upstream = remote_with(demo_repo, tmp_path)
+    agent, ahead = clone(upstream, tmp_path / "agent"), clone(upstream, tmp_path / "ahead")
+    add(ahead, 1, "ahead")
+    git(ahead.root, "push", "-q", "origin", "main")
+    add(agent, 1, "agent")
+    git(agent.root, "config", "commit.gpgsign", "true")
+    git(agent.root, "config", "gpg.program", str(tmp_path / "no-gpg"))
+    before, theirs = snapshot(agent.root), head(upstream)
+
+    result = Cli(agent.root)("sync")
+
+    assert result.exit_code == 1, result.output
+    assert "conflict" not in result.stderr
+    assert "cannot integrate origin/main: git could not rebase or merge" in result.stderr
+    assert "gpg failed to sign the data" in result.stderr
+    assert "hint: fix what git said" in result.stderr
+    assert snapshot(agent.root)[:3] == before[:3]
+    assert head(upstream) == theirs
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("{tmp}/nothing-here", "does not appear to be a git repository"),
+        ("{tmp}", "does not appear to be a git repository"),
+        ("ssh://nosuchhost.invalid/memory.git", "ssh: Could not resolve hostname nosuchhost.invalid"),
+    ],
+)
+def test_a_remote_that_cannot_be_read_says_why_and_what_to_check(
+    memory_repo: MemoryRepo, tmp_path: Path, url: str, said: str
+) -> None:
+    # It said "git ls-remote origin failed: Could not read from remote repository." with
+    # no hint: ssh's own reason (the host) was dropped, and nothing said what to check.
+    root = memory_repo.root
+    add(memory_repo, 1, "a")
+    git(root, "remote", "add", "origin", url.format(tmp=tmp_path))
+    before = snapshot(root)
+
+    result = Cli(root)("sync", "--retries", "0")
+
+    assert result.exit_code == 1, result.output
+    error, hint = result.stderr.strip().splitlines()
+    assert error.startswith("error: cannot read the remote origin: ") and said in error
+    assert "nothing was changed here, nothing pushed" in error
+    assert hint == "hint: check its URL (git remote get-url origin) and that it is reachable, then sync again"
+    assert snapshot(root) == before
+
+
+def test_a_push_our_own_pre_push_gate_refuses_says_what_the_gate_found(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    # The gate's pre-push hook refused a commit that edits an episode; sync said only
+    # "the push to origin was refused: error: failed to push some refs to '...'".
+    from scarwarden.gate.hooks import install
+
+    upstream = remote_with(demo_repo, tmp_path)
+    agent = clone(upstream, tmp_path / "agent")
+    install(agent.root)
+    episode = next((agent.root / "memory" / "episodes").rglob("*.yaml"))
+    episode.write_text(episode.read_text() + "outcome: changed later\n")
+    env = {**os.environ, "SCARWARDEN_SKIP": "1"}
+    git(agent.root, "commit", "-qam", "edit an episode", "--no-verify", env=env)
+    before, theirs = snapshot(agent.root), head(upstream)
+
+    result = Cli(agent.root)("sync")
+
+    assert result.exit_code == 1, result.output
+    assert "the push to origin was refused; nothing pushed, main is as it was" in result.stderr
+    assert f"episode {episode.stem} was modified; the ledger is append-only" in result.stderr
+    assert "failed to push some refs" not in result.stderr
+    assert snapshot(agent.root) == before
+    assert head(upstream) == theirs

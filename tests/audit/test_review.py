@@ -136,6 +136,24 @@ def test_overlap_and_deleted_rule_warnings(distilled: Distilled) -> None:
     assert not [w for w in review.warnings if "overlaps" in w.message and w.rule_id != "PB-16"]
 
 
+@pytest.mark.parametrize("where", [".git/config", "memory/playbook.md", "scarwarden.yaml"])
+def test_github_summary_pointed_at_the_repositorys_own_files_is_refused(
+    distilled: Distilled, make_cli, where: str
+) -> None:
+    # --output refuses these; $GITHUB_STEP_SUMMARY did not: the report was appended to
+    # .git/config, and every git command after it failed on a bad config line.
+    root = distilled.repo.root
+    target = root / where
+    before = target.read_bytes() if target.exists() else None
+    result = make_cli(root)(
+        "review", "--base", distilled.init, "--github", env={"GITHUB_STEP_SUMMARY": str(target)}
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: GITHUB_STEP_SUMMARY {where}: refusing to write")
+    assert (target.read_bytes() if target.exists() else None) == before
+    assert git(root, "status", "--porcelain").stdout == ""
+
+
 def test_github_mode_writes_summary_and_annotations(distilled: Distilled, make_cli, tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step\n")
@@ -207,6 +225,9 @@ def test_unknown_base_is_a_usage_error(distilled: Distilled, make_cli) -> None:
     empty = make_cli(distilled.repo.root)("review", "--base", "")
     assert empty.exit_code == 2 and "--base is empty" in empty.stderr
     assert "pull_request events" in empty.stderr
+    # --head "$HEAD_SHA" with the variable unset reviewed HEAD instead, silently.
+    empty_head = make_cli(distilled.repo.root)("review", "--base", distilled.init, "--head", "")
+    assert empty_head.exit_code == 2 and "--head is empty" in empty_head.stderr
 
 
 def test_markdown_escaping() -> None:

@@ -199,3 +199,23 @@ def test_textconv_of_a_broken_playbook_shows_it_raw(tmp_path) -> None:  # type: 
     out = render_textconv("# Playbook\n\n## PB-1: bad id\n\ntext\n")
     assert out.startswith("# scarwarden: this playbook does not parse (")
     assert out.endswith("## PB-1: bad id\n\ntext\n")
+
+
+def test_textconv_of_a_fifo_is_refused_not_waited_on(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # 'diff --textconv FIFO' waited forever for a writer, where every other reader of a
+    # playbook refuses a FIFO (exit 2, naming it).
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "playbook.md"
+    os.mkfifo(fifo)
+    proc = subprocess.run(
+        [sys.executable, "-m", "scarwarden", "diff", "--textconv", str(fifo)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=15,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "playbook.md: is not a regular file" in proc.stderr and "Traceback" not in proc.stderr

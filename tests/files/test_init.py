@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import git, head
 
 from scarwarden.errors import GitError, UsageError
 from scarwarden.files.scaffold import EMPTY_PLAYBOOK, demo_memory_dir, init
@@ -199,3 +199,69 @@ def test_custom_memory_dir_from_settings(git_repo: Path, make_cli) -> None:
     ep_id = added.stdout.strip()
     assert (git_repo / f"agent/memory/episodes/2026/05/{ep_id}.yaml").is_file()
     assert json.loads(cli("episode", "list", "--json").stdout)[0]["id"] == ep_id
+
+
+@pytest.mark.parametrize("how", ["deleted", "sparse"])
+def test_refuses_where_the_last_commit_has_a_memory_the_working_tree_lacks(
+    demo_repo, make_cli, how: str
+) -> None:
+    # The memory folder deleted by hand, or left out of a sparse checkout: init used to
+    # see no memory and commit an empty playbook over the committed one, dropping every
+    # rule (a commit 'verify' then calls dishonest; no hook installed to stop it).
+    root = demo_repo.root
+    if how == "deleted":
+        import shutil
+
+        shutil.rmtree(root / "memory")
+    else:
+        git(root, "sparse-checkout", "set", "--no-cone", "/*", "!/memory/")
+    before = (head(root), git(root, "status", "--porcelain").stdout, tree(root))
+    result = make_cli(root)("init", "--no-hooks")
+    assert result.exit_code == 2, result.output
+    assert "memory/ is missing from the working tree, while the last commit has it" in result.stderr
+    assert ("git sparse-checkout add memory" if how == "sparse" else "git restore") in result.stderr
+    assert (head(root), git(root, "status", "--porcelain").stdout, tree(root)) == before
+
+
+def test_a_memory_dir_with_a_space_gets_attribute_lines_git_can_read(git_repo: Path, make_cli) -> None:
+    # "agent memory/media/** binary" reads, to git, as the pattern "agent" and an
+    # attribute "memory/media/**": git warned "is not a valid attribute name" on every
+    # command, and the playbook's merge driver never applied.
+    (git_repo / "scarwarden.yaml").write_text('memory_dir: "agent memory"\n')
+    cli = make_cli(git_repo)
+    assert cli("init", "--no-hooks").exit_code == 0
+    assert (git_repo / ".gitattributes").read_text() == '"agent memory/media/**" binary\n'
+    said = git(
+        git_repo,
+        "check-attr",
+        "merge",
+        "binary",
+        "--",
+        "agent memory/playbook.md",
+        "agent memory/media/a.png",
+    )
+    assert said.stdout.splitlines() == [
+        "agent memory/playbook.md: merge: scarwarden",
+        "agent memory/playbook.md: binary: unspecified",
+        "agent memory/media/a.png: merge: unset",
+        "agent memory/media/a.png: binary: set",
+    ]
+    assert "not a valid attribute name" not in said.stderr
+    assert cli("hooks", "uninstall").exit_code == 0
+    assert "merge=scarwarden" not in (git_repo / ".git/info/attributes").read_text()
+
+
+def test_refuses_where_the_last_commit_has_a_submodule_named_like_the_memory(
+    git_repo: Path, make_cli
+) -> None:
+    # init wrote its files into the submodule's folder and failed in git's words
+    # ("'memory/episodes/.gitkeep' appears as both a file and as a directory", exit 1).
+    git(git_repo, "update-index", "--add", "--cacheinfo", f"160000,{head(git_repo)},memory")
+    git(git_repo, "commit", "-qm", "a submodule called memory")
+    (git_repo / "memory").mkdir()
+    before = (head(git_repo), git(git_repo, "status", "--porcelain").stdout, tree(git_repo))
+    result = make_cli(git_repo)("init", "--no-hooks")
+    assert result.exit_code == 2, result.output
+    assert "memory in the last commit is a submodule or a file, not a folder" in result.stderr
+    assert "memory_dir" in result.stderr
+    assert (head(git_repo), git(git_repo, "status", "--porcelain").stdout, tree(git_repo)) == before

@@ -442,6 +442,25 @@ def test_conflicting_merge_resolved_by_hand_passes_and_bad_resolution_fails(gate
     assert len(git(root, "rev-list", "--parents", "-1", "HEAD").stdout.split()) == 3
 
 
+def test_check_all_during_a_conflicted_merge_reports_the_unmerged_file(
+    gate_repo: MemoryRepo, make_cli
+) -> None:
+    # check --all read one side of the unmerged playbook (git's index holds three) and
+    # said OK while 'git commit' would refuse it.
+    root = gate_repo.root
+    _branch_with_episode(gate_repo, "left", "ep-left00001", "2026-11-21T08:00:00Z")
+    _branch_with_episode(gate_repo, "right", "ep-right0001", "2026-12-01T08:00:00Z")
+    git(root, "checkout", "-q", "left")
+    assert git(root, "merge", "right", check=False).returncode != 0
+    before = git(root, "status", "--porcelain").stdout
+    assert f"UU {gate_repo.playbook_rel}" in before
+    result = make_cli(root)("check", "--all")
+    assert result.exit_code == 1, result.output
+    assert f"{gate_repo.playbook_rel}: the file is unmerged" in result.stdout
+    assert "1 problem in the memory tree" in result.stdout
+    assert git(root, "status", "--porcelain").stdout == before
+
+
 def test_commit_during_a_rebase(gate_repo: MemoryRepo) -> None:
     root = gate_repo.root
     _branch_with_episode(gate_repo, "topic", "ep-topic0001", "2026-11-22T08:00:00Z")
@@ -481,3 +500,54 @@ def test_merge_bringing_in_a_tampered_branch_is_rejected(gate_repo: MemoryRepo) 
     proc = git(root, "merge", "--no-ff", "-m", "merge sneaky", "sneaky", check=False)
     assert proc.returncode != 0
     assert f"episode {Path(rel).stem} was modified" in proc.stderr
+
+
+@pytest.mark.parametrize(("mode", "kind"), [("120000", "a symlink"), ("160000", "a submodule")])
+def test_a_playbook_that_is_not_a_plain_file_is_named_as_such(
+    gate_repo: MemoryRepo, make_cli, mode: str, kind: str
+) -> None:
+    # The gate read the link's target or the submodule's commit as the playbook's text
+    # and said "the playbook must start with '# Playbook'".
+    root, rel = gate_repo.root, gate_repo.playbook_rel
+    target = head(root) if mode == "160000" else git(root, "hash-object", "-w", "--stdin").stdout.strip()
+    git(root, "update-index", "--cacheinfo", f"{mode},{target},{rel}")
+    for scope in ("--staged", "--all"):
+        result = make_cli(root)("check", scope)
+        assert result.exit_code == 1, result.output
+        assert f"- {rel}: {kind} where the playbook should be; it must be a plain file" in result.stdout
+        assert "must start with" not in result.stdout
+    proc = git(root, "commit", "-m", "playbook link", check=False)
+    assert proc.returncode == 1 and f"{kind} where the playbook should be" in proc.stderr
+
+
+@pytest.mark.parametrize("change", ["delete", "edit"])
+def test_a_change_to_the_ledger_folders_gitkeep_does_not_name_episode_none(
+    memory_repo: MemoryRepo, make_cli, change: str
+) -> None:
+    # .gitkeep is no episode: the gate said "episode None was deleted" and, for an edit,
+    # "record a new episode that refs None instead".
+    root, keep = memory_repo.root, f"{memory_repo.episodes_rel}/.gitkeep"
+    if change == "delete":
+        git(root, "rm", "-q", keep)
+    else:
+        (root / keep).write_text("keep\n")
+        git(root, "add", keep)
+    result = make_cli(root)("check")
+    assert result.exit_code == 1, result.output
+    assert "None" not in result.stdout
+    said = "was deleted" if change == "delete" else "was modified"
+    assert f"- {keep}: .gitkeep (not an episode) {said}; the ledger is append-only" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--from-ref", ""], ["--from-ref", "", "--to-ref", "HEAD"], ["--from-ref", "HEAD", "--to-ref", ""]],
+)
+def test_an_empty_ref_is_refused_not_read_as_no_range(
+    memory_repo: MemoryRepo, make_cli, args: list[str]
+) -> None:
+    # CI's "scarwarden check --from-ref "$BASE"" with $BASE unset checked the staged
+    # changes instead (nothing, in CI) and passed: a green check of no commit at all.
+    result = make_cli(memory_repo.root)("check", *args)
+    assert result.exit_code == 2, result.output
+    assert "is empty" in result.stderr and "OK" not in result.output

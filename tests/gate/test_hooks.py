@@ -180,3 +180,37 @@ def test_init_offers_the_hook_on_a_terminal(git_repo: Path) -> None:
     assert answered and code == 0, text
     assert "Installed the pre-commit gate at" in text
     assert MARKER in (hooks_of(git_repo) / "pre-commit").read_text()
+
+
+def test_a_repository_whose_path_is_not_utf8(demo_repo: MemoryRepo, tmp_path: Path) -> None:
+    # A folder named in Latin-1 (Linux allows any bytes): every command run in it, and
+    # the hook itself, failed with "internal error: UnicodeDecodeError" reading git's answer.
+    import subprocess
+
+    root = tmp_path / os.fsdecode(b"m\xe9moire")
+    git(tmp_path, "clone", "-q", str(demo_repo.root), str(root))
+
+    def scarwarden(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "scarwarden", *args],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            errors="replace",
+        )
+
+    for command in (["hooks", "install"], ["check", "--all"], ["verify"]):
+        proc = scarwarden(*command)
+        assert proc.returncode == 0, proc.stderr
+    episode = next((root / "memory" / "episodes").rglob("*.yaml"))
+    episode.write_text(episode.read_text() + "outcome: changed later\n")
+    proc = git(root, "commit", "-qam", "edit an episode", check=False)
+    assert proc.returncode == 1
+    assert "the ledger is append-only" in proc.stderr and "internal error" not in proc.stderr
+    git(root, "checkout", "-q", "--", "memory")
+    remote = tmp_path / os.fsdecode(b"d\xe9p\xf4t.git")
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(root, "remote", "set-url", "origin", str(remote))
+    proc = scarwarden("sync")
+    assert proc.returncode == 0, proc.stderr
+    assert git(remote, "rev-parse", "main").stdout == git(root, "rev-parse", "HEAD").stdout

@@ -161,6 +161,24 @@ def test_merge_driver_flag_registers_only_the_driver(demo_repo, cli) -> None:
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""  # nothing in the tree
 
 
+def test_attributes_that_are_not_utf8_keep_their_bytes(demo_repo, cli) -> None:
+    # .git/info/attributes is git's, in any encoding: install and uninstall failed with
+    # "internal error: UnicodeDecodeError" on a Latin-1 line of the user's.
+    where = demo_repo.root / ".git/info/attributes"
+    where.parent.mkdir(exist_ok=True)
+    theirs = b"caf\xe9.txt -diff\r\n*.bin binary"  # Latin-1, CRLF, no final newline
+    where.write_bytes(theirs)
+    result = cli("hooks", "install")
+    assert result.exit_code == 0, result.output
+    assert where.read_bytes() == theirs + b"\n/memory/playbook.md merge=scarwarden\n"
+    assert cli("hooks", "install", "--merge-driver").exit_code == 0
+    assert where.read_bytes() == theirs + b"\n/memory/playbook.md merge=scarwarden\n"  # idempotent
+    result = cli("hooks", "uninstall")
+    assert result.exit_code == 0, result.output
+    assert where.read_bytes() == theirs + b"\n"
+    assert git(demo_repo.root, "config", "--get", "merge.scarwarden.driver", check=False).returncode == 1
+
+
 def test_a_side_that_does_not_parse_falls_back_to_a_line_merge(tmp_path) -> None:
     from scarwarden.files.playbook_merge import run_merge_driver
 

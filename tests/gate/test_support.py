@@ -220,3 +220,13 @@ def test_cited_places_carry_over_from_the_newest_kept_tree(
     problems, warnings, listings = ranged(SCARWARDEN_LEDGER_CACHE="off")
     assert listings == 1
     assert ranged() == (problems, warnings, 0)
+
+
+@pytest.mark.parametrize(("sentences", "said"), [(1, "1 sentence checked"), (2, "2 sentences checked")])
+def test_the_summary_counts_sentences_in_english(sentences: int, said: str) -> None:
+    # "sentences_checked" had no noun of its own: "1 sentences checked", "2 sentencess checked".
+    from scarwarden.gate.report import CheckReport
+
+    report = CheckReport("all")
+    report.count("sentences_checked", sentences)
+    assert report.summary() == f"scarwarden check: OK, the memory tree ({said})"

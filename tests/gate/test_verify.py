@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from conftest import git
@@ -196,3 +197,100 @@ def test_a_revision_that_names_no_commit_is_refused_not_proven(cli, demo_repo: M
         verify(demo_repo, "HEAD^{tree}")  # the library, for the Python API's callers
     assert cli("verify", "HEAD..HEAD").exit_code == 0  # an empty range of commits is still fine
     assert cli("verify", "HEAD --not --branches").exit_code == 0
+
+
+def test_a_bare_repository_or_a_git_folder_is_named_as_such(
+    demo_repo: MemoryRepo, tmp_path: Path, make_cli
+) -> None:
+    # A bare clone (a server's copy) was called "not inside a git repository", with the
+    # hint "run 'git init' first".
+    bare = tmp_path / "memory.git"
+    git(tmp_path, "clone", "-q", "--bare", str(demo_repo.root), str(bare))
+    for where, said, hint in [
+        (bare, f"{bare} is a bare git repository: it has no working tree", f"git clone {bare}"),
+        (
+            demo_repo.root / ".git" / "hooks",
+            f"{demo_repo.root / '.git' / 'hooks'} is inside a git folder (.git), not in a working tree",
+            "run it in the repository's own folder",
+        ),
+    ]:
+        for command in (["verify"], ["check", "--all"], ["hooks", "install"]):
+            result = make_cli(where)(*command)
+            assert result.exit_code == 2, result.output
+            error, hint_line = result.stderr.splitlines()
+            assert error == f"error: {said}"
+            assert hint in hint_line and "git init" not in hint_line
+    assert not (bare / "hooks" / "pre-commit").exists()
+
+
+def test_a_range_word_that_is_a_git_option_is_refused(cli, demo_repo: MemoryRepo, tmp_path: Path) -> None:
+    # The RANGE's words went to 'git rev-list' as they were: '--output=FILE' made git
+    # create (or empty) FILE, '--bisect' walked half the history and said "honest",
+    # '--count' and '--format' ended in "git diff-tree answered 0 of 1 diffs".
+    written = tmp_path / "written"
+    for rev in (f"--output={written}", f"HEAD --output={written}", "HEAD --bisect", "HEAD --count", "-n1"):
+        result = cli("verify", "--", rev)
+        assert result.exit_code == 2, (rev, result.output)
+        word = rev.split()[-1]
+        assert result.stderr.splitlines()[0] == f"error: cannot verify {rev!r}: {word!r} is not a revision"
+        assert "honest" not in result.output
+    assert not written.exists()
+    for rev in ("HEAD --not --branches", "--all", "HEAD --not --remotes=origin --tags"):
+        assert cli("verify", "--", rev).exit_code == 0, rev
+
+
+def test_a_playbook_blob_missing_from_the_repository_is_not_proven(demo_repo: MemoryRepo, make_cli) -> None:
+    # A corrupt clone (the object deleted, a partial clone whose promisor is gone): the
+    # missing blob read as "no playbook", and verify said "honest: 0 rule versions".
+    root = demo_repo.root
+    git(root, "gc", "-q")  # one pack: the blob is taken out by repacking without it
+    blob = git(root, "rev-parse", f"HEAD:{demo_repo.playbook_rel}").stdout.strip()
+    keep = git(root, "rev-list", "--objects", "--all").stdout.split()
+    objects = "".join(f"{sha}\n" for sha in keep if len(sha) == 40 and sha != blob)
+    pack = root / ".git" / "objects" / "pack"
+    old = list(pack.iterdir())
+    subprocess.run(
+        ["git", "pack-objects", "-q", str(pack / "pack")], cwd=root, input=objects, text=True, check=True
+    )
+    for path in old:
+        path.unlink()
+    assert git(root, "cat-file", "-e", blob, check=False).returncode != 0
+    cli = make_cli(root)
+    for command in (["verify"], ["check", "--from-ref", "HEAD~1"], ["check", "--all"]):
+        result = cli(*command)
+        assert result.exit_code == 1, (command, result.output)
+        assert f"{demo_repo.playbook_rel}: the playbook's blob {blob[:10]} cannot be read" in result.stdout
+        assert "OK" not in result.stdout
+    for command in (["diff", "HEAD~1", "HEAD"], ["review", "--base", "HEAD~1"]):
+        result = cli(*command)  # "no rule changed" hid the loss
+        assert result.exit_code == 1, (command, result.output)
+        assert f"the playbook at HEAD ({blob[:10]}) cannot be read" in result.stderr
+        assert "no rule changed" not in result.output.lower()
+
+
+def test_a_ref_naming_an_object_the_repository_lacks(cli, demo_repo: MemoryRepo) -> None:
+    # "cannot verify 'gone': it names a 1234...^{} missing (1234567890), not a commit"
+    (demo_repo.root / ".git" / "refs" / "heads" / "gone").write_text("12" * 20 + "\n")
+    result = cli("verify", "gone")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[0] == (
+        "error: cannot verify 'gone': it names an object missing from this repository "
+        "(1212121212), not a commit"
+    )
+
+
+def test_a_repository_git_cannot_open_says_why(demo_repo: MemoryRepo, make_cli) -> None:
+    # A config git cannot read made every command say "is not inside a git repository"
+    # with the hint "run 'git init' first".
+    config = demo_repo.root / ".git" / "config"
+    lines = config.read_text().count("\n")
+    config.write_text(config.read_text() + "| Provenance gate | passed |\n")
+    for command in (["verify"], ["check"]):
+        result = make_cli(demo_repo.root)(*command)
+        assert result.exit_code == 2, result.output
+        error, hint = result.stderr.splitlines()
+        assert error == (
+            f"error: git cannot open the repository at {demo_repo.root}: "
+            f"bad config line {lines + 1} in file .git/config"
+        )
+        assert "git init" not in hint

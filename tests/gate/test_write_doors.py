@@ -224,3 +224,29 @@ def test_the_api_flag_lets_an_importer_through(demo_repo: MemoryRepo) -> None:
     assert any("PB-98 is not a rule" in w for w in warned)
     with pytest.raises(ValidationError, match="never had"):
         add_episodes(demo_repo, [{"task": OTHER, "action": "y", "rules_applied": ["PB-98"]}])
+
+
+def test_commit_gpgsign_is_honoured_by_the_write_doors(
+    cli: Cli, demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    # The doors commit with 'git commit-tree', which reads no commit.gpgSign: with it
+    # set, every episode, rule and init commit went in unsigned, silently (and with no
+    # gpg at all, where 'git commit' fails, they still "succeeded").
+    root = demo_repo.root
+    gpg = tmp_path / "gpg"
+    gpg.write_text(
+        "#!/bin/sh\ncat >/dev/null\necho '[GNUPG:] SIG_CREATED D 1 8 00 0 0' >&2\n"
+        "printf -- '-----BEGIN PGP SIGNATURE-----\\n\\nfake\\n-----END PGP SIGNATURE-----\\n'\n"
+    )
+    gpg.chmod(0o755)
+    git(root, "config", "commit.gpgSign", "yes")
+    git(root, "config", "gpg.program", str(gpg))
+    added = cli("episode", "add", "--task", "Sign it", "--outcome", "signed")
+    assert added.exit_code == 0, added.output
+    assert "gpgsig -----BEGIN PGP SIGNATURE-----" in git(root, "cat-file", "-p", "HEAD").stdout
+    git(root, "config", "gpg.program", str(tmp_path / "no-gpg"))
+    before = git(root, "rev-parse", "HEAD").stdout, git(root, "status", "--porcelain").stdout
+    refused = cli("episode", "add", "--task", "Sign it again", "--outcome", "not signed")
+    assert refused.exit_code == 1, refused.output
+    assert "gpg failed to sign the data" in refused.stderr and "internal error" not in refused.stderr
+    assert (git(root, "rev-parse", "HEAD").stdout, git(root, "status", "--porcelain").stdout) == before

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scarwarden import git
-from scarwarden.errors import ScarwardenError, UsageError, ValidationError
+from scarwarden.errors import GitError, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode, parse_episode_bytes
 from scarwarden.files.rule_ids import sort_key as rule_sort_key
@@ -225,7 +225,16 @@ def playbook_bytes(repo: MemoryRepo, side: Side) -> bytes | None:
             return read_regular(repo.playbook_path)
         except FileNotFoundError:
             return None
-    return git.show_file(repo.root, side.rev, repo.playbook_rel)
+    raw = git.show_file(repo.root, side.rev, repo.playbook_rel)
+    if raw is None and side.rev not in (git.EMPTY_TREE, git.EMPTY_TREE_SHA256):
+        listed = git.ls_tree(repo.root, side.rev, repo.playbook_rel)  # the tree alone
+        if listed:  # the commit has a playbook the repository cannot read (corrupt, partial)
+            raise GitError(
+                f"the playbook at {side.label} ({listed[0].blob[:10]}) cannot be read: it is "
+                "missing from this repository",
+                hint="run 'git fsck'; fetch the history again from a clone that has it (git fetch)",
+            )
+    return raw
 
 
 def load_playbook_at(repo: MemoryRepo, side: Side) -> pb.Playbook:

@@ -135,6 +135,8 @@ def review_range(repo: MemoryRepo, base: str | None, head: str | None) -> tuple[
             hint="give the branch or commit the change goes into; in GitHub "
             "Actions the base is known on pull_request events only",
         )
+    if head is not None and not head.strip():
+        raise UsageError("--head is empty", hint="give the tip of the change, or leave --head out for HEAD")
     head_rev = head or "HEAD"
     head_sha = git.rev_parse(repo.root, head_rev)
     if head_sha is None:

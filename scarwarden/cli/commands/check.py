@@ -91,6 +91,12 @@ def _commit_range(
 ) -> tuple[str | None, str | None]:
     """``--from-ref``/``--to-ref`` checked against the scope; without them (and without
     ``--all``) the range the pre-commit framework passes in its environment, if any."""
+    for name, ref in (("--from-ref", from_ref), ("--to-ref", to_ref)):
+        if ref is not None and not ref.strip():  # CI's "$BASE" unset: not "no range"
+            raise UsageError(
+                f"{name} is empty: give the commit the range starts after (or ends at)",
+                hint="in CI, check that the variable holding it is set (e.g. the pull request's base SHA)",
+            )
     if (from_ref or to_ref) and scope is not None:
         raise UsageError(
             f"--{scope} checks one tree; it cannot be combined with "

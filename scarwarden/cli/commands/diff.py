@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -58,9 +59,9 @@ def diff(
     """
     if textconv_file is not None:
         from scarwarden.audit.diff.render import render_textconv
+        from scarwarden.regular_files import read_regular
 
-        with open(textconv_file, "rb") as handle:
-            text = handle.read().decode("utf-8", "replace")
+        text = read_regular(Path(textconv_file)).decode("utf-8", "replace")  # a FIFO: refused
         click.echo(render_textconv(text), nl=False)
         return
     from scarwarden.audit.diff.compare import semantic_diff

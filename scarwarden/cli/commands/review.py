@@ -67,6 +67,9 @@ def review(
     repo = get_repo(ctx)
     if output is not None:
         repo.refuse_own_files(output, "--output")  # before the work, and the file stays as it was
+    summary = os.environ.get("GITHUB_STEP_SUMMARY") if github else None
+    if summary:  # appended to: never .git/config, the playbook or the settings
+        repo.refuse_own_files(summary, "GITHUB_STEP_SUMMARY")
     result = build_review(repo, base, head)
     markdown = render_markdown(result)
     if as_json:
@@ -79,7 +82,6 @@ def review(
     if github:
         for line in result.annotations():
             click.echo(line)
-        summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
             with open(summary, "a", encoding="utf-8") as handle:
                 handle.write(markdown + "\n")
