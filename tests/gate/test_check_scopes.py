@@ -160,6 +160,11 @@ def test_usage_errors(cli, demo_repo: MemoryRepo) -> None:
     assert result.exit_code == 2 and "--staged checks one tree" in result.stderr
     result = cli("check", "--to-ref", "HEAD")
     assert result.exit_code == 2 and "--to-ref needs --from-ref" in result.stderr
+    # Two scopes: neither wins silently (the last one given did), whatever their order.
+    for both in (("--all", "--staged"), ("--staged", "--all")):
+        result = cli("check", *both)
+        assert result.exit_code == 2 and "--staged and --all are two scopes: give one" in result.stderr
+        assert "OK" not in result.output
     # A ref that names no commit is a usage error (2), not a failed check (1).
     result = cli("check", "--from-ref", "no-such-ref")
     assert result.exit_code == 2, result.output

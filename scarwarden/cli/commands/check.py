@@ -15,14 +15,13 @@ if TYPE_CHECKING:
 @click.command()
 @click.option(
     "--staged",
-    "scope",
-    flag_value="staged",
+    is_flag=True,
     help="The tree about to be committed, from git's index (the default).",
 )
 @click.option(
     "--all",
-    "scope",
-    flag_value="all",
+    "all_",
+    is_flag=True,
     help="The committed-plus-staged tree as a whole (parses every episode).",
 )
 @click.option(
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def check(
-    ctx: click.Context, scope: str | None, from_ref: str | None, to_ref: str | None, as_json: bool
+    ctx: click.Context, staged: bool, all_: bool, from_ref: str | None, to_ref: str | None, as_json: bool
 ) -> None:
     """The provenance gate: no provenance, no rule.
 
@@ -62,6 +61,12 @@ def check(
     """
     from scarwarden.gate import check as gate
 
+    if staged and all_:  # one tree or the other: neither may silently win
+        raise UsageError(
+            "--staged and --all are two scopes: give one",
+            hint="--staged checks what the next commit records, --all the whole ledger and playbook",
+        )
+    scope = "all" if all_ else "staged" if staged else None
     from_ref, to_ref = _commit_range(scope, from_ref, to_ref)
     # Not initialised is fine: the hook may be installed before 'scarwarden init', and a
     # repository without memory has nothing to check (it must not block other commits).
