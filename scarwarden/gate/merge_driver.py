@@ -53,6 +53,15 @@ def install_merge_driver(root: Path | str, playbook_rel: str) -> MergeDriverSetu
     return MergeDriverSetup(where, line, command)
 
 
+def check_attributes(root: Path | str) -> None:
+    """Read ``.git/info/attributes`` as :func:`install_merge_driver` will, so that a
+    folder or an unreadable file there is refused (``OSError``, rendered at the
+    boundary) before ``hooks install`` writes any hook: not half installed."""
+    where = info_attributes(root)
+    if where.exists() or where.is_symlink():
+        where.read_bytes()
+
+
 def merge_driver_installed(root: Path | str) -> bool:
     return git.config_get(root, f"merge.{DRIVER}.driver") is not None
 

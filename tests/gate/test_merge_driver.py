@@ -179,6 +179,21 @@ def test_attributes_that_are_not_utf8_keep_their_bytes(demo_repo, cli) -> None:
     assert git(demo_repo.root, "config", "--get", "merge.scarwarden.driver", check=False).returncode == 1
 
 
+def test_a_folder_where_the_attributes_go_is_refused_before_any_hook_is_written(demo_repo, cli) -> None:
+    # It wrote the four hooks, then failed registering the merge driver: half installed.
+    hooks_dir = demo_repo.root / ".git/hooks"
+    before = sorted(p.name for p in hooks_dir.iterdir())
+    where = demo_repo.root / ".git/info/attributes"
+    where.unlink(missing_ok=True)
+    where.mkdir(parents=True)
+    result = cli("hooks", "install")
+    assert result.exit_code == 2, result.output
+    assert ".git/info/attributes: is a folder, where a file should be" in result.stderr
+    assert sorted(p.name for p in hooks_dir.iterdir()) == before
+    assert not (hooks_dir / "pre-commit").exists()
+    assert git(demo_repo.root, "config", "--get", "merge.scarwarden.driver", check=False).returncode == 1
+
+
 def test_a_side_that_does_not_parse_falls_back_to_a_line_merge(tmp_path) -> None:
     from scarwarden.files.playbook_merge import run_merge_driver
 

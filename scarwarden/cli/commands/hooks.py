@@ -58,7 +58,7 @@ def install_cmd(ctx: click.Context, hooks_path_ok: bool, merge_driver_only: bool
       scarwarden hooks install --merge-driver
     """
     from scarwarden.gate.hooks import HOOK_TYPES, REF_HOOK_TYPES, install
-    from scarwarden.gate.merge_driver import install_merge_driver
+    from scarwarden.gate.merge_driver import check_attributes, install_merge_driver
 
     repo = get_repo(ctx, initialised=False)
     if merge_driver_only:
@@ -68,6 +68,7 @@ def install_cmd(ctx: click.Context, hooks_path_ok: bool, merge_driver_only: bool
         else:
             click.echo(f"Registered the playbook merge driver: {setup.attribute_line} in {setup.attributes}")
         return
+    check_attributes(repo.root)  # a folder there is refused before any hook is written
     path = install(repo.root, hooks_path_ok=hooks_path_ok)
     setup = install_merge_driver(repo.root, repo.playbook_rel)
     git.apply_scale_settings(repo.root)  # git's settings for many files (docs/scaling.md)
