@@ -64,6 +64,19 @@ class _Server(MCPServer):
                 raise ToolError(bounded(name, _arguments_message(self, name, cause))) from cause
             raise ToolError(bounded(name, str(exc))) from exc
 
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio loop, with every unreadable line answered (:mod:`.wire`)."""
+        from mcp.server.stdio import stdio_server
+
+        from scarwarden.agents.mcp.wire import AnsweringReadStream
+
+        async with stdio_server() as (read_stream, write_stream):
+            await self._lowlevel_server.run(
+                AnsweringReadStream(read_stream, write_stream),
+                write_stream,
+                self._lowlevel_server.create_initialization_options(),
+            )
+
 
 #: An error's line longer than this is cut (a 10,000-character argument is not echoed
 #: back in full, issue 27); the cut says how long the line was.
