@@ -1,0 +1,39 @@
+"""The web UI's write forms refuse what the user did not send, whatever the form's encoding."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import State
+
+from scarwarden.repo import MemoryRepo
+
+pytest.importorskip("flask")
+
+from scarwarden.audit.web.app import create_app  # noqa: E402
+
+
+def _multipart(fields: dict[str, bytes]) -> bytes:
+    parts = [
+        b'--zz\r\nContent-Disposition: form-data; name="' + name.encode() + b'"\r\n\r\n' + value + b"\r\n"
+        for name, value in fields.items()
+    ]
+    return b"".join(parts) + b"--zz--\r\n"
+
+
+def test_a_multipart_form_that_is_not_utf8_records_nothing(memory_repo: MemoryRepo) -> None:
+    """Werkzeug decodes a multipart field's bytes with U+FFFD for each bad byte: the
+    episode stored 'Book travel\\ufffd', text nobody typed. It is refused as the
+    url-encoded form is (tests/hardening/test_doors.py)."""
+    client = create_app(memory_repo.root, csrf_token="t", allowed_hosts={"localhost"}).test_client()
+    headers = {"Origin": "http://localhost", "Content-Type": "multipart/form-data; boundary=zz"}
+    before = State.of(memory_repo)
+    for path in ("/answer", "/task"):
+        body = _multipart({"csrf_token": b"t", "task": b"Book travel\xff", "answer": b"Use the \xfe portal"})
+        bad = client.post(path, data=body, headers=headers)
+        assert bad.status_code == 400, path
+        assert "The form is not valid UTF-8" in bad.get_data(as_text=True)
+    assert State.of(memory_repo) == before
+    body = _multipart({"csrf_token": b"t", "task": "Book travel é".encode(), "answer": b"Use the portal"})
+    assert client.post("/answer", data=body, headers=headers).status_code == 303
+    (stored,) = (memory_repo.root / "memory" / "episodes").rglob("*.yaml")
+    assert "task: Book travel é\n" in stored.read_text(encoding="utf-8")
