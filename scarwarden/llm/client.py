@@ -26,11 +26,11 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from scarwarden.config import Config, ModelSettings
 from scarwarden.errors import ConfigError, ModelError, ModelUnreachable, ValidationError
+from scarwarden.llm.reply import read_body, retry_after_seconds
 from scarwarden.logs import log
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -252,8 +252,11 @@ class ChatClient:
         headers = {"Content-Type": "application/json"}
         if self._api_key:  # a local server (Ollama, vLLM) gets no key at all
             headers["Authorization"] = f"Bearer {self._api_key}"
+        deadline = time.monotonic() + self.settings.timeout
         try:
-            response = self._session.post(self.url, json=body, headers=headers, timeout=self.settings.timeout)
+            response = self._session.post(
+                self.url, json=body, headers=headers, timeout=self.settings.timeout, stream=True
+            )
         except (
             requests.exceptions.MissingSchema,
             requests.exceptions.InvalidSchema,
@@ -269,6 +272,9 @@ class ChatClient:
             return None, f"no answer within {self.settings.timeout:g} s (model.timeout)"
         except requests.RequestException as exc:
             return None, f"cannot connect ({type(exc).__name__})"
+        problem = read_body(response, deadline, self.settings.timeout)
+        if problem is not None:
+            return None, problem
         return response, self._classify(response, body, model)
 
     def _classify(self, response: requests.Response, body: dict[str, Any], model: str) -> ChatResponse | str:
@@ -328,21 +334,6 @@ class ChatClient:
             completion = estimate_tokens(content)
             counted = Usage(prompt, completion, prompt + completion, estimated=True)
         return ChatResponse(content, counted, str(data.get("model") or model))
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """``Retry-After`` as seconds (it may be a number or an HTTP date); ``None`` if absent."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)

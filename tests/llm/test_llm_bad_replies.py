@@ -1,0 +1,38 @@
+"""Replies no model server should send, from a real local server: each is a clear
+ModelUnreachable (exit 3) or ModelError (exit 5), or is read as well as it can be;
+never an internal error, never a call that outlives ``model.timeout``."""
+
+from __future__ import annotations
+
+import pytest
+from fakellm import FakeLLM, Trickle, completion
+
+from scarwarden.config import ModelSettings
+from scarwarden.errors import ModelUnreachable
+from scarwarden.llm.client import ChatClient
+
+MSG = [{"role": "user", "content": "Say hello"}]
+
+
+def make_client(llm: FakeLLM, **overrides: object) -> ChatClient:
+    values: dict[str, object] = {"base_url": llm.url, "backoff": 0.01, "max_retries": 1, "timeout": 5.0}
+    values.update(overrides)
+    return ChatClient(ModelSettings(**values), "sk-test")  # type: ignore[arg-type]
+
+
+def test_a_reply_trickled_past_the_timeout_is_a_timeout(llm: FakeLLM) -> None:
+    """Each byte comes well within the timeout, so only a deadline on the whole reply
+    stops it: the read timeout alone let this call last 9 s with timeout 1 s (and a
+    reply that never ends, forever)."""
+    short = {"choices": [{"message": {"content": "hi"}}]}  # 45 bytes: 4.5 s each
+    llm.script(Trickle(0.1, short), Trickle(0.1, short))
+    with pytest.raises(ModelUnreachable) as caught:
+        make_client(llm, timeout=1.0).complete(MSG, model="m")
+    assert "did not answer after 2 attempts" in caught.value.message
+    assert "no complete answer within 1 s (model.timeout)" in caught.value.message
+    assert len(llm.requests) == 2
+
+
+def test_a_reply_trickled_within_the_timeout_is_read(llm: FakeLLM) -> None:
+    llm.script(Trickle(0.0005, completion("Hello!")))
+    assert make_client(llm).complete(MSG, model="m").content == "Hello!"
