@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from scarwarden.config import Config, ModelSettings
 from scarwarden.errors import ConfigError, ModelError, ModelUnreachable, ValidationError
-from scarwarden.llm.reply import read_body, retry_after_seconds
+from scarwarden.llm.reply import read_body, retry_after_seconds, token_counts
 from scarwarden.logs import log
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -323,12 +323,9 @@ class ChatClient:
             raise ModelError(
                 "the model's reply had no text content", hint="use a chat model that answers in text"
             )
-        usage = data.get("usage") if isinstance(data, dict) else None
-        if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
-            prompt = int(usage["prompt_tokens"])
-            completion = int(usage.get("completion_tokens") or 0)
-            total = int(usage.get("total_tokens") or prompt + completion)
-            counted = Usage(prompt, completion, total, estimated=False)
+        counts = token_counts(data.get("usage") if isinstance(data, dict) else None)
+        if counts is not None:
+            counted = Usage(*counts, estimated=False)
         else:
             prompt = estimate_tokens("".join(_text_of(m.get("content", "")) for m in body["messages"]))
             completion = estimate_tokens(content)

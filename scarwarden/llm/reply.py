@@ -1,4 +1,5 @@
-"""Reading a model server's reply: its body within ``model.timeout``, its ``Retry-After``.
+"""Reading a model server's reply: its body within ``model.timeout``, its token counts,
+its ``Retry-After``.
 
 Imported by :mod:`scarwarden.llm.client`, which owns the requests; ``requests`` and
 ``urllib3`` are imported inside the calls only (~110 ms).
@@ -6,9 +7,10 @@ Imported by :mod:`scarwarden.llm.client`, which owns the requests; ``requests`` 
 
 from __future__ import annotations
 
+import math
 import time
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     import requests
@@ -47,6 +49,26 @@ def read_body(response: requests.Response, deadline: float, timeout: float) -> s
         return f"the connection broke while the reply was read ({type(exc).__name__})"
     response._content = b"".join(chunks)  # what .json() and .text read from now on
     return None
+
+
+def token_counts(usage: Any) -> tuple[int, int, int] | None:
+    """(prompt, completion, total) tokens as a reply's ``usage`` reports them, or ``None``
+    when it does not: no usage, or a count that is none (a string, a list, a negative
+    or infinite number: the caller then estimates, as for a server that sends none)."""
+    if not isinstance(usage, dict):
+        return None
+    prompt = _count(usage.get("prompt_tokens"))
+    completion = _count(usage.get("completion_tokens") or 0)
+    if prompt is None or completion is None:
+        return None
+    total = _count(usage.get("total_tokens") or prompt + completion)
+    return None if total is None else (prompt, completion, total)
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value) if math.isfinite(value) and value >= 0 else None
 
 
 def retry_after_seconds(value: str | None) -> float | None:

@@ -9,7 +9,7 @@ from fakellm import FakeLLM, Trickle, completion
 
 from scarwarden.config import ModelSettings
 from scarwarden.errors import ModelUnreachable
-from scarwarden.llm.client import ChatClient
+from scarwarden.llm.client import ChatClient, Usage
 
 MSG = [{"role": "user", "content": "Say hello"}]
 
@@ -36,3 +36,21 @@ def test_a_reply_trickled_past_the_timeout_is_a_timeout(llm: FakeLLM) -> None:
 def test_a_reply_trickled_within_the_timeout_is_read(llm: FakeLLM) -> None:
     llm.script(Trickle(0.0005, completion("Hello!")))
     assert make_client(llm).complete(MSG, model="m").content == "Hello!"
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": 5, "completion_tokens": "abc"},  # ValueError: invalid literal for int()
+        {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": [1]},  # TypeError
+        {"prompt_tokens": 5, "completion_tokens": 1e400},  # OverflowError: float infinity
+        {"prompt_tokens": 5, "completion_tokens": -3},
+    ],
+)
+def test_token_counts_that_are_no_counts_are_estimated(llm: FakeLLM, usage: dict[str, object]) -> None:
+    """Usage is bookkeeping: a server's junk in it is replaced by the estimate (as when
+    it sends none), not an internal error after the answer arrived."""
+    llm.script({"choices": [{"message": {"content": "x" * 40}}], "usage": usage})
+    response = make_client(llm).complete([{"role": "user", "content": "y" * 400}], model="m")
+    assert response.content == "x" * 40
+    assert response.usage == Usage(100, 10, 110, estimated=True)
