@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from scarwarden.config import Config, ModelSettings
 from scarwarden.errors import ConfigError, ModelError, ModelUnreachable, ValidationError
+from scarwarden.files.input_policy import encoding_problem, encoding_problems_in
 from scarwarden.llm.reply import read_body, retry_after_seconds, token_counts
 from scarwarden.logs import log
 
@@ -323,6 +324,9 @@ class ChatClient:
             raise ModelError(
                 "the model's reply had no text content", hint="use a chat model that answers in text"
             )
+        not_text = encoding_problem(content)  # a JSON "\ud800" escape: nothing can print or store it
+        if not_text is not None:
+            raise ModelError(f"the model's reply {not_text}", hint="run again, or choose another model")
         counts = token_counts(data.get("usage") if isinstance(data, dict) else None)
         if counts is not None:
             counted = Usage(*counts, estimated=False)
@@ -362,7 +366,10 @@ def complete_json(
         except json.JSONDecodeError as exc:
             problem = f"it is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
         else:
+            not_text = next(encoding_problems_in(data), None)  # no one can print or store it
             try:
+                if not_text is not None:
+                    raise ValueError(" ".join(not_text).strip())
                 return parse(data), responses
             except ValidationError as exc:
                 problem = exc.message

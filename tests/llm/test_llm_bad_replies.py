@@ -8,8 +8,8 @@ import pytest
 from fakellm import FakeLLM, Trickle, completion
 
 from scarwarden.config import ModelSettings
-from scarwarden.errors import ModelUnreachable
-from scarwarden.llm.client import ChatClient, Usage
+from scarwarden.errors import ExitCode, ModelError, ModelUnreachable
+from scarwarden.llm.client import ChatClient, Usage, complete_json
 
 MSG = [{"role": "user", "content": "Say hello"}]
 
@@ -54,3 +54,27 @@ def test_token_counts_that_are_no_counts_are_estimated(llm: FakeLLM, usage: dict
     response = make_client(llm).complete([{"role": "user", "content": "y" * 400}], model="m")
     assert response.content == "x" * 40
     assert response.usage == Usage(100, 10, 110, estimated=True)
+
+
+def test_a_reply_that_is_not_unicode_text_is_a_model_error(llm: FakeLLM) -> None:
+    """A JSON "\\ud800" escape decodes to a lone surrogate, which no file, terminal or
+    commit can take: printing the answer crashed with UnicodeEncodeError."""
+    llm.script((200, '{"choices": [{"message": {"content": "Lead with the pain \\ud800 [PB-01]"}}]}'))
+    with pytest.raises(ModelError) as caught:
+        make_client(llm).complete(MSG, model="m")
+    assert caught.value.exit_code == ExitCode.MODEL_ERROR
+    assert caught.value.message.startswith(
+        "the model's reply holds a lone surrogate (U+D800) at character 20"
+    )
+
+
+def test_json_that_is_not_unicode_text_is_repaired_then_a_model_error(llm: FakeLLM) -> None:
+    """The same escape inside the JSON asked for (a reviewer's reason) crashed the
+    printing of the review; it is a problem the repair request names."""
+    bad = '{"verdict": "retake", "reason": "bad \\ud800"}'  # the content holds the escape
+    llm.script(completion(bad), completion(bad))
+    with pytest.raises(ModelError) as caught:
+        complete_json(make_client(llm), MSG, model="m", parse=lambda data: data, what="verdict")
+    assert "'reason' holds a lone surrogate (U+D800) at character 5" in caught.value.message
+    repair = llm.requests[1]["body"]["messages"][-1]["content"]
+    assert repair.startswith("Your reply is not valid: 'reason' holds a lone surrogate (U+D800)")
