@@ -147,7 +147,7 @@ def review_draft(
         review_messages(task, rules, draft),
         model=model,
         parse=lambda data: parse_review(data, ids),
-        what="the reviewer's verdict",
+        what="review verdict",
     )
     if responses is not None:
         responses.extend(got)

@@ -161,9 +161,13 @@ def test_invalid_reviewer_json_twice_fails_clearly(
     )
     result = cli("answer", DISCOUNT, "--qc", "--record")
     assert result.exit_code == 5
-    assert "the reviewer's verdict was not the JSON asked for" in result.stderr
+    # Said as a sentence: it read "the model's the reviewer's verdict", and the repair
+    # request "Reply again with only the the reviewer's verdict".
+    assert "error: the model's review verdict was not the JSON asked for" in result.stderr
     assert "at least one violation" in result.stderr
     assert "Recorded" not in result.output
+    repair = fake_llm.requests[2]["body"]["messages"][-1]["content"]
+    assert "Reply again with only the review verdict as one JSON object" in repair
 
 
 @pytest.mark.parametrize(
