@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -179,10 +180,15 @@ def test_invalid_reviewer_json_twice_fails_clearly(
         ({"verdict": "pass", "violations": [{"rule_id": "PB-02", "reason": "x"}]}, "must not list"),
         ({"verdict": "retake", "violations": [{"rule_id": "PB-02"}]}, 'has no "reason"'),
         ({"verdict": "retake", "violations": "PB-02"}, "must be a list"),
+        # Printed on the terminal and sent to the rewrite: it went through as it was.
+        (
+            {"verdict": "retake", "violations": [{"rule_id": "PB-02", "reason": "x\x1b[2J"}]},
+            'violation 1: "reason" holds an escape character (U+001B) at character 2',
+        ),
     ],
 )
 def test_parse_review_rejects(data: Any, message: str) -> None:
-    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+    with pytest.raises(ValueError, match=re.escape(message)):
         parse_review(data, ["PB-02"])
 
 
