@@ -78,3 +78,18 @@ def test_json_that_is_not_unicode_text_is_repaired_then_a_model_error(llm: FakeL
     assert "'reason' holds a lone surrogate (U+D800) at character 5" in caught.value.message
     repair = llm.requests[1]["body"]["messages"][-1]["content"]
     assert repair.startswith("Your reply is not valid: 'reason' holds a lone surrogate (U+D800)")
+
+
+def test_models_test_gives_a_trickled_reply_no_more_than_the_timeout(llm: FakeLLM) -> None:
+    """``models --test`` took each reply as long as it kept coming (4.5 s here with
+    timeout 1 s, and "answered" at the end)."""
+    from scarwarden.config import parse_config
+    from scarwarden.llm.probe import probe
+
+    short = {"choices": [{"message": {"content": "p"}}]}
+    llm.script(Trickle(0.1, short), completion("p"), completion("p"))
+    config = parse_config({"model": {"provider": "vllm", "base_url": llm.url, "timeout": 1}}, environ={})
+    report = probe(config, environ={})
+    distill = next(c for c in report.checks if c.name == "model.distill_model")
+    assert (distill.ok, distill.detail) == (False, "no complete answer within 1 s (model.timeout)")
+    assert [c.ok for c in report.checks if c.name == "model.answer_model"] == [True]
