@@ -37,3 +37,16 @@ def test_a_multipart_form_that_is_not_utf8_records_nothing(memory_repo: MemoryRe
     assert client.post("/answer", data=body, headers=headers).status_code == 303
     (stored,) = (memory_repo.root / "memory" / "episodes").rglob("*.yaml")
     assert "task: Book travel é\n" in stored.read_text(encoding="utf-8")
+
+
+def test_a_query_that_is_not_utf8_is_refused(memory_repo: MemoryRepo) -> None:
+    """Werkzeug keeps an undecodable ``%FF`` in a query as the three characters ``%FF``:
+    the task page recalled "Book%FF travel" and put it in the answer form, which then
+    recorded that task, text nobody typed (the form body itself was valid UTF-8)."""
+    client = create_app(memory_repo.root, csrf_token="t", allowed_hosts={"localhost"}).test_client()
+    for url in ("/task?task=Book%FF+travel", "/ledger?q=caf%E9", "/?tag=a&q=%ED%A0%80"):
+        page = client.get(url, headers={"Host": "localhost"})
+        assert page.status_code == 400, url
+        assert "The address is not valid UTF-8" in page.get_data(as_text=True)
+    for url in ("/task?task=Book+travel", "/ledger?q=caf%C3%A9", "/?q=100%25"):
+        assert client.get(url, headers={"Host": "localhost"}).status_code == 200, url
