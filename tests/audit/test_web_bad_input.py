@@ -1,8 +1,13 @@
-"""The web UI's write forms refuse what the user did not send, whatever the form's encoding."""
+"""Bad input to the web UI (text the user did not send) and to the static export (an
+output folder whose links lead into the repository)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
+from conftest import git
 from helpers import State
 
 from scarwarden.repo import MemoryRepo
@@ -50,3 +55,32 @@ def test_a_query_that_is_not_utf8_is_refused(memory_repo: MemoryRepo) -> None:
         assert "The address is not valid UTF-8" in page.get_data(as_text=True)
     for url in ("/task?task=Book+travel", "/ledger?q=caf%C3%A9", "/?q=100%25"):
         assert client.get(url, headers={"Host": "localhost"}).status_code == 200, url
+
+
+@pytest.mark.parametrize(
+    "link, target, refused",
+    [
+        ("index.html", "memory/playbook.md", "refusing to write inside the memory folder (memory/)"),
+        ("static/style.css", "memory/playbook.md", "refusing to write inside the memory folder"),
+        ("episodes", "memory/episodes", "refusing to write inside the memory folder (memory/)"),
+        ("ledger.html", "scarwarden.yaml", "refusing to write over the settings (scarwarden.yaml)"),
+    ],
+)
+def test_the_export_never_writes_through_a_link_in_its_folder(
+    cli: Any, demo_repo: MemoryRepo, tmp_path: Path, link: str, target: str, refused: str
+) -> None:
+    """The folder was checked, not what is in it: index.html linked to the playbook was
+    overwritten with the page (exit 1 after, "cannot parse the playbook"), and episode
+    pages went into memory/episodes through a linked episodes/ folder. A link to a page
+    elsewhere is still written through (tests/audit/test_export_reads.py)."""
+    site = tmp_path / "site"
+    (site / link).parent.mkdir(parents=True)
+    (site / link).symlink_to(demo_repo.root / target)
+    before = State.of(demo_repo)
+    playbook = (demo_repo.root / "memory/playbook.md").read_bytes()
+    result = cli("audit", "--html", str(site))
+    assert result.exit_code == 2, result.output
+    assert refused in result.stderr and str(site / link) in result.stderr
+    assert (demo_repo.root / "memory/playbook.md").read_bytes() == playbook
+    assert State.of(demo_repo) == before
+    assert git(demo_repo.root, "status", "--porcelain", "--untracked-files=all").stdout == ""
