@@ -75,3 +75,20 @@ def test_lines_that_are_not_a_message_are_answered_and_serving_goes_on(demo_repo
     messages = [r["error"]["message"] for r in replies if "error" in r]
     assert all(m.startswith(("Parse error", "Invalid request")) for m in messages), messages
     assert b"Traceback" not in proc.stdout
+
+
+def test_json_nested_too_deeply_is_answered_and_serving_goes_on(demo_repo: MemoryRepo) -> None:
+    """Past the SDK's parser's depth: the check of what it could not read must not
+    itself give up (a RecursionError ended the server, "internal error: ExceptionGroup")."""
+    deep = [
+        b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"recall","arguments":{"task":' % n
+        + b"[" * depth
+        + b"]" * depth
+        + b"}}}"
+        for n, depth in ((30, 300), (31, 100_000))
+    ]
+    replies, proc = serve_lines(demo_repo, [*deep, b'{"jsonrpc":"2.0","id":32,"method":"tools/list"}'])
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert [r["error"]["code"] for r in replies[1:3]] == [-32600, -32600], replies
+    assert "nested too deeply" in replies[2]["error"]["message"]
+    assert replies[3]["id"] == 32 and "tools" in replies[3]["result"]

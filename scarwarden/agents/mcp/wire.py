@@ -80,11 +80,14 @@ def error_reply(exc: Exception) -> JSONRPCError | None:
             return None
         try:
             message = json.loads(raw)
+            surrogate = next(encoding_problems_in(message), None) is not None
         except ValueError:
             return _error(None, PARSE_ERROR, f"Parse error: the line is not JSON ({errors[0]['msg']})")
-        why = "a \\u escape in it is a lone surrogate, not text (send the character itself)"
-        if next(encoding_problems_in(message), None) is None:
-            why = errors[0]["msg"]
+        except RecursionError:  # the SDK's parser stops at ~250 levels, Python's at ~1000
+            return _error(None, INVALID_REQUEST, "Invalid request: its JSON is nested too deeply")
+        why = errors[0]["msg"]
+        if surrogate:
+            why = "a \\u escape in it is a lone surrogate, not text (send the character itself)"
         return _error(_request_id(message), INVALID_REQUEST, f"Invalid request: {why}")
     # The union's errors: the message is the input nearest the top that looks like one.
     tops = sorted(
