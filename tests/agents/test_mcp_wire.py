@@ -92,3 +92,28 @@ def test_json_nested_too_deeply_is_answered_and_serving_goes_on(demo_repo: Memor
     assert [r["error"]["code"] for r in replies[1:3]] == [-32600, -32600], replies
     assert "nested too deeply" in replies[2]["error"]["message"]
     assert replies[3]["id"] == 32 and "tools" in replies[3]["result"]
+
+
+def test_a_client_that_stops_reading_ends_the_server_quietly(demo_repo: MemoryRepo) -> None:
+    """A client closing its end of stdout (it quit, it crashed) broke the next answer's
+    write: the server ended with exit 1 "internal error: ExceptionGroup ... this is a bug
+    in Scarwarden"."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 0
+    proc.stdout.close()
+    try:
+        proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n')
+        proc.stdin.close()
+    except BrokenPipeError:  # the server has gone already: as good
+        pass
+    assert proc.wait(timeout=60) == 0
+    stderr = proc.stderr.read().decode()
+    assert "internal error" not in stderr and "Traceback" not in stderr, stderr
