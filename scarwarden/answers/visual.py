@@ -152,7 +152,7 @@ def audit_image(
         messages(result.task, result.rules, result.sent),
         model=result.model,
         parse=lambda data: parse_verdicts(data, by_id),
-        what="verdicts",
+        what="list of verdicts",
     )
     result.responses = responses
     result.verdicts = verdicts

@@ -115,6 +115,10 @@ def test_an_invented_rule_is_repaired_once_then_refused(visual, fake_llm) -> Non
     result = cli("audit-image", str(image), "--task", "Beta banner")
     assert result.exit_code == 5 and "even after one repair attempt" in result.stderr
     assert "Traceback" not in result.output
+    # A sentence: it said "the model's verdicts was not the JSON asked for".
+    assert "error: the model's list of verdicts was not the JSON asked for" in result.stderr
+    repair = fake_llm.bodies()[-1]["messages"][-1]["content"]
+    assert "with only the list of verdicts as one JSON object" in repair
 
 
 def test_malformed_verdicts_and_a_skipped_rule(visual, fake_llm) -> None:
