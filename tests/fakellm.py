@@ -14,6 +14,8 @@ A scripted item is one of:
 * a tuple ``(status, body[, headers])``: body is a dict (JSON) or str;
 * ``Sleep(seconds)``: wait before answering 200 with the next item (timeouts);
 * ``Close()``: drop the connection without answering;
+* ``Trickle(seconds)``: answer 200 with the next item, sending its body one byte every
+  ``seconds`` (a server that keeps a connection alive without finishing its reply);
 * a callable ``f(request_body) -> item``.
 When the script runs out, the ``default`` item (if set) answers every further call.
 """
@@ -38,6 +40,12 @@ class Sleep:
 @dataclass
 class Close:
     pass
+
+
+@dataclass
+class Trickle:
+    seconds: float
+    then: Any = None
 
 
 def completion(
@@ -112,8 +120,11 @@ class FakeLLM:
                 self._answer(item, body)
 
             def _answer(self, item: Any, body: Any) -> None:
-                if callable(item) and not isinstance(item, (Sleep, Close)):
+                if callable(item) and not isinstance(item, (Sleep, Close, Trickle)):
                     item = item(body)
+                trickle = item.seconds if isinstance(item, Trickle) else 0.0
+                if isinstance(item, Trickle):
+                    item = item.then if item.then is not None else completion("(trickled)")
                 if isinstance(item, Sleep):
                     time.sleep(item.seconds)
                     item = item.then if item.then is not None else completion("(late)")
@@ -137,7 +148,13 @@ class FakeLLM:
                     for key, value in headers.items():
                         self.send_header(key, value)
                     self.end_headers()
-                    self.wfile.write(data)
+                    if not trickle:
+                        self.wfile.write(data)
+                    else:
+                        for byte in data:
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                            time.sleep(trickle)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scarwarden.errors import UsageError
+from scarwarden.errors import ModelError, UsageError
 from scarwarden.files.episodes import Episode, mint_id
 from scarwarden.repo import MemoryRepo
 
@@ -36,6 +36,19 @@ def _fit_action(text: str) -> str:
     return f"{cut}\n[truncated by scarwarden: the answer had {len(text):,} characters]"
 
 
+def _check_storable(answer: str) -> None:
+    """A model error (5) for an answer the ledger cannot store: the text is the model's,
+    so the episode validator's "invalid input, remove it" would blame the user."""
+    from scarwarden.files.input_policy import text_problem
+
+    problem = "is empty" if not answer.strip() else text_problem(answer)
+    if problem is not None:
+        raise ModelError(
+            f"the model's answer {problem}; nothing was recorded",
+            hint="run again, or choose another model (model.answer_model in scarwarden.yaml)",
+        )
+
+
 def record_answer(
     repo: MemoryRepo, result: AnswerResult, *, agent: str | None = None, commit: bool = True
 ) -> Episode:
@@ -54,6 +67,7 @@ def record_answer(
             hint="--record needs a model answer (configure a model, or "
             "record the human's answer with 'scarwarden ask')",
         )
+    _check_storable(side.answer)
     data: dict[str, Any] = {"id": mint_id(), "task": result.task, "action": _fit_action(side.answer)}
     if agent:
         data["agent"] = agent

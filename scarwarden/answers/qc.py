@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from scarwarden.answers.prompts import brief, fence, memory_messages, rules_block
 from scarwarden.answers.usage import usage_json
 from scarwarden.files.episodes import RULE_ID_RE
+from scarwarden.files.input_policy import text_problem
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
 from scarwarden.recall.router import ASK_HUMAN
 
@@ -110,6 +111,8 @@ def parse_review(data: Any, recalled_ids: Sequence[str]) -> Review:
             raise ValueError(f'violation {n} has no "rule_id"')
         if not isinstance(reason, str) or not reason.strip():
             raise ValueError(f'violation {n} has no "reason"')
+        if (problem := text_problem(reason)) is not None:  # printed, and sent to the rewrite
+            raise ValueError(f'violation {n}: "reason" {problem}')
         rule_id = canonical_rule_id(rule_id)
         target = review.violations if rule_id in known and RULE_ID_RE.match(rule_id) else review.untrusted
         target.append(Violation(rule_id, reason.strip()))
@@ -147,7 +150,7 @@ def review_draft(
         review_messages(task, rules, draft),
         model=model,
         parse=lambda data: parse_review(data, ids),
-        what="the reviewer's verdict",
+        what="review verdict",
     )
     if responses is not None:
         responses.extend(got)

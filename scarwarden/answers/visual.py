@@ -20,6 +20,7 @@ from typing import Any
 from scarwarden.answers.usage import usage_json
 from scarwarden.answers.visual_send import Sent, prepare
 from scarwarden.errors import UsageError
+from scarwarden.files.input_policy import text_problem
 from scarwarden.files.media import Image
 from scarwarden.llm.client import ChatClient, ChatResponse, complete_json
 from scarwarden.repo import MemoryRepo
@@ -151,7 +152,7 @@ def audit_image(
         messages(result.task, result.rules, result.sent),
         model=result.model,
         parse=lambda data: parse_verdicts(data, by_id),
-        what="verdicts",
+        what="list of verdicts",
     )
     result.responses = responses
     result.verdicts = verdicts
@@ -200,6 +201,10 @@ def parse_verdicts(data: Any, rules: dict[str, AuditRule]) -> list[Verdict]:
             raise ValueError(f'verdict {number} ({rule_id}) needs a "reason"')
         if not isinstance(evidence, str):
             raise ValueError(f'verdict {number} ({rule_id}): "evidence" must be text')
+        # Printed on a terminal and recorded (--record): text the ledger could store.
+        for name, text in (("reason", reason), ("evidence", evidence)):
+            if (problem := text_problem(text)) is not None:
+                raise ValueError(f'verdict {number} ({rule_id}): "{name}" {problem}')
         found[rule_id] = Verdict(rules[rule_id], verdict, reason.strip(), evidence.strip())
     return [
         found.get(rule_id) or Verdict(rule, "unclear", "the model gave no verdict for this rule", "")

@@ -26,11 +26,12 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from scarwarden.config import Config, ModelSettings
 from scarwarden.errors import ConfigError, ModelError, ModelUnreachable, ValidationError
+from scarwarden.files.input_policy import encoding_problem, encoding_problems_in
+from scarwarden.llm.reply import read_body, retry_after_seconds, token_counts
 from scarwarden.logs import log
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -252,8 +253,11 @@ class ChatClient:
         headers = {"Content-Type": "application/json"}
         if self._api_key:  # a local server (Ollama, vLLM) gets no key at all
             headers["Authorization"] = f"Bearer {self._api_key}"
+        deadline = time.monotonic() + self.settings.timeout
         try:
-            response = self._session.post(self.url, json=body, headers=headers, timeout=self.settings.timeout)
+            response = self._session.post(
+                self.url, json=body, headers=headers, timeout=self.settings.timeout, stream=True
+            )
         except (
             requests.exceptions.MissingSchema,
             requests.exceptions.InvalidSchema,
@@ -269,6 +273,9 @@ class ChatClient:
             return None, f"no answer within {self.settings.timeout:g} s (model.timeout)"
         except requests.RequestException as exc:
             return None, f"cannot connect ({type(exc).__name__})"
+        problem = read_body(response, deadline, self.settings.timeout)
+        if problem is not None:
+            return None, problem
         return response, self._classify(response, body, model)
 
     def _classify(self, response: requests.Response, body: dict[str, Any], model: str) -> ChatResponse | str:
@@ -317,32 +324,17 @@ class ChatClient:
             raise ModelError(
                 "the model's reply had no text content", hint="use a chat model that answers in text"
             )
-        usage = data.get("usage") if isinstance(data, dict) else None
-        if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
-            prompt = int(usage["prompt_tokens"])
-            completion = int(usage.get("completion_tokens") or 0)
-            total = int(usage.get("total_tokens") or prompt + completion)
-            counted = Usage(prompt, completion, total, estimated=False)
+        not_text = encoding_problem(content)  # a JSON "\ud800" escape: nothing can print or store it
+        if not_text is not None:
+            raise ModelError(f"the model's reply {not_text}", hint="run again, or choose another model")
+        counts = token_counts(data.get("usage") if isinstance(data, dict) else None)
+        if counts is not None:
+            counted = Usage(*counts, estimated=False)
         else:
             prompt = estimate_tokens("".join(_text_of(m.get("content", "")) for m in body["messages"]))
             completion = estimate_tokens(content)
             counted = Usage(prompt, completion, prompt + completion, estimated=True)
         return ChatResponse(content, counted, str(data.get("model") or model))
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """``Retry-After`` as seconds (it may be a number or an HTTP date); ``None`` if absent."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
@@ -374,7 +366,10 @@ def complete_json(
         except json.JSONDecodeError as exc:
             problem = f"it is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
         else:
+            not_text = next(encoding_problems_in(data), None)  # no one can print or store it
             try:
+                if not_text is not None:
+                    raise ValueError(" ".join(not_text).strip())
                 return parse(data), responses
             except ValidationError as exc:
                 problem = exc.message

@@ -9,12 +9,14 @@ answer 200 / 404 / 401 says the same thing, at the cost of a few tokens.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from scarwarden.config import Config
 from scarwarden.errors import ExitCode
+from scarwarden.llm.reply import read_body
 
 #: Seconds to wait for the probe's answers: a check should be quick to say "no".
 PROBE_TIMEOUT = 15.0
@@ -88,10 +90,15 @@ def probe(config: Config, environ: Mapping[str, str], session: Any = None) -> Pr
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     base = settings.base_url.rstrip("/")
     timeout = min(settings.timeout, PROBE_TIMEOUT)
+    deadline = time.monotonic() + timeout
     try:
-        listing = session.get(f"{base}/models", headers=headers, timeout=timeout)
+        listing = session.get(f"{base}/models", headers=headers, timeout=timeout, stream=True)
     except requests.RequestException as exc:
         report.checks.append(Check("reachable", False, _connect_problem(exc, timeout)))
+        return report
+    unread = read_body(listing, deadline, timeout)  # a reply in dribs: no longer than timeout
+    if unread is not None:
+        report.checks.append(Check("reachable", False, unread))
         return report
     report.checks.append(Check("reachable", True, f"HTTP {listing.status_code} from GET {base}/models"))
     if listing.status_code in (401, 403):
@@ -157,10 +164,16 @@ def _model_check(
     import requests
 
     body = {"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
+    deadline = time.monotonic() + timeout
     try:
-        reply = session.post(f"{base}/chat/completions", json=body, headers=headers, timeout=timeout)
+        reply = session.post(
+            f"{base}/chat/completions", json=body, headers=headers, timeout=timeout, stream=True
+        )
     except requests.RequestException as exc:
         return Check(name, False, _connect_problem(exc, timeout))
+    unread = read_body(reply, deadline, timeout)
+    if unread is not None:
+        return Check(name, False, unread)
     if reply.status_code == 200:
         return Check(name, True, f"{model} answered a one-token completion")
     if reply.status_code == 404:

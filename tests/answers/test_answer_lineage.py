@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from conftest import git
 from fakellm import FakeLLM
 
@@ -139,3 +140,26 @@ def test_record_a_huge_answer_stays_under_the_episode_cap(
     assert stored["action"].endswith("[truncated by scarwarden: the answer had 100,000 characters]")
     path = demo_repo.root / stored["path"]
     assert path.stat().st_size < 64 * 1024
+
+
+@pytest.mark.parametrize(
+    "reply, problem",
+    [
+        ("Lead with the pain\x00 [PB-01]", "holds a NUL character (U+0000) at character 19"),
+        ("Lead with the pain\x1b[2J [PB-01]", "holds an escape character (U+001B) at character 19"),
+        ("   ", "is empty"),
+    ],
+)
+def test_record_of_an_answer_that_cannot_be_stored_is_a_model_error(
+    cli: Any, demo_repo: MemoryRepo, fake_llm: FakeLLM, reply: str, problem: str
+) -> None:
+    """The model's text, not the user's: it was exit 1 "answer: invalid episode input"
+    with the hint "remove it" (or "leave the key out instead" for a blank answer)."""
+    before = git(demo_repo.root, "rev-parse", "HEAD").stdout
+    fake_llm.script(reply)
+    result = cli("answer", LINKEDIN, "--record")
+    assert result.exit_code == 5, result.output
+    assert f"error: the model's answer {problem}" in result.stderr
+    assert "nothing was recorded" in result.stderr and "remove it" not in result.stderr
+    assert git(demo_repo.root, "rev-parse", "HEAD").stdout == before
+    assert git(demo_repo.root, "status", "--porcelain", "--untracked-files=all").stdout == ""

@@ -115,6 +115,10 @@ def test_an_invented_rule_is_repaired_once_then_refused(visual, fake_llm) -> Non
     result = cli("audit-image", str(image), "--task", "Beta banner")
     assert result.exit_code == 5 and "even after one repair attempt" in result.stderr
     assert "Traceback" not in result.output
+    # A sentence: it said "the model's verdicts was not the JSON asked for".
+    assert "error: the model's list of verdicts was not the JSON asked for" in result.stderr
+    repair = fake_llm.bodies()[-1]["messages"][-1]["content"]
+    assert "with only the list of verdicts as one JSON object" in repair
 
 
 def test_malformed_verdicts_and_a_skipped_rule(visual, fake_llm) -> None:
@@ -190,3 +194,27 @@ def test_a_provider_without_a_vision_model_judges_nothing(visual, fake_llm) -> N
     strict = cli("audit-image", str(image), "--task", "Beta banner", "--strict")
     assert strict.exit_code == 4 and "model.vision_model" in strict.stderr
     assert fake_llm.requests == []  # no image went to a text-only model
+
+
+def test_a_verdict_text_that_cannot_be_stored_is_repaired_then_a_model_error(visual, fake_llm) -> None:
+    """A reason holding ESC (or evidence holding NUL) went to the terminal as it was, and
+    with --record failed as exit 1 "audit-image: invalid episode input ... remove it":
+    the model's text, sent back in the repair request now."""
+    repo, cli, image, _ep = visual
+    before = head(repo.root)
+    bad = reply_json({"verdicts": [{"rule": "PB-01", "verdict": "violates", "reason": "cut\x1b[2J"}]})
+    nul = reply_json(
+        {"verdicts": [{"rule": "PB-01", "verdict": "pass", "reason": "ok", "evidence": "a\x00"}]}
+    )
+    fake_llm.script(bad, nul)
+    result = cli("audit-image", str(image), "--task", "Beta banner", "--record")
+    assert result.exit_code == 5, result.output
+    assert "even after one repair attempt" in result.stderr and "remove it" not in result.stderr
+    assert '"evidence" holds a NUL character (U+0000) at character 2' in result.stderr
+    repair = fake_llm.bodies()[1]["messages"][-1]["content"]
+    assert 'verdict 1 (PB-01): "reason" holds an escape character (U+001B) at character 4' in repair
+    assert head(repo.root) == before
+    assert git(repo.root, "status", "--porcelain", "--untracked-files=all").stdout == ""
+    fake_llm.script(bad, verdicts(("PB-01", "violates")))
+    result = cli("audit-image", str(image), "--task", "Beta banner", "--record")
+    assert result.exit_code == 0 and head(repo.root) != before

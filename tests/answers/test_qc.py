@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -161,9 +162,13 @@ def test_invalid_reviewer_json_twice_fails_clearly(
     )
     result = cli("answer", DISCOUNT, "--qc", "--record")
     assert result.exit_code == 5
-    assert "the reviewer's verdict was not the JSON asked for" in result.stderr
+    # Said as a sentence: it read "the model's the reviewer's verdict", and the repair
+    # request "Reply again with only the the reviewer's verdict".
+    assert "error: the model's review verdict was not the JSON asked for" in result.stderr
     assert "at least one violation" in result.stderr
     assert "Recorded" not in result.output
+    repair = fake_llm.requests[2]["body"]["messages"][-1]["content"]
+    assert "Reply again with only the review verdict as one JSON object" in repair
 
 
 @pytest.mark.parametrize(
@@ -175,10 +180,15 @@ def test_invalid_reviewer_json_twice_fails_clearly(
         ({"verdict": "pass", "violations": [{"rule_id": "PB-02", "reason": "x"}]}, "must not list"),
         ({"verdict": "retake", "violations": [{"rule_id": "PB-02"}]}, 'has no "reason"'),
         ({"verdict": "retake", "violations": "PB-02"}, "must be a list"),
+        # Printed on the terminal and sent to the rewrite: it went through as it was.
+        (
+            {"verdict": "retake", "violations": [{"rule_id": "PB-02", "reason": "x\x1b[2J"}]},
+            'violation 1: "reason" holds an escape character (U+001B) at character 2',
+        ),
     ],
 )
 def test_parse_review_rejects(data: Any, message: str) -> None:
-    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+    with pytest.raises(ValueError, match=re.escape(message)):
         parse_review(data, ["PB-02"])
 
 

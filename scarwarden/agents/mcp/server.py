@@ -64,6 +64,32 @@ class _Server(MCPServer):
                 raise ToolError(bounded(name, _arguments_message(self, name, cause))) from cause
             raise ToolError(bounded(name, str(exc))) from exc
 
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio loop, with every unreadable line answered (:mod:`.wire`)."""
+        from mcp.server.stdio import stdio_server
+
+        from scarwarden.agents.mcp.wire import AnsweringReadStream
+
+        try:
+            async with stdio_server() as (read_stream, write_stream):
+                await self._lowlevel_server.run(
+                    AnsweringReadStream(read_stream, write_stream),
+                    write_stream,
+                    self._lowlevel_server.create_initialization_options(),
+                )
+        except Exception as exc:
+            if not _client_gone(exc):  # a client that closed its end is the end, not a crash
+                raise
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` (or every error of an exception group) is a write to a client
+    that closed its end of stdout."""
+    group = getattr(exc, "exceptions", None)
+    if group is not None:
+        return bool(group) and all(_client_gone(e) for e in group)
+    return isinstance(exc, (BrokenPipeError, ConnectionResetError))
+
 
 #: An error's line longer than this is cut (a 10,000-character argument is not echoed
 #: back in full, issue 27); the cut says how long the line was.

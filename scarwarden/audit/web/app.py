@@ -24,7 +24,7 @@ from flask import Flask, Response, redirect, request
 from werkzeug.exceptions import HTTPException
 
 from scarwarden.audit.web import pages, render
-from scarwarden.audit.web.security import add_security_headers, host_name
+from scarwarden.audit.web.security import add_security_headers, form_is_utf8, host_name
 from scarwarden.audit.web.site import Pages
 from scarwarden.audit.web.taskpage import task_page
 from scarwarden.errors import ExitCode, ScarwardenError, UsageError, ValidationError
@@ -101,6 +101,11 @@ def _add_guards(app: Flask, site: Pages, hosts: set[str] | None) -> None:
                 "Unknown host",
                 f"This server does not answer to the host {request.host!r}.",
                 "open it through 127.0.0.1 or localhost",
+            )
+        if not form_is_utf8("application/x-www-form-urlencoded", request.query_string):
+            # Werkzeug keeps %FF as the text "%FF": a task page would put it in its form.
+            return site.error(
+                400, "Not valid UTF-8", "The address is not valid UTF-8 (a %FF-style escape in its query)."
             )
         return None
 

@@ -82,9 +82,17 @@ def add_security_headers(headers: ResponseHeaders) -> None:
 
 
 def form_is_utf8(mimetype: str, body: bytes) -> bool:
-    """Whether a url-encoded form body decodes as UTF-8. Werkzeug keeps an undecodable
-    ``%FF`` as the three characters ``%FF``, which would store text the user never
-    sent; the input policy refuses it instead (issue 16, docs/formats.md "Text")."""
+    """Whether a form body decodes as UTF-8. Werkzeug keeps an undecodable ``%FF`` as
+    the three characters ``%FF``, and turns a multipart field's bad byte into U+FFFD,
+    either of which would store text the user never sent; the input policy refuses it
+    instead (issue 16, docs/formats.md "Text"). No form of the UI uploads a file, so a
+    multipart body is text throughout."""
+    if mimetype == "multipart/form-data":
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return True
     if mimetype != "application/x-www-form-urlencoded":
         return True
     try:

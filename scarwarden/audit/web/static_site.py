@@ -14,11 +14,12 @@ in the folder is left alone.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,9 @@ OWN_MARKERS = (
     '<meta name="generator" content="scarwarden audit --html">',
     '<span class="badge">static export</span>',
 )
+
+#: Every subfolder the export writes into.
+OWN_SUBFOLDERS = ("rules", "episodes", "images", "media", "static")
 
 #: The subfolders whose pages the export owns, and the IDs their pages are named by.
 OWN_FOLDERS = (("rules", RULE_ID_RE), ("episodes", EPISODE_ID_RE))
@@ -79,12 +83,11 @@ def export_html(
 ) -> ExportResult:
     """Write the playbook, every rule's page and every episode's page under ``directory``;
     ``progress(done, total)`` is called as pages are written (a bar on a terminal)."""
-    repo.refuse_own_files(directory, "--html")
-    out = Path(directory)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{out} exists and is not a folder", hint="give a folder to write into")
+    out = _output_folder(repo, directory)
     env = render.environment()
     generated = _source_label(repo)
+
+    refuse = partial(repo.refuse_own_files, option="--html")  # where a page that is a link leads
     made: set[Path] = set()  # folders made: one mkdir each, not one per page
 
     def write(rel: str, template: str, depth: int, **context: object) -> None:
@@ -96,7 +99,7 @@ def export_html(
         if target.parent not in made:
             target.parent.mkdir(parents=True, exist_ok=True)
             made.add(target.parent)
-        write_over(target, html.encode("utf-8"))
+        write_over(target, html.encode("utf-8"), refuse)
 
     with open_index(repo) as index:
         write("index.html", "playbook.html", 0, nav="playbook", **pages.playbook_page(index))
@@ -115,7 +118,7 @@ def export_html(
         image_pages = 0
         for ep, ctx in pages.episode_pages(index, episodes):
             write(f"episodes/{ep.id}.html", "episode.html", 1, nav="ledger", recorded=False, **ctx)
-            _copy_images(repo, out, ctx["images"])
+            _copy_images(repo, out, ctx["images"], refuse)
             image_pages += _write_image_pages(repo, index, ctx["images"], imaged, write)
             done += 1
             if progress is not None and done % 50 == 0:
@@ -129,20 +132,42 @@ def export_html(
         )
         if progress is not None:
             progress(total, total)
-    _write_static(out, _search_data(rules, episodes))
+    _write_static(out, _search_data(rules, episodes), refuse)
     removed = remove_stale_pages(
         out, {f"rules/{r.id}.html" for r in rules} | {f"episodes/{ep.id}.html" for ep in episodes}
     )
     return ExportResult(out, len(rules), len(episodes), removed, images=image_pages)
 
 
-def write_over(path: Path, data: bytes) -> None:
+def _output_folder(repo: MemoryRepo, directory: Path | str) -> Path:
+    """``directory`` once checked: not in the repository's own folders, nor any
+    subfolder the export writes into (a link there leads the pages elsewhere)."""
+    repo.refuse_own_files(directory, "--html")
+    out = Path(directory)
+    for sub in OWN_SUBFOLDERS:
+        repo.refuse_own_files(out / sub, "--html")
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} exists and is not a folder", hint="give a folder to write into")
+    return out
+
+
+def write_over(path: Path, data: bytes, refuse: Callable[[Path], None] | None = None) -> None:
     """Write ``data`` to ``path`` (created with the mode ``write_text`` gives) over the
     bytes there, then cut the rest: what ``write_text`` leaves, without emptying the
     file first. On ext4 an emptied file is flushed to disk when it is closed, and the
     next export's emptying waits for that write: 10,000 pages re-exported into the same
-    folder spent ~1.5 s of wall there, beyond the export's CPU (issue 30)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o666)
+    folder spent ~1.5 s of wall there, beyond the export's CPU (issue 30). A symbolic
+    link at ``path`` is written through, as ``write_text`` does, once ``refuse(path)``
+    has not raised: a link into the repository would overwrite the playbook."""
+    flags = os.O_WRONLY | os.O_CREAT
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        if refuse is not None:
+            refuse(path)
+        fd = os.open(path, flags, 0o666)
     try:
         view = memoryview(data)
         while view:
@@ -175,16 +200,18 @@ def _write_image_pages(
     return written
 
 
-def _write_static(out: Path, search_data: str) -> None:
+def _write_static(out: Path, search_data: str, refuse: Callable[[Path], None]) -> None:
     """The stylesheet and scripts, and the search's data."""
     (out / "static").mkdir(parents=True, exist_ok=True)
     for asset in render.STATIC.iterdir():
         if asset.is_file():
-            shutil.copyfile(asset, out / "static" / asset.name)
-    (out / "static" / "search-data.js").write_text(search_data, encoding="utf-8")
+            write_over(out / "static" / asset.name, asset.read_bytes(), refuse)
+    write_over(out / "static" / "search-data.js", search_data.encode("utf-8"), refuse)
 
 
-def _copy_images(repo: MemoryRepo, out: Path, images: list[dict[str, Any]]) -> None:
+def _copy_images(
+    repo: MemoryRepo, out: Path, images: list[dict[str, Any]], refuse: Callable[[Path], None]
+) -> None:
     """The images an episode page shows, next to the pages (``media/``, issue 19); only
     bytes that still are the image the name says, as the server serves: not a Git LFS
     pointer whose image was never fetched, nor a file edited in the working folder."""
@@ -198,7 +225,7 @@ def _copy_images(repo: MemoryRepo, out: Path, images: list[dict[str, Any]]) -> N
         raw = source.read_bytes() if source.is_file() else b""
         if digest(raw) == name.split(".", 1)[0]:
             (out / "media").mkdir(parents=True, exist_ok=True)
-            (out / "media" / name).write_bytes(raw)
+            write_over(out / "media" / name, raw, refuse)
 
 
 def _search_data(rules: list[Any], episodes: list[Any]) -> str:

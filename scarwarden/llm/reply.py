@@ -1,0 +1,86 @@
+"""Reading a model server's reply: its body within ``model.timeout``, its token counts,
+its ``Retry-After``.
+
+Imported by :mod:`scarwarden.llm.client`, which owns the requests; ``requests`` and
+``urllib3`` are imported inside the calls only (~110 ms).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import requests
+
+#: Bytes read from a reply at a time.
+CHUNK = 64 * 1024
+
+
+def read_body(response: requests.Response, deadline: float, timeout: float) -> str | None:
+    """Read a streamed reply's body by ``deadline`` (``time.monotonic``); the problem
+    if it could not be, else ``None`` (then ``response.content`` holds it).
+
+    The request's ``timeout`` bounds each read from the socket, not the reply: a server
+    sending a byte now and then (a proxy keeping the connection alive, a broken one)
+    held the call for as long as it liked, so the whole reply has ``timeout`` seconds.
+    Reads return what has arrived (urllib3 2's ``read1``), so the deadline is checked
+    as the bytes come; with urllib3 1, once per :data:`CHUNK`.
+    """
+    import requests
+    import urllib3
+
+    read1 = getattr(response.raw, "read1", None)
+    chunks: list[bytes] = []
+    try:
+        pieces = (
+            iter(lambda: read1(CHUNK, decode_content=True), b"")
+            if read1 is not None
+            else response.iter_content(CHUNK)
+        )
+        for chunk in pieces:
+            chunks.append(chunk)
+            if time.monotonic() > deadline:
+                response.close()
+                return f"no complete answer within {timeout:g} s (model.timeout)"
+    except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+        return f"the connection broke while the reply was read ({type(exc).__name__})"
+    response._content = b"".join(chunks)  # what .json() and .text read from now on
+    return None
+
+
+def token_counts(usage: Any) -> tuple[int, int, int] | None:
+    """(prompt, completion, total) tokens as a reply's ``usage`` reports them, or ``None``
+    when it does not: no usage, or a count that is none (a string, a list, a negative
+    or infinite number: the caller then estimates, as for a server that sends none)."""
+    if not isinstance(usage, dict):
+        return None
+    prompt = _count(usage.get("prompt_tokens"))
+    completion = _count(usage.get("completion_tokens") or 0)
+    if prompt is None or completion is None:
+        return None
+    total = _count(usage.get("total_tokens") or prompt + completion)
+    return None if total is None else (prompt, completion, total)
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value) if math.isfinite(value) and value >= 0 else None
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """``Retry-After`` as seconds (it may be a number or an HTTP date); ``None`` if absent."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())

@@ -1,0 +1,119 @@
+"""What ``scarwarden mcp`` answers to lines that are not a JSON-RPC message, sent raw to
+the real command over its stdin: an error (JSON-RPC 2.0, section 5.1), never silence.
+
+The SDK drops such a line unanswered (its stdio transport logs it at debug level), so a
+client that sent a request it could not parse waited for an answer forever.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from scarwarden.repo import MemoryRepo
+
+pytest.importorskip("mcp")
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+Replies = list[dict[str, Any]]
+
+
+def serve_lines(repo: MemoryRepo, lines: list[bytes]) -> tuple[Replies, subprocess.CompletedProcess[bytes]]:
+    """Send ``lines`` (after the handshake) and close stdin; every stdout line, parsed."""
+    head = [json.dumps(INITIALIZE).encode(), b'{"jsonrpc":"2.0","method":"notifications/initialized"}']
+    proc = subprocess.run(
+        [sys.executable, "-m", "scarwarden", "-C", str(repo.root), "mcp"],
+        input=b"\n".join(head + lines),
+        capture_output=True,
+        timeout=120,
+    )
+    return [json.loads(line) for line in proc.stdout.splitlines()], proc
+
+
+def test_lines_that_are_not_a_message_are_answered_and_serving_goes_on(demo_repo: MemoryRepo) -> None:
+    replies, proc = serve_lines(
+        demo_repo,
+        [
+            b"{not json",
+            b'{"jsonrpc":"2.0","id":14,"method":"tools/call","params":"x"}',
+            b'[{"jsonrpc":"2.0","id":7,"method":"tools/list"}]',
+            b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"recall",'
+            b'"arguments":{"task":"a\\ud800b"}}}',
+            b"\xff\xfe",
+            b"",
+            b'{"jsonrpc":"2.0","id":20,"method":"tools/list"}',
+            b'{"jsonrpc":"2.0","id":21,"meth',  # stdin closes mid-message
+        ],
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    by_id = [(r.get("id"), r.get("error", {}).get("code")) for r in replies[1:]]
+    assert by_id == [
+        (None, -32700),  # not JSON
+        (14, -32600),  # JSON, not a request: answered under its own ID
+        (None, -32600),  # a batch (MCP has none since 2025-06-18)
+        (9, -32600),  # the SDK cannot read a lone surrogate's escape (python-sdk issue 2751)
+        (None, -32700),  # not UTF-8
+        (20, None),  # a good request after all that is served
+        (None, -32700),  # the last, cut-off line
+    ], replies
+    assert "tools" in replies[6]["result"]
+    messages = [r["error"]["message"] for r in replies if "error" in r]
+    assert all(m.startswith(("Parse error", "Invalid request")) for m in messages), messages
+    assert b"Traceback" not in proc.stdout
+
+
+def test_json_nested_too_deeply_is_answered_and_serving_goes_on(demo_repo: MemoryRepo) -> None:
+    """Past the SDK's parser's depth: the check of what it could not read must not
+    itself give up (a RecursionError ended the server, "internal error: ExceptionGroup")."""
+    deep = [
+        b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"recall","arguments":{"task":' % n
+        + b"[" * depth
+        + b"]" * depth
+        + b"}}}"
+        for n, depth in ((30, 300), (31, 100_000))
+    ]
+    replies, proc = serve_lines(demo_repo, [*deep, b'{"jsonrpc":"2.0","id":32,"method":"tools/list"}'])
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert [r["error"]["code"] for r in replies[1:3]] == [-32600, -32600], replies
+    assert "nested too deeply" in replies[2]["error"]["message"]
+    assert replies[3]["id"] == 32 and "tools" in replies[3]["result"]
+
+
+def test_a_client_that_stops_reading_ends_the_server_quietly(demo_repo: MemoryRepo) -> None:
+    """A client closing its end of stdout (it quit, it crashed) broke the next answer's
+    write: the server ended with exit 1 "internal error: ExceptionGroup ... this is a bug
+    in Scarwarden"."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 0
+    proc.stdout.close()
+    try:
+        proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n')
+        proc.stdin.close()
+    except BrokenPipeError:  # the server has gone already: as good
+        pass
+    assert proc.wait(timeout=60) == 0
+    stderr = proc.stderr.read().decode()
+    assert "internal error" not in stderr and "Traceback" not in stderr, stderr

@@ -1,0 +1,86 @@
+"""Bad input to the web UI (text the user did not send) and to the static export (an
+output folder whose links lead into the repository)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import git
+from helpers import State
+
+from scarwarden.repo import MemoryRepo
+
+pytest.importorskip("flask")
+
+from scarwarden.audit.web.app import create_app  # noqa: E402
+
+
+def _multipart(fields: dict[str, bytes]) -> bytes:
+    parts = [
+        b'--zz\r\nContent-Disposition: form-data; name="' + name.encode() + b'"\r\n\r\n' + value + b"\r\n"
+        for name, value in fields.items()
+    ]
+    return b"".join(parts) + b"--zz--\r\n"
+
+
+def test_a_multipart_form_that_is_not_utf8_records_nothing(memory_repo: MemoryRepo) -> None:
+    """Werkzeug decodes a multipart field's bytes with U+FFFD for each bad byte: the
+    episode stored 'Book travel\\ufffd', text nobody typed. It is refused as the
+    url-encoded form is (tests/hardening/test_doors.py)."""
+    client = create_app(memory_repo.root, csrf_token="t", allowed_hosts={"localhost"}).test_client()
+    headers = {"Origin": "http://localhost", "Content-Type": "multipart/form-data; boundary=zz"}
+    before = State.of(memory_repo)
+    for path in ("/answer", "/task"):
+        body = _multipart({"csrf_token": b"t", "task": b"Book travel\xff", "answer": b"Use the \xfe portal"})
+        bad = client.post(path, data=body, headers=headers)
+        assert bad.status_code == 400, path
+        assert "The form is not valid UTF-8" in bad.get_data(as_text=True)
+    assert State.of(memory_repo) == before
+    body = _multipart({"csrf_token": b"t", "task": "Book travel é".encode(), "answer": b"Use the portal"})
+    assert client.post("/answer", data=body, headers=headers).status_code == 303
+    (stored,) = (memory_repo.root / "memory" / "episodes").rglob("*.yaml")
+    assert "task: Book travel é\n" in stored.read_text(encoding="utf-8")
+
+
+def test_a_query_that_is_not_utf8_is_refused(memory_repo: MemoryRepo) -> None:
+    """Werkzeug keeps an undecodable ``%FF`` in a query as the three characters ``%FF``:
+    the task page recalled "Book%FF travel" and put it in the answer form, which then
+    recorded that task, text nobody typed (the form body itself was valid UTF-8)."""
+    client = create_app(memory_repo.root, csrf_token="t", allowed_hosts={"localhost"}).test_client()
+    for url in ("/task?task=Book%FF+travel", "/ledger?q=caf%E9", "/?tag=a&q=%ED%A0%80"):
+        page = client.get(url, headers={"Host": "localhost"})
+        assert page.status_code == 400, url
+        assert "The address is not valid UTF-8" in page.get_data(as_text=True)
+    for url in ("/task?task=Book+travel", "/ledger?q=caf%C3%A9", "/?q=100%25"):
+        assert client.get(url, headers={"Host": "localhost"}).status_code == 200, url
+
+
+@pytest.mark.parametrize(
+    "link, target, refused",
+    [
+        ("index.html", "memory/playbook.md", "refusing to write inside the memory folder (memory/)"),
+        ("static/style.css", "memory/playbook.md", "refusing to write inside the memory folder"),
+        ("episodes", "memory/episodes", "refusing to write inside the memory folder (memory/)"),
+        ("ledger.html", "scarwarden.yaml", "refusing to write over the settings (scarwarden.yaml)"),
+    ],
+)
+def test_the_export_never_writes_through_a_link_in_its_folder(
+    cli: Any, demo_repo: MemoryRepo, tmp_path: Path, link: str, target: str, refused: str
+) -> None:
+    """The folder was checked, not what is in it: index.html linked to the playbook was
+    overwritten with the page (exit 1 after, "cannot parse the playbook"), and episode
+    pages went into memory/episodes through a linked episodes/ folder. A link to a page
+    elsewhere is still written through (tests/audit/test_export_reads.py)."""
+    site = tmp_path / "site"
+    (site / link).parent.mkdir(parents=True)
+    (site / link).symlink_to(demo_repo.root / target)
+    before = State.of(demo_repo)
+    playbook = (demo_repo.root / "memory/playbook.md").read_bytes()
+    result = cli("audit", "--html", str(site))
+    assert result.exit_code == 2, result.output
+    assert refused in result.stderr and str(site / link) in result.stderr
+    assert (demo_repo.root / "memory/playbook.md").read_bytes() == playbook
+    assert State.of(demo_repo) == before
+    assert git(demo_repo.root, "status", "--porcelain", "--untracked-files=all").stdout == ""

@@ -1,0 +1,95 @@
+"""Replies no model server should send, from a real local server: each is a clear
+ModelUnreachable (exit 3) or ModelError (exit 5), or is read as well as it can be;
+never an internal error, never a call that outlives ``model.timeout``."""
+
+from __future__ import annotations
+
+import pytest
+from fakellm import FakeLLM, Trickle, completion
+
+from scarwarden.config import ModelSettings
+from scarwarden.errors import ExitCode, ModelError, ModelUnreachable
+from scarwarden.llm.client import ChatClient, Usage, complete_json
+
+MSG = [{"role": "user", "content": "Say hello"}]
+
+
+def make_client(llm: FakeLLM, **overrides: object) -> ChatClient:
+    values: dict[str, object] = {"base_url": llm.url, "backoff": 0.01, "max_retries": 1, "timeout": 5.0}
+    values.update(overrides)
+    return ChatClient(ModelSettings(**values), "sk-test")  # type: ignore[arg-type]
+
+
+def test_a_reply_trickled_past_the_timeout_is_a_timeout(llm: FakeLLM) -> None:
+    """Each byte comes well within the timeout, so only a deadline on the whole reply
+    stops it: the read timeout alone let this call last 9 s with timeout 1 s (and a
+    reply that never ends, forever)."""
+    short = {"choices": [{"message": {"content": "hi"}}]}  # 45 bytes: 4.5 s each
+    llm.script(Trickle(0.1, short), Trickle(0.1, short))
+    with pytest.raises(ModelUnreachable) as caught:
+        make_client(llm, timeout=1.0).complete(MSG, model="m")
+    assert "did not answer after 2 attempts" in caught.value.message
+    assert "no complete answer within 1 s (model.timeout)" in caught.value.message
+    assert len(llm.requests) == 2
+
+
+def test_a_reply_trickled_within_the_timeout_is_read(llm: FakeLLM) -> None:
+    llm.script(Trickle(0.0005, completion("Hello!")))
+    assert make_client(llm).complete(MSG, model="m").content == "Hello!"
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": 5, "completion_tokens": "abc"},  # ValueError: invalid literal for int()
+        {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": [1]},  # TypeError
+        {"prompt_tokens": 5, "completion_tokens": 1e400},  # OverflowError: float infinity
+        {"prompt_tokens": 5, "completion_tokens": -3},
+    ],
+)
+def test_token_counts_that_are_no_counts_are_estimated(llm: FakeLLM, usage: dict[str, object]) -> None:
+    """Usage is bookkeeping: a server's junk in it is replaced by the estimate (as when
+    it sends none), not an internal error after the answer arrived."""
+    llm.script({"choices": [{"message": {"content": "x" * 40}}], "usage": usage})
+    response = make_client(llm).complete([{"role": "user", "content": "y" * 400}], model="m")
+    assert response.content == "x" * 40
+    assert response.usage == Usage(100, 10, 110, estimated=True)
+
+
+def test_a_reply_that_is_not_unicode_text_is_a_model_error(llm: FakeLLM) -> None:
+    """A JSON "\\ud800" escape decodes to a lone surrogate, which no file, terminal or
+    commit can take: printing the answer crashed with UnicodeEncodeError."""
+    llm.script((200, '{"choices": [{"message": {"content": "Lead with the pain \\ud800 [PB-01]"}}]}'))
+    with pytest.raises(ModelError) as caught:
+        make_client(llm).complete(MSG, model="m")
+    assert caught.value.exit_code == ExitCode.MODEL_ERROR
+    assert caught.value.message.startswith(
+        "the model's reply holds a lone surrogate (U+D800) at character 20"
+    )
+
+
+def test_json_that_is_not_unicode_text_is_repaired_then_a_model_error(llm: FakeLLM) -> None:
+    """The same escape inside the JSON asked for (a reviewer's reason) crashed the
+    printing of the review; it is a problem the repair request names."""
+    bad = '{"verdict": "retake", "reason": "bad \\ud800"}'  # the content holds the escape
+    llm.script(completion(bad), completion(bad))
+    with pytest.raises(ModelError) as caught:
+        complete_json(make_client(llm), MSG, model="m", parse=lambda data: data, what="verdict")
+    assert "'reason' holds a lone surrogate (U+D800) at character 5" in caught.value.message
+    repair = llm.requests[1]["body"]["messages"][-1]["content"]
+    assert repair.startswith("Your reply is not valid: 'reason' holds a lone surrogate (U+D800)")
+
+
+def test_models_test_gives_a_trickled_reply_no_more_than_the_timeout(llm: FakeLLM) -> None:
+    """``models --test`` took each reply as long as it kept coming (4.5 s here with
+    timeout 1 s, and "answered" at the end)."""
+    from scarwarden.config import parse_config
+    from scarwarden.llm.probe import probe
+
+    short = {"choices": [{"message": {"content": "p"}}]}
+    llm.script(Trickle(0.1, short), completion("p"), completion("p"))
+    config = parse_config({"model": {"provider": "vllm", "base_url": llm.url, "timeout": 1}}, environ={})
+    report = probe(config, environ={})
+    distill = next(c for c in report.checks if c.name == "model.distill_model")
+    assert (distill.ok, distill.detail) == (False, "no complete answer within 1 s (model.timeout)")
+    assert [c.ok for c in report.checks if c.name == "model.answer_model"] == [True]
