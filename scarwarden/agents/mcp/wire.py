@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 from mcp.shared.message import SessionMessage
-from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
 from scarwarden.files.input_policy import encoding_problems_in
