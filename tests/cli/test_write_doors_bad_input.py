@@ -3,6 +3,9 @@ import, redact, ask): a clear error, the documented exit code, and nothing writt
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from conftest import Cli
 from helpers import State
 
@@ -17,3 +20,43 @@ def test_a_receipt_nested_too_deeply_is_refused_as_input(demo_repo: MemoryRepo, 
     assert "--receipt: not JSON (nested too deeply)" in result.stderr
     assert "internal error" not in result.stderr
     assert State.of(demo_repo) == before
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def _conversation(arguments: str) -> list[dict[str, object]]:
+    function = {"name": "cancel_reservation", "arguments": arguments}
+    call = {"id": "c1", "type": "function", "function": function}
+    return [
+        {"role": "user", "content": "Refund the order"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "assistant", "content": "Refunded"},
+    ]
+
+
+def test_an_import_nested_too_deeply_is_refused_naming_where(
+    demo_repo: MemoryRepo, cli: Cli, tmp_path: Path
+) -> None:
+    before = State.of(demo_repo)
+    lines = tmp_path / "runs.jsonl"
+    lines.write_text(json.dumps({"messages": _conversation("{}")}) + "\n" + DEEP + "\n")
+    arguments = tmp_path / "chat.json"
+    arguments.write_text(json.dumps(_conversation(DEEP)))
+    task = {"instruction": "Cancel it", "actions": [], "outputs": []}
+    tau = tmp_path / "tau.json"
+    run = {"task_id": 1, "trial": 0, "reward": 0.0, "info": {"task": task}}
+    traj = _conversation(DEEP)
+    traj[2]["name"] = "cancel_reservation"  # tau-bench names the tool that replied
+    tau.write_text(json.dumps([{**run, "traj": traj}]))
+    for path, fmt, message in (
+        (lines, "openai-chat", "runs.jsonl: line 2 is not valid JSON; nothing was written"),
+        (arguments, "openai-chat", "tool-call arguments are not valid JSON; nothing was written"),
+        (tau, "tau-bench", "a tool call's arguments are not valid JSON (nested too deeply)"),
+    ):
+        result = cli("episode", "import", "--format", fmt, str(path))
+        assert result.exit_code == 1, result.output
+        assert message in result.stderr and "nested too deeply" in result.stderr
+        assert "internal error" not in result.stderr
+        assert State.of(demo_repo) == before

@@ -66,10 +66,12 @@ def _parse(text: str, source: str, number: int, line: int | None = None) -> Any:
     where = f"line {line}" if line is not None else f"item {number}"
     try:
         value = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
+        # A few thousand '[' exhaust json's recursion: input, not a bug.
+        reason = str(exc) if isinstance(exc, ValueError) else "nested too deeply"
         raise ValidationError(
             f"{source}: {where} is not valid JSON; nothing was written",
-            problems=[Problem(str(exc), file=source, line=line)],
+            problems=[Problem(reason, file=source, line=line)],
         ) from None
     # A "\\ud800" escape parses to a lone surrogate: refused here, with its place, not
     # by the first hash or file that cannot encode it.
