@@ -60,3 +60,24 @@ def test_an_import_nested_too_deeply_is_refused_naming_where(
         assert message in result.stderr and "nested too deeply" in result.stderr
         assert "internal error" not in result.stderr
         assert State.of(demo_repo) == before
+
+
+def test_json_lines_of_message_lists_import_one_conversation_a_line(
+    demo_repo: MemoryRepo, cli: Cli, tmp_path: Path
+) -> None:
+    # docs/formats.md: "JSON lines, one conversation a line"; a conversation is a list
+    # of messages, so each line starts with '[' as a JSON array does.
+    first = [{"role": "user", "content": "Refund order 7"}, {"role": "assistant", "content": "Refunded"}]
+    second = [{"role": "user", "content": "Cancel order 9"}, {"role": "assistant", "content": "Cancelled"}]
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
+    result = cli("episode", "import", "--format", "openai-chat", str(runs), "--json")
+    assert result.exit_code == 0, result.output
+    added = json.loads(result.stdout)
+    assert added["conversations"] == 2
+    assert [ep["task"] for ep in added["episodes"]] == ["Refund order 7", "Cancel order 9"]
+    # One line alone is still a JSON array: one conversation of its messages.
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps([*first, {"role": "user", "content": "Thanks"}]) + "\n")
+    again = cli("episode", "import", "--format", "openai-chat", str(one), "--dry-run", "--json")
+    assert again.exit_code == 0 and json.loads(again.stdout)["conversations"] == 1
