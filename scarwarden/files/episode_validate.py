@@ -7,6 +7,7 @@ field; :func:`scarwarden.files.episodes.parse_episode_bytes` and the input path 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,11 +26,20 @@ from scarwarden.files.input_policy import non_finite_in, problems_in, shown, tex
 from scarwarden.files.rule_ids import canonical
 from scarwarden.times import RANGE_HINT, TimeOutOfRange, format_at
 
+#: An ISO 8601 date-time's shape; one that has it and still does not parse names a
+#: day, month or hour that does not exist (2026-02-30).
+_ISO_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?([+-]\d{2}:?\d{2})?\Z")
+
+
+class _NotReal(ValueError):
+    """A date-time in ISO form that does not exist; the message says which part."""
+
 
 def _parse_at(value: Any) -> str | None:
     """Normalise an ``at`` value to ``YYYY-MM-DDTHH:MM:SSZ``; ``None`` if not a time.
 
-    Raises :class:`TimeOutOfRange` for a time whose UTC equivalent is outside years 1-9999.
+    Raises :class:`TimeOutOfRange` for a time whose UTC equivalent is outside years 1-9999,
+    :class:`_NotReal` for one in ISO form that does not exist.
     """
     if isinstance(value, dt.datetime):
         # YAML reads an unquoted time as a datetime; without a zone it is ambiguous.
@@ -43,7 +53,9 @@ def _parse_at(value: Any) -> str | None:
         text = text[:-1] + "+00:00"
     try:
         parsed = dt.datetime.fromisoformat(text)
-    except ValueError:
+    except ValueError as exc:
+        if _ISO_SHAPE.match(text):
+            raise _NotReal(str(exc)) from None
         return None
     if parsed.tzinfo is None:
         return None
@@ -149,6 +161,9 @@ def _check_at(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems,
         at = _parse_at(at_raw)
     except TimeOutOfRange:
         problems.bad("at", f"{_show_at(at_raw)} is out of range", RANGE_HINT)
+        return
+    except _NotReal as exc:
+        problems.bad("at", f"{at_raw!r} is not a real date or time ({exc})", "fix the date")
         return
     if at is None:
         problems.bad(

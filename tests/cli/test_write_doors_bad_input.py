@@ -81,3 +81,22 @@ def test_json_lines_of_message_lists_import_one_conversation_a_line(
     one.write_text(json.dumps([*first, {"role": "user", "content": "Thanks"}]) + "\n")
     again = cli("episode", "import", "--format", "openai-chat", str(one), "--dry-run", "--json")
     assert again.exit_code == 0 and json.loads(again.stdout)["conversations"] == 1
+
+
+def test_an_at_that_is_no_real_date_says_so_not_that_it_lacks_a_zone(
+    demo_repo: MemoryRepo, cli: Cli, tmp_path: Path
+) -> None:
+    before = State.of(demo_repo)
+    quoted = tmp_path / "ep.yaml"
+    quoted.write_text("task: t\noutcome: o\nat: '2026-02-30T10:00:00Z'\n")
+    flags = ["--task", "t", "--outcome", "o", "--at"]
+    for args, shown in (
+        ([*flags, "2026-02-30T10:00:00Z"], "'2026-02-30T10:00:00Z'"),
+        ([*flags, "2026-13-01T10:00:00+02:00"], "'2026-13-01T10:00:00+02:00'"),
+        (["--file", str(quoted)], "'2026-02-30T10:00:00Z'"),
+    ):
+        result = cli("episode", "add", *args)
+        assert result.exit_code == 1, result.output
+        assert f"field 'at': {shown} is not a real date or time (" in result.stderr
+        assert "time zone" not in result.stderr
+        assert State.of(demo_repo) == before
