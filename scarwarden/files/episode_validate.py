@@ -168,7 +168,7 @@ def _check_at(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems,
     if at is None:
         problems.bad(
             "at",
-            f"{at_raw!r} is not a date-time with a time zone",
+            f"{_show_at(at_raw)} is not a date-time with a time zone",
             "use ISO 8601 with a zone, e.g. 2026-11-03T10:12:00Z",
         )
     elif not normalise and not _canonical_at(at_raw, at):
@@ -297,7 +297,8 @@ def _canonical_at(raw: Any, at: str) -> bool:
 
 
 def _show_at(raw: Any) -> str:
-    return raw.isoformat() if isinstance(raw, dt.datetime) else repr(raw)
+    """``at`` as written: YAML reads an unquoted time or date as a Python object."""
+    return raw.isoformat() if isinstance(raw, dt.date) else repr(raw)
 
 
 #: Deepest nesting of an ``x-`` value: what :func:`_plain` (the index's JSON) accepts.

@@ -100,3 +100,11 @@ def test_an_at_that_is_no_real_date_says_so_not_that_it_lacks_a_zone(
         assert f"field 'at': {shown} is not a real date or time (" in result.stderr
         assert "time zone" not in result.stderr
         assert State.of(demo_repo) == before
+
+
+def test_a_yaml_time_or_date_without_a_zone_is_shown_as_written(demo_repo: MemoryRepo, cli: Cli) -> None:
+    for at, shown in (("2026-02-01T10:00:00", "2026-02-01T10:00:00"), ("2026-02-01", "2026-02-01")):
+        result = cli("episode", "add", "--file", "-", input=f"task: t\noutcome: o\nat: {at}\n")
+        assert result.exit_code == 1, result.output
+        assert f"field 'at': {shown} is not a date-time with a time zone" in result.stderr
+        assert "datetime." not in result.stderr
