@@ -108,3 +108,18 @@ def test_a_yaml_time_or_date_without_a_zone_is_shown_as_written(demo_repo: Memor
         assert result.exit_code == 1, result.output
         assert f"field 'at': {shown} is not a date-time with a time zone" in result.stderr
         assert "datetime." not in result.stderr
+
+
+def test_a_redaction_reason_with_a_control_character_is_refused_naming_reason(
+    demo_repo: MemoryRepo, cli: Cli
+) -> None:
+    ep_id = json.loads(cli("episode", "list", "--json").stdout)[0]["id"]
+    before = State.of(demo_repo)
+    result = cli("redact", ep_id, "--reason", "leaked\x01key")
+    assert result.exit_code == 2, result.output
+    assert (
+        "--reason holds a control character (U+0001) at character 7; only tab and newline are allowed"
+        in result.stderr
+    )
+    assert "field 'outcome'" not in result.stderr
+    assert State.of(demo_repo) == before
