@@ -4,8 +4,12 @@ import, redact, ask): a clear error, the documented exit code, and nothing writt
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from conftest import Cli
 from helpers import State
 
@@ -122,4 +126,26 @@ def test_a_redaction_reason_with_a_control_character_is_refused_naming_reason(
         in result.stderr
     )
     assert "field 'outcome'" not in result.stderr
+    assert State.of(demo_repo) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["episode", "add", "--file", "-"], "Invalid value for '--file': stdin is closed"),
+        (["episode", "import", "--format", "openai-chat", "-"], "Invalid value for 'FILE': stdin is closed"),
+        (["episode", "add", "--task", "t", "--outcome", "o", "--receipt", "-"], "receipt: stdin is closed"),
+        (["ask", "Book a table for the team dinner", "--answer", "-"], "--answer: stdin is closed"),
+    ],
+)
+def test_a_closed_stdin_is_a_usage_error(demo_repo: MemoryRepo, args: list[str], said: str) -> None:
+    before = State.of(demo_repo)
+    proc = subprocess.run(
+        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), *args],
+        capture_output=True,
+        text=True,
+        preexec_fn=lambda: os.close(0),  # `scarwarden ... <&-`: no stdin at all
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert said in proc.stderr and "internal error" not in proc.stderr
     assert State.of(demo_repo) == before

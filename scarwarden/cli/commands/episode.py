@@ -7,6 +7,7 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo, limit_option, split_list
+from scarwarden.cli.commands._input import InputFile
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode
 from scarwarden.files.episodes import SOURCES
@@ -73,7 +74,7 @@ def episode() -> None:
 @click.option(
     "--file",
     "file",
-    type=click.File("rb"),
+    type=InputFile(),
     help="Read episode(s) from a YAML/JSON file, a list, or JSON lines ('-' = stdin).",
 )
 @click.option("--no-commit", is_flag=True, help="Stage the file(s) instead of committing.")
