@@ -112,10 +112,11 @@ def validate_mapping(
 def _check_keys(data: Mapping[Any, Any], problems: _Problems) -> None:
     """Every key is a known field or an ``x-`` extension (a near miss gets a hint)."""
     for key in data:
+        # A message quotes the field itself: shown()'s own quotes are dropped.
         if not isinstance(key, str):
-            problems.bad(shown(str(key)), "keys must be strings")
+            problems.bad(shown(str(key))[1:-1], "keys must be strings")
         elif (reason := text_problem(key)) is not None:
-            problems.bad(shown(key), f"the key {reason}")
+            problems.bad(shown(key)[1:-1], f"the key {reason}")
         elif key not in FIELD_ORDER and not key.startswith("x-"):
             close = [k for k in FIELD_ORDER if _similar(k, key)]
             hint = (

@@ -149,3 +149,13 @@ def test_a_closed_stdin_is_a_usage_error(demo_repo: MemoryRepo, args: list[str],
     assert proc.returncode == 2, proc.stderr
     assert said in proc.stderr and "internal error" not in proc.stderr
     assert State.of(demo_repo) == before
+
+
+def test_a_bad_key_is_quoted_once(cli: Cli) -> None:
+    for text, said in (
+        ('{"task": "t", "outcome": "o", "a\\u0001b": 1}', "field 'a\\x01b': the key holds a control"),
+        ("task: t\noutcome: o\n1: x\n", "field '1': keys must be strings"),
+    ):
+        result = cli("episode", "add", "--file", "-", input=text)
+        assert result.exit_code == 1, result.output
+        assert said in result.stderr and "''" not in result.stderr
