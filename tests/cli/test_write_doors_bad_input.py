@@ -159,3 +159,13 @@ def test_a_bad_key_is_quoted_once(cli: Cli) -> None:
         result = cli("episode", "add", "--file", "-", input=text)
         assert result.exit_code == 1, result.output
         assert said in result.stderr and "''" not in result.stderr
+
+
+def test_a_file_where_a_folder_should_be_is_named_itself(demo_repo: MemoryRepo, cli: Cli) -> None:
+    (demo_repo.episodes_dir / "2020").write_text("not a folder\n")
+    before = State.of(demo_repo)
+    result = cli("episode", "add", "--task", "t", "--outcome", "o", "--at", "2020-05-01T10:00:00Z")
+    assert result.exit_code == 2, result.output
+    # mkdir names the folder it was making (memory/episodes/2020/05), which is not there.
+    assert "memory/episodes/2020: is not a folder: a file is where a folder should be" in result.stderr
+    assert State.of(demo_repo) == before
