@@ -169,3 +169,18 @@ def test_a_file_where_a_folder_should_be_is_named_itself(demo_repo: MemoryRepo, 
     # mkdir names the folder it was making (memory/episodes/2020/05), which is not there.
     assert "memory/episodes/2020: is not a folder: a file is where a folder should be" in result.stderr
     assert State.of(demo_repo) == before
+
+
+@pytest.mark.parametrize("given", ["", "   ", "1:", "1:  "])
+def test_an_empty_import_correction_is_refused_not_dropped(
+    demo_repo: MemoryRepo, cli: Cli, tmp_path: Path, given: str
+) -> None:
+    # As episode add's and ask's: an unset shell variable must not import the run as
+    # if no human had corrected it.
+    runs = tmp_path / "chat.json"
+    runs.write_text(json.dumps(_conversation("{}")))
+    before = State.of(demo_repo)
+    result = cli("episode", "import", "--format", "openai-chat", str(runs), "--correction", given)
+    assert result.exit_code == 2, result.output
+    assert f"--correction {given!r} is empty" in result.stderr
+    assert State.of(demo_repo) == before

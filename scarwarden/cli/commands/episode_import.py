@@ -156,6 +156,11 @@ def _corrections(given: tuple[str, ...]) -> dict[int, str]:
             number, text = 1, item
         if number < 1 or number in out:
             raise UsageError(f"--correction {item!r}: conversation numbers start at 1 and appear once")
+        if not text.strip():  # an unset shell variable: not "no human corrected it"
+            raise UsageError(
+                f"--correction {item!r} is empty: nothing was written",
+                hint="give the correction's text, or leave --correction out",
+            )
         out[number] = text.strip()
     return out
 
