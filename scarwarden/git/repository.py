@@ -26,10 +26,26 @@ def require_toplevel(path: Path | str) -> Path:
     """Like :func:`toplevel`, but refuse (with a hint) outside a git repository."""
     root = toplevel(path)
     if root is None:
+        _refuse_git_folder(path)
         raise UsageError(
             f"{path} is not inside a git repository", hint="run 'git init' first, or pass --repo PATH"
         )
     return root
+
+
+def _refuse_git_folder(path: Path | str) -> None:
+    """A bare repository, or a folder inside a ``.git``: a repository with no working
+    tree for the memory files here, where 'git init' would be the wrong advice."""
+    args = ["git", "-C", str(path), "rev-parse", "--is-bare-repository", "--is-inside-git-dir"]
+    proc = subprocess.run(args, capture_output=True)
+    bare, inside = (proc.stdout.decode().split() + ["", ""])[:2]
+    if proc.returncode != 0 or inside != "true":
+        return
+    if bare == "true":
+        said, hint = "is a bare git repository", f"clone it (git clone {path}) and run in the clone"
+    else:
+        said, hint = "is inside a git folder", "run in the working tree the git folder belongs to"
+    raise UsageError(f"{path} {said}: it has no working tree for the memory files", hint=hint)
 
 
 def init_repo(root: Path | str, env: Mapping[str, str] | None = None) -> None:

@@ -184,3 +184,13 @@ def test_an_empty_import_correction_is_refused_not_dropped(
     assert result.exit_code == 2, result.output
     assert f"--correction {given!r} is empty" in result.stderr
     assert State.of(demo_repo) == before
+
+
+def test_a_bare_repository_or_a_git_folder_is_named_as_such(make_cli: type[Cli], git_repo: Path) -> None:
+    bare = git_repo.parent / "bare.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    for where, said in ((bare, "is a bare git repository"), (git_repo / ".git", "is inside a git folder")):
+        result = make_cli(where)("episode", "add", "--task", "t", "--outcome", "o")
+        assert result.exit_code == 2, result.output
+        assert f"{where} {said}" in result.stderr
+        assert "git init" not in result.stderr  # it is a repository: init is the wrong advice
