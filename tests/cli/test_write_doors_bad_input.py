@@ -194,3 +194,19 @@ def test_a_bare_repository_or_a_git_folder_is_named_as_such(make_cli: type[Cli],
         assert result.exit_code == 2, result.output
         assert f"{where} {said}" in result.stderr
         assert "git init" not in result.stderr  # it is a repository: init is the wrong advice
+
+
+def test_redact_pii_reaches_list_items_and_extension_values(demo_repo: MemoryRepo, cli: Cli) -> None:
+    (demo_repo.root / "scarwarden.yaml").write_text("privacy:\n  email: refuse\n")
+    subprocess.run(["git", "add", "scarwarden.yaml"], cwd=demo_repo.root, check=True)
+    subprocess.run(["git", "commit", "-qm", "privacy"], cwd=demo_repo.root, check=True)
+    given = {
+        "task": "Refund",
+        "outcome": "Mailed jane@acme.io",
+        "x-meta": {"to": "jane@acme.io", "cc": ["bob@acme.io", 3]},
+    }
+    result = cli("episode", "add", "--file", "-", "--redact-pii", "--json", input=json.dumps(given))
+    assert result.exit_code == 0, result.output
+    stored = json.loads(result.stdout)[0]
+    assert stored["outcome"] == "Mailed [email]"
+    assert stored["x-meta"] == {"to": "[email]", "cc": ["[email]", 3]}
