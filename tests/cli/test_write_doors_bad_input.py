@@ -221,3 +221,13 @@ def test_a_blank_rule_title_is_no_title_as_an_empty_one_is(cli: Cli) -> None:
         assert result.exit_code == 0, result.output
         titles.append(json.loads(result.stdout)["title"])
     assert titles == ["Keep the logo whole", "Keep the logo whole"]
+
+
+def test_a_receipt_file_that_is_not_there_is_named(demo_repo: MemoryRepo, cli: Cli, tmp_path: Path) -> None:
+    before = State.of(demo_repo)
+    for given, said in ((tmp_path / "receipt.json", "no such file"), (tmp_path, "not a regular file")):
+        result = cli("episode", "add", "--task", "t", "--outcome", "o", "--receipt", str(given))
+        assert result.exit_code == 2, result.output
+        assert f"--receipt {given}: {said}" in result.stderr
+        assert "not JSON" not in result.stderr
+        assert State.of(demo_repo) == before

@@ -225,16 +225,26 @@ def _images(repo: Any, paths: Sequence[str]) -> list[Any]:
 
 def _receipt(repo: Any, value: str) -> dict[str, Any]:
     """``--receipt``: an ID from the recall log, JSON, a file, or ``-`` (stdin)."""
+    import re
     from pathlib import Path
 
     from scarwarden.cli.commands._input import decode_input, read_stdin
+    from scarwarden.files.receipt import HASH_CHARS
     from scarwarden.recall.receipts import resolve
 
     text = value
+    receipt_id = re.fullmatch(rf"[0-9a-f]{{{HASH_CHARS}}}", value.strip())
     if value == "-":
         text = read_stdin("the receipt")
     elif not value.lstrip().startswith("{") and Path(value).is_file():
         text = decode_input(Path(value).read_bytes(), f"the receipt {value}")
+    elif not value.lstrip().startswith(("{", "[")) and not receipt_id:
+        # Neither JSON nor a receipt ID: a file name, mistyped or not a file.
+        what = "not a regular file" if Path(value).exists() else "no such file"
+        raise UsageError(
+            f"--receipt {value}: {what}, and neither a receipt ID nor JSON",
+            hint="pass the receipt ID recall printed (16 hex digits), its --json, or a file holding it",
+        )
     return resolve(repo, text)
 
 
