@@ -196,12 +196,25 @@ def file_access_error(exc: OSError, *, root: str | None = None) -> FileAccessErr
     if raw is None:
         return FileAccessError(f"cannot write: {reason}", hint=hint.format(path="."))
     name = os.fsdecode(raw) if isinstance(raw, (str, bytes, os.PathLike)) else str(raw)
+    if exc.errno == errno.ENOTDIR:
+        name = _in_the_way(name)
     path = _shown(name, root)
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and not os.path.lexists(name):
         # It was to be made: what refuses is the folder it goes in.
         folder = _shown(os.path.dirname(os.path.abspath(name)), root)
         return FileAccessError(f"cannot create {path}: {reason} in {folder}", hint=hint.format(path=folder))
     return FileAccessError(f"{path}: {reason}", hint=hint.format(path=path))
+
+
+def _in_the_way(name: str) -> str:
+    """For ``ENOTDIR``: the nearest of ``name`` and its parents that is there and is no
+    folder (mkdir names the deepest folder it was making, which does not exist)."""
+    path = os.path.abspath(name)
+    while not (os.path.lexists(path) and not os.path.isdir(path)):
+        if os.path.dirname(path) == path:
+            return name
+        path = os.path.dirname(path)
+    return path
 
 
 def _shown(path: str, root: str | None) -> str:

@@ -7,6 +7,7 @@ field; :func:`scarwarden.files.episodes.parse_episode_bytes` and the input path 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,11 +26,20 @@ from scarwarden.files.input_policy import non_finite_in, problems_in, shown, tex
 from scarwarden.files.rule_ids import canonical
 from scarwarden.times import RANGE_HINT, TimeOutOfRange, format_at
 
+#: An ISO 8601 date-time's shape; one that has it and still does not parse names a
+#: day, month or hour that does not exist (2026-02-30).
+_ISO_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?([+-]\d{2}:?\d{2})?\Z")
+
+
+class _NotReal(ValueError):
+    """A date-time in ISO form that does not exist; the message says which part."""
+
 
 def _parse_at(value: Any) -> str | None:
     """Normalise an ``at`` value to ``YYYY-MM-DDTHH:MM:SSZ``; ``None`` if not a time.
 
-    Raises :class:`TimeOutOfRange` for a time whose UTC equivalent is outside years 1-9999.
+    Raises :class:`TimeOutOfRange` for a time whose UTC equivalent is outside years 1-9999,
+    :class:`_NotReal` for one in ISO form that does not exist.
     """
     if isinstance(value, dt.datetime):
         # YAML reads an unquoted time as a datetime; without a zone it is ambiguous.
@@ -43,7 +53,9 @@ def _parse_at(value: Any) -> str | None:
         text = text[:-1] + "+00:00"
     try:
         parsed = dt.datetime.fromisoformat(text)
-    except ValueError:
+    except ValueError as exc:
+        if _ISO_SHAPE.match(text):
+            raise _NotReal(str(exc)) from None
         return None
     if parsed.tzinfo is None:
         return None
@@ -100,10 +112,11 @@ def validate_mapping(
 def _check_keys(data: Mapping[Any, Any], problems: _Problems) -> None:
     """Every key is a known field or an ``x-`` extension (a near miss gets a hint)."""
     for key in data:
+        # A message quotes the field itself: shown()'s own quotes are dropped.
         if not isinstance(key, str):
-            problems.bad(shown(str(key)), "keys must be strings")
+            problems.bad(shown(str(key))[1:-1], "keys must be strings")
         elif (reason := text_problem(key)) is not None:
-            problems.bad(shown(key), f"the key {reason}")
+            problems.bad(shown(key)[1:-1], f"the key {reason}")
         elif key not in FIELD_ORDER and not key.startswith("x-"):
             close = [k for k in FIELD_ORDER if _similar(k, key)]
             hint = (
@@ -150,10 +163,13 @@ def _check_at(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems,
     except TimeOutOfRange:
         problems.bad("at", f"{_show_at(at_raw)} is out of range", RANGE_HINT)
         return
+    except _NotReal as exc:
+        problems.bad("at", f"{at_raw!r} is not a real date or time ({exc})", "fix the date")
+        return
     if at is None:
         problems.bad(
             "at",
-            f"{at_raw!r} is not a date-time with a time zone",
+            f"{_show_at(at_raw)} is not a date-time with a time zone",
             "use ISO 8601 with a zone, e.g. 2026-11-03T10:12:00Z",
         )
     elif not normalise and not _canonical_at(at_raw, at):
@@ -282,7 +298,8 @@ def _canonical_at(raw: Any, at: str) -> bool:
 
 
 def _show_at(raw: Any) -> str:
-    return raw.isoformat() if isinstance(raw, dt.datetime) else repr(raw)
+    """``at`` as written: YAML reads an unquoted time or date as a Python object."""
+    return raw.isoformat() if isinstance(raw, dt.date) else repr(raw)
 
 
 #: Deepest nesting of an ``x-`` value: what :func:`_plain` (the index's JSON) accepts.

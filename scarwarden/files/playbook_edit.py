@@ -177,7 +177,7 @@ def add_rule(
         playbook = load_playbook(repo)
         draft = pb.make_rule(
             DRAFT_ID,
-            title or title_from_text(text),
+            (title or "").strip() or title_from_text(text),  # blank, as empty: not given
             text,
             tags,
             cites,

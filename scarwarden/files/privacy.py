@@ -113,14 +113,26 @@ def redact_text(text: str, kinds: tuple[str, ...] = KINDS) -> tuple[str, int]:
     return "".join(out), len(spans)
 
 
+#: How deep :func:`redact_mapping` reaches: past an ``x-`` value's 9 levels, the
+#: episode is refused by its validation anyway.
+_REDACT_DEPTH = 10
+
+
 def redact_mapping(data: Mapping[str, Any], kinds: tuple[str, ...] = KINDS) -> tuple[dict[str, Any], int]:
-    """An episode input with personal data replaced in every string field; and how many."""
-    out: dict[str, Any] = {}
+    """An episode input with personal data replaced in every string value, list items and
+    ``x-`` values included (the scan reads them all); and how many."""
     total = 0
-    for key, value in data.items():
+
+    def redacted(value: Any, depth: int) -> Any:
+        nonlocal total
         if isinstance(value, str):
-            out[key], n = redact_text(value, kinds)
+            text, n = redact_text(value, kinds)
             total += n
-        else:
-            out[key] = value
-    return out, total
+            return text
+        if depth < _REDACT_DEPTH and isinstance(value, list):
+            return [redacted(item, depth + 1) for item in value]
+        if depth < _REDACT_DEPTH and isinstance(value, dict):
+            return {key: redacted(item, depth + 1) for key, item in value.items()}
+        return value
+
+    return {key: redacted(value, 0) for key, value in data.items()}, total

@@ -244,9 +244,11 @@ def parse(data: Any, *, source: str = "--receipt") -> Receipt:
     if isinstance(data, (str, bytes)):
         try:
             data = json.loads(data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
+            # A few thousand '[' exhaust json's recursion: input, not a bug.
+            reason = exc if isinstance(exc, ValueError) else "nested too deeply"
             raise ValidationError(
-                f"{source}: not JSON ({exc})",
+                f"{source}: not JSON ({reason})",
                 problems=[
                     Problem("not JSON", file=source, hint="pass the receipt recall printed, or a file")
                 ],

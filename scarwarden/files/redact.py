@@ -21,6 +21,7 @@ from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write, write_lock
 from scarwarden.files.episode_fields import EPISODE_ID_RE
 from scarwarden.files.episodes import Episode, parse_episode_bytes, render_episode
+from scarwarden.files.input_policy import text_problem
 from scarwarden.files.redaction import KEPT, already_redacted, build_stub, sha256_hex
 from scarwarden.files.write_journal import Planned
 from scarwarden.repo import MemoryRepo
@@ -79,6 +80,8 @@ def redact(
     reason = " ".join(reason.split())
     if not reason:
         raise UsageError("--reason must say why", hint='scarwarden redact ep-... --reason "leaked API key"')
+    if (problem := text_problem(reason)) is not None:  # named here, not as the record's outcome
+        raise UsageError(f"--reason {problem}", hint="remove it; text is stored exactly as given")
     if not EPISODE_ID_RE.match(episode_id):
         raise UsageError(f"{episode_id!r} is not an episode ID", hint="IDs look like ep-7k2m9q4x1z")
     with write_lock(repo):

@@ -127,7 +127,26 @@ def commit(
     index_commit.post_commit(repo.root, prepared)
     if indexed:
         clear(repo)  # else the next writer sets the index entries (see recover)
+    else:
+        _index_waits(prepared)
     return prepared.sha
+
+
+def _index_waits(prepared: index_commit.PreparedCommit) -> None:
+    """Say that the commit landed but git's real index still holds its files as they
+    were: until the next write sets them, `git status` lists them (a new one deleted and
+    untracked), and a plain `git commit` would record that undoing."""
+    import shlex
+
+    from scarwarden.logs import log
+
+    lock = prepared.where.gitdir / "index.lock"
+    log.warning(
+        f"committed {prepared.sha[:10]}, but git's index is locked ({lock} exists): it still "
+        "holds the files committed as they were, so 'git status' lists them until the next "
+        "scarwarden write updates it; if no git command is running, remove the lock: "
+        f"rm {shlex.quote(str(lock))}"
+    )
 
 
 def stage(repo: MemoryRepo, record: Journal, paths: Sequence[str], *, check: Check | None = None) -> None:

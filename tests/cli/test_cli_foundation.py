@@ -288,7 +288,7 @@ def test_batch_with_bad_third_item_via_cli(cli, demo_repo) -> None:
     assert result.exit_code == 1
     assert (
         f"  {demo_repo.root}/import.jsonl:3: field 'at': '2026-13-40T00:00:00Z' is not a "
-        "date-time with a time zone (item 3)"
+        "real date or time (month must be in 1..12) (item 3)"
     ) in result.stderr.splitlines()
     assert State.of(demo_repo) == before
 

@@ -66,3 +66,21 @@ def test_a_dead_rebuilds_temporary_index_is_removed(demo_repo: MemoryRepo) -> No
     assert live_tmp.exists()
     live_tmp.unlink()
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_a_commit_whose_index_update_must_wait_says_so(demo_repo: MemoryRepo, cli: Cli) -> None:
+    lock = demo_repo.root / ".git" / "index.lock"
+    lock.write_text("")
+    result = cli("episode", "add", "--task", "Locked out", "--correction", "Remove the lock")
+    assert result.exit_code == 0, result.output
+    path = git(demo_repo.root, "show", "--name-only", "--format=", "HEAD").stdout.strip()
+    # The commit landed; git's real index could not take its entry, so `git status`
+    # shows the new episode as deleted and untracked: the user is told, and how to fix it.
+    status = git(demo_repo.root, "status", "--porcelain", "--untracked-files=all").stdout
+    assert status.splitlines() == [f"D  {path}", f"?? {path}"]
+    assert f"git's index is locked ({lock} exists)" in result.stderr
+    assert f"rm {lock}" in result.stderr
+    lock.unlink()
+    again = cli("episode", "add", "--task", "Unlocked", "--correction", "It was removed")
+    assert again.exit_code == 0 and "index is locked" not in again.stderr
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""

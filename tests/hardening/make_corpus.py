@@ -303,7 +303,7 @@ EPISODE: dict[str, tuple[bytes, str, int, tuple[str, ...]]] = {
     ),
     "at_feb_30.json": (
         with_task("t", at="2026-02-30T10:00:00Z"),
-        "is not a date-time with a time zone",
+        "is not a real date or time (day is out of range for month)",
         1,
         (),
     ),

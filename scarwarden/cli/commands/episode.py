@@ -7,6 +7,7 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo, limit_option, split_list
+from scarwarden.cli.commands._input import InputFile
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode
 from scarwarden.files.episodes import SOURCES
@@ -73,7 +74,7 @@ def episode() -> None:
 @click.option(
     "--file",
     "file",
-    type=click.File("rb"),
+    type=InputFile(),
     help="Read episode(s) from a YAML/JSON file, a list, or JSON lines ('-' = stdin).",
 )
 @click.option("--no-commit", is_flag=True, help="Stage the file(s) instead of committing.")
@@ -224,16 +225,26 @@ def _images(repo: Any, paths: Sequence[str]) -> list[Any]:
 
 def _receipt(repo: Any, value: str) -> dict[str, Any]:
     """``--receipt``: an ID from the recall log, JSON, a file, or ``-`` (stdin)."""
+    import re
     from pathlib import Path
 
     from scarwarden.cli.commands._input import decode_input, read_stdin
+    from scarwarden.files.receipt import HASH_CHARS
     from scarwarden.recall.receipts import resolve
 
     text = value
+    receipt_id = re.fullmatch(rf"[0-9a-f]{{{HASH_CHARS}}}", value.strip())
     if value == "-":
         text = read_stdin("the receipt")
     elif not value.lstrip().startswith("{") and Path(value).is_file():
         text = decode_input(Path(value).read_bytes(), f"the receipt {value}")
+    elif not value.lstrip().startswith(("{", "[")) and not receipt_id:
+        # Neither JSON nor a receipt ID: a file name, mistyped or not a file.
+        what = "not a regular file" if Path(value).exists() else "no such file"
+        raise UsageError(
+            f"--receipt {value}: {what}, and neither a receipt ID nor JSON",
+            hint="pass the receipt ID recall printed (16 hex digits), its --json, or a file holding it",
+        )
     return resolve(repo, text)
 
 

@@ -10,6 +10,7 @@ from typing import IO, TYPE_CHECKING
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.cli.commands._input import InputFile
 from scarwarden.errors import UsageError
 from scarwarden.files.transcripts import FORMATS
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
 
 @click.command("import")
-@click.argument("file", type=click.File("rb"))
+@click.argument("file", type=InputFile())
 @click.option(
     "--format", "fmt", type=click.Choice(FORMATS), required=True, help="How the file records its runs."
 )
@@ -155,6 +156,11 @@ def _corrections(given: tuple[str, ...]) -> dict[int, str]:
             number, text = 1, item
         if number < 1 or number in out:
             raise UsageError(f"--correction {item!r}: conversation numbers start at 1 and appear once")
+        if not text.strip():  # an unset shell variable: not "no human corrected it"
+            raise UsageError(
+                f"--correction {item!r} is empty: nothing was written",
+                hint="give the correction's text, or leave --correction out",
+            )
         out[number] = text.strip()
     return out
 

@@ -149,10 +149,11 @@ def _arguments(raw: Any, where: str, field: str) -> str:
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
+            reason = str(exc) if isinstance(exc, ValueError) else "nested too deeply"
             raise ValidationError(
                 f"{where}: tool-call arguments are not valid JSON; nothing was written",
-                problems=[Problem(str(exc), file=where, field=field)],
+                problems=[Problem(reason, file=where, field=field)],
             ) from None
     return json.dumps(raw, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 

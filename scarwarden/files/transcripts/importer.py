@@ -142,9 +142,10 @@ def _tau_episode(record_: Any, where: str, at: str, agent: str) -> tuple[dict[st
         raise ValidationError(
             f"{where}: not a tau-bench record (a field has the wrong type); nothing was written", hint=hint
         ) from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
+        reason = exc if isinstance(exc, ValueError) else "nested too deeply"
         raise ValidationError(
-            f"{where}: a tool call's arguments are not valid JSON ({exc}); nothing was written"
+            f"{where}: a tool call's arguments are not valid JSON ({reason}); nothing was written"
         ) from None
     raw = {
         f"traj[{i}].tool_calls[{j}].function.arguments": str(
@@ -163,7 +164,7 @@ def _secrets(raw_args: Mapping[str, str], where: str, allow: Collection[str]) ->
     for path, raw in raw_args.items():
         try:
             parsed = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # the text is scanned as given below
             parsed = None
         found = secret_scan.scan_mapping(parsed, allow) if isinstance(parsed, Mapping) else []
         seen = {f.fingerprint for f in found}

@@ -30,15 +30,29 @@ _SIGNIFICANT = re.compile(r'["\\\[\]{},]')
 def items(stream: IO[bytes], source: str) -> Iterator[tuple[int, Any]]:
     """(1-based position, parsed element) of every conversation or record in ``stream``.
 
-    A file whose first non-blank character is ``[`` is a JSON array; anything else is
-    JSON lines (one JSON value per non-blank line)."""
+    A file whose first non-blank character is ``[`` is a JSON array, unless its first
+    line is a whole JSON value (of at most :data:`_CHUNK` bytes, so memory stays bounded)
+    and more lines follow: JSON lines whose lines are lists (a conversation is a list of
+    messages). Anything else is JSON lines (one JSON value per non-blank line)."""
     first, line = _first_char(stream)
     if first == b"":
         return
-    if first == b"[":
-        yield from _array(stream, source)
-    else:
+    if first != b"[":
         yield from _lines(stream, source, first, line)
+        return
+    head = first + stream.readline(_CHUNK)
+    whole = head.endswith(b"\n") or len(head) <= _CHUNK  # else the line goes on
+    try:
+        whole = whole and json.loads(head.decode("utf-8")) is not None
+    except (ValueError, RecursionError):
+        whole = False
+    if whole:
+        after, skipped = _first_char(stream)
+        if after:  # a second line: JSON lines
+            yield 1, _parse(head.decode("utf-8"), source, 1, line)
+            yield from _lines(stream, source, after, line + skipped, number=1)
+            return
+    yield from _array(stream, source, head[1:])
 
 
 def _first_char(stream: IO[bytes]) -> tuple[bytes, int]:
@@ -66,10 +80,12 @@ def _parse(text: str, source: str, number: int, line: int | None = None) -> Any:
     where = f"line {line}" if line is not None else f"item {number}"
     try:
         value = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
+        # A few thousand '[' exhaust json's recursion: input, not a bug.
+        reason = str(exc) if isinstance(exc, ValueError) else "nested too deeply"
         raise ValidationError(
             f"{source}: {where} is not valid JSON; nothing was written",
-            problems=[Problem(str(exc), file=source, line=line)],
+            problems=[Problem(reason, file=source, line=line)],
         ) from None
     # A "\\ud800" escape parses to a lone surrogate: refused here, with its place, not
     # by the first hash or file that cannot encode it.
@@ -80,10 +96,12 @@ def _parse(text: str, source: str, number: int, line: int | None = None) -> Any:
     return value
 
 
-def _lines(stream: IO[bytes], source: str, first: bytes, lineno: int) -> Iterator[tuple[int, Any]]:
-    """One JSON value per non-blank line; a line is read at most MAX_ITEM_BYTES at a time,
-    so a file with no line breaks cannot fill memory."""
-    total = number = 0
+def _lines(
+    stream: IO[bytes], source: str, first: bytes, lineno: int, number: int = 0
+) -> Iterator[tuple[int, Any]]:
+    """One JSON value per non-blank line (numbered after ``number``); a line is read at
+    most MAX_ITEM_BYTES at a time, so a file with no line breaks cannot fill memory."""
+    total = 0
     raw = first + stream.readline(MAX_ITEM_BYTES + 1)
     while raw:
         total += len(raw)
@@ -107,8 +125,9 @@ def _decode(raw: bytes, source: str, line: int | None = None) -> str:
         raise ValidationError(f"{source}:{where} is not UTF-8; nothing was written") from None
 
 
-def _array(stream: IO[bytes], source: str) -> Iterator[tuple[int, Any]]:
-    """The elements of a top-level array, found by a scanner that tracks strings and depth."""
+def _array(stream: IO[bytes], source: str, pending: bytes = b"") -> Iterator[tuple[int, Any]]:
+    """The elements of a top-level array (``pending``: what was read after its ``[``),
+    found by a scanner that tracks strings and depth."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     buf = ""
     start = pos = depth = number = 0  # start: where the current element begins in buf
@@ -116,7 +135,7 @@ def _array(stream: IO[bytes], source: str) -> Iterator[tuple[int, Any]]:
     in_string = False
     total = 1
     while True:
-        chunk = stream.read(_CHUNK)
+        chunk, pending = pending or stream.read(_CHUNK), b""
         total += len(chunk)
         if total > MAX_FILE_BYTES:
             raise _too_big("the file", total, MAX_FILE_BYTES, source)

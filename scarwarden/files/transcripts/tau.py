@@ -158,7 +158,7 @@ def facts_text(replies: list[tuple[str, str]], items: list[Item]) -> str:
     for name, content in replies:
         try:
             data = json.loads(content)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if not isinstance(data, dict):
             continue
