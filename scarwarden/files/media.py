@@ -26,6 +26,7 @@ from pathlib import Path
 from scarwarden.errors import ValidationError
 from scarwarden.files.media_structure import MAX_PIXELS as MAX_PIXELS
 from scarwarden.files.media_structure import STRUCTURE, dimensions
+from scarwarden.regular_files import is_refusal, read_regular
 
 #: Folder under the memory folder.
 MEDIA_DIR = "media"
@@ -183,12 +184,17 @@ def read_image(path: Path, *, max_bytes: int) -> Image:
         size = path.stat().st_size
         if size > max_bytes:  # before reading 50 MB into memory
             return _too_big(path, size, max_bytes)
-        data = path.read_bytes()
+        data = read_regular(path)  # a FIFO is refused, not waited on for ever
     except FileNotFoundError:
         raise ValidationError(f"{path}: no such file", hint="give the path of an image file") from None
     except IsADirectoryError:
         raise ValidationError(f"{path} is a folder, not an image file") from None
     except OSError as exc:
+        if is_refusal(exc):
+            raise ValidationError(
+                f"{path} is not a regular file (a FIFO, socket or device), not an image file",
+                hint="give the path of an image file",
+            ) from None
         raise ValidationError(f"cannot read {path}: {exc.strerror}") from None
     return check_image(data, source=str(path), max_bytes=max_bytes)
 

@@ -231,3 +231,25 @@ def test_a_receipt_file_that_is_not_there_is_named(demo_repo: MemoryRepo, cli: C
         assert f"--receipt {given}: {said}" in result.stderr
         assert "not JSON" not in result.stderr
         assert State.of(demo_repo) == before
+
+
+def test_an_attachment_that_is_a_fifo_is_refused_not_waited_on(demo_repo: MemoryRepo, cli: Cli) -> None:
+    # Opening a FIFO for reading waits for a writer: 'episode add --attach' and
+    # 'audit-image' on one hung for ever.
+    fifo = demo_repo.root / "card.png"
+    os.mkfifo(fifo)
+    before = State.of(demo_repo)
+    for argv in (
+        ("episode", "add", "--task", "LinkedIn card", "--outcome", "o", "--attach", str(fifo)),
+        ("audit-image", str(fifo), "--task", "Launch banner"),
+    ):
+        result = subprocess.run(
+            [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), *argv],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert result.returncode == 1, result.stderr
+        assert f"{fifo} is not a regular file (a FIFO, socket or device), not an image file" in result.stderr
+        assert "Traceback" not in result.stderr
+    assert State.of(demo_repo) == before
