@@ -17,6 +17,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Bytes read from a reply at a time.
 CHUNK = 64 * 1024
+#: The largest reply read (16 MiB): a chat completion is kilobytes (100,000 tokens are
+#: ~400 kB); a server streaming more than this would fill the memory, so it is refused.
+MAX_REPLY_BYTES = 16 * 1024 * 1024
 
 
 def read_body(response: requests.Response, deadline: float, timeout: float) -> str | None:
@@ -27,13 +30,17 @@ def read_body(response: requests.Response, deadline: float, timeout: float) -> s
     sending a byte now and then (a proxy keeping the connection alive, a broken one)
     held the call for as long as it liked, so the whole reply has ``timeout`` seconds.
     Reads return what has arrived (urllib3 2's ``read1``), so the deadline is checked
-    as the bytes come; with urllib3 1, once per :data:`CHUNK`.
+    as the bytes come; with urllib3 1, once per :data:`CHUNK`. A reply over
+    :data:`MAX_REPLY_BYTES` is a :class:`~scarwarden.errors.ModelError` (no retry).
     """
     import requests
     import urllib3
 
+    from scarwarden.errors import ModelError
+
     read1 = getattr(response.raw, "read1", None)
     chunks: list[bytes] = []
+    size = 0
     try:
         pieces = (
             iter(lambda: read1(CHUNK, decode_content=True), b"")
@@ -42,6 +49,14 @@ def read_body(response: requests.Response, deadline: float, timeout: float) -> s
         )
         for chunk in pieces:
             chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_REPLY_BYTES:
+                response.close()
+                raise ModelError(
+                    f"the model server's reply is over {MAX_REPLY_BYTES // 2**20} MiB, which no "
+                    "chat completion is; stopped reading it, nothing was used",
+                    hint="check that model.base_url (SCARWARDEN_BASE_URL) is a chat completions server",
+                )
             if time.monotonic() > deadline:
                 response.close()
                 return f"no complete answer within {timeout:g} s (model.timeout)"

@@ -93,3 +93,16 @@ def test_models_test_gives_a_trickled_reply_no_more_than_the_timeout(llm: FakeLL
     distill = next(c for c in report.checks if c.name == "model.distill_model")
     assert (distill.ok, distill.detail) == (False, "no complete answer within 1 s (model.timeout)")
     assert [c.ok for c in report.checks if c.name == "model.answer_model"] == [True]
+
+
+def test_a_reply_past_the_size_cap_is_a_model_error_not_memory_filled(llm: FakeLLM) -> None:
+    """A server streaming without end (or a huge body) was read whole into memory."""
+    from scarwarden.llm.reply import MAX_REPLY_BYTES
+
+    huge = '{"choices": [{"message": {"content": "' + "x" * (MAX_REPLY_BYTES + 1) + '"}}]}'
+    llm.script((200, huge), (200, huge))
+    with pytest.raises(ModelError) as caught:
+        make_client(llm, timeout=30.0).complete(MSG, model="m")
+    assert caught.value.exit_code == ExitCode.MODEL_ERROR
+    assert caught.value.message.startswith("the model server's reply is over 16 MiB")
+    assert len(llm.requests) == 1  # no retry: the same server would send it again
