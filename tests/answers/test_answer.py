@@ -383,3 +383,21 @@ def test_answer_or_brief_with_a_working_model_recalls_once(demo_repo: MemoryRepo
     )
     assert failure is None and result.memory is not None and result.memory.answer
     assert _recall_log_tasks(demo_repo) == [LINKEDIN] + before
+
+
+def test_a_model_answer_cannot_drive_the_terminal(cli: Any, demo_repo: MemoryRepo, fake_llm: FakeLLM) -> None:
+    """A model's text is printed as text: its escape sequences (a window title set, the
+    screen cleared, a line overwritten by a carriage return) are shown, not run."""
+    said = (
+        f"Lead with the pain \x1b]0;pwned\x07\x1b[2J{cite(demo_repo, 'PB-01')}"
+        "\r\nHashtags\tat the end\rhidden"
+    )
+    fake_llm.script(said)
+    out = cli("answer", LINKEDIN)
+    assert out.exit_code == 0, out.output
+    assert "\x1b" not in out.stdout and "\x07" not in out.stdout and "\r" not in out.stdout
+    assert "Lead with the pain \\x1b]0;pwned\\x07\\x1b[2J" in out.stdout
+    assert "\nHashtags\tat the end\\x0dhidden" in out.stdout  # CRLF a line end, a lone CR shown
+    fake_llm.script(said)
+    data = json.loads(cli("answer", LINKEDIN, "--json").stdout)
+    assert data["answer"] == said  # the JSON carries the text as it came

@@ -53,13 +53,19 @@ def limit_option(help: str, *, default: int | None = None) -> Callable[[Any], An
 
 
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+#: The same, but for the line breaks and tabs of a text of many lines (a model's answer).
+_CONTROLS_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def terminal_text(value: str) -> str:
+def terminal_text(value: str, *, lines: bool = False) -> str:
     """``value`` safe to print on a terminal: control characters (ESC, BEL, NUL, CR, ...)
-    shown as ``\\x1b``-style escapes, so text from a log or another clone cannot move
-    the cursor, retitle the window or hide what follows."""
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    shown as ``\\x1b``-style escapes, so text from a log, another clone or a model cannot
+    move the cursor, retitle the window or hide what follows (``lines``: newlines and
+    tabs kept)."""
+    if lines:
+        value = value.replace("\r\n", "\n")  # CRLF line ends are line ends, not escapes
+    pattern = _CONTROLS_BUT_LINES if lines else _CONTROLS
+    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
 
 
 def split_list(values: Iterable[str]) -> list[str]:

@@ -7,7 +7,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo, limit_option
+from scarwarden.cli.commands._common import echo_json, get_repo, limit_option, terminal_text
 from scarwarden.cli.commands._human import answer_option, prompt_human
 from scarwarden.cli.commands._input import read_file
 from scarwarden.errors import NoModelConfigured, ScarwardenError, UsageError
@@ -235,7 +235,7 @@ def _print_answer(result: AnswerResult, asked: Episode | None, recorded: Episode
 
     click.echo(click.style(recall_header(result.task, result.recall), dim=True))
     click.echo("")
-    click.echo(answer_text(result))
+    click.echo(terminal_text(answer_text(result), lines=True))  # a model's text: no escapes run
     if asked is not None:
         click.echo(f"\nRecorded the human's answer as episode {asked.id}")
     if recorded is not None:
@@ -331,7 +331,7 @@ def review_draft(
         if result.qc is not None:
             click.echo(qc_text(result.qc))
             if rewrite and result.qc.retakes:
-                click.echo("\nFinal text:\n" + result.final_text.strip())
+                click.echo("\nFinal text:\n" + terminal_text(result.final_text.strip(), lines=True))
             click.echo("")
         elif result.brief is None:
             click.echo("No rule was recalled for this task: nothing to review against.\n")
