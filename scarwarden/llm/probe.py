@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scarwarden.config import Config
-from scarwarden.errors import ExitCode
+from scarwarden.errors import ExitCode, ModelError
 from scarwarden.llm.reply import read_body
 
 #: Seconds to wait for the probe's answers: a check should be quick to say "no".
@@ -27,6 +27,9 @@ class Check:
     name: str  # "reachable", "key", "model distill_model"...
     ok: bool | None  # None: a warning (the vision model: only audit-image needs it)
     detail: str
+    #: A failure the server may not repeat (HTTP 408, 429, 5xx): exit 3, as the client's
+    #: retries ending on one, not 5.
+    transient: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"check": self.name, "ok": self.ok, "detail": self.detail}
@@ -45,11 +48,12 @@ class ProbeReport:
 
     @property
     def exit_code(self) -> ExitCode:
-        """3 unreachable, 4 no key, 5 key refused or a model missing, 0 all good."""
+        """3 unreachable (or busy, failing: HTTP 408, 429, 5xx), 4 no key, 5 key refused
+        or a model missing, 0 all good."""
         failed = next((c for c in self.checks if c.ok is False), None)
         if failed is None:
             return ExitCode.OK
-        if failed.name == "reachable":
+        if failed.name == "reachable" or failed.transient:
             return ExitCode.MODEL_UNREACHABLE
         if failed.name == "key" and failed.detail.startswith("not set"):
             return ExitCode.NO_MODEL
@@ -96,7 +100,7 @@ def probe(config: Config, environ: Mapping[str, str], session: Any = None) -> Pr
     except requests.RequestException as exc:
         report.checks.append(Check("reachable", False, _connect_problem(exc, timeout)))
         return report
-    unread = read_body(listing, deadline, timeout)  # a reply in dribs: no longer than timeout
+    unread = _read(listing, deadline, timeout)  # a reply in dribs: no longer than timeout
     if unread is not None:
         report.checks.append(Check("reachable", False, unread))
         return report
@@ -135,6 +139,15 @@ def _connect_problem(exc: Exception, timeout: float) -> str:
     return f"cannot connect ({type(exc).__name__})"
 
 
+def _read(response: Any, deadline: float, timeout: float) -> str | None:
+    """:func:`read_body`, its refusal of an oversized reply a problem like the others
+    (the probe never raises for what the server says)."""
+    try:
+        return read_body(response, deadline, timeout)
+    except ModelError as exc:
+        return exc.message
+
+
 def _listed_models(response: Any) -> set[str] | None:
     """The model IDs of an OpenAI ``/models`` listing, or None when there is none."""
     if response.status_code != 200:
@@ -171,7 +184,7 @@ def _model_check(
         )
     except requests.RequestException as exc:
         return Check(name, False, _connect_problem(exc, timeout))
-    unread = read_body(reply, deadline, timeout)
+    unread = _read(reply, deadline, timeout)
     if unread is not None:
         return Check(name, False, unread)
     if reply.status_code == 200:
@@ -180,4 +193,7 @@ def _model_check(
         return Check(name, False, f"{model}: HTTP 404, the server does not serve it")
     if reply.status_code in (401, 403):
         return Check(name, False, f"{model}: the key was refused (HTTP {reply.status_code})")
+    if reply.status_code in (408, 429) or reply.status_code >= 500:
+        busy = f"{model}: HTTP {reply.status_code}, the server is busy or failing: test again later"
+        return Check(name, False, busy, transient=True)
     return Check(name, False, f"{model}: HTTP {reply.status_code}")

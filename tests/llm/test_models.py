@@ -142,6 +142,16 @@ def test_models_test_without_a_listing_asks_one_token(cli: Any, demo_repo: Memor
     assert posts[2]["body"]["model"] == "Qwen/Qwen2.5-VL-7B-Instruct"
 
 
+def test_models_test_a_busy_server_is_exit_3(cli: Any, demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    # HTTP 429 or 5xx is the server's trouble, not a missing model (exit 5 said so).
+    _point_at(demo_repo, llm, provider="vllm")
+    for status in (429, 503):
+        llm.script(*[(status, {"error": {"message": "overloaded"}})] * 3)
+        result = cli("models", "--test")
+        assert result.exit_code == 3, result.output
+        assert f"HTTP {status}, the server is busy or failing: test again later" in result.stdout
+
+
 def test_models_test_no_key_is_exit_4_and_unreachable_is_exit_3(
     cli: Any, demo_repo: MemoryRepo, llm: FakeLLM
 ) -> None:

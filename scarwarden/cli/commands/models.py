@@ -30,8 +30,8 @@ def models(ctx: click.Context, run_test: bool, as_json: bool) -> None:
         provider: openai        # or ollama, vllm, openrouter, dashscope...
 
     \b
-    Exit codes with --test: 0 all good; 3 server unreachable; 4 no key set;
-    5 key refused or a model not served.
+    Exit codes with --test: 0 all good; 3 server unreachable, busy or failing
+    (HTTP 408, 429, 5xx); 4 no key set; 5 key refused or a model not served.
 
     \b
     Examples:
