@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -266,3 +267,19 @@ def test_problem_line_is_the_learnt_in_line_even_after_a_hashtag(demo_repo: Memo
     assert problem.code == "citation-missing" and problem.rule == "PB-15"
     assert path.read_text().splitlines()[problem.line - 1] == "- Learnt in: ep-nosuch0001"
     assert check_all(demo_repo.root).problems[0].line == problem.line
+
+
+def test_check_json_is_utf8_with_a_path_that_is_not(demo_repo: MemoryRepo) -> None:
+    # A file name in Latin-1 came out as its raw byte: the whole document invalid UTF-8.
+    name = os.fsencode(demo_repo.root / "memory/episodes") + b"/caf\xe9.yaml"
+    with open(name, "w") as f:
+        f.write("x: 1\n")
+    subprocess.run(["git", "add", "-A", "memory"], cwd=demo_repo.root, check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "check", "--json"],
+        capture_output=True,
+    )
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout.decode("utf-8"))  # strict: no stray byte
+    files = {os.fsencode(p["file"]) for p in report["problems"]}
+    assert b"memory/episodes/caf\xe9.yaml" in files
