@@ -57,6 +57,24 @@ def test_an_at_in_the_future_is_refused_unless_asked(cli: Any, demo_repo: Memory
     assert cli(*args, "--at", "2020-01-01T00:00:00Z").exit_code == 0  # the past is fine
 
 
+def test_an_import_at_in_the_future_is_refused_unless_asked(
+    cli: Any, demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    # 'episode import --at 2099-...' was accepted: the year kept for good in the ledger.
+    runs = tmp_path / "runs.jsonl"
+    messages = [{"role": "user", "content": "Plan the offsite"}, {"role": "assistant", "content": "Booked"}]
+    runs.write_text(json.dumps(messages) + "\n")
+    before = head(demo_repo)
+    args = ("episode", "import", "--format", "openai-chat", str(runs))
+    future = cli(*args, "--at", "2099-01-01T00:00:00Z")
+    assert future.exit_code == 2, future.output
+    assert "--at 2099-01-01T00:00:00Z is in the future" in future.stderr
+    assert head(demo_repo) == before
+    allowed = cli(*args, "--at", "2099-01-01T00:00:00Z", "--allow-future", "--json")
+    assert allowed.exit_code == 0, allowed.output
+    assert head(demo_repo) != before
+
+
 def test_a_bad_repo_path_is_named_without_telling_to_pass_it(tmp_path: Path, make_cli: Any) -> None:
     from click.testing import CliRunner
 

@@ -119,7 +119,7 @@ def add(
     from scarwarden.gate.door import gate_check
 
     repo = get_repo(ctx)
-    _refuse_future(flags["at"], flags.pop("allow_future"))
+    refuse_future(flags["at"], flags.pop("allow_future"))
     receipt = flags.pop("receipt")
     images = _images(repo, flags.pop("attach"))
     inputs, source_name = _inputs(file, flags)
@@ -186,8 +186,9 @@ def _inputs(file: IO[bytes] | None, flags: dict[str, Any]) -> tuple[Sequence[Any
 FUTURE_SKEW_SECONDS = 300
 
 
-def _refuse_future(at: str | None, allowed: bool) -> None:
-    """``--at`` beyond clock skew is refused unless ``--allow-future`` (issue 28): an
+def refuse_future(at: str | None, allowed: bool) -> None:
+    """``--at`` beyond clock skew is refused unless ``--allow-future`` (issue 28; ``episode
+    add`` and ``episode import``): an
     append-only ledger keeps a mistyped 2099 for good. An --at that does not read as a
     time is left to the episode's validation, which says why."""
     import datetime as dt

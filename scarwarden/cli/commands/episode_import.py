@@ -41,6 +41,12 @@ if TYPE_CHECKING:
 )
 @click.option("--agent", help="The agent that ran (tau-bench: default the file's name).")
 @click.option("--at", "at", help="When the runs happened (ISO 8601); default: now, in UTC.")
+@click.option(
+    "--allow-future",
+    is_flag=True,
+    help="Accept an --at later than now (beyond a few minutes of clock skew): the "
+    "ledger is append-only, so a mistyped year stays for good.",
+)
 @click.option("--dry-run", is_flag=True, help="Read and check everything; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was added (or would be) as JSON.")
 @click.pass_context
@@ -52,6 +58,7 @@ def import_(
     writes: tuple[str, ...],
     agent: str | None,
     at: str | None,
+    allow_future: bool,
     dry_run: bool,
     as_json: bool,
 ) -> None:
@@ -79,7 +86,9 @@ def import_(
       scarwarden episode import --format tau-bench gpt-4o-airline.json  # (not run: your own log)
     """
     from scarwarden.api import Memory
+    from scarwarden.cli.commands.episode import refuse_future
 
+    refuse_future(at, allow_future)  # before the file is read: nothing to undo
     repo = get_repo(ctx)
     source = _source_name(file)
     with _bytes_read(file, quiet=as_json) as advance:
