@@ -185,3 +185,15 @@ def test_a_rule_holding_a_marker_line_does_not_break_the_section(demo_repo: Memo
     assert again.returncode == 0, again.stderr
     check = _run(root, "export", "--check")
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_an_output_path_ending_in_a_slash_is_a_folder_not_a_file_name(demo_repo: MemoryRepo) -> None:
+    # 'export -o docs/' wrote a file named 'docs' (and 'review -o out/' one named 'out').
+    root = demo_repo.root
+    before = git(root, "status", "--porcelain").stdout
+    for args in (("export", "agents-md", "--output", "docs/"), ("review", "--output", "out/")):
+        result = _run(root, *args)
+        assert result.returncode == ExitCode.USAGE, result.stderr
+        assert f"'{args[-1]}' ends with '/', a folder: give the path of the file to write" in result.stderr
+    assert not (root / "docs").exists() and not (root / "out").exists()
+    assert git(root, "status", "--porcelain").stdout == before

@@ -89,6 +89,20 @@ def echo_json(data: Any) -> None:
     click.echo(_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 
 
+class OutputPath(click.Path):
+    """A file to write (``--output``): ``click.Path(dir_okay=False)``, and a path ending
+    in ``/`` refused as a folder, existing or not (``-o docs/`` wrote a file named
+    ``docs``)."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.endswith("/"):
+            self.fail(f"{value!r} ends with '/', a folder: give the path of the file to write", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def require_ui(what: str) -> None:
     """Raise a clear usage error (exit 2) when Flask/Jinja are not installed."""
     try:

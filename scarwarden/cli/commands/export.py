@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.cli.commands._common import OutputPath, echo_json, get_repo
 from scarwarden.errors import UsageError
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ FORMAT_NAMES = (
 @click.option(
     "--output",
     "-o",
-    type=click.Path(dir_okay=False),
+    type=OutputPath(),
     help="Write (or check) this file instead of the format's default path (one FORMAT only); "
     "refused (exit 2) when empty or inside .git, the memory folder or .scarwarden/, or "
     "onto scarwarden.yaml (symlinks and '..' followed).",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.cli.commands._common import OutputPath, echo_json, get_repo
 from scarwarden.errors import ExitCode
 
 
@@ -29,7 +29,7 @@ from scarwarden.errors import ExitCode
     "--output",
     "-o",
     metavar="FILE",
-    type=click.Path(dir_okay=False),
+    type=OutputPath(),
     help="Write the markdown to FILE instead of stdout; refused (exit 2) when empty or inside "
     ".git, the memory folder or .scarwarden/, or onto scarwarden.yaml.",
 )
