@@ -6,7 +6,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo, limit_option, split_list
+from scarwarden.cli.commands._common import echo_json, get_repo, limit_option, refuse_future, split_list
 from scarwarden.cli.commands._input import InputFile
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode
@@ -180,39 +180,6 @@ def _inputs(file: IO[bytes] | None, flags: dict[str, Any]) -> tuple[Sequence[Any
     fields = {key: flags[key] for key in keys}
     lists = split_list(flags["tags"]), list(flags["refs"]), list(flags["rules_applied"])
     return [_document(flags["task"], fields, *lists)], "episode"
-
-
-#: How far ahead of this clock an --at may be without --allow-future: clock skew.
-FUTURE_SKEW_SECONDS = 300
-
-
-def refuse_future(at: str | None, allowed: bool) -> None:
-    """``--at`` beyond clock skew is refused unless ``--allow-future`` (issue 28; ``episode
-    add`` and ``episode import``): an
-    append-only ledger keeps a mistyped 2099 for good. An --at that does not read as a
-    time is left to the episode's validation, which says why."""
-    import datetime as dt
-
-    if not at or allowed:
-        return
-    try:
-        when = dt.datetime.fromisoformat(at.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
-    now = dt.datetime.now(dt.timezone.utc)
-    try:
-        when.astimezone(dt.timezone.utc)  # out of range: the validation says so
-        ahead = (when - now).total_seconds()
-    except OverflowError:
-        return
-    if ahead > FUTURE_SKEW_SECONDS:
-        raise UsageError(
-            f"--at {at} is in the future (now is {now:%Y-%m-%dT%H:%M:%SZ}); episodes record "
-            "what happened, and the ledger is append-only",
-            hint="check the date, or pass --allow-future if it is meant",
-        )
 
 
 def _images(repo: Any, paths: Sequence[str]) -> list[Any]:

@@ -9,7 +9,7 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo
+from scarwarden.cli.commands._common import echo_json, get_repo, refuse_future
 from scarwarden.cli.commands._input import InputFile
 from scarwarden.errors import UsageError
 from scarwarden.files.transcripts import FORMATS
@@ -86,7 +86,6 @@ def import_(
       scarwarden episode import --format tau-bench gpt-4o-airline.json  # (not run: your own log)
     """
     from scarwarden.api import Memory
-    from scarwarden.cli.commands.episode import refuse_future
 
     refuse_future(at, allow_future)  # before the file is read: nothing to undo
     repo = get_repo(ctx)
