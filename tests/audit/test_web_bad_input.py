@@ -84,3 +84,17 @@ def test_the_export_never_writes_through_a_link_in_its_folder(
     assert (demo_repo.root / "memory/playbook.md").read_bytes() == playbook
     assert State.of(demo_repo) == before
     assert git(demo_repo.root, "status", "--porcelain", "--untracked-files=all").stdout == ""
+
+
+def test_a_head_request_calls_no_model(demo_repo: MemoryRepo, fake_llm: Any) -> None:
+    # Flask runs the GET for a HEAD and drops the body: a link checker's HEAD of a task
+    # page paid for a model answer, and one of /distill for a model's preview.
+    client = create_app(demo_repo.root, csrf_token="t", allowed_hosts={"localhost"}).test_client()
+    for path in ("/task?task=Draft+a+LinkedIn+post+announcing+our+beta", "/distill"):
+        head = client.head(path, headers={"Host": "localhost"})
+        assert head.status_code == 200 and head.content_type.startswith("text/html"), path
+        assert head.headers["Content-Security-Policy"]
+    assert fake_llm.requests == []
+    fake_llm.script("Lead with the pain.", "Lead with the pain.")
+    client.get("/task?task=Draft+a+LinkedIn+post+announcing+our+beta", headers={"Host": "localhost"})
+    assert fake_llm.requests  # the GET does ask: the test can fail

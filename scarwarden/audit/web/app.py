@@ -90,6 +90,10 @@ def create_app(
     return app
 
 
+#: The pages whose GET may call the model (a task's answer, the distillation preview).
+MODEL_PAGES = ("/task", "/distill")
+
+
 def _add_guards(app: Flask, site: Pages, hosts: set[str] | None) -> None:
     """The host check before every request, the security headers after, error pages."""
 
@@ -107,6 +111,10 @@ def _add_guards(app: Flask, site: Pages, hosts: set[str] | None) -> None:
             return site.error(
                 400, "Not valid UTF-8", "The address is not valid UTF-8 (a %FF-style escape in its query)."
             )
+        if request.method == "HEAD" and request.path in MODEL_PAGES:
+            # Flask answers HEAD by running the GET and dropping the body: a link checker
+            # or a preview would pay for a recall and a model call it never reads.
+            return Response(status=200, content_type="text/html; charset=utf-8")
         return None
 
     @app.after_request
