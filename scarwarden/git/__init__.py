@@ -14,7 +14,7 @@ Callers write ``from scarwarden import git`` and ``git.question(...)``; the modu
 * :mod:`~scarwarden.git.history`: log, ancestry, trailers;
 * :mod:`~scarwarden.git.write`: staging, committing, refs, commits built off the tree;
 * :mod:`~scarwarden.git.index_commit`: committing through a temporary index, and the
-  steps a kill must not cut in half;
+  steps a kill must not cut in half (their shell: :mod:`~scarwarden.git.staging`);
 * :mod:`~scarwarden.git.temps`: our temporary files in the git directory, named by PID
   so a killed run's leftovers are removed.
 """

@@ -15,13 +15,13 @@ issue 15). Our writes add a few files on top of HEAD, which needs no real index:
 4. :func:`land`: ``update-ref HEAD new old`` (a compare-and-swap: it fails if HEAD moved;
    the ``reference-transaction`` hook gates it like any commit), then the real index's
    entries for the paths written are set to the committed blobs (``update-index
-   --cacheinfo``: the user's other staged changes are not touched). These are the two
+   --index-info``: the user's other staged changes are not touched). These are the two
    steps that take a lock git leaves behind when killed (``HEAD.lock`` or the branch's
    ``.lock``, then ``index.lock``), so they run as one small shell in a session of their
    own: killing the command, or its whole process group, does not kill them; they
    finish in milliseconds and release their locks. The caller passes the file
    descriptor of its write lock, which the shell inherits, so the next Scarwarden writer
-   waits until they are done.
+   waits until they are done (the shell and its runner: :mod:`scarwarden.git.staging`).
 
 The files layer keeps a journal of the write (``files/write_journal.py``) so that a run
 killed anywhere (even by a power cut, when the shell dies too) is rolled forward or back
@@ -38,7 +38,10 @@ from pathlib import Path
 
 from scarwarden.errors import GitError
 from scarwarden.git.read import StagedEntry
-from scarwarden.git.run import NO_REPLACE, lock_hint, run, run_ok
+from scarwarden.git.run import NO_REPLACE, lock_hint, run, run_chunked, run_ok
+from scarwarden.git.staging import LAND, index_info, run_script
+from scarwarden.git.staging import refresh_entries as refresh_entries  # re-exported for callers
+from scarwarden.git.staging import stage as stage  # re-exported for callers
 from scarwarden.git.temps import INDEX_PREFIX, MESSAGE_PREFIX, drop, remove_dead_temporaries, temp_name
 from scarwarden.git.write import commit_tree
 
@@ -141,8 +144,9 @@ def prepare_commit(
     old = where.head
     env, pin = _private_index(root, gitdir, old)
     try:
-        blobs = run(root, "hash-object", "--", *paths).decode().split()
-        run(root, "update-index", "--add", "--", *paths, env=env)
+        blobs = run_chunked(root, ("hash-object", "--"), paths).decode().split()
+        listing = b"".join(os.fsencode(p) + b"\0" for p in paths)
+        run(root, "update-index", "--add", "-z", "--stdin", input=listing, env=env)
         if check is not None:
             check(env)
         vouched = getattr(check, "vouches", False)
@@ -243,46 +247,12 @@ def _hook(root: Path | str, env: Mapping[str, str], name: str, *args: str) -> No
         )
 
 
-#: ``--no-commit``'s staging: ``update-index`` retried while another git command holds
-#: the index for ~2 s (exit 4 then); also the end of :data:`_LAND`.
-_STAGE = """
-i=0
-while [ $i -lt 20 ]; do
-  git update-index --add "$@" && exit 0
-  i=$((i + 1)); sleep 0.1
-done
-exit 4
-"""
-
-#: update-ref, then the real index: the private index swapped in when it started as the
-#: real one and the real one is unchanged (same inode, under git's own index.lock, taken
-#: with O_EXCL through ``set -C``), else our entries set one by one. Exit 3 when the ref
-#: did not move, 4 when it moved but the index stayed locked by another git command for
-#: ~2 s (the journal fixes it later).
-_LAND = (
-    """
-git update-ref -m "$1" HEAD "$2" "$3" || exit 3
-shift 3
-idx=$SW_REAL_INDEX
-if [ -n "$SW_INODE" ] && (set -C; : > "$idx.lock") 2>/dev/null; then
-  now=$(ls -i "$idx" 2>/dev/null | awk '{print $1}')
-  if [ "$now" = "$SW_INODE" ] && mv -f "$SW_PRIVATE" "$idx.lock" && mv -f "$idx.lock" "$idx"; then
-    exit 0
-  fi
-  rm -f "$idx.lock"
-fi
-"""
-    + _STAGE
-)
-
-
 def land(root: Path | str, prepared: PreparedCommit, *, keep_fds: Sequence[int] = ()) -> bool:
     """Move HEAD to the prepared commit if it is still at its parent, then bring the
     real index up to date for the committed paths. Returns False when HEAD moved but
     the real index could not be updated (another git command held it); raises when
     HEAD did not move (it moved meanwhile, or the reference-transaction hook refused).
     The private index is removed in every case."""
-    cacheinfo = [a for e in prepared.entries for a in ("--cacheinfo", f"{e.mode},{e.blob},{e.path}")]
     reflog = f"commit: {prepared.subject}"
     env = dict(os.environ)
     env.update(
@@ -292,23 +262,17 @@ def land(root: Path | str, prepared: PreparedCommit, *, keep_fds: Sequence[int] 
         GIT_NO_REPLACE_OBJECTS="1",
     )
     try:
-        proc = subprocess.Popen(
-            ["sh", "-c", _LAND, "land", reflog, prepared.sha, prepared.old or "", *cacheinfo],
-            cwd=str(root),
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # a kill of our process group must not kill git mid-lock
-            pass_fds=tuple(keep_fds),
+        args = ["land", reflog, prepared.sha, prepared.old or ""]
+        code, out, err = run_script(
+            root, prepared.where.gitdir, LAND, args, prepared.entries, env=env, keep_fds=keep_fds
         )
-        out, err = _finish(proc)
     finally:
         drop(prepared.index)
         (prepared.where.gitdir / DOOR_MARKS / prepared.sha).unlink(missing_ok=True)
         if prepared.pin is not None:
             os.close(prepared.pin)
-    if proc.returncode in (0, 4):
-        return proc.returncode == 0
+    if code in (0, 4):
+        return code == 0
     detail = (out + err).decode("utf-8", "replace").strip()
     if "cannot lock ref" in detail and "but expected" in detail:
         raise GitError(
@@ -322,21 +286,6 @@ def land(root: Path | str, prepared: PreparedCommit, *, keep_fds: Sequence[int] 
     )
 
 
-def _finish(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
-    """Wait for ``proc`` even through Ctrl-C (its steps take milliseconds and leave the
-    repository whole), then re-raise the interrupt."""
-    interrupted = False
-    while True:
-        try:
-            out, err = proc.communicate()
-            break
-        except KeyboardInterrupt:
-            interrupted = True
-    if interrupted:
-        raise KeyboardInterrupt
-    return out, err
-
-
 def post_commit(root: Path | str, prepared: PreparedCommit) -> None:
     """The ``post-commit`` hook, as git runs it: its failure changes nothing."""
     if not prepared.where.has_hook("post-commit"):
@@ -348,7 +297,7 @@ def post_commit(root: Path | str, prepared: PreparedCommit) -> None:
 def entries_of(root: Path | str, paths: Sequence[str]) -> tuple[StagedEntry, ...]:
     """The index entries ``git add`` would make of ``paths`` (their blobs stored now:
     ``hash-object -w`` takes no lock)."""
-    blobs = run(root, "hash-object", "-w", "--", *paths).decode().split()
+    blobs = run_chunked(root, ("hash-object", "-w", "--"), paths).decode().split()
     return tuple(StagedEntry(_mode(Path(root) / p), b, p) for p, b in zip(paths, blobs, strict=True))
 
 
@@ -363,38 +312,7 @@ def check_entries(root: Path | str, entries: Sequence[StagedEntry], check: Check
     try:
         if where.head is not None:
             run(root, "read-tree", where.head, env=env)
-        args = [a for e in entries for a in ("--cacheinfo", f"{e.mode},{e.blob},{e.path}")]
-        run(root, "update-index", "--add", *args, env=env)
+        run(root, "update-index", "--add", "-z", "--index-info", input=index_info(entries), env=env)
         check(env)
     finally:
         drop(path)
-
-
-def stage(root: Path | str, entries: Sequence[StagedEntry], *, keep_fds: Sequence[int] = ()) -> None:
-    """Set ``entries`` in git's real index (``--no-commit``), as a step a kill cannot cut
-    in half: one ``update-index`` in a session of its own, holding the caller's write
-    lock (see :func:`land`), so a kill of the command cannot leave ``index.lock``."""
-    args = [a for e in entries for a in ("--cacheinfo", f"{e.mode},{e.blob},{e.path}")]
-    proc = subprocess.Popen(
-        ["sh", "-c", _STAGE, "stage", *args],
-        cwd=str(root),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # a kill of our process group must not kill git mid-lock
-        pass_fds=tuple(keep_fds),
-    )
-    out, err = _finish(proc)
-    if proc.returncode != 0:
-        detail = (out + err).decode("utf-8", "replace").strip()
-        raise GitError(
-            "git could not stage the files written" + (f":\n{detail}" if detail else ""),
-            hint=lock_hint(detail) or "nothing was staged; the files written were put back",
-        )
-
-
-def refresh_entries(root: Path | str, entries: Sequence[StagedEntry]) -> None:
-    """Set the real index's entries for ``entries`` (used when a killed run's commit
-    landed but its index update did not)."""
-    if entries:
-        args = [a for e in entries for a in ("--cacheinfo", f"{e.mode},{e.blob},{e.path}")]
-        run(root, "update-index", "--add", *args)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from scarwarden.errors import GitError
 from scarwarden.git import batch
-from scarwarden.git.run import NO_REPLACE, run, run_ok
+from scarwarden.git.run import NO_REPLACE, run, run_chunked, run_ok
 
 #: Above this many names, one listing of the whole folder beats a pattern per name
 #: (git matches every index entry against every pattern).
@@ -43,10 +43,12 @@ def _paths(out: bytes) -> list[str]:
 def ls_files_stage(
     root: Path | str, *pathspec: str, env: Mapping[str, str] | None = None
 ) -> list[StagedEntry]:
-    """``git ls-files -s``: the index's view (mode, blob, path) under ``pathspec``."""
-    out = run(root, "ls-files", "-s", "-z", "--", *pathspec, env=env)
+    """``git ls-files -s``: the index's view (mode, blob, path) under ``pathspec`` (a
+    long one, the paths of a big batch, is split over several processes: each entry
+    is listed once all the same)."""
+    out = run_chunked(root, ("ls-files", "-s", "-z", "--"), pathspec, env=env)
     entries = []
-    for record in out.split(b"\0"):
+    for record in dict.fromkeys(out.split(b"\0")):
         if not record:
             continue
         meta, _, path = record.partition(b"\t")
@@ -61,7 +63,7 @@ def ls_files_modified(root: Path | str, *pathspec: str) -> set[str]:
     """``git ls-files -m``: the tracked files under ``pathspec`` whose working copy is
     not what git's index holds (edited, or gone). git stats each one, and compares
     content where only the file times moved."""
-    return set(_paths(run(root, "ls-files", "-m", "-z", "--", *pathspec)))
+    return set(_paths(run_chunked(root, ("ls-files", "-m", "-z", "--"), pathspec)))
 
 
 def ls_tree(root: Path | str, rev: str, *pathspec: str) -> list[StagedEntry]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -86,6 +86,33 @@ def run(
         message = proc.stderr.decode("utf-8", "replace").strip() or f"exit {proc.returncode}"
         raise GitError(f"git {' '.join(args[:2])} failed: {message}", hint=lock_hint(message))
     return proc.stdout
+
+
+#: Bytes of arguments one command line of :func:`run_chunked` carries at most. Linux
+#: refuses a command line (with the environment) longer than a quarter of the stack
+#: limit, 2 MB by default and never less than 128 KiB ("Argument list too long").
+ARGV_BUDGET = 64 * 1024
+
+
+def run_chunked(
+    root: Path | str, args: Sequence[str], items: Sequence[str], *, env: Mapping[str, str] | None = None
+) -> bytes:
+    """``run(root, *args, *items)`` for a list of paths of any length: one git process
+    per :data:`ARGV_BUDGET` bytes of ``items`` (one for a usual list, and for none);
+    their stdout, in order."""
+    outs: list[bytes] = []
+    chunk: list[str] = []
+    size = 0
+    for item in items:
+        cost = len(os.fsencode(item)) + 9  # the string, its NUL, its pointer
+        if chunk and size + cost > ARGV_BUDGET:
+            outs.append(run(root, *args, *chunk, env=env))
+            chunk, size = [], 0
+        chunk.append(item)
+        size += cost
+    if chunk or not outs:
+        outs.append(run(root, *args, *chunk, env=env))
+    return b"".join(outs)
 
 
 _LOCK_RE = re.compile(r"Unable to create '([^']+\.lock)': File exists")

@@ -12,6 +12,8 @@ from pathlib import Path
 #: Names of our temporaries in the git directory: ``<prefix><pid>-<random>``.
 INDEX_PREFIX = "scarwarden-index-"
 MESSAGE_PREFIX = "scarwarden-msg-"
+#: The index entries a staging shell reads (:mod:`scarwarden.git.staging`).
+LIST_PREFIX = "scarwarden-list-"
 
 
 def pid_alive(pid: int) -> bool:
@@ -31,11 +33,11 @@ CACHE_FOLDERS = ("scarwarden/ledger",)
 
 
 def remove_dead_temporaries(gitdir: Path) -> list[Path]:
-    """Remove our temporary index and message files (and their ``.lock``), and the
+    """Remove our temporary index, message and list files (and their ``.lock``), and the
     caches' ``.tmp-<pid>`` files, whose process is gone: what a killed run leaves in
     the git directory."""
     removed: list[Path] = []
-    for prefix in (INDEX_PREFIX, MESSAGE_PREFIX):
+    for prefix in (INDEX_PREFIX, MESSAGE_PREFIX, LIST_PREFIX):
         for path in gitdir.glob(f"{prefix}*"):
             _remove_if_dead(path, path.name[len(prefix) :].split("-", 1)[0], removed)
     for folder in CACHE_FOLDERS:

@@ -15,7 +15,7 @@ from pathlib import Path
 from scarwarden.errors import GitError
 from scarwarden.git.read import StagedEntry
 from scarwarden.git.repository import git_dir, head, signs_commits
-from scarwarden.git.run import NO_REPLACE, lock_hint, run, run_ok
+from scarwarden.git.run import NO_REPLACE, lock_hint, run, run_chunked, run_ok
 
 
 def add(root: Path | str, paths: Iterable[str], env: Mapping[str, str] | None = None) -> None:
@@ -129,7 +129,7 @@ def store_files(root: Path | str, paths: Sequence[str]) -> list[str]:
     (``hash-object -w``: no index, no lock); their IDs, in order."""
     if not paths:
         return []
-    return run(root, "hash-object", "-w", "--no-filters", "--", *paths).decode().split()
+    return run_chunked(root, ("hash-object", "-w", "--no-filters", "--"), paths).decode().split()
 
 
 def write_tree(root: Path | str, env: Mapping[str, str] | None = None) -> str:

@@ -133,6 +133,7 @@ def test_a_dead_runs_temporary_files_are_removed_at_once(demo_repo: MemoryRepo) 
         month / f".ep-dead000000.yaml.{dead}-abc123.tmp",
         root / ".git" / f"scarwarden-index-{dead}-xyz",
         root / ".git" / f"scarwarden-index-{dead}-xyz.lock",
+        root / ".git" / f"scarwarden-list-{dead}-xyz",  # a staging shell's entries
     ]
     alive = month / f".ep-live000000.yaml.{os.getpid()}-abc123.tmp"
     for path in [*leftovers, alive]:

@@ -1,0 +1,128 @@
+"""Setting git's real index entries in a step a kill cannot cut in half (see
+:mod:`scarwarden.git.index_commit`): a small shell in a session of its own, which
+retries ``update-index`` while another git command holds the index.
+
+The entries go to git on stdin (``update-index -z --index-info``), never on the command
+line: a batch of ~18k files passed as ``--cacheinfo`` arguments was more than Linux lets
+a command line hold ("Argument list too long"). The shell must read them again on each
+try, so they are written first to a file in the git directory, named with our PID
+(:data:`~scarwarden.git.temps.LIST_PREFIX`: a killed run's file is removed by the next
+run) and removed when the shell is done.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from scarwarden.errors import GitError
+from scarwarden.git.read import StagedEntry
+from scarwarden.git.repository import git_dir
+from scarwarden.git.run import lock_hint, run
+from scarwarden.git.temps import LIST_PREFIX, temp_name
+
+#: ``--no-commit``'s staging: ``update-index`` retried while another git command holds
+#: the index for ~2 s (exit 4 then); also the end of :data:`LAND`. The entries are read
+#: from the file ``$SW_LIST`` (:func:`index_info`).
+STAGE = """
+i=0
+while [ $i -lt 20 ]; do
+  git update-index --add -z --index-info < "$SW_LIST" && exit 0
+  i=$((i + 1)); sleep 0.1
+done
+exit 4
+"""
+
+#: update-ref, then the real index: the private index swapped in when it started as the
+#: real one and the real one is unchanged (same inode, under git's own index.lock, taken
+#: with O_EXCL through ``set -C``), else our entries set by :data:`STAGE`. Exit 3 when the
+#: ref did not move, 4 when it moved but the index stayed locked by another git command
+#: for ~2 s (the journal fixes it later).
+LAND = (
+    """
+git update-ref -m "$1" HEAD "$2" "$3" || exit 3
+shift 3
+idx=$SW_REAL_INDEX
+if [ -n "$SW_INODE" ] && (set -C; : > "$idx.lock") 2>/dev/null; then
+  now=$(ls -i "$idx" 2>/dev/null | awk '{print $1}')
+  if [ "$now" = "$SW_INODE" ] && mv -f "$SW_PRIVATE" "$idx.lock" && mv -f "$idx.lock" "$idx"; then
+    exit 0
+  fi
+  rm -f "$idx.lock"
+fi
+"""
+    + STAGE
+)
+
+
+def index_info(entries: Sequence[StagedEntry]) -> bytes:
+    """``entries`` as ``update-index -z --index-info`` reads them ("MODE SP SHA TAB PATH\\0")."""
+    return b"".join(f"{e.mode} {e.blob}\t".encode() + os.fsencode(e.path) + b"\0" for e in entries)
+
+
+def run_script(
+    root: Path | str,
+    gitdir: Path,
+    script: str,
+    args: Sequence[str],  # $0 (the script's name in its messages), $1...
+    entries: Sequence[StagedEntry],
+    *,
+    env: Mapping[str, str] | None = None,
+    keep_fds: Sequence[int] = (),
+) -> tuple[int, bytes, bytes]:
+    """Run ``script`` (:data:`STAGE`, :data:`LAND`) with ``entries`` in ``$SW_LIST``, in a
+    session of its own; its exit status, stdout and stderr."""
+    listing = temp_name(gitdir, LIST_PREFIX)
+    try:
+        Path(listing).write_bytes(index_info(entries))
+        proc = subprocess.Popen(
+            ["sh", "-c", script, *args],
+            cwd=str(root),
+            env={**(os.environ if env is None else env), "SW_LIST": listing},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # a kill of our process group must not kill git mid-lock
+            pass_fds=tuple(keep_fds),
+        )
+        out, err = _finish(proc)
+    finally:
+        Path(listing).unlink(missing_ok=True)
+    return proc.returncode, out, err
+
+
+def _finish(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
+    """Wait for ``proc`` even through Ctrl-C (its steps take milliseconds and leave the
+    repository whole), then re-raise the interrupt."""
+    interrupted = False
+    while True:
+        try:
+            out, err = proc.communicate()
+            break
+        except KeyboardInterrupt:
+            interrupted = True
+    if interrupted:
+        raise KeyboardInterrupt
+    return out, err
+
+
+def stage(root: Path | str, entries: Sequence[StagedEntry], *, keep_fds: Sequence[int] = ()) -> None:
+    """Set ``entries`` in git's real index (``--no-commit``), as a step a kill cannot cut
+    in half: one ``update-index`` in a session of its own, holding the caller's write
+    lock (see :func:`scarwarden.git.index_commit.land`), so a kill of the command cannot
+    leave ``index.lock``."""
+    code, out, err = run_script(root, git_dir(root), STAGE, ["stage"], entries, keep_fds=keep_fds)
+    if code != 0:
+        detail = (out + err).decode("utf-8", "replace").strip()
+        raise GitError(
+            "git could not stage the files written" + (f":\n{detail}" if detail else ""),
+            hint=lock_hint(detail) or "nothing was staged; the files written were put back",
+        )
+
+
+def refresh_entries(root: Path | str, entries: Sequence[StagedEntry]) -> None:
+    """Set the real index's entries for ``entries`` (used when a killed run's commit
+    landed but its index update did not)."""
+    if entries:
+        run(root, "update-index", "--add", "-z", "--index-info", input=index_info(entries))
