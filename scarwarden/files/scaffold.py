@@ -103,7 +103,7 @@ def _refuse_missing(repo: MemoryRepo) -> None:
     specs = [head_spec, f":{repo.playbook_rel}"]
     if not any(git.objects_exist(repo.root, specs).values()):
         return
-    if git.config_get(repo.root, "core.sparseCheckout") == "true":
+    if git.config_get(repo.root, "core.sparseCheckout", kind="bool") == "true":
         hint = f"this checkout is sparse and leaves it out: git sparse-checkout add {repo.memory_rel}"
     else:
         hint = f"restore it: git restore --source=HEAD --staged --worktree -- {repo.memory_rel}"

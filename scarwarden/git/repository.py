@@ -109,19 +109,18 @@ def current_branch(root: Path | str) -> str | None:
     return os.fsdecode(proc.stdout).strip() or None if proc.returncode == 0 else None
 
 
-def config_get(root: Path | str, key: str) -> str | None:
-    """A git setting's value, or ``None`` when it is not set."""
-    proc = subprocess.run(["git", "-C", str(root), "config", "--get", key], capture_output=True)
+def config_get(root: Path | str, key: str, *, kind: str | None = None) -> str | None:
+    """A git setting's value, or ``None`` when it is not set; ``kind="bool"``: as git
+    reads it (``yes``, ``on`` and ``1`` are ``true``)."""
+    typed = [f"--type={kind}"] if kind else []
+    proc = subprocess.run(["git", "-C", str(root), "config", *typed, "--get", key], capture_output=True)
     return os.fsdecode(proc.stdout).strip() if proc.returncode == 0 else None
 
 
 def signs_commits(root: Path | str) -> bool:
     """Whether ``commit.gpgSign`` asks for every commit to be signed: ``git commit``
     reads it, ``git commit-tree`` (what the write doors use) does not."""
-    proc = subprocess.run(
-        ["git", "-C", str(root), "config", "--type=bool", "--get", "commit.gpgSign"], capture_output=True
-    )
-    return proc.stdout.strip() == b"true"
+    return config_get(root, "commit.gpgSign", kind="bool") == "true"
 
 
 def set_config(root: Path | str, key: str, value: str, env: Mapping[str, str] | None = None) -> None:

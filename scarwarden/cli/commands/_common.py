@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from scarwarden.characters import SURROGATE
 from scarwarden.errors import UsageError
 from scarwarden.repo import MemoryRepo, open_repo
 
@@ -73,11 +74,6 @@ def split_list(values: Iterable[str]) -> list[str]:
     return [item.strip() for value in values for item in value.split(",") if item.strip()]
 
 
-#: A lone surrogate: a byte of a file name, a git path or an argument that is not UTF-8
-#: (Python's ``surrogateescape``).
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def echo_json(data: Any) -> None:
     """Machine output: stable, sorted-as-given keys, UTF-8, one document. A lone
     surrogate (a path that is not UTF-8) is written as its JSON escape (``\\udce9``),
@@ -86,7 +82,7 @@ def echo_json(data: Any) -> None:
     import json  # only --json needs it; the hook imports this module on every commit
 
     text = json.dumps(data, indent=2, ensure_ascii=False)
-    click.echo(_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+    click.echo(SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 
 
 class OutputPath(click.Path):
