@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from scarwarden.cli.main import COMMANDS, main_group
+from scarwarden.cli.group import COMMANDS, main_group
 from scarwarden.errors import ExitCode
 
 OUT = Path(__file__).resolve().parent / "commands.md"

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from scarwarden.cli.main import main
+from scarwarden.cli import main
 
 if __name__ == "__main__":
     main()

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner, Result
 from fakellm import FakeLLM
 
-from scarwarden.cli.main import main_group
+from scarwarden.cli.group import main_group
 from scarwarden.files.scaffold import init as init_memory
 from scarwarden.repo import MemoryRepo, open_repo
 

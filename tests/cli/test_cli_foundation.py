@@ -578,7 +578,7 @@ HEAVY = ("git", "requests", "flask", "mcp")
 def _modules_after(args: list[str], cwd: Path) -> list[str]:
     code = textwrap.dedent(f"""
         import json, sys
-        from scarwarden.cli.main import main
+        from scarwarden.cli.group import main
         try:
             main({args!r})
         except SystemExit:
@@ -602,7 +602,7 @@ def test_version_and_help_start_without_yaml_sqlite_git_or_recall(tmp_path: Path
     ``scarwarden`` started pays its imports; the commands load theirs when they run)."""
     code = textwrap.dedent("""
         import json, sys
-        from scarwarden.cli.main import main
+        from scarwarden.cli.group import main
         for args in (["--version"], ["--help"]):
             try:
                 main(args)
@@ -623,7 +623,7 @@ def test_recall_starts_without_the_write_path(demo_repo) -> None:
     ``python -c pass``; the API's package used to load the importer for one name)."""
     code = textwrap.dedent("""
         import json, sys
-        from scarwarden.cli.main import main
+        from scarwarden.cli.group import main
         try:
             main(["recall", "--no-log", "--json", "Post our discount code on Twitter"])
         except SystemExit:
@@ -648,7 +648,7 @@ def test_a_scarwarden_started_by_a_test_reads_compiled_modules() -> None:
     tests start imports has its bytecode (compiled once a run by tests/conftest.py):
     compiling them from source again cost each such process ~80 ms of CPU (issue 28)."""
     code = (
-        "import os, sys, scarwarden.cli.main, scarwarden.repo, scarwarden.recall.engine\n"
+        "import os, sys, scarwarden.cli.group, scarwarden.repo, scarwarden.recall.engine\n"
         "ours = [m for n, m in sys.modules.items()\n"
         "        if n.startswith('scarwarden') and getattr(m, '__cached__', None)]\n"
         "print(len(ours), [m.__name__ for m in ours if not os.path.exists(m.__cached__)])"

@@ -78,7 +78,7 @@ def test_an_import_at_in_the_future_is_refused_unless_asked(
 def test_a_bad_repo_path_is_named_without_telling_to_pass_it(tmp_path: Path, make_cli: Any) -> None:
     from click.testing import CliRunner
 
-    from scarwarden.cli.main import main_group
+    from scarwarden.cli.group import main_group
 
     runner = CliRunner()
     missing = runner.invoke(main_group, ["-C", str(tmp_path / "nope"), "recall", "x"])

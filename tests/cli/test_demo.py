@@ -5,7 +5,7 @@ import sys
 
 from click.testing import CliRunner
 
-from scarwarden.cli.main import main_group
+from scarwarden.cli.group import main_group
 
 
 def test_demo_shows_playbook_and_audit_with_no_setup(tmp_path, monkeypatch) -> None:

@@ -6,7 +6,7 @@ import re
 import runpy
 from pathlib import Path
 
-from scarwarden.cli.main import COMMANDS
+from scarwarden.cli.group import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
 

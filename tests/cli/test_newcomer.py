@@ -54,7 +54,7 @@ def test_the_package_names_its_home_and_help_points_there() -> None:
     assert all(u.startswith("https://") for u in urls.values())
     from click.testing import CliRunner
 
-    from scarwarden.cli.main import main_group
+    from scarwarden.cli.group import main_group
 
     help_text = CliRunner().invoke(main_group, ["--help"]).output
     assert urls["Documentation"] in " ".join(help_text.split())

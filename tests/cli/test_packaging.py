@@ -101,7 +101,7 @@ def test_init_demo_works_from_the_unpacked_wheel(wheel: Path, tmp_path: Path) ->
         sys.path.insert(0, {str(site)!r})
         import scarwarden
         assert scarwarden.__file__.startswith({str(site)!r}), scarwarden.__file__
-        from scarwarden.cli.main import main
+        from scarwarden.cli import main
         main(["-C", {str(repo)!r}, "init", "--demo", "--no-hooks"])
     """)
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)

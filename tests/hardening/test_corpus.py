@@ -28,7 +28,7 @@ from urllib.parse import quote
 import pytest
 from click.testing import CliRunner
 
-from scarwarden.cli.main import main_group
+from scarwarden.cli.group import main_group
 from scarwarden.errors import ScarwardenError
 from scarwarden.files.scaffold import init as init_memory
 from scarwarden.repo import MemoryRepo, open_repo

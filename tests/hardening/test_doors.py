@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from helpers import State
 
 from scarwarden.agents.mcp.tools import MemoryTools
-from scarwarden.cli.main import main_group
+from scarwarden.cli.group import main_group
 from scarwarden.errors import UsageError, ValidationError
 from scarwarden.files.input_policy import problems_in, text_problem
 from scarwarden.repo import MemoryRepo

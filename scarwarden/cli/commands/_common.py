@@ -6,15 +6,17 @@ The text views of an episode and a rule are library code: :mod:`scarwarden.files
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import click
 
-from scarwarden.characters import SURROGATE
+from scarwarden.cli.boundary import open_repo_at
+from scarwarden.cli.commands._input import CLOSED_HINT
+from scarwarden.cli.output import json_text
 from scarwarden.errors import UsageError
-from scarwarden.repo import MemoryRepo, open_repo
+from scarwarden.repo import MemoryRepo
 
 
 def get_repo(ctx: click.Context, *, initialised: bool = True) -> MemoryRepo:
@@ -22,20 +24,7 @@ def get_repo(ctx: click.Context, *, initialised: bool = True) -> MemoryRepo:
     root = ctx.find_root()
     path = (root.obj or {}).get("repo_path", ".")
     given = root.get_parameter_source("repo_path") not in (None, click.core.ParameterSource.DEFAULT)
-    if given and not Path(path).is_dir():
-        raise UsageError(
-            f"{path}: no such folder (given with -C/--repo)",
-            hint="-C/--repo takes the folder of a git repository",
-        )
-    try:
-        return open_repo(path, initialised=initialised)
-    except UsageError as exc:
-        if given and "is not inside a git repository" in exc.message:
-            # Issue 28: not "pass --repo PATH": the user did.
-            raise UsageError(
-                exc.message, hint=f"run 'git init {path}' first, or give -C/--repo a git repository"
-            ) from None
-        raise
+    return open_repo_at(path, given=given, initialised=initialised)
 
 
 def limit_option(help: str, *, default: int | None = None) -> Callable[[Any], Any]:
@@ -75,14 +64,8 @@ def split_list(values: Iterable[str]) -> list[str]:
 
 
 def echo_json(data: Any) -> None:
-    """Machine output: stable, sorted-as-given keys, UTF-8, one document. A lone
-    surrogate (a path that is not UTF-8) is written as its JSON escape (``\\udce9``),
-    as ``ensure_ascii`` would: written raw it was a byte that made the whole document
-    invalid UTF-8."""
-    import json  # only --json needs it; the hook imports this module on every commit
-
-    text = json.dumps(data, indent=2, ensure_ascii=False)
-    click.echo(SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+    """Print ``data`` as the one JSON form of every ``--json`` (:func:`json_text`)."""
+    click.echo(json_text(data))
 
 
 class OutputPath(click.Path):
@@ -96,6 +79,19 @@ class OutputPath(click.Path):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and value.endswith("/"):
             self.fail(f"{value!r} ends with '/', a folder: give the path of the file to write", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class InputFile(click.File):
+    """``click.File("rb")`` whose ``-`` with stdin closed is a usage error (click's own
+    stdin lookup raises ``RuntimeError`` then: an "internal error")."""
+
+    def __init__(self) -> None:
+        super().__init__("rb")
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "-" and sys.stdin is None:
+            self.fail(f"stdin is closed; {CLOSED_HINT}", param, ctx)
         return super().convert(value, param, ctx)
 
 

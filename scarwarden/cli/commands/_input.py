@@ -1,18 +1,17 @@
 """Text a command reads from stdin or a file (a task, an answer, a draft): UTF-8 or a
 usage error (exit 2) that names where it came from, never a crash wherever the text is
-first written, and never a silent repair (docs/formats.md, "Text")."""
+first written, and never a silent repair (docs/formats.md, "Text"). No click here: the
+click-free recall door (:mod:`scarwarden.cli.door`) reads its ``-`` task through it."""
 
 from __future__ import annotations
 
 import sys
-from typing import IO, Any
-
-import click
+from typing import IO
 
 from scarwarden.errors import UsageError
 
 #: Started with stdin closed (``<&-``), Python has no ``sys.stdin`` at all.
-_CLOSED_HINT = "pipe the input in (cmd | scarwarden ...), or give it on the command line instead of -"
+CLOSED_HINT = "pipe the input in (cmd | scarwarden ...), or give it on the command line instead of -"
 
 
 def decode_input(data: bytes, source: str) -> str:
@@ -31,7 +30,7 @@ def decode_input(data: bytes, source: str) -> str:
 def read_stdin(what: str) -> str:
     """All of stdin as text, for ``what`` (``the task``, ``--answer``)."""
     if sys.stdin is None:
-        raise UsageError(f"{what}: stdin is closed; nothing was done", hint=_CLOSED_HINT)
+        raise UsageError(f"{what}: stdin is closed; nothing was done", hint=CLOSED_HINT)
     return decode_input(sys.stdin.buffer.read(), f"{what} read from stdin")
 
 
@@ -40,16 +39,3 @@ def read_file(file: IO[bytes], what: str) -> str:
     name = getattr(file, "name", "-")
     source = f"{what} read from stdin" if name in ("-", "<stdin>") else f"{what} {name}"
     return decode_input(file.read(), source)
-
-
-class InputFile(click.File):
-    """``click.File("rb")`` whose ``-`` with stdin closed is a usage error (click's own
-    stdin lookup raises ``RuntimeError`` then: an "internal error")."""
-
-    def __init__(self) -> None:
-        super().__init__("rb")
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if value == "-" and sys.stdin is None:
-            self.fail(f"stdin is closed; {_CLOSED_HINT}", param, ctx)
-        return super().convert(value, param, ctx)

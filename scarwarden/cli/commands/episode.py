@@ -6,8 +6,14 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo, limit_option, refuse_future, split_list
-from scarwarden.cli.commands._input import InputFile
+from scarwarden.cli.commands._common import (
+    InputFile,
+    echo_json,
+    get_repo,
+    limit_option,
+    refuse_future,
+    split_list,
+)
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode
 from scarwarden.files.episodes import SOURCES

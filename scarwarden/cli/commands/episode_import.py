@@ -9,8 +9,7 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo, refuse_future
-from scarwarden.cli.commands._input import InputFile
+from scarwarden.cli.commands._common import InputFile, echo_json, get_repo, refuse_future
 from scarwarden.errors import UsageError
 from scarwarden.files.transcripts import FORMATS
 

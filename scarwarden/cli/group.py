@@ -9,17 +9,22 @@ turned into a message and an exit code here, at one boundary.
 from __future__ import annotations
 
 import importlib
-import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from scarwarden import __version__
+from scarwarden.cli.boundary import (
+    argument_problem,
+    debug_asked,
+    expected,
+    internal_error_text,
+    no_identity,
+    printable,
+    setup_logging,
+)
 from scarwarden.errors import ExitCode, ScarwardenError
-
-if TYPE_CHECKING:
-    import logging
 
 #: command name -> "module:attribute", in the order ``--help`` lists them.
 COMMANDS: dict[str, str] = {
@@ -53,40 +58,6 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def _printable(message: str) -> str:
-    """``message`` writable as UTF-8 whatever it quotes (a lone surrogate is escaped)."""
-    return message.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _argument_problem(args: list[str]) -> ScarwardenError | None:
-    """The first argument that is not valid UTF-8, as a usage error (exit 2).
-
-    Python hands each byte of an argument that is not UTF-8 over as a surrogate from
-    U+DC80 to U+DCFF (surrogateescape), which no file, commit, index or terminal can
-    take: refused here, before any command runs, rather than crash wherever the text
-    is first written. (Other lone surrogates never come from a command line; called
-    in-process, a command's own input checks refuse them.)"""
-    for number, arg in enumerate(args, 1):
-        try:
-            arg.encode("utf-8")
-            continue
-        except UnicodeEncodeError:
-            pass
-        at = next((i for i, char in enumerate(arg) if "\udc80" <= char <= "\udcff"), None)
-        if at is None:
-            continue
-        from scarwarden.errors import UsageError
-
-        shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        return UsageError(
-            f"argument {number} ('{shown}') is not valid UTF-8 (the byte 0x{ord(arg[at]) - 0xDC00:02X} "
-            f"at character {at + 1}); nothing was done",
-            hint="Scarwarden reads its command line as UTF-8 text (file names too): "
-            "check the terminal's encoding (locale), or rename the file",
-        )
-    return None
-
-
 class _Refused(click.ClickException):
     """A usage error found while the command line is parsed, before the command's own
     error boundary (:meth:`LazyGroup.invoke`): printed the same way, exit 2."""
@@ -98,46 +69,7 @@ class _Refused(click.ClickException):
         self.error = error
 
     def show(self, file: Any = None) -> None:
-        click.echo(_printable(self.error.render()), err=True)
-
-
-def _setup_logging() -> None:
-    """Warnings on stderr as ``scarwarden: <message>``, set up when the first one is
-    logged (:mod:`scarwarden.logs`): a run that warns of nothing never imports logging."""
-    from scarwarden.logs import when_used
-
-    when_used(_stderr_handler)
-
-
-def _stderr_handler(logger: logging.Logger) -> None:
-    import logging
-
-    class StderrHandler(logging.Handler):
-        scarwarden_cli = True
-
-        def emit(self, record: logging.LogRecord) -> None:
-            click.echo(f"scarwarden: {record.getMessage()}", err=True)
-
-    if not any(getattr(h, "scarwarden_cli", False) for h in logger.handlers):
-        logger.addHandler(StderrHandler())
-    logger.setLevel(logging.INFO)
-    # Propagation stays on: the root logger has no handler in the CLI (so nothing is
-    # printed twice) and test harnesses that listen on the root still see the records.
-
-
-def _no_identity(exc: ScarwardenError) -> ScarwardenError | None:
-    """Git's "Author identity unknown" as one sentence and the two commands that fix it
-    (issue 28: a new machine's first 'init' showed git's raw twelve lines). Nothing was
-    committed: every write lands in one commit or not at all."""
-    if "Author identity unknown" not in exc.message and "Please tell me who you are" not in exc.message:
-        return None
-    from scarwarden.errors import UsageError
-
-    return UsageError(
-        "git does not know who is committing: user.name and user.email are not set; nothing was committed",
-        hint='set them once: git config --global user.name "Your Name" && '
-        'git config --global user.email "you@example.com" (without --global: this repository only)',
-    )
+        click.echo(printable(self.error.render()), err=True)
 
 
 class LazyGroup(click.Group):
@@ -158,7 +90,7 @@ class LazyGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # The group parses the whole command line first: one check covers every command.
-        problem = _argument_problem(args)
+        problem = argument_problem(args)
         if problem is not None:
             raise _Refused(problem)
         return super().parse_args(ctx, args)
@@ -184,7 +116,7 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
-        debug = bool(ctx.params.get("debug")) or os.environ.get("SCARWARDEN_DEBUG", "") not in ("", "0")
+        debug = debug_asked(bool(ctx.params.get("debug")))
         try:
             return super().invoke(ctx)
         except BrokenPipeError:  # `scarwarden episode list | head`
@@ -193,53 +125,20 @@ class LazyGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise  # click's own: usage errors and exits, printed by click
         except Exception as exc:  # noqa: BLE001 - the one boundary: no input prints a traceback
-            error = exc if isinstance(exc, ScarwardenError) else _expected(exc, ctx)
+            root = str((ctx.obj or {}).get("repo_path", "."))
+            error = exc if isinstance(exc, ScarwardenError) else expected(exc, root)
             if error is None:
                 if debug:
                     raise
-                click.echo(
-                    _printable(f"error: internal error: {type(exc).__name__}: {exc}")
-                    + "\nhint: this is a bug in Scarwarden, not in your input; run again with --debug "
-                    "(or SCARWARDEN_DEBUG=1) for the traceback, and report it",
-                    err=True,
-                )
+                click.echo(internal_error_text(exc), err=True)
                 ctx.exit(int(ExitCode.CHECK_FAILED))
             if debug:
                 import traceback  # ~5 ms: only on this path
 
                 traceback.print_exc()
-            error = _no_identity(error) or error
-            click.echo(_printable(error.render()), err=True)
+            error = no_identity(error) or error
+            click.echo(printable(error.render()), err=True)
             ctx.exit(int(error.exit_code))
-
-
-def _expected(exc: Exception, ctx: click.Context) -> ScarwardenError | None:
-    """An exception from outside our code that is still the user's to fix, as our error:
-    a file or folder that cannot be read or written (the path and what is wrong, exit
-    2), an index SQLite cannot open. ``None``: a bug, reported as one."""
-    from scarwarden.errors import FileAccessError, file_access_error
-
-    if isinstance(exc, OSError):
-        return file_access_error(exc, root=str((ctx.obj or {}).get("repo_path", ".")))
-    sqlite3 = sys.modules.get("sqlite3")
-    if sqlite3 is not None and isinstance(exc, sqlite3.OperationalError) and str(exc) in _SQLITE_ACCESS:
-        return FileAccessError(
-            f"cannot use the index (.scarwarden/index.db): SQLite says {exc}",
-            hint="check that .scarwarden/ and the files in it can be read and written; the index is "
-            "a cache of the memory files: delete .scarwarden/index.db and it is rebuilt from them",
-        )
-    return None
-
-
-#: What SQLite says when the index's file or folder cannot be used (not a bug of ours).
-_SQLITE_ACCESS = frozenset(
-    {
-        "unable to open database file",
-        "attempt to write a readonly database",
-        "disk I/O error",
-        "database or disk is full",
-    }
-)
 
 
 @click.group(
@@ -278,7 +177,7 @@ def main_group(ctx: click.Context, repo_path: str, debug: bool) -> None:
     No provenance, no rule: every rule cites the episodes that taught it, and code
     checks that the citations resolve.
     """
-    _setup_logging()
+    setup_logging()
     ctx.obj = {"repo_path": repo_path}
 
 
