@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from scarwarden.errors import ConfigError, ValidationError
 from scarwarden.providers import KEY_PROVIDERS, PROVIDERS, apply_preset, provider_for_key
+from scarwarden.records import field, fields, record
 from scarwarden.regular_files import read_regular
 from scarwarden.settings_check import (
     MAX_INTEGER,
@@ -32,7 +32,7 @@ CONFIG_FILE = SETTINGS_FILE
 DEFAULT_BASE_URL = "https://dashscope-intl.aliyuncs.com/compatible-mode/v1"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RecallSettings:
     """Router thresholds; see docs/recall.md for how they were chosen.
 
@@ -93,7 +93,7 @@ def _check_ranges(settings: Any, section: str) -> None:
             )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ModelSettings:
     """The OpenAI-compatible chat completions endpoint and the model for each role."""
 
@@ -119,7 +119,7 @@ class ModelSettings:
         _check_ranges(self, "model")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DistillSettings:
     #: Approximate prompt budget (tokens, counted as characters/4) for one model call.
     token_budget: int = 12000
@@ -130,7 +130,7 @@ class DistillSettings:
         _check_ranges(self, "distill")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AnswerSettings:
     #: How many times the reviewer may send a draft back before giving up.
     qc_max_retakes: int = 2
@@ -139,7 +139,7 @@ class AnswerSettings:
         _check_ranges(self, "answer")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MediaSettings:
     """Images attached to episodes and audited (issue 19; docs/formats.md#media)."""
 
@@ -154,7 +154,7 @@ class MediaSettings:
         _check_ranges(self, "media")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SecretSettings:
     """Known false positives of the secret scanner (docs/privacy.md)."""
 
@@ -170,7 +170,7 @@ class SecretSettings:
             )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PrivacySettings:
     """What to do with personal data in an episode: ``off``, ``warn`` or ``refuse``."""
 
@@ -190,7 +190,7 @@ class PrivacySettings:
         return tuple(k for k in ("email", "phone", "card") if getattr(self, k) == action)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Config:
     memory_dir: str = "memory"
     recall: RecallSettings = field(default_factory=RecallSettings)

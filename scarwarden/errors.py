@@ -10,7 +10,8 @@ from __future__ import annotations
 import enum
 import errno
 import os
-from dataclasses import dataclass
+
+from scarwarden.records import record
 
 
 class ExitCode(enum.IntEnum):
@@ -35,7 +36,7 @@ class ExitCode(enum.IntEnum):
     UNVERIFIABLE = 6
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Problem:
     """One thing wrong with an input, located as precisely as we can."""
 

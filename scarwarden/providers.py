@@ -13,13 +13,13 @@ set (:func:`provider_for_key`); :mod:`scarwarden.config` calls both.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from scarwarden.errors import ConfigError
+from scarwarden.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Provider:
     name: str
     base_url: str

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden import git
 from scarwarden.config import CONFIG_FILE, Config, load_config
 from scarwarden.errors import UsageError
+from scarwarden.records import record
 
 INDEX_DIR = ".scarwarden"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MemoryRepo:
     """A git work tree that holds (or will hold) a Scarwarden memory."""
 

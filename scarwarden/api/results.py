@@ -1,17 +1,18 @@
 """The typed results of the Python API (:mod:`scarwarden.api`).
 
-Frozen dataclasses: every field documented, ``data`` holding the full JSON document the
-CLI's ``--json`` prints for the same call, so a field added there (recall's evidence and
-candidates, say) is readable before it has a typed attribute here.
+Frozen records (:mod:`scarwarden.records`): every field documented, ``data`` holding the
+full JSON document the CLI's ``--json`` prints for the same call, so a field added there
+(recall's evidence and candidates, say) is readable before it has a typed attribute here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+from scarwarden.records import field, record
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class RecalledRule:
     """One rule recall returned, ranked, with why it matched."""
 
@@ -31,7 +32,7 @@ class RecalledRule:
     data: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Recall:
     """What recall found for a task, and the router's verdict."""
 
@@ -67,7 +68,7 @@ class Recall:
         return dict(self.data)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Recorded:
     """An episode just committed to the ledger (or staged)."""
 
@@ -92,7 +93,7 @@ class Recorded:
         return {"id": self.id, "path": self.path, "commit": self.commit, "episode": dict(self.episode)}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     """One rule of the playbook, with the episodes it cites."""
 
@@ -108,7 +109,7 @@ class Rule:
     data: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EpisodeRecord:
     """One episode of the ledger, word for word."""
 
@@ -129,7 +130,7 @@ class EpisodeRecord:
         return self.fields.get(key, default)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Distillation:
     """What a distillation proposed (``dry_run``) or committed."""
 

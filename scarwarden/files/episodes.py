@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -32,6 +32,7 @@ from scarwarden.files.episode_fields import (
     mint_id,
 )
 from scarwarden.files.episode_validate import validate_mapping
+from scarwarden.records import replace
 from scarwarden.times import format_at, utc_now
 
 __all__ = [

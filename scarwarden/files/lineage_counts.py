@@ -30,11 +30,11 @@ both count alike.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from scarwarden.files.receipt import applied_rules
+from scarwarden.records import record
 
 if TYPE_CHECKING:  # types only: recall counts a rule without the playbook's parser
     from scarwarden.files.episodes import Episode
@@ -46,7 +46,7 @@ STRUGGLING_SHARE = 0.5
 STRUGGLING_MIN = 3
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Lineage:
     rule_id: str
     #: The last commit that changed what the rule says (None: not committed yet).
@@ -118,7 +118,7 @@ def corrected(ep: Episode) -> bool:
     return bool(str(ep.get("correction") or "").strip()) or ep.get("source") == "correction"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Application:
     """One episode's application of one rule, as lineage counts it."""
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from scarwarden.errors import Problem, ValidationError
@@ -32,6 +31,7 @@ from scarwarden.files.receipt_fields import (
     VERDICTS,
     check_fields,
 )
+from scarwarden.records import record
 
 __all__ = ["CANDIDATES_SINCE", "HASH_CHARS", "MAX_TASK_CHARS", "SETTING_KEYS", "UNCOMMITTED", "VERDICTS"]
 
@@ -58,7 +58,7 @@ KEYS = (
 OPTIONAL = ("ledger", "evidence", "candidates", "candidate_evidence")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Receipt:
     """One recall's receipt. ``id`` is the content hash of the other fields."""
 

@@ -10,7 +10,6 @@ failed ``episode add`` leaves the repository as it found it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from scarwarden.files.episodes import EPISODE_ID_RE, Episode, locate, mint_id
 from scarwarden.files.media import Image
 from scarwarden.files.write_journal import Planned
 from scarwarden.git.index_commit import Check
+from scarwarden.records import replace
 from scarwarden.repo import MemoryRepo
 
 

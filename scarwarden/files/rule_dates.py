@@ -15,20 +15,20 @@ The gate's :func:`last_changes_at` always walks the history.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scarwarden import git
 from scarwarden.errors import ValidationError
+from scarwarden.records import record
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:
     from scarwarden.files import playbook as pb
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RuleChange:
     """The last commit that changed what a rule says."""
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from scarwarden.errors import Problem, ValidationError
 from scarwarden.files.episodes import Episode, parse_episode_bytes
 from scarwarden.files.rule_ids import RULE_ID_PATTERN, mint_rule_id
+from scarwarden.records import record
 
 if TYPE_CHECKING:
     from scarwarden.files import playbook as pb
@@ -32,7 +32,7 @@ _HEADING = re.compile(rf"^(##|###) ({RULE_ID_PATTERN}):")
 _DUPLICATE = re.compile(rf"duplicate rule ID ({RULE_ID_PATTERN})")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GateProblem(Problem):
     """A :class:`Problem` the gate found, with what it is about."""
 

@@ -25,12 +25,13 @@ nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden import git
 from scarwarden.gate.check import check_range
 from scarwarden.gate.report import CheckReport
+from scarwarden.records import replace
 from scarwarden.repo import MemoryRepo, open_repo
 
 #: Set to 1 to let a ref update or a push through unchecked (``verify`` still sees it).

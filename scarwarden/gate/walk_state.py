@@ -5,13 +5,13 @@ at the first commit that shows it."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from scarwarden import git
 from scarwarden.gate.boundary import Boundary
 from scarwarden.gate.policy import GateProblem
 from scarwarden.gate.walk_result import WalkResult
+from scarwarden.records import replace
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # types only: a walk that reads no playbook never imports its parser

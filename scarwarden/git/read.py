@@ -10,19 +10,19 @@ import hashlib
 import re
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden.errors import GitError
 from scarwarden.git import batch
 from scarwarden.git.run import NO_REPLACE, run, run_chunked, run_ok
+from scarwarden.records import record
 
 #: Above this many names, one listing of the whole folder beats a pattern per name
 #: (git matches every index entry against every pattern).
 MAX_NAME_PATTERNS = 8
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StagedEntry:
     mode: str
     blob: str
@@ -48,10 +48,10 @@ def ls_files_stage(
     is listed once all the same)."""
     out = run_chunked(root, ("ls-files", "-s", "-z", "--"), pathspec, env=env)
     entries = []
-    for record in dict.fromkeys(out.split(b"\0")):
-        if not record:
+    for item in dict.fromkeys(out.split(b"\0")):
+        if not item:
             continue
-        meta, _, path = record.partition(b"\t")
+        meta, _, path = item.partition(b"\t")
         mode, blob, stage = meta.split(b" ")
         entries.append(
             StagedEntry(mode.decode(), blob.decode(), path.decode("utf-8", "surrogateescape"), int(stage))
@@ -70,10 +70,10 @@ def ls_tree(root: Path | str, rev: str, *pathspec: str) -> list[StagedEntry]:
     """``git ls-tree -r``: (mode, blob, path) of a commit's tree under ``pathspec``."""
     out = run(root, "ls-tree", "-r", "-z", "--full-tree", rev, "--", *pathspec)
     entries = []
-    for record in out.split(b"\0"):
-        if not record:
+    for item in out.split(b"\0"):
+        if not item:
             continue
-        meta, _, path = record.partition(b"\t")
+        meta, _, path = item.partition(b"\t")
         mode, _kind, blob = meta.split(b" ")
         entries.append(StagedEntry(mode.decode(), blob.decode(), path.decode("utf-8", "surrogateescape")))
     return entries

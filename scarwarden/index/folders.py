@@ -16,7 +16,6 @@ no row is read. Otherwise the rows are compared as before, and the sums kept aga
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 
 from scarwarden.index.scan import (
     SUMS_MODULUS,
@@ -28,10 +27,11 @@ from scarwarden.index.scan import (
     trusted_mtime,
 )
 from scarwarden.index.schema import FOLDER_SUMS, RefreshStats, chunks
+from scarwarden.records import record
 from scarwarden.repo import MemoryRepo
 
 
-@dataclass
+@record
 class Listed:
     """The episode folders (-> mtime), those the index has (-> mtime stored), and the
     listing of each folder whose mtime moved, with its sums."""

@@ -11,7 +11,6 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
@@ -21,6 +20,7 @@ from scarwarden.files.receipt import REDERIVED
 from scarwarden.git.temps import pid_alive
 from scarwarden.index.packed import inflate
 from scarwarden.logs import log
+from scarwarden.records import field, record
 from scarwarden.regular_files import check_regular
 from scarwarden.repo import MemoryRepo
 
@@ -147,7 +147,7 @@ CREATE TABLE recall_log (
 SCHEMA += f"{FOLDER_SUMS};\n"
 
 
-@dataclass
+@record
 class RefreshStats:
     """What a refresh did (for ``scarwarden index`` and the benchmarks)."""
 

@@ -31,10 +31,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
 from typing import Any
 
 from scarwarden import text
+from scarwarden.records import field, record
 
 #: The evidence's size bound, in tokens (the replay counts characters / 4).
 MAX_TOKENS = 60
@@ -44,7 +44,7 @@ NOTHING_MORE = "(nothing the rule does not already say; open the episode for the
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Evidence:
     """One rule's evidence: an episode it cites and sentences of its correction."""
 
@@ -61,7 +61,7 @@ class Evidence:
         return self.text or NOTHING_MORE
 
 
-@dataclass
+@record
 class Candidate:
     """A nearest rule, or a nearest failed episode, shown (unconfirmed) on ASK_HUMAN."""
 

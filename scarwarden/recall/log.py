@@ -22,10 +22,10 @@ import sqlite3
 import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scarwarden.logs import log
+from scarwarden.records import record
 from scarwarden.regular_files import read_regular
 from scarwarden.times import parse_when as parse_when  # re-exported for callers
 from scarwarden.times import utc_now
@@ -47,7 +47,7 @@ _NORMAL_BUSY_MS = 30000
 _MEMO: weakref.WeakKeyDictionary[Index, tuple[str, str | None]] = weakref.WeakKeyDictionary()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LogEntry:
     """One line of the recall log."""
 

@@ -42,7 +42,6 @@ from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
 from operator import itemgetter
@@ -54,6 +53,7 @@ from scarwarden.recall.candidates import candidates, episode_weights, pair_weigh
 from scarwarden.recall.citing import CITING, CitingView
 from scarwarden.recall.formulas import K1, TAG_WEIGHT, B
 from scarwarden.recall.score import TaskTerms
+from scarwarden.records import field, record
 
 #: Below this many postings for the task's stems (and its episode words), or without a
 #: stem in :data:`MIN_COMMON` rules, the exhaustive statement is as fast: there is little
@@ -124,7 +124,7 @@ def _snapshot(conn: Any) -> Iterator[None]:
         conn.execute("COMMIT")
 
 
-@dataclass
+@record
 class _Source:
     """A list of postings: runs of rule ordinals, each adding ``value`` (``runs``), or
     the episode words (``met``: the rules already given their best episode's sum)."""

@@ -8,19 +8,19 @@ importing the engine that computes them.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scarwarden.config import RecallSettings
 from scarwarden.files.receipt import Receipt
 from scarwarden.recall import router
 from scarwarden.recall.evidence import Candidate, Evidence
+from scarwarden.records import field, record
 
 if TYPE_CHECKING:
     from scarwarden.files.lineage_counts import Lineage
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TermMatch:
     """The arithmetic behind one ``term:<stem>`` contribution (for ``--explain``)."""
 
@@ -33,7 +33,7 @@ class TermMatch:
     contribution: float
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EpisodeMatch:
     """An ``episode:<stem>`` contribution: a task stem found in the words of the
     episodes the rule cites, with where (episode ID, field, tf) and the arithmetic."""
@@ -60,7 +60,7 @@ class EpisodeMatch:
         return f"term {self.stem} via " + ", ".join(f"{ep} {where}" for ep, where, _ in self.via)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PairMatch:
     """A ``pair:<a> <b>`` contribution (recall version 3): two stems the task says side
     by side, said side by side in the rule's title or text too; ranking only."""
@@ -85,7 +85,7 @@ class PairMatch:
         }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CaseMatch:
     """The ``case:<episode>`` contribution (recall version 6): how much of the task the
     rule's closest cited episode's task says (``share`` of the task's mass), as
@@ -109,7 +109,7 @@ class CaseMatch:
         }
 
 
-@dataclass
+@record
 class RecalledRule:
     """One recalled rule, with why it matched."""
 
@@ -211,7 +211,7 @@ class RecalledRule:
         return f"[{self.id}, learnt in {', '.join(self.episode_ids)}]"
 
 
-@dataclass
+@record
 class RecallStats:
     """The numbers a reader needs to redo the arithmetic by hand."""
 
@@ -271,7 +271,7 @@ class RecallStats:
         }
 
 
-@dataclass
+@record
 class RecallResult:
     """What recall found for a task, and the router's verdict."""
 

@@ -6,18 +6,18 @@ index knows of them, and which version's arithmetic applies. Used by
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from scarwarden.recall.formulas import LONG_RULE, LONG_RULE_V4, idf
 from scarwarden.recall.result import RecallStats
 from scarwarden.recall.version import ALGORITHM
+from scarwarden.records import field, record
 
 if TYPE_CHECKING:
     from scarwarden.config import RecallSettings
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TaskTerms:
     """The task's side of the arithmetic: its stems, and what the index knows of them."""
 

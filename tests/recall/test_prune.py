@@ -14,7 +14,7 @@ import pytest
 from conftest import git
 from helpers import write_episode
 
-from scarwarden import text
+from scarwarden import records, text
 from scarwarden.config import RecallSettings
 from scarwarden.files import playbook as pb
 from scarwarden.index import open_index
@@ -163,7 +163,7 @@ def test_a_wrong_first_pass_is_caught(
         real_sources = prune._Reader.sources
 
         def low(self: prune._Reader) -> list[prune._Source]:
-            return [dataclasses.replace(s, bound=s.bound * 0.05) for s in real_sources(self)]
+            return [records.replace(s, bound=s.bound * 0.05) for s in real_sources(self)]
 
         monkeypatch.setattr(prune._Reader, "sources", low)
     assert _runs(memory_repo, tasks, None)[0] > 0

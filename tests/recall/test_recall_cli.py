@@ -124,6 +124,7 @@ NOT_ON_THE_RECALL_PATH = (
     "yaml",
     "logging",
     "tempfile",
+    "dataclasses",  # and inspect with it: scarwarden.records instead (issue 30)
     "scarwarden.index.build",
     "scarwarden.index.load",
     "scarwarden.index.rules",

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import secrets
 import threading
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from flask import Flask, Response, redirect, request
@@ -26,6 +25,7 @@ from flask import Flask, Response, redirect, request
 from scarwarden.errors import ScarwardenError
 from scarwarden.git import head as git_head
 from scarwarden.index import open_index
+from scarwarden.records import replace
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # pragma: no cover
