@@ -150,7 +150,8 @@ def _ranked(index: Index, terms: TaskTerms, meta: dict[str, str | None], limit: 
     found = best_candidates(index.conn, terms, exact, limit + _SLACK, cache_key=key)
     stamps = (path, meta["rule_df_stamp"], meta["task_df_stamp"])
     counts = partial(_kept_counts, stamps=stamps, rules=terms.n)
-    ranked = score_rules(index.conn, explained(found, limit, terms.same_case), terms, counts)
+    kept = (path, blob, meta["rule_df_stamp"], meta["task_df_stamp"])
+    ranked = score_rules(index.conn, explained(found, limit, terms.same_case), terms, counts, kept=kept)
     ranked.sort(key=lambda r: (-r.score, r.id))
     return ranked
 
