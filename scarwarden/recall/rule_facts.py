@@ -15,10 +15,16 @@ is kept. Kept facts are never handed out to be changed: a recalled rule gets cop
 
 from __future__ import annotations
 
+import math
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from scarwarden.recall.formulas import idf
+from scarwarden.recall.score_parts import own_ledger_weights
 from scarwarden.recall.score_reads import Counts, add_tag_stems, load_json, rule_stems, tag_parts
+
+if TYPE_CHECKING:
+    from scarwarden.recall.task import TaskTerms
 
 #: Kept only for a playbook of at most this many active rules: there a process meets
 #: most of them again within a few hundred recalls (bench/recall.py's 300 tasks at 1k
@@ -32,8 +38,9 @@ KEEP_RULES = 5_000
 #: One rule's task-free facts: title, text, tags, its citations (JSON), its length in
 #: stems, its stems said more than once -> tf, its title and text stems some rule says,
 #: every stem of its title, text and tags -> df, those past tasks say -> how many, and
-#: each tag -> its stems. The dictionaries are handed out as copies (a recalled rule's
-#: ``stem_df``) or only read.
+#: each tag -> its stems; the ledger weights of its stems (absent: 1.0), and its stems'
+#: shares of its mass (idf x ledger weight) with their correctly rounded sum. The
+#: dictionaries are handed out as copies (a recalled rule's ``stem_df``) or only read.
 Facts = tuple[
     str,
     str,
@@ -45,6 +52,8 @@ Facts = tuple[
     dict[str, int],
     dict[str, int],
     dict[str, set[str]],
+    dict[str, float],
+    tuple[list[float], float],
 ]
 
 
@@ -62,13 +71,16 @@ class RuleFacts:
         ids: list[str],
         key: tuple[Any, ...] | None,
         counts: Counts | None,
-        ledger: bool,
-        rules: int,
+        task: TaskTerms,
     ) -> dict[str, Facts]:
         """The facts of ``ids`` (in that order; a rule the index does not hold is left
-        out): those kept under ``key``, the rest read in one go (and kept when ``key``
-        and no more than :data:`KEEP_RULES` ``rules`` are active)."""
-        key = None if key is None or None in key or rules > KEEP_RULES else (*key, ledger)
+        out) for ``task``'s index state (its rules, tasks and ledger weighing): those kept
+        under ``key``, the rest read in one go (and kept when ``key`` and no more than
+        :data:`KEEP_RULES` rules are active)."""
+        if key is None or None in key or task.n > KEEP_RULES:
+            key = None
+        else:
+            key = (*key, task.ledger_shared, task.n, task.task_count)
         with self._lock:
             if key is None or key != self._key:
                 self._key, self._kept = key, {}
@@ -76,7 +88,7 @@ class RuleFacts:
             found = {rule_id: kept.get(rule_id) for rule_id in ids}
         missing = [rule_id for rule_id, facts in found.items() if facts is None]
         if missing:
-            read = _read(conn, missing, counts, ledger)
+            read = _read(conn, missing, counts, task)
             for rule_id in missing:
                 found[rule_id] = read.get(rule_id)
             if key is not None:
@@ -85,9 +97,12 @@ class RuleFacts:
         return {rule_id: facts for rule_id, facts in found.items() if facts is not None}
 
 
-def _read(conn: Any, ids: list[str], counts: Counts | None, ledger: bool) -> dict[str, Facts]:
-    """The facts of ``ids`` from the index: their rows, stems, tags' stems and counts."""
+def _read(conn: Any, ids: list[str], counts: Counts | None, task: TaskTerms) -> dict[str, Facts]:
+    """The facts of ``ids`` from the index: their rows, stems, tags' stems and counts,
+    and what their stems weigh in their masses."""
     import json
+
+    ledger = task.ledger_shared
 
     id_json = json.dumps(ids)
     rows = conn.execute(
@@ -105,7 +120,13 @@ def _read(conn: Any, ids: list[str], counts: Counts | None, ledger: bool) -> dic
     written = {rule_id: frozenset(own) for rule_id, own in stem_df.items()}  # title and text: no tags
     add_tag_stems(parts, tag_df, stem_df, stem_tdf)
     out: dict[str, Facts] = {}
+    memo: dict[int, float] = {}
+    # A rule has dozens of stems but they share a handful of df values.
+    idfs = {d: idf(d, task.n) for d in {d for own in stem_df.values() for d in own.values()}}
     for rule_id, title, body, _tags, episodes in rows:
+        own = stem_df[rule_id]
+        q = own_ledger_weights(task, stem_tdf[rule_id], memo)
+        weights = [idfs[d] * q.get(s, 1.0) for s, d in own.items()]  # the rule's mass, stem by stem
         out[rule_id] = (
             title,
             body,
@@ -114,9 +135,11 @@ def _read(conn: Any, ids: list[str], counts: Counts | None, ledger: bool) -> dic
             lengths.get(rule_id),
             repeats.get(rule_id, {}),
             written[rule_id],
-            stem_df[rule_id],
+            own,
             stem_tdf[rule_id],
             parts.get(rule_id, {}),
+            q,
+            (weights, math.fsum(weights)),
         )
     return out
 

@@ -185,28 +185,25 @@ def score_rules(
     (:mod:`scarwarden.recall.rule_facts`; None: read them now, keep nothing)."""
     if not ids:
         return []
-    facts = RULE_FACTS.read(conn, ids, kept, counts, task.ledger_shared, task.n)
+    facts = RULE_FACTS.read(conn, ids, kept, counts, task)
     id_json = json.dumps(ids)
     episodes = episode_words(conn, id_json, task.ep_df)
     pairs = pair_postings(conn, id_json, task.pair_df)
-    # A rule has dozens of stems but they share a handful of df values.
-    weight = {d: idf(d, task.n) for d in {d for f in facts.values() for d in f[7].values()}}
-    ledger: dict[int, float] = {}  # task count -> ledger weight, for all the rules
     out = []
     for rule_id, known in facts.items():
-        title, body, tags, eps_json, length, repeated, written, own, own_tdf, parts = known
+        title, body, tags, eps_json, length, repeated, written, own, own_tdf, parts, q, mass = known
         scored = _scored_rule(
             (rule_id, title, body, list(tags), eps_json),
             task,
             {term: (repeated.get(term, 1), length or 0) for term in task.df if term in written},
             dict(own),  # the rule's own copy: the kept one is never handed out
             parts,
-            weight,
+            {},  # the rule's mass is known; a matched stem's idf is idf()'s, memoised
             own_task_df=own_tdf,
             episodes=episodes.get(rule_id, {}),
             pairs=pairs.get(rule_id, {}),
             length=length,
-            ledger=ledger,
+            known=(q, mass),
         )
         scored.said_stems = written
         out.append(scored)
@@ -225,7 +222,7 @@ def _scored_rule(
     episodes: dict[str, list[tuple[str, str, int]]] | None = None,
     pairs: dict[str, tuple[int, int]] | None = None,
     length: int | None = None,
-    ledger: dict[int, float] | None = None,
+    known: tuple[dict[str, float], tuple[list[float], float]] | None = None,  # rule_facts.py's q, mass
 ) -> RecalledRule:
     """One rule's contributions (tags, terms, words through its episodes, then pairs: the task's pairs
     it says -> (tf, length), none for version 2), score, confidence, evidence (``row``'s tags: JSON/list)."""
@@ -245,8 +242,8 @@ def _scored_rule(
     contributions.update({f"case:{case.episode_id}": case.contribution} if case else {})
     matched = set(postings).union(*(parts[t] for t in hits))
     through = {e.stem for e in via} - matched  # found only through the rule's episodes
-    q = own_ledger_weights(task, own_task_df or {}, ledger)
-    matched_mass, rule_mass, evidence = masses(task, own, weight, q, matched, through)
+    q, own_mass = known if known is not None else (own_ledger_weights(task, own_task_df or {}), None)
+    matched_mass, rule_mass, evidence = masses(task, own, weight, q, matched, through, own_mass)
     share = length_share(length, task.avg, task.long_rule) if task.closest else 1.0
     return RecalledRule(
         id=rule_id,
