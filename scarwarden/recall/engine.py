@@ -27,7 +27,7 @@ from scarwarden.recall import router
 from scarwarden.recall.earned import not_on_a_struggling_rule_alone
 from scarwarden.recall.given import attach_evidence, candidates, read_episodes
 from scarwarden.recall.prune import best_candidates
-from scarwarden.recall.receipts import ledger_state, make_receipt, playbook_blob
+from scarwarden.recall.receipts import LEDGER_META, ledger_state, make_receipt, playbook_blob
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
 from scarwarden.recall.score import explained, score_rules, task_terms
 from scarwarden.recall.term_counts import TERM_COUNTS
@@ -118,15 +118,20 @@ def recall(
     _note_share(stats, ranked, verdict, settings, kept, share, limit)
     _mark_redacted_and_quote(index, kept[:limit], terms)
     result = RecallResult(
-        task=task, verdict=verdict, playbook_commit=playbook_commit(index), rules=kept[:limit], stats=stats
+        task=task,
+        verdict=verdict,
+        playbook_commit=playbook_commit(index, meta),
+        rules=kept[:limit],
+        stats=stats,
     )
     if verdict == router.ASK_HUMAN:
         result.candidates = candidates(index, ranked, terms)
-    result.receipt = make_receipt(result, playbook_blob(index), settings, limit, ledger=ledger_state(index))
+    ledger = ledger_state(index, meta)
+    result.receipt = make_receipt(result, playbook_blob(index, meta), settings, limit, ledger=ledger)
     return result
 
 
-#: The meta values a recall starts from (read in one statement).
+#: The meta values a recall reads (in one statement), its receipt's and log's included.
 _META = (
     "rule_count",
     "rule_total_length",
@@ -135,6 +140,8 @@ _META = (
     "playbook_blob",
     "rule_df_stamp",
     "task_df_stamp",
+    "playbook_sig",
+    *LEDGER_META,
 )
 
 
@@ -150,7 +157,8 @@ def _ranked(index: Index, terms: TaskTerms, meta: dict[str, str | None], limit: 
     found = best_candidates(index.conn, terms, exact, limit + _SLACK, cache_key=key)
     stamps = (path, meta["rule_df_stamp"], meta["task_df_stamp"])
     counts = partial(_kept_counts, stamps=stamps, rules=terms.n)
-    ranked = score_rules(index.conn, explained(found, limit, terms.same_case), terms, counts)
+    kept = (path, blob, meta["rule_df_stamp"], meta["task_df_stamp"])
+    ranked = score_rules(index.conn, explained(found, limit, terms.same_case), terms, counts, kept=kept)
     ranked.sort(key=lambda r: (-r.score, r.id))
     return ranked
 

@@ -230,13 +230,19 @@ def _entry(row: tuple[Any, ...]) -> LogEntry:
 # -- which playbook a recall used ---------------------------------------------------
 
 
-def playbook_commit(index: Index) -> str | None:
-    """The commit the recalled playbook is from (see the module docstring), cached."""
+def playbook_commit(index: Index, meta: Mapping[str, str | None] | None = None) -> str | None:
+    """The commit the recalled playbook is from (see the module docstring), cached.
+    ``meta``: the index's ``head`` and ``playbook_sig``, read already (a recall reads
+    its meta values in one statement); None: read here."""
     from scarwarden import git
 
     repo = index.repo
-    head = index.meta("head")
-    key = f"{head}:{index.meta('playbook_sig')}"
+    head, sig = (
+        (meta["head"], meta["playbook_sig"])
+        if meta is not None
+        else (index.meta("head"), index.meta("playbook_sig"))
+    )
+    key = f"{head}:{sig}"
     memo = _MEMO.get(index)
     if memo is not None and memo[0] == key:
         # An open index is not refreshed, so neither is the playbook it describes.
@@ -245,6 +251,7 @@ def playbook_commit(index: Index) -> str | None:
     # A "racy" signature (file written within the last clock tick) does not identify
     # the file's content, so it is never trusted as a cache key.
     if cached.get("key") == key and "racy" not in key:
+        _MEMO[index] = (key, cached.get("commit"))  # the next recall on this index reads no meta for it
         return cached.get("commit")
     commit: str | None = None
     if head:

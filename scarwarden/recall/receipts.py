@@ -25,6 +25,8 @@ from scarwarden.recall.version import ALGORITHM
 from scarwarden.regular_files import read_regular
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from scarwarden.index import Index
     from scarwarden.recall.result import RecallResult
     from scarwarden.repo import MemoryRepo
@@ -58,10 +60,11 @@ def make_receipt(
     )
 
 
-def playbook_blob(index: Index) -> str:
+def playbook_blob(index: Index, meta: Mapping[str, str | None] | None = None) -> str:
     """The git blob ID of the playbook the index holds (remembered when it was read;
-    an index written before receipts existed hashes the file once)."""
-    blob = index.meta("playbook_blob")
+    an index written before receipts existed hashes the file once). ``meta``: the
+    index's ``playbook_blob``, read already; None: read here."""
+    blob = meta["playbook_blob"] if meta is not None else index.meta("playbook_blob")
     if not blob:
         from scarwarden.index import blob_id
 
@@ -73,26 +76,32 @@ def playbook_blob(index: Index) -> str:
     return blob
 
 
-def ledger_state(index: Index) -> str:
+def ledger_state(index: Index, meta: Mapping[str, str | None] | None = None) -> str:
     """The ledger recall read, as a receipt names it: the tree ID of the episodes folder
     at the commit the index reflects (``HEAD:<episodes>``; git's empty tree when there
     is none), with :data:`~scarwarden.files.receipt.UNCOMMITTED` appended when the
     index also holds valid episode files that commit does not have.
 
     The tree ID is asked of git once per HEAD (one ``rev-parse``) and kept in the
-    index's meta table; the uncommitted files are the refresh's "loose" ones.
+    index's meta table; the uncommitted files are the refresh's "loose" ones. ``meta``:
+    the index's ``head``, ``receipt_ledger`` and ``loose``, read already (a recall reads
+    its meta values in one statement); None: read here.
     """
     from scarwarden import git
 
-    head = index.meta("head")
-    tree = _head_tree(index, head) if head else git.EMPTY_TREE
-    return tree + UNCOMMITTED if _holds_uncommitted(index, head) else tree
+    meta = meta if meta is not None else index.metas(*LEDGER_META)
+    head = meta["head"]
+    tree = _head_tree(index, head, meta["receipt_ledger"]) if head else git.EMPTY_TREE
+    return tree + UNCOMMITTED if _holds_uncommitted(index, head, meta["loose"]) else tree
 
 
-def _head_tree(index: Index, head: str) -> str:
+#: The meta values :func:`ledger_state` reads.
+LEDGER_META = ("head", "receipt_ledger", "loose")
+
+
+def _head_tree(index: Index, head: str, cached: str | None) -> str:
     from scarwarden import git
 
-    cached = index.meta("receipt_ledger")
     if cached and cached.startswith(head + " "):
         return cached.split(" ", 1)[1]
     try:
@@ -106,13 +115,14 @@ def _head_tree(index: Index, head: str) -> str:
     return tree
 
 
-def _holds_uncommitted(index: Index, head: str | None) -> bool:
+def _holds_uncommitted(index: Index, head: str | None, stored: str | None) -> bool:
     """Whether the index holds a valid episode file that HEAD's tree does not: one the
-    refresh keeps as "loose" (uncommitted), or any at all before the first commit."""
+    refresh keeps as "loose" (uncommitted: ``stored``, meta ``loose``), or any at all
+    before the first commit."""
     if head is None:
         return index.episode_count() > 0
     try:
-        loose = json.loads(index.meta("loose") or "{}")
+        loose = json.loads(stored or "{}")
     except ValueError:
         return True
     if not loose:

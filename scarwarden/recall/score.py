@@ -47,6 +47,7 @@ from scarwarden.recall.formulas import (
     pair_weight,
 )
 from scarwarden.recall.result import RecalledRule
+from scarwarden.recall.rule_facts import RULE_FACTS
 from scarwarden.recall.score_parts import (
     case_match,
     closest_episode,
@@ -58,15 +59,7 @@ from scarwarden.recall.score_parts import (
     tag_matches,
     term_matches,
 )
-from scarwarden.recall.score_reads import (
-    Counts,
-    add_tag_stems,
-    episode_words,
-    load_json,
-    pair_postings,
-    rule_stems,
-    tag_parts,
-)
+from scarwarden.recall.score_reads import Counts, episode_words, load_json, pair_postings
 from scarwarden.recall.task import TaskTerms
 from scarwarden.recall.version import ALGORITHM
 
@@ -178,47 +171,41 @@ def explained(found: list[tuple[str, float]], limit: int, every: bool) -> list[s
 
 
 def score_rules(
-    conn: Any, ids: list[str], task: TaskTerms, counts: Counts | None = None
+    conn: Any,
+    ids: list[str],
+    task: TaskTerms,
+    counts: Counts | None = None,
+    *,
+    kept: tuple[str | None, ...] | None = None,
 ) -> list[RecalledRule]:
     """Exact contributions and confidences for the candidate rules, in a fixed order.
-    ``counts``: where their stems' df and past tasks are read (:func:`rule_stems`)."""
+    ``counts``: where their stems' df and past tasks are read
+    (:func:`~scarwarden.recall.score_reads.rule_stems`);
+    ``kept``: the index state their task-free facts are kept under between recalls
+    (:mod:`scarwarden.recall.rule_facts`; None: read them now, keep nothing)."""
     if not ids:
         return []
+    facts = RULE_FACTS.read(conn, ids, kept, counts, task)
     id_json = json.dumps(ids)
-    rows = conn.execute(
-        "SELECT id, title, text, tags, episode_ids FROM rules WHERE id IN (SELECT value FROM json_each(?))",
-        (id_json,),
-    ).fetchall()
-    tags = {row[0]: list(load_json(row[3])) for row in rows}
-    parts = tag_parts(tags)
-    said = sorted({s for by_tag in parts.values() for stems in by_tag.values() for s in stems})
-    lengths: dict[str, int] = {}
-    postings, stem_df, stem_tdf, tag_df = rule_stems(
-        conn, id_json, ids, task.df, task.ledger_shared, lengths, tag_stems=said, counts=counts
-    )
-    written = {rule_id: frozenset(own) for rule_id, own in stem_df.items()}  # title and text: no tags
-    add_tag_stems(parts, tag_df, stem_df, stem_tdf)
     episodes = episode_words(conn, id_json, task.ep_df)
     pairs = pair_postings(conn, id_json, task.pair_df)
-    # A rule has dozens of stems but they share a handful of df values.
-    weight = {d: idf(d, task.n) for d in {d for own in stem_df.values() for d in own.values()}}
-    ledger: dict[int, float] = {}  # task count -> ledger weight, for all the rules
     out = []
-    for rule_id, title, body, _tags, eps_json in rows:
+    for rule_id, known in facts.items():
+        title, body, tags, eps_json, length, repeated, written, own, own_tdf, parts, q, mass = known
         scored = _scored_rule(
-            (rule_id, title, body, tags[rule_id], eps_json),
+            (rule_id, title, body, list(tags), eps_json),
             task,
-            postings[rule_id],
-            stem_df[rule_id],
-            parts.get(rule_id, {}),
-            weight,
-            own_task_df=stem_tdf[rule_id],
+            {term: (repeated.get(term, 1), length or 0) for term in task.df if term in written},
+            dict(own),  # the rule's own copy: the kept one is never handed out
+            parts,
+            {},  # the rule's mass is known; a matched stem's idf is idf()'s, memoised
+            own_task_df=own_tdf,
             episodes=episodes.get(rule_id, {}),
             pairs=pairs.get(rule_id, {}),
-            length=lengths.get(rule_id),
-            ledger=ledger,
+            length=length,
+            known=(q, mass),
         )
-        scored.said_stems = written[rule_id]
+        scored.said_stems = written
         out.append(scored)
     return out
 
@@ -235,7 +222,7 @@ def _scored_rule(
     episodes: dict[str, list[tuple[str, str, int]]] | None = None,
     pairs: dict[str, tuple[int, int]] | None = None,
     length: int | None = None,
-    ledger: dict[int, float] | None = None,
+    known: tuple[dict[str, float], tuple[list[float], float]] | None = None,  # rule_facts.py's q, mass
 ) -> RecalledRule:
     """One rule's contributions (tags, terms, words through its episodes, then pairs: the task's pairs
     it says -> (tf, length), none for version 2), score, confidence, evidence (``row``'s tags: JSON/list)."""
@@ -255,8 +242,8 @@ def _scored_rule(
     contributions.update({f"case:{case.episode_id}": case.contribution} if case else {})
     matched = set(postings).union(*(parts[t] for t in hits))
     through = {e.stem for e in via} - matched  # found only through the rule's episodes
-    q = own_ledger_weights(task, own_task_df or {}, ledger)
-    matched_mass, rule_mass, evidence = masses(task, own, weight, q, matched, through)
+    q, own_mass = known if known is not None else (own_ledger_weights(task, own_task_df or {}), None)
+    matched_mass, rule_mass, evidence = masses(task, own, weight, q, matched, through, own_mass)
     share = length_share(length, task.avg, task.long_rule) if task.closest else 1.0
     return RecalledRule(
         id=rule_id,

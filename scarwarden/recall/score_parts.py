@@ -178,8 +178,11 @@ def masses(
     q: dict[str, float],
     matched: set[str],
     through: set[str],
+    own_mass: tuple[list[float], float] | None = None,
 ) -> tuple[float, float, float]:
-    """The matched mass, the rule's mass and the evidence (confidence's inputs)."""
+    """The matched mass, the rule's mass and the evidence (confidence's inputs).
+    ``own_mass``: the rule's stems' shares of its mass (``weight[df] x q``, in ``own``'s
+    order) and their sum, when known (:mod:`scarwarden.recall.rule_facts`)."""
     n = task.n
     ledger = task.ledger
 
@@ -195,7 +198,10 @@ def masses(
     # fsum is correctly rounded whatever the order: the masses are byte-stable.
     extra = [EPISODE_WEIGHT * w(s) for s in through]
     matched_mass = math.fsum([w(s) for s in matched] + extra)
-    rule_mass = math.fsum([weight[d] * q.get(s, 1.0) for s, d in own.items()] + extra)
+    if own_mass is None:
+        rule_mass = math.fsum([weight[d] * q.get(s, 1.0) for s, d in own.items()] + extra)
+    else:  # the same correctly rounded sum of the same terms
+        rule_mass = math.fsum(own_mass[0] + extra) if extra else own_mass[1]
     evidence = math.fsum(
         [specificity(own[s], n) * q.get(s, 1.0) for s in matched]
         + [EPISODE_WEIGHT * specificity(task.df.get(s, 0), n) * task.q(s) for s in through]

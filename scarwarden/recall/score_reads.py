@@ -43,6 +43,7 @@ def rule_stems(
     lengths: dict[str, int] | None = None,
     tag_stems: list[str] | None = None,
     counts: Counts | None = None,
+    repeats: dict[str, dict[str, int]] | None = None,
 ) -> tuple[_Postings, _StemDf, _StemDf, dict[str, tuple[int, int]]]:
     """The rules' own stems with their df (and how many past tasks say them): the shared
     ones score, all of them weigh in the rule's mass. Read by rule (a few dozen postings
@@ -50,7 +51,7 @@ def rule_stems(
     length in stems. ``tag_stems``: stems of the rules' tags, whose (df, past tasks) come
     back too (df 0: no rule's title or text has it). ``counts``: stems -> (their df,
     their past tasks), the process's :mod:`~scarwarden.recall.term_counts` (None: read
-    here)."""
+    here). ``repeats``: filled with each rule's stems said more than once -> tf."""
     postings: _Postings = {i: {} for i in ids}
     stem_df: _StemDf = {i: {} for i in ids}
     stem_tdf: _StemDf = {i: {} for i in ids}
@@ -76,6 +77,8 @@ def rule_stems(
         if ledger:
             stem_tdf[rule_id] = {term: t for term, (d, t) in mine if d and t > 1}
         repeated = loads(tfs) if tfs else {}
+        if repeats is not None:
+            repeats[rule_id] = repeated
         postings[rule_id] = {term: (repeated.get(term, 1), length) for term in df if term in own}
     for term in tag_stems or ():
         d, t = count[term]
