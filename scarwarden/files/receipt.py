@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from scarwarden.digests import sha256
 from scarwarden.errors import Problem, ValidationError
 from scarwarden.files.receipt_fields import (
     CANDIDATES_SINCE,
@@ -169,8 +170,6 @@ def _canonical_settings(settings: Mapping[str, float | int]) -> dict[str, float 
 def content_hash(receipt: Receipt) -> str:
     """The hash over every field but ``id``: SHA-256 of canonical JSON, first 16 hex.
     ``ledger`` is hashed when present (so a version-1 receipt's hash is unchanged)."""
-    import hashlib
-
     payload: dict[str, Any] = {
         "algorithm": receipt.algorithm,
         "playbook": receipt.playbook,
@@ -187,7 +186,7 @@ def content_hash(receipt: Receipt) -> str:
         payload["candidates"] = list(receipt.candidates)
         payload["candidate_evidence"] = dict(receipt.candidate_evidence or {})
     data = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:HASH_CHARS]
+    return sha256(data.encode("utf-8")).hexdigest()[:HASH_CHARS]
 
 
 def check(data: Any, *, source: str, field: str = "recalled") -> tuple[Receipt | None, list[Problem]]:

@@ -6,12 +6,12 @@ Listings use ``-z`` and are split on NUL; many objects are read with one
 
 from __future__ import annotations
 
-import hashlib
 import re
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
+from scarwarden.digests import sha1
 from scarwarden.errors import GitError
 from scarwarden.git import batch
 from scarwarden.git.run import NO_REPLACE, run, run_chunked, run_ok
@@ -33,7 +33,7 @@ class StagedEntry:
 
 def blob_id(data: bytes) -> str:
     """Git's blob ID of ``data`` (so bytes read from disk or a cache compare with git's)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324
+    return sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def _paths(out: bytes) -> list[str]:
