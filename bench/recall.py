@@ -28,8 +28,10 @@ citing rules and the candidates' stem counts, filling as words come back) and ag
 after it (``scarwarden again``: the same tasks a second time). Ratios
 are against the first pass.
 
-Then the wall and CPU time of a cold ``scarwarden recall "..."`` process at 1k rules
-against ``python -c pass`` (both in a plain venv: :func:`plain_python`), which heavy
+Then the wall and CPU time of a cold ``scarwarden recall "..."`` process at 1k rules, run
+as the console script ``pip install`` writes (:func:`console_script`; ``python -m
+scarwarden`` beside it), against ``python -c pass`` (both in a plain venv:
+:func:`plain_python`), which heavy
 modules that process imported (GitPython and requests must not be among them), and,
 with valgrind installed, the instructions each process runs (:func:`instructions`: the
 same count whatever the load).
@@ -425,26 +427,48 @@ def instructions(argv: list[str], env: dict[str, str]) -> int | None:
     return int(found.group(1)) if proc.returncode == 0 and found else None
 
 
+def console_script(python: str) -> str:
+    """The ``scarwarden`` script ``pip install`` writes into the plain venv's ``bin`` (the
+    same lines pip's launcher has): what a user's ``scarwarden recall`` runs, with no
+    ``runpy`` (``python -m`` imports it, and ``importlib.util``, before our first line)."""
+    script = Path(python).parent / "scarwarden"
+    text = (
+        f"#!{python}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom scarwarden.cli import main\n"
+        "if __name__ == '__main__':\n"
+        "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+        "    sys.exit(main())\n"
+    )
+    if not script.exists() or script.read_text() != text:
+        script.write_text(text)
+        script.chmod(0o755)
+    return str(script)
+
+
 def cold_cli(repo: MemoryRepo, queries: list[str], runs: int = 15) -> tuple[list[float], list[str]]:
+    """Cold ``scarwarden recall`` processes, run as the console script, beside ``python -m
+    scarwarden recall``, ``python -c pass`` and ``python -c 'import click'``."""
     python = plain_python()
-    cmd = [python, "-m", "scarwarden"]
+    script = console_script(python)
+    module = [python, "-m", "scarwarden"]
     # An installed package has its bytecode compiled; a checkout run with
     # PYTHONDONTWRITEBYTECODE=1 would recompile every module on every start (~70 ms
     # here), which measures the environment, not the command.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(CACHE / "pycache")
     subprocess.run(
-        [*cmd, "-C", str(repo.root), "recall", "--no-log", queries[0]],
+        [script, "-C", str(repo.root), "recall", "--no-log", queries[0]],
         check=True,
         capture_output=True,
         env=env,
     )  # compile once
     times: list[float] = []
+    dash_m: list[float] = []
     bare: list[float] = []
     click_only: list[float] = []
-    for q in queries[:runs]:  # interleaved, so load on the machine hits all three alike
+    for q in queries[:runs]:  # interleaved, so load on the machine hits all alike
         for sink, argv in (
-            (times, [*cmd, "-C", str(repo.root), "recall", "--no-log", q]),
+            (times, [script, "-C", str(repo.root), "recall", "--no-log", q]),
+            (dash_m, [*module, "-C", str(repo.root), "recall", "--no-log", q]),
             (bare, [python, "-c", "pass"]),
             (click_only, [python, "-c", "import click"]),
         ):
@@ -454,12 +478,15 @@ def cold_cli(repo: MemoryRepo, queries: list[str], runs: int = 15) -> tuple[list
             sink.append(time.perf_counter() - start)
             CPU.setdefault(id(sink), []).append(_children_cpu() - before)
     CPU_OF["recall"], CPU_OF["python -c pass"] = CPU[id(times)], CPU[id(bare)]
+    CPU_OF["python -m scarwarden recall"] = CPU[id(dash_m)]
     for name, argv in (
-        ("recall", [*cmd, "-C", str(repo.root), "recall", "--no-log", queries[0]]),
+        ("recall", [python, script, "-C", str(repo.root), "recall", "--no-log", queries[0]]),
+        ("python -m scarwarden recall", [*module, "-C", str(repo.root), "recall", "--no-log", queries[0]]),
         ("python -c pass", [python, "-c", "pass"]),
         ("python -c 'import click'", [python, "-c", "import click"]),
     ):
-        INSTRUCTIONS[name] = instructions(argv, env)
+        INSTRUCTIONS[name] = instructions(argv, env)  # the script through its interpreter: the same
+    BASELINES["python -m scarwarden recall"] = dash_m
     BASELINES["python -c pass"] = bare
     BASELINES["python -c 'import click'"] = click_only
     argv = ["scarwarden", "-C", str(repo.root), "recall", "--no-log", queries[0]]
@@ -467,7 +494,7 @@ def cold_cli(repo: MemoryRepo, queries: list[str], runs: int = 15) -> tuple[list
         f"import sys, runpy; sys.argv = {argv!r}\n"
         "try:\n    runpy.run_module('scarwarden', run_name='__main__')\n"
         "except SystemExit:\n    pass\n"
-        "print('MODULES', sorted(m for m in ('git', 'requests', 'flask', 'mcp', 'numpy') "
+        "print('MODULES', sorted(m for m in ('git', 'requests', 'flask', 'mcp', 'numpy', 'click') "
         "if m in sys.modules), file=sys.stderr)"
     )
     proc = subprocess.run([python, "-c", probe], capture_output=True, text=True, env=env)
@@ -567,7 +594,11 @@ def main() -> None:
             print(
                 f"{'':>7} cold recall / python -c pass: {wall:.2f}x "
                 f"wall, {ours_cpu / bare_cpu:.2f}x CPU ({ours_cpu * 1000:.0f} / {bare_cpu * 1000:.0f} ms, "
-                f"load {os.getloadavg()[0]:.2f}; goal: within 6x)"
+                f"load {os.getloadavg()[0]:.2f}; goal: within 6x; run as the console script pip writes)"
+            )
+            dash_m = statistics.median(CPU_OF["python -m scarwarden recall"])
+            print(
+                f"{'':>7} the same through python -m scarwarden (runpy first): {dash_m / bare_cpu:.2f}x CPU"
             )
             counts = {k: v for k, v in INSTRUCTIONS.items() if v}
             if len(counts) == len(INSTRUCTIONS):
