@@ -86,9 +86,11 @@ CACHE_NAME = "rule-dates.json"
 _CACHE_FORMAT = 1
 
 
-def last_changes(repo: MemoryRepo, rev: str = "HEAD") -> dict[str, RuleChange]:
-    """Rule ID -> the last commit reachable from ``rev`` that changed what it says."""
-    head = git.rev_parse(repo.root, rev)
+def last_changes(repo: MemoryRepo, *, known_head: str | None = None) -> dict[str, RuleChange]:
+    """Rule ID -> the last commit reachable from HEAD that changed what it says.
+    ``known_head``: the commit git last said HEAD was (the index's): read from the ref
+    files when they still say so, git unasked (:func:`scarwarden.git.head`)."""
+    head = git.head(repo.root, known=known_head)
     if head is None:
         return {}
     key = {"format": _CACHE_FORMAT, "commit": head, "playbook": repo.playbook_rel}

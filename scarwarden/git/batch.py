@@ -15,7 +15,6 @@ but a session is meant for one check, not for a long-running server.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +29,8 @@ class _Reader:
     """``git cat-file --batch-command --buffer``: requests queued, answered on ``flush``."""
 
     def __init__(self, root: str, env: Mapping[str, str] | None) -> None:
+        import subprocess  # here: a recall on a current index starts no git
+
         self.proc = subprocess.Popen(
             ["git", *NO_REPLACE, "-C", root, "cat-file", "--batch-command", "--buffer"],
             stdin=subprocess.PIPE,
@@ -73,6 +74,8 @@ class _Reader:
                 self.proc.stdin.close()
             except OSError:
                 pass
+        import subprocess
+
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:

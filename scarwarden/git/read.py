@@ -7,7 +7,6 @@ Listings use ``-z`` and are split on NUL; many objects are read with one
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -244,6 +243,7 @@ def cat_file_stream(
     """
     if not objects:
         return
+    import subprocess
     import tempfile  # here: ~3 ms of start-up, and most callers' lists are empty
 
     with tempfile.TemporaryFile() as request, tempfile.TemporaryFile() as errors:

@@ -6,17 +6,23 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 from scarwarden.errors import UsageError
-from scarwarden.git import batch
+from scarwarden.git import batch, folder
 from scarwarden.git.run import NO_REPLACE, run
 
 
 def toplevel(path: Path | str) -> Path | None:
-    """The work tree root containing ``path``, or ``None`` outside a git repository."""
+    """The work tree root containing ``path``, or ``None`` outside a git repository.
+    Read from the folders where they are plain (:mod:`scarwarden.git.folder`), else
+    asked of git."""
+    found = folder.toplevel(os.fspath(path))
+    if found is not None:
+        return Path(found)
+    import subprocess  # ~13M instructions: only when git is asked (issue 30)
+
     proc = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True)
     if proc.returncode != 0:
         return None
@@ -27,6 +33,8 @@ def require_toplevel(path: Path | str) -> Path:
     """Like :func:`toplevel`, but refuse (with a hint) outside a git repository."""
     root = toplevel(path)
     if root is None:
+        import subprocess
+
         proc = subprocess.run(
             ["git", "-C", str(path), "rev-parse", "--is-bare-repository", "--is-inside-git-dir"],
             capture_output=True,
@@ -82,8 +90,12 @@ def git_path(root: Path | str, name: str) -> Path:
     return known
 
 
-def head(root: Path | str) -> str | None:
-    """The commit HEAD points at, or ``None`` before the first commit."""
+def head(root: Path | str, *, known: str | None = None) -> str | None:
+    """The commit HEAD points at, or ``None`` before the first commit. ``known``: the
+    commit git said HEAD named before (the index's); when HEAD's ref files still name
+    it, it is the answer without asking git (:func:`scarwarden.git.folder.head_is`)."""
+    if known is not None and folder.head_is(os.fspath(root), known):
+        return known
     return rev_parse(root, "HEAD")
 
 
@@ -92,6 +104,8 @@ def rev_parse(root: Path | str, rev: str) -> str | None:
     if batch.serves([rev]) and not rev.startswith("-"):
         fields = batch.info(root, [f"{rev}^{{commit}}"], None)[0]
         return None if fields[-1] in (b"missing", b"ambiguous") else fields[0].decode()
+    import subprocess
+
     proc = subprocess.run(
         ["git", *NO_REPLACE, "-C", str(root), "rev-parse", "-q", "--verify", f"{rev}^{{commit}}"],
         capture_output=True,
@@ -103,6 +117,8 @@ def rev_parse(root: Path | str, rev: str) -> str | None:
 
 def current_branch(root: Path | str) -> str | None:
     """The branch HEAD is on, or ``None`` on a detached HEAD."""
+    import subprocess
+
     proc = subprocess.run(
         ["git", "-C", str(root), "symbolic-ref", "-q", "--short", "HEAD"], capture_output=True
     )
@@ -112,6 +128,8 @@ def current_branch(root: Path | str) -> str | None:
 def config_get(root: Path | str, key: str, *, kind: str | None = None) -> str | None:
     """A git setting's value, or ``None`` when it is not set; ``kind="bool"``: as git
     reads it (``yes``, ``on`` and ``1`` are ``true``)."""
+    import subprocess
+
     typed = [f"--type={kind}"] if kind else []
     proc = subprocess.run(["git", "-C", str(root), "config", *typed, "--get", key], capture_output=True)
     return os.fsdecode(proc.stdout).strip() if proc.returncode == 0 else None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -76,6 +75,8 @@ def run(
     check: bool = True,
 ) -> bytes:
     """Run ``git -C root args...`` and return stdout; raise :class:`GitError` on failure."""
+    import subprocess  # here: a recall on a current index starts no git (git/folder.py)
+
     proc = subprocess.run(
         ["git", *NO_REPLACE, "-C", str(root), *args],
         input=input,
@@ -143,6 +144,8 @@ def lock_hint(message: str) -> str | None:
 
 def run_ok(root: Path | str, *args: str, env: Mapping[str, str] | None = None) -> bool:
     """Run ``git -C root args...`` for its exit status alone: True when it is 0."""
+    import subprocess
+
     proc = subprocess.run(
         ["git", *NO_REPLACE, "-C", str(root), *args],
         capture_output=True,

@@ -80,7 +80,7 @@ def lineage_counts(index: Index, rule_ids: Iterable[str] | None = None) -> dict[
     # The playbook's history (and its parser): only once a rule's counts are asked for.
     from scarwarden.files.rule_dates import last_changes
 
-    changes = last_changes(index.repo)
+    changes = last_changes(index.repo, known_head=index.indexed_commit)
     return {rule_id: _count(index, rule_id, changes.get(rule_id)) for rule_id in ids}
 
 

@@ -90,9 +90,9 @@ def _say_rebuilt(repo: MemoryRepo, exc: sqlite3.DatabaseError) -> None:
 def refresh(repo: MemoryRepo, conn: sqlite3.Connection) -> RefreshStats:
     """Apply what changed since the last refresh (see the module docstring)."""
     stats = RefreshStats()
-    head = git.head(repo.root)
     with transaction(conn):
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        head = git.head(repo.root, known=meta.get("head"))  # the ref files, when they say it
         changed: set[str] = set()
         committed: set[str] = set()  # paths HEAD's tree now holds (not loose)
         diff = None
