@@ -11,10 +11,11 @@ from __future__ import annotations
 import math
 import re
 from pathlib import PurePath
-from typing import Any, NamedTuple
+from typing import Any
 
 from scarwarden.characters import first_refused, not_unicode
 from scarwarden.errors import ConfigError
+from scarwarden.records import record
 
 #: The settings file, for hints (``scarwarden.config.CONFIG_FILE``).
 SETTINGS_FILE = "scarwarden.yaml"
@@ -23,8 +24,11 @@ SETTINGS_FILE = "scarwarden.yaml"
 MAX_INTEGER = 2**63 - 1
 
 
-class Range(NamedTuple):
-    """The closed range ``low``..``high`` (``low`` excluded when ``above``)."""
+@record(frozen=True)
+class Range:
+    """The closed range ``low``..``high`` (``low`` excluded when ``above``). A record, not
+    a ``NamedTuple``: typing compiles each string annotation of a NamedTuple, ~1 ms of a
+    cold recall's start."""
 
     low: float
     #: An ``int`` for integer settings: compared exactly (2**63 is no float's neighbour).
