@@ -10,11 +10,12 @@ The Python API (:mod:`scarwarden.api`, docs/python.md) is importable from here
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from scarwarden.api import (
         RECORD_FIELDS as RECORD_FIELDS,
     )

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from scarwarden.errors import ConfigError, ValidationError
 from scarwarden.providers import KEY_PROVIDERS, PROVIDERS, apply_preset, provider_for_key
@@ -26,6 +25,10 @@ from scarwarden.settings_check import (
     range_problem,
     text_setting_problem,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 CONFIG_FILE = SETTINGS_FILE
 

@@ -11,7 +11,10 @@ hashes``) gets hashlib's; tests/test_digests.py checks every path gives hashlib'
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _constructor(modules: tuple[str, ...], name: str) -> Callable[[bytes], Any]:

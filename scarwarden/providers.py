@@ -13,10 +13,13 @@ set (:func:`provider_for_key`); :mod:`scarwarden.config` calls both.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from scarwarden.errors import ConfigError
 from scarwarden.records import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @record(frozen=True)

@@ -11,11 +11,14 @@ from __future__ import annotations
 import math
 import re
 from pathlib import PurePath
-from typing import Any
 
 from scarwarden.characters import first_refused, not_unicode
 from scarwarden.errors import ConfigError
 from scarwarden.records import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The settings file, for hints (``scarwarden.config.CONFIG_FILE``).
 SETTINGS_FILE = "scarwarden.yaml"

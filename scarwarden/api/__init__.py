@@ -15,8 +15,6 @@ promise, and thread and process safety.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from scarwarden.api.memory import RECORD_FIELDS, Memory, open_memory
 from scarwarden.api.results import Distillation, EpisodeRecord, Recall, RecalledRule, Recorded, Rule
 from scarwarden.errors import (
@@ -32,7 +30,10 @@ from scarwarden.errors import (
     ValidationError,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from scarwarden.files.transcripts.importer import ImportResult
 
 __all__ = [

@@ -8,10 +8,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
 
 from scarwarden.characters import SURROGATE, first_refused, not_unicode
 from scarwarden.errors import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 
 def wrong_type(name: str, value: Any, wanted: str) -> UsageError:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
 
 from scarwarden.api import arguments as args
 from scarwarden.api.file_errors import raises_file_access_errors
@@ -22,7 +21,10 @@ from scarwarden.api.results import Distillation, EpisodeRecord, Recall, Recalled
 from scarwarden.errors import Problem, UsageError
 from scarwarden.repo import MemoryRepo
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import IO, Any
+
     from scarwarden.files.transcripts.importer import ImportResult
     from scarwarden.gate.door import Check
 

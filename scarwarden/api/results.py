@@ -7,9 +7,11 @@ full JSON document the CLI's ``--json`` prints for the same call, so a field add
 
 from __future__ import annotations
 
-from typing import Any
-
 from scarwarden.records import field, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @record(frozen=True)

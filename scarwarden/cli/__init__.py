@@ -7,11 +7,12 @@ group's, loaded on first use so that a recall never imports click.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from scarwarden.cli.door import main
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from scarwarden.cli.group import COMMANDS, main_group
 
 __all__ = ["COMMANDS", "main", "main_group"]

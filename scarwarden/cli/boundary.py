@@ -6,11 +6,11 @@ group (:mod:`scarwarden.cli.group`) and the click-free recall door
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 from scarwarden.cli.output import echo
 from scarwarden.errors import ScarwardenError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import logging
 

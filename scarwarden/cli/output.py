@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, TextIO
 
 from scarwarden.characters import SURROGATE
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 #: click's ``_ansi_colors``, for the colours Scarwarden prints.
 _COLOURS = {"red": 31, "green": 32, "yellow": 33, "blue": 34, "magenta": 35, "cyan": 36}

@@ -25,9 +25,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from scarwarden.characters import REFUSED, SURROGATE, first_refused, not_unicode
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: What the characters are called in messages.
 _NAMES = {"\x00": "a NUL character", "\r": "a carriage return", "\x1b": "an escape character"}

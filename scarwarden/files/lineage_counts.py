@@ -31,12 +31,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
 
 from scarwarden.files.receipt import applied_rules
 from scarwarden.records import record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # types only: recall counts a rule without the playbook's parser
+    from typing import Any
+
     from scarwarden.files.episodes import Episode
     from scarwarden.files.rule_dates import RuleChange
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from scarwarden.digests import sha256
 from scarwarden.errors import Problem, ValidationError
@@ -33,6 +32,10 @@ from scarwarden.files.receipt_fields import (
     check_fields,
 )
 from scarwarden.records import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["CANDIDATES_SINCE", "HASH_CHARS", "MAX_TASK_CHARS", "SETTING_KEYS", "UNCOMMITTED", "VERDICTS"]
 

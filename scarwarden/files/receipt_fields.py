@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from scarwarden.files.episode_fields import EPISODE_ID_RE, RULE_ID_RE
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The first recall algorithm version that gives candidates on ``ASK_HUMAN``.
 CANDIDATES_SINCE = 4

@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from scarwarden import git
 from scarwarden.errors import ValidationError
 from scarwarden.records import record
 from scarwarden.repo import MemoryRepo
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from scarwarden.files import playbook as pb
 

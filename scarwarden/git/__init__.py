@@ -22,7 +22,6 @@ Callers write ``from scarwarden import git`` and ``git.question(...)``; the modu
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from scarwarden.errors import GitError
 
@@ -30,7 +29,10 @@ from scarwarden.errors import GitError
 # (imported lazily, the submodule would be bound as ``git.run`` in the function's place).
 from scarwarden.git.run import no_git_env, run, run_ok
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # what each name is, for type checkers; at run time, read on first use
+    from typing import Any
+
     from scarwarden.git.diff import (
         EMPTY_TREE,
         EMPTY_TREE_SHA256,

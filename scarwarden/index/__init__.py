@@ -34,9 +34,11 @@ transactions), :mod:`~scarwarden.index.scan` (folders, files and signatures on d
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from scarwarden.git import blob_id
     from scarwarden.index.build import rebuild
     from scarwarden.index.queries import Index, fts_query

@@ -13,7 +13,6 @@ episode nor the whole ledger, and the counts are sums SQLite makes over them (wh
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from scarwarden.files.lineage_counts import (
     STRUGGLING_MIN,
@@ -27,6 +26,7 @@ from scarwarden.index.queries import Index
 from scarwarden.index.schema import chunks
 from scarwarden.times import format_at
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from scarwarden.files.rule_dates import RuleChange
 

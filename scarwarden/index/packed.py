@@ -25,7 +25,10 @@ import json
 import re
 import zlib
 from collections.abc import Iterable
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Deflate's preset dictionary: the format's keys as ``json.dumps`` writes them (those
 #: most episodes have last, nearest to the text), and common values. Stored rows

@@ -10,7 +10,6 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
 
 from scarwarden import text
 from scarwarden.errors import ValidationError
@@ -19,7 +18,10 @@ from scarwarden.index.packed import fts_words, load_doc
 from scarwarden.index.schema import RefreshStats, chunks
 from scarwarden.repo import MemoryRepo
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from scarwarden.files import playbook as pb
     from scarwarden.files.episodes import Episode
 

@@ -12,7 +12,6 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NoReturn
 
 from scarwarden.errors import FileAccessError, file_access_error
 from scarwarden.files.atomic import file_lock
@@ -23,6 +22,10 @@ from scarwarden.logs import log
 from scarwarden.records import field, record
 from scarwarden.regular_files import check_regular
 from scarwarden.repo import MemoryRepo
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 #: Bump when the schema or what is stored changes; an index with another version is
 #: rebuilt automatically.

@@ -8,10 +8,13 @@ postings, so a query never loads a rule it will not return.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from scarwarden.recall.formulas import EPISODE_WEIGHT, K1, TAG_WEIGHT, B, idf
 from scarwarden.recall.score import TaskTerms
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def weights(task: TaskTerms) -> list[tuple[str, float]]:

@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from scarwarden.index.packed_postings import unpack_ints
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Citing:

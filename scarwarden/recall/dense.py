@@ -18,9 +18,12 @@ whole recall on a small memory, and a one-shot ``scarwarden recall`` must not pa
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 from scarwarden.recall.formulas import K1
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: From this many active rules on, the vector pass runs when numpy is installed.
 MIN_RULES = 20_000

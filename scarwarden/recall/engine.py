@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import partial
-from typing import TYPE_CHECKING, Any
 
 from scarwarden import text
 from scarwarden.config import RecallSettings
@@ -32,7 +31,10 @@ from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
 from scarwarden.recall.score import explained, score_rules, task_terms
 from scarwarden.recall.term_counts import TERM_COUNTS
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from scarwarden.index import Index
     from scarwarden.recall.task import TaskTerms
     from scarwarden.repo import MemoryRepo

@@ -31,10 +31,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
-from typing import Any
 
 from scarwarden import text
 from scarwarden.records import field, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The evidence's size bound, in tokens (the replay counts characters / 4).
 MAX_TOKENS = 60

@@ -10,7 +10,6 @@ verdict was reached with), never the index.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from scarwarden import text
 from scarwarden.recall.formulas import (
@@ -27,6 +26,10 @@ from scarwarden.recall.formulas import (
     specificity,
 )
 from scarwarden.recall.result import RecalledRule, RecallResult, RecallStats
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The title :func:`explain_lines` goes under (the CLI prints it in bold).
 HEADING = "How the scores were computed"

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING
 
 from scarwarden.index.packed import load_rest
 from scarwarden.recall import evidence
 from scarwarden.recall.evidence import Candidate
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from scarwarden.index import Index
     from scarwarden.recall.result import RecalledRule

@@ -22,7 +22,6 @@ import sqlite3
 import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
 
 from scarwarden.logs import log
 from scarwarden.records import record
@@ -30,7 +29,10 @@ from scarwarden.regular_files import read_regular
 from scarwarden.times import parse_when as parse_when  # re-exported for callers
 from scarwarden.times import utc_now
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from scarwarden.index import Index
     from scarwarden.recall.result import RecallResult
 

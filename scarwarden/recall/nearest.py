@@ -26,10 +26,13 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scarwarden.recall import evidence
 from scarwarden.recall.evidence import Candidate
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
 
 #: Candidates shown on ASK_HUMAN (:data:`scarwarden.recall.given.MAX_CANDIDATES`; a
 #: test keeps them equal: that module reads the index, the gate may not import it).

@@ -45,7 +45,6 @@ from contextlib import contextmanager
 from functools import cached_property
 from itertools import repeat
 from operator import itemgetter
-from typing import Any
 
 from scarwarden.index.packed_postings import decode, unpack_ints
 from scarwarden.recall import dense
@@ -54,6 +53,10 @@ from scarwarden.recall.citing import CITING, CitingView
 from scarwarden.recall.formulas import K1, TAG_WEIGHT, B
 from scarwarden.recall.score import TaskTerms
 from scarwarden.records import field, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Below this many postings for the task's stems (and its episode words), or without a
 #: stem in :data:`MIN_COMMON` rules, the exhaustive statement runs: with none, there is

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
 
 from scarwarden.config import RecallSettings
 from scarwarden.errors import GitError, UsageError
@@ -24,8 +23,10 @@ from scarwarden.recall.nearest import shown_candidates
 from scarwarden.recall.version import ALGORITHM
 from scarwarden.regular_files import read_regular
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any
 
     from scarwarden.index import Index
     from scarwarden.recall.result import RecallResult

@@ -8,7 +8,6 @@ importing the engine that computes them.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
 
 from scarwarden.config import RecallSettings
 from scarwarden.files.receipt import Receipt
@@ -16,7 +15,10 @@ from scarwarden.recall import router
 from scarwarden.recall.evidence import Candidate, Evidence
 from scarwarden.records import field, record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from scarwarden.files.lineage_counts import Lineage
 
 

@@ -7,7 +7,6 @@ episode, the task's pairs it says, and the masses behind its confidence. Split f
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from scarwarden.recall.formulas import (
     DECIMALS,
@@ -22,6 +21,7 @@ from scarwarden.recall.formulas import (
 )
 from scarwarden.recall.result import CaseMatch, EpisodeMatch, PairMatch, TermMatch
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from scarwarden.recall.task import TaskTerms
 

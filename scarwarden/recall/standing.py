@@ -5,11 +5,12 @@ where receipts exist). Read for the rules a recall returns, for ``--json``,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from scarwarden.index.lineage import applied_at_all, lineage_counts
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from scarwarden.index import Index
     from scarwarden.recall.result import RecalledRule
 

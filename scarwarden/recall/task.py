@@ -6,13 +6,13 @@ index knows of them, and which version's arithmetic applies. Used by
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
 
 from scarwarden.recall.formulas import LONG_RULE, LONG_RULE_V4, idf
 from scarwarden.recall.result import RecallStats
 from scarwarden.recall.version import ALGORITHM
 from scarwarden.records import field, record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from scarwarden.config import RecallSettings
 
