@@ -14,10 +14,11 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import logging
+    from typing import Any
 
 NAME = "scarwarden"
 
@@ -53,7 +54,10 @@ class _Proxy:
 
 
 #: The ``scarwarden`` logger (``log.warning(...)``, ``log.info(...)``).
-log = cast("logging.Logger", _Proxy())
+if TYPE_CHECKING:
+    log: logging.Logger
+else:
+    log = _Proxy()
 
 
 def when_used(setup: Callable[[logging.Logger], None]) -> None:

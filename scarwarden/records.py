@@ -20,17 +20,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import repeat
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, TypeVar, overload
+
     from typing_extensions import dataclass_transform
+
+    _T = TypeVar("_T")
 else:
 
     def dataclass_transform(**_: Any) -> Callable[[Any], Any]:
         return lambda function: function
-
-
-_T = TypeVar("_T")
 
 
 class _Missing:
@@ -76,10 +77,12 @@ def field(
     return Field(default, default_factory, repr, compare)
 
 
-@overload
-def record(cls: type[_T], /) -> type[_T]: ...
-@overload
-def record(*, frozen: bool = False) -> Callable[[type[_T]], type[_T]]: ...
+if TYPE_CHECKING:
+
+    @overload
+    def record(cls: type[_T], /) -> type[_T]: ...
+    @overload
+    def record(*, frozen: bool = False) -> Callable[[type[_T]], type[_T]]: ...
 
 
 @dataclass_transform(field_specifiers=(field,))

@@ -8,11 +8,14 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from typing import Any, TypeVar
 
 from scarwarden.errors import file_access_error
 
-C = TypeVar("C", bound=type)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    C = TypeVar("C", bound=type)
 
 
 def raises_file_access_errors(cls: C) -> C:

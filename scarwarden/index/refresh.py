@@ -19,7 +19,6 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable
-from typing import TypeVar
 
 from scarwarden import git
 from scarwarden.errors import GitError
@@ -41,8 +40,6 @@ from scarwarden.index.schema import (
 from scarwarden.logs import log
 from scarwarden.regular_files import read_regular, read_with_inode
 from scarwarden.repo import MemoryRepo
-
-_T = TypeVar("_T")
 
 
 def open_index(

@@ -12,12 +12,15 @@ import zlib
 from collections.abc import Callable, Mapping
 from itertools import repeat
 from pathlib import Path
-from typing import TypeVar
 
 from scarwarden.logs import log
 from scarwarden.repo import MemoryRepo
 
-_T = TypeVar("_T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _T = TypeVar("_T")
 
 #: A folder or file modified this recently may change again within the same clock tick
 #: of the file system without its mtime moving (git's "racy" problem): such an mtime is

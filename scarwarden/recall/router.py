@@ -32,24 +32,25 @@ on the demo memory (``python bench/recall_quality.py --tuning``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, TypeVar
 
 from scarwarden.config import RecallSettings
 from scarwarden.recall.version import ALGORITHM
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Protocol, TypeVar
 
-class _Ranked(Protocol):
-    """What :func:`returned` reads of a ranked rule (a ``RecalledRule``)."""
+    class _Ranked(Protocol):
+        """What :func:`returned` reads of a ranked rule (a ``RecalledRule``)."""
 
-    @property
-    def score(self) -> float: ...
-    @property
-    def confidence(self) -> float: ...
-    @property
-    def matched_tags(self) -> list[str]: ...
+        @property
+        def score(self) -> float: ...
+        @property
+        def confidence(self) -> float: ...
+        @property
+        def matched_tags(self) -> list[str]: ...
 
-
-_R = TypeVar("_R", bound=_Ranked)
+    _R = TypeVar("_R", bound=_Ranked)
 
 ACT = "ACT"
 ACT_AND_FLAG = "ACT_AND_FLAG"

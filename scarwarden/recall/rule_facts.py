@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import TYPE_CHECKING, Any
 
 from scarwarden.recall.formulas import idf
 from scarwarden.recall.score_parts import own_ledger_weights
-from scarwarden.recall.score_reads import Counts, add_tag_stems, load_json, rule_stems, tag_parts
+from scarwarden.recall.score_reads import add_tag_stems, load_json, rule_stems, tag_parts
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
+    from scarwarden.recall.score_reads import Counts
     from scarwarden.recall.task import TaskTerms
 
 #: Kept only for a playbook of at most this many active rules: there a process meets

@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from typing import TYPE_CHECKING, Any
 
 from scarwarden import text
 from scarwarden.recall.formulas import (
@@ -59,12 +58,15 @@ from scarwarden.recall.score_parts import (
     tag_matches,
     term_matches,
 )
-from scarwarden.recall.score_reads import Counts, episode_words, load_json, pair_postings
+from scarwarden.recall.score_reads import episode_words, load_json, pair_postings
 from scarwarden.recall.task import TaskTerms
 from scarwarden.recall.version import ALGORITHM
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    pass
+    from typing import Any
+
+    from scarwarden.recall.score_reads import Counts
 
 
 def task_terms(

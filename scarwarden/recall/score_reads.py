@@ -10,14 +10,18 @@ import json
 import operator
 from collections.abc import Callable
 from json.scanner import make_scanner
-from typing import Any, cast
 
 from scarwarden import text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: JSON the index wrote (no leading space: SQLite's JSON functions, ``json.dumps``) parsed
 #: by the C scanner alone: ``json.loads`` costs ~2 us a call in Python around it, and
 #: scoring parses a hundred small documents a recall.
-_SCAN = make_scanner(cast(Any, json.JSONDecoder()))  # typeshed types the argument oddly
+_DECODER: Any = json.JSONDecoder()  # typeshed types make_scanner's argument oddly
+_SCAN = make_scanner(_DECODER)
 
 
 def load_json(raw: str) -> Any:
@@ -86,8 +90,9 @@ def rule_stems(
     return postings, stem_df, stem_tdf, tag_df
 
 
-#: Stems -> (df over the active rules, how many past tasks say them).
-Counts = Callable[[Any, set[str]], dict[str, tuple[int, int]]]
+if TYPE_CHECKING:
+    #: Stems -> (df over the active rules, how many past tasks say them).
+    Counts = Callable[[Any, set[str]], dict[str, tuple[int, int]]]
 
 
 def _read_counts(conn: Any, stems: set[str]) -> dict[str, tuple[int, int]]:

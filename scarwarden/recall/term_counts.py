@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, cast
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Stems kept before starting afresh (a bound on memory: ~100 bytes each).
 MAX_STEMS = 200_000
@@ -66,7 +69,7 @@ class TermCounts:
                     self._kept.update(_every_rule_stem(conn))
             kept = self._kept
             # One probe a stem: the mapping is large and cold, each probe a cache miss.
-            found = {s: kept.get(s) for s in stems}
+            found: dict[str, Any] = {s: kept.get(s) for s in stems}
         missing = [s for s, counts in found.items() if counts is None]
         if missing:
             rows = conn.execute(
@@ -79,7 +82,7 @@ class TermCounts:
             found.update(read)
             with self._lock:  # the mapping is this key's (a newer key has a new one)
                 kept.update(read)
-        return cast(dict[str, tuple[int, int]], found)  # every stem found or read
+        return found  # every stem found or read: none is None now
 
 
 def _every_rule_stem(conn: Any) -> dict[str, tuple[int, int]]:
