@@ -67,8 +67,8 @@ def _is_git_folder(path: str) -> bool:
 def toplevel(path: str) -> str | None:
     """``git -C path rev-parse --show-toplevel``, read from the folders: the work tree's
     root with its links resolved, or ``None`` to ask git."""
-    if _env_of_git():
-        return None
+    if os.name != "posix" or _env_of_git():
+        return None  # (elsewhere: no owner IDs to compare, and git's path rules differ)
     try:
         here = os.path.realpath(path)
         if not os.path.isdir(here) or not os.access(here, os.X_OK):
@@ -187,7 +187,7 @@ def head_is(root: str, commit: str) -> bool:
     """Whether HEAD, read from ``root``'s ``.git`` files, names ``commit`` (an ID git gave
     for ``HEAD^{commit}`` earlier). False means "not known": ask git. A ref naming the
     same ID names the same commit, so the answer is git's."""
-    if _env_of_git() or not commit:
+    if os.name != "posix" or _env_of_git() or not commit:
         return False
     git_dir = os.path.join(root, ".git")
     try:
