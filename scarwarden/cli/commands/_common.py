@@ -63,6 +63,20 @@ def split_list(values: Iterable[str]) -> list[str]:
     return [item.strip() for value in values for item in value.split(",") if item.strip()]
 
 
+def tag_list(values: Iterable[str]) -> list[str]:
+    """``--tag`` values as one list (:func:`split_list`); a value that names no tag
+    (``--tag ""``, ``--tag ,``: an unset shell variable) is a usage error, not a silent
+    "no tag"."""
+    values = list(values)
+    for value in values:
+        if not any(item.strip() for item in value.split(",")):
+            raise UsageError(
+                f"--tag {value!r} names no tag: nothing was written",
+                hint="give the tag (repeatable or comma-separated), or leave --tag out",
+            )
+    return split_list(values)
+
+
 def echo_json(data: Any) -> None:
     """Print ``data`` as the one JSON form of every ``--json`` (:func:`json_text`)."""
     click.echo(json_text(data))

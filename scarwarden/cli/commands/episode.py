@@ -12,7 +12,7 @@ from scarwarden.cli.commands._common import (
     get_repo,
     limit_option,
     refuse_future,
-    split_list,
+    tag_list,
 )
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode
@@ -43,7 +43,12 @@ def episode() -> None:
 @click.option("--correction", help="What a human corrected: the lesson.")
 @click.option("--corrected-by", help="Who corrected it.")
 @click.option("--agent", help="Which agent acted.")
-@click.option("--tag", "tags", multiple=True, help="A tag (repeatable or comma-separated).")
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    help='A tag (repeatable or comma-separated; one that names no tag, such as "": exit 2).',
+)
 @click.option("--source", type=click.Choice(SOURCES), help="How the episode came about.")
 @click.option("--ref", "refs", multiple=True, help="A related episode ID (repeatable).")
 @click.option(
@@ -184,7 +189,7 @@ def _inputs(file: IO[bytes] | None, flags: dict[str, Any]) -> tuple[Sequence[Any
     keys = ["action", "outcome", "correction", "corrected_by", "agent", "source", "at"]
     keys.append("rules_applied_reason")
     fields = {key: flags[key] for key in keys}
-    lists = split_list(flags["tags"]), list(flags["refs"]), list(flags["rules_applied"])
+    lists = tag_list(flags["tags"]), list(flags["refs"]), list(flags["rules_applied"])
     return [_document(flags["task"], fields, *lists)], "episode"
 
 

@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo, split_list
+from scarwarden.cli.commands._common import echo_json, get_repo, split_list, tag_list
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode, format_rule
 from scarwarden.files.playbook_model import APPLIES_TO
@@ -33,7 +33,12 @@ def rule() -> None:
 
 @rule.command("add")
 @click.option("--text", required=True, help="The rule itself: what to do, and why.")
-@click.option("--tag", "tags", multiple=True, help="A tag (repeatable or comma-separated).")
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    help='A tag (repeatable or comma-separated; one that names no tag, such as "": exit 2).',
+)
 @click.option(
     "--cites", required=True, help="Comma-separated episode IDs that taught the rule (they must exist)."
 )
@@ -88,7 +93,7 @@ def add(
     new = add_rule(
         repo,
         text=text,
-        tags=split_list(tags),
+        tags=tag_list(tags),
         cites=split_list([cites]),
         title=title,
         commit=not no_commit,
