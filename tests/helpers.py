@@ -203,3 +203,21 @@ def retire_rule(repo: MemoryRepo, rule_id: str) -> None:
         pb.render(pb.Playbook(rules=active, retired=(*book.retired, retired), preamble=book.preamble))
     )
     git(repo.root, "commit", "-q", "--no-verify", "-am", f"retire {rule_id}")
+
+
+def recall_json(repo: MemoryRepo, task: str, trace: list[str] | None = None) -> str:
+    """The recall of ``task`` (top 10) as JSON, with its explanation (every rule's stems
+    and masses): two recalls that print the same text recalled the same; ``trace``
+    collects the SQL statements run."""
+    import json
+
+    from scarwarden.recall.engine import recall
+    from scarwarden.recall.explain import explain_data
+
+    with open_index(repo) as index:
+        if trace is not None:
+            index.conn.set_trace_callback(trace.append)
+        result = recall(index, task, limit=10)
+        index.conn.set_trace_callback(None)
+        doc = {"result": result.to_json(), "explain": explain_data(result)}
+        return json.dumps(doc, sort_keys=True, default=str)

@@ -157,3 +157,25 @@ def open_repo_at(path: str, *, given: bool, initialised: bool = True) -> MemoryR
                 exc.message, hint=f"run 'git init {path}' first, or give -C/--repo a git repository"
             ) from None
         raise
+
+
+def report_error(exc: Exception, *, debug: bool, repo_path: str) -> int:
+    """Print ``exc`` as the boundary does, on stderr, and return its exit code: our
+    error's message and hint (with the traceback under ``--debug``), one the user can
+    fix (:func:`expected`), or an internal error (exit 3; re-raised under ``--debug``).
+    Called inside the ``except`` of the click group and of the recall door."""
+    from scarwarden.errors import ExitCode, ScarwardenError
+
+    error = exc if isinstance(exc, ScarwardenError) else expected(exc, repo_path)
+    if error is None:
+        if debug:
+            raise exc
+        echo(internal_error_text(exc), err=True)
+        return int(ExitCode.CHECK_FAILED)
+    if debug:
+        import traceback  # ~5 ms: only on this path
+
+        traceback.print_exc()
+    error = no_identity(error) or error
+    echo(printable(error.render()), err=True)
+    return int(error.exit_code)

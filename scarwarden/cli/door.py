@@ -177,56 +177,25 @@ def _plain_folder(path: str) -> bool:
 
 def recall_command(parsed: RecallArgs) -> int:
     """Run the recall ``parsed`` asks for, as the click command does; its exit code."""
-    from scarwarden.cli.boundary import (
-        debug_asked,
-        expected,
-        internal_error_text,
-        no_identity,
-        printable,
-        setup_logging,
-    )
-    from scarwarden.cli.output import echo
-    from scarwarden.errors import ExitCode, ScarwardenError
+    from scarwarden.cli.boundary import debug_asked, open_repo_at, report_error, setup_logging
+    from scarwarden.cli.commands._recall_text import print_recall
 
     setup_logging()
     debug = debug_asked(parsed.debug)
+    flags = parsed.flags
     try:
-        _recall(parsed)
+        repo = open_repo_at(parsed.repo_path, given=parsed.given)
+        print_recall(
+            repo,
+            parsed.task,
+            as_json="as_json" in flags,
+            limit=parsed.limit,
+            explain="explain" in flags,
+            no_log="no_log" in flags,
+        )
     except BrokenPipeError:  # `scarwarden recall ... | head`
         sys.stderr.close()
         return 0
     except Exception as exc:  # noqa: BLE001 - the one boundary: no input prints a traceback
-        error = exc if isinstance(exc, ScarwardenError) else expected(exc, parsed.repo_path)
-        if error is None:
-            if debug:
-                raise
-            echo(internal_error_text(exc), err=True)
-            return int(ExitCode.CHECK_FAILED)
-        if debug:
-            import traceback
-
-            traceback.print_exc()
-        error = no_identity(error) or error
-        echo(printable(error.render()), err=True)
-        return int(error.exit_code)
+        return report_error(exc, debug=debug, repo_path=parsed.repo_path)
     return 0
-
-
-def _recall(parsed: RecallArgs) -> None:
-    from scarwarden.api import Memory
-    from scarwarden.cli.boundary import open_repo_at
-    from scarwarden.cli.commands._recall_text import format_result, read_task
-    from scarwarden.cli.output import echo, json_text, style
-    from scarwarden.recall.explain import HEADING
-
-    repo = open_repo_at(parsed.repo_path, given=parsed.given)
-    task = read_task(parsed.task)
-    explain, log = "explain" in parsed.flags, "no_log" not in parsed.flags
-    found = Memory(repo).recall(task, limit=parsed.limit, explain=explain, log=log)
-    if "as_json" in parsed.flags:
-        echo(json_text(found.data))
-        return
-    echo(format_result(found.engine, playbook_rel=repo.playbook_rel))
-    if found.explanation_lines is not None:
-        echo("")
-        echo("\n".join([style(HEADING, bold=True), *found.explanation_lines]))

@@ -15,15 +15,7 @@ from typing import Any
 import click
 
 from scarwarden import __version__
-from scarwarden.cli.boundary import (
-    argument_problem,
-    debug_asked,
-    expected,
-    internal_error_text,
-    no_identity,
-    printable,
-    setup_logging,
-)
+from scarwarden.cli.boundary import argument_problem, debug_asked, printable, report_error, setup_logging
 from scarwarden.errors import ExitCode, ScarwardenError
 
 #: command name -> "module:attribute", in the order ``--help`` lists them.
@@ -125,20 +117,7 @@ class LazyGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise  # click's own: usage errors and exits, printed by click
         except Exception as exc:  # noqa: BLE001 - the one boundary: no input prints a traceback
-            root = str((ctx.obj or {}).get("repo_path", "."))
-            error = exc if isinstance(exc, ScarwardenError) else expected(exc, root)
-            if error is None:
-                if debug:
-                    raise
-                click.echo(internal_error_text(exc), err=True)
-                ctx.exit(int(ExitCode.CHECK_FAILED))
-            if debug:
-                import traceback  # ~5 ms: only on this path
-
-                traceback.print_exc()
-            error = no_identity(error) or error
-            click.echo(printable(error.render()), err=True)
-            ctx.exit(int(error.exit_code))
+            ctx.exit(report_error(exc, debug=debug, repo_path=str((ctx.obj or {}).get("repo_path", "."))))
 
 
 @click.group(

@@ -4,16 +4,11 @@ a process that kept the old one recalls exactly what a new process does (issue 3
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
-from helpers import EP, FIXED, write_episode, write_playbook
+from helpers import EP, FIXED, recall_json, write_episode, write_playbook
 
 from scarwarden.index import open_index
 from scarwarden.recall import engine, term_counts
-from scarwarden.recall.engine import recall
-from scarwarden.recall.explain import explain_data
 from scarwarden.recall.term_counts import TermCounts
 from scarwarden.repo import MemoryRepo
 
@@ -31,14 +26,7 @@ def kept(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Ter
 
 
 def _recalled(repo: MemoryRepo, trace: list[str] | None = None) -> str:
-    """The recall of TASK as JSON, with its explanation (every rule's stems and masses)."""
-    with open_index(repo) as index:
-        if trace is not None:
-            index.conn.set_trace_callback(trace.append)
-        result = recall(index, TASK, limit=10)
-        index.conn.set_trace_callback(None)
-        doc: dict[str, Any] = {"result": result.to_json(), "explain": explain_data(result)}
-        return json.dumps(doc, sort_keys=True, default=str)
+    return recall_json(repo, TASK, trace)
 
 
 def _as_new_process(repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch) -> str:

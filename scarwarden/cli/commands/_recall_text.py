@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import shlex
 
-from scarwarden.cli.output import style
+from scarwarden.cli.output import echo, json_text, style
 from scarwarden.recall.result import RecallResult
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from scarwarden.repo import MemoryRepo
 
 _VERDICT_COLOUR = {"ACT": "green", "ACT_AND_FLAG": "yellow", "ASK_HUMAN": "red"}
 
@@ -18,6 +22,24 @@ def read_task(words: tuple[str, ...]) -> str:
 
         return read_stdin("the task")
     return " ".join(words)
+
+
+def print_recall(
+    repo: MemoryRepo, words: tuple[str, ...], *, as_json: bool, limit: int | None, explain: bool, no_log: bool
+) -> None:
+    """The ``recall`` command's work once its command line is read (by click or the
+    door): recall TASK ``words`` and print the readable form, or ``--json``'s."""
+    from scarwarden.api import Memory
+    from scarwarden.recall.explain import HEADING
+
+    found = Memory(repo).recall(read_task(words), limit=limit, explain=explain, log=not no_log)
+    if as_json:
+        echo(json_text(found.data))
+        return
+    echo(format_result(found.engine, playbook_rel=repo.playbook_rel))
+    if found.explanation_lines is not None:
+        echo("")
+        echo("\n".join([style(HEADING, bold=True), *found.explanation_lines]))
 
 
 def candidate_lines(result: RecallResult) -> list[str]:

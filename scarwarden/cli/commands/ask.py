@@ -6,7 +6,7 @@ import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo
 from scarwarden.cli.commands._human import answer_option, prompt_human
-from scarwarden.cli.commands.recall import format_result, read_task
+from scarwarden.cli.commands._recall_text import format_result, read_task
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo, limit_option
-from scarwarden.cli.commands._recall_text import format_result, read_task
+from scarwarden.cli.commands._common import get_repo, limit_option
+from scarwarden.cli.commands._recall_text import print_recall
 
 
 @click.command()
@@ -40,15 +40,4 @@ def recall(
       scarwarden recall "Post our discount code on Twitter" --json
       scarwarden recall --explain --limit 3 "Close the billing ticket"
     """
-    from scarwarden.api import Memory
-    from scarwarden.recall.explain import HEADING
-
-    repo = get_repo(ctx)
-    found = Memory(repo).recall(read_task(task), limit=limit, explain=explain, log=not no_log)
-    if as_json:
-        echo_json(found.data)
-        return
-    click.echo(format_result(found.engine, playbook_rel=repo.playbook_rel))
-    if found.explanation_lines is not None:
-        click.echo("")
-        click.echo("\n".join([click.style(HEADING, bold=True), *found.explanation_lines]))
+    print_recall(get_repo(ctx), task, as_json=as_json, limit=limit, explain=explain, no_log=no_log)
