@@ -68,13 +68,15 @@ class _Server(MCPServer):
         """The SDK's stdio loop, with every unreadable line answered (:mod:`.wire`)."""
         from mcp.server.stdio import stdio_server
 
-        from scarwarden.agents.mcp.wire import AnsweringReadStream
+        from scarwarden.agents.mcp.wire import AnsweringReadStream, AnsweringWriteStream, Unanswered
 
         try:
             async with stdio_server() as (read_stream, write_stream):
+                unanswered = Unanswered()
+                writer = AnsweringWriteStream(write_stream, unanswered)
                 await self._lowlevel_server.run(
-                    AnsweringReadStream(read_stream, write_stream),
-                    write_stream,
+                    AnsweringReadStream(read_stream, writer, unanswered),
+                    writer,
                     self._lowlevel_server.create_initialization_options(),
                 )
         except Exception as exc:

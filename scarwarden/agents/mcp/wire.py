@@ -6,18 +6,33 @@ JSON, a batch, a lone surrogate's escape the SDK cannot parse, python-sdk issue 
 waited for an answer forever. JSON-RPC 2.0 (section 5.1) answers it: ``-32700`` for a
 line that is not JSON, ``-32600`` for JSON that is not a message, under the request's
 own ID when one can be read, else under ``null``. A blank line is skipped.
+
+Stdin's end is also the end of the requests, not of their answers: the SDK cancels the
+requests in flight when its read stream ends, so ``printf '...' | scarwarden mcp`` got
+the handshake's answer and none other. Here the read stream ends only once every request
+passed on has been answered (or cancelled by the client); MCP's stdio shutdown (the
+client closes stdin, then waits for the server to exit) stays the same.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from contextlib import suppress
 from types import TracebackType
 from typing import Any
 
 import anyio
 from mcp.shared.message import SessionMessage
-from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from mcp.types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+)
 from pydantic import ValidationError
 
 from scarwarden.files.input_policy import encoding_problems_in
@@ -26,13 +41,77 @@ from scarwarden.files.input_policy import encoding_problems_in
 _ONE_PER_LINE = "send one JSON-RPC 2.0 message per line, as UTF-8 JSON"
 
 
+class Unanswered:
+    """The requests passed on to the server and not yet answered, by ID (the SDK's
+    correlation: ``7`` and ``"7"`` are one ID); set when there are none."""
+
+    def __init__(self) -> None:
+        self._ids: Counter[str] = Counter()
+        self._none = anyio.Event()
+        self._none.set()
+
+    def asked(self, request_id: object) -> None:
+        if not self._ids:
+            self._none = anyio.Event()
+        self._ids[str(request_id)] += 1
+
+    def settled(self, request_id: object) -> None:
+        key = str(request_id)
+        if self._ids[key] > 1:
+            self._ids[key] -= 1
+            return
+        self._ids.pop(key, None)
+        if not self._ids:
+            self._none.set()
+
+    def dropped(self, request_id: object) -> None:
+        """A request the client cancelled: the SDK never answers it."""
+        self._ids.pop(str(request_id), None)
+        if not self._ids:
+            self._none.set()
+
+    async def wait(self) -> None:
+        await self._none.wait()
+
+
+class AnsweringWriteStream:
+    """The transport's write stream, counting each request's answer off
+    :class:`Unanswered`."""
+
+    def __init__(self, inner: Any, unanswered: Unanswered) -> None:
+        self._inner = inner
+        self._unanswered = unanswered
+
+    async def send(self, item: SessionMessage) -> None:
+        try:
+            await self._inner.send(item)
+        finally:
+            message = item.message
+            if isinstance(message, (JSONRPCResponse, JSONRPCError)) and message.id is not None:
+                self._unanswered.settled(message.id)
+
+    def __getattr__(self, name: str) -> Any:  # aclose, clone, statistics...: the stream's own
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> AnsweringWriteStream:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._inner.__aexit__(exc_type, exc, tb)
+
+
 class AnsweringReadStream:
     """The transport's read stream, minus the unreadable lines: each is answered on
-    ``write_stream`` instead of being passed on (the SDK's read-stream protocol)."""
+    ``write_stream`` instead of being passed on (the SDK's read-stream protocol). Its
+    end waits for every request it passed on to be answered."""
 
-    def __init__(self, inner: Any, write_stream: Any) -> None:
+    def __init__(self, inner: Any, write_stream: Any, unanswered: Unanswered | None = None) -> None:
         self._inner = inner
         self._write = write_stream
+        self._unanswered = unanswered if unanswered is not None else Unanswered()
 
     @property
     def last_context(self) -> Any:  # the sender's context, read by the SDK's loop
@@ -40,13 +119,26 @@ class AnsweringReadStream:
 
     async def receive(self) -> Any:
         while True:
-            item = await self._inner.receive()
+            try:
+                item = await self._inner.receive()
+            except anyio.EndOfStream:
+                await self._unanswered.wait()
+                raise
             if not isinstance(item, Exception):
+                self._note(item.message)
                 return item
             reply = error_reply(item)
             if reply is not None:
                 with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                     await self._write.send(SessionMessage(reply))
+
+    def _note(self, message: object) -> None:
+        if isinstance(message, JSONRPCRequest):
+            self._unanswered.asked(message.id)
+        elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+            params = message.params or {}
+            if params.get("requestId") is not None:
+                self._unanswered.dropped(params["requestId"])
 
     async def aclose(self) -> None:
         await self._inner.aclose()
