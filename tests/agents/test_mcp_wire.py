@@ -150,3 +150,31 @@ def test_a_request_the_client_cancelled_does_not_hold_the_end(demo_repo: MemoryR
     assert proc.returncode == 0, proc.stderr.decode()
     ids = [r["id"] for r in replies[1:]]
     assert 51 in ids and set(ids) <= {50, 51}, replies
+
+
+def test_a_bad_prompt_request_is_invalid_params_naming_what_it_takes(demo_repo: MemoryRepo) -> None:
+    """An unknown prompt or argument was error code 0 ("Error rendering prompt") with a
+    traceback on stderr; MCP's code for both is -32602."""
+
+    def get(n: int, params: dict[str, Any]) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": n, "method": "prompts/get", "params": params}).encode()
+
+    replies, proc = serve_lines(
+        demo_repo,
+        [
+            get(60, {"name": "nope"}),
+            get(61, {"name": "use_memory", "arguments": {"tsk": "refund"}}),
+            get(62, {"name": "use_memory", "arguments": {"task": "re\0fund"}}),
+            get(63, {"name": "use_memory", "arguments": {"task": "refund a customer"}}),
+        ],
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    by_id = {r["id"]: r for r in replies[1:]}
+    errors = {n: (by_id[n]["error"]["code"], by_id[n]["error"]["message"]) for n in (60, 61, 62)}
+    assert errors == {
+        60: (-32602, "no prompt 'nope'; the prompts are: use_memory"),
+        61: (-32602, "'tsk' is not an argument of use_memory; use_memory takes: task"),
+        62: (-32602, "argument 'task' holds a NUL character (\\0); use_memory takes: task"),
+    }
+    assert "refund a customer" in by_id[63]["result"]["messages"][0]["content"]["text"]
+    assert b"Traceback" not in proc.stderr and b"ERROR" not in proc.stderr, proc.stderr.decode()

@@ -64,6 +64,36 @@ class _Server(MCPServer):
                 raise ToolError(bounded(name, _arguments_message(self, name, cause))) from cause
             raise ToolError(bounded(name, str(exc))) from exc
 
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
+    ) -> Any:
+        """The SDK's, with a prompt's bad name or arguments answered as invalid params
+        (``-32602``, MCP's code for them) naming what it takes: the SDK answered error
+        code 0, "Error rendering prompt", and logged a traceback on stderr."""
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import INVALID_PARAMS
+
+        prompt = self._prompt_manager.get_prompt(name)
+        if prompt is None:
+            known = ", ".join(p.name for p in self._prompt_manager.list_prompts())
+            raise MCPError(code=INVALID_PARAMS, message=f"no prompt {name!r}; the prompts are: {known}")
+        takes = [a.name for a in prompt.arguments or ()]
+        given = arguments or {}
+        unknown = sorted(set(given).difference(takes))
+        nul = _nul_argument(given)
+        problem = None
+        if unknown:
+            problem = f"{', '.join(repr(a) for a in unknown)} is not an argument of {name}"
+        elif nul is not None:
+            problem = f"argument '{nul}' holds a NUL character (\\0)"
+        elif next(encoding_problems_in(given), None) is not None:
+            problem = f"an argument of {name} is not valid Unicode text (a lone surrogate)"
+        if problem is not None:
+            raise MCPError(
+                code=INVALID_PARAMS, message=f"{problem}; {name} takes: {', '.join(takes) or 'nothing'}"
+            )
+        return await super().get_prompt(name, arguments, context)
+
     async def run_stdio_async(self) -> None:
         """The SDK's stdio loop, with every unreadable line answered (:mod:`.wire`)."""
         from mcp.server.stdio import stdio_server
