@@ -16,14 +16,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 
 from scarwarden import git
 from scarwarden.distill.lessons import Flag
 from scarwarden.distill.ops import Change, Drop
 from scarwarden.distill.state import CONTRADICTION_TRAILER, COUNT_TRAILER, DISTILLER_TRAILER, EPISODE_TRAILER
-from scarwarden.errors import GitError, UsageError, ValidationError
+from scarwarden.errors import GitError, Problem, UsageError, ValidationError
+from scarwarden.files import playbook as pb
 from scarwarden.files.atomic import atomic_write
 from scarwarden.files.playbook_commit import commit_playbook, playbook_has_edits
 from scarwarden.gate.check import check_staged
@@ -140,6 +141,46 @@ def check_branch_name(repo: MemoryRepo, name: str) -> None:
     if git.rev_parse(repo.root, f"refs/heads/{name}") is not None:
         raise UsageError(
             f"branch {name} already exists", hint="choose a new name; distill never moves an existing branch"
+        )
+
+
+def refuse_unresolved(
+    repo: MemoryRepo, book: pb.Playbook, text: str, ledger: Container[str], head: str
+) -> None:
+    """Refuse to build on a playbook whose rules cite an episode the ledger lacks (one
+    let past the hooks with SCARWARDEN_SKIP=1): the gate of the distill commit judges
+    only the rules it changes, so the citation would ride along into a reviewed commit."""
+    from scarwarden.gate import policy as rules
+
+    problems: list[Problem] = []
+    for rule in book.all_rules():
+        for ep in (ep for ep in rule.episode_ids if ep not in ledger):
+            came = git.log(repo.root, "-1", f"-S{ep}", head, "--", repo.playbook_rel)
+            where = f"commit {came[0].sha[:10]} ('{came[0].subject}') added it" if came else "not committed"
+            hint = (
+                f"{where}; cite the episodes that taught {rule.id} on its '- Learnt in:' line and "
+                "commit that (the gate checks the re-cited rule); 'scarwarden verify' names every "
+                "commit let past the gate"
+            )
+            problems.append(
+                rules.problem(
+                    "citation-missing",
+                    f"{rule.id} cites {ep}, which is not an episode in the ledger at HEAD ({head[:10]})",
+                    file=repo.playbook_rel,
+                    line=rules.learnt_in_line(text, rule),
+                    field="Learnt in",
+                    hint=hint,
+                    rule=rule.id,
+                    episode=ep,
+                    commit=came[0].sha if came else None,
+                )
+            )
+    if problems:
+        raise ValidationError(
+            "the playbook cites an episode that is not in the ledger; nothing was distilled",
+            problems=problems,
+            hint="no provenance, no rule: distill commits nothing on top of such a rule; fix it "
+            "as said above, then distill again",
         )
 
 

@@ -78,6 +78,7 @@ def distill(
     before = _starting_playbook(repo, head, commit=commit)
     base = pb.parse(before, source=repo.playbook_rel)
     ledger = state.ledger_at(repo, head)
+    commits.refuse_unresolved(repo, base, before, ledger, head)
     done = state.distilled_by_commits(repo, head) | base.cited_episode_ids()
     new_ids = sorted(ep for ep in ledger if ep not in done)
     episodes, left = state.load_episodes(repo, ledger, new_ids)
