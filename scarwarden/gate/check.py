@@ -32,6 +32,7 @@ from scarwarden.gate.resolve import (
     find_episode_paths,
     open_memory,
     staged_episode_paths,
+    unmerged_problem,
 )
 from scarwarden.repo import MemoryRepo
 
@@ -144,14 +145,7 @@ def _sort_staged_changes(
         report.count("files_changed")
         old_path = change.old_path or change.path
         if change.status == "U":
-            report.problems.append(
-                rules.problem(
-                    "unmerged",
-                    "the file is unmerged",
-                    file=change.path,
-                    hint="resolve the conflict and 'git add' it",
-                )
-            )
+            report.problems.append(unmerged_problem(change.path))
             continue
         if change.path == pb_rel and (bad := rules.playbook_mode_problem(pb_rel, new_mode, change.status)):
             report.problems.append(bad)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from scarwarden import git
 from scarwarden.gate.report import CheckReport
-from scarwarden.gate.resolve import check_citations, open_memory
+from scarwarden.gate.resolve import check_citations, open_memory, unmerged_problem
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:
@@ -72,14 +72,7 @@ def _sort_entries(
         if entry.stage:  # one entry per side of a conflict: none of them is the tree
             if entry.path not in unmerged:
                 unmerged.add(entry.path)
-                report.problems.append(
-                    rules.problem(
-                        "unmerged",
-                        "the file is unmerged",
-                        file=entry.path,
-                        hint="resolve the conflict and 'git add' it",
-                    )
-                )
+                report.problems.append(unmerged_problem(entry.path))
         elif entry.path == repo.playbook_rel:
             bad = rules.playbook_mode_problem(entry.path, entry.mode)
             if bad is None:

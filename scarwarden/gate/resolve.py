@@ -15,6 +15,7 @@ from scarwarden.repo import MemoryRepo, open_repo
 
 if TYPE_CHECKING:
     from scarwarden.files import playbook as pb
+    from scarwarden.gate.policy import GateProblem
 
 #: Above this many IDs to look up, one listing of the episodes folder is cheaper than
 #: one pathspec per ID (git matches every index entry against every pattern).
@@ -121,6 +122,16 @@ def check_citations(
                         rule, ep, repo.playbook_rel, line, where, hint=_worktree_hint(repo, ep)
                     )
                 )
+
+
+def unmerged_problem(path: str) -> GateProblem:
+    """A file in conflict in git's index (one entry per side, none of them the tree):
+    what the staged check and ``check --all`` both report."""
+    from scarwarden.gate import policy as gate_rules
+
+    return gate_rules.problem(
+        "unmerged", "the file is unmerged", file=path, hint="resolve the conflict and 'git add' it"
+    )
 
 
 def open_memory(root: Path | str | MemoryRepo) -> MemoryRepo:
