@@ -109,8 +109,12 @@ def check_staged(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = 
     report = CheckReport("staged")
     base, changes = _staged_diff(repo.root, repo.memory_rel, env)
     report.base = base
-    if not changes:
-        return report  # the common case in a code repository: before paying for YAML
+    if not changes:  # the common case in a code repository: before paying for YAML
+        if not repo.memory_dir.is_dir() and (
+            base is None or git.tree_id(repo.root, base, repo.memory_rel, env=env) is None
+        ):
+            report.no_memory = repo.memory_rel  # the folder first: a memory repo asks git nothing more
+        return report
     staged = _sort_staged_changes(report, repo, changes)
     blobs = _read_staged_blobs(repo, staged, base, env)
     with_receipts: list[tuple[str, Episode]] = []

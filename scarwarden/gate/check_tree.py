@@ -28,6 +28,7 @@ def check_all(
     repo = open_memory(root)
     report = CheckReport("all", base="index")
     entries = git.ls_files_stage(repo.root, repo.memory_rel, env=env)
+    report.no_memory = None if entries else repo.memory_rel
     episodes, playbook_blob = _sort_entries(report, repo, entries)
     wanted = [e.blob for e in episodes] + ([playbook_blob] if playbook_blob else [])
     blobs = git.cat_file_batch(repo.root, wanted, env=env)

@@ -214,3 +214,37 @@ def test_a_repository_whose_path_is_not_utf8(demo_repo: MemoryRepo, tmp_path: Pa
     proc = scarwarden("sync")
     assert proc.returncode == 0, proc.stderr
     assert git(remote, "rev-parse", "main").stdout == git(root, "rev-parse", "HEAD").stdout
+
+
+def test_a_repository_without_memory_commits_in_silence(tmp_path: Path, make_cli) -> None:
+    # Hooks installed, no memory/ folder: nothing of the memory is checked, so the hook
+    # says nothing (it printed "OK, staged memory changes" on every commit), and the
+    # command says what is true.
+    root = tmp_path / "code"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    install(root)
+    for name in ("first.txt", "second.txt"):  # before the first commit, then with a HEAD
+        (root / name).write_text("code\n")
+        git(root, "add", name)
+        proc = git(root, "commit", "-q", "-m", f"add {name}", check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout + proc.stderr == "", proc.stdout + proc.stderr
+    for scope in ("--staged", "--all"):
+        result = make_cli(root)("check", scope)
+        assert result.exit_code == 0, result.output
+        assert result.stdout == "scarwarden check: OK, no memory to check (no memory/ folder in git)\n"
+        report = json.loads(make_cli(root)("check", scope, "--json").stdout)
+        assert report["ok"] and report["summary"] == result.stdout.strip()
+
+
+def test_a_memory_commit_before_init_is_still_checked(tmp_path: Path) -> None:
+    root = tmp_path / "code"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    install(root)
+    (root / "memory").mkdir()
+    (root / "memory" / "playbook.md").write_text("not a playbook\n")
+    git(root, "add", "memory")
+    proc = git(root, "commit", "-q", "-m", "memory by hand", check=False)
+    assert proc.returncode == 1 and "must start with '# Playbook'" in proc.stdout + proc.stderr
