@@ -67,3 +67,21 @@ def test_recited_rule_lets_distill_commit_again(cli, demo_repo: MemoryRepo) -> N
     assert git(demo_repo.root, "log", "-1", "--format=%s").stdout.startswith("distill:")
     book = pb.parse(demo_repo.playbook_path.read_text())
     assert all(ep != "ep-nosuch0001" for r in book.all_rules() for ep in r.episode_ids)
+
+
+@pytest.mark.parametrize("args", [(), ("--branch", "distill/nov"), ("--dry-run",)])
+def test_a_committed_playbook_that_is_a_symlink_is_named_as_such(cli, demo_repo: MemoryRepo, args) -> None:
+    # distill read the link's target path as the playbook's text: "must start with '# Playbook'".
+    root = demo_repo.root
+    (root / "README.md").write_bytes(demo_repo.playbook_path.read_bytes())
+    demo_repo.playbook_path.unlink()
+    demo_repo.playbook_path.symlink_to("../README.md")
+    commit_no_verify(root, "playbook as a link")
+    before = head(demo_repo)
+    result = cli("distill", "--offline", *args)
+    assert result.exit_code == 1, result.output
+    assert "must start with '# Playbook'" not in result.output
+    assert "memory/playbook.md: a symlink where the playbook should be" in result.output, result.output
+    assert "nothing was distilled" in result.output
+    assert head(demo_repo) == before
+    assert git(root, "branch", "--list", "distill/nov").stdout == ""
