@@ -85,3 +85,22 @@ def test_a_committed_playbook_that_is_a_symlink_is_named_as_such(cli, demo_repo:
     assert "nothing was distilled" in result.output
     assert head(demo_repo) == before
     assert git(root, "branch", "--list", "distill/nov").stdout == ""
+
+
+def test_a_secret_let_past_the_hooks_is_not_called_a_bug(cli, demo_repo: MemoryRepo) -> None:
+    # A rule holding a token, committed past the hooks, that distill updates: the gate
+    # of the distill commit refuses the rewritten line, and the hint said "please report
+    # this as a bug", though the token came from the committed playbook.
+    real = sorted(p.stem for p in demo_repo.episodes_dir.glob("*/*/*.yaml"))[0]
+    book = load_playbook(demo_repo)
+    token = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
+    text = f"State webinar times in UTC, token {token}."
+    rule = pb.make_rule(book.next_id(), "Webinar times", text, ["webinar", "timezone"], [real])
+    save_playbook(demo_repo, pb.Playbook((*book.rules, rule), book.retired, book.preamble))
+    before = commit_no_verify(demo_repo.root, "rule: webinar times")
+    result = cli("distill", "--offline")
+    assert result.exit_code == 1, result.output
+    assert "holds a secret: GitHub token" in result.output
+    assert "bug" not in result.output, result.output
+    assert "committed playbook or an episode" in result.output
+    assert head(demo_repo) == before
