@@ -104,3 +104,15 @@ def test_a_secret_let_past_the_hooks_is_not_called_a_bug(cli, demo_repo: MemoryR
     assert "bug" not in result.output, result.output
     assert "committed playbook or an episode" in result.output
     assert head(demo_repo) == before
+
+
+def test_a_committed_playbook_that_is_a_folder_is_called_a_folder(cli, demo_repo: MemoryRepo) -> None:
+    root, rel = demo_repo.root, demo_repo.playbook_rel
+    git(root, "rm", "-q", rel)
+    (root / rel).mkdir()
+    (root / rel / "notes.md").write_text("# Playbook\n")
+    before = commit_no_verify(root, "playbook as a folder")
+    result = cli("distill", "--offline")
+    assert result.exit_code == 1, result.output
+    assert f"{rel}: a folder where the playbook should be" in result.output, result.output
+    assert "mode 040000" not in result.output and head(demo_repo) == before
