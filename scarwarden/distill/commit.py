@@ -153,14 +153,18 @@ def refuse_unresolved(
     from scarwarden.gate import policy as rules
 
     problems: list[Problem] = []
+    origins: dict[str, tuple[str, str] | None] = {}  # episode ID -> (commit, subject) that added it
     for rule in book.all_rules():
         for ep in (ep for ep in rule.episode_ids if ep not in ledger):
-            came = git.log(repo.root, "-1", f"-S{ep}", head, "--", repo.playbook_rel)
-            where = f"commit {came[0].sha[:10]} ('{came[0].subject}') added it" if came else "not committed"
+            if ep not in origins and len(origins) < 5:  # each reads the playbook's history: a few only
+                came = git.log(repo.root, "-1", f"-S{ep}", head, "--", repo.playbook_rel)
+                origins[ep] = (came[0].sha, came[0].subject) if came else None
+            origin = origins.get(ep)
             hint = (
-                f"{where}; cite the episodes that taught {rule.id} on its '- Learnt in:' line and "
-                "commit that (the gate checks the re-cited rule); 'scarwarden verify' names every "
-                "commit let past the gate"
+                (f"commit {origin[0][:10]} ('{origin[1]}') added it; " if origin else "")
+                + f"cite the episodes that taught {rule.id} on its '- Learnt in:' line and commit "
+                "that (the gate checks the re-cited rule); 'scarwarden verify' names every commit "
+                "let past the gate"
             )
             problems.append(
                 rules.problem(
@@ -172,7 +176,7 @@ def refuse_unresolved(
                     hint=hint,
                     rule=rule.id,
                     episode=ep,
-                    commit=came[0].sha if came else None,
+                    commit=origin[0] if origin else None,
                 )
             )
     if problems:

@@ -116,3 +116,18 @@ def test_a_committed_playbook_that_is_a_folder_is_called_a_folder(cli, demo_repo
     assert result.exit_code == 1, result.output
     assert f"{rel}: a folder where the playbook should be" in result.output, result.output
     assert "mode 040000" not in result.output and head(demo_repo) == before
+
+
+def test_every_missing_citation_is_listed_a_few_traced(cli, demo_repo: MemoryRepo) -> None:
+    book = load_playbook(demo_repo)
+    missing = [f"ep-nosuch000{n}" for n in range(7)]
+    for ep in missing:
+        rule = pb.make_rule(book.next_id(), f"Post on day {ep[-1]}", "Post then.", ["friday"], [ep])
+        book = pb.Playbook((*book.rules, rule), book.retired, book.preamble)
+    save_playbook(demo_repo, book)
+    sneak = commit_no_verify(demo_repo.root, "rules: posting days")
+    result = cli("distill", "--offline")
+    assert result.exit_code == 1
+    for ep in missing:
+        assert f"cites {ep}, which is not an episode" in result.output
+    assert result.output.count(f"commit {sneak[:10]} ('rules: posting days') added it") == 5
