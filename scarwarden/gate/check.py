@@ -30,6 +30,7 @@ from scarwarden.gate.resolve import (
     MAX_ID_PATTERNS,
     check_citations,
     find_episode_paths,
+    note_playbook_folder,
     open_memory,
     staged_episode_paths,
     unmerged_problem,
@@ -154,6 +155,7 @@ def _sort_staged_changes(
         if change.path == pb_rel and (bad := rules.playbook_mode_problem(pb_rel, new_mode, change.status)):
             report.problems.append(bad)
             continue
+        note_playbook_folder(report, pb_rel, change.path, change.status)
         if old_path == pb_rel or change.path == pb_rel:
             staged.playbook_changed = True
             staged.playbook_old = old_blob if old_path == pb_rel and change.status != "A" else None

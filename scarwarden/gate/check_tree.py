@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from scarwarden import git
 from scarwarden.gate.report import CheckReport
-from scarwarden.gate.resolve import check_citations, open_memory, unmerged_problem
+from scarwarden.gate.resolve import check_citations, note_playbook_folder, open_memory, unmerged_problem
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:
@@ -80,6 +80,8 @@ def _sort_entries(
                 playbook_blob = entry.blob
             else:
                 report.problems.append(bad)
+        elif rules.is_under(entry.path, repo.playbook_rel):
+            note_playbook_folder(report, repo.playbook_rel, entry.path)
         elif rules.is_under(entry.path, ep_rel):
             bad = rules.added_path_problem(entry.path, entry.mode, ep_rel)
             if bad is not None:

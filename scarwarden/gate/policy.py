@@ -179,7 +179,7 @@ def playbook_mode_problem(path: str, mode: str, status: str = "M") -> GateProble
         "playbook-not-a-file",
         f"{kind} where the playbook should be; it must be a plain file",
         file=path,
-        hint=f"put the playbook's text there as a plain file: git rm --cached {path}, "
+        hint=f"put the playbook's text there as a plain file: git rm -r --cached {path}, "
         f"write the file, then git add {path}",
     )
 

@@ -134,6 +134,17 @@ def unmerged_problem(path: str) -> GateProblem:
     )
 
 
+def note_playbook_folder(report: CheckReport, playbook_rel: str, path: str, status: str = "A") -> None:
+    """A file inside a folder named as the playbook (``memory/playbook.md/x``): every
+    command stops at it, so one ``playbook-not-a-file`` problem for the folder."""
+    from scarwarden.gate import policy as gate_rules
+
+    if status != "D" and gate_rules.is_under(path, playbook_rel):
+        bad = gate_rules.playbook_mode_problem(playbook_rel, "040000")
+        if bad is not None and bad not in report.problems:
+            report.problems.append(bad)
+
+
 def open_memory(root: Path | str | MemoryRepo) -> MemoryRepo:
     """The memory repository at ``root`` (a MemoryRepo is taken as it is)."""
     if isinstance(root, MemoryRepo):

@@ -113,6 +113,9 @@ class _Walk(WalkState):
         sha, _parents, cdiffs = commit
         other_added = [{c.path for *_x, c in d if c.status in "AR"} for d in cdiffs[1:]]
         for _om, new_mode, _ob, new_blob, change in cdiffs[0]:
+            if change.status in "AR" and rules.is_under(change.path, self.pb_rel):  # a folder named so
+                if folder := rules.playbook_mode_problem(self.pb_rel, "040000"):
+                    self.report(i, ("playbook-folder",), at(folder, sha))
             if change.status not in "AR" or not rules.is_under(change.path, self.ep_rel):
                 continue
             if change.status == "R" and rules.is_under(change.old_path or "", self.ep_rel):
