@@ -194,6 +194,11 @@ def install(root: Path | str, *, hooks_path_ok: bool = False) -> Path:
     plan: list[tuple[Path, Path | None]] = []
     for name in HOOK_TYPES + REF_HOOK_TYPES:
         path, legacy = directory / name, directory / f"{name}.legacy"
+        if path.exists() and not path.is_file():  # kept as .legacy, git would fail to run it
+            raise UsageError(
+                f"{path} is not a file (a folder, FIFO or socket), where git runs a hook from",
+                hint="move it away, then run 'scarwarden hooks install' again",
+            )
         if (path.exists() or path.is_symlink()) and not is_ours(path):
             if legacy.exists() or legacy.is_symlink():
                 raise UsageError(

@@ -248,3 +248,20 @@ def test_a_memory_commit_before_init_is_still_checked(tmp_path: Path) -> None:
     git(root, "add", "memory")
     proc = git(root, "commit", "-q", "-m", "memory by hand", check=False)
     assert proc.returncode == 1 and "must start with '# Playbook'" in proc.stdout + proc.stderr
+
+
+def test_a_folder_or_fifo_where_a_hook_should_be_is_refused_and_nothing_written(
+    demo_repo: MemoryRepo, make_cli
+) -> None:
+    # A folder was moved to pre-commit.legacy and "kept; it runs first": the hook then
+    # ran it ("pre-commit.legacy: Permission denied" on every commit). A FIFO hung.
+    root = demo_repo.root
+    for make in (os.mkdir, os.mkfifo):
+        target = hooks_of(root) / "pre-commit"
+        make(target)
+        before = sorted(p.name for p in hooks_of(root).iterdir())
+        result = make_cli(root)("hooks", "install")
+        assert result.exit_code == 2, result.output
+        assert f"{target} is not a file" in result.output and "move it away" in result.output
+        assert sorted(p.name for p in hooks_of(root).iterdir()) == before
+        target.rmdir() if target.is_dir() else target.unlink()
