@@ -153,6 +153,8 @@ def render_hook(python: str | None = None, name: str = "pre-commit") -> str:
 
 
 def is_ours(path: Path) -> bool:
+    if not path.is_file():  # a FIFO would block the read for ever; a folder is no hook of ours
+        return False
     try:
         with open(path, "rb") as handle:
             return MARKER.encode() in handle.read(2048)

@@ -265,3 +265,14 @@ def test_a_folder_or_fifo_where_a_hook_should_be_is_refused_and_nothing_written(
         assert f"{target} is not a file" in result.output and "move it away" in result.output
         assert sorted(p.name for p in hooks_of(root).iterdir()) == before
         target.rmdir() if target.is_dir() else target.unlink()
+
+
+def test_uninstall_leaves_a_fifo_alone_instead_of_hanging(demo_repo: MemoryRepo, make_cli) -> None:
+    root = demo_repo.root
+    install(root)
+    (hooks_of(root) / "pre-push").unlink()
+    os.mkfifo(hooks_of(root) / "pre-push")
+    result = uninstall(root)  # read the FIFO to look for our marker: blocked for ever
+    assert hooks_of(root) / "pre-push" in result.foreign
+    assert hooks_of(root) / "pre-commit" in result.removed
+    assert stat.S_ISFIFO((hooks_of(root) / "pre-push").lstat().st_mode)
