@@ -28,6 +28,7 @@ from scarwarden.gate.report import CheckReport
 from scarwarden.gate.resolve import (
     EMPTY_BLOB,
     MAX_ID_PATTERNS,
+    absent_memory,
     check_citations,
     find_episode_paths,
     note_playbook_folder,
@@ -111,10 +112,7 @@ def check_staged(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = 
     base, changes = _staged_diff(repo.root, repo.memory_rel, env)
     report.base = base
     if not changes:  # the common case in a code repository: before paying for YAML
-        if not repo.memory_dir.is_dir() and (
-            base is None or git.tree_id(repo.root, base, repo.memory_rel, env=env) is None
-        ):
-            report.no_memory = repo.memory_rel  # the folder first: a memory repo asks git nothing more
+        report.no_memory = absent_memory(repo, base, env)  # then nothing was checked: the hooks say nothing
         return report
     staged = _sort_staged_changes(report, repo, changes)
     blobs = _read_staged_blobs(repo, staged, base, env)

@@ -145,6 +145,15 @@ def note_playbook_folder(report: CheckReport, playbook_rel: str, path: str, stat
             report.problems.append(bad)
 
 
+def absent_memory(repo: MemoryRepo, base: str | None, env: Mapping[str, str] | None) -> str | None:
+    """The memory folder when git has none, with nothing staged under it (the index
+    then holds ``base``'s memory): asked of the working folder first, which costs a
+    memory repository no git call, then of ``base``'s tree."""
+    if repo.memory_dir.is_dir() or (base and git.tree_id(repo.root, base, repo.memory_rel, env=env)):
+        return None
+    return repo.memory_rel
+
+
 def open_memory(root: Path | str | MemoryRepo) -> MemoryRepo:
     """The memory repository at ``root`` (a MemoryRepo is taken as it is)."""
     if isinstance(root, MemoryRepo):
