@@ -78,6 +78,7 @@ def distill(
     before = _starting_playbook(repo, head, commit=commit)
     base = pb.parse(before, source=repo.playbook_rel)
     ledger = state.ledger_at(repo, head)
+    commits.refuse_unresolved(repo, base, before, ledger, head)
     done = state.distilled_by_commits(repo, head) | base.cited_episode_ids()
     new_ids = sorted(ep for ep in ledger if ep not in done)
     episodes, left = state.load_episodes(repo, ledger, new_ids)
@@ -208,6 +209,7 @@ def _starting_playbook(repo: MemoryRepo, head: str, *, commit: bool) -> str:
     """The playbook text to build on: HEAD's when committing (that is what the commit
     will change), else the working tree's."""
     if commit:
+        _refuse_not_a_file(repo, head)
         raw = git.show_file(repo.root, head, repo.playbook_rel)
         where = f"{repo.playbook_rel} (committed)"
     else:
@@ -223,6 +225,22 @@ def _starting_playbook(repo: MemoryRepo, head: str, *, commit: bool) -> str:
             "nothing was distilled",
             hint="save the playbook as UTF-8 ('scarwarden check' shows the line), then distill again",
         ) from None
+
+
+def _refuse_not_a_file(repo: MemoryRepo, head: str) -> None:
+    """A committed playbook that is a symlink, a submodule or a folder: its blob is no
+    playbook text (a link's target path), so say what it is instead of parsing it."""
+    from scarwarden.gate.policy import playbook_mode_problem
+
+    entries = git.ls_tree(repo.root, head, repo.playbook_rel)
+    mode = next((e.mode for e in entries if e.path == repo.playbook_rel), "040000" if entries else None)
+    bad = playbook_mode_problem(repo.playbook_rel, mode) if mode else None
+    if bad is not None:
+        raise ValidationError(
+            f"{repo.playbook_rel} in HEAD is not a plain file; nothing was distilled",
+            problems=[bad],
+            hint="commit the playbook as a plain file, then distill again",
+        )
 
 
 def _propose(

@@ -170,10 +170,18 @@ def _after_title(lines: list[str], problems: _Problems) -> int:
     i = 0
     while i < len(lines) and not lines[i].strip():
         i += 1
-    if i >= len(lines) or lines[i].rstrip() != TITLE:
+    if i < len(lines) and lines[i].startswith("\ufeff"):  # invisible: say what it is
+        problems.bad(
+            i + 1,
+            "the playbook starts with a byte order mark (U+FEFF, written by some editors); "
+            f"'{TITLE}' must come first",
+            "save it as UTF-8 without a BOM ('UTF-8', not 'UTF-8 with BOM')",
+        )
+    elif i >= len(lines) or lines[i].rstrip() != TITLE:
         problems.bad(i + 1, f"the playbook must start with '{TITLE}'")
-        raise ValidationError(f"{problems.source}: cannot parse the playbook", problems=list(problems))
-    return i + 1
+    else:
+        return i + 1
+    raise ValidationError(f"{problems.source}: cannot parse the playbook", problems=list(problems))
 
 
 def _split_sections(

@@ -28,10 +28,13 @@ from scarwarden.gate.report import CheckReport
 from scarwarden.gate.resolve import (
     EMPTY_BLOB,
     MAX_ID_PATTERNS,
+    absent_memory,
     check_citations,
     find_episode_paths,
+    note_playbook_folder,
     open_memory,
     staged_episode_paths,
+    unmerged_problem,
 )
 from scarwarden.repo import MemoryRepo
 
@@ -108,8 +111,9 @@ def check_staged(root: Path | str | MemoryRepo, env: Mapping[str, str] | None = 
     report = CheckReport("staged")
     base, changes = _staged_diff(repo.root, repo.memory_rel, env)
     report.base = base
-    if not changes:
-        return report  # the common case in a code repository: before paying for YAML
+    if not changes:  # the common case in a code repository: before paying for YAML
+        report.no_memory = absent_memory(repo, base, env)  # then nothing was checked: the hooks say nothing
+        return report
     staged = _sort_staged_changes(report, repo, changes)
     blobs = _read_staged_blobs(repo, staged, base, env)
     with_receipts: list[tuple[str, Episode]] = []
@@ -144,18 +148,12 @@ def _sort_staged_changes(
         report.count("files_changed")
         old_path = change.old_path or change.path
         if change.status == "U":
-            report.problems.append(
-                rules.problem(
-                    "unmerged",
-                    "the file is unmerged",
-                    file=change.path,
-                    hint="resolve the conflict and 'git add' it",
-                )
-            )
+            report.problems.append(unmerged_problem(change.path))
             continue
         if change.path == pb_rel and (bad := rules.playbook_mode_problem(pb_rel, new_mode, change.status)):
             report.problems.append(bad)
             continue
+        note_playbook_folder(report, pb_rel, change.path, change.status)
         if old_path == pb_rel or change.path == pb_rel:
             staged.playbook_changed = True
             staged.playbook_old = old_blob if old_path == pb_rel and change.status != "A" else None

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from scarwarden import git
 from scarwarden.gate.report import CheckReport
-from scarwarden.gate.resolve import check_citations, open_memory
+from scarwarden.gate.resolve import check_citations, note_playbook_folder, open_memory, unmerged_problem
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ def check_all(
     repo = open_memory(root)
     report = CheckReport("all", base="index")
     entries = git.ls_files_stage(repo.root, repo.memory_rel, env=env)
+    report.no_memory = None if entries else repo.memory_rel
     episodes, playbook_blob = _sort_entries(report, repo, entries)
     wanted = [e.blob for e in episodes] + ([playbook_blob] if playbook_blob else [])
     blobs = git.cat_file_batch(repo.root, wanted, env=env)
@@ -72,20 +73,15 @@ def _sort_entries(
         if entry.stage:  # one entry per side of a conflict: none of them is the tree
             if entry.path not in unmerged:
                 unmerged.add(entry.path)
-                report.problems.append(
-                    rules.problem(
-                        "unmerged",
-                        "the file is unmerged",
-                        file=entry.path,
-                        hint="resolve the conflict and 'git add' it",
-                    )
-                )
+                report.problems.append(unmerged_problem(entry.path))
         elif entry.path == repo.playbook_rel:
             bad = rules.playbook_mode_problem(entry.path, entry.mode)
             if bad is None:
                 playbook_blob = entry.blob
             else:
                 report.problems.append(bad)
+        elif rules.is_under(entry.path, repo.playbook_rel):
+            note_playbook_folder(report, repo.playbook_rel, entry.path)
         elif rules.is_under(entry.path, ep_rel):
             bad = rules.added_path_problem(entry.path, entry.mode, ep_rel)
             if bad is not None:

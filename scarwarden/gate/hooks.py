@@ -153,6 +153,8 @@ def render_hook(python: str | None = None, name: str = "pre-commit") -> str:
 
 
 def is_ours(path: Path) -> bool:
+    if not path.is_file():  # a FIFO would block the read for ever; a folder is no hook of ours
+        return False
     try:
         with open(path, "rb") as handle:
             return MARKER.encode() in handle.read(2048)
@@ -194,6 +196,11 @@ def install(root: Path | str, *, hooks_path_ok: bool = False) -> Path:
     plan: list[tuple[Path, Path | None]] = []
     for name in HOOK_TYPES + REF_HOOK_TYPES:
         path, legacy = directory / name, directory / f"{name}.legacy"
+        if path.exists() and not path.is_file():  # kept as .legacy, git would fail to run it
+            raise UsageError(
+                f"{path} is not a file (a folder, FIFO or socket), where git runs a hook from",
+                hint="move it away, then run 'scarwarden hooks install' again",
+            )
         if (path.exists() or path.is_symlink()) and not is_ours(path):
             if legacy.exists() or legacy.is_symlink():
                 raise UsageError(

@@ -174,12 +174,12 @@ def playbook_mode_problem(path: str, mode: str, status: str = "M") -> GateProble
     """A playbook that is a symlink or a submodule (its blob is no playbook text)."""
     if status == "D" or mode in REGULAR_MODES:
         return None
-    kind = "a symlink" if mode == "120000" else "a submodule" if mode == "160000" else f"mode {mode}"
+    kind = {"120000": "a symlink", "160000": "a submodule", "040000": "a folder"}.get(mode, f"mode {mode}")
     return problem(
         "playbook-not-a-file",
         f"{kind} where the playbook should be; it must be a plain file",
         file=path,
-        hint=f"put the playbook's text there as a plain file: git rm --cached {path}, "
+        hint=f"put the playbook's text there as a plain file: git rm -r --cached {path}, "
         f"write the file, then git add {path}",
     )
 

@@ -23,6 +23,9 @@ class CheckReport:
     #: What the user should know but that does not fail the check (personal data under
     #: ``privacy: warn``, rules whose evidence was redacted).
     warnings: list[GateProblem] = field(default_factory=list)
+    #: The memory folder, when git has none (neither HEAD nor the index): nothing was
+    #: checked, and the hooks say nothing (a code repository's commits cost no noise).
+    no_memory: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -39,6 +42,8 @@ class CheckReport:
             "range": f"commits {self.base}",
             "all": "the memory tree",
         }.get(self.scope, self.scope)
+        if self.ok and self.no_memory:
+            return f"scarwarden check: OK, no memory to check (no {self.no_memory}/ folder in git)"
         if self.ok:
             return f"scarwarden check: OK, {what}{detail}"
         n = len(self.problems)

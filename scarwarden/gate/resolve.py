@@ -15,6 +15,7 @@ from scarwarden.repo import MemoryRepo, open_repo
 
 if TYPE_CHECKING:
     from scarwarden.files import playbook as pb
+    from scarwarden.gate.policy import GateProblem
 
 #: Above this many IDs to look up, one listing of the episodes folder is cheaper than
 #: one pathspec per ID (git matches every index entry against every pattern).
@@ -121,6 +122,36 @@ def check_citations(
                         rule, ep, repo.playbook_rel, line, where, hint=_worktree_hint(repo, ep)
                     )
                 )
+
+
+def unmerged_problem(path: str) -> GateProblem:
+    """A file in conflict in git's index (one entry per side, none of them the tree):
+    what the staged check and ``check --all`` both report."""
+    from scarwarden.gate import policy as gate_rules
+
+    return gate_rules.problem(
+        "unmerged", "the file is unmerged", file=path, hint="resolve the conflict and 'git add' it"
+    )
+
+
+def note_playbook_folder(report: CheckReport, playbook_rel: str, path: str, status: str = "A") -> None:
+    """A file inside a folder named as the playbook (``memory/playbook.md/x``): every
+    command stops at it, so one ``playbook-not-a-file`` problem for the folder."""
+    from scarwarden.gate import policy as gate_rules
+
+    if status != "D" and gate_rules.is_under(path, playbook_rel):
+        bad = gate_rules.playbook_mode_problem(playbook_rel, "040000")
+        if bad is not None and bad not in report.problems:
+            report.problems.append(bad)
+
+
+def absent_memory(repo: MemoryRepo, base: str | None, env: Mapping[str, str] | None) -> str | None:
+    """The memory folder when git has none, with nothing staged under it (the index
+    then holds ``base``'s memory): asked of the working folder first, which costs a
+    memory repository no git call, then of ``base``'s tree."""
+    if repo.memory_dir.is_dir() or (base and git.tree_id(repo.root, base, repo.memory_rel, env=env)):
+        return None
+    return repo.memory_rel
 
 
 def open_memory(root: Path | str | MemoryRepo) -> MemoryRepo:

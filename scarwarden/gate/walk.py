@@ -98,9 +98,11 @@ class _Walk(WalkState):
         """Which playbook blob ``commit`` has: its first parent's, unless it changed it."""
         sha, parents, cdiffs = commit
         blob = self.playbook_blob.get(parents[0]) if parents else None
-        for _om, _nm, _ob, new_blob, change in cdiffs[0]:
+        for _om, new_mode, _ob, new_blob, change in cdiffs[0]:
             if change.path == self.pb_rel:
                 blob = None if change.status == "D" else new_blob
+                if blob and new_mode not in rules.REGULAR_MODES:
+                    self.not_a_file[blob] = new_mode  # its blob is a link's target or a commit
             elif change.old_path == self.pb_rel:
                 blob = None
         self.playbook_blob[sha] = blob
@@ -111,6 +113,9 @@ class _Walk(WalkState):
         sha, _parents, cdiffs = commit
         other_added = [{c.path for *_x, c in d if c.status in "AR"} for d in cdiffs[1:]]
         for _om, new_mode, _ob, new_blob, change in cdiffs[0]:
+            if change.status in "AR" and rules.is_under(change.path, self.pb_rel):  # a folder named so
+                if folder := rules.playbook_mode_problem(self.pb_rel, "040000"):
+                    self.report(i, ("playbook-folder",), at(folder, sha))
             if change.status not in "AR" or not rules.is_under(change.path, self.ep_rel):
                 continue
             if change.status == "R" and rules.is_under(change.old_path or "", self.ep_rel):
@@ -129,7 +134,7 @@ class _Walk(WalkState):
     def _read_blobs(self) -> None:
         """Every added episode and playbook version, with one ``git cat-file --batch``."""
         books = sorted({b for b in self.playbook_blob.values() if b})
-        wanted = [b for *_x, b in self.added] + books
+        wanted = [b for *_x, b in self.added] + [b for b in books if b not in self.not_a_file]
         wanted += [b for *_x, old, new in self.modified for b in (old, new)]
         self.contents = dict(zip(wanted, git.cat_file_batch(self.root, wanted), strict=True))
         self.result.playbooks = len(books)

@@ -20,6 +20,9 @@ def _book(w: WalkState, blob: str | None) -> tuple[pb.Playbook | None, list[Gate
         from scarwarden.files import playbook as pb  # only when a commit's playbook is read
 
         return pb.empty(), []
+    if blob in w.not_a_file:  # a symlink or a submodule: say so, not what its blob parses as
+        bad = rules.playbook_mode_problem(w.pb_rel, w.not_a_file[blob])
+        return None, [bad] if bad else []
     if blob not in w.parsed:
         raw = w.contents.get(blob)
         w.parsed[blob] = (

@@ -51,6 +51,8 @@ class WalkState:
         self.id_paths: dict[str, set[str]] = {}
         #: Commit -> the blob of its playbook (``None``: it has none).
         self.playbook_blob: dict[str, str | None] = {}
+        #: Blob ID -> mode of a playbook version that is a symlink or a submodule, not a file.
+        self.not_a_file: dict[str, str] = {}
         self.added: list[Added] = []
         #: Blob ID -> content, for every added episode and playbook version.
         self.contents: dict[str, bytes | None] = {}

@@ -253,6 +253,16 @@ def test_other_structural_errors() -> None:
     ]
 
 
+def test_a_byte_order_mark_before_the_title_is_named() -> None:
+    # Notepad's "UTF-8 with BOM": the file starts with '# Playbook' as far as the eye
+    # can tell, and the error said it must start with '# Playbook'.
+    with pytest.raises(ValidationError) as caught:
+        pb.parse("\ufeff" + CANONICAL, source="memory/playbook.md")
+    [problem] = caught.value.problems
+    assert problem.line == 1 and "byte order mark" in problem.message, problem
+    assert "must start with" not in problem.message and problem.hint and "without a BOM" in problem.hint
+
+
 def test_every_problem_is_listed_not_only_the_first() -> None:
     text = CANONICAL.replace("## PB-05: Never", "## PB-5: Never").replace(
         "- Tags: linkedin, post, hook, hashtags\n", ""

@@ -8,6 +8,7 @@ the hook a temporary index through ``GIT_INDEX_FILE``).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Callable
@@ -459,6 +460,11 @@ def test_check_all_during_a_conflicted_merge_reports_the_unmerged_file(
     assert f"{gate_repo.playbook_rel}: the file is unmerged" in result.stdout
     assert "1 problem in the memory tree" in result.stdout
     assert git(root, "status", "--porcelain").stdout == before
+    # One problem, built in one place: the staged check says exactly the same of it.
+    scopes = [json.loads(make_cli(root)("check", scope, "--json").stdout) for scope in ("--all", "--staged")]
+    unmerged = [[p for p in report["problems"] if p["code"] == "unmerged"] for report in scopes]
+    assert unmerged[0] == unmerged[1] and len(unmerged[0]) == 1, unmerged
+    assert unmerged[0][0]["hint"] == "resolve the conflict and 'git add' it"
 
 
 def test_commit_during_a_rebase(gate_repo: MemoryRepo) -> None:

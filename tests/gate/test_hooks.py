@@ -214,3 +214,65 @@ def test_a_repository_whose_path_is_not_utf8(demo_repo: MemoryRepo, tmp_path: Pa
     proc = scarwarden("sync")
     assert proc.returncode == 0, proc.stderr
     assert git(remote, "rev-parse", "main").stdout == git(root, "rev-parse", "HEAD").stdout
+
+
+def test_a_repository_without_memory_commits_in_silence(tmp_path: Path, make_cli) -> None:
+    # Hooks installed, no memory/ folder: nothing of the memory is checked, so the hook
+    # says nothing (it printed "OK, staged memory changes" on every commit), and the
+    # command says what is true.
+    root = tmp_path / "code"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    install(root)
+    for name in ("first.txt", "second.txt"):  # before the first commit, then with a HEAD
+        (root / name).write_text("code\n")
+        git(root, "add", name)
+        proc = git(root, "commit", "-q", "-m", f"add {name}", check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout + proc.stderr == "", proc.stdout + proc.stderr
+    for scope in ("--staged", "--all"):
+        result = make_cli(root)("check", scope)
+        assert result.exit_code == 0, result.output
+        assert result.stdout == "scarwarden check: OK, no memory to check (no memory/ folder in git)\n"
+        report = json.loads(make_cli(root)("check", scope, "--json").stdout)
+        assert report["ok"] and report["summary"] == result.stdout.strip()
+
+
+def test_a_memory_commit_before_init_is_still_checked(tmp_path: Path) -> None:
+    root = tmp_path / "code"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    install(root)
+    (root / "memory").mkdir()
+    (root / "memory" / "playbook.md").write_text("not a playbook\n")
+    git(root, "add", "memory")
+    proc = git(root, "commit", "-q", "-m", "memory by hand", check=False)
+    assert proc.returncode == 1 and "must start with '# Playbook'" in proc.stdout + proc.stderr
+
+
+def test_a_folder_or_fifo_where_a_hook_should_be_is_refused_and_nothing_written(
+    demo_repo: MemoryRepo, make_cli
+) -> None:
+    # A folder was moved to pre-commit.legacy and "kept; it runs first": the hook then
+    # ran it ("pre-commit.legacy: Permission denied" on every commit). A FIFO hung.
+    root = demo_repo.root
+    for make in (os.mkdir, os.mkfifo):
+        target = hooks_of(root) / "pre-commit"
+        make(target)
+        before = sorted(p.name for p in hooks_of(root).iterdir())
+        result = make_cli(root)("hooks", "install")
+        assert result.exit_code == 2, result.output
+        assert f"{target} is not a file" in result.output and "move it away" in result.output
+        assert sorted(p.name for p in hooks_of(root).iterdir()) == before
+        target.rmdir() if target.is_dir() else target.unlink()
+
+
+def test_uninstall_leaves_a_fifo_alone_instead_of_hanging(demo_repo: MemoryRepo, make_cli) -> None:
+    root = demo_repo.root
+    install(root)
+    (hooks_of(root) / "pre-push").unlink()
+    os.mkfifo(hooks_of(root) / "pre-push")
+    result = uninstall(root)  # read the FIFO to look for our marker: blocked for ever
+    assert hooks_of(root) / "pre-push" in result.foreign
+    assert hooks_of(root) / "pre-commit" in result.removed
+    assert stat.S_ISFIFO((hooks_of(root) / "pre-push").lstat().st_mode)

@@ -294,3 +294,55 @@ def test_a_repository_git_cannot_open_says_why(demo_repo: MemoryRepo, make_cli) 
             f"bad config line {lines + 1} in file .git/config"
         )
         assert "git init" not in hint
+
+
+def test_a_playbook_that_is_a_symlink_or_a_submodule_is_named_as_such(cli, demo_repo: MemoryRepo) -> None:
+    # The walk parsed the link's target path (or the submodule's commit) as playbook
+    # text and said "must start with '# Playbook'", which is not what is wrong.
+    root, rel = demo_repo.root, demo_repo.playbook_rel
+    start = git(root, "rev-parse", "HEAD").stdout.strip()
+    (root / "README.md").write_text("# Playbook\n")
+    demo_repo.playbook_path.unlink()
+    demo_repo.playbook_path.symlink_to("../README.md")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--no-verify", "-m", "playbook as a link", env=bypass_env())
+    link = git(root, "rev-parse", "HEAD").stdout.strip()
+    git(root, "rm", "-q", "--cached", rel)
+    demo_repo.playbook_path.unlink()
+    git(root, "update-index", "--add", "--cacheinfo", f"160000,{start},{rel}")
+    git(root, "commit", "-q", "--no-verify", "-m", "playbook as a submodule", env=bypass_env())
+    module = git(root, "rev-parse", "HEAD").stdout.strip()
+    for args in (("verify",), ("check", "--from-ref", start)):
+        result = cli(*args)
+        assert result.exit_code == 1, result.output
+        assert "must start with '# Playbook'" not in result.stdout, result.stdout
+        assert f"[{link[:10]}] {rel}: a symlink where the playbook should be" in result.stdout, result.stdout
+        assert f"[{module[:10]}] {rel}: a submodule where the playbook should be" in result.stdout
+        problems = json.loads(cli(*args, "--json").stdout)["problems"]
+        assert {p["code"] for p in problems} == {"playbook-not-a-file"}, problems
+
+
+def test_a_folder_where_the_playbook_should_be_is_refused_at_every_door(cli, demo_repo: MemoryRepo) -> None:
+    # memory/playbook.md/notes.md: every command then stops ("is a folder, where a file
+    # should be"), yet check, check --all and verify said OK.
+    root, rel = demo_repo.root, demo_repo.playbook_rel
+    start = git(root, "rev-parse", "HEAD").stdout.strip()
+    save_playbook(demo_repo, pb.empty())  # no rule to lose: only the folder is wrong
+    commit_no_verify(root, "empty playbook")
+    git(root, "rm", "-q", rel)
+    (root / rel).mkdir()
+    (root / rel / "a.md").write_text("# Playbook\n")
+    (root / rel / "b.md").write_text("# Playbook\n")
+    git(root, "add", rel)
+    said = f"{rel}: a folder where the playbook should be; it must be a plain file"
+    for args in (("check",), ("check", "--all")):
+        result = cli(*args)
+        assert result.exit_code == 1 and result.stdout.count(said) == 1, result.stdout
+    git(root, "commit", "-q", "--no-verify", "-m", "playbook as a folder", env=bypass_env())
+    folder = git(root, "rev-parse", "HEAD").stdout.strip()
+    for args in (("verify",), ("check", "--from-ref", start), ("check", "--all")):
+        result = cli(*args)
+        assert result.exit_code == 1, result.output
+        assert result.stdout.count(said) == 1, result.stdout
+        if args[0] == "verify":
+            assert f"[{folder[:10]}] {said}" in result.stdout
