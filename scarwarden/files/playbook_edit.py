@@ -16,7 +16,7 @@ from scarwarden.files.playbook_commit import Check, commit_playbook
 from scarwarden.files.playbook_sentences import Source
 from scarwarden.files.playbook_sentences import parse as parse_sources
 from scarwarden.files.rule_ids import DRAFT_ID
-from scarwarden.regular_files import read_regular_text
+from scarwarden.regular_files import read_regular, read_regular_text
 from scarwarden.repo import MemoryRepo
 
 #: Most words of a title cut from the first sentence (``rule add``, a model's ``add``).
@@ -187,12 +187,22 @@ def add_rule(
         rule = playbook.minted(draft)
         _refuse_secrets(repo, rule)
         found = _cited_episodes(repo, rule)
-        data = _rendered(playbook.with_rule(rule))
+        data = _added(repo, playbook, rule)
         if not commit:
             commit_playbook(repo, data, None)
             return rule
         _commit_rule(repo, rule, data, found, check)
     return rule
+
+
+def _added(repo: MemoryRepo, playbook: pb.Playbook, rule: pb.Rule) -> bytes:
+    """The playbook file with ``rule`` added and every other byte as it was (its line
+    endings, its spacing); a missing file is written whole, in the canonical form."""
+    try:
+        text = read_regular(repo.playbook_path).decode("utf-8")
+    except FileNotFoundError:
+        return _rendered(playbook.with_rule(rule))
+    return pb.render_added(text, rule).encode("utf-8")
 
 
 def _sentence_sources(sentences_from: str | None) -> tuple[Source, ...]:
