@@ -32,6 +32,9 @@ _DANGLING = frozenset(
 #: Above this many IDs, one listing of the episodes folder is cheaper than one pathspec
 #: per ID (git matches every index entry against every pattern).
 _MAX_ID_PATTERNS = 8
+#: Most characters of a rule's text, and of its title, that ``rule add`` takes (stripped):
+#: a recall task's bound (a rule is a few sentences; its evidence is in the episodes).
+MAX_RULE_CHARS = 20_000
 #: An intent-to-add entry ('git add -N') has this blob: its content is not staged.
 _EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 
@@ -172,6 +175,13 @@ def add_rule(
     always sends to the vision model. ``sentences_from`` (``"1: ep-a; 2: ep-b"``, issue
     25) says which citations each sentence came from; without it, every sentence is
     from the rule's citations (with one citation: from it)."""
+    for name, value in (("text", text), ("title", title or "")):
+        if len(value.strip()) > MAX_RULE_CHARS:
+            raise UsageError(
+                f"the rule's {name} is {len(value.strip()):,} characters; the limit is "
+                f"{MAX_RULE_CHARS:,}: nothing was written",
+                hint="say what to do and why in a few sentences; the evidence stays in the episodes cited",
+            )
     sources = _sentence_sources(sentences_from)
     with write_lock(repo):
         playbook = load_playbook(repo)
