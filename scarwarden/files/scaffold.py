@@ -7,6 +7,7 @@ index and a compare-and-swap of HEAD (:mod:`scarwarden.files.write_journal`).
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,8 +139,26 @@ def _plan(repo: MemoryRepo, demo: bool) -> list[Planned]:
             line.format(media=media),
         )
         if extended is not None:
+            _refuse_link(path, line.format(media=media))
             planned.append(Planned(name, extended))
     return planned
+
+
+def _refuse_link(path: Path, line: str) -> None:
+    """A ``.gitignore`` or ``.gitattributes`` that is a symbolic link (dotfiles kept as
+    links to a shared file) is refused rather than written: git (2.32 on) does not read
+    one that is a link, so the line written through it would not take effect, and a
+    file written in its place would lose the link."""
+    if not path.is_symlink():
+        return
+    name = path.name
+    raise UsageError(
+        f"{name} is a symbolic link (to {os.readlink(path)}): init would add the line {line!r} "
+        f"to it, but git does not read a {name} that is a symbolic link, and writing a file "
+        "in its place would lose the link; nothing was written",
+        hint=f"make {name} a regular file holding the lines you share "
+        f'(cp --remove-destination "$(readlink {name})" {name}), then run init again',
+    )
 
 
 def _write(repo: MemoryRepo, planned: list[Planned], message: str | None) -> str | None:
