@@ -17,6 +17,7 @@ from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write, write_lock
 from scarwarden.files.playbook import TITLE
 from scarwarden.files.write_journal import Planned
+from scarwarden.regular_files import read_regular
 from scarwarden.repo import MemoryRepo
 
 EMPTY_PLAYBOOK = (
@@ -134,14 +135,20 @@ def _plan(repo: MemoryRepo, demo: bool) -> list[Planned]:
     media = attribute_pattern(f"{repo.memory_rel}/media/**")  # a space in memory_dir is quoted
     for name, line in ((".gitignore", IGNORE_LINE), (".gitattributes", ATTRIBUTES_LINE)):
         path = repo.root / name
-        extended = _with_line(
-            path.read_bytes() if path.exists() else None,
-            line.format(media=media),
-        )
+        extended = _with_line(_existing(path), line.format(media=media))
         if extended is not None:
             _refuse_link(path, line.format(media=media))
             planned.append(Planned(name, extended))
     return planned
+
+
+def _existing(path: Path) -> bytes | None:
+    """The file's bytes, or None when there is none; a FIFO, socket or device is refused
+    (``ENXIO``, one line at the boundary) rather than read, which would wait forever."""
+    try:
+        return read_regular(path)
+    except FileNotFoundError:
+        return None
 
 
 def _refuse_link(path: Path, line: str) -> None:

@@ -14,9 +14,10 @@ from conftest import Cli, git
 HOW = {"link in the repository": "shared/ignore", "link outside": "{outside}", "dangling link": "missing"}
 
 
-def _snapshot(root: Path) -> tuple[str, str, list[str]]:
+def _snapshot(root: Path, *, status: bool = True) -> tuple[str, str, list[str]]:
     files = sorted(p.relative_to(root).as_posix() for p in root.iterdir() if p.name != ".git")
-    return git(root, "rev-parse", "HEAD").stdout, git(root, "status", "--porcelain").stdout, files
+    porcelain = git(root, "status", "--porcelain").stdout if status else ""
+    return git(root, "rev-parse", "HEAD").stdout, porcelain, files
 
 
 @pytest.mark.parametrize("name", [".gitignore", ".gitattributes"])
@@ -50,3 +51,19 @@ def test_a_linked_dotfile_that_has_the_line_is_left_alone(git_repo: Path, make_c
     assert result.exit_code == 0, result.output
     assert os.readlink(git_repo / ".gitignore") == "shared-ignore"
     assert (git_repo / "shared-ignore").read_bytes() == b"node_modules/\n.scarwarden/\n"
+
+
+@pytest.mark.parametrize("name", [".gitignore", ".gitattributes"])
+def test_a_fifo_dotfile_is_refused_not_waited_on(git_repo: Path, name: str) -> None:
+    import subprocess
+    import sys
+
+    os.mkfifo(git_repo / name)
+    before = _snapshot(git_repo, status=False)  # git status would wait on the FIFO too
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    run = [sys.executable, "-m", "scarwarden", "init", "--no-hooks"]
+    result = subprocess.run(run, cwd=git_repo, capture_output=True, text=True, env=env, timeout=20)
+    assert result.returncode == 2, result.stderr
+    assert f"{name}: is not a regular file: a socket, FIFO or device" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert _snapshot(git_repo, status=False) == before
