@@ -76,6 +76,7 @@ def already_initialised(repo: MemoryRepo, *, demo: bool = False) -> bool:
 
 
 def _refuse_existing(repo: MemoryRepo) -> None:
+    _refuse_linked_memory(repo)
     if repo.playbook_path.exists() or repo.episodes_dir.exists():
         raise UsageError(
             f"{repo.memory_rel}/ already holds a Scarwarden memory in {repo.root}",
@@ -87,6 +88,23 @@ def _refuse_existing(repo: MemoryRepo) -> None:
             hint="move it away, or choose another folder with memory_dir in scarwarden.yaml",
         )
     _refuse_missing(repo)
+
+
+def _refuse_linked_memory(repo: MemoryRepo) -> None:
+    """A memory folder that is a symbolic link (or under one) is refused before anything
+    is written: git adds no file beyond a link, so the files written through it (perhaps
+    outside the repository) could never be committed."""
+    folder = repo.root
+    for part in Path(repo.memory_rel).parts:
+        folder = folder / part
+        if folder.is_symlink():
+            raise UsageError(
+                f"{folder.relative_to(repo.root).as_posix()} in {repo.root} is a symbolic link "
+                f"(to {os.readlink(folder)}): git commits no file beyond a link, so the memory "
+                "must be a real folder; nothing was written",
+                hint="remove the link and run init again, or choose another folder with "
+                "memory_dir in scarwarden.yaml",
+            )
 
 
 def _refuse_missing(repo: MemoryRepo) -> None:

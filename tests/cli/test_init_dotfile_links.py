@@ -67,3 +67,18 @@ def test_a_fifo_dotfile_is_refused_not_waited_on(git_repo: Path, name: str) -> N
     assert f"{name}: is not a regular file: a socket, FIFO or device" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
     assert _snapshot(git_repo, status=False) == before
+
+
+@pytest.mark.parametrize("where", ["outside", "inside"])
+def test_a_linked_memory_folder_is_refused_before_anything_is_written(
+    git_repo: Path, make_cli: type[Cli], where: str
+) -> None:
+    target = git_repo.parent / "elsewhere" if where == "outside" else git_repo / "data"
+    target.mkdir()
+    (git_repo / "memory").symlink_to(target)
+    before = _snapshot(git_repo)
+    result = make_cli(git_repo)("init", "--no-hooks")
+    assert result.exit_code == 2, result.output
+    assert f"memory in {git_repo} is a symbolic link (to {target})" in result.stderr, result.stderr
+    assert list(target.iterdir()) == []  # nothing written through the link, even for a moment
+    assert _snapshot(git_repo) == before
