@@ -92,6 +92,9 @@ def render(playbook: Playbook) -> str:
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"
 
 
+#: A line the parser reads as the start of a merge conflict (playbook_parse's
+#: ``_CONFLICT_START``): in a rule's text it would make the whole playbook unparseable.
+_CONFLICT_LINE = re.compile(r"^<{7}(?: |$)")
 #: A line of a file read with its own line endings, split where universal newlines
 #: (how :func:`parse` is given the file) split it: after LF, CRLF or a lone CR.
 _LINE_END = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
@@ -169,6 +172,12 @@ def make_rule(
             raise ValidationError(f"the rule's {name} {reason}", hint="remove it; text is stored as given")
     if any(FIELD_RE.match(line) or HEADING_RE.match(line) for line in body.splitlines()):
         raise ValidationError("rule text may not contain headings or '- Tags:'-style field lines")
+    if any(_CONFLICT_LINE.match(line) for line in body.splitlines()):
+        raise ValidationError(
+            "rule text may not hold a merge-conflict marker line ('<<<<<<<' at a line's start): "
+            "the playbook would no longer parse",
+            hint="reword the line, or indent it",
+        )
     kinds = tuple(dict.fromkeys(applies_to))
     if any(kind not in APPLIES_TO for kind in kinds):
         raise ValidationError(f"a rule applies to {', '.join(APPLIES_TO)} only, not {kinds!r}")
