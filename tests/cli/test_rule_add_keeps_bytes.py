@@ -3,6 +3,7 @@ file stays CRLF, hand spacing stays, the new rule goes before '## Retired'."""
 
 from __future__ import annotations
 
+import pytest
 from conftest import Cli, git
 
 from scarwarden.files import playbook as pb
@@ -69,3 +70,27 @@ def test_a_canonical_playbook_gets_the_canonical_text(demo_repo: MemoryRepo) -> 
     retired_only = pb.Playbook(retired=(demo.with_retired("PB-01", "gone", None).retired[0],))
     for book in (pb.empty(), demo, demo.with_retired("PB-02", "gone", "PB-03"), retired_only):
         assert pb.render_added(pb.render(book), rule) == pb.render(book.with_rule(rule))
+
+
+RETIRED = f"## Retired\n\n### PB-99: Old\n\nOld.\n\n- Tags: old\n- Learnt in: {CITED}\n- Retired: gone\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# Playbook",  # the title alone, no line ending
+        "\n\n# Playbook\n\nNotes.\n   \n",  # blank lines before the title, a blank line of spaces
+        f"# Playbook\n\n## PB-01: A\n\nA.\n\n- Tags: a\n- Learnt in: {CITED}\n{RETIRED}",  # no blank line
+        f"# Playbook\r\n\r\n{RETIRED}".replace("\n", "\r\n").replace("\r\r", "\r"),  # CRLF, retired only
+    ],
+)
+def test_the_rule_is_added_to_any_valid_playbook(text: str) -> None:
+    rule = pb.make_rule("PB-abcdefgh", "New", "Test twice.", ["qa"], [CITED])
+    added = pb.render_added(text, rule)
+    book, with_rule = pb.parse(text.replace("\r\n", "\n")), pb.parse(added.replace("\r\n", "\n"))
+    assert [r.id for r in with_rule.rules] == [r.id for r in book.rules] + [rule.id]
+    assert [r.id for r in with_rule.retired] == [r.id for r in book.retired]
+    assert with_rule.rules[-1].text == "Test twice."
+    at = added.index("## PB-abcdefgh")
+    assert added[:at].rstrip("\r\n") == text[: len(added[:at].rstrip("\r\n"))]  # the start kept
+    assert added.endswith(text[len(added[:at].rstrip("\r\n")) :].lstrip("\r\n"))  # the end kept
