@@ -184,6 +184,7 @@ def add_rule(
             )
     sources = _sentence_sources(sentences_from)
     with write_lock(repo):
+        _refuse_missing_playbook(repo)
         playbook = load_playbook(repo)
         draft = pb.make_rule(
             DRAFT_ID,
@@ -213,6 +214,20 @@ def _added(repo: MemoryRepo, playbook: pb.Playbook, rule: pb.Rule) -> bytes:
     except FileNotFoundError:
         return _rendered(playbook.with_rule(rule))
     return pb.render_added(text, rule).encode("utf-8")
+
+
+def _refuse_missing_playbook(repo: MemoryRepo) -> None:
+    """A playbook deleted from the working tree while git (HEAD or the index) has it
+    would be read as empty: the new rule alone would replace every rule it holds."""
+    if repo.playbook_path.exists() or repo.playbook_path.is_symlink():
+        return
+    rel = repo.playbook_rel
+    if any(git.objects_exist(repo.root, [f"HEAD:{rel}", f":{rel}"]).values()):
+        raise UsageError(
+            f"{rel} is missing from the working tree, while git has it; the rule would "
+            "replace every rule it holds: nothing was written",
+            hint=f"restore it: git restore --source=HEAD --staged --worktree -- {rel}",
+        )
 
 
 def _sentence_sources(sentences_from: str | None) -> tuple[Source, ...]:
