@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -22,9 +23,11 @@ from scarwarden.repo import MemoryRepo
 def atomic_write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` via a temporary file in the same folder and a rename.
 
-    The file gets the mode a plain ``open()`` would give it (0644 under umask 022):
+    A new file gets the mode a plain ``open()`` would give it (0644 under umask 022):
     ``mkstemp`` creates its file 0600, which would leave the playbook, episodes and
-    AGENTS.md unreadable to other users and services (issue 16).
+    AGENTS.md unreadable to other users and services (issue 16). A file replaced keeps
+    its mode, as writing into it would: a read-only (0444) AGENTS.md or playbook stays
+    read-only, and git sees no mode change.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(path)
@@ -36,7 +39,7 @@ def atomic_write(path: Path, data: bytes) -> None:
     except OSError as exc:  # name the folder that refused, not a temporary file never made
         raise OSError(exc.errno, exc.strerror, os.fspath(path.parent)) from None
     try:
-        os.fchmod(fd, 0o666 & ~current_umask())
+        os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -45,6 +48,14 @@ def atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _mode_for(path: Path) -> int:
+    """The mode of the file at ``path``; for a new one, what ``open()`` would give it."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:  # missing (or a dangling link): a new file
+        return 0o666 & ~current_umask()
 
 
 #: A temporary file of :func:`atomic_write` older than this belongs to a dead run (a

@@ -29,6 +29,7 @@ parse error names its line.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from scarwarden.errors import ValidationError
@@ -58,6 +59,7 @@ __all__ = [
     "parse",
     "parse_changed",
     "render",
+    "render_added",
 ]
 
 
@@ -88,6 +90,39 @@ def render(playbook: Playbook) -> str:
         for rule in playbook.retired:
             blocks.append(_render_rule(rule, "###"))
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"
+
+
+#: A line the parser reads as the start of a merge conflict (playbook_parse's
+#: ``_CONFLICT_START``): in a rule's text it would make the whole playbook unparseable.
+_CONFLICT_LINE = re.compile(r"^<{7}(?: |$)")
+#: A line of a file read with its own line endings, split where universal newlines
+#: (how :func:`parse` is given the file) split it: after LF, CRLF or a lone CR.
+_LINE_END = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
+
+
+def render_added(text: str, rule: Rule) -> str:
+    """``text`` (a playbook file as it is, its line endings kept) with the active ``rule``
+    added where :func:`render` puts it, after the last active rule (before '## Retired'),
+    and every other character kept: a CRLF file stays CRLF, hand spacing stays, and the
+    diff a reviewer reads holds the new rule's lines only."""
+    lines = _LINE_END.split(text)
+    first = lines[0]
+    newline = first[len(first.rstrip("\r\n")) :] or "\n"
+    block = newline.join(_render_rule(rule, "##")) + newline
+    offset = 0
+    before = ""  # the line before the place of the new rule
+    for line in lines:
+        if line[:1] == "#" and line.rstrip() == RETIRED_HEADING:
+            break
+        offset += len(line)
+        before = line or before  # split's last piece is "" after a final line ending
+    if before and before[-1:] not in "\r\n":
+        block = newline + block  # a last line without its line ending
+    if before.strip():
+        block = newline + block  # a blank line between the rules
+    if offset < len(text):
+        block += newline  # and between the new rule and '## Retired'
+    return text[:offset] + block + text[offset:]
 
 
 def empty() -> Playbook:
@@ -137,6 +172,12 @@ def make_rule(
             raise ValidationError(f"the rule's {name} {reason}", hint="remove it; text is stored as given")
     if any(FIELD_RE.match(line) or HEADING_RE.match(line) for line in body.splitlines()):
         raise ValidationError("rule text may not contain headings or '- Tags:'-style field lines")
+    if any(_CONFLICT_LINE.match(line) for line in body.splitlines()):
+        raise ValidationError(
+            "rule text may not hold a merge-conflict marker line ('<<<<<<<' at a line's start): "
+            "the playbook would no longer parse",
+            hint="reword the line, or indent it",
+        )
     kinds = tuple(dict.fromkeys(applies_to))
     if any(kind not in APPLIES_TO for kind in kinds):
         raise ValidationError(f"a rule applies to {', '.join(APPLIES_TO)} only, not {kinds!r}")

@@ -16,7 +16,7 @@ from scarwarden.files.playbook_commit import Check, commit_playbook
 from scarwarden.files.playbook_sentences import Source
 from scarwarden.files.playbook_sentences import parse as parse_sources
 from scarwarden.files.rule_ids import DRAFT_ID
-from scarwarden.regular_files import read_regular_text
+from scarwarden.regular_files import read_regular, read_regular_text
 from scarwarden.repo import MemoryRepo
 
 #: Most words of a title cut from the first sentence (``rule add``, a model's ``add``).
@@ -32,6 +32,9 @@ _DANGLING = frozenset(
 #: Above this many IDs, one listing of the episodes folder is cheaper than one pathspec
 #: per ID (git matches every index entry against every pattern).
 _MAX_ID_PATTERNS = 8
+#: Most characters of a rule's text, and of its title, that ``rule add`` takes (stripped):
+#: a recall task's bound (a rule is a few sentences; its evidence is in the episodes).
+MAX_RULE_CHARS = 20_000
 #: An intent-to-add entry ('git add -N') has this blob: its content is not staged.
 _EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 
@@ -172,8 +175,16 @@ def add_rule(
     always sends to the vision model. ``sentences_from`` (``"1: ep-a; 2: ep-b"``, issue
     25) says which citations each sentence came from; without it, every sentence is
     from the rule's citations (with one citation: from it)."""
+    for name, value in (("text", text), ("title", title or "")):
+        if len(value.strip()) > MAX_RULE_CHARS:
+            raise UsageError(
+                f"the rule's {name} is {len(value.strip()):,} characters; the limit is "
+                f"{MAX_RULE_CHARS:,}: nothing was written",
+                hint="say what to do and why in a few sentences; the evidence stays in the episodes cited",
+            )
     sources = _sentence_sources(sentences_from)
     with write_lock(repo):
+        _refuse_missing_playbook(repo)
         playbook = load_playbook(repo)
         draft = pb.make_rule(
             DRAFT_ID,
@@ -187,12 +198,36 @@ def add_rule(
         rule = playbook.minted(draft)
         _refuse_secrets(repo, rule)
         found = _cited_episodes(repo, rule)
-        data = _rendered(playbook.with_rule(rule))
+        data = _added(repo, playbook, rule)
         if not commit:
             commit_playbook(repo, data, None)
             return rule
         _commit_rule(repo, rule, data, found, check)
     return rule
+
+
+def _added(repo: MemoryRepo, playbook: pb.Playbook, rule: pb.Rule) -> bytes:
+    """The playbook file with ``rule`` added and every other byte as it was (its line
+    endings, its spacing); a missing file is written whole, in the canonical form."""
+    try:
+        text = read_regular(repo.playbook_path).decode("utf-8")
+    except FileNotFoundError:
+        return _rendered(playbook.with_rule(rule))
+    return pb.render_added(text, rule).encode("utf-8")
+
+
+def _refuse_missing_playbook(repo: MemoryRepo) -> None:
+    """A playbook deleted from the working tree while git (HEAD or the index) has it
+    would be read as empty: the new rule alone would replace every rule it holds."""
+    if repo.playbook_path.exists() or repo.playbook_path.is_symlink():
+        return
+    rel = repo.playbook_rel
+    if any(git.objects_exist(repo.root, [f"HEAD:{rel}", f":{rel}"]).values()):
+        raise UsageError(
+            f"{rel} is missing from the working tree, while git has it; the rule would "
+            "replace every rule it holds: nothing was written",
+            hint=f"restore it: git restore --source=HEAD --staged --worktree -- {rel}",
+        )
 
 
 def _sentence_sources(sentences_from: str | None) -> tuple[Source, ...]:

@@ -7,6 +7,7 @@ index and a compare-and-swap of HEAD (:mod:`scarwarden.files.write_journal`).
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write, write_lock
 from scarwarden.files.playbook import TITLE
 from scarwarden.files.write_journal import Planned
+from scarwarden.regular_files import read_regular
 from scarwarden.repo import MemoryRepo
 
 EMPTY_PLAYBOOK = (
@@ -74,6 +76,7 @@ def already_initialised(repo: MemoryRepo, *, demo: bool = False) -> bool:
 
 
 def _refuse_existing(repo: MemoryRepo) -> None:
+    _refuse_linked_memory(repo)
     if repo.playbook_path.exists() or repo.episodes_dir.exists():
         raise UsageError(
             f"{repo.memory_rel}/ already holds a Scarwarden memory in {repo.root}",
@@ -85,6 +88,23 @@ def _refuse_existing(repo: MemoryRepo) -> None:
             hint="move it away, or choose another folder with memory_dir in scarwarden.yaml",
         )
     _refuse_missing(repo)
+
+
+def _refuse_linked_memory(repo: MemoryRepo) -> None:
+    """A memory folder that is a symbolic link (or under one) is refused before anything
+    is written: git adds no file beyond a link, so the files written through it (perhaps
+    outside the repository) could never be committed."""
+    folder = repo.root
+    for part in Path(repo.memory_rel).parts:
+        folder = folder / part
+        if folder.is_symlink():
+            raise UsageError(
+                f"{folder.relative_to(repo.root).as_posix()} in {repo.root} is a symbolic link "
+                f"(to {os.readlink(folder)}): git commits no file beyond a link, so the memory "
+                "must be a real folder; nothing was written",
+                hint="remove the link and run init again, or choose another folder with "
+                "memory_dir in scarwarden.yaml",
+            )
 
 
 def _refuse_missing(repo: MemoryRepo) -> None:
@@ -133,13 +153,37 @@ def _plan(repo: MemoryRepo, demo: bool) -> list[Planned]:
     media = attribute_pattern(f"{repo.memory_rel}/media/**")  # a space in memory_dir is quoted
     for name, line in ((".gitignore", IGNORE_LINE), (".gitattributes", ATTRIBUTES_LINE)):
         path = repo.root / name
-        extended = _with_line(
-            path.read_bytes() if path.exists() else None,
-            line.format(media=media),
-        )
+        extended = _with_line(_existing(path), line.format(media=media))
         if extended is not None:
+            _refuse_link(path, line.format(media=media))
             planned.append(Planned(name, extended))
     return planned
+
+
+def _existing(path: Path) -> bytes | None:
+    """The file's bytes, or None when there is none; a FIFO, socket or device is refused
+    (``ENXIO``, one line at the boundary) rather than read, which would wait forever."""
+    try:
+        return read_regular(path)
+    except FileNotFoundError:
+        return None
+
+
+def _refuse_link(path: Path, line: str) -> None:
+    """A ``.gitignore`` or ``.gitattributes`` that is a symbolic link (dotfiles kept as
+    links to a shared file) is refused rather than written: git (2.32 on) does not read
+    one that is a link, so the line written through it would not take effect, and a
+    file written in its place would lose the link."""
+    if not path.is_symlink():
+        return
+    name = path.name
+    raise UsageError(
+        f"{name} is a symbolic link (to {os.readlink(path)}): init would add the line {line!r} "
+        f"to it, but git does not read a {name} that is a symbolic link, and writing a file "
+        "in its place would lose the link; nothing was written",
+        hint=f"make {name} a regular file holding the lines you share "
+        f'(cp --remove-destination "$(readlink {name})" {name}), then run init again',
+    )
 
 
 def _write(repo: MemoryRepo, planned: list[Planned], message: str | None) -> str | None:

@@ -118,6 +118,7 @@ def export(
 
     repo = get_repo(ctx)
     if "mcp-config" in formats:
+        _refuse_write_options(output, import_agents, do_commit)
         _mcp_config(repo, formats, check, as_json, bare_command)
         return
     if bare_command:
@@ -128,6 +129,26 @@ def export(
         return
     result = exports.export(repo, list(formats), output=path, import_agents=import_agents, commit=do_commit)
     _print_export(result, as_json)
+
+
+def _refuse_write_options(output: str | None, import_agents: bool | None, do_commit: bool) -> None:
+    """mcp-config writes nothing: an option of the formats that write files, given with
+    it, is refused (as --bare-command is without it) rather than silently ignored."""
+    given = [
+        name
+        for name, on in (
+            ("--output", output is not None),
+            ("--import-agents/--inline", import_agents is not None),
+            ("--commit", do_commit),
+        )
+        if on
+    ]
+    if given:
+        raise UsageError(
+            f"{' and '.join(given)} {'goes' if len(given) == 1 else 'go'} with the formats that "
+            "write files; mcp-config prints configuration and writes nothing",
+            hint="scarwarden export mcp-config, then paste the entry into your client's file",
+        )
 
 
 def _print_export(result: ExportResult, as_json: bool) -> None:

@@ -32,7 +32,9 @@ def rule() -> None:
 
 
 @rule.command("add")
-@click.option("--text", required=True, help="The rule itself: what to do, and why.")
+@click.option(
+    "--text", required=True, help="The rule itself: what to do, and why (at most 20,000 characters)."
+)
 @click.option(
     "--tag",
     "tags",
@@ -42,7 +44,9 @@ def rule() -> None:
 @click.option(
     "--cites", required=True, help="Comma-separated episode IDs that taught the rule (they must exist)."
 )
-@click.option("--title", help="A short title (default: from the text's first sentence).")
+@click.option(
+    "--title", help="A short title (default: from the text's first sentence; at most 20,000 characters)."
+)
 @click.option(
     "--applies-to",
     "applies_to",
