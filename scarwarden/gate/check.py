@@ -18,9 +18,7 @@ Three scopes, one set of rules (:mod:`scarwarden.gate.policy`):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from scarwarden import git
 from scarwarden.errors import GitError
@@ -36,6 +34,7 @@ from scarwarden.gate.resolve import (
     staged_episode_paths,
     unmerged_problem,
 )
+from scarwarden.records import field, record
 from scarwarden.repo import MemoryRepo
 
 __all__ = [
@@ -48,7 +47,10 @@ __all__ = [
     "find_episode_paths",
 ]
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from scarwarden.files import playbook as pb
     from scarwarden.files.episodes import Episode
     from scarwarden.gate.check_commits import check_range
@@ -83,7 +85,7 @@ def _staged_diff(
         return None, git.diff_cached(root, None, memory_rel, env=env)
 
 
-@dataclass
+@record
 class _StagedChanges:
     """The staged diff, sorted by what the gate must read and check."""
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from scarwarden.records import field, record
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from scarwarden.gate.policy import GateProblem
 
 
-@dataclass
+@record
 class CheckReport:
     """What the gate found. ``ok`` when there is no problem."""
 

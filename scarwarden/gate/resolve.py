@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 from scarwarden import git
 from scarwarden.gate.report import CheckReport
 from scarwarden.repo import MemoryRepo, open_repo
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from scarwarden.files import playbook as pb
     from scarwarden.gate.policy import GateProblem

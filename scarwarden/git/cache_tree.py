@@ -24,10 +24,13 @@ import os
 import struct
 from collections.abc import Mapping
 from pathlib import Path
-from typing import BinaryIO
 
 from scarwarden.git.repository import git_path
 from scarwarden.git.run import run
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 #: The hash lengths an index may use (SHA-1, SHA-256), told apart by EOIE's size.
 _HASH_SIZES = (20, 32)

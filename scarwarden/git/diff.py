@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden.errors import GitError
 from scarwarden.git.cache_tree import index_file, staged_tree
 from scarwarden.git.run import run, run_ok, without_index
+from scarwarden.records import record
 
 #: The empty tree's ID: what a root commit (or a repository with none) is compared with.
 #: SHA-1's; also the sentinel receipts and ledger statistics write for "no episodes" in
@@ -29,7 +29,7 @@ def empty_tree(root: Path | str, env: Mapping[str, str] | None = None) -> str:
     return EMPTY_TREE_SHA256 if fmt == b"sha256" else EMPTY_TREE
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Change:
     status: str  # A, M, D, T, R, C (first letter of git's status)
     path: str

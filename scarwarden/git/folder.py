@@ -28,7 +28,9 @@ MAX_PACKED_REFS = 1 << 20
 #: its config (git(1), "ENVIRONMENT VARIABLES"): with one set, git is asked. (The others,
 #: ``GIT_SSL_*``, ``GIT_AUTHOR_*``, ``GIT_CONFIG_GLOBAL``..., change neither answer: the
 #: global and system config are read for ``safe.directory`` alone, and only when the
-#: owner differs, which sends the question to git anyway.)
+#: owner differs, which sends the question to git anyway. ``GIT_PREFIX``, which git sets
+#: for every hook and alias, git only writes, never reads; ``GIT_INDEX_FILE`` moves the
+#: index, not the work tree or HEAD.)
 MOVING = frozenset(
     {
         "GIT_DIR",
@@ -45,7 +47,6 @@ MOVING = frozenset(
         "GIT_DEFAULT_HASH",
         "GIT_DEFAULT_REF_FORMAT",
         "GIT_IMPLICIT_WORK_TREE",
-        "GIT_PREFIX",
     }
 )
 

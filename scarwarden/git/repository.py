@@ -84,10 +84,25 @@ def git_path(root: Path | str, name: str) -> Path:
     """Where git keeps ``name`` (``rev-parse --git-path``: ``core.hooksPath`` and
     worktrees honoured), as git prints it: relative to ``root`` unless absolute."""
     known = batch.remembered_path(root, name)
+    if known is None and name == "index":
+        known = _index_path(root)
     if known is None:
         known = Path(os.fsdecode(run(root, "rev-parse", "--git-path", name)).strip())
         batch.remember_path(root, name, known)
     return known
+
+
+def _index_path(root: Path | str) -> Path | None:
+    """git's ``--git-path index`` when ``root`` is a plain work tree's root
+    (:func:`scarwarden.git.folder.toplevel`): ``GIT_INDEX_FILE`` as set (git, which runs
+    at the root, prints it as it is; a hook gets it from every commit), else
+    ``.git/index``. None: git is asked."""
+    if folder.toplevel(os.fspath(root)) != os.path.realpath(root):
+        return None
+    named = os.environ.get("GIT_INDEX_FILE")
+    if named is None:
+        return Path(".git", "index")
+    return Path(named) if named else None  # set but empty: git's own answer ("./")
 
 
 def head(root: Path | str, *, known: str | None = None) -> str | None:

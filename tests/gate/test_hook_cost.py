@@ -53,8 +53,9 @@ def _hook_processes(repo: MemoryRepo) -> list[str]:
     """The git commands the hook's Python started (after the shell's fast-path checks)."""
     lines = (repo.root / ".git" / "trace.txt").read_text().splitlines()
     commands = [line.split("trace: built-in: ", 1)[1] for line in lines if "trace: built-in: git " in line]
-    started = next(i for i, c in enumerate(commands) if c.startswith("git rev-parse --show-toplevel"))
-    return commands[started:]
+    # The shell's last question (the memory folders' tree IDs, one cat-file), then Python.
+    shell = next(i for i, c in enumerate(commands) if c == "git cat-file '--batch-check=%(objectname)'")
+    return commands[shell + 1 :]
 
 
 LESSONS = [
@@ -107,6 +108,9 @@ def test_the_hook_refuses_an_edit_a_deletion_and_a_bad_citation_with_one_cat_fil
     commands = _hook_processes(repo)
     assert sum(c.startswith("git cat-file") for c in commands) == 1, commands
     assert not [c for c in commands if "--verify" in c or c.startswith("git cat-file -e")], commands
+    # git sets GIT_PREFIX for every hook; it moves nothing, so where the work tree is
+    # and where its index is are read from the .git folder, not asked of git.
+    assert not [c for c in commands if "--show-toplevel" in c or "--git-path index" in c], commands
     before = head(repo)
     edited = _move(repo, "edit", ep.path, "id: changed\n")
     ep_id = ep.path.rpartition("/")[2].removesuffix(".yaml")

@@ -11,7 +11,7 @@ import pytest
 from conftest import git
 
 from scarwarden.git import folder
-from scarwarden.git.repository import head, toplevel
+from scarwarden.git.repository import git_path, head, toplevel
 
 
 def _git_toplevel(path: Path) -> str | None:
@@ -96,6 +96,35 @@ def test_what_git_must_judge_is_left_to_git(tmp_path: Path, monkeypatch: pytest.
         monkeypatch.delenv(name)
     monkeypatch.setenv("GIT_SSL_CAINFO", "/etc/ssl/certs/x.crt")  # moves nothing
     assert folder.toplevel(str(root)) == str(root.resolve())
+
+
+def test_a_hook_s_environment_moves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git runs every hook with ``GIT_PREFIX`` set (it writes it, never reads it) and a
+    commit's hooks with ``GIT_INDEX_FILE``: the answers stay the files' (a pre-commit
+    hook started two git processes more than it needed)."""
+    root = _repo(tmp_path / "repo")
+    commit = git(root, "rev-parse", "HEAD").stdout.strip()
+    monkeypatch.setenv("GIT_PREFIX", "")
+    monkeypatch.setenv("GIT_INDEX_FILE", ".git/index")
+    assert _agrees(root) == str(root.resolve())
+    assert folder.head_is(str(root), commit)
+
+
+def _git_index_path(path: Path) -> Path:
+    return Path(os.fsdecode(git(path, "rev-parse", "--git-path", "index").stdout.strip()))
+
+
+def test_the_index_s_path_is_git_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _repo(tmp_path / "repo")
+    (root / "sub").mkdir()
+    git(root, "worktree", "add", "-q", str(tmp_path / "wt"))
+    for value in (None, ".git/index", "elsewhere/idx", str(tmp_path / "abs.idx"), ""):
+        if value is None:
+            monkeypatch.delenv("GIT_INDEX_FILE", raising=False)
+        else:
+            monkeypatch.setenv("GIT_INDEX_FILE", value)
+        for where in (root, root / "sub", tmp_path / "wt"):  # the last two: git is asked
+            assert git_path(where, "index") == _git_index_path(where), (value, where)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another owner needs root")
