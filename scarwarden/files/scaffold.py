@@ -222,10 +222,13 @@ def _remove_if_empty(folder: Path) -> None:
 
 def _with_line(before: bytes | None, text: str) -> bytes | None:
     """``before`` with ``text`` as a line at the end, or None when the line is there
-    already (bytes throughout: a file that is not UTF-8 or has CRLF keeps its bytes)."""
+    already (bytes throughout: a file that is not UTF-8 or has CRLF keeps its bytes, and
+    the line ends as the file's first line does, so a CRLF file stays CRLF)."""
     existing = before or b""
     line = text.encode()
     if line in (raw.rstrip(b"\r") for raw in existing.splitlines()):
         return None
-    sep = b"" if not existing or existing.endswith(b"\n") else b"\n"
-    return existing + sep + line + b"\n"
+    first = existing.split(b"\n", 1)
+    newline = b"\r\n" if len(first) == 2 and first[0].endswith(b"\r") else b"\n"
+    sep = b"" if not existing or existing.endswith(b"\n") else newline
+    return existing + sep + line + newline

@@ -60,7 +60,8 @@ def test_gitignore_that_is_not_utf8_or_crlf_keeps_its_bytes(git_repo: Path) -> N
     original = b"caf\xe9/\r\n*.log"  # Latin-1, CRLF, no final newline
     (git_repo / ".gitignore").write_bytes(original)
     init(open_repo(git_repo, initialised=False))
-    assert (git_repo / ".gitignore").read_bytes() == original + b"\n.scarwarden/\n"
+    # The line ends as the file's lines do: a CRLF file stays CRLF (it got a lone LF).
+    assert (git_repo / ".gitignore").read_bytes() == original + b"\r\n.scarwarden/\r\n"
     other = git_repo.parent / "crlf"
     other.mkdir()
     git(other, "init", "-q", "-b", "main")
