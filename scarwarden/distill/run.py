@@ -76,7 +76,7 @@ def distill(
     head = _preflight(repo, branch=branch, commit=commit, dry_run=dry_run)
     chosen, notice = _choose(repo, offline, client, environ)
     before = _starting_playbook(repo, head, commit=commit)
-    base = pb.parse(_universal_newlines(before), source=repo.playbook_rel)
+    base = pb.parse(pb.universal_newlines(before), source=repo.playbook_rel)
     ledger = state.ledger_at(repo, head)
     commits.refuse_unresolved(repo, base, before, ledger, head)
     done = state.distilled_by_commits(repo, head) | base.cited_episode_ids()
@@ -299,23 +299,7 @@ def _propose(
     result.distilled = [ep for ep in result.new if ep in used_set]
     result.accounts = _accounts(episodes, base, after, result)
     if result.changes:
-        result.after = _written(result.before, base, after, repo.playbook_rel)
-
-
-def _universal_newlines(text: str) -> str:
-    """``text`` with its line endings read as LF, as the parser reads a file."""
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _written(before: str, base: pb.Playbook, after: pb.Playbook, source: str) -> str:
-    """The new playbook file: the rules that changed spliced into ``before`` as it is
-    (its line endings, its spacing kept: the diff holds the distiller's changes only),
-    or, when the splice would not read back as ``after``, ``after`` rendered whole."""
-    text = pb.render_changed(before, base, after)
-    if text is None or pb.parse(_universal_newlines(text), source=source) != after:
-        text = pb.render(after)
-        pb.parse(text, source=source)  # never write what cannot be read back
-    return text
+        result.after = pb.spliced(result.before, base, after, source=repo.playbook_rel)
 
 
 def _accounts(

@@ -61,6 +61,8 @@ __all__ = [
     "render",
     "render_added",
     "render_changed",
+    "spliced",
+    "universal_newlines",
 ]
 
 
@@ -228,6 +230,23 @@ def render_changed(text: str, before: Playbook, after: Playbook) -> str | None:
     if retired:
         return active + _appended(retired, moved, newline, more=False)
     return _appended(active, [RETIRED_HEADING, *moved] if moved else [], newline, more=False)
+
+
+def universal_newlines(text: str) -> str:
+    """``text`` with its line endings read as LF, as the parser reads a file."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def spliced(text: str, before: Playbook, after: Playbook, *, source: str = "memory/playbook.md") -> str:
+    """The file ``text`` (parsed as ``before``) changed into ``after``: the rules that
+    changed spliced into it (:func:`render_changed`: its line endings and spacing kept,
+    the diff holds the changes only), or, when that would not read back as ``after``,
+    ``after`` rendered whole; never a text that cannot be read back."""
+    out = render_changed(text, before, after)
+    if out is None or parse(universal_newlines(out), source=source) != after:
+        out = render(after)
+        parse(out, source=source)
+    return out
 
 
 #: A rule's heading at the start of a piece of the file: its level and ID.

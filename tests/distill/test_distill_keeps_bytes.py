@@ -94,3 +94,16 @@ def test_a_canonical_playbook_gets_the_canonical_text(demo_repo: MemoryRepo, llm
     distill(demo_repo, client=client_for(llm))
     text = demo_repo.playbook_path.read_text()
     assert pb.render(pb.parse(text)) == text
+
+
+def test_migrate_keeps_a_crlf_playbook_crlf(cli, demo_repo: MemoryRepo) -> None:
+    text = demo_repo.playbook_path.read_bytes().replace(b"\n\n## PB-02", b"\n\n\n## PB-02")
+    before = text.replace(b"\n", b"\r\n")
+    _commit_playbook(demo_repo, before)
+    out = cli("distill", "--migrate")
+    assert out.exit_code == 0, out.output
+    after = demo_repo.playbook_path.read_bytes()
+    assert b"\n" not in after.replace(b"\r\n", b"") and b"\r\n\r\n\r\n## PB-02" in after
+    assert _numstat(demo_repo) == (after.count(b"- Sentences from:"), 0)  # one line per rule mapped
+    assert all(rule.sources for rule in pb.parse(_lf(after)).rules)
+    assert check.check_range(demo_repo.root, "HEAD~1", "HEAD").ok
