@@ -21,6 +21,7 @@ from scarwarden.files.playbook_commit import commit_playbook
 from scarwarden.files.playbook_edit import load_playbook
 from scarwarden.files.playbook_sentences import Source
 from scarwarden.gate.support import content, episode_words
+from scarwarden.regular_files import read_regular
 from scarwarden.repo import MemoryRepo
 
 
@@ -55,7 +56,7 @@ def migrate(repo: MemoryRepo, *, dry_run: bool = False) -> Migration:
         raise UsageError("the repository has no commits yet", hint="commit the memory first")
     result = Migration()
     with write_lock(repo):
-        book = load_playbook(repo)
+        book = original = load_playbook(repo)
         todo = [rule for rule in book.rules if not rule.sources]
         ledger = state.ledger_at(repo, head)
         ids = sorted({ep for rule in todo for ep in rule.episode_ids if ep in ledger})
@@ -71,5 +72,7 @@ def migrate(repo: MemoryRepo, *, dry_run: bool = False) -> Migration:
             f"playbook: sentence maps for {len(result.rules)} rule{'s' if len(result.rules) != 1 else ''}"
         )
         body = "\n".join(f"- {r}: {m} sentences mapped, {u} left unmapped" for r, m, u in result.rules)
-        result.commit = commit_playbook(repo, pb.render(book).encode("utf-8"), f"{subject}\n\n{body}\n")
+        text = read_regular(repo.playbook_path).decode("utf-8")  # as it is: its line endings kept
+        data = pb.spliced(text, original, book, source=repo.playbook_rel).encode("utf-8")
+        result.commit = commit_playbook(repo, data, f"{subject}\n\n{body}\n")
     return result

@@ -76,7 +76,7 @@ def distill(
     head = _preflight(repo, branch=branch, commit=commit, dry_run=dry_run)
     chosen, notice = _choose(repo, offline, client, environ)
     before = _starting_playbook(repo, head, commit=commit)
-    base = pb.parse(before, source=repo.playbook_rel)
+    base = pb.parse(pb.universal_newlines(before), source=repo.playbook_rel)
     ledger = state.ledger_at(repo, head)
     commits.refuse_unresolved(repo, base, before, ledger, head)
     done = state.distilled_by_commits(repo, head) | base.cited_episode_ids()
@@ -299,8 +299,7 @@ def _propose(
     result.distilled = [ep for ep in result.new if ep in used_set]
     result.accounts = _accounts(episodes, base, after, result)
     if result.changes:
-        result.after = pb.render(after)
-        pb.parse(result.after, source=repo.playbook_rel)  # never write what cannot be read back
+        result.after = pb.spliced(result.before, base, after, source=repo.playbook_rel)
 
 
 def _accounts(

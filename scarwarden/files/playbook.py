@@ -60,6 +60,9 @@ __all__ = [
     "parse_changed",
     "render",
     "render_added",
+    "render_changed",
+    "spliced",
+    "universal_newlines",
 ]
 
 
@@ -186,3 +189,102 @@ def make_rule(
     if wrong:
         raise ValidationError(wrong[0], hint="name, for each sentence, episodes the rule cites")
     return Rule(rule_id, title, body, tuple(norm_tags), tuple(eps), applies_to=kinds, sources=mapped)
+
+
+def render_changed(text: str, before: Playbook, after: Playbook) -> str | None:
+    """``text`` (a playbook file as it is, its line endings kept; ``before`` is what it
+    parses to) changed into ``after`` as :func:`render` would place the change, every
+    byte outside the rules that changed kept: an updated rule is re-rendered where it
+    is, a retired one moves to the end of '## Retired', a new one goes after the last
+    active rule (as :func:`render_added` puts it), in the file's own line endings.
+    ``None`` when ``after`` is not such a change of ``before`` (render it whole)."""
+    old = {rule.id: rule for rule in before.all_rules()}
+    kept = [rule.id for rule in after.rules if rule.id in old]
+    new_active = [rule for rule in after.rules if rule.id not in old]
+    old_retired = [rule.id for rule in before.retired]
+    if (
+        after.preamble != before.preamble
+        or kept != [rule.id for rule in before.rules if rule.id in set(kept)]
+        or [rule.id for rule in after.rules[: len(kept)]] != kept
+        or [rule.id for rule in after.retired[: len(old_retired)]] != old_retired
+    ):
+        return None
+    lines = _LINE_END.split(text)
+    newline = lines[0][len(lines[0].rstrip("\r\n")) :] or "\n"
+    parts: tuple[list[str], list[str]] = ([], [])  # pieces before '## Retired', and from it
+    part = parts[0]
+    for line in lines:
+        bare = line.rstrip("\r\n")
+        if bare[:1] == "#" and bare.rstrip() == RETIRED_HEADING:
+            part = parts[1]
+            part.append("")
+        elif bare[:1] == "#" and HEADING_RE.match(bare) or not part:
+            part.append("")  # a heading starts a piece: a rule's section, or the title's
+        part[-1] += line
+    wanted = {rule.id: rule for rule in after.all_rules()}
+    active = "".join(_section(piece, old, wanted, newline) for piece in parts[0])
+    retired = "".join(_section(piece, old, wanted, newline) for piece in parts[1])
+    moved = [newline.join(_render_rule(rule, "###")) for rule in after.retired[len(old_retired) :]]
+    added = [newline.join(_render_rule(rule, "##")) for rule in new_active]
+    active = _appended(active, added, newline, more=bool(retired or moved))
+    if retired:
+        return active + _appended(retired, moved, newline, more=False)
+    return _appended(active, [RETIRED_HEADING, *moved] if moved else [], newline, more=False)
+
+
+def universal_newlines(text: str) -> str:
+    """``text`` with its line endings read as LF, as the parser reads a file."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def spliced(text: str, before: Playbook, after: Playbook, *, source: str = "memory/playbook.md") -> str:
+    """The file ``text`` (parsed as ``before``) changed into ``after``: the rules that
+    changed spliced into it (:func:`render_changed`: its line endings and spacing kept,
+    the diff holds the changes only), or, when that would not read back as ``after``,
+    ``after`` rendered whole; never a text that cannot be read back."""
+    out = render_changed(text, before, after)
+    if out is None or parse(universal_newlines(out), source=source) != after:
+        out = render(after)
+        parse(out, source=source)
+    return out
+
+
+#: A rule's heading at the start of a piece of the file: its level and ID.
+_PIECE_RULE = re.compile(r"(##|###) (\S+): ")
+
+
+def _section(piece: str, old: dict[str, Rule], wanted: dict[str, Rule], newline: str) -> str:
+    """One piece of the file: the title and preamble or '## Retired' (kept), or a rule's
+    section: kept while its rule is unchanged, its lines re-rendered (the blank lines
+    after them kept) when changed, dropped when it left its part of the file."""
+    match = _PIECE_RULE.match(piece)
+    if match is None:
+        return piece
+    level, rule_id = match.groups()
+    rule = wanted.get(rule_id)
+    if rule is None or (level == "###") != rule.retired:
+        return ""
+    if rule == old.get(rule_id):
+        return piece
+    end = len(piece.rstrip())
+    while end < len(piece) and piece[end] not in "\r\n":
+        end += 1  # the rest of its last line: the blank lines after it are kept
+    return newline.join(_render_rule(rule, level)) + piece[end:]
+
+
+def _appended(part: str, blocks: list[str], newline: str, *, more: bool) -> str:
+    """``part`` with ``blocks`` (each rendered, without its last line ending) after it,
+    a blank line before each, and after the last when ``more`` text follows: as
+    :func:`render_added` places a rule."""
+    if not blocks:
+        return part
+    add = (newline + newline).join(blocks) + newline
+    core = part[:-2] if part.endswith("\r\n") else part[:-1] if part[-1:] in ("\r", "\n") else part
+    last = core[max(core.rfind("\n"), core.rfind("\r")) + 1 :]  # the last line, without its ending
+    if part and core == part:
+        add = newline + add  # a last line without its line ending
+    if last.strip():
+        add = newline + add  # a blank line between
+    if more:
+        add += newline
+    return part + add
