@@ -16,6 +16,7 @@ from scarwarden.cli.boundary import open_repo_at
 from scarwarden.cli.commands._input import CLOSED_HINT
 from scarwarden.cli.output import json_text
 from scarwarden.errors import UsageError
+from scarwarden.files.episode_fields import MAX_TAG_CHARS, tag_problem
 from scarwarden.repo import MemoryRepo
 
 
@@ -66,7 +67,7 @@ def split_list(values: Iterable[str]) -> list[str]:
 def tag_list(values: Iterable[str]) -> list[str]:
     """``--tag`` values as one list (:func:`split_list`); a value that names no tag
     (``--tag ""``, ``--tag ,``: an unset shell variable) is a usage error, not a silent
-    "no tag"."""
+    "no tag", and so is a tag over :data:`MAX_TAG_CHARS` characters."""
     values = list(values)
     for value in values:
         if not any(item.strip() for item in value.split(",")):
@@ -74,7 +75,13 @@ def tag_list(values: Iterable[str]) -> list[str]:
                 f"--tag {value!r} names no tag: nothing was written",
                 hint="give the tag (repeatable or comma-separated), or leave --tag out",
             )
-    return split_list(values)
+    tags = split_list(values)
+    for tag in tags:
+        # A bound, refused as rule add's --text is (exit 2); the form is the validator's.
+        problem = tag_problem(tag) if len(tag) > MAX_TAG_CHARS else None
+        if problem is not None:
+            raise UsageError(f"--tag: {problem[0]}: nothing was written", hint=problem[1])
+    return tags
 
 
 def echo_json(data: Any) -> None:
