@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scarwarden import git
-from scarwarden.errors import Problem, ScarwardenError, ValidationError
+from scarwarden.errors import Problem, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write, remove_dead_temps, write_lock
 from scarwarden.files.episode_input import normalise_input
@@ -134,6 +134,7 @@ def _land_batch(
     lock; anything that fails or is interrupted is undone from the journal."""
     planned = [Planned(ep.relpath(repo.episodes_rel), ep.render().encode("utf-8")) for ep in episodes]
     for item in planned:
+        _refuse_links(repo, item.path)
         if (repo.root / item.path).exists():
             raise ValidationError(
                 f"{item.path} already exists", hint="episodes are append-only; never overwrite one"
@@ -157,6 +158,21 @@ def _land_batch(
         # landed (an interrupt while HEAD or the index was moving): then they stay.
         write_journal.recover(repo)
         raise
+
+
+def _refuse_links(repo: MemoryRepo, path: str) -> None:
+    """Refuse a folder on ``path``'s way that is a symbolic link (``memory/episodes``
+    committed as a link to another folder): git stages no file beyond a link, so the
+    episode would be written and then refused with git's "beyond a symbolic link"."""
+    parts = path.split("/")[:-1]
+    for n in range(1, len(parts) + 1):
+        folder = "/".join(parts[:n])
+        if (repo.root / folder).is_symlink():
+            raise UsageError(
+                f"{folder} is a symbolic link; git keeps no episode beyond a link: nothing was written",
+                hint=f"make {folder} a plain folder of the repository (git rm --cached {folder}, "
+                "then move the files it points to in its place); 'scarwarden check --all' names it",
+            )
 
 
 def _prepare_batch(
