@@ -90,3 +90,20 @@ def test_the_gate_refuses_a_hand_committed_long_tag(cli: Cli, demo_repo: MemoryR
     result = cli("check", "--all")
     assert result.exit_code == 1 and "PB-01: tag 'aaaa" in result.stdout + result.stderr, result.output
     assert LIMIT in result.stdout + result.stderr
+
+
+RULE_ADD = ["rule", "add", "--text", "Test twice.", "--cites", CITED]
+
+
+@pytest.mark.parametrize("command", [RULE_ADD, ["episode", "add"]])
+def test_more_than_32_tags_are_refused(cli: Cli, demo_repo: MemoryRepo, command: list[str]) -> None:
+    # 40,000 tags took rule add 29 s and put 300 KB into the playbook (recall then
+    # took 11 s to index it): a rule or an episode has a few labels, not a word list.
+    before = _state(demo_repo)
+    fields = ["--task", "t", "--outcome", "o"] if command[0] == "episode" else []
+    many = ",".join(f"t{i}" for i in range(33))
+    result = cli(*command, *fields, "--tag", many)
+    assert result.exit_code == 2, result.output[-300:]
+    assert "--tag: 33 tags; the limit is 32: nothing was written" in result.stderr
+    assert _state(demo_repo) == before
+    assert cli(*command, *fields, "--tag", many.rpartition(",")[0]).exit_code == 0
