@@ -89,7 +89,7 @@ def _sort_entries(
         elif rules.is_under(entry.path, repo.playbook_rel):
             note_playbook_folder(report, repo.playbook_rel, entry.path)
         elif bad := memory_mode_problem(repo.playbook_rel, ep_rel, entry.path, entry.mode):
-            report.problems.append(bad)  # the episodes folder as a link: no episode of it is read
+            report.problems.append(bad)  # the episodes folder (or memory) as a link: nothing of it is read
         elif rules.is_under(entry.path, ep_rel):
             bad = rules.added_path_problem(entry.path, entry.mode, ep_rel)
             if bad is not None:

@@ -138,22 +138,24 @@ def memory_mode_problem(
     playbook_rel: str, episodes_rel: str, path: str, mode: str, status: str = "A"
 ) -> GateProblem | None:
     """The playbook that is no plain file, or anything git holds *at* the episodes
-    folder's path: there, git can only hold a symlink, a submodule or a file, never the
-    folder (``memory/episodes -> ../elsewhere``: git keeps no episode beyond a link, and
-    the episodes of its target are no ledger the gate ever read)."""
+    folder's path or a folder above it (``memory``): there, git can only hold a symlink,
+    a submodule or a file, never the folder (``memory/episodes -> ../elsewhere``: git
+    keeps no episode beyond a link, and its target is no ledger the gate ever read)."""
     from scarwarden.gate import policy as gate_rules
 
     if path == playbook_rel:
         return gate_rules.playbook_mode_problem(path, mode, status)
-    if path != episodes_rel or status == "D":
+    above = gate_rules.is_under(episodes_rel, path) or gate_rules.is_under(playbook_rel, path)
+    if not (path == episodes_rel or above) or status == "D":
         return None
     kind = {"120000": "a symlink", "160000": "a submodule"}.get(mode, "a file")
+    where = "the episodes folder" if path == episodes_rel else f"the folder {path}"
     return gate_rules.problem(
         "episodes-not-a-folder",
-        f"{kind} where the episodes folder should be; it must be a plain folder",
+        f"{kind} where {where} should be; it must be a plain folder",
         file=path,
         hint=f"keep the episodes in the repository itself: git rm --cached {path}, "
-        f"then move the episode files into a folder {path}/ and git add it",
+        f"then move the files it points to into a folder {path}/ and git add it",
     )
 
 

@@ -118,8 +118,8 @@ class _Walk(WalkState):
                 if folder := rules.playbook_mode_problem(self.pb_rel, "040000"):
                     self.report(i, ("playbook-folder",), at(folder, sha))
             bad = memory_mode_problem(self.pb_rel, self.ep_rel, change.path, new_mode, change.status)
-            if change.path == self.ep_rel and bad is not None:  # the playbook's mode is judged above
-                self.report(i, ("episodes-folder",), at(bad, sha))
+            if change.path != self.pb_rel and bad is not None:  # the playbook's mode is judged above
+                self.report(i, ("episodes-folder", change.path), at(bad, sha))
             if change.status not in "AR" or not rules.is_under(change.path, self.ep_rel):
                 continue
             if change.status == "R" and rules.is_under(change.old_path or "", self.ep_rel):

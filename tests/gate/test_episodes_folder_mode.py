@@ -94,3 +94,21 @@ def test_episode_add_through_a_link_is_refused_before_writing(
         git(root, "status", "--porcelain", "-uall").stdout,
     ) == before
     assert not list((root / "elsewhere").rglob("*.yaml"))
+
+
+def test_the_memory_folder_as_a_link_is_refused(git_repo: Path, make_cli: type[Cli]) -> None:
+    # check --all said "OK, the memory tree" having read nothing: the link is all git has.
+    root = git_repo
+    (root / "real/episodes").mkdir(parents=True)
+    (root / "real/playbook.md").write_text("# Playbook\n")
+    (root / "memory").symlink_to("real")
+    (root / ".gitignore").write_text(".scarwarden/\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--no-verify", "-m", "memory elsewhere")
+    cli = make_cli(root)
+    result = cli("check", "--all")
+    assert result.exit_code == 1 and "memory: a symlink where the folder memory should be" in result.stdout
+    assert _codes(cli, "check", "--all") == {"episodes-not-a-folder"}
+    assert _codes(cli, "verify") == {"episodes-not-a-folder"}
+    added = cli("episode", "add", "--task", "t", "--outcome", "o")
+    assert added.exit_code == 2 and "memory is a symbolic link" in added.stderr, added.output
