@@ -161,18 +161,31 @@ def _land_batch(
 
 
 def _refuse_links(repo: MemoryRepo, path: str) -> None:
-    """Refuse a folder on ``path``'s way that is a symbolic link (``memory/episodes``
-    committed as a link to another folder): git stages no file beyond a link, so the
-    episode would be written and then refused with git's "beyond a symbolic link"."""
+    """Refuse a folder on ``path``'s way that is a symbolic link or a submodule
+    (``memory/episodes`` committed as a link to another folder): git stages no file
+    beyond either, so the episode would be written and then refused with git's "beyond a
+    symbolic link" or "appears as both a file and as a directory"."""
     parts = path.split("/")[:-1]
     for n in range(1, len(parts) + 1):
         folder = "/".join(parts[:n])
-        if (repo.root / folder).is_symlink():
+        kind = "symbolic link" if (repo.root / folder).is_symlink() else _submodule(repo, folder)
+        if kind:
             raise UsageError(
-                f"{folder} is a symbolic link; git keeps no episode beyond a link: nothing was written",
+                f"{folder} is a {kind}; git stages no episode through it: nothing was written",
                 hint=f"make {folder} a plain folder of the repository (git rm --cached {folder}, "
                 "then move the files it points to in its place); 'scarwarden check --all' names it",
             )
+
+
+def _submodule(repo: MemoryRepo, folder: str) -> str:
+    """``"submodule"`` when git's index holds ``folder`` as one. Asked only of a folder
+    that looks like one (empty, as before 'git submodule update', or holding ``.git``):
+    a ledger folder is never empty (``.gitkeep``), so no episode add pays for the listing."""
+    where = repo.root / folder
+    if not where.is_dir() or (not (where / ".git").exists() and any(where.iterdir())):
+        return ""
+    gitlink = any(e.path == folder and e.mode == "160000" for e in git.ls_files_stage(repo.root, folder))
+    return "submodule" if gitlink else ""
 
 
 def _prepare_batch(

@@ -27,6 +27,10 @@ def _memory_with_link(root: Path) -> None:
     git(root, "commit", "-q", "--no-verify", "-m", "memory, its episodes elsewhere")
 
 
+def _state(root: Path) -> tuple[str, str]:
+    return git(root, "rev-parse", "HEAD").stdout, git(root, "status", "--porcelain", "-uall").stdout
+
+
 def _codes(cli: Cli, *args: str) -> set[str]:
     result = cli(*args, "--json")
     assert result.exit_code == 1, result.output
@@ -84,15 +88,12 @@ def test_episode_add_through_a_link_is_refused_before_writing(
         (root / ".gitignore").write_text(".scarwarden/\n")
         git(root, "add", "-A")
         git(root, "commit", "-q", "--no-verify", "-m", "a month elsewhere")
-    before = git(root, "rev-parse", "HEAD").stdout, git(root, "status", "--porcelain", "-uall").stdout
+    before = _state(root)
     result = make_cli(root)("episode", "add", "--task", "t", "--outcome", "o", "--at", "2026-11-02T00:00:00Z")
     assert result.exit_code == 2, result.output
     assert "beyond a symbolic link" not in result.output
     assert f"{link} is a symbolic link" in result.stderr and "nothing was written" in result.stderr
-    assert (
-        git(root, "rev-parse", "HEAD").stdout,
-        git(root, "status", "--porcelain", "-uall").stdout,
-    ) == before
+    assert _state(root) == before
     assert not list((root / "elsewhere").rglob("*.yaml"))
 
 
@@ -112,3 +113,27 @@ def test_the_memory_folder_as_a_link_is_refused(git_repo: Path, make_cli: type[C
     assert _codes(cli, "verify") == {"episodes-not-a-folder"}
     added = cli("episode", "add", "--task", "t", "--outcome", "o")
     assert added.exit_code == 2 and "memory is a symbolic link" in added.stderr, added.output
+
+
+@pytest.mark.parametrize("checked_out", [False, True])
+def test_episode_add_into_a_submodule_is_refused_before_writing(
+    git_repo: Path, make_cli: type[Cli], checked_out: bool
+) -> None:
+    # git's "appears as both a file and as a directory" (or "is in submodule") came
+    # after the file was written.
+    root = git_repo
+    (root / "memory/episodes").mkdir(parents=True)
+    (root / "memory/playbook.md").write_text("# Playbook\n")
+    (root / ".gitignore").write_text(".scarwarden/\n")
+    git(root, "add", "-A")
+    start = git(root, "rev-parse", "HEAD").stdout.strip()
+    git(root, "update-index", "--add", "--cacheinfo", f"160000,{start},{REL}")
+    git(root, "commit", "-q", "--no-verify", "-m", "episodes as a submodule")
+    if checked_out:
+        (root / REL / ".git").write_text("gitdir: ../../.git\n")  # as 'git submodule update' leaves it
+    before = _state(root)
+    result = make_cli(root)("episode", "add", "--task", "t", "--outcome", "o")
+    assert result.exit_code == 2, result.output
+    assert f"{REL} is a submodule" in result.stderr and "nothing was written" in result.stderr
+    assert _state(root) == before
+    assert [p.name for p in (root / REL).iterdir()] == ([".git"] if checked_out else [])
