@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from scarwarden import text
 from scarwarden.errors import UsageError
+from scarwarden.files.episode_fields import MAX_TAG_CHARS
 from scarwarden.files.episodes import TAG_RE, Episode
 from scarwarden.repo import MemoryRepo
 
@@ -30,13 +31,14 @@ def task_tags(task: str, *, limit: int = MAX_TAGS) -> list[str]:
     """Tag slugs from a task's content words, in order of first appearance.
 
     Stopwords are dropped, accents folded (``café`` -> ``cafe``); words that cannot
-    be a slug (other scripts, single characters, bare numbers) are skipped.
+    be a slug (other scripts, single characters, bare numbers, words over the tag bound
+    of 64 characters: a hash, an identifier) are skipped.
     """
     out: list[str] = []
     for token in text.tokens(task):
         folded = unicodedata.normalize("NFKD", token).encode("ascii", "ignore").decode()
         slug = folded.replace("'", "").lower()
-        if len(slug) < 2 or slug.isdigit() or not TAG_RE.match(slug) or slug in out:
+        if not 2 <= len(slug) <= MAX_TAG_CHARS or slug.isdigit() or not TAG_RE.match(slug) or slug in out:
             continue
         out.append(slug)
         if len(out) >= limit:

@@ -57,6 +57,26 @@ RULE_ID_RE = _rule_ids.RULE_ID_RE
 TAG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 
 
+#: Most characters of a tag. A tag is a short label (``subject-line``), matched whole by
+#: recall and listed on every rule and episode that has it: 64 holds a phrase of several
+#: words, as a DNS label (63) does.
+MAX_TAG_CHARS = 64
+
+
+def tag_problem(tag: str, given: str | None = None) -> tuple[str, str] | None:
+    """Why ``tag`` is not a tag, and the hint, or None; the message quotes ``given`` (the
+    tag as written, before lower-casing) when there is one. A tag over
+    :data:`MAX_TAG_CHARS` is quoted by its start: the message must not be as long as the tag."""
+    given = tag if given is None else given
+    if len(tag) > MAX_TAG_CHARS:
+        start = repr(given[:20])[:-1] + "...'"
+        why = f"tag {start} is {len(tag):,} characters; the limit is {MAX_TAG_CHARS}"
+        return why, "a tag is a short label: shorten it (the text says the rest)"
+    if not TAG_RE.match(tag):
+        return f"tag {given!r} is not a slug", "tags use a-z, 0-9 and '-' only, e.g. subject-line"
+    return None
+
+
 MAX_EPISODE_BYTES = 64 * 1024
 
 

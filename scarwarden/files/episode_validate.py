@@ -19,8 +19,8 @@ from scarwarden.files.episode_fields import (
     LIST_FIELDS,
     RULE_ID_RE,
     SOURCES,
-    TAG_RE,
     TEXT_FIELDS,
+    tag_problem,
 )
 from scarwarden.files.input_policy import non_finite_in, problems_in, shown, text_problem
 from scarwarden.files.rule_ids import canonical
@@ -223,10 +223,9 @@ def _check_list(key: str, value: Any, out: dict[str, Any], problems: _Problems, 
             problems.bad(key, f"item {item!r} must be text")
         elif key == "tags":
             tag = item.strip().lower() if normalise else item
-            if not TAG_RE.match(tag):
-                problems.bad(
-                    key, f"tag {item!r} is not a slug", "tags use a-z, 0-9 and '-' only, e.g. subject-line"
-                )
+            problem = tag_problem(tag, item)
+            if problem is not None:
+                problems.bad(key, *problem)
             elif tag not in items:
                 items.append(tag)
         elif key == "refs":

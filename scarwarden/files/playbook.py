@@ -34,7 +34,7 @@ from collections.abc import Iterable
 
 from scarwarden.errors import ValidationError
 from scarwarden.files import playbook_sentences as sentences
-from scarwarden.files.episode_fields import EPISODE_ID_RE, TAG_RE
+from scarwarden.files.episode_fields import EPISODE_ID_RE, tag_problem
 from scarwarden.files.input_policy import text_problem
 from scarwarden.files.playbook_model import (
     APPLIES_TO,
@@ -148,8 +148,9 @@ def make_rule(
     norm_tags: list[str] = []
     for tag in tags:
         t = tag.strip().lower()
-        if not TAG_RE.match(t):
-            raise ValidationError(f"tag {tag!r} is not a slug", hint="use a-z, 0-9 and '-'")
+        problem = tag_problem(t, tag)
+        if problem is not None:
+            raise ValidationError(problem[0], hint=problem[1])
         if t not in norm_tags:
             norm_tags.append(t)
     eps = list(dict.fromkeys(e.strip() for e in episode_ids if e.strip()))

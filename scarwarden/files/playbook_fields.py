@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from scarwarden.files import playbook_sentences as sentences
-from scarwarden.files.episode_fields import EPISODE_ID_RE, TAG_RE
+from scarwarden.files.episode_fields import EPISODE_ID_RE, tag_problem
 from scarwarden.files.playbook_model import APPLIES_TO
 
 #: ``bad(line, message, hint=None, fld=None)``: records one problem.
@@ -65,8 +65,9 @@ def tags_of(rule_id: str, values: dict[str, tuple[int, str]], bad: Bad) -> tuple
     if "tags" in values:
         number, raw = values["tags"]
         for tag in split_list(raw):
-            if not TAG_RE.match(tag):
-                bad(number, f"{rule_id}: tag {tag!r} is not a slug", "use a-z, 0-9 and '-'", "Tags")
+            problem = tag_problem(tag)
+            if problem is not None:
+                bad(number, f"{rule_id}: {problem[0]}", problem[1], "Tags")
                 ok = False
             elif tag not in tags:
                 tags.append(tag)

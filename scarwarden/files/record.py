@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scarwarden import git
-from scarwarden.errors import Problem, ScarwardenError, ValidationError
+from scarwarden.errors import Problem, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write, remove_dead_temps, write_lock
 from scarwarden.files.episode_input import normalise_input
@@ -134,6 +134,7 @@ def _land_batch(
     lock; anything that fails or is interrupted is undone from the journal."""
     planned = [Planned(ep.relpath(repo.episodes_rel), ep.render().encode("utf-8")) for ep in episodes]
     for item in planned:
+        _refuse_links(repo, item.path)
         if (repo.root / item.path).exists():
             raise ValidationError(
                 f"{item.path} already exists", hint="episodes are append-only; never overwrite one"
@@ -157,6 +158,34 @@ def _land_batch(
         # landed (an interrupt while HEAD or the index was moving): then they stay.
         write_journal.recover(repo)
         raise
+
+
+def _refuse_links(repo: MemoryRepo, path: str) -> None:
+    """Refuse a folder on ``path``'s way that is a symbolic link or a submodule
+    (``memory/episodes`` committed as a link to another folder): git stages no file
+    beyond either, so the episode would be written and then refused with git's "beyond a
+    symbolic link" or "appears as both a file and as a directory"."""
+    parts = path.split("/")[:-1]
+    for n in range(1, len(parts) + 1):
+        folder = "/".join(parts[:n])
+        kind = "symbolic link" if (repo.root / folder).is_symlink() else _submodule(repo, folder)
+        if kind:
+            raise UsageError(
+                f"{folder} is a {kind}; git stages no episode through it: nothing was written",
+                hint=f"make {folder} a plain folder of the repository (git rm --cached {folder}, "
+                "then move the files it points to in its place); 'scarwarden check --all' names it",
+            )
+
+
+def _submodule(repo: MemoryRepo, folder: str) -> str:
+    """``"submodule"`` when git's index holds ``folder`` as one. Asked only of a folder
+    that looks like one (empty, as before 'git submodule update', or holding ``.git``):
+    a ledger folder is never empty (``.gitkeep``), so no episode add pays for the listing."""
+    where = repo.root / folder
+    if not where.is_dir() or (not (where / ".git").exists() and any(where.iterdir())):
+        return ""
+    gitlink = any(e.path == folder and e.mode == "160000" for e in git.ls_files_stage(repo.root, folder))
+    return "submodule" if gitlink else ""
 
 
 def _prepare_batch(

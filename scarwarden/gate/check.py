@@ -29,6 +29,7 @@ from scarwarden.gate.resolve import (
     absent_memory,
     check_citations,
     find_episode_paths,
+    memory_mode_problem,
     note_playbook_folder,
     open_memory,
     staged_episode_paths,
@@ -152,7 +153,7 @@ def _sort_staged_changes(
         if change.status == "U":
             report.problems.append(unmerged_problem(change.path))
             continue
-        if change.path == pb_rel and (bad := rules.playbook_mode_problem(pb_rel, new_mode, change.status)):
+        if bad := memory_mode_problem(pb_rel, ep_rel, change.path, new_mode, change.status):
             report.problems.append(bad)
             continue
         note_playbook_folder(report, pb_rel, change.path, change.status)

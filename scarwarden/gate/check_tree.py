@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING
 
 from scarwarden import git
 from scarwarden.gate.report import CheckReport
-from scarwarden.gate.resolve import check_citations, note_playbook_folder, open_memory, unmerged_problem
+from scarwarden.gate.resolve import (
+    check_citations,
+    memory_mode_problem,
+    note_playbook_folder,
+    open_memory,
+    unmerged_problem,
+)
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:
@@ -82,6 +88,8 @@ def _sort_entries(
                 report.problems.append(bad)
         elif rules.is_under(entry.path, repo.playbook_rel):
             note_playbook_folder(report, repo.playbook_rel, entry.path)
+        elif bad := memory_mode_problem(repo.playbook_rel, ep_rel, entry.path, entry.mode):
+            report.problems.append(bad)  # the episodes folder (or memory) as a link: nothing of it is read
         elif rules.is_under(entry.path, ep_rel):
             bad = rules.added_path_problem(entry.path, entry.mode, ep_rel)
             if bad is not None:

@@ -134,6 +134,31 @@ def unmerged_problem(path: str) -> GateProblem:
     )
 
 
+def memory_mode_problem(
+    playbook_rel: str, episodes_rel: str, path: str, mode: str, status: str = "A"
+) -> GateProblem | None:
+    """The playbook that is no plain file, or anything git holds *at* the episodes
+    folder's path or a folder above it (``memory``): there, git can only hold a symlink,
+    a submodule or a file, never the folder (``memory/episodes -> ../elsewhere``: git
+    keeps no episode beyond a link, and its target is no ledger the gate ever read)."""
+    from scarwarden.gate import policy as gate_rules
+
+    if path == playbook_rel:
+        return gate_rules.playbook_mode_problem(path, mode, status)
+    above = gate_rules.is_under(episodes_rel, path) or gate_rules.is_under(playbook_rel, path)
+    if not (path == episodes_rel or above) or status == "D":
+        return None
+    kind = {"120000": "a symlink", "160000": "a submodule"}.get(mode, "a file")
+    where = "the episodes folder" if path == episodes_rel else f"the folder {path}"
+    return gate_rules.problem(
+        "episodes-not-a-folder",
+        f"{kind} where {where} should be; it must be a plain folder",
+        file=path,
+        hint=f"keep the episodes in the repository itself: git rm --cached {path}, "
+        f"then move the files it points to into a folder {path}/ and git add it",
+    )
+
+
 def note_playbook_folder(report: CheckReport, playbook_rel: str, path: str, status: str = "A") -> None:
     """A file inside a folder named as the playbook (``memory/playbook.md/x``): every
     command stops at it, so one ``playbook-not-a-file`` problem for the folder."""

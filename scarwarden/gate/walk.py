@@ -13,6 +13,7 @@ from scarwarden.files.episodes import Episode
 from scarwarden.gate import policy as rules
 from scarwarden.gate import walk_checks as checks
 from scarwarden.gate.boundary import Boundary
+from scarwarden.gate.resolve import memory_mode_problem
 from scarwarden.gate.walk_result import WalkResult
 from scarwarden.gate.walk_state import CommitDiffs, WalkState, at
 from scarwarden.repo import MemoryRepo, open_repo
@@ -116,6 +117,9 @@ class _Walk(WalkState):
             if change.status in "AR" and rules.is_under(change.path, self.pb_rel):  # a folder named so
                 if folder := rules.playbook_mode_problem(self.pb_rel, "040000"):
                     self.report(i, ("playbook-folder",), at(folder, sha))
+            bad = memory_mode_problem(self.pb_rel, self.ep_rel, change.path, new_mode, change.status)
+            if change.path != self.pb_rel and bad is not None:  # the playbook's mode is judged above
+                self.report(i, ("episodes-folder", change.path), at(bad, sha))
             if change.status not in "AR" or not rules.is_under(change.path, self.ep_rel):
                 continue
             if change.status == "R" and rules.is_under(change.old_path or "", self.ep_rel):

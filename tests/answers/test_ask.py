@@ -201,3 +201,12 @@ def test_ask_confirm_refuses_a_rule_recall_did_not_show(cli, demo_repo) -> None:
 
     with pytest.raises(UsageError, match="not among the rules recall shows"):
         open_memory(demo_repo.root).confirm("zzz unknown", "PB-01")  # the Python API too
+
+
+def test_a_long_word_in_the_task_is_no_tag_and_the_answer_is_recorded(demo_repo: MemoryRepo) -> None:
+    # A tag is at most 64 characters (docs/formats.md): a 70-character word of the task
+    # (an identifier, a hash) made a tag the ledger refuses, and the answer was lost.
+    word = "k" * 70
+    assert task_tags(f"Rotate the key {word} today") == ["rotate", "key", "today"]
+    ep = record_human_answer(demo_repo, f"Rotate the key {word} today", "Use the vault")
+    assert ep.tags == ["rotate", "key", "today"]

@@ -28,6 +28,7 @@ from urllib.parse import quote
 import pytest
 from click.testing import CliRunner
 
+from scarwarden.cli.commands._common import MAX_TAGS
 from scarwarden.cli.group import main_group
 from scarwarden.errors import ScarwardenError
 from scarwarden.files.scaffold import init as init_memory
@@ -134,6 +135,8 @@ def _as_flags(raw: bytes) -> list[str] | None:
     for key, value in data.items():
         if isinstance(value, str) and key in FLAGS:
             argv += [FLAGS[key], value]
+        elif key == "tags" and isinstance(value, list) and len(value) > MAX_TAGS:
+            return None  # more than --tag takes: a usage error (exit 2), tests/cli/test_tag_bound.py
         elif isinstance(value, list) and key in LIST_FLAGS and all(isinstance(v, str) for v in value):
             argv += [arg for v in value for arg in (LIST_FLAGS[key], v)]
         else:

@@ -16,6 +16,7 @@ from scarwarden.cli.boundary import open_repo_at
 from scarwarden.cli.commands._input import CLOSED_HINT
 from scarwarden.cli.output import json_text
 from scarwarden.errors import UsageError
+from scarwarden.files.episode_fields import MAX_TAG_CHARS, tag_problem
 from scarwarden.repo import MemoryRepo
 
 
@@ -63,10 +64,17 @@ def split_list(values: Iterable[str]) -> list[str]:
     return [item.strip() for value in values for item in value.split(",") if item.strip()]
 
 
+#: Most distinct tags one command's ``--tag`` gives a rule or an episode: a few labels for
+#: recall to match (the distiller gives at most 6), not a word list (40,000 took rule add
+#: 29 s and put 300 KB of tags into the playbook).
+MAX_TAGS = 32
+
+
 def tag_list(values: Iterable[str]) -> list[str]:
     """``--tag`` values as one list (:func:`split_list`); a value that names no tag
     (``--tag ""``, ``--tag ,``: an unset shell variable) is a usage error, not a silent
-    "no tag"."""
+    "no tag", and so is a tag over :data:`MAX_TAG_CHARS` characters or a list of more
+    than :data:`MAX_TAGS` tags."""
     values = list(values)
     for value in values:
         if not any(item.strip() for item in value.split(",")):
@@ -74,7 +82,18 @@ def tag_list(values: Iterable[str]) -> list[str]:
                 f"--tag {value!r} names no tag: nothing was written",
                 hint="give the tag (repeatable or comma-separated), or leave --tag out",
             )
-    return split_list(values)
+    tags = split_list(values)
+    for tag in tags:
+        # A bound, refused as rule add's --text is (exit 2); the form is the validator's.
+        problem = tag_problem(tag) if len(tag) > MAX_TAG_CHARS else None
+        if problem is not None:
+            raise UsageError(f"--tag: {problem[0]}: nothing was written", hint=problem[1])
+    if (count := len({tag.lower() for tag in tags})) > MAX_TAGS:
+        raise UsageError(
+            f"--tag: {count:,} tags; the limit is {MAX_TAGS}: nothing was written",
+            hint="give the few labels recall should match; the text says the rest",
+        )
+    return tags
 
 
 def echo_json(data: Any) -> None:

@@ -47,7 +47,8 @@ def episode() -> None:
     "--tag",
     "tags",
     multiple=True,
-    help='A tag (repeatable or comma-separated; one that names no tag, such as "": exit 2).',
+    help="A tag, at most 64 characters (repeatable or comma-separated, at most 32 tags; one that names "
+    'no tag, such as "", a longer one or a 33rd tag: exit 2).',
 )
 @click.option("--source", type=click.Choice(SOURCES), help="How the episode came about.")
 @click.option("--ref", "refs", multiple=True, help="A related episode ID (repeatable).")

@@ -39,7 +39,8 @@ def rule() -> None:
     "--tag",
     "tags",
     multiple=True,
-    help='A tag (repeatable or comma-separated; one that names no tag, such as "": exit 2).',
+    help="A tag, at most 64 characters (repeatable or comma-separated, at most 32 tags; one that names "
+    'no tag, such as "", a longer one or a 33rd tag: exit 2).',
 )
 @click.option(
     "--cites", required=True, help="Comma-separated episode IDs that taught the rule (they must exist)."
