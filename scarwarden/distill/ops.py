@@ -45,6 +45,7 @@ __all__ = [
 ]
 from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
+from scarwarden.files.episode_fields import MAX_TAG_CHARS
 from scarwarden.files.episodes import EPISODE_ID_RE, RULE_ID_RE
 from scarwarden.files.playbook_edit import title_from_text
 from scarwarden.files.playbook_sentences import Source
@@ -152,10 +153,13 @@ class _Gate:
         out: list[str] = []
         for tag in tags:
             s = slug(tag)
-            if s and s not in out:
+            if s and len(s) <= MAX_TAG_CHARS and s not in out:
                 out.append(s)
             elif not s:
                 self.result.drops.append(Drop(op.label(), f"tag {tag!r} is not a slug; left out", (), False))
+            elif len(s) > MAX_TAG_CHARS:  # the tag alone, not the rule (make_rule refuses it)
+                why = f"tag {s[:20]!r}... is {len(s):,} characters, over {MAX_TAG_CHARS}; left out"
+                self.result.drops.append(Drop(op.label(), why, (), False))
         return out
 
     def active(self, op: Operation) -> pb.Rule | None:

@@ -63,12 +63,14 @@ TAG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 MAX_TAG_CHARS = 64
 
 
-def tag_problem(tag: str, given: str | None = None) -> tuple[str, str] | None:
+def tag_problem(tag: str, given: str | None = None, *, bounded: bool = True) -> tuple[str, str] | None:
     """Why ``tag`` is not a tag, and the hint, or None; the message quotes ``given`` (the
     tag as written, before lower-casing) when there is one. A tag over
-    :data:`MAX_TAG_CHARS` is quoted by its start: the message must not be as long as the tag."""
+    :data:`MAX_TAG_CHARS` is quoted by its start: the message must not be as long as the tag.
+    ``bounded=False``: the slug alone is checked, as for what is stored already (an episode
+    committed before the bound can never be edited; a playbook keeps parsing)."""
     given = tag if given is None else given
-    if len(tag) > MAX_TAG_CHARS:
+    if len(tag) > MAX_TAG_CHARS and bounded:
         start = repr(given[:20])[:-1] + "...'"
         why = f"tag {start} is {len(tag):,} characters; the limit is {MAX_TAG_CHARS}"
         return why, "a tag is a short label: shorten it (the text says the rest)"

@@ -223,7 +223,7 @@ def _check_list(key: str, value: Any, out: dict[str, Any], problems: _Problems, 
             problems.bad(key, f"item {item!r} must be text")
         elif key == "tags":
             tag = item.strip().lower() if normalise else item
-            problem = tag_problem(tag, item)
+            problem = tag_problem(tag, item, bounded=normalise)  # the bound: new input only
             if problem is not None:
                 problems.bad(key, *problem)
             elif tag not in items:

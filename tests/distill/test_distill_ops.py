@@ -57,7 +57,7 @@ def test_key_references_tags_and_markup(book: pb.Playbook) -> None:
                     "key": "new-1",
                     "title": "## Sneaky\ntitle",
                     "text": "Line one.\n## PB-99: fake heading\n- Learnt in: ep-zzzzzzzzzz",
-                    "tags": ["Launch Post", "!!!", "launch-post"],
+                    "tags": ["Launch Post", "!!!", "launch-post", "word " * 20],
                     "episode_ids": ["ep-aaaaaaaaaa"],
                 },
                 {"op": "retire", "rule_id": "PB-01", "reason": "Replaced", "replaced_by": "NEW-1"},
@@ -83,6 +83,11 @@ def test_key_references_tags_and_markup(book: pb.Playbook) -> None:
     assert pb02.reason == "Wrong now (evidence: ep-bbbbbbbbbb)"
     reports = [d.describe() for d in result.drops]
     assert """add "## Sneaky title": tag '!!!' is not a slug; left out""" in reports
+    # A model's tag over 64 characters costs the tag, not the rule (make_rule refuses it).
+    assert (
+        """add "## Sneaky title": tag 'word-word-word-word-'... is 99 characters, over 64; left out"""
+        in reports
+    )
     assert (
         'removed citation ep-zzzzzzzzzz from add "## Sneaky title": mentioned in the text '
         "but not in the ledger; replaced by [unknown episode]"

@@ -116,7 +116,7 @@ def test_init_without_a_commit_yet_keeps_the_users_staged_file_out(tmp_path: Pat
     assert result.exit_code == 0, result.output
     committed = git(root, "show", "--name-only", "--format=", "HEAD").stdout.split()
     assert "draft.txt" not in committed and "memory/playbook.md" in committed
-    assert (root / ".gitignore").read_bytes() == b"*.log\r\n.scarwarden/\n"  # committed: status is clean
+    assert (root / ".gitignore").read_bytes() == b"*.log\r\n.scarwarden/\r\n"  # committed: status is clean
     assert _status(root).splitlines() == ["A  draft.txt"]
     _no_leftovers(root)
 
