@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from scarwarden.files import rule_ids as _rule_ids
+from scarwarden.files.input_policy import quoted
 
 #: Keys in the order they are written, so diffs stay small and stable.
 FIELD_ORDER = (
@@ -75,7 +76,7 @@ def tag_problem(tag: str, given: str | None = None, *, bounded: bool = True) -> 
         why = f"tag {start} is {len(tag):,} characters; the limit is {MAX_TAG_CHARS}"
         return why, "a tag is a short label: shorten it (the text says the rest)"
     if not TAG_RE.match(tag):
-        return f"tag {given!r} is not a slug", "tags use a-z, 0-9 and '-' only, e.g. subject-line"
+        return f"tag {quoted(given)} is not a slug", "tags use a-z, 0-9 and '-' only, e.g. subject-line"
     return None
 
 

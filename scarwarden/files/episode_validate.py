@@ -22,7 +22,7 @@ from scarwarden.files.episode_fields import (
     TEXT_FIELDS,
     tag_problem,
 )
-from scarwarden.files.input_policy import non_finite_in, problems_in, shown, text_problem
+from scarwarden.files.input_policy import named, non_finite_in, problems_in, quoted, text_problem
 from scarwarden.files.rule_ids import canonical
 from scarwarden.times import RANGE_HINT, TimeOutOfRange, format_at
 
@@ -112,11 +112,10 @@ def validate_mapping(
 def _check_keys(data: Mapping[Any, Any], problems: _Problems) -> None:
     """Every key is a known field or an ``x-`` extension (a near miss gets a hint)."""
     for key in data:
-        # A message quotes the field itself: shown()'s own quotes are dropped.
         if not isinstance(key, str):
-            problems.bad(shown(str(key))[1:-1], "keys must be strings")
+            problems.bad(named(str(key)), "keys must be strings")
         elif (reason := text_problem(key)) is not None:
-            problems.bad(shown(key)[1:-1], f"the key {reason}")
+            problems.bad(named(key), f"the key {reason}")
         elif key not in FIELD_ORDER and not key.startswith("x-"):
             close = [k for k in FIELD_ORDER if _similar(k, key)]
             hint = (
@@ -124,7 +123,7 @@ def _check_keys(data: Mapping[Any, Any], problems: _Problems) -> None:
                 if close
                 else ("known keys: " + ", ".join(FIELD_ORDER) + "; extensions start with 'x-'")
             )
-            problems.bad(key, "unknown key", hint)
+            problems.bad(named(key), "unknown key", hint)
 
 
 def _check_finite(data: Mapping[Any, Any], problems: _Problems) -> None:
@@ -132,7 +131,7 @@ def _check_finite(data: Mapping[Any, Any], problems: _Problems) -> None:
     for key, value in data.items():
         for where, number in non_finite_in(value):
             problems.bad(
-                key if isinstance(key, str) else repr(key),
+                named(str(key)),
                 f"{where + ': ' if where else ''}{number!r} is not a finite number"
                 " (NaN and infinity are not JSON)",
                 "write a finite number, or quote it to keep it as text",
@@ -146,7 +145,7 @@ def _check_id(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems)
     elif not isinstance(ep_id, str) or not EPISODE_ID_RE.match(ep_id):
         problems.bad(
             "id",
-            f"{ep_id!r} is not a valid episode ID",
+            f"{quoted(ep_id)} is not a valid episode ID",
             "IDs match ep-[0-9a-z][0-9a-z-]{2,40}: lower case, digits and '-', nothing else",
         )
     else:
@@ -164,7 +163,7 @@ def _check_at(data: Mapping[Any, Any], out: dict[str, Any], problems: _Problems,
         problems.bad("at", f"{_show_at(at_raw)} is out of range", RANGE_HINT)
         return
     except _NotReal as exc:
-        problems.bad("at", f"{at_raw!r} is not a real date or time ({exc})", "fix the date")
+        problems.bad("at", f"{quoted(at_raw)} is not a real date or time ({exc})", "fix the date")
         return
     if at is None:
         problems.bad(
@@ -220,7 +219,7 @@ def _check_list(key: str, value: Any, out: dict[str, Any], problems: _Problems, 
     items: list[str] = []
     for item in value:
         if not isinstance(item, str):
-            problems.bad(key, f"item {item!r} must be text")
+            problems.bad(key, f"item {quoted(item)} must be text")
         elif key == "tags":
             tag = item.strip().lower() if normalise else item
             problem = tag_problem(tag, item, bounded=normalise)  # the bound: new input only
@@ -230,7 +229,7 @@ def _check_list(key: str, value: Any, out: dict[str, Any], problems: _Problems, 
                 items.append(tag)
         elif key == "refs":
             if not EPISODE_ID_RE.match(item):
-                problems.bad(key, f"{item!r} is not an episode ID")
+                problems.bad(key, f"{quoted(item)} is not an episode ID")
             else:
                 items.append(item)
         else:
@@ -247,7 +246,7 @@ def _check_rule_id(key: str, item: str, items: list[str], problems: _Problems, n
     if not RULE_ID_RE.match(rule_id):
         spelled = canonical(item)
         hint = f"write it as {spelled}" if RULE_ID_RE.match(spelled) else "rule IDs look like PB-03"
-        problems.bad(key, f"{item!r} is not a rule ID", hint)
+        problems.bad(key, f"{quoted(item)} is not a rule ID", hint)
     elif not (normalise and rule_id in items):  # "pb-3, PB-03" is one rule applied
         items.append(rule_id)
 
@@ -257,7 +256,9 @@ def _check_source(data: Mapping[Any, Any], out: dict[str, Any], problems: _Probl
     if source_value is None:
         return
     if source_value not in SOURCES:
-        problems.bad("source", f"{source_value!r} is not a known source", "one of: " + ", ".join(SOURCES))
+        problems.bad(
+            "source", f"{quoted(source_value)} is not a known source", "one of: " + ", ".join(SOURCES)
+        )
     else:
         out["source"] = source_value
 
@@ -270,17 +271,17 @@ def _extensions(data: Mapping[Any, Any], problems: _Problems) -> dict[str, Any]:
             bad_text = next(problems_in(data[key]), None)
             if bad_text is not None:
                 where, reason = bad_text
-                problems.bad(key, f"{where + ': ' if where else ''}{reason}")
+                problems.bad(named(key), f"{where + ': ' if where else ''}{reason}")
                 continue
             if _depth(data[key]) > _MAX_EXTENSION_DEPTH:
                 problems.bad(
-                    key, f"nested more than {_MAX_EXTENSION_DEPTH} levels deep", "keep extensions flat"
+                    named(key), f"nested more than {_MAX_EXTENSION_DEPTH} levels deep", "keep extensions flat"
                 )
                 continue
             if not _plain(data[key]):
                 # The index stores episodes as JSON; a YAML date here would break it.
                 problems.bad(
-                    key,
+                    named(key),
                     "extension values must be text, numbers, booleans, lists or mappings",
                     "quote dates and times, e.g. x-reviewed: '2026-11-03'",
                 )
@@ -298,7 +299,7 @@ def _canonical_at(raw: Any, at: str) -> bool:
 
 def _show_at(raw: Any) -> str:
     """``at`` as written: YAML reads an unquoted time or date as a Python object."""
-    return raw.isoformat() if isinstance(raw, dt.date) else repr(raw)
+    return raw.isoformat() if isinstance(raw, dt.date) else quoted(raw)
 
 
 #: Deepest nesting of an ``x-`` value: what :func:`_plain` (the index's JSON) accepts.
@@ -385,7 +386,7 @@ def _check_attachments(data: Mapping[Any, Any], out: dict[str, Any], problems: _
         if not isinstance(item, str) or not ATTACHMENT_RE.match(item):
             problems.bad(
                 "attachments",
-                f"{item!r} is not an attachment",
+                f"{quoted(item)} is not an attachment",
                 "attachments are sha256: and the image's 64-digit hex SHA-256; "
                 "'episode add --attach FILE' writes them",
             )

@@ -85,9 +85,38 @@ def _walk(value: Any, path: str, check: Callable[[str], str | None]) -> Iterator
             yield from _walk(item, f"{path}[{number}]", check)
 
 
+#: Longest value a message quotes whole; a longer one is quoted by its first
+#: :data:`_START` characters and its length (a message must not be as long as the value).
+_QUOTED_CHARS = 64
+_START = 20
+
+
 def shown(value: str) -> str:
-    """``value`` safe to print in a message: quoted, refused characters escaped."""
+    """``value`` safe to print in a message: quoted, refused characters escaped; a long
+    one by its start and its length."""
+    if len(value) > _QUOTED_CHARS:
+        start = shown(value[:_START])
+        return f"{start[:-1]}...{start[-1]} ({len(value):,} characters)"
     return repr(value) if REFUSED.search(value) else f"'{value}'"
+
+
+def named(key: str) -> str:
+    """A key as a message names its field: :func:`shown` without its quotes."""
+    if len(key) > _QUOTED_CHARS:
+        return f"{shown(key[:_START])[1:-1]}... ({len(key):,} characters)"
+    return shown(key)[1:-1]
+
+
+def quoted(value: Any) -> str:
+    """``value`` as a message quotes it (its ``repr``); a long one by its start and its
+    length, as :func:`shown` quotes text."""
+    if isinstance(value, str) and len(value) > _QUOTED_CHARS:
+        start = repr(value[:_START])
+        return f"{start[:-1]}...{start[-1]} ({len(value):,} characters)"
+    text = repr(value)
+    if len(text) <= _QUOTED_CHARS:
+        return text
+    return f"{text[:_START]}... (a {type(value).__name__} of {len(text):,} characters as written)"
 
 
 def printable(message: str) -> str:
