@@ -65,3 +65,12 @@ def test_the_api_the_tools_and_the_gate_quote_a_long_value_by_its_start(
     assert result.exit_code == 1, result.output[-300:]
     assert "field 'refs'" in result.output and "field 'tags'" in result.output
     assert len(result.output) < 2000, result.output[:2000]
+
+
+def test_rule_list_quotes_a_long_tag_by_its_start(cli: Cli) -> None:
+    """``rule list --tag`` with a 100,000-character tag printed it whole in "no rule has
+    the tag"; now its start and its length."""
+    result = cli("rule", "list", "--tag", "t" * 100_000)
+    assert "has the tag 'tttt" in result.stderr
+    assert "100,000 characters" in result.stderr
+    assert len(result.output) < 1000

@@ -7,6 +7,7 @@ import click
 from scarwarden.cli.commands._common import echo_json, get_repo, split_list, tag_list
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode, format_rule
+from scarwarden.files.input_policy import quoted
 from scarwarden.files.playbook_model import APPLIES_TO
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
 
@@ -155,7 +156,7 @@ def _none_listed(tag: str | None, any_rules: bool, include_retired: bool) -> str
         return "the playbook has no rules yet"
     which = "rule" if include_retired else "active rule"
     more = "" if include_retired else " (--retired includes retired rules)"
-    return f"no {which} has the tag {tag.strip()!r}{more}"
+    return f"no {which} has the tag {quoted(tag.strip())}{more}"
 
 
 @rule.command("show")
