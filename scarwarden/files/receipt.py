@@ -22,6 +22,7 @@ from collections.abc import Mapping
 
 from scarwarden.digests import sha256
 from scarwarden.errors import Problem, ValidationError
+from scarwarden.files.input_policy import named
 from scarwarden.files.receipt_fields import (
     CANDIDATES_SINCE,
     HASH_CHARS,
@@ -207,7 +208,7 @@ def check(data: Any, *, source: str, field: str = "recalled") -> tuple[Receipt |
             "pass the 'receipt' object that recall printed (scarwarden recall --json)",
         )
         return None, problems
-    unknown = [str(k) for k in data if k not in KEYS]
+    unknown = [named(str(k)) for k in data if k not in KEYS]
     missing = [k for k in KEYS if k not in data and k not in OPTIONAL]
     if unknown:
         bad(f"unknown receipt key(s): {', '.join(unknown)}", "a receipt has: " + ", ".join(KEYS))

@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 
 from scarwarden.files.episode_fields import EPISODE_ID_RE, RULE_ID_RE
+from scarwarden.files.input_policy import quoted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,12 +36,12 @@ _HASH_RE = re.compile(rf"^[0-9a-f]{{{HASH_CHARS}}}\Z")
 def check_fields(data: Mapping[str, Any], bad: Any) -> None:
     """Each field's type and form."""
     if not isinstance(data["receipt"], str) or not _HASH_RE.match(data["receipt"]):
-        bad(f"receipt {data['receipt']!r} is not {HASH_CHARS} lower-case hex digits")
+        bad(f"receipt {quoted(data['receipt'])} is not {HASH_CHARS} lower-case hex digits")
     algorithm = data["algorithm"]
     if isinstance(algorithm, bool) or not isinstance(algorithm, int) or algorithm < 1:
-        bad(f"algorithm {algorithm!r} is not a recall algorithm version (a positive integer)")
+        bad(f"algorithm {quoted(algorithm)} is not a recall algorithm version (a positive integer)")
     if not isinstance(data["playbook"], str) or not _BLOB_RE.match(data["playbook"]):
-        bad(f"playbook {data['playbook']!r} is not a git blob ID (40 lower-case hex digits)")
+        bad(f"playbook {quoted(data['playbook'])} is not a git blob ID (40 lower-case hex digits)")
     task = data["task"]
     if not isinstance(task, str) or not task.strip() or task != task.strip():
         bad("task must be the non-empty, stripped text that was recalled")
@@ -49,11 +50,11 @@ def check_fields(data: Mapping[str, Any], bad: Any) -> None:
     ledger = data.get("ledger")
     if ledger is not None and (not isinstance(ledger, str) or not _LEDGER_RE.match(ledger)):
         bad(
-            f"ledger {ledger!r} is not a git tree ID (40 lower-case hex digits, "
+            f"ledger {quoted(ledger)} is not a git tree ID (40 lower-case hex digits, "
             f"optionally followed by {UNCOMMITTED})"
         )
     if data["verdict"] not in VERDICTS:
-        bad(f"verdict {data['verdict']!r} is not one of {', '.join(VERDICTS)}")
+        bad(f"verdict {quoted(data['verdict'])} is not one of {', '.join(VERDICTS)}")
     rules = data["rules"]
     if not isinstance(rules, list) or not all(isinstance(r, str) and RULE_ID_RE.match(r) for r in rules):
         bad("rules must be a list of rule IDs such as PB-03")
@@ -113,11 +114,11 @@ def _check_settings(settings: Any, bad: Any) -> None:
     for key in ("act_threshold", "floor"):
         value = settings[key]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-            bad(f"settings.{key} {value!r} is not a confidence between 0 and 1")
+            bad(f"settings.{key} {quoted(value)} is not a confidence between 0 and 1")
     for key in ("act_tag_hits", "limit"):
         value = settings[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            bad(f"settings.{key} {value!r} is not a positive integer")
+            bad(f"settings.{key} {quoted(value)} is not a positive integer")
     low, high = settings["floor"], settings["act_threshold"]
     if all(isinstance(v, (int, float)) for v in (low, high)) and high < low:
         bad(f"settings.act_threshold {high!r} is below settings.floor {low!r}")

@@ -19,6 +19,7 @@ from typing import Any
 
 from scarwarden.errors import Problem
 from scarwarden.files.episode_fields import EPISODE_ID_RE, TEXT_FIELDS
+from scarwarden.files.input_policy import named, quoted
 
 #: What a removed text field reads.
 PLACEHOLDER = "[redacted]"
@@ -43,7 +44,7 @@ def check_block(value: Any, source: str) -> tuple[dict[str, Any] | None, list[Pr
         return None, problems
     for key in value:
         if key not in KEYS:
-            bad(f"unknown key {key!r} (known: {', '.join(KEYS)})")
+            bad(f"unknown key {quoted(key)} (known: {', '.join(KEYS)})")
     for key in ("by", "reason"):
         if not isinstance(value.get(key), str) or not value[key].strip():
             bad(f"'{key}' must be non-empty text")
@@ -108,13 +109,13 @@ def redaction_problems(
     why = []
     missing = [f for f in block.get("fields") or [] if f not in old]
     if missing:
-        why.append(f"it names fields the episode did not have: {', '.join(map(str, missing))}")
+        why.append(f"it names fields the episode did not have: {', '.join(named(str(f)) for f in missing)}")
     if block.get("sha256") != sha256_hex(old_raw):
         why.append("its sha256 is not the hash of the content it replaces")
     if block.get("record") not in added_ids:
         why.append(f"the episode recording it ({block.get('record')}) is not added in the same commit")
     if build_stub(old, block) != dict(new):
-        removed = ", ".join(block.get("fields") or [])
+        removed = ", ".join(named(str(f)) for f in block.get("fields") or [])
         why.append(
             f"it changes more than removing {removed or 'nothing'} (every other field must stay as it was)"
         )

@@ -74,3 +74,44 @@ def test_rule_list_quotes_a_long_tag_by_its_start(cli: Cli) -> None:
     assert "has the tag 'tttt" in result.stderr
     assert "100,000 characters" in result.stderr
     assert len(result.output) < 1000
+
+
+RECEIPT = {
+    "receipt": "0" * 64,
+    "algorithm": 1,
+    "playbook": "0" * 40,
+    "task": "t",
+    "settings": {},
+    "verdict": "ACT",
+    "rules": [],
+}
+BLOCKS = {
+    "recalled-key": {"recalled": {**RECEIPT, BIG: 1}},
+    "recalled-receipt": {"recalled": {**RECEIPT, "receipt": BIG}},
+    "recalled-algorithm": {"recalled": {**RECEIPT, "algorithm": BIG}},
+    "recalled-playbook": {"recalled": {**RECEIPT, "playbook": BIG}},
+    "recalled-ledger": {"recalled": {**RECEIPT, "ledger": BIG}},
+    "recalled-verdict": {"recalled": {**RECEIPT, "verdict": BIG}},
+    "recalled-settings": {
+        "recalled": {
+            **RECEIPT,
+            "settings": {"act_threshold": BIG, "floor": 0, "act_tag_hits": 1, "limit": BIG},
+        }
+    },
+    "redacted-key": {"redacted": {BIG: 1}},
+}
+
+
+@pytest.mark.parametrize("case", BLOCKS)
+def test_a_long_value_in_a_receipt_or_a_redaction_is_quoted_by_its_start(
+    cli: Cli, demo_repo: MemoryRepo, case: str
+) -> None:
+    """The ``recalled:`` and ``redacted:`` blocks are checked by their own modules, which
+    quoted an unknown key or a bad value whole, too."""
+    before = _state(demo_repo)
+    result = cli("episode", "add", "--file", "-", input=json.dumps({**BASE, **BLOCKS[case]}))
+    assert result.exit_code == 1, result.output[-300:]
+    assert f"field '{case.split('-')[0]}'" in result.stderr
+    assert len(result.stderr) < 2000, result.stderr[:2000]
+    assert "60,000 characters" in result.stderr, result.stderr
+    assert _state(demo_repo) == before
