@@ -94,15 +94,28 @@ class ScarwardenError(Exception):
             self.exit_code = exit_code
 
     def render(self) -> str:
+        """The error as the CLI and the hooks print it; a line over :data:`LINE_LIMIT`
+        characters (a message quoting a 60,000-character argument whole) is cut, saying
+        how long it was."""
         lines = [f"error: {self.message}"]
         for problem in self.problems:
             lines.extend("  " + line for line in str(problem).splitlines())
         if self.hint:
             lines.append(f"hint: {self.hint}")
-        return "\n".join(lines)
+        return "\n".join(_clipped(line) for line in "\n".join(lines).split("\n"))
 
     def __str__(self) -> str:
         return self.render()
+
+
+#: The longest line of an error as printed; a longer one is cut (the message says so).
+LINE_LIMIT = 1_000
+
+
+def _clipped(line: str) -> str:
+    if len(line) <= LINE_LIMIT:
+        return line
+    return f"{line[: LINE_LIMIT - 60]}... ({len(line):,} characters, cut)"
 
 
 class ValidationError(ScarwardenError):
