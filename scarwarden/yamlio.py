@@ -15,11 +15,13 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
-from typing import TYPE_CHECKING, Any
 
 from scarwarden.errors import Problem, ValidationError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     import yaml
 
 

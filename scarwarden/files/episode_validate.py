@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from scarwarden.errors import Problem
 from scarwarden.files.episode_fields import (
@@ -25,6 +24,10 @@ from scarwarden.files.episode_fields import (
 from scarwarden.files.input_policy import named, non_finite_in, problems_in, quoted, text_problem
 from scarwarden.files.rule_ids import canonical
 from scarwarden.times import RANGE_HINT, TimeOutOfRange, format_at
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: An ISO 8601 date-time's shape; one that has it and still does not parse names a
 #: day, month or hour that does not exist (2026-02-30).

@@ -12,9 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
 
 from scarwarden import yamlio
 from scarwarden.errors import Problem, ValidationError
@@ -32,8 +30,12 @@ from scarwarden.files.episode_fields import (
     mint_id,
 )
 from scarwarden.files.episode_validate import validate_mapping
-from scarwarden.records import replace
+from scarwarden.records import record, replace
 from scarwarden.times import format_at, utc_now
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "CONTENT_FIELDS",
@@ -58,7 +60,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Episode:
     """A validated episode. ``data`` holds the stored keys in canonical order."""
 

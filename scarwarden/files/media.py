@@ -20,12 +20,12 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden.errors import ValidationError
 from scarwarden.files.media_structure import MAX_PIXELS as MAX_PIXELS
 from scarwarden.files.media_structure import STRUCTURE, dimensions
+from scarwarden.records import record
 from scarwarden.regular_files import is_refusal, read_regular
 
 #: Folder under the memory folder.
@@ -46,7 +46,7 @@ _LFS_KEY_RE = re.compile(r"[a-z0-9.-]+\Z")
 _MARKUP = re.compile(rb"(?i)<(?:html|script|body|iframe|\?php|!doctype html|svg[\s>])")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Image:
     """A checked image: its bytes, format and digest."""
 
@@ -69,7 +69,7 @@ class Image:
         return f"sha256:{self.sha256}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LfsPointer:
     """A Git LFS pointer: the SHA-256 and size of content kept outside git."""
 

@@ -12,9 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
-from typing import Any
 
 from scarwarden.files.secret_scan import Finding, string_fields
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 KINDS = ("email", "phone", "card")
 LABELS = {"email": "an email address", "phone": "a phone number", "card": "a payment card number"}

@@ -24,12 +24,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 from scarwarden.files.secret_normal import base64_texts, normalise
 from scarwarden.files.secret_patterns import PATTERNS
+from scarwarden.records import record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Put this in a field (or on a playbook line) to allow what looks like a secret there.
 ALLOW_MARKER = "scarwarden:allow-secret"
@@ -63,7 +66,7 @@ _UNSPLIT = frozenset({"keyword-secret", "cli-password", "bearer-token", "basic-a
 _MAX_DEPTH = 2
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
     """One credential (or personal datum) found: what, where, never the value."""
 
@@ -172,7 +175,7 @@ def _triggers() -> tuple[tuple[str, tuple[int, ...]], ...]:
     return tuple((t, tuple(ns)) for t, ns in index.items())
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Plan:
     """What is worth running on the texts of one episode: the patterns, the key-word
     pattern and the base64 decoding that match somewhere in all of them joined by line

@@ -7,10 +7,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from scarwarden import git
 from scarwarden.errors import GitError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def cited_doc(row: list[Any]) -> dict[str, Any]:

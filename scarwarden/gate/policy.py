@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from scarwarden.errors import Problem, ValidationError
 from scarwarden.files.episodes import Episode, parse_episode_bytes
 from scarwarden.files.rule_ids import RULE_ID_PATTERN, mint_rule_id
 from scarwarden.records import record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from scarwarden.files import playbook as pb
 
