@@ -102,7 +102,7 @@ class ScarwardenError(Exception):
             lines.extend("  " + line for line in str(problem).splitlines())
         if self.hint:
             lines.append(f"hint: {self.hint}")
-        return "\n".join(_clipped(line) for line in "\n".join(lines).split("\n"))
+        return "\n".join(clipped(line) for line in "\n".join(lines).split("\n"))
 
     def __str__(self) -> str:
         return self.render()
@@ -112,10 +112,11 @@ class ScarwardenError(Exception):
 LINE_LIMIT = 1_000
 
 
-def _clipped(line: str) -> str:
-    if len(line) <= LINE_LIMIT:
+def clipped(line: str, limit: int = LINE_LIMIT) -> str:
+    """``line``, or its start when it is over ``limit`` characters, saying how long it was."""
+    if len(line) <= limit:
         return line
-    return f"{line[: LINE_LIMIT - 60]}... ({len(line):,} characters, cut)"
+    return f"{line[: limit - 60]}... ({len(line):,} characters, cut)"
 
 
 class ValidationError(ScarwardenError):

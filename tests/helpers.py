@@ -221,3 +221,15 @@ def recall_json(repo: MemoryRepo, task: str, trace: list[str] | None = None) -> 
         index.conn.set_trace_callback(None)
         doc = {"result": result.to_json(), "explain": explain_data(result)}
         return json.dumps(doc, sort_keys=True, default=str)
+
+
+def commit_playbook_bytes(repo: MemoryRepo, data: bytes) -> None:
+    """Commit ``data`` as the playbook, as its user keeps it (line endings, spacing)."""
+    repo.playbook_path.write_bytes(data)
+    git(repo.root, "commit", "-q", "-am", "playbook as the user keeps it")
+
+
+def numstat(repo: MemoryRepo) -> tuple[int, int]:
+    """Lines added and deleted by the last commit (one file): the diff a reviewer reads."""
+    added, deleted, _ = git(repo.root, "diff", "--numstat", "HEAD~1", "HEAD").stdout.split("\t")
+    return int(added), int(deleted)

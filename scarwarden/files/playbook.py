@@ -107,25 +107,9 @@ def render_added(text: str, rule: Rule) -> str:
     """``text`` (a playbook file as it is, its line endings kept) with the active ``rule``
     added where :func:`render` puts it, after the last active rule (before '## Retired'),
     and every other character kept: a CRLF file stays CRLF, hand spacing stays, and the
-    diff a reviewer reads holds the new rule's lines only."""
-    lines = _LINE_END.split(text)
-    first = lines[0]
-    newline = first[len(first.rstrip("\r\n")) :] or "\n"
-    block = newline.join(_render_rule(rule, "##")) + newline
-    offset = 0
-    before = ""  # the line before the place of the new rule
-    for line in lines:
-        if line[:1] == "#" and line.rstrip() == RETIRED_HEADING:
-            break
-        offset += len(line)
-        before = line or before  # split's last piece is "" after a final line ending
-    if before and before[-1:] not in "\r\n":
-        block = newline + block  # a last line without its line ending
-    if before.strip():
-        block = newline + block  # a blank line between the rules
-    if offset < len(text):
-        block += newline  # and between the new rule and '## Retired'
-    return text[:offset] + block + text[offset:]
+    diff a reviewer reads holds the new rule's lines only (:func:`spliced`)."""
+    before = parse(universal_newlines(text))
+    return spliced(text, before, before.with_rule(rule))
 
 
 def empty() -> Playbook:

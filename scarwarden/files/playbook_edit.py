@@ -213,7 +213,10 @@ def _added(repo: MemoryRepo, playbook: pb.Playbook, rule: pb.Rule) -> bytes:
         text = read_regular(repo.playbook_path).decode("utf-8")
     except FileNotFoundError:
         return _rendered(playbook.with_rule(rule))
-    return pb.render_added(text, rule).encode("utf-8")
+    after = playbook.with_rule(rule)
+    # Spliced where render puts it (no read-back parse here: the gate parses what commits).
+    out = pb.render_changed(text, playbook, after)
+    return (out if out is not None else pb.render(after)).encode("utf-8")
 
 
 def _refuse_missing_playbook(repo: MemoryRepo) -> None:

@@ -84,10 +84,10 @@ def git_path(root: Path | str, name: str) -> Path:
     """Where git keeps ``name`` (``rev-parse --git-path``: ``core.hooksPath`` and
     worktrees honoured), as git prints it: relative to ``root`` unless absolute."""
     known = batch.remembered_path(root, name)
-    if known is None and name == "index":
-        known = _index_path(root)
     if known is None:
-        known = Path(os.fsdecode(run(root, "rev-parse", "--git-path", name)).strip())
+        known = (_index_path(root) if name == "index" else None) or Path(
+            os.fsdecode(run(root, "rev-parse", "--git-path", name)).strip()
+        )
         batch.remember_path(root, name, known)
     return known
 

@@ -4,7 +4,8 @@ file stays CRLF, hand spacing stays, the new rule goes before '## Retired'."""
 from __future__ import annotations
 
 import pytest
-from conftest import Cli, git
+from conftest import Cli
+from helpers import commit_playbook_bytes, numstat
 
 from scarwarden.files import playbook as pb
 from scarwarden.repo import MemoryRepo
@@ -12,19 +13,9 @@ from scarwarden.repo import MemoryRepo
 CITED = "ep-hkgnqdz88f"  # an episode of the demo ledger
 
 
-def _commit_playbook(repo: MemoryRepo, data: bytes) -> None:
-    repo.playbook_path.write_bytes(data)
-    git(repo.root, "commit", "-q", "-am", "playbook as the user keeps it")
-
-
-def _numstat(repo: MemoryRepo) -> tuple[int, int]:
-    added, deleted, _ = git(repo.root, "diff", "--numstat", "HEAD~1", "HEAD").stdout.split("\t")
-    return int(added), int(deleted)
-
-
 def test_a_crlf_playbook_stays_crlf(cli: Cli, demo_repo: MemoryRepo) -> None:
     before = demo_repo.playbook_path.read_bytes().replace(b"\n", b"\r\n")
-    _commit_playbook(demo_repo, before)
+    commit_playbook_bytes(demo_repo, before)
     result = cli("rule", "add", "--text", "Test twice. Then ship.", "--cites", CITED, "--tag", "qa")
     assert result.exit_code == 0, result.output
     after = demo_repo.playbook_path.read_bytes()
@@ -32,7 +23,7 @@ def test_a_crlf_playbook_stays_crlf(cli: Cli, demo_repo: MemoryRepo) -> None:
     added = after[len(before) :]
     assert b"\n" not in added.replace(b"\r\n", b"")  # the new lines end as the file's do
     assert added.startswith(b"\r\n## PB-") and added.endswith(b"- Learnt in: " + CITED.encode() + b"\r\n")
-    assert _numstat(demo_repo) == (added.count(b"\r\n"), 0)  # the diff a reviewer reads
+    assert numstat(demo_repo) == (added.count(b"\r\n"), 0)  # the diff a reviewer reads
     assert pb.parse(after.decode().replace("\r\n", "\n")).rules[-1].text == "Test twice. Then ship."
 
 
@@ -42,21 +33,21 @@ def test_hand_spacing_and_the_retired_section_are_kept(cli: Cli, demo_repo: Memo
     retired = f"## Retired\n\n### PB-99: Old\n\nOld text.\n\n- Tags: old\n- Learnt in: {CITED}\n"
     retired += "- Retired: gone\n"
     before = (text + "\n" + retired).encode()
-    _commit_playbook(demo_repo, before)
+    commit_playbook_bytes(demo_repo, before)
     result = cli("rule", "add", "--text", "Test twice.", "--cites", CITED)
     assert result.exit_code == 0, result.output
     after = demo_repo.playbook_path.read_bytes()
     head, _, tail = before.partition(b"## Retired\n")
     assert after.startswith(head) and after.endswith(b"## Retired\n" + tail)
     assert after[len(head) :].startswith(b"## PB-")
-    assert _numstat(demo_repo)[1] == 0
+    assert numstat(demo_repo)[1] == 0
     book = pb.parse(after.decode())
     assert book.rules[-1].text == "Test twice." and [r.id for r in book.retired] == ["PB-99"]
 
 
 def test_a_playbook_without_a_final_newline(cli: Cli, demo_repo: MemoryRepo) -> None:
     before = demo_repo.playbook_path.read_bytes().rstrip(b"\n")
-    _commit_playbook(demo_repo, before)
+    commit_playbook_bytes(demo_repo, before)
     result = cli("rule", "add", "--text", "Test twice.", "--cites", CITED)
     assert result.exit_code == 0, result.output
     after = demo_repo.playbook_path.read_bytes()

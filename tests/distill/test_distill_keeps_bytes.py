@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from conftest import git
 from fakellm import FakeLLM, reply_json
+from helpers import commit_playbook_bytes, numstat
 from test_distill_model import client_for
 
 from scarwarden.distill import distill
@@ -35,30 +36,20 @@ CHANGES = {
 }
 
 
-def _commit_playbook(repo: MemoryRepo, data: bytes) -> None:
-    repo.playbook_path.write_bytes(data)
-    git(repo.root, "commit", "-q", "-am", "playbook as the user keeps it")
-
-
-def _numstat(repo: MemoryRepo) -> tuple[int, int]:
-    added, deleted, _ = git(repo.root, "diff", "--numstat", "HEAD~1", "HEAD").stdout.split("\t")
-    return int(added), int(deleted)
-
-
 def _lf(data: bytes) -> str:
     return data.decode().replace("\r\n", "\n")
 
 
 def test_a_crlf_playbook_stays_crlf_and_passes_the_gate(demo_repo: MemoryRepo) -> None:
     before = demo_repo.playbook_path.read_bytes().replace(b"\n", b"\r\n")
-    _commit_playbook(demo_repo, before)
+    commit_playbook_bytes(demo_repo, before)
     result = distill(demo_repo, offline=True)
     assert [c.kind for c in result.changes] == ["add", "add"]
     after = demo_repo.playbook_path.read_bytes()
     assert after.startswith(before)  # every old byte kept, the rules appended
     added = after[len(before) :]
     assert b"\n" not in added.replace(b"\r\n", b"") and added.startswith(b"\r\n## PB-")
-    assert _numstat(demo_repo) == (added.count(b"\r\n"), 0)
+    assert numstat(demo_repo) == (added.count(b"\r\n"), 0)
     assert [r.id for r in pb.parse(_lf(after)).rules][-2:] == [c.rule_id for c in result.changes]
     report = check.check_range(demo_repo.root, "HEAD~1", "HEAD")
     assert report.ok, [str(p) for p in report.problems]
@@ -69,7 +60,7 @@ def test_updates_and_retirements_change_their_rules_only(demo_repo: MemoryRepo, 
     spaced = canonical.replace(b"\n\n## PB-02", b"\n\n\n\n## PB-02")
     spaced = spaced.replace(b"- Tags: linkedin", b"- Tags:  linkedin")
     before = spaced.replace(b"\n", b"\r\n")
-    _commit_playbook(demo_repo, before)
+    commit_playbook_bytes(demo_repo, before)
     llm.script(reply_json(CHANGES))
     result = distill(demo_repo, client=client_for(llm))
     assert sorted(c.kind for c in result.changes) == ["add", "retire", "update"]
@@ -99,11 +90,11 @@ def test_a_canonical_playbook_gets_the_canonical_text(demo_repo: MemoryRepo, llm
 def test_migrate_keeps_a_crlf_playbook_crlf(cli, demo_repo: MemoryRepo) -> None:
     text = demo_repo.playbook_path.read_bytes().replace(b"\n\n## PB-02", b"\n\n\n## PB-02")
     before = text.replace(b"\n", b"\r\n")
-    _commit_playbook(demo_repo, before)
+    commit_playbook_bytes(demo_repo, before)
     out = cli("distill", "--migrate")
     assert out.exit_code == 0, out.output
     after = demo_repo.playbook_path.read_bytes()
     assert b"\n" not in after.replace(b"\r\n", b"") and b"\r\n\r\n\r\n## PB-02" in after
-    assert _numstat(demo_repo) == (after.count(b"- Sentences from:"), 0)  # one line per rule mapped
+    assert numstat(demo_repo) == (after.count(b"- Sentences from:"), 0)  # one line per rule mapped
     assert all(rule.sources for rule in pb.parse(_lf(after)).rules)
     assert check.check_range(demo_repo.root, "HEAD~1", "HEAD").ok

@@ -27,6 +27,13 @@ def _memory_with_link(root: Path) -> None:
     git(root, "commit", "-q", "--no-verify", "-m", "memory, its episodes elsewhere")
 
 
+def _staged_playbook_only(root: Path) -> None:
+    """A memory of an empty playbook, staged: no episodes folder yet."""
+    (root / "memory").mkdir()
+    (root / "memory/playbook.md").write_text("# Playbook\n")
+    git(root, "add", "-A")
+
+
 def _state(root: Path) -> tuple[str, str]:
     return git(root, "rev-parse", "HEAD").stdout, git(root, "status", "--porcelain", "-uall").stdout
 
@@ -49,9 +56,7 @@ def test_check_all_and_verify_refuse_the_link(git_repo: Path, make_cli: type[Cli
 
 def test_a_submodule_where_the_episodes_folder_should_be(git_repo: Path, make_cli: type[Cli]) -> None:
     root = git_repo
-    (root / "memory").mkdir()
-    (root / "memory/playbook.md").write_text("# Playbook\n")
-    git(root, "add", "-A")
+    _staged_playbook_only(root)
     start = git(root, "rev-parse", "HEAD").stdout.strip()
     git(root, "update-index", "--add", "--cacheinfo", f"160000,{start},{REL}")
     git(root, "commit", "-q", "--no-verify", "-m", "episodes as a submodule")
@@ -63,9 +68,7 @@ def test_a_submodule_where_the_episodes_folder_should_be(git_repo: Path, make_cl
 
 def test_the_pre_commit_check_refuses_staging_the_link(git_repo: Path, make_cli: type[Cli]) -> None:
     root = git_repo
-    (root / "memory").mkdir()
-    (root / "memory/playbook.md").write_text("# Playbook\n")
-    git(root, "add", "-A")
+    _staged_playbook_only(root)
     git(root, "commit", "-q", "-m", "memory")
     (root / "elsewhere").mkdir()
     (root / REL).symlink_to("../elsewhere")

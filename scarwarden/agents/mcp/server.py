@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from scarwarden import __version__
 from scarwarden.agents.mcp import register
 from scarwarden.agents.mcp.tools import WORKFLOW, MemoryTools
+from scarwarden.errors import clipped
 from scarwarden.files.input_policy import encoding_problems_in
 from scarwarden.repo import MemoryRepo
 
@@ -140,18 +141,12 @@ def bounded(name: str, message: str) -> str:
         lines = lines[:1] + [_unprefixed(line, prefix) for line in lines[1:]]
     if len(lines) > MAX_LINES:
         lines = lines[:MAX_LINES] + [f"  ... and {len(lines) - MAX_LINES} more lines"]
-    return "\n".join(_clip(line) for line in lines)
+    return "\n".join(clipped(line, LINE_LIMIT) for line in lines)
 
 
 def _unprefixed(line: str, prefix: str) -> str:
     body = line.lstrip(" ")
     return line[: len(line) - len(body)] + body.removeprefix(prefix)
-
-
-def _clip(line: str) -> str:
-    if len(line) <= LINE_LIMIT:
-        return line
-    return f"{line[: LINE_LIMIT - 60]}... ({len(line):,} characters, cut)"
 
 
 def _nul_argument(arguments: Mapping[str, Any]) -> str | None:

@@ -96,6 +96,17 @@ def tag_list(values: Iterable[str]) -> list[str]:
     return tags
 
 
+#: ``--tag`` of the commands that write tags (read with :func:`tag_list`).
+tag_option = click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    help=f"A tag, at most {MAX_TAG_CHARS} characters (repeatable or comma-separated, at most "
+    f'{MAX_TAGS} tags; one that names no tag, such as "", a longer one or a {MAX_TAGS + 1}rd tag: '
+    "exit 2).",
+)
+
+
 def echo_json(data: Any) -> None:
     """Print ``data`` as the one JSON form of every ``--json`` (:func:`json_text`)."""
     click.echo(json_text(data))

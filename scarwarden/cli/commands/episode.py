@@ -13,6 +13,7 @@ from scarwarden.cli.commands._common import (
     limit_option,
     refuse_future,
     tag_list,
+    tag_option,
 )
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode
@@ -43,13 +44,7 @@ def episode() -> None:
 @click.option("--correction", help="What a human corrected: the lesson.")
 @click.option("--corrected-by", help="Who corrected it.")
 @click.option("--agent", help="Which agent acted.")
-@click.option(
-    "--tag",
-    "tags",
-    multiple=True,
-    help="A tag, at most 64 characters (repeatable or comma-separated, at most 32 tags; one that names "
-    'no tag, such as "", a longer one or a 33rd tag: exit 2).',
-)
+@tag_option
 @click.option("--source", type=click.Choice(SOURCES), help="How the episode came about.")
 @click.option("--ref", "refs", multiple=True, help="A related episode ID (repeatable).")
 @click.option(

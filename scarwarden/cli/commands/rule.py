@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo, split_list, tag_list
+from scarwarden.cli.commands._common import echo_json, get_repo, split_list, tag_list, tag_option
 from scarwarden.errors import UsageError
 from scarwarden.files.display import format_episode, format_rule
 from scarwarden.files.input_policy import quoted
@@ -36,13 +36,7 @@ def rule() -> None:
 @click.option(
     "--text", required=True, help="The rule itself: what to do, and why (at most 20,000 characters)."
 )
-@click.option(
-    "--tag",
-    "tags",
-    multiple=True,
-    help="A tag, at most 64 characters (repeatable or comma-separated, at most 32 tags; one that names "
-    'no tag, such as "", a longer one or a 33rd tag: exit 2).',
-)
+@tag_option
 @click.option(
     "--cites", required=True, help="Comma-separated episode IDs that taught the rule (they must exist)."
 )
