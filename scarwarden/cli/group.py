@@ -64,6 +64,28 @@ class _Refused(click.ClickException):
         click.echo(printable(self.error.render()), err=True)
 
 
+#: Where the group keeps the command line it parsed, for :func:`_cut`.
+_ARGS = "scarwarden.args"
+
+
+def _cut(error: click.UsageError, args: list[str]) -> click.UsageError:
+    """click's usage error with each long argument it quotes shown by its start and its
+    length, as our own errors quote one, and every line cut at ``LINE_LIMIT``: click
+    quoted a 60,000-character choice, number, option name or path whole. Both places a
+    usage error leaves the group (parsing, then the command) come through here."""
+    from scarwarden.errors import clipped
+    from scarwarden.files.input_policy import named, quoted
+
+    message = error.format_message()
+    values = set(args) | {arg.partition("=")[2] for arg in args if arg.startswith("--")}
+    for value in sorted((v for v in values if len(v) > 64), key=len, reverse=True):
+        message = message.replace(repr(value), quoted(value)).replace(value, named(value))
+    message = "\n".join(clipped(line) for line in message.split("\n"))
+    if message == error.format_message():
+        return error
+    return click.UsageError(message, error.ctx)
+
+
 class LazyGroup(click.Group):
     """Imports a command's module only when that command is looked up."""
 
@@ -85,7 +107,11 @@ class LazyGroup(click.Group):
         problem = argument_problem(args)
         if problem is not None:
             raise _Refused(problem)
-        return super().parse_args(ctx, args)
+        given = ctx.meta[_ARGS] = list(args)  # click's parser empties `args` as it goes
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            raise _cut(exc, given) from None
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -114,6 +140,8 @@ class LazyGroup(click.Group):
         except BrokenPipeError:  # `scarwarden episode list | head`
             sys.stderr.close()
             ctx.exit(0)
+        except click.UsageError as exc:
+            raise _cut(exc, ctx.meta.get(_ARGS, [])) from None
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise  # click's own: usage errors and exits, printed by click
         except Exception as exc:  # noqa: BLE001 - the one boundary: no input prints a traceback
