@@ -220,6 +220,8 @@ def plan(
         path = paths[fmt]
         rel = _display(repo, path)
         old = _read(path, rel)
+        if output is not None and fmt in ("cursor", "claude-skill") and old is not None:
+            _refuse_replacing(old, fmt, rel)
         body = rules_md
         if fmt == "claude-md" and import_agents:
             target = os.path.relpath(paths["agents-md"], path.parent)
@@ -239,6 +241,17 @@ def plan(
             text = text.replace("\n", ending_of(old.decode("utf-8", "replace")))
         files.append(ExportFile(fmt, path, rel, old, text.encode("utf-8")))
     return files
+
+
+def _refuse_replacing(old: bytes, fmt: str, rel: str) -> None:
+    """A format that writes a whole file, sent by ``--output`` onto a file that holds no
+    export (no section): refused (exit 2), as it would replace the user's text."""
+    if BEGIN.encode() not in old:
+        raise UsageError(
+            f"--output {rel} is not a Scarwarden export: {fmt} writes a whole file and would "
+            "replace what it holds; nothing was written",
+            hint="give --output a new file (or one exported before), or move that file away",
+        )
 
 
 def _through_links(repo: MemoryRepo, paths: dict[str, Path]) -> None:
