@@ -2,7 +2,9 @@
 
 ``export cursor --output notes.md`` (or ``claude-skill``, the other format that writes a
 whole file) replaced an existing file that held no export, the user's text lost (outside
-the repository, beyond git's reach): refused now (exit 2), the file kept."""
+the repository, beyond git's reach). A path outside the repository is written, as
+documented; ``--commit`` with it is refused before anything is written, and the hint
+printed after writing one no longer suggests ``--commit``."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import git, head
 
 from scarwarden.errors import ExitCode
 from scarwarden.repo import MemoryRepo
@@ -50,3 +52,44 @@ def test_a_whole_file_export_still_refreshes_its_own_file(demo_repo: MemoryRepo,
     again = _run(demo_repo.root, "export", "cursor", "--output", str(target))
     assert again.returncode == 0, again.stderr
     assert target.read_bytes() == written
+
+
+@pytest.mark.parametrize("where", ["absolute", "dotdot"])
+def test_an_output_outside_the_repository_is_written_and_not_offered_to_commit(
+    demo_repo: MemoryRepo, where: str
+) -> None:
+    root = demo_repo.root
+    target = root.parent / f"outside-{where}-AGENTS.md"
+    given = str(target) if where == "absolute" else f"../{target.name}"
+    before = git(root, "status", "--porcelain").stdout
+    result = _run(root, "export", "agents-md", "--output", given)
+    assert result.returncode == 0, result.stderr
+    assert target.is_file() and b"scarwarden:begin" in target.read_bytes()
+    assert "--commit" not in result.stderr, result.stderr
+    assert git(root, "status", "--porcelain").stdout == before
+
+
+def test_commit_with_an_outside_output_is_refused_before_writing(demo_repo: MemoryRepo) -> None:
+    root = demo_repo.root
+    target = root.parent / "outside-commit-AGENTS.md"
+    before, commit = git(root, "status", "--porcelain").stdout, head(root)
+    for given in (str(target), f"../{target.name}"):
+        result = _run(root, "export", "agents-md", "--output", given, "--commit")
+        assert result.returncode == ExitCode.USAGE, result.stderr
+        assert result.stderr.startswith("error: --commit cannot be combined with --output")
+    assert not target.exists()
+    assert head(root) == commit and git(root, "status", "--porcelain").stdout == before
+
+
+def test_the_help_says_where_output_may_write(demo_repo: MemoryRepo) -> None:
+    shown = " ".join(_run(demo_repo.root, "export", "--help").stdout.split())
+    assert "outside the repository too" in shown
+    assert "never committed (--commit is refused with --output)" in shown
+
+
+def test_an_output_inside_the_repository_is_left_to_commit_without_offering_commit(
+    demo_repo: MemoryRepo,
+) -> None:
+    result = _run(demo_repo.root, "export", "agents-md", "--output", "docs/agents.md")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "Not committed: review and commit the exported file.\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,9 +39,12 @@ FORMAT_NAMES = (
     "--output",
     "-o",
     type=OutputPath(),
-    help="Write (or check) this file instead of the format's default path (one FORMAT only); "
-    "refused (exit 2) when empty or inside .git, the memory folder or .scarwarden/, or "
-    "onto scarwarden.yaml (symlinks and '..' followed).",
+    help="Write (or check) this file instead of the format's default path (one FORMAT only). "
+    "It may be outside the repository too (an absolute path, or '..'), and is never committed "
+    "(--commit is refused with --output): commit it yourself. Refused (exit 2) when empty or "
+    "inside .git, the memory folder or .scarwarden/, or onto scarwarden.yaml (symlinks and '..' "
+    "followed); cursor and claude-skill write a whole file, so also onto a file that holds no "
+    "export.",
 )
 @click.option(
     "--import-agents/--inline",
@@ -128,7 +132,7 @@ def export(
         _check(exports.check_exports(repo, list(formats), output=path, import_agents=import_agents), as_json)
         return
     result = exports.export(repo, list(formats), output=path, import_agents=import_agents, commit=do_commit)
-    _print_export(result, as_json)
+    _print_export(result, as_json, None if path is None else _inside(path, repo.root))
 
 
 def _refuse_write_options(output: str | None, import_agents: bool | None, do_commit: bool) -> None:
@@ -151,8 +155,10 @@ def _refuse_write_options(output: str | None, import_agents: bool | None, do_com
         )
 
 
-def _print_export(result: ExportResult, as_json: bool) -> None:
-    """Each file written or unchanged, then whether they were committed."""
+def _print_export(result: ExportResult, as_json: bool, output_inside: bool | None = None) -> None:
+    """Each file written or unchanged, then whether they were committed. A file written
+    by ``--output`` (``output_inside`` not None) is not offered ``--commit``, which is
+    refused with it; one outside the repository is not git's to commit at all."""
     if as_json:
         echo_json(result.to_json())
     else:
@@ -160,8 +166,15 @@ def _print_export(result: ExportResult, as_json: bool) -> None:
             click.echo(f"{'wrote' if f in result.changed else 'unchanged'}  {f.rel}")
     if result.commit:
         click.echo(f"Committed {len(result.changed)} file(s) as {result.commit[:10]}", err=True)
-    elif result.changed:
+    elif result.changed and output_inside is None:
         click.echo("Not committed: review and commit the exported files (or use --commit).", err=True)
+    elif result.changed and output_inside:
+        click.echo("Not committed: review and commit the exported file.", err=True)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether ``path`` (absolute; '..' and symlinks followed) is in the repository."""
+    return Path(os.path.realpath(path)).is_relative_to(root.resolve())
 
 
 def _output_path(ctx: click.Context, output: str | None) -> Path | None:
