@@ -64,6 +64,23 @@ class _Refused(click.ClickException):
         click.echo(printable(self.error.render()), err=True)
 
 
+def _nul_problem(args: list[str]) -> ScarwardenError | None:
+    """The first argument holding a NUL, as a usage error (exit 2). A real command line
+    cannot carry one, but an in-process caller's can (``main([...])``), and as a path it
+    reached the file system as "internal error: ValueError: embedded null byte"."""
+    for number, arg in enumerate(args, 1):
+        if "\x00" in arg:
+            from scarwarden.errors import UsageError
+            from scarwarden.files.input_policy import shown
+
+            return UsageError(
+                f"argument {number} ({shown(arg)}) holds a NUL character (U+0000) at character "
+                f"{arg.index(chr(0)) + 1}; no option, file name or text can; nothing was done",
+                hint="remove it",
+            )
+    return None
+
+
 #: Where the group keeps the command line it parsed, for :func:`_cut`.
 _ARGS = "scarwarden.args"
 
@@ -104,7 +121,7 @@ class LazyGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # The group parses the whole command line first: one check covers every command.
-        problem = argument_problem(args)
+        problem = argument_problem(args) or _nul_problem(args)
         if problem is not None:
             raise _Refused(problem)
         given = ctx.meta[_ARGS] = list(args)  # click's parser empties `args` as it goes
