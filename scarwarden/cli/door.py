@@ -158,7 +158,8 @@ def _limit_value(arg: str, rest: list[str]) -> int | None:
         text = arg[2:]
     else:
         return None
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+    # Past 4,300 digits int() raises (CPython's limit, CVE-2020-10735): click says what is wrong.
+    if not (text.isascii() and text.isdigit()) or len(text) > 4_000 or int(text) < 1:
         return None
     return int(text)
 

@@ -95,6 +95,7 @@ def _cut(error: click.UsageError, args: list[str]) -> click.UsageError:
 
     message = error.format_message()
     values = set(args) | {arg.partition("=")[2] for arg in args if arg.startswith("--")}
+    values |= {arg[2:] for arg in args if arg[:1] == "-" and arg[1:2] != "-"}  # -nVALUE
     for value in sorted((v for v in values if len(v) > 64), key=len, reverse=True):
         message = message.replace(repr(value), quoted(value)).replace(value, named(value))
     message = "\n".join(clipped(line) for line in message.split("\n"))
