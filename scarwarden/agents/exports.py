@@ -255,10 +255,10 @@ def _refuse_replacing(old: bytes, fmt: str, rel: str) -> None:
 
 
 def _through_links(repo: MemoryRepo, paths: dict[str, Path]) -> None:
-    """Each path that is a symlink in the repository, followed to the file it names: the
-    export writes (and commits) that file, and the link stays (it was replaced by a
-    file). A link out of the repository or into its own files, and two formats onto one
-    file (each would overwrite the other's section), are refused (exit 2)."""
+    """Each path that is a symlink, followed to the file it names: the export writes (and
+    commits) that file, and the link stays (it was replaced by a file). A link in the
+    repository out of it or into its own files, and two formats onto one file (each
+    would overwrite the other's section), are refused (exit 2)."""
     top = repo.root.resolve()
     seen: dict[str, str] = {}
     for fmt, path in paths.items():
@@ -273,6 +273,8 @@ def _through_links(repo: MemoryRepo, paths: dict[str, Path]) -> None:
                 f"{rel} is a symbolic link out of the repository ({real}): refusing to write there",
                 hint="remove the link, or export to that file with --output",
             )
+        elif linked:  # an --output outside the repository: the link stays (a dotfiles one)
+            paths[fmt] = real
         if str(real) in seen:
             raise UsageError(
                 f"{seen[str(real)]} and {rel} are the same file ({_display(repo, paths[fmt])}): "

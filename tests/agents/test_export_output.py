@@ -93,3 +93,23 @@ def test_an_output_inside_the_repository_is_left_to_commit_without_offering_comm
     result = _run(demo_repo.root, "export", "agents-md", "--output", "docs/agents.md")
     assert result.returncode == 0, result.stderr
     assert result.stderr == "Not committed: review and commit the exported file.\n"
+
+
+def test_an_output_through_a_link_outside_the_repository_writes_the_file_it_names(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """``--output ~/.codex/AGENTS.md``, a link into a dotfiles folder: the export replaced
+    the link with a file of its own (the link lost, the dotfiles' file never updated).
+    It writes the file the link names now, as it does for a link in the repository."""
+    (tmp_path / "dotfiles").mkdir()
+    real = tmp_path / "dotfiles" / "AGENTS.md"
+    real.write_bytes(b"mine\n")
+    link = tmp_path / "AGENTS.md"
+    link.symlink_to(real)
+    result = _run(demo_repo.root, "export", "agents-md", "--output", str(link))
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    text = real.read_text()
+    assert text.startswith("mine\n") and "<!-- scarwarden:begin -->" in text
+    check = _run(demo_repo.root, "export", "agents-md", "--output", str(link), "--check")
+    assert check.returncode == 0, check.stdout + check.stderr
