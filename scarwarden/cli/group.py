@@ -9,6 +9,7 @@ turned into a message and an exit code here, at one boundary.
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from typing import Any
 
@@ -81,14 +82,18 @@ def _nul_problem(args: list[str]) -> ScarwardenError | None:
     return None
 
 
+#: What a terminal would act on rather than show: control characters, a line break.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f]")
+
 #: Where the group keeps the command line it parsed, for :func:`_cut`.
 _ARGS = "scarwarden.args"
 
 
 def _cut(error: click.UsageError, args: list[str]) -> click.UsageError:
     """click's usage error with each long argument it quotes shown by its start and its
-    length, as our own errors quote one, and every line cut at ``LINE_LIMIT``: click
-    quoted a 60,000-character choice, number, option name or path whole. Both places a
+    length, as our own errors quote one, one with a control character escaped, and every
+    line cut at ``LINE_LIMIT``: click quoted a 60,000-character choice, number, option
+    name or path whole, and printed extra arguments raw. Both places a
     usage error leaves the group (parsing, then the command) come through here."""
     from scarwarden.errors import clipped
     from scarwarden.files.input_policy import named, quoted
@@ -96,8 +101,10 @@ def _cut(error: click.UsageError, args: list[str]) -> click.UsageError:
     message = error.format_message()
     values = set(args) | {arg.partition("=")[2] for arg in args if arg.startswith("--")}
     values |= {arg[2:] for arg in args if arg[:1] == "-" and arg[1:2] != "-"}  # -nVALUE
-    for value in sorted((v for v in values if len(v) > 64), key=len, reverse=True):
-        message = message.replace(repr(value), quoted(value)).replace(value, named(value))
+    for value in sorted((v for v in values if len(v) > 64 or _UNSAFE.search(v)), key=len, reverse=True):
+        # click quotes most values with repr(); "extra arguments" it prints raw.
+        raw = named(value) if len(value) > 64 else repr(value)
+        message = message.replace(repr(value), quoted(value)).replace(value, raw)
     message = "\n".join(clipped(line) for line in message.split("\n"))
     if message == error.format_message():
         return error

@@ -68,3 +68,23 @@ def test_the_installed_command_cuts_a_bad_choice(demo_repo: MemoryRepo) -> None:
     quoted = "'xxxxxxxxxxxxxxxxxxxx...' (60,000 characters)"
     assert f"Invalid value for '--limit' / '-n': {quoted} is not a valid integer" in done.stderr
     assert len(done.stderr) < 1_000
+
+
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        (["check", "a\x07\rb", "c"], "('a\\x07\\rb' c)"),
+        (["check", "a\nError: all is well", "c"], "('a\\nError: all is well' c)"),
+        (["check", "\x1b]0;pwned\x07"], "('\\x1b]0;pwned\\x07')"),
+    ],
+)
+def test_extra_arguments_are_printed_with_their_control_characters_escaped(
+    cli: Cli, demo_repo: MemoryRepo, args: list[str], shown: str
+) -> None:
+    """click printed unexpected extra arguments raw: a bell, a carriage return (which
+    rewrites the line on a terminal), an escape sequence or a line of their own."""
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert shown in result.stderr, result.stderr
+    assert not any(char in result.stderr for char in "\x07\r\x1b")
+    assert len(result.stderr.splitlines()) == 4
