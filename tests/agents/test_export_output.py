@@ -113,3 +113,34 @@ def test_an_output_through_a_link_outside_the_repository_writes_the_file_it_name
     assert text.startswith("mine\n") and "<!-- scarwarden:begin -->" in text
     check = _run(demo_repo.root, "export", "agents-md", "--output", str(link), "--check")
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["agents-md", "--check", "--commit"], "--commit goes with an export that writes"),
+        (["--check", "--commit"], "--commit goes with an export that writes; --check writes nothing"),
+        (["agents-md", "--import-agents"], "--import-agents/--inline goes with claude-md"),
+        (["cursor", "copilot", "--inline"], "--import-agents/--inline goes with claude-md"),
+    ],
+)
+def test_an_option_the_export_would_ignore_is_refused(
+    demo_repo: MemoryRepo, args: list[str], says: str
+) -> None:
+    """``export --check --commit`` checked and committed nothing, and ``export agents-md
+    --import-agents`` wrote AGENTS.md as if the option were not there: silently."""
+    root = demo_repo.root
+    before, commit = git(root, "status", "--porcelain").stdout, head(root)
+    result = _run(root, "export", *args)
+    assert result.returncode == ExitCode.USAGE, result.stdout + result.stderr
+    assert result.stderr.startswith(f"error: {says}"), result.stderr
+    assert result.stdout == ""
+    assert head(root) == commit and git(root, "status", "--porcelain").stdout == before
+
+
+def test_import_agents_still_goes_with_claude_md_and_with_a_bare_check(demo_repo: MemoryRepo) -> None:
+    root = demo_repo.root
+    assert _run(root, "export", "claude-md", "--import-agents").returncode == 0
+    assert _run(root, "export", "all", "--inline").returncode == 0
+    checked = _run(root, "export", "--check", "--inline")
+    assert checked.returncode == 0, checked.stdout + checked.stderr

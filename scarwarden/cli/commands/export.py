@@ -127,6 +127,7 @@ def export(
         return
     if bare_command:
         raise UsageError("--bare-command goes with mcp-config")
+    _refuse_ignored_options(formats, check, import_agents, do_commit)
     path = _output_path(ctx, output)
     if check:
         _check(exports.check_exports(repo, list(formats), output=path, import_agents=import_agents), as_json)
@@ -152,6 +153,23 @@ def _refuse_write_options(output: str | None, import_agents: bool | None, do_com
             f"{' and '.join(given)} {'goes' if len(given) == 1 else 'go'} with the formats that "
             "write files; mcp-config prints configuration and writes nothing",
             hint="scarwarden export mcp-config, then paste the entry into your client's file",
+        )
+
+
+def _refuse_ignored_options(
+    formats: tuple[str, ...], check: bool, import_agents: bool | None, do_commit: bool
+) -> None:
+    """An option the export would do nothing with, given what else was asked, is refused
+    (exit 2) rather than silently ignored: ``--check --commit`` committed nothing."""
+    if check and do_commit:
+        raise UsageError(
+            "--commit goes with an export that writes; --check writes nothing",
+            hint="scarwarden export FORMAT --commit, or --check alone",
+        )
+    if import_agents is not None and formats and not {"claude-md", "all"} & set(formats):
+        raise UsageError(
+            "--import-agents/--inline goes with claude-md (or all): it chooses how CLAUDE.md holds the rules",
+            hint="scarwarden export claude-md --import-agents",
         )
 
 
