@@ -284,3 +284,16 @@ def test_json_output_of_an_offline_dry_run(cli, demo_repo: MemoryRepo) -> None:
     }
     assert set(data) >= {"new_episodes", "left", "dropped", "message", "diff", "commit", "branch"}
     assert result.stderr == ""  # --offline: no "no key" notice
+
+
+def test_a_key_that_names_no_server_is_not_reported_as_missing(cli, demo_repo: MemoryRepo) -> None:
+    """SCARWARDEN_API_KEY alone is sent nowhere (issue 28); the notice used to tell a
+    newcomer who had set it to set it: 'no API key configured (SCARWARDEN_API_KEY or
+    DASHSCOPE_API_KEY)'."""
+    stray = cli("distill", "--dry-run", env={"SCARWARDEN_API_KEY": "sk-general"})
+    assert stray.exit_code == 0, stray.output
+    assert "SCARWARDEN_API_KEY is set, but no provider or base URL" in stray.stderr
+    assert "using the offline distiller" in stray.stderr and "sk-general" not in stray.output
+    plain = cli("distill", "--dry-run")
+    assert "DASHSCOPE_API_KEY" in plain.stderr
+    assert "SCARWARDEN_API_KEY once a provider or base URL is set" in plain.stderr
