@@ -97,3 +97,21 @@ def test_a_missing_image_for_audit_image_exits_2_like_a_missing_attach(cli: Any,
     assert missing.exit_code == 2 and "does not exist" in missing.output
     folder = cli("audit-image", str(tmp_path), "--task", "Beta banner")
     assert folder.exit_code == 2 and "is a directory" in folder.output
+
+
+def test_init_demo_over_another_memory_says_where_the_demo_can_go(tmp_path: Path, make_cli: Any) -> None:
+    """The refusal's hint said 'nothing to do' on an exit 2: a newcomer who asked for the
+    demo was not told how to get it."""
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q")
+    cli = make_cli(root)
+    assert cli("init", "--no-hooks").exit_code == 0
+    before = head(root)
+    demo = cli("init", "--demo", "--no-hooks")
+    assert demo.exit_code == 2
+    assert f"memory/ already holds a Scarwarden memory in {root}, not the demo's" in demo.stderr
+    assert "nothing to do" not in demo.stderr
+    assert "hint: the demo memory goes in a new git repository of its own: git init ~/sw-demo && "
+    "scarwarden -C ~/sw-demo init --demo" in demo.stderr
+    assert head(root) == before and git(root, "status", "--porcelain").stdout == ""

@@ -46,6 +46,12 @@ def init(ctx: click.Context, demo: bool, no_commit: bool, hooks: bool | None, as
     if already_initialised(repo, demo=demo):
         _again(ctx, repo, demo, hooks, as_json)
         return
+    if demo and (repo.playbook_path.exists() or repo.episodes_dir.exists()):
+        raise UsageError(
+            f"{repo.memory_rel}/ already holds a Scarwarden memory in {repo.root}, not the demo's",
+            hint="the demo memory goes in a new git repository of its own: git init ~/sw-demo && "
+            "scarwarden -C ~/sw-demo init --demo (or scarwarden demo --keep ~/sw-demo)",
+        )
     result = do_init(repo, demo=demo, commit=not no_commit)
     from scarwarden.gate.merge_driver import install_merge_driver
 
