@@ -115,3 +115,21 @@ def test_init_demo_over_another_memory_says_where_the_demo_can_go(tmp_path: Path
     assert "hint: the demo memory goes in a new git repository of its own: git init ~/sw-demo && "
     "scarwarden -C ~/sw-demo init --demo" in demo.stderr
     assert head(root) == before and git(root, "status", "--porcelain").stdout == ""
+
+
+def test_init_after_hooks_install_does_not_ask_for_the_gate_again(tmp_path: Path, make_cli: Any) -> None:
+    """'hooks install' then 'init' ended with 'Next: ... scarwarden hooks install': a
+    newcomer was sent to install what was installed."""
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q")
+    cli = make_cli(root)
+    assert cli("hooks", "install").exit_code == 0
+    result = cli("init", "--no-hooks")
+    assert result.exit_code == 0, result.output
+    assert "scarwarden hooks install" not in result.stdout
+    assert f"The provenance gate is installed: {root / '.git' / 'hooks' / 'pre-commit'}" in result.stdout
+    other = tmp_path / "s"
+    other.mkdir()
+    git(other, "init", "-q")
+    assert "scarwarden hooks install   (the provenance gate" in make_cli(other)("init", "--no-hooks").stdout

@@ -135,6 +135,12 @@ def _print_init(
         click.echo(f"Staged {len(result.files)} file(s); commit them when ready")
     if installed:
         click.echo(f"Installed the pre-commit gate at {installed}")
+    from scarwarden.gate.hooks import hooks_dir, is_ours
+
+    there = hooks_dir(repo.root)[0] / "pre-commit"
+    gated = not installed and not hook_error and is_ours(there)  # 'hooks install' came first
+    if gated:
+        click.echo(f"The provenance gate is installed: {there}")
     click.echo("Next: scarwarden episode add --task ... --correction ...   (see --help)")
-    if not installed and not hook_error:
+    if not installed and not hook_error and not gated:
         click.echo("      scarwarden hooks install   (the provenance gate on every commit)")
