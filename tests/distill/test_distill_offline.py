@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import git, head
 from helpers import minted_rule
 
 from scarwarden.distill import NO_KEY_NOTICE, distill
@@ -297,3 +297,21 @@ def test_a_key_that_names_no_server_is_not_reported_as_missing(cli, demo_repo: M
     plain = cli("distill", "--dry-run")
     assert "DASHSCOPE_API_KEY" in plain.stderr
     assert "SCARWARDEN_API_KEY once a provider or base URL is set" in plain.stderr
+
+
+def test_distill_on_an_empty_ledger_says_to_record_an_episode_first(tmp_path, make_cli) -> None:
+    """A newcomer's first distill, before any episode, said 'every episode in the ledger
+    is distilled already': true of no episodes, and no word on what to do next."""
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q")
+    cli = make_cli(root)
+    assert cli("init", "--no-hooks").exit_code == 0
+    before = head(root)
+    for args in (("distill",), ("distill", "--dry-run")):
+        result = cli(*args)
+        assert result.exit_code == 0, result.output
+        assert "nothing to distill: the ledger has no episodes yet" in result.output
+        assert 'scarwarden episode add --task "..." --correction "..."' in result.output
+        assert "distilled already" not in result.output
+    assert head(root) == before
