@@ -133,3 +133,15 @@ def test_init_after_hooks_install_does_not_ask_for_the_gate_again(tmp_path: Path
     other.mkdir()
     git(other, "init", "-q")
     assert "scarwarden hooks install   (the provenance gate" in make_cli(other)("init", "--no-hooks").stdout
+
+
+def test_init_no_commit_says_to_commit_before_the_next_step(tmp_path: Path, make_cli: Any) -> None:
+    """After 'init --no-commit' the next step shown was 'episode add'; the distill that
+    follows then refuses ('memory/playbook.md has uncommitted changes')."""
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q")
+    result = make_cli(root)("init", "--no-commit", "--no-hooks")
+    assert result.exit_code == 0, result.output
+    assert "Next: git commit -m 'scarwarden: initialise memory'   (the staged files)" in result.stdout
+    assert git(root, "status", "--porcelain").stdout.count("A  ") == 4  # staged, not committed

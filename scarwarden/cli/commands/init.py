@@ -141,6 +141,10 @@ def _print_init(
     gated = not installed and not hook_error and is_ours(there)  # 'hooks install' came first
     if gated:
         click.echo(f"The provenance gate is installed: {there}")
-    click.echo("Next: scarwarden episode add --task ... --correction ...   (see --help)")
+    step = "Next"
+    if not result.commit:  # distill builds on the committed playbook: commit comes first
+        click.echo("Next: git commit -m 'scarwarden: initialise memory'   (the staged files)")
+        step = "Then"
+    click.echo(f"{step}: scarwarden episode add --task ... --correction ...   (see --help)")
     if not installed and not hook_error and not gated:
         click.echo("      scarwarden hooks install   (the provenance gate on every commit)")
