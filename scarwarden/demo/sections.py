@@ -88,7 +88,7 @@ def answers_section(repo: MemoryRepo, echo: Echo, environ: Mapping[str, str] | N
     if client is None:
         closing += (
             "No model is configured, so the memory side shows the rule-grounded "
-            "brief an agent acts on. Set SCARWARDEN_API_KEY (or DASHSCOPE_API_KEY) "
+            f"brief an agent acts on. Set {repo.config.key_names()} "
             f'and run: scarwarden answer "{DEMO_TASKS[1]}" --compare'
         )
     for line in textwrap.wrap(closing, width):

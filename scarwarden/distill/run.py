@@ -30,7 +30,10 @@ from scarwarden.llm.client import ChatClient, client_from_config
 from scarwarden.regular_files import read_regular, refuse_special
 from scarwarden.repo import MemoryRepo
 
-NO_KEY_NOTICE = "no API key configured (SCARWARDEN_API_KEY or DASHSCOPE_API_KEY): using the offline distiller"
+NO_KEY_NOTICE = (
+    "no API key configured (DASHSCOPE_API_KEY; SCARWARDEN_API_KEY once a provider or base URL is set): "
+    "using the offline distiller"
+)
 
 
 def _choose(
@@ -50,6 +53,11 @@ def _choose(
                 "distilling with a model needs an API key, and none is configured",
                 hint=f"set {repo.config.key_names()}, or use --offline",
             )
+        stray = repo.config.stray_key(environ)  # SCARWARDEN_API_KEY alone is sent nowhere
+        if stray is not None:
+            return None, f"{stray}; using the offline distiller"
+        if repo.config.endpoint_set:
+            return None, f"no API key configured (SCARWARDEN_API_KEY or {var}): using the offline distiller"
         return None, NO_KEY_NOTICE.replace("DASHSCOPE_API_KEY", var)
     return client, None
 

@@ -97,3 +97,51 @@ def test_a_missing_image_for_audit_image_exits_2_like_a_missing_attach(cli: Any,
     assert missing.exit_code == 2 and "does not exist" in missing.output
     folder = cli("audit-image", str(tmp_path), "--task", "Beta banner")
     assert folder.exit_code == 2 and "is a directory" in folder.output
+
+
+def test_init_demo_over_another_memory_says_where_the_demo_can_go(tmp_path: Path, make_cli: Any) -> None:
+    """The refusal's hint said 'nothing to do' on an exit 2: a newcomer who asked for the
+    demo was not told how to get it."""
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q")
+    cli = make_cli(root)
+    assert cli("init", "--no-hooks").exit_code == 0
+    before = head(root)
+    demo = cli("init", "--demo", "--no-hooks")
+    assert demo.exit_code == 2
+    assert f"memory/ already holds a Scarwarden memory in {root}, not the demo's" in demo.stderr
+    assert "nothing to do" not in demo.stderr
+    assert "hint: the demo memory goes in a new git repository of its own: git init ~/sw-demo && "
+    "scarwarden -C ~/sw-demo init --demo" in demo.stderr
+    assert head(root) == before and git(root, "status", "--porcelain").stdout == ""
+
+
+def test_init_after_hooks_install_does_not_ask_for_the_gate_again(tmp_path: Path, make_cli: Any) -> None:
+    """'hooks install' then 'init' ended with 'Next: ... scarwarden hooks install': a
+    newcomer was sent to install what was installed."""
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q")
+    cli = make_cli(root)
+    assert cli("hooks", "install").exit_code == 0
+    result = cli("init", "--no-hooks")
+    assert result.exit_code == 0, result.output
+    assert "scarwarden hooks install" not in result.stdout
+    assert f"The provenance gate is installed: {root / '.git' / 'hooks' / 'pre-commit'}" in result.stdout
+    other = tmp_path / "s"
+    other.mkdir()
+    git(other, "init", "-q")
+    assert "scarwarden hooks install   (the provenance gate" in make_cli(other)("init", "--no-hooks").stdout
+
+
+def test_init_no_commit_says_to_commit_before_the_next_step(tmp_path: Path, make_cli: Any) -> None:
+    """After 'init --no-commit' the next step shown was 'episode add'; the distill that
+    follows then refuses ('memory/playbook.md has uncommitted changes')."""
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q")
+    result = make_cli(root)("init", "--no-commit", "--no-hooks")
+    assert result.exit_code == 0, result.output
+    assert "Next: git commit -m 'scarwarden: initialise memory'   (the staged files)" in result.stdout
+    assert git(root, "status", "--porcelain").stdout.count("A  ") == 4  # staged, not committed

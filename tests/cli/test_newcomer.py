@@ -84,3 +84,16 @@ def test_the_demo_says_serve_needs_the_ui_extra_when_it_is_missing(demo_repo) ->
     lines: list[str] = []
     audit_section(demo_repo, lines.append)  # Flask is installed here: no such line
     assert not any("ui extra" in line for line in lines)
+
+
+def test_the_demo_names_a_key_variable_that_is_used_without_settings(demo_repo) -> None:
+    """SCARWARDEN_API_KEY alone names no server and is sent nowhere: the demo's closing
+    advice ('Set SCARWARDEN_API_KEY (or DASHSCOPE_API_KEY)') led to nothing."""
+    from scarwarden.demo.sections import answers_section
+
+    lines: list[str] = []
+    answers_section(demo_repo, lines.append, environ={})
+    text = " ".join(" ".join(lines).split())
+    assert "Set SCARWARDEN_API_KEY" not in text
+    assert "Set DASHSCOPE_API_KEY (or OPENAI_API_KEY" in text
+    assert "SCARWARDEN_API_KEY once a provider or base URL is set" in text

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import git, head
 from helpers import minted_rule
 
 from scarwarden.distill import NO_KEY_NOTICE, distill
@@ -284,3 +284,34 @@ def test_json_output_of_an_offline_dry_run(cli, demo_repo: MemoryRepo) -> None:
     }
     assert set(data) >= {"new_episodes", "left", "dropped", "message", "diff", "commit", "branch"}
     assert result.stderr == ""  # --offline: no "no key" notice
+
+
+def test_a_key_that_names_no_server_is_not_reported_as_missing(cli, demo_repo: MemoryRepo) -> None:
+    """SCARWARDEN_API_KEY alone is sent nowhere (issue 28); the notice used to tell a
+    newcomer who had set it to set it: 'no API key configured (SCARWARDEN_API_KEY or
+    DASHSCOPE_API_KEY)'."""
+    stray = cli("distill", "--dry-run", env={"SCARWARDEN_API_KEY": "sk-general"})
+    assert stray.exit_code == 0, stray.output
+    assert "SCARWARDEN_API_KEY is set, but no provider or base URL" in stray.stderr
+    assert "using the offline distiller" in stray.stderr and "sk-general" not in stray.output
+    plain = cli("distill", "--dry-run")
+    assert "DASHSCOPE_API_KEY" in plain.stderr
+    assert "SCARWARDEN_API_KEY once a provider or base URL is set" in plain.stderr
+
+
+def test_distill_on_an_empty_ledger_says_to_record_an_episode_first(tmp_path, make_cli) -> None:
+    """A newcomer's first distill, before any episode, said 'every episode in the ledger
+    is distilled already': true of no episodes, and no word on what to do next."""
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q")
+    cli = make_cli(root)
+    assert cli("init", "--no-hooks").exit_code == 0
+    before = head(root)
+    for args in (("distill",), ("distill", "--dry-run")):
+        result = cli(*args)
+        assert result.exit_code == 0, result.output
+        assert "nothing to distill: the ledger has no episodes yet" in result.output
+        assert 'scarwarden episode add --task "..." --correction "..."' in result.output
+        assert "distilled already" not in result.output
+    assert head(root) == before

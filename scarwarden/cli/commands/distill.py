@@ -134,7 +134,22 @@ def distill(
         click.echo(result.notice, err=True)
     if as_json:
         echo_json(found.data)
-    elif dry_run:
+    else:
+        _print_result(repo, result, dry_run=dry_run)
+
+
+def _print_result(repo: MemoryRepo, result: DistillResult, *, dry_run: bool) -> None:
+    from scarwarden.index import open_index
+
+    if not result.new:
+        with open_index(repo) as index:
+            if index.episode_count() == 0:  # a first distill, before any episode
+                click.echo(
+                    "nothing to distill: the ledger has no episodes yet; record one first: "
+                    'scarwarden episode add --task "..." --correction "..."'
+                )
+                return
+    if dry_run:
         _print_preview(result)
     else:
         _print_outcome(repo, result)

@@ -46,6 +46,12 @@ def init(ctx: click.Context, demo: bool, no_commit: bool, hooks: bool | None, as
     if already_initialised(repo, demo=demo):
         _again(ctx, repo, demo, hooks, as_json)
         return
+    if demo and (repo.playbook_path.exists() or repo.episodes_dir.exists()):
+        raise UsageError(
+            f"{repo.memory_rel}/ already holds a Scarwarden memory in {repo.root}, not the demo's",
+            hint="the demo memory goes in a new git repository of its own: git init ~/sw-demo && "
+            "scarwarden -C ~/sw-demo init --demo (or scarwarden demo --keep ~/sw-demo)",
+        )
     result = do_init(repo, demo=demo, commit=not no_commit)
     from scarwarden.gate.merge_driver import install_merge_driver
 
@@ -129,6 +135,16 @@ def _print_init(
         click.echo(f"Staged {len(result.files)} file(s); commit them when ready")
     if installed:
         click.echo(f"Installed the pre-commit gate at {installed}")
-    click.echo("Next: scarwarden episode add --task ... --correction ...   (see --help)")
-    if not installed and not hook_error:
+    from scarwarden.gate.hooks import hooks_dir, is_ours
+
+    there = hooks_dir(repo.root)[0] / "pre-commit"
+    gated = not installed and not hook_error and is_ours(there)  # 'hooks install' came first
+    if gated:
+        click.echo(f"The provenance gate is installed: {there}")
+    step = "Next"
+    if not result.commit:  # distill builds on the committed playbook: commit comes first
+        click.echo("Next: git commit -m 'scarwarden: initialise memory'   (the staged files)")
+        step = "Then"
+    click.echo(f"{step}: scarwarden episode add --task ... --correction ...   (see --help)")
+    if not installed and not hook_error and not gated:
         click.echo("      scarwarden hooks install   (the provenance gate on every commit)")
