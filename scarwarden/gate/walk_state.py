@@ -105,13 +105,20 @@ _APPEND_ONLY = frozenset(
 def at(p: GateProblem, sha: str) -> GateProblem:
     """``p`` as found in commit ``sha``, with a hint that fits a history."""
     if p.code in _APPEND_ONLY:
+        # The hooks refuse the restore too (any change to a committed episode): it goes
+        # past them, as the change did, and verify still reports the change, once.
+        back = f"git restore --source={sha[:10]}^ --staged --worktree -- {p.file}"
+        if p.code == "episode-renamed":  # policy's hint: "move it back: git mv NEW OLD (...)"
+            back = (p.hint or "").removeprefix("move it back: ").split(" (", 1)[0]
         p = replace(
             p,
             hint=(
                 f"the change is in commit {sha[:10]}; a later fix does not take it out of the "
                 f"history. If that commit is not shared yet, rewrite it (git rebase -i "
                 f"{sha[:10]}^) so the episode stays as it was; if it is, restore the file in "
-                "a new commit and record corrections as new episodes that refs the old one"
+                f"a new commit ({back}; then SCARWARDEN_SKIP=1 git commit --no-verify, since "
+                "the hooks refuse a restore as any change to an episode) and record "
+                "corrections as new episodes that refs the old one"
             ),
         )
     return replace(p, commit=sha)

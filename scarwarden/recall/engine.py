@@ -57,7 +57,9 @@ def check_task(task: str) -> str:
     if not isinstance(task, str) or not task.strip():
         raise UsageError(
             "the task is empty",
-            hint='describe the task, e.g. scarwarden recall "Draft a LinkedIn post announcing our beta"',
+            # Every door checks a task here (recall, ask, the API, MCP, the web page):
+            # the hint names none of them.
+            hint='describe the task in words, e.g. "Draft a LinkedIn post announcing our beta"',
         )
     task = task.strip()
     if len(task) > MAX_TASK_CHARS:

@@ -173,3 +173,21 @@ def test_sync_merges_when_a_rebase_would_orphan_a_receipts_ledger(demo_repo, tmp
     assert Cli(b.root)("sync").exit_code == 0
     add(a, 1, "a")
     assert json.loads(Cli(a.root)("sync", "--json").stdout)["integrated"] == "rebase"
+
+
+def test_sync_moves_the_branch_alone_and_no_tag(demo_repo, tmp_path) -> None:
+    """As its --help says: sync fetches no tag (it writes no ref it has not judged) and
+    pushes only the branch, where ``git pull`` / ``git push --follow-tags`` would share them."""
+    remote = remote_with(demo_repo, tmp_path)
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    add(b, 1, "b")
+    git(b.root, "tag", "-a", "-m", "reviewed", "b-reviewed")
+    git(b.root, "push", "-q", "origin", "HEAD", "b-reviewed")
+    add(a, 1, "a")
+    git(a.root, "tag", "-a", "-m", "mine", "a-local")
+    synced = Cli(a.root)("sync", "--json")
+    assert synced.exit_code == 0, synced.output
+    assert json.loads(synced.stdout)["integrated"] == "rebase"
+    assert git(a.root, "merge-base", "--is-ancestor", head(b), "HEAD", check=False).returncode == 0
+    assert git(a.root, "tag", "--list").stdout.split() == ["a-local"]
+    assert "a-local" not in git(remote, "tag", "--list").stdout.split()

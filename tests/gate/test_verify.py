@@ -346,3 +346,38 @@ def test_a_folder_where_the_playbook_should_be_is_refused_at_every_door(cli, dem
         assert result.stdout.count(said) == 1, result.stdout
         if args[0] == "verify":
             assert f"[{folder[:10]}] {said}" in result.stdout
+
+
+def test_the_restore_verify_asks_for_gets_past_the_hooks_as_its_hint_says(cli, demo_repo: MemoryRepo) -> None:
+    """An episode edited in shared history: the hooks refuse its restore as any change,
+    so the hint gives the command that restores it and the way past them, word for word."""
+    root = demo_repo.root
+    install(root)
+    edited = first_episode(demo_repo)
+    original = (root / edited).read_bytes()
+    (root / edited).write_bytes(original + b"x-note: rewritten\n")
+    c_edit = commit_no_verify(root, "rewrite history a little")
+    hint = verify(root).problems[0].hint or ""
+    restore = f"git restore --source={c_edit[:10]}^ --staged --worktree -- {edited}"
+    assert f"({restore}; then SCARWARDEN_SKIP=1 git commit --no-verify," in hint
+    subprocess.run(restore, shell=True, cwd=root, check=True)
+    assert (root / edited).read_bytes() == original
+    refused = git(root, "commit", "-qm", "restore", check=False)
+    assert refused.returncode != 0 and "was modified" in refused.stderr  # as the hint warns
+    git(root, "commit", "-q", "--no-verify", "-m", "restore", env=bypass_env())
+    assert git(root, "show", f"HEAD:{edited}").stdout.encode() == original
+    after = verify(root)
+    assert [(p.code, p.commit) for p in after.problems] == [("episode-modified", c_edit)]  # reported once
+
+
+def test_a_renamed_episode_hint_moves_it_back(demo_repo: MemoryRepo) -> None:
+    root = demo_repo.root
+    renamed = first_episode(demo_repo)
+    *folder, month, name = renamed.split("/")
+    target = "/".join([*folder, "12" if month != "12" else "01", name])
+    (root / target).parent.mkdir(parents=True, exist_ok=True)
+    git(root, "mv", renamed, target)
+    c_rename = commit_no_verify(root, "move an episode")
+    hint = verify(root).problems[0].hint or ""
+    assert f"restore the file in a new commit (git mv {target} {renamed}; then SCARWARDEN_SKIP=1" in hint
+    assert c_rename[:10] in hint

@@ -95,6 +95,10 @@ def test_pairs_are_explained_and_rank_only(cli) -> None:
 def test_bad_input_exit_codes(cli) -> None:
     empty = cli("recall", "  ")
     assert empty.exit_code == 2 and "the task is empty" in empty.stderr
+    # The hint fits every door that checks a task: ask's names no other command.
+    asked = cli("ask", "")
+    assert asked.exit_code == 2 and "the task is empty" in asked.stderr
+    assert 'describe the task in words, e.g. "' in asked.stderr and "scarwarden recall" not in asked.stderr
     missing = cli("recall")
     assert missing.exit_code == 2
     huge = cli("recall", "-", input="word " * 200_000)
@@ -162,3 +166,12 @@ def test_demo_section(demo_repo: MemoryRepo) -> None:
     assert "PB-02: Never share discount codes on public social media" in text
     assert text.count("ACT") >= 2 and "ASK_HUMAN" in text
     assert "why: tag linkedin +" in text
+
+
+def test_an_empty_log_says_what_fills_it(cli) -> None:
+    shown = cli("log")
+    assert shown.exit_code == 0
+    assert 'the recall log is empty: each scarwarden recall "..." adds' in shown.stderr
+    cli("recall", "Draft a LinkedIn post announcing our beta")
+    assert "the recall log is empty" not in cli("log").stderr
+    assert cli("log", "--verdict", "ASK_HUMAN", "--since", "2999-01-01").stderr.strip() == "no recall matches"

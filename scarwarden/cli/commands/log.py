@@ -115,7 +115,14 @@ def log_cmd(
 def _print_entries(entries: list[LogEntry], *, filtered: bool) -> None:
     """One bold line per recall (time, verdict, task), then its rules and playbook."""
     if not entries:
-        click.echo("no recall matches" if filtered else "the recall log is empty", err=True)
+        if filtered:
+            click.echo("no recall matches", err=True)
+        else:  # a newcomer's first look: say what fills it
+            click.echo(
+                'the recall log is empty: each scarwarden recall "..." adds its task, verdict and '
+                "rules (unless --no-log)",
+                err=True,
+            )
         return
     for entry in entries:
         task = terminal_text(" ".join(entry.task.split()))

@@ -38,6 +38,11 @@ def sync(ctx: click.Context, remote: str, retries: int, as_json: bool) -> None:
     branches all belong to another project is refused (exit 2: push there by hand with
     git if that is meant). Needs a clean tree of tracked files.
 
+    Only the branch moves: sync fetches no tag (it writes no ref it has not judged)
+    and pushes the branch alone (with git's push.followTags set, git adds the
+    annotated tags it reaches). Share tags with git: git fetch --tags REMOTE, git push
+    REMOTE TAG.
+
     \b
     Examples:
       scarwarden sync
