@@ -190,3 +190,24 @@ def test_an_imported_line_whose_scores_do_not_match_its_rules_is_refused(
     assert f"{bad}:2: scores must be a list of numbers, one for each of rule_ids" in result.output
     with open_index(demo_repo) as index:
         assert len(read_log(index, limit=None)) == before
+
+
+def test_an_option_the_mode_would_ignore_is_refused(cli: Cli, demo_repo: MemoryRepo, tmp_path: Path) -> None:
+    """--import with --export or a filter, and --export with --json, were run with the
+    option dropped in silence; each is a usage error now, and nothing is imported."""
+    recall_task(demo_repo, "Draft a LinkedIn post announcing our beta")
+    exported = tmp_path / "mine.jsonl"
+    exported.write_text(cli("log", "--export").stdout)
+    for args, says in [
+        (["--import", str(exported), "--export"], "--import and --export go one at a time"),
+        (["--import", str(exported), "--since", "7d"], "--import merges the whole file"),
+        (["--import", str(exported), "--verdict", "ACT"], "--import merges the whole file"),
+        (["--export", "--json"], "--export writes JSON lines already"),
+    ]:
+        result = cli("log", *args)
+        assert result.exit_code == 2, (args, result.output)
+        assert says in result.stderr and "hint: " in result.stderr
+        assert result.stdout == ""
+    with open_index(demo_repo) as index:
+        assert len(read_log(index, limit=100)) == 1  # nothing imported twice, nothing lost
+    assert cli("log", "--import", str(exported), "--json").exit_code == 0

@@ -88,6 +88,7 @@ def log_cmd(
     from scarwarden.recall.log import read_log
     from scarwarden.times import parse_when
 
+    _refuse_mixed(export, import_file is not None, as_json, since, until, task_grep, verdict)
     repo = get_repo(ctx)
     since_at = parse_when(since) if since is not None else None
     until_at = parse_when(until, end=True) if until is not None else None
@@ -110,6 +111,30 @@ def log_cmd(
         echo_json([e.to_json() for e in entries])
     else:
         _print_entries(entries, filtered=bool(since or until or task_grep or verdict))
+
+
+def _refuse_mixed(export: bool, importing: bool, as_json: bool, *filters: str | None) -> None:
+    """An option the chosen mode would ignore is refused (exit 2), not dropped in silence."""
+    from scarwarden.errors import UsageError
+
+    if importing and export:
+        raise UsageError(
+            "--import and --export go one at a time: --import merges a file into this log, "
+            "--export writes this log out",
+            hint="scarwarden log --import teammate.jsonl, then scarwarden log --export > recalls.jsonl",
+        )
+    if importing and any(f is not None for f in filters):
+        raise UsageError(
+            "--import merges the whole file: --since, --until, --task-grep and --verdict choose what "
+            "is shown or exported, not what is imported",
+            hint="filter when exporting: scarwarden log --export --since 30d > recalls.jsonl",
+        )
+    if export and as_json:
+        raise UsageError(
+            "--export writes JSON lines already (one recall per line, for log --import); --json "
+            "prints the log as one JSON list",
+            hint="scarwarden log --export > recalls.jsonl, or scarwarden log --json",
+        )
 
 
 def _print_entries(entries: list[LogEntry], *, filtered: bool) -> None:
