@@ -105,10 +105,29 @@ def _cut(error: click.UsageError, args: list[str]) -> click.UsageError:
         # click quotes most values with repr(); "extra arguments" it prints raw.
         raw = named(value) if len(value) > 64 else repr(value)
         message = message.replace(repr(value), quoted(value)).replace(value, raw)
+    message += _misplaced(error)
     message = "\n".join(clipped(line) for line in message.split("\n"))
     if message == error.format_message():
         return error
     return click.UsageError(message, error.ctx)
+
+
+#: The group's own options, which a command does not take after its name.
+_GROUP_OPTIONS = {"-C": " PATH", "--repo": " PATH", "--debug": ""}
+
+
+def _misplaced(error: click.UsageError) -> str:
+    """For ``recall x -C path``: where the group's option goes (click said only "No such
+    option '-C'", which reads as if scarwarden had none)."""
+    name = getattr(error, "option_name", None)
+    ctx = error.ctx
+    if not isinstance(error, click.NoSuchOption) or name not in _GROUP_OPTIONS or ctx is None:
+        return ""
+    command = ctx.command_path.partition(" ")[2]
+    return (
+        f" {name} is scarwarden's own option: it goes before the command "
+        f"(scarwarden {name}{_GROUP_OPTIONS[name]} {command} ...)."
+    )
 
 
 class LazyGroup(click.Group):

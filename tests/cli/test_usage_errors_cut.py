@@ -88,3 +88,24 @@ def test_extra_arguments_are_printed_with_their_control_characters_escaped(
     assert shown in result.stderr, result.stderr
     assert not any(char in result.stderr for char in "\x07\r\x1b")
     assert len(result.stderr.splitlines()) == 4
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ["recall", "x", "-C", "/tmp"],
+            "-C is scarwarden's own option: it goes before the command (scarwarden -C PATH recall ...).",
+        ),
+        (["episode", "list", "--repo=/tmp"], "(scarwarden --repo PATH episode list ...)."),
+        (["recall", "--debug", "x"], "(scarwarden --debug recall ...)."),
+    ],
+)
+def test_the_groups_option_after_a_command_says_where_it_goes(
+    cli: Cli, demo_repo: MemoryRepo, args: list[str], says: str
+) -> None:
+    """``recall x -C path`` said only "No such option '-C'", as if scarwarden had none."""
+    result = cli(*args)
+    assert result.exit_code == 2, result.output
+    assert says in result.stderr
+    assert result.stdout == ""
