@@ -121,4 +121,16 @@ def at(p: GateProblem, sha: str) -> GateProblem:
                 "corrections as new episodes that refs the old one"
             ),
         )
+    elif p.code == "citation-missing":  # the staged hint ("commit it with the rule") cannot fix a history
+        p = replace(
+            p,
+            hint=(
+                f"the citation is in commit {sha[:10]}; a later commit recording "
+                f"{p.episode or 'the episode'} does not take it out of the history. If that "
+                f"commit is not shared yet, rewrite it (git rebase -i {sha[:10]}^) so the rule "
+                "arrives with its episode or cites one that exists (docs/audit.md, 'When the "
+                "gate fails on a pull request'); if it is, "
+                "record the episode (scarwarden episode add) and cite its ID from now on"
+            ),
+        )
     return replace(p, commit=sha)

@@ -107,6 +107,11 @@ def test_range_checks_every_commit_against_its_own_tree(cli, demo_repo: MemoryRe
     assert result.exit_code == 1
     assert f"[{bad[:10]}] {rel}: episode {Path(rel).stem} was modified" in result.stdout
     assert f"[{cite_bad[:10]}] memory/playbook.md:" in result.stdout
+    # A range's hint fits a history: a later commit does not take the citation out.
+    said = f"the citation is in commit {cite_bad[:10]}; a later commit recording ep-nosuch0001"
+    assert said in result.stdout
+    assert f"rewrite it (git rebase -i {cite_bad[:10]}^)" in result.stdout
+    assert "commit it with the rule" not in result.stdout
     assert "problems in commits" in result.stdout
 
 
