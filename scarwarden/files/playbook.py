@@ -209,8 +209,8 @@ def render_changed(text: str, before: Playbook, after: Playbook) -> str | None:
     wanted = {rule.id: rule for rule in after.all_rules()}
     active = "".join(_section(piece, old, wanted, newline) for piece in parts[0])
     retired = "".join(_section(piece, old, wanted, newline) for piece in parts[1])
-    moved = [newline.join(_render_rule(rule, "###")) for rule in after.retired[len(old_retired) :]]
-    added = [newline.join(_render_rule(rule, "##")) for rule in new_active]
+    moved = [_block(rule, "###", newline) for rule in after.retired[len(old_retired) :]]
+    added = [_block(rule, "##", newline) for rule in new_active]
     active = _appended(active, added, newline, more=bool(retired or moved))
     if retired:
         return active + _appended(retired, moved, newline, more=False)
@@ -240,21 +240,59 @@ _PIECE_RULE = re.compile(r"(##|###) (\S+): ")
 
 def _section(piece: str, old: dict[str, Rule], wanted: dict[str, Rule], newline: str) -> str:
     """One piece of the file: the title and preamble or '## Retired' (kept), or a rule's
-    section: kept while its rule is unchanged, its lines re-rendered (the blank lines
-    after them kept) when changed, dropped when it left its part of the file."""
+    section: kept while its rule is unchanged, its changed lines re-rendered (the blank
+    lines after them kept) when changed (:func:`_updated`), and when it left its part of
+    the file its own lines dropped with one blank line after them (the others kept)."""
     match = _PIECE_RULE.match(piece)
     if match is None:
         return piece
     level, rule_id = match.groups()
     rule = wanted.get(rule_id)
-    if rule is None or (level == "###") != rule.retired:
-        return ""
-    if rule == old.get(rule_id):
-        return piece
     end = len(piece.rstrip())
     while end < len(piece) and piece[end] not in "\r\n":
         end += 1  # the rest of its last line: the blank lines after it are kept
-    return newline.join(_render_rule(rule, level)) + piece[end:]
+    if rule is None or (level == "###") != rule.retired:
+        return "".join(_LINE_END.split(piece[end:])[2:])  # past its line end and one blank line
+    if rule == old.get(rule_id):
+        return piece
+    return _updated(piece[:end], old.get(rule_id), rule, level, newline) + piece[end:]
+
+
+def _updated(section: str, before: Rule | None, rule: Rule, level: str, newline: str) -> str:
+    """A rule's ``section`` (its lines, without the last one's line end) for ``rule``:
+    the heading, the text (all its lines, spacing and wrapping as they are) and each
+    field line kept as written when what it says did not change, the others rendered."""
+    if before is None:
+        return _block(rule, level, newline)
+    lines = _LINE_END.split(section + newline)[:-1]  # each with its line end
+    bare = [line.rstrip("\r\n") for line in lines]
+    split = len(lines)
+    while split > 1 and FIELD_RE.match(bare[split - 1]):
+        split -= 1
+    fresh, was = _render_rule(rule, level), _render_rule(before, level)
+    out = [lines[0] if fresh[0] == was[0] else _block_lines(fresh[:1], newline)]
+    out += lines[1:split] if rule.text == before.text else [_block_lines(fresh[1:4], newline)]
+    written = {}
+    for line in lines[split:]:
+        field = FIELD_RE.match(line.rstrip("\r\n"))
+        assert field is not None
+        written[field.group(1)] = line
+    for row in fresh[4:]:
+        field = FIELD_RE.match(row)
+        name = field.group(1) if field else ""
+        out.append(written[name] if row in was[4:] and name in written else _block_lines([row], newline))
+    joined = "".join(out)
+    return joined[: -2 if joined.endswith("\r\n") else -1]
+
+
+def _block_lines(rows: list[str], newline: str) -> str:
+    """Rendered ``rows`` (a rule's text may hold line ends), each ending in ``newline``."""
+    return "".join(row.replace("\n", newline) + newline for row in rows)
+
+
+def _block(rule: Rule, level: str, newline: str) -> str:
+    """A rule rendered in the file's line endings, without the last line's."""
+    return "\n".join(_render_rule(rule, level)).replace("\n", newline)
 
 
 def _appended(part: str, blocks: list[str], newline: str, *, more: bool) -> str:

@@ -94,3 +94,97 @@ def test_a_change_it_cannot_place_is_left_to_render() -> None:
     reordered = replace(book, rules=book.rules[::-1])
     assert pb.render_changed(BOOKS["demo"], book, reordered) is None
     assert pb.render_changed(BOOKS["demo"], book, replace(book, preamble="New words.")) is None
+
+
+HAND = """# Playbook
+
+## PB-7k2m9q4x: Lead with the pain
+
+
+Open with the reader's pain,
+not the product.
+
+Then say what changed.
+
+- Tags: linkedin,post
+- Learnt in: ep-9ak5fm33w3
+
+## PB-3f9a2c8k: Say the timezone
+
+Always name the timezone.
+
+- Tags: time
+- Learnt in: ep-b9jr19c6sp
+
+
+
+## PB-4d8b1c2e: Keep it short
+
+Short posts win.
+
+- Tags: post
+- Learnt in: ep-hm3eyyreap
+"""
+
+
+def _diff(before: str, after: str) -> list[str]:
+    import difflib
+
+    return [
+        line
+        for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+        if line[:1] in "+-" and line[:3] not in ("+++", "---")
+    ]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_an_updated_rule_keeps_its_lines_that_did_not_change(newline: str) -> None:
+    text = HAND.replace("\n", newline)
+    book = pb.parse(HAND)
+    rule = book.rules[0]
+    after = book.with_rule(replace(rule, episode_ids=(*rule.episode_ids, EPISODES[2])))
+    out = pb.spliced(text, book, after)
+    assert _diff(text, out) == [
+        "-- Learnt in: ep-9ak5fm33w3",
+        f"+- Learnt in: ep-9ak5fm33w3, {EPISODES[2]}",
+    ]
+    assert out.count("\r\n") == (out.count("\n") if newline == "\r\n" else 0)
+
+
+def test_an_updated_title_or_text_is_rendered_and_the_rest_kept() -> None:
+    book = pb.parse(HAND)
+    rule = book.rules[0]
+    out = pb.spliced(HAND, book, book.with_rule(replace(rule, title="Lead with their pain")))
+    assert _diff(HAND, out) == [
+        f"-## {rule.id}: Lead with the pain",
+        f"+## {rule.id}: Lead with their pain",
+    ]
+    out = pb.spliced(HAND, book, book.with_rule(replace(rule, text="Pain first.\n\nThen the change.")))
+    assert pb.parse(out) == book.with_rule(replace(rule, text="Pain first.\n\nThen the change."))
+    assert "- Tags: linkedin,post\n" in out  # the field lines that did not change
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_retired_rule_takes_its_own_lines_and_one_blank_line(newline: str) -> None:
+    text = HAND.replace("\n", newline)
+    book = pb.parse(HAND)
+    gone = book.rules[1]
+    out = pb.spliced(text, book, book.with_retired(gone.id, "merged into PB-7k2m9q4x", None))
+    removed = [line for line in _diff(text, out) if line.startswith("-")]
+    assert removed == [
+        f"-## {gone.id}: Say the timezone",
+        "-",
+        "-Always name the timezone.",
+        "-",
+        "-- Tags: time",
+        "-- Learnt in: ep-b9jr19c6sp",
+        "-",
+    ]
+    assert f"- Learnt in: ep-9ak5fm33w3{newline}{newline}{newline}{newline}## PB-4d8b1c2e" in out
+    assert "\n" not in out.replace("\r\n", "") if newline == "\r\n" else "\r" not in out
+
+
+def test_a_retired_rule_with_lines_of_text_keeps_crlf() -> None:
+    book = pb.parse(HAND)
+    out = pb.spliced(HAND.replace("\n", "\r\n"), book, book.with_retired(book.rules[0].id, "old", None))
+    assert "\n" not in out.replace("\r\n", "")
