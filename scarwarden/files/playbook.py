@@ -226,11 +226,14 @@ def spliced(text: str, before: Playbook, after: Playbook, *, source: str = "memo
     """The file ``text`` (parsed as ``before``) changed into ``after``: the rules that
     changed spliced into it (:func:`render_changed`: its line endings and spacing kept,
     the diff holds the changes only), or, when that would not read back as ``after``,
-    ``after`` rendered whole; never a text that cannot be read back."""
+    ``after`` rendered whole in the file's line endings; never a text that cannot be
+    read back."""
     out = render_changed(text, before, after)
     if out is None or parse(universal_newlines(out), source=source) != after:
         out = render(after)
         parse(out, source=source)
+        if text.split("\n", 1)[0].endswith("\r"):  # a CRLF file (its first line's end)
+            out = out.replace("\n", "\r\n")
     return out
 
 

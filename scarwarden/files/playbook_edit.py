@@ -148,8 +148,15 @@ def load_playbook(repo: MemoryRepo) -> pb.Playbook:
 
 
 def save_playbook(repo: MemoryRepo, playbook: pb.Playbook) -> None:
-    """Write the playbook's canonical text (atomically; nothing is staged)."""
-    atomic_write(repo.playbook_path, _rendered(playbook))
+    """Write ``playbook`` over the file (atomically; nothing is staged): its changed rules
+    spliced into the file as it is (:func:`pb.spliced`: line endings and hand spacing
+    kept); a missing file, or one that does not parse, gets the canonical text."""
+    try:
+        text = read_regular(repo.playbook_path).decode("utf-8")
+        data = pb.spliced(text, pb.parse(pb.universal_newlines(text)), playbook).encode("utf-8")
+    except (FileNotFoundError, UnicodeDecodeError, ValidationError):
+        data = _rendered(playbook)
+    atomic_write(repo.playbook_path, data)
 
 
 def _rendered(playbook: pb.Playbook) -> bytes:

@@ -12,7 +12,9 @@ conflict even when the rule sets are disjoint. Merging by rule ID instead:
   the conflict in PB-...";
 - retired on one side and updated on the other: a conflict in that rule.
 
-The result is rendered canonically. When a side does not parse (conflict markers left
+The result is written into our side as its user keeps it: the rules that changed spliced
+into our file (``playbook.spliced``: its line endings and spacing kept, as ``rule add``
+and ``distill`` write), a conflict in our line endings. When a side does not parse (conflict markers left
 from an earlier merge, hand edits gone wrong) the caller falls back to git's line merge.
 """
 
@@ -35,6 +37,8 @@ class MergeResult:
     text: str
     #: Rule IDs (or "preamble") that carry conflict markers.
     conflicts: list[str] = field(default_factory=list)
+    #: The merged playbook, when the merge is clean.
+    book: pb.Playbook | None = None
 
     @property
     def clean(self) -> bool:
@@ -122,7 +126,7 @@ def merge_playbooks(base: pb.Playbook, ours: pb.Playbook, theirs: pb.Playbook) -
     for rule_id, (mine, other) in clashes.items():
         stand_in = placeholders[rule_id]
         text = text.replace(_block(stand_in), _markers(_block(mine), _block(other)))
-    return MergeResult(text, conflicts)
+    return MergeResult(text, conflicts, None if conflicts else book)
 
 
 def _placeholder(rule_id: str, sides: tuple[pb.Rule | None, pb.Rule | None]) -> pb.Rule:
@@ -149,16 +153,21 @@ def _markers(mine: str, other: str) -> str:
 
 def merge_texts(base: str, ours: str, theirs: str) -> MergeResult | None:
     """Merge three playbook texts by rule; ``None`` when one does not parse (the caller
-    falls back to a line merge). An empty base (a file added on both sides) is empty."""
+    falls back to a line merge). An empty base (a file added on both sides) is empty.
+    The text is ``ours`` with the merge spliced in, in its line endings."""
     from scarwarden.errors import ValidationError
 
     try:
-        base_book = pb.parse(base) if base.strip() else pb.Playbook()
-        ours_book = pb.parse(ours)
-        theirs_book = pb.parse(theirs)
+        base_book = pb.parse(pb.universal_newlines(base)) if base.strip() else pb.Playbook()
+        ours_book = pb.parse(pb.universal_newlines(ours))
+        theirs_book = pb.parse(pb.universal_newlines(theirs))
     except ValidationError:
         return None
-    return merge_playbooks(base_book, ours_book, theirs_book)
+    result = merge_playbooks(base_book, ours_book, theirs_book)
+    if result.book is not None:
+        return replace(result, text=pb.spliced(ours, ours_book, result.book))
+    crlf = ours.split("\n", 1)[0].endswith("\r")  # the file's first line, as the splice reads it
+    return replace(result, text=result.text.replace("\n", "\r\n")) if crlf else result
 
 
 def run_merge_driver(base: Path, ours: Path, theirs: Path) -> MergeResult:

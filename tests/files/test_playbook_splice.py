@@ -188,3 +188,11 @@ def test_a_retired_rule_with_lines_of_text_keeps_crlf() -> None:
     book = pb.parse(HAND)
     out = pb.spliced(HAND.replace("\n", "\r\n"), book, book.with_retired(book.rules[0].id, "old", None))
     assert "\n" not in out.replace("\r\n", "")
+
+
+def test_a_change_rendered_whole_keeps_a_crlf_file_crlf() -> None:
+    book = pb.parse(BOOKS["demo"])
+    reordered = replace(book, rules=book.rules[::-1])
+    out = pb.spliced(BOOKS["demo"].replace("\n", "\r\n"), book, reordered)
+    assert out == pb.render(reordered).replace("\n", "\r\n")
+    assert pb.spliced(BOOKS["demo"], book, reordered) == pb.render(reordered)

@@ -1,0 +1,92 @@
+"""The playbook merge driver keeps the file as its user keeps it: a CRLF or hand-spaced
+playbook merged rule by rule comes back with its line endings and spacing, so the merge
+commit's diff holds the merged rules only (as ``rule add`` and ``distill`` write it)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import Cli, git
+from helpers import commit_playbook_bytes
+
+from scarwarden.files import playbook as pb
+from scarwarden.files.playbook_merge import run_merge_driver
+from scarwarden.repo import MemoryRepo
+
+EPISODES = ("ep-9ak5fm33w3", "ep-b9jr19c6sp", "ep-04yqq457qh")
+
+
+def _user_kept(text: str, newline: str) -> str:
+    """``text`` with hand spacing (two blank lines before each rule) and ``newline``."""
+    return text.replace("\n\n## PB", "\n\n\n## PB").replace("\n", newline)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_merge_by_rule_keeps_line_endings_and_spacing(
+    demo_repo: MemoryRepo, cli: Cli, newline: str
+) -> None:
+    assert cli("hooks", "install").exit_code == 0
+    commit_playbook_bytes(demo_repo, _user_kept(demo_repo.playbook_path.read_text(), newline).encode())
+    for branch, text in (("one", "Say the timezone in every invite."), ("two", "Link a time converter.")):
+        git(demo_repo.root, "checkout", "-q", "-b", branch, "main")
+        added = cli("rule", "add", "--text", text, "--tag", "merge", "--cites", EPISODES[0])
+        assert added.exit_code == 0, added.output
+    git(demo_repo.root, "checkout", "-q", "main")
+    git(demo_repo.root, "merge", "-q", "--no-edit", "one")  # a fast-forward
+    ours = demo_repo.playbook_path.read_bytes()
+    merged = git(demo_repo.root, "merge", "-q", "--no-edit", "two", check=False)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    data = demo_repo.playbook_path.read_bytes()
+    assert data.startswith(ours.rstrip(b"\r\n"))  # every byte of ours kept
+    assert b"Link a time converter." in data
+    if newline == "\r\n":
+        assert b"\n" not in data.replace(b"\r\n", b"")
+    diff = git(demo_repo.root, "diff", "--numstat", "HEAD^1", "HEAD").stdout.split("\t")
+    assert diff[1] == "0" and int(diff[0]) <= 8  # the new rule's lines, nothing removed
+
+
+def test_a_citation_merged_from_theirs_changes_that_line_alone(tmp_path: Path) -> None:
+    base_book = pb.parse((Path(pb.__file__).parents[1] / "demo" / "memory" / "playbook.md").read_text())
+    rule = base_book.rules[0]
+    theirs_book = base_book.with_rule(replace(rule, episode_ids=(*rule.episode_ids, EPISODES[2])))
+    base, ours, theirs = (tmp_path / name for name in ("base", "ours", "theirs"))
+    base.write_text(pb.render(base_book))
+    kept = _user_kept(pb.render(base_book), "\r\n").encode()
+    ours.write_bytes(kept)
+    theirs.write_text(pb.render(theirs_book))
+    result = run_merge_driver(base, ours, theirs)
+    assert result.clean
+    old = f"- Learnt in: {', '.join(rule.episode_ids)}\r\n".encode()
+    new = f"- Learnt in: {', '.join((*rule.episode_ids, EPISODES[2]))}\r\n".encode()
+    assert ours.read_bytes() == kept.replace(old, new)
+
+
+def test_a_conflict_is_written_in_ours_line_endings(tmp_path: Path) -> None:
+    base_book = pb.parse((Path(pb.__file__).parents[1] / "demo" / "memory" / "playbook.md").read_text())
+    rule = base_book.rules[0]
+    base, ours, theirs = (tmp_path / name for name in ("base", "ours", "theirs"))
+    base.write_text(pb.render(base_book))
+    ours_text = pb.render(base_book.with_rule(replace(rule, text="Ours.")))
+    ours.write_bytes(ours_text.replace("\n", "\r\n").encode())
+    theirs.write_text(pb.render(base_book.with_rule(replace(rule, text="Theirs."))))
+    result = run_merge_driver(base, ours, theirs)
+    assert result.conflicts == [rule.id]
+    data = ours.read_bytes()
+    assert b"<<<<<<< ours\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
+
+
+def test_save_playbook_keeps_the_file_as_its_user_keeps_it(demo_repo: MemoryRepo) -> None:
+    """The demo's (and the Python API's) whole-playbook write splices too."""
+    from scarwarden.files.playbook_edit import load_playbook, save_playbook
+
+    kept = _user_kept(demo_repo.playbook_path.read_text(), "\r\n")
+    demo_repo.playbook_path.write_bytes(kept.encode())
+    book = load_playbook(demo_repo)
+    rule = book.minted(pb.make_rule("PB-00", "Say the timezone", "Say the timezone.", ["time"], EPISODES[:1]))
+    save_playbook(demo_repo, book.with_rule(rule))
+    data = demo_repo.playbook_path.read_bytes().decode()
+    assert data.startswith(kept.split("\r\n\r\n\r\n## Retired")[0]) and "Say the timezone.\r\n" in data
+    assert "\n" not in data.replace("\r\n", "")
+    assert pb.parse(pb.universal_newlines(data)) == book.with_rule(rule)
