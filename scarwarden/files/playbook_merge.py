@@ -176,9 +176,10 @@ def run_merge_driver(base: Path, ours: Path, theirs: Path) -> MergeResult:
     (markers and all) into ``ours`` instead; its conflicts are then reported as "lines"."""
     from scarwarden.files.atomic import atomic_write
     from scarwarden.git.merge import merge_file
+    from scarwarden.regular_files import read_regular
 
-    try:
-        texts = [path.read_bytes().decode("utf-8") for path in (base, ours, theirs)]
+    try:  # read_regular: a FIFO or device given by hand is refused, not waited on
+        texts = [read_regular(path).decode("utf-8") for path in (base, ours, theirs)]
     except UnicodeDecodeError:
         texts = []
     result = merge_texts(*texts) if texts else None

@@ -90,3 +90,24 @@ def test_save_playbook_keeps_the_file_as_its_user_keeps_it(demo_repo: MemoryRepo
     assert data.startswith(kept.split("\r\n\r\n\r\n## Retired")[0]) and "Say the timezone.\r\n" in data
     assert "\n" not in data.replace("\r\n", "")
     assert pb.parse(pb.universal_newlines(data)) == book.with_rule(rule)
+
+
+def test_a_fifo_for_a_side_is_refused_not_waited_on(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    playbook = Path(pb.__file__).parents[1] / "demo" / "memory" / "playbook.md"
+    base, ours = tmp_path / "base", tmp_path / "ours"
+    base.write_bytes(playbook.read_bytes())
+    ours.write_bytes(playbook.read_bytes())
+    theirs = tmp_path / "theirs"
+    os.mkfifo(theirs)
+    run = subprocess.run(
+        [sys.executable, "-m", "scarwarden", "merge-playbook", str(base), str(ours), str(theirs)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert run.returncode not in (0, 1) and "Traceback" not in run.stderr
+    assert "theirs" in run.stderr and ours.read_bytes() == playbook.read_bytes()
