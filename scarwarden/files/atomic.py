@@ -3,7 +3,8 @@ on one repository.
 
 A file is replaced whole or not at all (a temporary file in the same folder, then
 ``os.replace``), so a reader or a crash never sees half of it; writers (the CLI, the
-MCP server, the web UI) take :func:`write_lock` in turn.
+MCP server, the web UI) take :func:`write_lock` in turn. A file with more than one name
+(a hard link) is refused (:func:`refuse_hard_link`).
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ def atomic_write(path: Path, data: bytes) -> None:
     ``mkstemp`` creates its file 0600, which would leave the playbook, episodes and
     AGENTS.md unreadable to other users and services (issue 16). A file replaced keeps
     its mode, as writing into it would: a read-only (0444) AGENTS.md or playbook stays
-    read-only, and git sees no mode change.
+    read-only, and git sees no mode change. A hard-linked file is refused, nothing
+    written (:func:`refuse_hard_link`).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    refuse_hard_link(path)
     remove_stale_temps(path)
     # The PID in the name lets the next run remove it as soon as this process is gone.
     try:
@@ -48,6 +51,33 @@ def atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def refuse_hard_link(path: Path) -> None:
+    """Refuse to replace a file that has other names (hard links): the rename would give
+    ``path`` a new file and leave the other names with the old content, silently (git's
+    checkout and Emacs's default backups break links the same way). Writing in place
+    instead (vim's ``backupcopy=auto``) would give up atomicity, and write into whatever
+    else shares the file: the original of a ``cp -al`` copy is another repository."""
+    import shlex
+
+    from scarwarden.errors import FileAccessError
+
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return  # missing, or unreadable: the write says what is wrong
+    if not stat.S_ISREG(status.st_mode) or status.st_nlink < 2:
+        return
+    name = shlex.quote(os.fspath(path))
+    raise FileAccessError(
+        f"{os.fspath(path)}: the file has {status.st_nlink} names (hard links); writing it "
+        "gives this name a new file, and the other names would keep the old text; it was "
+        "not written",
+        hint=f"make it a file of its own (cp {name} {name}.copy && mv {name}.copy {name}), "
+        f"then run the command again; to share it, make the other name a symlink to it "
+        f"(ln -sf {name} OTHER-NAME)",
+    )
 
 
 def _mode_for(path: Path) -> int:
