@@ -165,7 +165,12 @@ def merge_texts(base: str, ours: str, theirs: str) -> MergeResult | None:
         return None
     result = merge_playbooks(base_book, ours_book, theirs_book)
     if result.book is not None:
-        return replace(result, text=pb.spliced(ours, ours_book, result.book))
+        # A rule retired by theirs goes after the rules we retired before, as distill
+        # puts it (the splice keeps our bytes only for a change placed that way).
+        before = {rule.id: n for n, rule in enumerate(ours_book.retired)}
+        retired = sorted(result.book.retired, key=lambda rule: before.get(rule.id, len(before)))
+        book = replace(result.book, retired=tuple(retired))
+        return replace(result, text=pb.spliced(ours, ours_book, book), book=book)
     crlf = ours.split("\n", 1)[0].endswith("\r")  # the file's first line, as the splice reads it
     return replace(result, text=result.text.replace("\n", "\r\n")) if crlf else result
 

@@ -111,3 +111,21 @@ def test_a_fifo_for_a_side_is_refused_not_waited_on(tmp_path: Path) -> None:
     )
     assert run.returncode not in (0, 1) and "Traceback" not in run.stderr
     assert "theirs" in run.stderr and ours.read_bytes() == playbook.read_bytes()
+
+
+def test_a_rule_retired_on_their_side_keeps_our_spacing(tmp_path: Path) -> None:
+    """A rule theirs retired goes to the end of our '## Retired', as distill puts it,
+    after the rules retired before: the splice places it, and our spacing stays."""
+    book = pb.parse((Path(pb.__file__).parents[1] / "demo" / "memory" / "playbook.md").read_text())
+    book = book.with_retired(book.rules[0].id, "old", None)
+    gone = book.rules[2]
+    base, ours, theirs = (tmp_path / name for name in ("base", "ours", "theirs"))
+    base.write_text(pb.render(book))
+    kept = _user_kept(pb.render(book), "\n")
+    ours.write_text(kept)
+    theirs.write_text(pb.render(book.with_retired(gone.id, "gone", None)))
+    assert run_merge_driver(base, ours, theirs).clean
+    merged = ours.read_text()
+    assert [rule.id for rule in pb.parse(merged).retired] == [book.retired[0].id, gone.id]
+    assert merged.startswith(kept[: kept.index(f"## {gone.id}")])
+    assert merged.count("\n\n\n## PB") == kept.count("\n\n\n## PB") - 1
