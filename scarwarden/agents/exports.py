@@ -29,7 +29,7 @@ from scarwarden.answers.cite_as import format_citation
 from scarwarden.errors import Problem, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files import write_journal
-from scarwarden.files.atomic import atomic_write, write_lock
+from scarwarden.files.atomic import atomic_write, refuse_hard_link, write_lock
 from scarwarden.regular_files import read_regular
 from scarwarden.repo import MemoryRepo
 
@@ -300,6 +300,8 @@ def exported_formats(repo: MemoryRepo) -> list[str]:
 def write_exports(files: list[ExportFile]) -> list[ExportFile]:
     """Write the files whose bytes change; return those (an unchanged file is not touched)."""
     changed = [f for f in files if f.status != "current"]
+    for f in changed:  # before any write: a refused target leaves the others as they were
+        refuse_hard_link(f.path)
     for f in changed:
         atomic_write(f.path, f.new)
     return changed

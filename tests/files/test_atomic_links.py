@@ -48,3 +48,30 @@ def test_rule_add_on_a_hard_linked_playbook_says_so_and_writes_nothing(
     copy.replace(demo_repo.playbook_path)
     result = cli("rule", "add", "--text", "Always say the timezone.", "--tag", "links", "--cites", ep)
     assert result.exit_code == 0, result.output
+
+
+def test_export_all_with_one_hard_linked_target_writes_none(
+    demo_repo: MemoryRepo, cli: Cli, tmp_path: Path
+) -> None:
+    """``export all`` wrote its targets one by one: a hard-linked GEMINI.md stopped it with
+    AGENTS.md, CLAUDE.md and the others already rewritten. Every target is checked first."""
+    root = demo_repo.root
+    gemini = root / "GEMINI.md"
+    gemini.write_text("# Gemini\n\nMy own notes.\n")
+    os.link(gemini, tmp_path / "gemini-elsewhere.md")
+    before = _work_files(root)
+    result = cli("export", "all")
+    assert result.exit_code == ExitCode.USAGE, result.output
+    assert "GEMINI.md" in result.output and "hard link" in result.output
+    after = _work_files(root)
+    assert after == before  # no AGENTS.md, CLAUDE.md, .cursor/... written
+    assert gemini.read_text() == "# Gemini\n\nMy own notes.\n"
+
+
+def _work_files(root: Path) -> set[str]:
+    """The work tree's paths, git's and the index's folders left out."""
+    return {
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if not {".git", ".scarwarden"} & set(p.relative_to(root).parts)
+    }
