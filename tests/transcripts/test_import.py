@@ -412,3 +412,39 @@ def test_a_tau_bench_line_that_is_no_record_says_so(cli: Any, tmp_path: Path, re
     assert result.exit_code == ExitCode.CHECK_FAILED
     assert "not a tau-bench record" in result.stderr and said in result.stderr
     assert "list indices" not in result.stderr and "Traceback" not in result.output
+
+
+def test_an_import_killed_before_its_commit_is_imported_whole_by_the_rerun(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A run killed with every file written (its pre-commit hook kills it) leaves them
+    untracked, with the write journal. The re-run counted them "already in the ledger
+    (imported before)", skipped them, then rolled them back under the lock: "Committed
+    1 episode(s) from 3 conversation(s); 2 already in the ledger", two runs lost."""
+    root = memory_repo.root
+    runs = tmp_path / "runs.jsonl"
+    runs.write_bytes(jsonl(*(conversation(f"Refund order {n}") for n in range(3))))
+    pid_file = tmp_path / "import.pid"
+    hook = root / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\nwhile [ ! -s {pid_file} ]; do sleep 0.05; done\nkill -9 $(cat {pid_file})\n")
+    hook.chmod(0o755)
+    before = head(memory_repo)
+    argv = [sys.executable, "-m", "scarwarden", "episode", "import", "--format", "openai-chat", str(runs)]
+    killed = subprocess.Popen(argv, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pid_file.write_text(str(killed.pid))
+    killed.communicate(timeout=60)
+    assert killed.returncode == -9
+    assert head(memory_repo) == before and len(episode_files(memory_repo)) == 3  # written, not committed
+    hook.unlink()
+
+    dry = subprocess.run([*argv, "--dry-run"], cwd=root, capture_output=True, text=True)
+    assert dry.stderr.strip() == "Would add 3 episode(s) from 3 conversation(s)"
+    rerun = subprocess.run(argv, cwd=root, capture_output=True, text=True)
+    assert rerun.returncode == 0, rerun.stderr
+    assert rerun.stderr.strip() == "Committed 3 episode(s) from 3 conversation(s)"
+    committed = subprocess.run(
+        ["git", "show", "--name-only", "--format=", "HEAD"], cwd=root, capture_output=True, text=True
+    ).stdout
+    assert committed.count(".yaml") == 3
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True)
+    assert status.stdout == ""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 from scarwarden.errors import Problem, UsageError, ValidationError
-from scarwarden.files import record, secret_scan
+from scarwarden.files import record, secret_scan, write_journal
 from scarwarden.files.episodes import Episode
 from scarwarden.files.transcripts import FORMATS, chat, stream
 from scarwarden.repo import MemoryRepo
@@ -210,6 +210,9 @@ def import_file(
     ``check`` is the provenance gate's, run on the tree before HEAD moves (issue 27)."""
     options = replace(options, allow=tuple(repo.config.secrets.allow))
     inputs = read_episodes(data, fmt, source, options, progress)
+    # A killed import's files are untracked, not in the ledger: undone first, or they
+    # would count as imported before, and the lock's recovery then removes them.
+    write_journal.recover_interrupted(repo)
     have = record.ids_in_ledger(repo, [item["id"] for item in inputs])
     new: list[dict[str, Any]] = []
     skipped = [item["id"] for item in inputs if item["id"] in have]
