@@ -133,13 +133,16 @@ def memory(repo: Any, environ: Any) -> None:
         raise wrong_type("environ", environ, "a mapping of names to values or None")
 
 
-def import_options(name: Any, corrections: Any, write_tools: Any, agent: Any, at: Any) -> None:
-    """:meth:`~scarwarden.api.memory.Memory.import_runs`'s keyword arguments."""
+def import_options(name: Any, corrections: Any, write_tools: Any, agent: Any, at: Any) -> tuple[str, ...]:
+    """:meth:`~scarwarden.api.memory.Memory.import_runs`'s keyword arguments; returns
+    ``write_tools`` as a tuple (a generator is read once, here, not used up unseen)."""
     for value, called in ((name, "name"), (agent, "agent"), (at, "at")):
         text_or_none(value, called)
     if corrections is not None and not isinstance(corrections, Mapping):
         raise wrong_type("corrections", corrections, "a mapping of conversation numbers to text, or None")
     if isinstance(write_tools, (str, bytes)) or not hasattr(write_tools, "__iter__"):
         raise wrong_type("write_tools", write_tools, "a list of tool names (str)")
-    for tool in write_tools:
+    tools = tuple(write_tools)
+    for tool in tools:
         text_or_none(tool, "write_tools[]")
+    return tools

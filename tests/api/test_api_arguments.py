@@ -7,6 +7,7 @@ given as ``4`` or ``[b'x']`` became an episode saying "4" or "[b'x']")."""
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +119,19 @@ def test_a_wrong_argument_is_a_usage_error_naming_it(
     assert says in raised.value.message
     assert raised.value.exit_code == 2
     assert _state(demo_repo.root) == before
+
+
+def test_write_tools_from_a_generator_are_marked(demo_repo: MemoryRepo) -> None:
+    """The argument check iterated a generator to its end, so the import saw no write
+    tool: the refund was recorded without its [write] mark, and nothing said so."""
+    memory = scarwarden.open_memory(demo_repo.root)
+    refund = {"id": "c1", "function": {"name": "refund", "arguments": "{}"}}
+    run = {
+        "messages": [
+            {"role": "user", "content": "Refund order 42"},
+            {"role": "assistant", "tool_calls": [refund]},
+        ]
+    }
+    runs = io.BytesIO(json.dumps(run).encode() + b"\n")
+    result = memory.import_runs(runs, "openai-chat", write_tools=(t for t in ["refund"]), dry_run=True)
+    assert result.added[0].get("action") == "1 tool call(s), 1 write(s):\n1. [write] refund({})"
