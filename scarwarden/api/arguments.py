@@ -140,6 +140,13 @@ def import_options(name: Any, corrections: Any, write_tools: Any, agent: Any, at
         text_or_none(value, called)
     if corrections is not None and not isinstance(corrections, Mapping):
         raise wrong_type("corrections", corrections, "a mapping of conversation numbers to text, or None")
+    for number, text in (corrections or {}).items():  # as the CLI's --correction N:TEXT
+        if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+            raise UsageError(
+                f"'corrections' maps conversation numbers (int, from 1) to text, not {number!r:.40}",
+                hint="the file's first conversation is 1: corrections={1: 'Ask before refunding'}",
+            )
+        required(text, f"corrections[{number}]")
     if isinstance(write_tools, (str, bytes)) or not hasattr(write_tools, "__iter__"):
         raise wrong_type("write_tools", write_tools, "a list of tool names (str)")
     tools = tuple(write_tools)

@@ -97,6 +97,19 @@ CALLS = [
     ("import_runs", (RUNS, "openai-chat"), {"write_tools": 5}, "'write_tools' must be a list of tool names"),
     ("import_runs", (RUNS, "openai-chat"), {"write_tools": "refund"}, "'write_tools' must be a list"),
     ("import_runs", (RUNS, "openai-chat"), {"corrections": 5}, "'corrections' must be a mapping"),
+    # A text key was a TypeError from the importer's comparison; 0, -1 and True were
+    # dropped or taken as 1 unseen (a correction lost); 5 an "invalid episode input".
+    *(
+        ("import_runs", (RUNS, "openai-chat"), {"corrections": {key: "Ask first"}}, says)
+        for key, says in (
+            ("1", "'corrections' maps conversation numbers (int, from 1) to text, not '1'"),
+            (0, "'corrections' maps conversation numbers (int, from 1) to text, not 0"),
+            (-1, "'corrections' maps conversation numbers (int, from 1) to text, not -1"),
+            (True, "'corrections' maps conversation numbers (int, from 1) to text, not True"),
+        )
+    ),
+    ("import_runs", (RUNS, "openai-chat"), {"corrections": {1: 5}}, "'corrections[1]' must be text (a str)"),
+    ("import_runs", (RUNS, "openai-chat"), {"corrections": {1: " "}}, "'corrections[1]' is empty"),
     ("import_runs", (RUNS, "openai-chat"), {"agent": 5}, "'agent' must be text (a str), not int"),
     ("import_runs", (RUNS, "openai-chat"), {"at": 5}, "'at' must be text (a str), not int"),
     (
