@@ -5,6 +5,7 @@ made of it with ``str()`` and recorded."""
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -101,11 +102,16 @@ def distill(branch: Any, progress: Any) -> None:
 
 
 def source(value: Any) -> Path | IO[bytes]:
-    """What :meth:`Memory.import_runs` reads: a path, or a stream with ``read``."""
+    """What :meth:`Memory.import_runs` reads: a path, or an open binary stream."""
     if isinstance(value, (str, os.PathLike)):
         return path(value, "source")
-    if not callable(getattr(value, "read", None)):
-        raise wrong_type("source", value, "a path or a binary stream")
+    if isinstance(value, io.TextIOBase) or not callable(getattr(value, "read", None)):
+        raise UsageError(
+            f"'source' must be a path or a binary stream, not {type(value).__name__}",
+            hint="open the file with open(path, 'rb'), or give its path",
+        )
+    if getattr(value, "closed", False) is True:
+        raise UsageError("'source' is closed", hint="give an open stream, or the file's path")
     stream: IO[bytes] = value
     return stream
 
@@ -133,11 +139,15 @@ def memory(repo: Any, environ: Any) -> None:
         raise wrong_type("environ", environ, "a mapping of names to values or None")
 
 
-def import_options(name: Any, corrections: Any, write_tools: Any, agent: Any, at: Any) -> tuple[str, ...]:
+def import_options(
+    name: Any, corrections: Any, write_tools: Any, agent: Any, at: Any, progress: Any, warn: Any
+) -> tuple[str, ...]:
     """:meth:`~scarwarden.api.memory.Memory.import_runs`'s keyword arguments; returns
     ``write_tools`` as a tuple (a generator is read once, here, not used up unseen)."""
     for value, called in ((name, "name"), (agent, "agent"), (at, "at")):
         text_or_none(value, called)
+    function(progress, "progress")
+    function(warn, "warn")
     if corrections is not None and not isinstance(corrections, Mapping):
         raise wrong_type("corrections", corrections, "a mapping of conversation numbers to text, or None")
     for number, text in (corrections or {}).items():  # as the CLI's --correction N:TEXT

@@ -270,7 +270,7 @@ class Memory:
         from scarwarden.gate.door import gate_check
 
         source = args.source(source)
-        write_tools = args.import_options(name, corrections, write_tools, agent, at)
+        write_tools = args.import_options(name, corrections, write_tools, agent, at, progress, warn)
         if isinstance(source, Path):
             path = source
             try:

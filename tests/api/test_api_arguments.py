@@ -74,6 +74,8 @@ def test_memory_refuses_what_is_no_repository(
 
 
 RUNS = io.BytesIO(b'{"messages": [{"role": "user", "content": "Refund order 42"}]}\n')
+CLOSED = io.BytesIO(RUNS.getvalue())
+CLOSED.close()
 CALLS = [
     ("recall", (3,), {}, "'task' must be text (a str), not int"),
     ("recall", ([b"x"],), {}, "'task' must be text (a str), not list"),
@@ -111,6 +113,18 @@ CALLS = [
     ("import_runs", (RUNS, "openai-chat"), {"corrections": {1: 5}}, "'corrections[1]' must be text (a str)"),
     ("import_runs", (RUNS, "openai-chat"), {"corrections": {1: " "}}, "'corrections[1]' is empty"),
     ("import_runs", (RUNS, "openai-chat"), {"agent": 5}, "'agent' must be text (a str), not int"),
+    # Each was a bare error from inside the reader: AttributeError: 'str' object has no
+    # attribute 'decode'; ValueError: I/O operation on closed file; TypeError: 'int'
+    # object is not callable (the last two once the first conversation was read).
+    (
+        "import_runs",
+        (io.StringIO('{"messages": []}'), "openai-chat"),
+        {},
+        "'source' must be a path or a binary stream, not StringIO",
+    ),
+    ("import_runs", (CLOSED, "openai-chat"), {}, "'source' is closed"),
+    ("import_runs", (RUNS, "openai-chat"), {"progress": 5}, "'progress' must be a function or None"),
+    ("import_runs", (RUNS, "openai-chat"), {"warn": 5}, "'warn' must be a function or None"),
     ("import_runs", (RUNS, "openai-chat"), {"at": 5}, "'at' must be text (a str), not int"),
     (
         "record_batch",
