@@ -448,3 +448,30 @@ def test_an_import_killed_before_its_commit_is_imported_whole_by_the_rerun(
     assert committed.count(".yaml") == 3
     status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True)
     assert status.stdout == ""
+
+
+def test_an_invalid_or_leaky_episode_is_named_by_its_conversation(cli: Any, tmp_path: Path) -> None:
+    """The episode's own checks ran on the batch of new episodes: a problem said
+    "(item 1)" of the file's conversation 3 when 1 and 2 were imported before, and a
+    secret in a message named the episode's derived ID ("runs.jsonl (ep-4ngds6qb81gz)"),
+    which the file does not hold."""
+    first = tmp_path / "first.jsonl"
+    first.write_bytes(jsonl(conversation("Cancel order 1"), conversation("Cancel order 2")))
+    assert cli("episode", "import", "--format", "openai-chat", str(first)).exit_code == 0
+    nul = conversation("Cancel order 3")
+    nul["messages"][3]["content"] = "delivered\x00"
+    runs = tmp_path / "runs.jsonl"
+    runs.write_bytes(jsonl(conversation("Cancel order 1"), conversation("Cancel order 2"), nul))
+    had = episode_files_of(cli.root)
+    result = cli("episode", "import", "--format", "openai-chat", str(runs))
+    assert result.exit_code == ExitCode.CHECK_FAILED
+    assert "runs.jsonl: conversation 3: field 'action': holds a NUL character" in result.stderr
+    assert "(item" not in result.stderr
+    token = fake_secrets()["github-token"].split()[-1]
+    runs.write_bytes(jsonl(conversation("Cancel order 5"), conversation(f"Deploy with {token}")))
+    result = cli("episode", "import", "--format", "openai-chat", str(runs), "--dry-run")
+    assert result.exit_code == ExitCode.CHECK_FAILED
+    assert "error: runs.jsonl: refused, it holds a secret; nothing was written" in result.stderr
+    assert "runs.jsonl: conversation 2: field 'task': holds a secret: GitHub token" in result.stderr
+    assert token not in result.output and "(ep-" not in result.stderr
+    assert episode_files_of(cli.root) == had

@@ -218,19 +218,54 @@ def import_file(
     skipped = [item["id"] for item in inputs if item["id"] in have]
     repeated: list[str] = []
     taken = set(have)
-    for item in inputs:  # a conversation logged twice in the file is one episode
+    numbers: list[int] = []  # each new episode's conversation
+    for number, item in enumerate(inputs, 1):  # a conversation logged twice in the file is one episode
         if item["id"] in taken:
             repeated += [] if item["id"] in have else [item["id"]]
             continue
         taken.add(item["id"])
         new.append(item)
-    if dry_run or not new:
-        episodes = record.prepare(new, source=source) if new else []
-        for problem in record.screen(repo, episodes, source) if episodes else []:
-            if warn is not None:
-                warn(problem)
-        return ImportResult(len(inputs), episodes, skipped, dry_run, repeated=repeated)
-    episodes = record.add_episodes(repo, new, source=source, warn=warn, check=check)
+        numbers.append(number)
+    try:
+        if dry_run or not new:
+            episodes = record.prepare(new, source=source) if new else []
+            for problem in record.screen(repo, episodes, source) if episodes else []:
+                if warn is not None:
+                    warn(problem)
+            return ImportResult(len(inputs), episodes, skipped, dry_run, repeated=repeated)
+        episodes = record.add_episodes(repo, new, source=source, warn=warn, check=check)
+    except ValidationError as exc:
+        raise _by_conversation(exc, new, numbers, source, options.allow) from None
     from scarwarden import git
 
     return ImportResult(len(inputs), episodes, skipped, False, git.head(repo.root), repeated)
+
+
+def _by_conversation(
+    error: ValidationError,
+    episodes: list[dict[str, Any]],
+    numbers: list[int],
+    source: str,
+    allow: Collection[str],
+) -> ValidationError:
+    """The batch's refusal said by conversation: its checks name an item among the new
+    episodes only ("item 1" of conversation 3) or a derived ID ("runs.jsonl (ep-...)"),
+    neither of which the file shows. Each episode is checked alone (only when the batch
+    failed); ``error`` as it was when none fails alone (the gate, personal data)."""
+    invalid: list[Problem] = []
+    leaks: list[Problem] = []
+    for episode, number in zip(episodes, numbers, strict=True):
+        where = f"{source}: conversation {number}"
+        try:
+            record.prepare([episode], source=where)
+        except ValidationError as exc:
+            invalid += exc.problems or [Problem(exc.message, file=where)]
+        leaks += [
+            Problem(secret_scan.describe(f), file=where, field=f.field, hint=secret_scan.hint(f))
+            for f in secret_scan.scan_mapping(episode, allow)
+        ]
+    if leaks:
+        return ValidationError(f"{source}: refused, it holds a secret; nothing was written", problems=leaks)
+    if invalid:
+        return ValidationError(f"{source}: invalid episode input; nothing was written", problems=invalid)
+    return error
