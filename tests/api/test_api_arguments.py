@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +163,32 @@ def test_write_tools_from_a_generator_are_marked(demo_repo: MemoryRepo) -> None:
     runs = io.BytesIO(json.dumps(run).encode() + b"\n")
     result = memory.import_runs(runs, "openai-chat", write_tools=(t for t in ["refund"]), dry_run=True)
     assert result.added[0].get("action") == "1 tool call(s), 1 write(s):\n1. [write] refund({})"
+
+
+@pytest.mark.parametrize(
+    ("method", "args"),
+    [
+        ("recall", ("Post our discount code",)),
+        ("record", ("Write the launch email",)),
+        ("record_batch", ([{"task": "Write the launch email"}],)),
+        ("answer", ("Pick the office plants", "Green")),
+        ("confirm", ("Post our discount code", "PB-02")),
+        ("distill", ()),
+        ("import_runs", (io.BytesIO(RUNS.getvalue()), "openai-chat")),
+        ("rule", ("PB-02",)),
+        ("episode", ("ep-aaaaaaaaaa",)),
+    ],
+)
+def test_a_call_after_the_repository_was_deleted_says_so(
+    demo_repo: MemoryRepo, method: str, args: tuple[Any, ...]
+) -> None:
+    """Each said what git or a later check made of it: GitError "git ls-files -s failed:
+    fatal: not a git repository (or any of the parent directories): .git", a bare
+    ScarwardenError, or UsageError "the repository has no commits yet"; recall made the
+    deleted folder again to put its index cache in."""
+    memory = scarwarden.open_memory(demo_repo.root)
+    shutil.rmtree(demo_repo.root)
+    with pytest.raises(scarwarden.UsageError) as raised:
+        getattr(memory, method)(*args)
+    assert raised.value.message == f"{demo_repo.root} does not exist (deleted or moved since it was opened)"
+    assert not demo_repo.root.exists()
