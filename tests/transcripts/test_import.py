@@ -414,6 +414,28 @@ def test_a_tau_bench_line_that_is_no_record_says_so(cli: Any, tmp_path: Path, re
     assert "list indices" not in result.stderr and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [("task_id", "x", "task_id"), ("trial", "first", "trial"), ("reward", "high", "reward")],
+)
+def test_a_tau_bench_field_with_a_wrong_value_is_named_not_taken_for_bad_arguments(
+    cli: Any, tmp_path: Path, field: str, value: str, said: str
+) -> None:
+    """It said "a tool call's arguments are not valid JSON (invalid literal for int()
+    with base 10: 'x')" of a record whose task_id was "x", and whose calls were fine."""
+    record = {"task_id": 3, "trial": 0, "reward": 1.0, "traj": []}
+    record["info"] = {"task": {"instruction": "Book a flight to Boston", "actions": []}}
+    runs = tmp_path / "results.json"
+    runs.write_text(json.dumps([{**record, field: value}]))
+    result = cli("episode", "import", "--format", "tau-bench", str(runs))
+    assert result.exit_code == ExitCode.CHECK_FAILED
+    assert (
+        f"error: results.json: conversation 1: not a tau-bench record ('{said}' must be a number, "
+        f"got {value!r}); nothing was written"
+    ) in result.stderr
+    assert "arguments" not in result.stderr
+
+
 def test_an_import_killed_before_its_commit_is_imported_whole_by_the_rerun(
     memory_repo: MemoryRepo, tmp_path: Path
 ) -> None:

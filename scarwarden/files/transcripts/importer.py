@@ -143,6 +143,13 @@ def _tau_episode(record_: Any, where: str, at: str, agent: str) -> tuple[dict[st
             f"{where}: not a tau-bench record (a field has the wrong type); nothing was written", hint=hint
         ) from None
     except (ValueError, RecursionError) as exc:
+        wrong = _not_a_number(record_)
+        if wrong is not None:  # int()/float()'s words would name no field
+            raise ValidationError(
+                f"{where}: not a tau-bench record ({wrong!r} must be a number, got {record_[wrong]!r:.40}); "
+                "nothing was written",
+                hint=hint,
+            ) from None
         reason = exc if isinstance(exc, ValueError) else "nested too deeply"
         raise ValidationError(
             f"{where}: a tool call's arguments are not valid JSON ({reason}); nothing was written"
@@ -155,6 +162,18 @@ def _tau_episode(record_: Any, where: str, at: str, agent: str) -> tuple[dict[st
         for j, call in enumerate(msg.get("tool_calls") or [])
     }
     return tau.episode_of(run, at, agent=agent), raw
+
+
+def _not_a_number(record_: Mapping[str, Any]) -> str | None:
+    """The first of the record's numbers (task_id, trial, reward) that is not one."""
+    for key, kind in (("task_id", int), ("trial", int), ("reward", float)):
+        try:
+            kind(record_.get(key, 0))
+        except ValueError:
+            return key
+        except TypeError:  # not text either: make_run says so
+            continue
+    return None
 
 
 def _secrets(raw_args: Mapping[str, str], where: str, allow: Collection[str]) -> list[Problem]:
