@@ -497,3 +497,21 @@ def test_an_invalid_or_leaky_episode_is_named_by_its_conversation(cli: Any, tmp_
     assert "runs.jsonl: conversation 2: field 'task': holds a secret: GitHub token" in result.stderr
     assert token not in result.output and "(ep-" not in result.stderr
     assert episode_files_of(cli.root) == had
+
+
+def test_a_pretty_printed_conversation_gets_a_hint_to_list_it(cli: Any, tmp_path: Path) -> None:
+    """One conversation saved with json.dump(..., indent=2) was refused as "line 1 is not
+    valid JSON ... Expecting property name enclosed in double quotes", with no word of
+    what the reader wanted (one conversation a line) or that a list may span lines."""
+    runs = tmp_path / "chat.json"
+    runs.write_text(json.dumps(conversation(), indent=2))
+    result = cli("episode", "import", "--format", "openai-chat", str(runs), "--dry-run")
+    assert result.exit_code == ExitCode.CHECK_FAILED
+    assert "error: chat.json: line 1 is not valid JSON; nothing was written" in result.stderr
+    assert (
+        "hint: JSON lines hold one whole JSON value a line; a conversation or record written "
+        "over several lines goes in a JSON list: [{...}]"
+    ) in result.stderr
+    runs.write_text(json.dumps([conversation()], indent=2))  # as the hint says
+    result = cli("episode", "import", "--format", "openai-chat", str(runs), "--dry-run")
+    assert result.exit_code == 0 and "Would add 1 episode(s) from 1 conversation(s)" in result.stderr
