@@ -96,6 +96,13 @@ def episode_inputs(value: Any, warn: Any) -> Any:
     return value
 
 
+def fields(value: Any) -> Mapping[str, Any]:
+    """:meth:`~scarwarden.api.memory.Memory.record_fields`'s episode fields."""
+    if not isinstance(value, Mapping):
+        raise wrong_type("fields", value, "a mapping of field names to values")
+    return value
+
+
 def distill(branch: Any, progress: Any) -> None:
     text_or_none(branch, "branch")
     function(progress, "progress")

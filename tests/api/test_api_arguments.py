@@ -87,6 +87,9 @@ CALLS = [
     ("episode", (3,), {}, "'episode_id' must be text (a str), not int"),
     ("episode", ("ep-\ud800",), {}, "'episode_id' holds a lone surrogate (U+D800)"),
     ("record_batch", (None,), {}, "'inputs' must be a list of episode inputs, not NoneType"),
+    # TypeError: 'NoneType' object is not iterable; "record does not take 't', 'a', 's', 'k'".
+    ("record_fields", (None,), {}, "'fields' must be a mapping of field names to values, not NoneType"),
+    ("record_fields", ("task",), {}, "'fields' must be a mapping of field names to values, not str"),
     ("record_batch", (3,), {}, "'inputs' must be a list of episode inputs, not int"),
     ("answer", (3, 4), {}, "'task' must be text (a str), not int"),
     ("answer", ("Pick the office plants", [b"x"]), {}, "'answer' must be text (a str), not list"),
