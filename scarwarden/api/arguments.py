@@ -5,6 +5,7 @@ made of it with ``str()`` and recorded."""
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -95,17 +96,29 @@ def episode_inputs(value: Any, warn: Any) -> Any:
     return value
 
 
+def fields(value: Any) -> Mapping[str, Any]:
+    """:meth:`~scarwarden.api.memory.Memory.record_fields`'s episode fields."""
+    if not isinstance(value, Mapping):
+        raise wrong_type("fields", value, "a mapping of field names to values")
+    return value
+
+
 def distill(branch: Any, progress: Any) -> None:
     text_or_none(branch, "branch")
     function(progress, "progress")
 
 
 def source(value: Any) -> Path | IO[bytes]:
-    """What :meth:`Memory.import_runs` reads: a path, or a stream with ``read``."""
+    """What :meth:`Memory.import_runs` reads: a path, or an open binary stream."""
     if isinstance(value, (str, os.PathLike)):
         return path(value, "source")
-    if not callable(getattr(value, "read", None)):
-        raise wrong_type("source", value, "a path or a binary stream")
+    if isinstance(value, io.TextIOBase) or not callable(getattr(value, "read", None)):
+        raise UsageError(
+            f"'source' must be a path or a binary stream, not {type(value).__name__}",
+            hint="open the file with open(path, 'rb'), or give its path",
+        )
+    if getattr(value, "closed", False) is True:
+        raise UsageError("'source' is closed", hint="give an open stream, or the file's path")
     stream: IO[bytes] = value
     return stream
 
@@ -133,13 +146,27 @@ def memory(repo: Any, environ: Any) -> None:
         raise wrong_type("environ", environ, "a mapping of names to values or None")
 
 
-def import_options(name: Any, corrections: Any, write_tools: Any, agent: Any, at: Any) -> None:
-    """:meth:`~scarwarden.api.memory.Memory.import_runs`'s keyword arguments."""
+def import_options(
+    name: Any, corrections: Any, write_tools: Any, agent: Any, at: Any, progress: Any, warn: Any
+) -> tuple[str, ...]:
+    """:meth:`~scarwarden.api.memory.Memory.import_runs`'s keyword arguments; returns
+    ``write_tools`` as a tuple (a generator is read once, here, not used up unseen)."""
     for value, called in ((name, "name"), (agent, "agent"), (at, "at")):
         text_or_none(value, called)
+    function(progress, "progress")
+    function(warn, "warn")
     if corrections is not None and not isinstance(corrections, Mapping):
         raise wrong_type("corrections", corrections, "a mapping of conversation numbers to text, or None")
+    for number, text in (corrections or {}).items():  # as the CLI's --correction N:TEXT
+        if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+            raise UsageError(
+                f"'corrections' maps conversation numbers (int, from 1) to text, not {number!r:.40}",
+                hint="the file's first conversation is 1: corrections={1: 'Ask before refunding'}",
+            )
+        required(text, f"corrections[{number}]")
     if isinstance(write_tools, (str, bytes)) or not hasattr(write_tools, "__iter__"):
         raise wrong_type("write_tools", write_tools, "a list of tool names (str)")
-    for tool in write_tools:
+    tools = tuple(write_tools)
+    for tool in tools:
         text_or_none(tool, "write_tools[]")
+    return tools

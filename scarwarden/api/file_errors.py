@@ -1,7 +1,8 @@
 """The Python API's errors for the file system: a file or folder that cannot be read or
 written (permission denied, a folder where a file should be...) raises
 :class:`~scarwarden.errors.FileAccessError` naming the path (relative to the
-repository), as the CLI reports it, never a bare ``OSError``."""
+repository), as the CLI reports it, never a bare ``OSError``; a repository deleted
+since it was opened, :class:`~scarwarden.errors.UsageError`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import functools
 import os
 from collections.abc import Callable
 
-from scarwarden.errors import file_access_error
+from scarwarden.errors import UsageError, file_access_error
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,6 +30,11 @@ def raises_file_access_errors(cls: C) -> C:
 def _translating(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not os.path.isdir(self.root):  # else git's "not a git repository", or a cache made anew there
+            raise UsageError(
+                f"{self.root} does not exist (deleted or moved since it was opened)",
+                hint="open the memory where it is now: scarwarden.open_memory(path)",
+            )
         try:
             return method(self, *args, **kwargs)
         except OSError as exc:

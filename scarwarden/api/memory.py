@@ -270,7 +270,7 @@ class Memory:
         from scarwarden.gate.door import gate_check
 
         source = args.source(source)
-        args.import_options(name, corrections, write_tools, agent, at)
+        write_tools = args.import_options(name, corrections, write_tools, agent, at, progress, warn)
         if isinstance(source, Path):
             path = source
             try:
@@ -355,7 +355,7 @@ class Memory:
     def _episode_input(self, fields: Mapping[str, Any], source: str) -> dict[str, Any]:
         # Refused, never dropped: a caller that sends `id` or `at` must not believe they
         # were kept (issue 16). The ledger mints both.
-        unknown = [key for key in fields if key not in RECORD_FIELDS]
+        unknown = [key for key in args.fields(fields) if key not in RECORD_FIELDS]
         if unknown:
             raise UsageError(
                 f"{source} does not take {', '.join(repr(k) for k in unknown)}",

@@ -7,6 +7,8 @@ given as ``4`` or ``[b'x']`` became an episode saying "4" or "[b'x']")."""
 from __future__ import annotations
 
 import io
+import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +75,8 @@ def test_memory_refuses_what_is_no_repository(
 
 
 RUNS = io.BytesIO(b'{"messages": [{"role": "user", "content": "Refund order 42"}]}\n')
+CLOSED = io.BytesIO(RUNS.getvalue())
+CLOSED.close()
 CALLS = [
     ("recall", (3,), {}, "'task' must be text (a str), not int"),
     ("recall", ([b"x"],), {}, "'task' must be text (a str), not list"),
@@ -83,6 +87,9 @@ CALLS = [
     ("episode", (3,), {}, "'episode_id' must be text (a str), not int"),
     ("episode", ("ep-\ud800",), {}, "'episode_id' holds a lone surrogate (U+D800)"),
     ("record_batch", (None,), {}, "'inputs' must be a list of episode inputs, not NoneType"),
+    # TypeError: 'NoneType' object is not iterable; "record does not take 't', 'a', 's', 'k'".
+    ("record_fields", (None,), {}, "'fields' must be a mapping of field names to values, not NoneType"),
+    ("record_fields", ("task",), {}, "'fields' must be a mapping of field names to values, not str"),
     ("record_batch", (3,), {}, "'inputs' must be a list of episode inputs, not int"),
     ("answer", (3, 4), {}, "'task' must be text (a str), not int"),
     ("answer", ("Pick the office plants", [b"x"]), {}, "'answer' must be text (a str), not list"),
@@ -96,7 +103,32 @@ CALLS = [
     ("import_runs", (RUNS, "openai-chat"), {"write_tools": 5}, "'write_tools' must be a list of tool names"),
     ("import_runs", (RUNS, "openai-chat"), {"write_tools": "refund"}, "'write_tools' must be a list"),
     ("import_runs", (RUNS, "openai-chat"), {"corrections": 5}, "'corrections' must be a mapping"),
+    # A text key was a TypeError from the importer's comparison; 0, -1 and True were
+    # dropped or taken as 1 unseen (a correction lost); 5 an "invalid episode input".
+    *(
+        ("import_runs", (RUNS, "openai-chat"), {"corrections": {key: "Ask first"}}, says)
+        for key, says in (
+            ("1", "'corrections' maps conversation numbers (int, from 1) to text, not '1'"),
+            (0, "'corrections' maps conversation numbers (int, from 1) to text, not 0"),
+            (-1, "'corrections' maps conversation numbers (int, from 1) to text, not -1"),
+            (True, "'corrections' maps conversation numbers (int, from 1) to text, not True"),
+        )
+    ),
+    ("import_runs", (RUNS, "openai-chat"), {"corrections": {1: 5}}, "'corrections[1]' must be text (a str)"),
+    ("import_runs", (RUNS, "openai-chat"), {"corrections": {1: " "}}, "'corrections[1]' is empty"),
     ("import_runs", (RUNS, "openai-chat"), {"agent": 5}, "'agent' must be text (a str), not int"),
+    # Each was a bare error from inside the reader: AttributeError: 'str' object has no
+    # attribute 'decode'; ValueError: I/O operation on closed file; TypeError: 'int'
+    # object is not callable (the last two once the first conversation was read).
+    (
+        "import_runs",
+        (io.StringIO('{"messages": []}'), "openai-chat"),
+        {},
+        "'source' must be a path or a binary stream, not StringIO",
+    ),
+    ("import_runs", (CLOSED, "openai-chat"), {}, "'source' is closed"),
+    ("import_runs", (RUNS, "openai-chat"), {"progress": 5}, "'progress' must be a function or None"),
+    ("import_runs", (RUNS, "openai-chat"), {"warn": 5}, "'warn' must be a function or None"),
     ("import_runs", (RUNS, "openai-chat"), {"at": 5}, "'at' must be text (a str), not int"),
     (
         "record_batch",
@@ -118,3 +150,48 @@ def test_a_wrong_argument_is_a_usage_error_naming_it(
     assert says in raised.value.message
     assert raised.value.exit_code == 2
     assert _state(demo_repo.root) == before
+
+
+def test_write_tools_from_a_generator_are_marked(demo_repo: MemoryRepo) -> None:
+    """The argument check iterated a generator to its end, so the import saw no write
+    tool: the refund was recorded without its [write] mark, and nothing said so."""
+    memory = scarwarden.open_memory(demo_repo.root)
+    refund = {"id": "c1", "function": {"name": "refund", "arguments": "{}"}}
+    run = {
+        "messages": [
+            {"role": "user", "content": "Refund order 42"},
+            {"role": "assistant", "tool_calls": [refund]},
+        ]
+    }
+    runs = io.BytesIO(json.dumps(run).encode() + b"\n")
+    result = memory.import_runs(runs, "openai-chat", write_tools=(t for t in ["refund"]), dry_run=True)
+    assert result.added[0].get("action") == "1 tool call(s), 1 write(s):\n1. [write] refund({})"
+
+
+@pytest.mark.parametrize(
+    ("method", "args"),
+    [
+        ("recall", ("Post our discount code",)),
+        ("record", ("Write the launch email",)),
+        ("record_batch", ([{"task": "Write the launch email"}],)),
+        ("answer", ("Pick the office plants", "Green")),
+        ("confirm", ("Post our discount code", "PB-02")),
+        ("distill", ()),
+        ("import_runs", (io.BytesIO(RUNS.getvalue()), "openai-chat")),
+        ("rule", ("PB-02",)),
+        ("episode", ("ep-aaaaaaaaaa",)),
+    ],
+)
+def test_a_call_after_the_repository_was_deleted_says_so(
+    demo_repo: MemoryRepo, method: str, args: tuple[Any, ...]
+) -> None:
+    """Each said what git or a later check made of it: GitError "git ls-files -s failed:
+    fatal: not a git repository (or any of the parent directories): .git", a bare
+    ScarwardenError, or UsageError "the repository has no commits yet"; recall made the
+    deleted folder again to put its index cache in."""
+    memory = scarwarden.open_memory(demo_repo.root)
+    shutil.rmtree(demo_repo.root)
+    with pytest.raises(scarwarden.UsageError) as raised:
+        getattr(memory, method)(*args)
+    assert raised.value.message == f"{demo_repo.root} does not exist (deleted or moved since it was opened)"
+    assert not demo_repo.root.exists()

@@ -412,3 +412,106 @@ def test_a_tau_bench_line_that_is_no_record_says_so(cli: Any, tmp_path: Path, re
     assert result.exit_code == ExitCode.CHECK_FAILED
     assert "not a tau-bench record" in result.stderr and said in result.stderr
     assert "list indices" not in result.stderr and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [("task_id", "x", "task_id"), ("trial", "first", "trial"), ("reward", "high", "reward")],
+)
+def test_a_tau_bench_field_with_a_wrong_value_is_named_not_taken_for_bad_arguments(
+    cli: Any, tmp_path: Path, field: str, value: str, said: str
+) -> None:
+    """It said "a tool call's arguments are not valid JSON (invalid literal for int()
+    with base 10: 'x')" of a record whose task_id was "x", and whose calls were fine."""
+    record = {"task_id": 3, "trial": 0, "reward": 1.0, "traj": []}
+    record["info"] = {"task": {"instruction": "Book a flight to Boston", "actions": []}}
+    runs = tmp_path / "results.json"
+    runs.write_text(json.dumps([{**record, field: value}]))
+    result = cli("episode", "import", "--format", "tau-bench", str(runs))
+    assert result.exit_code == ExitCode.CHECK_FAILED
+    assert (
+        f"error: results.json: conversation 1: not a tau-bench record ('{said}' must be a number, "
+        f"got {value!r}); nothing was written"
+    ) in result.stderr
+    assert "arguments" not in result.stderr
+
+
+def test_an_import_killed_before_its_commit_is_imported_whole_by_the_rerun(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A run killed with every file written (its pre-commit hook kills it) leaves them
+    untracked, with the write journal. The re-run counted them "already in the ledger
+    (imported before)", skipped them, then rolled them back under the lock: "Committed
+    1 episode(s) from 3 conversation(s); 2 already in the ledger", two runs lost."""
+    root = memory_repo.root
+    runs = tmp_path / "runs.jsonl"
+    runs.write_bytes(jsonl(*(conversation(f"Refund order {n}") for n in range(3))))
+    pid_file = tmp_path / "import.pid"
+    hook = root / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\nwhile [ ! -s {pid_file} ]; do sleep 0.05; done\nkill -9 $(cat {pid_file})\n")
+    hook.chmod(0o755)
+    before = head(memory_repo)
+    argv = [sys.executable, "-m", "scarwarden", "episode", "import", "--format", "openai-chat", str(runs)]
+    killed = subprocess.Popen(argv, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pid_file.write_text(str(killed.pid))
+    killed.communicate(timeout=60)
+    assert killed.returncode == -9
+    assert head(memory_repo) == before and len(episode_files(memory_repo)) == 3  # written, not committed
+    hook.unlink()
+
+    dry = subprocess.run([*argv, "--dry-run"], cwd=root, capture_output=True, text=True)
+    assert dry.stderr.strip() == "Would add 3 episode(s) from 3 conversation(s)"
+    rerun = subprocess.run(argv, cwd=root, capture_output=True, text=True)
+    assert rerun.returncode == 0, rerun.stderr
+    assert rerun.stderr.strip() == "Committed 3 episode(s) from 3 conversation(s)"
+    committed = subprocess.run(
+        ["git", "show", "--name-only", "--format=", "HEAD"], cwd=root, capture_output=True, text=True
+    ).stdout
+    assert committed.count(".yaml") == 3
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True)
+    assert status.stdout == ""
+
+
+def test_an_invalid_or_leaky_episode_is_named_by_its_conversation(cli: Any, tmp_path: Path) -> None:
+    """The episode's own checks ran on the batch of new episodes: a problem said
+    "(item 1)" of the file's conversation 3 when 1 and 2 were imported before, and a
+    secret in a message named the episode's derived ID ("runs.jsonl (ep-4ngds6qb81gz)"),
+    which the file does not hold."""
+    first = tmp_path / "first.jsonl"
+    first.write_bytes(jsonl(conversation("Cancel order 1"), conversation("Cancel order 2")))
+    assert cli("episode", "import", "--format", "openai-chat", str(first)).exit_code == 0
+    nul = conversation("Cancel order 3")
+    nul["messages"][3]["content"] = "delivered\x00"
+    runs = tmp_path / "runs.jsonl"
+    runs.write_bytes(jsonl(conversation("Cancel order 1"), conversation("Cancel order 2"), nul))
+    had = episode_files_of(cli.root)
+    result = cli("episode", "import", "--format", "openai-chat", str(runs))
+    assert result.exit_code == ExitCode.CHECK_FAILED
+    assert "runs.jsonl: conversation 3: field 'action': holds a NUL character" in result.stderr
+    assert "(item" not in result.stderr
+    token = fake_secrets()["github-token"].split()[-1]
+    runs.write_bytes(jsonl(conversation("Cancel order 5"), conversation(f"Deploy with {token}")))
+    result = cli("episode", "import", "--format", "openai-chat", str(runs), "--dry-run")
+    assert result.exit_code == ExitCode.CHECK_FAILED
+    assert "error: runs.jsonl: refused, it holds a secret; nothing was written" in result.stderr
+    assert "runs.jsonl: conversation 2: field 'task': holds a secret: GitHub token" in result.stderr
+    assert token not in result.output and "(ep-" not in result.stderr
+    assert episode_files_of(cli.root) == had
+
+
+def test_a_pretty_printed_conversation_gets_a_hint_to_list_it(cli: Any, tmp_path: Path) -> None:
+    """One conversation saved with json.dump(..., indent=2) was refused as "line 1 is not
+    valid JSON ... Expecting property name enclosed in double quotes", with no word of
+    what the reader wanted (one conversation a line) or that a list may span lines."""
+    runs = tmp_path / "chat.json"
+    runs.write_text(json.dumps(conversation(), indent=2))
+    result = cli("episode", "import", "--format", "openai-chat", str(runs), "--dry-run")
+    assert result.exit_code == ExitCode.CHECK_FAILED
+    assert "error: chat.json: line 1 is not valid JSON; nothing was written" in result.stderr
+    assert (
+        "hint: JSON lines hold one whole JSON value a line; a conversation or record written "
+        "over several lines goes in a JSON list: [{...}]"
+    ) in result.stderr
+    runs.write_text(json.dumps([conversation()], indent=2))  # as the hint says
+    result = cli("episode", "import", "--format", "openai-chat", str(runs), "--dry-run")
+    assert result.exit_code == 0 and "Would add 1 episode(s) from 1 conversation(s)" in result.stderr

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 from scarwarden.errors import Problem, UsageError, ValidationError
-from scarwarden.files import record, secret_scan
+from scarwarden.files import record, secret_scan, write_journal
 from scarwarden.files.episodes import Episode
 from scarwarden.files.transcripts import FORMATS, chat, stream
 from scarwarden.repo import MemoryRepo
@@ -143,6 +143,13 @@ def _tau_episode(record_: Any, where: str, at: str, agent: str) -> tuple[dict[st
             f"{where}: not a tau-bench record (a field has the wrong type); nothing was written", hint=hint
         ) from None
     except (ValueError, RecursionError) as exc:
+        wrong = _not_a_number(record_)
+        if wrong is not None:  # int()/float()'s words would name no field
+            raise ValidationError(
+                f"{where}: not a tau-bench record ({wrong!r} must be a number, got {record_[wrong]!r:.40}); "
+                "nothing was written",
+                hint=hint,
+            ) from None
         reason = exc if isinstance(exc, ValueError) else "nested too deeply"
         raise ValidationError(
             f"{where}: a tool call's arguments are not valid JSON ({reason}); nothing was written"
@@ -155,6 +162,18 @@ def _tau_episode(record_: Any, where: str, at: str, agent: str) -> tuple[dict[st
         for j, call in enumerate(msg.get("tool_calls") or [])
     }
     return tau.episode_of(run, at, agent=agent), raw
+
+
+def _not_a_number(record_: Mapping[str, Any]) -> str | None:
+    """The first of the record's numbers (task_id, trial, reward) that is not one."""
+    for key, kind in (("task_id", int), ("trial", int), ("reward", float)):
+        try:
+            kind(record_.get(key, 0))
+        except ValueError:
+            return key
+        except TypeError:  # not text either: make_run says so
+            continue
+    return None
 
 
 def _secrets(raw_args: Mapping[str, str], where: str, allow: Collection[str]) -> list[Problem]:
@@ -210,24 +229,62 @@ def import_file(
     ``check`` is the provenance gate's, run on the tree before HEAD moves (issue 27)."""
     options = replace(options, allow=tuple(repo.config.secrets.allow))
     inputs = read_episodes(data, fmt, source, options, progress)
+    # A killed import's files are untracked, not in the ledger: undone first, or they
+    # would count as imported before, and the lock's recovery then removes them.
+    write_journal.recover_interrupted(repo)
     have = record.ids_in_ledger(repo, [item["id"] for item in inputs])
     new: list[dict[str, Any]] = []
     skipped = [item["id"] for item in inputs if item["id"] in have]
     repeated: list[str] = []
     taken = set(have)
-    for item in inputs:  # a conversation logged twice in the file is one episode
+    numbers: list[int] = []  # each new episode's conversation
+    for number, item in enumerate(inputs, 1):  # a conversation logged twice in the file is one episode
         if item["id"] in taken:
             repeated += [] if item["id"] in have else [item["id"]]
             continue
         taken.add(item["id"])
         new.append(item)
-    if dry_run or not new:
-        episodes = record.prepare(new, source=source) if new else []
-        for problem in record.screen(repo, episodes, source) if episodes else []:
-            if warn is not None:
-                warn(problem)
-        return ImportResult(len(inputs), episodes, skipped, dry_run, repeated=repeated)
-    episodes = record.add_episodes(repo, new, source=source, warn=warn, check=check)
+        numbers.append(number)
+    try:
+        if dry_run or not new:
+            episodes = record.prepare(new, source=source) if new else []
+            for problem in record.screen(repo, episodes, source) if episodes else []:
+                if warn is not None:
+                    warn(problem)
+            return ImportResult(len(inputs), episodes, skipped, dry_run, repeated=repeated)
+        episodes = record.add_episodes(repo, new, source=source, warn=warn, check=check)
+    except ValidationError as exc:
+        raise _by_conversation(exc, new, numbers, source, options.allow) from None
     from scarwarden import git
 
     return ImportResult(len(inputs), episodes, skipped, False, git.head(repo.root), repeated)
+
+
+def _by_conversation(
+    error: ValidationError,
+    episodes: list[dict[str, Any]],
+    numbers: list[int],
+    source: str,
+    allow: Collection[str],
+) -> ValidationError:
+    """The batch's refusal said by conversation: its checks name an item among the new
+    episodes only ("item 1" of conversation 3) or a derived ID ("runs.jsonl (ep-...)"),
+    neither of which the file shows. Each episode is checked alone (only when the batch
+    failed); ``error`` as it was when none fails alone (the gate, personal data)."""
+    invalid: list[Problem] = []
+    leaks: list[Problem] = []
+    for episode, number in zip(episodes, numbers, strict=True):
+        where = f"{source}: conversation {number}"
+        try:
+            record.prepare([episode], source=where)
+        except ValidationError as exc:
+            invalid += exc.problems or [Problem(exc.message, file=where)]
+        leaks += [
+            Problem(secret_scan.describe(f), file=where, field=f.field, hint=secret_scan.hint(f))
+            for f in secret_scan.scan_mapping(episode, allow)
+        ]
+    if leaks:
+        return ValidationError(f"{source}: refused, it holds a secret; nothing was written", problems=leaks)
+    if invalid:
+        return ValidationError(f"{source}: invalid episode input; nothing was written", problems=invalid)
+    return error

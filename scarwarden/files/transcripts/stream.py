@@ -23,6 +23,10 @@ MAX_ITEM_BYTES = 8 * 1024 * 1024
 #: The largest file an import reads (it is streamed; this bounds one commit's batch).
 MAX_FILE_BYTES = 256 * 1024 * 1024
 _CHUNK = 1 << 20
+_ONE_A_LINE = (
+    "JSON lines hold one whole JSON value a line; a conversation or record written over "
+    "several lines goes in a JSON list: [{...}]"
+)
 #: The characters that change the scanner's state inside an array.
 _SIGNIFICANT = re.compile(r'["\\\[\]{},]')
 
@@ -86,6 +90,7 @@ def _parse(text: str, source: str, number: int, line: int | None = None) -> Any:
         raise ValidationError(
             f"{source}: {where} is not valid JSON; nothing was written",
             problems=[Problem(reason, file=source, line=line)],
+            hint=None if line is None else _ONE_A_LINE,  # json.dump(..., indent=2) is not JSON lines
         ) from None
     # A "\\ud800" escape parses to a lone surrogate: refused here, with its place, not
     # by the first hash or file that cannot encode it.
