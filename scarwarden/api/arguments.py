@@ -103,9 +103,14 @@ def fields(value: Any) -> Mapping[str, Any]:
     return value
 
 
-def distill(branch: Any, progress: Any) -> None:
+def distill(branch: Any, progress: Any, **flags: Any) -> None:
+    """``flags``: True or False (``offline`` None too): ``dry_run=None``, a caller's
+    "default", was falsy and committed a distill."""
     text_or_none(branch, "branch")
     function(progress, "progress")
+    for name, value in flags.items():
+        if not isinstance(value, bool) and not (name == "offline" and value is None):
+            raise wrong_type(name, value, "True or False" + (" (or None)" if name == "offline" else ""))
 
 
 def source(value: Any) -> Path | IO[bytes]:

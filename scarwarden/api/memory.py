@@ -213,7 +213,7 @@ class Memory:
         batches are answered."""
         from scarwarden.distill import distill, preview
 
-        args.distill(branch, progress)
+        args.distill(branch, progress, offline=offline, dry_run=dry_run, commit=commit)
         with self._writes:
             if dry_run:
                 result = preview(

@@ -97,6 +97,15 @@ CALLS = [
     ("confirm", ("Post our discount code", 3), {}, "'rule_id' must be text (a str), not int"),
     ("distill", (), {"offline": True, "branch": 3}, "'branch' must be text (a str), not int"),
     ("distill", (), {"offline": True, "progress": 3}, "'progress' must be a function or None"),
+    # A caller's "default" (None) or "no" was falsy: dry_run=None committed a distill.
+    ("distill", (), {"offline": True, "dry_run": None}, "'dry_run' must be True or False, not NoneType"),
+    (
+        "distill",
+        (),
+        {"offline": True, "dry_run": False, "commit": "no"},
+        "'commit' must be True or False, not str",
+    ),
+    ("distill", (), {"offline": "yes"}, "'offline' must be True or False (or None), not str"),
     ("import_runs", (None, "openai-chat"), {}, "'source' must be a path or a binary stream"),
     ("import_runs", (3, "openai-chat"), {}, "'source' must be a path or a binary stream"),
     ("import_runs", (b"/x", "openai-chat"), {}, "'source' must be a path or a binary stream"),
