@@ -178,3 +178,19 @@ def test_a_bad_prompt_request_is_invalid_params_naming_what_it_takes(demo_repo: 
     }
     assert "refund a customer" in by_id[63]["result"]["messages"][0]["content"]["text"]
     assert b"Traceback" not in proc.stderr and b"ERROR" not in proc.stderr, proc.stderr.decode()
+
+
+def test_a_line_with_a_carriage_return_inside_is_one_line(demo_repo: MemoryRepo) -> None:
+    """A CR is JSON whitespace and MCP ends a message at a newline only; the SDK read
+    stdin in universal-newline mode, cut the line at the CR and answered two parse errors
+    under ``null``, so the request was never answered."""
+    replies, proc = serve_lines(
+        demo_repo,
+        [
+            b'{"jsonrpc":"2.0",\r"id":70,\r"method":"tools/list"}',
+            b'{"jsonrpc":"2.0","id":71,"method":"tools/list"}\r',  # a CRLF line end
+        ],
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    served = [(r.get("id"), "tools" in r.get("result", {})) for r in replies[1:]]
+    assert served == [(70, True), (71, True)], replies

@@ -99,17 +99,23 @@ class _Server(MCPServer):
         """The SDK's stdio loop, with every unreadable line answered (:mod:`.wire`)."""
         from mcp.server.stdio import stdio_server
 
-        from scarwarden.agents.mcp.wire import AnsweringReadStream, AnsweringWriteStream, Unanswered
+        from scarwarden.agents.mcp.wire import (
+            AnsweringReadStream,
+            AnsweringWriteStream,
+            Unanswered,
+            claimed_stdin,
+        )
 
         try:
-            async with stdio_server() as (read_stream, write_stream):
-                unanswered = Unanswered()
-                writer = AnsweringWriteStream(write_stream, unanswered)
-                await self._lowlevel_server.run(
-                    AnsweringReadStream(read_stream, writer, unanswered),
-                    writer,
-                    self._lowlevel_server.create_initialization_options(),
-                )
+            with claimed_stdin() as lines:
+                async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+                    unanswered = Unanswered()
+                    writer = AnsweringWriteStream(write_stream, unanswered)
+                    await self._lowlevel_server.run(
+                        AnsweringReadStream(read_stream, writer, unanswered),
+                        writer,
+                        self._lowlevel_server.create_initialization_options(),
+                    )
         except Exception as exc:
             if not _client_gone(exc):  # a client that closed its end is the end, not a crash
                 raise

@@ -12,13 +12,19 @@ requests in flight when its read stream ends, so ``printf '...' | scarwarden mcp
 the handshake's answer and none other. Here the read stream ends only once every request
 passed on has been answered (or cancelled by the client); MCP's stdio shutdown (the
 client closes stdin, then waits for the server to exit) stays the same.
+
+Scarwarden reads stdin's lines itself (:class:`StdinLines`), as bytes, and hands the SDK
+their text: a line ends at a newline only (MCP's stdio framing), where the SDK's text
+stream also cut one at a carriage return, which JSON reads as whitespace.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
-from contextlib import suppress
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager, suppress
 from types import TracebackType
 from typing import Any
 
@@ -159,6 +165,33 @@ class AnsweringReadStream:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+
+@contextmanager
+def claimed_stdin() -> Iterator[StdinLines]:
+    """stdin's lines, with file descriptor 0 pointed at the null device meanwhile, as
+    the SDK's transport does for the stdin it reads itself (a child process must read
+    EOF there, not the client's messages); restored on exit."""
+    from mcp.server import stdio
+
+    wire, release = stdio._claim_fd(0, sys.stdin, "rb", stdio._open_stdin_diversion)
+    try:
+        yield StdinLines(anyio.wrap_file(wire))
+    finally:
+        if release is not None:
+            release()
+
+
+class StdinLines:
+    """stdin for the SDK's transport, which only iterates its lines and parses each:
+    the lines of ``raw`` (bytes, split at newlines only), as text."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for raw in self._raw:
+            yield raw.decode("utf-8", "replace")
 
 
 def error_reply(exc: Exception) -> JSONRPCError | None:
