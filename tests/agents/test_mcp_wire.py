@@ -194,3 +194,57 @@ def test_a_line_with_a_carriage_return_inside_is_one_line(demo_repo: MemoryRepo)
     assert proc.returncode == 0, proc.stderr.decode()
     served = [(r.get("id"), "tools" in r.get("result", {})) for r in replies[1:]]
     assert served == [(70, True), (71, True)], replies
+
+
+@pytest.mark.parametrize(
+    ("request_id", "said"),
+    [
+        (b"null", "not null"),
+        (b"1.5", "not the number 1.5"),
+        (b"2.0", "not the number 2.0"),
+        (b"true", "not true"),
+        (b'{"n":1}', "not an object"),
+        (b"[1]", "not an array"),
+    ],
+)
+def test_a_request_whose_id_is_not_a_string_or_an_integer_is_answered(
+    demo_repo: MemoryRepo, request_id: bytes, said: str
+) -> None:
+    """The SDK read such a request as a notification (it ignores the ``id``) and dropped
+    it: the client waited forever. MCP: an ID is a string or an integer, never null;
+    JSON-RPC 2.0 answers an invalid request with -32600 under ``null``."""
+    replies, proc = serve_lines(
+        demo_repo,
+        [
+            b'{"jsonrpc":"2.0","id":%s,"method":"tools/list"}' % request_id,
+            b'{"jsonrpc":"2.0","id":%s,"method":"notifications/initialized"}' % request_id,
+            b'{"jsonrpc":"2.0","id":72,"method":"tools/list"}',
+        ],
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert [(r["id"], r.get("error", {}).get("code")) for r in replies[1:]] == [
+        (None, -32600),
+        (None, -32600),
+        (72, None),
+    ], replies
+    message = replies[1]["error"]["message"]
+    assert message.startswith(f'Invalid request: its "id" must be a string or an integer, {said}'), message
+
+
+def test_messages_that_need_no_answer_get_none(demo_repo: MemoryRepo) -> None:
+    """A notification (no ``id``, known method or not), a response to no request and an
+    error under ``null`` (the client could not read something) are not answered
+    (JSON-RPC 2.0: a notification is never answered; a response is not a request)."""
+    replies, proc = serve_lines(
+        demo_repo,
+        [
+            b'{"jsonrpc":"2.0","method":"no/such"}',
+            b'{"jsonrpc":"2.0","id":73,"result":{}}',
+            b'{"jsonrpc":"2.0","id":74,"error":{"code":-1,"message":"x"}}',
+            b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}',
+            b'{"jsonrpc":"2.0","id":75,"method":"tools/list"}',
+        ],
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert [r["id"] for r in replies[1:]] == [75], replies
+    assert b"Traceback" not in proc.stderr, proc.stderr.decode()

@@ -112,7 +112,7 @@ class _Server(MCPServer):
                     unanswered = Unanswered()
                     writer = AnsweringWriteStream(write_stream, unanswered)
                     await self._lowlevel_server.run(
-                        AnsweringReadStream(read_stream, writer, unanswered),
+                        AnsweringReadStream(read_stream, writer, unanswered, lines.answers),
                         writer,
                         self._lowlevel_server.create_initialization_options(),
                     )

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager, suppress
 from types import TracebackType
@@ -114,10 +114,17 @@ class AnsweringReadStream:
     ``write_stream`` instead of being passed on (the SDK's read-stream protocol). Its
     end waits for every request it passed on to be answered."""
 
-    def __init__(self, inner: Any, write_stream: Any, unanswered: Unanswered | None = None) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        write_stream: Any,
+        unanswered: Unanswered | None = None,
+        answers: deque[JSONRPCError] | None = None,
+    ) -> None:
         self._inner = inner
         self._write = write_stream
         self._unanswered = unanswered if unanswered is not None else Unanswered()
+        self._answers = answers if answers is not None else deque()
 
     @property
     def last_context(self) -> Any:  # the sender's context, read by the SDK's loop
@@ -133,7 +140,7 @@ class AnsweringReadStream:
             if not isinstance(item, Exception):
                 self._note(item.message)
                 return item
-            reply = error_reply(item)
+            reply = self._answers.popleft() if self._answers and _blank(item) else error_reply(item)
             if reply is not None:
                 with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                     await self._write.send(SessionMessage(reply))
@@ -184,14 +191,51 @@ def claimed_stdin() -> Iterator[StdinLines]:
 
 class StdinLines:
     """stdin for the SDK's transport, which only iterates its lines and parses each:
-    the lines of ``raw`` (bytes, split at newlines only), as text."""
+    the lines of ``raw`` (bytes, split at newlines only), as text, blank ones skipped.
+
+    A line the SDK would misread is answered here: its answer goes to :attr:`answers`
+    and a blank line takes its place, which the SDK passes on as unreadable and
+    :class:`AnsweringReadStream` answers with the next of :attr:`answers` (in order,
+    among the answers to the other unreadable lines)."""
 
     def __init__(self, raw: Any) -> None:
         self._raw = raw
+        self.answers: deque[JSONRPCError] = deque()
 
     async def __aiter__(self) -> AsyncIterator[str]:
         async for raw in self._raw:
-            yield raw.decode("utf-8", "replace")
+            line = raw.decode("utf-8", "replace")
+            if not line.strip():
+                continue
+            answer = misread_reply(line)
+            if answer is not None:
+                self.answers.append(answer)
+                line = "\n"
+            yield line
+
+
+def misread_reply(line: str) -> JSONRPCError | None:
+    """The error answering ``line`` if the SDK would misread it, else None: a request
+    whose ``id`` is not a string or an integer (null, 1.5, true, an object, an array)
+    passes the SDK's parser as a notification, its ``id`` ignored, so it was never
+    answered; MCP's request ID is a string or an integer, never null."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):  # the SDK's parser fails too: error_reply answers
+        return None
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return None
+    request_id = message["id"]
+    if _request_id(message) is not None:
+        return None
+    if request_id is None or isinstance(request_id, bool):
+        kind = json.dumps(request_id)
+    elif isinstance(request_id, (int, float)):
+        kind = f"the number {request_id!r}"
+    else:
+        kind = "an array" if isinstance(request_id, list) else "an object"
+    why = f'its "id" must be a string or an integer, not {kind}'
+    return _error(None, INVALID_REQUEST, f"Invalid request: {why}")
 
 
 def error_reply(exc: Exception) -> JSONRPCError | None:
@@ -225,6 +269,14 @@ def error_reply(exc: Exception) -> JSONRPCError | None:
     if isinstance(top, list):
         what = "a batch (MCP takes one message per line)"
     return _error(_request_id(top), INVALID_REQUEST, f"Invalid request: {what}")
+
+
+def _blank(exc: Exception) -> bool:
+    """Whether ``exc`` is the SDK's failure to read a blank line (:class:`StdinLines`)."""
+    if not isinstance(exc, ValidationError):
+        return False
+    raw = next((e["input"] for e in exc.errors() if e["type"] == "json_invalid"), None)
+    return isinstance(raw, str) and not raw.strip()
 
 
 def _request_id(message: object) -> str | int | None:
