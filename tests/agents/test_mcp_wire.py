@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 import pytest
+from conftest import head
 
 from scarwarden.repo import MemoryRepo
 
@@ -248,3 +249,27 @@ def test_messages_that_need_no_answer_get_none(demo_repo: MemoryRepo) -> None:
     assert proc.returncode == 0, proc.stderr.decode()
     assert [r["id"] for r in replies[1:]] == [75], replies
     assert b"Traceback" not in proc.stderr, proc.stderr.decode()
+
+
+def test_a_line_that_is_not_utf8_is_refused_and_nothing_is_written(demo_repo: MemoryRepo) -> None:
+    """The SDK decoded stdin with errors="replace": a Latin-1 "é" in a record_episode
+    call was committed to the ledger as U+FFFD, for good. MCP's messages are UTF-8; such
+    a line is answered (under its ID when it can be read) and nothing is done."""
+    before = head(demo_repo)
+    call = {
+        "name": "record_episode",
+        "arguments": {"task": "refund the café customer", "outcome": "refunded twice"},
+    }
+    request = {"jsonrpc": "2.0", "id": 80, "method": "tools/call", "params": call}
+    line = json.dumps(request, ensure_ascii=False)
+    replies, proc = serve_lines(
+        demo_repo,
+        [line.encode("latin-1"), b'{"jsonrpc":"2.0","id":81,"method":"tools/list"}'],
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    answered = [(r["id"], r.get("error", {}).get("code")) for r in replies[1:]]
+    assert answered == [(80, -32600), (81, None)], replies
+    message = replies[1]["error"]["message"]
+    assert message.startswith("Invalid request: byte 0xe9 at offset "), message
+    assert "is not UTF-8" in message
+    assert head(demo_repo) == before

@@ -15,7 +15,9 @@ client closes stdin, then waits for the server to exit) stays the same.
 
 Scarwarden reads stdin's lines itself (:class:`StdinLines`), as bytes, and hands the SDK
 their text: a line ends at a newline only (MCP's stdio framing), where the SDK's text
-stream also cut one at a carriage return, which JSON reads as whitespace.
+stream also cut one at a carriage return, which JSON reads as whitespace; and a line
+that is not UTF-8 is answered, where the SDK's decoding made each bad byte U+FFFD and
+served the request (``record_episode`` committed the U+FFFD to the ledger).
 """
 
 from __future__ import annotations
@@ -204,14 +206,31 @@ class StdinLines:
 
     async def __aiter__(self) -> AsyncIterator[str]:
         async for raw in self._raw:
-            line = raw.decode("utf-8", "replace")
-            if not line.strip():
-                continue
-            answer = misread_reply(line)
+            answer: JSONRPCError | None
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:  # the SDK's "replace" made it U+FFFD, kept for good
+                line, answer = "", not_utf8_reply(exc)
+            else:
+                answer = misread_reply(line)
             if answer is not None:
                 self.answers.append(answer)
-                line = "\n"
-            yield line
+                yield "\n"
+            elif line.strip():
+                yield line
+
+
+def not_utf8_reply(exc: UnicodeDecodeError) -> JSONRPCError:
+    """The error answering a line that is not UTF-8 (MCP's messages are), under the
+    request's ID when the rest of it can be read."""
+    why = f"byte {exc.object[exc.start]:#04x} at offset {exc.start} is not UTF-8"
+    try:
+        request_id = _request_id(json.loads(exc.object.decode("utf-8", "replace")))
+    except (ValueError, RecursionError):
+        request_id = None
+    if request_id is None:
+        return _error(None, PARSE_ERROR, f"Parse error: {why}")
+    return _error(request_id, INVALID_REQUEST, f"Invalid request: {why}")
 
 
 def misread_reply(line: str) -> JSONRPCError | None:
