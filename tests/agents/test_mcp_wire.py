@@ -273,3 +273,12 @@ def test_a_line_that_is_not_utf8_is_refused_and_nothing_is_written(demo_repo: Me
     assert message.startswith("Invalid request: byte 0xe9 at offset "), message
     assert "is not UTF-8" in message
     assert head(demo_repo) == before
+
+
+def test_a_line_that_starts_with_a_byte_order_mark_is_served(demo_repo: MemoryRepo) -> None:
+    """A UTF-8 byte order mark (Windows tools write one) was answered "Parse error: the
+    line is not JSON (... expected value at line 1 column 1)" under null, and the request
+    was lost; JSON parsers may ignore it (RFC 8259, section 8.1)."""
+    replies, proc = serve_lines(demo_repo, [b'\xef\xbb\xbf{"jsonrpc":"2.0","id":90,"method":"tools/list"}'])
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert [(r.get("id"), "tools" in r.get("result", {})) for r in replies[1:]] == [(90, True)], replies

@@ -17,7 +17,8 @@ Scarwarden reads stdin's lines itself (:class:`StdinLines`), as bytes, and hands
 their text: a line ends at a newline only (MCP's stdio framing), where the SDK's text
 stream also cut one at a carriage return, which JSON reads as whitespace; and a line
 that is not UTF-8 is answered, where the SDK's decoding made each bad byte U+FFFD and
-served the request (``record_episode`` committed the U+FFFD to the ledger).
+served the request (``record_episode`` committed the U+FFFD to the ledger). A byte order
+mark before a message is skipped (the SDK answered it as a parse error).
 """
 
 from __future__ import annotations
@@ -207,8 +208,8 @@ class StdinLines:
     async def __aiter__(self) -> AsyncIterator[str]:
         async for raw in self._raw:
             answer: JSONRPCError | None
-            try:
-                line = raw.decode("utf-8")
+            try:  # a byte order mark may be ignored (RFC 8259, section 8.1): Windows tools write one
+                line = raw.decode("utf-8").removeprefix("\ufeff")
             except UnicodeDecodeError as exc:  # the SDK's "replace" made it U+FFFD, kept for good
                 line, answer = "", not_utf8_reply(exc)
             else:
