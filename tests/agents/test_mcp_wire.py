@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from conftest import head
 
+from scarwarden.files.atomic import write_lock
 from scarwarden.repo import MemoryRepo
 
 pytest.importorskip("mcp")
@@ -282,3 +283,38 @@ def test_a_line_that_starts_with_a_byte_order_mark_is_served(demo_repo: MemoryRe
     replies, proc = serve_lines(demo_repo, [b'\xef\xbb\xbf{"jsonrpc":"2.0","id":90,"method":"tools/list"}'])
     assert proc.returncode == 0, proc.stderr.decode()
     assert [(r.get("id"), "tools" in r.get("result", {})) for r in replies[1:]] == [(90, True)], replies
+
+
+def test_a_request_reusing_the_id_of_one_in_flight_is_refused(demo_repo: MemoryRepo) -> None:
+    """MCP: a request ID is never reused in a session. The SDK ran a second request under
+    the ID of one still in flight (its table keeps the last), and answered both under
+    that ID: the client could not tell them apart, and cancelling the first cancelled the
+    second. Here the first, a record_episode, waits for the ledger's lock the test holds."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    call = {"name": "record_episode", "arguments": {"task": "refund a customer", "outcome": "refunded"}}
+    lines = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": call},
+        {"jsonrpc": "2.0", "id": "5", "method": "tools/list"},  # the SDK's "5" is 5
+        {"jsonrpc": "2.0", "id": 6, "method": "tools/list"},
+    ]
+    with write_lock(demo_repo):
+        proc.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+        proc.stdin.flush()
+        replies = [json.loads(proc.stdout.readline()) for _ in range(3)]
+    proc.stdin.close()
+    replies += [json.loads(line) for line in proc.stdout.read().splitlines()]
+    assert proc.wait(timeout=60) == 0, proc.stderr.read().decode()
+    answered = [(r["id"], r.get("error", {}).get("code")) for r in replies[1:]]
+    assert sorted(answered, key=str) == [("5", -32600), (5, None), (6, None)], replies
+    assert answered[-1] == (5, None), replies  # the record_episode, once the lock was free
+    refused = next(r for r in replies if r["id"] == "5")["error"]["message"]
+    assert refused.startswith("Invalid request: id '5' is that of a request not yet answered"), refused
+    assert "ep-" in replies[-1]["result"]["content"][0]["text"]

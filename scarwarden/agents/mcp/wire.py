@@ -44,6 +44,7 @@ from mcp.types import (
 )
 from pydantic import ValidationError
 
+from scarwarden.errors import clipped
 from scarwarden.files.input_policy import encoding_problems_in
 
 #: What every error says to do.
@@ -63,6 +64,9 @@ class Unanswered:
         if not self._ids:
             self._none = anyio.Event()
         self._ids[str(request_id)] += 1
+
+    def pending(self, request_id: object) -> bool:
+        return str(request_id) in self._ids
 
     def settled(self, request_id: object) -> None:
         key = str(request_id)
@@ -140,10 +144,18 @@ class AnsweringReadStream:
             except anyio.EndOfStream:
                 await self._unanswered.wait()
                 raise
+            reply: JSONRPCError | None
             if not isinstance(item, Exception):
-                self._note(item.message)
-                return item
-            reply = self._answers.popleft() if self._answers and _blank(item) else error_reply(item)
+                message = item.message
+                reused = isinstance(message, JSONRPCRequest) and self._unanswered.pending(message.id)
+                self._note(message)  # a reused ID too: its refusal below settles it
+                if not reused:
+                    return item
+                reply = _reused_reply(message.id)
+            elif self._answers and _blank(item):
+                reply = self._answers.popleft()
+            else:
+                reply = error_reply(item)
             if reply is not None:
                 with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                     await self._write.send(SessionMessage(reply))
@@ -289,6 +301,18 @@ def error_reply(exc: Exception) -> JSONRPCError | None:
     if isinstance(top, list):
         what = "a batch (MCP takes one message per line)"
     return _error(_request_id(top), INVALID_REQUEST, f"Invalid request: {what}")
+
+
+def _reused_reply(request_id: str | int) -> JSONRPCError:
+    """The refusal of a request reusing the ID of one not yet answered (MCP: an ID is
+    never reused in a session). The SDK ran it, keeping only the last of the two in its
+    table, and answered both under the one ID: the client could not tell the answers
+    apart, and cancelling the first cancelled the second."""
+    shown = clipped(repr(request_id), 120)  # the client's value: a long one is not echoed in full
+    why = f"id {shown} is that of a request not yet answered; give each request its own id"
+    return JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=ErrorData(code=INVALID_REQUEST, message=f"Invalid request: {why}")
+    )
 
 
 def _blank(exc: Exception) -> bool:
