@@ -318,3 +318,30 @@ def test_a_request_reusing_the_id_of_one_in_flight_is_refused(demo_repo: MemoryR
     refused = next(r for r in replies if r["id"] == "5")["error"]["message"]
     assert refused.startswith("Invalid request: id '5' is that of a request not yet answered"), refused
     assert "ep-" in replies[-1]["result"]["content"][0]["text"]
+
+
+def test_params_of_the_wrong_shape_are_answered_naming_the_field(demo_repo: MemoryRepo) -> None:
+    """A request whose ``params`` hold a field of the wrong type, or miss one, was
+    answered -32602 "Invalid request parameters" with nothing saying which field."""
+
+    def request(n: int, method: str, params: dict[str, Any]) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}).encode()
+
+    replies, proc = serve_lines(
+        demo_repo,
+        [
+            request(100, "tools/call", {"name": "recall", "arguments": "refund"}),
+            request(101, "tools/call", {"arguments": {}}),
+            request(102, "resources/read", {"uri": 5}),
+            request(103, "tools/list", {}),
+        ],
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    by_id = {r["id"]: r for r in replies[1:]}
+    errors = {n: (by_id[n]["error"]["code"], by_id[n]["error"]["message"]) for n in (100, 101, 102)}
+    assert errors == {
+        100: (-32602, "Invalid params: params.arguments must be an object (tools/call)"),
+        101: (-32602, "Invalid params: params.name is required (tools/call)"),
+        102: (-32602, "Invalid params: params.uri must be a string (resources/read)"),
+    }, errors
+    assert "tools" in by_id[103]["result"]

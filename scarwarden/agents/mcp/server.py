@@ -121,6 +121,45 @@ class _Server(MCPServer):
                 raise
 
 
+async def _name_bad_params(ctx: Any, call_next: Any) -> Any:
+    """Middleware: a request whose ``params`` hold a field of the wrong type, or miss
+    one, is answered -32602 naming the field; the SDK answers "Invalid request
+    parameters" and nothing else (it keeps pydantic's text off the wire)."""
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import INVALID_PARAMS
+
+    try:
+        return await call_next(ctx)
+    except ValidationError as exc:
+        problems = [_param_problem(e) for e in exc.errors() if e["loc"][:1] == ("params",)]
+        if not problems:
+            raise
+        message = f"Invalid params: {'; '.join(problems[:10])} ({ctx.method})"
+        raise MCPError(code=INVALID_PARAMS, message=clipped(message, LINE_LIMIT)) from None
+
+
+#: What a field of the wrong JSON type must be, by pydantic's error type.
+_MUST_BE = {
+    "dict_type": "an object",
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "bool_type": "true or false",
+    "list_type": "an array",
+    "float_type": "a number",
+}
+
+
+def _param_problem(error: Any) -> str:
+    """``params.uri must be a string``: one error of the params, without their value."""
+    where = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "missing":
+        return f"{where} is required"
+    if error["type"] in _MUST_BE:
+        return f"{where} must be {_MUST_BE[error['type']]}"
+    return f"{where}: {error['msg'][:1].lower()}{error['msg'][1:]}"
+
+
 def _client_gone(exc: BaseException) -> bool:
     """Whether ``exc`` (or every error of an exception group) is a write to a client
     that closed its end of stdout."""
@@ -207,6 +246,7 @@ def build_server(
     register.add_resources(server, tools, repo.playbook_rel)
     register.add_prompt(server)
     _refuse_unknown_arguments(server)
+    server.middleware.append(_name_bad_params)
     return server
 
 
