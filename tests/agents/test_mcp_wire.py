@@ -345,3 +345,25 @@ def test_params_of_the_wrong_shape_are_answered_naming_the_field(demo_repo: Memo
         102: (-32602, "Invalid params: params.uri must be a string (resources/read)"),
     }, errors
     assert "tools" in by_id[103]["result"]
+
+
+def test_a_request_before_the_handshake_is_told_to_initialize_first(demo_repo: MemoryRepo) -> None:
+    """A request sent before ``initialize`` was answered "Invalid request parameters"
+    (the SDK's gate), which sent the client looking at params that were fine."""
+    lines = [
+        b'{"jsonrpc":"2.0","id":110,"method":"tools/list"}',
+        json.dumps(INITIALIZE).encode(),
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        b'{"jsonrpc":"2.0","id":111,"method":"tools/list"}',
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"],
+        input=b"\n".join(lines),
+        capture_output=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    by_id = {r["id"]: r for r in map(json.loads, proc.stdout.splitlines())}
+    assert by_id[110]["error"]["code"] == -32602
+    assert by_id[110]["error"]["message"].startswith("the session is not initialized: send initialize first")
+    assert "tools" in by_id[111]["result"]

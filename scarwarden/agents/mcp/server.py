@@ -124,12 +124,23 @@ class _Server(MCPServer):
 async def _name_bad_params(ctx: Any, call_next: Any) -> Any:
     """Middleware: a request whose ``params`` hold a field of the wrong type, or miss
     one, is answered -32602 naming the field; the SDK answers "Invalid request
-    parameters" and nothing else (it keeps pydantic's text off the wire)."""
+    parameters" and nothing else (it keeps pydantic's text off the wire). It answers a
+    request sent before ``initialize`` the same way (its gate's "pinned compat" code):
+    here the message says to initialize first."""
     from mcp.shared.exceptions import MCPError
     from mcp.types import INVALID_PARAMS
 
     try:
         return await call_next(ctx)
+    except MCPError as exc:
+        gate = exc.error.message == "Invalid request parameters" and ctx.session.client_params is None
+        if not gate or ctx.method == "initialize":
+            raise
+        raise MCPError(
+            code=INVALID_PARAMS,
+            message="the session is not initialized: send initialize first (then "
+            "notifications/initialized); before it only ping is answered",
+        ) from None
     except ValidationError as exc:
         problems = [_param_problem(e) for e in exc.errors() if e["loc"][:1] == ("params",)]
         if not problems:
