@@ -302,7 +302,7 @@ def test_a_request_reusing_the_id_of_one_in_flight_is_refused(demo_repo: MemoryR
         INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": call},
-        {"jsonrpc": "2.0", "id": "5", "method": "tools/list"},  # the SDK's "5" is 5
+        {"jsonrpc": "2.0", "id": "05", "method": "tools/list"},  # the SDK's "05" is 5
         {"jsonrpc": "2.0", "id": 6, "method": "tools/list"},
     ]
     with write_lock(demo_repo):
@@ -313,10 +313,10 @@ def test_a_request_reusing_the_id_of_one_in_flight_is_refused(demo_repo: MemoryR
     replies += [json.loads(line) for line in proc.stdout.read().splitlines()]
     assert proc.wait(timeout=60) == 0, proc.stderr.read().decode()
     answered = [(r["id"], r.get("error", {}).get("code")) for r in replies[1:]]
-    assert sorted(answered, key=str) == [("5", -32600), (5, None), (6, None)], replies
+    assert sorted(answered, key=str) == [("05", -32600), (5, None), (6, None)], replies
     assert answered[-1] == (5, None), replies  # the record_episode, once the lock was free
-    refused = next(r for r in replies if r["id"] == "5")["error"]["message"]
-    assert refused.startswith("Invalid request: id '5' is that of a request not yet answered"), refused
+    refused = next(r for r in replies if r["id"] == "05")["error"]["message"]
+    assert refused.startswith("Invalid request: id '05' is that of a request not yet answered"), refused
     assert "ep-" in replies[-1]["result"]["content"][0]["text"]
 
 

@@ -53,7 +53,7 @@ _ONE_PER_LINE = "send one JSON-RPC 2.0 message per line, as UTF-8 JSON"
 
 class Unanswered:
     """The requests passed on to the server and not yet answered, by ID (the SDK's
-    correlation: ``7`` and ``"7"`` are one ID); set when there are none."""
+    correlation: ``7``, ``"7"`` and ``"07"`` are one ID); set when there are none."""
 
     def __init__(self) -> None:
         self._ids: Counter[str] = Counter()
@@ -63,13 +63,13 @@ class Unanswered:
     def asked(self, request_id: object) -> None:
         if not self._ids:
             self._none = anyio.Event()
-        self._ids[str(request_id)] += 1
+        self._ids[_key(request_id)] += 1
 
     def pending(self, request_id: object) -> bool:
-        return str(request_id) in self._ids
+        return _key(request_id) in self._ids
 
     def settled(self, request_id: object) -> None:
-        key = str(request_id)
+        key = _key(request_id)
         if self._ids[key] > 1:
             self._ids[key] -= 1
             return
@@ -79,12 +79,20 @@ class Unanswered:
 
     def dropped(self, request_id: object) -> None:
         """A request the client cancelled: the SDK never answers it."""
-        self._ids.pop(str(request_id), None)
+        self._ids.pop(_key(request_id), None)
         if not self._ids:
             self._none.set()
 
     async def wait(self) -> None:
         await self._none.wait()
+
+
+def _key(request_id: object) -> str:
+    """``request_id`` as the SDK correlates it: a string that is an integer is that integer."""
+    if isinstance(request_id, str):
+        with suppress(ValueError):
+            return str(int(request_id))
+    return str(request_id)
 
 
 class AnsweringWriteStream:
