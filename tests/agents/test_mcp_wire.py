@@ -367,3 +367,31 @@ def test_a_request_before_the_handshake_is_told_to_initialize_first(demo_repo: M
     assert by_id[110]["error"]["code"] == -32602
     assert by_id[110]["error"]["message"].startswith("the session is not initialized: send initialize first")
     assert "tools" in by_id[111]["result"]
+
+
+def test_a_message_of_the_wrong_shape_is_told_what_is_wrong(demo_repo: MemoryRepo) -> None:
+    """Each was answered "Invalid request: not a JSON-RPC 2.0 message", which did not
+    say what to change."""
+    replies, proc = serve_lines(
+        demo_repo,
+        [
+            b'{"jsonrpc":"2.0","id":120,"method":5}',
+            b'{"jsonrpc":"2.0","id":121}',
+            b'{"jsonrpc":"2.0","id":122,"method":"tools/list","params":7}',
+            b'{"jsonrpc":"2.0","id":123,"method":"tools/list","params":[1]}',
+            b'{"jsonrpc":"1.0","id":124,"method":"tools/list"}',
+            b'{"id":125,"method":"tools/list"}',
+            b'{"jsonrpc":"2.0","id":126,"method":"tools/list","params":null}',
+        ],
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    said = [(r["id"], r.get("error", {}).get("message", "").partition(";")[0]) for r in replies[1:]]
+    assert said == [
+        (120, 'Invalid request: its "method" must be a string'),
+        (121, 'Invalid request: it has no "method" (a request) and no "result" or "error" (a response)'),
+        (122, 'Invalid request: its "params" must be an object'),
+        (123, 'Invalid request: its "params" must be an object'),
+        (124, 'Invalid request: its "jsonrpc" must be "2.0"'),
+        (125, 'Invalid request: its "jsonrpc" must be "2.0"'),
+        (126, ""),  # served: null params are no params
+    ], replies

@@ -308,7 +308,24 @@ def error_reply(exc: Exception) -> JSONRPCError | None:
     what = "not a JSON-RPC 2.0 message"
     if isinstance(top, list):
         what = "a batch (MCP takes one message per line)"
+    elif isinstance(top, dict):
+        what = _not_a_message(top)
     return _error(_request_id(top), INVALID_REQUEST, f"Invalid request: {what}")
+
+
+def _not_a_message(message: dict[str, Any]) -> str:
+    """What keeps ``message`` (a JSON object the SDK could not read) from being a
+    JSON-RPC 2.0 message, so the client knows what to change."""
+    if message.get("jsonrpc") != "2.0":
+        return 'its "jsonrpc" must be "2.0"'
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return 'its "method" must be a string'
+        if message.get("params") is not None and not isinstance(message["params"], dict):
+            return 'its "params" must be an object'
+    elif "result" not in message and "error" not in message:
+        return 'it has no "method" (a request) and no "result" or "error" (a response)'
+    return "not a JSON-RPC 2.0 message"
 
 
 def _reused_reply(request_id: str | int) -> JSONRPCError:
