@@ -101,3 +101,18 @@ def test_mcp_config_names_this_executable_by_absolute_path(cli: object, demo_rep
     assert cli("export", "mcp-config", "--check").exit_code == 0  # type: ignore[operator]
     misuse = cli("export", "agents-md", "--bare-command")  # type: ignore[operator]
     assert misuse.exit_code == 2 and "--bare-command goes with mcp-config" in misuse.stderr
+
+
+@pytest.mark.parametrize("closed", ["<&-", ">&-"])
+def test_a_closed_stdin_or_stdout_is_a_usage_error(demo_repo: MemoryRepo, closed: str) -> None:
+    """Started with stdin or stdout closed (a service manager, a broken wrapper), the
+    server ended "internal error: AttributeError: 'NoneType' object has no attribute
+    'isatty'" (or 'buffer'), "this is a bug in Scarwarden"."""
+    command = f'exec "$0" -m scarwarden -C "$1" mcp {closed}'
+    proc = subprocess.run(
+        ["sh", "-c", command, sys.executable, str(demo_repo.root)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    stream = "stdin" if closed == "<&-" else "stdout"
+    assert f"{stream} is closed: scarwarden mcp speaks MCP over stdin and stdout" in proc.stderr

@@ -12,6 +12,7 @@ Importing the SDK costs ~0.5 s, so only the ``mcp`` command imports these module
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,7 +23,7 @@ from pydantic import ValidationError
 from scarwarden import __version__
 from scarwarden.agents.mcp import register
 from scarwarden.agents.mcp.tools import WORKFLOW, MemoryTools
-from scarwarden.errors import clipped
+from scarwarden.errors import UsageError, clipped
 from scarwarden.files.input_policy import encoding_problems_in
 from scarwarden.repo import MemoryRepo
 
@@ -290,4 +291,10 @@ def serve(
     sync: bool = False,
 ) -> None:
     """Serve ``repo`` over stdin/stdout until the client closes the connection."""
+    for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)):
+        if stream is None:  # started with it closed (Python makes it None): not a crash
+            raise UsageError(
+                f"{name} is closed: scarwarden mcp speaks MCP over stdin and stdout",
+                hint="start it from an MCP client (docs/mcp.md), or pipe JSON-RPC lines into it",
+            )
     build_server(repo, allow_distill_commit=allow_distill_commit, environ=environ, sync=sync).run("stdio")
