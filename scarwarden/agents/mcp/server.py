@@ -103,6 +103,7 @@ class _Server(MCPServer):
         from scarwarden.agents.mcp.wire import (
             AnsweringReadStream,
             AnsweringWriteStream,
+            StdinError,
             Unanswered,
             claimed_stdin,
         )
@@ -118,8 +119,17 @@ class _Server(MCPServer):
                         self._lowlevel_server.create_initialization_options(),
                     )
         except Exception as exc:
-            if not _client_gone(exc):  # a client that closed its end is the end, not a crash
+            if _client_gone(exc):  # a client that closed its end is the end, not a crash
+                return
+            failed = _stream_error(exc)
+            if failed is None:
                 raise
+            reading = isinstance(failed, StdinError)
+            what = "read the requests from stdin" if reading else "write the answers to stdout"
+            raise UsageError(
+                f"could not {what}: {failed}",
+                hint="stdin and stdout are the connection to the client: start the server again from it",
+            ) from None
 
 
 async def _name_bad_params(ctx: Any, call_next: Any) -> Any:
@@ -170,6 +180,16 @@ def _param_problem(error: Any) -> str:
     if error["type"] in _MUST_BE:
         return f"{where} must be {_MUST_BE[error['type']]}"
     return f"{where}: {error['msg'][:1].lower()}{error['msg'][1:]}"
+
+
+def _stream_error(exc: BaseException) -> OSError | None:
+    """The error reading stdin or writing stdout (no space, an I/O error) that ended the
+    transport, if that is what ``exc`` (or every error of an exception group) is."""
+    group = getattr(exc, "exceptions", None)
+    if group is None:
+        return exc if isinstance(exc, OSError) else None
+    errors = [_stream_error(e) for e in group]
+    return errors[0] if errors and all(e is not None for e in errors) else None
 
 
 def _client_gone(exc: BaseException) -> bool:

@@ -226,19 +226,26 @@ class StdinLines:
         self.answers: deque[JSONRPCError] = deque()
 
     async def __aiter__(self) -> AsyncIterator[str]:
-        async for raw in self._raw:
-            answer: JSONRPCError | None
-            try:  # a byte order mark may be ignored (RFC 8259, section 8.1): Windows tools write one
-                line = raw.decode("utf-8").removeprefix("\ufeff")
-            except UnicodeDecodeError as exc:  # the SDK's "replace" made it U+FFFD, kept for good
-                line, answer = "", not_utf8_reply(exc)
-            else:
-                answer = misread_reply(line)
-            if answer is not None:
-                self.answers.append(answer)
-                yield "\n"
-            elif line.strip():
-                yield line
+        try:
+            async for raw in self._raw:
+                answer: JSONRPCError | None
+                try:  # a byte order mark may be ignored (RFC 8259, section 8.1): Windows tools write one
+                    line = raw.decode("utf-8").removeprefix("\ufeff")
+                except UnicodeDecodeError as exc:  # the SDK's "replace" made it U+FFFD, kept for good
+                    line, answer = "", not_utf8_reply(exc)
+                else:
+                    answer = misread_reply(line)
+                if answer is not None:
+                    self.answers.append(answer)
+                    yield "\n"
+                elif line.strip():
+                    yield line
+        except OSError as exc:
+            raise StdinError(*exc.args) from exc
+
+
+class StdinError(OSError):
+    """stdin could not be read (any other OSError of the transport's is writing stdout)."""
 
 
 def not_utf8_reply(exc: UnicodeDecodeError) -> JSONRPCError:
