@@ -395,3 +395,24 @@ def test_a_message_of_the_wrong_shape_is_told_what_is_wrong(demo_repo: MemoryRep
         (125, 'Invalid request: its "jsonrpc" must be "2.0"'),
         (126, ""),  # served: null params are no params
     ], replies
+
+
+def test_a_request_whose_id_holds_a_lone_surrogate_is_answered_under_null(demo_repo: MemoryRepo) -> None:
+    """Its ``id`` cannot be echoed (a lone surrogate is not text, so not UTF-8): the
+    answer under it could not be written and the server ended, "internal error:
+    ExceptionGroup" (PydanticSerializationError), dropping the session."""
+    replies, proc = serve_lines(
+        demo_repo,
+        [
+            b'{"jsonrpc":"2.0","id":"a\\ud800","method":"tools/list"}',
+            b'{"jsonrpc":"2.0","id":"b\\udc00","method":"tools/list","params":"x"}',
+            b'{"jsonrpc":"2.0","id":130,"method":"tools/list"}',
+        ],
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert [(r["id"], r.get("error", {}).get("code")) for r in replies[1:]] == [
+        (None, -32600),
+        (None, -32600),
+        (130, None),
+    ], replies
+    assert "lone surrogate" in replies[1]["error"]["message"]

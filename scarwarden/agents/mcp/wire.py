@@ -273,7 +273,7 @@ def misread_reply(line: str) -> JSONRPCError | None:
     if not isinstance(message, dict) or "method" not in message or "id" not in message:
         return None
     request_id = message["id"]
-    if _request_id(message) is not None:
+    if isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool)):
         return None
     if request_id is None or isinstance(request_id, bool):
         kind = json.dumps(request_id)
@@ -356,7 +356,11 @@ def _blank(exc: Exception) -> bool:
 
 
 def _request_id(message: object) -> str | int | None:
+    """The ID to answer ``message`` under: None when it has none fit to echo (one
+    holding a lone surrogate cannot be written as UTF-8: it ended the server)."""
     request_id = message.get("id") if isinstance(message, dict) else None
+    if isinstance(request_id, str) and next(encoding_problems_in(request_id), None) is not None:
+        return None
     return request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
 
 
