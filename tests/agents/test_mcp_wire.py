@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from typing import Any
 
 import pytest
@@ -416,3 +417,36 @@ def test_a_request_whose_id_holds_a_lone_surrogate_is_answered_under_null(demo_r
         (130, None),
     ], replies
     assert "lone surrogate" in replies[1]["error"]["message"]
+
+
+def test_an_unreadable_line_under_the_id_of_a_request_in_flight_does_not_lose_its_answer(
+    demo_repo: MemoryRepo,
+) -> None:
+    """The answer to an unreadable line counted as the answer to the request in flight
+    under the same ID, so at the end of stdin the server stopped waiting for it and the
+    SDK cancelled it: the record_episode (waiting for the ledger's lock, held here) was
+    never answered."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    call = {"name": "record_episode", "arguments": {"task": "refund a customer", "outcome": "refunded"}}
+    lines = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 140, "method": "tools/call", "params": call},
+        {"jsonrpc": "2.0", "id": 140, "method": "tools/call", "params": "x"},
+    ]
+    with write_lock(demo_repo):
+        proc.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+        proc.stdin.close()
+        replies = [json.loads(proc.stdout.readline()) for _ in range(2)]
+        time.sleep(1)  # the end of stdin reaches the server while the request waits
+    replies += [json.loads(line) for line in proc.stdout.read().splitlines()]
+    assert proc.wait(timeout=60) == 0, proc.stderr.read().decode()
+    answered = [(r["id"], r.get("error", {}).get("code")) for r in replies[1:]]
+    assert answered == [(140, -32600), (140, None)], replies
+    assert "ep-" in replies[-1]["result"]["content"][0]["text"]

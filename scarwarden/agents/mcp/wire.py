@@ -160,10 +160,12 @@ class AnsweringReadStream:
                 if not reused:
                     return item
                 reply = _reused_reply(message.id)
-            elif self._answers and _blank(item):
-                reply = self._answers.popleft()
             else:
-                reply = error_reply(item)
+                reply = self._answers.popleft() if self._answers and _blank(item) else error_reply(item)
+                if reply is not None and reply.id is not None:
+                    # Counted as asked, or its answer would count for a request in flight
+                    # under the same ID, which the end of stdin would then not wait for.
+                    self._unanswered.asked(reply.id)
             if reply is not None:
                 with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                     await self._write.send(SessionMessage(reply))
