@@ -101,3 +101,49 @@ def test_mcp_config_names_this_executable_by_absolute_path(cli: object, demo_rep
     assert cli("export", "mcp-config", "--check").exit_code == 0  # type: ignore[operator]
     misuse = cli("export", "agents-md", "--bare-command")  # type: ignore[operator]
     assert misuse.exit_code == 2 and "--bare-command goes with mcp-config" in misuse.stderr
+
+
+@pytest.mark.parametrize("closed", ["<&-", ">&-"])
+def test_a_closed_stdin_or_stdout_is_a_usage_error(demo_repo: MemoryRepo, closed: str) -> None:
+    """Started with stdin or stdout closed (a service manager, a broken wrapper), the
+    server ended "internal error: AttributeError: 'NoneType' object has no attribute
+    'isatty'" (or 'buffer'), "this is a bug in Scarwarden"."""
+    command = f'exec "$0" -m scarwarden -C "$1" mcp {closed}'
+    proc = subprocess.run(
+        ["sh", "-c", command, sys.executable, str(demo_repo.root)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    stream = "stdin" if closed == "<&-" else "stdout"
+    assert f"{stream} is closed: scarwarden mcp speaks MCP over stdin and stdout" in proc.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize(
+    ("streams", "said"),
+    [
+        ('< "$2" > /dev/full', "could not write the answers to stdout: [Errno 28] No space left on device"),
+        ('0> "$2"', "could not read the requests from stdin: [Errno 9] Bad file descriptor"),
+    ],
+)
+def test_a_stdin_or_stdout_that_fails_is_a_clear_error(
+    demo_repo: MemoryRepo, tmp_path: Path, streams: str, said: str
+) -> None:
+    """An answer that could not be written (no space, an I/O error), or stdin that could
+    not be read (here open for writing only), ended the server with "internal error:
+    ExceptionGroup: unhandled errors in a TaskGroup"."""
+    requests = tmp_path / "requests.jsonl"
+    client = {"name": "t", "version": "1"}
+    params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}
+    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+    requests.write_text(json.dumps(initialize) + "\n")
+    command = f'exec "$0" -m scarwarden -C "$1" mcp {streams}'
+    proc = subprocess.run(
+        ["sh", "-c", command, sys.executable, str(demo_repo.root), str(requests)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "internal error" not in proc.stderr, proc.stderr
+    assert said in proc.stderr, proc.stderr

@@ -12,6 +12,7 @@ Importing the SDK costs ~0.5 s, so only the ``mcp`` command imports these module
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,7 +23,7 @@ from pydantic import ValidationError
 from scarwarden import __version__
 from scarwarden.agents.mcp import register
 from scarwarden.agents.mcp.tools import WORKFLOW, MemoryTools
-from scarwarden.errors import clipped
+from scarwarden.errors import UsageError, clipped
 from scarwarden.files.input_policy import encoding_problems_in
 from scarwarden.repo import MemoryRepo
 
@@ -99,20 +100,96 @@ class _Server(MCPServer):
         """The SDK's stdio loop, with every unreadable line answered (:mod:`.wire`)."""
         from mcp.server.stdio import stdio_server
 
-        from scarwarden.agents.mcp.wire import AnsweringReadStream, AnsweringWriteStream, Unanswered
+        from scarwarden.agents.mcp.wire import (
+            AnsweringReadStream,
+            AnsweringWriteStream,
+            StdinError,
+            Unanswered,
+            claimed_stdin,
+        )
 
         try:
-            async with stdio_server() as (read_stream, write_stream):
-                unanswered = Unanswered()
-                writer = AnsweringWriteStream(write_stream, unanswered)
-                await self._lowlevel_server.run(
-                    AnsweringReadStream(read_stream, writer, unanswered),
-                    writer,
-                    self._lowlevel_server.create_initialization_options(),
-                )
+            with claimed_stdin() as lines:
+                async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+                    unanswered = Unanswered()
+                    writer = AnsweringWriteStream(write_stream, unanswered)
+                    await self._lowlevel_server.run(
+                        AnsweringReadStream(read_stream, writer, unanswered, lines.answers),
+                        writer,
+                        self._lowlevel_server.create_initialization_options(),
+                    )
         except Exception as exc:
-            if not _client_gone(exc):  # a client that closed its end is the end, not a crash
+            if _client_gone(exc):  # a client that closed its end is the end, not a crash
+                return
+            failed = _stream_error(exc)
+            if failed is None:
                 raise
+            reading = isinstance(failed, StdinError)
+            what = "read the requests from stdin" if reading else "write the answers to stdout"
+            raise UsageError(
+                f"could not {what}: {failed}",
+                hint="stdin and stdout are the connection to the client: start the server again from it",
+            ) from None
+
+
+async def _name_bad_params(ctx: Any, call_next: Any) -> Any:
+    """Middleware: a request whose ``params`` hold a field of the wrong type, or miss
+    one, is answered -32602 naming the field; the SDK answers "Invalid request
+    parameters" and nothing else (it keeps pydantic's text off the wire). It answers a
+    request sent before ``initialize`` the same way (its gate's "pinned compat" code):
+    here the message says to initialize first."""
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import INVALID_PARAMS
+
+    try:
+        return await call_next(ctx)
+    except MCPError as exc:
+        gate = exc.error.message == "Invalid request parameters" and ctx.session.client_params is None
+        if not gate or ctx.method == "initialize":
+            raise
+        raise MCPError(
+            code=INVALID_PARAMS,
+            message="the session is not initialized: send initialize first (then "
+            "notifications/initialized); before it only ping is answered",
+        ) from None
+    except ValidationError as exc:
+        problems = [_param_problem(e) for e in exc.errors() if e["loc"][:1] == ("params",)]
+        if not problems:
+            raise
+        message = f"Invalid params: {'; '.join(problems[:10])} ({ctx.method})"
+        raise MCPError(code=INVALID_PARAMS, message=clipped(message, LINE_LIMIT)) from None
+
+
+#: What a field of the wrong JSON type must be, by pydantic's error type.
+_MUST_BE = {
+    "dict_type": "an object",
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "bool_type": "true or false",
+    "list_type": "an array",
+    "float_type": "a number",
+}
+
+
+def _param_problem(error: Any) -> str:
+    """``params.uri must be a string``: one error of the params, without their value."""
+    where = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "missing":
+        return f"{where} is required"
+    if error["type"] in _MUST_BE:
+        return f"{where} must be {_MUST_BE[error['type']]}"
+    return f"{where}: {error['msg'][:1].lower()}{error['msg'][1:]}"
+
+
+def _stream_error(exc: BaseException) -> OSError | None:
+    """The error reading stdin or writing stdout (no space, an I/O error) that ended the
+    transport, if that is what ``exc`` (or every error of an exception group) is."""
+    group = getattr(exc, "exceptions", None)
+    if group is None:
+        return exc if isinstance(exc, OSError) else None
+    errors = [_stream_error(e) for e in group]
+    return errors[0] if errors and all(e is not None for e in errors) else None
 
 
 def _client_gone(exc: BaseException) -> bool:
@@ -201,6 +278,7 @@ def build_server(
     register.add_resources(server, tools, repo.playbook_rel)
     register.add_prompt(server)
     _refuse_unknown_arguments(server)
+    server.middleware.append(_name_bad_params)
     return server
 
 
@@ -233,4 +311,10 @@ def serve(
     sync: bool = False,
 ) -> None:
     """Serve ``repo`` over stdin/stdout until the client closes the connection."""
+    for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)):
+        if stream is None:  # started with it closed (Python makes it None): not a crash
+            raise UsageError(
+                f"{name} is closed: scarwarden mcp speaks MCP over stdin and stdout",
+                hint="start it from an MCP client (docs/mcp.md), or pipe JSON-RPC lines into it",
+            )
     build_server(repo, allow_distill_commit=allow_distill_commit, environ=environ, sync=sync).run("stdio")

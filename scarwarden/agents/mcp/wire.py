@@ -12,13 +12,22 @@ requests in flight when its read stream ends, so ``printf '...' | scarwarden mcp
 the handshake's answer and none other. Here the read stream ends only once every request
 passed on has been answered (or cancelled by the client); MCP's stdio shutdown (the
 client closes stdin, then waits for the server to exit) stays the same.
+
+Scarwarden reads stdin's lines itself (:class:`StdinLines`), as bytes, and hands the SDK
+their text: a line ends at a newline only (MCP's stdio framing), where the SDK's text
+stream also cut one at a carriage return, which JSON reads as whitespace; and a line
+that is not UTF-8 is answered, where the SDK's decoding made each bad byte U+FFFD and
+served the request (``record_episode`` committed the U+FFFD to the ledger). A byte order
+mark before a message is skipped (the SDK answered it as a parse error).
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
-from contextlib import suppress
+import sys
+from collections import Counter, deque
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager, suppress
 from types import TracebackType
 from typing import Any
 
@@ -35,6 +44,7 @@ from mcp.types import (
 )
 from pydantic import ValidationError
 
+from scarwarden.errors import clipped
 from scarwarden.files.input_policy import encoding_problems_in
 
 #: What every error says to do.
@@ -43,7 +53,7 @@ _ONE_PER_LINE = "send one JSON-RPC 2.0 message per line, as UTF-8 JSON"
 
 class Unanswered:
     """The requests passed on to the server and not yet answered, by ID (the SDK's
-    correlation: ``7`` and ``"7"`` are one ID); set when there are none."""
+    correlation: ``7``, ``"7"`` and ``"07"`` are one ID); set when there are none."""
 
     def __init__(self) -> None:
         self._ids: Counter[str] = Counter()
@@ -53,10 +63,13 @@ class Unanswered:
     def asked(self, request_id: object) -> None:
         if not self._ids:
             self._none = anyio.Event()
-        self._ids[str(request_id)] += 1
+        self._ids[_key(request_id)] += 1
+
+    def pending(self, request_id: object) -> bool:
+        return _key(request_id) in self._ids
 
     def settled(self, request_id: object) -> None:
-        key = str(request_id)
+        key = _key(request_id)
         if self._ids[key] > 1:
             self._ids[key] -= 1
             return
@@ -66,12 +79,20 @@ class Unanswered:
 
     def dropped(self, request_id: object) -> None:
         """A request the client cancelled: the SDK never answers it."""
-        self._ids.pop(str(request_id), None)
+        self._ids.pop(_key(request_id), None)
         if not self._ids:
             self._none.set()
 
     async def wait(self) -> None:
         await self._none.wait()
+
+
+def _key(request_id: object) -> str:
+    """``request_id`` as the SDK correlates it: a string that is an integer is that integer."""
+    if isinstance(request_id, str):
+        with suppress(ValueError):
+            return str(int(request_id))
+    return str(request_id)
 
 
 class AnsweringWriteStream:
@@ -108,10 +129,17 @@ class AnsweringReadStream:
     ``write_stream`` instead of being passed on (the SDK's read-stream protocol). Its
     end waits for every request it passed on to be answered."""
 
-    def __init__(self, inner: Any, write_stream: Any, unanswered: Unanswered | None = None) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        write_stream: Any,
+        unanswered: Unanswered | None = None,
+        answers: deque[JSONRPCError] | None = None,
+    ) -> None:
         self._inner = inner
         self._write = write_stream
         self._unanswered = unanswered if unanswered is not None else Unanswered()
+        self._answers = answers if answers is not None else deque()
 
     @property
     def last_context(self) -> Any:  # the sender's context, read by the SDK's loop
@@ -124,10 +152,20 @@ class AnsweringReadStream:
             except anyio.EndOfStream:
                 await self._unanswered.wait()
                 raise
+            reply: JSONRPCError | None
             if not isinstance(item, Exception):
-                self._note(item.message)
-                return item
-            reply = error_reply(item)
+                message = item.message
+                reused = isinstance(message, JSONRPCRequest) and self._unanswered.pending(message.id)
+                self._note(message)  # a reused ID too: its refusal below settles it
+                if not reused:
+                    return item
+                reply = _reused_reply(message.id)
+            else:
+                reply = self._answers.popleft() if self._answers and _blank(item) else error_reply(item)
+                if reply is not None and reply.id is not None:
+                    # Counted as asked, or its answer would count for a request in flight
+                    # under the same ID, which the end of stdin would then not wait for.
+                    self._unanswered.asked(reply.id)
             if reply is not None:
                 with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                     await self._write.send(SessionMessage(reply))
@@ -161,6 +199,94 @@ class AnsweringReadStream:
         await self.aclose()
 
 
+@contextmanager
+def claimed_stdin() -> Iterator[StdinLines]:
+    """stdin's lines, with file descriptor 0 pointed at the null device meanwhile, as
+    the SDK's transport does for the stdin it reads itself (a child process must read
+    EOF there, not the client's messages); restored on exit."""
+    from mcp.server import stdio
+
+    wire, release = stdio._claim_fd(0, sys.stdin, "rb", stdio._open_stdin_diversion)
+    try:
+        yield StdinLines(anyio.wrap_file(wire))
+    finally:
+        if release is not None:
+            release()
+
+
+class StdinLines:
+    """stdin for the SDK's transport, which only iterates its lines and parses each:
+    the lines of ``raw`` (bytes, split at newlines only), as text, blank ones skipped.
+
+    A line the SDK would misread is answered here: its answer goes to :attr:`answers`
+    and a blank line takes its place, which the SDK passes on as unreadable and
+    :class:`AnsweringReadStream` answers with the next of :attr:`answers` (in order,
+    among the answers to the other unreadable lines)."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self.answers: deque[JSONRPCError] = deque()
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        try:
+            async for raw in self._raw:
+                answer: JSONRPCError | None
+                try:  # a byte order mark may be ignored (RFC 8259, section 8.1): Windows tools write one
+                    line = raw.decode("utf-8").removeprefix("\ufeff")
+                except UnicodeDecodeError as exc:  # the SDK's "replace" made it U+FFFD, kept for good
+                    line, answer = "", not_utf8_reply(exc)
+                else:
+                    answer = misread_reply(line)
+                if answer is not None:
+                    self.answers.append(answer)
+                    yield "\n"
+                elif line.strip():
+                    yield line
+        except OSError as exc:
+            raise StdinError(*exc.args) from exc
+
+
+class StdinError(OSError):
+    """stdin could not be read (any other OSError of the transport's is writing stdout)."""
+
+
+def not_utf8_reply(exc: UnicodeDecodeError) -> JSONRPCError:
+    """The error answering a line that is not UTF-8 (MCP's messages are), under the
+    request's ID when the rest of it can be read."""
+    why = f"byte {exc.object[exc.start]:#04x} at offset {exc.start} is not UTF-8"
+    try:
+        request_id = _request_id(json.loads(exc.object.decode("utf-8", "replace")))
+    except (ValueError, RecursionError):
+        request_id = None
+    if request_id is None:
+        return _error(None, PARSE_ERROR, f"Parse error: {why}")
+    return _error(request_id, INVALID_REQUEST, f"Invalid request: {why}")
+
+
+def misread_reply(line: str) -> JSONRPCError | None:
+    """The error answering ``line`` if the SDK would misread it, else None: a request
+    whose ``id`` is not a string or an integer (null, 1.5, true, an object, an array)
+    passes the SDK's parser as a notification, its ``id`` ignored, so it was never
+    answered; MCP's request ID is a string or an integer, never null."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):  # the SDK's parser fails too: error_reply answers
+        return None
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return None
+    request_id = message["id"]
+    if isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool)):
+        return None
+    if request_id is None or isinstance(request_id, bool):
+        kind = json.dumps(request_id)
+    elif isinstance(request_id, (int, float)):
+        kind = f"the number {request_id!r}"
+    else:
+        kind = "an array" if isinstance(request_id, list) else "an object"
+    why = f'its "id" must be a string or an integer, not {kind}'
+    return _error(None, INVALID_REQUEST, f"Invalid request: {why}")
+
+
 def error_reply(exc: Exception) -> JSONRPCError | None:
     """The error answering the line ``exc`` was raised for (None: nothing to answer)."""
     if not isinstance(exc, ValidationError):
@@ -191,11 +317,52 @@ def error_reply(exc: Exception) -> JSONRPCError | None:
     what = "not a JSON-RPC 2.0 message"
     if isinstance(top, list):
         what = "a batch (MCP takes one message per line)"
+    elif isinstance(top, dict):
+        what = _not_a_message(top)
     return _error(_request_id(top), INVALID_REQUEST, f"Invalid request: {what}")
 
 
+def _not_a_message(message: dict[str, Any]) -> str:
+    """What keeps ``message`` (a JSON object the SDK could not read) from being a
+    JSON-RPC 2.0 message, so the client knows what to change."""
+    if message.get("jsonrpc") != "2.0":
+        return 'its "jsonrpc" must be "2.0"'
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return 'its "method" must be a string'
+        if message.get("params") is not None and not isinstance(message["params"], dict):
+            return 'its "params" must be an object'
+    elif "result" not in message and "error" not in message:
+        return 'it has no "method" (a request) and no "result" or "error" (a response)'
+    return "not a JSON-RPC 2.0 message"
+
+
+def _reused_reply(request_id: str | int) -> JSONRPCError:
+    """The refusal of a request reusing the ID of one not yet answered (MCP: an ID is
+    never reused in a session). The SDK ran it, keeping only the last of the two in its
+    table, and answered both under the one ID: the client could not tell the answers
+    apart, and cancelling the first cancelled the second."""
+    shown = clipped(repr(request_id), 120)  # the client's value: a long one is not echoed in full
+    why = f"id {shown} is that of a request not yet answered; give each request its own id"
+    return JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=ErrorData(code=INVALID_REQUEST, message=f"Invalid request: {why}")
+    )
+
+
+def _blank(exc: Exception) -> bool:
+    """Whether ``exc`` is the SDK's failure to read a blank line (:class:`StdinLines`)."""
+    if not isinstance(exc, ValidationError):
+        return False
+    raw = next((e["input"] for e in exc.errors() if e["type"] == "json_invalid"), None)
+    return isinstance(raw, str) and not raw.strip()
+
+
 def _request_id(message: object) -> str | int | None:
+    """The ID to answer ``message`` under: None when it has none fit to echo (one
+    holding a lone surrogate cannot be written as UTF-8: it ended the server)."""
     request_id = message.get("id") if isinstance(message, dict) else None
+    if isinstance(request_id, str) and next(encoding_problems_in(request_id), None) is not None:
+        return None
     return request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
 
 

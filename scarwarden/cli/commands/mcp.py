@@ -85,7 +85,7 @@ def mcp_cmd(
         from scarwarden.cli.commands._install import install_hint
 
         raise UsageError(f"the MCP SDK is not installed ({exc})", hint=install_hint("mcp")) from None
-    if sys.stdin.isatty():
+    if sys.stdin is not None and sys.stdin.isatty():  # None: closed, which serve() refuses
         _on_a_terminal(repo)
     serve(repo, allow_distill_commit=allow_distill_commit, environ=os.environ, sync=sync_writes)
 
