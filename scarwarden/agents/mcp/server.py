@@ -278,7 +278,8 @@ def build_server(
     register.add_resources(server, tools, repo.playbook_rel)
     register.add_prompt(server)
     _refuse_unknown_arguments(server)
-    server.middleware.append(_name_bad_params)
+    if isinstance(getattr(server, "middleware", None), list):  # the SDK's hook is provisional (mcp 2.3)
+        server.middleware.append(_name_bad_params)
     return server
 
 

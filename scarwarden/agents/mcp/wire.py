@@ -206,7 +206,11 @@ def claimed_stdin() -> Iterator[StdinLines]:
     EOF there, not the client's messages); restored on exit."""
     from mcp.server import stdio
 
-    wire, release = stdio._claim_fd(0, sys.stdin, "rb", stdio._open_stdin_diversion)
+    claim = getattr(stdio, "_claim_fd", None)  # the SDK's own (private: mcp 2.3)
+    if claim is None:  # an SDK without it: stdin read in place, not diverted
+        yield StdinLines(anyio.wrap_file(sys.stdin.buffer))
+        return
+    wire, release = claim(0, sys.stdin, "rb", stdio._open_stdin_diversion)
     try:
         yield StdinLines(anyio.wrap_file(wire))
     finally:
