@@ -327,6 +327,13 @@ class ChatClient:
         not_text = encoding_problem(content)  # a JSON "\ud800" escape: nothing can print or store it
         if not_text is not None:
             raise ModelError(f"the model's reply {not_text}", hint="run again, or choose another model")
+        if self._api_key and self._api_key in content + str(data.get("model") or ""):
+            # an echo of the request (a wrong base_url): used, the key would be committed
+            raise ModelError(
+                "the model server's reply holds the API key it was sent; nothing was used",
+                hint="check that model.base_url (SCARWARDEN_BASE_URL) is the chat completions "
+                "server you meant, and rotate the key if it is not",
+            )
         counts = token_counts(data.get("usage") if isinstance(data, dict) else None)
         if counts is not None:
             counted = Usage(*counts, estimated=False)

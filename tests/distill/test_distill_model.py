@@ -515,3 +515,19 @@ def test_a_sentence_attributed_to_an_episode_not_shown_is_dropped_and_reported(
     assert "'Never post discount codes publicly.'" in drop.reason
     assert "sentence attributed to an episode not sent to the model" in last_message(demo_repo)
     assert "- Sentences from: 1: ep-9ak5fm33w3, ep-b9jr19c6sp (model)" in demo_repo.playbook_path.read_text()
+
+
+def test_a_reply_echoing_the_api_key_writes_nothing(demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    """A server that echoes the key it was sent (a broken proxy, an echo endpoint at a
+    wrong base_url) put it in a rule's text: the key was committed to the playbook and
+    printed. Such a reply is refused (exit 5), the key quoted nowhere, nothing written."""
+    echo = {**GOOD["operations"][0], "text": f"Authenticate with {KEY} before every call."}
+    llm.default = reply_json({"operations": [echo]})
+    before = snapshot(demo_repo)
+    with pytest.raises(ModelError) as caught:
+        distill(demo_repo, client=client_for(llm))
+    assert caught.value.exit_code == ExitCode.MODEL_ERROR
+    assert "holds the API key" in caught.value.message
+    assert KEY not in caught.value.message + (caught.value.hint or "")
+    assert snapshot(demo_repo) == before
+    assert KEY not in git(demo_repo.root, "log", "--all", "-p").stdout
