@@ -531,3 +531,18 @@ def test_a_reply_echoing_the_api_key_writes_nothing(demo_repo: MemoryRepo, llm: 
     assert KEY not in caught.value.message + (caught.value.hint or "")
     assert snapshot(demo_repo) == before
     assert KEY not in git(demo_repo.root, "log", "--all", "-p").stdout
+
+
+def test_cli_shows_why_when_every_operation_was_dropped(cli, demo_repo: MemoryRepo, fake_llm) -> None:
+    """When the gate dropped everything no commit is made, and the report listed only
+    'an operation about it was dropped (add "...")' per episode: why (an invented
+    citation) was in --json alone. The drops are shown as in any other run."""
+    invented = {**GOOD["operations"][0], "episode_ids": ["ep-zzzzzzzzzz"]}
+    fake_llm.default = reply_json({"operations": [invented]})
+    before = snapshot(demo_repo)
+    result = cli("distill")
+    assert result.exit_code == 0, result.output
+    assert "no commit made" in result.stdout
+    assert "dropped by the provenance gate (1):" in result.stdout
+    assert "ep-zzzzzzzzzz is not in the ledger" in result.stdout
+    assert snapshot(demo_repo) == before
