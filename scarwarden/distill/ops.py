@@ -47,7 +47,7 @@ from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episode_fields import MAX_TAG_CHARS
 from scarwarden.files.episodes import EPISODE_ID_RE, RULE_ID_RE
-from scarwarden.files.playbook_edit import title_from_text
+from scarwarden.files.playbook_edit import MAX_RULE_CHARS, title_from_text
 from scarwarden.files.playbook_sentences import Source
 from scarwarden.files.playbook_sentences import split as split_sentences
 from scarwarden.files.rule_ids import DRAFT_ID
@@ -162,6 +162,15 @@ class _Gate:
                 self.result.drops.append(Drop(op.label(), why, (), False))
         return out
 
+    def too_long(self, op: Operation, title: str, text: str) -> bool:
+        """A title or text over the bound ``rule add`` keeps is dropped, as it refuses one."""
+        for name, value in (("title", title), ("text", text)):
+            if len(value) > MAX_RULE_CHARS:
+                limit = f"the limit is {MAX_RULE_CHARS:,}"
+                self.drop(op, f"the rule's {name} is {len(value):,} characters; {limit}")
+                return True
+        return False
+
     def active(self, op: Operation) -> pb.Rule | None:
         rule_id = self.resolve(op.rule_id)
         rule = self.playbook.get(rule_id) if rule_id else None
@@ -180,6 +189,8 @@ class _Gate:
             return
         text = self.words(op, op.text or "")
         title = self.words(op, op.title or "") or title_from_text(text)
+        if self.too_long(op, title, text):
+            return
         kinds = op.applies_to if op.applies_to is not None else applies_to(title, text)
         try:
             rule = pb.make_rule(
@@ -214,6 +225,8 @@ class _Gate:
             return
         title = self.words(op, op.title) if op.title else rule.title
         text = self.words(op, op.text) if op.text else rule.text
+        if self.too_long(op, title, text):
+            return
         tags = self.tags(op, op.tags) if op.tags is not None else list(rule.tags)
         added = tuple(ep for ep in cited if ep not in rule.episode_ids)
         if op.sources is not None:

@@ -546,3 +546,21 @@ def test_cli_shows_why_when_every_operation_was_dropped(cli, demo_repo: MemoryRe
     assert "dropped by the provenance gate (1):" in result.stdout
     assert "ep-zzzzzzzzzz is not in the ledger" in result.stdout
     assert snapshot(demo_repo) == before
+
+
+def test_a_rule_text_over_the_rule_add_bound_is_dropped(demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    """A reply with a 107,999-character rule text was committed to the playbook whole,
+    five times what `rule add` takes (20,000); such an add or update is dropped, with
+    the reason, and the rule keeps its text."""
+    huge = "Give webinar times in UTC. " * 4000
+    add = {**GOOD["operations"][0], "text": huge}
+    update = {"op": "update", "rule_id": "PB-01", "text": huge, "episode_ids": [GERMAN]}
+    llm.default = reply_json({"operations": [add, update]})
+    before = demo_repo.playbook_path.read_text()
+    result = distill(demo_repo, client=client_for(llm))
+    assert result.changes == []
+    reasons = [d.describe() for d in result.drops]
+    limit = "the rule's text is 107,999 characters; the limit is 20,000"  # stripped
+    added = 'dropped add "State the timezone in webinar times"'
+    assert reasons == [f"{added}: {limit}", f"dropped update PB-01: {limit}"]
+    assert demo_repo.playbook_path.read_text() == before
