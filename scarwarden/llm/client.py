@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from scarwarden.config import Config, ModelSettings
 from scarwarden.errors import ConfigError, ModelError, ModelUnreachable, ValidationError
 from scarwarden.files.input_policy import encoding_problem, encoding_problems_in
-from scarwarden.llm.reply import read_body, retry_after_seconds, token_counts
+from scarwarden.llm.reply import post, read_body, redirected, retry_after_seconds, token_counts
 from scarwarden.logs import log
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -255,9 +255,7 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {self._api_key}"
         deadline = time.monotonic() + self.settings.timeout
         try:
-            response = self._session.post(
-                self.url, json=body, headers=headers, timeout=self.settings.timeout, stream=True
-            )
+            response = post(self._session, self.url, body, headers, self.settings.timeout)
         except (
             requests.exceptions.MissingSchema,
             requests.exceptions.InvalidSchema,
@@ -289,6 +287,8 @@ class ChatClient:
             self.json_mode_supported = False
             del body["response_format"]
             return _ASK_AGAIN
+        if 300 <= status < 400:  # not followed: the key goes to base_url only
+            raise redirected(response, self.settings.base_url, self._scrub)
         if status in (401, 403):
             raise ModelError(
                 f"bad key: the model server at {self.settings.base_url} refused the "

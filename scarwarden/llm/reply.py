@@ -13,13 +13,37 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
     import requests
+
+    from scarwarden.errors import ModelError
 
 #: Bytes read from a reply at a time.
 CHUNK = 64 * 1024
 #: The largest reply read (16 MiB): a chat completion is kilobytes (100,000 tokens are
 #: ~400 kB); a server streaming more than this would fill the memory, so it is refused.
 MAX_REPLY_BYTES = 16 * 1024 * 1024
+
+
+def post(session: Any, url: str, body: Any, headers: dict[str, str], timeout: float) -> requests.Response:
+    """POST ``body`` as JSON, the reply streamed (:func:`read_body` reads it) and a
+    redirect not followed: requests would send the body on to any host named (a 302 as
+    a GET, which the next server answers as it likes), so :func:`redirected` refuses it."""
+    return session.post(url, json=body, headers=headers, timeout=timeout, stream=True, allow_redirects=False)
+
+
+def redirected(response: requests.Response, base_url: str, scrub: Callable[[str], str]) -> ModelError:
+    """The error for a reply that redirects elsewhere, naming where (scrubbed)."""
+    from scarwarden.errors import ModelError
+
+    where = scrub(response.headers.get("Location") or "")[:300] or "nowhere (no Location)"
+    return ModelError(
+        f"the model server at {base_url} answered HTTP {response.status_code}, a redirect to "
+        f"{where}; redirects are not followed, so nothing was sent on",
+        hint="set model.base_url (SCARWARDEN_BASE_URL) to the address it redirects to, "
+        "if that is the server you meant",
+    )
 
 
 def read_body(response: requests.Response, deadline: float, timeout: float) -> str | None:

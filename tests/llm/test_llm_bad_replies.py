@@ -106,3 +106,22 @@ def test_a_reply_past_the_size_cap_is_a_model_error_not_memory_filled(llm: FakeL
     assert caught.value.exit_code == ExitCode.MODEL_ERROR
     assert caught.value.message.startswith("the model server's reply is over 16 MiB")
     assert len(llm.requests) == 1  # no retry: the same server would send it again
+
+
+@pytest.mark.parametrize("status", [301, 302, 307, 308])
+def test_a_redirect_is_not_followed(llm: FakeLLM, status: int) -> None:
+    """requests followed a redirect to any host: the request went on (without the key;
+    a 302 as a GET) and that host's answer was used - a chat completion from a server
+    nobody configured, or its 401 reported as 'bad key' for the key never sent to it.
+    A redirect is now a clear error naming where it points; nothing is sent there."""
+    with FakeLLM() as elsewhere:
+        target = elsewhere.url.replace("127.0.0.1", "localhost") + "/chat/completions"
+        elsewhere.default = (401, {"error": {"message": "Incorrect API key provided"}})
+        llm.script((status, "", {"Location": target}))
+        with pytest.raises(ModelError) as caught:
+            make_client(llm).complete(MSG, model="m")
+        assert elsewhere.requests == []
+    assert caught.value.exit_code == ExitCode.MODEL_ERROR
+    assert f"answered HTTP {status}, a redirect to {target}" in caught.value.message
+    assert "bad key" not in caught.value.message
+    assert len(llm.requests) == 1  # no retry: the next answer would be the same
