@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from scarwarden.config import Config, ModelSettings
 from scarwarden.errors import ConfigError, ModelError, ModelUnreachable, ValidationError
 from scarwarden.files.input_policy import encoding_problem, encoding_problems_in
-from scarwarden.llm.reply import post, read_body, redirected, retry_after_seconds, token_counts
+from scarwarden.llm.reply import json_content, post, read_body, redirected, retry_after_seconds, token_counts
 from scarwarden.logs import log
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -181,7 +180,7 @@ class ChatClient:
         """The server's error text, scrubbed and shortened, for a message."""
         try:
             body = response.json()
-        except ValueError:
+        except (ValueError, RecursionError):
             text = response.text
         else:
             error = body.get("error") if isinstance(body, dict) else None
@@ -314,7 +313,7 @@ class ChatClient:
             data = response.json()
             message = data["choices"][0]["message"]
             content = message.get("content")
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
             raise ModelError(
                 "the model server answered HTTP 200 without a chat completion: "
                 f"{self._scrub(response.text[:_MAX_QUOTE])!r}",
@@ -344,15 +343,6 @@ class ChatClient:
         return ChatResponse(content, counted, str(data.get("model") or model))
 
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
-
-
-def _loads(content: str) -> Any:
-    """Parse JSON, tolerating one surrounding markdown code fence (models add them)."""
-    match = _FENCE.match(content)
-    return json.loads(match.group(1) if match else content)
-
-
 def complete_json(
     client: ChatClient, messages: Sequence[Message], *, model: str, parse: Callable[[Any], T], what: str
 ) -> tuple[T, list[ChatResponse]]:
@@ -369,9 +359,11 @@ def complete_json(
         response = client.complete(history, model=model, json_mode=client.settings.json_mode)
         responses.append(response)
         try:
-            data = _loads(response.content)
+            data = json_content(response.content)
         except json.JSONDecodeError as exc:
             problem = f"it is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        except RecursionError:  # "[[[[..." a hundred thousand deep
+            problem = "it is nested too deeply to read"
         else:
             not_text = next(encoding_problems_in(data), None)  # no one can print or store it
             try:

@@ -155,7 +155,7 @@ def _listed_models(response: Any) -> set[str] | None:
     try:
         data = response.json()["data"]
         return {str(item["id"]) for item in data}
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return None
 
 

@@ -7,7 +7,9 @@ Imported by :mod:`scarwarden.llm.client`, which owns the requests; ``requests`` 
 
 from __future__ import annotations
 
+import json
 import math
+import re
 import time
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -88,6 +90,17 @@ def read_body(response: requests.Response, deadline: float, timeout: float) -> s
         return f"the connection broke while the reply was read ({type(exc).__name__})"
     response._content = b"".join(chunks)  # what .json() and .text read from now on
     return None
+
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
+
+
+def json_content(content: str) -> Any:
+    """Parse a reply's JSON content, tolerating one surrounding markdown code fence
+    (models add them). Raises ``json.JSONDecodeError``, or ``RecursionError`` for JSON
+    nested deeper than Python reads."""
+    match = _FENCE.match(content)
+    return json.loads(match.group(1) if match else content)
 
 
 def token_counts(usage: Any) -> tuple[int, int, int] | None:

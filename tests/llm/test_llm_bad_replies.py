@@ -125,3 +125,31 @@ def test_a_redirect_is_not_followed(llm: FakeLLM, status: int) -> None:
     assert f"answered HTTP {status}, a redirect to {target}" in caught.value.message
     assert "bad key" not in caught.value.message
     assert len(llm.requests) == 1  # no retry: the next answer would be the same
+
+
+def test_json_nested_too_deep_is_repaired_then_a_model_error(llm: FakeLLM) -> None:
+    """'[' a hundred thousand times: json raised RecursionError, which no one caught, so
+    distill and answer --qc ended in 'internal error: RecursionError'."""
+    deep = "[" * 100_000 + "]" * 100_000
+    llm.script(completion(deep), completion(deep))
+    with pytest.raises(ModelError) as caught:
+        complete_json(make_client(llm), MSG, model="m", parse=lambda data: data, what="verdict")
+    assert "it is nested too deeply to read" in caught.value.message
+    assert llm.requests[1]["body"]["messages"][-1]["content"].startswith(
+        "Your reply is not valid: it is nested too deeply to read"
+    )
+
+
+def test_a_completion_nested_too_deep_is_a_model_error(llm: FakeLLM) -> None:
+    llm.script((200, '{"choices": ' + "[" * 100_000 + "]" * 100_000 + "}"))
+    with pytest.raises(ModelError) as caught:
+        make_client(llm).complete(MSG, model="m")
+    assert "answered HTTP 200 without a chat completion" in caught.value.message
+
+
+def test_an_error_body_nested_too_deep_is_quoted_as_text(llm: FakeLLM) -> None:
+    deep = '{"error": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    llm.script((500, deep), (500, deep))
+    with pytest.raises(ModelUnreachable) as caught:
+        make_client(llm).complete(MSG, model="m")
+    assert 'HTTP 500: {"error": [[[' in caught.value.message
