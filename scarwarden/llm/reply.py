@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 import time
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -31,8 +32,34 @@ MAX_REPLY_BYTES = 16 * 1024 * 1024
 def post(session: Any, url: str, body: Any, headers: dict[str, str], timeout: float) -> requests.Response:
     """POST ``body`` as JSON, the reply streamed (:func:`read_body` reads it) and a
     redirect not followed: requests would send the body on to any host named (a 302 as
-    a GET, which the next server answers as it likes), so :func:`redirected` refuses it."""
-    return session.post(url, json=body, headers=headers, timeout=timeout, stream=True, allow_redirects=False)
+    a GET, which the next server answers as it likes), so :func:`redirected` refuses it.
+
+    The status line and headers must come within ``timeout`` too: requests bounds each
+    read, so a server dripping a header line now and then held the call as long as it
+    liked. Past it the call is given up as a ``requests.Timeout`` (its thread is left to
+    end with the connection)."""
+    import requests
+
+    outcome: list[Any] = []
+
+    def send() -> None:
+        try:
+            outcome.append(
+                session.post(
+                    url, json=body, headers=headers, timeout=timeout, stream=True, allow_redirects=False
+                )
+            )
+        except Exception as exc:  # noqa: BLE001 - raised again below, in the caller's thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=send, name="scarwarden-model-call", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if not outcome:
+        raise requests.Timeout(f"no status line and headers within {timeout:g} s")
+    if isinstance(outcome[0], Exception):
+        raise outcome[0]
+    return outcome[0]
 
 
 def redirected(response: requests.Response, base_url: str, scrub: Callable[[str], str]) -> ModelError:

@@ -4,6 +4,10 @@ never an internal error, never a call that outlives ``model.timeout``."""
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
+
 import pytest
 from fakellm import FakeLLM, Trickle, completion
 
@@ -153,3 +157,37 @@ def test_an_error_body_nested_too_deep_is_quoted_as_text(llm: FakeLLM) -> None:
     with pytest.raises(ModelUnreachable) as caught:
         make_client(llm).complete(MSG, model="m")
     assert 'HTTP 500: {"error": [[[' in caught.value.message
+
+
+def test_headers_dripped_past_the_timeout_are_a_timeout() -> None:
+    """A server sending its status line, then a header line now and then, each well
+    within the read timeout: the deadline on the body never started, and the call
+    lasted until http.client gave up at 100 headers (20 s here with timeout 1 s; with a
+    slower drip, hours), then said 'cannot connect'."""
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drip() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\n")
+            while not stop.wait(0.2):
+                try:
+                    conn.sendall(b"X-Drip: a\r\n")
+                except OSError:
+                    return
+
+    threading.Thread(target=drip, daemon=True).start()
+    settings = ModelSettings(
+        base_url=f"http://127.0.0.1:{server.getsockname()[1]}/v1", timeout=1.0, max_retries=0
+    )
+    started = time.monotonic()
+    try:
+        with pytest.raises(ModelUnreachable) as caught:
+            ChatClient(settings, "sk-test").complete(MSG, model="m")
+    finally:
+        stop.set()
+        server.close()
+    assert time.monotonic() - started < 4
+    assert "no answer within 1 s (model.timeout)" in caught.value.message
