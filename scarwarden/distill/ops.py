@@ -65,6 +65,7 @@ def _one_line(text: str) -> str:
     return flat.lstrip("#-* ").strip()
 
 
+REASON = "the retirement's reason"
 _MENTION = re.compile(r"\bep-[0-9a-z][0-9a-z-]{2,40}\b")
 
 
@@ -162,12 +163,11 @@ class _Gate:
                 self.result.drops.append(Drop(op.label(), why, (), False))
         return out
 
-    def too_long(self, op: Operation, title: str, text: str) -> bool:
-        """A title or text over the bound ``rule add`` keeps is dropped, as it refuses one."""
-        for name, value in (("title", title), ("text", text)):
+    def too_long(self, op: Operation, *fields: tuple[str, str]) -> bool:
+        """Words over the bound ``rule add`` keeps for a rule's are dropped, as it refuses them."""
+        for name, value in fields:
             if len(value) > MAX_RULE_CHARS:
-                limit = f"the limit is {MAX_RULE_CHARS:,}"
-                self.drop(op, f"the rule's {name} is {len(value):,} characters; {limit}")
+                self.drop(op, f"{name} is {len(value):,} characters; the limit is {MAX_RULE_CHARS:,}")
                 return True
         return False
 
@@ -189,7 +189,7 @@ class _Gate:
             return
         text = self.words(op, op.text or "")
         title = self.words(op, op.title or "") or title_from_text(text)
-        if self.too_long(op, title, text):
+        if self.too_long(op, ("the rule's title", title), ("the rule's text", text)):
             return
         kinds = op.applies_to if op.applies_to is not None else applies_to(title, text)
         try:
@@ -225,7 +225,7 @@ class _Gate:
             return
         title = self.words(op, op.title) if op.title else rule.title
         text = self.words(op, op.text) if op.text else rule.text
-        if self.too_long(op, title, text):
+        if self.too_long(op, ("the rule's title", title), ("the rule's text", text)):
             return
         tags = self.tags(op, op.tags) if op.tags is not None else list(rule.tags)
         added = tuple(ep for ep in cited if ep not in rule.episode_ids)
@@ -282,6 +282,8 @@ class _Gate:
         if not cited:
             self.drop(op, self.no_evidence(op) + "; a supersede must cite the contradicting episode")
             return
+        if self.too_long(op, (REASON, _one_line(op.reason or ""))):
+            return
         tags = op.tags if op.tags is not None else rule.tags
         made = len(self.result.changes)
         self.add(replace(op, kind="add", key=None, episode_ids=cited, tags=tags))
@@ -333,6 +335,8 @@ class _Gate:
             )
             return
         given = self.words(op, op.reason or "")
+        if self.too_long(op, (REASON, given)):
+            return
         # The evidence goes into the recorded reason: the retired rule keeps its own
         # "Learnt in", and the reason says what showed it wrong.
         reason = given + (f" (evidence: {', '.join(cited)})" if cited else "")

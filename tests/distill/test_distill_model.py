@@ -564,3 +564,21 @@ def test_a_rule_text_over_the_rule_add_bound_is_dropped(demo_repo: MemoryRepo, l
     added = 'dropped add "State the timezone in webinar times"'
     assert reasons == [f"{added}: {limit}", f"dropped update PB-01: {limit}"]
     assert demo_repo.playbook_path.read_text() == before
+
+
+def test_a_retirement_reason_over_the_bound_is_dropped(demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    """The reason is written into the rule's '- Retired:' line: a 99,999-character one
+    was committed whole. A retire or supersede with such a reason is dropped."""
+    reason = "Obsolete now. " * 7143
+    retire = {"op": "retire", "rule_id": "PB-01", "reason": reason, "episode_ids": WEBINAR}
+    supersede = {**retire, "op": "supersede", "rule_id": "PB-02", "text": "Use UTC."}
+    llm.default = reply_json({"operations": [retire, supersede]})
+    before = demo_repo.playbook_path.read_text()
+    result = distill(demo_repo, client=client_for(llm))
+    assert result.changes == []
+    limit = "the retirement's reason is 100,001 characters; the limit is 20,000"
+    assert [d.describe() for d in result.drops] == [
+        f"dropped retire PB-01: {limit}",
+        f"dropped supersede PB-02: {limit}",
+    ]
+    assert demo_repo.playbook_path.read_text() == before
