@@ -319,6 +319,9 @@ class ChatClient:
                 f"{self._scrub(response.text[:_MAX_QUOTE])!r}",
                 hint="model.base_url must point at an OpenAI-compatible /v1 endpoint",
             ) from None
+        if isinstance(content, list):  # parts, the form requests take: the text ones
+            texts = [p for p in content if isinstance(p, dict) and p.get("type", "text") == "text"]
+            content = "".join(str(p.get("text") or "") for p in texts) or None
         if not isinstance(content, str):
             raise ModelError(
                 "the model's reply had no text content", hint="use a chat model that answers in text"

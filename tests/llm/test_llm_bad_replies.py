@@ -191,3 +191,18 @@ def test_headers_dripped_past_the_timeout_are_a_timeout() -> None:
         server.close()
     assert time.monotonic() - started < 4
     assert "no answer within 1 s (model.timeout)" in caught.value.message
+
+
+def test_content_as_a_list_of_text_parts_is_read(llm: FakeLLM) -> None:
+    """Some servers answer with content as parts ([{"type": "text", "text": ...}]), the
+    form requests take: 'the model's reply had no text content', of a reply that had."""
+    parts = [{"type": "text", "text": "Hello, "}, {"type": "text", "text": "world"}]
+    llm.script({"choices": [{"message": {"content": parts}}]})
+    assert make_client(llm).complete(MSG, model="m").content == "Hello, world"
+
+
+def test_content_parts_without_text_are_no_text_content(llm: FakeLLM) -> None:
+    llm.script({"choices": [{"message": {"content": [{"type": "image_url", "image_url": {"url": "x"}}]}}]})
+    with pytest.raises(ModelError) as caught:
+        make_client(llm).complete(MSG, model="m")
+    assert caught.value.message == "the model's reply had no text content"
