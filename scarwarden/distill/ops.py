@@ -148,7 +148,10 @@ class _Gate:
         if ref is None or not ref.strip():
             return None
         ref = ref.strip()
-        return self.keys.get(ref.lower(), canonical_rule_id(ref))
+        rule_id = canonical_rule_id(ref)
+        if self.playbook.get(rule_id) is not None:  # a key spelled "PB-02" shadows no rule
+            return rule_id
+        return self.keys.get(ref.lower(), rule_id)
 
     def tags(self, op: Operation, tags: tuple[str, ...]) -> list[str]:
         out: list[str] = []
