@@ -174,6 +174,20 @@ class _Gate:
                 return True
         return False
 
+    def repeats(self, op: Operation, text: str, cited: tuple[str, ...]) -> bool:
+        """An add saying word for word what an active rule says is no second rule."""
+        same = next(
+            (r for r in self.playbook.rules if " ".join(r.text.split()).lower() == text.lower()), None
+        )
+        if same is None:
+            return False
+        if set(cited) <= set(same.episode_ids):
+            why = f"{NOTHING_TO_CHANGE}: {same.id} says this word for word and cites these episodes"
+            self.result.drops.append(Drop(op.label(), why))
+        else:
+            self.drop(op, f"{same.id} says this word for word; an update of it would add the citations")
+        return True
+
     def active(self, op: Operation) -> pb.Rule | None:
         rule_id = self.resolve(op.rule_id)
         rule = self.playbook.get(rule_id) if rule_id else None
@@ -192,7 +206,9 @@ class _Gate:
             return
         text = self.words(op, op.text or "")
         title = self.words(op, op.title or "") or title_from_text(text)
-        if self.too_long(op, ("the rule's title", title), ("the rule's text", text)):
+        if self.too_long(op, ("the rule's title", title), ("the rule's text", text)) or self.repeats(
+            op, text, cited
+        ):
             return
         kinds = op.applies_to if op.applies_to is not None else applies_to(title, text)
         try:
