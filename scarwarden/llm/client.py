@@ -30,7 +30,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from scarwarden.config import Config, ModelSettings
 from scarwarden.errors import ConfigError, ModelError, ModelUnreachable, ValidationError
 from scarwarden.files.input_policy import encoding_problem, encoding_problems_in
-from scarwarden.llm.reply import json_content, post, read_body, redirected, retry_after_seconds, token_counts
+from scarwarden.llm.reply import (
+    json_content,
+    post,
+    read_body,
+    redirected,
+    retry_after_seconds,
+    server_says,
+    token_counts,
+)
 from scarwarden.logs import log
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -178,20 +186,7 @@ class ChatClient:
 
     def _server_says(self, response: requests.Response) -> str:
         """The server's error text, scrubbed and shortened, for a message."""
-        try:
-            body = response.json()
-        except (ValueError, RecursionError):
-            text = response.text
-        else:
-            error = body.get("error") if isinstance(body, dict) else None
-            if isinstance(error, dict):
-                text = str(error.get("message") or error)
-            elif error:
-                text = str(error)
-            else:
-                text = json.dumps(body)[:_MAX_QUOTE]
-        text = " ".join(self._scrub(text).split())
-        return text[:_MAX_QUOTE] + ("..." if len(text) > _MAX_QUOTE else "")
+        return server_says(response, self._scrub, _MAX_QUOTE)
 
     def _delay(self, attempt: int, response: requests.Response | None) -> float:
         if response is not None:

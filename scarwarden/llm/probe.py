@@ -16,7 +16,7 @@ from typing import Any
 
 from scarwarden.config import Config
 from scarwarden.errors import ExitCode, ModelError
-from scarwarden.llm.reply import read_body
+from scarwarden.llm.reply import read_body, shown
 
 #: Seconds to wait for the probe's answers: a check should be quick to say "no".
 PROBE_TIMEOUT = 15.0
@@ -158,7 +158,7 @@ def _redirect(response: Any, what: str, headers: dict[str, str]) -> str:
     key = headers.get("Authorization", "").removeprefix("Bearer ")
     if key:  # a server may echo what it was sent
         where = where.replace(key, "***")
-    where = "".join(c if c.isprintable() else "?" for c in where)
+    where = shown(where)
     return (
         f"{what}: HTTP {response.status_code}, a redirect to {where[:300] or 'nowhere'}, not followed "
         "(distill and answer follow none): set model.base_url to it if that is the server meant"

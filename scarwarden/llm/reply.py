@@ -62,11 +62,37 @@ def post(session: Any, url: str, body: Any, headers: dict[str, str], timeout: fl
     return outcome[0]
 
 
+def shown(text: str) -> str:
+    """A server's words for a message: control characters escaped as repr() shows them
+    (``\\x1b``), so none reaches a terminal (an escape sequence retitles, clears or
+    recolours it)."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
+def server_says(response: requests.Response, scrub: Callable[[str], str], limit: int) -> str:
+    """A server's error text for a message: its ``error`` message, else its body, on
+    one line, scrubbed of the key, shown safely, at most ``limit`` characters."""
+    try:
+        body = response.json()
+    except (ValueError, RecursionError):
+        text = response.text
+    else:
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict):
+            text = str(error.get("message") or error)
+        elif error:
+            text = str(error)
+        else:
+            text = json.dumps(body)[:limit]
+    text = shown(" ".join(scrub(text).split()))
+    return text[:limit] + ("..." if len(text) > limit else "")
+
+
 def redirected(response: requests.Response, base_url: str, scrub: Callable[[str], str]) -> ModelError:
     """The error for a reply that redirects elsewhere, naming where (scrubbed)."""
     from scarwarden.errors import ModelError
 
-    where = scrub(response.headers.get("Location") or "")[:300] or "nowhere (no Location)"
+    where = shown(scrub(response.headers.get("Location") or ""))[:300] or "nowhere (no Location)"
     return ModelError(
         f"the model server at {base_url} answered HTTP {response.status_code}, a redirect to "
         f"{where}; redirects are not followed, so nothing was sent on",

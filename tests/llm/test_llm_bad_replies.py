@@ -206,3 +206,22 @@ def test_content_parts_without_text_are_no_text_content(llm: FakeLLM) -> None:
     with pytest.raises(ModelError) as caught:
         make_client(llm).complete(MSG, model="m")
     assert caught.value.message == "the model's reply had no text content"
+
+
+@pytest.mark.parametrize("status", [500, 401, 400])
+def test_control_characters_in_a_server_error_are_escaped(llm: FakeLLM, status: int) -> None:
+    """A server's error text went to the terminal as sent: an escape sequence in it set
+    the window title, cleared the screen or recoloured what followed. It is quoted with
+    its control characters escaped, as repr() shows them."""
+    llm.default = (status, {"error": {"message": "boom \x1b]0;owned\x07 \x1b[2J done"}})
+    with pytest.raises((ModelError, ModelUnreachable)) as caught:
+        make_client(llm).complete(MSG, model="m")
+    assert "\x1b" not in caught.value.message and "\x07" not in caught.value.message
+    assert "boom \\x1b]0;owned\\x07 \\x1b[2J done" in caught.value.message
+
+
+def test_control_characters_in_a_redirect_are_escaped(llm: FakeLLM) -> None:
+    llm.script((302, "", {"Location": "http://elsewhere/\x1b[31mv1"}))
+    with pytest.raises(ModelError) as caught:
+        make_client(llm).complete(MSG, model="m")
+    assert "a redirect to http://elsewhere/\\x1b[31mv1;" in caught.value.message
