@@ -34,6 +34,7 @@ from scarwarden.llm.reply import (
     json_content,
     post,
     read_body,
+    read_int,
     redirected,
     retry_after_seconds,
     server_says,
@@ -305,7 +306,7 @@ class ChatClient:
 
     def _parse(self, response: requests.Response, body: dict[str, Any], model: str) -> ChatResponse:
         try:
-            data = response.json()
+            data = response.json(parse_int=read_int)
             message = data["choices"][0]["message"]
             content = message.get("content")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 import threading
 import time
 from email.utils import parsedate_to_datetime
@@ -153,7 +154,16 @@ def json_content(content: str) -> Any:
     (models add them). Raises ``json.JSONDecodeError``, or ``RecursionError`` for JSON
     nested deeper than Python reads."""
     match = _FENCE.match(content)
-    return json.loads(match.group(1) if match else content)
+    return json.loads(match.group(1) if match else content, parse_int=read_int)
+
+
+def read_int(digits: str) -> int | float:
+    """A JSON integer; one too long for ``int()`` (past CPython's 4,300 digits, which
+    raised a bare ValueError out of json) as an infinity, which no count or field takes."""
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()  # 0: none (before 3.10.7)
+    if len(digits.lstrip("-")) > limit > 0:
+        return -math.inf if digits.startswith("-") else math.inf
+    return int(digits)
 
 
 def token_counts(usage: Any) -> tuple[int, int, int] | None:

@@ -225,3 +225,32 @@ def test_control_characters_in_a_redirect_are_escaped(llm: FakeLLM) -> None:
     with pytest.raises(ModelError) as caught:
         make_client(llm).complete(MSG, model="m")
     assert "a redirect to http://elsewhere/\\x1b[31mv1;" in caught.value.message
+
+
+BIG = "9" * 5000  # past CPython's 4,300-digit limit on reading an int
+
+
+def test_a_number_of_5000_digits_in_the_json_asked_for_is_no_internal_error(llm: FakeLLM) -> None:
+    """json raised a plain ValueError ('Exceeds the limit (4300 digits)'), not the
+    JSONDecodeError complete_json catches: 'internal error' from distill. The number
+    is read as infinite, and the shape check says what is wrong with it."""
+    bad = '{"verdict": ' + BIG + "}"
+    llm.script(completion(bad), completion(bad))
+
+    def parse(data: dict[str, object]) -> object:
+        if not isinstance(data.get("verdict"), str):
+            raise ValueError(f'"verdict" must be a string, got {type(data.get("verdict")).__name__}')
+        return data
+
+    with pytest.raises(ModelError) as caught:
+        complete_json(make_client(llm), MSG, model="m", parse=parse, what="verdict")
+    assert caught.value.message.endswith('"verdict" must be a string, got float')
+
+
+def test_a_token_count_of_5000_digits_is_estimated(llm: FakeLLM) -> None:
+    """The same number in usage made the whole reply unreadable: 'answered HTTP 200
+    without a chat completion', of a reply that held one."""
+    usage = '"usage": {"prompt_tokens": ' + BIG + "}"
+    llm.script((200, '{"choices": [{"message": {"content": "hi"}}], ' + usage + "}"))
+    response = make_client(llm).complete(MSG, model="m")
+    assert response.content == "hi" and response.usage.estimated
