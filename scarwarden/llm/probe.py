@@ -16,7 +16,7 @@ from typing import Any
 
 from scarwarden.config import Config
 from scarwarden.errors import ExitCode, ModelError
-from scarwarden.llm.reply import read_body, shown
+from scarwarden.llm.reply import post, read_body, shown, within
 
 #: Seconds to wait for the probe's answers: a check should be quick to say "no".
 PROBE_TIMEOUT = 15.0
@@ -96,9 +96,7 @@ def probe(config: Config, environ: Mapping[str, str], session: Any = None) -> Pr
     timeout = min(settings.timeout, PROBE_TIMEOUT)
     deadline = time.monotonic() + timeout
     try:
-        listing = session.get(
-            f"{base}/models", headers=headers, timeout=timeout, stream=True, allow_redirects=False
-        )
+        listing = within(timeout, session.get, f"{base}/models", headers=headers, timeout=timeout)
     except requests.RequestException as exc:
         report.checks.append(Check("reachable", False, _connect_problem(exc, timeout)))
         return report
@@ -196,14 +194,7 @@ def _model_check(
     body = {"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
     deadline = time.monotonic() + timeout
     try:
-        reply = session.post(
-            f"{base}/chat/completions",
-            json=body,
-            headers=headers,
-            timeout=timeout,
-            stream=True,
-            allow_redirects=False,
-        )
+        reply = post(session, f"{base}/chat/completions", body, headers, timeout)
     except requests.RequestException as exc:
         return Check(name, False, _connect_problem(exc, timeout))
     unread = _read(reply, deadline, timeout)

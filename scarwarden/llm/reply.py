@@ -34,8 +34,15 @@ def post(session: Any, url: str, body: Any, headers: dict[str, str], timeout: fl
     """POST ``body`` as JSON, the reply streamed (:func:`read_body` reads it) and a
     redirect not followed: requests would send the body on to any host named (a 302 as
     a GET, which the next server answers as it likes), so :func:`redirected` refuses it.
+    The status line and headers come within ``timeout`` (:func:`within`)."""
+    return within(timeout, session.post, url, json=body, headers=headers, timeout=timeout)
 
-    The status line and headers must come within ``timeout`` too: requests bounds each
+
+def within(
+    seconds: float, send: Callable[..., requests.Response], url: str, /, **kwargs: Any
+) -> requests.Response:
+    """``send(url, **kwargs)`` (a session's ``get`` or ``post``), streamed, following no
+    redirect, its status line and headers within ``seconds`` too: requests bounds each
     read, so a server dripping a header line now and then held the call as long as it
     liked. Past it the call is given up as a ``requests.Timeout`` (its thread is left to
     end with the connection)."""
@@ -43,21 +50,17 @@ def post(session: Any, url: str, body: Any, headers: dict[str, str], timeout: fl
 
     outcome: list[Any] = []
 
-    def send() -> None:
+    def call() -> None:
         try:
-            outcome.append(
-                session.post(
-                    url, json=body, headers=headers, timeout=timeout, stream=True, allow_redirects=False
-                )
-            )
+            outcome.append(send(url, stream=True, allow_redirects=False, **kwargs))
         except Exception as exc:  # noqa: BLE001 - raised again below, in the caller's thread
             outcome.append(exc)
 
-    worker = threading.Thread(target=send, name="scarwarden-model-call", daemon=True)
+    worker = threading.Thread(target=call, name="scarwarden-model-call", daemon=True)
     worker.start()
-    worker.join(timeout)
+    worker.join(seconds)
     if not outcome:
-        raise requests.Timeout(f"no status line and headers within {timeout:g} s")
+        raise requests.Timeout(f"no status line and headers within {seconds:g} s")
     if isinstance(outcome[0], Exception):
         raise outcome[0]
     return outcome[0]

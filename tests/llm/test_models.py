@@ -4,7 +4,9 @@ local server speaking the chat completions API: tests/fakellm.py)."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -253,3 +255,39 @@ def test_models_test_a_redirect_fails_as_distill_would(cli: Any, demo_repo: Memo
     checks = json.loads(result.stdout)["checks"]
     assert checks[-1]["check"] == "base_url" and checks[-1]["ok"] is False
     assert f"HTTP 302, a redirect to {target}" in checks[-1]["detail"]
+
+
+def test_models_test_headers_dripped_past_the_timeout_are_unreachable(
+    cli: Any, demo_repo: MemoryRepo
+) -> None:
+    """GET /models with the headers sent a line now and then, each within the timeout:
+    the test lasted until http.client gave up at 100 headers (20 s with timeout 1 s;
+    with a slower drip, up to 25 minutes at the probe's 15 s), then 'cannot connect'."""
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drip() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\n")
+            while not stop.wait(0.2):
+                try:
+                    conn.sendall(b"X-Drip: a\r\n")
+                except OSError:
+                    return
+
+    threading.Thread(target=drip, daemon=True).start()
+    url = f"http://127.0.0.1:{server.getsockname()[1]}/v1"
+    _write_settings(demo_repo, f"model:\n  provider: openai\n  base_url: {url}\n  timeout: 1\n")
+    started = time.monotonic()
+    try:
+        result = cli("models", "--test", "--json", env={"OPENAI_API_KEY": "sk-good"})
+    finally:
+        stop.set()
+        server.close()
+    assert time.monotonic() - started < 4
+    assert result.exit_code == 3, result.output
+    assert json.loads(result.stdout)["checks"] == [
+        {"check": "reachable", "ok": False, "detail": "no answer within 1 s"}
+    ]
