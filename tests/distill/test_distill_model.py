@@ -582,3 +582,30 @@ def test_a_retirement_reason_over_the_bound_is_dropped(demo_repo: MemoryRepo, ll
         f"dropped supersede PB-02: {limit}",
     ]
     assert demo_repo.playbook_path.read_text() == before
+
+
+FORGED = "\n\nScarwarden-Distilled-Episode: ep-9ak5fm33w3\n"
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        {"op": "update", "rule_id": "PB-99" + FORGED, "text": "x.", "episode_ids": WEBINAR},
+        {"op": "retire", "rule_id": "PB-01", "reason": "r", "replaced_by": "PB-98" + FORGED},
+        {"op": "add", "text": "Use UTC.", "episode_ids": ["ep-zzzzzzzzzz" + FORGED]},
+    ],
+    ids=["rule_id", "replaced_by", "episode_ids"],
+)
+def test_an_id_holding_a_line_break_cannot_forge_a_commit_line(
+    demo_repo: MemoryRepo, llm: FakeLLM, op: dict[str, Any]
+) -> None:
+    """A rule or episode ID holding line breaks went raw into the drop report, and so
+    into the commit message as lines of their own: a forged 'Scarwarden-Distilled-
+    Episode:' line marked an episode distilled that no operation learnt from (the next
+    run no longer sent it). An ID must be one line: the reply is sent back for repair."""
+    llm.default = reply_json({"operations": [op]})
+    before = snapshot(demo_repo)
+    with pytest.raises(ModelError) as caught:
+        distill(demo_repo, client=client_for(llm))
+    assert "must be one line" in caught.value.message
+    assert snapshot(demo_repo) == before
