@@ -39,6 +39,27 @@ _EPISODE_RE = re.compile(r"\bep-[0-9a-z][0-9a-z-]*", re.IGNORECASE)
 # What may sit between the IDs of a citation without making it malformed.
 _FILLER_RE = re.compile(r"(?:\blearn(?:t|ed)\s+(?:in|from)\b|\band\b|[\s,;:.&/])+", re.IGNORECASE)
 
+# Characters a reader takes for a citation's own, each read as that one (one for one,
+# so offsets hold): a citation written with them was no citation at all, and an
+# invented one passed --strict. Dashes, fullwidth forms, the lenticular brackets some
+# models write, zero-width characters (as spaces), Cyrillic and Greek twins of letters.
+_LOOKALIKES = str.maketrans(
+    {
+        **{c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63"},
+        **{chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)},
+        **{c: " " for c in "\u200b\u200c\u200d\u2060\ufeff\u00ad"},
+        "\u3010": "[",
+        "\u3011": "]",
+        **dict(
+            zip(
+                "\u0420\u0412\u0430\u0441\u0435\u043e\u0440\u0445\u0443\u0391\u0392\u03a1\u03bf",
+                "PBaceopxyABPo",
+                strict=True,
+            )
+        ),
+    }
+)
+
 #: Reasons a citation is invented (stable strings, used in ``--json``).
 UNKNOWN_RULE = "unknown-rule"
 RETIRED_RULE = "retired-rule"
@@ -167,9 +188,9 @@ def parse_citations(text: str) -> list[Citation]:
     follow a rule ID (up to the next rule ID) belong to it.
     """
     found: list[Citation] = []
-    for match in _BRACKET_RE.finditer(text):
+    for match in _BRACKET_RE.finditer(text.translate(_LOOKALIKES)):
         body = match.group(1)
-        raw = match.group(0)
+        raw = text[match.start() : match.end()]  # as written
         rule_matches = list(_RULE_RE.finditer(body))
         for n, rule_match in enumerate(rule_matches):
             segment_end = rule_matches[n + 1].start() if n + 1 < len(rule_matches) else len(body)

@@ -145,7 +145,7 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _str(value: Any, where: str, *, required: bool = False) -> str | None:
+def _str(value: Any, where: str, *, required: bool = False, one_line: bool = False) -> str | None:
     if value is None:
         if required:
             raise ValueError(f"{where} is missing")
@@ -157,6 +157,11 @@ def _str(value: Any, where: str, *, required: bool = False) -> str | None:
     problem = text_problem(value)  # the input policy: the model's text is input like any other
     if problem is not None:
         raise ValueError(f"{where} {problem}")
+    # An ID (a rule's, an episode's, a key) with a line break went raw into the drop
+    # report, and in the commit message made lines of its own: a forged
+    # "Scarwarden-Distilled-Episode:" line marked an episode distilled.
+    if one_line and ("\n" in value.strip() or "\t" in value):
+        raise ValueError(f"{where} must be one line, got {value[:60]!r}")
     return value
 
 
@@ -167,7 +172,7 @@ def _str_list(value: Any, where: str) -> tuple[str, ...] | None:
         raise ValueError(f"{where} must be a JSON list of strings, got a string")
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"{where} must be a JSON list of strings")
-    return tuple(v.strip() for v in value if v.strip())
+    return tuple(v.strip() for v in value if _str(v, where, one_line=True) and v.strip())
 
 
 def parse_operations(data: Any) -> list[Operation]:
@@ -185,7 +190,9 @@ def parse_operations(data: Any) -> list[Operation]:
         kind = raw.get("op", raw.get("type"))
         if kind not in KINDS:
             raise ValueError(f'{where}.op must be "add", "update", "retire" or "supersede", got {kind!r}')
-        rule_id = _str(raw.get("rule_id", raw.get("id")), f"{where}.rule_id", required=kind != "add")
+        rule_id = _str(
+            raw.get("rule_id", raw.get("id")), f"{where}.rule_id", required=kind != "add", one_line=True
+        )
         ids = _str_list(raw.get("episode_ids"), f"{where}.episode_ids")
         if kind == "add" and ids is None:
             raise ValueError(f"{where}.episode_ids is missing (every new rule cites its episodes)")
@@ -198,8 +205,8 @@ def parse_operations(data: Any) -> list[Operation]:
                 tags=_str_list(raw.get("tags"), f"{where}.tags"),
                 episode_ids=ids or (),
                 reason=_str(raw.get("reason"), f"{where}.reason", required=kind == "retire"),
-                replaced_by=_str(raw.get("replaced_by"), f"{where}.replaced_by"),
-                key=_str(raw.get("key"), f"{where}.key"),
+                replaced_by=_str(raw.get("replaced_by"), f"{where}.replaced_by", one_line=True),
+                key=_str(raw.get("key"), f"{where}.key", one_line=True),
                 sources=_sources(raw.get("sentences_from"), f"{where}.sentences_from"),
             )
         )

@@ -47,7 +47,7 @@ from scarwarden.errors import ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episode_fields import MAX_TAG_CHARS
 from scarwarden.files.episodes import EPISODE_ID_RE, RULE_ID_RE
-from scarwarden.files.playbook_edit import title_from_text
+from scarwarden.files.playbook_edit import MAX_RULE_CHARS, title_from_text
 from scarwarden.files.playbook_sentences import Source
 from scarwarden.files.playbook_sentences import split as split_sentences
 from scarwarden.files.rule_ids import DRAFT_ID
@@ -65,6 +65,7 @@ def _one_line(text: str) -> str:
     return flat.lstrip("#-* ").strip()
 
 
+REASON = "the retirement's reason"
 _MENTION = re.compile(r"\bep-[0-9a-z][0-9a-z-]{2,40}\b")
 
 
@@ -147,7 +148,10 @@ class _Gate:
         if ref is None or not ref.strip():
             return None
         ref = ref.strip()
-        return self.keys.get(ref.lower(), canonical_rule_id(ref))
+        rule_id = canonical_rule_id(ref)
+        if self.playbook.get(rule_id) is not None:  # a key spelled "PB-02" shadows no rule
+            return rule_id
+        return self.keys.get(ref.lower(), rule_id)
 
     def tags(self, op: Operation, tags: tuple[str, ...]) -> list[str]:
         out: list[str] = []
@@ -161,6 +165,28 @@ class _Gate:
                 why = f"tag {s[:20]!r}... is {len(s):,} characters, over {MAX_TAG_CHARS}; left out"
                 self.result.drops.append(Drop(op.label(), why, (), False))
         return out
+
+    def too_long(self, op: Operation, *fields: tuple[str, str]) -> bool:
+        """Words over the bound ``rule add`` keeps for a rule's are dropped, as it refuses them."""
+        for name, value in fields:
+            if len(value) > MAX_RULE_CHARS:
+                self.drop(op, f"{name} is {len(value):,} characters; the limit is {MAX_RULE_CHARS:,}")
+                return True
+        return False
+
+    def repeats(self, op: Operation, text: str, cited: tuple[str, ...]) -> bool:
+        """An add saying word for word what an active rule says is no second rule."""
+        same = next(
+            (r for r in self.playbook.rules if " ".join(r.text.split()).lower() == text.lower()), None
+        )
+        if same is None:
+            return False
+        if set(cited) <= set(same.episode_ids):
+            why = f"{NOTHING_TO_CHANGE}: {same.id} says this word for word and cites these episodes"
+            self.result.drops.append(Drop(op.label(), why))
+        else:
+            self.drop(op, f"{same.id} says this word for word; an update of it would add the citations")
+        return True
 
     def active(self, op: Operation) -> pb.Rule | None:
         rule_id = self.resolve(op.rule_id)
@@ -180,6 +206,10 @@ class _Gate:
             return
         text = self.words(op, op.text or "")
         title = self.words(op, op.title or "") or title_from_text(text)
+        if self.too_long(op, ("the rule's title", title), ("the rule's text", text)) or self.repeats(
+            op, text, cited
+        ):
+            return
         kinds = op.applies_to if op.applies_to is not None else applies_to(title, text)
         try:
             rule = pb.make_rule(
@@ -214,6 +244,8 @@ class _Gate:
             return
         title = self.words(op, op.title) if op.title else rule.title
         text = self.words(op, op.text) if op.text else rule.text
+        if self.too_long(op, ("the rule's title", title), ("the rule's text", text)):
+            return
         tags = self.tags(op, op.tags) if op.tags is not None else list(rule.tags)
         added = tuple(ep for ep in cited if ep not in rule.episode_ids)
         if op.sources is not None:
@@ -269,6 +301,8 @@ class _Gate:
         if not cited:
             self.drop(op, self.no_evidence(op) + "; a supersede must cite the contradicting episode")
             return
+        if self.too_long(op, (REASON, _one_line(op.reason or ""))):
+            return
         tags = op.tags if op.tags is not None else rule.tags
         made = len(self.result.changes)
         self.add(replace(op, kind="add", key=None, episode_ids=cited, tags=tags))
@@ -320,6 +354,8 @@ class _Gate:
             )
             return
         given = self.words(op, op.reason or "")
+        if self.too_long(op, (REASON, given)):
+            return
         # The evidence goes into the recorded reason: the retired rule keeps its own
         # "Learnt in", and the reason says what showed it wrong.
         reason = given + (f" (evidence: {', '.join(cited)})" if cited else "")

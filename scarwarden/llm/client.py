@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +30,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from scarwarden.config import Config, ModelSettings
 from scarwarden.errors import ConfigError, ModelError, ModelUnreachable, ValidationError
 from scarwarden.files.input_policy import encoding_problem, encoding_problems_in
-from scarwarden.llm.reply import read_body, retry_after_seconds, token_counts
+from scarwarden.llm.reply import (
+    json_content,
+    post,
+    read_body,
+    read_int,
+    redirected,
+    retry_after_seconds,
+    server_says,
+    token_counts,
+)
 from scarwarden.logs import log
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -179,20 +187,7 @@ class ChatClient:
 
     def _server_says(self, response: requests.Response) -> str:
         """The server's error text, scrubbed and shortened, for a message."""
-        try:
-            body = response.json()
-        except ValueError:
-            text = response.text
-        else:
-            error = body.get("error") if isinstance(body, dict) else None
-            if isinstance(error, dict):
-                text = str(error.get("message") or error)
-            elif error:
-                text = str(error)
-            else:
-                text = json.dumps(body)[:_MAX_QUOTE]
-        text = " ".join(self._scrub(text).split())
-        return text[:_MAX_QUOTE] + ("..." if len(text) > _MAX_QUOTE else "")
+        return server_says(response, self._scrub, _MAX_QUOTE)
 
     def _delay(self, attempt: int, response: requests.Response | None) -> float:
         if response is not None:
@@ -255,9 +250,7 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {self._api_key}"
         deadline = time.monotonic() + self.settings.timeout
         try:
-            response = self._session.post(
-                self.url, json=body, headers=headers, timeout=self.settings.timeout, stream=True
-            )
+            response = post(self._session, self.url, body, headers, self.settings.timeout)
         except (
             requests.exceptions.MissingSchema,
             requests.exceptions.InvalidSchema,
@@ -289,6 +282,8 @@ class ChatClient:
             self.json_mode_supported = False
             del body["response_format"]
             return _ASK_AGAIN
+        if 300 <= status < 400:  # not followed: the key goes to base_url only
+            raise redirected(response, self.settings.base_url, self._scrub)
         if status in (401, 403):
             raise ModelError(
                 f"bad key: the model server at {self.settings.base_url} refused the "
@@ -311,15 +306,18 @@ class ChatClient:
 
     def _parse(self, response: requests.Response, body: dict[str, Any], model: str) -> ChatResponse:
         try:
-            data = response.json()
+            data = response.json(parse_int=read_int)
             message = data["choices"][0]["message"]
             content = message.get("content")
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
             raise ModelError(
                 "the model server answered HTTP 200 without a chat completion: "
                 f"{self._scrub(response.text[:_MAX_QUOTE])!r}",
                 hint="model.base_url must point at an OpenAI-compatible /v1 endpoint",
             ) from None
+        if isinstance(content, list):  # parts, the form requests take: the text ones
+            texts = [p for p in content if isinstance(p, dict) and p.get("type", "text") == "text"]
+            content = "".join(str(p.get("text") or "") for p in texts) or None
         if not isinstance(content, str):
             raise ModelError(
                 "the model's reply had no text content", hint="use a chat model that answers in text"
@@ -327,6 +325,13 @@ class ChatClient:
         not_text = encoding_problem(content)  # a JSON "\ud800" escape: nothing can print or store it
         if not_text is not None:
             raise ModelError(f"the model's reply {not_text}", hint="run again, or choose another model")
+        if self._api_key and self._api_key in content + str(data.get("model") or ""):
+            # an echo of the request (a wrong base_url): used, the key would be committed
+            raise ModelError(
+                "the model server's reply holds the API key it was sent; nothing was used",
+                hint="check that model.base_url (SCARWARDEN_BASE_URL) is the chat completions "
+                "server you meant, and rotate the key if it is not",
+            )
         counts = token_counts(data.get("usage") if isinstance(data, dict) else None)
         if counts is not None:
             counted = Usage(*counts, estimated=False)
@@ -335,15 +340,6 @@ class ChatClient:
             completion = estimate_tokens(content)
             counted = Usage(prompt, completion, prompt + completion, estimated=True)
         return ChatResponse(content, counted, str(data.get("model") or model))
-
-
-_FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
-
-
-def _loads(content: str) -> Any:
-    """Parse JSON, tolerating one surrounding markdown code fence (models add them)."""
-    match = _FENCE.match(content)
-    return json.loads(match.group(1) if match else content)
 
 
 def complete_json(
@@ -362,9 +358,11 @@ def complete_json(
         response = client.complete(history, model=model, json_mode=client.settings.json_mode)
         responses.append(response)
         try:
-            data = _loads(response.content)
+            data = json_content(response.content)
         except json.JSONDecodeError as exc:
             problem = f"it is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        except RecursionError:  # "[[[[..." a hundred thousand deep
+            problem = "it is nested too deeply to read"
         else:
             not_text = next(encoding_problems_in(data), None)  # no one can print or store it
             try:

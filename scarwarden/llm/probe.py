@@ -16,7 +16,7 @@ from typing import Any
 
 from scarwarden.config import Config
 from scarwarden.errors import ExitCode, ModelError
-from scarwarden.llm.reply import read_body
+from scarwarden.llm.reply import post, read_body, shown, within
 
 #: Seconds to wait for the probe's answers: a check should be quick to say "no".
 PROBE_TIMEOUT = 15.0
@@ -96,7 +96,7 @@ def probe(config: Config, environ: Mapping[str, str], session: Any = None) -> Pr
     timeout = min(settings.timeout, PROBE_TIMEOUT)
     deadline = time.monotonic() + timeout
     try:
-        listing = session.get(f"{base}/models", headers=headers, timeout=timeout, stream=True)
+        listing = within(timeout, session.get, f"{base}/models", headers=headers, timeout=timeout)
     except requests.RequestException as exc:
         report.checks.append(Check("reachable", False, _connect_problem(exc, timeout)))
         return report
@@ -105,6 +105,9 @@ def probe(config: Config, environ: Mapping[str, str], session: Any = None) -> Pr
         report.checks.append(Check("reachable", False, unread))
         return report
     report.checks.append(Check("reachable", True, f"HTTP {listing.status_code} from GET {base}/models"))
+    if 300 <= listing.status_code < 400:  # as the client: not followed, the key stays here
+        report.checks.append(Check("base_url", False, _redirect(listing, "GET /models", headers)))
+        return report
     if listing.status_code in (401, 403):
         report.checks.append(Check("key", False, f"refused (HTTP {listing.status_code})"))
         return report
@@ -148,6 +151,18 @@ def _read(response: Any, deadline: float, timeout: float) -> str | None:
         return exc.message
 
 
+def _redirect(response: Any, what: str, headers: dict[str, str]) -> str:
+    where = response.headers.get("Location") or ""
+    key = headers.get("Authorization", "").removeprefix("Bearer ")
+    if key:  # a server may echo what it was sent
+        where = where.replace(key, "***")
+    where = shown(where)
+    return (
+        f"{what}: HTTP {response.status_code}, a redirect to {where[:300] or 'nowhere'}, not followed "
+        "(distill and answer follow none): set model.base_url to it if that is the server meant"
+    )
+
+
 def _listed_models(response: Any) -> set[str] | None:
     """The model IDs of an OpenAI ``/models`` listing, or None when there is none."""
     if response.status_code != 200:
@@ -155,7 +170,7 @@ def _listed_models(response: Any) -> set[str] | None:
     try:
         data = response.json()["data"]
         return {str(item["id"]) for item in data}
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         return None
 
 
@@ -179,9 +194,7 @@ def _model_check(
     body = {"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}
     deadline = time.monotonic() + timeout
     try:
-        reply = session.post(
-            f"{base}/chat/completions", json=body, headers=headers, timeout=timeout, stream=True
-        )
+        reply = post(session, f"{base}/chat/completions", body, headers, timeout)
     except requests.RequestException as exc:
         return Check(name, False, _connect_problem(exc, timeout))
     unread = _read(reply, deadline, timeout)
@@ -189,6 +202,8 @@ def _model_check(
         return Check(name, False, unread)
     if reply.status_code == 200:
         return Check(name, True, f"{model} answered a one-token completion")
+    if 300 <= reply.status_code < 400:
+        return Check(name, False, f"{model}: {_redirect(reply, 'POST /chat/completions', headers)}")
     if reply.status_code == 404:
         return Check(name, False, f"{model}: HTTP 404, the server does not serve it")
     if reply.status_code in (401, 403):

@@ -7,19 +7,102 @@ Imported by :mod:`scarwarden.llm.client`, which owns the requests; ``requests`` 
 
 from __future__ import annotations
 
+import json
 import math
+import re
+import sys
+import threading
 import time
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
     import requests
+
+    from scarwarden.errors import ModelError
 
 #: Bytes read from a reply at a time.
 CHUNK = 64 * 1024
 #: The largest reply read (16 MiB): a chat completion is kilobytes (100,000 tokens are
 #: ~400 kB); a server streaming more than this would fill the memory, so it is refused.
 MAX_REPLY_BYTES = 16 * 1024 * 1024
+
+
+def post(session: Any, url: str, body: Any, headers: dict[str, str], timeout: float) -> requests.Response:
+    """POST ``body`` as JSON, the reply streamed (:func:`read_body` reads it) and a
+    redirect not followed: requests would send the body on to any host named (a 302 as
+    a GET, which the next server answers as it likes), so :func:`redirected` refuses it.
+    The status line and headers come within ``timeout`` (:func:`within`)."""
+    return within(timeout, session.post, url, json=body, headers=headers, timeout=timeout)
+
+
+def within(
+    seconds: float, send: Callable[..., requests.Response], url: str, /, **kwargs: Any
+) -> requests.Response:
+    """``send(url, **kwargs)`` (a session's ``get`` or ``post``), streamed, following no
+    redirect, its status line and headers within ``seconds`` too: requests bounds each
+    read, so a server dripping a header line now and then held the call as long as it
+    liked. Past it the call is given up as a ``requests.Timeout`` (its thread is left to
+    end with the connection)."""
+    import requests
+
+    outcome: list[Any] = []
+
+    def call() -> None:
+        try:
+            outcome.append(send(url, stream=True, allow_redirects=False, **kwargs))
+        except Exception as exc:  # noqa: BLE001 - raised again below, in the caller's thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=call, name="scarwarden-model-call", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if not outcome:
+        raise requests.Timeout(f"no status line and headers within {seconds:g} s")
+    if isinstance(outcome[0], Exception):
+        raise outcome[0]
+    return outcome[0]
+
+
+def shown(text: str) -> str:
+    """A server's words for a message: control characters escaped as repr() shows them
+    (``\\x1b``), so none reaches a terminal (an escape sequence retitles, clears or
+    recolours it)."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
+def server_says(response: requests.Response, scrub: Callable[[str], str], limit: int) -> str:
+    """A server's error text for a message: its ``error`` message, else its body, on
+    one line, scrubbed of the key, shown safely, at most ``limit`` characters."""
+    try:
+        body = response.json()
+    except (ValueError, RecursionError):
+        text = response.text
+    else:
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict):
+            text = str(error.get("message") or error)
+        elif error:
+            text = str(error)
+        else:
+            text = json.dumps(body)[:limit]
+    text = shown(" ".join(scrub(text).split()))
+    return text[:limit] + ("..." if len(text) > limit else "")
+
+
+def redirected(response: requests.Response, base_url: str, scrub: Callable[[str], str]) -> ModelError:
+    """The error for a reply that redirects elsewhere, naming where (scrubbed)."""
+    from scarwarden.errors import ModelError
+
+    where = shown(scrub(response.headers.get("Location") or ""))[:300] or "nowhere (no Location)"
+    return ModelError(
+        f"the model server at {base_url} answered HTTP {response.status_code}, a redirect to "
+        f"{where}; redirects are not followed, so nothing was sent on",
+        hint="set model.base_url (SCARWARDEN_BASE_URL) to the address it redirects to, "
+        "if that is the server you meant",
+    )
 
 
 def read_body(response: requests.Response, deadline: float, timeout: float) -> str | None:
@@ -64,6 +147,26 @@ def read_body(response: requests.Response, deadline: float, timeout: float) -> s
         return f"the connection broke while the reply was read ({type(exc).__name__})"
     response._content = b"".join(chunks)  # what .json() and .text read from now on
     return None
+
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
+
+
+def json_content(content: str) -> Any:
+    """Parse a reply's JSON content, tolerating one surrounding markdown code fence
+    (models add them). Raises ``json.JSONDecodeError``, or ``RecursionError`` for JSON
+    nested deeper than Python reads."""
+    match = _FENCE.match(content)
+    return json.loads(match.group(1) if match else content, parse_int=read_int)
+
+
+def read_int(digits: str) -> int | float:
+    """A JSON integer; one too long for ``int()`` (past CPython's 4,300 digits, which
+    raised a bare ValueError out of json) as an infinity, which no count or field takes."""
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()  # 0: none (before 3.10.7)
+    if len(digits.lstrip("-")) > limit > 0:
+        return -math.inf if digits.startswith("-") else math.inf
+    return int(digits)
 
 
 def token_counts(usage: Any) -> tuple[int, int, int] | None:

@@ -401,3 +401,26 @@ def test_a_model_answer_cannot_drive_the_terminal(cli: Any, demo_repo: MemoryRep
     fake_llm.script(said)
     data = json.loads(cli("answer", LINKEDIN, "--json").stdout)
     assert data["answer"] == said  # the JSON carries the text as it came
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        "[PB\u201106, learnt in ep-zzzzzzzzzz]",  # a non-breaking hyphen
+        "\u3010PB-06, learnt in ep-zzzzzzzzzz\u3011",  # the lenticular brackets Qwen writes
+        "\uff3bPB-06, learnt in ep-zzzzzzzzzz\uff3d",  # fullwidth brackets
+        "[\u200bPB-06, learnt in ep-zzzzzzzzzz]",  # a zero-width space
+        "[\u0420\u0412-06, learnt in ep-zzzzzzzzzz]",  # Cyrillic ER and VE for P and B
+    ],
+)
+def test_a_citation_in_lookalike_characters_is_verified_too(
+    cli: Any, demo_repo: MemoryRepo, fake_llm: FakeLLM, forged: str
+) -> None:
+    """A citation a reader takes for one, written with a lookalike character, was not
+    seen as a citation at all ('no citations in the answer'), so an invented one passed
+    --strict (exit 0). It is read as the reader reads it, and verified."""
+    text = f"Lead with the pain {forged}."
+    fake_llm.default = text
+    strict = cli("answer", LINKEDIN, "--strict")
+    assert strict.exit_code == 1, strict.output
+    assert "PB-06: not recalled for this task" in strict.stderr

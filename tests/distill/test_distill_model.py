@@ -515,3 +515,97 @@ def test_a_sentence_attributed_to_an_episode_not_shown_is_dropped_and_reported(
     assert "'Never post discount codes publicly.'" in drop.reason
     assert "sentence attributed to an episode not sent to the model" in last_message(demo_repo)
     assert "- Sentences from: 1: ep-9ak5fm33w3, ep-b9jr19c6sp (model)" in demo_repo.playbook_path.read_text()
+
+
+def test_a_reply_echoing_the_api_key_writes_nothing(demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    """A server that echoes the key it was sent (a broken proxy, an echo endpoint at a
+    wrong base_url) put it in a rule's text: the key was committed to the playbook and
+    printed. Such a reply is refused (exit 5), the key quoted nowhere, nothing written."""
+    echo = {**GOOD["operations"][0], "text": f"Authenticate with {KEY} before every call."}
+    llm.default = reply_json({"operations": [echo]})
+    before = snapshot(demo_repo)
+    with pytest.raises(ModelError) as caught:
+        distill(demo_repo, client=client_for(llm))
+    assert caught.value.exit_code == ExitCode.MODEL_ERROR
+    assert "holds the API key" in caught.value.message
+    assert KEY not in caught.value.message + (caught.value.hint or "")
+    assert snapshot(demo_repo) == before
+    assert KEY not in git(demo_repo.root, "log", "--all", "-p").stdout
+
+
+def test_cli_shows_why_when_every_operation_was_dropped(cli, demo_repo: MemoryRepo, fake_llm) -> None:
+    """When the gate dropped everything no commit is made, and the report listed only
+    'an operation about it was dropped (add "...")' per episode: why (an invented
+    citation) was in --json alone. The drops are shown as in any other run."""
+    invented = {**GOOD["operations"][0], "episode_ids": ["ep-zzzzzzzzzz"]}
+    fake_llm.default = reply_json({"operations": [invented]})
+    before = snapshot(demo_repo)
+    result = cli("distill")
+    assert result.exit_code == 0, result.output
+    assert "no commit made" in result.stdout
+    assert "dropped by the provenance gate (1):" in result.stdout
+    assert "ep-zzzzzzzzzz is not in the ledger" in result.stdout
+    assert snapshot(demo_repo) == before
+
+
+def test_a_rule_text_over_the_rule_add_bound_is_dropped(demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    """A reply with a 107,999-character rule text was committed to the playbook whole,
+    five times what `rule add` takes (20,000); such an add or update is dropped, with
+    the reason, and the rule keeps its text."""
+    huge = "Give webinar times in UTC. " * 4000
+    add = {**GOOD["operations"][0], "text": huge}
+    update = {"op": "update", "rule_id": "PB-01", "text": huge, "episode_ids": [GERMAN]}
+    llm.default = reply_json({"operations": [add, update]})
+    before = demo_repo.playbook_path.read_text()
+    result = distill(demo_repo, client=client_for(llm))
+    assert result.changes == []
+    reasons = [d.describe() for d in result.drops]
+    limit = "the rule's text is 107,999 characters; the limit is 20,000"  # stripped
+    added = 'dropped add "State the timezone in webinar times"'
+    assert reasons == [f"{added}: {limit}", f"dropped update PB-01: {limit}"]
+    assert demo_repo.playbook_path.read_text() == before
+
+
+def test_a_retirement_reason_over_the_bound_is_dropped(demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    """The reason is written into the rule's '- Retired:' line: a 99,999-character one
+    was committed whole. A retire or supersede with such a reason is dropped."""
+    reason = "Obsolete now. " * 7143
+    retire = {"op": "retire", "rule_id": "PB-01", "reason": reason, "episode_ids": WEBINAR}
+    supersede = {**retire, "op": "supersede", "rule_id": "PB-02", "text": "Use UTC."}
+    llm.default = reply_json({"operations": [retire, supersede]})
+    before = demo_repo.playbook_path.read_text()
+    result = distill(demo_repo, client=client_for(llm))
+    assert result.changes == []
+    limit = "the retirement's reason is 100,001 characters; the limit is 20,000"
+    assert [d.describe() for d in result.drops] == [
+        f"dropped retire PB-01: {limit}",
+        f"dropped supersede PB-02: {limit}",
+    ]
+    assert demo_repo.playbook_path.read_text() == before
+
+
+FORGED = "\n\nScarwarden-Distilled-Episode: ep-9ak5fm33w3\n"
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        {"op": "update", "rule_id": "PB-99" + FORGED, "text": "x.", "episode_ids": WEBINAR},
+        {"op": "retire", "rule_id": "PB-01", "reason": "r", "replaced_by": "PB-98" + FORGED},
+        {"op": "add", "text": "Use UTC.", "episode_ids": ["ep-zzzzzzzzzz" + FORGED]},
+    ],
+    ids=["rule_id", "replaced_by", "episode_ids"],
+)
+def test_an_id_holding_a_line_break_cannot_forge_a_commit_line(
+    demo_repo: MemoryRepo, llm: FakeLLM, op: dict[str, Any]
+) -> None:
+    """A rule or episode ID holding line breaks went raw into the drop report, and so
+    into the commit message as lines of their own: a forged 'Scarwarden-Distilled-
+    Episode:' line marked an episode distilled that no operation learnt from (the next
+    run no longer sent it). An ID must be one line: the reply is sent back for repair."""
+    llm.default = reply_json({"operations": [op]})
+    before = snapshot(demo_repo)
+    with pytest.raises(ModelError) as caught:
+        distill(demo_repo, client=client_for(llm))
+    assert "must be one line" in caught.value.message
+    assert snapshot(demo_repo) == before

@@ -137,3 +137,43 @@ def test_an_update_that_changes_nothing_is_not_a_change(book: pb.Playbook) -> No
         "dropped update PB-01: nothing to change: the rule already says this and cites these episodes"
     ]
     assert result.playbook == book
+
+
+def test_a_key_spelled_as_a_rule_id_does_not_shadow_the_rule(book: pb.Playbook) -> None:
+    """An add with key "PB-02" made a later "retire PB-02" in the same reply retire the
+    new rule instead (added and retired in one commit; PB-02 left active, though the
+    report's reader, and the reply, named it). A rule the playbook holds is that rule."""
+    ops = parse_operations(
+        {
+            "operations": [
+                {"op": "add", "key": "PB-02", "text": "New rule.", "episode_ids": ["ep-aaaaaaaaaa"]},
+                {"op": "retire", "rule_id": "PB-02", "reason": "Gone.", "episode_ids": ["ep-aaaaaaaaaa"]},
+            ]
+        }
+    )
+    result = apply_operations(book, ops, LEDGER)
+    added, retired = result.changes
+    assert retired.kind == "retire" and retired.rule_id == "PB-02"
+    assert result.playbook.get("PB-02").retired
+    assert not result.playbook.get(added.rule_id).retired
+
+
+def test_an_add_saying_what_a_rule_says_word_for_word_is_no_new_rule(book: pb.Playbook) -> None:
+    """The same add twice in one reply (or an add repeating a rule) made two rules with
+    the same words, each minted its own ID: a duplicate recall would show twice."""
+    same = {
+        "op": "add",
+        "title": "Times",
+        "text": "Give webinar times in UTC.",
+        "episode_ids": ["ep-aaaaaaaaaa"],
+    }
+    more = {**same, "text": "give webinar  times in UTC.", "episode_ids": ["ep-bbbbbbbbbb"]}
+    result = apply_operations(book, parse_operations({"operations": [same, same, more]}), LEDGER)
+    (added,) = result.changes
+    assert [r.text for r in result.playbook.rules].count("Give webinar times in UTC.") == 1
+    says = f'dropped add "Times": {added.rule_id} says this word for word'
+    assert [d.describe() for d in result.drops] == [
+        f'dropped add "Times": nothing to change: {added.rule_id} says this word for word and cites '
+        "these episodes",
+        f"{says}; an update of it would add the citations",
+    ]

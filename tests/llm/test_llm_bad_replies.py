@@ -4,6 +4,10 @@ never an internal error, never a call that outlives ``model.timeout``."""
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
+
 import pytest
 from fakellm import FakeLLM, Trickle, completion
 
@@ -106,3 +110,147 @@ def test_a_reply_past_the_size_cap_is_a_model_error_not_memory_filled(llm: FakeL
     assert caught.value.exit_code == ExitCode.MODEL_ERROR
     assert caught.value.message.startswith("the model server's reply is over 16 MiB")
     assert len(llm.requests) == 1  # no retry: the same server would send it again
+
+
+@pytest.mark.parametrize("status", [301, 302, 307, 308])
+def test_a_redirect_is_not_followed(llm: FakeLLM, status: int) -> None:
+    """requests followed a redirect to any host: the request went on (without the key;
+    a 302 as a GET) and that host's answer was used - a chat completion from a server
+    nobody configured, or its 401 reported as 'bad key' for the key never sent to it.
+    A redirect is now a clear error naming where it points; nothing is sent there."""
+    with FakeLLM() as elsewhere:
+        target = elsewhere.url.replace("127.0.0.1", "localhost") + "/chat/completions"
+        elsewhere.default = (401, {"error": {"message": "Incorrect API key provided"}})
+        llm.script((status, "", {"Location": target}))
+        with pytest.raises(ModelError) as caught:
+            make_client(llm).complete(MSG, model="m")
+        assert elsewhere.requests == []
+    assert caught.value.exit_code == ExitCode.MODEL_ERROR
+    assert f"answered HTTP {status}, a redirect to {target}" in caught.value.message
+    assert "bad key" not in caught.value.message
+    assert len(llm.requests) == 1  # no retry: the next answer would be the same
+
+
+def test_json_nested_too_deep_is_repaired_then_a_model_error(llm: FakeLLM) -> None:
+    """'[' a hundred thousand times: json raised RecursionError, which no one caught, so
+    distill and answer --qc ended in 'internal error: RecursionError'."""
+    deep = "[" * 100_000 + "]" * 100_000
+    llm.script(completion(deep), completion(deep))
+    with pytest.raises(ModelError) as caught:
+        complete_json(make_client(llm), MSG, model="m", parse=lambda data: data, what="verdict")
+    assert "it is nested too deeply to read" in caught.value.message
+    assert llm.requests[1]["body"]["messages"][-1]["content"].startswith(
+        "Your reply is not valid: it is nested too deeply to read"
+    )
+
+
+def test_a_completion_nested_too_deep_is_a_model_error(llm: FakeLLM) -> None:
+    llm.script((200, '{"choices": ' + "[" * 100_000 + "]" * 100_000 + "}"))
+    with pytest.raises(ModelError) as caught:
+        make_client(llm).complete(MSG, model="m")
+    assert "answered HTTP 200 without a chat completion" in caught.value.message
+
+
+def test_an_error_body_nested_too_deep_is_quoted_as_text(llm: FakeLLM) -> None:
+    deep = '{"error": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    llm.script((500, deep), (500, deep))
+    with pytest.raises(ModelUnreachable) as caught:
+        make_client(llm).complete(MSG, model="m")
+    assert 'HTTP 500: {"error": [[[' in caught.value.message
+
+
+def test_headers_dripped_past_the_timeout_are_a_timeout() -> None:
+    """A server sending its status line, then a header line now and then, each well
+    within the read timeout: the deadline on the body never started, and the call
+    lasted until http.client gave up at 100 headers (20 s here with timeout 1 s; with a
+    slower drip, hours), then said 'cannot connect'."""
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drip() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\n")
+            while not stop.wait(0.2):
+                try:
+                    conn.sendall(b"X-Drip: a\r\n")
+                except OSError:
+                    return
+
+    threading.Thread(target=drip, daemon=True).start()
+    settings = ModelSettings(
+        base_url=f"http://127.0.0.1:{server.getsockname()[1]}/v1", timeout=1.0, max_retries=0
+    )
+    started = time.monotonic()
+    try:
+        with pytest.raises(ModelUnreachable) as caught:
+            ChatClient(settings, "sk-test").complete(MSG, model="m")
+    finally:
+        stop.set()
+        server.close()
+    assert time.monotonic() - started < 4
+    assert "no answer within 1 s (model.timeout)" in caught.value.message
+
+
+def test_content_as_a_list_of_text_parts_is_read(llm: FakeLLM) -> None:
+    """Some servers answer with content as parts ([{"type": "text", "text": ...}]), the
+    form requests take: 'the model's reply had no text content', of a reply that had."""
+    parts = [{"type": "text", "text": "Hello, "}, {"type": "text", "text": "world"}]
+    llm.script({"choices": [{"message": {"content": parts}}]})
+    assert make_client(llm).complete(MSG, model="m").content == "Hello, world"
+
+
+def test_content_parts_without_text_are_no_text_content(llm: FakeLLM) -> None:
+    llm.script({"choices": [{"message": {"content": [{"type": "image_url", "image_url": {"url": "x"}}]}}]})
+    with pytest.raises(ModelError) as caught:
+        make_client(llm).complete(MSG, model="m")
+    assert caught.value.message == "the model's reply had no text content"
+
+
+@pytest.mark.parametrize("status", [500, 401, 400])
+def test_control_characters_in_a_server_error_are_escaped(llm: FakeLLM, status: int) -> None:
+    """A server's error text went to the terminal as sent: an escape sequence in it set
+    the window title, cleared the screen or recoloured what followed. It is quoted with
+    its control characters escaped, as repr() shows them."""
+    llm.default = (status, {"error": {"message": "boom \x1b]0;owned\x07 \x1b[2J done"}})
+    with pytest.raises((ModelError, ModelUnreachable)) as caught:
+        make_client(llm).complete(MSG, model="m")
+    assert "\x1b" not in caught.value.message and "\x07" not in caught.value.message
+    assert "boom \\x1b]0;owned\\x07 \\x1b[2J done" in caught.value.message
+
+
+def test_control_characters_in_a_redirect_are_escaped(llm: FakeLLM) -> None:
+    llm.script((302, "", {"Location": "http://elsewhere/\x1b[31mv1"}))
+    with pytest.raises(ModelError) as caught:
+        make_client(llm).complete(MSG, model="m")
+    assert "a redirect to http://elsewhere/\\x1b[31mv1;" in caught.value.message
+
+
+BIG = "9" * 5000  # past CPython's 4,300-digit limit on reading an int
+
+
+def test_a_number_of_5000_digits_in_the_json_asked_for_is_no_internal_error(llm: FakeLLM) -> None:
+    """json raised a plain ValueError ('Exceeds the limit (4300 digits)'), not the
+    JSONDecodeError complete_json catches: 'internal error' from distill. The number
+    is read as infinite, and the shape check says what is wrong with it."""
+    bad = '{"verdict": ' + BIG + "}"
+    llm.script(completion(bad), completion(bad))
+
+    def parse(data: dict[str, object]) -> object:
+        if not isinstance(data.get("verdict"), str):
+            raise ValueError(f'"verdict" must be a string, got {type(data.get("verdict")).__name__}')
+        return data
+
+    with pytest.raises(ModelError) as caught:
+        complete_json(make_client(llm), MSG, model="m", parse=parse, what="verdict")
+    assert caught.value.message.endswith('"verdict" must be a string, got float')
+
+
+def test_a_token_count_of_5000_digits_is_estimated(llm: FakeLLM) -> None:
+    """The same number in usage made the whole reply unreadable: 'answered HTTP 200
+    without a chat completion', of a reply that held one."""
+    usage = '"usage": {"prompt_tokens": ' + BIG + "}"
+    llm.script((200, '{"choices": [{"message": {"content": "hi"}}], ' + usage + "}"))
+    response = make_client(llm).complete(MSG, model="m")
+    assert response.content == "hi" and response.usage.estimated

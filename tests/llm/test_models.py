@@ -4,6 +4,10 @@ local server speaking the chat completions API: tests/fakellm.py)."""
 from __future__ import annotations
 
 import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -215,3 +219,75 @@ def test_models_needs_no_memory_yet(git_repo: Any, make_cli: Any) -> None:
     result = make_cli(git_repo)("models", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["configured"]["provider"] == "ollama"
+
+
+def test_models_test_a_redirect_fails_as_distill_would(cli: Any, demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    """A server redirecting elsewhere: the test followed it (the key left behind) and
+    passed on the other host's listing, exit 0, while distill and answer, which follow
+    no redirect, fail there. It now fails the same way, naming where it points."""
+    with FakeLLM() as elsewhere:
+        elsewhere.models = ["gpt-4.1", "gpt-4.1-mini"]
+        target = elsewhere.url.replace("127.0.0.1", "localhost") + "/models"
+
+        class Redirect(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                self.send_response(302)
+                self.send_header("Location", target)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            _write_settings(
+                demo_repo,
+                f"model:\n  provider: openai\n  base_url: http://127.0.0.1:{server.server_port}/v1\n",
+            )
+            result = cli("models", "--test", "--json", env={"OPENAI_API_KEY": "sk-good"})
+        finally:
+            server.shutdown()
+            server.server_close()
+        assert elsewhere.requests == []
+    assert result.exit_code == 5, result.output
+    checks = json.loads(result.stdout)["checks"]
+    assert checks[-1]["check"] == "base_url" and checks[-1]["ok"] is False
+    assert f"HTTP 302, a redirect to {target}" in checks[-1]["detail"]
+
+
+def test_models_test_headers_dripped_past_the_timeout_are_unreachable(
+    cli: Any, demo_repo: MemoryRepo
+) -> None:
+    """GET /models with the headers sent a line now and then, each within the timeout:
+    the test lasted until http.client gave up at 100 headers (20 s with timeout 1 s;
+    with a slower drip, up to 25 minutes at the probe's 15 s), then 'cannot connect'."""
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drip() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\n")
+            while not stop.wait(0.2):
+                try:
+                    conn.sendall(b"X-Drip: a\r\n")
+                except OSError:
+                    return
+
+    threading.Thread(target=drip, daemon=True).start()
+    url = f"http://127.0.0.1:{server.getsockname()[1]}/v1"
+    _write_settings(demo_repo, f"model:\n  provider: openai\n  base_url: {url}\n  timeout: 1\n")
+    started = time.monotonic()
+    try:
+        result = cli("models", "--test", "--json", env={"OPENAI_API_KEY": "sk-good"})
+    finally:
+        stop.set()
+        server.close()
+    assert time.monotonic() - started < 4
+    assert result.exit_code == 3, result.output
+    assert json.loads(result.stdout)["checks"] == [
+        {"check": "reachable", "ok": False, "detail": "no answer within 1 s"}
+    ]

@@ -23,15 +23,13 @@ def _report(result: DistillResult, echo: Callable[[str], None]) -> None:
         echo(f"{len(result.new)} new episode(s), nothing the {result.distiller} distiller can learn from:")
         for ep, why in result.left:
             echo(f"  {ep}: {why}")
+        _drops(result, echo)  # why: without it, only --json said what the gate refused
         echo("no commit made")
         return
     echo(result.subject)
     for change in result.changes:
         echo("  " + change.describe().replace("\n", "\n  "))
-    if result.drops:
-        echo(click.style(f"dropped by the provenance gate ({len(result.drops)}):", fg="yellow"))
-        for drop in result.drops:
-            echo(f"  - {drop.describe()}")
+    _drops(result, echo)
     if result.contradictions:
         echo(click.style(f"contradictions found ({len(result.contradictions)}):", fg="yellow"))
         for flag in result.contradictions:
@@ -54,6 +52,13 @@ def _report(result: DistillResult, echo: Callable[[str], None]) -> None:
             f"model {result.model}: {result.calls} call(s), {u.prompt_tokens} prompt + "
             f"{u.completion_tokens} completion tokens{' (estimated)' if u.estimated else ''}"
         )
+
+
+def _drops(result: DistillResult, echo: Callable[[str], None]) -> None:
+    if result.drops:
+        echo(click.style(f"dropped by the provenance gate ({len(result.drops)}):", fg="yellow"))
+        for drop in result.drops:
+            echo(f"  - {drop.describe()}")
 
 
 @click.command()
