@@ -1,0 +1,88 @@
+"""The web door through a real ``scarwarden serve`` process and real HTTP: what a
+request the UI did not expect gets back, and what happens when the memory changes
+under the server. Every answer is a page saying what is wrong, never a traceback, and
+the server goes on serving."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from helpers import State
+
+from scarwarden.repo import MemoryRepo
+
+pytest.importorskip("flask")
+pytest.importorskip("waitress")
+requests = pytest.importorskip("requests")
+
+
+@dataclass
+class Served:
+    url: str
+    proc: subprocess.Popen[str]
+
+    def token(self) -> str:
+        page = requests.get(f"{self.url}/task?task=Book+the+offsite", timeout=30).text
+        return re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+
+    def stderr(self) -> str:
+        self.proc.terminate()
+        _, err = self.proc.communicate(timeout=30)
+        return err
+
+
+@pytest.fixture
+def served(demo_repo: MemoryRepo) -> Iterator[Served]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "serve", "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        port = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert port, line
+        yield Served(f"http://127.0.0.1:{port.group(1)}", proc)
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
+def _message(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).replace("&#39;", "'")
+
+
+def test_a_post_that_is_not_a_form_is_refused_as_such(served: Served, demo_repo: MemoryRepo) -> None:
+    """A JSON (or text, or type-less) body posted to a form's address was answered 403
+    "Cross-site request refused ... did not come from this server's own page": the token
+    was not found because the body is not a form, and a script's author was sent hunting
+    for a CSRF problem. It is a 415 saying a form is expected; nothing is written."""
+    before = State.of(demo_repo)
+    token = served.token()
+    origin = {"Origin": served.url}
+    for path in ("/answer", "/task", "/confirm", "/distill"):
+        for ctype, body in [
+            ("application/json", f'{{"csrf_token": "{token}", "task": "x", "answer": "y"}}'),
+            ("text/plain", f"csrf_token={token}&task=x&answer=y"),
+        ]:
+            reply = requests.post(
+                served.url + path, data=body.encode(), headers={**origin, "Content-Type": ctype}, timeout=30
+            )
+            assert reply.status_code == 415, (path, ctype, reply.status_code)
+            text = _message(reply.text)
+            assert f"not {ctype}" in text and "application/x-www-form-urlencoded" in text, text
+            assert "nothing was written" in text
+    assert State.of(demo_repo) == before
+    # The form itself still works, and a cross-site form is still refused as before.
+    form = {"csrf_token": token, "task": "Book the offsite", "memory": "both"}
+    assert requests.post(served.url + "/task", data=form, headers=origin, timeout=30).status_code == 200
+    evil = {"Origin": "http://evil.example"}
+    assert requests.post(served.url + "/task", data=form, headers=evil, timeout=30).status_code == 403
+    assert "Traceback" not in served.stderr()
