@@ -86,3 +86,38 @@ def test_a_post_that_is_not_a_form_is_refused_as_such(served: Served, demo_repo:
     evil = {"Origin": "http://evil.example"}
     assert requests.post(served.url + "/task", data=form, headers=evil, timeout=30).status_code == 403
     assert "Traceback" not in served.stderr()
+
+
+def test_a_memory_deleted_while_serving_is_said_and_nothing_is_written(
+    served: Served, demo_repo: MemoryRepo
+) -> None:
+    """The repository's .git moved away under a running server: every page said git's
+    own words ("git ls-files -s failed: fatal: not a git repository") as a 500, and
+    /distill that the repository had "no commits yet" (a 400). The memory folder deleted:
+    the ledger showed "0 episodes" and the answer form recreated memory/episodes/ and
+    committed into a repository with no memory, which the CLI refuses. Both are now a
+    503 saying what is gone; the server serves again once it is back."""
+    root = demo_repo.root
+    token = served.token()
+    (root / ".git").rename(root.parent / "moved.git")
+    for path in ("/", "/ledger", "/distill", "/log", "/task?task=Book+the+offsite"):
+        reply = requests.get(served.url + path, timeout=30)
+        assert reply.status_code == 503, (path, reply.status_code)
+        assert f"{root} is no longer a git repository" in _message(reply.text), path
+    (root.parent / "moved.git").rename(root / ".git")
+    assert requests.get(served.url + "/", timeout=30).status_code == 200
+
+    before = State.of(demo_repo)
+    (root / "memory").rename(root.parent / "moved-memory")
+    for path in ("/", "/ledger", "/rules/PB-01"):
+        reply = requests.get(served.url + path, timeout=30)
+        assert reply.status_code == 503, (path, reply.status_code)
+        assert f"{root} no longer holds a Scarwarden memory" in _message(reply.text), path
+    form = {"csrf_token": token, "task": "Book the offsite", "answer": "Use the portal"}
+    answer = requests.post(served.url + "/answer", data=form, headers={"Origin": served.url}, timeout=30)
+    assert answer.status_code == 503
+    assert not (root / "memory").exists()
+    (root.parent / "moved-memory").rename(root / "memory")
+    assert State.of(demo_repo) == before
+    assert requests.get(served.url + "/ledger", timeout=30).status_code == 200
+    assert "Traceback" not in served.stderr()

@@ -79,6 +79,7 @@ def create_app(
     )
     hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
     _add_guards(app, site, hosts)
+    _add_repo_guard(app, site, repo)
     _add_read_routes(app, site, repo, environ)
     _add_answer_route(app, site, repo)
     from scarwarden.audit.web.taskpage import add_task_post_route
@@ -131,6 +132,32 @@ def _add_guards(app: Flask, site: Pages, hosts: set[str] | None) -> None:
     def scarwarden_error(exc: ScarwardenError) -> Response:
         message = exc.message + "".join(f"\n{p}" for p in exc.problems)
         return site.error(_http_status(exc), "Cannot show this", message, exc.hint)
+
+
+def _add_repo_guard(app: Flask, site: Pages, repo: MemoryRepo) -> None:
+    """Before every page, after the host check: the memory is still where the server
+    was started. Moved or deleted while serving, the pages said git's own words (a 500),
+    /distill that the repository had "no commits yet", the ledger "0 episodes", and the
+    answer form committed into a repository with no memory, which the CLI refuses."""
+    dot_git = repo.root / ".git"
+    watched = dot_git.exists()  # not there with GIT_DIR set elsewhere: nothing to watch
+
+    @app.before_request
+    def check_repo() -> Response | None:
+        if request.path.startswith("/static/"):  # the error page's own stylesheet
+            return None
+        if watched and not dot_git.exists():
+            gone = f"{repo.root} is no longer a git repository (its .git was moved or deleted)"
+        elif not repo.is_initialised():
+            gone = f"{repo.root} no longer holds a Scarwarden memory (no {repo.playbook_rel})"
+        else:
+            return None
+        return site.error(
+            503,
+            "Memory not found",
+            f"{gone} while this server ran; nothing was shown or written.",
+            "put it back, or stop this server (Ctrl-C) and run 'scarwarden serve' where the memory now is",
+        )
 
 
 def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo, environ: Mapping[str, str] | None) -> None:
