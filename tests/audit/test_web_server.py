@@ -121,3 +121,24 @@ def test_a_memory_deleted_while_serving_is_said_and_nothing_is_written(
     assert State.of(demo_repo) == before
     assert requests.get(served.url + "/ledger", timeout=30).status_code == 200
     assert "Traceback" not in served.stderr()
+
+
+def test_an_address_whose_path_is_not_utf8_is_refused(served: Served) -> None:
+    """Werkzeug decodes a path's %FF as U+FFFD: /episodes/%FF answered "There is no
+    episode \ufffd in the ledger", a name nobody typed, where the same escape in the query
+    is refused as not UTF-8 (tests/audit/test_web_bad_input.py). The path is too."""
+    import http.client
+
+    port = int(served.url.rsplit(":", 1)[1])
+    for path in ("/episodes/%FF", "/rules/PB-%E9", "/media/%ED%A0%80.png", "/images/%C3.png"):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", path)
+        reply = conn.getresponse()
+        text = _message(reply.read().decode("utf-8"))
+        conn.close()
+        assert reply.status == 400, (path, reply.status)
+        assert "The address is not valid UTF-8 (a %FF-style escape in its path)" in text, path
+        assert "\ufffd" not in text
+    for path in ("/episodes/%C3%A9", "/rules/PB-01"):
+        assert requests.get(served.url + path, timeout=30).status_code in (200, 404), path
+    assert "Traceback" not in served.stderr()

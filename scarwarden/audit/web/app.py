@@ -24,7 +24,7 @@ from flask import Flask, Response, redirect, request
 from werkzeug.exceptions import HTTPException
 
 from scarwarden.audit.web import pages, render
-from scarwarden.audit.web.security import add_security_headers, form_is_utf8, host_name
+from scarwarden.audit.web.security import add_security_headers, form_is_utf8, host_name, path_is_utf8
 from scarwarden.audit.web.site import Pages
 from scarwarden.audit.web.taskpage import task_page
 from scarwarden.errors import ExitCode, ScarwardenError, UsageError, ValidationError
@@ -111,6 +111,10 @@ def _add_guards(app: Flask, site: Pages, hosts: set[str] | None) -> None:
             # Werkzeug keeps %FF as the text "%FF": a task page would put it in its form.
             return site.error(
                 400, "Not valid UTF-8", "The address is not valid UTF-8 (a %FF-style escape in its query)."
+            )
+        if not path_is_utf8(request.environ.get("PATH_INFO", "")):
+            return site.error(
+                400, "Not valid UTF-8", "The address is not valid UTF-8 (a %FF-style escape in its path)."
             )
         if request.method == "HEAD" and request.path in MODEL_PAGES:
             # Flask answers HEAD by running the GET and dropping the body: a link checker

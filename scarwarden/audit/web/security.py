@@ -81,6 +81,17 @@ def add_security_headers(headers: ResponseHeaders) -> None:
     headers["X-Frame-Options"] = "DENY"
 
 
+def path_is_utf8(wsgi_path: str) -> bool:
+    """Whether a request's path (WSGI's ``PATH_INFO``: the bytes as latin-1, escapes
+    already undone) is UTF-8. Werkzeug turns a bad byte into U+FFFD, so ``/episodes/%FF``
+    would name an episode nobody typed."""
+    try:
+        wsgi_path.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return False
+    return True
+
+
 def form_is_utf8(mimetype: str, body: bytes) -> bool:
     """Whether a form body decodes as UTF-8. Werkzeug keeps an undecodable ``%FF`` as
     the three characters ``%FF``, and turns a multipart field's bad byte into U+FFFD,
