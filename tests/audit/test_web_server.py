@@ -142,3 +142,29 @@ def test_an_address_whose_path_is_not_utf8_is_refused(served: Served) -> None:
     for path in ("/episodes/%C3%A9", "/rules/PB-01"):
         assert requests.get(served.url + path, timeout=30).status_code in (200, 404), path
     assert "Traceback" not in served.stderr()
+
+
+def test_a_body_too_large_says_the_limit(served: Served, demo_repo: MemoryRepo) -> None:
+    """A 50 MB answer was refused with Werkzeug's "The data value transmitted exceeds the
+    capacity limit.": no limit, and no word of what was kept. The 413 page now names the
+    limit and says nothing was written, for a sized body and a chunked one alike."""
+    before = State.of(demo_repo)
+    token = served.token()
+    headers = {"Origin": served.url, "Content-Type": "application/x-www-form-urlencoded"}
+    head = f"csrf_token={token}&task=Book+the+offsite&answer=".encode()
+    big = head + b"a" * (50 * 1024 * 1024)
+
+    def chunks() -> Iterator[bytes]:
+        yield head
+        for _ in range(50):
+            yield b"a" * (1024 * 1024)
+
+    for body in (big, chunks()):
+        reply = requests.post(served.url + "/answer", data=body, headers=headers, timeout=60)
+        assert reply.status_code == 413
+        text = _message(reply.text)
+        assert "The request body is larger than 256 KiB, the most this server accepts" in text, text
+        assert "nothing was written" in text
+    assert State.of(demo_repo) == before
+    assert requests.get(served.url + "/", timeout=30).status_code == 200
+    assert "Traceback" not in served.stderr()

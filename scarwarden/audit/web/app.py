@@ -130,6 +130,13 @@ def _add_guards(app: Flask, site: Pages, hosts: set[str] | None) -> None:
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Response:
         status = exc.code or 500
+        if status == 413:  # Werkzeug's words name no limit and say nothing of what was kept
+            return site.error(
+                413,
+                exc.name,
+                f"The request body is larger than {MAX_POST_BYTES // 1024} KiB, the most this "
+                "server accepts; nothing was written.",
+            )
         return site.error(status, exc.name, exc.description or "")
 
     @app.errorhandler(ScarwardenError)
