@@ -24,7 +24,13 @@ from flask import Flask, Response, redirect, request
 from werkzeug.exceptions import HTTPException
 
 from scarwarden.audit.web import pages, render
-from scarwarden.audit.web.security import add_security_headers, form_is_utf8, host_name, path_is_utf8
+from scarwarden.audit.web.security import (
+    add_security_headers,
+    embedded_elsewhere,
+    form_is_utf8,
+    host_name,
+    path_is_utf8,
+)
 from scarwarden.audit.web.site import Pages
 from scarwarden.audit.web.taskpage import task_page
 from scarwarden.errors import ExitCode, ScarwardenError, UsageError, ValidationError
@@ -115,6 +121,16 @@ def _add_guards(app: Flask, site: Pages, hosts: set[str] | None) -> None:
         if not path_is_utf8(request.environ.get("PATH_INFO", "")):
             return site.error(
                 400, "Not valid UTF-8", "The address is not valid UTF-8 (a %FF-style escape in its path)."
+            )
+        if request.path in MODEL_PAGES and embedded_elsewhere(request.headers):
+            # <img src="http://127.0.0.1:5054/task?task=..."> on any page the user opens
+            # carries the loopback Host: each load would pay for model answers.
+            return site.error(
+                403,
+                "Cross-site request refused",
+                "Another site asked for this page as part of its own (an image, a frame, a "
+                "script); this page can call the model, so nothing was asked.",
+                "open the page itself: follow a link to it, or type its address",
             )
         if request.method == "HEAD" and request.path in MODEL_PAGES:
             # Flask answers HEAD by running the GET and dropping the body: a link checker

@@ -73,6 +73,15 @@ def same_origin(headers: Headers, host: str) -> bool:
     return True
 
 
+def embedded_elsewhere(headers: Headers) -> bool:
+    """Whether another site's page fetched this request as part of itself (an image, a
+    frame, a script, a fetch) rather than as a page to show: ``Sec-Fetch-Site`` names
+    another site and ``Sec-Fetch-Dest`` is not ``document``. Browsers send both; a
+    request without them (curl, a script) is not refused by this."""
+    site, dest = headers.get("Sec-Fetch-Site"), headers.get("Sec-Fetch-Dest")
+    return site not in (None, "same-origin", "none") and dest not in (None, "document")
+
+
 def add_security_headers(headers: ResponseHeaders) -> None:
     """The headers every response carries: the CSP, no sniffing, no framing."""
     headers["Content-Security-Policy"] = CSP
