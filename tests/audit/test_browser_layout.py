@@ -7,6 +7,7 @@ import json
 import threading
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from conftest import Cli
@@ -82,3 +83,34 @@ def test_a_word_longer_than_the_page_does_not_widen_it(
 
     widths = browser.run(body)
     assert widths == {path: 1200 for path in pages}
+
+
+def test_characters_that_reorder_or_hide_text_are_shown(
+    browser: Browser, live: str, cli: Cli, demo_repo: MemoryRepo
+) -> None:
+    """A right-to-left override (U+202E) in an episode made the page show "Reply to
+    remotsuc yrgna eht" for what is stored as "Reply to \u202ethe angry customer", and a
+    zero-width space hid itself inside a word: the audit page did not show the evidence
+    as stored. Such characters are now shown as their code point (U+202E), in page
+    text only: the forms still send the task exactly as stored."""
+    task = "Reply to \u202ethe angry customer about the pass\u200bword reset"
+    added = cli("episode", "add", "--task", task, "--outcome", "Sent", "--tag", "bidi", "--json")
+    assert added.exit_code == 0, added.output
+    ep_id = json.loads(added.output)["id"]
+    shown = "Reply to U+202Ethe angry customer about the passU+200Bword reset"
+
+    def body(b: Any) -> dict[str, Any]:
+        page = b.new_page(viewport={"width": 1200, "height": 900})
+        page.goto(f"{live}/episodes/{ep_id}")
+        out = {"dd": page.locator("dd.f-task").inner_text()}
+        page.goto(f"{live}/ledger?tag=bidi")
+        out["ledger"] = page.locator("table.ledger tbody td.text").inner_text()
+        page.goto(f"{live}/task?{urlencode({'task': task})}")
+        out["textarea"] = page.locator("textarea#task").input_value()
+        page.close()
+        return out
+
+    seen = browser.run(body)
+    assert seen["dd"] == shown
+    assert seen["ledger"] == shown
+    assert seen["textarea"] == task
