@@ -168,3 +168,23 @@ def test_a_body_too_large_says_the_limit(served: Served, demo_repo: MemoryRepo) 
     assert State.of(demo_repo) == before
     assert requests.get(served.url + "/", timeout=30).status_code == 200
     assert "Traceback" not in served.stderr()
+
+
+def test_a_request_without_a_host_header_is_told_so(served: Served) -> None:
+    """HTTP/1.0 without a Host header (an old client, a hand-written probe) was refused
+    as "This server does not answer to the host 'waitress.invalid:5054'", a host the
+    client never named (waitress's placeholder). It now says the Host header is missing."""
+    import socket
+
+    port = int(served.url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        reply = b""
+        while chunk := conn.recv(65536):
+            reply += chunk
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.0 400"), head
+    text = _message(body.decode("utf-8"))
+    assert "The request has no Host header" in text and "waitress.invalid" not in text, text
+    assert requests.get(served.url + "/", timeout=30).status_code == 200
+    assert "Traceback" not in served.stderr()

@@ -102,15 +102,20 @@ MODEL_PAGES = ("/task", "/distill")
 
 
 def _add_guards(app: Flask, site: Pages, hosts: set[str] | None) -> None:
-    """The host check before every request, the security headers after, error pages."""
+    """The host check before every request, the security headers after, error pages
+    (:func:`_add_error_pages`)."""
 
     @app.before_request
     def check_host() -> Response | None:
         if hosts is not None and (host_name(request.host) or "").lower() not in hosts:
+            # Without the header, request.host is waitress's placeholder, waitress.invalid.
+            sent = request.headers.get("Host")
             return site.error(
                 400,
                 "Unknown host",
-                f"This server does not answer to the host {request.host!r}.",
+                "The request has no Host header."
+                if sent is None
+                else f"This server does not answer to the host {sent!r}.",
                 "open it through 127.0.0.1 or localhost",
             )
         if not form_is_utf8("application/x-www-form-urlencoded", request.query_string):
@@ -142,6 +147,12 @@ def _add_guards(app: Flask, site: Pages, hosts: set[str] | None) -> None:
     def headers(response: Response) -> Response:
         add_security_headers(response.headers)
         return response
+
+    _add_error_pages(app, site)
+
+
+def _add_error_pages(app: Flask, site: Pages) -> None:
+    """An HTTP error or a Scarwarden error as the site's error page."""
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Response:
