@@ -466,7 +466,7 @@ def test_broken_playbook_is_reported_not_crashed(client, distilled) -> None:  # 
 
 
 def _ledger_tasks(html: str) -> list[str]:
-    return re.findall(r"<td>(Paged task \d+|Other task \d+)</td>", html)
+    return re.findall(r"<td[^>]*>(Paged task \d+|Other task \d+)</td>", html)
 
 
 def test_ledger_pages_keep_the_filters(memory_repo: MemoryRepo) -> None:

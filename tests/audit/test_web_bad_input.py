@@ -98,3 +98,25 @@ def test_a_head_request_calls_no_model(demo_repo: MemoryRepo, fake_llm: Any) -> 
     fake_llm.script("Lead with the pain.", "Lead with the pain.")
     client.get("/task?task=Draft+a+LinkedIn+post+announcing+our+beta", headers={"Host": "localhost"})
     assert fake_llm.requests  # the GET does ask: the test can fail
+
+
+def test_another_site_cannot_spend_model_calls(demo_repo: MemoryRepo, fake_llm: Any) -> None:
+    """Any web page the user opened could embed <img src="http://127.0.0.1:5054/task?task=...">
+    (or /distill, or a hidden iframe): the browser sends the loopback Host, so the host
+    check passes, and each load paid for two model answers the attacker never needed to
+    read. A model page fetched by another site as anything but a page to show (an image,
+    a frame, a script, a fetch) is now refused with 403 before the model is asked; a link
+    followed from elsewhere still opens the page."""
+    client = create_app(demo_repo.root, csrf_token="t", allowed_hosts={"localhost"}).test_client()
+    task = "/task?task=Draft+a+LinkedIn+post+announcing+our+beta"
+    for path in (task, "/distill"):
+        for dest in ("image", "iframe", "script", "empty"):
+            headers = {"Host": "localhost", "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Dest": dest}
+            page = client.get(path, headers=headers)
+            assert page.status_code == 403, (path, dest)
+            assert "Another site asked for this page" in page.get_data(as_text=True)
+    assert fake_llm.requests == []
+    fake_llm.script("Lead with the pain.", "Lead with the pain.")
+    link = {"Host": "localhost", "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Dest": "document"}
+    assert client.get(task, headers=link).status_code == 200
+    assert fake_llm.requests  # a link followed from a chat message still answers

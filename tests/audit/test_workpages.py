@@ -134,3 +134,22 @@ def test_act_and_flag_offers_confirm_recorded_as_an_episode(demo_repo: MemoryRep
     assert f"Scarwarden-Episode: {ep_id}" in git(demo_repo.root, "log", "-1", "--format=%B").stdout
     ro = _client(demo_repo, read_only=True).get(f"/task?task={task}").get_data(as_text=True)
     assert 'action="/confirm"' not in ro
+
+
+def test_a_distill_post_naming_no_commit_says_so(cli: Any, demo_repo: MemoryRepo) -> None:
+    """A POST /distill without the form's ``head`` field (a script, a hand-made form) was
+    answered 409 "Memory changed since the preview ... The repository moved on", which
+    it had not. It is a 400 saying the form named no commit; nothing is committed."""
+    made = cli("episode", "add", "--task", "Reply to the refund ticket", "--outcome", "Refunded", "--json")
+    assert made.exit_code == 0, made.output
+    before = head(demo_repo)
+    client = _client(demo_repo)
+    for data in (
+        {"csrf_token": TOKEN, "preview": "offline"},
+        {"csrf_token": TOKEN, "head": "", "preview": "offline"},
+    ):
+        reply = client.post("/distill", data=data, headers=ORIGIN)
+        text = reply.get_data(as_text=True)
+        assert reply.status_code == 400, reply.status_code
+        assert "The form named no commit" in text and "moved on" not in text
+    assert head(demo_repo) == before

@@ -24,7 +24,13 @@ from flask import Flask, Response, redirect, request
 from werkzeug.exceptions import HTTPException
 
 from scarwarden.audit.web import pages, render
-from scarwarden.audit.web.security import add_security_headers, form_is_utf8, host_name
+from scarwarden.audit.web.security import (
+    add_security_headers,
+    embedded_elsewhere,
+    form_is_utf8,
+    host_name,
+    path_is_utf8,
+)
 from scarwarden.audit.web.site import Pages
 from scarwarden.audit.web.taskpage import task_page
 from scarwarden.errors import ExitCode, ScarwardenError, UsageError, ValidationError
@@ -79,6 +85,7 @@ def create_app(
     )
     hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
     _add_guards(app, site, hosts)
+    _add_repo_guard(app, site, repo)
     _add_read_routes(app, site, repo, environ)
     _add_answer_route(app, site, repo)
     from scarwarden.audit.web.taskpage import add_task_post_route
@@ -95,21 +102,40 @@ MODEL_PAGES = ("/task", "/distill")
 
 
 def _add_guards(app: Flask, site: Pages, hosts: set[str] | None) -> None:
-    """The host check before every request, the security headers after, error pages."""
+    """The host check before every request, the security headers after, error pages
+    (:func:`_add_error_pages`)."""
 
     @app.before_request
     def check_host() -> Response | None:
         if hosts is not None and (host_name(request.host) or "").lower() not in hosts:
+            # Without the header, request.host is waitress's placeholder, waitress.invalid.
+            sent = request.headers.get("Host")
             return site.error(
                 400,
                 "Unknown host",
-                f"This server does not answer to the host {request.host!r}.",
+                "The request has no Host header."
+                if sent is None
+                else f"This server does not answer to the host {sent!r}.",
                 "open it through 127.0.0.1 or localhost",
             )
         if not form_is_utf8("application/x-www-form-urlencoded", request.query_string):
             # Werkzeug keeps %FF as the text "%FF": a task page would put it in its form.
             return site.error(
                 400, "Not valid UTF-8", "The address is not valid UTF-8 (a %FF-style escape in its query)."
+            )
+        if not path_is_utf8(request.environ.get("PATH_INFO", "")):
+            return site.error(
+                400, "Not valid UTF-8", "The address is not valid UTF-8 (a %FF-style escape in its path)."
+            )
+        if request.path in MODEL_PAGES and embedded_elsewhere(request.headers):
+            # <img src="http://127.0.0.1:5054/task?task=..."> on any page the user opens
+            # carries the loopback Host: each load would pay for model answers.
+            return site.error(
+                403,
+                "Cross-site request refused",
+                "Another site asked for this page as part of its own (an image, a frame, a "
+                "script); this page can call the model, so nothing was asked.",
+                "open the page itself: follow a link to it, or type its address",
             )
         if request.method == "HEAD" and request.path in MODEL_PAGES:
             # Flask answers HEAD by running the GET and dropping the body: a link checker
@@ -122,15 +148,54 @@ def _add_guards(app: Flask, site: Pages, hosts: set[str] | None) -> None:
         add_security_headers(response.headers)
         return response
 
+    _add_error_pages(app, site)
+
+
+def _add_error_pages(app: Flask, site: Pages) -> None:
+    """An HTTP error or a Scarwarden error as the site's error page."""
+
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Response:
         status = exc.code or 500
+        if status == 413:  # Werkzeug's words name no limit and say nothing of what was kept
+            return site.error(
+                413,
+                exc.name,
+                f"The request body is larger than {MAX_POST_BYTES // 1024} KiB, the most this "
+                "server accepts; nothing was written.",
+            )
         return site.error(status, exc.name, exc.description or "")
 
     @app.errorhandler(ScarwardenError)
     def scarwarden_error(exc: ScarwardenError) -> Response:
         message = exc.message + "".join(f"\n{p}" for p in exc.problems)
         return site.error(_http_status(exc), "Cannot show this", message, exc.hint)
+
+
+def _add_repo_guard(app: Flask, site: Pages, repo: MemoryRepo) -> None:
+    """Before every page, after the host check: the memory is still where the server
+    was started. Moved or deleted while serving, the pages said git's own words (a 500),
+    /distill that the repository had "no commits yet", the ledger "0 episodes", and the
+    answer form committed into a repository with no memory, which the CLI refuses."""
+    dot_git = repo.root / ".git"
+    watched = dot_git.exists()  # not there with GIT_DIR set elsewhere: nothing to watch
+
+    @app.before_request
+    def check_repo() -> Response | None:
+        if request.path.startswith("/static/"):  # the error page's own stylesheet
+            return None
+        if watched and not dot_git.exists():
+            gone = f"{repo.root} is no longer a git repository (its .git was moved or deleted)"
+        elif not repo.is_initialised():
+            gone = f"{repo.root} no longer holds a Scarwarden memory (no {repo.playbook_rel})"
+        else:
+            return None
+        return site.error(
+            503,
+            "Memory not found",
+            f"{gone} while this server ran; nothing was shown or written.",
+            "put it back, or stop this server (Ctrl-C) and run 'scarwarden serve' where the memory now is",
+        )
 
 
 def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo, environ: Mapping[str, str] | None) -> None:

@@ -23,6 +23,13 @@ HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
 STATIC = HERE / "static"
 
+#: Characters that reorder or hide text where they stand (bidi embeddings, overrides,
+#: isolates and marks; zero-width space, word joiner, BOM): a U+202E shows "gnp.exe" as
+#: "exe.png". Joiners (U+200C, U+200D) are left alone: emoji and scripts need them.
+_HIDDEN = re.compile("[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
+#: What is not page text: tags, and the text of a textarea (a form's value) or the title.
+_NOT_TEXT = re.compile(r"(<textarea\b[^>]*>.*?</textarea>|<title>.*?</title>|<[^>]*>)", re.S)
+
 _IDS = re.compile(rf"\b({RULE_ID_PATTERN})\b|\b(ep-[0-9a-z][0-9a-z-]{{1,39}}[0-9a-z])\b")
 
 
@@ -101,6 +108,23 @@ def linkify(
     return Markup(_IDS.sub(link, escaped))  # noqa: S704
 
 
+def show_hidden(html: str) -> str:
+    """The page with each character of :data:`_HIDDEN` in its text shown as its code
+    point (``U+202E``), so the page reads in the order the text is stored. Only text
+    between tags: attributes and a textarea keep the character, so a form sends the
+    text as stored. Safe to split on ``<``: every ``<`` in untrusted text is escaped."""
+    if not _HIDDEN.search(html):
+        return html
+
+    def mark(match: re.Match[str]) -> str:
+        return f'<span class="hidden-char">U+{ord(match.group(0)):04X}</span>'
+
+    parts = _NOT_TEXT.split(html)
+    for i in range(0, len(parts), 2):  # the odd ones are what _NOT_TEXT matched
+        parts[i] = _HIDDEN.sub(mark, parts[i])
+    return "".join(parts)
+
+
 def diff_class(line: str) -> str:
     """CSS class for one line of a unified diff."""
     if line.startswith(("+++", "---")):
@@ -130,6 +154,7 @@ def render(env: jinja2.Environment, template: str, links: Links, **context: Any)
     context.setdefault("title", "Scarwarden")
     known = context.get("known_rules")
     new = context.get("new_rules") or ()
-    return env.get_template(template).render(
+    html = env.get_template(template).render(
         links=links, linkify=lambda text: linkify(text, links, known, new), **context
     )
+    return show_hidden(html)

@@ -73,12 +73,32 @@ def same_origin(headers: Headers, host: str) -> bool:
     return True
 
 
+def embedded_elsewhere(headers: Headers) -> bool:
+    """Whether another site's page fetched this request as part of itself (an image, a
+    frame, a script, a fetch) rather than as a page to show: ``Sec-Fetch-Site`` names
+    another site and ``Sec-Fetch-Dest`` is not ``document``. Browsers send both; a
+    request without them (curl, a script) is not refused by this."""
+    site, dest = headers.get("Sec-Fetch-Site"), headers.get("Sec-Fetch-Dest")
+    return site not in (None, "same-origin", "none") and dest not in (None, "document")
+
+
 def add_security_headers(headers: ResponseHeaders) -> None:
     """The headers every response carries: the CSP, no sniffing, no framing."""
     headers["Content-Security-Policy"] = CSP
     headers["X-Content-Type-Options"] = "nosniff"
     headers["Referrer-Policy"] = "same-origin"
     headers["X-Frame-Options"] = "DENY"
+
+
+def path_is_utf8(wsgi_path: str) -> bool:
+    """Whether a request's path (WSGI's ``PATH_INFO``: the bytes as latin-1, escapes
+    already undone) is UTF-8. Werkzeug turns a bad byte into U+FFFD, so ``/episodes/%FF``
+    would name an episode nobody typed."""
+    try:
+        wsgi_path.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return False
+    return True
 
 
 def form_is_utf8(mimetype: str, body: bytes) -> bool:

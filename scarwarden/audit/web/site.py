@@ -11,6 +11,9 @@ from jinja2 import Environment
 from scarwarden.audit.web import render
 from scarwarden.audit.web.security import form_is_utf8, same_origin
 
+#: The bodies a write form may post: what a browser sends for the UI's forms.
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
 
 class Pages:
     """Renders a template (or an error page) as a response, with what every page needs:
@@ -43,6 +46,16 @@ class Pages:
         if self.read_only:
             return self.error(
                 403, "Read-only", f"This server is read-only: nothing can be {nothing_can}.", read_only_hint
+            )
+        if request.mimetype not in FORM_TYPES:
+            # Not a form (JSON, text, no type): its token cannot be read, and "cross-site"
+            # would send a script's author hunting for the wrong problem.
+            return self.error(
+                415,
+                "Not a form",
+                f"This address takes a form ({FORM_TYPES[0]}), not "
+                f"{request.mimetype or 'a body without a Content-Type'}; nothing was written.",
+                f"post the {reload}'s form, or send {FORM_TYPES[0]} with its csrf_token field",
             )
         # Before request.form: the raw body is cached here and the form parsed from it.
         if not form_is_utf8(request.mimetype, request.get_data(cache=True)):

@@ -71,21 +71,9 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         preview_id = request.form.get("preview", "")
         with previewing:
             result = held.pop(preview_id, None) if preview_id != OFFLINE else None
-        if request.form.get("head", "") != current:
-            return site.error(
-                409,
-                "Memory changed since the preview",
-                "The repository moved on after this preview was made; nothing was committed.",
-                "open the Undistilled page again, check the new preview, then commit",
-            )
-        if not preview_id:  # issue 27: the offline result was committed under a model's preview
-            return site.error(
-                400,
-                "No preview named",
-                "The form named no preview, and only what a preview showed is committed; "
-                "nothing was committed.",
-                "open the Undistilled page again, check the preview, then commit",
-            )
+        refused = _stale_or_unnamed(site, current, preview_id)
+        if refused is not None:
+            return refused
         if preview_id != OFFLINE and result is None:
             return site.error(
                 409,
@@ -96,6 +84,34 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
             )
         result = commit_preview(repo, result) if result is not None else distill(repo, offline=True)
         return redirect(f"/distill?committed={result.commit or ''}", code=303)  # type: ignore[return-value]
+
+
+def _stale_or_unnamed(site: Pages, current: str, preview_id: str) -> Response | None:
+    """The commit form's preview checks: the commit it was made at is named and is HEAD,
+    and the preview is named; an error page if one fails, else ``None``."""
+    sent = request.form.get("head", "")
+    if not sent:  # not "memory changed": nothing said it had not
+        return site.error(
+            400,
+            "No commit named",
+            "The form named no commit its preview was made at; nothing was committed.",
+            "open the Undistilled page again, check the preview, then commit",
+        )
+    if sent != current:
+        return site.error(
+            409,
+            "Memory changed since the preview",
+            "The repository moved on after this preview was made; nothing was committed.",
+            "open the Undistilled page again, check the new preview, then commit",
+        )
+    if not preview_id:  # issue 27: the offline result was committed under a model's preview
+        return site.error(
+            400,
+            "No preview named",
+            "The form named no preview, and only what a preview showed is committed; nothing was committed.",
+            "open the Undistilled page again, check the preview, then commit",
+        )
+    return None
 
 
 def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
