@@ -66,9 +66,11 @@ class _Refused(click.ClickException):
 
 
 def _nul_problem(args: list[str]) -> ScarwardenError | None:
-    """The first argument holding a NUL, as a usage error (exit 2). A real command line
-    cannot carry one, but an in-process caller's can (``main([...])``), and as a path it
-    reached the file system as "internal error: ValueError: embedded null byte"."""
+    """The first argument holding a NUL, as a usage error (exit 2), once the file system
+    refused it as a path (``ValueError: embedded null byte``, which printed "internal
+    error"). A real command line cannot carry one, but an in-process caller's can
+    (``main([...])``); a NUL in text (a task, an episode's field) is refused where the
+    text is checked, naming the field, as every other door does."""
     for number, arg in enumerate(args, 1):
         if "\x00" in arg:
             from scarwarden.errors import UsageError
@@ -148,7 +150,7 @@ class LazyGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # The group parses the whole command line first: one check covers every command.
-        problem = argument_problem(args) or _nul_problem(args)
+        problem = argument_problem(args)
         if problem is not None:
             raise _Refused(problem)
         given = ctx.meta[_ARGS] = list(args)  # click's parser empties `args` as it goes
@@ -156,6 +158,11 @@ class LazyGroup(click.Group):
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
             raise _cut(exc, given) from None
+        except ValueError as exc:  # click.Path's os.stat: -C 'a<NUL>b'
+            nul = _nul_problem(given) if "embedded null byte" in str(exc) else None
+            if nul is None:
+                raise
+            raise _Refused(nul) from None
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -189,6 +196,9 @@ class LazyGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise  # click's own: usage errors and exits, printed by click
         except Exception as exc:  # noqa: BLE001 - the one boundary: no input prints a traceback
+            nul = _nul_problem(ctx.meta.get(_ARGS, [])) if "embedded null byte" in str(exc) else None
+            if nul is not None:  # a path the file system refused; text is checked where it is read
+                raise _Refused(nul) from None
             ctx.exit(report_error(exc, debug=debug, repo_path=str((ctx.obj or {}).get("repo_path", "."))))
 
 
