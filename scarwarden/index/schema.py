@@ -172,12 +172,16 @@ class RefreshStats:
     edited: list[str] = field(default_factory=list)
 
 
+#: How long a statement waits for another process's lock on the index (ms).
+BUSY_MS = 30_000
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """A connection to the index file at ``path`` (created if missing), in autocommit
     mode: every operation takes its own :func:`transaction`."""
-    conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+    conn = sqlite3.connect(str(path), timeout=BUSY_MS / 1000, isolation_level=None)
     conn.create_function("scarwarden_doc", 3, inflate, deterministic=True)
-    conn.execute("PRAGMA busy_timeout = 30000")
+    conn.execute(f"PRAGMA busy_timeout = {int(BUSY_MS)}")
     # A cache: NORMAL spares FULL's extra syncs per commit (5 ms typical, tails of
     # 20-80 ms measured on a busy disk), and the rare file hurt by a power cut at the
     # wrong moment is detected as corrupt and rebuilt.
@@ -208,9 +212,10 @@ def open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | No
     try:
         conn = connect(repo.index_path)
         rows = dict(conn.execute(_OPENING, (json.dumps(_tables()),)).fetchall())
-    except sqlite3.DatabaseError:
+    except sqlite3.DatabaseError as exc:
         with contextlib.suppress(Exception):  # the file is garbage; we only need it closed
             conn.close()
+        _busy(exc, repo)  # locked by another process past the wait: not garbage either
         _openable(repo)  # not garbage but no file this user can read: said so, left alone
         log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
         return None, "corrupt"
@@ -243,6 +248,20 @@ def _tables() -> list[str]:
 
     names = re.findall(r"CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?(\w+)", SCHEMA)
     return sorted(set(names) - {"folder_sums"})
+
+
+def _busy(exc: sqlite3.DatabaseError, repo: MemoryRepo) -> None:
+    """SQLite's "database is locked" after :data:`BUSY_MS` (another program holds the
+    file: an ``sqlite3`` shell in a transaction) as :class:`FileAccessError` (exit 2),
+    nothing changed: it was called corrupt and rebuilt under the other's lock."""
+    if getattr(exc, "sqlite_errorcode", None) not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return
+    raise FileAccessError(
+        f"{repo.index_path.relative_to(repo.root)} is locked by another program "
+        f"(waited {BUSY_MS / 1000:g} s): {exc}; nothing was changed",
+        hint="finish or close what holds it (an sqlite3 shell's open transaction?), "
+        "then run the command again",
+    )
 
 
 def _openable(repo: MemoryRepo) -> None:

@@ -67,3 +67,35 @@ def test_an_index_missing_a_table_is_rebuilt(cli, demo_repo: MemoryRepo, table: 
         result = cli(*args)
         assert result.exit_code == 0, result.output
     assert "internal error" not in result.output and json.loads(result.stdout) == json.loads(fresh)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="sqlite3 errors carry their code from Python 3.11")
+def test_an_index_another_program_holds_locked_is_said_not_rebuilt(
+    demo_repo: MemoryRepo, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program's lock past the wait (an sqlite3 shell's open transaction) was read
+    as corruption: "the index was corrupt; rebuilt it from the files", and a rebuild under
+    the other's lock. Now exit 2 naming the lock, the file untouched."""
+    from scarwarden.index import open_index, schema
+
+    with open_index(demo_repo):
+        pass
+    before = demo_repo.index_path.stat()
+    monkeypatch.setattr(schema, "BUSY_MS", 200)  # SQLite's own wait, shortened: not a mock
+    other = sqlite3.connect(demo_repo.index_path, isolation_level=None)
+    try:
+        other.execute("BEGIN EXCLUSIVE")
+        result = cli("recall", "Draft a LinkedIn post announcing our beta")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert result.exit_code == ExitCode.USAGE, result.output
+    assert "index.db is locked by another program (waited 0.2 s)" in result.stderr
+    assert "corrupt" not in result.output and "rebuilt" not in result.output
+    after = demo_repo.index_path.stat()
+    assert (after.st_ino, after.st_mtime_ns, after.st_size) == (
+        before.st_ino,
+        before.st_mtime_ns,
+        before.st_size,
+    )
+    assert cli("recall", "Draft a LinkedIn post announcing our beta").exit_code == 0
