@@ -254,7 +254,7 @@ def _busy(exc: sqlite3.DatabaseError, repo: MemoryRepo) -> None:
     """SQLite's "database is locked" after :data:`BUSY_MS` (another program holds the
     file: an ``sqlite3`` shell in a transaction) as :class:`FileAccessError` (exit 2),
     nothing changed: it was called corrupt and rebuilt under the other's lock."""
-    if getattr(exc, "sqlite_errorcode", None) not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+    if getattr(exc, "sqlite_errorcode", None) not in (5, 6):  # SQLITE_BUSY, SQLITE_LOCKED (3.11+)
         return
     raise FileAccessError(
         f"{repo.index_path.relative_to(repo.root)} is locked by another program "
