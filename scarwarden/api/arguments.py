@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from scarwarden.characters import SURROGATE, first_refused, not_unicode
@@ -16,6 +16,10 @@ from scarwarden.errors import UsageError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO, Any
+
+
+#: List fields that also take one comma-separated string, as the CLI's --tag does.
+LIST_FIELDS = ("tags", "refs", "rules_applied")
 
 
 def wrong_type(name: str, value: Any, wanted: str) -> UsageError:
@@ -103,14 +107,20 @@ def fields(value: Any) -> Mapping[str, Any]:
     return value
 
 
-def distill(branch: Any, progress: Any, **flags: Any) -> None:
-    """``flags``: True or False (``offline`` None too): ``dry_run=None``, a caller's
-    "default", was falsy and committed a distill."""
+def flags(or_none: tuple[str, ...] = (), **given: Any) -> None:
+    """Each of ``given`` True or False (those named in ``or_none``: None too), never taken
+    by its truthiness: ``commit="no"`` committed, ``dry_run=None`` (a caller's "default")
+    wrote for real."""
+    for name, value in given.items():
+        if not isinstance(value, bool) and not (value is None and name in or_none):
+            raise wrong_type(name, value, "True or False" + (" (or None)" if name in or_none else ""))
+
+
+def distill(branch: Any, progress: Any, **given: Any) -> None:
+    """:meth:`~scarwarden.api.memory.Memory.distill`'s arguments (``offline`` None too)."""
     text_or_none(branch, "branch")
     function(progress, "progress")
-    for name, value in flags.items():
-        if not isinstance(value, bool) and not (name == "offline" and value is None):
-            raise wrong_type(name, value, "True or False" + (" (or None)" if name == "offline" else ""))
+    flags(("offline",), **given)
 
 
 def source(value: Any) -> Path | IO[bytes]:
@@ -175,3 +185,17 @@ def import_options(
     for tool in tools:
         text_or_none(tool, "write_tools[]")
     return tools
+
+
+def empty(value: Any) -> bool:
+    """A :meth:`~scarwarden.api.memory.Memory.record_fields` value that is left out."""
+    return value is None or (isinstance(value, (str, list, tuple)) and len(value) == 0)
+
+
+def as_list(key: str, value: Any) -> Any:
+    """``"linkedin,post"`` -> ``["linkedin", "post"]`` for the list fields (issue 18)."""
+    if key in LIST_FIELDS and isinstance(value, str):
+        return [item.strip() for item in value.split(",") if item.strip()]
+    if key in LIST_FIELDS and isinstance(value, Iterable) and not isinstance(value, (list, Mapping)):
+        return list(value)
+    return value

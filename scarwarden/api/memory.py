@@ -43,8 +43,6 @@ RECORD_FIELDS = (
     "receipt",
     "rules_applied_reason",
 )
-#: List fields that also take one comma-separated string, as the CLI's --tag does.
-LIST_FIELDS = ("tags", "refs", "rules_applied")
 
 
 @raises_file_access_errors
@@ -71,6 +69,7 @@ class Memory:
         from scarwarden.recall.engine import recall_task
 
         args.text_or_none(task, "task")
+        args.flags(explain=explain, log=log)
         limit = args.limit(limit)
         result = recall_task(self.repo, task, limit=limit, log=log)
         data = result.to_json()
@@ -143,6 +142,7 @@ class Memory:
         from scarwarden.gate.door import gate_check
 
         inputs = args.episode_inputs(inputs, warn)
+        args.flags(commit=commit, redact_pii=redact_pii)
         if check is None:
             check = gate_check(self.repo, "the episode" if len(inputs) == 1 else "the batch")
 
@@ -176,6 +176,7 @@ class Memory:
         from scarwarden.answers.asking import record_human_answer
 
         task, answer = args.required(task, "task"), args.required(answer, "answer")
+        args.flags(commit=commit)
         refs = args.id_list(refs, "refs")
         with self._writes:
             ep = record_human_answer(self.repo, task, answer, receipt=receipt, refs=refs, commit=commit)
@@ -191,6 +192,7 @@ class Memory:
         from scarwarden.answers.asking import record_confirmation
 
         task, rule_id = args.required(task, "task"), args.required(rule_id, "rule_id")
+        args.flags(commit=commit)
         with self._writes:
             ep, confirmed = record_confirmation(self.repo, task, rule_id, commit=commit)
             return self._recorded(ep, committed=commit), confirmed
@@ -271,6 +273,7 @@ class Memory:
 
         source = args.source(source)
         write_tools = args.import_options(name, corrections, write_tools, agent, at, progress, warn)
+        args.flags(dry_run=dry_run)
         if isinstance(source, Path):
             path = source
             try:
@@ -362,7 +365,7 @@ class Memory:
                 hint="the ledger mints the episode's id and time (at); the fields are: "
                 + ", ".join(RECORD_FIELDS),
             )
-        data = {key: _as_list(key, value) for key, value in fields.items() if not _empty(value)}
+        data = {key: args.as_list(key, value) for key, value in fields.items() if not args.empty(value)}
         if "receipt" in data:
             from scarwarden.recall.receipts import resolve
 
@@ -385,16 +388,3 @@ def open_memory(path: str | Path = ".") -> Memory:
     from scarwarden.repo import open_repo
 
     return Memory(open_repo(args.folder(path, "path")))
-
-
-def _empty(value: Any) -> bool:
-    return value is None or (isinstance(value, (str, list, tuple)) and len(value) == 0)
-
-
-def _as_list(key: str, value: Any) -> Any:
-    """``"linkedin,post"`` -> ``["linkedin", "post"]`` for the list fields (issue 18)."""
-    if key in LIST_FIELDS and isinstance(value, str):
-        return [item.strip() for item in value.split(",") if item.strip()]
-    if key in LIST_FIELDS and isinstance(value, Iterable) and not isinstance(value, (list, Mapping)):
-        return list(value)
-    return value

@@ -145,6 +145,24 @@ CALLS = [
         {"warn": 5},
         "'warn' must be a function or None",
     ),
+    # Each flag was taken by its truthiness: commit="no" committed, commit=None staged,
+    # dry_run=None imported for real, log="no" logged the recall.
+    *(
+        (method, args, {name: value}, f"'{name}' must be True or False, not {type(value).__name__}")
+        for method, args, name, value in (
+            ("recall", ("Post our discount code",), "explain", "no"),
+            ("recall", ("Post our discount code",), "log", "no"),
+            ("recall", ("Post our discount code",), "log", None),
+            ("record_batch", ([{"task": "Write the launch email"}],), "commit", None),
+            ("record_batch", ([{"task": "Write the launch email"}],), "commit", "no"),
+            ("record_batch", ([{"task": "Write the launch email"}],), "redact_pii", "yes"),
+            ("answer", ("Pick the office plants", "Green"), "commit", "no"),
+            ("answer", ("Pick the office plants", "Green"), "commit", 0),
+            ("confirm", ("Post our discount code on Twitter", "PB-02"), "commit", "false"),
+            ("import_runs", (RUNS, "openai-chat"), "dry_run", None),
+            ("import_runs", (RUNS, "openai-chat"), "dry_run", "yes"),
+        )
+    ),
 ]
 
 
