@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from scarwarden.characters import SURROGATE, first_refused, not_unicode
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 
 #: List fields that also take one comma-separated string, as the CLI's --tag does.
 LIST_FIELDS = ("tags", "refs", "rules_applied")
+#: How far ahead of now an ``at`` may be (clock skew), as the CLI's ``--at``.
+FUTURE_SKEW_SECONDS = 300
 
 
 def wrong_type(name: str, value: Any, wanted: str) -> UsageError:
@@ -138,6 +141,21 @@ def source(value: Any) -> Path | IO[bytes]:
     return stream
 
 
+@contextmanager
+def opened(source: Path | IO[bytes]) -> Iterator[IO[bytes]]:
+    """The stream :meth:`Memory.import_runs` reads: ``source``, or the file it names
+    (closed after)."""
+    if not isinstance(source, Path):
+        yield source
+        return
+    try:
+        stream = source.open("rb")
+    except OSError as exc:
+        raise UsageError(f"cannot read {source}: {exc.strerror}") from None
+    with stream:
+        yield stream
+
+
 def folder(value: Any, name: str) -> Path:
     """:func:`path`, refused when it names a file or nothing (a folder is wanted: git
     would call either "not inside a git repository")."""
@@ -185,6 +203,34 @@ def import_options(
     for tool in tools:
         text_or_none(tool, "write_tools[]")
     return tools
+
+
+def not_future(at: str | None, allow_future: bool) -> None:
+    """``at`` beyond a few minutes of clock skew is refused unless ``allow_future``, as
+    ``episode import --at`` without ``--allow-future`` (issue 28): the ledger is
+    append-only, a mistyped 2999 stays for good. An ``at`` that does not read as a time
+    is left to the episode's validation, which says why."""
+    import datetime as dt
+
+    if not at or allow_future:
+        return
+    try:
+        when = dt.datetime.fromisoformat(at.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    now = dt.datetime.now(dt.timezone.utc)
+    try:
+        ahead = (when.astimezone(dt.timezone.utc) - now).total_seconds()
+    except OverflowError:  # out of range: the validation says so
+        return
+    if ahead > FUTURE_SKEW_SECONDS:
+        raise UsageError(
+            f"'at' {at} is in the future (now is {now:%Y-%m-%dT%H:%M:%SZ}); episodes record "
+            "what happened, and the ledger is append-only",
+            hint="check the date, or pass allow_future=True if it is meant",
+        )
 
 
 def empty(value: Any) -> bool:

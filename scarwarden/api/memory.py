@@ -259,6 +259,7 @@ class Memory:
         write_tools: Iterable[str] = (),
         agent: str | None = None,
         at: str | None = None,
+        allow_future: bool = False,
         dry_run: bool = False,
         progress: Callable[[int], None] | None = None,
         warn: Callable[[Problem], None] | None = None,
@@ -267,40 +268,23 @@ class Memory:
         import``). ``format``: ``openai-chat`` or ``tau-bench``; ``source``: a path or a
         binary stream (``name`` is what errors call it); ``corrections``: conversation
         number (from 1) -> what a human corrected; ``agent`` defaults, for tau-bench, to
-        the file's name. Importing the same runs again adds nothing."""
+        the file's name; ``at`` later than now is refused unless ``allow_future``
+        (``--allow-future``). Importing the same runs again adds nothing."""
         from scarwarden.files.transcripts.importer import Options, import_file
         from scarwarden.gate.door import gate_check
 
         source = args.source(source)
         write_tools = args.import_options(name, corrections, write_tools, agent, at, progress, warn)
-        args.flags(dry_run=dry_run)
-        if isinstance(source, Path):
-            path = source
-            try:
-                stream: IO[bytes] = path.open("rb")
-            except OSError as exc:
-                raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-            with stream:
-                return self.import_runs(
-                    stream,
-                    format,
-                    name=name or path.name,
-                    corrections=corrections,
-                    write_tools=write_tools,
-                    agent=agent,
-                    at=at,
-                    dry_run=dry_run,
-                    progress=progress,
-                    warn=warn,
-                )
-        name = name or "<stream>"
+        args.flags(allow_future=allow_future, dry_run=dry_run)
+        args.not_future(at, allow_future)  # before the file is read: nothing to undo
+        name = name or (source.name if isinstance(source, Path) else "<stream>")
         if agent is None and format == "tau-bench" and not name.startswith("<"):
             agent = Path(name).stem
         options = Options(dict(corrections or {}), tuple(write_tools), agent, at)
-        with self._writes:
+        with args.opened(source) as stream, self._writes:
             return import_file(
                 self.repo,
-                source,
+                stream,
                 format,
                 source=name,
                 options=options,

@@ -194,3 +194,25 @@ def test_one_memory_shared_by_threads(demo_repo: MemoryRepo) -> None:
     assert not errors and len(set(ids)) == 4
     log = git(demo_repo.root, "log", "-4", "--format=%s").stdout.splitlines()
     assert sorted(log) == sorted(f"episode: Thread task {n}" for n in range(4))
+
+
+def test_an_import_at_in_the_future_is_refused_unless_asked(demo_repo: MemoryRepo) -> None:
+    """``import_runs(..., at="2999-01-01T00:00:00Z")`` was accepted, a mistyped year kept
+    for good, where ``episode import --at`` refuses it without ``--allow-future``."""
+    memory = scarwarden.open_memory(demo_repo.root)
+    head = git(demo_repo.root, "rev-parse", "HEAD").stdout.strip()
+    run = [{"role": "user", "content": "Plan the offsite"}, {"role": "assistant", "content": "Booked"}]
+    (demo_repo.root.parent / "runs.jsonl").write_text(json.dumps(run) + "\n")
+    source = demo_repo.root.parent / "runs.jsonl"
+    for dry_run in (True, False):
+        with pytest.raises(scarwarden.UsageError) as raised:
+            memory.import_runs(source, "openai-chat", at="2999-01-01T00:00:00Z", dry_run=dry_run)
+        assert "'at' 2999-01-01T00:00:00Z is in the future" in raised.value.message
+        assert "allow_future=True" in (raised.value.hint or "")
+        assert_clean(demo_repo, head)
+    with pytest.raises(scarwarden.UsageError) as raised:
+        memory.import_runs(source, "openai-chat", at="2020-01-01T00:00:00Z", allow_future="yes")
+    assert "'allow_future' must be True or False, not str" in raised.value.message
+    assert memory.import_runs(source, "openai-chat", at="2020-01-01T00:00:00Z", dry_run=True).added
+    result = memory.import_runs(source, "openai-chat", at="2999-01-01T00:00:00Z", allow_future=True)
+    assert [ep.to_json()["at"] for ep in result.added] == ["2999-01-01T00:00:00Z"]

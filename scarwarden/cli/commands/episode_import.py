@@ -98,6 +98,7 @@ def import_(
             write_tools=writes,
             agent=agent,
             at=at,
+            allow_future=allow_future,
             dry_run=dry_run,
             progress=advance,
             warn=lambda problem: click.echo(f"warning: {problem}", err=True),
