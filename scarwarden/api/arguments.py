@@ -103,6 +103,23 @@ def episode_inputs(value: Any, warn: Any) -> Any:
     return value
 
 
+def batch_options(source: Any, images: Any, check: Any) -> None:
+    """:meth:`~scarwarden.api.memory.Memory.record_batch`'s ``source`` (what errors call
+    the input), ``images`` (as :func:`scarwarden.files.media.read_image` returns them) and
+    ``check``: refused here, not a TypeError from inside the ledger's write."""
+    if not isinstance(source, str):
+        raise wrong_type("source", source, "text (a str)")
+    function(check, "check")
+    if not isinstance(images, (list, tuple)):
+        raise wrong_type("images", images, "a list of checked images (scarwarden.files.media.read_image)")
+    if images:
+        from scarwarden.files.media import Image
+
+        for image in images:
+            if not isinstance(image, Image):
+                raise wrong_type("images[]", image, "a checked image (scarwarden.files.media.read_image)")
+
+
 def fields(value: Any) -> Mapping[str, Any]:
     """:meth:`~scarwarden.api.memory.Memory.record_fields`'s episode fields."""
     if not isinstance(value, Mapping):

@@ -143,6 +143,7 @@ class Memory:
 
         inputs = args.episode_inputs(inputs, warn)
         args.flags(commit=commit, redact_pii=redact_pii)
+        args.batch_options(source, images, check)
         if check is None:
             check = gate_check(self.repo, "the episode" if len(inputs) == 1 else "the batch")
 
@@ -325,6 +326,7 @@ class Memory:
         from scarwarden.index import open_index
 
         episode_id = args.an_id(episode_id, "episode_id").lower()
+        args.text_or_none(missing_hint, "missing_hint")
         with open_index(self.repo) as index:
             ep = index.get_episode(episode_id)
             if ep is None:

@@ -145,6 +145,31 @@ CALLS = [
         {"warn": 5},
         "'warn' must be a function or None",
     ),
+    # TypeError: 'int' object is not iterable (or not callable); AttributeError: 'str'
+    # object has no attribute 'name', from inside the ledger's write; source=5 and
+    # missing_hint=5 were taken, and made text.
+    *(
+        (
+            "record_batch",
+            ([{"task": "Write the launch email", "correction": "Lead with the pain"}],),
+            kw,
+            says,
+        )
+        for kw, says in (
+            ({"images": 5}, "'images' must be a list of checked images (scarwarden.files.media.read_image)"),
+            ({"images": ["banner.png"]}, "'images[]' must be a checked image"),
+            ({"images": None}, "'images' must be a list of checked images"),
+            ({"check": 5}, "'check' must be a function or None, not int"),
+            ({"source": 5}, "'source' must be text (a str), not int"),
+        )
+    ),
+    (
+        "record_fields",
+        ({"task": "Write the launch email", "correction": "Lead"},),
+        {"source": 5},
+        "'source' must be text",
+    ),
+    ("episode", ("ep-aaaaaaaaaa",), {"missing_hint": 5}, "'missing_hint' must be text (a str), not int"),
     # Each flag was taken by its truthiness: commit="no" committed, commit=None staged,
     # dry_run=None imported for real, log="no" logged the recall.
     *(
