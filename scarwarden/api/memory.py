@@ -175,8 +175,9 @@ class Memory:
         ``refs``: those episode IDs when the caller has recalled already (``ask``; ``[]``
         for none), ``None`` to recall ``task`` here. ``commit=False`` stages it."""
         from scarwarden.answers.asking import record_human_answer
+        from scarwarden.recall.engine import check_task
 
-        task, answer = args.required(task, "task"), args.required(answer, "answer")
+        task, answer = check_task(args.required(task, "task")), args.required(answer, "answer")
         args.flags(commit=commit)
         refs = args.id_list(refs, "refs")
         with self._writes:

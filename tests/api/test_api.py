@@ -216,3 +216,25 @@ def test_an_import_at_in_the_future_is_refused_unless_asked(demo_repo: MemoryRep
     assert memory.import_runs(source, "openai-chat", at="2020-01-01T00:00:00Z", dry_run=True).added
     result = memory.import_runs(source, "openai-chat", at="2999-01-01T00:00:00Z", allow_future=True)
     assert [ep.to_json()["at"] for ep in result.added] == ["2999-01-01T00:00:00Z"]
+
+
+@pytest.mark.parametrize("refs", [None, [], ["ep-aaaaaaaaaa"]])
+@pytest.mark.parametrize(
+    ("task", "says"),
+    [
+        ("Plan the offsite " + "x" * 25_000, "the task is 25,017 characters; the limit is 20,000"),
+        ("Plan the \x1b offsite", "the task holds an escape character (U+001B)"),
+    ],
+)
+def test_answer_checks_the_task_as_ask_does(
+    demo_repo: MemoryRepo, refs: list[str] | None, task: str, says: str
+) -> None:
+    """``answer`` recorded a 25,017-character task (``ask`` refuses one over 20,000, as
+    recall does: the task is its receipt's and the log's), and an escape character was
+    a ValidationError (exit 1), not ask's usage error (exit 2)."""
+    memory = scarwarden.open_memory(demo_repo.root)
+    head = git(demo_repo.root, "rev-parse", "HEAD").stdout.strip()
+    with pytest.raises(scarwarden.UsageError) as raised:
+        memory.answer(task, "Book the hall", refs=refs)
+    assert says in raised.value.message
+    assert_clean(demo_repo, head)
