@@ -222,18 +222,23 @@ def import_options(
     return tools
 
 
-def not_future(at: str | None, allow_future: bool) -> None:
-    """``at`` beyond a few minutes of clock skew is refused unless ``allow_future``, as
-    ``episode import --at`` without ``--allow-future`` (issue 28): the ledger is
-    append-only, a mistyped 2999 stays for good. An ``at`` that does not read as a time
-    is left to the episode's validation, which says why."""
+def not_future(at: Any, allow_future: bool, what: str = "'at'") -> None:
+    """``at`` (text, or a datetime as YAML reads one) beyond a few minutes of clock skew is
+    refused unless ``allow_future``, as ``episode add --at`` and ``episode import --at``
+    without ``--allow-future`` (issue 28): the ledger is append-only, a mistyped 2999
+    stays for good. An ``at`` that does not read as a time is left to the episode's
+    validation, which says why."""
     import datetime as dt
 
     if not at or allow_future:
         return
-    try:
-        when = dt.datetime.fromisoformat(at.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
+    when = at
+    if isinstance(at, str):
+        try:
+            when = dt.datetime.fromisoformat(at.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            return
+    if not isinstance(when, dt.datetime):
         return
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.timezone.utc)
@@ -244,10 +249,17 @@ def not_future(at: str | None, allow_future: bool) -> None:
         return
     if ahead > FUTURE_SKEW_SECONDS:
         raise UsageError(
-            f"'at' {at} is in the future (now is {now:%Y-%m-%dT%H:%M:%SZ}); episodes record "
+            f"{what} {at} is in the future (now is {now:%Y-%m-%dT%H:%M:%SZ}); episodes record "
             "what happened, and the ledger is append-only",
-            hint="check the date, or pass allow_future=True if it is meant",
+            hint="check the date, or pass allow_future=True (the CLI's --allow-future) if it is meant",
         )
+
+
+def batch_at(inputs: Any, source: str, allow_future: bool) -> None:
+    """Each episode input's ``at`` by :func:`not_future`, named by its place in the batch."""
+    for number, item in enumerate(inputs, 1):
+        if isinstance(item, Mapping):
+            not_future(item.get("at"), allow_future, f"{source}: episode {number}'s 'at'")
 
 
 def empty(value: Any) -> bool:

@@ -129,6 +129,7 @@ class Memory:
         warn: Callable[[Problem], None] | None = None,
         images: Sequence[Any] = (),
         check: Check | None = None,
+        allow_future: bool = False,
     ) -> list[Recorded]:
         """Episode inputs as ``episode add --file`` takes them (``recalled:`` for a
         receipt), validated together and committed as one commit (``commit=False``:
@@ -136,14 +137,16 @@ class Memory:
         data with typed placeholders first; ``warn`` receives what ``privacy:`` warns
         about; ``images``: checked images the episodes attach. ``check``: the provenance
         gate's check on the tree about to be committed (default: the gate's own,
-        :func:`scarwarden.gate.door.gate_check`; every door runs it, hooks or not)."""
+        :func:`scarwarden.gate.door.gate_check`; every door runs it, hooks or not); an
+        ``at`` later than now is refused unless ``allow_future``."""
         from scarwarden import git
         from scarwarden.files.record import add_episodes
         from scarwarden.gate.door import gate_check
 
         inputs = args.episode_inputs(inputs, warn)
-        args.flags(commit=commit, redact_pii=redact_pii)
+        args.flags(commit=commit, redact_pii=redact_pii, allow_future=allow_future)
         args.batch_options(source, images, check)
+        args.batch_at(inputs, source, allow_future)
         if check is None:
             check = gate_check(self.repo, "the episode" if len(inputs) == 1 else "the batch")
 

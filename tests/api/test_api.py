@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import git
@@ -238,3 +239,26 @@ def test_answer_checks_the_task_as_ask_does(
         memory.answer(task, "Book the hall", refs=refs)
     assert says in raised.value.message
     assert_clean(demo_repo, head)
+
+
+def test_a_batch_at_in_the_future_is_refused_unless_asked(demo_repo: MemoryRepo, cli: Any) -> None:
+    """An episode input's ``at: 2999-01-01T00:00:00Z`` (``record_batch``, and so
+    ``episode add --file``: YAML reads it as a datetime) was recorded for good, where
+    ``episode add --at`` refuses it without ``--allow-future``."""
+    memory = scarwarden.open_memory(demo_repo.root)
+    head = git(demo_repo.root, "rev-parse", "HEAD").stdout.strip()
+    past = {"task": "Plan the offsite", "correction": "Book the hall", "at": "2020-01-01T00:00:00Z"}
+    future = {**past, "at": "2999-01-01T00:00:00Z"}
+    with pytest.raises(scarwarden.UsageError) as raised:
+        memory.record_batch([past, future], commit=False)
+    assert "<input>: episode 2's 'at' 2999-01-01T00:00:00Z is in the future" in raised.value.message
+    assert_clean(demo_repo, head)
+    yaml = b"task: x\ncorrection: y\nat: 2999-01-01T00:00:00Z\n"
+    added = cli("episode", "add", "--file", "-", input=yaml)
+    assert added.exit_code == 2 and "is in the future" in added.stderr, added.output
+    assert "--allow-future" in added.stderr
+    assert_clean(demo_repo, head)
+    allowed = cli("episode", "add", "--file", "-", "--allow-future", input=yaml)
+    assert allowed.exit_code == 0, allowed.output
+    (recorded,) = memory.record_batch([future], allow_future=True)
+    assert recorded.episode["at"] == "2999-01-01T00:00:00Z"

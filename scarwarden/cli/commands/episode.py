@@ -75,8 +75,8 @@ def episode() -> None:
 @click.option(
     "--allow-future",
     is_flag=True,
-    help="Accept an --at later than now (beyond a few minutes of clock skew): the "
-    "ledger is append-only, so a mistyped year stays for good.",
+    help="Accept an --at (or a --file episode's at:) later than now (beyond a few minutes "
+    "of clock skew): the ledger is append-only, so a mistyped year stays for good.",
 )
 @click.option(
     "--file",
@@ -126,7 +126,7 @@ def add(
     from scarwarden.gate.door import gate_check
 
     repo = get_repo(ctx)
-    refuse_future(flags["at"], flags.pop("allow_future"))
+    refuse_future(flags["at"], allow_future := flags.pop("allow_future"))
     receipt = flags.pop("receipt")
     images = _images(repo, flags.pop("attach"))
     inputs, source_name = _inputs(file, flags)
@@ -149,6 +149,7 @@ def add(
         warn=lambda problem: click.echo(f"warning: {problem}", err=True),
         images=images,
         check=gate_check(repo, "the episode" if file is None else "the batch"),
+        allow_future=allow_future,
     )
     _print_added(episodes, as_json=as_json, listed=file is not None, staged=no_commit)
 
