@@ -40,6 +40,11 @@ from scarwarden.repo import MemoryRepo, open_repo
 
 #: Largest request body accepted (the human-answer form); larger ones get 413.
 MAX_POST_BYTES = 256 * 1024
+#: Longest value a query parameter may hold (characters), but a task: a search or a
+#: filter needs far less, and pages repeat their filters in every link. A task may hold
+#: what recall accepts (:data:`~scarwarden.recall.engine.MAX_TASK_CHARS`). A longer
+#: value is a 400, never cut: a shorter search would silently mean something else.
+MAX_QUERY_CHARS = 1000
 
 
 def _http_status(exc: ScarwardenError) -> int:
@@ -149,6 +154,29 @@ def _add_guards(app: Flask, site: Pages, hosts: set[str] | None) -> None:
         return response
 
     _add_error_pages(app, site)
+    _add_query_limits(app, site)
+
+
+def _add_query_limits(app: Flask, site: Pages) -> None:
+    """A query value longer than :data:`MAX_QUERY_CHARS` (a task: recall's limit) is a
+    400 before any page reads it."""
+
+    @app.before_request
+    def check_query_lengths() -> Response | None:
+        from scarwarden.recall.engine import MAX_TASK_CHARS
+
+        for name, value in request.args.items(multi=True):
+            limit = MAX_TASK_CHARS if name == "task" else MAX_QUERY_CHARS
+            if len(value) > limit:
+                return site.error(
+                    400,
+                    "Query too long",
+                    f"The address's {name!r} is {len(value):,} characters; this page takes at most "
+                    f"{limit:,} (a task: {MAX_TASK_CHARS:,}, any other search or filter value: "
+                    f"{MAX_QUERY_CHARS:,}); nothing was searched.",
+                    "give the request itself, not a whole document" if name == "task" else "shorten it",
+                )
+        return None
 
 
 def _add_error_pages(app: Flask, site: Pages) -> None:
