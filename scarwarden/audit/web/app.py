@@ -34,6 +34,7 @@ from scarwarden.audit.web.security import (
 from scarwarden.audit.web.site import Pages
 from scarwarden.audit.web.taskpage import task_page
 from scarwarden.errors import ExitCode, ScarwardenError, UsageError, ValidationError
+from scarwarden.files import write_journal
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
 from scarwarden.index import open_index
 from scarwarden.repo import MemoryRepo, open_repo
@@ -249,7 +250,9 @@ def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo, environ: Mapping
             ctx = pages.episode_page(index, episode_id)
         if ctx is None:
             return site.error(404, "No such episode", f"There is no episode {episode_id} in the ledger.")
-        return site.page("episode.html", nav="ledger", recorded=request.args.get("recorded") == "1", **ctx)
+        recorded = request.args.get("recorded") == "1"
+        waiting = write_journal.index_waiting(repo) if recorded else None  # the CLI's warning
+        return site.page("episode.html", nav="ledger", recorded=recorded, index_waiting=waiting, **ctx)
 
     _add_media_routes(app, site, repo)
 

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Flask, Response, redirect, request
 
-from scarwarden.errors import ScarwardenError
+from scarwarden.errors import GitError, ScarwardenError
+from scarwarden.files import write_journal
 from scarwarden.git import head as git_head
 from scarwarden.index import open_index
 from scarwarden.records import replace
@@ -56,9 +57,17 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     @app.get("/distill")
     def undistilled() -> Response:
         done = request.args.get("committed")
-        with previewing:
-            context = distill_page(repo, held)
-        return site.page("distill.html", nav="distill", committed=done, **context)
+        waiting = write_journal.index_waiting(repo)  # the CLI's warning, after a commit
+        try:
+            with previewing:
+                context = distill_page(repo, held)
+        except GitError:
+            if waiting is None:
+                raise
+            # The preview first finishes the write the lock held up, which needs the lock.
+            return site.error(503, "Git's index is locked", f"{waiting}; the preview waits until it is free.")
+        waiting = waiting if done else None
+        return site.page("distill.html", nav="distill", committed=done, index_waiting=waiting, **context)
 
     @app.post("/distill")
     def commit_distill() -> Response:
