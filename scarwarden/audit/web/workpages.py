@@ -189,16 +189,19 @@ def log_page(repo: MemoryRepo, args: Any) -> dict[str, Any]:
     from scarwarden.recall.log import episodes_carrying, read_log
     from scarwarden.times import parse_when
 
-    verdict = args.get("verdict") if args.get("verdict") in VERDICTS else None
+    verdict = (args.get("verdict") or "").strip().upper() or None  # as `log --verdict`
     since, until = (args.get("since") or "").strip(), (args.get("until") or "").strip()
     query = (args.get("q") or "").strip()
     error = None
+    if verdict not in (None, *VERDICTS):  # said, not dropped in silence
+        error = f"unknown verdict {args.get('verdict')!r} (use {', '.join(VERDICTS[:-1])} or {VERDICTS[-1]})"
+        verdict = None
     try:
         since_at = parse_when(since) if since else None
         until_at = parse_when(until, end=True) if until else None
     except ScarwardenError as exc:
         since_at = until_at = None
-        error = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
+        error = "; ".join(filter(None, [error, f"{exc.message} ({exc.hint})" if exc.hint else exc.message]))
     with open_index(repo) as index:
         entries = read_log(
             index, limit=LOG_LIMIT, since=since_at, until=until_at, task_grep=query or None, verdict=verdict
