@@ -84,3 +84,18 @@ def test_a_write_while_gits_index_is_locked_says_so_on_the_next_page(
     page = client.get(reply.headers["Location"], headers=FORM_HEADERS).get_data(as_text=True)
     assert "Recorded and committed" in page and "index is locked" not in page
     assert git(root, "status", "--porcelain").stdout == ""
+
+
+def test_a_lock_released_before_the_next_write_is_said_as_such(demo_repo: MemoryRepo) -> None:
+    """The lock gone but no write since: git's index still holds the files as they
+    were; the page says so without telling the user to remove a lock that is gone."""
+    root = demo_repo.root
+    client = create_app(root, csrf_token="t", allowed_hosts={"localhost"}).test_client()
+    lock = root / ".git" / "index.lock"
+    lock.write_text("")
+    reply = client.post("/answer", data={"csrf_token": "t", **ANSWER}, headers=FORM_HEADERS)
+    lock.unlink()
+    text = _text(client.get(reply.headers["Location"], headers=FORM_HEADERS).get_data(as_text=True))
+    head = git(root, "rev-parse", "HEAD").stdout.strip()
+    assert f"committed {head[:10]}, but git's index was locked and still holds" in text, text
+    assert "rm " not in text
