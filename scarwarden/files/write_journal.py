@@ -136,17 +136,44 @@ def _index_waits(prepared: index_commit.PreparedCommit) -> None:
     """Say that the commit landed but git's real index still holds its files as they
     were: until the next write sets them, `git status` lists them (a new one deleted and
     untracked), and a plain `git commit` would record that undoing."""
-    import shlex
-
     from scarwarden.logs import log
 
-    lock = prepared.where.gitdir / "index.lock"
-    log.warning(
-        f"committed {prepared.sha[:10]}, but git's index is locked ({lock} exists): it still "
+    log.warning(_waits_message(prepared.sha, prepared.where.gitdir / "index.lock"))
+
+
+def _waits_message(sha: str, lock: Path) -> str:
+    import shlex
+
+    return (
+        f"committed {sha[:10]}, but git's index is locked ({lock} exists): it still "
         "holds the files committed as they were, so 'git status' lists them until the next "
         "scarwarden write updates it; if no git command is running, remove the lock: "
         f"rm {shlex.quote(str(lock))}"
     )
+
+
+def index_waiting(repo: MemoryRepo) -> str | None:
+    """What :func:`commit` warned of, while it is still so: the journal names a commit
+    that landed whose entries git's real index does not hold yet; else ``None``. For a
+    door that shows the warning elsewhere than on stderr (the web pages)."""
+    try:
+        record = json.loads(_journal_path(repo).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    sha, head = record.get("commit"), git.head(repo.root)
+    if not (sha and head and git.is_ancestor(repo.root, sha, head)):
+        return None
+    entries = {tuple(e) for e in record.get("entries", [])}
+    now = {(e.mode, e.blob, e.path) for e in git.ls_files_stage(repo.root, *[p for _, _, p in entries])}
+    if entries <= now:
+        return None
+    lock = git.git_dir(repo.root) / "index.lock"
+    if not lock.exists():  # released since: the next write sets the entries
+        return (
+            f"committed {sha[:10]}, but git's index was locked and still holds the files committed "
+            "as they were, so 'git status' lists them until the next scarwarden write updates it"
+        )
+    return _waits_message(sha, lock)
 
 
 def stage(repo: MemoryRepo, record: Journal, paths: Sequence[str], *, check: Check | None = None) -> None:

@@ -34,12 +34,18 @@ from scarwarden.audit.web.security import (
 from scarwarden.audit.web.site import Pages
 from scarwarden.audit.web.taskpage import task_page
 from scarwarden.errors import ExitCode, ScarwardenError, UsageError, ValidationError
+from scarwarden.files import write_journal
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
 from scarwarden.index import open_index
 from scarwarden.repo import MemoryRepo, open_repo
 
 #: Largest request body accepted (the human-answer form); larger ones get 413.
 MAX_POST_BYTES = 256 * 1024
+#: Longest value a query parameter may hold (characters), but a task: a search or a
+#: filter needs far less, and pages repeat their filters in every link. A task may hold
+#: what recall accepts (:data:`~scarwarden.recall.engine.MAX_TASK_CHARS`). A longer
+#: value is a 400, never cut: a shorter search would silently mean something else.
+MAX_QUERY_CHARS = 1000
 
 
 def _http_status(exc: ScarwardenError) -> int:
@@ -149,6 +155,29 @@ def _add_guards(app: Flask, site: Pages, hosts: set[str] | None) -> None:
         return response
 
     _add_error_pages(app, site)
+    _add_query_limits(app, site)
+
+
+def _add_query_limits(app: Flask, site: Pages) -> None:
+    """A query value longer than :data:`MAX_QUERY_CHARS` (a task: recall's limit) is a
+    400 before any page reads it."""
+
+    @app.before_request
+    def check_query_lengths() -> Response | None:
+        from scarwarden.recall.engine import MAX_TASK_CHARS
+
+        for name, value in request.args.items(multi=True):
+            limit = MAX_TASK_CHARS if name == "task" else MAX_QUERY_CHARS
+            if len(value) > limit:
+                return site.error(
+                    400,
+                    "Query too long",
+                    f"The address's {name!r} is {len(value):,} characters; this page takes at most "
+                    f"{limit:,} (a task: {MAX_TASK_CHARS:,}, any other search or filter value: "
+                    f"{MAX_QUERY_CHARS:,}); nothing was searched.",
+                    "give the request itself, not a whole document" if name == "task" else "shorten it",
+                )
+        return None
 
 
 def _add_error_pages(app: Flask, site: Pages) -> None:
@@ -221,7 +250,9 @@ def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo, environ: Mapping
             ctx = pages.episode_page(index, episode_id)
         if ctx is None:
             return site.error(404, "No such episode", f"There is no episode {episode_id} in the ledger.")
-        return site.page("episode.html", nav="ledger", recorded=request.args.get("recorded") == "1", **ctx)
+        recorded = request.args.get("recorded") == "1"
+        waiting = write_journal.index_waiting(repo) if recorded else None  # the CLI's warning
+        return site.page("episode.html", nav="ledger", recorded=recorded, index_waiting=waiting, **ctx)
 
     _add_media_routes(app, site, repo)
 

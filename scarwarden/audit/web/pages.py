@@ -182,6 +182,8 @@ def episode_images(index: Index, ep: Episode) -> list[dict[str, str | None]]:
 def _month_range(month: str) -> tuple[str, str] | None:
     if len(month) != 7 or month[4] != "-" or not (month[:4] + month[5:]).isdigit():
         return None
+    if not 1 <= int(month[5:]) <= 12:
+        return None
     return f"{month}-01T00:00:00Z", f"{month}-31T23:59:59Z"
 
 
@@ -207,13 +209,11 @@ def ledger_page(
     tag = (tag or "").strip().lower() or None
     agent = (agent or "").strip() or None
     query = (query or "").strip() or None
-    since = until = None
-    if month:
-        bounds = _month_range(month)
-        if bounds is None:
-            month = None
-        else:
-            since, until = bounds
+    bounds = _month_range(month) if month else None
+    # A month it cannot read is said, not dropped in silence (nor one matching nothing).
+    error = f"cannot read {month!r} as a month (use YYYY-MM, e.g. 2026-11)" if month and not bounds else None
+    month = month if bounds else None
+    since, until = bounds or (None, None)
     filters: dict[str, Any] = {
         "tags": [tag] if tag else (),
         "since": since,
@@ -249,4 +249,5 @@ def ledger_page(
         "agent": agent,
         "query": query,
         "filtered": bool(month or tag or agent or query),
+        "filter_error": error,
     }

@@ -19,8 +19,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from scarwarden.answers.answer import Side
 
 MODES = ("both", "on", "off")
-#: Longest task accepted from the form (characters); recall needs far less.
-MAX_TASK = 2000
 
 
 @dataclass
@@ -75,7 +73,7 @@ def task_page(
     from scarwarden.llm.client import client_from_config
 
     mode = mode if mode in MODES else "both"
-    task = (task or "").strip()[:MAX_TASK]
+    task = (task or "").strip()  # whole: recall refuses one too long (a 400), never cut
     ctx: dict[str, Any] = {
         "title": "Task",
         "nav": "task",
@@ -89,6 +87,9 @@ def task_page(
     }
     if not task:
         return ctx
+    from scarwarden.recall.engine import check_task
+
+    check_task(task)  # memory off too: the bare task is a model's prompt and this page's text
     client = client_from_config(repo.config, environ)
     ctx["model_configured"] = client is not None
     # A failing model (unreachable, bad key, bad output) still leaves what memory gives

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Flask, Response, redirect, request
 
-from scarwarden.errors import ScarwardenError
+from scarwarden.errors import GitError, ScarwardenError
+from scarwarden.files import write_journal
 from scarwarden.git import head as git_head
 from scarwarden.index import open_index
 from scarwarden.records import replace
@@ -56,9 +57,17 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     @app.get("/distill")
     def undistilled() -> Response:
         done = request.args.get("committed")
-        with previewing:
-            context = distill_page(repo, held)
-        return site.page("distill.html", nav="distill", committed=done, **context)
+        waiting = write_journal.index_waiting(repo)  # the CLI's warning, after a commit
+        try:
+            with previewing:
+                context = distill_page(repo, held)
+        except GitError:
+            if waiting is None:
+                raise
+            # The preview first finishes the write the lock held up, which needs the lock.
+            return site.error(503, "Git's index is locked", f"{waiting}; the preview waits until it is free.")
+        waiting = waiting if done else None
+        return site.page("distill.html", nav="distill", committed=done, index_waiting=waiting, **context)
 
     @app.post("/distill")
     def commit_distill() -> Response:
@@ -180,16 +189,19 @@ def log_page(repo: MemoryRepo, args: Any) -> dict[str, Any]:
     from scarwarden.recall.log import episodes_carrying, read_log
     from scarwarden.times import parse_when
 
-    verdict = args.get("verdict") if args.get("verdict") in VERDICTS else None
+    verdict = (args.get("verdict") or "").strip().upper() or None  # as `log --verdict`
     since, until = (args.get("since") or "").strip(), (args.get("until") or "").strip()
     query = (args.get("q") or "").strip()
     error = None
+    if verdict not in (None, *VERDICTS):  # said, not dropped in silence
+        error = f"unknown verdict {args.get('verdict')!r} (use {', '.join(VERDICTS[:-1])} or {VERDICTS[-1]})"
+        verdict = None
     try:
         since_at = parse_when(since) if since else None
         until_at = parse_when(until, end=True) if until else None
     except ScarwardenError as exc:
         since_at = until_at = None
-        error = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
+        error = "; ".join(filter(None, [error, f"{exc.message} ({exc.hint})" if exc.hint else exc.message]))
     with open_index(repo) as index:
         entries = read_log(
             index, limit=LOG_LIMIT, since=since_at, until=until_at, task_grep=query or None, verdict=verdict
