@@ -76,8 +76,9 @@ class Browser:
             self.pool.shutdown(wait=True)
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+def open_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """A headless Chromium for one test module, closed after it (skipped without one,
+    failed under CI); each browser test module's ``browser`` fixture yields from it."""
     reason = _missing()
     if reason is not None:
         if os.environ.get("CI"):
@@ -88,6 +89,11 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
         yield b
     finally:
         b.close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    yield from open_browser(tmp_path_factory)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 import pytest
 from conftest import Cli
-from test_browser import Browser, _missing
+from test_browser import Browser, open_browser
 
 from scarwarden.repo import MemoryRepo
 
@@ -23,18 +23,7 @@ WORD = "A" * 15000
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    reason = _missing()
-    if reason is not None:
-        import os
-
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run the browser tests: {reason}")
-        pytest.skip(reason)
-    b = Browser(tmp_path_factory.mktemp("browser-home"))
-    try:
-        yield b
-    finally:
-        b.close()
+    yield from open_browser(tmp_path_factory)
 
 
 @pytest.fixture

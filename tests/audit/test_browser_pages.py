@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from conftest import ROOT
 from distilled_repo import Distilled
-from test_browser import Browser, _missing
+from test_browser import Browser, open_browser
 
 pytestmark = pytest.mark.browser
 
@@ -36,16 +36,7 @@ PAGES = [
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    reason = _missing()
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run the browser tests: {reason}")
-        pytest.skip(reason)
-    b = Browser(tmp_path_factory.mktemp("browser-home"))
-    try:
-        yield b
-    finally:
-        b.close()
+    yield from open_browser(tmp_path_factory)
 
 
 @pytest.fixture
