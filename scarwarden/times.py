@@ -76,3 +76,37 @@ def parse_when(value: str, *, end: bool = False, now: dt.datetime | None = None)
             f"cannot read {value!r} as a date or time",
             hint="use 2026-11-24, 2026-11-24T09:30, 2026-11-24T09:30:00Z or an age such as 7d, 12h, 30m",
         ) from None
+
+
+#: How far past now an episode's time may be (clock skew between machines), in seconds.
+FUTURE_SKEW_SECONDS = 300
+
+
+def future_problem(at: object, named: str, allow: str) -> UsageError | None:
+    """``at`` (text, or a datetime as YAML reads one) beyond :data:`FUTURE_SKEW_SECONDS`
+    of now, as the error every door gives (issue 28: the ledger is append-only, a mistyped
+    2999 stays for good); ``None`` when it is not, or does not read as a time (the
+    episode's validation says why). ``named``: how the door calls it (``--at``, ``'at'``);
+    ``allow``: how the door allows it (``--allow-future``, ``allow_future=True``)."""
+    when = at
+    if isinstance(at, str):
+        try:
+            when = dt.datetime.fromisoformat(at.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            return None
+    if not isinstance(when, dt.datetime):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    now = dt.datetime.now(dt.timezone.utc)
+    try:
+        ahead = (when.astimezone(dt.timezone.utc) - now).total_seconds()
+    except OverflowError:  # out of range: the validation says so
+        return None
+    if ahead <= FUTURE_SKEW_SECONDS:
+        return None
+    return UsageError(
+        f"{named} {at} is in the future (now is {now:%Y-%m-%dT%H:%M:%SZ}); episodes record "
+        "what happened, and the ledger is append-only",
+        hint=f"check the date, or pass {allow} if it is meant",
+    )

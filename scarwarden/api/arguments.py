@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 
 #: List fields that also take one comma-separated string, as the CLI's --tag does.
 LIST_FIELDS = ("tags", "refs", "rules_applied")
-#: How far ahead of now an ``at`` may be (clock skew), as the CLI's ``--at``.
-FUTURE_SKEW_SECONDS = 300
 
 
 def wrong_type(name: str, value: Any, wanted: str) -> UsageError:
@@ -223,36 +221,14 @@ def import_options(
 
 
 def not_future(at: Any, allow_future: bool, what: str = "'at'") -> None:
-    """``at`` (text, or a datetime as YAML reads one) beyond a few minutes of clock skew is
-    refused unless ``allow_future``, as ``episode add --at`` and ``episode import --at``
-    without ``--allow-future`` (issue 28): the ledger is append-only, a mistyped 2999
-    stays for good. An ``at`` that does not read as a time is left to the episode's
-    validation, which says why."""
-    import datetime as dt
+    """``at`` beyond clock skew is refused unless ``allow_future``, as ``episode add --at``
+    and ``episode import --at`` without ``--allow-future`` (:func:`times.future_problem`)."""
+    from scarwarden.times import future_problem
 
-    if not at or allow_future:
-        return
-    when = at
-    if isinstance(at, str):
-        try:
-            when = dt.datetime.fromisoformat(at.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-        except ValueError:
-            return
-    if not isinstance(when, dt.datetime):
-        return
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
-    now = dt.datetime.now(dt.timezone.utc)
-    try:
-        ahead = (when.astimezone(dt.timezone.utc) - now).total_seconds()
-    except OverflowError:  # out of range: the validation says so
-        return
-    if ahead > FUTURE_SKEW_SECONDS:
-        raise UsageError(
-            f"{what} {at} is in the future (now is {now:%Y-%m-%dT%H:%M:%SZ}); episodes record "
-            "what happened, and the ledger is append-only",
-            hint="check the date, or pass allow_future=True (the CLI's --allow-future) if it is meant",
-        )
+    allow = "allow_future=True (the CLI's --allow-future)"
+    problem = None if not at or allow_future else future_problem(at, what, allow)
+    if problem is not None:
+        raise problem
 
 
 def batch_at(inputs: Any, source: str, allow_future: bool) -> None:

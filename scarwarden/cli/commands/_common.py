@@ -139,37 +139,16 @@ class InputFile(click.File):
         return super().convert(value, param, ctx)
 
 
-#: How far ahead of this clock an --at may be without --allow-future: clock skew.
-FUTURE_SKEW_SECONDS = 300
-
-
 def refuse_future(at: str | None, allowed: bool) -> None:
     """``--at`` beyond clock skew is refused unless ``--allow-future`` (issue 28; ``episode
     add`` and ``episode import``): an append-only ledger keeps a mistyped 2099 for good.
     An --at that does not read as a time is left to the episode's validation, which says
     why."""
-    import datetime as dt
+    from scarwarden.times import future_problem
 
-    if not at or allowed:
-        return
-    try:
-        when = dt.datetime.fromisoformat(at.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
-    now = dt.datetime.now(dt.timezone.utc)
-    try:
-        when.astimezone(dt.timezone.utc)  # out of range: the validation says so
-        ahead = (when - now).total_seconds()
-    except OverflowError:
-        return
-    if ahead > FUTURE_SKEW_SECONDS:
-        raise UsageError(
-            f"--at {at} is in the future (now is {now:%Y-%m-%dT%H:%M:%SZ}); episodes record "
-            "what happened, and the ledger is append-only",
-            hint="check the date, or pass --allow-future if it is meant",
-        )
+    problem = None if not at or allowed else future_problem(at, "--at", "--allow-future")
+    if problem is not None:
+        raise problem
 
 
 def require_ui(what: str) -> None:
