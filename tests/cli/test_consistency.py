@@ -112,8 +112,10 @@ def test_init_demo_over_another_memory_says_where_the_demo_can_go(tmp_path: Path
     assert demo.exit_code == 2
     assert f"memory/ already holds a Scarwarden memory in {root}, not the demo's" in demo.stderr
     assert "nothing to do" not in demo.stderr
-    assert "hint: the demo memory goes in a new git repository of its own: git init ~/sw-demo && "
-    "scarwarden -C ~/sw-demo init --demo" in demo.stderr
+    assert (
+        "hint: the demo memory goes in a new git repository of its own: git init ~/sw-demo && "
+        "scarwarden -C ~/sw-demo init --demo"
+    ) in demo.stderr
     assert head(root) == before and git(root, "status", "--porcelain").stdout == ""
 
 
