@@ -23,9 +23,11 @@ When the script runs out, the ``default`` item (if set) answers every further ca
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -188,3 +190,30 @@ class FakeLLM:
 
 
 Responder = Callable[[Any], Any]
+
+
+@contextmanager
+def dripped_headers() -> Iterator[str]:
+    """A server (its base URL, ``.../v1``) that answers one request with a status line,
+    then a header line every 0.2 s, never ending the headers: each line well within a
+    read timeout, so only a deadline on the whole response ends the call."""
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def drip() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\n")
+            while not stop.wait(0.2):
+                try:
+                    conn.sendall(b"X-Drip: a\r\n")
+                except OSError:
+                    return
+
+    threading.Thread(target=drip, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/v1"
+    finally:
+        stop.set()
+        server.close()

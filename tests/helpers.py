@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import Cli, git
 
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode
@@ -233,3 +233,15 @@ def numstat(repo: MemoryRepo) -> tuple[int, int]:
     """Lines added and deleted by the last commit (one file): the diff a reviewer reads."""
     added, deleted, _ = git(repo.root, "diff", "--numstat", "HEAD~1", "HEAD").stdout.split("\t")
     return int(added), int(deleted)
+
+
+def new_memory(tmp_path: Path, *first: str) -> tuple[Path, Cli]:
+    """A new git repository ``tmp_path/r`` and a CLI in it, once the newcomer's first
+    command ``first`` succeeded (``init --no-hooks`` when none is given)."""
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q")
+    cli = Cli(root)
+    result = cli(*(first or ("init", "--no-hooks")))
+    assert result.exit_code == 0, result.output
+    return root, cli

@@ -36,6 +36,17 @@ INITIALIZE = {
 Replies = list[dict[str, Any]]
 
 
+#: A tools/call that writes: it waits for the ledger's lock while a test holds it.
+RECORD = {"name": "record_episode", "arguments": {"task": "refund a customer", "outcome": "refunded"}}
+
+
+def start_server(repo: MemoryRepo) -> subprocess.Popen[bytes]:
+    """``scarwarden mcp`` on ``repo``, its three streams piped, for a test that talks to
+    it line by line (:func:`serve_lines` sends everything at once)."""
+    command = [sys.executable, "-m", "scarwarden", "-C", str(repo.root), "mcp"]
+    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
 def serve_lines(repo: MemoryRepo, lines: list[bytes]) -> tuple[Replies, subprocess.CompletedProcess[bytes]]:
     """Send ``lines`` (after the handshake) and close stdin; every stdout line, parsed."""
     head = [json.dumps(INITIALIZE).encode(), b'{"jsonrpc":"2.0","method":"notifications/initialized"}']
@@ -101,12 +112,7 @@ def test_a_client_that_stops_reading_ends_the_server_quietly(demo_repo: MemoryRe
     """A client closing its end of stdout (it quit, it crashed) broke the next answer's
     write: the server ended with exit 1 "internal error: ExceptionGroup ... this is a bug
     in Scarwarden"."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    proc = start_server(demo_repo)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
     proc.stdin.flush()
@@ -291,18 +297,12 @@ def test_a_request_reusing_the_id_of_one_in_flight_is_refused(demo_repo: MemoryR
     the ID of one still in flight (its table keeps the last), and answered both under
     that ID: the client could not tell them apart, and cancelling the first cancelled the
     second. Here the first, a record_episode, waits for the ledger's lock the test holds."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    proc = start_server(demo_repo)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    call = {"name": "record_episode", "arguments": {"task": "refund a customer", "outcome": "refunded"}}
     lines = [
         INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": call},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": RECORD},
         {"jsonrpc": "2.0", "id": "05", "method": "tools/list"},  # the SDK's "05" is 5
         {"jsonrpc": "2.0", "id": 6, "method": "tools/list"},
     ]
@@ -426,18 +426,12 @@ def test_an_unreadable_line_under_the_id_of_a_request_in_flight_does_not_lose_it
     under the same ID, so at the end of stdin the server stopped waiting for it and the
     SDK cancelled it: the record_episode (waiting for the ledger's lock, held here) was
     never answered."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    proc = start_server(demo_repo)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    call = {"name": "record_episode", "arguments": {"task": "refund a customer", "outcome": "refunded"}}
     lines = [
         INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 140, "method": "tools/call", "params": call},
+        {"jsonrpc": "2.0", "id": 140, "method": "tools/call", "params": RECORD},
         {"jsonrpc": "2.0", "id": 140, "method": "tools/call", "params": "x"},
     ]
     with write_lock(demo_repo):

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import git, head
+from helpers import new_memory
 
 from scarwarden.repo import MemoryRepo
 
@@ -22,12 +23,8 @@ def test_a_missing_attach_exits_2_like_a_missing_file(cli: Any, demo_repo: Memor
     assert head(demo_repo) == before
 
 
-def test_a_second_init_says_so_and_succeeds(tmp_path: Path, make_cli: Any) -> None:
-    root = tmp_path / "r"
-    root.mkdir()
-    git(root, "init", "-q")
-    cli = make_cli(root)
-    assert cli("init", "--no-hooks").exit_code == 0
+def test_a_second_init_says_so_and_succeeds(tmp_path: Path) -> None:
+    root, cli = new_memory(tmp_path)
     before = head(root)
     again = cli("init", "--no-hooks")
     assert again.exit_code == 0, again.output
@@ -99,14 +96,10 @@ def test_a_missing_image_for_audit_image_exits_2_like_a_missing_attach(cli: Any,
     assert folder.exit_code == 2 and "is a directory" in folder.output
 
 
-def test_init_demo_over_another_memory_says_where_the_demo_can_go(tmp_path: Path, make_cli: Any) -> None:
+def test_init_demo_over_another_memory_says_where_the_demo_can_go(tmp_path: Path) -> None:
     """The refusal's hint said 'nothing to do' on an exit 2: a newcomer who asked for the
     demo was not told how to get it."""
-    root = tmp_path / "r"
-    root.mkdir()
-    git(root, "init", "-q")
-    cli = make_cli(root)
-    assert cli("init", "--no-hooks").exit_code == 0
+    root, cli = new_memory(tmp_path)
     before = head(root)
     demo = cli("init", "--demo", "--no-hooks")
     assert demo.exit_code == 2
@@ -122,11 +115,7 @@ def test_init_demo_over_another_memory_says_where_the_demo_can_go(tmp_path: Path
 def test_init_after_hooks_install_does_not_ask_for_the_gate_again(tmp_path: Path, make_cli: Any) -> None:
     """'hooks install' then 'init' ended with 'Next: ... scarwarden hooks install': a
     newcomer was sent to install what was installed."""
-    root = tmp_path / "r"
-    root.mkdir()
-    git(root, "init", "-q")
-    cli = make_cli(root)
-    assert cli("hooks", "install").exit_code == 0
+    root, cli = new_memory(tmp_path, "hooks", "install")
     result = cli("init", "--no-hooks")
     assert result.exit_code == 0, result.output
     assert "scarwarden hooks install" not in result.stdout

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git, head
-from helpers import minted_rule
+from helpers import minted_rule, new_memory
 
 from scarwarden.distill import NO_KEY_NOTICE, distill
 from scarwarden.distill.offline import offline_operations, rule_title
@@ -299,14 +299,10 @@ def test_a_key_that_names_no_server_is_not_reported_as_missing(cli, demo_repo: M
     assert "SCARWARDEN_API_KEY once a provider or base URL is set" in plain.stderr
 
 
-def test_distill_on_an_empty_ledger_says_to_record_an_episode_first(tmp_path, make_cli) -> None:
+def test_distill_on_an_empty_ledger_says_to_record_an_episode_first(tmp_path) -> None:
     """A newcomer's first distill, before any episode, said 'every episode in the ledger
     is distilled already': true of no episodes, and no word on what to do next."""
-    root = tmp_path / "r"
-    root.mkdir()
-    git(root, "init", "-q")
-    cli = make_cli(root)
-    assert cli("init", "--no-hooks").exit_code == 0
+    root, cli = new_memory(tmp_path)
     before = head(root)
     for args in (("distill",), ("distill", "--dry-run")):
         result = cli(*args)

@@ -4,12 +4,10 @@ never an internal error, never a call that outlives ``model.timeout``."""
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 
 import pytest
-from fakellm import FakeLLM, Trickle, completion
+from fakellm import FakeLLM, Trickle, completion, dripped_headers
 
 from scarwarden.config import ModelSettings
 from scarwarden.errors import ExitCode, ModelError, ModelUnreachable
@@ -164,31 +162,10 @@ def test_headers_dripped_past_the_timeout_are_a_timeout() -> None:
     within the read timeout: the deadline on the body never started, and the call
     lasted until http.client gave up at 100 headers (20 s here with timeout 1 s; with a
     slower drip, hours), then said 'cannot connect'."""
-    server = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
-
-    def drip() -> None:
-        conn, _ = server.accept()
-        with conn:
-            conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\n")
-            while not stop.wait(0.2):
-                try:
-                    conn.sendall(b"X-Drip: a\r\n")
-                except OSError:
-                    return
-
-    threading.Thread(target=drip, daemon=True).start()
-    settings = ModelSettings(
-        base_url=f"http://127.0.0.1:{server.getsockname()[1]}/v1", timeout=1.0, max_retries=0
-    )
     started = time.monotonic()
-    try:
-        with pytest.raises(ModelUnreachable) as caught:
-            ChatClient(settings, "sk-test").complete(MSG, model="m")
-    finally:
-        stop.set()
-        server.close()
+    with dripped_headers() as url, pytest.raises(ModelUnreachable) as caught:
+        settings = ModelSettings(base_url=url, timeout=1.0, max_retries=0)
+        ChatClient(settings, "sk-test").complete(MSG, model="m")
     assert time.monotonic() - started < 4
     assert "no answer within 1 s (model.timeout)" in caught.value.message
 

@@ -4,14 +4,13 @@ local server speaking the chat completions API: tests/fakellm.py)."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from fakellm import FakeLLM, completion
+from fakellm import FakeLLM, completion, dripped_headers
 
 from scarwarden.config import parse_config
 from scarwarden.errors import ConfigError
@@ -263,29 +262,10 @@ def test_models_test_headers_dripped_past_the_timeout_are_unreachable(
     """GET /models with the headers sent a line now and then, each within the timeout:
     the test lasted until http.client gave up at 100 headers (20 s with timeout 1 s;
     with a slower drip, up to 25 minutes at the probe's 15 s), then 'cannot connect'."""
-    server = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
-
-    def drip() -> None:
-        conn, _ = server.accept()
-        with conn:
-            conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\n")
-            while not stop.wait(0.2):
-                try:
-                    conn.sendall(b"X-Drip: a\r\n")
-                except OSError:
-                    return
-
-    threading.Thread(target=drip, daemon=True).start()
-    url = f"http://127.0.0.1:{server.getsockname()[1]}/v1"
-    _write_settings(demo_repo, f"model:\n  provider: openai\n  base_url: {url}\n  timeout: 1\n")
     started = time.monotonic()
-    try:
+    with dripped_headers() as url:
+        _write_settings(demo_repo, f"model:\n  provider: openai\n  base_url: {url}\n  timeout: 1\n")
         result = cli("models", "--test", "--json", env={"OPENAI_API_KEY": "sk-good"})
-    finally:
-        stop.set()
-        server.close()
     assert time.monotonic() - started < 4
     assert result.exit_code == 3, result.output
     assert json.loads(result.stdout)["checks"] == [
