@@ -76,3 +76,10 @@ def pairs(stems: list[str]) -> list[str]:
     pairs against the pairs of each rule's title and of its text, so "credit card fee"
     ranks a rule saying *credit card* above one that says *credit* and *card* apart."""
     return [f"{a} {b}" for a, b in zip(stems, stems[1:], strict=False)]
+
+
+@lru_cache(maxsize=1 << 16)
+def flat_words(text: str) -> str:
+    """``text`` single-spaced and in lower case: how distill finds an add that says an
+    active rule's text word for word (it compares each add with every rule: memoised)."""
+    return " ".join(text.split()).lower()
