@@ -33,6 +33,7 @@ from scarwarden import git
 from scarwarden.files.atomic import atomic_write, held_lock_fds, remove_dead_temps, write_lock
 from scarwarden.git import index_commit
 from scarwarden.git.index_commit import Check
+from scarwarden.git.temps import remove_dead_temporaries
 from scarwarden.repo import MemoryRepo
 
 JOURNAL = "write-journal.json"
@@ -208,6 +209,11 @@ def recover(repo: MemoryRepo) -> str | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
+        record = None
+    # A killed write may have left its staging shell's entries file (or its private
+    # index) in the git directory, and this run may commit nothing to tidy them.
+    remove_dead_temporaries(git.git_dir(repo.root))
+    if record is None:
         path.unlink(missing_ok=True)  # half a journal: its write never started writing
         return None
     sha = record.get("commit")

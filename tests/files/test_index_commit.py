@@ -121,6 +121,24 @@ def test_a_commit_that_landed_before_the_kill_is_finished_by_the_next(demo_repo:
     assert not (demo_repo.state_dir / write_journal.JOURNAL).exists()
 
 
+def test_the_recovery_of_a_killed_write_removes_its_staging_list(demo_repo: MemoryRepo) -> None:
+    # Killed while its staging shell ran (the kill bench's distill --offline): the next
+    # run recovers and may commit nothing, so the recovery itself must tidy the file.
+    root = demo_repo.root
+    lock = root / ".git" / "index.lock"
+    lock.write_text("")  # the commit lands, its index entry waits: the journal stays
+    add_episodes(demo_repo, [_episode("killed mid-staging")])
+    lock.unlink()
+    dead = os.fork()
+    if dead == 0:
+        os._exit(0)
+    os.waitpid(dead, 0)
+    listing = root / ".git" / f"scarwarden-list-{dead}-xyz"
+    listing.write_bytes(b"100644 0000000000000000000000000000000000000000\tx\0")
+    assert write_journal.recover(demo_repo) == "rolled forward"
+    assert not listing.exists()
+
+
 def test_a_dead_runs_temporary_files_are_removed_at_once(demo_repo: MemoryRepo) -> None:
     root = demo_repo.root
     dead = os.fork()
