@@ -154,7 +154,7 @@ EPISODE: dict[str, tuple[bytes, str, int, tuple[str, ...]]] = {
         b"task: " + b"x" * 100_000 + b"\noutcome: o\n",
         "over the 64 KiB cap ('task' alone is 100,000 bytes)",
         1,
-        ("mcp", "web=over the 64 KiB cap"),
+        ("mcp", "web=The form's 'task' is 100,000 characters; this form takes at most 20,000"),
     ),
     "huge_item_in_batch.jsonl": (
         b'{"task": "a", "outcome": "o"}\n' + with_task("b", correction="y" * 70_000) + b"\n",

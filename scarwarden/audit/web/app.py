@@ -31,7 +31,7 @@ from scarwarden.audit.web.security import (
     host_name,
     path_is_utf8,
 )
-from scarwarden.audit.web.site import Pages
+from scarwarden.audit.web.site import MAX_QUERY_CHARS, Pages
 from scarwarden.audit.web.taskpage import task_page
 from scarwarden.errors import ExitCode, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import write_journal
@@ -41,11 +41,6 @@ from scarwarden.repo import MemoryRepo, open_repo
 
 #: Largest request body accepted (the human-answer form); larger ones get 413.
 MAX_POST_BYTES = 256 * 1024
-#: Longest value a query parameter may hold (characters), but a task: a search or a
-#: filter needs far less, and pages repeat their filters in every link. A task may hold
-#: what recall accepts (:data:`~scarwarden.recall.engine.MAX_TASK_CHARS`). A longer
-#: value is a 400, never cut: a shorter search would silently mean something else.
-MAX_QUERY_CHARS = 1000
 
 
 def _http_status(exc: ScarwardenError) -> int:

@@ -11,8 +11,17 @@ from jinja2 import Environment
 from scarwarden.audit.web import render
 from scarwarden.audit.web.security import form_is_utf8, same_origin
 
+#: Longest value a query parameter may hold (characters), but a task: a search or a
+#: filter needs far less, and pages repeat their filters in every link. A task may hold
+#: what recall accepts (:data:`~scarwarden.recall.engine.MAX_TASK_CHARS`). A longer
+#: value is a 400, never cut: a shorter search would silently mean something else.
+MAX_QUERY_CHARS = 1000
 #: The bodies a write form may post: what a browser sends for the UI's forms.
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+#: Form fields bounded by the body's limit and the episode's cap alone (a human's
+#: answer, a receipt's JSON); a task is bounded by recall's limit, any other field (a
+#: rule ID, a commit, a preview, a mode) as a query value is.
+UNBOUNDED_FIELDS = ("answer", "receipt")
 
 
 class Pages:
@@ -70,4 +79,28 @@ class Pages:
                 "This form did not come from this server's own page.",
                 f"reload the {reload} and submit the form again",
             )
+        return self._too_long(cannot)
+
+    def _too_long(self, cannot: str) -> Response | None:
+        """A 400 naming the first form field longer than its limit (what ``ask``, recall
+        and the query take for the same value), else ``None``: a 25,000-character task
+        was recorded that recall refuses, and a long rule ID echoed in the page."""
+        from scarwarden.recall.engine import MAX_TASK_CHARS
+
+        for name, value in request.form.items(multi=True):
+            if name in UNBOUNDED_FIELDS:
+                continue
+            limit = MAX_TASK_CHARS if name == "task" else MAX_QUERY_CHARS
+            size = len(value.replace("\r\n", "\n").strip() if name == "task" else value)
+            if size > limit:
+                return self.error(
+                    400,
+                    cannot,
+                    f"The form's {name!r} is {size:,} characters; this form takes at most {limit:,} "
+                    f"(a task: {MAX_TASK_CHARS:,}, as recall; a rule ID or any other field: "
+                    f"{MAX_QUERY_CHARS:,}); nothing was written.",
+                    "give the request itself, not a whole document"
+                    if name == "task"
+                    else "post the page's own form: reload it and submit again",
+                )
         return None

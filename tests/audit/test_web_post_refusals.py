@@ -1,0 +1,68 @@
+"""The UI's forms posted with what its pages never send, through a real ``scarwarden
+serve`` process and real HTTP: each refusal is a 4xx page naming what is wrong and
+how to fix it, never git's words in a 500, and nothing is written."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from helpers import State
+from test_web_server import Served, _message, served  # noqa: F401 - the fixture
+
+from scarwarden.repo import MemoryRepo
+
+pytest.importorskip("flask")
+pytest.importorskip("waitress")
+requests = pytest.importorskip("requests")
+
+from scarwarden.audit.web.app import MAX_QUERY_CHARS  # noqa: E402
+from scarwarden.recall.engine import MAX_TASK_CHARS  # noqa: E402
+
+
+def _post(server: Served, path: str, form: dict[str, str] | bytes, **headers: str) -> requests.Response:
+    headers = {"Origin": server.url, **headers}
+    return requests.post(server.url + path, data=form, headers=headers, allow_redirects=False, timeout=60)
+
+
+def _head(server: Served) -> str:
+    page = requests.get(server.url + "/distill", timeout=60).text
+    return re.search(r'name="head" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+
+
+def test_a_field_over_its_limit_is_refused_naming_the_limit(
+    served: Served,  # noqa: F811 - the fixture imported above
+    demo_repo: MemoryRepo,
+) -> None:
+    """POST /answer recorded a task of 25,000 characters (and /confirm confirmed one)
+    that recall, the task page and ``ask`` refuse over 20,000; /confirm echoed a
+    100,000-character rule ID into its page. Every field is now bounded as the task
+    page's query is: a task by recall's limit, a rule ID, commit or preview by the
+    query's; a 400 names the field, its length and the limit; nothing is written."""
+    token = served.token()
+    before = State.of(demo_repo)
+    task = "Book the offsite " + "a" * MAX_TASK_CHARS
+    long_id = "PB-" + "x" * 100_000
+    for path, form in [
+        ("/answer", {"task": task, "answer": "Use the portal"}),
+        ("/confirm", {"task": task, "rule_id": "PB-01"}),
+        ("/confirm", {"task": task, "rule_id": "PB-01", "candidate": "1"}),
+        ("/confirm", {"task": "Book the offsite", "rule_id": long_id}),
+        ("/confirm", {"task": "Book the offsite", "rule_id": long_id, "candidate": "1"}),
+        ("/distill", {"head": "f" * 100_000, "preview": "offline"}),
+        ("/distill", {"head": "f" * 40, "preview": "x" * 100_000}),
+        ("/task", {"task": "Book the offsite", "memory": "x" * 100_000}),
+    ]:
+        reply = _post(served, path, {"csrf_token": token, **form})
+        text = _message(reply.text)
+        assert reply.status_code == 400, (path, list(form), reply.status_code, text[:300])
+        assert len(reply.content) < 20_000, (path, list(form))
+        name, value = next((k, v) for k, v in form.items() if len(v) > MAX_QUERY_CHARS)
+        limit = MAX_TASK_CHARS if name == "task" else MAX_QUERY_CHARS
+        assert f"The form's {name!r} is {len(value):,} characters" in text, (path, text)
+        assert f"at most {limit:,}" in text and "nothing was written" in text, (path, text)
+    assert State.of(demo_repo) == before
+    # At the limit the answer is recorded.
+    form = {"csrf_token": token, "task": "a" * MAX_TASK_CHARS, "answer": "Use the portal"}
+    assert _post(served, "/answer", form).status_code == 303
+    assert "Traceback" not in served.stderr()
