@@ -66,3 +66,24 @@ def test_a_field_over_its_limit_is_refused_naming_the_limit(
     form = {"csrf_token": token, "task": "a" * MAX_TASK_CHARS, "answer": "Use the portal"}
     assert _post(served, "/answer", form).status_code == 303
     assert "Traceback" not in served.stderr()
+
+
+def test_too_many_fields_is_not_said_to_be_too_large(
+    served: Served,  # noqa: F811 - the fixture imported above
+    demo_repo: MemoryRepo,
+) -> None:
+    """A multipart form of 1,500 small fields (90 KB) was refused as "larger than 256
+    KiB", which it was not: Werkzeug refuses more than 1,000 parts. The 413 says so."""
+    token = served.token()
+    before = State.of(demo_repo)
+    parts = [b'--zz\r\nContent-Disposition: form-data; name="csrf_token"\r\n\r\n' + token.encode() + b"\r\n"]
+    parts += [b'--zz\r\nContent-Disposition: form-data; name="x%d"\r\n\r\n1\r\n' % i for i in range(1500)]
+    body = b"".join(parts) + b"--zz--\r\n"
+    assert len(body) < 256 * 1024
+    reply = _post(served, "/answer", body, **{"Content-Type": "multipart/form-data; boundary=zz"})
+    text = _message(reply.text)
+    assert reply.status_code == 413, text
+    assert "larger than 256 KiB" not in text and "more than 1,000 fields" in text, text
+    assert "nothing was written" in text
+    assert State.of(demo_repo) == before
+    assert "Traceback" not in served.stderr()

@@ -181,6 +181,16 @@ def _add_error_pages(app: Flask, site: Pages) -> None:
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Response:
         status = exc.code or 500
+        if status == 413 and (request.content_length or 0) <= MAX_POST_BYTES:
+            # Werkzeug's other 413: a multipart form of more parts than it reads (its
+            # words were the size's, for a form well under the size).
+            return site.error(
+                413,
+                "Too many form fields",
+                f"The form has more than {request.max_form_parts or 0:,} fields, the most this "
+                "server reads; nothing was written.",
+                "post the page's own form: reload it and submit again",
+            )
         if status == 413:  # Werkzeug's words name no limit and say nothing of what was kept
             return site.error(
                 413,
