@@ -87,3 +87,24 @@ def test_too_many_fields_is_not_said_to_be_too_large(
     assert "nothing was written" in text
     assert State.of(demo_repo) == before
     assert "Traceback" not in served.stderr()
+
+
+def test_a_confirmation_refused_says_why(
+    served: Served,  # noqa: F811 - the fixture imported above
+    demo_repo: MemoryRepo,
+) -> None:
+    """POST /confirm refused a task holding a NUL, or a receipt that is not one, with the
+    heading of the refusal only ("human answer: invalid episode input; nothing was
+    written", "receipt: invalid receipt"): not which field, not what was wrong in it.
+    The answer form says both; the confirm form now does too."""
+    token = served.token()
+    before = State.of(demo_repo)
+    nul = _post(served, "/confirm", {"csrf_token": token, "task": "Book\x00 it", "rule_id": "PB-01"})
+    assert nul.status_code == 400
+    assert "field 'task': holds a NUL character (U+0000)" in _message(nul.text), _message(nul.text)
+    form = {"csrf_token": token, "task": "Book it", "rule_id": "PB-01", "receipt": "[1]"}
+    receipt = _post(served, "/confirm", form)
+    assert receipt.status_code == 400
+    assert "a receipt must be a mapping, got list" in _message(receipt.text), _message(receipt.text)
+    assert State.of(demo_repo) == before
+    assert "Traceback" not in served.stderr()

@@ -156,7 +156,7 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
                 repo, request.form.get("task", "").replace("\r\n", "\n"), answer, **extra
             )
         except (UsageError, ValidationError) as exc:
-            return site.error(400, "Cannot record this", exc.message, exc.hint)
+            return _cannot_record(site, exc)
         return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
 
 
@@ -169,8 +169,15 @@ def _confirm_candidate(site: Pages, repo: MemoryRepo) -> Response:
     try:
         ep, _rule = record_confirmation(repo, task, request.form.get("rule_id", ""))
     except (UsageError, ValidationError) as exc:
-        return site.error(400, "Cannot record this", exc.message, exc.hint)
+        return _cannot_record(site, exc)
     return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
+
+
+def _cannot_record(site: Pages, exc: ScarwardenError) -> Response:
+    """The 400 for a confirmation refused: the refusal and each of its problems (which
+    field, what is wrong in it), as the answer form says them."""
+    message = exc.message + "".join(f"\n{p}" for p in exc.problems)
+    return site.error(400, "Cannot record this", message, exc.hint)
 
 
 def _refuse_write(site: Pages) -> Response | None:
