@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import git
 from helpers import State
 from test_web_server import Served, _message, served  # noqa: F401 - the fixture
 
@@ -107,4 +108,36 @@ def test_a_confirmation_refused_says_why(
     assert receipt.status_code == 400
     assert "a receipt must be a mapping, got list" in _message(receipt.text), _message(receipt.text)
     assert State.of(demo_repo) == before
+    assert "Traceback" not in served.stderr()
+
+
+def test_a_write_while_gits_index_is_still_locked_is_a_503(
+    served: Served,  # noqa: F811 - the fixture imported above
+    demo_repo: MemoryRepo,
+) -> None:
+    """The first write with .git/index.lock present commits (tests/audit/
+    test_web_index_lock.py); the next one must first finish the held-up write, which
+    needs the lock, and was a 500 "Cannot show this" in git's words ("git update-index
+    --add failed: fatal: Unable to create ...index.lock"). It is now a 503 saying git's
+    index is locked, how to free it, and that nothing was written."""
+    token = served.token()
+    lock = demo_repo.root / ".git" / "index.lock"
+    lock.write_text("")
+    first = {"csrf_token": token, "task": "Book the team offsite venue", "answer": "Use the portal"}
+    assert _post(served, "/answer", first).status_code == 303
+    before = State.of(demo_repo)
+    for path, form in [
+        ("/answer", {"task": "Plan the weekly review", "answer": "Use the deck"}),
+        ("/confirm", {"task": "Draft a LinkedIn post about our beta", "rule_id": "PB-01"}),
+        ("/distill", {"head": git(demo_repo.root, "rev-parse", "HEAD").stdout.strip(), "preview": "offline"}),
+    ]:
+        reply = _post(served, path, {"csrf_token": token, **form})
+        text = _message(reply.text)
+        assert reply.status_code == 503, (path, reply.status_code, text[:300])
+        assert "Git's index is locked" in text and f"rm {lock}" in text, text
+        assert "nothing was written" in text and "update-index" not in text, text
+    assert State.of(demo_repo) == before
+    lock.unlink()
+    again = {"csrf_token": token, "task": "Plan the weekly review", "answer": "Ask"}
+    assert _post(served, "/answer", again).status_code == 303
     assert "Traceback" not in served.stderr()

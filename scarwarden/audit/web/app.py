@@ -33,7 +33,7 @@ from scarwarden.audit.web.security import (
 )
 from scarwarden.audit.web.site import MAX_QUERY_CHARS, Pages
 from scarwarden.audit.web.taskpage import task_page
-from scarwarden.errors import ExitCode, ScarwardenError, UsageError, ValidationError
+from scarwarden.errors import ExitCode, GitError, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import write_journal
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
 from scarwarden.index import open_index
@@ -87,6 +87,7 @@ def create_app(
     hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
     _add_guards(app, site, hosts)
     _add_repo_guard(app, site, repo)
+    _add_index_lock_page(app, site, repo)
     _add_read_routes(app, site, repo, environ)
     _add_answer_route(app, site, repo)
     from scarwarden.audit.web.taskpage import add_task_post_route
@@ -202,8 +203,31 @@ def _add_error_pages(app: Flask, site: Pages) -> None:
 
     @app.errorhandler(ScarwardenError)
     def scarwarden_error(exc: ScarwardenError) -> Response:
-        message = exc.message + "".join(f"\n{p}" for p in exc.problems)
-        return site.error(_http_status(exc), "Cannot show this", message, exc.hint)
+        return _error_page(site, exc)
+
+
+def _error_page(site: Pages, exc: ScarwardenError) -> Response:
+    message = exc.message + "".join(f"\n{p}" for p in exc.problems)
+    return site.error(_http_status(exc), "Cannot show this", message, exc.hint)
+
+
+def _add_index_lock_page(app: Flask, site: Pages, repo: MemoryRepo) -> None:
+    """A write while git's index is still locked after an earlier write: it must first
+    finish that one, which needs the lock, and git refused in its own words as a 500
+    ("git update-index --add failed: fatal: Unable to create ...index.lock"). It is a
+    503 in the words the page after that earlier write used."""
+
+    @app.errorhandler(GitError)
+    def git_error(exc: GitError) -> Response:
+        waiting = write_journal.index_waiting(repo)
+        if waiting is None:
+            return _error_page(site, exc)
+        return site.error(
+            503,
+            "Git's index is locked",
+            f"An earlier write is not finished: {waiting}; nothing was written.",
+            "once the lock is gone, submit the form again",
+        )
 
 
 def _add_repo_guard(app: Flask, site: Pages, repo: MemoryRepo) -> None:
