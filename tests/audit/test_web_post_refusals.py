@@ -141,3 +141,28 @@ def test_a_write_while_gits_index_is_still_locked_is_a_503(
     again = {"csrf_token": token, "task": "Plan the weekly review", "answer": "Ask"}
     assert _post(served, "/answer", again).status_code == 303
     assert "Traceback" not in served.stderr()
+
+
+def test_a_distillation_over_edits_of_the_playbook_says_what_to_do_here(
+    served: Served,  # noqa: F811 - the fixture imported above
+    demo_repo: MemoryRepo,
+) -> None:
+    """Committing a distillation over uncommitted edits of the playbook was a 400 "Cannot
+    show this" with the CLI's way out ("use --branch NAME ... or --no-commit"), options
+    the page has not got. It is a 409 saying to commit or discard the edits, then look
+    at the preview again; the edits are kept."""
+    token = served.token()
+    form = {"csrf_token": token, "task": "Plan the weekly review", "answer": "Use the deck"}
+    assert _post(served, "/answer", form).status_code == 303
+    playbook = demo_repo.root / "memory" / "playbook.md"
+    edited = playbook.read_text(encoding="utf-8") + "\n"
+    playbook.write_text(edited, encoding="utf-8")
+    before = State.of(demo_repo)
+    reply = _post(served, "/distill", {"csrf_token": token, "head": _head(served), "preview": "offline"})
+    text = _message(reply.text)
+    assert reply.status_code == 409, (reply.status_code, text[:300])
+    assert "memory/playbook.md has uncommitted changes" in text, text
+    assert "--branch" not in text and "commit or discard them" in text, text
+    assert "open the Undistilled page again" in text
+    assert State.of(demo_repo) == before and playbook.read_text(encoding="utf-8") == edited
+    assert "Traceback" not in served.stderr()

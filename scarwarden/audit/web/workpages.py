@@ -83,6 +83,9 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         refused = _stale_or_unnamed(site, current, preview_id)
         if refused is not None:
             return refused
+        refused = _playbook_edited(site, repo)
+        if refused is not None:
+            return refused
         if preview_id != OFFLINE and result is None:
             return site.error(
                 409,
@@ -121,6 +124,24 @@ def _stale_or_unnamed(site: Pages, current: str, preview_id: str) -> Response | 
             "open the Undistilled page again, check the preview, then commit",
         )
     return None
+
+
+def _playbook_edited(site: Pages, repo: MemoryRepo) -> Response | None:
+    """A 409 when the playbook has uncommitted edits, which a distillation would lose:
+    distill refused it with the CLI's way out (--branch, --no-commit) as a 400 "Cannot
+    show this"; here the way out is to commit or discard them and look again."""
+    from scarwarden.files.playbook_commit import playbook_has_edits
+
+    if not playbook_has_edits(repo):
+        return None
+    return site.error(
+        409,
+        "The playbook has uncommitted edits",
+        f"{repo.playbook_rel} has uncommitted changes; a distillation builds on the committed "
+        "playbook and would overwrite them, so nothing was committed.",
+        f"commit or discard them first (git diff {repo.playbook_rel} shows them), then open the "
+        "Undistilled page again, check the preview and commit",
+    )
 
 
 def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
