@@ -5,6 +5,9 @@ how to fix it, never git's words in a 500, and nothing is written."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from collections.abc import Iterator
 
 import pytest
 from conftest import git
@@ -166,3 +169,41 @@ def test_a_distillation_over_edits_of_the_playbook_says_what_to_do_here(
     assert "open the Undistilled page again" in text
     assert State.of(demo_repo) == before and playbook.read_text(encoding="utf-8") == edited
     assert "Traceback" not in served.stderr()
+
+
+@pytest.fixture
+def read_only(demo_repo: MemoryRepo) -> Iterator[Served]:
+    """``scarwarden serve --read-only`` on the demo memory."""
+    argv = [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "serve", "--read-only"]
+    argv += ["--port", "0"]
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        port = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert port, line
+        yield Served(f"http://127.0.0.1:{port.group(1)}", proc)
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
+def test_a_read_only_task_form_checks_its_body(read_only: Served, demo_repo: MemoryRepo) -> None:
+    """A read-only server answers the task form's POST by showing the page (nothing is
+    logged), and read nothing of the body first: ``task=Book%FF+travel`` was shown and
+    recalled as the task "Book%FF travel", text nobody typed, and a JSON body showed an
+    empty task page. The body is checked as on a server that writes: 400 not UTF-8, 415
+    not a form; a form without a token still shows the page."""
+    before = State.of(demo_repo)
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    for body in (b"task=Book%FF+travel", b"task=Book+travel\xff"):
+        reply = _post(read_only, "/task", body, **form)
+        assert reply.status_code == 400, (body, reply.status_code)
+        assert "The form is not valid UTF-8" in _message(reply.text) and "%FF" not in reply.text
+    reply = _post(read_only, "/task", b'{"task": "Book travel"}', **{"Content-Type": "application/json"})
+    assert reply.status_code == 415, reply.status_code
+    shown = _post(read_only, "/task", {"task": "Book the team offsite"})
+    assert shown.status_code == 200 and "Book the team offsite" in shown.text
+    assert State.of(demo_repo) == before
+    assert "Traceback" not in read_only.stderr()

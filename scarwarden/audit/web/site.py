@@ -48,11 +48,20 @@ class Pages:
         )
 
     def refuse_write(
-        self, *, nothing_can: str, read_only_hint: str, cannot: str, reload: str
+        self,
+        *,
+        nothing_can: str,
+        read_only_hint: str,
+        cannot: str,
+        reload: str,
+        read_only_shows: bool = False,
     ) -> Response | None:
         """Every write form's checks, in order: read-only, UTF-8, same origin and the CSRF
-        token; an error page if one fails, else ``None``. The words name the form's act."""
-        if self.read_only:
+        token; an error page if one fails, else ``None``. The words name the form's act.
+        ``read_only_shows``: a read-only server answers the form by showing a page and
+        writing nothing (the task form), so only the body is checked: a %FF in it was
+        shown as the task, text nobody typed."""
+        if self.read_only and not read_only_shows:
             return self.error(
                 403, "Read-only", f"This server is read-only: nothing can be {nothing_can}.", read_only_hint
             )
@@ -70,9 +79,10 @@ class Pages:
         if not form_is_utf8(request.mimetype, request.get_data(cache=True)):
             return self.error(400, cannot, "The form is not valid UTF-8; nothing was written.")
         sent = request.form.get("csrf_token", "")
-        if not same_origin(request.headers, request.host) or not hmac.compare_digest(
+        forged = not same_origin(request.headers, request.host) or not hmac.compare_digest(
             sent.encode(), self.token.encode()
-        ):
+        )
+        if forged and not self.read_only:  # read-only: the task form, which writes nothing
             return self.error(
                 403,
                 "Cross-site request refused",

@@ -152,15 +152,15 @@ def add_task_post_route(app: Any, site: Any, repo: MemoryRepo, environ: Mapping[
     @app.post("/task")
     def task_post() -> Any:
         log = not site.read_only
-        if log:
-            refused = site.refuse_write(
-                nothing_can="logged",
-                read_only_hint="",
-                cannot="Cannot recall this task",
-                reload="task page",
-            )
-            if refused is not None:
-                return refused
+        refused = site.refuse_write(
+            nothing_can="logged",
+            read_only_hint="",
+            cannot="Cannot recall this task",
+            reload="task page",
+            read_only_shows=True,
+        )
+        if refused is not None:
+            return refused
         ctx = task_page(
             repo,
             request.form.get("task", "").replace("\r\n", "\n"),
