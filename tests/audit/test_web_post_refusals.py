@@ -110,6 +110,9 @@ def test_a_confirmation_refused_says_why(
     receipt = _post(served, "/confirm", form)
     assert receipt.status_code == 400
     assert "a receipt must be a mapping, got list" in _message(receipt.text), _message(receipt.text)
+    headers = {"Content-Type": "application/x-www-form-urlencoded"}
+    bad = _post(served, "/confirm", f"csrf_token={token}&task=Book%FF&rule_id=PB-01".encode(), **headers)
+    assert bad.status_code == 400 and "Cannot record this" in bad.text and "Cannot commit" not in bad.text
     assert State.of(demo_repo) == before
     assert "Traceback" not in served.stderr()
 
@@ -207,3 +210,14 @@ def test_a_read_only_task_form_checks_its_body(read_only: Served, demo_repo: Mem
     assert shown.status_code == 200 and "Book the team offsite" in shown.text
     assert State.of(demo_repo) == before
     assert "Traceback" not in read_only.stderr()
+
+
+def test_a_read_only_server_refuses_a_confirmation_in_its_words(read_only: Served) -> None:
+    """POST /confirm on a read-only server said "nothing can be committed ... or run
+    'scarwarden distill'", the distillation's words: a confirmation records a human's
+    answer, which 'scarwarden distill' does not do."""
+    reply = _post(read_only, "/confirm", {"csrf_token": "x", "task": "Book it", "rule_id": "PB-01"})
+    text = _message(reply.text)
+    assert reply.status_code == 403, reply.status_code
+    assert "nothing can be recorded" in text and "scarwarden distill" not in text, text
+    assert "without --read-only to record answers" in text, text

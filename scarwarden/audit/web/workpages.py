@@ -155,7 +155,12 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
 
     @app.post("/confirm")
     def confirm() -> Response:
-        refused = _refuse_write(site)
+        refused = site.refuse_write(  # its words: it records an answer, it distils nothing
+            nothing_can="recorded",
+            read_only_hint="restart 'scarwarden serve' without --read-only to record answers",
+            cannot="Cannot record this",
+            reload="task page",
+        )
         if refused is not None:
             return refused
         from scarwarden.answers.asking import record_human_answer
