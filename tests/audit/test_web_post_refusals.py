@@ -221,3 +221,22 @@ def test_a_read_only_server_refuses_a_confirmation_in_its_words(read_only: Serve
     assert reply.status_code == 403, reply.status_code
     assert "nothing can be recorded" in text and "scarwarden distill" not in text, text
     assert "without --read-only to record answers" in text, text
+
+
+def test_a_multipart_body_that_cannot_be_read_is_said_so(served: Served) -> None:  # noqa: F811
+    """A multipart body without its boundary, or cut short, was answered 403 "This form
+    did not come from this server's own page": Werkzeug reads it as no fields, so no
+    token. It is a 400 saying the form could not be read."""
+    token = served.token().encode()
+    part = b'--zz\r\nContent-Disposition: form-data; name="csrf_token"\r\n\r\n' + token + b"\r\n"
+    for ctype, body in [
+        ("multipart/form-data", part + b"--zz--\r\n"),
+        ("multipart/form-data; boundary=zz", part + b'--zz\r\nContent-Disposition: form-data; name="task"'),
+        ("multipart/form-data; boundary=zz", b"not multipart at all"),
+    ]:
+        for path in ("/answer", "/task", "/confirm", "/distill"):
+            reply = _post(served, path, body, **{"Content-Type": ctype})
+            text = _message(reply.text)
+            assert reply.status_code == 400, (ctype, path, reply.status_code, text[:300])
+            assert "The form could not be read" in text and "nothing was written" in text, text
+    assert "Traceback" not in served.stderr()

@@ -78,6 +78,16 @@ class Pages:
         # Before request.form: the raw body is cached here and the form parsed from it.
         if not form_is_utf8(request.mimetype, request.get_data(cache=True)):
             return self.error(400, cannot, "The form is not valid UTF-8; nothing was written.")
+        if request.mimetype == FORM_TYPES[1] and request.get_data() and not (request.form or request.files):
+            # Werkzeug reads a multipart body it cannot parse (no boundary, cut short) as
+            # no fields at all: "cross-site" would name the wrong problem.
+            return self.error(
+                400,
+                cannot,
+                "The form could not be read: a multipart body without its boundary, or cut "
+                "short; nothing was written.",
+                f"post the {reload}'s form, or send {FORM_TYPES[0]}",
+            )
         sent = request.form.get("csrf_token", "")
         forged = not same_origin(request.headers, request.host) or not hmac.compare_digest(
             sent.encode(), self.token.encode()
