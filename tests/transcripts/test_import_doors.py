@@ -1,0 +1,92 @@
+"""``episode import``'s doors: two imports at once, files that are no regular file, bytes
+that are not UTF-8. Real repositories, real processes; nothing is lost, nothing doubled."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from scarwarden.files.atomic import write_lock
+from scarwarden.repo import MemoryRepo
+
+
+def jsonl(*tasks: str) -> bytes:
+    convs = [
+        {"messages": [{"role": "user", "content": t}, {"role": "assistant", "content": "done"}]}
+        for t in tasks
+    ]
+    return "".join(json.dumps(c) + "\n" for c in convs).encode()
+
+
+def import_argv(repo: MemoryRepo, path: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "scarwarden",
+        "-C",
+        str(repo.root),
+        "episode",
+        "import",
+        "--format",
+        "openai-chat",
+        str(path),
+    ]
+
+
+def waiting_on(lock: Path, count: int, procs: list[subprocess.Popen[bytes]]) -> None:
+    """Until ``count`` processes wait for the flock on ``lock`` (/proc/locks shows each
+    waiter as "->"), or one of ``procs`` ends early."""
+    inode = f":{lock.stat().st_ino} "
+    while True:
+        text = Path("/proc/locks").read_text()
+        if sum(1 for line in text.splitlines() if "->" in line and inode in line) >= count:
+            return
+        assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+        os.sched_yield()
+
+
+def ledger(repo: MemoryRepo) -> list[str]:
+    return sorted(p.stem for p in (repo.root / repo.episodes_rel).rglob("*.yaml"))
+
+
+def test_two_imports_at_once_each_run_once_in_the_ledger(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    """Both looked the file's IDs up before either wrote; the second then waited for the
+    write lock and was refused "episode ep-... already exists in the ledger" (exit 1),
+    its own new conversation (order 3) left out. Here both wait on the lock the test
+    holds, so both look up before either writes."""
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    one.write_bytes(jsonl("Refund order 1", "Refund order 2"))
+    two.write_bytes(jsonl("Refund order 2", "Refund order 3"))
+    commits = int(
+        subprocess.run(
+            ["git", "rev-list", "--count", "HEAD"], cwd=memory_repo.root, capture_output=True, text=True
+        ).stdout
+    )
+    with write_lock(memory_repo):
+        procs = [
+            subprocess.Popen(import_argv(memory_repo, f), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            for f in (one, two)
+        ]
+        waiting_on(memory_repo.state_dir / "write.lock", 2, procs)
+    outs: list[Any] = [p.communicate(timeout=60) for p in procs]
+    said = sorted(err.decode().strip() for _, err in outs)
+    assert [p.returncode for p in procs] == [0, 0], said
+    assert said == [
+        "Committed 1 episode(s) from 2 conversation(s); 1 already in the ledger (imported before), "
+        "not added again",
+        "Committed 2 episode(s) from 2 conversation(s)",
+    ], said
+    assert len(ledger(memory_repo)) == 3
+    assert sorted(line for out, _ in outs for line in out.decode().split()) == ledger(memory_repo)
+    after = subprocess.run(
+        ["git", "rev-list", "--count", "HEAD"], cwd=memory_repo.root, capture_output=True, text=True
+    )
+    assert int(after.stdout) == commits + 2
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=memory_repo.root, capture_output=True, text=True
+    )
+    assert status.stdout == ""
