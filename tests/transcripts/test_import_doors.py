@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from scarwarden.errors import ExitCode
 from scarwarden.files.atomic import write_lock
 from scarwarden.repo import MemoryRepo
 
@@ -90,3 +93,37 @@ def test_two_imports_at_once_each_run_once_in_the_ledger(memory_repo: MemoryRepo
         ["git", "status", "--porcelain"], cwd=memory_repo.root, capture_output=True, text=True
     )
     assert status.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b"\xef\xbb", "line 1 is not UTF-8 (byte 0xEF at offset 0)"),  # a byte order mark cut short
+        (b"\xef", "line 1 is not UTF-8 (byte 0xEF at offset 0)"),
+        (b"\xef\xbb\xbf\xef\xbb", "line 1 is not UTF-8 (byte 0xEF at offset 3)"),
+        (b"\xef[]", "line 1 is not UTF-8 (byte 0xEF at offset 0)"),  # its '[' was dropped
+        (b"\n" + jsonl("Refund order 1") + b"\xff\n", "line 3 is not UTF-8 (byte 0xFF at offset "),
+        (
+            b'[{"messages": [{"role": "user", "content": "caf\xe9"}]}]',
+            "the file is not UTF-8 (byte 0xE9 at offset 47)",
+        ),
+    ],
+)
+def test_bytes_that_are_not_utf8_are_named_with_their_offset(
+    cli: Any, tmp_path: Path, data: bytes, said: str
+) -> None:
+    """A file of only EF BB (a UTF-8 byte order mark cut short) said "Nothing added:
+    the file holds no conversation" (exit 0): three bytes after an EF were skipped
+    unread, whatever they were."""
+    runs = tmp_path / "runs.json"
+    runs.write_bytes(data)
+    had = ledger_of(cli.root)
+    result = cli("episode", "import", "--format", "openai-chat", str(runs))
+    assert result.exit_code == ExitCode.CHECK_FAILED, result.output
+    assert f"error: runs.json: {said}" in result.stderr
+    assert "nothing was written" in result.stderr and "hint: save the file as UTF-8" in result.stderr
+    assert ledger_of(cli.root) == had
+
+
+def ledger_of(root: Path) -> list[Path]:
+    return sorted((root / "memory" / "episodes").rglob("*.yaml"))
