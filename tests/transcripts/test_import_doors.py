@@ -3,6 +3,7 @@ that are not UTF-8. Real repositories, real processes; nothing is lost, nothing 
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -123,6 +124,29 @@ def test_bytes_that_are_not_utf8_are_named_with_their_offset(
     assert f"error: runs.json: {said}" in result.stderr
     assert "nothing was written" in result.stderr and "hint: save the file as UTF-8" in result.stderr
     assert ledger_of(cli.root) == had
+
+
+@pytest.mark.parametrize(
+    ("data", "said", "hint"),
+    [
+        (
+            "[]".encode("utf-16"),
+            "is UTF-16 (its byte order mark says so), not UTF-8",
+            "iconv -f UTF-16 -t UTF-8",
+        ),
+        (gzip.compress(jsonl("Refund order 1")), "is gzip-compressed", "gunzip -c runs.json |"),
+    ],
+)
+def test_a_utf16_or_gzip_file_is_named_for_what_it_is(
+    cli: Any, tmp_path: Path, data: bytes, said: str, hint: str
+) -> None:
+    """Both were "line 1 is not UTF-8", with nothing on how to read them."""
+    runs = tmp_path / "runs.json"
+    runs.write_bytes(data)
+    result = cli("episode", "import", "--format", "openai-chat", str(runs))
+    assert result.exit_code == ExitCode.CHECK_FAILED, result.output
+    assert f"error: runs.json {said}; nothing was written" in result.stderr
+    assert hint in result.stderr
 
 
 def ledger_of(root: Path) -> list[Path]:

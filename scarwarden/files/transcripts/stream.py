@@ -41,6 +41,9 @@ def items(stream: IO[bytes], source: str) -> Iterator[tuple[int, Any]]:
     first, line, offset = _first_char(stream)
     if first == b"":
         return
+    if offset == 0 and first in (b"\xff", b"\xfe", b"\x1f"):
+        first += stream.read(1)
+        _refuse_kind(first, source)
     if first != b"[":
         yield from _lines(stream, source, first, line, offset=offset)
         return
@@ -76,6 +79,22 @@ def _first_char(stream: IO[bytes], offset: int = 0) -> tuple[bytes, int, int]:
             return char, line, offset
         offset += 1
         line += char == b"\n"
+
+
+def _refuse_kind(magic: bytes, source: str) -> None:
+    """A file that begins as UTF-16 text or gzip data does is named for what it is."""
+    name = "FILE" if source.startswith("<") else source  # <stdin>
+    if magic in (b"\xff\xfe", b"\xfe\xff"):
+        raise ValidationError(
+            f"{source} is UTF-16 (its byte order mark says so), not UTF-8; nothing was written",
+            hint=f"convert it on the way in: iconv -f UTF-16 -t UTF-8 {name} | "
+            "scarwarden episode import ... -",
+        )
+    if magic == b"\x1f\x8b":
+        raise ValidationError(
+            f"{source} is gzip-compressed; nothing was written",
+            hint=f"decompress it on the way in: gunzip -c {name} | scarwarden episode import ... -",
+        )
 
 
 def _too_big(what: str, size: int, limit: int, source: str) -> ValidationError:
