@@ -4,17 +4,21 @@ that are not UTF-8. Real repositories, real processes; nothing is lost, nothing 
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from terminal import run_on_terminal
 
-from scarwarden.errors import ExitCode
+from scarwarden.errors import ExitCode, ValidationError
 from scarwarden.files.atomic import write_lock
+from scarwarden.files.transcripts import stream
 from scarwarden.repo import MemoryRepo
 
 
@@ -151,3 +155,52 @@ def test_a_utf16_or_gzip_file_is_named_for_what_it_is(
 
 def ledger_of(root: Path) -> list[Path]:
     return sorted((root / "memory" / "episodes").rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_a_device_is_refused_before_a_byte_is_read(cli: Any, device: str) -> None:
+    """/dev/zero was read (8 MiB) and refused as "zero: line 1 is over the 8,192 KiB cap",
+    /dev/urandom as "line 1 is not UTF-8" (exit 1): a device is no file of runs."""
+    had = ledger_of(cli.root)
+    result = cli("episode", "import", "--format", "openai-chat", device)
+    assert result.exit_code == ExitCode.USAGE, result.output
+    assert f"'{device}': not a regular file or a pipe (a character device)" in result.stderr
+    assert "a pipe, or '-' for stdin" in result.stderr
+    assert ledger_of(cli.root) == had
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b" " * 5000, b"[]" + b"\n" * 5000, b"\xef\xbb\xbf" * 2000, b"[1]\n" + b"\n" * 5000 + b"[2]"],
+)
+def test_endless_blanks_are_read_no_further_than_the_cap(
+    monkeypatch: pytest.MonkeyPatch, data: bytes
+) -> None:
+    """Blanks before the first value or after the array's end were read without count:
+    `yes '' | scarwarden episode import -` read for ever."""
+    monkeypatch.setattr(stream, "MAX_FILE_BYTES", 2048)
+    with pytest.raises(ValidationError) as caught:
+        list(stream.items(io.BytesIO(data), "<stdin>"))
+    assert caught.value.message.startswith("<stdin>: the file is over the 2 KiB cap"), caught.value.message
+
+
+def test_a_fifo_is_read_as_its_writer_writes_and_says_it_waits(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A FIFO (a named pipe, like stdin) is a fair input: the import waits for its writer,
+    and on a terminal says so (it waited in silence)."""
+    fifo = tmp_path / "runs.fifo"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with fifo.open("wb") as out:  # waits for the import to open it
+            out.write(jsonl("Refund order 1"))
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    code, text, _ = run_on_terminal(import_argv(memory_repo, fifo), prompt=b"\0never", answer=b"")
+    writer.join(timeout=60)
+    assert code == 0, text
+    assert "Waiting for a writer on the FIFO runs.fifo; Ctrl-C stops." in text
+    assert "Committed 1 episode(s) from 1 conversation(s)" in text
+    assert len(ledger(memory_repo)) == 1

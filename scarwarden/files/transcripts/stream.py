@@ -38,7 +38,7 @@ def items(stream: IO[bytes], source: str) -> Iterator[tuple[int, Any]]:
     line is a whole JSON value (of at most :data:`_CHUNK` bytes, so memory stays bounded)
     and more lines follow: JSON lines whose lines are lists (a conversation is a list of
     messages). Anything else is JSON lines (one JSON value per non-blank line)."""
-    first, line, offset = _first_char(stream)
+    first, line, offset = _first_char(stream, source)
     if first == b"":
         return
     if offset == 0 and first in (b"\xff", b"\xfe", b"\x1f"):
@@ -54,7 +54,7 @@ def items(stream: IO[bytes], source: str) -> Iterator[tuple[int, Any]]:
     except (ValueError, RecursionError):
         whole = False
     if whole:
-        after, skipped, at = _first_char(stream, offset + len(head))
+        after, skipped, at = _first_char(stream, source, offset + len(head))
         if after:  # a second line: JSON lines
             yield 1, _parse(head.decode("utf-8"), source, 1, line)
             yield from _lines(stream, source, after, line + skipped, number=1, offset=at)
@@ -62,12 +62,15 @@ def items(stream: IO[bytes], source: str) -> Iterator[tuple[int, Any]]:
     yield from _array(stream, source, head[1:], offset + 1)
 
 
-def _first_char(stream: IO[bytes], offset: int = 0) -> tuple[bytes, int, int]:
+def _first_char(stream: IO[bytes], source: str, offset: int = 0) -> tuple[bytes, int, int]:
     """The first character that is not blank (or a UTF-8 byte order mark), its line and
     its byte offset (from ``offset``). An EF that begins no byte order mark is returned
-    with the two bytes after it, for the decoding to judge (EF BB alone is not UTF-8)."""
+    with the two bytes after it, for the decoding to judge (EF BB alone is not UTF-8).
+    Blanks count towards the file's cap: a pipe of endless blank lines ends."""
     line = 1
     while True:
+        if offset > MAX_FILE_BYTES:
+            raise _too_big("the file", offset, MAX_FILE_BYTES, source)
         char = stream.read(1)
         if char == b"\xef":
             rest = stream.read(2)
@@ -235,6 +238,8 @@ def _expect_end(
     while True:
         if rest.strip():
             raise ValidationError(f"{source}: text after the JSON array's end; nothing was written")
+        if offset > MAX_FILE_BYTES:  # blanks too: a pipe of endless blank lines ends
+            raise _too_big("the file", offset, MAX_FILE_BYTES, source)
         chunk = stream.read(_CHUNK)
         if not chunk:
             return
