@@ -204,3 +204,35 @@ def test_a_fifo_is_read_as_its_writer_writes_and_says_it_waits(
     assert "Waiting for a writer on the FIFO runs.fifo; Ctrl-C stops." in text
     assert "Committed 1 episode(s) from 1 conversation(s)" in text
     assert len(ledger(memory_repo)) == 1
+
+
+def test_a_process_substitution_is_named_a_pipe_not_its_descriptor(memory_repo: MemoryRepo) -> None:
+    """`episode import --format tau-bench <(gunzip -c log.json.gz)` recorded every
+    episode's agent as "63" (the name of /dev/fd/63, taken for the log's file name), for
+    good in an append-only ledger; its errors said "63: line 1 ..."."""
+    record = {"task_id": 3, "trial": 0, "reward": 1.0, "traj": []}
+    record["info"] = {"task": {"instruction": "Book a flight to Boston", "actions": []}}
+
+    def run(data: bytes, fmt: str) -> subprocess.CompletedProcess[str]:
+        read, write = os.pipe()
+        argv = import_argv(memory_repo, Path(f"/dev/fd/{read}"))
+        argv[-2] = fmt
+        with subprocess.Popen(
+            [*argv, "--dry-run", "--json"],
+            pass_fds=(read,),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as proc:
+            os.close(read)
+            with open(write, "wb") as out:
+                out.write(data)
+            stdout, stderr = proc.communicate(timeout=60)
+        return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
+
+    done = run(json.dumps([record]).encode(), "tau-bench")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["episodes"][0]["agent"] == "tau-bench"
+    bad = run(b"{bad\n", "openai-chat")
+    assert bad.returncode == ExitCode.CHECK_FAILED
+    assert bad.stderr.startswith("error: <pipe>: line 1 is not valid JSON"), bad.stderr

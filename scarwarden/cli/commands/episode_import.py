@@ -139,9 +139,16 @@ def import_(
 
 
 def _source_name(file: IO[bytes]) -> str:
-    """What errors call the file: its base name, or ``<stdin>``."""
+    """What errors call the file: its base name, ``<stdin>``, or ``<pipe>`` for a
+    descriptor's path (``<(gunzip -c log.gz)`` is /dev/fd/63: "63" is no file's name,
+    and tau-bench's agent defaults to the file's name)."""
     name = getattr(file, "name", "<stdin>")
-    return "<stdin>" if name in ("-", "<stdin>") else os.path.basename(name)
+    if name in ("-", "<stdin>", "/dev/stdin"):
+        return "<stdin>"
+    folder, base = os.path.split(name)
+    if folder == "/dev/fd" or (folder.startswith("/proc/") and folder.endswith("/fd")):
+        return "<pipe>" if stat.S_ISFIFO(os.fstat(file.fileno()).st_mode) else f"<fd {base}>"
+    return base
 
 
 @contextmanager
