@@ -236,3 +236,13 @@ def test_a_process_substitution_is_named_a_pipe_not_its_descriptor(memory_repo: 
     bad = run(b"{bad\n", "openai-chat")
     assert bad.returncode == ExitCode.CHECK_FAILED
     assert bad.stderr.startswith("error: <pipe>: line 1 is not valid JSON"), bad.stderr
+
+
+def test_a_character_cut_short_after_the_array_is_not_utf8(cli: Any, tmp_path: Path) -> None:
+    """The first byte of a two-byte character after the array's ']' (a copy cut short)
+    was held back by the decoder and never judged: "Nothing added", exit 0."""
+    runs = tmp_path / "runs.json"
+    runs.write_bytes(b"[]\xc3")
+    result = cli("episode", "import", "--format", "openai-chat", str(runs))
+    assert result.exit_code == ExitCode.CHECK_FAILED, result.output
+    assert "error: runs.json: the file is not UTF-8 (byte 0xC3 at offset 2)" in result.stderr

@@ -221,11 +221,14 @@ def _array(stream: IO[bytes], source: str, pending: bytes, offset: int) -> Itera
             raise _too_big(f"item {number + 1}", pos - start, MAX_ITEM_BYTES, source)
 
 
-def _decoded(decoder: codecs.IncrementalDecoder, chunk: bytes, source: str, offset: int) -> str:
-    """``chunk`` (read at byte ``offset``) decoded after what ``decoder`` holds back."""
+def _decoded(
+    decoder: codecs.IncrementalDecoder, chunk: bytes, source: str, offset: int, final: bool = False
+) -> str:
+    """``chunk`` (read at byte ``offset``) decoded after what ``decoder`` holds back
+    (``final``: at the file's end, where a character cut short is not UTF-8)."""
     held = decoder.getstate()[0]
     try:
-        return decoder.decode(chunk)
+        return decoder.decode(chunk, final)
     except UnicodeDecodeError as exc:
         data = held + chunk
         raise _not_utf8(source, "the file", data[exc.start], offset - len(held) + exc.start) from None
@@ -241,7 +244,7 @@ def _expect_end(
         if offset > MAX_FILE_BYTES:  # blanks too: a pipe of endless blank lines ends
             raise _too_big("the file", offset, MAX_FILE_BYTES, source)
         chunk = stream.read(_CHUNK)
+        rest = _decoded(decoder, chunk, source, offset, final=not chunk)
         if not chunk:
             return
-        rest = _decoded(decoder, chunk, source, offset)
         offset += len(chunk)
