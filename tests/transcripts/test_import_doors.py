@@ -246,3 +246,16 @@ def test_a_character_cut_short_after_the_array_is_not_utf8(cli: Any, tmp_path: P
     result = cli("episode", "import", "--format", "openai-chat", str(runs))
     assert result.exit_code == ExitCode.CHECK_FAILED, result.output
     assert "error: runs.json: the file is not UTF-8 (byte 0xC3 at offset 2)" in result.stderr
+
+
+@pytest.mark.parametrize("listed", ["get_order", {"function": {"name": "get_order", "arguments": "{}"}}])
+def test_tool_calls_that_are_no_list_are_named_so(cli: Any, tmp_path: Path, listed: Any) -> None:
+    """tool_calls given as text or as one call were walked character by character (or key
+    by key): "a tool call has no name", of calls that had one, or none at all."""
+    conv = {"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": listed}]}
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(json.dumps(conv) + "\n")
+    result = cli("episode", "import", "--format", "openai-chat", str(runs))
+    assert result.exit_code == ExitCode.CHECK_FAILED, result.output
+    assert "error: runs.jsonl: conversation 1: invalid conversation; nothing was written" in result.stderr
+    assert "field 'messages[1].tool_calls': must be a list of tool calls" in result.stderr
