@@ -259,3 +259,17 @@ def test_tool_calls_that_are_no_list_are_named_so(cli: Any, tmp_path: Path, list
     assert result.exit_code == ExitCode.CHECK_FAILED, result.output
     assert "error: runs.jsonl: conversation 1: invalid conversation; nothing was written" in result.stderr
     assert "field 'messages[1].tool_calls': must be a list of tool calls" in result.stderr
+
+
+def test_user_messages_without_text_are_not_called_missing(cli: Any, tmp_path: Path) -> None:
+    """A conversation whose one user message is an image (or blank) was refused as
+    "the conversation has no user message", which it has."""
+    image = [{"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]
+    conv = {"messages": [{"role": "user", "content": image}, {"role": "assistant", "content": "A cat."}]}
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(json.dumps(conv) + "\n")
+    result = cli("episode", "import", "--format", "openai-chat", str(runs))
+    assert result.exit_code == ExitCode.CHECK_FAILED, result.output
+    assert (
+        "error: runs.jsonl: conversation 1: its user messages hold no text, so no task; nothing was written"
+    ) in result.stderr

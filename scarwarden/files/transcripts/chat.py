@@ -203,8 +203,9 @@ def episode_of(
     users = [text_of(m.get("content")).strip() for m in messages if m.get("role") == "user"]
     task = next((u for u in users if u), None)
     if task is None:
+        said = "its user messages hold no text" if users else "the conversation has no user message"
         raise ValidationError(
-            f"{where}: the conversation has no user message, so no task; nothing was written",
+            f"{where}: {said}, so no task; nothing was written",
             hint="an episode's task is the first user message",
         )
     calls = tool_calls(messages, where)
