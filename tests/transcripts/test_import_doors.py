@@ -48,7 +48,8 @@ def import_argv(repo: MemoryRepo, path: Path) -> list[str]:
 def waiting_on(lock: Path, count: int, procs: list[subprocess.Popen[bytes]]) -> None:
     """Until ``count`` processes wait for the flock on ``lock`` (/proc/locks shows each
     waiter as "->"), or one of ``procs`` ends early."""
-    inode = f":{lock.stat().st_ino} "
+    st = lock.stat()
+    inode = f" {os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino} "
     while True:
         text = Path("/proc/locks").read_text()
         if sum(1 for line in text.splitlines() if "->" in line and inode in line) >= count:
