@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import stat
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
@@ -17,8 +19,33 @@ if TYPE_CHECKING:
     from scarwarden.api import ImportResult
 
 
+class RunsFile(InputFile):
+    """A file, a pipe (a FIFO, ``<(...)``) or ``-`` for stdin: a device or a socket is
+    refused before a byte is read (/dev/zero would be read up to the size cap). A FIFO
+    waits for its writer, as stdin does; on a terminal, saying so."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            mode = os.stat(value).st_mode if isinstance(value, str) and value != "-" else 0
+        except OSError:
+            mode = 0  # missing or unreadable: click's open says so
+        kind = _SPECIAL.get(stat.S_IFMT(mode))
+        if kind:
+            self.fail(
+                f"{value!r}: not a regular file or a pipe (a {kind}); give a file, a pipe, or '-' for stdin",
+                param,
+                ctx,
+            )
+        if stat.S_ISFIFO(mode) and sys.stderr is not None and sys.stderr.isatty():
+            click.echo(f"Waiting for a writer on the FIFO {os.path.basename(value)}; Ctrl-C stops.", err=True)
+        return super().convert(value, param, ctx)
+
+
+_SPECIAL = {stat.S_IFCHR: "character device", stat.S_IFBLK: "block device", stat.S_IFSOCK: "socket"}
+
+
 @click.command("import")
-@click.argument("file", type=InputFile())
+@click.argument("file", type=RunsFile())
 @click.option(
     "--format", "fmt", type=click.Choice(FORMATS), required=True, help="How the file records its runs."
 )
@@ -71,11 +98,11 @@ def import_(
       ground truth and trajectory); a failed run's correction is derived from its
       ground truth, as the replay benchmark's (docs/replay.md).
 
-    The task is the first user message (tau-bench: the task's instruction), the action
-    the tool calls (arguments given, results summarised, writes marked), the outcome
-    the final reply or the reward. An episode's ID is derived from its conversation,
-    so importing a file twice adds nothing. Tool-call arguments holding a credential
-    refuse the file, naming the conversation and field; nothing is written.
+    The task is the first user message (tau-bench: the task's instruction), the action the tool calls
+    (arguments given, results summarised, writes marked), the outcome the final reply or the reward. An
+    episode's ID is derived from its conversation, so importing a file twice adds nothing. Tool-call
+    arguments holding a credential refuse the file, naming the conversation and field; nothing is
+    written. FILE (UTF-8) may be a pipe or '-' (stdin); a FIFO waits for its writer, as stdin does.
 
     \b
     Examples:
@@ -112,9 +139,16 @@ def import_(
 
 
 def _source_name(file: IO[bytes]) -> str:
-    """What errors call the file: its base name, or ``<stdin>``."""
+    """What errors call the file: its base name, ``<stdin>``, or ``<pipe>`` for a
+    descriptor's path (``<(gunzip -c log.gz)`` is /dev/fd/63: "63" is no file's name,
+    and tau-bench's agent defaults to the file's name)."""
     name = getattr(file, "name", "<stdin>")
-    return "<stdin>" if name in ("-", "<stdin>") else os.path.basename(name)
+    if name in ("-", "<stdin>", "/dev/stdin"):
+        return "<stdin>"
+    folder, base = os.path.split(name)
+    if folder == "/dev/fd" or (folder.startswith("/proc/") and folder.endswith("/fd")):
+        return "<pipe>" if stat.S_ISFIFO(os.fstat(file.fileno()).st_mode) else f"<fd {base}>"
+    return base
 
 
 @contextmanager

@@ -88,13 +88,24 @@ def check_fields(fields: Mapping[str, Any], where: str) -> None:
 
 
 def check_messages(messages: list[Any], where: str) -> None:
-    """Every message is an object in a known role (problems together)."""
+    """Every message is an object in a known role, its ``tool_calls`` a list (problems
+    together: text or one call there would be walked character by character)."""
     problems = []
     for i, msg in enumerate(messages):
         field = f"messages[{i}]"
         if not isinstance(msg, Mapping):
             problems.append(Problem("is not an object", file=where, field=field))
-        elif msg.get("role") not in ROLES:
+            continue
+        listed = msg.get("tool_calls")
+        if listed is not None and not isinstance(listed, list):
+            problems.append(
+                Problem(
+                    f"must be a list of tool calls, got {listed!r:.60}",
+                    file=where,
+                    field=f"{field}.tool_calls",
+                )
+            )
+        if msg.get("role") not in ROLES:
             problems.append(
                 Problem(
                     f"unknown role {msg.get('role')!r}",
@@ -192,8 +203,9 @@ def episode_of(
     users = [text_of(m.get("content")).strip() for m in messages if m.get("role") == "user"]
     task = next((u for u in users if u), None)
     if task is None:
+        said = "its user messages hold no text" if users else "the conversation has no user message"
         raise ValidationError(
-            f"{where}: the conversation has no user message, so no task; nothing was written",
+            f"{where}: {said}, so no task; nothing was written",
             hint="an episode's task is the first user message",
         )
     calls = tool_calls(messages, where)

@@ -232,32 +232,46 @@ def import_file(
     # A killed import's files are untracked, not in the ledger: undone first, or they
     # would count as imported before, and the lock's recovery then removes them.
     write_journal.recover_interrupted(repo)
-    have = record.ids_in_ledger(repo, [item["id"] for item in inputs])
+    while True:
+        have = record.ids_in_ledger(repo, [item["id"] for item in inputs])
+        new, numbers, skipped, repeated = _new_of(inputs, have)
+        try:
+            if dry_run or not new:
+                episodes = record.prepare(new, source=source) if new else []
+                for problem in record.screen(repo, episodes, source) if episodes else []:
+                    if warn is not None:
+                        warn(problem)
+                return ImportResult(len(inputs), episodes, skipped, dry_run, repeated=repeated)
+            episodes = record.add_episodes(repo, new, source=source, warn=warn, check=check)
+            break
+        except ValidationError as exc:
+            # Another import landed some of them while this one waited for the write
+            # lock: looked up again, they are imported before (each try adds fewer).
+            if dry_run or not record.ids_in_ledger(repo, [item["id"] for item in new]):
+                raise _by_conversation(exc, new, numbers, source, options.allow) from None
+    from scarwarden import git
+
+    return ImportResult(len(inputs), episodes, skipped, False, git.head(repo.root), repeated)
+
+
+def _new_of(
+    inputs: list[dict[str, Any]], have: set[str]
+) -> tuple[list[dict[str, Any]], list[int], list[str], list[str]]:
+    """The episodes to add, their conversations' numbers, the IDs in the ledger (``have``)
+    and those the file repeats: a conversation logged twice in the file is one episode."""
     new: list[dict[str, Any]] = []
     skipped = [item["id"] for item in inputs if item["id"] in have]
     repeated: list[str] = []
     taken = set(have)
     numbers: list[int] = []  # each new episode's conversation
-    for number, item in enumerate(inputs, 1):  # a conversation logged twice in the file is one episode
+    for number, item in enumerate(inputs, 1):
         if item["id"] in taken:
             repeated += [] if item["id"] in have else [item["id"]]
             continue
         taken.add(item["id"])
         new.append(item)
         numbers.append(number)
-    try:
-        if dry_run or not new:
-            episodes = record.prepare(new, source=source) if new else []
-            for problem in record.screen(repo, episodes, source) if episodes else []:
-                if warn is not None:
-                    warn(problem)
-            return ImportResult(len(inputs), episodes, skipped, dry_run, repeated=repeated)
-        episodes = record.add_episodes(repo, new, source=source, warn=warn, check=check)
-    except ValidationError as exc:
-        raise _by_conversation(exc, new, numbers, source, options.allow) from None
-    from scarwarden import git
-
-    return ImportResult(len(inputs), episodes, skipped, False, git.head(repo.root), repeated)
+    return new, numbers, skipped, repeated
 
 
 def _by_conversation(

@@ -38,11 +38,14 @@ def items(stream: IO[bytes], source: str) -> Iterator[tuple[int, Any]]:
     line is a whole JSON value (of at most :data:`_CHUNK` bytes, so memory stays bounded)
     and more lines follow: JSON lines whose lines are lists (a conversation is a list of
     messages). Anything else is JSON lines (one JSON value per non-blank line)."""
-    first, line = _first_char(stream)
+    first, line, offset = _first_char(stream, source)
     if first == b"":
         return
+    if offset == 0 and first in (b"\xff", b"\xfe", b"\x1f"):
+        first += stream.read(1)
+        _refuse_kind(first, source)
     if first != b"[":
-        yield from _lines(stream, source, first, line)
+        yield from _lines(stream, source, first, line, offset=offset)
         return
     head = first + stream.readline(_CHUNK)
     whole = head.endswith(b"\n") or len(head) <= _CHUNK  # else the line goes on
@@ -51,25 +54,50 @@ def items(stream: IO[bytes], source: str) -> Iterator[tuple[int, Any]]:
     except (ValueError, RecursionError):
         whole = False
     if whole:
-        after, skipped = _first_char(stream)
+        after, skipped, at = _first_char(stream, source, offset + len(head))
         if after:  # a second line: JSON lines
             yield 1, _parse(head.decode("utf-8"), source, 1, line)
-            yield from _lines(stream, source, after, line + skipped, number=1)
+            yield from _lines(stream, source, after, line + skipped, number=1, offset=at)
             return
-    yield from _array(stream, source, head[1:])
+    yield from _array(stream, source, head[1:], offset + 1)
 
 
-def _first_char(stream: IO[bytes]) -> tuple[bytes, int]:
-    """The first character that is not blank (or a byte order mark), and its line."""
+def _first_char(stream: IO[bytes], source: str, offset: int = 0) -> tuple[bytes, int, int]:
+    """The first character that is not blank (or a UTF-8 byte order mark), its line and
+    its byte offset (from ``offset``). An EF that begins no byte order mark is returned
+    with the two bytes after it, for the decoding to judge (EF BB alone is not UTF-8).
+    Blanks count towards the file's cap: a pipe of endless blank lines ends."""
     line = 1
     while True:
+        if offset > MAX_FILE_BYTES:
+            raise _too_big("the file", offset, MAX_FILE_BYTES, source)
         char = stream.read(1)
-        if char == b"\xef":  # a UTF-8 byte order mark
-            stream.read(2)
+        if char == b"\xef":
+            rest = stream.read(2)
+            if rest != b"\xbb\xbf":
+                return char + rest, line, offset
+            offset += 3
             continue
         if char == b"" or not char.isspace():
-            return char, line
+            return char, line, offset
+        offset += 1
         line += char == b"\n"
+
+
+def _refuse_kind(magic: bytes, source: str) -> None:
+    """A file that begins as UTF-16 text or gzip data does is named for what it is."""
+    name = "FILE" if source.startswith("<") else source  # <stdin>
+    if magic in (b"\xff\xfe", b"\xfe\xff"):
+        raise ValidationError(
+            f"{source} is UTF-16 (its byte order mark says so), not UTF-8; nothing was written",
+            hint=f"convert it on the way in: iconv -f UTF-16 -t UTF-8 {name} | "
+            "scarwarden episode import ... -",
+        )
+    if magic == b"\x1f\x8b":
+        raise ValidationError(
+            f"{source} is gzip-compressed; nothing was written",
+            hint=f"decompress it on the way in: gunzip -c {name} | scarwarden episode import ... -",
+        )
 
 
 def _too_big(what: str, size: int, limit: int, source: str) -> ValidationError:
@@ -102,10 +130,11 @@ def _parse(text: str, source: str, number: int, line: int | None = None) -> Any:
 
 
 def _lines(
-    stream: IO[bytes], source: str, first: bytes, lineno: int, number: int = 0
+    stream: IO[bytes], source: str, first: bytes, lineno: int, number: int = 0, offset: int = 0
 ) -> Iterator[tuple[int, Any]]:
-    """One JSON value per non-blank line (numbered after ``number``); a line is read at
-    most MAX_ITEM_BYTES at a time, so a file with no line breaks cannot fill memory."""
+    """One JSON value per non-blank line (numbered after ``number``; ``first`` at byte
+    ``offset``); a line is read at most MAX_ITEM_BYTES at a time, so a file with no line
+    breaks cannot fill memory."""
     total = 0
     raw = first + stream.readline(MAX_ITEM_BYTES + 1)
     while raw:
@@ -114,7 +143,7 @@ def _lines(
             raise _too_big("the file", total, MAX_FILE_BYTES, source)
         if len(raw) > MAX_ITEM_BYTES:
             raise _too_big(f"line {lineno}", len(raw), MAX_ITEM_BYTES, source)
-        text = _decode(raw, source, lineno).strip()
+        text = _decode(raw, source, lineno, offset + total - len(raw)).strip()
         if text:
             number += 1
             yield number, _parse(text, source, number, lineno)
@@ -122,17 +151,23 @@ def _lines(
         raw = stream.readline(MAX_ITEM_BYTES + 1)
 
 
-def _decode(raw: bytes, source: str, line: int | None = None) -> str:
+def _decode(raw: bytes, source: str, line: int, offset: int) -> str:
     try:
         return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        where = f" line {line}" if line is not None else ""
-        raise ValidationError(f"{source}:{where} is not UTF-8; nothing was written") from None
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(source, f"line {line}", raw[exc.start], offset + exc.start) from None
 
 
-def _array(stream: IO[bytes], source: str, pending: bytes = b"") -> Iterator[tuple[int, Any]]:
-    """The elements of a top-level array (``pending``: what was read after its ``[``),
-    found by a scanner that tracks strings and depth."""
+def _not_utf8(source: str, where: str, byte: int, offset: int) -> ValidationError:
+    return ValidationError(
+        f"{source}: {where} is not UTF-8 (byte 0x{byte:02X} at offset {offset}); nothing was written",
+        hint="save the file as UTF-8",
+    )
+
+
+def _array(stream: IO[bytes], source: str, pending: bytes, offset: int) -> Iterator[tuple[int, Any]]:
+    """The elements of a top-level array (``pending``: what was read after its ``[``, at
+    byte ``offset``), found by a scanner that tracks strings and depth."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     buf = ""
     start = pos = depth = number = 0  # start: where the current element begins in buf
@@ -141,6 +176,7 @@ def _array(stream: IO[bytes], source: str, pending: bytes = b"") -> Iterator[tup
     total = 1
     while True:
         chunk, pending = pending or stream.read(_CHUNK), b""
+        chunk_at = offset + total - 1  # where the chunk begins in the file
         total += len(chunk)
         if total > MAX_FILE_BYTES:
             raise _too_big("the file", total, MAX_FILE_BYTES, source)
@@ -148,7 +184,7 @@ def _array(stream: IO[bytes], source: str, pending: bytes = b"") -> Iterator[tup
             raise ValidationError(
                 f"{source}: the JSON array is not closed (the file ends early); nothing was written"
             )
-        buf = buf[start:] + _decoded(decoder, chunk, source)
+        buf = buf[start:] + _decoded(decoder, chunk, source, chunk_at)
         pos, skip, start = pos - start, skip - start, 0
         for match in _SIGNIFICANT.finditer(buf, pos):
             at, char = match.start(), match.group()
@@ -178,26 +214,37 @@ def _array(stream: IO[bytes], source: str, pending: bytes = b"") -> Iterator[tup
                     )
                 start = at + 1
                 if char == "]":
-                    _expect_end(stream, decoder, buf[start:], source)
+                    _expect_end(stream, decoder, buf[start:], source, offset + total - 1)
                     return
         pos = len(buf)
         if pos - start > MAX_ITEM_BYTES:
             raise _too_big(f"item {number + 1}", pos - start, MAX_ITEM_BYTES, source)
 
 
-def _decoded(decoder: codecs.IncrementalDecoder, chunk: bytes, source: str, final: bool = False) -> str:
+def _decoded(
+    decoder: codecs.IncrementalDecoder, chunk: bytes, source: str, offset: int, final: bool = False
+) -> str:
+    """``chunk`` (read at byte ``offset``) decoded after what ``decoder`` holds back
+    (``final``: at the file's end, where a character cut short is not UTF-8)."""
+    held = decoder.getstate()[0]
     try:
         return decoder.decode(chunk, final)
-    except UnicodeDecodeError:
-        raise ValidationError(f"{source}: the file is not UTF-8; nothing was written") from None
+    except UnicodeDecodeError as exc:
+        data = held + chunk
+        raise _not_utf8(source, "the file", data[exc.start], offset - len(held) + exc.start) from None
 
 
-def _expect_end(stream: IO[bytes], decoder: codecs.IncrementalDecoder, rest: str, source: str) -> None:
-    """Only blanks may follow the array's closing bracket."""
+def _expect_end(
+    stream: IO[bytes], decoder: codecs.IncrementalDecoder, rest: str, source: str, offset: int
+) -> None:
+    """Only blanks may follow the array's closing bracket (the file read up to ``offset``)."""
     while True:
         if rest.strip():
             raise ValidationError(f"{source}: text after the JSON array's end; nothing was written")
+        if offset > MAX_FILE_BYTES:  # blanks too: a pipe of endless blank lines ends
+            raise _too_big("the file", offset, MAX_FILE_BYTES, source)
         chunk = stream.read(_CHUNK)
+        rest = _decoded(decoder, chunk, source, offset, final=not chunk)
         if not chunk:
             return
-        rest = _decoded(decoder, chunk, source)
+        offset += len(chunk)
