@@ -162,16 +162,25 @@ def _templates(tmp_path_factory: pytest.TempPathFactory) -> _Templates:
     return _Templates(tmp_path_factory.mktemp("templates"))
 
 
+def _copy_to(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """Where a template copy goes: the test's ``git_repo`` when it uses one too (the same
+    repository, as before), else the same path without the ``git init`` and commit the
+    copy would replace (~6 ms of two git processes, in most tests of the suite)."""
+    if "git_repo" in request.fixturenames:
+        return Path(request.getfixturevalue("git_repo"))
+    return tmp_path / "repo"
+
+
 @pytest.fixture
-def memory_repo(git_repo: Path, _templates: _Templates) -> MemoryRepo:
+def memory_repo(request: pytest.FixtureRequest, tmp_path: Path, _templates: _Templates) -> MemoryRepo:
     """A git repository initialised with an empty memory (committed)."""
-    return open_repo(_templates.copy("memory", git_repo))
+    return open_repo(_templates.copy("memory", _copy_to(request, tmp_path)))
 
 
 @pytest.fixture
-def demo_repo(git_repo: Path, _templates: _Templates) -> MemoryRepo:
+def demo_repo(request: pytest.FixtureRequest, tmp_path: Path, _templates: _Templates) -> MemoryRepo:
     """A git repository initialised with the bundled demo memory (committed)."""
-    return open_repo(_templates.copy("demo", git_repo))
+    return open_repo(_templates.copy("demo", _copy_to(request, tmp_path)))
 
 
 class Cli:
