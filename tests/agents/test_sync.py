@@ -30,9 +30,11 @@ def clone(remote: Path, where: Path) -> MemoryRepo:
     return open_repo(where)
 
 
-def add(repo: MemoryRepo, n: int, agent: str) -> None:
-    for i in range(n):
-        add_episodes(repo, [{"task": f"{agent} task {i}", "outcome": "done", "agent": agent}])
+def add(repo: MemoryRepo, n: int, agent: str, per_commit: int = 1) -> None:
+    """``n`` episodes of ``agent``, ``per_commit`` to a commit (one by default)."""
+    for start in range(0, n, per_commit):
+        batch = range(start, min(start + per_commit, n))
+        add_episodes(repo, [{"task": f"{agent} task {i}", "outcome": "done", "agent": agent} for i in batch])
 
 
 def episodes_at(root: Path, rev: str = "HEAD") -> set[str]:
@@ -98,7 +100,10 @@ def test_eight_agents_fifty_episodes_each_lose_nothing(demo_repo, tmp_path) -> N
     remote = remote_with(demo_repo, tmp_path)
     clones = [clone(remote, tmp_path / f"agent{i}") for i in range(8)]
     for i, repo in enumerate(clones):
-        add(repo, 50, f"agent{i}")
+        # Ten commits of five: each sync still rebases a stack of commits onto the others'
+        # pushes and retries, 400 episodes in all; 50 one-episode commits an agent cost
+        # 400 in-process writes (~9 s) before the race even began.
+        add(repo, 50, f"agent{i}", per_commit=5)
     expected = set().union(*(episodes_at(repo.root) for repo in clones))
     assert len(expected) == len(episodes_at(demo_repo.root)) + 400
     started = time.perf_counter()

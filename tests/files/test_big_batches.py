@@ -20,7 +20,7 @@ from conftest import git
 from scarwarden.repo import MemoryRepo
 
 STACK = 512 * 1024  # the command line's limit is then 128 KiB
-EPISODES = 4000  # ~165 KiB of paths alone, ~450 KiB as --cacheinfo arguments
+EPISODES = 3300  # ~135 KiB of paths alone, ~370 KiB as --cacheinfo arguments
 
 
 def _small_stack() -> None:

@@ -2,13 +2,17 @@
 
 The framework installs the hook repository with pip into its own virtualenv (from PyPI,
 several seconds), so the hook repository (a git repo holding a copy of this checkout's
-package files, uncommitted work included) and PRE_COMMIT_HOME are built once per session.
+package files, uncommitted work included) and PRE_COMMIT_HOME are built once per run,
+shared by every module that uses them (tests/gate/test_secrets.py too) and by xdist's
+workers: the framework locks its store itself, as for two commits at once.
 Exit code 1 alone proves nothing here (a setup error also exits 1): every assertion is
 on the hook's own message.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import subprocess
 import sys
@@ -25,10 +29,32 @@ pytestmark = pytest.mark.slow
 PROJECT_FILES = ("setup.cfg", "pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
 
 
+def _run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of this run that every test process shares: xdist's workers have their
+    temporary folders side by side in one (removed with them when the run passes)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """A git repository with this checkout's package, as a hook repo; (path, sha)."""
-    path = tmp_path_factory.mktemp("hookrepo") / "scarwarden"
+    """A git repository with this checkout's package, as a hook repo; (path, sha).
+
+    Built once per run: a second module importing this fixture has a fixture of its own
+    (a second session cache), and each xdist worker a session of its own; a new commit
+    would give the framework a new ``rev`` to install again (~5 s each)."""
+    shared = _run_folder(tmp_path_factory) / "framework-hookrepo"
+    with open(f"{shared}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker waits for the build, then reads it
+        done = shared / "sha"
+        if not done.exists():
+            shutil.rmtree(shared, ignore_errors=True)  # a build that failed half-way
+            shared.mkdir()
+            done.write_text(_build_hook_repo(shared / "scarwarden"))
+        return shared / "scarwarden", done.read_text()
+
+
+def _build_hook_repo(path: Path) -> str:
     path.mkdir()
     for name in PROJECT_FILES:
         shutil.copy2(ROOT / name, path / name)
@@ -49,15 +75,17 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
         ("-c", "commit.gpgsign=false", "commit", "-q", "-m", "hook repo"),
     ):
         subprocess.run(["git", *args], cwd=path, check=True, env=env, capture_output=True)
-    sha = subprocess.run(
+    return subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=path, check=True, env=env, capture_output=True, text=True
     ).stdout.strip()
-    return path, sha
 
 
 @pytest.fixture(scope="session")
 def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("pre-commit-home")
+    """The framework's store, one per run like :func:`hook_repo` (it locks itself)."""
+    home = _run_folder(tmp_path_factory) / "pre-commit-home"
+    home.mkdir(exist_ok=True)
+    return home
 
 
 @pytest.fixture

@@ -136,7 +136,9 @@ def playbooks(draw: st.DrawFn) -> pb.Playbook:
         try:
             rule = pb.make_rule(f"PB-{number:02d}", title, text, tags, cites)
         except ValidationError:
-            assume(False)
+            # Not a rule (mostly: blank text); the playbook goes on without it. Rejecting
+            # the whole example instead threw away half of them (189 for 150 kept).
+            continue
         if draw(st.integers(0, 3)) == 0:
             replaced = draw(st.one_of(st.none(), st.sampled_from([f"PB-{n:02d}" for n in numbers])))
             rule = dataclasses.replace(

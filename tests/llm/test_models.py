@@ -239,7 +239,8 @@ def test_models_test_a_redirect_fails_as_distill_would(cli: Any, demo_repo: Memo
                 self.end_headers()
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        # shutdown() waits for the next poll: 0.5 s by default
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
         try:
             _write_settings(
                 demo_repo,
