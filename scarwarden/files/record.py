@@ -231,9 +231,11 @@ def _write_batch(
         written.append(item.path)
         target = repo.root / item.path
         if target.parent not in cleaned and target.parent.is_dir():
-            remove_dead_temps(target.parent)  # a killed add's temporary file
+            # A killed add's temporary files, in one listing of the folder for the batch.
+            names = {Path(p.path).name for p in planned if (repo.root / p.path).parent == target.parent}
+            remove_dead_temps(target.parent, names)
         cleaned.add(target.parent)
-        atomic_write(target, item.data)
+        atomic_write(target, item.data, tidy=False)  # its folder tidied above
     return written
 
 

@@ -161,6 +161,32 @@ def test_a_dead_runs_temporary_files_are_removed_at_once(demo_repo: MemoryRepo) 
     assert alive.exists()  # a live process's write is not ours to remove
 
 
+def test_a_batch_removes_its_own_files_old_temporaries_whoever_holds_their_pid(
+    demo_repo: MemoryRepo,
+) -> None:
+    # One listing of the folder for the whole batch: the rule each file's write applied
+    # to its own name (a temporary older than STALE_TEMP_SECONDS belongs to a dead run
+    # whose PID was reused) still holds for every file of the batch, and only for them.
+    month = demo_repo.root / "memory" / "episodes" / "2031" / "03"
+    month.mkdir(parents=True)
+    live = os.getpid()
+    old_of_batch = month / f".ep-batch00002.yaml.{live}-abc123.tmp"
+    fresh_of_batch = month / f".ep-batch00001.yaml.{live}-def456.tmp"
+    old_of_another = month / f".ep-other00000.yaml.{live}-abc123.tmp"
+    for path in (old_of_batch, fresh_of_batch, old_of_another):
+        path.write_text("half")
+    for path in (old_of_batch, old_of_another):
+        os.utime(path, (path.stat().st_mtime - 3600,) * 2)
+    at = "2031-03-03T10:00:00Z"
+    add_episodes(
+        demo_repo,
+        [{**_episode(f"batch {i}"), "id": f"ep-batch0000{i}", "at": at} for i in (1, 2)],
+    )
+    assert not old_of_batch.exists()
+    assert fresh_of_batch.exists()  # a write in flight
+    assert old_of_another.exists()  # not a file of this batch
+
+
 def test_staging_during_the_commit_is_kept_not_overwritten_by_the_swap(demo_repo: MemoryRepo) -> None:
     root = demo_repo.root
     # Nothing staged at the start: the private index starts as the real one. A hook
