@@ -37,18 +37,20 @@ def normalise_input(data: Any, *, source: str, now: str | None = None) -> Episod
         if data.get("at") is None:
             data["at"] = now or utc_now()
     episode, problems = validate_mapping(data, source=source, normalise=True)
+    text = None
     if not problems:
         # Text is stored at least verbatim: a cheap lower bound spares rendering (slow in
         # PyYAML's pure-Python emitter) of a 10 MB paste.
         size = sum(len(v.encode("utf-8")) for v in episode.values() if isinstance(v, str))
         at_least = size > MAX_EPISODE_BYTES
         if not at_least:
-            size = len(render_episode(episode).encode("utf-8"))
+            text = render_episode(episode)
+            size = len(text.encode("utf-8"))
         if size > MAX_EPISODE_BYTES:
             problems.append(_size_problem(episode, size, source, at_least))
     if problems:
         raise ValidationError(f"{source}: invalid episode", problems=problems)
-    return Episode(episode)
+    return Episode(episode, text=text)  # rendered once: the file's bytes are these
 
 
 def _size_problem(data: Mapping[str, Any], size: int, source: str, at_least: bool) -> Problem:

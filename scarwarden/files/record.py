@@ -209,8 +209,10 @@ def _prepare_batch(
     for problem in screen(repo, episodes, source):
         if warn is not None:
             warn(problem)
-    imported = [ep for ep in episodes if allow_unknown_rules or ep.get("source") == IMPORTED]
-    own = [ep for ep in episodes if ep not in imported]
+    imported: list[Episode] = []
+    own: list[Episode] = []  # not "ep not in imported": a comparison of every pair
+    for ep in episodes:
+        (imported if allow_unknown_rules or ep.get("source") == IMPORTED else own).append(ep)
     refuse_unknown_rules(unknown_rules_applied(repo, own, source), source)
     for problem in unknown_rules_applied(repo, imported, source):
         if warn is not None:
