@@ -12,6 +12,7 @@ Importing the SDK costs ~0.5 s, so only the ``mcp`` command imports these module
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -318,4 +319,15 @@ def serve(
                 f"{name} is closed: scarwarden mcp speaks MCP over stdin and stdout",
                 hint="start it from an MCP client (docs/mcp.md), or pipe JSON-RPC lines into it",
             )
-    build_server(repo, allow_distill_commit=allow_distill_commit, environ=environ, sync=sync).run("stdio")
+    server = build_server(repo, allow_distill_commit=allow_distill_commit, environ=environ, sync=sync)
+    try:
+        server.run("stdio")
+    except KeyboardInterrupt:
+        # SIGINT (Ctrl-C, a client stopping it) cancelled the serving; a tool running
+        # on a worker thread cannot be stopped, so it finishes before the process exits
+        # (unanswered). A further Ctrl-C meanwhile ends the process outright, as SIGTERM
+        # does (the next write repairs one cut short, docs/scaling.md), not with
+        # threading's "Exception ignored ... KeyboardInterrupt" traceback.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        sys.stderr.write("scarwarden mcp: interrupted\n")
+        raise SystemExit(130) from None

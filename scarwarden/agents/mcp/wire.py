@@ -44,6 +44,7 @@ from mcp.types import (
 )
 from pydantic import ValidationError
 
+from scarwarden.agents.mcp.streams import lines_of
 from scarwarden.errors import clipped
 from scarwarden.files.input_policy import encoding_problems_in
 
@@ -208,11 +209,11 @@ def claimed_stdin() -> Iterator[StdinLines]:
 
     claim = getattr(stdio, "_claim_fd", None)  # the SDK's own (private: mcp 2.3)
     if claim is None:  # an SDK without it: stdin read in place, not diverted
-        yield StdinLines(anyio.wrap_file(sys.stdin.buffer))
+        yield StdinLines(sys.stdin.buffer)
         return
     wire, release = claim(0, sys.stdin, "rb", stdio._open_stdin_diversion)
     try:
-        yield StdinLines(anyio.wrap_file(wire))
+        yield StdinLines(wire)
     finally:
         if release is not None:
             release()
@@ -233,7 +234,7 @@ class StdinLines:
 
     async def __aiter__(self) -> AsyncIterator[str]:
         try:
-            async for raw in self._raw:
+            async for raw in lines_of(self._raw):
                 answer: JSONRPCError | None
                 try:  # a byte order mark may be ignored (RFC 8259, section 8.1): Windows tools write one
                     line = raw.decode("utf-8").removeprefix("\ufeff")
