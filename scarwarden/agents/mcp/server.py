@@ -101,13 +101,8 @@ class _Server(MCPServer):
         """The SDK's stdio loop, with every unreadable line answered (:mod:`.wire`)."""
         from mcp.server.stdio import stdio_server
 
-        from scarwarden.agents.mcp.wire import (
-            AnsweringReadStream,
-            AnsweringWriteStream,
-            StdinError,
-            Unanswered,
-            claimed_stdin,
-        )
+        from scarwarden.agents.mcp.streams import StdinError, claimed_stdin
+        from scarwarden.agents.mcp.wire import AnsweringReadStream, AnsweringWriteStream, Unanswered
 
         try:
             with claimed_stdin() as lines:

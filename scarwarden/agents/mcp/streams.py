@@ -1,16 +1,23 @@
-"""stdin and stdout of ``scarwarden mcp``, read and written so that waiting on them is
+"""stdin of ``scarwarden mcp``: its lines as the SDK's transport gets them, each one the
+SDK would misread answered by :mod:`.wire` instead; read so that the wait for a line is
 cancellable: Ctrl-C (SIGINT) cancels the serving, and a wait in a worker thread (the
-SDK's transport reads and writes in one) held that off until the client sent a line.
+SDK's transport reads in one) held that off until the client sent another line.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import AsyncIterator
+import sys
+from collections import deque
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
+from mcp.types import JSONRPCError
+
+from scarwarden.agents.mcp.wire import misread_reply, not_utf8_reply
 
 
 async def lines_of(raw: Any) -> AsyncIterator[bytes]:
@@ -42,3 +49,58 @@ async def lines_of(raw: Any) -> AsyncIterator[bytes]:
         start = len(pending)
     if pending:
         yield bytes(pending)
+
+
+@contextmanager
+def claimed_stdin() -> Iterator[StdinLines]:
+    """stdin's lines, with file descriptor 0 pointed at the null device meanwhile, as
+    the SDK's transport does for the stdin it reads itself (a child process must read
+    EOF there, not the client's messages); restored on exit."""
+    from mcp.server import stdio
+
+    claim = getattr(stdio, "_claim_fd", None)  # the SDK's own (private: mcp 2.3)
+    if claim is None:  # an SDK without it: stdin read in place, not diverted
+        yield StdinLines(sys.stdin.buffer)
+        return
+    wire, release = claim(0, sys.stdin, "rb", stdio._open_stdin_diversion)
+    try:
+        yield StdinLines(wire)
+    finally:
+        if release is not None:
+            release()
+
+
+class StdinLines:
+    """stdin for the SDK's transport, which only iterates its lines and parses each:
+    the lines of ``raw`` (bytes, split at newlines only), as text, blank ones skipped.
+
+    A line the SDK would misread is answered here: its answer goes to :attr:`answers`
+    and a blank line takes its place, which the SDK passes on as unreadable and
+    :class:`AnsweringReadStream` answers with the next of :attr:`answers` (in order,
+    among the answers to the other unreadable lines)."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self.answers: deque[JSONRPCError] = deque()
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        try:
+            async for raw in lines_of(self._raw):
+                answer: JSONRPCError | None
+                try:  # a byte order mark may be ignored (RFC 8259, section 8.1): Windows tools write one
+                    line = raw.decode("utf-8").removeprefix("\ufeff")
+                except UnicodeDecodeError as exc:  # the SDK's "replace" made it U+FFFD, kept for good
+                    line, answer = "", not_utf8_reply(exc)
+                else:
+                    answer = misread_reply(line)
+                if answer is not None:
+                    self.answers.append(answer)
+                    yield "\n"
+                elif line.strip():
+                    yield line
+        except OSError as exc:
+            raise StdinError(*exc.args) from exc
+
+
+class StdinError(OSError):
+    """stdin could not be read (any other OSError of the transport's is writing stdout)."""
