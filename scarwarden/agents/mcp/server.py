@@ -17,6 +17,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
@@ -101,12 +102,12 @@ class _Server(MCPServer):
         """The SDK's stdio loop, with every unreadable line answered (:mod:`.wire`)."""
         from mcp.server.stdio import stdio_server
 
-        from scarwarden.agents.mcp.streams import StdinError, claimed_stdin
+        from scarwarden.agents.mcp.streams import StdinError, claimed_stdin, claimed_stdout
         from scarwarden.agents.mcp.wire import AnsweringReadStream, AnsweringWriteStream, Unanswered
 
         try:
-            with claimed_stdin() as lines:
-                async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+            with claimed_stdin() as lines, claimed_stdout() as out:
+                async with stdio_server(stdin=lines, stdout=out) as (read_stream, write_stream):  # type: ignore[arg-type]
                     unanswered = Unanswered()
                     writer = AnsweringWriteStream(write_stream, unanswered)
                     await self._lowlevel_server.run(
@@ -117,6 +118,8 @@ class _Server(MCPServer):
         except Exception as exc:
             if _client_gone(exc):  # a client that closed its end is the end, not a crash
                 return
+            if _interrupted(exc):
+                raise anyio.get_cancelled_exc_class()() from None
             failed = _stream_error(exc)
             if failed is None:
                 raise
@@ -186,6 +189,28 @@ def _stream_error(exc: BaseException) -> OSError | None:
         return exc if isinstance(exc, OSError) else None
     errors = [_stream_error(e) for e in group]
     return errors[0] if errors and all(e is not None for e in errors) else None
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` (an exception group) is the SIGINT that asyncio's runner turned
+    into a cancellation of the serving: the SDK's tasks passing a message on met their
+    streams closed under them (``anyio.BrokenResourceError``) before their own
+    cancellation, and ended the serving with those ("internal error: ExceptionGroup")
+    instead of the cancellation the runner reports as the interrupt."""
+    import asyncio
+
+    cancelling = getattr(asyncio.current_task(), "cancelling", None)  # Python 3.11+
+    return bool(cancelling and cancelling()) and _only(
+        exc, (anyio.BrokenResourceError, anyio.ClosedResourceError)
+    )
+
+
+def _only(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
+    """Whether ``exc``, or every error of it as an exception group, is one of ``kinds``."""
+    group = getattr(exc, "exceptions", None)
+    if group is not None:
+        return bool(group) and all(_only(e, kinds) for e in group)
+    return isinstance(exc, kinds)
 
 
 def _client_gone(exc: BaseException) -> bool:
