@@ -444,3 +444,37 @@ def test_an_unreadable_line_under_the_id_of_a_request_in_flight_does_not_lose_it
     answered = [(r["id"], r.get("error", {}).get("code")) for r in replies[1:]]
     assert answered == [(140, -32600), (140, None)], replies
     assert "ep-" in replies[-1]["result"]["content"][0]["text"]
+
+
+def test_a_request_whose_id_has_too_many_digits_is_refused_under_that_id(demo_repo: MemoryRepo) -> None:
+    """An integer ID of over 4,300 digits (Python's int-string limit, which the SDK's
+    parser keeps) was answered -32700 "number out of range" under ``null``: a client
+    cannot match that to its request. Now it is refused -32600 under its own ID, echoed
+    digit for digit; so is a request holding such a number elsewhere, under its ID."""
+    huge = "9" * 4301
+    lines = [
+        json.dumps(INITIALIZE).encode(),
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        b'{"jsonrpc":"2.0","id":%s,"method":"tools/list"}' % huge.encode(),
+        b'{"jsonrpc":"2.0","id":-1%s,"method":"tools/list"}' % huge.encode(),
+        b'{"jsonrpc":"2.0","id":150,"method":"tools/list","params":{"n":%s}}' % huge.encode(),
+        b'{"jsonrpc":"2.0","id":151,"method":"tools/list"}',
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"],
+        input=b"\n".join(lines),
+        capture_output=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    # parse_int=str (each integer as its digits): json.loads cannot read integers that long
+    read = [json.loads(line, parse_int=str) for line in proc.stdout.splitlines()[1:]]
+    assert [(r["id"], r.get("error", {}).get("code")) for r in read] == [
+        (huge, "-32600"),
+        ("-1" + huge, "-32600"),
+        ("150", "-32600"),
+        ("151", None),
+    ], [(str(r["id"])[:20], r.get("error")) for r in read]
+    message = read[0]["error"]["message"]
+    assert message.startswith('Invalid request: its "id" is an integer of more than 4300 digits'), message
+    assert read[2]["error"]["message"].startswith("Invalid request: a number in it has more than 4300 digits")

@@ -12,10 +12,12 @@ Importing the SDK costs ~0.5 s, so only the ``mcp`` command imports these module
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
@@ -100,17 +102,12 @@ class _Server(MCPServer):
         """The SDK's stdio loop, with every unreadable line answered (:mod:`.wire`)."""
         from mcp.server.stdio import stdio_server
 
-        from scarwarden.agents.mcp.wire import (
-            AnsweringReadStream,
-            AnsweringWriteStream,
-            StdinError,
-            Unanswered,
-            claimed_stdin,
-        )
+        from scarwarden.agents.mcp.streams import StdinError, claimed_stdin, claimed_stdout
+        from scarwarden.agents.mcp.wire import AnsweringReadStream, AnsweringWriteStream, Unanswered
 
         try:
-            with claimed_stdin() as lines:
-                async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+            with claimed_stdin() as lines, claimed_stdout() as out:
+                async with stdio_server(stdin=lines, stdout=out) as (read_stream, write_stream):  # type: ignore[arg-type]
                     unanswered = Unanswered()
                     writer = AnsweringWriteStream(write_stream, unanswered)
                     await self._lowlevel_server.run(
@@ -121,6 +118,8 @@ class _Server(MCPServer):
         except Exception as exc:
             if _client_gone(exc):  # a client that closed its end is the end, not a crash
                 return
+            if _interrupted(exc):
+                raise anyio.get_cancelled_exc_class()() from None
             failed = _stream_error(exc)
             if failed is None:
                 raise
@@ -190,6 +189,28 @@ def _stream_error(exc: BaseException) -> OSError | None:
         return exc if isinstance(exc, OSError) else None
     errors = [_stream_error(e) for e in group]
     return errors[0] if errors and all(e is not None for e in errors) else None
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` (an exception group) is the SIGINT that asyncio's runner turned
+    into a cancellation of the serving: the SDK's tasks passing a message on met their
+    streams closed under them (``anyio.BrokenResourceError``) before their own
+    cancellation, and ended the serving with those ("internal error: ExceptionGroup")
+    instead of the cancellation the runner reports as the interrupt."""
+    import asyncio
+
+    cancelling = getattr(asyncio.current_task(), "cancelling", None)  # Python 3.11+
+    return bool(cancelling and cancelling()) and _only(
+        exc, (anyio.BrokenResourceError, anyio.ClosedResourceError)
+    )
+
+
+def _only(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
+    """Whether ``exc``, or every error of it as an exception group, is one of ``kinds``."""
+    group = getattr(exc, "exceptions", None)
+    if group is not None:
+        return bool(group) and all(_only(e, kinds) for e in group)
+    return isinstance(exc, kinds)
 
 
 def _client_gone(exc: BaseException) -> bool:
@@ -318,4 +339,15 @@ def serve(
                 f"{name} is closed: scarwarden mcp speaks MCP over stdin and stdout",
                 hint="start it from an MCP client (docs/mcp.md), or pipe JSON-RPC lines into it",
             )
-    build_server(repo, allow_distill_commit=allow_distill_commit, environ=environ, sync=sync).run("stdio")
+    server = build_server(repo, allow_distill_commit=allow_distill_commit, environ=environ, sync=sync)
+    try:
+        server.run("stdio")
+    except KeyboardInterrupt:
+        # SIGINT (Ctrl-C, a client stopping it) cancelled the serving; a tool running
+        # on a worker thread cannot be stopped, so it finishes before the process exits
+        # (unanswered). A further Ctrl-C meanwhile ends the process outright, as SIGTERM
+        # does (the next write repairs one cut short, docs/scaling.md), not with
+        # threading's "Exception ignored ... KeyboardInterrupt" traceback.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        sys.stderr.write("scarwarden mcp: interrupted\n")
+        raise SystemExit(130) from None

@@ -13,12 +13,12 @@ the handshake's answer and none other. Here the read stream ends only once every
 passed on has been answered (or cancelled by the client); MCP's stdio shutdown (the
 client closes stdin, then waits for the server to exit) stays the same.
 
-Scarwarden reads stdin's lines itself (:class:`StdinLines`), as bytes, and hands the SDK
-their text: a line ends at a newline only (MCP's stdio framing), where the SDK's text
-stream also cut one at a carriage return, which JSON reads as whitespace; and a line
-that is not UTF-8 is answered, where the SDK's decoding made each bad byte U+FFFD and
-served the request (``record_episode`` committed the U+FFFD to the ledger). A byte order
-mark before a message is skipped (the SDK answered it as a parse error).
+Scarwarden reads stdin's lines itself (:class:`.streams.StdinLines`), as bytes, and
+hands the SDK their text: a line ends at a newline only (MCP's stdio framing), where the
+SDK's text stream also cut one at a carriage return, which JSON reads as whitespace; and
+a line that is not UTF-8 is answered, where the SDK's decoding made each bad byte U+FFFD
+and served the request (``record_episode`` committed the U+FFFD to the ledger). A byte
+order mark before a message is skipped (the SDK answered it as a parse error).
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from types import TracebackType
 from typing import Any
 
@@ -56,7 +55,7 @@ class Unanswered:
     correlation: ``7``, ``"7"`` and ``"07"`` are one ID); set when there are none."""
 
     def __init__(self) -> None:
-        self._ids: Counter[str] = Counter()
+        self._ids: Counter[object] = Counter()
         self._none = anyio.Event()
         self._none.set()
 
@@ -87,12 +86,13 @@ class Unanswered:
         await self._none.wait()
 
 
-def _key(request_id: object) -> str:
-    """``request_id`` as the SDK correlates it: a string that is an integer is that integer."""
+def _key(request_id: object) -> object:
+    """``request_id`` as the SDK correlates it: a string that is an integer is that
+    integer (kept an integer: one of over 4,300 digits has no ``str``)."""
     if isinstance(request_id, str):
         with suppress(ValueError):
-            return str(int(request_id))
-    return str(request_id)
+            return int(request_id)
+    return request_id
 
 
 class AnsweringWriteStream:
@@ -199,67 +199,12 @@ class AnsweringReadStream:
         await self.aclose()
 
 
-@contextmanager
-def claimed_stdin() -> Iterator[StdinLines]:
-    """stdin's lines, with file descriptor 0 pointed at the null device meanwhile, as
-    the SDK's transport does for the stdin it reads itself (a child process must read
-    EOF there, not the client's messages); restored on exit."""
-    from mcp.server import stdio
-
-    claim = getattr(stdio, "_claim_fd", None)  # the SDK's own (private: mcp 2.3)
-    if claim is None:  # an SDK without it: stdin read in place, not diverted
-        yield StdinLines(anyio.wrap_file(sys.stdin.buffer))
-        return
-    wire, release = claim(0, sys.stdin, "rb", stdio._open_stdin_diversion)
-    try:
-        yield StdinLines(anyio.wrap_file(wire))
-    finally:
-        if release is not None:
-            release()
-
-
-class StdinLines:
-    """stdin for the SDK's transport, which only iterates its lines and parses each:
-    the lines of ``raw`` (bytes, split at newlines only), as text, blank ones skipped.
-
-    A line the SDK would misread is answered here: its answer goes to :attr:`answers`
-    and a blank line takes its place, which the SDK passes on as unreadable and
-    :class:`AnsweringReadStream` answers with the next of :attr:`answers` (in order,
-    among the answers to the other unreadable lines)."""
-
-    def __init__(self, raw: Any) -> None:
-        self._raw = raw
-        self.answers: deque[JSONRPCError] = deque()
-
-    async def __aiter__(self) -> AsyncIterator[str]:
-        try:
-            async for raw in self._raw:
-                answer: JSONRPCError | None
-                try:  # a byte order mark may be ignored (RFC 8259, section 8.1): Windows tools write one
-                    line = raw.decode("utf-8").removeprefix("\ufeff")
-                except UnicodeDecodeError as exc:  # the SDK's "replace" made it U+FFFD, kept for good
-                    line, answer = "", not_utf8_reply(exc)
-                else:
-                    answer = misread_reply(line)
-                if answer is not None:
-                    self.answers.append(answer)
-                    yield "\n"
-                elif line.strip():
-                    yield line
-        except OSError as exc:
-            raise StdinError(*exc.args) from exc
-
-
-class StdinError(OSError):
-    """stdin could not be read (any other OSError of the transport's is writing stdout)."""
-
-
 def not_utf8_reply(exc: UnicodeDecodeError) -> JSONRPCError:
     """The error answering a line that is not UTF-8 (MCP's messages are), under the
     request's ID when the rest of it can be read."""
     why = f"byte {exc.object[exc.start]:#04x} at offset {exc.start} is not UTF-8"
     try:
-        request_id = _request_id(json.loads(exc.object.decode("utf-8", "replace")))
+        request_id = _request_id(_loads(exc.object.decode("utf-8", "replace")))
     except (ValueError, RecursionError):
         request_id = None
     if request_id is None:
@@ -273,7 +218,7 @@ def misread_reply(line: str) -> JSONRPCError | None:
     passes the SDK's parser as a notification, its ``id`` ignored, so it was never
     answered; MCP's request ID is a string or an integer, never null."""
     try:
-        message = json.loads(line)
+        message = _loads(line)
     except (ValueError, RecursionError):  # the SDK's parser fails too: error_reply answers
         return None
     if not isinstance(message, dict) or "method" not in message or "id" not in message:
@@ -301,7 +246,7 @@ def error_reply(exc: Exception) -> JSONRPCError | None:
         if not raw.strip():
             return None
         try:
-            message = json.loads(raw)
+            message = _loads(raw)
             surrogate = next(encoding_problems_in(message), None) is not None
         except ValueError:
             return _error(None, PARSE_ERROR, f"Parse error: the line is not JSON ({errors[0]['msg']})")
@@ -310,6 +255,8 @@ def error_reply(exc: Exception) -> JSONRPCError | None:
         why = errors[0]["msg"]
         if surrogate:
             why = "a \\u escape in it is a lone surrogate, not text (send the character itself)"
+        elif "number out of range" in why:
+            why = _too_long(message, why)
         return _error(_request_id(message), INVALID_REQUEST, f"Invalid request: {why}")
     # The union's errors: the message is the input nearest the top that looks like one.
     tops = sorted(
@@ -324,6 +271,36 @@ def error_reply(exc: Exception) -> JSONRPCError | None:
     elif isinstance(top, dict):
         what = _not_a_message(top)
     return _error(_request_id(top), INVALID_REQUEST, f"Invalid request: {what}")
+
+
+def _loads(text: str) -> Any:
+    """``text`` as JSON, integers of any length read (:func:`_long_int`)."""
+    return json.loads(text, parse_int=_long_int)
+
+
+def _long_int(digits: str) -> int:
+    """The integer ``digits`` spell, however many: ``int`` refuses more than 4,300
+    (``sys.get_int_max_str_digits``); halves are read and joined instead, in about linear
+    time (the limit guards against ``int``'s quadratic conversion)."""
+    if digits.startswith("-"):
+        return -_long_int(digits[1:])
+    if len(digits) <= 4000:
+        return int(digits)
+    half = len(digits) // 2
+    return _long_int(digits[:-half]) * 10**half + _long_int(digits[-half:])
+
+
+def _too_long(message: object, why: str) -> str:
+    """Why a message the SDK's parser found a number "out of range" in (an integer of
+    more digits than ``sys.get_int_max_str_digits``) is refused: its ``id``, or another."""
+    limit = sys.get_int_max_str_digits()
+    request_id = _request_id(message)
+    if isinstance(request_id, int) and limit and abs(request_id) >= 10**limit:
+        return (
+            f'its "id" is an integer of more than {limit} digits, more than this server '
+            "can read; give it a shorter one (an integer or a string)"
+        )
+    return f"a number in it has more than {limit} digits, more than this server can read ({why})"
 
 
 def _not_a_message(message: dict[str, Any]) -> str:
@@ -354,7 +331,7 @@ def _reused_reply(request_id: str | int) -> JSONRPCError:
 
 
 def _blank(exc: Exception) -> bool:
-    """Whether ``exc`` is the SDK's failure to read a blank line (:class:`StdinLines`)."""
+    """Whether ``exc`` is the SDK's failure to read a blank line (:class:`.streams.StdinLines`)."""
     if not isinstance(exc, ValidationError):
         return False
     raw = next((e["input"] for e in exc.errors() if e["type"] == "json_invalid"), None)

@@ -1,0 +1,112 @@
+"""``scarwarden mcp`` over pipes, as every MCP client runs it, stopped by a signal or by
+a client that misbehaves: it ends promptly and cleanly, and loses nothing."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+
+import pytest
+from conftest import git, head
+from test_mcp_wire import INITIALIZE, RECORD, start_server
+
+from scarwarden.files.atomic import write_lock
+from scarwarden.repo import MemoryRepo
+
+pytest.importorskip("mcp")
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux pipes and signals")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def test_sigint_stops_the_server_after_the_write_in_flight(demo_repo: MemoryRepo) -> None:
+    """SIGINT (Ctrl-C, a client stopping it) did nothing until the next line arrived on
+    stdin: the SDK waits for a line in a worker thread, which the cancelled serving
+    waited for. Now it ends with 130 once the tool running (a record_episode waiting for
+    the ledger's lock, held here) has finished: its episode is committed whole."""
+    before = head(demo_repo)
+    proc = start_server(demo_repo)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    lines = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},  # answered: the call has begun
+    ]
+    try:
+        with write_lock(demo_repo):
+            proc.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+            proc.stdin.flush()
+            assert [json.loads(proc.stdout.readline())["id"] for _ in range(2)] == [0, 2]
+            proc.send_signal(signal.SIGINT)
+            time.sleep(1)  # the signal reaches the server while the write waits
+            assert proc.poll() is None  # the write in flight holds the exit
+        assert proc.wait(timeout=20) == 130
+    finally:
+        _stop(proc)
+    stderr = proc.stderr.read().decode()
+    assert stderr.strip() == "scarwarden mcp: interrupted", stderr
+    assert proc.stdout.read() == b""  # the interrupted call is not answered; nothing else is written
+    assert head(demo_repo) != before
+    assert git(demo_repo.root, "log", "-1", "--format=%s").stdout == "episode: refund a customer\n"
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_sigint_stops_a_server_whose_client_reads_no_answers(demo_repo: MemoryRepo) -> None:
+    """A client that sent requests and reads none of the answers fills the stdout pipe;
+    the SDK writes in a worker thread, which the cancelled serving waited for, so SIGINT
+    did nothing until the client read. Now the server ends with 130; what it wrote is
+    whole JSON-RPC lines, but for a last one cut after a second's wait for the client."""
+    proc = start_server(demo_repo)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    read = {"uri": "scarwarden://playbook"}
+    lines = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}] + [
+        {"jsonrpc": "2.0", "id": n, "method": "resources/read", "params": read} for n in range(1, 60)
+    ]
+    try:
+        proc.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+        proc.stdin.flush()
+        _wait_until_full(proc.stdout.fileno())  # the answers are far more than the pipe holds
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 130
+    finally:
+        _stop(proc)
+    stderr = proc.stderr.read().decode()  # the SDK may warn that an answer could not be written
+    assert stderr.endswith("scarwarden mcp: interrupted\n") and "Traceback" not in stderr, stderr
+    written = proc.stdout.read().split(b"\n")
+    assert len(written) > 2
+    ids = [json.loads(line)["id"] for line in written[:-1]]
+    assert len(set(ids)) == len(ids) and set(ids) <= set(range(60)), ids  # whole answers, each once
+
+
+#: fcntl's F_GETPIPE_SZ (Linux), which Python 3.10+ names on Linux only.
+F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)
+
+
+def _unread(fd: int) -> int:
+    """The bytes waiting in the pipe ``fd`` reads."""
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+
+
+def _wait_until_full(fd: int) -> None:
+    """Return once the pipe ``fd`` reads holds at least half its size and has not grown
+    for half a second: the writer waits for a reader (a pipe is full when its pages are,
+    and a page may hold less than its size)."""
+    half = fcntl.fcntl(fd, F_GETPIPE_SZ) // 2
+    deadline = time.monotonic() + 60
+    last, since = -1, time.monotonic()
+    while (unread := _unread(fd)) < half or unread != last or time.monotonic() - since < 0.5:
+        assert time.monotonic() < deadline, "the answers never filled the pipe"
+        if unread != last:
+            last, since = unread, time.monotonic()
+        time.sleep(0.05)
