@@ -32,6 +32,7 @@ from scarwarden.index.schema import (
     RefreshStats,
     connect,
     open_existing,
+    rebuild_lock,
     remove_dead_temps,
     set_meta,
     transaction,
@@ -47,21 +48,21 @@ def open_index(
 ) -> Index:
     """The index, refreshed (or rebuilt where it is missing, corrupt or out of date);
     ``progress(done, total)`` follows a rebuild's files (a refresh is too quick for it)."""
-    why: str | None = "requested"
-    failed: sqlite3.DatabaseError | None = None
     remove_dead_temps(repo)  # a rebuild killed midway left its file (issue 15)
     if not rebuild_now:
-        with writer_lock(repo):
-            conn, why = open_existing(repo)
-            if conn is not None:
-                try:
-                    return Index(repo, conn, refresh(repo, conn))
-                except sqlite3.DatabaseError as exc:
-                    conn.close()
-                    failed, why = exc, "corrupt"
+        index, _, _ = _refreshed(repo, say=False)
+        if index is not None:
+            return index
     from scarwarden.index.build import rebuild  # a rebuild's own modules: only when one is due
 
-    stats = rebuild(repo, reason=why or "requested", progress=progress)
+    why: str | None = "requested"
+    failed: sqlite3.DatabaseError | None = None
+    with rebuild_lock(repo):
+        if not rebuild_now:  # another thread or process may have rebuilt it meanwhile
+            index, why, failed = _refreshed(repo)
+            if index is not None:
+                return index
+        stats = rebuild(repo, reason=why or "requested", progress=progress)
     if failed is not None:  # said once rebuilt: a rebuild that fails says why itself
         _say_rebuilt(repo, failed)
     conn = connect(repo.index_path)
@@ -69,6 +70,22 @@ def open_index(
         with writer_lock(repo):
             refresh(repo, conn)
     return Index(repo, conn, stats)
+
+
+def _refreshed(
+    repo: MemoryRepo, *, say: bool = True
+) -> tuple[Index | None, str | None, sqlite3.DatabaseError | None]:
+    """The existing index, refreshed; else None, why it must be rebuilt, and the error
+    of a refresh that failed (``say``: :func:`open_existing`'s)."""
+    with writer_lock(repo):
+        conn, why = open_existing(repo, say=say)
+        if conn is None:
+            return None, why, None
+        try:
+            return Index(repo, conn, refresh(repo, conn)), None, None
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            return None, "corrupt", exc
 
 
 def _say_rebuilt(repo: MemoryRepo, exc: sqlite3.DatabaseError) -> None:

@@ -201,8 +201,18 @@ def writer_lock(repo: MemoryRepo) -> contextlib.AbstractContextManager[None]:
     return file_lock(repo.state_dir / "index.lock")
 
 
-def open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | None]:
-    """Open the index if usable; otherwise (None, why it must be rebuilt)."""
+def rebuild_lock(repo: MemoryRepo) -> contextlib.AbstractContextManager[None]:
+    """Held for a whole rebuild that opening the index found due: one at a time, in
+    this process (an MCP server's tools run on threads, which shared the temporary
+    file's name: a burst of recalls on a missing index failed, "table meta already
+    exists") and across processes (the next one waits, then finds the index built,
+    where it built a second copy). Taken before :func:`writer_lock`, never inside it."""
+    return file_lock(repo.state_dir / "rebuild.lock")
+
+
+def open_existing(repo: MemoryRepo, *, say: bool = True) -> tuple[sqlite3.Connection | None, str | None]:
+    """Open the index if usable; otherwise (None, why it must be rebuilt). ``say``: warn
+    of a corrupt file (False: a first look, which the rebuild's own look says)."""
     try:  # one stat, as exists() made: SQLite would wait for ever on a FIFO
         check_regular(repo.index_path.stat().st_mode, repo.index_path)
     except FileNotFoundError:
@@ -217,7 +227,8 @@ def open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | No
             conn.close()
         _busy(exc, repo)  # locked by another process past the wait: not garbage either
         _openable(repo)  # not garbage but no file this user can read: said so, left alone
-        log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
+        if say:
+            log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
         return None, "corrupt"
     if rows.get("schema_version") != str(SCHEMA_VERSION) or rows.get("rederived") != REDERIVED_STAMP:
         conn.close()
@@ -227,7 +238,8 @@ def open_existing(repo: MemoryRepo) -> tuple[sqlite3.Connection | None, str | No
         return None, "memory folder changed"
     if rows.get("tables") != len(_tables()):  # one dropped (by hand, a damaged file): every read
         conn.close()  # that needs it would fail, "no such table", until a rebuild
-        log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
+        if say:
+            log.warning("the index at %s was corrupt; rebuilt it from the files", repo.index_path)
         return None, "corrupt"
     return conn, None
 

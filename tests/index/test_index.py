@@ -15,6 +15,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from conftest import git
 from helpers import write_episode
 from index_tables import TAGS, fts_vocabulary
@@ -579,3 +580,36 @@ def test_readers_never_see_a_half_built_index(demo_repo: MemoryRepo, tmp_path: P
     assert reader.returncode == 0, reader.stderr
     assert json.loads(reader.stdout) == []
     assert rebuilds >= 3  # the reads really overlapped with rebuilds
+
+
+def test_threads_that_find_the_index_missing_rebuild_it_once_between_them(
+    demo_repo: MemoryRepo, caplog: pytest.LogCaptureFixture
+) -> None:
+    # An MCP server's tools run on threads: a burst of recalls on a missing index each
+    # rebuilt it through the same temporary file ("table meta already exists").
+    import threading
+
+    demo_repo.index_path.unlink(missing_ok=True)
+    errors: list[BaseException] = []
+    modes: list[str] = []
+    start = threading.Barrier(6)
+
+    def recall_in_a_thread() -> None:
+        start.wait()
+        try:
+            with open_index(demo_repo) as index:
+                modes.append(index.stats.mode)
+                assert index.get_rule("PB-01") is not None
+        except BaseException as exc:  # noqa: BLE001 - every thread's failure is the test's
+            errors.append(exc)
+
+    threads = [threading.Thread(target=recall_in_a_thread) for _ in range(6)]
+    with caplog.at_level(logging.WARNING):
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert errors == []
+    assert sorted(modes).count("rebuild") == 1  # the others found it built
+    assert list(demo_repo.state_dir.glob("index.db.tmp-*")) == []
+    assert "corrupt" not in caplog.text
