@@ -81,6 +81,14 @@ def generate() -> str:
     ]
     for code in ExitCode:
         parts.append(f"| {int(code)} | `{code.name}` | {EXIT_CODE_TEXT[code]} |")
+    parts += [
+        "",
+        "Ctrl-C (SIGINT) ends a command with `Aborted!` on stderr and exit 1, click's way;",
+        "a write it cut short is finished or undone by the next command (docs/scaling.md).",
+        "`scarwarden mcp`, which a client may stop with SIGINT, finishes the tool call it is",
+        "running and exits 130 (128 + SIGINT, the shell's code for a process SIGINT ended;",
+        "docs/mcp.md).",
+    ]
     parts += ["", "## scarwarden", "", "```", _help(main_group, ["scarwarden"]), "```", ""]
     ctx = click.Context(main_group, info_name="scarwarden")
     for name in COMMANDS:
