@@ -67,15 +67,26 @@ def claimed_stdin() -> Iterator[StdinLines]:
     """stdin's lines, with file descriptor 0 pointed at the null device meanwhile, as
     the SDK's transport does for the stdin it reads itself (a child process must read
     EOF there, not the client's messages); restored on exit."""
+    with _claimed(0) as wire:
+        yield StdinLines(wire)
+
+
+@contextmanager
+def _claimed(fd: int) -> Iterator[Any]:
+    """The binary file the SDK's own (private: mcp 2.3) ``_claim_fd`` gives for stdin (0)
+    or stdout (1) while it diverts the descriptor (stdin from the null device, stdout
+    to stderr); released on exit. An SDK without it: the stream itself, not diverted."""
     from mcp.server import stdio
 
-    claim = getattr(stdio, "_claim_fd", None)  # the SDK's own (private: mcp 2.3)
-    if claim is None:  # an SDK without it: stdin read in place, not diverted
-        yield StdinLines(sys.stdin.buffer)
+    stream = sys.stdin if fd == 0 else sys.stdout
+    claim = getattr(stdio, "_claim_fd", None)
+    if claim is None:
+        yield stream.buffer
         return
-    wire, release = claim(0, sys.stdin, "rb", stdio._open_stdin_diversion)
+    diversion = stdio._open_stdin_diversion if fd == 0 else stdio._open_stdout_diversion
+    wire, release = claim(fd, stream, "rb" if fd == 0 else "wb", diversion)
     try:
-        yield StdinLines(wire)
+        yield wire
     finally:
         if release is not None:
             release()
@@ -122,18 +133,8 @@ def claimed_stdout() -> Iterator[Stdout]:
     """stdout for the SDK's transport, with file descriptor 1 pointed at stderr meanwhile,
     as the SDK's transport does for the stdout it writes itself (a stray print must not
     reach the client); restored on exit."""
-    from mcp.server import stdio
-
-    claim = getattr(stdio, "_claim_fd", None)  # the SDK's own (private: mcp 2.3)
-    if claim is None:  # an SDK without it: stdout written in place, not diverted
-        yield Stdout(sys.stdout.buffer)
-        return
-    wire, release = claim(1, sys.stdout, "wb", stdio._open_stdout_diversion)
-    try:
+    with _claimed(1) as wire:
         yield Stdout(wire)
-    finally:
-        if release is not None:
-            release()
 
 
 class Stdout:
