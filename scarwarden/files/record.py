@@ -10,6 +10,7 @@ failed ``episode add`` leaves the repository as it found it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -93,8 +94,10 @@ def add_episodes(
     images: Sequence[Image] = (),
     check: Check | None = None,
     allow_unknown_rules: bool = False,
+    locked: bool = False,
 ) -> list[Episode]:
     """Validate, write and commit (or stage) episodes; return them as stored.
+    ``locked``: the caller holds :func:`write_lock` (it chose ``inputs`` under it).
 
     ``check`` (every door passes the provenance gate's,
     :func:`scarwarden.gate.door.gate_check`, issue 27) judges the exact tree about to be
@@ -114,7 +117,7 @@ def add_episodes(
         raise ScarwardenError(f"{repo.root} is not a git repository")
     if redact_pii:
         inputs = _redact_inputs(inputs)
-    with write_lock(repo):
+    with nullcontext() if locked else write_lock(repo):
         write_journal.recover(repo)
         episodes = _prepare_batch(repo, inputs, source, now, warn, allow_unknown_rules)
         _land_batch(repo, episodes, images, commit=commit, message=message, check=check)

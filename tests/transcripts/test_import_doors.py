@@ -101,6 +101,33 @@ def test_two_imports_at_once_each_run_once_in_the_ledger(memory_repo: MemoryRepo
     assert status.stdout == ""
 
 
+def test_a_conversation_another_write_has_not_committed_yet_is_not_taken_as_imported(
+    memory_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """The import looked its IDs up before it took the write lock: another write's file,
+    written but not yet committed, counted as imported before, and that write undone
+    (its gate refused, or it was killed), the conversation was in neither run."""
+    runs = tmp_path / "runs.jsonl"
+    runs.write_bytes(jsonl("Refund order 1", "Refund order 2"))
+    dry = subprocess.run([*import_argv(memory_repo, runs), "--dry-run"], capture_output=True, text=True)
+    ids = dry.stdout.split()
+    assert len(ids) == 2, dry
+    month = memory_repo.root / memory_repo.episodes_rel / "2026" / "12"
+    with write_lock(memory_repo):  # the other write: its file is there, its commit not yet
+        month.mkdir(parents=True, exist_ok=True)
+        theirs = month / f"{ids[1]}.yaml"
+        theirs.write_text("written by another write, not yet committed\n")
+        proc = subprocess.Popen(
+            import_argv(memory_repo, runs), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        waiting_on(memory_repo.state_dir / "write.lock", 1, [proc])
+        theirs.unlink()  # that write is undone
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert err.decode().strip() == "Committed 2 episode(s) from 2 conversation(s)"
+    assert ledger(memory_repo) == sorted(ids)
+
+
 @pytest.mark.parametrize(
     ("data", "said"),
     [

@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from scarwarden.errors import Problem, UsageError, ValidationError
 from scarwarden.files import record, secret_scan, write_journal
+from scarwarden.files.atomic import write_lock
 from scarwarden.files.episodes import Episode
 from scarwarden.files.transcripts import FORMATS, chat, stream
 from scarwarden.repo import MemoryRepo
@@ -232,23 +233,28 @@ def import_file(
     # A killed import's files are untracked, not in the ledger: undone first, or they
     # would count as imported before, and the lock's recovery then removes them.
     write_journal.recover_interrupted(repo)
-    while True:
-        have = record.ids_in_ledger(repo, [item["id"] for item in inputs])
-        new, numbers, skipped, repeated = _new_of(inputs, have)
+    ids = [item["id"] for item in inputs]
+    if dry_run:
+        new, numbers, skipped, repeated = _new_of(inputs, record.ids_in_ledger(repo, ids))
         try:
-            if dry_run or not new:
-                episodes = record.prepare(new, source=source) if new else []
-                for problem in record.screen(repo, episodes, source) if episodes else []:
-                    if warn is not None:
-                        warn(problem)
-                return ImportResult(len(inputs), episodes, skipped, dry_run, repeated=repeated)
-            episodes = record.add_episodes(repo, new, source=source, warn=warn, check=check)
-            break
+            episodes = record.prepare(new, source=source) if new else []
+            for problem in record.screen(repo, episodes, source) if episodes else []:
+                if warn is not None:
+                    warn(problem)
         except ValidationError as exc:
-            # Another import landed some of them while this one waited for the write
-            # lock: looked up again, they are imported before (each try adds fewer).
-            if dry_run or not record.ids_in_ledger(repo, [item["id"] for item in new]):
-                raise _by_conversation(exc, new, numbers, source, options.allow) from None
+            raise _by_conversation(exc, new, numbers, source, options.allow) from None
+        return ImportResult(len(inputs), episodes, skipped, True, repeated=repeated)
+    # Looked up under the write lock: another import's files written but not committed
+    # yet were counted as imported before, and lost if that import was then undone.
+    with write_lock(repo):
+        write_journal.recover(repo)
+        new, numbers, skipped, repeated = _new_of(inputs, record.ids_in_ledger(repo, ids))
+        if not new:
+            return ImportResult(len(inputs), [], skipped, False, repeated=repeated)
+        try:
+            episodes = record.add_episodes(repo, new, source=source, warn=warn, check=check, locked=True)
+        except ValidationError as exc:
+            raise _by_conversation(exc, new, numbers, source, options.allow) from None
     from scarwarden import git
 
     return ImportResult(len(inputs), episodes, skipped, False, git.head(repo.root), repeated)
