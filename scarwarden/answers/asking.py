@@ -55,8 +55,9 @@ def human_answer_input(task: str, answer: str) -> dict[str, object]:
     if not answer:
         raise UsageError(
             "the answer is empty: nothing to record",
-            hint="give the human's answer, e.g. --answer \"Use the travel "
-            'agency portal and keep it under 400 EUR"',
+            # Every door asks this (ask --answer, the page's form, MCP, the API): no option named.
+            hint="give the human's answer in words, e.g. \"Use the travel agency portal and keep it "
+            'under 400 EUR"',
         )
     data: dict[str, object] = {"task": task, "correction": answer, "source": "human-answer"}
     tags = task_tags(task)
@@ -147,7 +148,7 @@ def confirmed_rule(repo: MemoryRepo, rule_id: str) -> Any:
     wanted = canonical(rule_id or "")
     if not RULE_ID_RE.match(wanted):
         raise UsageError(
-            f"{rule_id!r} is not a rule ID", hint="confirm a rule recall showed, e.g. --confirm PB-03"
+            f"{rule_id!r} is not a rule ID", hint="confirm a rule recall showed, by its ID (e.g. PB-03)"
         )
     with open_index(repo) as index:
         rule = index.get_rule(wanted)

@@ -312,6 +312,7 @@ def test_a_bad_answer_is_a_400_and_records_nothing(client, distilled) -> None:  
     assert r.status_code == 400
     assert "Cannot record this answer" in r.get_data(as_text=True)
     assert "the answer is empty" in r.get_data(as_text=True)
+    assert "--answer" not in r.get_data(as_text=True)  # a page has no options: the CLI's hint was shown
     huge = client.post(
         "/answer", data={"csrf_token": TOKEN, "task": ASK_TASK, "answer": "x" * 300_000}, headers=headers
     )
