@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -168,7 +169,17 @@ def opened(source: Path | IO[bytes]) -> Iterator[IO[bytes]]:
     except OSError as exc:
         raise UsageError(f"cannot read {source}: {exc.strerror}") from None
     with stream:
+        kind = _DEVICES.get(stat.S_IFMT(os.fstat(stream.fileno()).st_mode))
+        if kind is not None:  # /dev/zero was read up to the size cap, /dev/urandom as "not UTF-8"
+            raise UsageError(
+                f"{source}: not a regular file or a pipe (a {kind}); nothing was read",
+                hint="give a file, a pipe, or an open binary stream",
+            )
         yield stream
+
+
+#: What a path of runs may not be (the CLI's ``episode import`` refuses the same).
+_DEVICES = {stat.S_IFCHR: "character device", stat.S_IFBLK: "block device", stat.S_IFSOCK: "socket"}
 
 
 def folder(value: Any, name: str) -> Path:

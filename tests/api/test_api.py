@@ -171,6 +171,10 @@ def test_import_runs_from_a_path_or_a_stream(memory_repo: MemoryRepo, tmp_path: 
     with pytest.raises(scarwarden.UsageError) as missing:
         memory.import_runs(tmp_path / "nothing.jsonl", "openai-chat")
     assert "cannot read" in missing.value.message and missing.value.exit_code == 2
+    with pytest.raises(scarwarden.UsageError) as device:  # was read up to the 256 MiB cap
+        memory.import_runs(Path("/dev/zero"), "openai-chat")
+    said = "/dev/zero: not a regular file or a pipe (a character device); nothing was read"
+    assert device.value.message == said and device.value.exit_code == 2
     with pytest.raises(scarwarden.UsageError) as unknown:
         memory.import_runs(runs, "langchain")
     assert unknown.value.hint == "the formats are openai-chat, tau-bench"
