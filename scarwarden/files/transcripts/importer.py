@@ -230,11 +230,11 @@ def import_file(
     ``check`` is the provenance gate's, run on the tree before HEAD moves (issue 27)."""
     options = replace(options, allow=tuple(repo.config.secrets.allow))
     inputs = read_episodes(data, fmt, source, options, progress)
-    # A killed import's files are untracked, not in the ledger: undone first, or they
-    # would count as imported before, and the lock's recovery then removes them.
-    write_journal.recover_interrupted(repo)
+    # A killed import's files are untracked, not in the ledger: undone first (here, and
+    # under the lock below), or they would count as imported before.
     ids = [item["id"] for item in inputs]
     if dry_run:
+        write_journal.recover_interrupted(repo)
         new, numbers, skipped, repeated = _new_of(inputs, record.ids_in_ledger(repo, ids))
         try:
             episodes = record.prepare(new, source=source) if new else []
