@@ -14,7 +14,7 @@ import time
 
 import pytest
 from conftest import git, head
-from test_mcp_wire import INITIALIZE, RECORD, start_server
+from test_mcp_wire import INITIALIZE, RECORD, json_lines, start_server
 
 from scarwarden.files.atomic import write_lock
 from scarwarden.repo import MemoryRepo
@@ -45,7 +45,7 @@ def test_sigint_stops_the_server_after_the_write_in_flight(demo_repo: MemoryRepo
     ]
     try:
         with write_lock(demo_repo):
-            proc.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+            proc.stdin.write(json_lines(lines))
             proc.stdin.flush()
             assert [json.loads(proc.stdout.readline())["id"] for _ in range(2)] == [0, 2]
             proc.send_signal(signal.SIGINT)
@@ -74,7 +74,7 @@ def test_sigint_stops_a_server_whose_client_reads_no_answers(demo_repo: MemoryRe
         {"jsonrpc": "2.0", "id": n, "method": "resources/read", "params": read} for n in range(1, 60)
     ]
     try:
-        proc.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+        proc.stdin.write(json_lines(lines))
         proc.stdin.flush()
         _wait_until_full(proc.stdout.fileno())  # the answers are far more than the pipe holds
         proc.send_signal(signal.SIGINT)

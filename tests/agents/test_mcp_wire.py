@@ -47,6 +47,17 @@ def start_server(repo: MemoryRepo) -> subprocess.Popen[bytes]:
     return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+def json_lines(messages: list[Any]) -> bytes:
+    """``messages`` as the lines a client writes on the server's stdin."""
+    return b"".join(json.dumps(message).encode() + b"\n" for message in messages)
+
+
+def answered(replies: Replies) -> list[tuple[Any, int | None]]:
+    """Each reply after the handshake's: its ``id`` (always there, null or not) and its
+    error code (None for a result)."""
+    return [(r["id"], r.get("error", {}).get("code")) for r in replies[1:]]
+
+
 def serve_lines(repo: MemoryRepo, lines: list[bytes]) -> tuple[Replies, subprocess.CompletedProcess[bytes]]:
     """Send ``lines`` (after the handshake) and close stdin; every stdout line, parsed."""
     head = [json.dumps(INITIALIZE).encode(), b'{"jsonrpc":"2.0","method":"notifications/initialized"}']
@@ -75,8 +86,7 @@ def test_lines_that_are_not_a_message_are_answered_and_serving_goes_on(demo_repo
         ],
     )
     assert proc.returncode == 0, proc.stderr.decode()
-    by_id = [(r.get("id"), r.get("error", {}).get("code")) for r in replies[1:]]
-    assert by_id == [
+    assert answered(replies) == [
         (None, -32700),  # not JSON
         (14, -32600),  # JSON, not a request: answered under its own ID
         (None, -32600),  # a batch (MCP has none since 2025-06-18)
@@ -231,7 +241,7 @@ def test_a_request_whose_id_is_not_a_string_or_an_integer_is_answered(
         ],
     )
     assert proc.returncode == 0, proc.stderr.decode()
-    assert [(r["id"], r.get("error", {}).get("code")) for r in replies[1:]] == [
+    assert answered(replies) == [
         (None, -32600),
         (None, -32600),
         (72, None),
@@ -275,8 +285,7 @@ def test_a_line_that_is_not_utf8_is_refused_and_nothing_is_written(demo_repo: Me
         [line.encode("latin-1"), b'{"jsonrpc":"2.0","id":81,"method":"tools/list"}'],
     )
     assert proc.returncode == 0, proc.stderr.decode()
-    answered = [(r["id"], r.get("error", {}).get("code")) for r in replies[1:]]
-    assert answered == [(80, -32600), (81, None)], replies
+    assert answered(replies) == [(80, -32600), (81, None)], replies
     message = replies[1]["error"]["message"]
     assert message.startswith("Invalid request: byte 0xe9 at offset "), message
     assert "is not UTF-8" in message
@@ -307,15 +316,15 @@ def test_a_request_reusing_the_id_of_one_in_flight_is_refused(demo_repo: MemoryR
         {"jsonrpc": "2.0", "id": 6, "method": "tools/list"},
     ]
     with write_lock(demo_repo):
-        proc.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+        proc.stdin.write(json_lines(lines))
         proc.stdin.flush()
         replies = [json.loads(proc.stdout.readline()) for _ in range(3)]
     proc.stdin.close()
     replies += [json.loads(line) for line in proc.stdout.read().splitlines()]
     assert proc.wait(timeout=60) == 0, proc.stderr.read().decode()
-    answered = [(r["id"], r.get("error", {}).get("code")) for r in replies[1:]]
-    assert sorted(answered, key=str) == [("05", -32600), (5, None), (6, None)], replies
-    assert answered[-1] == (5, None), replies  # the record_episode, once the lock was free
+    answers = answered(replies)
+    assert sorted(answers, key=str) == [("05", -32600), (5, None), (6, None)], replies
+    assert answers[-1] == (5, None), replies  # the record_episode, once the lock was free
     refused = next(r for r in replies if r["id"] == "05")["error"]["message"]
     assert refused.startswith("Invalid request: id '05' is that of a request not yet answered"), refused
     assert "ep-" in replies[-1]["result"]["content"][0]["text"]
@@ -411,7 +420,7 @@ def test_a_request_whose_id_holds_a_lone_surrogate_is_answered_under_null(demo_r
         ],
     )
     assert proc.returncode == 0, proc.stderr.decode()
-    assert [(r["id"], r.get("error", {}).get("code")) for r in replies[1:]] == [
+    assert answered(replies) == [
         (None, -32600),
         (None, -32600),
         (130, None),
@@ -435,14 +444,13 @@ def test_an_unreadable_line_under_the_id_of_a_request_in_flight_does_not_lose_it
         {"jsonrpc": "2.0", "id": 140, "method": "tools/call", "params": "x"},
     ]
     with write_lock(demo_repo):
-        proc.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+        proc.stdin.write(json_lines(lines))
         proc.stdin.close()
         replies = [json.loads(proc.stdout.readline()) for _ in range(2)]
         time.sleep(1)  # the end of stdin reaches the server while the request waits
     replies += [json.loads(line) for line in proc.stdout.read().splitlines()]
     assert proc.wait(timeout=60) == 0, proc.stderr.read().decode()
-    answered = [(r["id"], r.get("error", {}).get("code")) for r in replies[1:]]
-    assert answered == [(140, -32600), (140, None)], replies
+    assert answered(replies) == [(140, -32600), (140, None)], replies
     assert "ep-" in replies[-1]["result"]["content"][0]["text"]
 
 

@@ -91,6 +91,26 @@ def open_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
         b.close()
 
 
+def serve_app(root: Path) -> Iterator[str]:
+    """The UI for the repository at ``root`` on 127.0.0.1:<free port>, served through
+    waitress as ``scarwarden serve`` serves it; its address, then stopped."""
+    from waitress import create_server
+
+    from scarwarden.audit.web.app import create_app
+    from scarwarden.audit.web.security import LOOPBACK_HOSTS
+
+    server = create_server(
+        create_app(root, allowed_hosts=LOOPBACK_HOSTS), host="127.0.0.1", port=0, threads=4
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.effective_port}"
+    finally:
+        server.close()
+        thread.join(timeout=10)
+
+
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     yield from open_browser(tmp_path_factory)

@@ -4,14 +4,13 @@ Chromium, as tests/audit/test_browser.py drives it) against the UI served by wai
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
 
 import pytest
 from conftest import Cli
-from test_browser import Browser, open_browser
+from test_browser import Browser, open_browser, serve_app
 
 from scarwarden.repo import MemoryRepo
 
@@ -28,21 +27,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
 
 @pytest.fixture
 def live(demo_repo: MemoryRepo) -> Iterator[str]:
-    from waitress import create_server
-
-    from scarwarden.audit.web.app import create_app
-    from scarwarden.audit.web.security import LOOPBACK_HOSTS
-
-    server = create_server(
-        create_app(demo_repo.root, allowed_hosts=LOOPBACK_HOSTS), host="127.0.0.1", port=0, threads=4
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.effective_port}"
-    finally:
-        server.close()
-        thread.join(timeout=10)
+    yield from serve_app(demo_repo.root)
 
 
 def test_a_word_longer_than_the_page_does_not_widen_it(

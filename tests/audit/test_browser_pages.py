@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from conftest import ROOT
 from distilled_repo import Distilled
-from test_browser import Browser, open_browser
+from test_browser import Browser, open_browser, serve_app
 
 pytestmark = pytest.mark.browser
 
@@ -42,22 +42,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
 @pytest.fixture
 def live(distilled: Distilled) -> Iterator[str]:
     """The UI for the distilled repo on 127.0.0.1:<free port>, served as `serve` does."""
-    import threading
-
-    from waitress import create_server
-
-    from scarwarden.audit.web.app import create_app
-    from scarwarden.audit.web.security import LOOPBACK_HOSTS
-
-    app = create_app(distilled.repo.root, allowed_hosts=LOOPBACK_HOSTS)
-    server = create_server(app, host="127.0.0.1", port=0, threads=4)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.effective_port}"
-    finally:
-        server.close()
-        thread.join(timeout=10)
+    yield from serve_app(distilled.repo.root)
 
 
 def test_one_screenshot_per_page(browser: Browser, live: str, tmp_path: Path) -> None:

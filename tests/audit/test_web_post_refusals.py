@@ -5,14 +5,12 @@ how to fix it, never git's words in a 500, and nothing is written."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
 from conftest import git
 from helpers import State
-from test_web_server import Served, _message, served  # noqa: F401 - the fixture
+from test_web_server import Served, _message, serve, served  # noqa: F401 - the fixture
 
 from scarwarden.repo import MemoryRepo
 
@@ -177,19 +175,7 @@ def test_a_distillation_over_edits_of_the_playbook_says_what_to_do_here(
 @pytest.fixture
 def read_only(demo_repo: MemoryRepo) -> Iterator[Served]:
     """``scarwarden serve --read-only`` on the demo memory."""
-    argv = [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "serve", "--read-only"]
-    argv += ["--port", "0"]
-    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stderr is not None
-        line = proc.stderr.readline()
-        port = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        assert port, line
-        yield Served(f"http://127.0.0.1:{port.group(1)}", proc)
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-            proc.wait(timeout=30)
+    yield from serve(demo_repo, "--read-only")
 
 
 def test_a_read_only_task_form_checks_its_body(read_only: Served, demo_repo: MemoryRepo) -> None:

@@ -38,8 +38,13 @@ class Served:
 
 @pytest.fixture
 def served(demo_repo: MemoryRepo) -> Iterator[Served]:
+    yield from serve(demo_repo)
+
+
+def serve(repo: MemoryRepo, *flags: str) -> Iterator[Served]:
+    """``scarwarden serve FLAGS`` on ``repo``, on a free port, stopped after."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "serve", "--port", "0"],
+        [sys.executable, "-m", "scarwarden", "-C", str(repo.root), "serve", *flags, "--port", "0"],
         stderr=subprocess.PIPE,
         text=True,
     )
