@@ -207,8 +207,7 @@ def _add_error_pages(app: Flask, site: Pages) -> None:
 
 
 def _error_page(site: Pages, exc: ScarwardenError) -> Response:
-    message = exc.message + "".join(f"\n{p}" for p in exc.problems)
-    return site.error(_http_status(exc), "Cannot show this", message, exc.hint)
+    return site.refused(_http_status(exc), "Cannot show this", exc)
 
 
 def _add_index_lock_page(app: Flask, site: Pages, repo: MemoryRepo) -> None:
@@ -357,10 +356,5 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
                 receipt=request.form.get("receipt") or None,
             )
         except (UsageError, ValidationError) as exc:  # what was posted: the client's to fix
-            return site.error(
-                400,
-                "Cannot record this answer",
-                exc.message + "".join(f"\n{p}" for p in exc.problems),
-                exc.hint,
-            )
+            return site.refused(400, "Cannot record this answer", exc)
         return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]

@@ -47,6 +47,12 @@ class Pages:
             "error.html", status, title=heading, code=status, heading=heading, message=message, hint=hint
         )
 
+    def refused(self, status: int, heading: str, exc: Any) -> Response:
+        """The error page of a :class:`~scarwarden.errors.ScarwardenError`: its message,
+        each of its problems (which field, what is wrong in it) and its hint."""
+        message = exc.message + "".join(f"\n{p}" for p in exc.problems)
+        return self.error(status, heading, message, exc.hint)
+
     def refuse_write(
         self,
         *,

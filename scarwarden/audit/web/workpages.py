@@ -182,7 +182,7 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
                 repo, request.form.get("task", "").replace("\r\n", "\n"), answer, **extra
             )
         except (UsageError, ValidationError) as exc:
-            return _cannot_record(site, exc)
+            return site.refused(400, "Cannot record this", exc)  # each problem, as the answer form
         return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
 
 
@@ -195,15 +195,8 @@ def _confirm_candidate(site: Pages, repo: MemoryRepo) -> Response:
     try:
         ep, _rule = record_confirmation(repo, task, request.form.get("rule_id", ""))
     except (UsageError, ValidationError) as exc:
-        return _cannot_record(site, exc)
+        return site.refused(400, "Cannot record this", exc)  # each problem, as the answer form
     return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
-
-
-def _cannot_record(site: Pages, exc: ScarwardenError) -> Response:
-    """The 400 for a confirmation refused: the refusal and each of its problems (which
-    field, what is wrong in it), as the answer form says them."""
-    message = exc.message + "".join(f"\n{p}" for p in exc.problems)
-    return site.error(400, "Cannot record this", message, exc.hint)
 
 
 def _refuse_write(site: Pages) -> Response | None:
