@@ -57,7 +57,8 @@ def test_undistilled_page_previews_and_commits(cli: Any, demo_repo: MemoryRepo) 
         ({"csrf_token": TOKEN, "head": before}, {"Origin": "http://evil.example"}),
     ]:
         assert client.post("/distill", data=data, headers=headers).status_code == 403
-    stale = client.post("/distill", data={"csrf_token": TOKEN, "head": "0" * 40}, headers=ORIGIN)
+    earlier = git(demo_repo.root, "rev-parse", "HEAD~1").stdout.strip()
+    stale = client.post("/distill", data={"csrf_token": TOKEN, "head": earlier}, headers=ORIGIN)
     assert stale.status_code == 409 and "nothing was committed" in stale.get_data(as_text=True)
     assert head(demo_repo) == before
     done = client.post(
@@ -153,3 +154,29 @@ def test_a_distill_post_naming_no_commit_says_so(cli: Any, demo_repo: MemoryRepo
         assert reply.status_code == 400, reply.status_code
         assert "The form named no commit" in text and "moved on" not in text
     assert head(demo_repo) == before
+
+
+def test_a_distill_post_naming_a_malformed_commit_is_a_bad_request(cli: Any, demo_repo: MemoryRepo) -> None:
+    """A POST /distill whose ``head`` is not a commit ID (garbage, a NUL, a short or
+    upper-case hash, a ref name, a well-formed hash of no commit here) was answered 409
+    "Memory changed since the preview", sending the user to redo a preview that was
+    fine. It is a 400 naming the field and what it must be; only a real commit other
+    than HEAD is "memory changed". Nothing is committed either way."""
+    made = cli("episode", "add", "--task", "Reply to the refund ticket", "--outcome", "Refunded", "--json")
+    assert made.exit_code == 0, made.output
+    before = head(demo_repo)
+    client = _client(demo_repo)
+    garbage = ("zzz", "\x00", before.upper(), before[:12], f" {before}", "HEAD", "main", "f" * 40, "0" * 64)
+    for sent in garbage:
+        form = {"csrf_token": TOKEN, "head": sent, "preview": "offline"}
+        reply = client.post("/distill", data=form, headers=ORIGIN)
+        text = reply.get_data(as_text=True)
+        assert reply.status_code == 400, (sent, reply.status_code)
+        assert "The form&#39;s &#39;head&#39;" in text and "nothing was committed" in text, (sent, text)
+        assert "moved on" not in text, sent
+    earlier = git(demo_repo.root, "rev-parse", "HEAD~1").stdout.strip()
+    form = {"csrf_token": TOKEN, "head": earlier, "preview": "offline"}
+    stale = client.post("/distill", data=form, headers=ORIGIN)
+    assert stale.status_code == 409 and "moved on" in stale.get_data(as_text=True)
+    assert head(demo_repo) == before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""

@@ -16,6 +16,7 @@ commits nothing (issue 27: it committed the offline result under a model's previ
 
 from __future__ import annotations
 
+import re
 import secrets
 import threading
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from flask import Flask, Response, redirect, request
 from scarwarden.errors import GitError, ScarwardenError
 from scarwarden.files import write_journal
 from scarwarden.git import head as git_head
+from scarwarden.git import rev_parse
 from scarwarden.index import open_index
 from scarwarden.records import replace
 from scarwarden.repo import MemoryRepo
@@ -41,6 +43,8 @@ LOG_LIMIT = 200
 OFFLINE = "offline"
 #: Model previews the server holds for the commit button (the newest ones).
 HELD_PREVIEWS = 8
+#: A commit ID as the form's ``head`` carries it: SHA-1's 40 hex digits, SHA-256's 64.
+COMMIT_RE = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
@@ -80,7 +84,7 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         preview_id = request.form.get("preview", "")
         with previewing:
             result = held.pop(preview_id, None) if preview_id != OFFLINE else None
-        refused = _stale_or_unnamed(site, current, preview_id)
+        refused = _stale_or_unnamed(site, repo, current, preview_id)
         if refused is not None:
             return refused
         refused = _playbook_edited(site, repo)
@@ -98,7 +102,7 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         return redirect(f"/distill?committed={result.commit or ''}", code=303)  # type: ignore[return-value]
 
 
-def _stale_or_unnamed(site: Pages, current: str, preview_id: str) -> Response | None:
+def _stale_or_unnamed(site: Pages, repo: MemoryRepo, current: str, preview_id: str) -> Response | None:
     """The commit form's preview checks: the commit it was made at is named and is HEAD,
     and the preview is named; an error page if one fails, else ``None``."""
     sent = request.form.get("head", "")
@@ -109,6 +113,9 @@ def _stale_or_unnamed(site: Pages, current: str, preview_id: str) -> Response | 
             "The form named no commit its preview was made at; nothing was committed.",
             "open the Undistilled page again, check the preview, then commit",
         )
+    refused = _not_a_commit(site, repo, sent, current)
+    if refused is not None:
+        return refused
     if sent != current:
         return site.error(
             409,
@@ -121,6 +128,30 @@ def _stale_or_unnamed(site: Pages, current: str, preview_id: str) -> Response | 
             400,
             "No preview named",
             "The form named no preview, and only what a preview showed is committed; nothing was committed.",
+            "open the Undistilled page again, check the preview, then commit",
+        )
+    return None
+
+
+def _not_a_commit(site: Pages, repo: MemoryRepo, sent: str, current: str) -> Response | None:
+    """A 400 when the form's ``head`` is not a commit ID, or names no commit here: a
+    malformed request, not "memory changed" (which sent the user to redo a preview that
+    was fine); else ``None``."""
+    if not COMMIT_RE.fullmatch(sent):
+        return site.error(
+            400,
+            "Not a commit ID",
+            "The form's 'head' is not a commit ID: it must be the 40 lower-case hexadecimal "
+            "digits (64 in a SHA-256 repository) of the commit the preview was made at; "
+            "nothing was committed.",
+            "open the Undistilled page again, check the preview, then commit",
+        )
+    if sent != current and rev_parse(repo.root, sent) is None:
+        return site.error(
+            400,
+            "No such commit",
+            f"The form's 'head' ({sent}) names no commit in this repository: it must be the "
+            "commit the preview was made at; nothing was committed.",
             "open the Undistilled page again, check the preview, then commit",
         )
     return None
