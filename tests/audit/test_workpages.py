@@ -3,6 +3,8 @@ page's "why this verdict", invented rules shown inline, tag counts that do not w
 
 from __future__ import annotations
 
+import re
+from html import unescape
 from typing import Any
 
 import pytest
@@ -180,3 +182,45 @@ def test_a_distill_post_naming_a_malformed_commit_is_a_bad_request(cli: Any, dem
     assert stale.status_code == 409 and "moved on" in stale.get_data(as_text=True)
     assert head(demo_repo) == before
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def _hint(html: str) -> str:
+    found = re.search(r'<p class="muted">(.*?)</p>', html.split('class="error"', 1)[1], re.S)
+    return unescape(found.group(1)) if found else ""
+
+
+def test_a_refused_confirmation_says_what_to_do_on_the_page(cli: Any, demo_repo: MemoryRepo) -> None:
+    """A candidate's Confirm button refused (the rule retired or gone since the page was
+    shown, or no longer among what recall shows) hinted in the CLI's words: "(scarwarden
+    recall TASK)", "answer instead (scarwarden ask TASK --answer ...)", "by its ID (e.g.
+    PB-03)" to a page where nobody types a command or an ID. The page says what to do on
+    it; the CLI's words are unchanged; nothing is recorded."""
+    from helpers import retire_rule
+
+    dinner = "Book a table for the team dinner"
+    client = _client(demo_repo)
+    page = client.get("/task", query_string={"task": dinner}).get_data(as_text=True)
+    assert 'name="rule_id" value="PB-06"' in page and 'name="candidate"' in page
+    retire_rule(demo_repo, "PB-06")  # someone else committed while the page was open
+    before = head(demo_repo)
+    for rule_id, said in [
+        ("PB-06", "PB-06 is retired"),
+        ("PB-99", "no rule PB-99"),
+        ("PB-01", "PB-01 is not among the rules recall shows"),
+        ("zz", "is not a rule ID"),
+    ]:
+        form = {"csrf_token": TOKEN, "task": dinner, "rule_id": rule_id, "candidate": "1"}
+        reply = client.post("/confirm", data=form, headers=ORIGIN)
+        text = unescape(reply.get_data(as_text=True))
+        assert reply.status_code == 400 and said in text, (rule_id, text)
+        hint = _hint(reply.get_data(as_text=True))
+        assert "scarwarden" not in hint and "--" not in hint and "task page" in hint, (rule_id, hint)
+    assert head(demo_repo) == before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+    unknown = cli("ask", dinner, "--confirm", "PB-99")  # the CLI's words, as they were
+    assert "hint: confirm one of the candidates recall listed (scarwarden recall TASK)" in unknown.stderr
+    unshown = cli("ask", dinner, "--confirm", "PB-01")
+    assert (
+        "hint: confirm a rule 'scarwarden recall TASK' lists; to teach something new, answer instead "
+        "(scarwarden ask TASK --answer ...)" in unshown.stderr
+    ), unshown.stderr

@@ -218,13 +218,22 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
 
 
 def _confirm_candidate(site: Pages, repo: MemoryRepo) -> Response:
-    """An ASK_HUMAN candidate confirmed: :func:`~scarwarden.answers.asking.record_confirmation`."""
-    from scarwarden.answers.asking import record_confirmation
+    """An ASK_HUMAN candidate confirmed: :func:`~scarwarden.answers.asking.record_confirmation`,
+    refused in the page's words (the CLI's name commands and a rule ID to type)."""
+    from scarwarden.answers.asking import ConfirmHints, record_confirmation
     from scarwarden.errors import UsageError, ValidationError
 
+    again = "recall the task again on the task page"
+    hints = ConfirmHints(
+        malformed=f"{again} and use the Confirm button of a rule it lists",
+        unknown=f"{again} and confirm one of the rules it lists",
+        retired=f"{again}: retired rules are never recalled; confirm an active rule it lists",
+        unshown=f"{again} and confirm a rule it lists; to teach something new, record the "
+        "human's answer in its form instead",
+    )
     task = request.form.get("task", "").replace("\r\n", "\n").strip()
     try:
-        ep, _rule = record_confirmation(repo, task, request.form.get("rule_id", ""))
+        ep, _rule = record_confirmation(repo, task, request.form.get("rule_id", ""), hints=hints)
     except (UsageError, ValidationError) as exc:
         return site.refused(400, "Cannot record this", exc)  # each problem, as the answer form
     return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
