@@ -104,7 +104,8 @@ def test_a_confirmation_refused_says_why(
     nul = _post(served, "/confirm", {"csrf_token": token, "task": "Book\x00 it", "rule_id": "PB-01"})
     assert nul.status_code == 400
     assert "field 'task': holds a NUL character (U+0000)" in _message(nul.text), _message(nul.text)
-    form = {"csrf_token": token, "task": "Book it", "rule_id": "PB-01", "receipt": "[1]"}
+    linkedin = "Draft a LinkedIn post about our beta"  # recall returns PB-01: only the receipt is wrong
+    form = {"csrf_token": token, "task": linkedin, "rule_id": "PB-01", "receipt": "[1]"}
     receipt = _post(served, "/confirm", form)
     assert receipt.status_code == 400
     assert "a receipt must be a mapping, got list" in _message(receipt.text), _message(receipt.text)

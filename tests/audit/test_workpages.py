@@ -224,3 +224,25 @@ def test_a_refused_confirmation_says_what_to_do_on_the_page(cli: Any, demo_repo:
         "hint: confirm a rule 'scarwarden recall TASK' lists; to teach something new, answer instead "
         "(scarwarden ask TASK --answer ...)" in unshown.stderr
     ), unshown.stderr
+
+
+def test_a_rule_recall_does_not_return_is_not_confirmed(demo_repo: MemoryRepo) -> None:
+    """The ACT_AND_FLAG form ("Confirm PB-.. applies") recorded "Yes: PB-01 applies to
+    this task" for any active rule its hidden field named, one recall never returned
+    for the task included (a forged or stale form): an episode tying the task to a rule
+    nothing showed, which ``ask --confirm``, the API and the candidate button refuse.
+    It is a 400 naming the rules recall returns; nothing is recorded."""
+    client = _client(demo_repo)
+    before = head(demo_repo)
+    for task, rule_id, listed in [
+        ("Book travel to Berlin", "PB-01", "it returns no rule"),  # ASK_HUMAN: nothing returned
+        ("Answer the outage ticket", "PB-01", "it returns PB-"),
+    ]:
+        form = {"csrf_token": TOKEN, "task": task, "rule_id": rule_id}
+        reply = client.post("/confirm", data=form, headers=ORIGIN)
+        text = unescape(reply.get_data(as_text=True))
+        assert reply.status_code == 400, (task, reply.status_code)
+        assert f"{rule_id} is not among the rules recall returns for this task ({listed}" in text, text
+        assert "nothing was recorded" in text and "task page" in _hint(reply.get_data(as_text=True))
+    assert head(demo_repo) == before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""

@@ -194,7 +194,7 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         )
         if refused is not None:
             return refused
-        from scarwarden.answers.asking import record_human_answer
+        from scarwarden.answers.asking import recalled_refs, record_human_answer
         from scarwarden.errors import UsageError, ValidationError
         from scarwarden.files.rule_ids import canonical
 
@@ -204,17 +204,46 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         rule = next((r for r in _rules(repo) if r.id == rule_id and not r.retired), None)
         if rule is None:
             return site.error(400, "Cannot record this", f"There is no active rule {rule_id} to confirm.")
+        task = request.form.get("task", "").replace("\r\n", "\n")
+        returned = _returned(repo, task)  # as ask --confirm: only a rule recall returns
+        if returned is not None and rule.id not in [r.id for r in returned]:
+            return _not_returned(site, rule.id, returned)
         answer = f"Yes: {rule.id} ({rule.title}) applies to this task; follow it."
         # The recall's receipt (issue 20) goes along when the page had one to send.
         receipt = request.form.get("receipt")
         extra: dict[str, Any] = {"receipt": receipt} if receipt else {}
+        if returned is not None:
+            extra["refs"] = recalled_refs(returned)
         try:
-            ep = record_human_answer(
-                repo, request.form.get("task", "").replace("\r\n", "\n"), answer, **extra
-            )
+            ep = record_human_answer(repo, task, answer, **extra)
         except (UsageError, ValidationError) as exc:
             return site.refused(400, "Cannot record this", exc)  # each problem, as the answer form
         return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
+
+
+def _returned(repo: MemoryRepo, task: str) -> list[Any] | None:
+    """The rules recall returns for ``task`` (not logged), or ``None`` when recall refuses
+    it: recording it then refuses it in the ledger's words (which field, what is wrong)."""
+    from scarwarden.recall.engine import recall_task
+
+    try:
+        return list(recall_task(repo, task, log=False).rules)
+    except ScarwardenError:
+        return None
+
+
+def _not_returned(site: Pages, rule_id: str, returned: list[Any]) -> Response:
+    """A confirmation of a rule recall does not return for the task (a forged or stale
+    form) refused, as ``ask --confirm`` refuses it: the episode would tie the task to a
+    rule nothing showed."""
+    listed = f"it returns {', '.join(r.id for r in returned)}" if returned else "it returns no rule"
+    return site.error(
+        400,
+        "Cannot record this",
+        f"{rule_id} is not among the rules recall returns for this task ({listed}); nothing was recorded.",
+        "recall the task again on the task page and confirm the rule it offers, or record the "
+        "human's answer in its form",
+    )
 
 
 def _confirm_candidate(site: Pages, repo: MemoryRepo) -> Response:
