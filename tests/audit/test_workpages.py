@@ -246,3 +246,31 @@ def test_a_rule_recall_does_not_return_is_not_confirmed(demo_repo: MemoryRepo) -
         assert "nothing was recorded" in text and "task page" in _hint(reply.get_data(as_text=True))
     assert head(demo_repo) == before
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_a_weak_matchs_confirmation_of_no_active_rule_says_what_to_do(demo_repo: MemoryRepo) -> None:
+    """The ACT_AND_FLAG form naming no rule, a rule not in the playbook, or one retired
+    since the page was shown got "There is no active rule  to confirm." (the ID blank
+    when none was sent), and no word on what to do. It now says what is wrong with the
+    rule, as the candidate button does, and to recall the task again on the task page."""
+    from helpers import retire_rule
+
+    task = "Answer the outage ticket"
+    client = _client(demo_repo)
+    page = client.get("/task", query_string={"task": task}).get_data(as_text=True)
+    assert 'name="rule_id" value="PB-04"' in page and "ACT_AND_FLAG" in page
+    retire_rule(demo_repo, "PB-04")  # someone else retired it while the page was open
+    before = head(demo_repo)
+    for rule_id, said in [
+        (None, "is not a rule ID"),
+        ("", "is not a rule ID"),
+        ("PB-99", "no rule PB-99 in memory/playbook.md"),
+        ("PB-04", "PB-04 is retired"),
+    ]:
+        form = {"csrf_token": TOKEN, "task": task, **({} if rule_id is None else {"rule_id": rule_id})}
+        reply = client.post("/confirm", data=form, headers=ORIGIN)
+        text = unescape(reply.get_data(as_text=True))
+        assert reply.status_code == 400 and said in text and "Cannot record this" in text, (rule_id, text)
+        assert "task page" in _hint(reply.get_data(as_text=True)), rule_id
+    assert head(demo_repo) == before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""

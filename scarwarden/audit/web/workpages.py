@@ -32,6 +32,7 @@ from scarwarden.records import replace
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # pragma: no cover
+    from scarwarden.answers.asking import ConfirmHints
     from scarwarden.audit.web.site import Pages
     from scarwarden.distill.result import DistillResult
 
@@ -194,16 +195,15 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         )
         if refused is not None:
             return refused
-        from scarwarden.answers.asking import recalled_refs, record_human_answer
+        from scarwarden.answers.asking import confirmed_rule, recalled_refs, record_human_answer
         from scarwarden.errors import UsageError, ValidationError
-        from scarwarden.files.rule_ids import canonical
 
         if request.form.get("candidate"):
             return _confirm_candidate(site, repo)
-        rule_id = canonical(request.form.get("rule_id", ""))
-        rule = next((r for r in _rules(repo) if r.id == rule_id and not r.retired), None)
-        if rule is None:
-            return site.error(400, "Cannot record this", f"There is no active rule {rule_id} to confirm.")
+        try:  # no rule, an unknown or a retired one: said as the candidate button says it
+            rule = confirmed_rule(repo, request.form.get("rule_id", ""), hints=_page_hints())
+        except UsageError as exc:
+            return site.refused(400, "Cannot record this", exc)
         task = request.form.get("task", "").replace("\r\n", "\n")
         returned = _returned(repo, task)  # as ask --confirm: only a rule recall returns
         if returned is not None and rule.id not in [r.id for r in returned]:
@@ -249,23 +249,30 @@ def _not_returned(site: Pages, rule_id: str, returned: list[Any]) -> Response:
 def _confirm_candidate(site: Pages, repo: MemoryRepo) -> Response:
     """An ASK_HUMAN candidate confirmed: :func:`~scarwarden.answers.asking.record_confirmation`,
     refused in the page's words (the CLI's name commands and a rule ID to type)."""
-    from scarwarden.answers.asking import ConfirmHints, record_confirmation
+    from scarwarden.answers.asking import record_confirmation
     from scarwarden.errors import UsageError, ValidationError
 
+    task = request.form.get("task", "").replace("\r\n", "\n").strip()
+    try:
+        ep, _rule = record_confirmation(repo, task, request.form.get("rule_id", ""), hints=_page_hints())
+    except (UsageError, ValidationError) as exc:
+        return site.refused(400, "Cannot record this", exc)  # each problem, as the answer form
+    return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
+
+
+def _page_hints() -> ConfirmHints:
+    """A refused confirmation's hints in the page's words: the CLI's name commands and a
+    rule ID to type; a page has buttons."""
+    from scarwarden.answers.asking import ConfirmHints
+
     again = "recall the task again on the task page"
-    hints = ConfirmHints(
+    return ConfirmHints(
         malformed=f"{again} and use the Confirm button of a rule it lists",
         unknown=f"{again} and confirm one of the rules it lists",
         retired=f"{again}: retired rules are never recalled; confirm an active rule it lists",
         unshown=f"{again} and confirm a rule it lists; to teach something new, record the "
         "human's answer in its form instead",
     )
-    task = request.form.get("task", "").replace("\r\n", "\n").strip()
-    try:
-        ep, _rule = record_confirmation(repo, task, request.form.get("rule_id", ""), hints=hints)
-    except (UsageError, ValidationError) as exc:
-        return site.refused(400, "Cannot record this", exc)  # each problem, as the answer form
-    return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
 
 
 def _refuse_write(site: Pages) -> Response | None:
