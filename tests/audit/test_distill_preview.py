@@ -127,3 +127,31 @@ def test_the_no_key_notice_names_the_providers_variable(cli: Any, demo_repo: Mem
     assert "no API key configured (SCARWARDEN_API_KEY or OPENAI_API_KEY)" in result.stderr
     page = _client(demo_repo).get("/distill").get_data(as_text=True)
     assert "OPENAI_API_KEY" in page and "DASHSCOPE" not in page
+
+
+def test_a_refused_commit_keeps_the_models_preview(demo_repo: MemoryRepo, fake_llm: FakeLLM) -> None:
+    """A commit refused before anything was done (a malformed head, the playbook edited
+    since) dropped the model's held preview: after fixing it, the same form was refused
+    as "no longer held" and looking again paid for a second model call. The preview is
+    now taken only by a commit that goes ahead; one model call is all it costs."""
+    fake_llm.script(reply_json(ADD))
+    client = _client(demo_repo)
+    page = client.get("/distill").get_data(as_text=True)
+    preview_id = re.search(r'name="preview" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+    assert preview_id != "offline"
+    before = head(demo_repo)
+    bad = client.post(
+        "/distill", data={"csrf_token": TOKEN, "head": "zz", "preview": preview_id}, headers=ORIGIN
+    )
+    assert bad.status_code == 400
+    original = demo_repo.playbook_path.read_text()
+    demo_repo.playbook_path.write_text(original + "\n")
+    form = {"csrf_token": TOKEN, "head": before, "preview": preview_id}
+    edited = client.post("/distill", data=form, headers=ORIGIN)
+    assert edited.status_code == 409 and "uncommitted" in edited.get_data(as_text=True)
+    demo_repo.playbook_path.write_text(original)  # discarded: HEAD and the preview stand
+    assert head(demo_repo) == before
+    done = client.post("/distill", data=form, headers=ORIGIN)
+    assert done.status_code == 303, done.get_data(as_text=True)
+    assert len(fake_llm.requests) == 1  # the preview shown, committed: no second model call
+    assert "Scarwarden-Distiller: model" in git(demo_repo.root, "log", "-1", "--format=%B").stdout

@@ -83,14 +83,15 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
 
         current = git_head(repo.root) or ""
         preview_id = request.form.get("preview", "")
-        with previewing:
-            result = held.pop(preview_id, None) if preview_id != OFFLINE else None
         refused = _stale_or_unnamed(site, repo, current, preview_id)
         if refused is not None:
             return refused
         refused = _playbook_edited(site, repo)
         if refused is not None:
             return refused
+        # Taken only now: a refused commit (fixed, then sent again) still finds it held.
+        with previewing:
+            result = held.pop(preview_id, None) if preview_id != OFFLINE else None
         if preview_id != OFFLINE and result is None:
             return site.error(
                 409,
