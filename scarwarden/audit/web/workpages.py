@@ -92,6 +92,8 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         # Taken only now: a refused commit (fixed, then sent again) still finds it held.
         with previewing:
             result = held.pop(preview_id, None) if preview_id != OFFLINE else None
+        if result is not None and result.head != current:  # held from an earlier look
+            return _memory_changed(site)
         if preview_id != OFFLINE and result is None:
             return site.error(
                 409,
@@ -119,12 +121,7 @@ def _stale_or_unnamed(site: Pages, repo: MemoryRepo, current: str, preview_id: s
     if refused is not None:
         return refused
     if sent != current:
-        return site.error(
-            409,
-            "Memory changed since the preview",
-            "The repository moved on after this preview was made; nothing was committed.",
-            "open the Undistilled page again, check the new preview, then commit",
-        )
+        return _memory_changed(site)
     if not preview_id:  # issue 27: the offline result was committed under a model's preview
         return site.error(
             400,
@@ -133,6 +130,15 @@ def _stale_or_unnamed(site: Pages, repo: MemoryRepo, current: str, preview_id: s
             "open the Undistilled page again, check the preview, then commit",
         )
     return None
+
+
+def _memory_changed(site: Pages) -> Response:
+    return site.error(
+        409,
+        "Memory changed since the preview",
+        "The repository moved on after this preview was made; nothing was committed.",
+        "open the Undistilled page again, check the new preview, then commit",
+    )
 
 
 def _not_a_commit(site: Pages, repo: MemoryRepo, sent: str, current: str) -> Response | None:
