@@ -274,3 +274,29 @@ def test_a_weak_matchs_confirmation_of_no_active_rule_says_what_to_do(demo_repo:
         assert "task page" in _hint(reply.get_data(as_text=True)), rule_id
     assert head(demo_repo) == before
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_a_receipt_the_page_cannot_resolve_is_hinted_in_the_pages_words(demo_repo: MemoryRepo) -> None:
+    """The answer and confirm forms carry the receipt of the recall the task page logged;
+    one not in the recall log (the index deleted since, a stale or hand-made form), or
+    not a receipt, was refused with the CLI's hint: "pass the receipt object recall
+    printed (scarwarden recall --json), or a file holding it". The page says what to do
+    on it; nothing is recorded."""
+    client = _client(demo_repo)
+    before = head(demo_repo)
+    for path, form in [
+        ("/answer", {"task": "Book travel to Berlin", "answer": "Use the portal"}),
+        ("/confirm", {"task": "Answer the outage ticket", "rule_id": "PB-04"}),
+    ]:
+        for receipt, said in [
+            ("a" * 16, "no recall with receipt aaaaaaaaaaaaaaaa"),
+            ("[1]", "must be a mapping"),
+        ]:
+            data = {"csrf_token": TOKEN, **form, "receipt": receipt}
+            reply = client.post(path, data=data, headers=ORIGIN)
+            text = unescape(reply.get_data(as_text=True))
+            assert reply.status_code == 400 and said in text, (path, receipt, text)
+            hint = _hint(reply.get_data(as_text=True))
+            assert "scarwarden" not in hint and "task page" in hint, (path, receipt, hint)
+    assert head(demo_repo) == before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""

@@ -53,6 +53,28 @@ class Pages:
         message = exc.message + "".join(f"\n{p}" for p in exc.problems)
         return self.error(status, heading, message, exc.hint)
 
+    def bad_receipt(self, repo: Any, cannot: str) -> Response | None:
+        """A 400 in the page's words when the form's ``receipt`` (the ID of the recall the
+        task page logged) does not resolve, else ``None``: recording refused it with the
+        CLI's hint ("pass the receipt object recall printed (scarwarden recall --json)")."""
+        from scarwarden.errors import ScarwardenError
+        from scarwarden.recall.receipts import resolve
+
+        value = request.form.get("receipt")
+        try:
+            if value:
+                resolve(repo, value, source="receipt")
+        except ScarwardenError as exc:
+            message = exc.message + "".join(f"\n{p}" for p in exc.problems)
+            return self.error(
+                400,
+                cannot,
+                f"{message}\nNothing was written.",
+                "recall the task again on the task page and submit its form there: the form "
+                "sends that recall's receipt",
+            )
+        return None
+
     def refuse_write(
         self,
         *,

@@ -200,6 +200,7 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
             cannot="Cannot record this",
             reload="task page",
         )
+        refused = refused or site.bad_receipt(repo, "Cannot record this")
         if refused is not None:
             return refused
         from scarwarden.answers.asking import confirmed_rule, recalled_refs, record_human_answer
