@@ -300,3 +300,16 @@ def test_a_receipt_the_page_cannot_resolve_is_hinted_in_the_pages_words(demo_rep
             assert "scarwarden" not in hint and "task page" in hint, (path, receipt, hint)
     assert head(demo_repo) == before
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_the_undistilled_page_says_committed_only_for_a_real_commit(demo_repo: MemoryRepo) -> None:
+    """The page after a distillation's commit is /distill?committed=COMMIT; any link
+    with ?committed=<anything> made the page say "Distilled and committed as <anything>"
+    (nothing was). Only a commit of this repository is said to be committed."""
+    client = _client(demo_repo)
+    for forged in ("zzz", "f" * 40, "<b>x</b>"):
+        page = client.get("/distill", query_string={"committed": forged}).get_data(as_text=True)
+        assert "Distilled and committed" not in page, forged
+    real = head(demo_repo)
+    page = client.get("/distill", query_string={"committed": real}).get_data(as_text=True)
+    assert "Distilled and committed as" in page

@@ -62,6 +62,8 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     @app.get("/distill")
     def undistilled() -> Response:
         done = request.args.get("committed")
+        if done and not (COMMIT_RE.fullmatch(done) and rev_parse(repo.root, done)):
+            done = None  # a link may say anything: only a commit here is said to be committed
         waiting = write_journal.index_waiting(repo)  # the CLI's warning, after a commit
         try:
             with previewing:
