@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scarwarden import text
@@ -25,6 +26,25 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_TAGS = 8
 #: At most this many episode IDs in ``refs``: the episodes that taught the recalled rules.
 MAX_REFS = 20
+
+
+@dataclass(frozen=True)
+class ConfirmHints:
+    """What a refused confirmation tells the human to do, in the words of the door they
+    confirmed through: the CLI's by default (``ask --confirm``; the Python API and MCP
+    read the same), the web page its own (what to click: it has no commands to type)."""
+
+    malformed: str = "confirm a rule recall showed, by its ID (e.g. PB-03)"
+    unknown: str = "confirm one of the candidates recall listed (scarwarden recall TASK)"
+    retired: str = "confirm an active rule; retired rules are never recalled"
+    unshown: str = (
+        "confirm a rule 'scarwarden recall TASK' lists; to teach something new, "
+        "answer instead (scarwarden ask TASK --answer ...)"
+    )
+
+
+#: The CLI's words.
+CLI_HINTS = ConfirmHints()
 
 
 def task_tags(task: str, *, limit: int = MAX_TAGS) -> list[str]:
@@ -138,35 +158,34 @@ def refs_for_verdict(result: RecallResult, *, force: bool = False) -> list[str] 
     return [] if result.verdict == ASK_HUMAN else recalled_refs(result.rules)
 
 
-def confirmed_rule(repo: MemoryRepo, rule_id: str) -> Any:
+def confirmed_rule(repo: MemoryRepo, rule_id: str, *, hints: ConfirmHints = CLI_HINTS) -> Any:
     """The active rule a human confirms, by any accepted spelling of its ID
     (:func:`scarwarden.files.rule_ids.canonical`); :class:`UsageError` (exit 2) for an
-    ID that is not a rule ID, an unknown rule or a retired one (nothing is written)."""
+    ID that is not a rule ID, an unknown rule or a retired one (nothing is written),
+    hinted in ``hints``' words."""
     from scarwarden.files.rule_ids import RULE_ID_RE, canonical
     from scarwarden.index import open_index
 
     wanted = canonical(rule_id or "")
     if not RULE_ID_RE.match(wanted):
-        raise UsageError(
-            f"{rule_id!r} is not a rule ID", hint="confirm a rule recall showed, by its ID (e.g. PB-03)"
-        )
+        raise UsageError(f"{rule_id!r} is not a rule ID", hint=hints.malformed)
     with open_index(repo) as index:
         rule = index.get_rule(wanted)
     if rule is None:
         raise UsageError(
             f"no rule {wanted} in {repo.playbook_rel}: nothing was recorded",
-            hint="confirm one of the candidates recall listed (scarwarden recall TASK)",
+            hint=hints.unknown,
         )
     if rule.retired:
         instead = f" (replaced by {rule.replaced_by})" if rule.replaced_by else ""
         raise UsageError(
             f"{wanted} is retired{instead}: nothing was recorded",
-            hint="confirm an active rule; retired rules are never recalled",
+            hint=hints.retired,
         )
     return rule
 
 
-def _require_shown(repo: MemoryRepo, task: str, rule_id: str) -> None:
+def _require_shown(repo: MemoryRepo, task: str, rule_id: str, hint: str) -> None:
     """A human confirms a rule recall showed for ``task`` (a rule it returns, or a
     candidate on ASK_HUMAN); any other is refused (exit 2): with no candidate shown,
     nothing tells the human the rule is related, and the episode would make it so."""
@@ -178,25 +197,25 @@ def _require_shown(repo: MemoryRepo, task: str, rule_id: str) -> None:
         listed = f"it showed {', '.join(ids)}" if ids else "it showed no rule"
         raise UsageError(
             f"{rule_id} is not among the rules recall shows for this task ({listed}): nothing was recorded",
-            hint="confirm a rule 'scarwarden recall TASK' lists; to teach something new, "
-            "answer instead (scarwarden ask TASK --answer ...)",
+            hint=hint,
         )
 
 
 def record_confirmation(
-    repo: MemoryRepo, task: str, rule_id: str, *, commit: bool = True
+    repo: MemoryRepo, task: str, rule_id: str, *, commit: bool = True, hints: ConfirmHints = CLI_HINTS
 ) -> tuple[Episode, str]:
     """Record a human's "yes, this rule applies to this task" as an episode
     (``ask --confirm``): the task, the rule's own words as the correction (so the next
     distill finds the lesson it teaches and adds the citation, and the task's words then
     reach the rule through the ledger's words, issue 13), ``refs`` the rule's cited
     episodes, the action naming the rule; returns it and the rule's canonical ID. Bad
-    IDs: :func:`confirmed_rule`; a rule recall does not show for ``task``: UsageError."""
+    IDs: :func:`confirmed_rule`; a rule recall does not show for ``task``: UsageError;
+    either hinted in ``hints``' words (the door's)."""
     from scarwarden.files.record import add_episodes
     from scarwarden.gate.door import gate_check
 
-    rule = confirmed_rule(repo, rule_id)
-    _require_shown(repo, task, rule.id)
+    rule = confirmed_rule(repo, rule_id, hints=hints)
+    _require_shown(repo, task, rule.id, hints.unshown)
     data = human_answer_input(task, rule.text)
     data["action"] = f"A human confirmed that {rule.id} ({rule.title}) applies to this task"
     refs = list(dict.fromkeys(rule.episode_ids))[:MAX_REFS]

@@ -127,3 +127,54 @@ def test_the_no_key_notice_names_the_providers_variable(cli: Any, demo_repo: Mem
     assert "no API key configured (SCARWARDEN_API_KEY or OPENAI_API_KEY)" in result.stderr
     page = _client(demo_repo).get("/distill").get_data(as_text=True)
     assert "OPENAI_API_KEY" in page and "DASHSCOPE" not in page
+
+
+def test_a_refused_commit_keeps_the_models_preview(demo_repo: MemoryRepo, fake_llm: FakeLLM) -> None:
+    """A commit refused before anything was done (a malformed head, the playbook edited
+    since) dropped the model's held preview: after fixing it, the same form was refused
+    as "no longer held" and looking again paid for a second model call. The preview is
+    now taken only by a commit that goes ahead; one model call is all it costs."""
+    fake_llm.script(reply_json(ADD))
+    client = _client(demo_repo)
+    page = client.get("/distill").get_data(as_text=True)
+    preview_id = re.search(r'name="preview" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+    assert preview_id != "offline"
+    before = head(demo_repo)
+    bad = client.post(
+        "/distill", data={"csrf_token": TOKEN, "head": "zz", "preview": preview_id}, headers=ORIGIN
+    )
+    assert bad.status_code == 400
+    original = demo_repo.playbook_path.read_text()
+    demo_repo.playbook_path.write_text(original + "\n")
+    form = {"csrf_token": TOKEN, "head": before, "preview": preview_id}
+    edited = client.post("/distill", data=form, headers=ORIGIN)
+    assert edited.status_code == 409 and "uncommitted" in edited.get_data(as_text=True)
+    demo_repo.playbook_path.write_text(original)  # discarded: HEAD and the preview stand
+    assert head(demo_repo) == before
+    done = client.post("/distill", data=form, headers=ORIGIN)
+    assert done.status_code == 303, done.get_data(as_text=True)
+    assert len(fake_llm.requests) == 1  # the preview shown, committed: no second model call
+    assert "Scarwarden-Distiller: model" in git(demo_repo.root, "log", "-1", "--format=%B").stdout
+
+
+def test_a_preview_made_before_head_moved_is_not_committed_as_current(
+    cli: Any, demo_repo: MemoryRepo, fake_llm: FakeLLM
+) -> None:
+    """A form naming the current commit with a model's preview made before HEAD moved (a
+    form pieced together from two looks at the page) was refused in the CLI's words, as
+    the server's fault: 400 "Cannot show this: HEAD moved while distilling ... run
+    'scarwarden distill' again". It is the page's 409 "Memory changed since the
+    preview", saying to look again; nothing is committed."""
+    fake_llm.script(reply_json(ADD))
+    client = _client(demo_repo)
+    page = client.get("/distill").get_data(as_text=True)
+    old_preview = re.search(r'name="preview" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+    made = cli("episode", "add", "--task", "Reply to the refund ticket", "--correction", "Confirm by email")
+    assert made.exit_code == 0, made.output
+    before = head(demo_repo)
+    form = {"csrf_token": TOKEN, "head": before, "preview": old_preview}
+    reply = client.post("/distill", data=form, headers=ORIGIN)
+    text = reply.get_data(as_text=True)
+    assert reply.status_code == 409, (reply.status_code, text)
+    assert "Memory changed since the preview" in text and "scarwarden distill" not in text
+    assert head(demo_repo) == before and git(demo_repo.root, "status", "--porcelain").stdout == ""

@@ -104,7 +104,8 @@ def test_a_confirmation_refused_says_why(
     nul = _post(served, "/confirm", {"csrf_token": token, "task": "Book\x00 it", "rule_id": "PB-01"})
     assert nul.status_code == 400
     assert "field 'task': holds a NUL character (U+0000)" in _message(nul.text), _message(nul.text)
-    form = {"csrf_token": token, "task": "Book it", "rule_id": "PB-01", "receipt": "[1]"}
+    linkedin = "Draft a LinkedIn post about our beta"  # recall returns PB-01: only the receipt is wrong
+    form = {"csrf_token": token, "task": linkedin, "rule_id": "PB-01", "receipt": "[1]"}
     receipt = _post(served, "/confirm", form)
     assert receipt.status_code == 400
     assert "a receipt must be a mapping, got list" in _message(receipt.text), _message(receipt.text)
@@ -225,4 +226,44 @@ def test_a_multipart_body_that_cannot_be_read_is_said_so(served: Served) -> None
             text = _message(reply.text)
             assert reply.status_code == 400, (ctype, path, reply.status_code, text[:300])
             assert "The form could not be read" in text and "nothing was written" in text, text
+    assert "Traceback" not in served.stderr()
+
+
+def test_a_field_sent_twice_is_refused_naming_it(
+    served: Served,  # noqa: F811 - the fixture imported above
+    demo_repo: MemoryRepo,
+) -> None:
+    """A form holding a field twice (a hand-made form, a script's mistake) was read by
+    its first value alone: POST /answer with two tasks and two answers committed the
+    first of each and dropped the other answer without a word. Which one was meant
+    cannot be known: it is a 400 naming the field, and nothing is written."""
+    token = served.token()
+    before = State.of(demo_repo)
+    head = git(demo_repo.root, "rev-parse", "HEAD").stdout.strip()
+    for path, form in [
+        (
+            "/answer",
+            [("task", "Book travel to Rome"), ("answer", "Use the portal"), ("answer", "Ask finance")],
+        ),
+        (
+            "/answer",
+            [("task", "Book travel to Rome"), ("task", "Plan the review"), ("answer", "Use the deck")],
+        ),
+        (
+            "/confirm",
+            [("task", "Book a table for the team dinner"), ("rule_id", "PB-06"), ("rule_id", "PB-01")],
+        ),
+        ("/distill", [("head", head), ("head", "0" * 40), ("preview", "offline")]),
+        ("/task", [("task", "Book travel to Rome"), ("memory", "on"), ("memory", "off")]),
+    ]:
+        reply = _post(served, path, [("csrf_token", token), *form])  # type: ignore[arg-type]
+        text = _message(reply.text)
+        name = next(k for k, _ in form if sum(1 for n, _ in form if n == k) > 1)
+        assert reply.status_code == 400, (path, name, reply.status_code, text[:300])
+        assert f"The form holds {name!r} 2 times" in text and "nothing was written" in text, (path, text)
+    twice = _post(
+        served, "/answer", [("csrf_token", token), ("csrf_token", token), ("task", "x"), ("answer", "y")]
+    )  # type: ignore[arg-type]
+    assert twice.status_code == 400 and "'csrf_token' 2 times" in _message(twice.text)
+    assert State.of(demo_repo) == before
     assert "Traceback" not in served.stderr()

@@ -3,6 +3,8 @@ page's "why this verdict", invented rules shown inline, tag counts that do not w
 
 from __future__ import annotations
 
+import re
+from html import unescape
 from typing import Any
 
 import pytest
@@ -57,7 +59,8 @@ def test_undistilled_page_previews_and_commits(cli: Any, demo_repo: MemoryRepo) 
         ({"csrf_token": TOKEN, "head": before}, {"Origin": "http://evil.example"}),
     ]:
         assert client.post("/distill", data=data, headers=headers).status_code == 403
-    stale = client.post("/distill", data={"csrf_token": TOKEN, "head": "0" * 40}, headers=ORIGIN)
+    earlier = git(demo_repo.root, "rev-parse", "HEAD~1").stdout.strip()
+    stale = client.post("/distill", data={"csrf_token": TOKEN, "head": earlier}, headers=ORIGIN)
     assert stale.status_code == 409 and "nothing was committed" in stale.get_data(as_text=True)
     assert head(demo_repo) == before
     done = client.post(
@@ -153,3 +156,160 @@ def test_a_distill_post_naming_no_commit_says_so(cli: Any, demo_repo: MemoryRepo
         assert reply.status_code == 400, reply.status_code
         assert "The form named no commit" in text and "moved on" not in text
     assert head(demo_repo) == before
+
+
+def test_a_distill_post_naming_a_malformed_commit_is_a_bad_request(cli: Any, demo_repo: MemoryRepo) -> None:
+    """A POST /distill whose ``head`` is not a commit ID (garbage, a NUL, a short or
+    upper-case hash, a ref name, a well-formed hash of no commit here) was answered 409
+    "Memory changed since the preview", sending the user to redo a preview that was
+    fine. It is a 400 naming the field and what it must be; only a real commit other
+    than HEAD is "memory changed". Nothing is committed either way."""
+    made = cli("episode", "add", "--task", "Reply to the refund ticket", "--outcome", "Refunded", "--json")
+    assert made.exit_code == 0, made.output
+    before = head(demo_repo)
+    client = _client(demo_repo)
+    garbage = ("zzz", "\x00", before.upper(), before[:12], f" {before}", "HEAD", "main", "f" * 40, "0" * 64)
+    for sent in garbage:
+        form = {"csrf_token": TOKEN, "head": sent, "preview": "offline"}
+        reply = client.post("/distill", data=form, headers=ORIGIN)
+        text = reply.get_data(as_text=True)
+        assert reply.status_code == 400, (sent, reply.status_code)
+        assert "The form&#39;s &#39;head&#39;" in text and "nothing was committed" in text, (sent, text)
+        assert "moved on" not in text, sent
+    earlier = git(demo_repo.root, "rev-parse", "HEAD~1").stdout.strip()
+    form = {"csrf_token": TOKEN, "head": earlier, "preview": "offline"}
+    stale = client.post("/distill", data=form, headers=ORIGIN)
+    assert stale.status_code == 409 and "moved on" in stale.get_data(as_text=True)
+    assert head(demo_repo) == before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def _hint(html: str) -> str:
+    found = re.search(r'<p class="muted">(.*?)</p>', html.split('class="error"', 1)[1], re.S)
+    return unescape(found.group(1)) if found else ""
+
+
+def test_a_refused_confirmation_says_what_to_do_on_the_page(cli: Any, demo_repo: MemoryRepo) -> None:
+    """A candidate's Confirm button refused (the rule retired or gone since the page was
+    shown, or no longer among what recall shows) hinted in the CLI's words: "(scarwarden
+    recall TASK)", "answer instead (scarwarden ask TASK --answer ...)", "by its ID (e.g.
+    PB-03)" to a page where nobody types a command or an ID. The page says what to do on
+    it; the CLI's words are unchanged; nothing is recorded."""
+    from helpers import retire_rule
+
+    dinner = "Book a table for the team dinner"
+    client = _client(demo_repo)
+    page = client.get("/task", query_string={"task": dinner}).get_data(as_text=True)
+    assert 'name="rule_id" value="PB-06"' in page and 'name="candidate"' in page
+    retire_rule(demo_repo, "PB-06")  # someone else committed while the page was open
+    before = head(demo_repo)
+    for rule_id, said in [
+        ("PB-06", "PB-06 is retired"),
+        ("PB-99", "no rule PB-99"),
+        ("PB-01", "PB-01 is not among the rules recall shows"),
+        ("zz", "is not a rule ID"),
+    ]:
+        form = {"csrf_token": TOKEN, "task": dinner, "rule_id": rule_id, "candidate": "1"}
+        reply = client.post("/confirm", data=form, headers=ORIGIN)
+        text = unescape(reply.get_data(as_text=True))
+        assert reply.status_code == 400 and said in text, (rule_id, text)
+        hint = _hint(reply.get_data(as_text=True))
+        assert "scarwarden" not in hint and "--" not in hint and "task page" in hint, (rule_id, hint)
+    assert head(demo_repo) == before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+    unknown = cli("ask", dinner, "--confirm", "PB-99")  # the CLI's words, as they were
+    assert "hint: confirm one of the candidates recall listed (scarwarden recall TASK)" in unknown.stderr
+    unshown = cli("ask", dinner, "--confirm", "PB-01")
+    assert (
+        "hint: confirm a rule 'scarwarden recall TASK' lists; to teach something new, answer instead "
+        "(scarwarden ask TASK --answer ...)" in unshown.stderr
+    ), unshown.stderr
+
+
+def test_a_rule_recall_does_not_return_is_not_confirmed(demo_repo: MemoryRepo) -> None:
+    """The ACT_AND_FLAG form ("Confirm PB-.. applies") recorded "Yes: PB-01 applies to
+    this task" for any active rule its hidden field named, one recall never returned
+    for the task included (a forged or stale form): an episode tying the task to a rule
+    nothing showed, which ``ask --confirm``, the API and the candidate button refuse.
+    It is a 400 naming the rules recall returns; nothing is recorded."""
+    client = _client(demo_repo)
+    before = head(demo_repo)
+    for task, rule_id, listed in [
+        ("Book travel to Berlin", "PB-01", "it returns no rule"),  # ASK_HUMAN: nothing returned
+        ("Answer the outage ticket", "PB-01", "it returns PB-"),
+    ]:
+        form = {"csrf_token": TOKEN, "task": task, "rule_id": rule_id}
+        reply = client.post("/confirm", data=form, headers=ORIGIN)
+        text = unescape(reply.get_data(as_text=True))
+        assert reply.status_code == 400, (task, reply.status_code)
+        assert f"{rule_id} is not among the rules recall returns for this task ({listed}" in text, text
+        assert "nothing was recorded" in text and "task page" in _hint(reply.get_data(as_text=True))
+    assert head(demo_repo) == before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_a_weak_matchs_confirmation_of_no_active_rule_says_what_to_do(demo_repo: MemoryRepo) -> None:
+    """The ACT_AND_FLAG form naming no rule, a rule not in the playbook, or one retired
+    since the page was shown got "There is no active rule  to confirm." (the ID blank
+    when none was sent), and no word on what to do. It now says what is wrong with the
+    rule, as the candidate button does, and to recall the task again on the task page."""
+    from helpers import retire_rule
+
+    task = "Answer the outage ticket"
+    client = _client(demo_repo)
+    page = client.get("/task", query_string={"task": task}).get_data(as_text=True)
+    assert 'name="rule_id" value="PB-04"' in page and "ACT_AND_FLAG" in page
+    retire_rule(demo_repo, "PB-04")  # someone else retired it while the page was open
+    before = head(demo_repo)
+    for rule_id, said in [
+        (None, "is not a rule ID"),
+        ("", "is not a rule ID"),
+        ("PB-99", "no rule PB-99 in memory/playbook.md"),
+        ("PB-04", "PB-04 is retired"),
+    ]:
+        form = {"csrf_token": TOKEN, "task": task, **({} if rule_id is None else {"rule_id": rule_id})}
+        reply = client.post("/confirm", data=form, headers=ORIGIN)
+        text = unescape(reply.get_data(as_text=True))
+        assert reply.status_code == 400 and said in text and "Cannot record this" in text, (rule_id, text)
+        assert "task page" in _hint(reply.get_data(as_text=True)), rule_id
+    assert head(demo_repo) == before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_a_receipt_the_page_cannot_resolve_is_hinted_in_the_pages_words(demo_repo: MemoryRepo) -> None:
+    """The answer and confirm forms carry the receipt of the recall the task page logged;
+    one not in the recall log (the index deleted since, a stale or hand-made form), or
+    not a receipt, was refused with the CLI's hint: "pass the receipt object recall
+    printed (scarwarden recall --json), or a file holding it". The page says what to do
+    on it; nothing is recorded."""
+    client = _client(demo_repo)
+    before = head(demo_repo)
+    for path, form in [
+        ("/answer", {"task": "Book travel to Berlin", "answer": "Use the portal"}),
+        ("/confirm", {"task": "Answer the outage ticket", "rule_id": "PB-04"}),
+    ]:
+        for receipt, said in [
+            ("a" * 16, "no recall with receipt aaaaaaaaaaaaaaaa"),
+            ("[1]", "must be a mapping"),
+        ]:
+            data = {"csrf_token": TOKEN, **form, "receipt": receipt}
+            reply = client.post(path, data=data, headers=ORIGIN)
+            text = unescape(reply.get_data(as_text=True))
+            assert reply.status_code == 400 and said in text, (path, receipt, text)
+            hint = _hint(reply.get_data(as_text=True))
+            assert "scarwarden" not in hint and "task page" in hint, (path, receipt, hint)
+    assert head(demo_repo) == before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_the_undistilled_page_says_committed_only_for_a_real_commit(demo_repo: MemoryRepo) -> None:
+    """The page after a distillation's commit is /distill?committed=COMMIT; any link
+    with ?committed=<anything> made the page say "Distilled and committed as <anything>"
+    (nothing was). Only a commit of this repository is said to be committed."""
+    client = _client(demo_repo)
+    for forged in ("zzz", "f" * 40, "<b>x</b>"):
+        page = client.get("/distill", query_string={"committed": forged}).get_data(as_text=True)
+        assert "Distilled and committed" not in page, forged
+    real = head(demo_repo)
+    page = client.get("/distill", query_string={"committed": real}).get_data(as_text=True)
+    assert "Distilled and committed as" in page

@@ -344,6 +344,7 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
             cannot="Cannot record this answer",
             reload="task page",
         )
+        refused = refused or site.bad_receipt(repo, "Cannot record this answer")
         if refused is not None:
             return refused
         from scarwarden.answers.asking import record_human_answer

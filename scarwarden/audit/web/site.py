@@ -53,6 +53,28 @@ class Pages:
         message = exc.message + "".join(f"\n{p}" for p in exc.problems)
         return self.error(status, heading, message, exc.hint)
 
+    def bad_receipt(self, repo: Any, cannot: str) -> Response | None:
+        """A 400 in the page's words when the form's ``receipt`` (the ID of the recall the
+        task page logged) does not resolve, else ``None``: recording refused it with the
+        CLI's hint ("pass the receipt object recall printed (scarwarden recall --json)")."""
+        from scarwarden.errors import ScarwardenError
+        from scarwarden.recall.receipts import resolve
+
+        value = request.form.get("receipt")
+        try:
+            if value:
+                resolve(repo, value, source="receipt")
+        except ScarwardenError as exc:
+            message = exc.message + "".join(f"\n{p}" for p in exc.problems)
+            return self.error(
+                400,
+                cannot,
+                f"{message}\nNothing was written.",
+                "recall the task again on the task page and submit its form there: the form "
+                "sends that recall's receipt",
+            )
+        return None
+
     def refuse_write(
         self,
         *,
@@ -105,7 +127,22 @@ class Pages:
                 "This form did not come from this server's own page.",
                 f"reload the {reload} and submit the form again",
             )
-        return self._too_long(cannot)
+        return self._repeated(cannot, reload) or self._too_long(cannot)
+
+    def _repeated(self, cannot: str, reload: str) -> Response | None:
+        """A 400 naming the first field the form holds more than once, else ``None``: each
+        page's form sends each field once, and the first value alone was read (two
+        answers posted, the first committed, the second dropped without a word)."""
+        for name, values in request.form.lists():
+            if len(values) > 1:
+                return self.error(
+                    400,
+                    cannot,
+                    f"The form holds {name!r} {len(values)} times; each field is sent once, so "
+                    "which value was meant cannot be known; nothing was written.",
+                    f"post the {reload}'s form: reload it and submit again",
+                )
+        return None
 
     def _too_long(self, cannot: str) -> Response | None:
         """A 400 naming the first form field longer than its limit (what ``ask``, recall

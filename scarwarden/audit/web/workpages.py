@@ -16,6 +16,7 @@ commits nothing (issue 27: it committed the offline result under a model's previ
 
 from __future__ import annotations
 
+import re
 import secrets
 import threading
 from typing import TYPE_CHECKING, Any
@@ -25,11 +26,13 @@ from flask import Flask, Response, redirect, request
 from scarwarden.errors import GitError, ScarwardenError
 from scarwarden.files import write_journal
 from scarwarden.git import head as git_head
+from scarwarden.git import rev_parse
 from scarwarden.index import open_index
 from scarwarden.records import replace
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # pragma: no cover
+    from scarwarden.answers.asking import ConfirmHints
     from scarwarden.audit.web.site import Pages
     from scarwarden.distill.result import DistillResult
 
@@ -41,6 +44,8 @@ LOG_LIMIT = 200
 OFFLINE = "offline"
 #: Model previews the server holds for the commit button (the newest ones).
 HELD_PREVIEWS = 8
+#: A commit ID as the form's ``head`` carries it: SHA-1's 40 hex digits, SHA-256's 64.
+COMMIT_RE = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
@@ -57,6 +62,8 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     @app.get("/distill")
     def undistilled() -> Response:
         done = request.args.get("committed")
+        if done and not (COMMIT_RE.fullmatch(done) and rev_parse(repo.root, done)):
+            done = None  # a link may say anything: only a commit here is said to be committed
         waiting = write_journal.index_waiting(repo)  # the CLI's warning, after a commit
         try:
             with previewing:
@@ -78,14 +85,17 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
 
         current = git_head(repo.root) or ""
         preview_id = request.form.get("preview", "")
-        with previewing:
-            result = held.pop(preview_id, None) if preview_id != OFFLINE else None
-        refused = _stale_or_unnamed(site, current, preview_id)
+        refused = _stale_or_unnamed(site, repo, current, preview_id)
         if refused is not None:
             return refused
         refused = _playbook_edited(site, repo)
         if refused is not None:
             return refused
+        # Taken only now: a refused commit (fixed, then sent again) still finds it held.
+        with previewing:
+            result = held.pop(preview_id, None) if preview_id != OFFLINE else None
+        if result is not None and result.head != current:  # held from an earlier look
+            return _memory_changed(site)
         if preview_id != OFFLINE and result is None:
             return site.error(
                 409,
@@ -98,7 +108,7 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         return redirect(f"/distill?committed={result.commit or ''}", code=303)  # type: ignore[return-value]
 
 
-def _stale_or_unnamed(site: Pages, current: str, preview_id: str) -> Response | None:
+def _stale_or_unnamed(site: Pages, repo: MemoryRepo, current: str, preview_id: str) -> Response | None:
     """The commit form's preview checks: the commit it was made at is named and is HEAD,
     and the preview is named; an error page if one fails, else ``None``."""
     sent = request.form.get("head", "")
@@ -109,18 +119,49 @@ def _stale_or_unnamed(site: Pages, current: str, preview_id: str) -> Response | 
             "The form named no commit its preview was made at; nothing was committed.",
             "open the Undistilled page again, check the preview, then commit",
         )
+    refused = _not_a_commit(site, repo, sent, current)
+    if refused is not None:
+        return refused
     if sent != current:
-        return site.error(
-            409,
-            "Memory changed since the preview",
-            "The repository moved on after this preview was made; nothing was committed.",
-            "open the Undistilled page again, check the new preview, then commit",
-        )
+        return _memory_changed(site)
     if not preview_id:  # issue 27: the offline result was committed under a model's preview
         return site.error(
             400,
             "No preview named",
             "The form named no preview, and only what a preview showed is committed; nothing was committed.",
+            "open the Undistilled page again, check the preview, then commit",
+        )
+    return None
+
+
+def _memory_changed(site: Pages) -> Response:
+    return site.error(
+        409,
+        "Memory changed since the preview",
+        "The repository moved on after this preview was made; nothing was committed.",
+        "open the Undistilled page again, check the new preview, then commit",
+    )
+
+
+def _not_a_commit(site: Pages, repo: MemoryRepo, sent: str, current: str) -> Response | None:
+    """A 400 when the form's ``head`` is not a commit ID, or names no commit here: a
+    malformed request, not "memory changed" (which sent the user to redo a preview that
+    was fine); else ``None``."""
+    if not COMMIT_RE.fullmatch(sent):
+        return site.error(
+            400,
+            "Not a commit ID",
+            "The form's 'head' is not a commit ID: it must be the 40 lower-case hexadecimal "
+            "digits (64 in a SHA-256 repository) of the commit the preview was made at; "
+            "nothing was committed.",
+            "open the Undistilled page again, check the preview, then commit",
+        )
+    if sent != current and rev_parse(repo.root, sent) is None:
+        return site.error(
+            400,
+            "No such commit",
+            f"The form's 'head' ({sent}) names no commit in this repository: it must be the "
+            "commit the preview was made at; nothing was committed.",
             "open the Undistilled page again, check the preview, then commit",
         )
     return None
@@ -161,42 +202,87 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
             cannot="Cannot record this",
             reload="task page",
         )
+        refused = refused or site.bad_receipt(repo, "Cannot record this")
         if refused is not None:
             return refused
-        from scarwarden.answers.asking import record_human_answer
+        from scarwarden.answers.asking import confirmed_rule, recalled_refs, record_human_answer
         from scarwarden.errors import UsageError, ValidationError
-        from scarwarden.files.rule_ids import canonical
 
         if request.form.get("candidate"):
             return _confirm_candidate(site, repo)
-        rule_id = canonical(request.form.get("rule_id", ""))
-        rule = next((r for r in _rules(repo) if r.id == rule_id and not r.retired), None)
-        if rule is None:
-            return site.error(400, "Cannot record this", f"There is no active rule {rule_id} to confirm.")
+        try:  # no rule, an unknown or a retired one: said as the candidate button says it
+            rule = confirmed_rule(repo, request.form.get("rule_id", ""), hints=_page_hints())
+        except UsageError as exc:
+            return site.refused(400, "Cannot record this", exc)
+        task = request.form.get("task", "").replace("\r\n", "\n")
+        returned = _returned(repo, task)  # as ask --confirm: only a rule recall returns
+        if returned is not None and rule.id not in [r.id for r in returned]:
+            return _not_returned(site, rule.id, returned)
         answer = f"Yes: {rule.id} ({rule.title}) applies to this task; follow it."
         # The recall's receipt (issue 20) goes along when the page had one to send.
         receipt = request.form.get("receipt")
         extra: dict[str, Any] = {"receipt": receipt} if receipt else {}
+        if returned is not None:
+            extra["refs"] = recalled_refs(returned)
         try:
-            ep = record_human_answer(
-                repo, request.form.get("task", "").replace("\r\n", "\n"), answer, **extra
-            )
+            ep = record_human_answer(repo, task, answer, **extra)
         except (UsageError, ValidationError) as exc:
             return site.refused(400, "Cannot record this", exc)  # each problem, as the answer form
         return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
 
 
+def _returned(repo: MemoryRepo, task: str) -> list[Any] | None:
+    """The rules recall returns for ``task`` (not logged), or ``None`` when recall refuses
+    it: recording it then refuses it in the ledger's words (which field, what is wrong)."""
+    from scarwarden.recall.engine import recall_task
+
+    try:
+        return list(recall_task(repo, task, log=False).rules)
+    except ScarwardenError:
+        return None
+
+
+def _not_returned(site: Pages, rule_id: str, returned: list[Any]) -> Response:
+    """A confirmation of a rule recall does not return for the task (a forged or stale
+    form) refused, as ``ask --confirm`` refuses it: the episode would tie the task to a
+    rule nothing showed."""
+    listed = f"it returns {', '.join(r.id for r in returned)}" if returned else "it returns no rule"
+    return site.error(
+        400,
+        "Cannot record this",
+        f"{rule_id} is not among the rules recall returns for this task ({listed}); nothing was recorded.",
+        "recall the task again on the task page and confirm the rule it offers, or record the "
+        "human's answer in its form",
+    )
+
+
 def _confirm_candidate(site: Pages, repo: MemoryRepo) -> Response:
-    """An ASK_HUMAN candidate confirmed: :func:`~scarwarden.answers.asking.record_confirmation`."""
+    """An ASK_HUMAN candidate confirmed: :func:`~scarwarden.answers.asking.record_confirmation`,
+    refused in the page's words (the CLI's name commands and a rule ID to type)."""
     from scarwarden.answers.asking import record_confirmation
     from scarwarden.errors import UsageError, ValidationError
 
     task = request.form.get("task", "").replace("\r\n", "\n").strip()
     try:
-        ep, _rule = record_confirmation(repo, task, request.form.get("rule_id", ""))
+        ep, _rule = record_confirmation(repo, task, request.form.get("rule_id", ""), hints=_page_hints())
     except (UsageError, ValidationError) as exc:
         return site.refused(400, "Cannot record this", exc)  # each problem, as the answer form
     return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
+
+
+def _page_hints() -> ConfirmHints:
+    """A refused confirmation's hints in the page's words: the CLI's name commands and a
+    rule ID to type; a page has buttons."""
+    from scarwarden.answers.asking import ConfirmHints
+
+    again = "recall the task again on the task page"
+    return ConfirmHints(
+        malformed=f"{again} and use the Confirm button of a rule it lists",
+        unknown=f"{again} and confirm one of the rules it lists",
+        retired=f"{again}: retired rules are never recalled; confirm an active rule it lists",
+        unshown=f"{again} and confirm a rule it lists; to teach something new, record the "
+        "human's answer in its form instead",
+    )
 
 
 def _refuse_write(site: Pages) -> Response | None:
