@@ -59,6 +59,7 @@ class ExportFile:
     rel: str
     old: bytes | None
     new: bytes
+    section: str | None = None  # the marked section spliced in (not for a whole file)
 
     @property
     def status(self) -> str:
@@ -220,7 +221,8 @@ def plan(
         path = paths[fmt]
         rel = _display(repo, path)
         old = _read(path, rel)
-        if output is not None and fmt in ("cursor", "claude-skill") and old is not None:
+        whole = fmt in ("cursor", "claude-skill")  # a whole file, not a section
+        if output is not None and whole and old is not None:
             _refuse_replacing(old, fmt, rel)
         body = rules_md
         if fmt == "claude-md" and import_agents:
@@ -237,9 +239,9 @@ def plan(
             text = skill_file(new_section)
         else:
             text = splice(_decode(old, rel), new_section, rel)
-        if fmt in ("cursor", "claude-skill") and old is not None:  # a whole file: as it was (CRLF)
+        if whole and old is not None:  # a whole file: as it was (CRLF)
             text = text.replace("\n", ending_of(old.decode("utf-8", "replace")))
-        files.append(ExportFile(fmt, path, rel, old, text.encode("utf-8")))
+        files.append(ExportFile(fmt, path, rel, old, text.encode("utf-8"), None if whole else new_section))
     return files
 
 
@@ -308,8 +310,7 @@ def write_exports(files: list[ExportFile]) -> list[ExportFile]:
 
 
 def commit_exports(repo: MemoryRepo, files: list[ExportFile]) -> str | None:
-    """Write and commit exactly ``files`` (opt-in: ``export --commit``); None when none
-    differs from HEAD. Journalled, through a temporary index (see :mod:`.export_commit`)."""
+    """Write ``files``; commit their sections onto HEAD (``export --commit``, :mod:`.export_commit`)."""
     from scarwarden.agents import export_commit
 
     return export_commit.write_and_commit(repo, files)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,12 +117,17 @@ def commit(
     *,
     check: Check | None = None,
     allow_empty: bool = False,
+    contents: Mapping[str, bytes] | None = None,
+    staged: Mapping[str, bytes] | None = None,
 ) -> str:
-    """Commit HEAD plus the working-tree content of ``paths`` without taking git's real
-    index (see :mod:`scarwarden.git.index_commit`); return the new commit."""
-    prepared = index_commit.prepare_commit(repo.root, message, paths, check=check, allow_empty=allow_empty)
+    """Commit HEAD plus the working-tree content of ``paths`` (or ``contents``, and
+    ``staged`` left in git's index: see :func:`index_commit.prepare_commit`) without
+    taking git's real index (see :mod:`scarwarden.git.index_commit`); return the new commit."""
+    prepared = index_commit.prepare_commit(
+        repo.root, message, paths, check=check, allow_empty=allow_empty, contents=contents, staged=staged
+    )
     record["commit"] = prepared.sha
-    record["entries"] = [[e.mode, e.blob, e.path] for e in prepared.entries]
+    record["entries"] = [[e.mode, e.blob, e.path] for e in prepared.index_entries]
     _save(repo, record)
     indexed = index_commit.land(repo.root, prepared, keep_fds=held_lock_fds())
     index_commit.post_commit(repo.root, prepared)

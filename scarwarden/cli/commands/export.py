@@ -58,7 +58,9 @@ FORMAT_NAMES = (
     "--commit",
     "do_commit",
     is_flag=True,
-    help="Commit the files that changed (by default exports are only written).",
+    help="Commit the export's change (by default exports are only written): a file git "
+    "has is committed as HEAD holds it with only the section replaced, so your own edits "
+    "stay uncommitted (and staged, if they were).",
 )
 @click.option(
     "--bare-command",
