@@ -103,8 +103,16 @@ def _in_head(repo: MemoryRepo, files: Sequence[ExportFile]) -> dict[str, bytes]:
 
 def _staged(repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes]) -> dict[str, bytes]:
     """Each of ``files`` that git's index holds otherwise than HEAD (the user staged an
-    edit): that version with the new section, to stay staged."""
+    edit): that version with the new section, to stay staged. A file with a merge
+    conflict git has not seen resolved is refused: committing would mark it resolved."""
     entries = git.ls_files_stage(repo.root, *[f.rel for f in files]) if files else []
+    unmerged = sorted({e.path for e in entries if e.stage})
+    if unmerged:
+        raise ValidationError(
+            f"{unmerged[0]} has a merge conflict git has not seen resolved: --commit would mark it resolved",
+            hint=f"resolve it and 'git add {unmerged[0]}', then export --commit again "
+            "(or export without --commit)",
+        )
     edited = {e.path: e.blob for e in entries if e.path in base and e.blob != git.blob_id(base[e.path])}
     if not edited:
         return {}

@@ -157,3 +157,26 @@ def test_broken_markers_in_head_are_refused_before_writing(demo_repo: MemoryRepo
     assert result.stderr.startswith("error: AGENTS.md in HEAD has broken Scarwarden markers"), result.stderr
     assert "commit your own fix of AGENTS.md first" in result.stderr and "Traceback" not in result.stderr
     assert head(root) == commit and agents.read_bytes() == b"# Fixed by hand\n"
+
+
+def test_an_unresolved_conflict_is_refused_not_marked_resolved(demo_repo: MemoryRepo, cli: Cli) -> None:
+    """A conflict git records in its index without a merge under way (``git checkout
+    -m``, ``git stash pop``): --commit marked it resolved, the conflict gone from git's
+    index with the user's markers still in the file."""
+    root = demo_repo.root
+    _exported(cli, root)  # AGENTS.md's section is now stale
+    git(root, "checkout", "-q", "-b", "other")
+    agents = root / "AGENTS.md"
+    agents.write_bytes(agents.read_bytes().replace(b"Build with make.", b"Build with ninja."))
+    git(root, "commit", "-q", "-am", "ninja")
+    git(root, "checkout", "-q", "main")
+    agents.write_bytes(agents.read_bytes().replace(b"Build with make.", b"Build with bazel."))
+    git(root, "checkout", "-m", "other")
+    assert git(root, "status", "--porcelain").stdout == "UU AGENTS.md\n"
+    worktree, commit = agents.read_bytes(), head(root)
+    result = cli("export", "agents-md", "--commit")
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("error: AGENTS.md has a merge conflict git has not seen resolved")
+    assert "resolve it and 'git add AGENTS.md'" in result.stderr and "Traceback" not in result.stderr
+    assert head(root) == commit and agents.read_bytes() == worktree
+    assert git(root, "status", "--porcelain").stdout == "UU AGENTS.md\n"
