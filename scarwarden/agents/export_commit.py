@@ -133,5 +133,7 @@ def _onto(data: bytes, f: ExportFile, where: str) -> bytes:
         raise ValidationError(
             f"{f.rel} {where} {why}: --commit commits only the new section onto it; nothing was written",
             problems=getattr(exc, "problems", None),
-            hint=f"commit your own fix of {f.rel} first, or export without --commit and commit it yourself",
+            hint=f"commit your own fix of {f.rel} first, or export without --commit and commit it yourself"
+            if where == "in HEAD"
+            else f"fix it and 'git add {f.rel}' again, or unstage it ('git restore --staged {f.rel}')",
         ) from None

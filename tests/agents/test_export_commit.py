@@ -180,3 +180,22 @@ def test_an_unresolved_conflict_is_refused_not_marked_resolved(demo_repo: Memory
     assert "resolve it and 'git add AGENTS.md'" in result.stderr and "Traceback" not in result.stderr
     assert head(root) == commit and agents.read_bytes() == worktree
     assert git(root, "status", "--porcelain").stdout == "UU AGENTS.md\n"
+
+
+def test_broken_markers_in_the_staged_version_are_refused_before_writing(
+    demo_repo: MemoryRepo, cli: Cli
+) -> None:
+    root = demo_repo.root
+    _exported(cli, root)
+    agents = root / "AGENTS.md"
+    good = agents.read_bytes()
+    agents.write_bytes(good.replace(b"<!-- scarwarden:end -->", b""))  # staged without its end
+    git(root, "add", "AGENTS.md")
+    agents.write_bytes(good + DRAFT)
+    index, commit = git(root, "ls-files", "-s").stdout, head(root)
+    result = cli("export", "agents-md", "--commit")
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("error: AGENTS.md as staged has broken Scarwarden markers"), result.stderr
+    assert "'git restore --staged AGENTS.md'" in result.stderr
+    assert head(root) == commit and git(root, "ls-files", "-s").stdout == index
+    assert agents.read_bytes() == good + DRAFT
