@@ -199,3 +199,20 @@ def test_broken_markers_in_the_staged_version_are_refused_before_writing(
     assert "'git restore --staged AGENTS.md'" in result.stderr
     assert head(root) == commit and git(root, "ls-files", "-s").stdout == index
     assert agents.read_bytes() == good + DRAFT
+
+
+def test_nothing_to_commit_is_said_so_not_offered_commit(demo_repo: MemoryRepo, cli: Cli) -> None:
+    """Text typed inside the markers of a current export: ``export --commit`` puts the
+    section back, HEAD already holds it, and it said "Not committed: ... (or use
+    --commit)" to a command given --commit."""
+    root = demo_repo.root
+    (root / "AGENTS.md").write_bytes(b"# Our agents\n")
+    assert cli("export", "agents-md", "--commit").exit_code == 0
+    committed, commit = (root / "AGENTS.md").read_bytes(), head(root)
+    (root / "AGENTS.md").write_bytes(committed.replace(b"## Scarwarden playbook", b"## Typed inside"))
+    result = cli("export", "agents-md", "--commit")
+    assert result.exit_code == 0, result.output
+    assert (
+        result.stderr == "Not committed: HEAD already holds this export (the files were put back in line).\n"
+    )
+    assert head(root) == commit and git(root, "status", "--porcelain").stdout == ""
