@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from scarwarden import git
 from scarwarden.agents.export_section import splice
-from scarwarden.errors import ScarwardenError, ValidationError
+from scarwarden.errors import ScarwardenError, UsageError, ValidationError
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write
 from scarwarden.files.write_journal import Planned
@@ -48,6 +48,9 @@ class ExportFile(Protocol):
     def section(self) -> str | None: ...
 
 
+File = TypeVar("File", bound=ExportFile)
+
+
 def message(files: Sequence[ExportFile]) -> str:
     return (
         "export: update agent instruction files from the playbook\n\n"
@@ -56,11 +59,13 @@ def message(files: Sequence[ExportFile]) -> str:
     )
 
 
-def write_and_commit(repo: MemoryRepo, files: Sequence[ExportFile]) -> str | None:
+def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | None, list[File]]:
     """Write ``files`` (those whose bytes change) and commit what the export changes of
-    the ones HEAD holds (their sections: see above) and the new ones; None when that
-    changes nothing (the files are still written). The caller holds the write lock and
-    has recovered a killed write (:func:`write_journal.recover`)."""
+    the ones HEAD holds (their sections: see above) and the new ones; the commit and the
+    files it holds (None and none when that changes nothing: the files are still
+    written). The caller holds the write lock and has recovered a killed write
+    (:func:`write_journal.recover`)."""
+    _refuse_ignored(repo, files)
     inside = [f for f in files if not Path(f.rel).is_absolute()]  # (--output is refused)
     base = _in_head(repo, inside)
     onto = {
@@ -71,18 +76,20 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[ExportFile]) -> str | Non
     if not differ:
         for f in files:
             atomic_write(f.path, f.new)
-        return None
+        return None, []
     # A file whose new bytes are what is committed is added from the disk (stat and all).
     contents = {f.rel: onto[f.rel] for f in inside if f.rel in differ and onto.get(f.rel, f.new) != f.new}
     kept = {rel: data for rel, data in staged.items() if rel in differ}
+    committed = [f for f in inside if f.rel in differ]  # a file only put back is not named
     journal = write_journal.begin(repo, [Planned(f.rel, f.new) for f in files])
     try:
         for f in files:
             atomic_write(f.path, f.new)
         check = gate_check(repo, "the export")  # what it commits, the gate has passed (issue 27)
-        return write_journal.commit(
-            repo, journal, message(files), differ, check=check, contents=contents, staged=kept
+        sha = write_journal.commit(
+            repo, journal, message(committed), differ, check=check, contents=contents, staged=kept
         )
+        return sha, committed
     except BaseException:
         write_journal.recover(repo)  # each file back as it was, unless the commit landed
         raise
@@ -137,3 +144,17 @@ def _onto(data: bytes, f: ExportFile, where: str) -> bytes:
             if where == "in HEAD"
             else f"fix it and 'git add {f.rel}' again, or unstage it ('git restore --staged {f.rel}')",
         ) from None
+
+
+def _refuse_ignored(repo: MemoryRepo, files: Sequence[ExportFile]) -> None:
+    """``--commit`` does not force a file git ignores (and does not track) into the
+    commit, as ``git add`` would not: refused (exit 2) before anything is written."""
+    rels = [f.rel for f in files if not Path(f.rel).is_absolute()]
+    names = "\0".join(rels).encode("utf-8", "surrogateescape")
+    out = git.run(repo.root, "check-ignore", "-z", "--stdin", input=names, check=False) if rels else b""
+    ignored = [name for name in out.decode("utf-8", "surrogateescape").split("\0") if name]
+    if ignored:
+        raise UsageError(
+            f"{', '.join(ignored)} is ignored by git: --commit would force it in",
+            hint="export without --commit (the file is written, not committed), or stop ignoring it",
+        )

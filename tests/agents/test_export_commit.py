@@ -216,3 +216,20 @@ def test_nothing_to_commit_is_said_so_not_offered_commit(demo_repo: MemoryRepo, 
         result.stderr == "Not committed: HEAD already holds this export (the files were put back in line).\n"
     )
     assert head(root) == commit and git(root, "status", "--porcelain").stdout == ""
+
+
+def test_the_commit_names_only_the_files_it_holds(demo_repo: MemoryRepo, cli: Cli) -> None:
+    """CLAUDE.md (``@AGENTS.md``) only put back, AGENTS.md changed: the commit's
+    trailers named CLAUDE.md too and it said "Committed 2 file(s)" of a one-file commit."""
+    root = demo_repo.root
+    assert cli("export", "claude-md", "--import-agents", "--commit").exit_code == 0
+    assert cli("rule", "add", "--text", "Check the invoice owner first.", "--cites", EP).exit_code == 0
+    claude = root / "CLAUDE.md"
+    claude.write_bytes(claude.read_bytes().replace(b"@AGENTS.md", b"@AGENTS.md typed"))
+    result = cli("export", "claude-md", "--commit")
+    assert result.exit_code == 0, result.output
+    assert git(root, "show", "--name-only", "--format=", "HEAD").stdout.split() == ["AGENTS.md"]
+    trailers = git(root, "log", "-1", "--format=%(trailers:key=Scarwarden-Export,valueonly)").stdout
+    assert trailers.split("\n")[0] == "agents-md AGENTS.md" and "CLAUDE.md" not in trailers
+    assert result.stderr.startswith("Committed 1 file(s) as "), result.stderr
+    assert git(root, "status", "--porcelain").stdout == ""

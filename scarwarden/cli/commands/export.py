@@ -188,7 +188,7 @@ def _print_export(
         for f in result.files:
             click.echo(f"{'wrote' if f in result.changed else 'unchanged'}  {f.rel}")
     if result.commit:
-        click.echo(f"Committed {len(result.changed)} file(s) as {result.commit[:10]}", err=True)
+        click.echo(f"Committed {len(result.committed)} file(s) as {result.commit[:10]}", err=True)
     elif result.changed and committing:
         click.echo(
             "Not committed: HEAD already holds this export (the files were put back in line).", err=True
