@@ -233,3 +233,19 @@ def test_the_commit_names_only_the_files_it_holds(demo_repo: MemoryRepo, cli: Cl
     assert trailers.split("\n")[0] == "agents-md AGENTS.md" and "CLAUDE.md" not in trailers
     assert result.stderr.startswith("Committed 1 file(s) as "), result.stderr
     assert git(root, "status", "--porcelain").stdout == ""
+
+
+def test_a_refused_commit_leaves_a_file_the_user_deleted_deleted(demo_repo: MemoryRepo, cli: Cli) -> None:
+    """The user deleted the tracked AGENTS.md (not staged); a hook refused the export's
+    commit, and the roll-back brought the file back from git's index."""
+    root = demo_repo.root
+    _exported(cli, root)
+    (root / "AGENTS.md").unlink()
+    hook = root / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'refused by policy' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    commit = head(root)
+    result = cli("export", "agents-md", "--commit")
+    assert result.exit_code == 1 and "refused by policy" in result.stderr
+    assert head(root) == commit and not (root / "AGENTS.md").exists()
+    assert git(root, "status", "--porcelain").stdout == " D AGENTS.md\n"
