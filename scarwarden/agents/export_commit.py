@@ -7,15 +7,24 @@ files (what else the user staged stays staged), the commit hooks judge that tree
 before HEAD moves, git's real index is never locked while a kill could leave the lock
 behind, and a killed or refused export puts every file back as it was (an unstaged
 edit outside the markers included). Under the write lock, like every other writer.
+
+The commit is Scarwarden's change only, as ``git add -p`` of the section would make it:
+a file HEAD holds is committed as HEAD holds it with the section replaced, so the
+user's own edits outside the markers stay in the working tree, uncommitted, and a
+version of it the user staged stays staged (with the new section) and out of the
+commit. A file new to git, and a whole generated file (``cursor``, ``claude-skill``),
+are committed as written.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from scarwarden import git
+from scarwarden.agents.export_section import splice
+from scarwarden.errors import ScarwardenError, UsageError, ValidationError
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write
 from scarwarden.files.write_journal import Planned
@@ -35,6 +44,11 @@ class ExportFile(Protocol):
     def rel(self) -> str: ...
     @property
     def new(self) -> bytes: ...
+    @property
+    def section(self) -> str | None: ...
+
+
+File = TypeVar("File", bound=ExportFile)
 
 
 def message(files: Sequence[ExportFile]) -> str:
@@ -45,24 +59,102 @@ def message(files: Sequence[ExportFile]) -> str:
     )
 
 
-def write_and_commit(repo: MemoryRepo, files: Sequence[ExportFile]) -> str | None:
-    """Write ``files`` (those whose bytes change) and commit the ones that differ from
-    HEAD; None when none does (the files are still written). The caller holds the
-    write lock and has recovered a killed write (:func:`write_journal.recover`)."""
+def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | None, list[File]]:
+    """Write ``files`` (those whose bytes change) and commit what the export changes of
+    the ones HEAD holds (their sections: see above) and the new ones; the commit and the
+    files it holds (None and none when that changes nothing: the files are still
+    written). The caller holds the write lock and has recovered a killed write
+    (:func:`write_journal.recover`)."""
+    _refuse_ignored(repo, files)
     inside = [f for f in files if not Path(f.rel).is_absolute()]  # (--output is refused)
-    head = git.head(repo.root)
-    committed = git.cat_file_batch(repo.root, [f"{head}:{f.rel}" for f in inside]) if head else []
-    differ = [f.rel for f, old in zip(inside, committed or [None] * len(inside), strict=True) if old != f.new]
+    base = _in_head(repo, inside)
+    onto = {
+        f.rel: _onto(base[f.rel], f, "in HEAD") for f in inside if f.rel in base and f.section is not None
+    }
+    differ = [f.rel for f in inside if onto.get(f.rel, f.new) != base.get(f.rel)]
+    staged = _staged(repo, [f for f in inside if f.rel in onto], base)
     if not differ:
         for f in files:
             atomic_write(f.path, f.new)
-        return None
+        return None, []
+    # A file whose new bytes are what is committed is added from the disk (stat and all).
+    contents = {f.rel: onto[f.rel] for f in inside if f.rel in differ and onto.get(f.rel, f.new) != f.new}
+    kept = {rel: data for rel, data in staged.items() if rel in differ}
+    committed = [f for f in inside if f.rel in differ]  # a file only put back is not named
     journal = write_journal.begin(repo, [Planned(f.rel, f.new) for f in files])
     try:
         for f in files:
             atomic_write(f.path, f.new)
         check = gate_check(repo, "the export")  # what it commits, the gate has passed (issue 27)
-        return write_journal.commit(repo, journal, message(files), differ, check=check)
+        sha = write_journal.commit(
+            repo, journal, message(committed), differ, check=check, contents=contents, staged=kept
+        )
+        return sha, committed
     except BaseException:
         write_journal.recover(repo)  # each file back as it was, unless the commit landed
         raise
+
+
+def _in_head(repo: MemoryRepo, files: Sequence[ExportFile]) -> dict[str, bytes]:
+    """The bytes HEAD holds of each of ``files`` that it holds as a file (not a link)."""
+    head = git.head(repo.root)
+    rels = {f.rel for f in files}
+    if not head or not rels:
+        return {}
+    entries = [
+        e for e in git.ls_tree(repo.root, head, *rels) if e.path in rels and e.mode in ("100644", "100755")
+    ]
+    blobs = git.cat_file_batch(repo.root, [e.blob for e in entries])
+    return {e.path: data for e, data in zip(entries, blobs, strict=True) if data is not None}
+
+
+def _staged(repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes]) -> dict[str, bytes]:
+    """Each of ``files`` that git's index holds otherwise than HEAD (the user staged an
+    edit): that version with the new section, to stay staged. A file with a merge
+    conflict git has not seen resolved is refused: committing would mark it resolved."""
+    entries = git.ls_files_stage(repo.root, *[f.rel for f in files]) if files else []
+    unmerged = sorted({e.path for e in entries if e.stage})
+    if unmerged:
+        raise ValidationError(
+            f"{unmerged[0]} has a merge conflict git has not seen resolved: --commit would mark it resolved",
+            hint=f"resolve it and 'git add {unmerged[0]}', then export --commit again "
+            "(or export without --commit)",
+        )
+    edited = {e.path: e.blob for e in entries if e.path in base and e.blob != git.blob_id(base[e.path])}
+    if not edited:
+        return {}
+    by_rel = {f.rel: f for f in files}
+    blobs = git.cat_file_batch(repo.root, list(edited.values()))
+    return {
+        rel: _onto(data or b"", by_rel[rel], "as staged") for rel, data in zip(edited, blobs, strict=True)
+    }
+
+
+def _onto(data: bytes, f: ExportFile, where: str) -> bytes:
+    """``data`` (``f`` as HEAD or git's index holds it) with the exported section in
+    place of its own (appended if it has none)."""
+    try:
+        return splice(data.decode("utf-8"), f.section or "", f.rel).encode("utf-8")
+    except (UnicodeDecodeError, ScarwardenError) as exc:
+        why = "is not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else "has broken Scarwarden markers"
+        raise ValidationError(
+            f"{f.rel} {where} {why}: --commit commits only the new section onto it; nothing was written",
+            problems=getattr(exc, "problems", None),
+            hint=f"commit your own fix of {f.rel} first, or export without --commit and commit it yourself"
+            if where == "in HEAD"
+            else f"fix it and 'git add {f.rel}' again, or unstage it ('git restore --staged {f.rel}')",
+        ) from None
+
+
+def _refuse_ignored(repo: MemoryRepo, files: Sequence[ExportFile]) -> None:
+    """``--commit`` does not force a file git ignores (and does not track) into the
+    commit, as ``git add`` would not: refused (exit 2) before anything is written."""
+    rels = [f.rel for f in files if not Path(f.rel).is_absolute()]
+    names = "\0".join(rels).encode("utf-8", "surrogateescape")
+    out = git.run(repo.root, "check-ignore", "-z", "--stdin", input=names, check=False) if rels else b""
+    ignored = [name for name in out.decode("utf-8", "surrogateescape").split("\0") if name]
+    if ignored:
+        raise UsageError(
+            f"{', '.join(ignored)} is ignored by git: --commit would force it in",
+            hint="export without --commit (the file is written, not committed), or stop ignoring it",
+        )

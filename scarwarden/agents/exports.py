@@ -59,6 +59,7 @@ class ExportFile:
     rel: str
     old: bytes | None
     new: bytes
+    section: str | None = None  # the marked section spliced in (not for a whole file)
 
     @property
     def status(self) -> str:
@@ -220,7 +221,8 @@ def plan(
         path = paths[fmt]
         rel = _display(repo, path)
         old = _read(path, rel)
-        if output is not None and fmt in ("cursor", "claude-skill") and old is not None:
+        whole = fmt in ("cursor", "claude-skill")  # a whole file, not a section
+        if output is not None and whole and old is not None:
             _refuse_replacing(old, fmt, rel)
         body = rules_md
         if fmt == "claude-md" and import_agents:
@@ -237,9 +239,9 @@ def plan(
             text = skill_file(new_section)
         else:
             text = splice(_decode(old, rel), new_section, rel)
-        if fmt in ("cursor", "claude-skill") and old is not None:  # a whole file: as it was (CRLF)
+        if whole and old is not None:  # a whole file: as it was (CRLF)
             text = text.replace("\n", ending_of(old.decode("utf-8", "replace")))
-        files.append(ExportFile(fmt, path, rel, old, text.encode("utf-8")))
+        files.append(ExportFile(fmt, path, rel, old, text.encode("utf-8"), None if whole else new_section))
     return files
 
 
@@ -307,9 +309,8 @@ def write_exports(files: list[ExportFile]) -> list[ExportFile]:
     return changed
 
 
-def commit_exports(repo: MemoryRepo, files: list[ExportFile]) -> str | None:
-    """Write and commit exactly ``files`` (opt-in: ``export --commit``); None when none
-    differs from HEAD. Journalled, through a temporary index (see :mod:`.export_commit`)."""
+def commit_exports(repo: MemoryRepo, files: list[ExportFile]) -> tuple[str | None, list[ExportFile]]:
+    """Write ``files``; commit their sections onto HEAD (``export --commit``, :mod:`.export_commit`)."""
     from scarwarden.agents import export_commit
 
     return export_commit.write_and_commit(repo, files)
@@ -322,6 +323,7 @@ class ExportResult:
     files: list[ExportFile]
     changed: list[ExportFile]
     commit: str | None
+    committed: tuple[ExportFile, ...] = ()  # the files the commit holds (not those put back)
 
     def to_json(self) -> list[dict[str, str]]:
         return [
@@ -353,22 +355,8 @@ def export(
         write_journal.recover(repo)  # a killed write's files back first: they are what we read
         files = plan(repo, formats, output=output, import_agents=import_agents)
         changed = [f for f in files if f.status != "current"]
-        _refuse_ignored(repo, changed)
-        return ExportResult(files, changed, commit_exports(repo, changed) if changed else None)
-
-
-def _refuse_ignored(repo: MemoryRepo, files: list[ExportFile]) -> None:
-    """``--commit`` does not force a file git ignores (and does not track) into the
-    commit, as ``git add`` would not: refused (exit 2) before anything is written."""
-    rels = [f.rel for f in files if not Path(f.rel).is_absolute()]
-    names = "\0".join(rels).encode("utf-8", "surrogateescape")
-    out = git.run(repo.root, "check-ignore", "-z", "--stdin", input=names, check=False) if rels else b""
-    ignored = [name for name in out.decode("utf-8", "surrogateescape").split("\0") if name]
-    if ignored:
-        raise UsageError(
-            f"{', '.join(ignored)} is ignored by git: --commit would force it in",
-            hint="export without --commit (the file is written, not committed), or stop ignoring it",
-        )
+        sha, committed = commit_exports(repo, changed) if changed else (None, [])
+        return ExportResult(files, changed, sha, tuple(committed))
 
 
 def check_exports(

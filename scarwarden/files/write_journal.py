@@ -11,7 +11,7 @@ lock, so the dead one is not running) reads the journal and:
 * if the commit landed (HEAD contains it): sets the real index's entries the dead run
   did not get to (only where the user has not staged something else since);
 * otherwise: puts back each file that still holds exactly what the dead run wrote
-  (removed if it was new, its indexed content restored if it existed), so the
+  (removed if it was new or absent, its indexed content restored if it existed), so the
   working tree is as before the run.
 
 Then it deletes the journal. Git's real index and refs are only touched by
@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,8 @@ from scarwarden.repo import MemoryRepo
 JOURNAL = "write-journal.json"
 
 #: The journal as read from JSON: ``pid``, ``files`` (``path``, ``sha256``, ``before``:
-#: [mode, blob] or absent, ``was``: the blob of bytes the index did not hold, or absent),
+#: [mode, blob] or absent, ``was``: the blob of bytes the index did not hold, or absent,
+#: ``absent``: true when the index has the file but the working tree did not),
 #: then ``commit`` and ``entries`` ([mode, blob, path]), or ``staged`` (the same, for
 #: ``--no-commit``).
 Journal = dict[str, Any]
@@ -83,6 +84,8 @@ def begin(repo: MemoryRepo, planned: Sequence[Planned], *, new: bool = False) ->
             entry["before"] = [before.mode, before.blob]
         if item.path in was and (before is None or was[item.path] != before.blob):
             entry["was"] = was[item.path]
+        elif before is not None and not os.path.lexists(repo.root / item.path):
+            entry["absent"] = True  # the user deleted it: a roll-back must not bring it back
         files.append(entry)
     record: Journal = {"pid": os.getpid(), "files": files}
     _save(repo, record)
@@ -117,12 +120,17 @@ def commit(
     *,
     check: Check | None = None,
     allow_empty: bool = False,
+    contents: Mapping[str, bytes] | None = None,
+    staged: Mapping[str, bytes] | None = None,
 ) -> str:
-    """Commit HEAD plus the working-tree content of ``paths`` without taking git's real
-    index (see :mod:`scarwarden.git.index_commit`); return the new commit."""
-    prepared = index_commit.prepare_commit(repo.root, message, paths, check=check, allow_empty=allow_empty)
+    """Commit HEAD plus the working-tree content of ``paths`` (or ``contents``, and
+    ``staged`` left in git's index: see :func:`index_commit.prepare_commit`) without
+    taking git's real index (see :mod:`scarwarden.git.index_commit`); return the new commit."""
+    prepared = index_commit.prepare_commit(
+        repo.root, message, paths, check=check, allow_empty=allow_empty, contents=contents, staged=staged
+    )
     record["commit"] = prepared.sha
-    record["entries"] = [[e.mode, e.blob, e.path] for e in prepared.entries]
+    record["entries"] = [[e.mode, e.blob, e.path] for e in prepared.index_entries]
     _save(repo, record)
     indexed = index_commit.land(repo.root, prepared, keep_fds=held_lock_fds())
     index_commit.post_commit(repo.root, prepared)
@@ -249,7 +257,8 @@ def _roll_forward(repo: MemoryRepo, record: Journal) -> None:
 
 def _roll_back(repo: MemoryRepo, record: Journal) -> None:
     """The commit never landed: put back each file still holding what the run wrote
-    (its bytes before the run: ``was``, else the index's blob; removed if it was new),
+    (its bytes before the run: ``was``, else the index's blob; removed if it was new or
+    absent),
     and remove the temporary files its interrupted writes left in those folders."""
     folders: set[Path] = set()
     for item in record.get("files", []):
@@ -257,7 +266,7 @@ def _roll_back(repo: MemoryRepo, record: Journal) -> None:
         if target.parent not in folders and target.parent.is_dir():
             remove_dead_temps(target.parent)  # else the folder a new file needed stays
         folders.add(target.parent)
-        before = item.get("was") or (item.get("before") or [None, None])[1]
+        before = None if item.get("absent") else item.get("was") or (item.get("before") or [None, None])[1]
         try:
             ours = _sha256(target.read_bytes()) == item["sha256"]
         except OSError:

@@ -71,6 +71,12 @@ class PreparedCommit:
     #: An open descriptor of that inode: while it is open the number cannot be reused by
     #: a new real index, so "same inode" means "the same file" (closed by :func:`land`).
     pin: int | None = None
+    #: What git's real index gets for those paths, when not ``entries`` (a staged version kept).
+    staged: tuple[StagedEntry, ...] = ()
+
+    @property
+    def index_entries(self) -> tuple[StagedEntry, ...]:
+        return self.staged or self.entries
 
 
 def _private_index(root: Path | str, gitdir: Path, old: str | None) -> tuple[dict[str, str], int | None]:
@@ -129,9 +135,14 @@ def prepare_commit(
     *,
     check: Check | None = None,
     allow_empty: bool = False,
+    contents: Mapping[str, bytes] | None = None,
+    staged: Mapping[str, bytes] | None = None,
 ) -> PreparedCommit:
     """Build the commit of HEAD plus the working-tree content of ``paths`` in a private
-    index; run ``check`` and the commit hooks on it; return it, not yet on a branch."""
+    index; run ``check`` and the commit hooks on it; return it, not yet on a branch.
+    ``contents``: the bytes committed for some of ``paths`` instead of the working
+    tree's; ``staged``: those git's real index gets instead of the committed ones (both
+    for ``export --commit``, which commits its section only)."""
     where = _where(root)
     gitdir = where.gitdir
     remove_dead_temporaries(gitdir)
@@ -144,9 +155,7 @@ def prepare_commit(
     old = where.head
     env, pin = _private_index(root, gitdir, old)
     try:
-        blobs = run_chunked(root, ("hash-object", "--"), paths).decode().split()
-        listing = b"".join(os.fsencode(p) + b"\0" for p in paths)
-        run(root, "update-index", "--add", "-z", "--stdin", input=listing, env=env)
+        blobs = _add(root, env, paths, contents or {})
         if check is not None:
             check(env)
         vouched = getattr(check, "vouches", False)
@@ -163,10 +172,34 @@ def prepare_commit(
         raise
     if old is not None and vouched:
         _mark(gitdir, sha, old)
-    inode = None if pin is None else os.fstat(pin).st_ino
+    inode = None if pin is None or staged else os.fstat(pin).st_ino  # no swap: the index differs
     entries = tuple(StagedEntry(_mode(Path(root) / p), b, p) for p, b in zip(paths, blobs, strict=True))
+    kept = {p: _blob(root, data) for p, data in (staged or {}).items()}
+    index = tuple(StagedEntry(e.mode, kept.get(e.path, e.blob), e.path) for e in entries) if kept else ()
     subject = message.split("\n", 1)[0]
-    return PreparedCommit(sha, old, entries, subject, env["GIT_INDEX_FILE"], inode, where, pin)
+    return PreparedCommit(sha, old, entries, subject, env["GIT_INDEX_FILE"], inode, where, pin, index)
+
+
+def _add(
+    root: Path | str, env: Mapping[str, str], paths: Sequence[str], contents: Mapping[str, bytes]
+) -> list[str]:
+    """Add ``paths`` to the private index ``env`` selects, from the working tree or, for
+    a path in ``contents``, from those bytes (as they are: no filter); their blobs."""
+    disk = [p for p in paths if p not in contents]
+    found = run_chunked(root, ("hash-object", "--"), disk).decode().split() if disk else []
+    blobs = dict(zip(disk, found, strict=True))
+    blobs.update((p, _blob(root, data)) for p, data in contents.items() if p in paths)
+    if disk:
+        listing = b"".join(os.fsencode(p) + b"\0" for p in disk)
+        run(root, "update-index", "--add", "-z", "--stdin", input=listing, env=env)
+    given = [StagedEntry(_mode(Path(root) / p), blobs[p], p) for p in paths if p in contents]
+    if given:
+        run(root, "update-index", "--add", "-z", "--index-info", input=index_info(given), env=env)
+    return [blobs[p] for p in paths]
+
+
+def _blob(root: Path | str, data: bytes) -> str:
+    return run(root, "hash-object", "-w", "--stdin", input=data).decode().strip()
 
 
 def _mark(gitdir: Path, sha: str, old: str) -> None:
@@ -264,7 +297,7 @@ def land(root: Path | str, prepared: PreparedCommit, *, keep_fds: Sequence[int] 
     try:
         args = ["land", reflog, prepared.sha, prepared.old or ""]
         code, out, err = run_script(
-            root, prepared.where.gitdir, LAND, args, prepared.entries, env=env, keep_fds=keep_fds
+            root, prepared.where.gitdir, LAND, args, prepared.index_entries, env=env, keep_fds=keep_fds
         )
     finally:
         drop(prepared.index)

@@ -91,8 +91,9 @@ def test_a_refused_export_commit_puts_back_the_users_unstaged_edit(demo_repo: Me
     result = cli("export", "agents-md", "--commit")
     assert result.exit_code == 0, result.output
     assert git(root, "show", "--name-only", "--format=", "HEAD").stdout.split() == ["AGENTS.md"]
-    assert git(root, "show", "HEAD:AGENTS.md").stdout.startswith("# My notes (not staged)")
-    assert _status(root).splitlines() == ["A  mine.txt"]
+    assert not git(root, "show", "HEAD:AGENTS.md").stdout.startswith("# My notes")  # its section only
+    assert (root / "AGENTS.md").read_bytes().startswith(b"# My notes (not staged)")
+    assert _status(root).splitlines() == [" M AGENTS.md", "A  mine.txt"]
 
 
 def test_init_without_a_commit_yet_keeps_the_users_staged_file_out(tmp_path: Path, make_cli) -> None:

@@ -58,7 +58,9 @@ FORMAT_NAMES = (
     "--commit",
     "do_commit",
     is_flag=True,
-    help="Commit the files that changed (by default exports are only written).",
+    help="Commit the export's change (by default exports are only written): a file git "
+    "has is committed as HEAD holds it with only the section replaced, so your own edits "
+    "stay uncommitted (and staged, if they were).",
 )
 @click.option(
     "--bare-command",
@@ -133,7 +135,7 @@ def export(
         _check(exports.check_exports(repo, list(formats), output=path, import_agents=import_agents), as_json)
         return
     result = exports.export(repo, list(formats), output=path, import_agents=import_agents, commit=do_commit)
-    _print_export(result, as_json, None if path is None else _inside(path, repo.root))
+    _print_export(result, as_json, None if path is None else _inside(path, repo.root), do_commit)
 
 
 def _refuse_write_options(output: str | None, import_agents: bool | None, do_commit: bool) -> None:
@@ -173,17 +175,24 @@ def _refuse_ignored_options(
         )
 
 
-def _print_export(result: ExportResult, as_json: bool, output_inside: bool | None = None) -> None:
+def _print_export(
+    result: ExportResult, as_json: bool, output_inside: bool | None = None, committing: bool = False
+) -> None:
     """Each file written or unchanged, then whether they were committed. A file written
     by ``--output`` (``output_inside`` not None) is not offered ``--commit``, which is
-    refused with it; one outside the repository is not git's to commit at all."""
+    refused with it; one outside the repository is not git's to commit at all. With
+    ``--commit`` and no commit, HEAD already held the export (the files were put back)."""
     if as_json:
         echo_json(result.to_json())
     else:
         for f in result.files:
             click.echo(f"{'wrote' if f in result.changed else 'unchanged'}  {f.rel}")
     if result.commit:
-        click.echo(f"Committed {len(result.changed)} file(s) as {result.commit[:10]}", err=True)
+        click.echo(f"Committed {len(result.committed)} file(s) as {result.commit[:10]}", err=True)
+    elif result.changed and committing:
+        click.echo(
+            "Not committed: HEAD already holds this export (the files were put back in line).", err=True
+        )
     elif result.changed and output_inside is None:
         click.echo("Not committed: review and commit the exported files (or use --commit).", err=True)
     elif result.changed and output_inside:
