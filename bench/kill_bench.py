@@ -1,12 +1,14 @@
-"""kill -9 trials: every writing command, killed at random moments (issue 15).
+"""kill -9 trials: every writing command, killed all along its run (issue 15).
 
-For each command, each trial: run it in a process group of its own, wait a random
-time drawn from [0, the command's own duration], ``kill -9`` the whole group, then run
-the command again. The trial passes when that next run succeeds and nothing is left
-behind: no ``index.lock`` or other ``.lock`` under ``.git``, no temporary file
-(``.*.tmp``, ``scarwarden-index-*``, ``index.db.tmp-*``, the write journal), ``git
-status`` clean, a merge or rebase not left half-done; every ``--check-every`` trials
-(and after the last) ``index --rebuild`` and ``check --all`` pass too.
+For each command, one uninterrupted run first measures its duration on this machine;
+then each trial: run it in a process group of its own, wait until the middle of one of
+``trials`` equal slices of that duration (each slice once, in an order the seed
+shuffles), ``kill -9`` the whole group, then run the command again. The trial passes
+when that next run succeeds and nothing is left behind: no ``index.lock`` or other
+``.lock`` under ``.git``, no temporary file (``.*.tmp``, ``scarwarden-index-*``,
+``index.db.tmp-*``, the write journal), ``git status`` clean, a merge or rebase not
+left half-done; every ``--check-every`` trials (and after the last) ``index --rebuild``
+and ``check --all`` pass too.
 
 It also counts where the kills landed: before anything was written, mid-write (the
 journal was there: the next run rolled it back or forward), or after the commit.
@@ -316,9 +318,8 @@ class Outcome:
 def run_trials(
     world: World, command: Command, trials: int, check_every: int, seed: int, duration: float | None = None
 ) -> Outcome:
-    """``trials`` kills of ``command``; ``duration``: the window kills are drawn from
-    (default: the command's own wall time, measured by one uninterrupted run first)."""
-    rng = random.Random(seed)
+    """``trials`` kills of ``command``, spread over ``duration`` (default: the command's
+    own wall time, measured by one uninterrupted run first) by :func:`moments`."""
     out = Outcome()
     if duration is None:
         here = command.where(world, 0) if command.where else world
@@ -326,9 +327,9 @@ def run_trials(
         out.duration = timed_run(here, command.argv(here, 0))  # the calibration run
     else:
         out.duration = duration
-    for i in range(1, trials + 1):
+    for i, moment in enumerate(moments(trials, seed), start=1):
         here = command.where(world, i) if command.where else world
-        problems = _trial(here, command, i, rng.uniform(0.0, out.duration), out)
+        problems = _trial(here, command, i, moment * out.duration, out)
         if check_every and (i % check_every == 0 or i == trials):
             problems += rebuild_and_check(here)
         if problems:
@@ -337,6 +338,18 @@ def run_trials(
     if command.stages:
         _commit_staged(world, trials + 1)  # the next command starts from a clean status
     return out
+
+
+def moments(trials: int, seed: int) -> list[float]:
+    """When each trial's kill lands, as fractions of the command's duration: the middles
+    of ``trials`` equal slices (1/60, 3/60 ... 59/60 for 30 trials; 1/4 and 3/4 for 2).
+    Random moments in a fixed window hit the write itself only by luck on a fast machine
+    (the kills fell before the command started or after it had finished); these cover the
+    whole run however fast it is, the write included. The seed shuffles their order, so
+    the late kills do not all fall on the last trials, when the repository is largest."""
+    spread = [(k + 0.5) / trials for k in range(trials)]
+    random.Random(seed).shuffle(spread)
+    return spread
 
 
 def _trial(world: World, command: Command, i: int, delay: float, out: Outcome) -> list[str]:

@@ -197,8 +197,9 @@ Responder = Callable[[Any], Any]
 @contextmanager
 def dripped_headers() -> Iterator[str]:
     """A server (its base URL, ``.../v1``) that answers one request with a status line,
-    then a header line every 0.2 s, never ending the headers: each line well within a
-    read timeout, so only a deadline on the whole response ends the call."""
+    then a header line every 0.08 s, never ending the headers: each line well within a
+    read timeout (the tests' 0.4 s), so only a deadline on the whole response ends the
+    call."""
     server = socket.create_server(("127.0.0.1", 0))
     stop = threading.Event()
 
@@ -207,7 +208,7 @@ def dripped_headers() -> Iterator[str]:
         with conn:
             conn.recv(65536)
             conn.sendall(b"HTTP/1.1 200 OK\r\n")
-            while not stop.wait(0.2):
+            while not stop.wait(0.08):
                 try:
                     conn.sendall(b"X-Drip: a\r\n")
                 except OSError:

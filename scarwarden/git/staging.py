@@ -8,6 +8,10 @@ a command line hold ("Argument list too long"). The shell must read them again o
 try, so they are written first to a file in the git directory, named with our PID
 (:data:`~scarwarden.git.temps.LIST_PREFIX`: a killed run's file is removed by the next
 run) and removed when the shell is done.
+
+How long it waits for the index is ``SCARWARDEN_INDEX_LOCK_WAIT`` (seconds, default 2:
+more on a slow disk, where another git command may hold the index longer; 0 tries once),
+checked before the shell starts (:func:`lock_tries`).
 """
 
 from __future__ import annotations
@@ -17,29 +21,35 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from scarwarden.errors import GitError
+from scarwarden.errors import ConfigError, GitError
 from scarwarden.git.read import StagedEntry
 from scarwarden.git.repository import git_dir
 from scarwarden.git.run import lock_hint, run
 from scarwarden.git.temps import LIST_PREFIX, temp_name
 
-#: ``--no-commit``'s staging: ``update-index`` retried while another git command holds
-#: the index for ~2 s (exit 4 then); also the end of :data:`LAND`. The entries are read
-#: from the file ``$SW_LIST`` (:func:`index_info`).
+#: ``--no-commit``'s staging: ``update-index`` tried ``$SW_TRIES`` times, 0.1 s apart,
+#: while another git command holds the index (exit 4 then: ~2 s by default,
+#: :func:`lock_tries`); also the end of :data:`LAND`. The entries are read from the file
+#: ``$SW_LIST`` (:func:`index_info`).
 STAGE = """
 i=0
-while [ $i -lt 20 ]; do
+while [ $i -lt "$SW_TRIES" ]; do
   git update-index --add -z --index-info < "$SW_LIST" && exit 0
-  i=$((i + 1)); sleep 0.1
+  i=$((i + 1)); [ $i -lt "$SW_TRIES" ] && sleep 0.1
 done
 exit 4
 """
+
+#: The variable giving the wait for git's index, its default and its largest value (s).
+LOCK_WAIT_VAR = "SCARWARDEN_INDEX_LOCK_WAIT"
+LOCK_WAIT = 2.0
+MAX_LOCK_WAIT = 3600.0
 
 #: update-ref, then the real index: the private index swapped in when it started as the
 #: real one and the real one is unchanged (same inode, under git's own index.lock, taken
 #: with O_EXCL through ``set -C``), else our entries set by :data:`STAGE`. Exit 3 when the
 #: ref did not move, 4 when it moved but the index stayed locked by another git command
-#: for ~2 s (the journal fixes it later).
+#: for the whole wait (the journal fixes it later).
 LAND = (
     """
 git update-ref -m "$1" HEAD "$2" "$3" || exit 3
@@ -55,6 +65,30 @@ fi
 """
     + STAGE
 )
+
+
+def lock_tries(environ: Mapping[str, str]) -> int:
+    """How many times :data:`STAGE` tries ``update-index`` (0.1 s apart): one, plus one
+    per 0.1 s of ``SCARWARDEN_INDEX_LOCK_WAIT`` (unset or empty: 2 s). A value that is
+    not a number of seconds from 0 to 3600 is refused here, before git's index or HEAD
+    is touched, so the write is undone by its caller and nothing is left."""
+    import math
+
+    text = environ.get(LOCK_WAIT_VAR, "")
+    if not text:
+        return 1 + round(LOCK_WAIT * 10)
+    try:
+        wait = float(text)
+    except ValueError:
+        wait = math.nan
+    if not (0 <= wait <= MAX_LOCK_WAIT):  # NaN too
+        raise ConfigError(
+            f"{LOCK_WAIT_VAR} must be a number of seconds from 0 to {MAX_LOCK_WAIT:g}, got {text[:40]!r}; "
+            "nothing was written",
+            hint=f"how long a write waits for git's index while another git command holds it "
+            f"(default {LOCK_WAIT:g} seconds): fix it (e.g. {LOCK_WAIT_VAR}=10) or unset it",
+        )
+    return 1 + round(wait * 10)
 
 
 def index_info(entries: Sequence[StagedEntry]) -> bytes:
@@ -74,13 +108,15 @@ def run_script(
 ) -> tuple[int, bytes, bytes]:
     """Run ``script`` (:data:`STAGE`, :data:`LAND`) with ``entries`` in ``$SW_LIST``, in a
     session of its own; its exit status, stdout and stderr."""
+    environ = os.environ if env is None else env
+    tries = lock_tries(environ)
     listing = temp_name(gitdir, LIST_PREFIX)
     try:
         Path(listing).write_bytes(index_info(entries))
         proc = subprocess.Popen(
             ["sh", "-c", script, *args],
             cwd=str(root),
-            env={**(os.environ if env is None else env), "SW_LIST": listing},
+            env={**environ, "SW_LIST": listing, "SW_TRIES": str(tries)},
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # a kill of our process group must not kill git mid-lock

@@ -53,7 +53,7 @@ def _post(client: object, root: object, path: str) -> str:
 
 @pytest.mark.parametrize("path", ["/answer", "/confirm", "/distill"])
 def test_a_write_while_gits_index_is_locked_says_so_on_the_next_page(
-    demo_repo: MemoryRepo, path: str
+    demo_repo: MemoryRepo, path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """POST /answer and /confirm with .git/index.lock present showed "Recorded and
     committed" and nothing else, while `git status` showed the new episode
@@ -62,6 +62,7 @@ def test_a_write_while_gits_index_is_locked_says_so_on_the_next_page(
     the preview could not finish the held-up write, and nothing said the commit had
     landed. The page that follows now says it: the commit, that git's index is locked,
     and the rm command. What is written is unchanged."""
+    monkeypatch.setenv("SCARWARDEN_INDEX_LOCK_WAIT", "0")  # the lock stays: no use waiting for it
     root = demo_repo.root
     client = create_app(root, csrf_token="t", allowed_hosts={"localhost"}).test_client()
     if path == "/distill":  # an episode to distil
@@ -86,9 +87,12 @@ def test_a_write_while_gits_index_is_locked_says_so_on_the_next_page(
     assert git(root, "status", "--porcelain").stdout == ""
 
 
-def test_a_lock_released_before_the_next_write_is_said_as_such(demo_repo: MemoryRepo) -> None:
+def test_a_lock_released_before_the_next_write_is_said_as_such(
+    demo_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The lock gone but no write since: git's index still holds the files as they
     were; the page says so without telling the user to remove a lock that is gone."""
+    monkeypatch.setenv("SCARWARDEN_INDEX_LOCK_WAIT", "0")  # the lock stays: no use waiting for it
     root = demo_repo.root
     client = create_app(root, csrf_token="t", allowed_hosts={"localhost"}).test_client()
     lock = root / ".git" / "index.lock"

@@ -116,6 +116,14 @@ def test_a_confirmation_refused_says_why(
     assert "Traceback" not in served.stderr()
 
 
+@pytest.fixture
+def no_index_lock_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before the server starts (it inherits the environment): git's index stays locked
+    for the whole test, so the writes need not wait ~2 s each for it."""
+    monkeypatch.setenv("SCARWARDEN_INDEX_LOCK_WAIT", "0")
+
+
+@pytest.mark.usefixtures("no_index_lock_wait")
 def test_a_write_while_gits_index_is_still_locked_is_a_503(
     served: Served,  # noqa: F811 - the fixture imported above
     demo_repo: MemoryRepo,

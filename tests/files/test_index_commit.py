@@ -106,7 +106,10 @@ def test_a_write_killed_before_its_commit_is_undone_by_the_next(demo_repo: Memor
     assert git(root, "status", "--porcelain", "--untracked-files=all").stdout == ""
 
 
-def test_a_commit_that_landed_before_the_kill_is_finished_by_the_next(demo_repo: MemoryRepo) -> None:
+def test_a_commit_that_landed_before_the_kill_is_finished_by_the_next(
+    demo_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCARWARDEN_INDEX_LOCK_WAIT", "0")  # the lock stays: no use waiting for it
     root = demo_repo.root
     lock = root / ".git" / "index.lock"
     lock.write_text("")  # the real index is busy: the commit lands, its index entry waits
@@ -121,7 +124,10 @@ def test_a_commit_that_landed_before_the_kill_is_finished_by_the_next(demo_repo:
     assert not (demo_repo.state_dir / write_journal.JOURNAL).exists()
 
 
-def test_the_recovery_of_a_killed_write_removes_its_staging_list(demo_repo: MemoryRepo) -> None:
+def test_the_recovery_of_a_killed_write_removes_its_staging_list(
+    demo_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCARWARDEN_INDEX_LOCK_WAIT", "0")  # the lock stays: no use waiting for it
     # Killed while its staging shell ran (the kill bench's distill --offline): the next
     # run recovers and may commit nothing, so the recovery itself must tidy the file.
     root = demo_repo.root

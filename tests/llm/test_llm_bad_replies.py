@@ -25,13 +25,14 @@ def make_client(llm: FakeLLM, **overrides: object) -> ChatClient:
 def test_a_reply_trickled_past_the_timeout_is_a_timeout(llm: FakeLLM) -> None:
     """Each byte comes well within the timeout, so only a deadline on the whole reply
     stops it: the read timeout alone let this call last 9 s with timeout 1 s (and a
-    reply that never ends, forever)."""
-    short = {"choices": [{"message": {"content": "hi"}}]}  # 45 bytes: 4.5 s each
-    llm.script(Trickle(0.1, short), Trickle(0.1, short))
+    reply that never ends, forever). Here a byte every 0.04 s against timeout 0.4 s (the
+    same ratio: each attempt waits 0.4 s, not 1 s)."""
+    short = {"choices": [{"message": {"content": "hi"}}]}  # 45 bytes: 1.8 s each
+    llm.script(Trickle(0.04, short), Trickle(0.04, short))
     with pytest.raises(ModelUnreachable) as caught:
-        make_client(llm, timeout=1.0).complete(MSG, model="m")
+        make_client(llm, timeout=0.4).complete(MSG, model="m")
     assert "did not answer after 2 attempts" in caught.value.message
-    assert "no complete answer within 1 s (model.timeout)" in caught.value.message
+    assert "no complete answer within 0.4 s (model.timeout)" in caught.value.message
     assert len(llm.requests) == 2
 
 
@@ -84,16 +85,16 @@ def test_json_that_is_not_unicode_text_is_repaired_then_a_model_error(llm: FakeL
 
 def test_models_test_gives_a_trickled_reply_no_more_than_the_timeout(llm: FakeLLM) -> None:
     """``models --test`` took each reply as long as it kept coming (4.5 s here with
-    timeout 1 s, and "answered" at the end)."""
+    timeout 1 s, and "answered" at the end; here 1.8 s against 0.4 s)."""
     from scarwarden.config import parse_config
     from scarwarden.llm.probe import probe
 
     short = {"choices": [{"message": {"content": "p"}}]}
-    llm.script(Trickle(0.1, short), completion("p"), completion("p"))
-    config = parse_config({"model": {"provider": "vllm", "base_url": llm.url, "timeout": 1}}, environ={})
+    llm.script(Trickle(0.04, short), completion("p"), completion("p"))
+    config = parse_config({"model": {"provider": "vllm", "base_url": llm.url, "timeout": 0.4}}, environ={})
     report = probe(config, environ={})
     distill = next(c for c in report.checks if c.name == "model.distill_model")
-    assert (distill.ok, distill.detail) == (False, "no complete answer within 1 s (model.timeout)")
+    assert (distill.ok, distill.detail) == (False, "no complete answer within 0.4 s (model.timeout)")
     assert [c.ok for c in report.checks if c.name == "model.answer_model"] == [True]
 
 
@@ -160,14 +161,14 @@ def test_an_error_body_nested_too_deep_is_quoted_as_text(llm: FakeLLM) -> None:
 def test_headers_dripped_past_the_timeout_are_a_timeout() -> None:
     """A server sending its status line, then a header line now and then, each well
     within the read timeout: the deadline on the body never started, and the call
-    lasted until http.client gave up at 100 headers (20 s here with timeout 1 s; with a
-    slower drip, hours), then said 'cannot connect'."""
+    lasted until http.client gave up at 100 headers (20 s with timeout 1 s, 8 s here at
+    a line every 0.08 s; with a slower drip, hours), then said 'cannot connect'."""
     started = time.monotonic()
     with dripped_headers() as url, pytest.raises(ModelUnreachable) as caught:
-        settings = ModelSettings(base_url=url, timeout=1.0, max_retries=0)
+        settings = ModelSettings(base_url=url, timeout=0.4, max_retries=0)
         ChatClient(settings, "sk-test").complete(MSG, model="m")
     assert time.monotonic() - started < 4
-    assert "no answer within 1 s (model.timeout)" in caught.value.message
+    assert "no answer within 0.4 s (model.timeout)" in caught.value.message
 
 
 def test_content_as_a_list_of_text_parts_is_read(llm: FakeLLM) -> None:

@@ -261,14 +261,15 @@ def test_models_test_headers_dripped_past_the_timeout_are_unreachable(
     cli: Any, demo_repo: MemoryRepo
 ) -> None:
     """GET /models with the headers sent a line now and then, each within the timeout:
-    the test lasted until http.client gave up at 100 headers (20 s with timeout 1 s;
-    with a slower drip, up to 25 minutes at the probe's 15 s), then 'cannot connect'."""
+    the test lasted until http.client gave up at 100 headers (20 s with timeout 1 s, 8 s
+    here at a line every 0.08 s; with a slower drip, up to 25 minutes at the probe's
+    15 s), then 'cannot connect'."""
     started = time.monotonic()
     with dripped_headers() as url:
-        _write_settings(demo_repo, f"model:\n  provider: openai\n  base_url: {url}\n  timeout: 1\n")
+        _write_settings(demo_repo, f"model:\n  provider: openai\n  base_url: {url}\n  timeout: 0.4\n")
         result = cli("models", "--test", "--json", env={"OPENAI_API_KEY": "sk-good"})
     assert time.monotonic() - started < 4
     assert result.exit_code == 3, result.output
     assert json.loads(result.stdout)["checks"] == [
-        {"check": "reachable", "ok": False, "detail": "no answer within 1 s"}
+        {"check": "reachable", "ok": False, "detail": "no answer within 0.4 s"}
     ]
