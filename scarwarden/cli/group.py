@@ -67,10 +67,11 @@ class _Refused(click.ClickException):
 
 def _nul_problem(args: list[str]) -> ScarwardenError | None:
     """The first argument holding a NUL, as a usage error (exit 2), once the file system
-    refused it as a path (``ValueError: embedded null byte``, which printed "internal
-    error"). A real command line cannot carry one, but an in-process caller's can
-    (``main([...])``); a NUL in text (a task, an episode's field) is refused where the
-    text is checked, naming the field, as every other door does."""
+    refused it as a path (``ValueError: embedded null byte``; from Python 3.13,
+    ``embedded null character in path``), which printed "internal error". A real command
+    line cannot carry one, but an in-process caller's can (``main([...])``); a NUL in
+    text (a task, an episode's field) is refused where the text is checked, naming the
+    field, as every other door does."""
     for number, arg in enumerate(args, 1):
         if "\x00" in arg:
             from scarwarden.errors import UsageError
@@ -159,7 +160,7 @@ class LazyGroup(click.Group):
         except click.UsageError as exc:
             raise _cut(exc, given) from None
         except ValueError as exc:  # click.Path's os.stat: -C 'a<NUL>b'
-            nul = _nul_problem(given) if "embedded null byte" in str(exc) else None
+            nul = _nul_problem(given) if "embedded null" in str(exc) else None
             if nul is None:
                 raise
             raise _Refused(nul) from None
@@ -196,7 +197,7 @@ class LazyGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise  # click's own: usage errors and exits, printed by click
         except Exception as exc:  # noqa: BLE001 - the one boundary: no input prints a traceback
-            nul = _nul_problem(ctx.meta.get(_ARGS, [])) if "embedded null byte" in str(exc) else None
+            nul = _nul_problem(ctx.meta.get(_ARGS, [])) if "embedded null" in str(exc) else None
             if nul is not None:  # a path the file system refused; text is checked where it is read
                 raise _Refused(nul) from None
             ctx.exit(report_error(exc, debug=debug, repo_path=str((ctx.obj or {}).get("repo_path", "."))))

@@ -161,4 +161,24 @@ def _json_loads(text: str, source: str, line: int | None) -> Any:
             ],
         )
 
-    return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+    loaded = json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+    if _deeper_than(loaded, yamlio.MAX_DEPTH):
+        # Python 3.11's parser raised this at ~1,000 levels; 3.12's C parser goes on to
+        # thousands, and what reads the value after it (validation) recursed into an
+        # "internal error". Deeper than YAML's bound, refused as 3.11 refused it.
+        raise RecursionError(f"nested more than {yamlio.MAX_DEPTH} levels deep")
+    return loaded
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether lists and mappings nest in ``value`` more than ``limit`` deep (level by
+    level, without recursing: the value may be thousands of levels deep)."""
+    level, depth = [value], 0
+    while True:
+        containers = [item for item in level if isinstance(item, (list, dict))]
+        if not containers:
+            return False
+        depth += 1
+        if depth > limit:
+            return True
+        level = [item for c in containers for item in (c.values() if isinstance(c, dict) else c)]
