@@ -113,12 +113,25 @@ def _rounds(repo: MemoryRepo, remote: str, branch: str, retries: int, backoff: f
                 "because another clone pushed first, so sync does not retry: fix that first",
             )
         if attempt <= retries:
-            time.sleep(backoff * 2 ** (attempt - 1) * (0.5 + random.random()))  # noqa: S311 - jitter
+            time.sleep(wait(attempt, backoff))
     raise GitError(
         f"{remote} kept moving: gave up after {retries + 1} attempt{'s' if retries else ''}; nothing pushed, "
         f"{branch} is as it was (the local commits are still here)",
         hint="run 'scarwarden sync' again, or raise --retries",
     )
+
+
+#: The longest wait between two rounds before its jitter, in seconds: doubling from
+#: 0.2 s, the 12th wait was 7 minutes, and from the 36th ``time.sleep`` raised
+#: OverflowError (``--retries`` allows 100).
+MAX_WAIT = 10.0
+
+
+def wait(attempt: int, backoff: float) -> float:
+    """Seconds to wait after round ``attempt`` (from 1) was refused because the remote
+    moved: ``backoff`` doubled each round, at most :data:`MAX_WAIT`, times a jitter of
+    0.5 to 1.5 so that agents refused together do not retry together."""
+    return min(MAX_WAIT, backoff * 2.0 ** min(attempt - 1, 64)) * (0.5 + random.random())  # noqa: S311
 
 
 def _put_back(root: Path, branch: str, before: str, error: ScarwardenError) -> None:

@@ -16,3 +16,16 @@ def test_a_conflict_names_the_files_without_gits_advice_to_commit(demo_repo, tmp
     for advice in ("Automatic merge failed", "fix conflicts", "commit the result", "rebase --continue"):
         assert advice not in result.stderr, result.stderr
     assert "hint: merge by hand (git merge origin/main)" in result.stderr
+
+
+def test_the_wait_between_rounds_stops_doubling_at_ten_seconds() -> None:
+    """Doubling from 0.2 s without a bound, the 12th wait was about 7 minutes and from the
+    36th time.sleep raised OverflowError (--retries allows 100): a busy remote hung sync
+    or ended it with a traceback."""
+    from scarwarden.agents.sync import MAX_WAIT, wait
+
+    assert MAX_WAIT == 10.0
+    for attempt in range(1, 101):
+        base = min(10.0, 0.2 * 2 ** (attempt - 1))
+        assert base * 0.5 <= wait(attempt, 0.2) <= base * 1.5
+    assert max(wait(100, 0.2) for _ in range(200)) <= 15.0

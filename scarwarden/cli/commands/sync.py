@@ -25,11 +25,11 @@ def sync(ctx: click.Context, remote: str, retries: int, as_json: bool) -> None:
     recall receipt names the ledger of a local commit, which a rebase would rewrite
     away), and pushes. When another agent pushed meanwhile (git's status for the
     branch: rejected as behind the remote, or the remote's ref moved under the push),
-    it waits (exponential backoff with jitter) and tries again, up to --retries times.
-    A conflict no merge resolves, a push the remote refuses for a reason of its own (a
-    hook, a protected or checked-out branch, a locked ref: not retried), or a remote
-    still moving after --retries stops it with the repository as it was, nothing
-    pushed (exit 1).
+    it waits (0.2 s doubled each round, at most 10 s, with jitter) and tries again, up
+    to --retries times. A conflict no merge resolves, a push the remote refuses for a
+    reason of its own (a hook, a protected or checked-out branch, a locked ref: not
+    retried), or a remote still moving after --retries stops it with the repository as
+    it was, nothing pushed (exit 1).
 
     A remote branch that shares no history with the local one (a wrong remote) is
     refused before anything changes (exit 2). Where REMOTE has no branch of this name
