@@ -1,0 +1,57 @@
+"""SIGINT (Ctrl-C, a client stopping the server) in ``scarwarden mcp``: exit 130 at any
+moment, a tool call already running finished first (docs/mcp.md).
+
+While serving, the event loop receives SIGINT and cancels the serving, which waits for a
+tool running on a worker thread (a ``record_episode`` writing) to finish. asyncio's
+runner did this until now, and reported it as a KeyboardInterrupt on Python 3.11 only:
+on 3.10 (anyio's copy of the runner) the same cancellation ended the process with a
+``CancelledError`` traceback, and telling the interrupt's teardown errors from a crash
+took ``Task.cancelling()``, which 3.10 lacks. Here the interrupt is recorded when it
+comes, the same way on every version. Nothing here imports the SDK.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+class Interrupt:
+    """Whether SIGINT stopped the serving (:meth:`cancelling`)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    @contextmanager
+    def cancelling(self, scope: Any) -> Iterator[None]:
+        """Meanwhile, SIGINT cancels ``scope`` (an anyio cancel scope) and is recorded; a
+        second one ends the process outright, as SIGTERM does (a write it cuts short is
+        repaired by the next one, docs/scaling.md). A loop that cannot receive signals
+        (Windows's) leaves SIGINT to Python: a KeyboardInterrupt."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        try:
+            loop.add_signal_handler(signal.SIGINT, self._stop, loop, scope)
+        except (NotImplementedError, RuntimeError):
+            yield
+            return
+        try:
+            yield
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)  # Python's handler again, if not _stop's
+
+    def _stop(self, loop: Any, scope: Any) -> None:
+        self.seen = True
+        loop.remove_signal_handler(signal.SIGINT)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        scope.cancel()
+
+
+def say_stopped() -> None:
+    """Say on stderr that SIGINT ended the server."""
+    sys.stderr.write("scarwarden mcp: interrupted\n")
+    sys.stderr.flush()
