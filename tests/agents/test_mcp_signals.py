@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import fcntl
 import json
+import select
 import signal
 import struct
 import subprocess
 import sys
 import termios
 import time
+from typing import Any
 
 import pytest
 from conftest import git, head
@@ -115,6 +117,51 @@ def test_sigint_stops_a_server_idle_or_mid_burst(demo_repo: MemoryRepo, burst: i
     stderr = proc.stderr.read().decode()
     assert stderr.endswith("scarwarden mcp: interrupted\n"), stderr
     assert "Traceback" not in stderr and "internal error" not in stderr, stderr
+
+
+@pytest.mark.parametrize(
+    ("after", "delay"),
+    [
+        ("pydantic_core", 0),  # the SDK's import has begun
+        ("mcp.types", 0),
+        ("mcp.server.mcpserver", 0),
+        ("scarwarden.agents.mcp.register", 0),
+        ("scarwarden.agents.mcp.server", 0),  # then the server is built
+        ("scarwarden.agents.mcp.server", 0.05),
+        ("scarwarden.agents.mcp.streams", 0),  # serving has begun
+    ],
+)
+def test_sigint_while_the_server_starts_exits_130(demo_repo: MemoryRepo, after: str, delay: float) -> None:
+    """SIGINT in the first ~0.7 s (opening the memory, importing the SDK, building the
+    server) printed click's "Aborted!" and exited 1, or 130 by the killed process's
+    status; docs/commands.md says an interrupted MCP server exits 130. The interrupt is
+    sent once Python says (-X importtime, on stderr) it has imported ``after``."""
+    command = [sys.executable, "-X", "importtime", "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"]
+    pipe = subprocess.PIPE
+    # Unbuffered: select() sees each line that is not read yet.
+    proc = subprocess.Popen(command, stdin=pipe, stdout=pipe, stderr=pipe, bufsize=0)
+    assert proc.stderr is not None
+    said = []
+    try:
+        while (line := _line_of(proc.stderr)).rpartition("|")[2].strip() != after:
+            said.append(line)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 130, proc.stderr.read().decode()
+    finally:
+        _stop(proc)
+    said += proc.stderr.read().decode().splitlines(keepends=True)
+    stderr = "".join(line for line in said if not line.startswith("import time:"))
+    assert stderr == "scarwarden mcp: interrupted\n", stderr
+
+
+def _line_of(stream: Any) -> str:
+    """The next line ``stream`` (a pipe) reads, within a minute."""
+    ready, _, _ = select.select([stream], [], [], 60)
+    assert ready, "nothing more was said"
+    line = stream.readline().decode()
+    assert line, "the process ended first"
+    return line
 
 
 #: fcntl's F_GETPIPE_SZ (Linux), which Python 3.10+ names on Linux only.
