@@ -52,6 +52,8 @@ class Interrupt:
 
 
 def say_stopped() -> None:
-    """Say on stderr that SIGINT ended the server."""
-    sys.stderr.write("scarwarden mcp: interrupted\n")
+    """Say on stderr that SIGINT ended the server: on a terminal, on a line of its own
+    after the ``^C`` the terminal echoed."""
+    on_a_terminal = sys.stdin is not None and sys.stdin.isatty()
+    sys.stderr.write("\nscarwarden mcp: stopped\n" if on_a_terminal else "scarwarden mcp: interrupted\n")
     sys.stderr.flush()

@@ -108,20 +108,14 @@ def _stopped_at_start(signum: int, frame: Any) -> None:
 
 def _on_a_terminal(repo: MemoryRepo) -> None:
     """Started by hand (issue 28): say what this is and how to connect a client, on
-    stderr (stdout is the protocol's), and end at once on Ctrl-C. The SDK reads stdin in a
-    worker thread that a KeyboardInterrupt cannot stop: the first Ctrl-C went unnoticed
-    and the second left the process waiting for Ctrl-D."""
+    stderr (stdout is the protocol's). Ctrl-C ends it as it ends a client's server (exit
+    130, a tool call running finished first); it ended the process at once, exit 0, even
+    with a record_episode mid-way, from when the SDK read stdin in a worker thread that
+    a KeyboardInterrupt could not stop (stdin is now waited on in the event loop)."""
     import shlex
-    import signal
 
     from scarwarden.agents.runtimes import scarwarden_command
 
-    def stop(signum: int, frame: Any) -> None:
-        sys.stderr.write("\nscarwarden mcp: stopped\n")
-        sys.stderr.flush()
-        os._exit(0)
-
-    signal.signal(signal.SIGINT, stop)  # first: a Ctrl-C during the banner ends it too
     command = f"{shlex.quote(scarwarden_command())} mcp --repo {shlex.quote(str(repo.root))}"
     click.echo(
         f"scarwarden mcp: the memory in {repo.root} as an MCP server, speaking JSON-RPC on\n"
