@@ -155,6 +155,39 @@ def test_sigint_while_the_server_starts_exits_130(demo_repo: MemoryRepo, after: 
     assert stderr == "scarwarden mcp: interrupted\n", stderr
 
 
+@pytest.mark.parametrize("when", ["starting", "serving"])
+def test_sigint_ignored_by_who_started_the_server_stays_ignored(demo_repo: MemoryRepo, when: str) -> None:
+    """A server started with SIGINT ignored (nohup, a background job of a script, which
+    a Ctrl-C on the script must not stop) goes on serving through one, as Python's own
+    handling (and asyncio's) leaves an ignored SIGINT ignored."""
+    timed = ["-X", "importtime"] if when == "starting" else []
+    command = [sys.executable, *timed, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"]
+    pipe = subprocess.PIPE
+    proc = subprocess.Popen(
+        command,
+        stdin=pipe,
+        stdout=pipe,
+        stderr=pipe,
+        bufsize=0,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        if when == "starting":
+            while _line_of(proc.stderr).rpartition("|")[2].strip() != "mcp.types":
+                pass
+        proc.send_signal(signal.SIGINT)
+        proc.stdin.write(json_lines([INITIALIZE]))
+        assert json.loads(proc.stdout.readline())["id"] == 0
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        assert proc.poll() is None
+        proc.stdin.close()
+        assert proc.wait(timeout=20) == 0
+    finally:
+        _stop(proc)
+
+
 def _line_of(stream: Any) -> str:
     """The next line ``stream`` (a pipe) reads, within a minute."""
     ready, _, _ = select.select([stream], [], [], 60)

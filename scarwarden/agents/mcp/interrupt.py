@@ -30,9 +30,13 @@ class Interrupt:
         """Meanwhile, SIGINT cancels ``scope`` (an anyio cancel scope) and is recorded; a
         second one ends the process outright, as SIGTERM does (a write it cuts short is
         repaired by the next one, docs/scaling.md). A loop that cannot receive signals
-        (Windows's) leaves SIGINT to Python: a KeyboardInterrupt."""
+        (Windows's) leaves SIGINT to Python: a KeyboardInterrupt. A SIGINT ignored by
+        whoever started the server (nohup, a background job of a script) stays ignored."""
         import asyncio
 
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            yield
+            return
         loop = asyncio.get_running_loop()
         try:
             loop.add_signal_handler(signal.SIGINT, self._stop, loop, scope)

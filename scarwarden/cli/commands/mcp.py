@@ -81,7 +81,9 @@ def mcp_cmd(
     # Until the server receives SIGINT itself (agents/mcp/interrupt.py), an interrupt
     # ends the start (~0.7 s: opening the memory, importing the SDK) with exit 130, as it
     # would the serving, not click's "Aborted!" and exit 1. Nothing is written meanwhile.
-    previous = signal.signal(signal.SIGINT, _stopped_at_start)
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.SIG_IGN:  # ignored by whoever started it (nohup): it stays so
+        signal.signal(signal.SIGINT, _stopped_at_start)
     try:
         # Open the repo first, so a wrong path fails with a clear message and exit 2
         # instead of a server that dies on the first request.
