@@ -122,6 +122,8 @@ def test_sigint_stops_a_server_idle_or_mid_burst(demo_repo: MemoryRepo, burst: i
 @pytest.mark.parametrize(
     ("after", "delay"),
     [
+        ("scarwarden.cli.group", 0),  # click's group: the command line is being read
+        ("scarwarden.cli.commands._common", 0),  # the command's module
         ("pydantic_core", 0),  # the SDK's import has begun
         ("mcp.types", 0),
         ("mcp.server.mcpserver", 0),

@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import Any
 
 import click
 
-from scarwarden.agents.mcp.interrupt import say_stopped
+from scarwarden.agents.mcp.interrupt import stop_at_start, stopped_at_start
 from scarwarden.cli.commands._common import get_repo
 from scarwarden.repo import MemoryRepo, open_repo
 
@@ -78,12 +77,7 @@ def mcp_cmd(
     """
     from scarwarden.errors import UsageError
 
-    # Until the server receives SIGINT itself (agents/mcp/interrupt.py), an interrupt
-    # ends the start (~0.7 s: opening the memory, importing the SDK) with exit 130, as it
-    # would the serving, not click's "Aborted!" and exit 1. Nothing is written meanwhile.
-    previous = signal.getsignal(signal.SIGINT)
-    if previous is not signal.SIG_IGN:  # ignored by whoever started it (nohup): it stays so
-        signal.signal(signal.SIGINT, _stopped_at_start)
+    previous = stop_at_start()  # the console script did already (cli/door.py); CliRunner did not
     try:
         # Open the repo first, so a wrong path fails with a clear message and exit 2
         # instead of a server that dies on the first request.
@@ -98,14 +92,8 @@ def mcp_cmd(
             _on_a_terminal(repo)
         serve(repo, allow_distill_commit=allow_distill_commit, environ=os.environ, sync=sync_writes)
     finally:
-        if signal.getsignal(signal.SIGINT) is _stopped_at_start:  # refused before serving
+        if signal.getsignal(signal.SIGINT) is stopped_at_start:  # refused before serving
             signal.signal(signal.SIGINT, previous)
-
-
-def _stopped_at_start(signum: int, frame: Any) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a second Ctrl-C meanwhile: the process ends
-    say_stopped()
-    raise SystemExit(130)  # not a KeyboardInterrupt: one raised in eval() makes the exit status -2
 
 
 def _on_a_terminal(repo: MemoryRepo) -> None:
