@@ -56,6 +56,10 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     parsed = parse_recall(args)
     if parsed is None:
+        if _command_word(args) == "mcp":  # an interrupt from here on exits 130 (docs/mcp.md)
+            from scarwarden.agents.mcp.interrupt import stop_at_start
+
+            stop_at_start()
         from scarwarden.cli.group import main as click_main
 
         click_main(argv)
@@ -120,6 +124,16 @@ def _group_option(rest: list[str], group: dict[str, str | bool]) -> bool:
     else:
         return False
     return True
+
+
+def _command_word(args: list[str]) -> str | None:
+    """The command ``args`` name, after the group's options (None: not plain ones)."""
+    rest: list[str] = list(args)
+    group: dict[str, str | bool] = {}
+    while rest and rest[0].startswith("-"):
+        if not _group_option(rest, group):
+            return None
+    return rest[0] if rest else None
 
 
 def _recall_options(rest: list[str]) -> tuple[tuple[str, ...], set[str], int | None] | None:

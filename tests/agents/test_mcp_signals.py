@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import fcntl
 import json
+import select
 import signal
 import struct
 import subprocess
 import sys
 import termios
 import time
+from typing import Any
 
 import pytest
 from conftest import git, head
@@ -87,6 +89,114 @@ def test_sigint_stops_a_server_whose_client_reads_no_answers(demo_repo: MemoryRe
     assert len(written) > 2
     ids = [json.loads(line)["id"] for line in written[:-1]]
     assert len(set(ids)) == len(ids) and set(ids) <= set(range(60)), ids  # whole answers, each once
+
+
+@pytest.mark.parametrize("burst", [0, 200])
+def test_sigint_stops_a_server_idle_or_mid_burst(demo_repo: MemoryRepo, burst: int) -> None:
+    """On Python 3.10 (setup.cfg: python_requires >= 3.10) any SIGINT ended the server
+    with exit 1 and a traceback, "asyncio.exceptions.CancelledError": asyncio's runner
+    (anyio's copy of 3.11's) turns its cancellation into a KeyboardInterrupt on 3.11
+    only, and the interrupt's teardown errors were told from a crash with 3.11's
+    Task.cancelling(). Run this file with a 3.10 interpreter to see it."""
+    proc = start_server(demo_repo)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    recall = {"name": "recall", "arguments": {"task": "draft a launch post"}}
+    lines = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}] + [
+        {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": recall} for n in range(1, burst + 1)
+    ]
+    try:
+        proc.stdin.write(json_lines(lines))
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 0
+        if burst:
+            assert "id" in json.loads(proc.stdout.readline())  # the burst is being answered
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 130
+    finally:
+        _stop(proc)
+    stderr = proc.stderr.read().decode()
+    assert stderr.endswith("scarwarden mcp: interrupted\n"), stderr
+    assert "Traceback" not in stderr and "internal error" not in stderr, stderr
+
+
+@pytest.mark.parametrize(
+    ("after", "delay"),
+    [
+        ("scarwarden.cli.group", 0),  # click's group: the command line is being read
+        ("scarwarden.cli.commands._common", 0),  # the command's module
+        ("pydantic_core", 0),  # the SDK's import has begun
+        ("mcp.types", 0),
+        ("mcp.server.mcpserver", 0),
+        ("scarwarden.agents.mcp.register", 0),
+        ("scarwarden.agents.mcp.server", 0),  # then the server is built
+        ("scarwarden.agents.mcp.server", 0.05),
+        ("scarwarden.agents.mcp.streams", 0),  # serving has begun
+    ],
+)
+def test_sigint_while_the_server_starts_exits_130(demo_repo: MemoryRepo, after: str, delay: float) -> None:
+    """SIGINT in the first ~0.7 s (opening the memory, importing the SDK, building the
+    server) printed click's "Aborted!" and exited 1, or 130 by the killed process's
+    status; docs/commands.md says an interrupted MCP server exits 130. The interrupt is
+    sent once Python says (-X importtime, on stderr) it has imported ``after``."""
+    command = [sys.executable, "-X", "importtime", "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"]
+    pipe = subprocess.PIPE
+    # Unbuffered: select() sees each line that is not read yet.
+    proc = subprocess.Popen(command, stdin=pipe, stdout=pipe, stderr=pipe, bufsize=0)
+    assert proc.stderr is not None
+    said = []
+    try:
+        while (line := _line_of(proc.stderr)).rpartition("|")[2].strip() != after:
+            said.append(line)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 130, proc.stderr.read().decode()
+    finally:
+        _stop(proc)
+    said += proc.stderr.read().decode().splitlines(keepends=True)
+    stderr = "".join(line for line in said if not line.startswith("import time:"))
+    assert stderr == "scarwarden mcp: interrupted\n", stderr
+
+
+@pytest.mark.parametrize("when", ["starting", "serving"])
+def test_sigint_ignored_by_who_started_the_server_stays_ignored(demo_repo: MemoryRepo, when: str) -> None:
+    """A server started with SIGINT ignored (nohup, a background job of a script, which
+    a Ctrl-C on the script must not stop) goes on serving through one, as Python's own
+    handling (and asyncio's) leaves an ignored SIGINT ignored."""
+    timed = ["-X", "importtime"] if when == "starting" else []
+    command = [sys.executable, *timed, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"]
+    pipe = subprocess.PIPE
+    proc = subprocess.Popen(
+        command,
+        stdin=pipe,
+        stdout=pipe,
+        stderr=pipe,
+        bufsize=0,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        if when == "starting":
+            while _line_of(proc.stderr).rpartition("|")[2].strip() != "mcp.types":
+                pass
+        proc.send_signal(signal.SIGINT)
+        proc.stdin.write(json_lines([INITIALIZE]))
+        assert json.loads(proc.stdout.readline())["id"] == 0
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        assert proc.poll() is None
+        proc.stdin.close()
+        assert proc.wait(timeout=20) == 0
+    finally:
+        _stop(proc)
+
+
+def _line_of(stream: Any) -> str:
+    """The next line ``stream`` (a pipe) reads, within a minute."""
+    ready, _, _ = select.select([stream], [], [], 60)
+    assert ready, "nothing more was said"
+    line = stream.readline().decode()
+    assert line, "the process ended first"
+    return line
 
 
 #: fcntl's F_GETPIPE_SZ (Linux), which Python 3.10+ names on Linux only.

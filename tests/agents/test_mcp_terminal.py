@@ -15,7 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import git, head
+from test_mcp_wire import INITIALIZE, RECORD, json_lines
 
+from scarwarden.files.atomic import write_lock
 from scarwarden.repo import MemoryRepo
 
 pytest.importorskip("mcp")
@@ -67,8 +70,55 @@ def test_on_a_terminal_it_says_what_it_is_and_ends_on_ctrl_c(demo_repo: MemoryRe
             proc.kill()
             proc.wait()
         os.close(master)
-    assert proc.returncode == 0
+    assert proc.returncode == 130  # 128 + SIGINT, as over pipes (was 0)
     assert "scarwarden mcp: stopped" in rest and "Aborted" not in rest and "Traceback" not in rest
+
+
+def test_ctrl_c_on_a_terminal_lets_the_write_in_flight_finish(demo_repo: MemoryRepo) -> None:
+    """Ctrl-C on a terminal ended the process at once (os._exit(0)), even with a
+    record_episode mid-way (here waiting for the ledger's lock): its episode was left
+    for the next write to repair and the exit status said success. Now as over pipes:
+    the write finishes, committed whole, then the server exits 130."""
+    before = head(demo_repo)
+    master, slave = pty.openpty()
+    attrs = termios.tcgetattr(slave)
+    attrs[3] &= ~termios.ECHO  # the requests typed are not written back
+    termios.tcsetattr(slave, termios.TCSANOW, attrs)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"],
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+    )
+    os.close(slave)
+    assert proc.stdout is not None and proc.stderr is not None
+    lines = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},  # answered: the call has begun
+    ]
+    try:
+        with write_lock(demo_repo):
+            os.write(master, json_lines(lines))
+            assert [json.loads(proc.stdout.readline())["id"] for _ in range(2)] == [0, 2]
+            os.write(master, b"\x03")
+            time.sleep(1)  # the interrupt reaches the server while the write waits
+            assert proc.poll() is None  # the write in flight holds the exit
+        assert proc.wait(timeout=20) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    stderr = proc.stderr.read().decode()
+    assert stderr.endswith("Ctrl-D ends it.\n\nscarwarden mcp: stopped\n"), stderr
+    assert proc.stdout.read() == b""  # the interrupted call is not answered
+    assert head(demo_repo) != before
+    assert git(demo_repo.root, "log", "-1", "--format=%s").stdout == "episode: refund a customer\n"
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
 
 
 def test_help_lists_every_tool_the_server_offers(cli: object, demo_repo: MemoryRepo) -> None:

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from scarwarden import __version__
 from scarwarden.agents.mcp import register
+from scarwarden.agents.mcp.interrupt import Interrupt, say_stopped
 from scarwarden.agents.mcp.tools import WORKFLOW, MemoryTools
 from scarwarden.errors import UsageError, clipped
 from scarwarden.files.input_policy import encoding_problems_in
@@ -38,6 +39,10 @@ class _Server(MCPServer):
     Here a tool error is its own message, and bad arguments are one sentence naming each
     argument and what is wrong, plus a hint listing the tool's arguments.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.interrupt = Interrupt()
 
     async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
         nul = _nul_argument(arguments)
@@ -106,20 +111,23 @@ class _Server(MCPServer):
         from scarwarden.agents.mcp.wire import AnsweringReadStream, AnsweringWriteStream, Unanswered
 
         try:
-            with claimed_stdin() as lines, claimed_stdout() as out:
-                async with stdio_server(stdin=lines, stdout=out) as (read_stream, write_stream):  # type: ignore[arg-type]
-                    unanswered = Unanswered()
-                    writer = AnsweringWriteStream(write_stream, unanswered)
-                    await self._lowlevel_server.run(
-                        AnsweringReadStream(read_stream, writer, unanswered, lines.answers),
-                        writer,
-                        self._lowlevel_server.create_initialization_options(),
-                    )
+            with anyio.CancelScope() as scope, self.interrupt.cancelling(scope):
+                with claimed_stdin() as lines, claimed_stdout() as out:
+                    async with stdio_server(stdin=lines, stdout=out) as (read_stream, write_stream):  # type: ignore[arg-type]
+                        unanswered = Unanswered()
+                        writer = AnsweringWriteStream(write_stream, unanswered)
+                        await self._lowlevel_server.run(
+                            AnsweringReadStream(read_stream, writer, unanswered, lines.answers),
+                            writer,
+                            self._lowlevel_server.create_initialization_options(),
+                        )
         except Exception as exc:
             if _client_gone(exc):  # a client that closed its end is the end, not a crash
                 return
-            if _interrupted(exc):
-                raise anyio.get_cancelled_exc_class()() from None
+            if self.interrupt.seen and _only(exc, (anyio.BrokenResourceError, anyio.ClosedResourceError)):
+                # The SDK's tasks passing a message on met their streams closed under them
+                # by the interrupt before their own cancellation: that is the interrupt.
+                return
             failed = _stream_error(exc)
             if failed is None:
                 raise
@@ -189,20 +197,6 @@ def _stream_error(exc: BaseException) -> OSError | None:
         return exc if isinstance(exc, OSError) else None
     errors = [_stream_error(e) for e in group]
     return errors[0] if errors and all(e is not None for e in errors) else None
-
-
-def _interrupted(exc: BaseException) -> bool:
-    """Whether ``exc`` (an exception group) is the SIGINT that asyncio's runner turned
-    into a cancellation of the serving: the SDK's tasks passing a message on met their
-    streams closed under them (``anyio.BrokenResourceError``) before their own
-    cancellation, and ended the serving with those ("internal error: ExceptionGroup")
-    instead of the cancellation the runner reports as the interrupt."""
-    import asyncio
-
-    cancelling = getattr(asyncio.current_task(), "cancelling", None)  # Python 3.11+
-    return bool(cancelling and cancelling()) and _only(
-        exc, (anyio.BrokenResourceError, anyio.ClosedResourceError)
-    )
 
 
 def _only(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
@@ -340,14 +334,18 @@ def serve(
                 hint="start it from an MCP client (docs/mcp.md), or pipe JSON-RPC lines into it",
             )
     server = build_server(repo, allow_distill_commit=allow_distill_commit, environ=environ, sync=sync)
+    assert isinstance(server, _Server)
     try:
         server.run("stdio")
-    except KeyboardInterrupt:
+        interrupted = server.interrupt.seen
+    except KeyboardInterrupt:  # SIGINT where the event loop does not receive it (:mod:`.interrupt`)
+        interrupted = True
+    if interrupted:
         # SIGINT (Ctrl-C, a client stopping it) cancelled the serving; a tool running
-        # on a worker thread cannot be stopped, so it finishes before the process exits
-        # (unanswered). A further Ctrl-C meanwhile ends the process outright, as SIGTERM
-        # does (the next write repairs one cut short, docs/scaling.md), not with
-        # threading's "Exception ignored ... KeyboardInterrupt" traceback.
+        # on a worker thread cannot be stopped, so it finished first (unanswered). A
+        # further Ctrl-C ends the process outright, as SIGTERM does (the next write
+        # repairs one cut short, docs/scaling.md), not with threading's "Exception
+        # ignored ... KeyboardInterrupt" traceback.
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-        sys.stderr.write("scarwarden mcp: interrupted\n")
-        raise SystemExit(130) from None
+        say_stopped()
+        raise SystemExit(130)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
-from typing import Any
 
 import click
 
+from scarwarden.agents.mcp.interrupt import stop_at_start, stopped_at_start
 from scarwarden.cli.commands._common import get_repo
 from scarwarden.repo import MemoryRepo, open_repo
 
@@ -76,36 +77,35 @@ def mcp_cmd(
     """
     from scarwarden.errors import UsageError
 
-    # Open the repo first, so a wrong path fails with a clear message and exit 2
-    # instead of a server that dies on the first request.
-    repo = open_repo(local_repo) if local_repo else get_repo(ctx)
+    previous = stop_at_start()  # the console script did already (cli/door.py); CliRunner did not
     try:
-        from scarwarden.agents.mcp.server import serve
-    except ImportError as exc:
-        from scarwarden.cli.commands._install import install_hint
+        # Open the repo first, so a wrong path fails with a clear message and exit 2
+        # instead of a server that dies on the first request.
+        repo = open_repo(local_repo) if local_repo else get_repo(ctx)
+        try:
+            from scarwarden.agents.mcp.server import serve
+        except ImportError as exc:
+            from scarwarden.cli.commands._install import install_hint
 
-        raise UsageError(f"the MCP SDK is not installed ({exc})", hint=install_hint("mcp")) from None
-    if sys.stdin is not None and sys.stdin.isatty():  # None: closed, which serve() refuses
-        _on_a_terminal(repo)
-    serve(repo, allow_distill_commit=allow_distill_commit, environ=os.environ, sync=sync_writes)
+            raise UsageError(f"the MCP SDK is not installed ({exc})", hint=install_hint("mcp")) from None
+        if sys.stdin is not None and sys.stdin.isatty():  # None: closed, which serve() refuses
+            _on_a_terminal(repo)
+        serve(repo, allow_distill_commit=allow_distill_commit, environ=os.environ, sync=sync_writes)
+    finally:
+        if signal.getsignal(signal.SIGINT) is stopped_at_start:  # refused before serving
+            signal.signal(signal.SIGINT, previous)
 
 
 def _on_a_terminal(repo: MemoryRepo) -> None:
     """Started by hand (issue 28): say what this is and how to connect a client, on
-    stderr (stdout is the protocol's), and end at once on Ctrl-C. The SDK reads stdin in a
-    worker thread that a KeyboardInterrupt cannot stop: the first Ctrl-C went unnoticed
-    and the second left the process waiting for Ctrl-D."""
+    stderr (stdout is the protocol's). Ctrl-C ends it as it ends a client's server (exit
+    130, a tool call running finished first); it ended the process at once, exit 0, even
+    with a record_episode mid-way, from when the SDK read stdin in a worker thread that
+    a KeyboardInterrupt could not stop (stdin is now waited on in the event loop)."""
     import shlex
-    import signal
 
     from scarwarden.agents.runtimes import scarwarden_command
 
-    def stop(signum: int, frame: Any) -> None:
-        sys.stderr.write("\nscarwarden mcp: stopped\n")
-        sys.stderr.flush()
-        os._exit(0)
-
-    signal.signal(signal.SIGINT, stop)  # first: a Ctrl-C during the banner ends it too
     command = f"{shlex.quote(scarwarden_command())} mcp --repo {shlex.quote(str(repo.root))}"
     click.echo(
         f"scarwarden mcp: the memory in {repo.root} as an MCP server, speaking JSON-RPC on\n"
