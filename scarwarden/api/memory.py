@@ -25,6 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO, Any
 
+    from scarwarden.answers.asking import ConfirmHints
     from scarwarden.files.transcripts.importer import ImportResult
     from scarwarden.gate.door import Check
 
@@ -187,19 +188,25 @@ class Memory:
             ep = record_human_answer(self.repo, task, answer, receipt=receipt, refs=refs, commit=commit)
             return self._recorded(ep, committed=commit)
 
-    def confirm(self, task: str, rule_id: str, *, commit: bool = True) -> tuple[Recorded, str]:
+    def confirm(
+        self, task: str, rule_id: str, *, commit: bool = True, hints: ConfirmHints | None = None
+    ) -> tuple[Recorded, str]:
         """Record a human's confirmation that a rule (a candidate of an ``ASK_HUMAN``)
         applies to the task (``ask --confirm``): an episode whose correction is the rule's
         own text, so the task's words reach the rule; returns it and the rule's canonical
         ID. An unknown, retired or misspelt ID, or a rule recall does not show for the task
         (returned or a candidate), raises :class:`UsageError`, nothing written.
-        ``commit=False`` stages the episode instead of committing it."""
-        from scarwarden.answers.asking import record_confirmation
+        ``commit=False`` stages the episode instead of committing it. ``hints``: what a
+        refusal tells the human to do, in your door's words
+        (:class:`scarwarden.answers.asking.ConfirmHints`; by default the CLI's)."""
+        from scarwarden.answers.asking import CLI_HINTS, record_confirmation
 
         task, rule_id = args.required(task, "task"), args.required(rule_id, "rule_id")
         args.flags(commit=commit)
         with self._writes:
-            ep, confirmed = record_confirmation(self.repo, task, rule_id, commit=commit)
+            ep, confirmed = record_confirmation(
+                self.repo, task, rule_id, commit=commit, hints=hints or CLI_HINTS
+            )
             return self._recorded(ep, committed=commit), confirmed
 
     def distill(

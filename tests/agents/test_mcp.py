@@ -367,10 +367,11 @@ def test_recall_shows_candidates_and_confirm_rule_records_the_confirmation(demo_
         asked = data(await client.call_tool("recall", {"task": task}))
         made = data(await client.call_tool("confirm_rule", {"task": task, "rule_id": "pb-6"}))
         unknown = await client.call_tool("confirm_rule", {"task": task, "rule_id": "PB-99"})
-        return asked, made, unknown
+        unshown = await client.call_tool("confirm_rule", {"task": task, "rule_id": "PB-01"})
+        return asked, made, unknown, unshown
 
     head = git(root, "rev-parse", "HEAD").stdout.strip()
-    asked, made, unknown = run_client(root, body)
+    asked, made, unknown, unshown = run_client(root, body)
     assert asked["verdict"] == "ASK_HUMAN" and asked["rules"] == []
     assert "PB-06" in [c["id"] for c in asked["candidates"]] and "confirm_rule" in asked["instructions"]
     assert made["confirmed"] == "PB-06" and made["commit"] != head
@@ -379,6 +380,11 @@ def test_recall_shows_candidates_and_confirm_rule_records_the_confirmation(demo_
     )
     assert ep.task == task and "PB-06" in str(ep.get("action"))
     assert "no rule PB-99" in error_text(unknown)
+    # Hinted in the tools' words: an agent has no command line to type 'scarwarden recall TASK' at.
+    assert "call `recall` with the task" in error_text(unknown)
+    assert "PB-01 is not among the rules recall shows" in error_text(unshown)
+    assert "call `ask_human_answer`" in error_text(unshown)
+    assert "scarwarden " not in error_text(unknown) + error_text(unshown)
     assert git(root, "rev-parse", "HEAD").stdout.strip() == made["commit"]  # nothing more written
 
 

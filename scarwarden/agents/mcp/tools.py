@@ -57,6 +57,21 @@ AFTER_STEPS = (
     "what you were given)."
 )
 
+
+def _confirm_hints() -> Any:
+    """What a refused ``confirm_rule`` tells the agent, in the tools' words (the CLI's
+    name commands to type: ``scarwarden recall TASK``)."""
+    from scarwarden.answers.asking import ConfirmHints
+
+    return ConfirmHints(
+        malformed="confirm a rule `recall` returned or listed as a candidate, by its ID (e.g. PB-03)",
+        unknown="call `recall` with the task and confirm one of the candidates it lists",
+        retired="confirm an active rule; retired rules are never recalled",
+        unshown="confirm a rule `recall` lists for this task; to teach something new, call "
+        "`ask_human_answer` with the human's answer instead",
+    )
+
+
 WORKFLOW = """\
 This server is Scarwarden, the team's auditable memory: rules (PB-NN) distilled from \
 recorded episodes (ep-...), every rule citing the episodes that taught it.
@@ -121,7 +136,7 @@ class MemoryTools:
 
     def confirm_rule(self, task: str, rule_id: str) -> dict[str, Any]:
         """Record a human's confirmation that a rule (a candidate) applies to the task."""
-        recorded, confirmed = self.memory.confirm(task, rule_id)
+        recorded, confirmed = self.memory.confirm(task, rule_id, hints=_confirm_hints())
         return self._synced({**recorded.to_json(), "confirmed": confirmed})
 
     def distill(
