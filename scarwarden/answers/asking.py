@@ -115,6 +115,7 @@ def record_human_answer(
     commit: bool = True,
     receipt: Any = None,
     refs: Sequence[str] | None = None,
+    locked: bool = False,
 ) -> Episode:
     """Record a human's answer to ``task`` as a new episode and commit it; ``receipt``
     (the recall's receipt or its ID, issue 20) is stored as its ``recalled:`` block.
@@ -123,7 +124,8 @@ def record_human_answer(
     (``ACT_AND_FLAG``, or ``ACT`` the human overrode), the episode refers to them through
     ``refs``, the episodes those rules cite, so distillation sees the lineage and recall
     learns the task's words. ``refs``: those episode IDs (:func:`recalled_refs`), or
-    ``None`` to recall ``task`` here and refer to what it returns.
+    ``None`` to recall ``task`` here and refer to what it returns. ``locked``: the caller
+    holds the ledger's write lock (it looked for this answer already recorded under it).
 
     Raises :class:`UsageError` (exit 2) for an empty task or answer; ledger errors
     (validation, a failing commit) leave nothing behind, as ``episode add`` does.
@@ -140,7 +142,12 @@ def record_human_answer(
 
         data["recalled"] = resolve(repo, receipt, source="receipt")
     (episode,) = add_episodes(
-        repo, [data], commit=commit, source="human answer", check=gate_check(repo, "the answer")
+        repo,
+        [data],
+        commit=commit,
+        source="human answer",
+        check=gate_check(repo, "the answer"),
+        locked=locked,
     )
     return episode
 

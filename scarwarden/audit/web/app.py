@@ -347,15 +347,12 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         refused = refused or site.bad_receipt(repo, "Cannot record this answer")
         if refused is not None:
             return refused
-        from scarwarden.answers.asking import record_human_answer
+        from scarwarden.audit.web.recording import record_answer_once
 
-        try:
-            ep = record_human_answer(
-                repo,
-                _form_text("task"),
-                _form_text("answer"),
-                receipt=request.form.get("receipt") or None,
+        try:  # sent twice from one recall (a double-click): recorded once
+            ep_id = record_answer_once(
+                repo, _form_text("task"), _form_text("answer"), request.form.get("receipt") or None
             )
         except (UsageError, ValidationError) as exc:  # what was posted: the client's to fix
             return site.refused(400, "Cannot record this answer", exc)
-        return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
+        return redirect(f"{site.links.episode(ep_id)}?recorded=1", code=303)  # type: ignore[return-value]

@@ -205,7 +205,8 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         refused = refused or site.bad_receipt(repo, "Cannot record this")
         if refused is not None:
             return refused
-        from scarwarden.answers.asking import confirmed_rule, recalled_refs, record_human_answer
+        from scarwarden.answers.asking import confirmed_rule, recalled_refs
+        from scarwarden.audit.web.recording import record_answer_once
         from scarwarden.errors import UsageError, ValidationError
 
         if request.form.get("candidate"):
@@ -220,15 +221,12 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
             return _not_returned(site, rule.id, returned)
         answer = f"Yes: {rule.id} ({rule.title}) applies to this task; follow it."
         # The recall's receipt (issue 20) goes along when the page had one to send.
-        receipt = request.form.get("receipt")
-        extra: dict[str, Any] = {"receipt": receipt} if receipt else {}
-        if returned is not None:
-            extra["refs"] = recalled_refs(returned)
-        try:
-            ep = record_human_answer(repo, task, answer, **extra)
+        extra: dict[str, Any] = {} if returned is None else {"refs": recalled_refs(returned)}
+        try:  # clicked twice (one recall's receipt): recorded once
+            ep_id = record_answer_once(repo, task, answer, request.form.get("receipt") or None, **extra)
         except (UsageError, ValidationError) as exc:
             return site.refused(400, "Cannot record this", exc)  # each problem, as the answer form
-        return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
+        return redirect(f"{site.links.episode(ep_id)}?recorded=1", code=303)  # type: ignore[return-value]
 
 
 def _returned(repo: MemoryRepo, task: str) -> list[Any] | None:

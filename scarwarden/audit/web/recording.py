@@ -1,0 +1,52 @@
+"""Recording a form's human answer once per recall: a double-click, a browser's re-POST
+or two tabs sent together carry the same recall's receipt, and episodes are
+append-only (a duplicate could never be removed).
+
+An answer identical in substance to one already recorded from the same receipt (the
+same task and the same answer, a confirmation's included) is not recorded again: the
+form is sent to that episode. The look-up is the index's ``episodes.receipt`` (only
+the episodes that carry that receipt are read), under the ledger's write lock, so two
+server threads (or a server and the CLI) posting at once record one. A different answer
+to the same receipt is recorded: a human may correct themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scarwarden.files.atomic import write_lock
+from scarwarden.index import open_index
+from scarwarden.repo import MemoryRepo
+
+
+def record_answer_once(repo: MemoryRepo, task: str, answer: str, receipt: str | None, **extra: Any) -> str:
+    """The ID of the episode recording ``answer`` to ``task``: the one already recorded
+    from ``receipt`` with the same task and answer, else a new one
+    (:func:`~scarwarden.answers.asking.record_human_answer`, errors as it raises them)."""
+    from scarwarden.answers.asking import human_answer_input, record_human_answer
+    from scarwarden.recall.receipts import resolve
+
+    if not receipt:  # no recall to tell a second sending from a second answer
+        return record_human_answer(repo, task, answer, **extra).id
+    recalled = resolve(repo, receipt, source="receipt")  # once: recording takes it as found
+    with write_lock(repo):
+        data = human_answer_input(task, answer)
+        same = _recorded(repo, str(recalled["receipt"]), str(data["task"]), str(data["correction"]))
+        if same is not None:
+            return same
+        return record_human_answer(repo, task, answer, receipt=recalled, locked=True, **extra).id
+
+
+def _recorded(repo: MemoryRepo, receipt_id: str, task: str, correction: str) -> str | None:
+    """The first episode carrying ``receipt_id`` that records ``correction`` for ``task``."""
+    with open_index(repo) as index:
+        rows = index.conn.execute(
+            "SELECT id FROM episodes WHERE receipt = ? ORDER BY t, id", (receipt_id,)
+        ).fetchall()
+        for (episode_id,) in rows:
+            episode = index.get_episode(episode_id)
+            if episode is None or episode.get("source") != "human-answer":
+                continue
+            if episode.task == task and episode.get("correction") == correction:
+                return str(episode_id)
+    return None

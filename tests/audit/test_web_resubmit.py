@@ -1,0 +1,116 @@
+"""A form sent twice (a double-click, a browser's re-POST, two tabs at once): the
+episodes are append-only, so a second identical answer or confirmation from the same
+recall must not be recorded again."""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any
+
+import pytest
+from conftest import git, head
+
+from scarwarden.repo import MemoryRepo
+
+pytest.importorskip("flask")
+from scarwarden.audit.web.app import create_app  # noqa: E402
+
+TOKEN = "test-csrf-token"
+ORIGIN = {"Origin": "http://localhost"}
+
+
+def _client(repo: MemoryRepo) -> Any:
+    app = create_app(repo.root, csrf_token=TOKEN, allowed_hosts={"localhost", "127.0.0.1"})
+    return app.test_client()
+
+
+def _recalled(client: Any, task: str) -> tuple[str, str]:
+    """The task page's explicit recall (logged): its receipt, and the page."""
+    page = client.post("/task", data={"csrf_token": TOKEN, "task": task}, headers=ORIGIN).get_data(
+        as_text=True
+    )
+    receipt = re.search(r'name="receipt" value="([^"]+)"', page)
+    assert receipt, page
+    return receipt.group(1), page
+
+
+def _ledger_commits(repo: MemoryRepo) -> int:
+    return int(git(repo.root, "rev-list", "--count", "HEAD").stdout)
+
+
+def test_an_answer_sent_twice_is_recorded_once(demo_repo: MemoryRepo) -> None:
+    """A double-click on the answer form recorded two identical episodes, which can never
+    be removed; the second POST now answers 303 to the episode the first recorded,
+    writing nothing. A different answer to the same recall is recorded (a correction)."""
+    client = _client(demo_repo)
+    task = "Book travel for the Berlin conference"
+    receipt, _ = _recalled(client, task)
+    form = {"csrf_token": TOKEN, "task": task, "answer": "Use the portal", "receipt": receipt}
+    first = client.post("/answer", data=form, headers=ORIGIN)
+    assert first.status_code == 303
+    before, commits = head(demo_repo), _ledger_commits(demo_repo)
+    again = client.post("/answer", data={**form, "answer": " Use the portal\r\n"}, headers=ORIGIN)
+    assert again.status_code == 303
+    assert again.headers["Location"].split("?")[0] == first.headers["Location"].split("?")[0]
+    assert head(demo_repo) == before and _ledger_commits(demo_repo) == commits
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+    other = client.post("/answer", data={**form, "answer": "Use the portal, under 400 EUR"}, headers=ORIGIN)
+    assert other.status_code == 303 and other.headers["Location"] != first.headers["Location"]
+    assert head(demo_repo) != before
+
+
+def test_a_confirmation_sent_twice_is_recorded_once(demo_repo: MemoryRepo) -> None:
+    """The ACT_AND_FLAG "Confirm PB-.. applies" button clicked twice: one episode."""
+    client = _client(demo_repo)
+    task = "Answer the outage ticket"
+    receipt, page = _recalled(client, task)
+    assert "ACT_AND_FLAG" in page
+    rule_id = re.findall(r'name="rule_id" value="([^"]+)"', page)[-1]
+    form = {"csrf_token": TOKEN, "task": task, "rule_id": rule_id, "receipt": receipt}
+    first = client.post("/confirm", data=form, headers=ORIGIN)
+    assert first.status_code == 303
+    before = head(demo_repo)
+    again = client.post("/confirm", data=form, headers=ORIGIN)
+    assert (
+        again.status_code == 303
+        and again.headers["Location"].split("?")[0] == first.headers["Location"].split("?")[0]
+    )
+    assert head(demo_repo) == before
+
+
+def test_two_answers_sent_at_once_to_a_real_server_record_one(demo_repo: MemoryRepo) -> None:
+    """Two identical POSTs at the same moment, on two threads of ``scarwarden serve``:
+    one episode, both sent to it."""
+    pytest.importorskip("waitress")
+    requests = pytest.importorskip("requests")
+    from test_web_server import serve
+
+    for served in serve(demo_repo):
+        token = served.token()
+        origin = {"Origin": served.url}
+        task = "Book travel for the Berlin conference"
+        page = requests.post(
+            served.url + "/task", data={"csrf_token": token, "task": task}, headers=origin, timeout=60
+        )
+        receipt = re.search(r'name="receipt" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+        form = {"csrf_token": token, "task": task, "answer": "Use the portal", "receipt": receipt}
+        commits = _ledger_commits(demo_repo)
+        start = threading.Barrier(2)
+        where: list[str] = []
+
+        def send() -> None:
+            start.wait()
+            reply = requests.post(
+                served.url + "/answer", data=form, headers=origin, allow_redirects=False, timeout=60
+            )
+            where.append(f"{reply.status_code} {reply.headers.get('Location', '')}")
+
+        threads = [threading.Thread(target=send) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(set(where)) == 1 and where[0].startswith("303 "), where
+        assert _ledger_commits(demo_repo) == commits + 1
+        assert "Traceback" not in served.stderr()
