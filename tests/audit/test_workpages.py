@@ -313,3 +313,26 @@ def test_the_undistilled_page_says_committed_only_for_a_real_commit(demo_repo: M
     real = head(demo_repo)
     page = client.get("/distill", query_string={"committed": real}).get_data(as_text=True)
     assert "Distilled and committed as" in page
+
+
+def test_an_episode_is_said_recorded_only_when_the_form_recorded_it(demo_repo: MemoryRepo) -> None:
+    """/episodes/<id>?recorded=1 said "Recorded and committed as <id>" for any episode in
+    the ledger, whoever recorded it and whenever (a link anyone can make). Only the page
+    a form's POST sent its user to says so: the redirect is signed by this server."""
+    client = _client(demo_repo)
+    some = git(demo_repo.root, "ls-files", "memory/episodes").stdout.split()[0].rsplit("/", 1)[1][:-5]
+    for forged in ("1", "yes", "0" * 16):
+        page = client.get(f"/episodes/{some}", query_string={"recorded": forged})
+        assert page.status_code == 200 and "Recorded and committed" not in page.get_data(as_text=True), forged
+    form = {"csrf_token": TOKEN, "task": "Book travel to Berlin", "answer": "Use the portal"}
+    done = client.post("/answer", data=form, headers=ORIGIN)
+    assert done.status_code == 303
+    ep_id = done.headers["Location"].split("/episodes/")[1].split("?")[0]
+    assert f"Recorded and committed as {ep_id}." in client.get(done.headers["Location"]).get_data(
+        as_text=True
+    )
+    signed = done.headers["Location"].split("?")[1]
+    other = client.get(f"/episodes/{some}?{signed}").get_data(as_text=True)  # another's signature
+    assert "Recorded and committed" not in other
+    restarted = create_app(demo_repo.root, csrf_token="another-server").test_client()
+    assert "Recorded and committed" not in restarted.get(done.headers["Location"]).get_data(as_text=True)

@@ -20,7 +20,7 @@ import secrets
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
-from flask import Flask, Response, redirect, request
+from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
 from scarwarden.audit.web import pages, render
@@ -278,7 +278,7 @@ def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo, environ: Mapping
             ctx = pages.episode_page(index, episode_id)
         if ctx is None:
             return site.error(404, "No such episode", f"There is no episode {episode_id} in the ledger.")
-        recorded = request.args.get("recorded") == "1"
+        recorded = site.was_recorded(episode_id, request.args.get("recorded"))  # not any link's word
         waiting = write_journal.index_waiting(repo) if recorded else None  # the CLI's warning
         return site.page("episode.html", nav="ledger", recorded=recorded, index_waiting=waiting, **ctx)
 
@@ -355,4 +355,4 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
             )
         except (UsageError, ValidationError) as exc:  # what was posted: the client's to fix
             return site.refused(400, "Cannot record this answer", exc)
-        return redirect(f"{site.links.episode(ep_id)}?recorded=1", code=303)  # type: ignore[return-value]
+        return site.recorded(ep_id)

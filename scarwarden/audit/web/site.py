@@ -5,7 +5,7 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
-from flask import Response, request
+from flask import Response, redirect, request
 from jinja2 import Environment
 
 from scarwarden.audit.web import render
@@ -41,6 +41,20 @@ class Pages:
             self.env, template, self.links, read_only=self.read_only, csrf_token=self.token, **context
         )
         return Response(html, status=status, mimetype="text/html")
+
+    def recorded(self, episode_id: str) -> Response:
+        """The 303 a form that recorded (or had recorded) ``episode_id`` answers: to its
+        page, which says it was recorded and committed. The claim is signed with this
+        server's token: ``?recorded=1`` said it of any episode, on any link."""
+        return redirect(f"{self.links.episode(episode_id)}?recorded={self._seal(episode_id)}", code=303)  # type: ignore[return-value]
+
+    def was_recorded(self, episode_id: str, seal: str | None) -> bool:
+        """Whether ``seal`` (the episode page's ``recorded``) is what :meth:`recorded`
+        signed for ``episode_id``: a form of this server recorded it."""
+        return bool(seal) and hmac.compare_digest((seal or "").encode(), self._seal(episode_id).encode())
+
+    def _seal(self, episode_id: str) -> str:
+        return hmac.new(self.token.encode(), f"recorded {episode_id}".encode(), "sha256").hexdigest()[:20]
 
     def error(self, status: int, heading: str, message: str, hint: str | None = None) -> Response:
         return self.page(

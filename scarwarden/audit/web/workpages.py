@@ -226,7 +226,7 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
             ep_id = record_answer_once(repo, task, answer, request.form.get("receipt") or None, **extra)
         except (UsageError, ValidationError) as exc:
             return site.refused(400, "Cannot record this", exc)  # each problem, as the answer form
-        return redirect(f"{site.links.episode(ep_id)}?recorded=1", code=303)  # type: ignore[return-value]
+        return site.recorded(ep_id)
 
 
 def _returned(repo: MemoryRepo, task: str) -> list[Any] | None:
@@ -265,7 +265,7 @@ def _confirm_candidate(site: Pages, repo: MemoryRepo) -> Response:
         ep, _rule = record_confirmation(repo, task, request.form.get("rule_id", ""), hints=_page_hints())
     except (UsageError, ValidationError) as exc:
         return site.refused(400, "Cannot record this", exc)  # each problem, as the answer form
-    return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
+    return site.recorded(ep.id)
 
 
 def _page_hints() -> ConfirmHints:
