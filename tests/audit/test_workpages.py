@@ -336,3 +336,23 @@ def test_an_episode_is_said_recorded_only_when_the_form_recorded_it(demo_repo: M
     assert "Recorded and committed" not in other
     restarted = create_app(demo_repo.root, csrf_token="another-server").test_client()
     assert "Recorded and committed" not in restarted.get(done.headers["Location"]).get_data(as_text=True)
+
+
+def test_a_memory_mode_the_task_page_cannot_read_is_said(demo_repo: MemoryRepo) -> None:
+    """A forged ``memory`` (anything but both, on or off) silently fell back to "both";
+    it is said on the page, as the other filters are, and not applied."""
+    client = _client(demo_repo)
+    task = "Draft a LinkedIn post announcing our beta"
+    for reply in [
+        client.get("/task", query_string={"task": task, "memory": "sideways<b>"}),
+        client.post(
+            "/task", data={"csrf_token": TOKEN, "task": task, "memory": "sideways<b>"}, headers=ORIGIN
+        ),
+    ]:
+        page = unescape(reply.get_data(as_text=True))
+        assert reply.status_code == 200
+        assert "unknown memory mode 'sideways<b>' (use both, on or off)" in page, page
+        assert "With memory" in page and "Without memory" in page  # the default, said
+    for mode in ("both", "on", "off", "ON", ""):
+        page = client.get("/task", query_string={"task": task, "memory": mode}).get_data(as_text=True)
+        assert "unknown memory mode" not in page, mode

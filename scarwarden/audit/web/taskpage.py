@@ -72,7 +72,7 @@ def task_page(
     from scarwarden.answers.answer import answer_or_brief
     from scarwarden.llm.client import client_from_config
 
-    mode = mode if mode in MODES else "both"
+    mode, mode_error = _mode(mode)
     task = (task or "").strip()  # whole: recall refuses one too long (a 400), never cut
     ctx: dict[str, Any] = {
         "title": "Task",
@@ -84,6 +84,7 @@ def task_page(
         "model_error": None,
         "why": None,
         "known_rules": None,
+        "filter_error": mode_error,
     }
     if not task:
         return ctx
@@ -110,6 +111,15 @@ def task_page(
         columns.append(_no_memory_column(result.no_memory, task))
     ctx["columns"] = columns
     return ctx
+
+
+def _mode(sent: str | None) -> tuple[str, str | None]:
+    """The memory mode (any case; none given: ``both``) and what is wrong with one the page
+    cannot read: said on the page and not applied (it fell back to ``both`` silently)."""
+    mode = (sent or "").strip().lower() or "both"
+    if mode in MODES:
+        return mode, None
+    return "both", f"unknown memory mode {sent!r} (use {', '.join(MODES[:-1])} or {MODES[-1]}); showing both"
 
 
 def _memory_column(side: Side, brief: str | None, *, model_failed: bool) -> Column:
