@@ -356,3 +356,37 @@ def test_a_memory_mode_the_task_page_cannot_read_is_said(demo_repo: MemoryRepo) 
     for mode in ("both", "on", "off", "ON", ""):
         page = client.get("/task", query_string={"task": task, "memory": mode}).get_data(as_text=True)
         assert "unknown memory mode" not in page, mode
+
+
+def test_a_task_holding_a_control_character_is_hinted_in_the_pages_words(demo_repo: MemoryRepo) -> None:
+    """A task holding a control character (a pasted ESC, a NUL, a lone carriage return),
+    on the task page (GET and its form's POST) and the candidate Confirm button, was
+    refused with recall's CLI hint "convert it with dos2unix first"; the page says to
+    remove it from the task and submit again, nothing logged or recorded."""
+    client = _client(demo_repo)
+    before = head(demo_repo)
+    log_before = client.get("/log").get_data(as_text=True).count("<tr")
+    for bad in ("Book\x1b travel to Berlin", "Book travel\r to Berlin", "Book \x00 travel"):
+        for reply in [
+            client.get("/task", query_string={"task": bad}),
+            client.post("/task", data={"csrf_token": TOKEN, "task": bad}, headers=ORIGIN),
+            client.post(
+                "/confirm",
+                data={"csrf_token": TOKEN, "task": bad, "rule_id": "PB-01", "candidate": "1"},
+                headers=ORIGIN,
+            ),
+        ]:
+            html = reply.get_data(as_text=True)
+            assert reply.status_code == 400 and "only tab and newline are allowed" in unescape(html), html
+            hint = _hint(html)
+            assert "dos2unix" not in hint and "remove it from the task" in hint, hint
+    assert head(demo_repo) == before
+    assert client.get("/log").get_data(as_text=True).count("<tr") == log_before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+    # Another refusal of the same form keeps its own hint: the rule's, not the task's.
+    reply = client.post(
+        "/confirm",
+        data={"csrf_token": TOKEN, "task": "Book\x1b travel", "rule_id": "nonsense", "candidate": "1"},
+        headers=ORIGIN,
+    )
+    assert reply.status_code == 400 and "Confirm button" in _hint(reply.get_data(as_text=True))

@@ -258,13 +258,14 @@ def _confirm_candidate(site: Pages, repo: MemoryRepo) -> Response:
     """An ASK_HUMAN candidate confirmed: :func:`~scarwarden.answers.asking.record_confirmation`,
     refused in the page's words (the CLI's name commands and a rule ID to type)."""
     from scarwarden.answers.asking import record_confirmation
+    from scarwarden.audit.web.taskpage import page_hinted
     from scarwarden.errors import UsageError, ValidationError
 
     task = request.form.get("task", "").replace("\r\n", "\n").strip()
     try:
         ep, _rule = record_confirmation(repo, task, request.form.get("rule_id", ""), hints=_page_hints())
-    except (UsageError, ValidationError) as exc:
-        return site.refused(400, "Cannot record this", exc)  # each problem, as the answer form
+    except (UsageError, ValidationError) as exc:  # each problem, as the answer form
+        return site.refused(400, "Cannot record this", page_hinted(exc, task))
     return site.recorded(ep.id)
 
 
