@@ -209,7 +209,14 @@ def _require_shown(repo: MemoryRepo, task: str, rule_id: str, hint: str) -> None
 
 
 def record_confirmation(
-    repo: MemoryRepo, task: str, rule_id: str, *, commit: bool = True, hints: ConfirmHints = CLI_HINTS
+    repo: MemoryRepo,
+    task: str,
+    rule_id: str,
+    *,
+    commit: bool = True,
+    hints: ConfirmHints = CLI_HINTS,
+    receipt: Any = None,
+    locked: bool = False,
 ) -> tuple[Episode, str]:
     """Record a human's "yes, this rule applies to this task" as an episode
     (``ask --confirm``): the task, the rule's own words as the correction (so the next
@@ -217,7 +224,8 @@ def record_confirmation(
     reach the rule through the ledger's words, issue 13), ``refs`` the rule's cited
     episodes, the action naming the rule; returns it and the rule's canonical ID. Bad
     IDs: :func:`confirmed_rule`; a rule recall does not show for ``task``: UsageError;
-    either hinted in ``hints``' words (the door's)."""
+    either hinted in ``hints``' words (the door's). ``receipt`` and ``locked``: as
+    :func:`record_human_answer` takes them."""
     from scarwarden.files.record import add_episodes
     from scarwarden.gate.door import gate_check
 
@@ -228,7 +236,12 @@ def record_confirmation(
     refs = list(dict.fromkeys(rule.episode_ids))[:MAX_REFS]
     if refs:
         data["refs"] = refs
+    if receipt is not None:
+        from scarwarden.recall.receipts import resolve
+
+        data["recalled"] = resolve(repo, receipt, source="receipt")
+    check = gate_check(repo, "the confirmation")
     (episode,) = add_episodes(
-        repo, [data], commit=commit, source="human confirmation", check=gate_check(repo, "the confirmation")
+        repo, [data], commit=commit, source="human confirmation", check=check, locked=locked
     )
     return episode, str(rule.id)

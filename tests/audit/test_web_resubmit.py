@@ -114,3 +114,25 @@ def test_two_answers_sent_at_once_to_a_real_server_record_one(demo_repo: MemoryR
         assert len(set(where)) == 1 and where[0].startswith("303 "), where
         assert _ledger_commits(demo_repo) == commits + 1
         assert "Traceback" not in served.stderr()
+
+
+def test_a_candidate_confirmed_twice_is_recorded_once(demo_repo: MemoryRepo) -> None:
+    """ASK_HUMAN's candidate "Confirm PB-.. applies" clicked twice recorded two identical
+    confirmations (its form carried no receipt to tell them apart); it now carries the
+    recall's receipt, stored in the episode, and the second click is sent to the first."""
+    client = _client(demo_repo)
+    task = "Rename the production Kafka topic"
+    receipt, page = _recalled(client, task)
+    candidates = page.split('id="candidates"')[1].split("</section>")[0]
+    assert f'name="receipt" value="{receipt}"' in candidates
+    form = {"csrf_token": TOKEN, "task": task, "rule_id": "PB-01", "candidate": "1", "receipt": receipt}
+    first = client.post("/confirm", data=form, headers=ORIGIN)
+    assert first.status_code == 303, first.get_data(as_text=True)
+    ep_id = first.headers["Location"].split("/episodes/")[1].split("?")[0]
+    assert receipt in git(demo_repo.root, "show", "HEAD").stdout  # the episode carries it
+    before = head(demo_repo)
+    again = client.post("/confirm", data=form, headers=ORIGIN)
+    assert again.status_code == 303 and ep_id in again.headers["Location"]
+    assert head(demo_repo) == before
+    other = client.post("/confirm", data={**form, "rule_id": "PB-04"}, headers=ORIGIN)
+    assert other.status_code == 303 and ep_id not in other.headers["Location"]

@@ -257,16 +257,17 @@ def _not_returned(site: Pages, rule_id: str, returned: list[Any]) -> Response:
 def _confirm_candidate(site: Pages, repo: MemoryRepo) -> Response:
     """An ASK_HUMAN candidate confirmed: :func:`~scarwarden.answers.asking.record_confirmation`,
     refused in the page's words (the CLI's name commands and a rule ID to type)."""
-    from scarwarden.answers.asking import record_confirmation
+    from scarwarden.audit.web.recording import record_confirmation_once
     from scarwarden.audit.web.taskpage import page_hinted
     from scarwarden.errors import UsageError, ValidationError
 
     task = request.form.get("task", "").replace("\r\n", "\n").strip()
-    try:
-        ep, _rule = record_confirmation(repo, task, request.form.get("rule_id", ""), hints=_page_hints())
+    rule_id, receipt = request.form.get("rule_id", ""), request.form.get("receipt") or None
+    try:  # clicked twice (one recall's receipt): recorded once
+        ep_id = record_confirmation_once(repo, task, rule_id, receipt, _page_hints())
     except (UsageError, ValidationError) as exc:  # each problem, as the answer form
         return site.refused(400, "Cannot record this", page_hinted(exc, task))
-    return site.recorded(ep.id)
+    return site.recorded(ep_id)
 
 
 def _page_hints() -> ConfirmHints:
