@@ -305,13 +305,28 @@ def test_a_receipt_the_page_cannot_resolve_is_hinted_in_the_pages_words(demo_rep
 def test_the_undistilled_page_says_committed_only_for_a_real_commit(demo_repo: MemoryRepo) -> None:
     """The page after a distillation's commit is /distill?committed=COMMIT; any link
     with ?committed=<anything> made the page say "Distilled and committed as <anything>"
-    (nothing was). Only a commit of this repository is said to be committed."""
+    (nothing was), and ?committed=<the first commit> that a commit no distillation made
+    was distilled. Only the page the distill form's commit redirects to says so."""
     client = _client(demo_repo)
     for forged in ("zzz", "f" * 40, "<b>x</b>"):
         page = client.get("/distill", query_string={"committed": forged}).get_data(as_text=True)
         assert "Distilled and committed" not in page, forged
-    real = head(demo_repo)
-    page = client.get("/distill", query_string={"committed": real}).get_data(as_text=True)
+    # Nor a real commit (the memory's first, no distillation), nor nothing at all: only
+    # the page a commit of this server's distill form sends its user to says it.
+    for forged in (head(demo_repo), ""):
+        page = client.get("/distill", query_string={"committed": forged}).get_data(as_text=True)
+        assert "Distilled and committed" not in page and "Distilled:" not in page, forged
+    ep = client.post(
+        "/answer",
+        data={"csrf_token": TOKEN, "task": "Book a flight", "answer": "Via the portal"},
+        headers=ORIGIN,
+    )
+    assert ep.status_code == 303
+    done = client.post(
+        "/distill", data={"csrf_token": TOKEN, "head": head(demo_repo), "preview": "offline"}, headers=ORIGIN
+    )
+    assert done.status_code == 303
+    page = client.get(done.headers["Location"]).get_data(as_text=True)
     assert "Distilled and committed as" in page
 
 

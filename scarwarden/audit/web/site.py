@@ -46,15 +46,21 @@ class Pages:
         """The 303 a form that recorded (or had recorded) ``episode_id`` answers: to its
         page, which says it was recorded and committed. The claim is signed with this
         server's token: ``?recorded=1`` said it of any episode, on any link."""
-        return redirect(f"{self.links.episode(episode_id)}?recorded={self._seal(episode_id)}", code=303)  # type: ignore[return-value]
+        seal = self.seal(f"recorded {episode_id}")
+        return redirect(f"{self.links.episode(episode_id)}?recorded={seal}", code=303)  # type: ignore[return-value]
 
     def was_recorded(self, episode_id: str, seal: str | None) -> bool:
         """Whether ``seal`` (the episode page's ``recorded``) is what :meth:`recorded`
         signed for ``episode_id``: a form of this server recorded it."""
-        return bool(seal) and hmac.compare_digest((seal or "").encode(), self._seal(episode_id).encode())
+        return self.sealed(f"recorded {episode_id}", seal)
 
-    def _seal(self, episode_id: str) -> str:
-        return hmac.new(self.token.encode(), f"recorded {episode_id}".encode(), "sha256").hexdigest()[:20]
+    def seal(self, claim: str) -> str:
+        """``claim`` signed with this server's token, for a page a write redirects to."""
+        return hmac.new(self.token.encode(), claim.encode(), "sha256").hexdigest()[:20]
+
+    def sealed(self, claim: str, seal: str | None) -> bool:
+        """Whether ``seal`` is :meth:`seal`'s for ``claim``."""
+        return bool(seal) and hmac.compare_digest((seal or "").encode(), self.seal(claim).encode())
 
     def error(self, status: int, heading: str, message: str, hint: str | None = None) -> Response:
         return self.page(

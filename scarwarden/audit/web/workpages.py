@@ -62,8 +62,8 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     @app.get("/distill")
     def undistilled() -> Response:
         done = request.args.get("committed")
-        if done and not (COMMIT_RE.fullmatch(done) and rev_parse(repo.root, done)):
-            done = None  # a link may say anything: only a commit here is said to be committed
+        if not site.sealed(f"committed {done}", request.args.get("seal")):
+            done = None  # a link may say anything: only this server's commit redirect is said
         waiting = write_journal.index_waiting(repo)  # the CLI's warning, after a commit
         try:
             with previewing:
@@ -105,7 +105,9 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
                 "open the Undistilled page again, check the new preview, then commit",
             )
         result = commit_preview(repo, result) if result is not None else distill(repo, offline=True)
-        return redirect(f"/distill?committed={result.commit or ''}", code=303)  # type: ignore[return-value]
+        done = result.commit or ""
+        sealed = f"/distill?committed={done}&seal={site.seal(f'committed {done}')}"
+        return redirect(sealed, code=303)  # type: ignore[return-value]
 
 
 def _stale_or_unnamed(site: Pages, repo: MemoryRepo, current: str, preview_id: str) -> Response | None:
