@@ -136,3 +136,42 @@ def test_a_candidate_confirmed_twice_is_recorded_once(demo_repo: MemoryRepo) -> 
     assert head(demo_repo) == before
     other = client.post("/confirm", data={**form, "rule_id": "PB-04"}, headers=ORIGIN)
     assert other.status_code == 303 and ep_id not in other.headers["Location"]
+
+
+def test_a_distillation_committed_twice_at_once_commits_once(cli: Any, demo_repo: MemoryRepo) -> None:
+    """The Undistilled page's commit button sent twice at once (a double-click, two
+    tabs) on a real server: the second was refused as the client's fault in the CLI's
+    words, 400 'Cannot show this: HEAD moved while distilling ... run 'scarwarden
+    distill' again'. One distillation is committed; the other is the page's 409 "Memory
+    changed since the preview", nothing committed."""
+    pytest.importorskip("waitress")
+    requests = pytest.importorskip("requests")
+    from test_web_server import serve
+
+    made = cli("episode", "add", "--task", "Reply to the refund ticket", "--outcome", "Refunded",
+               "--correction", "Always confirm the refund by email", "--tag", "refund")  # fmt: skip
+    assert made.exit_code == 0, made.output
+    for served in serve(demo_repo):
+        token, origin = served.token(), {"Origin": served.url}
+        page = requests.get(served.url + "/distill", timeout=60).text
+        form = {"csrf_token": token, "head": head(demo_repo), "preview": "offline"}
+        commits = _ledger_commits(demo_repo)
+        start = threading.Barrier(2)
+        replies: list[tuple[int, str]] = []
+
+        def send() -> None:
+            start.wait()
+            reply = requests.post(
+                served.url + "/distill", data=form, headers=origin, allow_redirects=False, timeout=60
+            )
+            replies.append((reply.status_code, reply.text))
+
+        threads = [threading.Thread(target=send) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(code for code, _ in replies) == [303, 409], replies
+        assert "Memory changed since the preview" in next(text for code, text in replies if code == 409)
+        assert _ledger_commits(demo_repo) == commits + 1 and "Preview" in page
+        assert "Traceback" not in served.stderr()

@@ -90,8 +90,9 @@ def create_app(
     _add_index_lock_page(app, site, repo)
     _add_read_routes(app, site, repo, environ)
     _add_answer_route(app, site, repo)
+    from scarwarden.audit.web.confirmpage import add_confirm_route
     from scarwarden.audit.web.taskpage import add_task_post_route
-    from scarwarden.audit.web.workpages import add_confirm_route, add_work_routes
+    from scarwarden.audit.web.workpages import add_work_routes
 
     add_task_post_route(app, site, repo, environ)  # the explicit recall: logged (GET never writes)
     add_work_routes(app, site, repo)  # the recall log, undistilled episodes (issue 18)
