@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import threading
+from html import unescape
 from typing import Any
 
 import pytest
@@ -175,3 +176,27 @@ def test_a_distillation_committed_twice_at_once_commits_once(cli: Any, demo_repo
         assert "Memory changed since the preview" in next(text for code, text in replies if code == 409)
         assert _ledger_commits(demo_repo) == commits + 1 and "Preview" in page
         assert "Traceback" not in served.stderr()
+
+
+def test_a_receipt_of_another_task_is_refused_in_the_pages_words(demo_repo: MemoryRepo) -> None:
+    """A form whose receipt is another task's recall (a stale or hand-made form) was
+    refused by the provenance gate in the CLI's words, naming a file never written and
+    'pass that receipt ... (the same check the pre-commit hook, 'check' and 'verify'
+    run)'; the page says whose recall the receipt is and to recall the task again on
+    the task page, nothing written."""
+    client = _client(demo_repo)
+    receipt, _ = _recalled(client, "Answer the outage ticket")
+    other, _ = _recalled(client, "Rename the production Kafka topic")
+    before = head(demo_repo)
+    for path, form in [
+        ("/answer", {"task": "Book travel to Berlin", "answer": "Use the portal", "receipt": receipt}),
+        ("/confirm", {"task": "Answer the outage ticket", "rule_id": "PB-04", "receipt": other}),
+        ("/confirm", {"task": "Rename the production Kafka topic", "rule_id": "PB-01", "candidate": "1",
+                      "receipt": receipt}),
+    ]:  # fmt: skip
+        reply = client.post(path, data={"csrf_token": TOKEN, **form}, headers=ORIGIN)
+        text = unescape(reply.get_data(as_text=True))
+        assert reply.status_code == 400 and "is the recall of another task" in text, (path, text)
+        assert "memory/episodes" not in text and "verify" not in text and "recall the task again" in text
+    assert head(demo_repo) == before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
