@@ -115,6 +115,7 @@ def record_human_answer(
     commit: bool = True,
     receipt: Any = None,
     refs: Sequence[str] | None = None,
+    locked: bool = False,
 ) -> Episode:
     """Record a human's answer to ``task`` as a new episode and commit it; ``receipt``
     (the recall's receipt or its ID, issue 20) is stored as its ``recalled:`` block.
@@ -123,7 +124,8 @@ def record_human_answer(
     (``ACT_AND_FLAG``, or ``ACT`` the human overrode), the episode refers to them through
     ``refs``, the episodes those rules cite, so distillation sees the lineage and recall
     learns the task's words. ``refs``: those episode IDs (:func:`recalled_refs`), or
-    ``None`` to recall ``task`` here and refer to what it returns.
+    ``None`` to recall ``task`` here and refer to what it returns. ``locked``: the caller
+    holds the ledger's write lock (it looked for this answer already recorded under it).
 
     Raises :class:`UsageError` (exit 2) for an empty task or answer; ledger errors
     (validation, a failing commit) leave nothing behind, as ``episode add`` does.
@@ -140,7 +142,12 @@ def record_human_answer(
 
         data["recalled"] = resolve(repo, receipt, source="receipt")
     (episode,) = add_episodes(
-        repo, [data], commit=commit, source="human answer", check=gate_check(repo, "the answer")
+        repo,
+        [data],
+        commit=commit,
+        source="human answer",
+        check=gate_check(repo, "the answer"),
+        locked=locked,
     )
     return episode
 
@@ -202,7 +209,14 @@ def _require_shown(repo: MemoryRepo, task: str, rule_id: str, hint: str) -> None
 
 
 def record_confirmation(
-    repo: MemoryRepo, task: str, rule_id: str, *, commit: bool = True, hints: ConfirmHints = CLI_HINTS
+    repo: MemoryRepo,
+    task: str,
+    rule_id: str,
+    *,
+    commit: bool = True,
+    hints: ConfirmHints = CLI_HINTS,
+    receipt: Any = None,
+    locked: bool = False,
 ) -> tuple[Episode, str]:
     """Record a human's "yes, this rule applies to this task" as an episode
     (``ask --confirm``): the task, the rule's own words as the correction (so the next
@@ -210,7 +224,8 @@ def record_confirmation(
     reach the rule through the ledger's words, issue 13), ``refs`` the rule's cited
     episodes, the action naming the rule; returns it and the rule's canonical ID. Bad
     IDs: :func:`confirmed_rule`; a rule recall does not show for ``task``: UsageError;
-    either hinted in ``hints``' words (the door's)."""
+    either hinted in ``hints``' words (the door's). ``receipt`` and ``locked``: as
+    :func:`record_human_answer` takes them."""
     from scarwarden.files.record import add_episodes
     from scarwarden.gate.door import gate_check
 
@@ -221,7 +236,12 @@ def record_confirmation(
     refs = list(dict.fromkeys(rule.episode_ids))[:MAX_REFS]
     if refs:
         data["refs"] = refs
+    if receipt is not None:
+        from scarwarden.recall.receipts import resolve
+
+        data["recalled"] = resolve(repo, receipt, source="receipt")
+    check = gate_check(repo, "the confirmation")
     (episode,) = add_episodes(
-        repo, [data], commit=commit, source="human confirmation", check=gate_check(repo, "the confirmation")
+        repo, [data], commit=commit, source="human confirmation", check=check, locked=locked
     )
     return episode, str(rule.id)

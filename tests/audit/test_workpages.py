@@ -305,11 +305,103 @@ def test_a_receipt_the_page_cannot_resolve_is_hinted_in_the_pages_words(demo_rep
 def test_the_undistilled_page_says_committed_only_for_a_real_commit(demo_repo: MemoryRepo) -> None:
     """The page after a distillation's commit is /distill?committed=COMMIT; any link
     with ?committed=<anything> made the page say "Distilled and committed as <anything>"
-    (nothing was). Only a commit of this repository is said to be committed."""
+    (nothing was), and ?committed=<the first commit> that a commit no distillation made
+    was distilled. Only the page the distill form's commit redirects to says so."""
     client = _client(demo_repo)
     for forged in ("zzz", "f" * 40, "<b>x</b>"):
         page = client.get("/distill", query_string={"committed": forged}).get_data(as_text=True)
         assert "Distilled and committed" not in page, forged
-    real = head(demo_repo)
-    page = client.get("/distill", query_string={"committed": real}).get_data(as_text=True)
+    # Nor a real commit (the memory's first, no distillation), nor nothing at all: only
+    # the page a commit of this server's distill form sends its user to says it.
+    for forged in (head(demo_repo), ""):
+        page = client.get("/distill", query_string={"committed": forged}).get_data(as_text=True)
+        assert "Distilled and committed" not in page and "Distilled:" not in page, forged
+    ep = client.post(
+        "/answer",
+        data={"csrf_token": TOKEN, "task": "Book a flight", "answer": "Via the portal"},
+        headers=ORIGIN,
+    )
+    assert ep.status_code == 303
+    done = client.post(
+        "/distill", data={"csrf_token": TOKEN, "head": head(demo_repo), "preview": "offline"}, headers=ORIGIN
+    )
+    assert done.status_code == 303
+    page = client.get(done.headers["Location"]).get_data(as_text=True)
     assert "Distilled and committed as" in page
+
+
+def test_an_episode_is_said_recorded_only_when_the_form_recorded_it(demo_repo: MemoryRepo) -> None:
+    """/episodes/<id>?recorded=1 said "Recorded and committed as <id>" for any episode in
+    the ledger, whoever recorded it and whenever (a link anyone can make). Only the page
+    a form's POST sent its user to says so: the redirect is signed by this server."""
+    client = _client(demo_repo)
+    some = git(demo_repo.root, "ls-files", "memory/episodes").stdout.split()[0].rsplit("/", 1)[1][:-5]
+    for forged in ("1", "yes", "0" * 16):
+        page = client.get(f"/episodes/{some}", query_string={"recorded": forged})
+        assert page.status_code == 200 and "Recorded and committed" not in page.get_data(as_text=True), forged
+    form = {"csrf_token": TOKEN, "task": "Book travel to Berlin", "answer": "Use the portal"}
+    done = client.post("/answer", data=form, headers=ORIGIN)
+    assert done.status_code == 303
+    ep_id = done.headers["Location"].split("/episodes/")[1].split("?")[0]
+    assert f"Recorded and committed as {ep_id}." in client.get(done.headers["Location"]).get_data(
+        as_text=True
+    )
+    signed = done.headers["Location"].split("?")[1]
+    other = client.get(f"/episodes/{some}?{signed}").get_data(as_text=True)  # another's signature
+    assert "Recorded and committed" not in other
+    restarted = create_app(demo_repo.root, csrf_token="another-server").test_client()
+    assert "Recorded and committed" not in restarted.get(done.headers["Location"]).get_data(as_text=True)
+
+
+def test_a_memory_mode_the_task_page_cannot_read_is_said(demo_repo: MemoryRepo) -> None:
+    """A forged ``memory`` (anything but both, on or off) silently fell back to "both";
+    it is said on the page, as the other filters are, and not applied."""
+    client = _client(demo_repo)
+    task = "Draft a LinkedIn post announcing our beta"
+    for reply in [
+        client.get("/task", query_string={"task": task, "memory": "sideways<b>"}),
+        client.post(
+            "/task", data={"csrf_token": TOKEN, "task": task, "memory": "sideways<b>"}, headers=ORIGIN
+        ),
+    ]:
+        page = unescape(reply.get_data(as_text=True))
+        assert reply.status_code == 200
+        assert "unknown memory mode 'sideways<b>' (use both, on or off)" in page, page
+        assert "With memory" in page and "Without memory" in page  # the default, said
+    for mode in ("both", "on", "off", "ON", ""):
+        page = client.get("/task", query_string={"task": task, "memory": mode}).get_data(as_text=True)
+        assert "unknown memory mode" not in page, mode
+
+
+def test_a_task_holding_a_control_character_is_hinted_in_the_pages_words(demo_repo: MemoryRepo) -> None:
+    """A task holding a control character (a pasted ESC, a NUL, a lone carriage return),
+    on the task page (GET and its form's POST) and the candidate Confirm button, was
+    refused with recall's CLI hint "convert it with dos2unix first"; the page says to
+    remove it from the task and submit again, nothing logged or recorded."""
+    client = _client(demo_repo)
+    before = head(demo_repo)
+    log_before = client.get("/log").get_data(as_text=True).count("<tr")
+    for bad in ("Book\x1b travel to Berlin", "Book travel\r to Berlin", "Book \x00 travel"):
+        for reply in [
+            client.get("/task", query_string={"task": bad}),
+            client.post("/task", data={"csrf_token": TOKEN, "task": bad}, headers=ORIGIN),
+            client.post(
+                "/confirm",
+                data={"csrf_token": TOKEN, "task": bad, "rule_id": "PB-01", "candidate": "1"},
+                headers=ORIGIN,
+            ),
+        ]:
+            html = reply.get_data(as_text=True)
+            assert reply.status_code == 400 and "only tab and newline are allowed" in unescape(html), html
+            hint = _hint(html)
+            assert "dos2unix" not in hint and "remove it from the task" in hint, hint
+    assert head(demo_repo) == before
+    assert client.get("/log").get_data(as_text=True).count("<tr") == log_before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+    # Another refusal of the same form keeps its own hint: the rule's, not the task's.
+    reply = client.post(
+        "/confirm",
+        data={"csrf_token": TOKEN, "task": "Book\x1b travel", "rule_id": "nonsense", "candidate": "1"},
+        headers=ORIGIN,
+    )
+    assert reply.status_code == 400 and "Confirm button" in _hint(reply.get_data(as_text=True))

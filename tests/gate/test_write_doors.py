@@ -168,7 +168,8 @@ def test_the_web_form_refuses_a_receipt_for_another_task(cli: Cli, demo_repo: Me
     )
     assert r.status_code == 400
     page = r.get_data(as_text=True)
-    assert "does not pass the provenance gate" in page and "is for another task" in page
+    # The page refuses it before the gate, in its own words (the gate's named the CLI's).
+    assert "is the recall of another task" in page and "recall the task again on the task page" in page
     assert state(demo_repo) == before
 
 

@@ -20,7 +20,7 @@ import secrets
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
-from flask import Flask, Response, redirect, request
+from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
 from scarwarden.audit.web import pages, render
@@ -90,8 +90,9 @@ def create_app(
     _add_index_lock_page(app, site, repo)
     _add_read_routes(app, site, repo, environ)
     _add_answer_route(app, site, repo)
+    from scarwarden.audit.web.confirmpage import add_confirm_route
     from scarwarden.audit.web.taskpage import add_task_post_route
-    from scarwarden.audit.web.workpages import add_confirm_route, add_work_routes
+    from scarwarden.audit.web.workpages import add_work_routes
 
     add_task_post_route(app, site, repo, environ)  # the explicit recall: logged (GET never writes)
     add_work_routes(app, site, repo)  # the recall log, undistilled episodes (issue 18)
@@ -278,7 +279,7 @@ def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo, environ: Mapping
             ctx = pages.episode_page(index, episode_id)
         if ctx is None:
             return site.error(404, "No such episode", f"There is no episode {episode_id} in the ledger.")
-        recorded = request.args.get("recorded") == "1"
+        recorded = site.was_recorded(episode_id, request.args.get("recorded"))  # not any link's word
         waiting = write_journal.index_waiting(repo) if recorded else None  # the CLI's warning
         return site.page("episode.html", nav="ledger", recorded=recorded, index_waiting=waiting, **ctx)
 
@@ -347,15 +348,12 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         refused = refused or site.bad_receipt(repo, "Cannot record this answer")
         if refused is not None:
             return refused
-        from scarwarden.answers.asking import record_human_answer
+        from scarwarden.audit.web.recording import record_answer_once
 
-        try:
-            ep = record_human_answer(
-                repo,
-                _form_text("task"),
-                _form_text("answer"),
-                receipt=request.form.get("receipt") or None,
+        try:  # sent twice from one recall (a double-click): recorded once
+            ep_id = record_answer_once(
+                repo, _form_text("task"), _form_text("answer"), request.form.get("receipt") or None
             )
         except (UsageError, ValidationError) as exc:  # what was posted: the client's to fix
             return site.refused(400, "Cannot record this answer", exc)
-        return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
+        return site.recorded(ep_id)

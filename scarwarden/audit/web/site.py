@@ -5,7 +5,7 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
-from flask import Response, request
+from flask import Response, redirect, request
 from jinja2 import Environment
 
 from scarwarden.audit.web import render
@@ -42,6 +42,26 @@ class Pages:
         )
         return Response(html, status=status, mimetype="text/html")
 
+    def recorded(self, episode_id: str) -> Response:
+        """The 303 a form that recorded (or had recorded) ``episode_id`` answers: to its
+        page, which says it was recorded and committed. The claim is signed with this
+        server's token: ``?recorded=1`` said it of any episode, on any link."""
+        seal = self.seal(f"recorded {episode_id}")
+        return redirect(f"{self.links.episode(episode_id)}?recorded={seal}", code=303)  # type: ignore[return-value]
+
+    def was_recorded(self, episode_id: str, seal: str | None) -> bool:
+        """Whether ``seal`` (the episode page's ``recorded``) is what :meth:`recorded`
+        signed for ``episode_id``: a form of this server recorded it."""
+        return self.sealed(f"recorded {episode_id}", seal)
+
+    def seal(self, claim: str) -> str:
+        """``claim`` signed with this server's token, for a page a write redirects to."""
+        return hmac.new(self.token.encode(), claim.encode(), "sha256").hexdigest()[:20]
+
+    def sealed(self, claim: str, seal: str | None) -> bool:
+        """Whether ``seal`` is :meth:`seal`'s for ``claim``."""
+        return bool(seal) and hmac.compare_digest((seal or "").encode(), self.seal(claim).encode())
+
     def error(self, status: int, heading: str, message: str, hint: str | None = None) -> Response:
         return self.page(
             "error.html", status, title=heading, code=status, heading=heading, message=message, hint=hint
@@ -55,23 +75,31 @@ class Pages:
 
     def bad_receipt(self, repo: Any, cannot: str) -> Response | None:
         """A 400 in the page's words when the form's ``receipt`` (the ID of the recall the
-        task page logged) does not resolve, else ``None``: recording refused it with the
-        CLI's hint ("pass the receipt object recall printed (scarwarden recall --json)")."""
+        task page logged) does not resolve, or is the recall of another task than the
+        form's, else ``None``: recording refused them with the CLI's hints ("pass the
+        receipt object recall printed (scarwarden recall --json)"; the gate's "pass that
+        receipt ... the same check the pre-commit hook, 'check' and 'verify' run")."""
         from scarwarden.errors import ScarwardenError
         from scarwarden.recall.receipts import resolve
 
         value = request.form.get("receipt")
+        again = (
+            "recall the task again on the task page and submit its form there: the form sends "
+            "that recall's receipt"
+        )
         try:
-            if value:
-                resolve(repo, value, source="receipt")
+            recalled = resolve(repo, value, source="receipt") if value else None
         except ScarwardenError as exc:
             message = exc.message + "".join(f"\n{p}" for p in exc.problems)
+            return self.error(400, cannot, f"{message}\nNothing was written.", again)
+        task = request.form.get("task", "").replace("\r\n", "\n").strip()
+        if recalled is not None and task and recalled.get("task") != task:
             return self.error(
                 400,
                 cannot,
-                f"{message}\nNothing was written.",
-                "recall the task again on the task page and submit its form there: the form "
-                "sends that recall's receipt",
+                f"The form's receipt {recalled.get('receipt')} is the recall of another task "
+                f"({_clip(str(recalled.get('task')))!r}, not {_clip(task)!r}); nothing was written.",
+                again,
             )
         return None
 
@@ -167,3 +195,8 @@ class Pages:
                     else "post the page's own form: reload it and submit again",
                 )
         return None
+
+
+def _clip(text: str, width: int = 80) -> str:
+    """``text`` cut to ``width`` characters, saying so: a task may hold 20,000."""
+    return text if len(text) <= width else text[: width - 1] + "…"

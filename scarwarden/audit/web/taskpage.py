@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from scarwarden.errors import ScarwardenError, UsageError
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -72,7 +73,7 @@ def task_page(
     from scarwarden.answers.answer import answer_or_brief
     from scarwarden.llm.client import client_from_config
 
-    mode = mode if mode in MODES else "both"
+    mode, mode_error = _mode(mode)
     task = (task or "").strip()  # whole: recall refuses one too long (a 400), never cut
     ctx: dict[str, Any] = {
         "title": "Task",
@@ -84,12 +85,16 @@ def task_page(
         "model_error": None,
         "why": None,
         "known_rules": None,
+        "filter_error": mode_error,
     }
     if not task:
         return ctx
     from scarwarden.recall.engine import check_task
 
-    check_task(task)  # memory off too: the bare task is a model's prompt and this page's text
+    try:  # memory off too: the bare task is a model's prompt and this page's text
+        check_task(task)
+    except ScarwardenError as exc:
+        raise page_hinted(exc, task) from None
     client = client_from_config(repo.config, environ)
     ctx["model_configured"] = client is not None
     # A failing model (unreachable, bad key, bad output) still leaves what memory gives
@@ -110,6 +115,29 @@ def task_page(
         columns.append(_no_memory_column(result.no_memory, task))
     ctx["columns"] = columns
     return ctx
+
+
+def page_hinted(exc: ScarwardenError, task: str) -> ScarwardenError:
+    """Recall's refusal of a task holding a control character, hinted in the page's
+    words (recall's own names a file to convert with dos2unix); any other as it is."""
+    from scarwarden.files.input_policy import encoding_problem, text_problem
+
+    problem = text_problem(task.strip())
+    if problem is None or exc.message != f"the task {problem}" or encoding_problem(task) is not None:
+        return exc
+    hint = (
+        "remove it from the task and submit again (text pasted from elsewhere can carry invisible characters)"
+    )
+    return UsageError(exc.message, hint=hint, problems=exc.problems)
+
+
+def _mode(sent: str | None) -> tuple[str, str | None]:
+    """The memory mode (any case; none given: ``both``) and what is wrong with one the page
+    cannot read: said on the page and not applied (it fell back to ``both`` silently)."""
+    mode = (sent or "").strip().lower() or "both"
+    if mode in MODES:
+        return mode, None
+    return "both", f"unknown memory mode {sent!r} (use {', '.join(MODES[:-1])} or {MODES[-1]}); showing both"
 
 
 def _memory_column(side: Side, brief: str | None, *, model_failed: bool) -> Column:

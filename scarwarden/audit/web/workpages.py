@@ -32,7 +32,6 @@ from scarwarden.records import replace
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # pragma: no cover
-    from scarwarden.answers.asking import ConfirmHints
     from scarwarden.audit.web.site import Pages
     from scarwarden.distill.result import DistillResult
 
@@ -54,6 +53,9 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     # One preview at a time: two tabs opened at once pay for one model call, and the
     # held previews are never changed by two server threads together.
     previewing = threading.Lock()
+    # One commit at a time: a double-click's second POST finds HEAD moved (409), and
+    # never distils the HEAD the first one made, nor fails in the CLI's words.
+    committing = threading.Lock()
 
     @app.get("/log")
     def recall_log() -> Response:
@@ -62,8 +64,8 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     @app.get("/distill")
     def undistilled() -> Response:
         done = request.args.get("committed")
-        if done and not (COMMIT_RE.fullmatch(done) and rev_parse(repo.root, done)):
-            done = None  # a link may say anything: only a commit here is said to be committed
+        if not site.sealed(f"committed {done}", request.args.get("seal")):
+            done = None  # a link may say anything: only this server's commit redirect is said
         waiting = write_journal.index_waiting(repo)  # the CLI's warning, after a commit
         try:
             with previewing:
@@ -81,31 +83,41 @@ def add_work_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         refused = _refuse_write(site)
         if refused is not None:
             return refused
-        from scarwarden.distill.run import commit_preview, distill
+        with committing:
+            return _commit(site, repo, held, previewing)
 
-        current = git_head(repo.root) or ""
-        preview_id = request.form.get("preview", "")
-        refused = _stale_or_unnamed(site, repo, current, preview_id)
-        if refused is not None:
-            return refused
-        refused = _playbook_edited(site, repo)
-        if refused is not None:
-            return refused
-        # Taken only now: a refused commit (fixed, then sent again) still finds it held.
-        with previewing:
-            result = held.pop(preview_id, None) if preview_id != OFFLINE else None
-        if result is not None and result.head != current:  # held from an earlier look
-            return _memory_changed(site)
-        if preview_id != OFFLINE and result is None:
-            return site.error(
-                409,
-                "This preview is no longer held",
-                "The server no longer holds the model's preview (it restarted, or the preview "
-                "was committed already); nothing was committed.",
-                "open the Undistilled page again, check the new preview, then commit",
-            )
-        result = commit_preview(repo, result) if result is not None else distill(repo, offline=True)
-        return redirect(f"/distill?committed={result.commit or ''}", code=303)  # type: ignore[return-value]
+
+def _commit(
+    site: Pages, repo: MemoryRepo, held: dict[str, DistillResult], previewing: threading.Lock
+) -> Response:
+    """The distill form's commit: what its preview showed, if memory is where it was."""
+    from scarwarden.distill.run import commit_preview, distill
+
+    current = git_head(repo.root) or ""
+    preview_id = request.form.get("preview", "")
+    refused = _stale_or_unnamed(site, repo, current, preview_id)
+    if refused is not None:
+        return refused
+    refused = _playbook_edited(site, repo)
+    if refused is not None:
+        return refused
+    # Taken only now: a refused commit (fixed, then sent again) still finds it held.
+    with previewing:
+        result = held.pop(preview_id, None) if preview_id != OFFLINE else None
+    if result is not None and result.head != current:  # held from an earlier look
+        return _memory_changed(site)
+    if preview_id != OFFLINE and result is None:
+        return site.error(
+            409,
+            "This preview is no longer held",
+            "The server no longer holds the model's preview (it restarted, or the preview "
+            "was committed already); nothing was committed.",
+            "open the Undistilled page again, check the new preview, then commit",
+        )
+    result = commit_preview(repo, result) if result is not None else distill(repo, offline=True)
+    done = result.commit or ""
+    sealed = f"/distill?committed={done}&seal={site.seal(f'committed {done}')}"
+    return redirect(sealed, code=303)  # type: ignore[return-value]
 
 
 def _stale_or_unnamed(site: Pages, repo: MemoryRepo, current: str, preview_id: str) -> Response | None:
@@ -182,106 +194,6 @@ def _playbook_edited(site: Pages, repo: MemoryRepo) -> Response | None:
         "playbook and would overwrite them, so nothing was committed.",
         f"commit or discard them first (git diff {repo.playbook_rel} shows them), then open the "
         "Undistilled page again, check the preview and commit",
-    )
-
-
-def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
-    """``POST /confirm``: on ACT_AND_FLAG, a human says the best rule does apply.
-
-    Recorded as a human answer (an episode referring to the rule's episodes, with the
-    recall's receipt), so the next distillation and recall learn the task's words. A
-    candidate confirmed on ASK_HUMAN (``candidate`` set) is recorded as ``ask --confirm``
-    and MCP ``confirm_rule`` record it (issue 26): the rule's own words as the
-    correction, its episodes as ``refs``, the action naming it."""
-
-    @app.post("/confirm")
-    def confirm() -> Response:
-        refused = site.refuse_write(  # its words: it records an answer, it distils nothing
-            nothing_can="recorded",
-            read_only_hint="restart 'scarwarden serve' without --read-only to record answers",
-            cannot="Cannot record this",
-            reload="task page",
-        )
-        refused = refused or site.bad_receipt(repo, "Cannot record this")
-        if refused is not None:
-            return refused
-        from scarwarden.answers.asking import confirmed_rule, recalled_refs, record_human_answer
-        from scarwarden.errors import UsageError, ValidationError
-
-        if request.form.get("candidate"):
-            return _confirm_candidate(site, repo)
-        try:  # no rule, an unknown or a retired one: said as the candidate button says it
-            rule = confirmed_rule(repo, request.form.get("rule_id", ""), hints=_page_hints())
-        except UsageError as exc:
-            return site.refused(400, "Cannot record this", exc)
-        task = request.form.get("task", "").replace("\r\n", "\n")
-        returned = _returned(repo, task)  # as ask --confirm: only a rule recall returns
-        if returned is not None and rule.id not in [r.id for r in returned]:
-            return _not_returned(site, rule.id, returned)
-        answer = f"Yes: {rule.id} ({rule.title}) applies to this task; follow it."
-        # The recall's receipt (issue 20) goes along when the page had one to send.
-        receipt = request.form.get("receipt")
-        extra: dict[str, Any] = {"receipt": receipt} if receipt else {}
-        if returned is not None:
-            extra["refs"] = recalled_refs(returned)
-        try:
-            ep = record_human_answer(repo, task, answer, **extra)
-        except (UsageError, ValidationError) as exc:
-            return site.refused(400, "Cannot record this", exc)  # each problem, as the answer form
-        return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
-
-
-def _returned(repo: MemoryRepo, task: str) -> list[Any] | None:
-    """The rules recall returns for ``task`` (not logged), or ``None`` when recall refuses
-    it: recording it then refuses it in the ledger's words (which field, what is wrong)."""
-    from scarwarden.recall.engine import recall_task
-
-    try:
-        return list(recall_task(repo, task, log=False).rules)
-    except ScarwardenError:
-        return None
-
-
-def _not_returned(site: Pages, rule_id: str, returned: list[Any]) -> Response:
-    """A confirmation of a rule recall does not return for the task (a forged or stale
-    form) refused, as ``ask --confirm`` refuses it: the episode would tie the task to a
-    rule nothing showed."""
-    listed = f"it returns {', '.join(r.id for r in returned)}" if returned else "it returns no rule"
-    return site.error(
-        400,
-        "Cannot record this",
-        f"{rule_id} is not among the rules recall returns for this task ({listed}); nothing was recorded.",
-        "recall the task again on the task page and confirm the rule it offers, or record the "
-        "human's answer in its form",
-    )
-
-
-def _confirm_candidate(site: Pages, repo: MemoryRepo) -> Response:
-    """An ASK_HUMAN candidate confirmed: :func:`~scarwarden.answers.asking.record_confirmation`,
-    refused in the page's words (the CLI's name commands and a rule ID to type)."""
-    from scarwarden.answers.asking import record_confirmation
-    from scarwarden.errors import UsageError, ValidationError
-
-    task = request.form.get("task", "").replace("\r\n", "\n").strip()
-    try:
-        ep, _rule = record_confirmation(repo, task, request.form.get("rule_id", ""), hints=_page_hints())
-    except (UsageError, ValidationError) as exc:
-        return site.refused(400, "Cannot record this", exc)  # each problem, as the answer form
-    return redirect(f"{site.links.episode(ep.id)}?recorded=1", code=303)  # type: ignore[return-value]
-
-
-def _page_hints() -> ConfirmHints:
-    """A refused confirmation's hints in the page's words: the CLI's name commands and a
-    rule ID to type; a page has buttons."""
-    from scarwarden.answers.asking import ConfirmHints
-
-    again = "recall the task again on the task page"
-    return ConfirmHints(
-        malformed=f"{again} and use the Confirm button of a rule it lists",
-        unknown=f"{again} and confirm one of the rules it lists",
-        retired=f"{again}: retired rules are never recalled; confirm an active rule it lists",
-        unshown=f"{again} and confirm a rule it lists; to teach something new, record the "
-        "human's answer in its form instead",
     )
 
 

@@ -1,0 +1,83 @@
+"""Recording a form's human answer or confirmation once per recall: a double-click, a
+browser's re-POST or two tabs sent together carry the same recall's receipt, and
+episodes are append-only (a duplicate could never be removed).
+
+An answer identical in substance to one already recorded from the same receipt (the
+same task and the same answer, a confirmation's included) is not recorded again: the
+form is sent to that episode. The look-up is the index's ``episodes.receipt`` (only
+the episodes that carry that receipt are read), under the ledger's write lock, so two
+server threads (or a server and the CLI) posting at once record one. A different answer
+to the same receipt is recorded: a human may correct themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from scarwarden.errors import UsageError
+from scarwarden.files.atomic import write_lock
+from scarwarden.index import open_index
+from scarwarden.repo import MemoryRepo
+
+if TYPE_CHECKING:  # pragma: no cover
+    from scarwarden.answers.asking import ConfirmHints
+
+#: Records the episode, given the receipt to store and whether the write lock is held.
+Record = Callable[[Any, bool], str]
+
+
+def record_answer_once(repo: MemoryRepo, task: str, answer: str, receipt: str | None, **extra: Any) -> str:
+    """The ID of the episode recording ``answer`` to ``task``: the one already recorded
+    from ``receipt`` with the same task and answer, else a new one
+    (:func:`~scarwarden.answers.asking.record_human_answer`, errors as it raises them)."""
+    from scarwarden.answers.asking import record_human_answer
+
+    def record(recalled: Any, locked: bool) -> str:
+        return record_human_answer(repo, task, answer, receipt=recalled, locked=locked, **extra).id
+
+    return _once(repo, task, answer, receipt, record)
+
+
+def record_confirmation_once(
+    repo: MemoryRepo, task: str, rule_id: str, receipt: str | None, hints: ConfirmHints
+) -> str:
+    """As :func:`record_answer_once`, for a candidate confirmed
+    (:func:`~scarwarden.answers.asking.record_confirmation`): its answer is the rule's text."""
+    from scarwarden.answers.asking import confirmed_rule, record_confirmation
+
+    def record(recalled: Any, locked: bool) -> str:
+        return record_confirmation(repo, task, rule_id, hints=hints, receipt=recalled, locked=locked)[0].id
+
+    try:
+        text: str | None = confirmed_rule(repo, rule_id, hints=hints).text
+    except UsageError:  # refused by recording it, in its words
+        text = None
+    return _once(repo, task, text, receipt if text is not None else None, record)
+
+
+def _once(repo: MemoryRepo, task: str, answer: str | None, receipt: str | None, record: Record) -> str:
+    from scarwarden.answers.asking import human_answer_input
+    from scarwarden.recall.receipts import resolve
+
+    if not receipt or answer is None:  # no recall to tell a second sending from a second answer
+        return record(receipt or None, False)
+    recalled = resolve(repo, receipt, source="receipt")  # once: recording takes it as found
+    with write_lock(repo):
+        data = human_answer_input(task, answer)
+        same = _recorded(repo, str(recalled["receipt"]), str(data["task"]), str(data["correction"]))
+        return same if same is not None else record(recalled, True)
+
+
+def _recorded(repo: MemoryRepo, receipt_id: str, task: str, correction: str) -> str | None:
+    """The first human answer carrying ``receipt_id`` that records ``correction`` for
+    ``task``."""
+    with open_index(repo) as index:
+        rows = index.conn.execute("SELECT id FROM episodes WHERE receipt = ? ORDER BY t, id", (receipt_id,))
+        for (episode_id,) in rows.fetchall():
+            episode = index.get_episode(episode_id)
+            if episode is None or episode.get("source") != "human-answer":
+                continue
+            if episode.task == task and episode.get("correction") == correction:
+                return str(episode_id)
+    return None
