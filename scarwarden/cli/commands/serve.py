@@ -37,11 +37,16 @@ def serve(ctx: click.Context, host: str, port: int, read_only: bool) -> None:
       /episodes/ep-...  the episode in full and every rule citing it
       /ledger           browse by month, tag, agent; full-text search
       /task             recall a task with memory on and off, side by side;
-                        after ASK_HUMAN, record the human's answer (a commit)
+                        after ASK_HUMAN, record the human's answer (a commit);
+                        on ACT_AND_FLAG, confirm the rule or answer instead
+      /log              the recall log: what agents asked and were given
+      /distill          the undistilled episodes and a preview of distilling
+                        them, with a button that commits it
 
-    All content is escaped and the pages run no script. The one write is a POST
-    protected by a per-process token and an Origin/Referer check; --read-only
-    turns it off. Served by waitress (a production WSGI server), 4 threads. Needs the
+    All content is escaped and the pages run no script. The writes (an answer, a
+    confirmation, a distillation's commit, a recall logged from the task form) are
+    POSTs protected by a per-process token and an Origin/Referer check; --read-only
+    turns them off. Served by waitress (a production WSGI server), 4 threads. Needs the
     ui extra: pip install 'scarwarden[ui]' ('.[ui]' in a clone).
 
     \b
