@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from conftest import git
@@ -275,3 +276,25 @@ def test_a_field_sent_twice_is_refused_naming_it(
     assert twice.status_code == 400 and "'csrf_token' 2 times" in _message(twice.text)
     assert State.of(demo_repo) == before
     assert "Traceback" not in served.stderr()
+
+
+def test_a_write_refused_by_the_servers_own_settings_is_the_servers_fault(
+    demo_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server started with a bad setting (here ``SCARWARDEN_INDEX_LOCK_WAIT=soon``)
+    refused the answer form's write with a 400 "Cannot show this", a status that tells
+    the person at the form their request was wrong. The setting is the server's: a 500
+    naming it and how to fix it, nothing written."""
+    monkeypatch.setenv("SCARWARDEN_INDEX_LOCK_WAIT", "soon")
+    before = State.of(demo_repo)
+    with contextmanager(serve)(demo_repo) as server:
+        reply = _post(
+            server,
+            "/answer",
+            {"csrf_token": server.token(), "task": "Book the offsite", "answer": "Use the portal"},
+        )
+    text = _message(reply.text)
+    assert reply.status_code == 500, (reply.status_code, text[:300])
+    assert "SCARWARDEN_INDEX_LOCK_WAIT must be a number of seconds" in text
+    assert "nothing was written" in text
+    assert State.of(demo_repo) == before

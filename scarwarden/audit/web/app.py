@@ -33,7 +33,7 @@ from scarwarden.audit.web.security import (
 )
 from scarwarden.audit.web.site import MAX_QUERY_CHARS, Pages
 from scarwarden.audit.web.taskpage import task_page
-from scarwarden.errors import ExitCode, GitError, ScarwardenError, UsageError, ValidationError
+from scarwarden.errors import ConfigError, ExitCode, GitError, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import write_journal
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
 from scarwarden.index import open_index
@@ -44,10 +44,12 @@ MAX_POST_BYTES = 256 * 1024
 
 
 def _http_status(exc: ScarwardenError) -> int:
-    """A usage error is the request's (400); a model that failed is a bad gateway
-    (502); anything else, such as a playbook that does not parse, is the server's (500)."""
+    """A usage error is the request's (400), but a bad setting of the server's own
+    (``scarwarden.yaml``, an environment variable: :class:`ConfigError`) is not; a model
+    that failed is a bad gateway (502); anything else, such as a playbook that does not
+    parse, is the server's (500)."""
     code = int(exc.exit_code)
-    if code == ExitCode.USAGE:
+    if code == ExitCode.USAGE and not isinstance(exc, ConfigError):
         return 400
     if code in (ExitCode.MODEL_UNREACHABLE, ExitCode.MODEL_ERROR):
         return 502
