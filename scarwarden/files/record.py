@@ -28,12 +28,19 @@ from scarwarden.repo import MemoryRepo
 
 
 def commit_message(episodes: Sequence[Episode]) -> str:
-    if len(episodes) == 1:
-        task = " ".join(episodes[0].task.split())
-        subject = f"episode: {task[:60]}{'...' if len(task) > 60 else ''}"
-    else:
-        subject = f"episodes: import {len(episodes)} episodes"
-    trailers = "\n".join(f"Scarwarden-Episode: {ep.id}" for ep in episodes)
+    if len(episodes) != 1:
+        return batch_message([ep.id for ep in episodes])
+    task = " ".join(episodes[0].task.split())
+    return _message(f"episode: {task[:60]}{'...' if len(task) > 60 else ''}", [episodes[0].id])
+
+
+def batch_message(ids: Sequence[str]) -> str:
+    """:func:`commit_message` of a batch of several episodes, from their IDs alone."""
+    return _message(f"episodes: import {len(ids)} episodes", ids)
+
+
+def _message(subject: str, ids: Sequence[str]) -> str:
+    trailers = "\n".join(f"Scarwarden-Episode: {ep_id}" for ep_id in ids)
     return f"{subject}\n\n{trailers}\n"
 
 
@@ -136,6 +143,20 @@ def _land_batch(
     """Journal, write and commit (or stage) the prepared batch, under the caller's write
     lock; anything that fails or is interrupted is undone from the journal."""
     planned = [Planned(ep.relpath(repo.episodes_rel), ep.render().encode("utf-8")) for ep in episodes]
+    land(repo, planned, images, commit=commit, message=message or commit_message(episodes), check=check)
+
+
+def land(
+    repo: MemoryRepo,
+    planned: Sequence[Planned],
+    images: Sequence[Image] = (),
+    *,
+    commit: bool = True,
+    message: str,
+    check: Check | None,
+) -> None:
+    """:func:`_land_batch` of files already rendered (``planned`` may read each from
+    disk as it is iterated: an import's batch is not held in memory)."""
     for item in planned:
         _refuse_links(repo, item.path)
         if (repo.root / item.path).exists():
@@ -152,7 +173,7 @@ def _land_batch(
             # Through a temporary index: git's real index is never locked by us while
             # we could be killed, and whatever the user staged stays staged, out of
             # the commit.
-            write_journal.commit(repo, record, message or commit_message(episodes), written, check=check)
+            write_journal.commit(repo, record, message, written, check=check)
         else:
             # As git add, a kill cannot cut it.
             write_journal.stage(repo, record, written, check=check)

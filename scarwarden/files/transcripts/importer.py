@@ -6,14 +6,15 @@ so importing the same file twice adds nothing and says so. Everything is read, c
 and screened before the first byte is written: a bad conversation, a secret in a tool
 call's arguments (named by conversation and field, never its value) or an invalid
 episode refuses the whole file. The batch is written by
-:func:`~scarwarden.files.record.add_episodes`: one commit, through the gate.
+:func:`~scarwarden.files.record.land`: one commit, through the gate; until then it
+waits in temporary files (:mod:`.spool`), not in memory.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
@@ -22,6 +23,7 @@ from scarwarden.files import record, secret_scan, write_journal
 from scarwarden.files.atomic import write_lock
 from scarwarden.files.episodes import Episode
 from scarwarden.files.transcripts import FORMATS, chat, stream
+from scarwarden.files.transcripts.spool import Episodes, Spool, dump
 from scarwarden.repo import MemoryRepo
 from scarwarden.times import utc_now
 
@@ -46,7 +48,8 @@ class ImportResult:
     """What an import did (or, with ``dry_run``, would do)."""
 
     conversations: int
-    added: list[Episode]
+    #: The episodes added (read back from a temporary file as they are used).
+    added: Sequence[Episode]
     #: IDs of the conversations already in the ledger (imported before).
     skipped: list[str]
     dry_run: bool
@@ -94,10 +97,22 @@ def read_episodes(
     progress: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Every conversation's episode input, with its stable ``id`` (nothing written)."""
+    return list(_inputs(data, fmt, source, options, progress))
+
+
+def _inputs(
+    data: IO[bytes],
+    fmt: str,
+    source: str,
+    options: Options,
+    progress: Callable[[int], None] | None,
+) -> Iterator[dict[str, Any]]:
+    """:func:`read_episodes` one at a time; the file's refusals (a secret in a tool
+    call's arguments, a correction for no conversation) come after the last."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", hint="the formats are " + ", ".join(FORMATS))
     at = options.at or utc_now()
-    out: list[dict[str, Any]] = []
+    count = 0
     refused: list[Problem] = []
     for number, conversation in conversations(data, fmt, source):
         where = f"{source}: conversation {number}"
@@ -112,15 +127,15 @@ def read_episodes(
                 episode["agent"] = options.agent
         refused += _secrets(raw_args, where, options.allow)
         episode["id"] = stable_id(fmt, conversation)
-        out.append(episode)
+        count += 1
+        yield episode
         if progress is not None:
             progress(number)
-    _check_corrections(options.corrections, len(out), fmt)
+    _check_corrections(options.corrections, count, fmt)
     if refused:
         raise ValidationError(
             f"{source}: refused, a tool call's arguments hold a secret; nothing was written", problems=refused
         )
-    return out
 
 
 def _tau_episode(record_: Any, where: str, at: str, agent: str) -> tuple[dict[str, Any], dict[str, str]]:
@@ -227,84 +242,116 @@ def import_file(
     check: record.Check | None = None,
 ) -> ImportResult:
     """Read, check and (unless ``dry_run``) commit the file's new episodes in one commit;
-    ``check`` is the provenance gate's, run on the tree before HEAD moves (issue 27)."""
+    ``check`` is the provenance gate's, run on the tree before HEAD moves (issue 27).
+
+    Memory grows with the largest conversation and the IDs, not with the file: each
+    conversation's input, then each new episode, goes to a temporary file as it is made
+    (:mod:`.spool`) and is read back to be checked, written and committed."""
     options = replace(options, allow=tuple(repo.config.secrets.allow))
-    inputs = read_episodes(data, fmt, source, options, progress)
+    inputs = Spool()
+    ids: list[str] = []
+    for item in _inputs(data, fmt, source, options, progress):
+        ids.append(item["id"])
+        inputs.append(dump(item))
     # A killed import's files are untracked, not in the ledger: undone first (here, and
     # under the lock below), or they would count as imported before.
-    ids = [item["id"] for item in inputs]
     if dry_run:
         write_journal.recover_interrupted(repo)
-        new, numbers, skipped, repeated = _new_of(inputs, record.ids_in_ledger(repo, ids))
-        try:
-            episodes = record.prepare(new, source=source) if new else []
-            for problem in record.screen(repo, episodes, source) if episodes else []:
-                if warn is not None:
-                    warn(problem)
-        except ValidationError as exc:
-            raise _by_conversation(exc, new, numbers, source, options.allow) from None
-        return ImportResult(len(inputs), episodes, skipped, True, repeated=repeated)
+        new, skipped, repeated = _new_of(ids, record.ids_in_ledger(repo, ids))
+        episodes = _prepared(repo, inputs, new, source, options.allow, warn)
+        return ImportResult(len(ids), episodes, skipped, True, repeated=repeated)
     # Looked up under the write lock: another import's files written but not committed
     # yet were counted as imported before, and lost if that import was then undone.
     with write_lock(repo):
         write_journal.recover(repo)
-        new, numbers, skipped, repeated = _new_of(inputs, record.ids_in_ledger(repo, ids))
+        new, skipped, repeated = _new_of(ids, record.ids_in_ledger(repo, ids))
         if not new:
-            return ImportResult(len(inputs), [], skipped, False, repeated=repeated)
-        try:
-            episodes = record.add_episodes(repo, new, source=source, warn=warn, check=check, locked=True)
-        except ValidationError as exc:
-            raise _by_conversation(exc, new, numbers, source, options.allow) from None
+            return ImportResult(len(ids), [], skipped, False, repeated=repeated)
+        episodes = _prepared(repo, inputs, new, source, options.allow, warn)
+        inputs.close()
+        several = record.batch_message([ids[i] for i in new]) if len(new) > 1 else None
+        message = several or record.commit_message(episodes)
+        record.land(repo, episodes.planned, commit=True, message=message, check=check)
     from scarwarden import git
 
-    return ImportResult(len(inputs), episodes, skipped, False, git.head(repo.root), repeated)
+    return ImportResult(len(ids), episodes, skipped, False, git.head(repo.root), repeated)
 
 
-def _new_of(
-    inputs: list[dict[str, Any]], have: set[str]
-) -> tuple[list[dict[str, Any]], list[int], list[str], list[str]]:
-    """The episodes to add, their conversations' numbers, the IDs in the ledger (``have``)
-    and those the file repeats: a conversation logged twice in the file is one episode."""
-    new: list[dict[str, Any]] = []
-    skipped = [item["id"] for item in inputs if item["id"] in have]
+def _new_of(ids: list[str], have: set[str]) -> tuple[list[int], list[str], list[str]]:
+    """The positions of the episodes to add, the IDs in the ledger (``have``) and those
+    the file repeats: a conversation logged twice in the file is one episode."""
+    new: list[int] = []
+    skipped = [ep_id for ep_id in ids if ep_id in have]
     repeated: list[str] = []
     taken = set(have)
-    numbers: list[int] = []  # each new episode's conversation
-    for number, item in enumerate(inputs, 1):
-        if item["id"] in taken:
-            repeated += [] if item["id"] in have else [item["id"]]
+    for index, ep_id in enumerate(ids):
+        if ep_id in taken:
+            repeated += [] if ep_id in have else [ep_id]
             continue
-        taken.add(item["id"])
-        new.append(item)
-        numbers.append(number)
-    return new, numbers, skipped, repeated
+        taken.add(ep_id)
+        new.append(index)
+    return new, skipped, repeated
 
 
-def _by_conversation(
-    error: ValidationError,
-    episodes: list[dict[str, Any]],
-    numbers: list[int],
+def _prepared(
+    repo: MemoryRepo,
+    inputs: Spool,
+    new: list[int],
     source: str,
     allow: Collection[str],
-) -> ValidationError:
-    """The batch's refusal said by conversation: its checks name an item among the new
-    episodes only ("item 1" of conversation 3) or a derived ID ("runs.jsonl (ep-...)"),
-    neither of which the file shows. Each episode is checked alone (only when the batch
-    failed); ``error`` as it was when none fails alone (the gate, personal data)."""
+    warn: Callable[[Problem], None] | None,
+) -> Episodes:
+    """The new episodes validated and screened one at a time (warnings to ``warn`` as
+    they are found), each refusal named by its conversation, every one together."""
+    episodes = Episodes(repo.episodes_rel)
     invalid: list[Problem] = []
     leaks: list[Problem] = []
-    for episode, number in zip(episodes, numbers, strict=True):
-        where = f"{source}: conversation {number}"
+    refused: list[Problem] = []
+    applying: list[Episode] = []  # rules_applied: checked against the playbook, once
+    for index in new:
+        item = json.loads(inputs.read(index))
+        where = f"{source}: conversation {index + 1}"
         try:
-            record.prepare([episode], source=where)
+            (episode,) = record.prepare([item], source=where)
         except ValidationError as exc:
             invalid += exc.problems or [Problem(exc.message, file=where)]
-        leaks += [
-            Problem(secret_scan.describe(f), file=where, field=f.field, hint=secret_scan.hint(f))
-            for f in secret_scan.scan_mapping(episode, allow)
-        ]
+            leaks += _leaks(item, where, allow)
+            continue
+        try:
+            warned = record.screen(repo, [episode], source)
+        except ValidationError as exc:
+            refused += exc.problems
+            leaks += _leaks(item, where, allow)
+            continue
+        for problem in warned:
+            if warn is not None:
+                warn(problem)
+        applying += [episode] if episode.get("rules_applied") else []
+        episodes.add(episode)
+    _refuse(source, leaks, invalid, refused)
+    own = [ep for ep in applying if ep.get("source") != record.IMPORTED]
+    record.refuse_unknown_rules(record.unknown_rules_applied(repo, own, source), source)
+    imported = [ep for ep in applying if ep.get("source") == record.IMPORTED]
+    for problem in record.unknown_rules_applied(repo, imported, source):
+        if warn is not None:
+            warn(problem)
+    return episodes
+
+
+def _leaks(item: Mapping[str, Any], where: str, allow: Collection[str]) -> list[Problem]:
+    """The secrets in a refused conversation's episode, named by conversation."""
+    return [
+        Problem(secret_scan.describe(f), file=where, field=f.field, hint=secret_scan.hint(f))
+        for f in secret_scan.scan_mapping(item, allow)
+    ]
+
+
+def _refuse(source: str, leaks: list[Problem], invalid: list[Problem], refused: list[Problem]) -> None:
+    """A secret first, then invalid input, then personal data ``privacy:`` refuses."""
     if leaks:
-        return ValidationError(f"{source}: refused, it holds a secret; nothing was written", problems=leaks)
+        raise ValidationError(f"{source}: refused, it holds a secret; nothing was written", problems=leaks)
     if invalid:
-        return ValidationError(f"{source}: invalid episode input; nothing was written", problems=invalid)
-    return error
+        raise ValidationError(f"{source}: invalid episode input; nothing was written", problems=invalid)
+    if refused:
+        what = "a secret" if any("holds a secret" in p.message for p in refused) else "personal data"
+        raise ValidationError(f"{source}: refused, it holds {what}; nothing was written", problems=refused)
