@@ -67,7 +67,16 @@ def stop_at_start() -> Any:
     return previous
 
 
+#: Set when SIGINT stopped the server before it served (:func:`stopped_at_start`): the
+#: SystemExit raised then may reach the command's boundary wrapped in a library's own
+#: error (pydantic building a schema re-raised it as a ``SchemaError``), which the
+#: boundary then reports as this interrupt, exit 130, not as "internal error".
+STOPPED = False
+
+
 def stopped_at_start(signum: int, frame: Any) -> None:
+    global STOPPED
+    STOPPED = True
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # a second Ctrl-C meanwhile: the process ends
     say_stopped()
     raise SystemExit(130)  # not a KeyboardInterrupt: one raised in eval() makes the exit status -2
