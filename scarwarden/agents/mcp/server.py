@@ -28,6 +28,7 @@ from scarwarden.agents.mcp.interrupt import STOPS, Interrupt, say_stopped
 from scarwarden.agents.mcp.tools import WORKFLOW, MemoryTools
 from scarwarden.errors import UsageError, clipped
 from scarwarden.files.input_policy import encoding_problems_in
+from scarwarden.git.run import detach_from_terminal
 from scarwarden.repo import MemoryRepo
 
 
@@ -335,6 +336,10 @@ def serve(
             )
     server = build_server(repo, allow_distill_commit=allow_distill_commit, environ=environ, sync=sync)
     assert isinstance(server, _Server)
+    # SIGINT waits for the write in flight (:mod:`.interrupt`); a Ctrl-C typed on the
+    # terminal, sent to its whole foreground process group, must not kill that write's
+    # git processes and hooks meanwhile (it was undone, "the pre-commit hook refused").
+    detach_from_terminal()
     try:
         server.run("stdio")
         signum = server.interrupt.signum
