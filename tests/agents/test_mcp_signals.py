@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import select
 import signal
 import struct
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import termios
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -362,3 +364,47 @@ def test_sigterm_ignored_by_who_started_the_server_stays_ignored(demo_repo: Memo
         assert proc.wait(timeout=20) == 0
     finally:
         _stop(proc)
+
+
+def test_sigterm_to_the_process_group_during_a_slow_hook_commits_the_episode_whole(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """The SDK's stdio client starts the server in a session of its own and stops it
+    with SIGTERM to the whole process group (mcp/os/posix/utilities.py), as supervisors
+    stopping a process group do: it reached the git processes and hooks of the write in
+    flight too, so a record_episode caught in a slow pre-commit hook was undone, nothing
+    committed ("the pre-commit hook refused the commit"). They now start in a session of
+    their own: the hook finishes, the episode is committed whole, the server exits 143."""
+    before = head(demo_repo)
+    running = tmp_path / "hook-running"
+    hooks = Path(git(demo_repo.root, "rev-parse", "--git-path", "hooks").stdout.strip())
+    hooks = hooks if hooks.is_absolute() else demo_repo.root / hooks
+    hooks.mkdir(parents=True, exist_ok=True)
+    (hooks / "pre-commit").write_text(f"#!/bin/sh\n: > '{running}'\nsleep 1\nexit 0\n")
+    (hooks / "pre-commit").chmod(0o755)
+    command = [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"]
+    pipe = subprocess.PIPE
+    proc = subprocess.Popen(command, stdin=pipe, stdout=pipe, stderr=pipe, start_new_session=True)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    lines = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
+    ]
+    try:
+        proc.stdin.write(json_lines(lines))
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 0
+        deadline = time.monotonic() + 60
+        while not running.exists():
+            assert time.monotonic() < deadline and proc.poll() is None, "the hook never ran"
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=30) == 143
+    finally:
+        _stop(proc)
+    stderr = proc.stderr.read().decode()
+    assert stderr == "scarwarden mcp: terminated\n", stderr
+    assert head(demo_repo) != before
+    assert git(demo_repo.root, "log", "-1", "--format=%s").stdout == "episode: refund a customer\n"
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
