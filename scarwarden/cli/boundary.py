@@ -167,8 +167,9 @@ def report_error(exc: Exception, *, debug: bool, repo_path: str) -> int:
     from scarwarden.errors import ExitCode, ScarwardenError
 
     error = exc if isinstance(exc, ScarwardenError) else expected(exc, repo_path)
-    if error is None and getattr(sys.modules.get("scarwarden.agents.mcp.interrupt"), "STOPPED", False):
-        return 130  # Ctrl-C while `mcp` started, inside a library that wrapped it: said already
+    stopped = getattr(sys.modules.get("scarwarden.agents.mcp.interrupt"), "STOPPED", 0)
+    if error is None and stopped:
+        return int(stopped)  # a stop signal while `mcp` started, wrapped by a library: said already
     if error is None:
         if debug:
             raise exc

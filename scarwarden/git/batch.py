@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from scarwarden.errors import GitError
-from scarwarden.git.run import NO_REPLACE
+from scarwarden.git.run import NO_REPLACE, own_session
 
 _Key = tuple[str, tuple[tuple[str, str], ...] | None]
 
@@ -37,6 +37,7 @@ class _Reader:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=None if env is None else dict(env),
+            start_new_session=own_session(),
         )
 
     def ask(self, command: str, names: Sequence[str]) -> list[tuple[list[bytes], bytes | None]]:

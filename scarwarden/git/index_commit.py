@@ -38,7 +38,7 @@ from pathlib import Path
 
 from scarwarden.errors import GitError
 from scarwarden.git.read import StagedEntry
-from scarwarden.git.run import NO_REPLACE, lock_hint, run, run_chunked, run_ok
+from scarwarden.git.run import NO_REPLACE, lock_hint, own_session, run, run_chunked, run_ok
 from scarwarden.git.staging import LAND, index_info, run_script
 from scarwarden.git.staging import refresh_entries as refresh_entries  # re-exported for callers
 from scarwarden.git.staging import stage as stage  # re-exported for callers
@@ -238,6 +238,7 @@ def _where(root: Path | str) -> Where:
         ["git", *NO_REPLACE, "-C", str(root), "rev-parse", "--absolute-git-dir", "--git-path", "hooks"]
         + ["HEAD^{commit}", "HEAD^{tree}", "--"],
         capture_output=True,
+        start_new_session=own_session(),
     )
     lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
     if len(lines) < 2:
@@ -271,6 +272,7 @@ def _hook(root: Path | str, env: Mapping[str, str], name: str, *args: str) -> No
         ["git", "-C", str(root), "hook", "run", "--ignore-missing", name, "--", *args],
         capture_output=True,
         env=dict(env),
+        start_new_session=own_session(),
     )
     if proc.returncode != 0:
         detail = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip()
@@ -324,7 +326,7 @@ def post_commit(root: Path | str, prepared: PreparedCommit) -> None:
     if not prepared.where.has_hook("post-commit"):
         return
     args = ["git", "-C", str(root), "hook", "run", "--ignore-missing", "post-commit"]
-    subprocess.run(args, capture_output=True)
+    subprocess.run(args, capture_output=True, start_new_session=own_session())
 
 
 def entries_of(root: Path | str, paths: Sequence[str]) -> tuple[StagedEntry, ...]:

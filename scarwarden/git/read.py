@@ -13,7 +13,7 @@ from pathlib import Path
 from scarwarden.digests import sha1
 from scarwarden.errors import GitError
 from scarwarden.git import batch
-from scarwarden.git.run import NO_REPLACE, run, run_chunked, run_ok
+from scarwarden.git.run import NO_REPLACE, own_session, run, run_chunked, run_ok
 from scarwarden.records import record
 
 #: Above this many names, one listing of the whole folder beats a pattern per name
@@ -256,6 +256,7 @@ def cat_file_stream(
             stdout=subprocess.PIPE,
             stderr=errors,
             env=None if env is None else dict(env),
+            start_new_session=own_session(),
         )
         assert proc.stdout is not None
         try:

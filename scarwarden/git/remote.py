@@ -12,11 +12,15 @@ from pathlib import Path
 from scarwarden.errors import GitError
 from scarwarden.git.index_commit import in_progress
 from scarwarden.git.repository import git_dir
-from scarwarden.git.run import run, run_ok
+from scarwarden.git.run import own_session, run, run_ok
 
 
 def remote_url(root: Path | str, remote: str) -> str | None:
-    proc = subprocess.run(["git", "-C", str(root), "remote", "get-url", remote], capture_output=True)
+    proc = subprocess.run(
+        ["git", "-C", str(root), "remote", "get-url", remote],
+        capture_output=True,
+        start_new_session=own_session(),
+    )
     return os.fsdecode(proc.stdout).strip() if proc.returncode == 0 else None
 
 

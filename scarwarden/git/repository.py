@@ -11,7 +11,7 @@ from pathlib import Path
 
 from scarwarden.errors import UsageError
 from scarwarden.git import batch, folder
-from scarwarden.git.run import NO_REPLACE, run
+from scarwarden.git.run import NO_REPLACE, own_session, run
 
 
 def toplevel(path: Path | str) -> Path | None:
@@ -23,7 +23,11 @@ def toplevel(path: Path | str) -> Path | None:
         return Path(found)
     import subprocess  # ~13M instructions: only when git is asked (issue 30)
 
-    proc = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True)
+    proc = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--show-toplevel"],
+        capture_output=True,
+        start_new_session=own_session(),
+    )
     if proc.returncode != 0:
         return None
     return Path(os.fsdecode(proc.stdout.rstrip(b"\n")))  # a folder name need not be UTF-8
@@ -38,6 +42,7 @@ def require_toplevel(path: Path | str) -> Path:
         proc = subprocess.run(
             ["git", "-C", str(path), "rev-parse", "--is-bare-repository", "--is-inside-git-dir"],
             capture_output=True,
+            start_new_session=own_session(),
         )
         bare, _, inside = proc.stdout.decode().partition("\n")
         if proc.returncode == 0 and bare == "true":
@@ -124,6 +129,7 @@ def rev_parse(root: Path | str, rev: str) -> str | None:
     proc = subprocess.run(
         ["git", *NO_REPLACE, "-C", str(root), "rev-parse", "-q", "--verify", f"{rev}^{{commit}}"],
         capture_output=True,
+        start_new_session=own_session(),
     )
     if proc.returncode != 0:
         return None
@@ -135,7 +141,9 @@ def current_branch(root: Path | str) -> str | None:
     import subprocess
 
     proc = subprocess.run(
-        ["git", "-C", str(root), "symbolic-ref", "-q", "--short", "HEAD"], capture_output=True
+        ["git", "-C", str(root), "symbolic-ref", "-q", "--short", "HEAD"],
+        capture_output=True,
+        start_new_session=own_session(),
     )
     return os.fsdecode(proc.stdout).strip() or None if proc.returncode == 0 else None
 
@@ -146,7 +154,11 @@ def config_get(root: Path | str, key: str, *, kind: str | None = None) -> str | 
     import subprocess
 
     typed = [f"--type={kind}"] if kind else []
-    proc = subprocess.run(["git", "-C", str(root), "config", *typed, "--get", key], capture_output=True)
+    proc = subprocess.run(
+        ["git", "-C", str(root), "config", *typed, "--get", key],
+        capture_output=True,
+        start_new_session=own_session(),
+    )
     return os.fsdecode(proc.stdout).strip() if proc.returncode == 0 else None
 
 

@@ -67,6 +67,25 @@ def without_index(environ: Mapping[str, str] | None = None) -> Iterator[dict[str
         }
 
 
+#: Whether git processes start in a session of their own (:func:`detach_from_terminal`).
+_DETACHED = [False]
+
+
+def detach_from_terminal() -> None:
+    """Start every later git process (and the hooks it runs) in a session of its own.
+
+    For a long-lived server that handles SIGINT itself (``scarwarden mcp``, which lets
+    the write in flight finish): a Ctrl-C typed on its terminal signals the whole
+    foreground process group, so a write's git processes died midway and the write was
+    undone. The CLI never calls it: there Ctrl-C stops git with the command."""
+    _DETACHED[0] = True
+
+
+def own_session() -> bool:
+    """``start_new_session`` for a git process (:func:`detach_from_terminal`)."""
+    return _DETACHED[0]
+
+
 def run(
     root: Path | str,
     *args: str,
@@ -82,6 +101,7 @@ def run(
         input=input,
         capture_output=True,
         env=None if env is None else dict(env),
+        start_new_session=own_session(),
     )
     if check and proc.returncode != 0:
         message = proc.stderr.decode("utf-8", "replace").strip() or f"exit {proc.returncode}"
@@ -150,5 +170,6 @@ def run_ok(root: Path | str, *args: str, env: Mapping[str, str] | None = None) -
         ["git", *NO_REPLACE, "-C", str(root), *args],
         capture_output=True,
         env=None if env is None else dict(env),
+        start_new_session=own_session(),
     )
     return proc.returncode == 0

@@ -15,7 +15,7 @@ from pathlib import Path
 from scarwarden.errors import GitError
 from scarwarden.git.read import StagedEntry
 from scarwarden.git.repository import git_dir, head, signs_commits
-from scarwarden.git.run import NO_REPLACE, lock_hint, run, run_chunked, run_ok
+from scarwarden.git.run import NO_REPLACE, lock_hint, own_session, run, run_chunked, run_ok
 
 
 def add(root: Path | str, paths: Iterable[str], env: Mapping[str, str] | None = None) -> None:
@@ -65,6 +65,7 @@ def commit(
         input=message.encode("utf-8"),
         capture_output=True,
         env=None if env is None else dict(env),
+        start_new_session=own_session(),
     )
     if proc.returncode != 0:
         detail = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import select
 import signal
 import struct
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import termios
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -220,3 +222,189 @@ def _wait_until_full(fd: int) -> None:
         if unread != last:
             last, since = unread, time.monotonic()
         time.sleep(0.05)
+
+
+def test_sigterm_stops_the_server_after_the_write_in_flight(demo_repo: MemoryRepo) -> None:
+    """SIGTERM (the SDK's stdio client sends it ~2 s after closing stdin; supervisors and
+    container runtimes stop services with it) ended the server outright, even with a
+    record_episode mid-way (left for the next write to repair). Now as SIGINT: the write
+    in flight (waiting for the ledger's lock, held here) finishes, committed whole, then
+    the server exits 143 (128 + SIGTERM); a second SIGTERM still ends it at once."""
+    before = head(demo_repo)
+    proc = start_server(demo_repo)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    lines = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},  # answered: the call has begun
+    ]
+    try:
+        with write_lock(demo_repo):
+            proc.stdin.write(json_lines(lines))
+            proc.stdin.flush()
+            assert [json.loads(proc.stdout.readline())["id"] for _ in range(2)] == [0, 2]
+            proc.send_signal(signal.SIGTERM)
+            time.sleep(1)  # the signal reaches the server while the write waits
+            assert proc.poll() is None  # the write in flight holds the exit
+        assert proc.wait(timeout=20) == 143
+    finally:
+        _stop(proc)
+    stderr = proc.stderr.read().decode()
+    assert stderr.strip() == "scarwarden mcp: terminated", stderr
+    assert proc.stdout.read() == b""  # the interrupted call is not answered; nothing else is written
+    assert head(demo_repo) != before
+    assert git(demo_repo.root, "log", "-1", "--format=%s").stdout == "episode: refund a customer\n"
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+@pytest.mark.parametrize("second", [signal.SIGTERM, signal.SIGINT])
+def test_a_second_stop_signal_ends_the_server_at_once(demo_repo: MemoryRepo, second: int) -> None:
+    """Once SIGTERM has asked the server to stop, a second SIGTERM (or a SIGINT) ends
+    it at once, as docs/mcp.md says, even with a write waiting (its lock held here)."""
+    proc = start_server(demo_repo)
+    assert proc.stdin is not None and proc.stdout is not None
+    lines = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+    ]
+    try:
+        with write_lock(demo_repo):
+            proc.stdin.write(json_lines(lines))
+            proc.stdin.flush()
+            assert [json.loads(proc.stdout.readline())["id"] for _ in range(2)] == [0, 2]
+            proc.send_signal(signal.SIGTERM)
+            time.sleep(0.5)
+            assert proc.poll() is None
+            proc.send_signal(second)
+            assert proc.wait(timeout=20) == -second
+    finally:
+        _stop(proc)
+
+
+@pytest.mark.parametrize("burst", [0, 200])
+def test_sigterm_stops_a_server_idle_or_mid_burst(demo_repo: MemoryRepo, burst: int) -> None:
+    """SIGTERM while the server waits for a request, or answers a burst of them: exit
+    143 and one line on stderr; what it wrote on stdout is whole JSON-RPC lines."""
+    proc = start_server(demo_repo)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    recall = {"name": "recall", "arguments": {"task": "draft a launch post"}}
+    lines = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}] + [
+        {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": recall} for n in range(1, burst + 1)
+    ]
+    try:
+        proc.stdin.write(json_lines(lines))
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 0
+        if burst:
+            assert "id" in json.loads(proc.stdout.readline())  # the burst is being answered
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 143
+    finally:
+        _stop(proc)
+    assert proc.stderr.read().decode() == "scarwarden mcp: terminated\n"
+    for line in proc.stdout.read().splitlines():
+        assert "id" in json.loads(line)
+
+
+@pytest.mark.parametrize(
+    "after",
+    ["scarwarden.cli.group", "pydantic_core", "mcp.server.mcpserver", "scarwarden.agents.mcp.streams"],
+)
+def test_sigterm_while_the_server_starts_exits_143(demo_repo: MemoryRepo, after: str) -> None:
+    """SIGTERM in the first ~0.7 s ends the server as it would once serving: exit 143,
+    'scarwarden mcp: terminated', nothing on stdout."""
+    command = [sys.executable, "-X", "importtime", "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"]
+    pipe = subprocess.PIPE
+    proc = subprocess.Popen(command, stdin=pipe, stdout=pipe, stderr=pipe, bufsize=0)
+    assert proc.stderr is not None and proc.stdout is not None
+    said = []
+    try:
+        while (line := _line_of(proc.stderr)).rpartition("|")[2].strip() != after:
+            said.append(line)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 143, proc.stderr.read().decode()
+    finally:
+        _stop(proc)
+    said += proc.stderr.read().decode().splitlines(keepends=True)
+    stderr = "".join(line for line in said if not line.startswith("import time:"))
+    assert stderr == "scarwarden mcp: terminated\n", stderr
+    assert proc.stdout.read() == b""
+
+
+@pytest.mark.parametrize("when", ["starting", "serving"])
+def test_sigterm_ignored_by_who_started_the_server_stays_ignored(demo_repo: MemoryRepo, when: str) -> None:
+    """As an ignored SIGINT: a server started with SIGTERM ignored goes on serving
+    through one, and ends at the end of stdin with 0."""
+    timed = ["-X", "importtime"] if when == "starting" else []
+    command = [sys.executable, *timed, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"]
+    pipe = subprocess.PIPE
+    proc = subprocess.Popen(
+        command,
+        stdin=pipe,
+        stdout=pipe,
+        stderr=pipe,
+        bufsize=0,
+        preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN),
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        if when == "starting":
+            while _line_of(proc.stderr).rpartition("|")[2].strip() != "mcp.types":
+                pass
+        proc.send_signal(signal.SIGTERM)
+        proc.stdin.write(json_lines([INITIALIZE]))
+        assert json.loads(proc.stdout.readline())["id"] == 0
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        assert proc.poll() is None
+        proc.stdin.close()
+        assert proc.wait(timeout=20) == 0
+    finally:
+        _stop(proc)
+
+
+def test_sigterm_to_the_process_group_during_a_slow_hook_commits_the_episode_whole(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """The SDK's stdio client starts the server in a session of its own and stops it
+    with SIGTERM to the whole process group (mcp/os/posix/utilities.py), as supervisors
+    stopping a process group do: it reached the git processes and hooks of the write in
+    flight too, so a record_episode caught in a slow pre-commit hook was undone, nothing
+    committed ("the pre-commit hook refused the commit"). They now start in a session of
+    their own: the hook finishes, the episode is committed whole, the server exits 143."""
+    before = head(demo_repo)
+    running = tmp_path / "hook-running"
+    hooks = Path(git(demo_repo.root, "rev-parse", "--git-path", "hooks").stdout.strip())
+    hooks = hooks if hooks.is_absolute() else demo_repo.root / hooks
+    hooks.mkdir(parents=True, exist_ok=True)
+    (hooks / "pre-commit").write_text(f"#!/bin/sh\n: > '{running}'\nsleep 1\nexit 0\n")
+    (hooks / "pre-commit").chmod(0o755)
+    command = [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"]
+    pipe = subprocess.PIPE
+    proc = subprocess.Popen(command, stdin=pipe, stdout=pipe, stderr=pipe, start_new_session=True)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    lines = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
+    ]
+    try:
+        proc.stdin.write(json_lines(lines))
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 0
+        deadline = time.monotonic() + 60
+        while not running.exists():
+            assert time.monotonic() < deadline and proc.poll() is None, "the hook never ran"
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=30) == 143
+    finally:
+        _stop(proc)
+    stderr = proc.stderr.read().decode()
+    assert stderr == "scarwarden mcp: terminated\n", stderr
+    assert head(demo_repo) != before
+    assert git(demo_repo.root, "log", "-1", "--format=%s").stdout == "episode: refund a customer\n"
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""

@@ -197,3 +197,59 @@ def test_a_stdin_or_stdout_that_fails_is_a_clear_error(
     assert proc.returncode == 2, proc.stderr
     assert "internal error" not in proc.stderr, proc.stderr
     assert said in proc.stderr, proc.stderr
+
+
+def test_ctrl_c_during_a_slow_commit_hook_commits_the_episode_whole(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A terminal sends Ctrl-C's SIGINT to its whole foreground process group: the git
+    processes and hooks a record_episode runs died too, so a write caught in its
+    pre-commit hook (a real one here, slow) was undone, nothing committed, and the
+    server logged "the pre-commit hook refused the commit". The server now starts them
+    in a session of their own: the hook finishes, the episode is committed whole, and
+    the server exits 130."""
+    before = head(demo_repo)
+    running = tmp_path / "hook-running"
+    hook = Path(git(demo_repo.root, "rev-parse", "--git-path", "hooks").stdout.strip())
+    hook = hook if hook.is_absolute() else demo_repo.root / hook
+    hook.mkdir(parents=True, exist_ok=True)
+    (hook / "pre-commit").write_text(f"#!/bin/sh\n: > '{running}'\nsleep 2\nexit 0\n")
+    (hook / "pre-commit").chmod(0o755)
+    master, slave = pty.openpty()
+    attrs = termios.tcgetattr(slave)
+    attrs[3] &= ~termios.ECHO  # the requests typed are not written back
+    termios.tcsetattr(slave, termios.TCSANOW, attrs)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"],
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+    )
+    os.close(slave)
+    assert proc.stdout is not None and proc.stderr is not None
+    lines = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
+    ]
+    try:
+        os.write(master, json_lines(lines))
+        assert json.loads(proc.stdout.readline())["id"] == 0
+        deadline = time.monotonic() + 60
+        while not running.exists():
+            assert time.monotonic() < deadline and proc.poll() is None, "the hook never ran"
+            time.sleep(0.02)
+        os.write(master, b"\x03")  # the terminal signals the foreground process group
+        assert proc.wait(timeout=30) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    stderr = proc.stderr.read().decode()
+    assert stderr.endswith("Ctrl-D ends it.\n\nscarwarden mcp: stopped\n"), stderr
+    assert head(demo_repo) != before
+    assert git(demo_repo.root, "log", "-1", "--format=%s").stdout == "episode: refund a customer\n"
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""

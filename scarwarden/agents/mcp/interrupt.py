@@ -1,13 +1,16 @@
-"""SIGINT (Ctrl-C, a client stopping the server) in ``scarwarden mcp``: exit 130 at any
-moment, a tool call already running finished first (docs/mcp.md).
+"""SIGINT (Ctrl-C, a client stopping the server) and SIGTERM (the SDK's stdio client
+~2 s after closing stdin, a supervisor, a container runtime) in ``scarwarden mcp``:
+exit 130 or 143 (128 + the signal) at any moment, a tool call already running finished
+first (docs/mcp.md).
 
-While serving, the event loop receives SIGINT and cancels the serving, which waits for a
-tool running on a worker thread (a ``record_episode`` writing) to finish. asyncio's
-runner did this until now, and reported it as a KeyboardInterrupt on Python 3.11 only:
-on 3.10 (anyio's copy of the runner) the same cancellation ended the process with a
-``CancelledError`` traceback, and telling the interrupt's teardown errors from a crash
-took ``Task.cancelling()``, which 3.10 lacks. Here the interrupt is recorded when it
-comes, the same way on every version. Nothing here imports the SDK.
+While serving, the event loop receives both signals and cancels the serving, which
+waits for a tool running on a worker thread (a ``record_episode`` writing) to finish.
+asyncio's runner did this for SIGINT until now, and reported it as a KeyboardInterrupt
+on Python 3.11 only: on 3.10 (anyio's copy of the runner) the same cancellation ended
+the process with a ``CancelledError`` traceback, and telling the interrupt's teardown
+errors from a crash took ``Task.cancelling()``, which 3.10 lacks. Here the signal is
+recorded when it comes, the same way on every version; SIGTERM, left to its default,
+ended the process outright even mid-write. Nothing here imports the SDK.
 """
 
 from __future__ import annotations
@@ -18,73 +21,91 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+#: The signals that stop the server once the tool call running has finished.
+STOPS: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)
+
 
 class Interrupt:
-    """Whether SIGINT stopped the serving (:meth:`cancelling`)."""
+    """Which signal stopped the serving, if one did (:meth:`cancelling`)."""
 
     def __init__(self) -> None:
-        self.seen = False
+        self.signum: int | None = None
+
+    @property
+    def seen(self) -> bool:
+        return self.signum is not None
 
     @contextmanager
     def cancelling(self, scope: Any) -> Iterator[None]:
-        """Meanwhile, SIGINT cancels ``scope`` (an anyio cancel scope) and is recorded; a
-        second one ends the process outright, as SIGTERM does (a write it cuts short is
-        repaired by the next one, docs/scaling.md). A loop that cannot receive signals
-        (Windows's) leaves SIGINT to Python: a KeyboardInterrupt. A SIGINT ignored by
-        whoever started the server (nohup, a background job of a script) stays ignored."""
+        """Meanwhile, SIGINT or SIGTERM cancels ``scope`` (an anyio cancel scope) and is
+        recorded; a second one ends the process outright, as SIGKILL does (a write it
+        cuts short is repaired by the next one, docs/scaling.md). A loop that cannot
+        receive signals (Windows's) leaves them to Python: SIGINT a KeyboardInterrupt.
+        A signal ignored by whoever started the server (nohup, a background job of a
+        script) stays ignored."""
         import asyncio
 
-        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-            yield
-            return
         loop = asyncio.get_running_loop()
+        caught: list[int] = []
         try:
-            loop.add_signal_handler(signal.SIGINT, self._stop, loop, scope)
+            for signum in STOPS:
+                if signal.getsignal(signum) is not signal.SIG_IGN:
+                    loop.add_signal_handler(signum, self._stop, signum, loop, scope, caught)
+                    caught.append(signum)
         except (NotImplementedError, RuntimeError):
-            yield
-            return
+            pass
         try:
             yield
         finally:
-            loop.remove_signal_handler(signal.SIGINT)  # Python's handler again, if not _stop's
+            for signum in caught:  # Python's handler again, if not _stop's
+                loop.remove_signal_handler(signum)
 
-    def _stop(self, loop: Any, scope: Any) -> None:
-        self.seen = True
-        loop.remove_signal_handler(signal.SIGINT)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    def _stop(self, signum: int, loop: Any, scope: Any, caught: list[int]) -> None:
+        self.signum = signum
+        for each in caught:
+            loop.remove_signal_handler(each)
+            signal.signal(each, signal.SIG_DFL)
         scope.cancel()
 
 
-def stop_at_start() -> Any:
-    """Until the event loop receives SIGINT (:meth:`Interrupt.cancelling`), have one
-    exit 130 as it would once serving (~0.7 s: reading the command line, opening the
-    memory, importing the SDK, building the server), not with click's "Aborted!" and
-    exit 1; nothing is written meanwhile. A SIGINT ignored by whoever started the server
-    (nohup) stays ignored. The handler it replaces."""
-    previous = signal.getsignal(signal.SIGINT)
-    if previous is not signal.SIG_IGN:
-        signal.signal(signal.SIGINT, stopped_at_start)
+def stop_at_start() -> dict[int, Any]:
+    """Until the event loop receives SIGINT and SIGTERM (:meth:`Interrupt.cancelling`),
+    have one exit 130 or 143 as it would once serving (~0.7 s: reading the command
+    line, opening the memory, importing the SDK, building the server), not with click's
+    "Aborted!" and exit 1; nothing is written meanwhile. A signal ignored by whoever
+    started the server (nohup) stays ignored. The handlers it replaces, by signal."""
+    previous: dict[int, Any] = {signum: signal.getsignal(signum) for signum in STOPS}
+    for signum, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(signum, stopped_at_start)
     return previous
 
 
-#: Set when SIGINT stopped the server before it served (:func:`stopped_at_start`): the
-#: SystemExit raised then may reach the command's boundary wrapped in a library's own
-#: error (pydantic building a schema re-raised it as a ``SchemaError``), which the
-#: boundary then reports as this interrupt, exit 130, not as "internal error".
-STOPPED = False
+#: The exit status of a signal that stopped the server before it served (130, 143;
+#: 0: none, :func:`stopped_at_start`): the SystemExit raised then may reach the
+#: command's boundary wrapped in a library's own error (pydantic building a schema
+#: re-raised it as a ``SchemaError``), which the boundary then reports as this stop
+#: with this status, not as "internal error".
+STOPPED = 0
 
 
 def stopped_at_start(signum: int, frame: Any) -> None:
     global STOPPED
-    STOPPED = True
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a second Ctrl-C meanwhile: the process ends
-    say_stopped()
-    raise SystemExit(130)  # not a KeyboardInterrupt: one raised in eval() makes the exit status -2
+    STOPPED = 128 + signum
+    for each in STOPS:  # a second signal meanwhile: the process ends
+        if signal.getsignal(each) is stopped_at_start:
+            signal.signal(each, signal.SIG_DFL)
+    say_stopped(signum)
+    raise SystemExit(128 + signum)  # not a KeyboardInterrupt: one raised in eval() makes the status -2
 
 
-def say_stopped() -> None:
-    """Say on stderr that SIGINT ended the server: on a terminal, on a line of its own
-    after the ``^C`` the terminal echoed."""
-    on_a_terminal = sys.stdin is not None and sys.stdin.isatty()
-    sys.stderr.write("\nscarwarden mcp: stopped\n" if on_a_terminal else "scarwarden mcp: interrupted\n")
+def say_stopped(signum: int = signal.SIGINT) -> None:
+    """Say on stderr that a signal ended the server: SIGINT on a terminal on a line of
+    its own after the ``^C`` the terminal echoed."""
+    if signum != signal.SIGINT:
+        sys.stderr.write("scarwarden mcp: terminated\n")
+    elif sys.stdin is not None and sys.stdin.isatty():
+        sys.stderr.write("\nscarwarden mcp: stopped\n")
+    else:
+        sys.stderr.write("scarwarden mcp: interrupted\n")
     sys.stderr.flush()

@@ -24,10 +24,11 @@ from pydantic import ValidationError
 
 from scarwarden import __version__
 from scarwarden.agents.mcp import register
-from scarwarden.agents.mcp.interrupt import Interrupt, say_stopped
+from scarwarden.agents.mcp.interrupt import STOPS, Interrupt, say_stopped
 from scarwarden.agents.mcp.tools import WORKFLOW, MemoryTools
 from scarwarden.errors import UsageError, clipped
 from scarwarden.files.input_policy import encoding_problems_in
+from scarwarden.git.run import detach_from_terminal
 from scarwarden.repo import MemoryRepo
 
 
@@ -335,17 +336,23 @@ def serve(
             )
     server = build_server(repo, allow_distill_commit=allow_distill_commit, environ=environ, sync=sync)
     assert isinstance(server, _Server)
+    # SIGINT waits for the write in flight (:mod:`.interrupt`); a Ctrl-C typed on the
+    # terminal, sent to its whole foreground process group, must not kill that write's
+    # git processes and hooks meanwhile (it was undone, "the pre-commit hook refused").
+    detach_from_terminal()
     try:
         server.run("stdio")
-        interrupted = server.interrupt.seen
+        signum = server.interrupt.signum
     except KeyboardInterrupt:  # SIGINT where the event loop does not receive it (:mod:`.interrupt`)
-        interrupted = True
-    if interrupted:
-        # SIGINT (Ctrl-C, a client stopping it) cancelled the serving; a tool running
-        # on a worker thread cannot be stopped, so it finished first (unanswered). A
-        # further Ctrl-C ends the process outright, as SIGTERM does (the next write
-        # repairs one cut short, docs/scaling.md), not with threading's "Exception
-        # ignored ... KeyboardInterrupt" traceback.
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        say_stopped()
-        raise SystemExit(130)
+        signum = signal.SIGINT
+    if signum is not None:
+        # SIGINT (Ctrl-C, a client stopping it) or SIGTERM cancelled the serving; a tool
+        # running on a worker thread cannot be stopped, so it finished first
+        # (unanswered). A further signal ends the process outright, as SIGKILL does (the
+        # next write repairs one cut short, docs/scaling.md), not with threading's
+        # "Exception ignored ... KeyboardInterrupt" traceback.
+        for each in STOPS:
+            if signal.getsignal(each) is not signal.SIG_IGN:
+                signal.signal(each, signal.SIG_DFL)
+        say_stopped(signum)
+        raise SystemExit(128 + signum)

@@ -92,8 +92,9 @@ def mcp_cmd(
             _on_a_terminal(repo)
         serve(repo, allow_distill_commit=allow_distill_commit, environ=os.environ, sync=sync_writes)
     finally:
-        if signal.getsignal(signal.SIGINT) is stopped_at_start:  # refused before serving
-            signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            if signal.getsignal(signum) is stopped_at_start:  # refused before serving
+                signal.signal(signum, handler)
 
 
 def _on_a_terminal(repo: MemoryRepo) -> None:
