@@ -49,6 +49,8 @@ class MessageParts:
     struggling: Sequence[str] = ()
     #: (episode ID, "cited by PB-..." or "left out: why"): every episode with a correction.
     accounts: Sequence[tuple[str, str]] = ()
+    #: Sentences a model wrote that may be injected text (ReviewFlag.describe()).
+    review: Sequence[str] = ()
 
 
 def subject(changes: Sequence[Change]) -> str:
@@ -58,6 +60,14 @@ def subject(changes: Sequence[Change]) -> str:
     superseded = sum(1 for c in changes if c.kind == "supersede")
     line = f"distill: +{added} rule{'s' if added != 1 else ''}, ~{updated} updated, -{retired} retired"
     return line + (f", {superseded} superseded" if superseded else "")
+
+
+#: The commit body's section of sentences flagged for the reviewer (distill/injection.py).
+REVIEW_HEADING = "Review: sentences that may be injected episode text rather than a lesson (read them twice):"
+
+
+def _review(flags: Sequence[str]) -> list[str]:
+    return ["", REVIEW_HEADING, *(f"- {line}" for line in flags)] if flags else []
 
 
 def message(parts: MessageParts) -> str:
@@ -77,6 +87,7 @@ def message(parts: MessageParts) -> str:
     if parts.drops:
         lines += ["", "Dropped by the provenance gate (citations must resolve in the ledger):"]
         lines += [f"- {d.describe()}" for d in parts.drops]
+    lines += _review(parts.review)
     if parts.contradictions:
         lines += ["", "Contradictions found (newer evidence wins; 'may' = not decided, for a human):"]
         lines += [f"- {f.describe()}" for f in parts.contradictions]

@@ -59,6 +59,10 @@ def _drops(result: DistillResult, echo: Callable[[str], None]) -> None:
         echo(click.style(f"dropped by the provenance gate ({len(result.drops)}):", fg="yellow"))
         for drop in result.drops:
             echo(f"  - {drop.describe()}")
+    if result.review:  # kept, not dropped: a heuristic is the reviewer's cue, not a gate
+        echo(click.style(f"review: may be injected text, not a lesson ({len(result.review)}):", fg="yellow"))
+        for flag in result.review:
+            echo(f"  - {flag.describe()}")
 
 
 @click.command()
