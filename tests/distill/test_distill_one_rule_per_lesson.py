@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import git
 
 from scarwarden.distill import distill
@@ -202,3 +203,17 @@ def test_distill_migrate_maps_an_older_playbook(cli, demo_repo: MemoryRepo) -> N
     assert check_all(demo_repo.root).ok
     again = cli("distill", "--migrate")
     assert again.exit_code == 0 and "no rule to migrate" in again.stdout
+
+
+@pytest.mark.parametrize("where", [("--branch", "maps"), ("--no-commit",)])
+def test_distill_migrate_refuses_a_place_it_cannot_commit_to(cli, demo_repo: MemoryRepo, where) -> None:
+    """--migrate ignored --branch and --no-commit: asked for a branch (or no commit), the
+    user got a commit on the current branch. Refused now, exit 2, nothing written."""
+    head = git(demo_repo.root, "rev-parse", "HEAD").stdout
+    playbook = demo_repo.playbook_path.read_bytes()
+    out = cli("distill", "--migrate", *where)
+    assert out.exit_code == 2, out.output
+    assert f"--migrate cannot be combined with {where[0]}" in out.stderr
+    assert git(demo_repo.root, "rev-parse", "HEAD").stdout == head
+    assert demo_repo.playbook_path.read_bytes() == playbook
+    assert git(demo_repo.root, "branch", "--list", "maps").stdout == ""

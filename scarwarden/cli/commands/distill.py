@@ -127,6 +127,7 @@ def distill(
 
     repo = get_repo(ctx)
     if migrate:
+        _refuse_with_migrate(branch=branch, no_commit=no_commit)
         _migrate(repo, dry_run=dry_run, as_json=as_json)
         return
     # A dry run is a preview: by the model when it can be used, else offline, saying so.
@@ -162,6 +163,20 @@ def _print_result(repo: MemoryRepo, result: DistillResult, *, dry_run: bool) -> 
         _print_preview(result)
     else:
         _print_outcome(repo, result)
+
+
+def _refuse_with_migrate(*, branch: str | None, no_commit: bool) -> None:
+    """--migrate commits on the current branch: a --branch or --no-commit it would ignore
+    is refused, not dropped (the user would get the very commit they declined)."""
+    from scarwarden.errors import UsageError
+
+    given = "--branch" if branch is not None else "--no-commit" if no_commit else None
+    if given is not None:
+        raise UsageError(
+            f"--migrate cannot be combined with {given}: it commits the sentence maps on the current branch",
+            hint="preview them with 'scarwarden distill --migrate --dry-run', then run "
+            "'scarwarden distill --migrate' on the branch that should carry them",
+        )
 
 
 def _migrate(repo: MemoryRepo, *, dry_run: bool, as_json: bool) -> None:
