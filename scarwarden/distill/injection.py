@@ -2,8 +2,9 @@
 
 Episode text is untrusted, and code checks citations, not meaning: an injection the
 model obeys, copied from an episode, becomes a rule when it cites an episode of the
-batch. This is a reviewer's aid, not a gate (nothing is dropped on a heuristic): each
-sentence a model distill writes or changes is flagged, with the rule, the episodes and
+batch, or retires a rule it asks to retire. This is a reviewer's aid, not a gate
+(nothing is dropped on a heuristic): each sentence a model distill writes or changes,
+and each reason it gives for a retirement, is flagged, with the rule, the episodes and
 the field its words came from, on either or both of two deterministic signals:
 
 * ``asked-not-happened`` (provenance by field): at least :data:`ASKED_SHARE` of the
@@ -94,11 +95,14 @@ class ReviewFlag:
     #: (episode ID, field) the flagged words came from (none: the model's own words).
     fields: tuple[tuple[str, str], ...]
     reason: str
+    #: Where the sentence stands: "text", "title" or "retirement reason".
+    part: str = "text"
 
     def describe(self) -> str:
         where = ", ".join(f"{ep} {field}" for ep, field in self.fields) or "no episode (the model's words)"
         signals = ", ".join(self.signals)
-        return f'{self.rule_id}: "{self.sentence}" [{signals}] {self.reason}; from {where}'
+        rule = self.rule_id if self.part == "text" else f"{self.rule_id} ({self.part})"
+        return f'{rule}: "{self.sentence}" [{signals}] {self.reason}; from {where}'
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -108,6 +112,7 @@ class ReviewFlag:
             "signals": list(self.signals),
             "fields": [{"episode_id": ep, "field": field} for ep, field in self.fields],
             "reason": self.reason,
+            "part": self.part,
         }
 
 
@@ -138,7 +143,8 @@ def asked_not_happened(sentence: str, episodes: Sequence[Episode]) -> tuple[tupl
         return ()
     shares = [(_share(terms, _stems(_field(ep, name))), ep.id, name) for ep in episodes for name in ASKED]
     best = max(share for share, _, _ in shares)
-    return tuple((ep, name) for share, ep, name in shares if share > 0 and share >= min(best, 0.5))
+    # The field that says most of it, and any other that says it alone.
+    return tuple((ep, name) for share, ep, name in shares if share == best or share >= ASKED_SHARE)
 
 
 def addressed_to_model(sentence: str, names: Iterable[str] | None = None) -> str | None:
@@ -163,9 +169,10 @@ def _phrase_fields(phrase: str, episodes: Sequence[Episode]) -> tuple[tuple[str,
 
 
 def sentence_flag(
-    rule_id: str, sentence: str, episodes: Sequence[Episode], *, title: bool = False
+    rule_id: str, sentence: str, episodes: Sequence[Episode], *, part: str = "text"
 ) -> ReviewFlag | None:
     """The flag one sentence earns, if any (a title: the wording signal only)."""
+    title = part == "title"
     signals: list[str] = []
     fields: list[tuple[str, str]] = []
     reasons: list[str] = []
@@ -183,15 +190,20 @@ def sentence_flag(
         return None
     ids = tuple(ep.id for ep in episodes)
     return ReviewFlag(
-        rule_id, sentence, ids, tuple(signals), tuple(dict.fromkeys(fields)), "; ".join(reasons)
+        rule_id, sentence, ids, tuple(signals), tuple(dict.fromkeys(fields)), "; ".join(reasons), part
     )
+
+
+#: The evidence the gate appends to a retirement's reason (ops.py): not the model's words.
+_EVIDENCE = re.compile(r"\s*\(evidence: [^()]*\)$")
 
 
 def review(
     before: pb.Playbook, after: pb.Playbook, changes: Sequence[Change], episodes: Iterable[Episode]
 ) -> list[ReviewFlag]:
-    """Flags for every sentence (and title) the ``changes`` wrote or changed in ``after``;
-    a sentence is judged against its episodes among ``episodes`` (those the model saw)."""
+    """Flags for every sentence (and title) the ``changes`` wrote or changed in ``after``,
+    and for the reasons of the rules they retired (an injection may retire a rule); a
+    sentence is judged against its episodes among ``episodes`` (those the model saw)."""
     by_id = {ep.id: ep for ep in episodes}
     targets = (c.replaced_by if c.kind == "supersede" else c.rule_id for c in changes if c.kind != "retire")
     found: list[ReviewFlag | None] = []
@@ -202,9 +214,16 @@ def review(
         seen = set(split_sentences(old.text)) if old is not None else set()
         mine = [by_id[ep] for ep in rule.episode_ids if ep in by_id]
         if old is None or old.title != rule.title:
-            found.append(sentence_flag(rule_id, rule.title, mine, title=True))
+            found.append(sentence_flag(rule_id, rule.title, mine, part="title"))
         for said in rule.said():
             if said.sentence not in seen:
                 eps = [by_id[ep] for ep in said.episode_ids if ep in by_id]
                 found.append(sentence_flag(rule_id, said.sentence, eps))
+    for change in (c for c in changes if c.kind in ("retire", "supersede")):
+        retired = after.get(change.rule_id)
+        if retired is None or not retired.retired or not retired.reason:
+            continue
+        eps = [by_id[ep] for ep in change.episode_ids if ep in by_id]
+        for sentence in split_sentences(_EVIDENCE.sub("", retired.reason)):
+            found.append(sentence_flag(change.rule_id, sentence, eps, part="retirement reason"))
     return [flag for flag in found if flag is not None]
