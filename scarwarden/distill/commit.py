@@ -243,12 +243,14 @@ def commit_on_branch(repo: MemoryRepo, branch: str, base: str, data: bytes, text
 
 
 def write_only(repo: MemoryRepo, data: bytes, text: str) -> str:
-    """``--no-commit``: write the playbook; save the message; return the message's path."""
-    atomic_write(repo.playbook_path, data)
+    """``--no-commit``: save the message; write the playbook; return the message's path.
+    The message first: a playbook written without it would cite the episodes, so the next
+    run would find nothing new, and its distilled-episode lines would be lost."""
     repo.state_dir.mkdir(parents=True, exist_ok=True)
     ignore = repo.state_dir / ".gitignore"  # the state folder is never committed
     if not ignore.exists():
         ignore.write_text("*\n")
     path = repo.state_dir / MESSAGE_FILE
     atomic_write(path, text.encode("utf-8"))
+    atomic_write(repo.playbook_path, data)
     return str(path.relative_to(repo.root))
