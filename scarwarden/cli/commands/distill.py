@@ -106,8 +106,8 @@ def distill(
     drop is reported here and in the commit body. Each change lists the lesson every
     episode added (an update's text changes to say it), the text before and after,
     and the contradictions found: a correction that contradicts a rule supersedes it
-    (newer evidence wins) or is flagged for a human. Makes exactly one commit whose
-    subject starts with "distill:"; none when nothing is new.
+    (newer evidence wins) or is flagged for a human, as is a model's sentence that may
+    be an obeyed prompt injection ("review:"). One "distill:" commit; none if nothing is new.
 
     Exit codes: 3 the model could not be reached, 5 the model answered with an error
     or with output that is not the JSON asked for (after one repair attempt); in
