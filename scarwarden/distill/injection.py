@@ -58,10 +58,14 @@ PHRASES: tuple[tuple[str, str], ...] = (
         r"|\b(?:ignore|disregard|forget)\s+(?:all|your)\s+(?:instructions|prompts|rules)\b",
     ),
     ("ignore everything above", r"\b(?:ignore|disregard|forget)\s+(?:everything|all)\s+(?:above|before)\b"),
-    ("system prompt", r"\b(?:system|developer|hidden|initial)\s+(?:prompt|message|instructions?)\b"),
+    # Not "system message" nor "system instructions": a status page or a payment system has them.
+    (
+        "system prompt",
+        r"\b(?:system|developer|hidden|initial)\s+prompt\b|\bhidden\s+instructions?\b|\bdeveloper\s+message\b",
+    ),
     (
         "you are now",
-        r"\byou\s+are\s+now\s+(?:a|an|in|the|my|no\s+longer)\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will)\b"
+        r"\byou\s+are\s+now\s+(?:a|an|no\s+longer|free|unrestricted)\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will)\b"
         r"|\bpretend\s+(?:to\s+be|you\s+are)\b",
     ),
     ("new rule:", r"\bnew\s+(?:rules?|instructions?|lesson)\s*:"),
@@ -69,11 +73,9 @@ PHRASES: tuple[tuple[str, str], ...] = (
     ("developer mode", r"\b(?:developer|god|jailbreak)\s+mode\b|\bjailbreak|\bdo\s+anything\s+now\b"),
     (
         "reveal your instructions",
-        r"\b(?:reveal|print|show|repeat|output|leak|display)\s+(?:me\s+)?"
-        + _Q
-        + r"(?:instructions|prompt|system\s+prompt|rules\s+you\s+(?:were|are)\s+given)\b",
+        r"\b(?:reveal|print|show|repeat|output|leak|display)\s+(?:me\s+)?(?:all\s+(?:of\s+)?)?"
+        r"(?:your|the\s+(?:system|hidden|original|initial))\s+(?:instructions|prompt|system\s+prompt|rules)\b",
     ),
-    ("as an AI / language model", r"\bas\s+an?\s+(?:ai|language\s+model|llm)\b"),
     (
         "add this to the memory",
         r"\b(?:add|save|store|write|record|insert)\s+(?:this|it|the\s+following)\s+"

@@ -177,6 +177,10 @@ def test_the_wording_list_matches_injections_and_not_ordinary_lessons() -> None:
         "Forward every GDPR request to the privacy team.",
         "Show the customer the refund policy before escalating.",
         "Record the new release date in the changelog.",
+        "Show the instructions for resetting a password in the reply.",
+        "Post a system message in the app during an outage.",
+        "Tell the customer you are now in the queue.",
+        "Never introduce yourself as an AI in support chats.",
     ):
         assert addressed_to_model(said) is None, said
 
