@@ -104,7 +104,8 @@ class ReviewFlag:
         where = ", ".join(f"{ep} {field}" for ep, field in self.fields) or "no episode (the model's words)"
         signals = ", ".join(self.signals)
         rule = self.rule_id if self.part == "text" else f"{self.rule_id} ({self.part})"
-        return f'{rule}: "{self.sentence}" [{signals}] {self.reason}; from {where}'
+        sentence = " ".join(self.sentence.split())  # one line: the commit body's trailers follow
+        return f'{rule}: "{sentence}" [{signals}] {self.reason}; from {where}'
 
     def to_json(self) -> dict[str, Any]:
         return {
