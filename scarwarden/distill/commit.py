@@ -49,6 +49,8 @@ class MessageParts:
     struggling: Sequence[str] = ()
     #: (episode ID, "cited by PB-..." or "left out: why"): every episode with a correction.
     accounts: Sequence[tuple[str, str]] = ()
+    #: Sentences a model wrote that may be injected text (ReviewFlag.describe()).
+    review: Sequence[str] = ()
 
 
 def subject(changes: Sequence[Change]) -> str:
@@ -58,6 +60,14 @@ def subject(changes: Sequence[Change]) -> str:
     superseded = sum(1 for c in changes if c.kind == "supersede")
     line = f"distill: +{added} rule{'s' if added != 1 else ''}, ~{updated} updated, -{retired} retired"
     return line + (f", {superseded} superseded" if superseded else "")
+
+
+#: The commit body's section of sentences flagged for the reviewer (distill/injection.py).
+REVIEW_HEADING = "Review: sentences that may be injected episode text rather than a lesson (read them twice):"
+
+
+def _review(flags: Sequence[str]) -> list[str]:
+    return ["", REVIEW_HEADING, *(f"- {line}" for line in flags)] if flags else []
 
 
 def message(parts: MessageParts) -> str:
@@ -77,6 +87,7 @@ def message(parts: MessageParts) -> str:
     if parts.drops:
         lines += ["", "Dropped by the provenance gate (citations must resolve in the ledger):"]
         lines += [f"- {d.describe()}" for d in parts.drops]
+    lines += _review(parts.review)
     if parts.contradictions:
         lines += ["", "Contradictions found (newer evidence wins; 'may' = not decided, for a human):"]
         lines += [f"- {f.describe()}" for f in parts.contradictions]
@@ -232,12 +243,14 @@ def commit_on_branch(repo: MemoryRepo, branch: str, base: str, data: bytes, text
 
 
 def write_only(repo: MemoryRepo, data: bytes, text: str) -> str:
-    """``--no-commit``: write the playbook; save the message; return the message's path."""
-    atomic_write(repo.playbook_path, data)
+    """``--no-commit``: save the message; write the playbook; return the message's path.
+    The message first: a playbook written without it would cite the episodes, so the next
+    run would find nothing new, and its distilled-episode lines would be lost."""
     repo.state_dir.mkdir(parents=True, exist_ok=True)
     ignore = repo.state_dir / ".gitignore"  # the state folder is never committed
     if not ignore.exists():
         ignore.write_text("*\n")
     path = repo.state_dir / MESSAGE_FILE
     atomic_write(path, text.encode("utf-8"))
+    atomic_write(repo.playbook_path, data)
     return str(path.relative_to(repo.root))

@@ -74,5 +74,10 @@ def migrate(repo: MemoryRepo, *, dry_run: bool = False) -> Migration:
         body = "\n".join(f"- {r}: {m} sentences mapped, {u} left unmapped" for r, m, u in result.rules)
         text = read_regular(repo.playbook_path).decode("utf-8")  # as it is: its line endings kept
         data = pb.spliced(text, original, book, source=repo.playbook_rel).encode("utf-8")
-        result.commit = commit_playbook(repo, data, f"{subject}\n\n{body}\n")
+        # A hand edit would ride along unannounced in a commit that says "sentence maps".
+        edits = UsageError(
+            f"{repo.playbook_rel} has uncommitted changes; --migrate would commit them too",
+            hint="commit or discard them first (--migrate --dry-run shows the maps without writing)",
+        )
+        result.commit = commit_playbook(repo, data, f"{subject}\n\n{body}\n", refuse_edits=edits)
     return result

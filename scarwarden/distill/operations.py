@@ -225,6 +225,8 @@ def _sources(value: Any, where: str) -> tuple[Source, ...] | None:
         if not str(key).strip().isdigit() or int(key) < 1:
             raise ValueError(f"{where}: {key!r} is not a sentence number (1, 2, ...)")
         listed = _str_list(ids, f"{where}[{key!r}]") or ()
+        if int(key) in {source.number for source in out}:  # "1" and "01": the playbook refuses the map
+            raise ValueError(f"{where}: sentence {int(key)} is given twice")
         out.append(Source(int(key), tuple(dict.fromkeys(listed)), model=True))
     return tuple(sorted(out, key=lambda s: s.number))
 

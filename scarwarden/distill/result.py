@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scarwarden.distill import commit as commits
+from scarwarden.distill.injection import ReviewFlag
 from scarwarden.distill.lessons import Flag
 from scarwarden.distill.ops import Change, Drop
 from scarwarden.index.lineage import Lineage
@@ -50,6 +51,8 @@ class DistillResult:
     struggling: list[Lineage] = field(default_factory=list)
     #: (episode ID, "cited by PB-..." or "left out: why"): every new episode with a correction.
     accounts: list[tuple[str, str]] = field(default_factory=list)
+    #: Sentences a model wrote that may be injected text, not a lesson (a reviewer's aid).
+    review: list[ReviewFlag] = field(default_factory=list)
 
     @property
     def subject(self) -> str:
@@ -90,6 +93,7 @@ class DistillResult:
             "struggling": [lineage.to_json() for lineage in self.struggling],
             "changes": [c.to_json() for c in self.changes],
             "dropped": [d.to_json() for d in self.drops],
+            "review": [flag.to_json() for flag in self.review],
             "usage": self.usage.to_json(calls=self.calls),
             "batches": [
                 {"episodes": e, "context_rules": r, "prompt_tokens_estimated": t} for e, r, t in self.batches

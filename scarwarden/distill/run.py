@@ -135,6 +135,7 @@ def _message(result: DistillResult, distiller: str) -> str:
             result.no_lesson,
             [earned.describe(lineage) for lineage in result.struggling],
             result.accounts,
+            [flag.describe() for flag in result.review],
         )
     )
 
@@ -274,6 +275,7 @@ def _propose(
         result.left += plan.left
         result.contradictions, result.no_lesson = plan.flags, plan.no_lesson
     else:
+        from scarwarden.distill.injection import review
         from scarwarden.distill.model import model_distill
 
         revise = {
@@ -294,6 +296,8 @@ def _propose(
         )
         after, used = run.playbook, run.used
         result.changes, result.drops = run.changes, run.drops
+        shown = [*episodes, *(ep for eps in revise.values() for ep in eps)]
+        result.review = review(base, after, run.changes, shown)  # for the reviewer, not a gate
         result.usage, result.calls, result.batches = run.usage, run.calls, run.batches
         result.left += run.left
     from scarwarden.distill.redacted import retirements

@@ -183,6 +183,20 @@ def test_no_commit_leaves_the_change_in_the_working_tree(cli, demo_repo: MemoryR
     assert distill(demo_repo, offline=True, dry_run=True).new == []
 
 
+def test_no_commit_writes_no_playbook_when_its_message_cannot_be_saved(cli, demo_repo: MemoryRepo) -> None:
+    """The playbook was written before the message: with the message's place taken (a
+    folder there), distill failed (exit 2) yet left the new playbook behind, its rules
+    citing the episodes, so the next run found nothing new and the message (the
+    distilled-episode lines) was lost. Now the message is saved first: nothing written."""
+    (demo_repo.root / ".scarwarden" / "distill-message.txt").mkdir(parents=True)
+    before = demo_repo.playbook_path.read_bytes()
+    result = cli("distill", "--offline", "--no-commit")
+    assert result.exit_code == ExitCode.USAGE, result.output
+    assert ".scarwarden/distill-message.txt: is a folder" in result.stderr
+    assert demo_repo.playbook_path.read_bytes() == before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
 def test_refuses_to_overwrite_uncommitted_playbook_edits(cli, demo_repo: MemoryRepo) -> None:
     with demo_repo.playbook_path.open("a") as handle:
         handle.write("\n<!-- work in progress -->\n")

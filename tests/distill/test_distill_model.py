@@ -159,6 +159,31 @@ def test_wrong_shape_gets_a_precise_repair_request(demo_repo: MemoryRepo, llm: F
     assert "operations[0].episode_ids must be a JSON list of strings" in user_prompt(llm, 1)
 
 
+def test_a_sentence_number_given_twice_gets_a_repair_request(cli, demo_repo: MemoryRepo, fake_llm) -> None:
+    """ "1" and "01" name one sentence: the map was rendered as given, the parse-back of
+    the new playbook refused it, and distill failed with exit 1 blaming memory/playbook.md
+    ("cannot parse the playbook", a hint to edit it), the dry run too. It is the model's
+    output that is not what was asked: one repair request, then exit 5; nothing written."""
+    twice = {
+        "op": "add",
+        "title": "State the timezone",
+        "text": "Give the time in UTC first. Add the main customer timezones.",
+        "tags": ["webinar"],
+        "episode_ids": WEBINAR,
+        "sentences_from": {"1": WEBINAR, "01": WEBINAR[:1]},
+    }
+    before = snapshot(demo_repo)
+    fake_llm.script(reply_json({"operations": [twice]}), reply_json({"operations": [twice]}))
+    failed = cli("distill")
+    assert failed.exit_code == ExitCode.MODEL_ERROR, failed.output
+    assert "cannot parse the playbook" not in failed.output and snapshot(demo_repo) == before
+    fake_llm.script(reply_json({"operations": [twice]}), reply_json(GOOD))
+    done = cli("distill", "--json")
+    assert done.exit_code == 0, done.output
+    assert "sentence 1 is given twice" in fake_llm.requests[3]["body"]["messages"][-1]["content"]
+    assert json.loads(done.stdout)["usage"]["calls"] == 2
+
+
 def test_malformed_twice_changes_nothing(demo_repo: MemoryRepo, llm: FakeLLM) -> None:
     llm.script(completion("Here are the operations you asked for: add a rule"), completion("operations: add"))
     before = snapshot(demo_repo)

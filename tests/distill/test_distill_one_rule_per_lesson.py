@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import git
 
 from scarwarden.distill import distill
@@ -202,3 +203,31 @@ def test_distill_migrate_maps_an_older_playbook(cli, demo_repo: MemoryRepo) -> N
     assert check_all(demo_repo.root).ok
     again = cli("distill", "--migrate")
     assert again.exit_code == 0 and "no rule to migrate" in again.stdout
+
+
+@pytest.mark.parametrize("where", [("--branch", "maps"), ("--no-commit",)])
+def test_distill_migrate_refuses_a_place_it_cannot_commit_to(cli, demo_repo: MemoryRepo, where) -> None:
+    """--migrate ignored --branch and --no-commit: asked for a branch (or no commit), the
+    user got a commit on the current branch. Refused now, exit 2, nothing written."""
+    head = git(demo_repo.root, "rev-parse", "HEAD").stdout
+    playbook = demo_repo.playbook_path.read_bytes()
+    out = cli("distill", "--migrate", *where)
+    assert out.exit_code == 2, out.output
+    assert f"--migrate cannot be combined with {where[0]}" in out.stderr
+    assert git(demo_repo.root, "rev-parse", "HEAD").stdout == head
+    assert demo_repo.playbook_path.read_bytes() == playbook
+    assert git(demo_repo.root, "branch", "--list", "maps").stdout == ""
+
+
+def test_distill_migrate_refuses_to_sweep_in_an_uncommitted_edit(cli, demo_repo: MemoryRepo) -> None:
+    """An uncommitted hand edit of a rule went into the 'playbook: sentence maps' commit,
+    unannounced (no gate ran without the hook). Refused now, the edit left as it was."""
+    path = demo_repo.playbook_path
+    path.write_text(path.read_text().replace("Use one emoji at most", "Use three emoji at least"))
+    edited = path.read_bytes()
+    head = git(demo_repo.root, "rev-parse", "HEAD").stdout
+    out = cli("distill", "--migrate")
+    assert out.exit_code == 2, out.output
+    assert "memory/playbook.md has uncommitted changes" in out.stderr
+    assert git(demo_repo.root, "rev-parse", "HEAD").stdout == head and path.read_bytes() == edited
+    assert "PB-01: 2 sentences mapped" in cli("distill", "--migrate", "--dry-run").stdout

@@ -59,6 +59,10 @@ def _drops(result: DistillResult, echo: Callable[[str], None]) -> None:
         echo(click.style(f"dropped by the provenance gate ({len(result.drops)}):", fg="yellow"))
         for drop in result.drops:
             echo(f"  - {drop.describe()}")
+    if result.review:  # kept, not dropped: a heuristic is the reviewer's cue, not a gate
+        echo(click.style(f"review: may be injected text, not a lesson ({len(result.review)}):", fg="yellow"))
+        for flag in result.review:
+            echo(f"  - {flag.describe()}")
 
 
 @click.command()
@@ -102,8 +106,8 @@ def distill(
     drop is reported here and in the commit body. Each change lists the lesson every
     episode added (an update's text changes to say it), the text before and after,
     and the contradictions found: a correction that contradicts a rule supersedes it
-    (newer evidence wins) or is flagged for a human. Makes exactly one commit whose
-    subject starts with "distill:"; none when nothing is new.
+    (newer evidence wins) or is flagged for a human, as is a model's sentence that may
+    be an obeyed prompt injection ("review:"). One "distill:" commit; none if nothing is new.
 
     Exit codes: 3 the model could not be reached, 5 the model answered with an error
     or with output that is not the JSON asked for (after one repair attempt); in
@@ -123,6 +127,7 @@ def distill(
 
     repo = get_repo(ctx)
     if migrate:
+        _refuse_with_migrate(branch=branch, no_commit=no_commit)
         _migrate(repo, dry_run=dry_run, as_json=as_json)
         return
     # A dry run is a preview: by the model when it can be used, else offline, saying so.
@@ -158,6 +163,20 @@ def _print_result(repo: MemoryRepo, result: DistillResult, *, dry_run: bool) -> 
         _print_preview(result)
     else:
         _print_outcome(repo, result)
+
+
+def _refuse_with_migrate(*, branch: str | None, no_commit: bool) -> None:
+    """--migrate commits on the current branch: a --branch or --no-commit it would ignore
+    is refused, not dropped (the user would get the very commit they declined)."""
+    from scarwarden.errors import UsageError
+
+    given = "--branch" if branch is not None else "--no-commit" if no_commit else None
+    if given is not None:
+        raise UsageError(
+            f"--migrate cannot be combined with {given}: it commits the sentence maps on the current branch",
+            hint="preview them with 'scarwarden distill --migrate --dry-run', then run "
+            "'scarwarden distill --migrate' on the branch that should carry them",
+        )
 
 
 def _migrate(repo: MemoryRepo, *, dry_run: bool, as_json: bool) -> None:
