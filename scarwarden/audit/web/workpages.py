@@ -302,6 +302,7 @@ def distill_page(repo: MemoryRepo, held: dict[str, DistillResult] | None = None)
         "episodes": [ep for ep in episodes if ep is not None],
         "changes": [c.describe() for c in result.changes],
         "drops": [d.describe() for d in result.drops],
+        "review": [flag.describe() for flag in result.review],
         "diff": diff,
         "message": result.message,
     }
