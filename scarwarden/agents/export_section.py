@@ -74,6 +74,13 @@ def _fence_end(lines: list[str], start: int) -> int | None:
     return next(found, None)
 
 
+def marked(text: str) -> bool:
+    """Whether ``text`` holds a marker line of ours (not one quoted in a code block)."""
+    lines = text.splitlines()
+    quoted = _quoted(lines)
+    return any(_marker(line) for i, line in enumerate(lines) if i not in quoted)
+
+
 def _marker_lines(text: str, rel: str) -> tuple[int, int] | None:
     """Offsets of the begin marker's line start and the end marker's line end, if any."""
     begins: list[int] = []

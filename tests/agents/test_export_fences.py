@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import git
+
 from scarwarden.errors import ExitCode
 from scarwarden.repo import MemoryRepo
 
@@ -100,3 +102,18 @@ def test_a_rule_holding_a_fence_does_not_hide_the_end_marker(demo_repo: MemoryRe
     assert (root / "AGENTS.md").read_text().count(BEGIN) == 1
     check = _run(root, "export", "--check")
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_a_file_only_quoting_a_marker_is_not_an_export(demo_repo: MemoryRepo) -> None:
+    """``export --check`` took a CLAUDE.md quoting the marker for an export (stale,
+    exit 1, on a file never exported), and ``export cursor --output`` replaced such a
+    file whole with the rules."""
+    root = demo_repo.root
+    (root / "CLAUDE.md").write_text(QUOTED)
+    check = _run(root, "export", "--check")
+    assert check.returncode == 0 and "CLAUDE.md" not in check.stdout, check.stdout + check.stderr
+    refused = _run(root, "export", "cursor", "--output", "CLAUDE.md")
+    assert refused.returncode == ExitCode.USAGE, refused.stderr
+    assert "--output CLAUDE.md is not a Scarwarden export" in refused.stderr
+    assert (root / "CLAUDE.md").read_text() == QUOTED
+    assert git(root, "status", "--porcelain", "--", "CLAUDE.md").stdout == "?? CLAUDE.md\n"
