@@ -108,10 +108,11 @@ def _in_head(repo: MemoryRepo, files: Sequence[ExportFile]) -> dict[str, bytes]:
     return {e.path: data for e, data in zip(entries, blobs, strict=True) if data is not None}
 
 
-def _staged(repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes]) -> dict[str, bytes]:
+def _staged(repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes]) -> dict[str, bytes | None]:
     """Each of ``files`` that git's index holds otherwise than HEAD (the user staged an
-    edit): that version with the new section, to stay staged. A file with a merge
-    conflict git has not seen resolved is refused: committing would mark it resolved."""
+    edit): that version with the new section, to stay staged; None for one it does not
+    hold (a deletion the user staged stays staged). A file with a merge conflict git has
+    not seen resolved is refused: committing would mark it resolved."""
     entries = git.ls_files_stage(repo.root, *[f.rel for f in files]) if files else []
     unmerged = sorted({e.path for e in entries if e.stage})
     if unmerged:
@@ -121,11 +122,13 @@ def _staged(repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes
             "(or export without --commit)",
         )
     edited = {e.path: e.blob for e in entries if e.path in base and e.blob != git.blob_id(base[e.path])}
+    listed = {e.path for e in entries}
+    kept: dict[str, bytes | None] = {f.rel: None for f in files if f.rel not in listed}  # git rm --cached
     if not edited:
-        return {}
+        return kept
     by_rel = {f.rel: f for f in files}
     blobs = git.cat_file_batch(repo.root, list(edited.values()))
-    return {
+    return kept | {
         rel: _onto(data or b"", by_rel[rel], "as staged") for rel, data in zip(edited, blobs, strict=True)
     }
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import Cli, git, head
 
 from scarwarden.repo import MemoryRepo
@@ -249,3 +250,43 @@ def test_a_refused_commit_leaves_a_file_the_user_deleted_deleted(demo_repo: Memo
     assert result.exit_code == 1 and "refused by policy" in result.stderr
     assert head(root) == commit and not (root / "AGENTS.md").exists()
     assert git(root, "status", "--porcelain").stdout == " D AGENTS.md\n"
+
+
+@pytest.mark.parametrize("remove", [("rm", "-q", "--cached"), ("rm", "-q")])
+def test_a_staged_deletion_stays_staged(demo_repo: MemoryRepo, cli: Cli, remove: tuple[str, ...]) -> None:
+    """``git rm --cached AGENTS.md`` (or ``git rm``), then ``export --commit``: the
+    commit set git's index entry for the file, the deletion the user staged silently
+    undone. The section is committed onto HEAD's version and the deletion stays staged."""
+    root = demo_repo.root
+    before = _exported(cli, root)
+    git(root, *remove, "AGENTS.md")
+    result = cli("export", "agents-md", "--commit")
+    assert result.exit_code == 0, result.output
+    committed = _committed(root)
+    assert b"Check the invoice owner first." in committed and committed.startswith(b"# Our agents\n")
+    assert git(root, "show", "HEAD~1:AGENTS.md").stdout.encode() == before
+    assert git(root, "ls-files", "--", "AGENTS.md").stdout == ""  # still staged for deletion
+    assert git(root, "status", "--porcelain").stdout == "D  AGENTS.md\n?? AGENTS.md\n"
+    written = (root / "AGENTS.md").read_bytes()
+    assert written == (committed if remove[-1] == "--cached" else committed[committed.index(b"<!--") :])
+
+
+def test_a_staged_deletion_is_not_reported_waiting_for_a_locked_index(
+    demo_repo: MemoryRepo, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another git command holds the index while ``export --commit`` lands: the commit
+    is made, and git's index already holds what it should of the deleted file (nothing),
+    so nothing is said to wait for the next write."""
+    from scarwarden.files.write_journal import index_waiting
+
+    root = demo_repo.root
+    _exported(cli, root)
+    git(root, "rm", "-q", "--cached", "AGENTS.md")
+    monkeypatch.setenv("SCARWARDEN_INDEX_LOCK_WAIT", "0")
+    (root / ".git" / "index.lock").touch()
+    commit = head(root)
+    assert cli("export", "agents-md", "--commit").exit_code == 0
+    assert git(root, "rev-parse", "HEAD~1").stdout.strip() == commit
+    assert index_waiting(demo_repo) is None
+    (root / ".git" / "index.lock").unlink()
+    assert git(root, "status", "--porcelain").stdout == "D  AGENTS.md\n?? AGENTS.md\n"
