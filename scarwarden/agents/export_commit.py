@@ -18,17 +18,18 @@ are committed as written.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
 from scarwarden import git
 from scarwarden.agents.export_section import splice
-from scarwarden.errors import ScarwardenError, UsageError, ValidationError
+from scarwarden.errors import GitError, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write
 from scarwarden.files.write_journal import Planned
 from scarwarden.gate.door import gate_check
+from scarwarden.git.index_commit import Check
 from scarwarden.repo import MemoryRepo
 
 
@@ -67,7 +68,8 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
     (:func:`write_journal.recover`)."""
     _refuse_ignored(repo, files)
     inside = [f for f in files if not Path(f.rel).is_absolute()]  # (--output is refused)
-    base = _in_head(repo, inside)
+    seen = git.head(repo.root)
+    base = _in_head(repo, inside, seen)
     onto = {
         f.rel: _onto(base[f.rel], f, "in HEAD") for f in inside if f.rel in base and f.section is not None
     }
@@ -85,7 +87,7 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
     try:
         for f in files:
             atomic_write(f.path, f.new)
-        check = gate_check(repo, "the export")  # what it commits, the gate has passed (issue 27)
+        check = _unmoved(repo, seen, gate_check(repo, "the export"))  # the gate: issue 27
         sha = write_journal.commit(
             repo, journal, message(committed), differ, check=check, contents=contents, staged=kept
         )
@@ -95,9 +97,27 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
         raise
 
 
-def _in_head(repo: MemoryRepo, files: Sequence[ExportFile]) -> dict[str, bytes]:
-    """The bytes HEAD holds of each of ``files`` that it holds as a file (not a link)."""
-    head = git.head(repo.root)
+def _unmoved(repo: MemoryRepo, seen: str | None, check: Check) -> Check:
+    """``check``, once HEAD is known to be still ``seen``, the commit whose files the
+    sections were put onto: the commit is built on the HEAD read later, so one another
+    process made meanwhile (a change to AGENTS.md) would be undone by ours. The commit's
+    compare-and-swap refuses the moves after that read (a move back to ``seen`` too)."""
+
+    def unmoved(env: Mapping[str, str]) -> None:
+        if git.head(repo.root) != seen:
+            raise GitError(
+                "HEAD moved while the export was being made (another process committed); "
+                "nothing was committed",
+                hint="run the command again: the section goes onto the new HEAD's version",
+            )
+        check(env)
+
+    unmoved.vouches = getattr(check, "vouches", False)  # type: ignore[attr-defined]
+    return unmoved
+
+
+def _in_head(repo: MemoryRepo, files: Sequence[ExportFile], head: str | None) -> dict[str, bytes]:
+    """The bytes ``head`` holds of each of ``files`` that it holds as a file (not a link)."""
     rels = {f.rel for f in files}
     if not head or not rels:
         return {}
