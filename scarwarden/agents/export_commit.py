@@ -74,7 +74,7 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
         f.rel: _onto(base[f.rel], f, "in HEAD") for f in inside if f.rel in base and f.section is not None
     }
     differ = [f.rel for f in inside if onto.get(f.rel, f.new) != base.get(f.rel)]
-    staged = _staged(repo, [f for f in inside if f.rel in onto], base)
+    staged = _staged(repo, [f for f in inside if f.rel in base], base)
     if not differ:
         for f in files:
             atomic_write(f.path, f.new)
@@ -129,11 +129,16 @@ def _in_head(repo: MemoryRepo, files: Sequence[ExportFile], head: str | None) ->
 
 
 def _staged(repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes]) -> dict[str, bytes | None]:
-    """Each of ``files`` that git's index holds otherwise than HEAD (the user staged an
-    edit): that version with the new section, to stay staged; None for one it does not
-    hold (a deletion the user staged stays staged). A file with a merge conflict git has
-    not seen resolved is refused: committing would mark it resolved."""
+    """Each of ``files`` (those HEAD holds) that git's index holds otherwise than HEAD
+    (the user staged an edit): that version with the new section, to stay staged (a
+    whole generated file is the export's: its new version is staged); None for one it
+    does not hold (a deletion the user staged stays staged). A file with a merge
+    conflict git has not seen resolved is refused: committing would mark it resolved."""
     entries = git.ls_files_stage(repo.root, *[f.rel for f in files]) if files else []
+    listed = {e.path for e in entries}
+    kept: dict[str, bytes | None] = {f.rel: None for f in files if f.rel not in listed}  # git rm --cached
+    spliced = {f.rel for f in files if f.section is not None}
+    entries = [e for e in entries if e.path in spliced]
     unmerged = sorted({e.path for e in entries if e.stage})
     if unmerged:
         raise ValidationError(
@@ -142,8 +147,6 @@ def _staged(repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes
             "(or export without --commit)",
         )
     edited = {e.path: e.blob for e in entries if e.path in base and e.blob != git.blob_id(base[e.path])}
-    listed = {e.path for e in entries}
-    kept: dict[str, bytes | None] = {f.rel: None for f in files if f.rel not in listed}  # git rm --cached
     if not edited:
         return kept
     by_rel = {f.rel: f for f in files}

@@ -290,3 +290,17 @@ def test_a_staged_deletion_is_not_reported_waiting_for_a_locked_index(
     assert index_waiting(demo_repo) is None
     (root / ".git" / "index.lock").unlink()
     assert git(root, "status", "--porcelain").stdout == "D  AGENTS.md\n?? AGENTS.md\n"
+
+
+def test_a_staged_deletion_of_a_whole_generated_file_stays_staged(demo_repo: MemoryRepo, cli: Cli) -> None:
+    """The same for ``cursor``, a file generated whole: the commit holds the new rule
+    file, and ``git rm --cached`` of it stays staged."""
+    root = demo_repo.root
+    rel = ".cursor/rules/scarwarden.mdc"
+    assert cli("export", "cursor", "--commit").exit_code == 0
+    assert cli("rule", "add", "--text", "Check the invoice owner first.", "--cites", EP).exit_code == 0
+    git(root, "rm", "-q", "--cached", rel)
+    result = cli("export", "cursor", "--commit")
+    assert result.exit_code == 0, result.output
+    assert b"Check the invoice owner first." in _committed(root, rel) == (root / rel).read_bytes()
+    assert git(root, "status", "--porcelain", "-uall").stdout == f"D  {rel}\n?? {rel}\n"
