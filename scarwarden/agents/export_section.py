@@ -49,10 +49,11 @@ def _quoted(lines: list[str]) -> set[int]:
     section (a rule may hold a fence), and only fences that close: one left open would
     hide a real section after it, and each export would append another."""
     quoted: set[int] = set()
+    never: dict[str, int] = {}  # per fence character, a length no later line closes
     inside, i = False, 0
     while i < len(lines):
         marker = _marker(lines[i])
-        close = None if inside or marker else _fence_end(lines, i)
+        close = None if inside or marker else _fence_end(lines, i, never)
         if marker:
             inside = marker == BEGIN
         if close is not None:
@@ -62,16 +63,21 @@ def _quoted(lines: list[str]) -> set[int]:
     return quoted
 
 
-def _fence_end(lines: list[str], start: int) -> int | None:
+def _fence_end(lines: list[str], start: int, never: dict[str, int]) -> int | None:
     """The index of the line closing the code fence ``lines[start]`` opens, if it opens
-    one and it closes."""
+    one and it closes. ``never``: a fence as long as one that did not close cannot close
+    either (its closing lines are fewer): not looked for again, so a file of fences left
+    open is read in one pass, not one per fence."""
     fence = _FENCE.match(lines[start].rstrip("\r\n"))
-    if not fence:
+    if not fence or len(fence.group(1)) >= never.get(fence.group(1)[0], len(lines) + 1):
         return None
     run = fence.group(1)
     closing = re.compile(rf" {{0,3}}{re.escape(run[0])}{{{len(run)},}}[ \t]*")
     found = (j for j in range(start + 1, len(lines)) if closing.fullmatch(lines[j].rstrip("\r\n")))
-    return next(found, None)
+    end = next(found, None)
+    if end is None:
+        never[run[0]] = len(run)
+    return end
 
 
 def marked(text: str) -> bool:

@@ -117,3 +117,14 @@ def test_a_file_only_quoting_a_marker_is_not_an_export(demo_repo: MemoryRepo) ->
     assert "--output CLAUDE.md is not a Scarwarden export" in refused.stderr
     assert (root / "CLAUDE.md").read_text() == QUOTED
     assert git(root, "status", "--porcelain", "--", "CLAUDE.md").stdout == "?? CLAUDE.md\n"
+
+
+def test_many_fences_left_open_are_read_in_one_pass(demo_repo: MemoryRepo) -> None:
+    """Each fence left open was looked for its closing line to the end of the file: a
+    file of 30,000 such lines took minutes to export (the process's timeout fails it)."""
+    root = demo_repo.root
+    text = "````x\n" * 30_000
+    (root / "AGENTS.md").write_text(text)
+    result = _run(root, "export", "agents-md")
+    assert result.returncode == 0, result.stderr
+    assert (root / "AGENTS.md").read_text().startswith(text + f"\n{BEGIN}\n")
