@@ -44,6 +44,8 @@ class ExportFile(Protocol):
     @property
     def rel(self) -> str: ...
     @property
+    def old(self) -> bytes | None: ...
+    @property
     def new(self) -> bytes: ...
     @property
     def section(self) -> str | None: ...
@@ -62,9 +64,10 @@ def message(files: Sequence[ExportFile]) -> str:
 
 def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | None, list[File]]:
     """Write ``files`` (those whose bytes change) and commit what the export changes of
-    the ones HEAD holds (their sections: see above) and the new ones; the commit and the
-    files it holds (None and none when that changes nothing: the files are still
-    written). The caller holds the write lock and has recovered a killed write
+    the ones HEAD holds (their sections: see above) and the new ones, a file already
+    current on disk too (exported before, not committed); the commit and the files it
+    holds (None and none when that changes nothing: the files are still written). The
+    caller holds the write lock and has recovered a killed write
     (:func:`write_journal.recover`)."""
     _refuse_ignored(repo, files)
     inside = [f for f in files if not Path(f.rel).is_absolute()]  # (--output is refused)
@@ -75,17 +78,18 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
     }
     differ = [f.rel for f in inside if onto.get(f.rel, f.new) != base.get(f.rel)]
     staged = _staged(repo, [f for f in inside if f.rel in base], base)
+    written = [f for f in files if f.new != f.old]  # a current file keeps its mtime
     if not differ:
-        for f in files:
+        for f in written:
             atomic_write(f.path, f.new)
         return None, []
     # A file whose new bytes are what is committed is added from the disk (stat and all).
     contents = {f.rel: onto[f.rel] for f in inside if f.rel in differ and onto.get(f.rel, f.new) != f.new}
     kept = {rel: data for rel, data in staged.items() if rel in differ}
     committed = [f for f in inside if f.rel in differ]  # a file only put back is not named
-    journal = write_journal.begin(repo, [Planned(f.rel, f.new) for f in files])
+    journal = write_journal.begin(repo, [Planned(f.rel, f.new) for f in written])
     try:
-        for f in files:
+        for f in written:
             atomic_write(f.path, f.new)
         check = _unmoved(repo, seen, gate_check(repo, "the export"))  # the gate: issue 27
         sha = write_journal.commit(

@@ -355,7 +355,7 @@ def export(
         write_journal.recover(repo)  # a killed write's files back first: they are what we read
         files = plan(repo, formats, output=output, import_agents=import_agents)
         changed = [f for f in files if f.status != "current"]
-        sha, committed = commit_exports(repo, changed) if changed else (None, [])
+        sha, committed = commit_exports(repo, files)  # one written before, uncommitted, too
         return ExportResult(files, changed, sha, tuple(committed))
 
 

@@ -304,3 +304,21 @@ def test_a_staged_deletion_of_a_whole_generated_file_stays_staged(demo_repo: Mem
     assert result.exit_code == 0, result.output
     assert b"Check the invoice owner first." in _committed(root, rel) == (root / rel).read_bytes()
     assert git(root, "status", "--porcelain", "-uall").stdout == f"D  {rel}\n?? {rel}\n"
+
+
+def test_an_export_written_before_is_committed(demo_repo: MemoryRepo, cli: Cli) -> None:
+    """``export agents-md``, a look at the diff, then ``export agents-md --commit``: the
+    file was already current, so nothing was committed and nothing said (exit 0, HEAD's
+    section left stale). The export's change is committed; the file is not rewritten."""
+    root = demo_repo.root
+    _exported(cli, root)
+    assert cli("export", "agents-md").exit_code == 0
+    agents = root / "AGENTS.md"
+    written, mtime = agents.read_bytes(), agents.stat().st_mtime_ns
+    result = cli("export", "agents-md", "--commit", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == [{"format": "agents-md", "path": "AGENTS.md", "status": "unchanged"}]
+    assert result.stderr.startswith("Committed 1 file(s) as "), result.stderr
+    assert _committed(root) == written and b"Check the invoice owner first." in written
+    assert git(root, "status", "--porcelain").stdout == ""
+    assert agents.stat().st_mtime_ns == mtime
