@@ -18,6 +18,7 @@ are committed as written.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -72,12 +73,12 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
     _refuse_ignored(repo, files)
     inside = [f for f in files if not Path(f.rel).is_absolute()]  # (--output is refused)
     seen = git.head(repo.root)
-    base = _in_head(repo, inside, seen)
+    base, modes = _in_head(repo, inside, seen)
     onto = {
         f.rel: _onto(base[f.rel], f, "in HEAD") for f in inside if f.rel in base and f.section is not None
     }
     differ = [f.rel for f in inside if onto.get(f.rel, f.new) != base.get(f.rel)]
-    staged = _staged(repo, [f for f in inside if f.rel in base], base)
+    staged = _staged(repo, [f for f in inside if f.rel in base], base, modes)
     written = [f for f in files if f.new != f.old]  # a current file keeps its mtime
     if not differ:
         for f in written:
@@ -120,25 +121,33 @@ def _unmoved(repo: MemoryRepo, seen: str | None, check: Check) -> Check:
     return unmoved
 
 
-def _in_head(repo: MemoryRepo, files: Sequence[ExportFile], head: str | None) -> dict[str, bytes]:
-    """The bytes ``head`` holds of each of ``files`` that it holds as a file (not a link)."""
+def _in_head(
+    repo: MemoryRepo, files: Sequence[ExportFile], head: str | None
+) -> tuple[dict[str, bytes], dict[str, str]]:
+    """The bytes ``head`` holds of each of ``files`` that it holds as a file (not a
+    link), and their modes."""
     rels = {f.rel for f in files}
     if not head or not rels:
-        return {}
+        return {}, {}
     entries = [
         e for e in git.ls_tree(repo.root, head, *rels) if e.path in rels and e.mode in ("100644", "100755")
     ]
     blobs = git.cat_file_batch(repo.root, [e.blob for e in entries])
-    return {e.path: data for e, data in zip(entries, blobs, strict=True) if data is not None}
+    found = {e.path: data for e, data in zip(entries, blobs, strict=True) if data is not None}
+    return found, {e.path: e.mode for e in entries}
 
 
-def _staged(repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes]) -> dict[str, bytes | None]:
+def _staged(
+    repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes], modes: dict[str, str]
+) -> dict[str, bytes | None]:
     """Each of ``files`` (those HEAD holds) that git's index holds otherwise than HEAD
     (the user staged an edit): that version with the new section, to stay staged (a
     whole generated file is the export's: its new version is staged); None for one it
     does not hold (a deletion the user staged stays staged). A file with a merge
-    conflict git has not seen resolved is refused: committing would mark it resolved."""
+    conflict git has not seen resolved is refused: committing would mark it resolved, and
+    so is a mode change staged (:func:`_refuse_staged_mode`)."""
     entries = git.ls_files_stage(repo.root, *[f.rel for f in files]) if files else []
+    _refuse_staged_mode(files, entries, modes)
     listed = {e.path for e in entries}
     kept: dict[str, bytes | None] = {f.rel: None for f in files if f.rel not in listed}  # git rm --cached
     spliced = {f.rel for f in files if f.section is not None}
@@ -158,6 +167,26 @@ def _staged(repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes
     return kept | {
         rel: _onto(data or b"", by_rel[rel], "as staged") for rel, data in zip(edited, blobs, strict=True)
     }
+
+
+def _refuse_staged_mode(
+    files: Sequence[ExportFile], entries: Sequence[git.StagedEntry], modes: dict[str, str]
+) -> None:
+    """The commit sets git's index entry of each file with the mode the file has on disk
+    (as ``git add`` does): a mode the user staged otherwise, not HEAD's (``git
+    update-index --chmod=+x``), would be lost, so it is refused (exit 1) before anything
+    is written."""
+    by_rel = {f.rel: f for f in files}
+    for e in entries:
+        path = by_rel[e.path].path
+        disk = "100755" if os.access(path, os.X_OK) else "100644"
+        if not e.stage and path.exists() and e.mode != modes.get(e.path, e.mode) and e.mode != disk:
+            raise ValidationError(
+                f"{e.path} has a mode change staged ({e.mode} in git's index, {disk} on disk): "
+                "--commit would set it back to the disk's; nothing was written",
+                hint=f"commit it first (git commit {e.path}), or give the file that mode "
+                "(chmod), or export without --commit",
+            )
 
 
 def _onto(data: bytes, f: ExportFile, where: str) -> bytes:

@@ -322,3 +322,21 @@ def test_an_export_written_before_is_committed(demo_repo: MemoryRepo, cli: Cli) 
     assert _committed(root) == written and b"Check the invoice owner first." in written
     assert git(root, "status", "--porcelain").stdout == ""
     assert agents.stat().st_mtime_ns == mtime
+
+
+def test_a_staged_mode_change_is_refused_not_undone(demo_repo: MemoryRepo, cli: Cli) -> None:
+    """``git update-index --chmod=+x AGENTS.md`` (the file on disk not executable):
+    ``export --commit`` set git's index entry from the disk, the staged mode change lost."""
+    root = demo_repo.root
+    _exported(cli, root)
+    git(root, "update-index", "--chmod=+x", "AGENTS.md")
+    index, commit = git(root, "ls-files", "-s").stdout, head(root)
+    worktree = (root / "AGENTS.md").read_bytes()
+    result = cli("export", "agents-md", "--commit")
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("error: AGENTS.md has a mode change staged (100755 in git's index"), (
+        result.stderr
+    )
+    assert "git commit AGENTS.md" in result.stderr and "Traceback" not in result.stderr
+    assert git(root, "ls-files", "-s").stdout == index and head(root) == commit
+    assert (root / "AGENTS.md").read_bytes() == worktree
