@@ -47,13 +47,23 @@ def _quoted(lines: list[str]) -> set[int]:
     """The indices of the user's lines inside a fenced code block (a README showing what
     an export looks like): a marker there is the user's text, not ours. Only outside the
     section (a rule may hold a fence), and only fences that close: one left open would
-    hide a real section after it, and each export would append another."""
+    hide a real section after it, and each export would append another. A line in a
+    section (from a begin marker to the end marker next after it) closes no fence of the
+    user's: a rule's fence line would close one left open before it, and whether the
+    section is quoted would change with the rules."""
     quoted: set[int] = set()
     never: dict[str, int] = {}  # per fence character, a length no later line closes
+    sections: set[int] = set()
+    begin = None
+    for i, line in enumerate(lines):
+        marker = _marker(line)
+        if marker == END and begin is not None:
+            sections.update(range(begin, i))
+        begin = i if marker == BEGIN else None if marker else begin
     inside, i = False, 0
     while i < len(lines):
         marker = _marker(lines[i])
-        close = None if inside or marker else _fence_end(lines, i, never)
+        close = None if inside or marker else _fence_end(lines, i, never, sections)
         if marker:
             inside = marker == BEGIN
         if close is not None:
@@ -63,17 +73,21 @@ def _quoted(lines: list[str]) -> set[int]:
     return quoted
 
 
-def _fence_end(lines: list[str], start: int, never: dict[str, int]) -> int | None:
+def _fence_end(lines: list[str], start: int, never: dict[str, int], sections: set[int]) -> int | None:
     """The index of the line closing the code fence ``lines[start]`` opens, if it opens
-    one and it closes. ``never``: a fence as long as one that did not close cannot close
-    either (its closing lines are fewer): not looked for again, so a file of fences left
-    open is read in one pass, not one per fence."""
+    one and it closes (not a line of ``sections``). ``never``: a fence as long as one
+    that did not close cannot close either (its closing lines are fewer): not looked for
+    again, so a file of fences left open is read in one pass, not one per fence."""
     fence = _FENCE.match(lines[start].rstrip("\r\n"))
     if not fence or len(fence.group(1)) >= never.get(fence.group(1)[0], len(lines) + 1):
         return None
     run = fence.group(1)
     closing = re.compile(rf" {{0,3}}{re.escape(run[0])}{{{len(run)},}}[ \t]*")
-    found = (j for j in range(start + 1, len(lines)) if closing.fullmatch(lines[j].rstrip("\r\n")))
+    found = (
+        j
+        for j in range(start + 1, len(lines))
+        if j not in sections and closing.fullmatch(lines[j].rstrip("\r\n"))
+    )
     end = next(found, None)
     if end is None:
         never[run[0]] = len(run)

@@ -128,3 +128,22 @@ def test_many_fences_left_open_are_read_in_one_pass(demo_repo: MemoryRepo) -> No
     result = _run(root, "export", "agents-md")
     assert result.returncode == 0, result.stderr
     assert (root / "AGENTS.md").read_text().startswith(text + f"\n{BEGIN}\n")
+
+
+def test_a_fence_left_open_is_not_closed_by_a_rule(demo_repo: MemoryRepo) -> None:
+    """The user's text ends in a fence left open and a rule holds a fence line: the
+    section appended after it was read as closing the user's fence, so the next export
+    refused 'the Scarwarden markers are broken' (the begin marker taken for quoted)."""
+    root = demo_repo.root
+    text = "Quote the command as\n```sh\nmake deploy\n```"
+    added = _run(root, "rule", "add", "--title", "Fences", "--text", text, "--cites", EP)
+    assert added.returncode == 0, added.stderr
+    mine = "# Ours\n\n```md\nan example never closed\n"
+    (root / "AGENTS.md").write_text(mine)
+    for _ in range(2):
+        result = _run(root, "export", "agents-md")
+        assert result.returncode == 0, result.stderr
+    written = (root / "AGENTS.md").read_text()
+    assert written.startswith(mine + f"\n{BEGIN}\n") and written.count(BEGIN) == 1
+    check = _run(root, "export", "--check")
+    assert check.returncode == 0, check.stdout + check.stderr
