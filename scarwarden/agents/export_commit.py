@@ -18,17 +18,19 @@ are committed as written.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
 from scarwarden import git
 from scarwarden.agents.export_section import splice
-from scarwarden.errors import ScarwardenError, UsageError, ValidationError
+from scarwarden.errors import GitError, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write
 from scarwarden.files.write_journal import Planned
 from scarwarden.gate.door import gate_check
+from scarwarden.git.index_commit import Check
 from scarwarden.repo import MemoryRepo
 
 
@@ -42,6 +44,8 @@ class ExportFile(Protocol):
     def path(self) -> Path: ...
     @property
     def rel(self) -> str: ...
+    @property
+    def old(self) -> bytes | None: ...
     @property
     def new(self) -> bytes: ...
     @property
@@ -61,31 +65,34 @@ def message(files: Sequence[ExportFile]) -> str:
 
 def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | None, list[File]]:
     """Write ``files`` (those whose bytes change) and commit what the export changes of
-    the ones HEAD holds (their sections: see above) and the new ones; the commit and the
-    files it holds (None and none when that changes nothing: the files are still
-    written). The caller holds the write lock and has recovered a killed write
+    the ones HEAD holds (their sections: see above) and the new ones, a file already
+    current on disk too (exported before, not committed); the commit and the files it
+    holds (None and none when that changes nothing: the files are still written). The
+    caller holds the write lock and has recovered a killed write
     (:func:`write_journal.recover`)."""
     _refuse_ignored(repo, files)
     inside = [f for f in files if not Path(f.rel).is_absolute()]  # (--output is refused)
-    base = _in_head(repo, inside)
+    seen = git.head(repo.root)
+    base, modes = _in_head(repo, inside, seen)
     onto = {
         f.rel: _onto(base[f.rel], f, "in HEAD") for f in inside if f.rel in base and f.section is not None
     }
     differ = [f.rel for f in inside if onto.get(f.rel, f.new) != base.get(f.rel)]
-    staged = _staged(repo, [f for f in inside if f.rel in onto], base)
+    staged = _staged(repo, [f for f in inside if f.rel in base], base, modes)
+    written = [f for f in files if f.new != f.old]  # a current file keeps its mtime
     if not differ:
-        for f in files:
+        for f in written:
             atomic_write(f.path, f.new)
         return None, []
     # A file whose new bytes are what is committed is added from the disk (stat and all).
     contents = {f.rel: onto[f.rel] for f in inside if f.rel in differ and onto.get(f.rel, f.new) != f.new}
     kept = {rel: data for rel, data in staged.items() if rel in differ}
     committed = [f for f in inside if f.rel in differ]  # a file only put back is not named
-    journal = write_journal.begin(repo, [Planned(f.rel, f.new) for f in files])
+    journal = write_journal.begin(repo, [Planned(f.rel, f.new) for f in written])
     try:
-        for f in files:
+        for f in written:
             atomic_write(f.path, f.new)
-        check = gate_check(repo, "the export")  # what it commits, the gate has passed (issue 27)
+        check = _unmoved(repo, seen, gate_check(repo, "the export"))  # the gate: issue 27
         sha = write_journal.commit(
             repo, journal, message(committed), differ, check=check, contents=contents, staged=kept
         )
@@ -95,24 +102,56 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
         raise
 
 
-def _in_head(repo: MemoryRepo, files: Sequence[ExportFile]) -> dict[str, bytes]:
-    """The bytes HEAD holds of each of ``files`` that it holds as a file (not a link)."""
-    head = git.head(repo.root)
+def _unmoved(repo: MemoryRepo, seen: str | None, check: Check) -> Check:
+    """``check``, once HEAD is known to be still ``seen``, the commit whose files the
+    sections were put onto: the commit is built on the HEAD read later, so one another
+    process made meanwhile (a change to AGENTS.md) would be undone by ours. The commit's
+    compare-and-swap refuses the moves after that read (a move back to ``seen`` too)."""
+
+    def unmoved(env: Mapping[str, str]) -> None:
+        if git.head(repo.root) != seen:
+            raise GitError(
+                "HEAD moved while the export was being made (another process committed); "
+                "nothing was committed",
+                hint="run the command again: the section goes onto the new HEAD's version",
+            )
+        check(env)
+
+    unmoved.vouches = getattr(check, "vouches", False)  # type: ignore[attr-defined]
+    return unmoved
+
+
+def _in_head(
+    repo: MemoryRepo, files: Sequence[ExportFile], head: str | None
+) -> tuple[dict[str, bytes], dict[str, str]]:
+    """The bytes ``head`` holds of each of ``files`` that it holds as a file (not a
+    link), and their modes."""
     rels = {f.rel for f in files}
     if not head or not rels:
-        return {}
+        return {}, {}
     entries = [
         e for e in git.ls_tree(repo.root, head, *rels) if e.path in rels and e.mode in ("100644", "100755")
     ]
     blobs = git.cat_file_batch(repo.root, [e.blob for e in entries])
-    return {e.path: data for e, data in zip(entries, blobs, strict=True) if data is not None}
+    found = {e.path: data for e, data in zip(entries, blobs, strict=True) if data is not None}
+    return found, {e.path: e.mode for e in entries}
 
 
-def _staged(repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes]) -> dict[str, bytes]:
-    """Each of ``files`` that git's index holds otherwise than HEAD (the user staged an
-    edit): that version with the new section, to stay staged. A file with a merge
-    conflict git has not seen resolved is refused: committing would mark it resolved."""
+def _staged(
+    repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes], modes: dict[str, str]
+) -> dict[str, bytes | None]:
+    """Each of ``files`` (those HEAD holds) that git's index holds otherwise than HEAD
+    (the user staged an edit): that version with the new section, to stay staged (a
+    whole generated file is the export's: its new version is staged); None for one it
+    does not hold (a deletion the user staged stays staged). A file with a merge
+    conflict git has not seen resolved is refused: committing would mark it resolved, and
+    so is a mode change staged (:func:`_refuse_staged_mode`)."""
     entries = git.ls_files_stage(repo.root, *[f.rel for f in files]) if files else []
+    _refuse_staged_mode(files, entries, modes)
+    listed = {e.path for e in entries}
+    kept: dict[str, bytes | None] = {f.rel: None for f in files if f.rel not in listed}  # git rm --cached
+    spliced = {f.rel for f in files if f.section is not None}
+    entries = [e for e in entries if e.path in spliced]
     unmerged = sorted({e.path for e in entries if e.stage})
     if unmerged:
         raise ValidationError(
@@ -122,12 +161,32 @@ def _staged(repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes
         )
     edited = {e.path: e.blob for e in entries if e.path in base and e.blob != git.blob_id(base[e.path])}
     if not edited:
-        return {}
+        return kept
     by_rel = {f.rel: f for f in files}
     blobs = git.cat_file_batch(repo.root, list(edited.values()))
-    return {
+    return kept | {
         rel: _onto(data or b"", by_rel[rel], "as staged") for rel, data in zip(edited, blobs, strict=True)
     }
+
+
+def _refuse_staged_mode(
+    files: Sequence[ExportFile], entries: Sequence[git.StagedEntry], modes: dict[str, str]
+) -> None:
+    """The commit sets git's index entry of each file with the mode the file has on disk
+    (as ``git add`` does): a mode the user staged otherwise, not HEAD's (``git
+    update-index --chmod=+x``), would be lost, so it is refused (exit 1) before anything
+    is written."""
+    by_rel = {f.rel: f for f in files}
+    for e in entries:
+        path = by_rel[e.path].path
+        disk = "100755" if os.access(path, os.X_OK) else "100644"
+        if not e.stage and path.exists() and e.mode != modes.get(e.path, e.mode) and e.mode != disk:
+            raise ValidationError(
+                f"{e.path} has a mode change staged ({e.mode} in git's index, {disk} on disk): "
+                "--commit would set it back to the disk's; nothing was written",
+                hint=f"commit it first (git commit {e.path}), or give the file that mode "
+                "(chmod), or export without --commit",
+            )
 
 
 def _onto(data: bytes, f: ExportFile, where: str) -> bytes:

@@ -4,10 +4,17 @@ for byte (:mod:`scarwarden.agents.exports` renders and writes the files)."""
 
 from __future__ import annotations
 
+import re
+
 from scarwarden.errors import Problem, ValidationError
 
 BEGIN = "<!-- scarwarden:begin -->"
 END = "<!-- scarwarden:end -->"
+
+#: A code fence's opening line (CommonMark: up to 3 spaces, then 3 or more backticks,
+#: whose info string holds none, or tildes); its closing one is the same character, as
+#: many or more, and nothing else.
+_FENCE = re.compile(r" {0,3}(`{3,}(?=[^`]*$)|~{3,})")
 
 
 def ending_of(text: str, at: int = 0) -> str:
@@ -28,6 +35,72 @@ def section(body: str, fmt: str, playbook_rel: str) -> str:
     return f"{BEGIN}\n{note}\n{body}\n{END}"
 
 
+def _marker(line: str) -> str | None:
+    """The marker ``line`` is, if it is one: alone on its line, indented 3 spaces at most
+    (4 make it an indented code block, which Markdown shows as text)."""
+    text = line.rstrip()
+    body = text.lstrip(" ")
+    return body if body in (BEGIN, END) and len(text) - len(body) <= 3 else None
+
+
+def _quoted(lines: list[str]) -> set[int]:
+    """The indices of the user's lines inside a fenced code block (a README showing what
+    an export looks like): a marker there is the user's text, not ours. Only outside the
+    section (a rule may hold a fence), and only fences that close: one left open would
+    hide a real section after it, and each export would append another. A line in a
+    section (from a begin marker to the end marker next after it) closes no fence of the
+    user's: a rule's fence line would close one left open before it, and whether the
+    section is quoted would change with the rules."""
+    quoted: set[int] = set()
+    never: dict[str, int] = {}  # per fence character, a length no later line closes
+    sections: set[int] = set()
+    begin = None
+    for i, line in enumerate(lines):
+        marker = _marker(line)
+        if marker == END and begin is not None:
+            sections.update(range(begin, i))
+        begin = i if marker == BEGIN else None if marker else begin
+    inside, i = False, 0
+    while i < len(lines):
+        marker = _marker(lines[i])
+        close = None if inside or marker else _fence_end(lines, i, never, sections)
+        if marker:
+            inside = marker == BEGIN
+        if close is not None:
+            quoted.update(range(i, close + 1))
+            i = close
+        i += 1
+    return quoted
+
+
+def _fence_end(lines: list[str], start: int, never: dict[str, int], sections: set[int]) -> int | None:
+    """The index of the line closing the code fence ``lines[start]`` opens, if it opens
+    one and it closes (not a line of ``sections``). ``never``: a fence as long as one
+    that did not close cannot close either (its closing lines are fewer): not looked for
+    again, so a file of fences left open is read in one pass, not one per fence."""
+    fence = _FENCE.match(lines[start].rstrip("\r\n"))
+    if not fence or len(fence.group(1)) >= never.get(fence.group(1)[0], len(lines) + 1):
+        return None
+    run = fence.group(1)
+    closing = re.compile(rf" {{0,3}}{re.escape(run[0])}{{{len(run)},}}[ \t]*")
+    found = (
+        j
+        for j in range(start + 1, len(lines))
+        if j not in sections and closing.fullmatch(lines[j].rstrip("\r\n"))
+    )
+    end = next(found, None)
+    if end is None:
+        never[run[0]] = len(run)
+    return end
+
+
+def marked(text: str) -> bool:
+    """Whether ``text`` holds a marker line of ours (not one quoted in a code block)."""
+    lines = text.splitlines()
+    quoted = _quoted(lines)
+    return any(_marker(line) for i, line in enumerate(lines) if i not in quoted)
+
+
 def _marker_lines(text: str, rel: str) -> tuple[int, int] | None:
     """Offsets of the begin marker's line start and the end marker's line end, if any."""
     begins: list[int] = []
@@ -35,14 +108,16 @@ def _marker_lines(text: str, rel: str) -> tuple[int, int] | None:
     offset = 0
     opened: int | None = None  # the line of a merge conflict's '<<<<<<<' not yet closed
     crossing: list[Problem] = []
-    for number, line in enumerate(text.splitlines(keepends=True), 1):
-        stripped = line.strip()
+    lines = text.splitlines(keepends=True)
+    quoted = _quoted(lines)
+    for number, line in enumerate(lines, 1):
+        stripped = None if number - 1 in quoted else _marker(line)
         opened = number if line.startswith("<<<<<<<") else None if line.startswith(">>>>>>>") else opened
         if stripped == BEGIN:
             begins.append(offset)
         elif stripped == END:
             ends.append(offset + len(line.rstrip("\r\n")))
-        if stripped in (BEGIN, END) and opened is not None:
+        if stripped is not None and opened is not None:
             crossing.append(
                 Problem(f"'{stripped}' is inside the conflict of line {opened}", file=rel, line=number)
             )

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden import git
-from scarwarden.agents.export_section import BEGIN, ending_of, section, section_body, splice
+from scarwarden.agents.export_section import ending_of, marked, section, section_body, splice
 from scarwarden.answers.cite_as import format_citation
 from scarwarden.errors import Problem, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import playbook as pb
@@ -248,7 +248,7 @@ def plan(
 def _refuse_replacing(old: bytes, fmt: str, rel: str) -> None:
     """A format that writes a whole file, sent by ``--output`` onto a file that holds no
     export (no section): refused (exit 2), as it would replace the user's text."""
-    if BEGIN.encode() not in old:
+    if not marked(old.decode("utf-8", "replace")):
         raise UsageError(
             f"--output {rel} is not a Scarwarden export: {fmt} writes a whole file and would "
             "replace what it holds; nothing was written",
@@ -294,7 +294,7 @@ def exported_formats(repo: MemoryRepo) -> list[str]:
         if not path.is_file() or os.path.realpath(path) in seen:  # a link to one checked already
             continue
         seen.add(os.path.realpath(path))
-        if fmt == "cursor" or BEGIN.encode() in path.read_bytes():
+        if fmt == "cursor" or marked(path.read_bytes().decode("utf-8", "replace")):
             found.append(fmt)
     return found
 
@@ -355,7 +355,7 @@ def export(
         write_journal.recover(repo)  # a killed write's files back first: they are what we read
         files = plan(repo, formats, output=output, import_agents=import_agents)
         changed = [f for f in files if f.status != "current"]
-        sha, committed = commit_exports(repo, changed) if changed else (None, [])
+        sha, committed = commit_exports(repo, files)  # one written before, uncommitted, too
         return ExportResult(files, changed, sha, tuple(committed))
 
 

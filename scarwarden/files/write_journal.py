@@ -121,7 +121,7 @@ def commit(
     check: Check | None = None,
     allow_empty: bool = False,
     contents: Mapping[str, bytes] | None = None,
-    staged: Mapping[str, bytes] | None = None,
+    staged: Mapping[str, bytes | None] | None = None,
 ) -> str:
     """Commit HEAD plus the working-tree content of ``paths`` (or ``contents``, and
     ``staged`` left in git's index: see :func:`index_commit.prepare_commit`) without
@@ -174,7 +174,8 @@ def index_waiting(repo: MemoryRepo) -> str | None:
         return None
     entries = {tuple(e) for e in record.get("entries", [])}
     now = {(e.mode, e.blob, e.path) for e in git.ls_files_stage(repo.root, *[p for _, _, p in entries])}
-    if entries <= now:
+    held = {p for _, _, p in now}  # mode 0: no entry (a deletion the user staged stays so)
+    if all(e in now or (e[0] == "0" and e[2] not in held) for e in entries):
         return None
     lock = git.git_dir(repo.root) / "index.lock"
     if not lock.exists():  # released since: the next write sets the entries

@@ -136,13 +136,14 @@ def prepare_commit(
     check: Check | None = None,
     allow_empty: bool = False,
     contents: Mapping[str, bytes] | None = None,
-    staged: Mapping[str, bytes] | None = None,
+    staged: Mapping[str, bytes | None] | None = None,
 ) -> PreparedCommit:
     """Build the commit of HEAD plus the working-tree content of ``paths`` in a private
     index; run ``check`` and the commit hooks on it; return it, not yet on a branch.
     ``contents``: the bytes committed for some of ``paths`` instead of the working
-    tree's; ``staged``: those git's real index gets instead of the committed ones (both
-    for ``export --commit``, which commits its section only)."""
+    tree's; ``staged``: those git's real index gets instead of the committed ones, None
+    for none (a deletion the user staged; both for ``export --commit``, which commits its
+    section only)."""
     where = _where(root)
     gitdir = where.gitdir
     remove_dead_temporaries(gitdir)
@@ -174,8 +175,8 @@ def prepare_commit(
         _mark(gitdir, sha, old)
     inode = None if pin is None or staged else os.fstat(pin).st_ino  # no swap: the index differs
     entries = tuple(StagedEntry(_mode(Path(root) / p), b, p) for p, b in zip(paths, blobs, strict=True))
-    kept = {p: _blob(root, data) for p, data in (staged or {}).items()}
-    index = tuple(StagedEntry(e.mode, kept.get(e.path, e.blob), e.path) for e in entries) if kept else ()
+    kept = {p: None if data is None else _blob(root, data) for p, data in (staged or {}).items()}
+    index = tuple(_kept(e, kept) for e in entries) if kept else ()
     subject = message.split("\n", 1)[0]
     return PreparedCommit(sha, old, entries, subject, env["GIT_INDEX_FILE"], inode, where, pin, index)
 
@@ -196,6 +197,17 @@ def _add(
     if given:
         run(root, "update-index", "--add", "-z", "--index-info", input=index_info(given), env=env)
     return [blobs[p] for p in paths]
+
+
+def _kept(entry: StagedEntry, kept: Mapping[str, str | None]) -> StagedEntry:
+    """What git's real index gets for the committed ``entry``: its blob, the one kept
+    staged, or (None) no entry: mode 0 makes ``update-index --index-info`` remove it."""
+    if entry.path not in kept:
+        return entry
+    blob = kept[entry.path]
+    if blob is None:
+        return StagedEntry("0", "0" * len(entry.blob), entry.path)
+    return StagedEntry(entry.mode, blob, entry.path)
 
 
 def _blob(root: Path | str, data: bytes) -> str:

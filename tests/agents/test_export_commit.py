@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import Cli, git, head
 
 from scarwarden.repo import MemoryRepo
@@ -249,3 +250,93 @@ def test_a_refused_commit_leaves_a_file_the_user_deleted_deleted(demo_repo: Memo
     assert result.exit_code == 1 and "refused by policy" in result.stderr
     assert head(root) == commit and not (root / "AGENTS.md").exists()
     assert git(root, "status", "--porcelain").stdout == " D AGENTS.md\n"
+
+
+@pytest.mark.parametrize("remove", [("rm", "-q", "--cached"), ("rm", "-q")])
+def test_a_staged_deletion_stays_staged(demo_repo: MemoryRepo, cli: Cli, remove: tuple[str, ...]) -> None:
+    """``git rm --cached AGENTS.md`` (or ``git rm``), then ``export --commit``: the
+    commit set git's index entry for the file, the deletion the user staged silently
+    undone. The section is committed onto HEAD's version and the deletion stays staged."""
+    root = demo_repo.root
+    before = _exported(cli, root)
+    git(root, *remove, "AGENTS.md")
+    result = cli("export", "agents-md", "--commit")
+    assert result.exit_code == 0, result.output
+    committed = _committed(root)
+    assert b"Check the invoice owner first." in committed and committed.startswith(b"# Our agents\n")
+    assert git(root, "show", "HEAD~1:AGENTS.md").stdout.encode() == before
+    assert git(root, "ls-files", "--", "AGENTS.md").stdout == ""  # still staged for deletion
+    assert git(root, "status", "--porcelain").stdout == "D  AGENTS.md\n?? AGENTS.md\n"
+    written = (root / "AGENTS.md").read_bytes()
+    assert written == (committed if remove[-1] == "--cached" else committed[committed.index(b"<!--") :])
+
+
+def test_a_staged_deletion_is_not_reported_waiting_for_a_locked_index(
+    demo_repo: MemoryRepo, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another git command holds the index while ``export --commit`` lands: the commit
+    is made, and git's index already holds what it should of the deleted file (nothing),
+    so nothing is said to wait for the next write."""
+    from scarwarden.files.write_journal import index_waiting
+
+    root = demo_repo.root
+    _exported(cli, root)
+    git(root, "rm", "-q", "--cached", "AGENTS.md")
+    monkeypatch.setenv("SCARWARDEN_INDEX_LOCK_WAIT", "0")
+    (root / ".git" / "index.lock").touch()
+    commit = head(root)
+    assert cli("export", "agents-md", "--commit").exit_code == 0
+    assert git(root, "rev-parse", "HEAD~1").stdout.strip() == commit
+    assert index_waiting(demo_repo) is None
+    (root / ".git" / "index.lock").unlink()
+    assert git(root, "status", "--porcelain").stdout == "D  AGENTS.md\n?? AGENTS.md\n"
+
+
+def test_a_staged_deletion_of_a_whole_generated_file_stays_staged(demo_repo: MemoryRepo, cli: Cli) -> None:
+    """The same for ``cursor``, a file generated whole: the commit holds the new rule
+    file, and ``git rm --cached`` of it stays staged."""
+    root = demo_repo.root
+    rel = ".cursor/rules/scarwarden.mdc"
+    assert cli("export", "cursor", "--commit").exit_code == 0
+    assert cli("rule", "add", "--text", "Check the invoice owner first.", "--cites", EP).exit_code == 0
+    git(root, "rm", "-q", "--cached", rel)
+    result = cli("export", "cursor", "--commit")
+    assert result.exit_code == 0, result.output
+    assert b"Check the invoice owner first." in _committed(root, rel) == (root / rel).read_bytes()
+    assert git(root, "status", "--porcelain", "-uall").stdout == f"D  {rel}\n?? {rel}\n"
+
+
+def test_an_export_written_before_is_committed(demo_repo: MemoryRepo, cli: Cli) -> None:
+    """``export agents-md``, a look at the diff, then ``export agents-md --commit``: the
+    file was already current, so nothing was committed and nothing said (exit 0, HEAD's
+    section left stale). The export's change is committed; the file is not rewritten."""
+    root = demo_repo.root
+    _exported(cli, root)
+    assert cli("export", "agents-md").exit_code == 0
+    agents = root / "AGENTS.md"
+    written, mtime = agents.read_bytes(), agents.stat().st_mtime_ns
+    result = cli("export", "agents-md", "--commit", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == [{"format": "agents-md", "path": "AGENTS.md", "status": "unchanged"}]
+    assert result.stderr.startswith("Committed 1 file(s) as "), result.stderr
+    assert _committed(root) == written and b"Check the invoice owner first." in written
+    assert git(root, "status", "--porcelain").stdout == ""
+    assert agents.stat().st_mtime_ns == mtime
+
+
+def test_a_staged_mode_change_is_refused_not_undone(demo_repo: MemoryRepo, cli: Cli) -> None:
+    """``git update-index --chmod=+x AGENTS.md`` (the file on disk not executable):
+    ``export --commit`` set git's index entry from the disk, the staged mode change lost."""
+    root = demo_repo.root
+    _exported(cli, root)
+    git(root, "update-index", "--chmod=+x", "AGENTS.md")
+    index, commit = git(root, "ls-files", "-s").stdout, head(root)
+    worktree = (root / "AGENTS.md").read_bytes()
+    result = cli("export", "agents-md", "--commit")
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("error: AGENTS.md has a mode change staged (100755 in git's index"), (
+        result.stderr
+    )
+    assert "git commit AGENTS.md" in result.stderr and "Traceback" not in result.stderr
+    assert git(root, "ls-files", "-s").stdout == index and head(root) == commit
+    assert (root / "AGENTS.md").read_bytes() == worktree
