@@ -157,7 +157,9 @@ ASK_HUMAN_ANSWER = ToolSpec(
     "ask_human_answer",
     "After `recall` said ASK_HUMAN and you asked a human, record their answer word "
     "for word as a new committed episode (source: human-answer), so memory knows "
-    "next time. Returns {id, path, commit, episode}.",
+    "next time. Returns {id, path, commit, episode, warnings}: warnings lists personal "
+    "data the answer holds that the memory's privacy settings record with a warning (an "
+    "email address, a card number: which field, which kind); tell the human.",
     (TASK, ANSWER),
 )
 #: The agent-facing tools, in the order an agent uses them.

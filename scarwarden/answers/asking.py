@@ -9,12 +9,12 @@ like any other, and the next distillation can turn it into a cited rule.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scarwarden import text
-from scarwarden.errors import UsageError
+from scarwarden.errors import Problem, UsageError
 from scarwarden.files.episode_fields import MAX_TAG_CHARS
 from scarwarden.files.episodes import TAG_RE, Episode
 from scarwarden.repo import MemoryRepo
@@ -116,6 +116,7 @@ def record_human_answer(
     receipt: Any = None,
     refs: Sequence[str] | None = None,
     locked: bool = False,
+    warn: Callable[[Problem], None] | None = None,
 ) -> Episode:
     """Record a human's answer to ``task`` as a new episode and commit it; ``receipt``
     (the recall's receipt or its ID, issue 20) is stored as its ``recalled:`` block.
@@ -126,6 +127,8 @@ def record_human_answer(
     learns the task's words. ``refs``: those episode IDs (:func:`recalled_refs`), or
     ``None`` to recall ``task`` here and refer to what it returns. ``locked``: the caller
     holds the ledger's write lock (it looked for this answer already recorded under it).
+    ``warn`` receives what does not block the write (personal data ``privacy:`` warns
+    about), as ``episode add``'s: every door says it in its own way.
 
     Raises :class:`UsageError` (exit 2) for an empty task or answer; ledger errors
     (validation, a failing commit) leave nothing behind, as ``episode add`` does.
@@ -148,6 +151,7 @@ def record_human_answer(
         source="human answer",
         check=gate_check(repo, "the answer"),
         locked=locked,
+        warn=warn,
     )
     return episode
 
@@ -217,6 +221,7 @@ def record_confirmation(
     hints: ConfirmHints = CLI_HINTS,
     receipt: Any = None,
     locked: bool = False,
+    warn: Callable[[Problem], None] | None = None,
 ) -> tuple[Episode, str]:
     """Record a human's "yes, this rule applies to this task" as an episode
     (``ask --confirm``): the task, the rule's own words as the correction (so the next
@@ -224,8 +229,8 @@ def record_confirmation(
     reach the rule through the ledger's words, issue 13), ``refs`` the rule's cited
     episodes, the action naming the rule; returns it and the rule's canonical ID. Bad
     IDs: :func:`confirmed_rule`; a rule recall does not show for ``task``: UsageError;
-    either hinted in ``hints``' words (the door's). ``receipt`` and ``locked``: as
-    :func:`record_human_answer` takes them."""
+    either hinted in ``hints``' words (the door's). ``receipt``, ``locked`` and ``warn``:
+    as :func:`record_human_answer` takes them."""
     from scarwarden.files.record import add_episodes
     from scarwarden.gate.door import gate_check
 
@@ -242,6 +247,6 @@ def record_confirmation(
         data["recalled"] = resolve(repo, receipt, source="receipt")
     check = gate_check(repo, "the confirmation")
     (episode,) = add_episodes(
-        repo, [data], commit=commit, source="human confirmation", check=check, locked=locked
+        repo, [data], commit=commit, source="human confirmation", check=check, locked=locked, warn=warn
     )
     return episode, str(rule.id)

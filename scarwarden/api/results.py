@@ -13,6 +13,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from scarwarden.errors import Problem
+
 
 @record(frozen=True)
 class RecalledRule:
@@ -81,6 +83,9 @@ class Recorded:
     commit: str | None
     #: The episode as stored (fields in file order; ``recalled`` holds the receipt).
     episode: dict[str, Any]
+    #: What the write warned about and recorded anyway (personal data ``privacy:`` sets
+    #: to ``warn``), each naming the field and the kind, never the value.
+    warnings: tuple[Problem, ...] = ()
 
     @property
     def rules_applied(self) -> list[str]:
@@ -92,7 +97,13 @@ class Recorded:
         return dict(value) if isinstance(value, dict) else None
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "path": self.path, "commit": self.commit, "episode": dict(self.episode)}
+        return {
+            "id": self.id,
+            "path": self.path,
+            "commit": self.commit,
+            "episode": dict(self.episode),
+            "warnings": [warning.to_json() for warning in self.warnings],
+        }
 
 
 @record(frozen=True)

@@ -41,7 +41,8 @@ PROMPT = "Memory has nothing on this task. What should the agent do?"
     "--json",
     "as_json",
     is_flag=True,
-    help="Print recall's JSON plus {meaning, episode} (episode: the recorded episode, or null).",
+    help="Print recall's JSON plus {meaning, episode, warnings} (episode: the recorded episode, or "
+    "null; warnings: what privacy: warned about in it, recorded anyway).",
 )
 @click.pass_context
 def ask(
@@ -111,8 +112,10 @@ def _confirm(
     if answer is not None:
         raise UsageError("--confirm and --answer are two answers: give one", hint="run ask twice")
     episode, confirmed = memory.confirm(check_task(task), rule_id, commit=not staged)
+    _warn(episode)
     if as_json:
-        echo_json({"task": episode.episode["task"], "confirmed": confirmed, "episode": episode.episode})
+        data = {"task": episode.episode["task"], "confirmed": confirmed, "episode": episode.episode}
+        echo_json({**data, "warnings": [warning.to_json() for warning in episode.warnings]})
         return
     click.echo(episode.id)
     click.echo(
@@ -126,10 +129,13 @@ def _print(
     repo: MemoryRepo, result: RecallResult, episode: Recorded | None, *, as_json: bool, staged: bool
 ) -> None:
     """Recall's result, or the ID of the episode the answer became (and what it means)."""
+    if episode is not None:
+        _warn(episode)
     if as_json:
         data = result.to_json()
         data["meaning"] = result.meaning
         data["episode"] = None if episode is None else episode.episode
+        data["warnings"] = [] if episode is None else [warning.to_json() for warning in episode.warnings]
         echo_json(data)
         return
     if episode is None:
@@ -142,3 +148,9 @@ def _print(
         "from it.",
         err=True,
     )
+
+
+def _warn(episode: Recorded) -> None:
+    """What the write warned about and recorded anyway, on stderr as ``episode add`` says it."""
+    for warning in episode.warnings:
+        click.echo(f"warning: {warning}", err=True)
