@@ -137,7 +137,8 @@ RECORD_EPISODE = ToolSpec(
     "(what a human corrected: the lesson). It is validated and committed to git like "
     "`scarwarden episode add`; nothing is written when it is invalid. Call it after "
     "acting, above all when a human corrected you or the outcome was bad. Returns "
-    "{id, path, commit, episode}.",
+    "{id, path, commit, episode, warnings}: warnings lists personal data (an email "
+    "address, a card number) the memory's privacy settings record with a warning.",
     (
         TASK,
         ACTION,

@@ -141,6 +141,7 @@ class Memory:
         :func:`scarwarden.gate.door.gate_check`; every door runs it, hooks or not); an
         ``at`` later than now is refused unless ``allow_future``."""
         from scarwarden import git
+        from scarwarden.api.results import kept, warnings_of
         from scarwarden.files.record import add_episodes
         from scarwarden.gate.door import gate_check
 
@@ -151,6 +152,7 @@ class Memory:
         if check is None:
             check = gate_check(self.repo, "the episode" if len(inputs) == 1 else "the batch")
 
+        warned: list[Problem] = []  # each episode's, in its Recorded: record() has no warn
         with self._writes:
             episodes = add_episodes(
                 self.repo,
@@ -158,12 +160,17 @@ class Memory:
                 commit=commit,
                 source=source,
                 redact_pii=redact_pii,
-                warn=warn,
+                warn=kept(warned, warn),
                 images=images,
                 check=check,
             )
             head = git.head(self.repo.root) if commit else None
-        return [Recorded(ep.id, ep.relpath(self.repo.episodes_rel), head, ep.to_json()) for ep in episodes]
+        return [
+            Recorded(
+                ep.id, ep.relpath(self.repo.episodes_rel), head, ep.to_json(), warnings_of(warned, ep.id)
+            )
+            for ep in episodes
+        ]
 
     def answer(
         self,

@@ -11,6 +11,7 @@ from scarwarden.records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from scarwarden.errors import Problem
@@ -104,6 +105,24 @@ class Recorded:
             "episode": dict(self.episode),
             "warnings": [warning.to_json() for warning in self.warnings],
         }
+
+
+def kept(warned: list[Problem], warn: Callable[[Problem], None] | None) -> Callable[[Problem], None]:
+    """The ledger's ``warn`` for a write: each warning kept in ``warned`` (for the
+    :class:`Recorded` it concerns) and passed on to ``warn``, if given."""
+
+    def said(problem: Problem) -> None:
+        warned.append(problem)
+        if warn is not None:
+            warn(problem)
+
+    return said
+
+
+def warnings_of(warned: Sequence[Problem], episode_id: str) -> tuple[Problem, ...]:
+    """The warnings of ``warned`` about ``episode_id``: the ledger names the episode of
+    each as ``<source> (<id>)``."""
+    return tuple(w for w in warned if (w.file or "").endswith(f"({episode_id})"))
 
 
 @record(frozen=True)

@@ -71,3 +71,19 @@ def test_ask_human_answer_and_confirm_rule_refused_by_privacy_write_nothing(demo
     assert EMAIL not in error_text(answered) and CARD not in error_text(confirmed)
     assert ledger_state(demo_repo.root) == before
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_record_episode_returns_the_privacy_warnings(demo_repo: MemoryRepo) -> None:
+    """record_episode recorded personal data under ``warn`` as silently (Memory.record
+    took no ``warn``); its result now lists it as ask_human_answer's does."""
+    _privacy(demo_repo, email="warn")
+
+    async def body(client: Any) -> Any:
+        fields = {"task": BERLIN, "outcome": f"Mailed the tickets to {EMAIL}"}
+        return data(await client.call_tool("record_episode", fields))
+
+    made = run_client(demo_repo.root, body)
+    (warning,) = made["warnings"]
+    assert warning["field"] == "outcome" and warning["file"] == f"record_episode ({made['id']})"
+    assert warning["message"] == "holds personal data: an email address (privacy.email: warn)"
+    assert made["commit"] == git(demo_repo.root, "rev-parse", "HEAD").stdout.strip()

@@ -93,3 +93,18 @@ def test_the_api_returns_the_warnings_of_an_answer_and_a_confirmation(demo_repo:
     confirmed, rule_id = memory.confirm(f"{DINNER}, paid with card {CARD}", "PB-06")
     assert rule_id == "PB-06" and "task" in [w.field for w in confirmed.warnings]
     assert memory.answer("Pick the offsite venue", "A lake").warnings == ()
+
+
+def test_the_api_record_returns_its_warnings_and_a_batch_each_its_own(demo_repo: MemoryRepo) -> None:
+    """Memory.record took no ``warn``: its Recorded now lists what privacy warned about;
+    record_batch gives each episode its own and still calls ``warn``."""
+    memory = Memory(_privacy(demo_repo, email="warn"))
+    recorded = memory.record(BERLIN, outcome=f"Mailed {EMAIL}")
+    assert [w.field for w in recorded.warnings] == ["outcome"]
+    said: list[object] = []
+    batch = memory.record_batch(
+        [{"task": BERLIN, "outcome": "Booked"}, {"task": DINNER, "correction": f"Ask {EMAIL}"}],
+        warn=said.append,
+    )
+    assert batch[0].warnings == () and [w.field for w in batch[1].warnings] == ["correction"]
+    assert said == list(batch[1].warnings)
