@@ -39,4 +39,22 @@ def prompt_human(command: str, task: str, prompt: str, *, show: str | None = Non
         )
     if show:
         click.echo(show, err=True)
-    return str(click.prompt(prompt, err=True)).strip()
+    return str(click.prompt(prompt, err=True, value_proc=_typed))
+
+
+def _typed(value: str) -> str:
+    """A typed answer; one that cannot be recorded raises click's UsageError, which
+    makes the prompt say why and ask again (the human's answer is not lost with the
+    command): a blank one, or one holding a control character, mostly an arrow key's
+    escape sequence (the prompt, on stderr, does not edit the line)."""
+    from scarwarden.files.input_policy import text_problem
+
+    answer = value.strip()
+    if not answer:
+        raise click.UsageError("the answer is empty: type the human's answer")
+    problem = text_problem(answer)
+    if problem is not None:
+        raise click.UsageError(
+            f"the answer {problem} (arrow keys do not move the cursor here): type it again"
+        )
+    return answer

@@ -1,0 +1,41 @@
+"""The ask-human prompt on a real terminal: an answer it cannot record is asked for
+again, not thrown away with the command."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+from conftest import git
+from terminal import run_on_terminal
+
+from scarwarden.index import open_index
+from scarwarden.repo import MemoryRepo
+
+BERLIN = "Book travel for the Berlin conference"
+
+
+def test_a_blank_or_arrow_key_answer_is_asked_again(demo_repo: MemoryRepo) -> None:
+    """A blank answer ended the command in the API's words ("'answer' is empty ... give
+    'answer' in plain words", exit 2); an arrow key pressed to fix a typo (the prompt
+    does not edit the line: ESC [ D is typed in) ended it with the ledger's refusal of an
+    escape character, exit 1: either way the human's answer was lost. The prompt now
+    says what is wrong and asks again."""
+    typed = b"   \nUse the portal\x1b[D\x1b[D\nUse the travel portal\n"
+    code, text, answered = run_on_terminal(
+        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "ask", BERLIN],
+        b"What should the agent do?",
+        typed,
+    )
+    assert answered, text
+    assert code == 0, text
+    assert "Error: the answer is empty: type the human's answer" in text
+    assert "Error: the answer holds an escape character (U+001B)" in text
+    assert "arrow keys" in text
+    assert text.count("What should the agent do?") == 3
+    ep_id = re.search(r"(ep-[0-9a-z]{10})", text.split("What should the agent do?")[-1])
+    assert ep_id is not None, text
+    with open_index(demo_repo) as index:
+        episode = index.get_episode(ep_id.group(1))
+    assert episode is not None and episode.data["correction"] == "Use the travel portal"
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
