@@ -14,6 +14,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from scarwarden.recall.result import RecallResult
 
 PROMPT = "Memory has nothing on this task. What should the agent do?"
+#: What a staged (--no-commit) episode needs first: distill reads committed episodes only.
+STAGED = "commit it (git commit): distill reads committed episodes only; "
 
 
 @click.command()
@@ -120,7 +122,8 @@ def _confirm(
     click.echo(episode.id)
     click.echo(
         f"{'Staged' if staged else 'Recorded and committed'} the confirmation as {episode.id}; "
-        "'scarwarden distill' adds it to the rule's citations, and the task's words then reach it.",
+        f"{STAGED if staged else ''}'scarwarden distill' adds it to the rule's citations, and the "
+        "task's words then reach it.",
         err=True,
     )
 
@@ -144,8 +147,8 @@ def _print(
     click.echo(episode.id)
     click.echo(
         f"{'Staged' if staged else 'Recorded and committed'} the answer as "
-        f"{episode.id} (source: human-answer); 'scarwarden distill' can now learn "
-        "from it.",
+        f"{episode.id} (source: human-answer); {STAGED if staged else ''}'scarwarden distill' "
+        f"can {'then' if staged else 'now'} learn from it.",
         err=True,
     )
 
