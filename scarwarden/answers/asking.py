@@ -9,14 +9,16 @@ like any other, and the next distillation can turn it into a cited rule.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scarwarden import text
-from scarwarden.errors import Problem, UsageError
+from scarwarden.errors import Problem, UsageError, ValidationError
 from scarwarden.files.episode_fields import MAX_TAG_CHARS
 from scarwarden.files.episodes import TAG_RE, Episode
+from scarwarden.records import replace
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -144,16 +146,39 @@ def record_human_answer(
         from scarwarden.recall.receipts import resolve
 
         data["recalled"] = resolve(repo, receipt, source="receipt")
-    (episode,) = add_episodes(
-        repo,
-        [data],
-        commit=commit,
-        source="human answer",
-        check=gate_check(repo, "the answer"),
-        locked=locked,
-        warn=warn,
-    )
+    with _hinted_for_answers():
+        (episode,) = add_episodes(
+            repo,
+            [data],
+            commit=commit,
+            source="human answer",
+            check=gate_check(repo, "the answer"),
+            locked=locked,
+            warn=warn,
+        )
     return episode
+
+
+#: A refusal of personal data in a human's answer: the ledger's hint names episode add's
+#: --redact-pii, which no door recording an answer has (ask, answer, MCP, the web).
+PERSONAL_DATA_HINT = (
+    "give it without the personal data: a placeholder such as [email] or [card] in its place "
+    "keeps the sense ('privacy:' in scarwarden.yaml says what is refused)"
+)
+
+
+@contextmanager
+def _hinted_for_answers() -> Iterator[None]:
+    """Re-raise a refusal of personal data with :data:`PERSONAL_DATA_HINT` on each of
+    its problems (the same exception: its message, fields and exit code stay)."""
+    try:
+        yield
+    except ValidationError as exc:
+        exc.problems = [
+            replace(p, hint=PERSONAL_DATA_HINT) if p.message.startswith("holds personal data") else p
+            for p in exc.problems
+        ]
+        raise
 
 
 def refs_for_verdict(result: RecallResult, *, force: bool = False) -> list[str] | None:
@@ -246,7 +271,8 @@ def record_confirmation(
 
         data["recalled"] = resolve(repo, receipt, source="receipt")
     check = gate_check(repo, "the confirmation")
-    (episode,) = add_episodes(
-        repo, [data], commit=commit, source="human confirmation", check=check, locked=locked, warn=warn
-    )
+    with _hinted_for_answers():
+        (episode,) = add_episodes(
+            repo, [data], commit=commit, source="human confirmation", check=check, locked=locked, warn=warn
+        )
     return episode, str(rule.id)

@@ -69,6 +69,8 @@ def test_ask_human_answer_and_confirm_rule_refused_by_privacy_write_nothing(demo
     )
     assert "a payment card number (privacy.card: refuse)" in error_text(confirmed)
     assert EMAIL not in error_text(answered) and CARD not in error_text(confirmed)
+    # In words the tools have: they take no --redact-pii.
+    assert "--redact-pii" not in error_text(answered) + error_text(confirmed)
     assert ledger_state(demo_repo.root) == before
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
 

@@ -84,6 +84,18 @@ def test_ask_answer_refused_by_privacy_writes_nothing(cli, demo_repo: MemoryRepo
     assert head(demo_repo) == before and git(demo_repo.root, "status", "--porcelain").stdout == ""
 
 
+def test_a_refused_answer_is_hinted_in_words_the_door_has(cli, demo_repo: MemoryRepo) -> None:
+    """The refusal hinted "record it with --redact-pii (typed placeholders)", an option
+    of episode add that ask has not (nor MCP's tools, nor the web's forms)."""
+    _privacy(demo_repo, email="refuse", card="refuse")
+    answered = cli("ask", BERLIN, "--answer", f"Ask {EMAIL} first")
+    confirmed = cli("ask", f"{DINNER}, paid with card {CARD}", "--confirm", "PB-06")
+    for result in (answered, confirmed):
+        assert result.exit_code == 1 and "refused, it holds personal data" in result.stderr
+        assert "--redact-pii" not in result.stderr
+        assert "a placeholder such as [email] or [card]" in result.stderr
+
+
 def test_the_api_returns_the_warnings_of_an_answer_and_a_confirmation(demo_repo: MemoryRepo) -> None:
     memory = Memory(_privacy(demo_repo, email="warn", card="warn"))
     recorded = memory.answer(BERLIN, f"Send the tickets to {EMAIL}")
