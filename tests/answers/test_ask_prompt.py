@@ -39,3 +39,28 @@ def test_a_blank_or_arrow_key_answer_is_asked_again(demo_repo: MemoryRepo) -> No
         episode = index.get_episode(ep_id.group(1))
     assert episode is not None and episode.data["correction"] == "Use the travel portal"
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_the_no_terminal_hint_runs_as_written_for_any_task(cli, demo_repo: MemoryRepo) -> None:
+    """Without a terminal, the hint quoted the task in double quotes as it was: a task
+    holding a double quote or a '$' (Book "the" trip for $HOME) gave a command that the
+    shell cut apart or expanded, recording another task. Run as printed (the answer
+    filled in), it now records the task itself."""
+    import shlex
+    import subprocess
+
+    task = 'Book "the" trip for $HOME, `date` and Bob\'s team!'
+    result = cli("ask", task)
+    assert result.exit_code == 1
+    hint = result.stderr.split("pass the human's answer: ", 1)[1].strip()
+    assert hint.startswith("scarwarden ask ") and hint.endswith('--answer "..."')
+    command = hint.replace('"..."', "'Use the portal'", 1).replace(
+        "scarwarden", f"{shlex.quote(sys.executable)} -m scarwarden -C {shlex.quote(str(demo_repo.root))}", 1
+    )
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    with open_index(demo_repo) as index:
+        episode = index.get_episode(done.stdout.strip())
+    assert episode is not None and episode.task == task
+    # A plain task keeps its plain double quotes.
+    assert 'scarwarden ask "Book travel for the Berlin conference" --answer' in cli("ask", BERLIN).stderr

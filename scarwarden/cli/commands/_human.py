@@ -34,12 +34,23 @@ def prompt_human(command: str, task: str, prompt: str, *, show: str | None = Non
     if not sys.stdin.isatty():
         raise ScarwardenError(
             "memory has nothing on this task and there is no terminal to ask on",
-            hint=f'pass the human\'s answer: scarwarden {command} "{task}" --answer "..."',
+            hint=f'pass the human\'s answer: scarwarden {command} {_shell_word(task)} --answer "..."',
             exit_code=ExitCode.CHECK_FAILED,
         )
     if show:
         click.echo(show, err=True)
     return str(click.prompt(prompt, err=True, value_proc=_typed))
+
+
+def _shell_word(text: str) -> str:
+    """``text`` as one shell word that the shell passes on as it is: in double quotes
+    when nothing in it is special there, else quoted by :func:`shlex.quote` (a ``"``
+    ended the word, a ``$`` or a backquote ran inside it: another task was recorded)."""
+    if not set(text) & set('"$`\\!'):
+        return f'"{text}"'
+    import shlex
+
+    return shlex.quote(text)
 
 
 def _typed(value: str) -> str:
