@@ -214,6 +214,7 @@ class Memory:
 
         task, rule_id = args.required(task, "task"), args.required(rule_id, "rule_id")
         args.flags(commit=commit)
+        args.hints(hints)
         warned: list[Problem] = []
         with self._writes:
             ep, confirmed = record_confirmation(
