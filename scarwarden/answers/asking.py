@@ -88,6 +88,21 @@ def human_answer_input(task: str, answer: str) -> dict[str, object]:
     return data
 
 
+def answer_refusal(repo: MemoryRepo, answer: str) -> str | None:
+    """Why the ledger would refuse ``answer``'s text as a human's answer (a credential,
+    personal data ``privacy:`` refuses, text out of its bounds), or ``None``: for a prompt
+    to ask again rather than lose what the human typed. Recording checks it all again."""
+    from scarwarden.files.record import prepare, screen
+
+    try:
+        screen(
+            repo, prepare([{"task": "the answer", "correction": answer}], source="the answer"), "the answer"
+        )
+    except ValidationError as exc:
+        return "; ".join(p.message for p in exc.problems) or exc.message
+    return None
+
+
 def recalled_refs(rules: Iterable[Any]) -> list[str]:
     """The episodes the recalled rules cite, in rank order, each once (at most
     :data:`MAX_REFS`): how an answer given despite a recall refers to those rules."""

@@ -64,3 +64,26 @@ def test_the_no_terminal_hint_runs_as_written_for_any_task(cli, demo_repo: Memor
     assert episode is not None and episode.task == task
     # A plain task keeps its plain double quotes.
     assert 'scarwarden ask "Book travel for the Berlin conference" --answer' in cli("ask", BERLIN).stderr
+
+
+def test_an_answer_the_ledger_would_refuse_is_asked_again(demo_repo: MemoryRepo) -> None:
+    """Typed at the prompt, an answer holding personal data ``privacy:`` refuses (or a
+    credential) ended the command, refused, and what the human typed was gone; the
+    prompt now says why and asks again, and the answer typed then is recorded."""
+    (demo_repo.root / "scarwarden.yaml").write_text("privacy:\n  email: refuse\n", encoding="utf-8")
+    git(demo_repo.root, "add", "scarwarden.yaml")
+    git(demo_repo.root, "commit", "-q", "--no-gpg-sign", "-m", "privacy settings")
+    for command in ("ask", "answer"):
+        code, text, answered = run_on_terminal(
+            [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), command, BERLIN],
+            b"Memory has nothing" if command == "ask" else b"Your answer",
+            b"Ask jane@acme.io first\nAsk Jane in finance first\n",
+        )
+        assert answered and code == 0, text
+        assert "Error: the answer holds personal data: an email address (privacy.email: refuse)" in text
+        assert "a placeholder such as [email]" in text
+        ep_id = re.findall(r"(ep-[0-9a-z]{10})", text)[-1]
+        with open_index(demo_repo) as index:
+            episode = index.get_episode(ep_id)
+        assert episode is not None and episode.data["correction"] == "Ask Jane in finance first", text
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""

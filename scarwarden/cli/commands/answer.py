@@ -215,7 +215,7 @@ def _ask_flow(repo: MemoryRepo, result: AnswerResult, human_answer: str | None, 
         click.echo(text)
         click.echo("")
     if human_answer is None:  # with --json, stdout is for the JSON: the question goes to stderr
-        human_answer = prompt_human("answer", result.task, PROMPT, show=text if as_json else None)
+        human_answer = prompt_human("answer", result.task, PROMPT, show=text if as_json else None, repo=repo)
     episode = record_human_answer(repo, result.task, human_answer, warn=_warn)
     if as_json:
         data = result.to_json()

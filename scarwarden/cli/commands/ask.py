@@ -89,7 +89,11 @@ def ask(
     result: RecallResult = found.engine
     if result.verdict == ASK_HUMAN and answer is None:
         answer = prompt_human(
-            "ask", result.task, PROMPT, show=format_result(result, playbook_rel=memory.repo.playbook_rel)
+            "ask",
+            result.task,
+            PROMPT,
+            show=format_result(result, playbook_rel=memory.repo.playbook_rel),
+            repo=memory.repo,
         )
     refs = None if answer is None else refs_for_verdict(result, force=force)
     episode = None
