@@ -15,7 +15,13 @@ from scarwarden.files.episodes import Episode, mint_id
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
     from scarwarden.answers.answer import AnswerResult
+    from scarwarden.errors import Problem
+
+    #: What receives the write's warnings (personal data ``privacy:`` warns about).
+    Warn = Callable[[Problem], None] | None
 
 
 def _commit_message(kind: str, task: str, episode_id: str) -> str:
@@ -116,8 +122,10 @@ def record_feedback(
     correction: str | None = None,
     corrected_by: str | None = None,
     commit: bool = True,
+    warn: Warn = None,
 ) -> Episode:
-    """Record what happened after ``episode_id`` as a new episode that ``refs`` it.
+    """Record what happened after ``episode_id`` as a new episode that ``refs`` it
+    (``warn``: what ``privacy:`` warns about, recorded anyway, as ``add_episodes`` says it).
 
     The first episode is never edited (the ledger is append-only). The new one keeps the
     task, tags and ``rules_applied`` of the first, so distillation sees the lineage.
@@ -156,5 +164,6 @@ def record_feedback(
         source="feedback",
         message=_commit_message("feedback", first.task, data["id"]),
         check=gate_check(repo, "the feedback"),
+        warn=warn,
     )
     return episode

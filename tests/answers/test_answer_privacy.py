@@ -26,3 +26,15 @@ def test_answer_says_the_privacy_warnings_of_the_human_answer(cli, demo_repo: Me
     as_json = cli("answer", "--json", BERLIN, "--answer", f"Mail {EMAIL} the plan")
     assert as_json.exit_code == 0 and json.loads(as_json.stdout)["recorded_episode"]
     assert said in as_json.stderr
+
+
+def test_feedback_says_the_privacy_warnings(cli, demo_repo: MemoryRepo) -> None:
+    """``feedback --correction`` (a human's words, like an answer) recorded personal data
+    under ``warn`` without a word."""
+    (demo_repo.root / "scarwarden.yaml").write_text("privacy:\n  email: warn\n", encoding="utf-8")
+    git(demo_repo.root, "add", "scarwarden.yaml")
+    git(demo_repo.root, "commit", "-q", "--no-gpg-sign", "-m", "privacy settings")
+    fed = cli("feedback", "ep-hkgnqdz88f", "--correction", f"Copy {EMAIL} next time")
+    assert fed.exit_code == 0, fed.output
+    said = f"warning: feedback ({fed.stdout.strip()}): field 'correction': holds personal data: an email"
+    assert said in fed.stderr and EMAIL not in fed.stderr

@@ -388,7 +388,9 @@ def feedback(
     from scarwarden.answers.lineage import record_feedback
 
     repo = get_repo(ctx)
-    ep = record_feedback(repo, episode_id, outcome=outcome, correction=correction, corrected_by=corrected_by)
+    ep = record_feedback(
+        repo, episode_id, outcome=outcome, correction=correction, corrected_by=corrected_by, warn=_warn
+    )
     if as_json:
         echo_json(ep.to_json())
         return
