@@ -56,9 +56,15 @@ def _check_storable(answer: str) -> None:
 
 
 def record_answer(
-    repo: MemoryRepo, result: AnswerResult, *, agent: str | None = None, commit: bool = True
+    repo: MemoryRepo,
+    result: AnswerResult,
+    *,
+    agent: str | None = None,
+    commit: bool = True,
+    warn: Warn = None,
 ) -> Episode:
-    """Save a run as an episode: what the agent did, under which rules and playbook.
+    """Save a run as an episode: what the agent did, under which rules and playbook
+    (``warn``: as :func:`record_feedback` takes it).
 
     ``source`` is left out on purpose: nothing has happened yet. What happens next is
     recorded by :func:`record_feedback` (source ``outcome`` or ``correction``).
@@ -92,7 +98,23 @@ def record_answer(
     if side.memory and result.recall is not None and result.recall.receipt is not None:
         # What the model was given, provably (issue 20); an answer without memory got nothing.
         data["recalled"] = result.recall.receipt.to_json()
-    data["x-memory"] = "on" if side.memory else "off"
+    data.update(_run_fields(result, side))
+    [episode] = add_episodes(
+        repo,
+        [data],
+        commit=commit,
+        source="answer",
+        message=_commit_message("answer", result.task, data["id"]),
+        check=gate_check(repo, "the answer's episode"),
+        warn=warn,
+    )
+    return episode
+
+
+def _run_fields(result: AnswerResult, side: Any) -> dict[str, Any]:
+    """The run's ``x-`` fields: memory on or off, the verdict, the model, invented
+    citations, the reviewer's verdict."""
+    data: dict[str, Any] = {"x-memory": "on" if side.memory else "off"}
     if result.verdict:
         data["x-verdict"] = result.verdict
     if side.model:
@@ -103,15 +125,7 @@ def record_answer(
         ]
     if side.qc is not None:
         data["x-qc"] = side.qc.verdict
-    [episode] = add_episodes(
-        repo,
-        [data],
-        commit=commit,
-        source="answer",
-        message=_commit_message("answer", result.task, data["id"]),
-        check=gate_check(repo, "the answer's episode"),
-    )
-    return episode
+    return data
 
 
 def record_feedback(

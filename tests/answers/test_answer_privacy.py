@@ -38,3 +38,20 @@ def test_feedback_says_the_privacy_warnings(cli, demo_repo: MemoryRepo) -> None:
     assert fed.exit_code == 0, fed.output
     said = f"warning: feedback ({fed.stdout.strip()}): field 'correction': holds personal data: an email"
     assert said in fed.stderr and EMAIL not in fed.stderr
+
+
+def test_answer_record_says_the_privacy_warnings(cli, demo_repo: MemoryRepo, fake_llm) -> None:
+    """``answer --record`` (the model's answer, recorded as an episode) recorded personal
+    data under ``warn`` without a word too."""
+    from scarwarden.answers.citations import format_citation
+    from scarwarden.files.playbook_edit import load_playbook
+
+    (demo_repo.root / "scarwarden.yaml").write_text("privacy:\n  email: warn\n", encoding="utf-8")
+    git(demo_repo.root, "add", "scarwarden.yaml")
+    git(demo_repo.root, "commit", "-q", "--no-gpg-sign", "-m", "privacy settings")
+    pb01 = load_playbook(demo_repo).get("PB-01")
+    assert pb01 is not None
+    fake_llm.script(f"Write to {EMAIL} for the beta. {format_citation(pb01.id, pb01.episode_ids)}")
+    recorded = cli("answer", "Draft a LinkedIn post announcing our beta", "--record")
+    assert recorded.exit_code == 0, recorded.output
+    assert "field 'action': holds personal data: an email address (privacy.email: warn)" in recorded.stderr

@@ -186,7 +186,7 @@ def _record_run(repo: MemoryRepo, result: AnswerResult, agent: str | None) -> Ep
 
     primary = result.primary
     if primary is not None and primary.answer:
-        return record_answer(repo, result, agent=agent)
+        return record_answer(repo, result, agent=agent, warn=_warn)
     click.echo("note: --record: there is no model answer to record", err=True)
     return None
 
