@@ -137,7 +137,8 @@ RECORD_EPISODE = ToolSpec(
     "(what a human corrected: the lesson). It is validated and committed to git like "
     "`scarwarden episode add`; nothing is written when it is invalid. Call it after "
     "acting, above all when a human corrected you or the outcome was bad. Returns "
-    "{id, path, commit, episode}.",
+    "{id, path, commit, episode, warnings}: warnings lists personal data (an email "
+    "address, a card number) the memory's privacy settings record with a warning.",
     (
         TASK,
         ACTION,
@@ -157,7 +158,9 @@ ASK_HUMAN_ANSWER = ToolSpec(
     "ask_human_answer",
     "After `recall` said ASK_HUMAN and you asked a human, record their answer word "
     "for word as a new committed episode (source: human-answer), so memory knows "
-    "next time. Returns {id, path, commit, episode}.",
+    "next time. Returns {id, path, commit, episode, warnings}: warnings lists personal "
+    "data the answer holds that the memory's privacy settings record with a warning (an "
+    "email address, a card number: which field, which kind); tell the human.",
     (TASK, ANSWER),
 )
 #: The agent-facing tools, in the order an agent uses them.

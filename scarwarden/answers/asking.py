@@ -9,14 +9,16 @@ like any other, and the next distillation can turn it into a cited rule.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scarwarden import text
-from scarwarden.errors import UsageError
+from scarwarden.errors import Problem, UsageError, ValidationError
 from scarwarden.files.episode_fields import MAX_TAG_CHARS
 from scarwarden.files.episodes import TAG_RE, Episode
+from scarwarden.records import replace
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,6 +88,21 @@ def human_answer_input(task: str, answer: str) -> dict[str, object]:
     return data
 
 
+def answer_refusal(repo: MemoryRepo, answer: str) -> str | None:
+    """Why the ledger would refuse ``answer``'s text as a human's answer (a credential,
+    personal data ``privacy:`` refuses, text out of its bounds), or ``None``: for a prompt
+    to ask again rather than lose what the human typed. Recording checks it all again."""
+    from scarwarden.files.record import prepare, screen
+
+    try:
+        screen(
+            repo, prepare([{"task": "the answer", "correction": answer}], source="the answer"), "the answer"
+        )
+    except ValidationError as exc:
+        return "; ".join(p.message for p in exc.problems) or exc.message
+    return None
+
+
 def recalled_refs(rules: Iterable[Any]) -> list[str]:
     """The episodes the recalled rules cite, in rank order, each once (at most
     :data:`MAX_REFS`): how an answer given despite a recall refers to those rules."""
@@ -116,6 +133,7 @@ def record_human_answer(
     receipt: Any = None,
     refs: Sequence[str] | None = None,
     locked: bool = False,
+    warn: Callable[[Problem], None] | None = None,
 ) -> Episode:
     """Record a human's answer to ``task`` as a new episode and commit it; ``receipt``
     (the recall's receipt or its ID, issue 20) is stored as its ``recalled:`` block.
@@ -126,6 +144,8 @@ def record_human_answer(
     learns the task's words. ``refs``: those episode IDs (:func:`recalled_refs`), or
     ``None`` to recall ``task`` here and refer to what it returns. ``locked``: the caller
     holds the ledger's write lock (it looked for this answer already recorded under it).
+    ``warn`` receives what does not block the write (personal data ``privacy:`` warns
+    about), as ``episode add``'s: every door says it in its own way.
 
     Raises :class:`UsageError` (exit 2) for an empty task or answer; ledger errors
     (validation, a failing commit) leave nothing behind, as ``episode add`` does.
@@ -141,15 +161,39 @@ def record_human_answer(
         from scarwarden.recall.receipts import resolve
 
         data["recalled"] = resolve(repo, receipt, source="receipt")
-    (episode,) = add_episodes(
-        repo,
-        [data],
-        commit=commit,
-        source="human answer",
-        check=gate_check(repo, "the answer"),
-        locked=locked,
-    )
+    with _hinted_for_answers():
+        (episode,) = add_episodes(
+            repo,
+            [data],
+            commit=commit,
+            source="human answer",
+            check=gate_check(repo, "the answer"),
+            locked=locked,
+            warn=warn,
+        )
     return episode
+
+
+#: A refusal of personal data in a human's answer: the ledger's hint names episode add's
+#: --redact-pii, which no door recording an answer has (ask, answer, MCP, the web).
+PERSONAL_DATA_HINT = (
+    "give it without the personal data: a placeholder such as [email] or [card] in its place "
+    "keeps the sense ('privacy:' in scarwarden.yaml says what is refused)"
+)
+
+
+@contextmanager
+def _hinted_for_answers() -> Iterator[None]:
+    """Re-raise a refusal of personal data with :data:`PERSONAL_DATA_HINT` on each of
+    its problems (the same exception: its message, fields and exit code stay)."""
+    try:
+        yield
+    except ValidationError as exc:
+        exc.problems = [
+            replace(p, hint=PERSONAL_DATA_HINT) if p.message.startswith("holds personal data") else p
+            for p in exc.problems
+        ]
+        raise
 
 
 def refs_for_verdict(result: RecallResult, *, force: bool = False) -> list[str] | None:
@@ -217,6 +261,7 @@ def record_confirmation(
     hints: ConfirmHints = CLI_HINTS,
     receipt: Any = None,
     locked: bool = False,
+    warn: Callable[[Problem], None] | None = None,
 ) -> tuple[Episode, str]:
     """Record a human's "yes, this rule applies to this task" as an episode
     (``ask --confirm``): the task, the rule's own words as the correction (so the next
@@ -224,8 +269,8 @@ def record_confirmation(
     reach the rule through the ledger's words, issue 13), ``refs`` the rule's cited
     episodes, the action naming the rule; returns it and the rule's canonical ID. Bad
     IDs: :func:`confirmed_rule`; a rule recall does not show for ``task``: UsageError;
-    either hinted in ``hints``' words (the door's). ``receipt`` and ``locked``: as
-    :func:`record_human_answer` takes them."""
+    either hinted in ``hints``' words (the door's). ``receipt``, ``locked`` and ``warn``:
+    as :func:`record_human_answer` takes them."""
     from scarwarden.files.record import add_episodes
     from scarwarden.gate.door import gate_check
 
@@ -241,7 +286,8 @@ def record_confirmation(
 
         data["recalled"] = resolve(repo, receipt, source="receipt")
     check = gate_check(repo, "the confirmation")
-    (episode,) = add_episodes(
-        repo, [data], commit=commit, source="human confirmation", check=check, locked=locked
-    )
+    with _hinted_for_answers():
+        (episode,) = add_episodes(
+            repo, [data], commit=commit, source="human confirmation", check=check, locked=locked, warn=warn
+        )
     return episode, str(rule.id)

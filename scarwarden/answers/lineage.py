@@ -15,7 +15,13 @@ from scarwarden.files.episodes import Episode, mint_id
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
     from scarwarden.answers.answer import AnswerResult
+    from scarwarden.errors import Problem
+
+    #: What receives the write's warnings (personal data ``privacy:`` warns about).
+    Warn = Callable[[Problem], None] | None
 
 
 def _commit_message(kind: str, task: str, episode_id: str) -> str:
@@ -50,9 +56,15 @@ def _check_storable(answer: str) -> None:
 
 
 def record_answer(
-    repo: MemoryRepo, result: AnswerResult, *, agent: str | None = None, commit: bool = True
+    repo: MemoryRepo,
+    result: AnswerResult,
+    *,
+    agent: str | None = None,
+    commit: bool = True,
+    warn: Warn = None,
 ) -> Episode:
-    """Save a run as an episode: what the agent did, under which rules and playbook.
+    """Save a run as an episode: what the agent did, under which rules and playbook
+    (``warn``: as :func:`record_feedback` takes it).
 
     ``source`` is left out on purpose: nothing has happened yet. What happens next is
     recorded by :func:`record_feedback` (source ``outcome`` or ``correction``).
@@ -86,7 +98,23 @@ def record_answer(
     if side.memory and result.recall is not None and result.recall.receipt is not None:
         # What the model was given, provably (issue 20); an answer without memory got nothing.
         data["recalled"] = result.recall.receipt.to_json()
-    data["x-memory"] = "on" if side.memory else "off"
+    data.update(_run_fields(result, side))
+    [episode] = add_episodes(
+        repo,
+        [data],
+        commit=commit,
+        source="answer",
+        message=_commit_message("answer", result.task, data["id"]),
+        check=gate_check(repo, "the answer's episode"),
+        warn=warn,
+    )
+    return episode
+
+
+def _run_fields(result: AnswerResult, side: Any) -> dict[str, Any]:
+    """The run's ``x-`` fields: memory on or off, the verdict, the model, invented
+    citations, the reviewer's verdict."""
+    data: dict[str, Any] = {"x-memory": "on" if side.memory else "off"}
     if result.verdict:
         data["x-verdict"] = result.verdict
     if side.model:
@@ -97,15 +125,7 @@ def record_answer(
         ]
     if side.qc is not None:
         data["x-qc"] = side.qc.verdict
-    [episode] = add_episodes(
-        repo,
-        [data],
-        commit=commit,
-        source="answer",
-        message=_commit_message("answer", result.task, data["id"]),
-        check=gate_check(repo, "the answer's episode"),
-    )
-    return episode
+    return data
 
 
 def record_feedback(
@@ -116,8 +136,10 @@ def record_feedback(
     correction: str | None = None,
     corrected_by: str | None = None,
     commit: bool = True,
+    warn: Warn = None,
 ) -> Episode:
-    """Record what happened after ``episode_id`` as a new episode that ``refs`` it.
+    """Record what happened after ``episode_id`` as a new episode that ``refs`` it
+    (``warn``: what ``privacy:`` warns about, recorded anyway, as ``add_episodes`` says it).
 
     The first episode is never edited (the ledger is append-only). The new one keeps the
     task, tags and ``rules_applied`` of the first, so distillation sees the lineage.
@@ -156,5 +178,6 @@ def record_feedback(
         source="feedback",
         message=_commit_message("feedback", first.task, data["id"]),
         check=gate_check(repo, "the feedback"),
+        warn=warn,
     )
     return episode

@@ -14,12 +14,13 @@ judged: it never pretends to have looked.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from scarwarden.answers.usage import usage_json
 from scarwarden.answers.visual_send import Sent, prepare
-from scarwarden.errors import UsageError
+from scarwarden.errors import Problem, UsageError
 from scarwarden.files.input_policy import text_problem
 from scarwarden.files.media import Image
 from scarwarden.llm.client import ChatClient, ChatResponse, complete_json
@@ -212,8 +213,11 @@ def parse_verdicts(data: Any, rules: dict[str, AuditRule]) -> list[Verdict]:
     ]
 
 
-def record_audit(repo: MemoryRepo, audit: ImageAudit) -> Any:
-    """The audit as a new episode with the image attached (``--record``)."""
+def record_audit(
+    repo: MemoryRepo, audit: ImageAudit, *, warn: Callable[[Problem], None] | None = None
+) -> Any:
+    """The audit as a new episode with the image attached (``--record``); ``warn``
+    receives what ``privacy:`` warns about, recorded anyway (``add_episodes``')."""
     from scarwarden.answers.asking import task_tags
     from scarwarden.files.record import add_episodes
     from scarwarden.gate.door import gate_check
@@ -231,7 +235,8 @@ def record_audit(repo: MemoryRepo, audit: ImageAudit) -> Any:
     tags = task_tags(audit.task)
     if tags:
         data["tags"] = tags
+    check = gate_check(repo, "the audit")
     (episode,) = add_episodes(
-        repo, [data], source="audit-image", images=[audit.image], check=gate_check(repo, "the audit")
+        repo, [data], source="audit-image", images=[audit.image], check=check, warn=warn
     )
     return episode

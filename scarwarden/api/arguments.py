@@ -81,6 +81,15 @@ def function(value: Any, name: str) -> Any:
     return value
 
 
+def hints(value: Any) -> Any:
+    """``None`` or a :class:`~scarwarden.answers.asking.ConfirmHints` (``confirm``'s)."""
+    from scarwarden.answers.asking import ConfirmHints
+
+    if value is not None and not isinstance(value, ConfirmHints):
+        raise wrong_type("hints", value, "a ConfirmHints (scarwarden.answers.asking) or None")
+    return value
+
+
 def path(value: Any, name: str) -> Path:
     """A ``str`` or ``os.PathLike`` naming a file or folder, without a NUL character."""
     if not isinstance(value, (str, os.PathLike)):

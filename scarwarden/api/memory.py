@@ -141,6 +141,7 @@ class Memory:
         :func:`scarwarden.gate.door.gate_check`; every door runs it, hooks or not); an
         ``at`` later than now is refused unless ``allow_future``."""
         from scarwarden import git
+        from scarwarden.api.results import kept, warnings_of
         from scarwarden.files.record import add_episodes
         from scarwarden.gate.door import gate_check
 
@@ -151,6 +152,7 @@ class Memory:
         if check is None:
             check = gate_check(self.repo, "the episode" if len(inputs) == 1 else "the batch")
 
+        warned: list[Problem] = []  # each episode's, in its Recorded: record() has no warn
         with self._writes:
             episodes = add_episodes(
                 self.repo,
@@ -158,12 +160,17 @@ class Memory:
                 commit=commit,
                 source=source,
                 redact_pii=redact_pii,
-                warn=warn,
+                warn=kept(warned, warn),
                 images=images,
                 check=check,
             )
             head = git.head(self.repo.root) if commit else None
-        return [Recorded(ep.id, ep.relpath(self.repo.episodes_rel), head, ep.to_json()) for ep in episodes]
+        return [
+            Recorded(
+                ep.id, ep.relpath(self.repo.episodes_rel), head, ep.to_json(), warnings_of(warned, ep.id)
+            )
+            for ep in episodes
+        ]
 
     def answer(
         self,
@@ -177,16 +184,20 @@ class Memory:
         """Record a human's answer to an ASK_HUMAN task, word for word, as a new episode
         (``scarwarden answer``); it refers to the episodes of any rules recall returned.
         ``refs``: those episode IDs when the caller has recalled already (``ask``; ``[]``
-        for none), ``None`` to recall ``task`` here. ``commit=False`` stages it."""
+        for none), ``None`` to recall ``task`` here. ``commit=False`` stages it. What
+        ``privacy:`` warns about is recorded, and listed in the result's ``warnings``."""
         from scarwarden.answers.asking import record_human_answer
         from scarwarden.recall.engine import check_task
 
         task, answer = check_task(args.required(task, "task")), args.required(answer, "answer")
         args.flags(commit=commit)
         refs = args.id_list(refs, "refs")
+        warned: list[Problem] = []
         with self._writes:
-            ep = record_human_answer(self.repo, task, answer, receipt=receipt, refs=refs, commit=commit)
-            return self._recorded(ep, committed=commit)
+            ep = record_human_answer(
+                self.repo, task, answer, receipt=receipt, refs=refs, commit=commit, warn=warned.append
+            )
+            return self._recorded(ep, committed=commit, warnings=warned)
 
     def confirm(
         self, task: str, rule_id: str, *, commit: bool = True, hints: ConfirmHints | None = None
@@ -203,11 +214,13 @@ class Memory:
 
         task, rule_id = args.required(task, "task"), args.required(rule_id, "rule_id")
         args.flags(commit=commit)
+        args.hints(hints)
+        warned: list[Problem] = []
         with self._writes:
             ep, confirmed = record_confirmation(
-                self.repo, task, rule_id, commit=commit, hints=hints or CLI_HINTS
+                self.repo, task, rule_id, commit=commit, hints=hints or CLI_HINTS, warn=warned.append
             )
-            return self._recorded(ep, committed=commit), confirmed
+            return self._recorded(ep, committed=commit, warnings=warned), confirmed
 
     def distill(
         self,
@@ -369,12 +382,12 @@ class Memory:
             data["recalled"] = resolve(self.repo, data.pop("receipt"), source="receipt")
         return data
 
-    def _recorded(self, ep: Any, *, committed: bool = True) -> Recorded:
+    def _recorded(self, ep: Any, *, committed: bool = True, warnings: Sequence[Problem] = ()) -> Recorded:
         from scarwarden import git
 
         rel = ep.relpath(self.repo.episodes_rel)
         entries = git.log(self.repo.root, "-1", "--", rel) if committed else []
-        return Recorded(ep.id, rel, entries[0].sha if entries else None, ep.to_json())
+        return Recorded(ep.id, rel, entries[0].sha if entries else None, ep.to_json(), tuple(warnings))
 
 
 def open_memory(path: str | Path = ".") -> Memory:

@@ -11,7 +11,10 @@ from scarwarden.records import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from typing import Any
+
+    from scarwarden.errors import Problem
 
 
 @record(frozen=True)
@@ -81,6 +84,9 @@ class Recorded:
     commit: str | None
     #: The episode as stored (fields in file order; ``recalled`` holds the receipt).
     episode: dict[str, Any]
+    #: What the write warned about and recorded anyway (personal data ``privacy:`` sets
+    #: to ``warn``), each naming the field and the kind, never the value.
+    warnings: tuple[Problem, ...] = ()
 
     @property
     def rules_applied(self) -> list[str]:
@@ -92,7 +98,31 @@ class Recorded:
         return dict(value) if isinstance(value, dict) else None
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "path": self.path, "commit": self.commit, "episode": dict(self.episode)}
+        return {
+            "id": self.id,
+            "path": self.path,
+            "commit": self.commit,
+            "episode": dict(self.episode),
+            "warnings": [warning.to_json() for warning in self.warnings],
+        }
+
+
+def kept(warned: list[Problem], warn: Callable[[Problem], None] | None) -> Callable[[Problem], None]:
+    """The ledger's ``warn`` for a write: each warning kept in ``warned`` (for the
+    :class:`Recorded` it concerns) and passed on to ``warn``, if given."""
+
+    def said(problem: Problem) -> None:
+        warned.append(problem)
+        if warn is not None:
+            warn(problem)
+
+    return said
+
+
+def warnings_of(warned: Sequence[Problem], episode_id: str) -> tuple[Problem, ...]:
+    """The warnings of ``warned`` about ``episode_id``: the ledger names the episode of
+    each as ``<source> (<id>)``."""
+    return tuple(w for w in warned if (w.file or "").endswith(f"({episode_id})"))
 
 
 @record(frozen=True)

@@ -65,7 +65,17 @@ def test_ask_human_with_answer_records_and_commits_an_episode(cli, demo_repo: Me
 
 def test_ask_json(cli) -> None:
     data = json.loads(cli("ask", "--json", BERLIN, "--answer", "Use the portal").stdout)
-    keys = ["task", "verdict", "playbook_commit", "rules", "candidates", "receipt", "meaning", "episode"]
+    keys = [
+        "task",
+        "verdict",
+        "playbook_commit",
+        "rules",
+        "candidates",
+        "receipt",
+        "meaning",
+        "episode",
+        "warnings",
+    ]
     assert list(data) == keys
     assert data["episode"]["recalled"] == data["receipt"]  # the answer carries what recall gave
     assert data["verdict"] == "ASK_HUMAN" and data["rules"] == []

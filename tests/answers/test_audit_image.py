@@ -218,3 +218,16 @@ def test_a_verdict_text_that_cannot_be_stored_is_repaired_then_a_model_error(vis
     fake_llm.script(bad, verdicts(("PB-01", "violates")))
     result = cli("audit-image", str(image), "--task", "Beta banner", "--record")
     assert result.exit_code == 0 and head(repo.root) != before
+
+
+def test_record_says_the_privacy_warnings(visual, fake_llm) -> None:
+    """``--record`` stores the audit as an episode through the ledger, which passed no
+    ``warn``: a task holding personal data ``privacy:`` warns about (the default
+    ``privacy.card: warn``) was recorded without a word, as ``episode add`` would say it."""
+    repo, cli, image, _ep = visual
+    fake_llm.script(verdicts(("PB-01", "violates")))
+    task = "Beta banner for the card 4111 1111 1111 1111 promo"
+    result = cli("audit-image", str(image), "--task", task, "--record")
+    assert "Recorded as ep-" in result.stderr, result.output
+    assert "field 'task': holds personal data: a payment card number (privacy.card: warn)" in result.stderr
+    assert "4111" not in result.stderr

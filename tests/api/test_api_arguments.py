@@ -95,6 +95,15 @@ CALLS = [
     ("answer", ("Pick the office plants", [b"x"]), {}, "'answer' must be text (a str), not list"),
     ("answer", ("Pick the office plants", "Green"), {"refs": 3}, "'refs' must be a list of episode IDs"),
     ("confirm", ("Post our discount code", 3), {}, "'rule_id' must be text (a str), not int"),
+    # AttributeError: 'str' object has no attribute 'unknown', once a refusal needed a hint;
+    # taken unseen when none did.
+    ("confirm", ("Book a table for the team dinner", "PB-99"), {"hints": "call recall"}, "'hints' must be"),
+    (
+        "confirm",
+        ("Book a table for the team dinner", "PB-06"),
+        {"hints": 5},
+        "'hints' must be a ConfirmHints",
+    ),
     ("distill", (), {"offline": True, "branch": 3}, "'branch' must be text (a str), not int"),
     ("distill", (), {"offline": True, "progress": 3}, "'progress' must be a function or None"),
     # A caller's "default" (None) or "no" was falsy: dry_run=None committed a distill.

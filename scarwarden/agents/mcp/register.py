@@ -139,8 +139,9 @@ def _add_confirm_tool(server: MCPServer, tools: MemoryTools) -> None:
             "After `recall` said ASK_HUMAN and a human confirmed that one of its `candidates` "
             "(a rule) applies to the task, record that as a new committed episode citing the "
             "rule, so the task's words reach it next time. Returns {id, path, commit, episode, "
-            "confirmed}. An unknown or retired rule, or one recall did not show for the task, is "
-            "refused; nothing is written."
+            "confirmed, warnings} (warnings: personal data the privacy settings record with a "
+            "warning, which field and kind; tell the human). An unknown or retired rule, or one "
+            "recall did not show for the task, is refused; nothing is written."
         ),
     )
     def confirm_rule(task: Task, rule_id: RuleId) -> dict[str, Any]:

@@ -283,6 +283,9 @@ def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo, environ: Mapping
             return site.error(404, "No such episode", f"There is no episode {episode_id} in the ledger.")
         recorded = site.was_recorded(episode_id, request.args.get("recorded"))  # not any link's word
         waiting = write_journal.index_waiting(repo) if recorded else None  # the CLI's warning
+        from scarwarden.audit.web.recording import recorded_warnings
+
+        ctx["warnings"] = recorded_warnings(repo, ctx["episode"]) if recorded else []  # ask's on stderr
         return site.page("episode.html", nav="ledger", recorded=recorded, index_waiting=waiting, **ctx)
 
     _add_media_routes(app, site, repo)

@@ -56,6 +56,26 @@ def record_confirmation_once(
     return _once(repo, task, text, receipt if text is not None else None, record)
 
 
+def recorded_warnings(repo: MemoryRepo, episode: Any) -> list[str]:
+    """What ``privacy:`` warns about in an episode a form recorded, for its page to say
+    (``ask --answer`` says it on stderr, MCP and the API in ``warnings``). Derived from
+    the episode and the settings on the page, not carried from the POST: a form sent
+    twice is sent the second time to the episode the first recorded, with no write to
+    warn, and a restarted server (or another thread) knows nothing of the POST."""
+    from scarwarden.files import privacy
+
+    said = []
+    for found in privacy.scan_mapping(episode.data, repo.config.privacy.kinds("warn")):
+        field = found.field or ""
+        top = field.split(".")[0].split("[")[0]  # recalled.task, tags[0]: what redact takes
+        said.append(
+            f"field '{field}' holds personal data: {found.label} (privacy.{found.kind}: warn); it was "
+            f"recorded as written. To take it back: scarwarden redact {episode.id} --fields {top} "
+            "--reason 'personal data'"
+        )
+    return said
+
+
 def _once(repo: MemoryRepo, task: str, answer: str | None, receipt: str | None, record: Record) -> str:
     from scarwarden.answers.asking import human_answer_input
     from scarwarden.recall.receipts import resolve

@@ -14,6 +14,7 @@ import click
 
 from scarwarden.cli.commands._input import read_stdin
 from scarwarden.errors import ExitCode, ScarwardenError, UsageError
+from scarwarden.repo import MemoryRepo
 
 
 def answer_option(answer: str | None) -> str | None:
@@ -28,15 +29,55 @@ def answer_option(answer: str | None) -> str | None:
     return answer
 
 
-def prompt_human(command: str, task: str, prompt: str, *, show: str | None = None) -> str:
+def prompt_human(
+    command: str, task: str, prompt: str, *, show: str | None = None, repo: MemoryRepo | None = None
+) -> str:
     """Ask on the terminal, after showing ``show`` (why the human is asked) on stderr;
-    without a terminal, fail (exit 1) saying how to pass ``--answer``."""
+    without a terminal, fail (exit 1) saying how to pass ``--answer``. An answer
+    ``repo``'s ledger would refuse is asked for again (:func:`_typed`)."""
     if not sys.stdin.isatty():
         raise ScarwardenError(
             "memory has nothing on this task and there is no terminal to ask on",
-            hint=f'pass the human\'s answer: scarwarden {command} "{task}" --answer "..."',
+            hint=f'pass the human\'s answer: scarwarden {command} {_shell_word(task)} --answer "..."',
             exit_code=ExitCode.CHECK_FAILED,
         )
     if show:
         click.echo(show, err=True)
-    return str(click.prompt(prompt, err=True)).strip()
+    return str(click.prompt(prompt, err=True, value_proc=lambda value: _typed(value, repo)))
+
+
+def _shell_word(text: str) -> str:
+    """``text`` as one shell word that the shell passes on as it is: in double quotes
+    when nothing in it is special there, else quoted by :func:`shlex.quote` (a ``"``
+    ended the word, a ``$`` or a backquote ran inside it: another task was recorded)."""
+    if not set(text) & set('"$`\\!'):
+        return f'"{text}"'
+    import shlex
+
+    return shlex.quote(text)
+
+
+def _typed(value: str, repo: MemoryRepo | None) -> str:
+    """A typed answer; one that cannot be recorded raises click's UsageError, which
+    makes the prompt say why and ask again (the human's answer is not lost with the
+    command): a blank one, one holding a control character, mostly an arrow key's
+    escape sequence (the prompt, on stderr, does not edit the line), or one ``repo``'s
+    ledger refuses (a credential, personal data ``privacy:`` refuses)."""
+    from scarwarden.answers.asking import answer_refusal
+    from scarwarden.files.input_policy import text_problem
+
+    answer = value.strip()
+    if not answer:
+        raise click.UsageError("the answer is empty: type the human's answer")
+    problem = text_problem(answer)
+    if problem is not None:
+        raise click.UsageError(
+            f"the answer {problem} (arrow keys do not move the cursor here): type it again"
+        )
+    refused = None if repo is None else answer_refusal(repo, answer)
+    if refused is not None:
+        raise click.UsageError(
+            f"the answer {refused}: type it again without it (a placeholder such as [email], "
+            "[card] or [redacted] in its place)"
+        )
+    return answer

@@ -16,6 +16,7 @@ from scarwarden.settings_check import MAX_RETAKES
 
 if TYPE_CHECKING:  # pragma: no cover
     from scarwarden.answers.answer import AnswerResult
+    from scarwarden.errors import Problem
     from scarwarden.files.episodes import Episode
     from scarwarden.llm.client import ChatClient
 
@@ -174,7 +175,7 @@ def _record_given_answer(repo: MemoryRepo, result: AnswerResult, human_answer: s
     if human_answer is None:
         return None
     if result.verdict == ASK_HUMAN:
-        return record_human_answer(repo, result.task, human_answer)
+        return record_human_answer(repo, result.task, human_answer, warn=_warn)
     click.echo("note: --answer is only used when memory has nothing (ASK_HUMAN)", err=True)
     return None
 
@@ -185,7 +186,7 @@ def _record_run(repo: MemoryRepo, result: AnswerResult, agent: str | None) -> Ep
 
     primary = result.primary
     if primary is not None and primary.answer:
-        return record_answer(repo, result, agent=agent)
+        return record_answer(repo, result, agent=agent, warn=_warn)
     click.echo("note: --record: there is no model answer to record", err=True)
     return None
 
@@ -214,8 +215,8 @@ def _ask_flow(repo: MemoryRepo, result: AnswerResult, human_answer: str | None, 
         click.echo(text)
         click.echo("")
     if human_answer is None:  # with --json, stdout is for the JSON: the question goes to stderr
-        human_answer = prompt_human("answer", result.task, PROMPT, show=text if as_json else None)
-    episode = record_human_answer(repo, result.task, human_answer)
+        human_answer = prompt_human("answer", result.task, PROMPT, show=text if as_json else None, repo=repo)
+    episode = record_human_answer(repo, result.task, human_answer, warn=_warn)
     if as_json:
         data = result.to_json()
         data["question"] = ask_question(result.task)
@@ -228,6 +229,12 @@ def _ask_flow(repo: MemoryRepo, result: AnswerResult, human_answer: str | None, 
         f"Recorded the human's answer as episode {episode.id}; recall will find it "
         "once it is distilled into a rule (scarwarden distill)."
     )
+
+
+def _warn(problem: Problem) -> None:
+    """What ``privacy:`` warns about in the human's answer, recorded anyway: on stderr,
+    in ``episode add``'s and ``ask``'s words."""
+    click.echo(f"warning: {problem}", err=True)
 
 
 def _print_answer(result: AnswerResult, asked: Episode | None, recorded: Episode | None) -> None:
@@ -381,7 +388,9 @@ def feedback(
     from scarwarden.answers.lineage import record_feedback
 
     repo = get_repo(ctx)
-    ep = record_feedback(repo, episode_id, outcome=outcome, correction=correction, corrected_by=corrected_by)
+    ep = record_feedback(
+        repo, episode_id, outcome=outcome, correction=correction, corrected_by=corrected_by, warn=_warn
+    )
     if as_json:
         echo_json(ep.to_json())
         return

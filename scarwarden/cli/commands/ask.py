@@ -14,6 +14,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from scarwarden.recall.result import RecallResult
 
 PROMPT = "Memory has nothing on this task. What should the agent do?"
+#: What a staged (--no-commit) episode needs first: distill reads committed episodes only.
+STAGED = "commit it (git commit): distill reads committed episodes only; "
 
 
 @click.command()
@@ -41,7 +43,8 @@ PROMPT = "Memory has nothing on this task. What should the agent do?"
     "--json",
     "as_json",
     is_flag=True,
-    help="Print recall's JSON plus {meaning, episode} (episode: the recorded episode, or null).",
+    help="Print recall's JSON plus {meaning, episode, warnings} (episode: the recorded episode, or "
+    "null; warnings: what privacy: warned about in it, recorded anyway).",
 )
 @click.pass_context
 def ask(
@@ -86,7 +89,11 @@ def ask(
     result: RecallResult = found.engine
     if result.verdict == ASK_HUMAN and answer is None:
         answer = prompt_human(
-            "ask", result.task, PROMPT, show=format_result(result, playbook_rel=memory.repo.playbook_rel)
+            "ask",
+            result.task,
+            PROMPT,
+            show=format_result(result, playbook_rel=memory.repo.playbook_rel),
+            repo=memory.repo,
         )
     refs = None if answer is None else refs_for_verdict(result, force=force)
     episode = None
@@ -111,13 +118,16 @@ def _confirm(
     if answer is not None:
         raise UsageError("--confirm and --answer are two answers: give one", hint="run ask twice")
     episode, confirmed = memory.confirm(check_task(task), rule_id, commit=not staged)
+    _warn(episode)
     if as_json:
-        echo_json({"task": episode.episode["task"], "confirmed": confirmed, "episode": episode.episode})
+        data = {"task": episode.episode["task"], "confirmed": confirmed, "episode": episode.episode}
+        echo_json({**data, "warnings": [warning.to_json() for warning in episode.warnings]})
         return
     click.echo(episode.id)
     click.echo(
         f"{'Staged' if staged else 'Recorded and committed'} the confirmation as {episode.id}; "
-        "'scarwarden distill' adds it to the rule's citations, and the task's words then reach it.",
+        f"{STAGED if staged else ''}'scarwarden distill' adds it to the rule's citations, and the "
+        "task's words then reach it.",
         err=True,
     )
 
@@ -126,10 +136,13 @@ def _print(
     repo: MemoryRepo, result: RecallResult, episode: Recorded | None, *, as_json: bool, staged: bool
 ) -> None:
     """Recall's result, or the ID of the episode the answer became (and what it means)."""
+    if episode is not None:
+        _warn(episode)
     if as_json:
         data = result.to_json()
         data["meaning"] = result.meaning
         data["episode"] = None if episode is None else episode.episode
+        data["warnings"] = [] if episode is None else [warning.to_json() for warning in episode.warnings]
         echo_json(data)
         return
     if episode is None:
@@ -138,7 +151,13 @@ def _print(
     click.echo(episode.id)
     click.echo(
         f"{'Staged' if staged else 'Recorded and committed'} the answer as "
-        f"{episode.id} (source: human-answer); 'scarwarden distill' can now learn "
-        "from it.",
+        f"{episode.id} (source: human-answer); {STAGED if staged else ''}'scarwarden distill' "
+        f"can {'then' if staged else 'now'} learn from it.",
         err=True,
     )
+
+
+def _warn(episode: Recorded) -> None:
+    """What the write warned about and recorded anyway, on stderr as ``episode add`` says it."""
+    for warning in episode.warnings:
+        click.echo(f"warning: {warning}", err=True)

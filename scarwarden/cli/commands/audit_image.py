@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo
-from scarwarden.errors import NoModelConfigured, ScarwardenError
+from scarwarden.errors import NoModelConfigured, Problem, ScarwardenError
 
 if TYPE_CHECKING:  # pragma: no cover
     from scarwarden.answers.visual import ImageAudit
@@ -60,7 +60,7 @@ def audit_image(ctx: click.Context, file: str, task: str, as_json: bool, strict:
     image = read_image(Path(file), max_bytes=cap)
     client = client_from_config(repo.config, os.environ)
     audit = run_audit(repo, image, task, client=client, source=file)
-    recorded = record_audit(repo, audit) if record and audit.judged else None
+    recorded = record_audit(repo, audit, warn=_warn) if record and audit.judged else None
     if as_json:
         data = audit.to_json()
         data["recorded"] = recorded.id if recorded is not None else None
@@ -128,3 +128,8 @@ def _finish(repo: MemoryRepo, audit: ImageAudit, *, strict: bool, record: bool, 
             f"the image violates {len(audit.violations)} rule(s) (--strict): {ids}",
             hint="fix the image, or argue with the rule in a pull request on the playbook",
         )
+
+
+def _warn(problem: Problem) -> None:
+    """What ``privacy:`` warns about in the recorded audit: on stderr, in ``episode add``'s words."""
+    click.echo(f"warning: {problem}", err=True)
