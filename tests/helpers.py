@@ -245,3 +245,20 @@ def new_memory(tmp_path: Path, *first: str) -> tuple[Path, Cli]:
     result = cli(*(first or ("init", "--no-hooks")))
     assert result.exit_code == 0, result.output
     return root, cli
+
+
+#: Personal data for the privacy tests of the doors that record a human's answer.
+CARD = "4111 1111 1111 1111"  # a test card number: Luhn-valid, Visa's prefix
+EMAIL = "jane@acme.io"
+
+
+def set_privacy(repo: MemoryRepo, **kinds: str) -> MemoryRepo:
+    """``repo`` with a committed scarwarden.yaml setting ``privacy:`` to ``kinds``
+    (``email="warn"``), opened again so that its settings are read."""
+    from scarwarden.repo import open_repo
+
+    lines = "".join(f"  {kind}: {action}\n" for kind, action in kinds.items())
+    (repo.root / "scarwarden.yaml").write_text(f"privacy:\n{lines}", encoding="utf-8")
+    git(repo.root, "add", "scarwarden.yaml")
+    git(repo.root, "commit", "-q", "--no-gpg-sign", "-m", "privacy settings")
+    return open_repo(repo.root)

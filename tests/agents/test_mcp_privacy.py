@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from conftest import git
+from helpers import CARD, EMAIL, set_privacy
 from test_mcp import data, error_text, ledger_state, run_client
 
 from scarwarden.repo import MemoryRepo
@@ -17,19 +18,10 @@ pytest.importorskip("mcp")
 
 BERLIN = "Book travel for the Berlin conference"
 DINNER = "Book a table for the team dinner"
-CARD = "4111 1111 1111 1111"  # a test card number: Luhn-valid, Visa's prefix
-EMAIL = "jane@acme.io"
-
-
-def _privacy(repo: MemoryRepo, **kinds: str) -> None:
-    lines = "".join(f"  {kind}: {action}\n" for kind, action in kinds.items())
-    (repo.root / "scarwarden.yaml").write_text(f"privacy:\n{lines}", encoding="utf-8")
-    git(repo.root, "add", "scarwarden.yaml")
-    git(repo.root, "commit", "-q", "--no-gpg-sign", "-m", "privacy settings")
 
 
 def test_ask_human_answer_and_confirm_rule_return_the_privacy_warnings(demo_repo: MemoryRepo) -> None:
-    _privacy(demo_repo, email="warn", card="warn")
+    set_privacy(demo_repo, email="warn", card="warn")
 
     async def body(client: Any) -> tuple[Any, ...]:
         answer = {"task": BERLIN, "answer": f"Send the tickets to {EMAIL}"}
@@ -51,7 +43,7 @@ def test_ask_human_answer_and_confirm_rule_return_the_privacy_warnings(demo_repo
 
 
 def test_ask_human_answer_and_confirm_rule_refused_by_privacy_write_nothing(demo_repo: MemoryRepo) -> None:
-    _privacy(demo_repo, email="refuse", card="refuse")
+    set_privacy(demo_repo, email="refuse", card="refuse")
     before = ledger_state(demo_repo.root)
 
     async def body(client: Any) -> tuple[Any, ...]:
@@ -78,7 +70,7 @@ def test_ask_human_answer_and_confirm_rule_refused_by_privacy_write_nothing(demo
 def test_record_episode_returns_the_privacy_warnings(demo_repo: MemoryRepo) -> None:
     """record_episode recorded personal data under ``warn`` as silently (Memory.record
     took no ``warn``); its result now lists it as ask_human_answer's does."""
-    _privacy(demo_repo, email="warn")
+    set_privacy(demo_repo, email="warn")
 
     async def body(client: Any) -> Any:
         fields = {"task": BERLIN, "outcome": f"Mailed the tickets to {EMAIL}"}

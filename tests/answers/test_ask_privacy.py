@@ -10,27 +10,17 @@ from __future__ import annotations
 import json
 
 from conftest import git, head
+from helpers import CARD, EMAIL, set_privacy
 
 from scarwarden.api import Memory
-from scarwarden.repo import MemoryRepo, open_repo
+from scarwarden.repo import MemoryRepo
 
 BERLIN = "Book travel for the Berlin conference"
 DINNER = "Book a table for the team dinner"
-CARD = "4111 1111 1111 1111"  # a test card number: Luhn-valid, Visa's prefix
-EMAIL = "jane@acme.io"
-
-
-def _privacy(repo: MemoryRepo, **kinds: str) -> MemoryRepo:
-    """``repo`` with a committed scarwarden.yaml setting ``privacy:`` to ``kinds``."""
-    lines = "".join(f"  {kind}: {action}\n" for kind, action in kinds.items())
-    (repo.root / "scarwarden.yaml").write_text(f"privacy:\n{lines}", encoding="utf-8")
-    git(repo.root, "add", "scarwarden.yaml")
-    git(repo.root, "commit", "-q", "--no-gpg-sign", "-m", "privacy settings")
-    return open_repo(repo.root)
 
 
 def test_ask_answer_says_the_privacy_warnings_as_episode_add_does(cli, demo_repo: MemoryRepo) -> None:
-    _privacy(demo_repo, email="warn", card="warn")
+    set_privacy(demo_repo, email="warn", card="warn")
     answer = f"Pay with the team card {CARD} and send the receipt to {EMAIL}"
     result = cli("ask", BERLIN, "--answer", answer)
     assert result.exit_code == 0, result.output
@@ -49,7 +39,7 @@ def test_ask_answer_says_the_privacy_warnings_as_episode_add_does(cli, demo_repo
 
 
 def test_ask_answer_json_carries_the_warnings_in_a_field(cli, demo_repo: MemoryRepo) -> None:
-    _privacy(demo_repo, email="warn")
+    set_privacy(demo_repo, email="warn")
     result = cli("ask", "--json", BERLIN, "--answer", f"Ask {EMAIL} first")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -75,7 +65,7 @@ def test_ask_confirm_says_the_privacy_warnings(cli, demo_repo: MemoryRepo) -> No
 
 
 def test_ask_answer_refused_by_privacy_writes_nothing(cli, demo_repo: MemoryRepo) -> None:
-    _privacy(demo_repo, email="refuse")
+    set_privacy(demo_repo, email="refuse")
     before = head(demo_repo)
     result = cli("ask", BERLIN, "--answer", f"Ask {EMAIL} first")
     assert result.exit_code == 1
@@ -87,7 +77,7 @@ def test_ask_answer_refused_by_privacy_writes_nothing(cli, demo_repo: MemoryRepo
 def test_a_refused_answer_is_hinted_in_words_the_door_has(cli, demo_repo: MemoryRepo) -> None:
     """The refusal hinted "record it with --redact-pii (typed placeholders)", an option
     of episode add that ask has not (nor MCP's tools, nor the web's forms)."""
-    _privacy(demo_repo, email="refuse", card="refuse")
+    set_privacy(demo_repo, email="refuse", card="refuse")
     answered = cli("ask", BERLIN, "--answer", f"Ask {EMAIL} first")
     confirmed = cli("ask", f"{DINNER}, paid with card {CARD}", "--confirm", "PB-06")
     for result in (answered, confirmed):
@@ -97,7 +87,7 @@ def test_a_refused_answer_is_hinted_in_words_the_door_has(cli, demo_repo: Memory
 
 
 def test_the_api_returns_the_warnings_of_an_answer_and_a_confirmation(demo_repo: MemoryRepo) -> None:
-    memory = Memory(_privacy(demo_repo, email="warn", card="warn"))
+    memory = Memory(set_privacy(demo_repo, email="warn", card="warn"))
     recorded = memory.answer(BERLIN, f"Send the tickets to {EMAIL}")
     (warning,) = recorded.warnings
     assert warning.field == "correction" and "an email address (privacy.email: warn)" in warning.message
@@ -110,7 +100,7 @@ def test_the_api_returns_the_warnings_of_an_answer_and_a_confirmation(demo_repo:
 def test_the_api_record_returns_its_warnings_and_a_batch_each_its_own(demo_repo: MemoryRepo) -> None:
     """Memory.record took no ``warn``: its Recorded now lists what privacy warned about;
     record_batch gives each episode its own and still calls ``warn``."""
-    memory = Memory(_privacy(demo_repo, email="warn"))
+    memory = Memory(set_privacy(demo_repo, email="warn"))
     recorded = memory.record(BERLIN, outcome=f"Mailed {EMAIL}")
     assert [w.field for w in recorded.warnings] == ["outcome"]
     said: list[object] = []

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import git, head
+from helpers import CARD, EMAIL, set_privacy
 
 from scarwarden.repo import MemoryRepo
 
@@ -21,16 +22,11 @@ TOKEN = "test-csrf-token"
 ORIGIN = {"Origin": "http://localhost"}
 BERLIN = "Book travel for the Berlin conference"
 DINNER = "Book a table for the team dinner"
-CARD = "4111 1111 1111 1111"  # a test card number: Luhn-valid, Visa's prefix
-EMAIL = "jane@acme.io"
 
 
 def _privacy(repo: MemoryRepo, **kinds: str) -> Any:
     """A test client of the UI on ``repo``, with ``privacy:`` set to ``kinds`` (committed)."""
-    lines = "".join(f"  {kind}: {action}\n" for kind, action in kinds.items())
-    (repo.root / "scarwarden.yaml").write_text(f"privacy:\n{lines}", encoding="utf-8")
-    git(repo.root, "add", "scarwarden.yaml")
-    git(repo.root, "commit", "-q", "--no-gpg-sign", "-m", "privacy settings")
+    set_privacy(repo, **kinds)
     app = create_app(repo.root, csrf_token=TOKEN, allowed_hosts={"localhost", "127.0.0.1"})
     return app.test_client()
 
