@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import tempfile
 from array import array
-from collections.abc import Sequence
-from typing import Any, overload
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, overload
 
 from scarwarden.files.episodes import Episode
 from scarwarden.files.write_journal import Planned
@@ -66,13 +66,7 @@ class Episodes(Sequence[Episode]):
     @overload
     def __getitem__(self, index: slice) -> list[Episode]: ...
     def __getitem__(self, index: int | slice) -> Episode | list[Episode]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        return Episode(json.loads(self._data.read(index)))
+        return _item(len(self), index, lambda i: Episode(json.loads(self._data.read(i))))
 
     @property
     def planned(self) -> Sequence[Planned]:
@@ -102,10 +96,19 @@ class _Planned(Sequence[Planned]):
     @overload
     def __getitem__(self, index: slice) -> list[Planned]: ...
     def __getitem__(self, index: int | slice) -> Planned | list[Planned]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        return self._episodes._planned(index)
+        return _item(len(self), index, self._episodes._planned)
+
+
+T = TypeVar("T")
+
+
+def _item(length: int, index: int | slice, read: Callable[[int], T]) -> T | list[T]:
+    """A sequence's ``[index]`` of ``length`` items, each read by ``read(i)``: a slice
+    as a list, a negative index from the end, :class:`IndexError` past either end."""
+    if isinstance(index, slice):
+        return [read(i) for i in range(*index.indices(length))]
+    if index < 0:
+        index += length
+    if not 0 <= index < length:
+        raise IndexError(index)
+    return read(index)
