@@ -159,11 +159,15 @@ def test_sigint_while_the_server_starts_exits_130(demo_repo: MemoryRepo, after: 
     assert stderr == "scarwarden mcp: interrupted\n", stderr
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 @pytest.mark.parametrize("when", ["starting", "serving"])
-def test_sigint_ignored_by_who_started_the_server_stays_ignored(demo_repo: MemoryRepo, when: str) -> None:
+def test_a_stop_signal_ignored_by_who_started_the_server_stays_ignored(
+    demo_repo: MemoryRepo, when: str, signum: int
+) -> None:
     """A server started with SIGINT ignored (nohup, a background job of a script, which
     a Ctrl-C on the script must not stop) goes on serving through one, as Python's own
-    handling (and asyncio's) leaves an ignored SIGINT ignored."""
+    handling (and asyncio's) leaves an ignored SIGINT ignored; so with SIGTERM ignored
+    (nohup-like supervisors). It ends at the end of stdin with 0."""
     timed = ["-X", "importtime"] if when == "starting" else []
     command = [sys.executable, *timed, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"]
     pipe = subprocess.PIPE
@@ -173,17 +177,17 @@ def test_sigint_ignored_by_who_started_the_server_stays_ignored(demo_repo: Memor
         stdout=pipe,
         stderr=pipe,
         bufsize=0,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        preexec_fn=lambda: signal.signal(signum, signal.SIG_IGN),
     )
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     try:
         if when == "starting":
             while _line_of(proc.stderr).rpartition("|")[2].strip() != "mcp.types":
                 pass
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         proc.stdin.write(json_lines([INITIALIZE]))
         assert json.loads(proc.stdout.readline())["id"] == 0
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         time.sleep(0.5)
         assert proc.poll() is None
         proc.stdin.close()
@@ -332,38 +336,6 @@ def test_sigterm_while_the_server_starts_exits_143(demo_repo: MemoryRepo, after:
     stderr = "".join(line for line in said if not line.startswith("import time:"))
     assert stderr == "scarwarden mcp: terminated\n", stderr
     assert proc.stdout.read() == b""
-
-
-@pytest.mark.parametrize("when", ["starting", "serving"])
-def test_sigterm_ignored_by_who_started_the_server_stays_ignored(demo_repo: MemoryRepo, when: str) -> None:
-    """As an ignored SIGINT: a server started with SIGTERM ignored goes on serving
-    through one, and ends at the end of stdin with 0."""
-    timed = ["-X", "importtime"] if when == "starting" else []
-    command = [sys.executable, *timed, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"]
-    pipe = subprocess.PIPE
-    proc = subprocess.Popen(
-        command,
-        stdin=pipe,
-        stdout=pipe,
-        stderr=pipe,
-        bufsize=0,
-        preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN),
-    )
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    try:
-        if when == "starting":
-            while _line_of(proc.stderr).rpartition("|")[2].strip() != "mcp.types":
-                pass
-        proc.send_signal(signal.SIGTERM)
-        proc.stdin.write(json_lines([INITIALIZE]))
-        assert json.loads(proc.stdout.readline())["id"] == 0
-        proc.send_signal(signal.SIGTERM)
-        time.sleep(0.5)
-        assert proc.poll() is None
-        proc.stdin.close()
-        assert proc.wait(timeout=20) == 0
-    finally:
-        _stop(proc)
 
 
 def test_sigterm_to_the_process_group_during_a_slow_hook_commits_the_episode_whole(
