@@ -33,11 +33,20 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
-def test_sigint_stops_the_server_after_the_write_in_flight(demo_repo: MemoryRepo) -> None:
+@pytest.mark.parametrize(
+    ("signum", "status", "said"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+)
+def test_a_stop_signal_stops_the_server_after_the_write_in_flight(
+    demo_repo: MemoryRepo, signum: int, status: int, said: str
+) -> None:
     """SIGINT (Ctrl-C, a client stopping it) did nothing until the next line arrived on
     stdin: the SDK waits for a line in a worker thread, which the cancelled serving
     waited for. Now it ends with 130 once the tool running (a record_episode waiting for
-    the ledger's lock, held here) has finished: its episode is committed whole."""
+    the ledger's lock, held here) has finished: its episode is committed whole. SIGTERM
+    (the SDK's stdio client sends it ~2 s after closing stdin; supervisors and container
+    runtimes stop services with it) ended the server outright, even mid-write; now as
+    SIGINT, with 143 (128 + SIGTERM)."""
     before = head(demo_repo)
     proc = start_server(demo_repo)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
@@ -52,14 +61,14 @@ def test_sigint_stops_the_server_after_the_write_in_flight(demo_repo: MemoryRepo
             proc.stdin.write(json_lines(lines))
             proc.stdin.flush()
             assert [json.loads(proc.stdout.readline())["id"] for _ in range(2)] == [0, 2]
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(signum)
             time.sleep(1)  # the signal reaches the server while the write waits
             assert proc.poll() is None  # the write in flight holds the exit
-        assert proc.wait(timeout=20) == 130
+        assert proc.wait(timeout=20) == status
     finally:
         _stop(proc)
     stderr = proc.stderr.read().decode()
-    assert stderr.strip() == "scarwarden mcp: interrupted", stderr
+    assert stderr.strip() == f"scarwarden mcp: {said}", stderr
     assert proc.stdout.read() == b""  # the interrupted call is not answered; nothing else is written
     assert head(demo_repo) != before
     assert git(demo_repo.root, "log", "-1", "--format=%s").stdout == "episode: refund a customer\n"
@@ -226,40 +235,6 @@ def _wait_until_full(fd: int) -> None:
         if unread != last:
             last, since = unread, time.monotonic()
         time.sleep(0.05)
-
-
-def test_sigterm_stops_the_server_after_the_write_in_flight(demo_repo: MemoryRepo) -> None:
-    """SIGTERM (the SDK's stdio client sends it ~2 s after closing stdin; supervisors and
-    container runtimes stop services with it) ended the server outright, even with a
-    record_episode mid-way (left for the next write to repair). Now as SIGINT: the write
-    in flight (waiting for the ledger's lock, held here) finishes, committed whole, then
-    the server exits 143 (128 + SIGTERM); a second SIGTERM still ends it at once."""
-    before = head(demo_repo)
-    proc = start_server(demo_repo)
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    lines = [
-        INITIALIZE,
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
-        {"jsonrpc": "2.0", "id": 2, "method": "ping"},  # answered: the call has begun
-    ]
-    try:
-        with write_lock(demo_repo):
-            proc.stdin.write(json_lines(lines))
-            proc.stdin.flush()
-            assert [json.loads(proc.stdout.readline())["id"] for _ in range(2)] == [0, 2]
-            proc.send_signal(signal.SIGTERM)
-            time.sleep(1)  # the signal reaches the server while the write waits
-            assert proc.poll() is None  # the write in flight holds the exit
-        assert proc.wait(timeout=20) == 143
-    finally:
-        _stop(proc)
-    stderr = proc.stderr.read().decode()
-    assert stderr.strip() == "scarwarden mcp: terminated", stderr
-    assert proc.stdout.read() == b""  # the interrupted call is not answered; nothing else is written
-    assert head(demo_repo) != before
-    assert git(demo_repo.root, "log", "-1", "--format=%s").stdout == "episode: refund a customer\n"
-    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
 
 
 @pytest.mark.parametrize("second", [signal.SIGTERM, signal.SIGINT])
