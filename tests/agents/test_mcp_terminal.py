@@ -43,6 +43,27 @@ def _read(master: int, seconds: float, until: bytes | None = None) -> bytes:
     return out
 
 
+def _served_on_a_terminal(repo: MemoryRepo) -> tuple[int, subprocess.Popen[bytes]]:
+    """``scarwarden mcp`` with a pseudo-terminal as its stdin and controlling terminal
+    (so a \\x03 typed on it is Ctrl-C's SIGINT to its process group), echo off so the
+    requests typed are not written back, stdout and stderr piped; the terminal's master
+    end and the process."""
+    master, slave = pty.openpty()
+    attrs = termios.tcgetattr(slave)
+    attrs[3] &= ~termios.ECHO
+    termios.tcsetattr(slave, termios.TCSANOW, attrs)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scarwarden", "-C", str(repo.root), "mcp"],
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+    )
+    os.close(slave)
+    return master, proc
+
+
 def test_on_a_terminal_it_says_what_it_is_and_ends_on_ctrl_c(demo_repo: MemoryRepo) -> None:
     """A real Ctrl-C: the pty is the server's controlling terminal, so typing \\x03 sends
     SIGINT to it as a shell would (was: ignored once, then 'Aborted!' and a hang)."""
@@ -80,19 +101,7 @@ def test_ctrl_c_on_a_terminal_lets_the_write_in_flight_finish(demo_repo: MemoryR
     for the next write to repair and the exit status said success. Now as over pipes:
     the write finishes, committed whole, then the server exits 130."""
     before = head(demo_repo)
-    master, slave = pty.openpty()
-    attrs = termios.tcgetattr(slave)
-    attrs[3] &= ~termios.ECHO  # the requests typed are not written back
-    termios.tcsetattr(slave, termios.TCSANOW, attrs)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"],
-        stdin=slave,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
-    )
-    os.close(slave)
+    master, proc = _served_on_a_terminal(demo_repo)
     assert proc.stdout is not None and proc.stderr is not None
     lines = [
         INITIALIZE,
@@ -215,19 +224,7 @@ def test_ctrl_c_during_a_slow_commit_hook_commits_the_episode_whole(
     hook.mkdir(parents=True, exist_ok=True)
     (hook / "pre-commit").write_text(f"#!/bin/sh\n: > '{running}'\nsleep 2\nexit 0\n")
     (hook / "pre-commit").chmod(0o755)
-    master, slave = pty.openpty()
-    attrs = termios.tcgetattr(slave)
-    attrs[3] &= ~termios.ECHO  # the requests typed are not written back
-    termios.tcsetattr(slave, termios.TCSANOW, attrs)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"],
-        stdin=slave,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
-    )
-    os.close(slave)
+    master, proc = _served_on_a_terminal(demo_repo)
     assert proc.stdout is not None and proc.stderr is not None
     lines = [
         INITIALIZE,
