@@ -340,7 +340,7 @@ def _form_text(name: str) -> str:
 
 
 def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
-    """The one write: record a human's answer (POST, CSRF token, same origin)."""
+    """POST /answer: record a human's answer (CSRF token, same origin; a form sent twice is recorded once)."""
 
     @app.post("/answer")
     def answer() -> Response:
