@@ -167,9 +167,6 @@ def report_error(exc: Exception, *, debug: bool, repo_path: str) -> int:
     from scarwarden.errors import ExitCode, ScarwardenError
 
     error = exc if isinstance(exc, ScarwardenError) else expected(exc, repo_path)
-    stopped = getattr(sys.modules.get("scarwarden.agents.mcp.interrupt"), "STOPPED", 0)
-    if error is None and stopped:
-        return int(stopped)  # a stop signal while `mcp` started, wrapped by a library: said already
     if error is None:
         if debug:
             raise exc

@@ -15,6 +15,7 @@ ended the process outright even mid-write. Nothing here imports the SDK.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -72,7 +73,7 @@ def stop_at_start() -> dict[int, Any]:
     """Until the event loop receives SIGINT and SIGTERM (:meth:`Interrupt.cancelling`),
     have one exit 130 or 143 as it would once serving (~0.7 s: reading the command
     line, opening the memory, importing the SDK, building the server), not with click's
-    "Aborted!" and exit 1; nothing is written meanwhile. A signal ignored by whoever
+    "Aborted!" and exit 1 (:func:`stopped_at_start`). A signal ignored by whoever
     started the server (nohup) stays ignored. The handlers it replaces, by signal."""
     previous: dict[int, Any] = {signum: signal.getsignal(signum) for signum in STOPS}
     for signum, handler in previous.items():
@@ -81,22 +82,17 @@ def stop_at_start() -> dict[int, Any]:
     return previous
 
 
-#: The exit status of a signal that stopped the server before it served (130, 143;
-#: 0: none, :func:`stopped_at_start`): the SystemExit raised then may reach the
-#: command's boundary wrapped in a library's own error (pydantic building a schema
-#: re-raised it as a ``SchemaError``), which the boundary then reports as this stop
-#: with this status, not as "internal error".
-STOPPED = 0
-
-
 def stopped_at_start(signum: int, frame: Any) -> None:
-    global STOPPED
-    STOPPED = 128 + signum
+    """Say it, then end the process at once with 128 + the signal: as a kill would,
+    which every write survives (a killed write is undone by the next one). Not by
+    raising SystemExit, which lands wherever the start was, inside a library's import
+    or its C code: pydantic building a schema re-raised it as its own error ("internal
+    error", exit 1), and on Python 3.13 the process once hung instead of exiting."""
     for each in STOPS:  # a second signal meanwhile: the process ends
         if signal.getsignal(each) is stopped_at_start:
             signal.signal(each, signal.SIG_DFL)
     say_stopped(signum)
-    raise SystemExit(128 + signum)  # not a KeyboardInterrupt: one raised in eval() makes the status -2
+    os._exit(128 + signum)
 
 
 def say_stopped(signum: int = signal.SIGINT) -> None:
