@@ -102,13 +102,20 @@ def test_sigint_stops_a_server_whose_client_reads_no_answers(demo_repo: MemoryRe
     assert len(set(ids)) == len(ids) and set(ids) <= set(range(60)), ids  # whole answers, each once
 
 
+@pytest.mark.parametrize(
+    ("signum", "status", "said"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+)
 @pytest.mark.parametrize("burst", [0, 200])
-def test_sigint_stops_a_server_idle_or_mid_burst(demo_repo: MemoryRepo, burst: int) -> None:
+def test_a_stop_signal_stops_a_server_idle_or_mid_burst(
+    demo_repo: MemoryRepo, burst: int, signum: int, status: int, said: str
+) -> None:
     """On Python 3.10 (setup.cfg: python_requires >= 3.10) any SIGINT ended the server
     with exit 1 and a traceback, "asyncio.exceptions.CancelledError": asyncio's runner
     (anyio's copy of 3.11's) turns its cancellation into a KeyboardInterrupt on 3.11
     only, and the interrupt's teardown errors were told from a crash with 3.11's
-    Task.cancelling(). Run this file with a 3.10 interpreter to see it."""
+    Task.cancelling(). Run this file with a 3.10 interpreter to see it. SIGTERM, idle
+    or mid-burst: exit 143, that one line on stderr, and whole JSON-RPC lines on stdout."""
     proc = start_server(demo_repo)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     recall = {"name": "recall", "arguments": {"task": "draft a launch post"}}
@@ -121,13 +128,17 @@ def test_sigint_stops_a_server_idle_or_mid_burst(demo_repo: MemoryRepo, burst: i
         assert json.loads(proc.stdout.readline())["id"] == 0
         if burst:
             assert "id" in json.loads(proc.stdout.readline())  # the burst is being answered
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=20) == 130
+        proc.send_signal(signum)
+        assert proc.wait(timeout=20) == status
     finally:
         _stop(proc)
     stderr = proc.stderr.read().decode()
-    assert stderr.endswith("scarwarden mcp: interrupted\n"), stderr
+    assert stderr.endswith(f"scarwarden mcp: {said}\n"), stderr
     assert "Traceback" not in stderr and "internal error" not in stderr, stderr
+    if signum == signal.SIGTERM:
+        assert stderr == "scarwarden mcp: terminated\n"
+        for line in proc.stdout.read().splitlines():
+            assert "id" in json.loads(line)
 
 
 @pytest.mark.parametrize(
@@ -261,31 +272,6 @@ def test_a_second_stop_signal_ends_the_server_at_once(demo_repo: MemoryRepo, sec
             assert proc.wait(timeout=20) == -second
     finally:
         _stop(proc)
-
-
-@pytest.mark.parametrize("burst", [0, 200])
-def test_sigterm_stops_a_server_idle_or_mid_burst(demo_repo: MemoryRepo, burst: int) -> None:
-    """SIGTERM while the server waits for a request, or answers a burst of them: exit
-    143 and one line on stderr; what it wrote on stdout is whole JSON-RPC lines."""
-    proc = start_server(demo_repo)
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    recall = {"name": "recall", "arguments": {"task": "draft a launch post"}}
-    lines = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}] + [
-        {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": recall} for n in range(1, burst + 1)
-    ]
-    try:
-        proc.stdin.write(json_lines(lines))
-        proc.stdin.flush()
-        assert json.loads(proc.stdout.readline())["id"] == 0
-        if burst:
-            assert "id" in json.loads(proc.stdout.readline())  # the burst is being answered
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 143
-    finally:
-        _stop(proc)
-    assert proc.stderr.read().decode() == "scarwarden mcp: terminated\n"
-    for line in proc.stdout.read().splitlines():
-        assert "id" in json.loads(line)
 
 
 @pytest.mark.parametrize(
