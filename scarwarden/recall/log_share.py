@@ -11,8 +11,9 @@ An import is all or nothing: every line is checked first (a JSON object, the fie
 types, a known verdict, a time, a receipt whose hash matches, text free of NUL and other
 control characters but tab and newline, as episodes' text is), and a bad line refuses
 the whole file naming its line, so nothing is half-merged. Lines already in the log
-(same time, task, verdict, rules, playbook and receipt) are skipped, so importing the
-same file twice, or a clone's log that holds lines of ours, adds nothing twice.
+(same time, task, verdict, rules, playbook and receipt, or a line of ours as the export
+redacted it) are skipped, so importing the same file twice, or a clone's log that holds
+lines of ours, adds nothing twice.
 """
 
 from __future__ import annotations
@@ -260,6 +261,7 @@ def _insert(index: Index, rows: list[tuple[Any, ...]]) -> ImportResult:
         _key(LogEntry(0, r[0], r[1], r[2], json.loads(r[3]), [], r[4], json.loads(r[5] or "{}")))
         for r in conn.execute("SELECT at, task, verdict, rule_ids, playbook_commit, detail FROM recall_log")
     }
+    have |= _screened_twins(index, rows)
     new = []
     for row in sorted(rows, key=lambda r: r[0]):
         key = _key(LogEntry(0, row[0], row[1], row[2], json.loads(row[3]), [], row[5], json.loads(row[6])))
@@ -273,6 +275,20 @@ def _insert(index: Index, rows: list[tuple[Any, ...]]) -> ImportResult:
             new,
         )
     return ImportResult(added=len(new), skipped=len(rows) - len(new))
+
+
+def _screened_twins(index: Index, rows: list[tuple[Any, ...]]) -> set[tuple[Any, ...]]:
+    """The keys our lines had in an export, for the rows an export redacted: a line of ours
+    that came back redacted (from a clone that imported our export) is no new line."""
+    wanted = {(r[0], r[2], r[3], r[5]) for r in rows if "redacted" in json.loads(r[6])}
+    if not wanted:
+        return set()
+    config, twins = index.repo.config, set()
+    for entry in read_log(index, limit=None):
+        if (entry.at, entry.verdict, json.dumps(entry.rule_ids), entry.playbook_commit) in wanted:
+            out = screen_line(entry.to_json(), config.secrets.allow, config.privacy)[0]
+            twins.add(_key(LogEntry(**out)))  # to_json's fields are LogEntry's
+    return twins
 
 
 def _key(entry: LogEntry) -> tuple[Any, ...]:

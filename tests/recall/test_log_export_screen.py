@@ -98,3 +98,18 @@ def test_export_handles_personal_data_as_the_privacy_setting_says(cli: Cli, demo
     set_privacy(demo_repo, email="warn", card="refuse")
     lines, stderr = _export(cli)
     assert lines[0]["task"] == f"Refund {EMAIL}, card [card]" and "privacy: warn lets through" in stderr
+
+
+def test_a_redacted_line_of_ours_imported_back_adds_nothing_twice(
+    cli: Cli, demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """A clone's export that holds our lines (redacted on the way out) merges nothing twice."""
+    recall_task(demo_repo, f"Deploy the site, {fake_secrets()['github-token']}")
+    recall_task(demo_repo, "Draft a LinkedIn post announcing our beta")
+    exported = tmp_path / "ours.jsonl"
+    exported.write_text(cli("log", "--export").stdout)
+    result = cli("log", "--import", str(exported), "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"added": 0, "skipped": 2}
+    with open_index(demo_repo) as index:
+        assert len(read_log(index, limit=None)) == 2
