@@ -42,7 +42,7 @@ _VERDICTS = ("ACT", "ACT_AND_FLAG", "ASK_HUMAN")
     "export",
     is_flag=True,
     help="Write the log as JSON lines to stdout, oldest first (the filters apply, --limit does not), "
-    "for another clone's `log --import`.",
+    "for another clone's `log --import`; screened as the ledger screens episodes (see above).",
 )
 @click.option(
     "--import",
@@ -74,7 +74,14 @@ def log_cmd(
     lives in the index database (.scarwarden/index.db), not in git. Recall refuses a
     task holding control characters; a log written by an older version may hold one
     (ESC, BEL, NUL...), shown escaped, as \\x1b, so a task cannot drive the terminal;
-    --json and --export keep the text exact.
+    --json and --export keep the text exact (but what --export's screen replaces).
+
+    The log is local and keeps each task as asked, credentials too (receipts are resolved
+    from it; a receipt's hash covers its task). --export, what leaves this clone, screens
+    every text as the ledger screens episodes: a credential becomes [redacted <kind>],
+    personal data privacy: refuses becomes [email], [phone] or [card] (such a line drops
+    its receipt; detail.redacted lists the kinds); stderr says how many lines were
+    redacted, and how many hold personal data privacy: warn lets through.
 
     \b
     Examples:
@@ -97,11 +104,7 @@ def log_cmd(
         return
     filters = {"since": since_at, "until": until_at, "task_grep": task_grep, "verdict": verdict}
     if export:
-        from scarwarden.recall.log_share import export_lines
-
-        with open_index(repo) as index:
-            for line in export_lines(index, **filters):
-                click.echo(line)
+        _export(repo, filters)
         return
     with open_index(repo) as index:
         entries = read_log(
@@ -158,6 +161,30 @@ def _print_entries(entries: list[LogEntry], *, filtered: bool) -> None:
         )
         commit = terminal_text(entry.playbook_commit[:12]) if entry.playbook_commit else "uncommitted"
         click.echo(f"    rules: {rules or '-'}   playbook: {commit}")
+
+
+def _export(repo: MemoryRepo, filters: dict[str, str | None]) -> None:
+    """``--export``: the log as JSON lines, screened; what the screen did, on stderr."""
+    from scarwarden.index import open_index
+    from scarwarden.recall.log_share import ExportTally, export_lines
+
+    tally = ExportTally()
+    with open_index(repo) as index:
+        for line in export_lines(index, tally, **filters):
+            click.echo(line)
+    if tally.redacted:
+        click.echo(
+            f"log --export: {tally.redacted} of {tally.lines} recall(s) had a credential or personal data "
+            "replaced by a placeholder, and their receipts left out (a receipt's hash covers the task); "
+            "this clone's log keeps the exact text",
+            err=True,
+        )
+    if tally.personal:
+        click.echo(
+            f"warning: {tally.personal} exported recall(s) hold personal data that privacy: warn lets "
+            "through (privacy: refuse in scarwarden.yaml replaces it with a placeholder)",
+            err=True,
+        )
 
 
 def _import(repo: MemoryRepo, file: IO[bytes], as_json: bool) -> None:
