@@ -24,6 +24,7 @@ from scarwarden.settings_check import (
     coerce_setting,
     range_problem,
     text_setting_problem,
+    unquoted_off,
 )
 
 TYPE_CHECKING = False
@@ -308,6 +309,8 @@ def _build_section(cls: type, raw: Any, where: str, origins: Mapping[str, str]) 
                 + f"known settings in '{where}': {', '.join(sorted(known))}",
             )
         name = f"{where}.{key}"
+        if cls is PrivacySettings and isinstance(value, bool):
+            value = unquoted_off(value, name)
         values[key] = coerce_setting(value, getattr(defaults, key), name, origins.get(name))
     return cls(**values)
 

@@ -171,3 +171,14 @@ def api_key_problem(key: str) -> str | None:
     else:
         what = f"the character U+{ord(char):04X}"
     return f"holds {what} at character {at + 1}; an API key is printable ASCII with no spaces"
+
+
+def unquoted_off(value: bool, name: str) -> str:
+    """A privacy setting YAML read as a boolean: an unquoted ``off`` (or ``no``) is false,
+    which is ``off``; ``on``, ``yes`` or ``true`` names no policy."""
+    if not value:
+        return "off"
+    raise ConfigError(
+        f"{name} must be off, warn or refuse, got true",
+        hint=f"YAML reads an unquoted on, yes or true as true: write off, warn or refuse in {SETTINGS_FILE}",
+    )

@@ -200,6 +200,28 @@ def test_privacy_policy_warns_refuses_and_redacts(cli, demo_repo: MemoryRepo) ->
     assert bad.exit_code == 2 and "privacy.email must be off, warn or refuse" in bad.output
 
 
+def test_an_unquoted_off_in_the_privacy_policy_is_off(cli, demo_repo: MemoryRepo) -> None:
+    """docs/privacy.md writes ``phone: off`` unquoted, which YAML 1.1 reads as false: it
+    was "privacy.phone must be str, got bool (False)" on every command (exit 2)."""
+    root = demo_repo.root
+    (root / "scarwarden.yaml").write_text("privacy:\n  email: warn\n  phone: off\n  card: no\n")
+    config = open_repo(root).config.privacy
+    assert (config.email, config.phone, config.card) == ("warn", "off", "off")
+    added = cli(
+        "episode",
+        "add",
+        "--task",
+        "Call back",
+        "--outcome",
+        "Called +44 20 7946 0958, card 4111 1111 1111 1111",
+    )
+    assert added.exit_code == 0 and "warning:" not in added.output, added.output
+    (root / "scarwarden.yaml").write_text("privacy:\n  phone: on\n")
+    bad = cli("episode", "add", "--task", "x", "--outcome", "y")
+    assert bad.exit_code == 2 and "privacy.phone must be off, warn or refuse, got true" in bad.output
+    assert "unquoted on, yes or true" in bad.output
+
+
 def test_gate_applies_the_privacy_policy(demo_repo: MemoryRepo) -> None:
     root = demo_repo.root
     (root / "scarwarden.yaml").write_text("privacy:\n  email: refuse\n  phone: warn\n")
