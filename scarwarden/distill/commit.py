@@ -242,8 +242,9 @@ def commit_on_branch(repo: MemoryRepo, branch: str, base: str, data: bytes, text
     return sha
 
 
-def write_only(repo: MemoryRepo, data: bytes, text: str) -> str:
-    """``--no-commit``: save the message; write the playbook; return the message's path.
+def write_only(repo: MemoryRepo, data: bytes | None, text: str) -> str:
+    """``--no-commit``: save the message; write the playbook (``None``: no rule changed,
+    the message alone records the episodes); return the message's path.
     The message first: a playbook written without it would cite the episodes, so the next
     run would find nothing new, and its distilled-episode lines would be lost."""
     repo.state_dir.mkdir(parents=True, exist_ok=True)
@@ -252,5 +253,6 @@ def write_only(repo: MemoryRepo, data: bytes, text: str) -> str:
         ignore.write_text("*\n")
     path = repo.state_dir / MESSAGE_FILE
     atomic_write(path, text.encode("utf-8"))
-    atomic_write(repo.playbook_path, data)
+    if data is not None:
+        atomic_write(repo.playbook_path, data)
     return str(path.relative_to(repo.root))

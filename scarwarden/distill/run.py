@@ -364,5 +364,5 @@ def _land(repo: MemoryRepo, result: DistillResult, head: str, *, branch: str | N
             result.commit = commits.commit_on_branch(repo, branch, head, data, result.message)
         elif commit:
             result.commit = commits.commit_here(repo, data, result.message)
-        elif result.changes:
-            result.message_file = commits.write_only(repo, data, result.message)
+        else:  # no rule changed: the message alone records the episodes the model saw
+            result.message_file = commits.write_only(repo, data if result.changes else None, result.message)

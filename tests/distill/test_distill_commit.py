@@ -245,3 +245,29 @@ def test_a_reverted_distillation_is_distilled_again(demo_repo: MemoryRepo) -> No
     revert = git(demo_repo.root, "rev-parse", "HEAD").stdout.strip()
     git(demo_repo.root, "revert", "--no-edit", revert)  # re-done: counts again
     assert distill(demo_repo, offline=True, dry_run=True).new == []
+
+
+def test_no_commit_after_a_model_run_that_changed_nothing_saves_its_message(
+    cli, demo_repo: MemoryRepo, fake_llm: FakeLLM
+) -> None:
+    """The model saw the three new episodes and found nothing: a commit records them so
+    they are not sent again; --no-commit recorded nothing and said nothing, so every
+    later run sent them again (tokens, and another answer each time). Distillation stays
+    a commit: the message is saved, with how to commit it and what happens until then."""
+    fake_llm.script(reply_json({"operations": []}))
+    head = git(demo_repo.root, "rev-parse", "HEAD").stdout
+    before = demo_repo.playbook_path.read_bytes()
+    result = cli("distill", "--no-commit")
+    assert result.exit_code == 0, result.output
+    saved = (demo_repo.root / ".scarwarden" / "distill-message.txt").read_text()
+    assert saved.count("Scarwarden-Distilled-Episode: ep-") == 3
+    assert "git commit --allow-empty -F .scarwarden/distill-message.txt" in result.stdout
+    assert "the 3 episode(s) the model saw that no rule cites are not marked distilled" in result.stderr
+    assert "until that commit is made: the next distill sends them again" in result.stderr
+    assert demo_repo.playbook_path.read_bytes() == before
+    assert git(demo_repo.root, "rev-parse", "HEAD").stdout == head
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+    # The suggested commit records them: the next run asks the model nothing.
+    git(demo_repo.root, "commit", "-q", "--allow-empty", "-F", ".scarwarden/distill-message.txt")
+    assert distill(demo_repo, dry_run=True, commit=False).new == []
+    assert len(fake_llm.requests) == 1
