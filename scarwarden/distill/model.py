@@ -215,7 +215,7 @@ def shown_only(
     for op in ops:
         rule = playbook.get(canonical_rule_id(op.rule_id)) if op.rule_id and op.kind != "add" else None
         allowed = sent | set(rule.episode_ids if rule else ())
-        op = _seen_sentences(op, allowed, drops)
+        op = _real_sentences(_seen_sentences(op, allowed, drops), rule, drops)
         unseen = tuple(ep for ep in dict.fromkeys(op.episode_ids) if ep in ledger and ep not in allowed)
         if not unseen:
             kept.append(op)
@@ -255,6 +255,21 @@ def _seen_sentences(op: Operation, allowed: set[str], drops: list[Drop]) -> Oper
         return op
     text, sources = build_text(parts)
     return replace(op, text=text or None, sources=sources)
+
+
+def _real_sentences(op: Operation, rule: pb.Rule | None, drops: list[Drop]) -> Operation:
+    """A map entry naming a sentence the text (an update's without one: the rule's) does
+    not have is left out, and reported: it was ignored unsaid, and the model's account
+    of its sentences was wrong."""
+    if not op.sources:
+        return op
+    count = len(split_sentences(op.text or (rule.text if rule else "")))
+    for source in (s for s in op.sources if s.number > count):
+        why = f"sentences_from names sentence {source.number} ({', '.join(source.episode_ids)}), "
+        why += f"but the text has {count}; that entry is left out"
+        drops.append(Drop(op.label(), why, (), whole=False))
+    kept = tuple(s for s in op.sources if s.number <= count)
+    return op if len(kept) == len(op.sources) else replace(op, sources=kept)
 
 
 def to_retry(

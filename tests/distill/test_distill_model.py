@@ -634,3 +634,34 @@ def test_an_id_holding_a_line_break_cannot_forge_a_commit_line(
         distill(demo_repo, client=client_for(llm))
     assert "must be one line" in caught.value.message
     assert snapshot(demo_repo) == before
+
+
+def test_a_map_naming_a_sentence_the_text_has_not_is_reported(demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    """The text has one sentence; the map also names a sentence 5 (for a webinar episode)
+    and a map-only update names PB-02's sentence 7. Both entries were ignored unsaid:
+    the model's account of its sentences was wrong and no reader was told. Now each
+    is left out and reported; the rules stand."""
+    answer = {
+        "operations": [
+            {
+                "op": "add",
+                "title": "Follow the glossary",
+                "text": "Use the glossary in the shared drive.",
+                "episode_ids": [GERMAN, WEBINAR[0]],
+                "sentences_from": {"1": [GERMAN], "5": [WEBINAR[0]]},
+            },
+            {
+                "op": "update",
+                "rule_id": "PB-02",
+                "episode_ids": [WEBINAR[1]],
+                "sentences_from": {"7": [WEBINAR[1]]},
+            },
+        ]
+    }
+    llm.script(reply_json(answer))
+    result = distill(demo_repo, client=client_for(llm))
+    assert [c.kind for c in result.changes] == ["add", "update"]
+    reported = [d.describe() for d in result.drops]
+    assert any("sentence 5" in line and WEBINAR[0] in line and "has 1" in line for line in reported), reported
+    assert any(line.startswith("update PB-02:") and "sentence 7" in line for line in reported), reported
+    assert "names sentence 5" in last_message(demo_repo)
