@@ -34,6 +34,7 @@ from scarwarden.distill.ops import (
 )
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode
+from scarwarden.files.playbook_sentences import Source
 from scarwarden.files.playbook_sentences import build as build_text
 from scarwarden.files.playbook_sentences import split as split_sentences
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
@@ -215,7 +216,7 @@ def shown_only(
     for op in ops:
         rule = playbook.get(canonical_rule_id(op.rule_id)) if op.rule_id and op.kind != "add" else None
         allowed = sent | set(rule.episode_ids if rule else ())
-        op = _real_sentences(_seen_sentences(op, allowed, drops), rule, drops)
+        op = _kept_map(_real_sentences(_seen_sentences(op, allowed, drops), rule, drops), rule)
         unseen = tuple(ep for ep in dict.fromkeys(op.episode_ids) if ep in ledger and ep not in allowed)
         if not unseen:
             kept.append(op)
@@ -270,6 +271,27 @@ def _real_sentences(op: Operation, rule: pb.Rule | None, drops: list[Drop]) -> O
         drops.append(Drop(op.label(), why, (), whole=False))
     kept = tuple(s for s in op.sources if s.number <= count)
     return op if len(kept) == len(op.sources) else replace(op, sources=kept)
+
+
+def _kept_map(op: Operation, rule: pb.Rule | None) -> Operation:
+    """An update's map speaks for the sentences it names: the rule's own entries for the
+    sentences the new text keeps word for word, and the map leaves out, stay. They were
+    erased (a sentence mapped to the episode that taught it became "from the rule's
+    citations", the new episode among them), as was the whole map of a new text without one."""
+    if op.kind != "update" or rule is None or not rule.sources or (op.sources is None and not op.text):
+        return op
+    old = split_sentences(rule.text)
+    entries = {old[s.number - 1]: s for s in rule.sources if s.number <= len(old)}
+    given = {s.number for s in op.sources or ()}
+    said = split_sentences(" ".join((op.text or rule.text).split()))
+    kept = [
+        Source(n, entries[sentence].episode_ids, entries[sentence].model)
+        for n, sentence in enumerate(said, 1)
+        if n not in given and sentence in entries
+    ]
+    if not kept:
+        return op
+    return replace(op, sources=tuple(sorted([*(op.sources or ()), *kept], key=lambda s: s.number)))
 
 
 def to_retry(
