@@ -275,23 +275,23 @@ def _real_sentences(op: Operation, rule: pb.Rule | None, drops: list[Drop]) -> O
 
 def _kept_map(op: Operation, rule: pb.Rule | None) -> Operation:
     """An update's map speaks for the sentences it names: the rule's own entries for the
-    sentences the new text keeps word for word, and the map leaves out, stay. They were
-    erased (a sentence mapped to the episode that taught it became "from the rule's
-    citations", the new episode among them), as was the whole map of a new text without one."""
+    sentences the new text keeps word for word, and the map leaves out or names the same
+    episodes for, stay. They were erased (a sentence mapped to the episode that taught it
+    became "from the rule's citations", the new episode among them), as was the whole map
+    of a new text without one, and a restated entry lost its mark for the model's."""
     if op.kind != "update" or rule is None or not rule.sources or (op.sources is None and not op.text):
         return op
     old = split_sentences(rule.text)
     entries = {old[s.number - 1]: s for s in rule.sources if s.number <= len(old)}
-    given = {s.number for s in op.sources or ()}
-    said = split_sentences(" ".join((op.text or rule.text).split()))
-    kept = [
-        Source(n, entries[sentence].episode_ids, entries[sentence].model)
-        for n, sentence in enumerate(said, 1)
-        if n not in given and sentence in entries
-    ]
-    if not kept:
-        return op
-    return replace(op, sources=tuple(sorted([*(op.sources or ()), *kept], key=lambda s: s.number)))
+    given = {s.number: s for s in op.sources or ()}
+    sources: list[Source] = []
+    for n, sentence in enumerate(split_sentences(" ".join((op.text or rule.text).split())), 1):
+        entry, named = entries.get(sentence), given.get(n)
+        if entry is not None and (named is None or set(named.episode_ids) == set(entry.episode_ids)):
+            sources.append(Source(n, entry.episode_ids, entry.model))
+        elif named is not None:
+            sources.append(named)
+    return op if tuple(sources) == (op.sources or ()) else replace(op, sources=tuple(sources))
 
 
 def to_retry(

@@ -189,3 +189,18 @@ def test_a_new_text_without_a_map_keeps_the_map_of_the_sentences_it_keeps(
     everyone = (*TAUGHT, *WEBINAR)
     kept = [((TAUGHT[0],), "stated"), ((TAUGHT[1],), "stated")]
     assert _said(demo_repo, rule_id) == [*kept, (everyone, "rule")]
+
+
+def test_a_map_restating_a_sentence_s_episodes_changes_nothing(cli, demo_repo: MemoryRepo, fake_llm) -> None:
+    """The model names for each sentence the very episodes the map names already: its
+    mark became '(model)' (a warning where the support check refused), recorded as an
+    update ('sentence map changed') that changed nothing else."""
+    rule_id = _mapped_rule(cli)
+    head = git(demo_repo.root, "rev-parse", "HEAD").stdout
+    same = {"1": TAUGHT[:1], "2": TAUGHT[1:]}
+    update = {"op": "update", "rule_id": rule_id, "episode_ids": TAUGHT, "sentences_from": same}
+    fake_llm.script(reply_json({"operations": [update]}))
+    done = cli("distill", "--json")
+    assert done.exit_code == 0, done.output
+    assert _said(demo_repo, rule_id) == [((TAUGHT[0],), "stated"), ((TAUGHT[1],), "stated")]
+    assert git(demo_repo.root, "diff", head.strip(), "HEAD", "--", "memory/playbook.md").stdout == ""
