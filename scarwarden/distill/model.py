@@ -216,7 +216,7 @@ def shown_only(
     for op in ops:
         rule = playbook.get(canonical_rule_id(op.rule_id)) if op.rule_id and op.kind != "add" else None
         allowed = sent | set(rule.episode_ids if rule else ())
-        op = _kept_map(_real_sentences(_seen_sentences(op, allowed, drops), rule, drops), rule)
+        op = _kept_map(_real_sentences(_seen_sentences(op, allowed, drops, rule), rule, drops), rule)
         unseen = tuple(ep for ep in dict.fromkeys(op.episode_ids) if ep in ledger and ep not in allowed)
         if not unseen:
             kept.append(op)
@@ -231,17 +231,21 @@ def shown_only(
 
 
 UNSEEN_SENTENCE = "a sentence attributed to an episode not sent to the model; the sentence is dropped"
+UNSEEN_KEPT = "the rule's own sentence attributed to an episode not sent to the model; the sentence is kept"
 
 
-def _seen_sentences(op: Operation, allowed: set[str], drops: list[Drop]) -> Operation:
+def _seen_sentences(op: Operation, allowed: set[str], drops: list[Drop], rule: pb.Rule | None) -> Operation:
     """The model's sentence map checked (issue 25): a sentence attributed to an episode
     the model was not shown is dropped from the text, and reported; the others keep the
-    episodes they name (a sentence the map leaves out: from the rule's citations)."""
+    episodes they name (a sentence the map leaves out: from the rule's citations). A
+    sentence an updated rule already says keeps its words: only the attribution goes."""
     if not op.sources or not op.text:
         return op
+    own = set(split_sentences(rule.text)) if rule is not None and op.kind == "update" else set()
     said = split_sentences(op.text)
     by_number = {source.number: source for source in op.sources}
     parts: list[tuple[str, tuple[str, ...], bool]] = []
+    changed = False
     for number, sentence in enumerate(said, 1):
         source = by_number.get(number)
         if source is None:
@@ -249,10 +253,13 @@ def _seen_sentences(op: Operation, allowed: set[str], drops: list[Drop]) -> Oper
             continue
         unseen = tuple(ep for ep in source.episode_ids if ep not in allowed)
         if unseen:
-            drops.append(Drop(op.label(), f"{UNSEEN_SENTENCE}: {sentence!r}", unseen, whole=False))
+            why = UNSEEN_KEPT if sentence in own else UNSEEN_SENTENCE
+            drops.append(Drop(op.label(), f"{why}: {sentence!r}", unseen, whole=False))
+            parts += [(sentence, (), True)] if sentence in own else []  # its old entry: _kept_map
+            changed = True
             continue
         parts.append((sentence, source.episode_ids, True))
-    if len(parts) == len(said):
+    if not changed:
         return op
     text, sources = build_text(parts)
     return replace(op, text=text or None, sources=sources)
