@@ -242,6 +242,29 @@ def commit_on_branch(repo: MemoryRepo, branch: str, base: str, data: bytes, text
     return sha
 
 
+def refuse_uncommitted_run(repo: MemoryRepo, head: str, playbook: str, distilled: Container[str]) -> None:
+    """``--no-commit`` over an earlier one not committed yet (the playbook changed since
+    HEAD, the saved message lists episodes HEAD has not distilled): its message would be
+    replaced, and a commit made with the new one would describe part of what it commits."""
+    path = repo.state_dir / MESSAGE_FILE
+    try:
+        saved = path.read_bytes().decode("utf-8", "replace") if path.is_file() else ""
+    except OSError:
+        return  # write_only names what is wrong with the message's place
+    committed = (git.show_file(repo.root, head, repo.playbook_rel) or b"").decode("utf-8", "replace")
+    lines = saved.splitlines()
+    listed = (line.partition(":")[2].strip() for line in lines if line.startswith(EPISODE_TRAILER))
+    if playbook == committed or all(ep in distilled or ep in committed for ep in listed):
+        return
+    rel = str(path.relative_to(repo.root))
+    raise UsageError(
+        f"an earlier 'distill --no-commit' is not committed yet ({rel} and {repo.playbook_rel}); "
+        "a second one would replace its message, and nothing was distilled",
+        hint=f"commit it first: git commit -F {rel} {repo.playbook_rel}; or discard both "
+        f"(git checkout -- {repo.playbook_rel}; delete {rel}), then distill again",
+    )
+
+
 def write_only(repo: MemoryRepo, data: bytes | None, text: str) -> str:
     """``--no-commit``: save the message; write the playbook (``None``: no rule changed,
     the message alone records the episodes); return the message's path.

@@ -271,3 +271,24 @@ def test_no_commit_after_a_model_run_that_changed_nothing_saves_its_message(
     git(demo_repo.root, "commit", "-q", "--allow-empty", "-F", ".scarwarden/distill-message.txt")
     assert distill(demo_repo, dry_run=True, commit=False).new == []
     assert len(fake_llm.requests) == 1
+
+
+def test_a_second_no_commit_keeps_the_first_one_s_uncommitted_message(cli, demo_repo: MemoryRepo) -> None:
+    """The first --no-commit added two rules, left uncommitted; a second one (after a new
+    episode) built on that playbook and replaced the saved message with its own: the
+    playbook held three new rules, the message '+1 rule', one distilled episode, and a
+    commit made with it described a third of what it committed. Now refused, nothing
+    written, until the first is committed or discarded."""
+    assert cli("distill", "--offline", "--no-commit").exit_code == 0
+    saved = (demo_repo.root / ".scarwarden" / "distill-message.txt").read_text()
+    written = demo_repo.playbook_path.read_bytes()
+    add_episodes(demo_repo, [{"task": "Write release notes", "correction": "List breaking changes first"}])
+    again = cli("distill", "--offline", "--no-commit")
+    assert again.exit_code == ExitCode.USAGE, again.output
+    assert "an earlier 'distill --no-commit' is not committed yet" in again.stderr
+    assert "git commit -F .scarwarden/distill-message.txt memory/playbook.md" in again.stderr
+    assert (demo_repo.root / ".scarwarden" / "distill-message.txt").read_text() == saved
+    assert demo_repo.playbook_path.read_bytes() == written
+    # Committed, the message file left behind is history: the next --no-commit runs.
+    git(demo_repo.root, "commit", "-q", "-F", ".scarwarden/distill-message.txt", "memory/playbook.md")
+    assert cli("distill", "--offline", "--no-commit").exit_code == 0
