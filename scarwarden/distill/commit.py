@@ -242,8 +242,32 @@ def commit_on_branch(repo: MemoryRepo, branch: str, base: str, data: bytes, text
     return sha
 
 
-def write_only(repo: MemoryRepo, data: bytes, text: str) -> str:
-    """``--no-commit``: save the message; write the playbook; return the message's path.
+def refuse_uncommitted_run(repo: MemoryRepo, head: str, playbook: str, distilled: Container[str]) -> None:
+    """``--no-commit`` over an earlier one not committed yet (the playbook changed since
+    HEAD, the saved message lists episodes HEAD has not distilled): its message would be
+    replaced, and a commit made with the new one would describe part of what it commits."""
+    path = repo.state_dir / MESSAGE_FILE
+    try:
+        saved = path.read_bytes().decode("utf-8", "replace") if path.is_file() else ""
+    except OSError:
+        return  # write_only names what is wrong with the message's place
+    committed = (git.show_file(repo.root, head, repo.playbook_rel) or b"").decode("utf-8", "replace")
+    lines = saved.splitlines()
+    listed = (line.partition(":")[2].strip() for line in lines if line.startswith(EPISODE_TRAILER))
+    if playbook == committed or all(ep in distilled or ep in committed for ep in listed):
+        return
+    rel = str(path.relative_to(repo.root))
+    raise UsageError(
+        f"an earlier 'distill --no-commit' is not committed yet ({rel} and {repo.playbook_rel}); "
+        "a second one would replace its message, and nothing was distilled",
+        hint=f"commit it first: git commit -F {rel} {repo.playbook_rel}; or discard both "
+        f"(git checkout -- {repo.playbook_rel}; delete {rel}), then distill again",
+    )
+
+
+def write_only(repo: MemoryRepo, data: bytes | None, text: str) -> str:
+    """``--no-commit``: save the message; write the playbook (``None``: no rule changed,
+    the message alone records the episodes); return the message's path.
     The message first: a playbook written without it would cite the episodes, so the next
     run would find nothing new, and its distilled-episode lines would be lost."""
     repo.state_dir.mkdir(parents=True, exist_ok=True)
@@ -252,5 +276,6 @@ def write_only(repo: MemoryRepo, data: bytes, text: str) -> str:
         ignore.write_text("*\n")
     path = repo.state_dir / MESSAGE_FILE
     atomic_write(path, text.encode("utf-8"))
-    atomic_write(repo.playbook_path, data)
+    if data is not None:
+        atomic_write(repo.playbook_path, data)
     return str(path.relative_to(repo.root))

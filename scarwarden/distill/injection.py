@@ -18,6 +18,9 @@ the field its words came from, on either or both of two deterministic signals:
   previous instructions", "system prompt", "you are now", "new rule:"...), matched on
   the lower-cased sentence. A title is checked for this signal only.
 
+An unchanged sentence the map now names a new episode for is judged against that
+episode too, and flagged ``re-attributed`` when it shares none of the sentence's words.
+
 Neither signal catches an injection written in the ``correction`` field in a lesson's
 own words: that is what the pull request's reviewer is for.
 """
@@ -25,7 +28,7 @@ own words: that is what the pull request's reviewer is for.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -45,6 +48,8 @@ HAPPENED_SHARE = 0.5
 MIN_TERMS = 3
 ASKED_SIGNAL = "asked-not-happened"
 ADDRESSED_SIGNAL = "addressed-to-model"
+#: An unchanged sentence the map now says came from episodes sharing none of its words.
+REATTRIBUTED_SIGNAL = "re-attributed"
 
 _Q = r"(?:(?:all|any|the|your|my|these|those)\s+)*"
 #: (name, pattern) of wording addressed to a model or to the memory, not a lesson.
@@ -101,7 +106,8 @@ class ReviewFlag:
     part: str = "text"
 
     def describe(self) -> str:
-        where = ", ".join(f"{ep} {field}" for ep, field in self.fields) or "no episode (the model's words)"
+        whose = "the rule's" if REATTRIBUTED_SIGNAL in self.signals else "the model's"
+        where = ", ".join(f"{ep} {field}" for ep, field in self.fields) or f"no episode ({whose} words)"
         signals = ", ".join(self.signals)
         rule = self.rule_id if self.part == "text" else f"{self.rule_id} ({self.part})"
         sentence = " ".join(self.sentence.split())  # one line: the commit body's trailers follow
@@ -197,6 +203,38 @@ def sentence_flag(
     )
 
 
+def _re_attributed(
+    rule_id: str, old: pb.Rule, rule: pb.Rule, by_id: Mapping[str, Episode]
+) -> list[ReviewFlag | None]:
+    """Flags for the unchanged sentences the map now names a new episode for (a map-only
+    update): judged against those episodes as a new sentence is, and flagged
+    :data:`REATTRIBUTED_SIGNAL` when they share none of its words (the support check's
+    reading), or the sentence would be said to come from an episode that never said it."""
+    from scarwarden.gate.support import content, episode_words
+
+    named = {said.sentence: set(said.episode_ids) for said in old.said()}
+    texts = split_sentences(rule.text)
+    found: list[ReviewFlag | None] = []
+    for source in rule.sources:
+        sentence = texts[source.number - 1] if source.number <= len(texts) else None
+        if sentence is None or sentence not in named:
+            continue  # a new sentence: judged above
+        eps = [by_id[ep] for ep in source.episode_ids if ep not in named[sentence] and ep in by_id]
+        if not eps:
+            continue
+        flag = sentence_flag(rule_id, sentence, eps)
+        if content(sentence) & frozenset().union(*(episode_words(ep) for ep in eps)):
+            found.append(flag)
+            continue
+        ids = ", ".join(ep.id for ep in eps)
+        why = f"its words are unchanged, and {ids}, which the sentence map now names for it, shares none"
+        signals = (*(flag.signals if flag else ()), REATTRIBUTED_SIGNAL)
+        reason = "; ".join(r for r in ((flag.reason if flag else ""), why) if r)
+        fields = flag.fields if flag else ()
+        found.append(ReviewFlag(rule_id, sentence, tuple(ep.id for ep in eps), signals, fields, reason))
+    return found
+
+
 #: The evidence the gate appends to a retirement's reason (ops.py): not the model's words.
 _EVIDENCE = re.compile(r"\s*\(evidence: [^()]*\)$")
 
@@ -222,6 +260,8 @@ def review(
             if said.sentence not in seen:
                 eps = [by_id[ep] for ep in said.episode_ids if ep in by_id]
                 found.append(sentence_flag(rule_id, said.sentence, eps))
+        if old is not None:
+            found += _re_attributed(rule_id, old, rule, by_id)
     for change in (c for c in changes if c.kind in ("retire", "supersede")):
         retired = after.get(change.rule_id)
         if retired is None or not retired.retired or not retired.reason:

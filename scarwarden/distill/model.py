@@ -34,6 +34,7 @@ from scarwarden.distill.ops import (
 )
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode
+from scarwarden.files.playbook_sentences import Source
 from scarwarden.files.playbook_sentences import build as build_text
 from scarwarden.files.playbook_sentences import split as split_sentences
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
@@ -215,7 +216,7 @@ def shown_only(
     for op in ops:
         rule = playbook.get(canonical_rule_id(op.rule_id)) if op.rule_id and op.kind != "add" else None
         allowed = sent | set(rule.episode_ids if rule else ())
-        op = _seen_sentences(op, allowed, drops)
+        op = _kept_map(_real_sentences(_seen_sentences(op, allowed, drops, rule), rule, drops), rule)
         unseen = tuple(ep for ep in dict.fromkeys(op.episode_ids) if ep in ledger and ep not in allowed)
         if not unseen:
             kept.append(op)
@@ -230,17 +231,21 @@ def shown_only(
 
 
 UNSEEN_SENTENCE = "a sentence attributed to an episode not sent to the model; the sentence is dropped"
+UNSEEN_KEPT = "the rule's own sentence attributed to an episode not sent to the model; the sentence is kept"
 
 
-def _seen_sentences(op: Operation, allowed: set[str], drops: list[Drop]) -> Operation:
+def _seen_sentences(op: Operation, allowed: set[str], drops: list[Drop], rule: pb.Rule | None) -> Operation:
     """The model's sentence map checked (issue 25): a sentence attributed to an episode
     the model was not shown is dropped from the text, and reported; the others keep the
-    episodes they name (a sentence the map leaves out: from the rule's citations)."""
+    episodes they name (a sentence the map leaves out: from the rule's citations). A
+    sentence an updated rule already says keeps its words: only the attribution goes."""
     if not op.sources or not op.text:
         return op
+    own = set(split_sentences(rule.text)) if rule is not None and op.kind == "update" else set()
     said = split_sentences(op.text)
     by_number = {source.number: source for source in op.sources}
     parts: list[tuple[str, tuple[str, ...], bool]] = []
+    changed = False
     for number, sentence in enumerate(said, 1):
         source = by_number.get(number)
         if source is None:
@@ -248,13 +253,52 @@ def _seen_sentences(op: Operation, allowed: set[str], drops: list[Drop]) -> Oper
             continue
         unseen = tuple(ep for ep in source.episode_ids if ep not in allowed)
         if unseen:
-            drops.append(Drop(op.label(), f"{UNSEEN_SENTENCE}: {sentence!r}", unseen, whole=False))
+            why = UNSEEN_KEPT if sentence in own else UNSEEN_SENTENCE
+            drops.append(Drop(op.label(), f"{why}: {sentence!r}", unseen, whole=False))
+            parts += [(sentence, (), True)] if sentence in own else []  # its old entry: _kept_map
+            changed = True
             continue
         parts.append((sentence, source.episode_ids, True))
-    if len(parts) == len(said):
+    if not changed:
         return op
     text, sources = build_text(parts)
     return replace(op, text=text or None, sources=sources)
+
+
+def _real_sentences(op: Operation, rule: pb.Rule | None, drops: list[Drop]) -> Operation:
+    """A map entry naming a sentence the text (an update's without one: the rule's) does
+    not have is left out, and reported: it was ignored unsaid, and the model's account
+    of its sentences was wrong."""
+    if not op.sources:
+        return op
+    count = len(split_sentences(op.text or (rule.text if rule else "")))
+    for source in (s for s in op.sources if s.number > count):
+        why = f"sentences_from names sentence {source.number} ({', '.join(source.episode_ids)}), "
+        why += f"but the text has {count}; that entry is left out"
+        drops.append(Drop(op.label(), why, (), whole=False))
+    kept = tuple(s for s in op.sources if s.number <= count)
+    return op if len(kept) == len(op.sources) else replace(op, sources=kept)
+
+
+def _kept_map(op: Operation, rule: pb.Rule | None) -> Operation:
+    """An update's map speaks for the sentences it names: the rule's own entries for the
+    sentences the new text keeps word for word, and the map leaves out or names the same
+    episodes for, stay. They were erased (a sentence mapped to the episode that taught it
+    became "from the rule's citations", the new episode among them), as was the whole map
+    of a new text without one, and a restated entry lost its mark for the model's."""
+    if op.kind != "update" or rule is None or not rule.sources or (op.sources is None and not op.text):
+        return op
+    old = split_sentences(rule.text)
+    entries = {old[s.number - 1]: s for s in rule.sources if s.number <= len(old)}
+    given = {s.number: s for s in op.sources or ()}
+    sources: list[Source] = []
+    for n, sentence in enumerate(split_sentences(" ".join((op.text or rule.text).split())), 1):
+        entry, named = entries.get(sentence), given.get(n)
+        if entry is not None and (named is None or set(named.episode_ids) == set(entry.episode_ids)):
+            sources.append(Source(n, entry.episode_ids, entry.model))
+        elif named is not None:
+            sources.append(named)
+    return op if tuple(sources) == (op.sources or ()) else replace(op, sources=tuple(sources))
 
 
 def to_retry(

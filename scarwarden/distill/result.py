@@ -58,6 +58,13 @@ class DistillResult:
     def subject(self) -> str:
         return commits.subject(self.changes)
 
+    def uncited(self) -> list[str]:
+        """The distilled episodes no rule of the new playbook cites: with ``--no-commit``
+        only the saved message's lines mark them, so until it is committed the next
+        distill sends them again."""
+        cited = {ep for c in self.changes if c.kind != "retire" for ep in c.episode_ids}
+        return [ep for ep in self.distilled if ep not in cited]
+
     @property
     def nothing_new(self) -> bool:
         return not self.changes and not self.distilled

@@ -87,7 +87,10 @@ def distill(
     base = pb.parse(pb.universal_newlines(before), source=repo.playbook_rel)
     ledger = state.ledger_at(repo, head)
     commits.refuse_unresolved(repo, base, before, ledger, head)
-    done = state.distilled_by_commits(repo, head) | base.cited_episode_ids()
+    by_commits = state.distilled_by_commits(repo, head)
+    if not commit and not dry_run:  # its message would replace the earlier run's
+        commits.refuse_uncommitted_run(repo, head, before, by_commits)
+    done = by_commits | base.cited_episode_ids()
     new_ids = sorted(ep for ep in ledger if ep not in done)
     episodes, left = state.load_episodes(repo, ledger, new_ids)
 
@@ -364,5 +367,5 @@ def _land(repo: MemoryRepo, result: DistillResult, head: str, *, branch: str | N
             result.commit = commits.commit_on_branch(repo, branch, head, data, result.message)
         elif commit:
             result.commit = commits.commit_here(repo, data, result.message)
-        elif result.changes:
-            result.message_file = commits.write_only(repo, data, result.message)
+        else:  # no rule changed: the message alone records the episodes the model saw
+            result.message_file = commits.write_only(repo, data if result.changes else None, result.message)

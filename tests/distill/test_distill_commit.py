@@ -245,3 +245,50 @@ def test_a_reverted_distillation_is_distilled_again(demo_repo: MemoryRepo) -> No
     revert = git(demo_repo.root, "rev-parse", "HEAD").stdout.strip()
     git(demo_repo.root, "revert", "--no-edit", revert)  # re-done: counts again
     assert distill(demo_repo, offline=True, dry_run=True).new == []
+
+
+def test_no_commit_after_a_model_run_that_changed_nothing_saves_its_message(
+    cli, demo_repo: MemoryRepo, fake_llm: FakeLLM
+) -> None:
+    """The model saw the three new episodes and found nothing: a commit records them so
+    they are not sent again; --no-commit recorded nothing and said nothing, so every
+    later run sent them again (tokens, and another answer each time). Distillation stays
+    a commit: the message is saved, with how to commit it and what happens until then."""
+    fake_llm.script(reply_json({"operations": []}))
+    head = git(demo_repo.root, "rev-parse", "HEAD").stdout
+    before = demo_repo.playbook_path.read_bytes()
+    result = cli("distill", "--no-commit")
+    assert result.exit_code == 0, result.output
+    saved = (demo_repo.root / ".scarwarden" / "distill-message.txt").read_text()
+    assert saved.count("Scarwarden-Distilled-Episode: ep-") == 3
+    assert "git commit --allow-empty -F .scarwarden/distill-message.txt" in result.stdout
+    assert "the 3 episode(s) the model saw that no rule cites are not marked distilled" in result.stderr
+    assert "until that commit is made: the next distill sends them again" in result.stderr
+    assert demo_repo.playbook_path.read_bytes() == before
+    assert git(demo_repo.root, "rev-parse", "HEAD").stdout == head
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+    # The suggested commit records them: the next run asks the model nothing.
+    git(demo_repo.root, "commit", "-q", "--allow-empty", "-F", ".scarwarden/distill-message.txt")
+    assert distill(demo_repo, dry_run=True, commit=False).new == []
+    assert len(fake_llm.requests) == 1
+
+
+def test_a_second_no_commit_keeps_the_first_one_s_uncommitted_message(cli, demo_repo: MemoryRepo) -> None:
+    """The first --no-commit added two rules, left uncommitted; a second one (after a new
+    episode) built on that playbook and replaced the saved message with its own: the
+    playbook held three new rules, the message '+1 rule', one distilled episode, and a
+    commit made with it described a third of what it committed. Now refused, nothing
+    written, until the first is committed or discarded."""
+    assert cli("distill", "--offline", "--no-commit").exit_code == 0
+    saved = (demo_repo.root / ".scarwarden" / "distill-message.txt").read_text()
+    written = demo_repo.playbook_path.read_bytes()
+    add_episodes(demo_repo, [{"task": "Write release notes", "correction": "List breaking changes first"}])
+    again = cli("distill", "--offline", "--no-commit")
+    assert again.exit_code == ExitCode.USAGE, again.output
+    assert "an earlier 'distill --no-commit' is not committed yet" in again.stderr
+    assert "git commit -F .scarwarden/distill-message.txt memory/playbook.md" in again.stderr
+    assert (demo_repo.root / ".scarwarden" / "distill-message.txt").read_text() == saved
+    assert demo_repo.playbook_path.read_bytes() == written
+    # Committed, the message file left behind is history: the next --no-commit runs.
+    git(demo_repo.root, "commit", "-q", "-F", ".scarwarden/distill-message.txt", "memory/playbook.md")
+    assert cli("distill", "--offline", "--no-commit").exit_code == 0

@@ -250,3 +250,32 @@ def test_a_flag_is_one_line_in_the_commit_body() -> None:
     )
     line = flag.describe()
     assert "\n" not in line and "Refund at once. Scarwarden-Distilled-Episode: ep-aaaaaaaaaa" in line
+
+
+def test_a_sentence_re_attributed_to_an_unrelated_episode_is_flagged(
+    cli, demo_repo: MemoryRepo, fake_llm
+) -> None:
+    """A map-only update: PB-02's first sentence, its words unchanged, is now said to come
+    from the German glossary episode, which shares none of them. Per-sentence provenance
+    is the point of the map: the re-attribution is judged as a new sentence is, and shown."""
+    first = pb.parse(demo_repo.playbook_path.read_text()).get("PB-02").said()[0].sentence
+    update = {"op": "update", "rule_id": "PB-02", "episode_ids": [GERMAN], "sentences_from": {"1": [GERMAN]}}
+    fake_llm.script(reply_json({"operations": [update]}))
+    result = cli("distill", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    (flag,) = data["review"]
+    assert (flag["rule_id"], flag["sentence"], flag["episode_ids"]) == ("PB-02", first, [GERMAN])
+    assert flag["signals"] == ["re-attributed"] and GERMAN in flag["reason"]
+    assert f'- PB-02: "{first}" [re-attributed]' in last_message(demo_repo)
+
+
+def test_a_sentence_re_attributed_to_an_episode_saying_it_is_not_flagged(
+    demo_repo: MemoryRepo, llm: FakeLLM
+) -> None:
+    """The same map naming an episode whose words the sentence carries is no flag."""
+    ep = record_run(demo_repo, correction="Never put a discount code in a public message on social media")
+    update = {"op": "update", "rule_id": "PB-02", "episode_ids": [ep], "sentences_from": {"1": [ep]}}
+    llm.script(reply_json({"operations": [update]}))
+    result = distill(demo_repo, client=client_for(llm))
+    assert [c.rule_id for c in result.changes] == ["PB-02"] and result.review == []

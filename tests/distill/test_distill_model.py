@@ -634,3 +634,59 @@ def test_an_id_holding_a_line_break_cannot_forge_a_commit_line(
         distill(demo_repo, client=client_for(llm))
     assert "must be one line" in caught.value.message
     assert snapshot(demo_repo) == before
+
+
+def test_a_map_naming_a_sentence_the_text_has_not_is_reported(demo_repo: MemoryRepo, llm: FakeLLM) -> None:
+    """The text has one sentence; the map also names a sentence 5 (for a webinar episode)
+    and a map-only update names PB-02's sentence 7. Both entries were ignored unsaid:
+    the model's account of its sentences was wrong and no reader was told. Now each
+    is left out and reported; the rules stand."""
+    answer = {
+        "operations": [
+            {
+                "op": "add",
+                "title": "Follow the glossary",
+                "text": "Use the glossary in the shared drive.",
+                "episode_ids": [GERMAN, WEBINAR[0]],
+                "sentences_from": {"1": [GERMAN], "5": [WEBINAR[0]]},
+            },
+            {
+                "op": "update",
+                "rule_id": "PB-02",
+                "episode_ids": [WEBINAR[1]],
+                "sentences_from": {"7": [WEBINAR[1]]},
+            },
+        ]
+    }
+    llm.script(reply_json(answer))
+    result = distill(demo_repo, client=client_for(llm))
+    assert [c.kind for c in result.changes] == ["add", "update"]
+    reported = [d.describe() for d in result.drops]
+    assert any("sentence 5" in line and WEBINAR[0] in line and "has 1" in line for line in reported), reported
+    assert any(line.startswith("update PB-02:") and "sentence 7" in line for line in reported), reported
+    assert "names sentence 5" in last_message(demo_repo)
+
+
+def test_a_rule_s_own_sentence_attributed_to_an_episode_not_shown_is_kept(
+    demo_repo: MemoryRepo, llm: FakeLLM
+) -> None:
+    """An update giving PB-02's text unchanged, its first sentence attributed to
+    ep-hkgnqdz88f (in the ledger, never shown, not cited by PB-02): the sentence, PB-02's
+    own instruction, was cut from the rule as if the model had written it. A sentence
+    the rule already says keeps its words; only the attribution is left out, reported."""
+    old = pb.parse(demo_repo.playbook_path.read_text()).get("PB-02")
+    first = old.said()[0].sentence
+    update = {
+        "op": "update",
+        "rule_id": "PB-02",
+        "text": old.text,
+        "episode_ids": [GERMAN],
+        "sentences_from": {"1": ["ep-hkgnqdz88f"]},
+    }
+    llm.script(reply_json({"operations": [update]}))
+    result = distill(demo_repo, client=client_for(llm))
+    rule = pb.parse(demo_repo.playbook_path.read_text()).get("PB-02")
+    assert rule.text == old.text and rule.episode_ids == (*old.episode_ids, GERMAN)
+    (drop,) = [d for d in result.drops if "not sent to the model" in d.reason]
+    assert drop.episode_ids == ("ep-hkgnqdz88f",) and not drop.whole
+    assert "the sentence is kept" in drop.reason and repr(first) in drop.reason

@@ -145,3 +145,62 @@ def test_the_prompt_asks_for_contradictions_and_supersede(demo_repo: MemoryRepo,
     system = llm.requests[0]["body"]["messages"][0]["content"]
     assert "Look for contradictions explicitly" in system and "Newer evidence wins" in system
     assert '"op": "supersede"' in user_prompt(llm)
+
+
+CODES = "Discount codes go only to the private email list. Announce a sale publicly without the code."
+TAUGHT = ["ep-wmjgdnc59j", "ep-56m702j8dv"]
+
+
+def _mapped_rule(cli) -> str:
+    import json
+
+    added = cli(
+        "rule", "add", "--title", "Codes private", "--text", CODES, "--cites", ",".join(TAUGHT),
+        "--sentences-from", f"1: {TAUGHT[0]}; 2: {TAUGHT[1]}", "--json",
+    )  # fmt: skip
+    assert added.exit_code == 0, added.output
+    return str(json.loads(added.stdout)["id"])
+
+
+def _said(repo: MemoryRepo, rule_id: str) -> list[tuple[tuple[str, ...], str]]:
+    rule = pb.parse(repo.playbook_path.read_text()).get(rule_id)
+    return [(said.episode_ids, said.kind) for said in rule.said()]
+
+
+def test_an_update_keeps_the_map_of_the_sentences_it_keeps(cli, demo_repo: MemoryRepo, fake_llm) -> None:
+    """The model's map spoke for sentence 2 only, yet sentence 1's entry (the episode that
+    taught it, checked strictly) was erased: it became 'from the rule's citations', the
+    new episode among them. An entry the map leaves out now stays, for a kept sentence."""
+    rule_id = _mapped_rule(cli)
+    update = {"op": "update", "rule_id": rule_id, "episode_ids": [GERMAN], "sentences_from": {"2": [GERMAN]}}
+    fake_llm.script(reply_json({"operations": [update]}))
+    assert cli("distill").exit_code == 0
+    assert _said(demo_repo, rule_id) == [((TAUGHT[0],), "stated"), ((GERMAN,), "model")]
+
+
+def test_a_new_text_without_a_map_keeps_the_map_of_the_sentences_it_keeps(
+    cli, demo_repo: MemoryRepo, fake_llm
+) -> None:
+    rule_id = _mapped_rule(cli)
+    text = f"{CODES} Webinar invitations state the timezone."
+    update = {"op": "update", "rule_id": rule_id, "text": text, "episode_ids": WEBINAR}
+    fake_llm.script(reply_json({"operations": [update]}))
+    assert cli("distill").exit_code == 0
+    everyone = (*TAUGHT, *WEBINAR)
+    kept = [((TAUGHT[0],), "stated"), ((TAUGHT[1],), "stated")]
+    assert _said(demo_repo, rule_id) == [*kept, (everyone, "rule")]
+
+
+def test_a_map_restating_a_sentence_s_episodes_changes_nothing(cli, demo_repo: MemoryRepo, fake_llm) -> None:
+    """The model names for each sentence the very episodes the map names already: its
+    mark became '(model)' (a warning where the support check refused), recorded as an
+    update ('sentence map changed') that changed nothing else."""
+    rule_id = _mapped_rule(cli)
+    head = git(demo_repo.root, "rev-parse", "HEAD").stdout
+    same = {"1": TAUGHT[:1], "2": TAUGHT[1:]}
+    update = {"op": "update", "rule_id": rule_id, "episode_ids": TAUGHT, "sentences_from": same}
+    fake_llm.script(reply_json({"operations": [update]}))
+    done = cli("distill", "--json")
+    assert done.exit_code == 0, done.output
+    assert _said(demo_repo, rule_id) == [((TAUGHT[0],), "stated"), ((TAUGHT[1],), "stated")]
+    assert git(demo_repo.root, "diff", head.strip(), "HEAD", "--", "memory/playbook.md").stdout == ""

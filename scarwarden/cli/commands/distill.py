@@ -216,8 +216,21 @@ def _print_outcome(repo: MemoryRepo, result: DistillResult) -> None:
         )
     elif result.commit:
         click.echo(f"committed {result.commit[:10]}")
-    elif result.message_file:
+    elif result.message_file and result.changes:
         click.echo(
             f"wrote {repo.playbook_rel} (not committed); to commit it: "
             f"git commit -F {result.message_file} {repo.playbook_rel}"
+        )
+    elif result.message_file:
+        click.echo(
+            f"no rule changed, {repo.playbook_rel} left as it was; to record the episodes as "
+            f"distilled: git commit --allow-empty -F {result.message_file}"
+        )
+    uncited = result.uncited() if result.message_file else []
+    if uncited:  # distillation is a commit: the saved message marks them once committed
+        who = "model" if result.distiller == "model" else "offline distiller"
+        click.echo(
+            f"note: the {len(uncited)} episode(s) the {who} saw that no rule cites are not marked "
+            "distilled until that commit is made: the next distill sends them again",
+            err=True,
         )
