@@ -294,7 +294,7 @@ def exported_formats(repo: MemoryRepo) -> list[str]:
         if not path.is_file() or os.path.realpath(path) in seen:  # a link to one checked already
             continue
         seen.add(os.path.realpath(path))
-        if fmt == "cursor" or marked(path.read_bytes().decode("utf-8", "replace")):
+        if fmt == "cursor" or marked(path.read_bytes().decode("utf-8", "replace"), hidden=True):
             found.append(fmt)
     return found
 
