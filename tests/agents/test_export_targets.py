@@ -197,3 +197,25 @@ def test_an_output_path_ending_in_a_slash_is_a_folder_not_a_file_name(demo_repo:
         assert f"'{args[-1]}' ends with '/', a folder: give the path of the file to write" in result.stderr
     assert not (root / "docs").exists() and not (root / "out").exists()
     assert git(root, "status", "--porcelain").stdout == before
+
+
+def test_a_byte_order_mark_before_the_section_is_kept(demo_repo: MemoryRepo) -> None:
+    """An exported AGENTS.md (the section its first line) saved by an editor that writes a
+    UTF-8 byte order mark: the begin marker after it was not seen, so every export
+    refused 'the Scarwarden markers are broken' naming the end marker alone, and
+    'export --check' (no format) passed, the file not counted as exported."""
+    root = demo_repo.root
+    agents = root / "AGENTS.md"
+    assert _run(root, "export", "agents-md").returncode == 0
+    bom = "\ufeff".encode()
+    agents.write_bytes(bom + agents.read_bytes() + b"\nOurs.\n")
+    added = _run(root, "rule", "add", "--text", "Check the invoice owner first.", "--cites", "ep-wmjgdnc59j")
+    assert added.returncode == 0, added.stderr
+    stale = _run(root, "export", "--check")
+    assert stale.returncode == ExitCode.CHECK_FAILED and "stale    AGENTS.md" in stale.stdout, stale.stderr
+    result = _run(root, "export", "agents-md")
+    assert result.returncode == 0, result.stderr
+    written = agents.read_bytes()
+    assert written.startswith(bom + b"<!-- scarwarden:begin -->\n") and written.endswith(b"\nOurs.\n")
+    assert written.count(b"<!-- scarwarden:begin -->") == 1 and b"Check the invoice owner first." in written
+    assert _run(root, "export", "--check").returncode == 0
