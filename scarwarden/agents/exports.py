@@ -364,6 +364,11 @@ def check_exports(
 ) -> list[ExportFile]:
     """The files ``export --check`` compares, written nowhere. With no ``formats``,
     those exported so far; an empty list when nothing was ever exported."""
+    if output is not None and not formats:  # those are found at their own paths, not there
+        raise UsageError(
+            "--output needs one FORMAT: the file is checked as that format's export",
+            hint="scarwarden export agents-md --check --output FILE (or another format)",
+        )
     formats = formats or exported_formats(repo)
     if not formats:
         return []
