@@ -18,7 +18,6 @@ the new section) and out of the commit. A file new to git, and a whole generated
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -78,7 +77,7 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
         f.rel: _onto(base[f.rel], f, "in HEAD") for f in inside if f.rel in base and f.section is not None
     }
     differ = [f.rel for f in inside if onto.get(f.rel, f.new) != base.get(f.rel)]
-    staged, indexed = _staged(repo, [f for f in inside if f.rel in base], base, modes)
+    staged, indexed = _staged(repo, [f for f in inside if f.rel in base], base)
     written = [f for f in files if f.new != f.old]  # a current file keeps its mtime
     if not differ:
         for f in written:
@@ -140,17 +139,15 @@ def _in_head(
 
 
 def _staged(
-    repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes], modes: dict[str, str]
+    repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes]
 ) -> tuple[dict[str, bytes | None], dict[str, str]]:
     """Each of ``files`` (those HEAD holds) that git's index holds otherwise than HEAD
     (the user staged an edit): that version with the new section, to stay staged (a
     whole generated file is the export's: its new version is staged); None for one it
     does not hold (a deletion the user staged stays staged). And the mode the index
     holds of each (a chmod staged stays staged). A file with a merge conflict git has
-    not seen resolved is refused: committing would mark it resolved, and so is a mode
-    change staged that the disk does not have (:func:`_refuse_staged_mode`)."""
+    not seen resolved is refused: committing would mark it resolved."""
     entries = git.ls_files_stage(repo.root, *[f.rel for f in files]) if files else []
-    _refuse_staged_mode(files, entries, modes)
     indexed = {e.path: e.mode for e in entries if not e.stage}
     listed = {e.path for e in entries}
     kept: dict[str, bytes | None] = {f.rel: None for f in files if f.rel not in listed}  # git rm --cached
@@ -171,26 +168,6 @@ def _staged(
     return kept | {
         rel: _onto(data or b"", by_rel[rel], "as staged") for rel, data in zip(edited, blobs, strict=True)
     }, indexed
-
-
-def _refuse_staged_mode(
-    files: Sequence[ExportFile], entries: Sequence[git.StagedEntry], modes: dict[str, str]
-) -> None:
-    """The commit sets git's index entry of each file with the mode the file has on disk
-    (as ``git add`` does): a mode the user staged otherwise, not HEAD's (``git
-    update-index --chmod=+x``), would be lost, so it is refused (exit 1) before anything
-    is written."""
-    by_rel = {f.rel: f for f in files}
-    for e in entries:
-        path = by_rel[e.path].path
-        disk = "100755" if os.access(path, os.X_OK) else "100644"
-        if not e.stage and path.exists() and e.mode != modes.get(e.path, e.mode) and e.mode != disk:
-            raise ValidationError(
-                f"{e.path} has a mode change staged ({e.mode} in git's index, {disk} on disk): "
-                "--commit would set it back to the disk's; nothing was written",
-                hint=f"commit it first (git commit {e.path}), or give the file that mode "
-                "(chmod), or export without --commit",
-            )
 
 
 def _onto(data: bytes, f: ExportFile, where: str) -> bytes:
