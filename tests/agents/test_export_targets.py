@@ -219,3 +219,27 @@ def test_a_byte_order_mark_before_the_section_is_kept(demo_repo: MemoryRepo) -> 
     assert written.startswith(bom + b"<!-- scarwarden:begin -->\n") and written.endswith(b"\nOurs.\n")
     assert written.count(b"<!-- scarwarden:begin -->") == 1 and b"Check the invoice owner first." in written
     assert _run(root, "export", "--check").returncode == 0
+
+
+def test_a_linked_folder_is_followed_as_a_linked_file_is(demo_repo: MemoryRepo, tmp_path: Path) -> None:
+    """A folder on the way that is a symlink (.cursor -> a folder elsewhere) was not
+    looked at: one out of the repository had the export written there (a link to a
+    file there is refused), and with one inside it 'export --commit' failed on git's
+    'git update-index --add failed: ... is beyond a symbolic link'."""
+    root = demo_repo.root
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / ".cursor").symlink_to(elsewhere)
+    refused = _run(root, "export", "cursor")
+    assert refused.returncode == ExitCode.USAGE, refused.stdout + refused.stderr
+    assert ".cursor/rules/scarwarden.mdc is in a folder linked out of the repository" in refused.stderr
+    assert list(elsewhere.iterdir()) == []
+    (root / "docs" / "github").mkdir(parents=True)
+    (root / ".github").symlink_to("docs/github")
+    result = _run(root, "export", "copilot", "--commit")
+    assert result.returncode == 0, result.stdout + result.stderr
+    written = (root / "docs" / "github" / "copilot-instructions.md").read_bytes()
+    assert b"<!-- scarwarden:begin -->" in written and (root / ".github").is_symlink()
+    assert git(root, "show", "HEAD:docs/github/copilot-instructions.md").stdout.encode() == written
+    check = _run(root, "export", "copilot", "--check")
+    assert check.returncode == 0, check.stdout + check.stderr
