@@ -88,6 +88,9 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
     kept = {rel: data for rel, data in staged.items() if rel in differ}
     # HEAD's mode committed, the index's kept: a chmod of the user's is not the export's
     mode = {rel: (modes[rel], indexed.get(rel, modes[rel])) for rel in differ if rel in modes}
+    if git.config_get(repo.root, "core.fileMode", kind="bool") == "false":
+        # The disk's executable bit is not git's (WSL's /mnt/c): a new file is added 100644.
+        mode |= {rel: ("100644", "100644") for rel in differ if rel not in mode}
     committed = [f for f in inside if f.rel in differ]  # a file only put back is not named
     journal = write_journal.begin(repo, [Planned(f.rel, f.new) for f in written])
     try:

@@ -76,3 +76,21 @@ def test_a_disk_mode_git_ignores_is_not_committed(demo_repo: MemoryRepo, cli: Cl
     assert result.exit_code == 0, result.output
     assert _mode(root, "HEAD") == "100644" and _mode(root, "index") == "100644"
     assert git(root, "status", "--porcelain").stdout == " M AGENTS.md\n"  # the draft only
+
+
+def test_a_new_file_executable_on_disk_gets_no_staged_mode_change(demo_repo: MemoryRepo, cli: Cli) -> None:
+    """With core.fileMode false (WSL's /mnt/c, a FAT or NTFS drive: every file shows as
+    executable), a new AGENTS.md was committed 100644, as git adds it, but git's index
+    was given 100755 (the disk's bit): 'git status' showed a mode change staged that no
+    one made, for the next commit to take (when the user had something else staged)."""
+    root = demo_repo.root
+    git(root, "config", "core.fileMode", "false")
+    (root / "other.txt").write_text("mine\n")
+    git(root, "add", "other.txt")
+    agents = root / "AGENTS.md"
+    agents.write_bytes(b"# Our agents\n")
+    agents.chmod(0o755)
+    result = cli("export", "agents-md", "--commit")
+    assert result.exit_code == 0, result.output
+    assert _mode(root, "HEAD") == "100644" and _mode(root, "index") == "100644"
+    assert git(root, "status", "--porcelain").stdout == "A  other.txt\n"
