@@ -9,16 +9,15 @@ behind, and a killed or refused export puts every file back as it was (an unstag
 edit outside the markers included). Under the write lock, like every other writer.
 
 The commit is Scarwarden's change only, as ``git add -p`` of the section would make it:
-a file HEAD holds is committed as HEAD holds it with the section replaced, so the
-user's own edits outside the markers stay in the working tree, uncommitted, and a
-version of it the user staged stays staged (with the new section) and out of the
-commit. A file new to git, and a whole generated file (``cursor``, ``claude-skill``),
-are committed as written.
+a file HEAD holds is committed as HEAD holds it with the section replaced (in HEAD's
+mode: a ``chmod`` is the user's), so the user's own edits outside the markers stay in
+the working tree, uncommitted, and a version of it the user staged stays staged (with
+the new section) and out of the commit. A file new to git, and a whole generated file
+(``cursor``, ``claude-skill``), are committed as written.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -78,7 +77,7 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
         f.rel: _onto(base[f.rel], f, "in HEAD") for f in inside if f.rel in base and f.section is not None
     }
     differ = [f.rel for f in inside if onto.get(f.rel, f.new) != base.get(f.rel)]
-    staged = _staged(repo, [f for f in inside if f.rel in base], base, modes)
+    staged, indexed = _staged(repo, [f for f in inside if f.rel in base], base)
     written = [f for f in files if f.new != f.old]  # a current file keeps its mtime
     if not differ:
         for f in written:
@@ -87,6 +86,11 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
     # A file whose new bytes are what is committed is added from the disk (stat and all).
     contents = {f.rel: onto[f.rel] for f in inside if f.rel in differ and onto.get(f.rel, f.new) != f.new}
     kept = {rel: data for rel, data in staged.items() if rel in differ}
+    # HEAD's mode committed, the index's kept: a chmod of the user's is not the export's
+    mode = {rel: (modes[rel], indexed.get(rel, modes[rel])) for rel in differ if rel in modes}
+    if git.config_get(repo.root, "core.fileMode", kind="bool") == "false":
+        # The disk's executable bit is not git's (WSL's /mnt/c): a new file is added 100644.
+        mode |= {rel: ("100644", "100644") for rel in differ if rel not in mode}
     committed = [f for f in inside if f.rel in differ]  # a file only put back is not named
     journal = write_journal.begin(repo, [Planned(f.rel, f.new) for f in written])
     try:
@@ -94,7 +98,7 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
             atomic_write(f.path, f.new)
         check = _unmoved(repo, seen, gate_check(repo, "the export"))  # the gate: issue 27
         sha = write_journal.commit(
-            repo, journal, message(committed), differ, check=check, contents=contents, staged=kept
+            repo, journal, message(committed), differ, check=check, contents=contents, staged=kept, modes=mode
         )
         return sha, committed
     except BaseException:
@@ -138,16 +142,16 @@ def _in_head(
 
 
 def _staged(
-    repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes], modes: dict[str, str]
-) -> dict[str, bytes | None]:
+    repo: MemoryRepo, files: Sequence[ExportFile], base: dict[str, bytes]
+) -> tuple[dict[str, bytes | None], dict[str, str]]:
     """Each of ``files`` (those HEAD holds) that git's index holds otherwise than HEAD
     (the user staged an edit): that version with the new section, to stay staged (a
     whole generated file is the export's: its new version is staged); None for one it
-    does not hold (a deletion the user staged stays staged). A file with a merge
-    conflict git has not seen resolved is refused: committing would mark it resolved, and
-    so is a mode change staged (:func:`_refuse_staged_mode`)."""
+    does not hold (a deletion the user staged stays staged). And the mode the index
+    holds of each (a chmod staged stays staged). A file with a merge conflict git has
+    not seen resolved is refused: committing would mark it resolved."""
     entries = git.ls_files_stage(repo.root, *[f.rel for f in files]) if files else []
-    _refuse_staged_mode(files, entries, modes)
+    indexed = {e.path: e.mode for e in entries if not e.stage}
     listed = {e.path for e in entries}
     kept: dict[str, bytes | None] = {f.rel: None for f in files if f.rel not in listed}  # git rm --cached
     spliced = {f.rel for f in files if f.section is not None}
@@ -161,32 +165,12 @@ def _staged(
         )
     edited = {e.path: e.blob for e in entries if e.path in base and e.blob != git.blob_id(base[e.path])}
     if not edited:
-        return kept
+        return kept, indexed
     by_rel = {f.rel: f for f in files}
     blobs = git.cat_file_batch(repo.root, list(edited.values()))
     return kept | {
         rel: _onto(data or b"", by_rel[rel], "as staged") for rel, data in zip(edited, blobs, strict=True)
-    }
-
-
-def _refuse_staged_mode(
-    files: Sequence[ExportFile], entries: Sequence[git.StagedEntry], modes: dict[str, str]
-) -> None:
-    """The commit sets git's index entry of each file with the mode the file has on disk
-    (as ``git add`` does): a mode the user staged otherwise, not HEAD's (``git
-    update-index --chmod=+x``), would be lost, so it is refused (exit 1) before anything
-    is written."""
-    by_rel = {f.rel: f for f in files}
-    for e in entries:
-        path = by_rel[e.path].path
-        disk = "100755" if os.access(path, os.X_OK) else "100644"
-        if not e.stage and path.exists() and e.mode != modes.get(e.path, e.mode) and e.mode != disk:
-            raise ValidationError(
-                f"{e.path} has a mode change staged ({e.mode} in git's index, {disk} on disk): "
-                "--commit would set it back to the disk's; nothing was written",
-                hint=f"commit it first (git commit {e.path}), or give the file that mode "
-                "(chmod), or export without --commit",
-            )
+    }, indexed
 
 
 def _onto(data: bytes, f: ExportFile, where: str) -> bytes:

@@ -257,25 +257,27 @@ def _refuse_replacing(old: bytes, fmt: str, rel: str) -> None:
 
 
 def _through_links(repo: MemoryRepo, paths: dict[str, Path]) -> None:
-    """Each path that is a symlink, followed to the file it names: the export writes (and
-    commits) that file, and the link stays (it was replaced by a file). A link in the
-    repository out of it or into its own files, and two formats onto one file (each
-    would overwrite the other's section), are refused (exit 2)."""
+    """Each path that is a symlink (or in a linked folder), followed to the file it names:
+    the export writes (and commits) that file, and the link stays (it was replaced by a
+    file). A link in the repository out of it or into its own files, and two formats onto
+    one file (each would overwrite the other's section), are refused (exit 2)."""
     top = repo.root.resolve()
     seen: dict[str, str] = {}
     for fmt, path in paths.items():
         rel = _display(repo, path)
         real = Path(os.path.realpath(path))
-        linked = path.is_symlink() and not real.is_symlink()  # a loop: its read says so
+        # The file, or a folder on its way (.cursor -> elsewhere); a loop: its read says so.
+        linked = real != Path(os.path.abspath(path)) and not real.is_symlink()
         if linked and real.is_relative_to(top):
             repo.refuse_own_files(real, f"{rel} links to")
             paths[fmt] = repo.root / real.relative_to(top)
         elif linked and Path(os.path.abspath(path)).is_relative_to(repo.root):
+            what = "is a symbolic link" if path.is_symlink() else "is in a folder linked"
             raise UsageError(
-                f"{rel} is a symbolic link out of the repository ({real}): refusing to write there",
+                f"{rel} {what} out of the repository ({real}): refusing to write there",
                 hint="remove the link, or export to that file with --output",
             )
-        elif linked:  # an --output outside the repository: the link stays (a dotfiles one)
+        elif linked and path.is_symlink():  # an --output outside the repository: the link stays
             paths[fmt] = real
         if str(real) in seen:
             raise UsageError(
@@ -294,7 +296,7 @@ def exported_formats(repo: MemoryRepo) -> list[str]:
         if not path.is_file() or os.path.realpath(path) in seen:  # a link to one checked already
             continue
         seen.add(os.path.realpath(path))
-        if fmt == "cursor" or marked(path.read_bytes().decode("utf-8", "replace")):
+        if fmt == "cursor" or marked(path.read_bytes().decode("utf-8", "replace"), hidden=True):
             found.append(fmt)
     return found
 
@@ -364,6 +366,11 @@ def check_exports(
 ) -> list[ExportFile]:
     """The files ``export --check`` compares, written nowhere. With no ``formats``,
     those exported so far; an empty list when nothing was ever exported."""
+    if output is not None and not formats:  # those are found at their own paths, not there
+        raise UsageError(
+            "--output needs one FORMAT: the file is checked as that format's export",
+            hint="scarwarden export agents-md --check --output FILE (or another format)",
+        )
     formats = formats or exported_formats(repo)
     if not formats:
         return []

@@ -122,12 +122,21 @@ def commit(
     allow_empty: bool = False,
     contents: Mapping[str, bytes] | None = None,
     staged: Mapping[str, bytes | None] | None = None,
+    modes: Mapping[str, tuple[str, str]] | None = None,
 ) -> str:
     """Commit HEAD plus the working-tree content of ``paths`` (or ``contents``, and
-    ``staged`` left in git's index: see :func:`index_commit.prepare_commit`) without
-    taking git's real index (see :mod:`scarwarden.git.index_commit`); return the new commit."""
+    ``staged`` left in git's index, with ``modes``: see :func:`index_commit.prepare_commit`)
+    without taking git's real index (see :mod:`scarwarden.git.index_commit`); return the
+    new commit."""
     prepared = index_commit.prepare_commit(
-        repo.root, message, paths, check=check, allow_empty=allow_empty, contents=contents, staged=staged
+        repo.root,
+        message,
+        paths,
+        check=check,
+        allow_empty=allow_empty,
+        contents=contents,
+        staged=staged,
+        modes=modes,
     )
     record["commit"] = prepared.sha
     record["entries"] = [[e.mode, e.blob, e.path] for e in prepared.index_entries]

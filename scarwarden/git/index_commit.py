@@ -137,13 +137,15 @@ def prepare_commit(
     allow_empty: bool = False,
     contents: Mapping[str, bytes] | None = None,
     staged: Mapping[str, bytes | None] | None = None,
+    modes: Mapping[str, tuple[str, str]] | None = None,
 ) -> PreparedCommit:
     """Build the commit of HEAD plus the working-tree content of ``paths`` in a private
     index; run ``check`` and the commit hooks on it; return it, not yet on a branch.
     ``contents``: the bytes committed for some of ``paths`` instead of the working
     tree's; ``staged``: those git's real index gets instead of the committed ones, None
     for none (a deletion the user staged; both for ``export --commit``, which commits its
-    section only)."""
+    section only); ``modes``: the modes committed and given git's real index for some of
+    ``paths`` instead of the disk's (HEAD's and the one staged: a chmod not committed)."""
     where = _where(root)
     gitdir = where.gitdir
     remove_dead_temporaries(gitdir)
@@ -156,7 +158,7 @@ def prepare_commit(
     old = where.head
     env, pin = _private_index(root, gitdir, old)
     try:
-        blobs = _add(root, env, paths, contents or {})
+        blobs = _add(root, env, paths, contents or {}, modes or {})
         if check is not None:
             check(env)
         vouched = getattr(check, "vouches", False)
@@ -174,18 +176,25 @@ def prepare_commit(
     if old is not None and vouched:
         _mark(gitdir, sha, old)
     inode = None if pin is None or staged else os.fstat(pin).st_ino  # no swap: the index differs
-    entries = tuple(StagedEntry(_mode(Path(root) / p), b, p) for p, b in zip(paths, blobs, strict=True))
+    modes = modes or {}
+    mode = {p: modes[p][0] if p in modes else _mode(Path(root) / p) for p in paths}  # committed
+    entries = tuple(StagedEntry(mode[p], b, p) for p, b in zip(paths, blobs, strict=True))
     kept = {p: None if data is None else _blob(root, data) for p, data in (staged or {}).items()}
-    index = tuple(_kept(e, kept) for e in entries) if kept else ()
+    index = tuple(_kept(e, kept, modes) for e in entries) if kept or modes else ()
     subject = message.split("\n", 1)[0]
     return PreparedCommit(sha, old, entries, subject, env["GIT_INDEX_FILE"], inode, where, pin, index)
 
 
 def _add(
-    root: Path | str, env: Mapping[str, str], paths: Sequence[str], contents: Mapping[str, bytes]
+    root: Path | str,
+    env: Mapping[str, str],
+    paths: Sequence[str],
+    contents: Mapping[str, bytes],
+    modes: Mapping[str, tuple[str, str]],
 ) -> list[str]:
     """Add ``paths`` to the private index ``env`` selects, from the working tree or, for
-    a path in ``contents``, from those bytes (as they are: no filter); their blobs."""
+    a path in ``contents``, from those bytes (as they are: no filter), with the mode
+    ``modes`` commits, if any; their blobs."""
     disk = [p for p in paths if p not in contents]
     found = run_chunked(root, ("hash-object", "--"), disk).decode().split() if disk else []
     blobs = dict(zip(disk, found, strict=True))
@@ -193,21 +202,33 @@ def _add(
     if disk:
         listing = b"".join(os.fsencode(p) + b"\0" for p in disk)
         run(root, "update-index", "--add", "-z", "--stdin", input=listing, env=env)
-    given = [StagedEntry(_mode(Path(root) / p), blobs[p], p) for p in paths if p in contents]
+    for bit, mode in (("-x", "100644"), ("+x", "100755")):  # the disk's mode, not committed
+        chmod = b"".join(os.fsencode(p) + b"\0" for p in disk if modes.get(p, ("",))[0] == mode)
+        if chmod:
+            run(root, "update-index", f"--chmod={bit}", "-z", "--stdin", input=chmod, env=env)
+    given = [
+        StagedEntry(modes[p][0] if p in modes else _mode(Path(root) / p), blobs[p], p)
+        for p in paths
+        if p in contents
+    ]
     if given:
         run(root, "update-index", "--add", "-z", "--index-info", input=index_info(given), env=env)
     return [blobs[p] for p in paths]
 
 
-def _kept(entry: StagedEntry, kept: Mapping[str, str | None]) -> StagedEntry:
+def _kept(
+    entry: StagedEntry, kept: Mapping[str, str | None], modes: Mapping[str, tuple[str, str]]
+) -> StagedEntry:
     """What git's real index gets for the committed ``entry``: its blob, the one kept
-    staged, or (None) no entry: mode 0 makes ``update-index --index-info`` remove it."""
+    staged, or (None) no entry: mode 0 makes ``update-index --index-info`` remove it;
+    with the mode kept staged, if ``modes`` gives one."""
+    mode = modes[entry.path][1] if entry.path in modes else entry.mode
     if entry.path not in kept:
-        return entry
+        return StagedEntry(mode, entry.blob, entry.path)
     blob = kept[entry.path]
     if blob is None:
         return StagedEntry("0", "0" * len(entry.blob), entry.path)
-    return StagedEntry(entry.mode, blob, entry.path)
+    return StagedEntry(mode, blob, entry.path)
 
 
 def _blob(root: Path | str, data: bytes) -> str:

@@ -5,6 +5,7 @@ outside the markers stay in the working tree, uncommitted (and staged, if they w
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -324,19 +325,19 @@ def test_an_export_written_before_is_committed(demo_repo: MemoryRepo, cli: Cli) 
     assert agents.stat().st_mtime_ns == mtime
 
 
-def test_a_staged_mode_change_is_refused_not_undone(demo_repo: MemoryRepo, cli: Cli) -> None:
+def test_a_staged_mode_change_stays_staged(demo_repo: MemoryRepo, cli: Cli) -> None:
     """``git update-index --chmod=+x AGENTS.md`` (the file on disk not executable):
-    ``export --commit`` set git's index entry from the disk, the staged mode change lost."""
+    ``export --commit`` set git's index entry from the disk, the staged mode change lost;
+    then it was refused. The section is committed in HEAD's mode, the mode stays staged."""
     root = demo_repo.root
     _exported(cli, root)
     git(root, "update-index", "--chmod=+x", "AGENTS.md")
-    index, commit = git(root, "ls-files", "-s").stdout, head(root)
-    worktree = (root / "AGENTS.md").read_bytes()
     result = cli("export", "agents-md", "--commit")
-    assert result.exit_code == 1, result.output
-    assert result.stderr.startswith("error: AGENTS.md has a mode change staged (100755 in git's index"), (
-        result.stderr
-    )
-    assert "git commit AGENTS.md" in result.stderr and "Traceback" not in result.stderr
-    assert git(root, "ls-files", "-s").stdout == index and head(root) == commit
-    assert (root / "AGENTS.md").read_bytes() == worktree
+    assert result.exit_code == 0, result.output
+    assert b"Check the invoice owner first." in _committed(root)
+    assert git(root, "ls-tree", "HEAD", "AGENTS.md").stdout.startswith("100644 ")
+    assert git(root, "ls-files", "-s", "AGENTS.md").stdout.startswith("100755 ")
+    assert git(root, "status", "--porcelain").stdout == "MM AGENTS.md\n"  # staged +x, -x on disk
+    staged = git(root, "diff", "--cached").stdout
+    assert "new mode 100755" in staged and "@@" not in staged
+    assert not os.access(root / "AGENTS.md", os.X_OK)

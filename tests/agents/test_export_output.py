@@ -144,3 +144,18 @@ def test_import_agents_still_goes_with_claude_md_and_with_a_bare_check(demo_repo
     assert _run(root, "export", "all", "--inline").returncode == 0
     checked = _run(root, "export", "--check", "--inline")
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_check_of_an_output_names_its_format(demo_repo: MemoryRepo, tmp_path: Path) -> None:
+    """``export --check --output FILE`` with no FORMAT checked the files exported at the
+    default paths instead: with none, 'nothing exported yet', exit 0, a CI step that
+    passed whatever FILE held (missing too); with one, FILE was read as that format."""
+    root = demo_repo.root
+    for where in (tmp_path / "AGENTS.md", root / "docs" / "AGENTS.md"):
+        result = _run(root, "export", "--check", "--output", str(where))
+        assert result.returncode == ExitCode.USAGE, result.stdout + result.stderr
+        assert result.stderr.startswith("error: --output needs one FORMAT"), result.stderr
+        assert "scarwarden export agents-md --check --output" in result.stderr
+    assert _run(root, "export", "cursor").returncode == 0
+    assert _run(root, "export", "--check", "-o", str(tmp_path / "AGENTS.md")).returncode == ExitCode.USAGE
+    assert _run(root, "export", "--check").returncode == 0

@@ -197,3 +197,49 @@ def test_an_output_path_ending_in_a_slash_is_a_folder_not_a_file_name(demo_repo:
         assert f"'{args[-1]}' ends with '/', a folder: give the path of the file to write" in result.stderr
     assert not (root / "docs").exists() and not (root / "out").exists()
     assert git(root, "status", "--porcelain").stdout == before
+
+
+def test_a_byte_order_mark_before_the_section_is_kept(demo_repo: MemoryRepo) -> None:
+    """An exported AGENTS.md (the section its first line) saved by an editor that writes a
+    UTF-8 byte order mark: the begin marker after it was not seen, so every export
+    refused 'the Scarwarden markers are broken' naming the end marker alone, and
+    'export --check' (no format) passed, the file not counted as exported."""
+    root = demo_repo.root
+    agents = root / "AGENTS.md"
+    assert _run(root, "export", "agents-md").returncode == 0
+    bom = "\ufeff".encode()
+    agents.write_bytes(bom + agents.read_bytes() + b"\nOurs.\n")
+    added = _run(root, "rule", "add", "--text", "Check the invoice owner first.", "--cites", "ep-wmjgdnc59j")
+    assert added.returncode == 0, added.stderr
+    stale = _run(root, "export", "--check")
+    assert stale.returncode == ExitCode.CHECK_FAILED and "stale    AGENTS.md" in stale.stdout, stale.stderr
+    result = _run(root, "export", "agents-md")
+    assert result.returncode == 0, result.stderr
+    written = agents.read_bytes()
+    assert written.startswith(bom + b"<!-- scarwarden:begin -->\n") and written.endswith(b"\nOurs.\n")
+    assert written.count(b"<!-- scarwarden:begin -->") == 1 and b"Check the invoice owner first." in written
+    assert _run(root, "export", "--check").returncode == 0
+
+
+def test_a_linked_folder_is_followed_as_a_linked_file_is(demo_repo: MemoryRepo, tmp_path: Path) -> None:
+    """A folder on the way that is a symlink (.cursor -> a folder elsewhere) was not
+    looked at: one out of the repository had the export written there (a link to a
+    file there is refused), and with one inside it 'export --commit' failed on git's
+    'git update-index --add failed: ... is beyond a symbolic link'."""
+    root = demo_repo.root
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / ".cursor").symlink_to(elsewhere)
+    refused = _run(root, "export", "cursor")
+    assert refused.returncode == ExitCode.USAGE, refused.stdout + refused.stderr
+    assert ".cursor/rules/scarwarden.mdc is in a folder linked out of the repository" in refused.stderr
+    assert list(elsewhere.iterdir()) == []
+    (root / "docs" / "github").mkdir(parents=True)
+    (root / ".github").symlink_to("docs/github")
+    result = _run(root, "export", "copilot", "--commit")
+    assert result.returncode == 0, result.stdout + result.stderr
+    written = (root / "docs" / "github" / "copilot-instructions.md").read_bytes()
+    assert b"<!-- scarwarden:begin -->" in written and (root / ".github").is_symlink()
+    assert git(root, "show", "HEAD:docs/github/copilot-instructions.md").stdout.encode() == written
+    check = _run(root, "export", "copilot", "--check")
+    assert check.returncode == 0, check.stdout + check.stderr
