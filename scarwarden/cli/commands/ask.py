@@ -7,10 +7,11 @@ import click
 from scarwarden.cli.commands._common import echo_json, get_repo
 from scarwarden.cli.commands._human import answer_option, prompt_human
 from scarwarden.cli.commands._recall_text import format_result, read_task
+from scarwarden.errors import ScarwardenError, ValidationError
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # pragma: no cover
-    from scarwarden.api import Memory, Recorded
+    from scarwarden.api import Memory, Recall, Recorded
     from scarwarden.recall.result import RecallResult
 
 PROMPT = "Memory has nothing on this task. What should the agent do?"
@@ -65,7 +66,8 @@ def ask(
     next `scarwarden distill` can learn a rule from it. Without a terminal and without
     --answer it exits 1 rather than wait. An --answer given on ACT_AND_FLAG (or on ACT
     with --force) is recorded too, referring to the recalled rules (refs: the
-    episodes they cite): the human's answer is never thrown away.
+    episodes they cite): the human's answer is never thrown away, not even when recall
+    fails (a playbook that does not parse: --answer is recorded with no refs, then exit 1).
 
     \b
     Examples:
@@ -85,7 +87,7 @@ def ask(
     if confirm is not None:
         _confirm(memory, read_task(task), confirm, answer, as_json=as_json, staged=no_commit)
         return
-    found = memory.recall(read_task(task))
+    found = _recall(memory, read_task(task), answer, as_json=as_json, staged=no_commit)
     result: RecallResult = found.engine
     if result.verdict == ASK_HUMAN and answer is None:
         answer = prompt_human(
@@ -128,6 +130,39 @@ def _confirm(
         f"{'Staged' if staged else 'Recorded and committed'} the confirmation as {episode.id}; "
         f"{STAGED if staged else ''}'scarwarden distill' adds it to the rule's citations, and the "
         "task's words then reach it.",
+        err=True,
+    )
+
+
+def _recall(memory: Memory, task: str, answer: str | None, *, as_json: bool, staged: bool) -> Recall:
+    """Recall for ``task``. When it cannot run (a playbook that does not parse), an
+    ``--answer`` is recorded all the same (:func:`_record_unrecalled`) and recall's
+    failure then ends the command (exit 1), saying what to fix; without an answer it
+    ends before any prompt, so the human types nothing that would be lost."""
+    try:
+        return memory.recall(task)
+    except ValidationError as failed:
+        if answer is None:
+            raise
+        _record_unrecalled(memory, task, answer, as_json=as_json, staged=staged)
+        raise ScarwardenError(
+            f"recall failed: {failed.message}", hint=failed.hint, problems=failed.problems
+        ) from None
+
+
+def _record_unrecalled(memory: Memory, task: str, answer: str, *, as_json: bool, staged: bool) -> None:
+    """The answer recorded without a recall, referring to no rule (the episode does not
+    need the playbook), printed as :func:`_print` prints a recorded one."""
+    episode = memory.answer(task, answer, refs=[], commit=not staged)
+    _warn(episode)
+    if as_json:
+        data = {"task": episode.episode["task"], "verdict": None, "rules": [], "meaning": None}
+        echo_json({**data, "episode": episode.episode, "warnings": [w.to_json() for w in episode.warnings]})
+    else:
+        click.echo(episode.id)
+    click.echo(
+        f"{'Staged' if staged else 'Recorded and committed'} the answer as {episode.id} "
+        "(source: human-answer), referring to no rule: recall could not run.",
         err=True,
     )
 
