@@ -75,3 +75,19 @@ def test_no_prompt_is_shown_when_recall_cannot_run(demo_repo: MemoryRepo) -> Non
     assert code == 1, text
     assert "cannot parse the playbook" in text and "fix the playbook" in text
     assert head(demo_repo) == before
+
+
+def test_confirm_says_the_playbook_does_not_parse(cli, demo_repo: MemoryRepo) -> None:
+    """--confirm over a playbook that does not parse said "no rule PB-02 in
+    memory/playbook.md" (hint: confirm one of the candidates) for a rule the playbook
+    holds, when the index had no rules of an earlier parse. It now says the playbook
+    does not parse and how to fix it; nothing is written."""
+    (demo_repo.root / ".scarwarden" / "index.db").unlink(missing_ok=True)
+    _break_playbook(demo_repo)
+    before = head(demo_repo)
+    result = cli("ask", "Post our discount code on Twitter", "--confirm", "PB-02")
+    assert result.exit_code == 1, result.output
+    assert "cannot parse the playbook" in result.stderr and "fix the playbook" in result.stderr
+    assert "no rule PB-02" not in result.stderr
+    assert head(demo_repo) == before
+    assert git(demo_repo.root, "status", "--porcelain").stdout.split() == ["M", demo_repo.playbook_rel]
