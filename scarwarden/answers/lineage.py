@@ -144,7 +144,7 @@ def record_feedback(
     The first episode is never edited (the ledger is append-only). The new one keeps the
     task, tags and ``rules_applied`` of the first, so distillation sees the lineage.
     """
-    from scarwarden.files.record import add_episodes
+    from scarwarden.files.record import IMPORTED, add_episodes
     from scarwarden.gate.door import gate_check
     from scarwarden.index import open_index
 
@@ -179,5 +179,8 @@ def record_feedback(
         message=_commit_message("feedback", first.task, data["id"]),
         check=gate_check(repo, "the feedback"),
         warn=warn,
+        # An imported episode's rules_applied may name another memory's rules (recorded
+        # with a warning): its feedback keeps them so, having no way to leave them out.
+        allow_unknown_rules=first.get("source") == IMPORTED,
     )
     return episode

@@ -1,0 +1,34 @@
+"""`scarwarden feedback` on an episode imported from another memory, whose
+rules_applied name that memory's rules."""
+
+from __future__ import annotations
+
+from conftest import Cli, head
+
+from scarwarden.index import open_index
+from scarwarden.repo import MemoryRepo
+
+
+def test_feedback_on_an_imported_episode_keeps_its_foreign_rules(
+    cli: Cli, demo_repo: MemoryRepo, tmp_path
+) -> None:
+    """The import was recorded with a warning (PB-99 is another memory's rule), but its
+    feedback was refused ("feedback: rules_applied names a rule this memory never had",
+    hint: leave it out), and feedback has no way to leave it out: no feedback could be
+    given on the episode at all. The feedback keeps the rules, with the import's warning."""
+    given = tmp_path / "imported.yaml"
+    given.write_text("task: Cancel order 7\nsource: import\noutcome: cancelled\nrules_applied: [PB-99]\n")
+    added = cli("episode", "add", "--file", str(given))
+    assert added.exit_code == 0, added.output
+    first = added.stdout.strip()
+    before = head(demo_repo)
+    result = cli("feedback", first, "--outcome", "The customer came back angry")
+    assert result.exit_code == 0, result.output
+    assert "PB-99 is not a rule in memory/playbook.md" in result.stderr
+    assert head(demo_repo) != before
+    with open_index(demo_repo) as index:
+        episode = index.get_episode(result.stdout.strip())
+    assert episode is not None
+    assert episode.data["refs"] == [first] and episode.data["rules_applied"] == ["PB-99"]
+    checked = cli("check", "--all")
+    assert checked.exit_code == 0, checked.output
