@@ -91,3 +91,29 @@ def test_confirm_says_the_playbook_does_not_parse(cli, demo_repo: MemoryRepo) ->
     assert "no rule PB-02" not in result.stderr
     assert head(demo_repo) == before
     assert git(demo_repo.root, "status", "--porcelain").stdout.split() == ["M", demo_repo.playbook_rel]
+
+
+def test_an_answer_is_recorded_when_the_playbook_has_uncommitted_edits(cli, demo_repo: MemoryRepo) -> None:
+    """With an edit to the playbook not committed yet, the answer carried the receipt of
+    a recall of that uncommitted playbook, which the gate cannot prove ("playbook blob
+    ... does not exist in this repository"; hint: record the episode without the
+    receipt, which ask cannot do): refused, exit 1, the answer lost. It is now recorded
+    without the receipt, saying why."""
+    path = demo_repo.playbook_path
+    path.write_text(path.read_text(encoding="utf-8").replace("Open every LinkedIn", "Open each LinkedIn"))
+    before = head(demo_repo)
+    result = cli("ask", BERLIN, "--answer", ANSWER)
+    assert result.exit_code == 0, result.output
+    assert "without recall's receipt" in result.stderr and "not committed" in result.stderr
+    assert git(demo_repo.root, "rev-list", "--count", f"{before}..HEAD").stdout.strip() == "1"
+    with open_index(demo_repo) as index:
+        episode = index.get_episode(result.stdout.strip())
+    assert episode is not None and episode.data["correction"] == ANSWER
+    assert "recalled" not in episode.data
+    # With the playbook committed, the receipt is kept.
+    git(demo_repo.root, "commit", "-qam", "edit the playbook", "--no-gpg-sign")
+    kept = cli("ask", "Book a hotel in Lisbon for the offsite", "--answer", ANSWER)
+    assert kept.exit_code == 0, kept.output
+    with open_index(demo_repo) as index:
+        episode = index.get_episode(kept.stdout.strip())
+    assert episode is not None and "recalled" in episode.data

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -100,7 +100,7 @@ def ask(
     refs = None if answer is None else refs_for_verdict(result, force=force)
     episode = None
     if answer is not None and refs is not None:
-        episode = memory.answer(result.task, answer, receipt=found.receipt, refs=refs, commit=not no_commit)
+        episode = memory.answer(result.task, answer, receipt=_receipt(found), refs=refs, commit=not no_commit)
     if answer is not None and episode is None:
         click.echo(
             f"memory already covers this ({result.verdict}); --answer was not recorded "
@@ -148,6 +148,20 @@ def _recall(memory: Memory, task: str, answer: str | None, *, as_json: bool, sta
         raise ScarwardenError(
             f"recall failed: {failed.message}", hint=failed.hint, problems=failed.problems
         ) from None
+
+
+def _receipt(found: Recall) -> dict[str, Any] | None:
+    """Recall's receipt, for the answer's ``recalled:`` block; ``None`` when recall read a
+    playbook with edits not committed yet: the gate proves a receipt from the committed
+    playbook only, and would refuse the answer (saying so on stderr)."""
+    if found.playbook_commit:
+        return found.receipt
+    click.echo(
+        "note: the playbook has changes not committed yet: the answer is recorded without "
+        "recall's receipt (a receipt names a committed playbook; commit it first to keep one)",
+        err=True,
+    )
+    return None
 
 
 def _record_unrecalled(memory: Memory, task: str, answer: str, *, as_json: bool, staged: bool) -> None:
