@@ -17,8 +17,14 @@ from scarwarden.errors import ExitCode, ScarwardenError, UsageError
 from scarwarden.repo import MemoryRepo
 
 
-def answer_option(answer: str | None) -> str | None:
-    """``--answer`` as given: ``-`` reads stdin; a blank answer is a usage error (2)."""
+def answer_option(answer: str | None, *, task_from_stdin: bool = False) -> str | None:
+    """``--answer`` as given: ``-`` reads stdin; a blank answer, or ``-`` when the task
+    reads stdin too (``task_from_stdin``), is a usage error (2)."""
+    if answer == "-" and task_from_stdin:
+        raise UsageError(
+            "the task and --answer both read stdin ('-'), and there is one stdin",
+            hint="give the task or the answer in words on the command line; the other may be '-'",
+        )
     if answer == "-":
         answer = read_stdin("--answer")
     if answer is not None and not answer.strip():

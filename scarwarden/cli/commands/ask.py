@@ -82,7 +82,7 @@ def ask(
     from scarwarden.api import Memory
     from scarwarden.recall.router import ASK_HUMAN
 
-    answer = answer_option(answer)
+    answer = answer_option(answer, task_from_stdin=task == ("-",))
     memory = Memory(get_repo(ctx))
     if confirm is not None:
         _confirm(memory, read_task(task), confirm, answer, as_json=as_json, staged=no_commit)
