@@ -18,15 +18,16 @@ from scarwarden.repo import MemoryRepo
 
 
 def answer_option(answer: str | None, *, task_from_stdin: bool = False) -> str | None:
-    """``--answer`` as given: ``-`` reads stdin; a blank answer, or ``-`` when the task
-    reads stdin too (``task_from_stdin``), is a usage error (2)."""
+    """``--answer`` as given: ``-`` reads stdin (a byte order mark at its start is not
+    text: dropped); a blank answer, or ``-`` when the task reads stdin too
+    (``task_from_stdin``), is a usage error (2)."""
     if answer == "-" and task_from_stdin:
         raise UsageError(
             "the task and --answer both read stdin ('-'), and there is one stdin",
             hint="give the task or the answer in words on the command line; the other may be '-'",
         )
     if answer == "-":
-        answer = read_stdin("--answer")
+        answer = read_stdin("--answer").removeprefix("\ufeff")
     if answer is not None and not answer.strip():
         raise UsageError(
             "--answer is empty: nothing to record",
