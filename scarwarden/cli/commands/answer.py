@@ -9,7 +9,7 @@ import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo, limit_option, terminal_text
 from scarwarden.cli.commands._human import answer_option, prompt_human
-from scarwarden.cli.commands._input import read_file
+from scarwarden.cli.commands._input import read_file, read_stdin
 from scarwarden.errors import NoModelConfigured, ScarwardenError, UsageError
 from scarwarden.repo import MemoryRepo
 from scarwarden.settings_check import MAX_RETAKES
@@ -117,7 +117,8 @@ def answer(
     from scarwarden.answers.answer import ASK_HUMAN, answer_task
 
     _check_answer_options(no_memory=no_memory, compare=compare, qc=qc)
-    human_answer = answer_option(human_answer)
+    human_answer = answer_option(human_answer, task_from_stdin=task == "-")
+    task = read_stdin("the task") if task == "-" else task  # as ask and recall read it
     repo = get_repo(ctx)
     result = answer_task(
         repo,
