@@ -153,6 +153,9 @@ def record_feedback(
             "feedback needs --outcome or --correction (or both)",
             hint=f'scarwarden feedback {episode_id} --outcome "..." --correction "..."',
         )
+    episode_id = episode_id.strip().lower()  # as `episode show` finds it
+    if not episode_id:
+        raise UsageError("the episode ID is empty", hint="'scarwarden episode list' shows the IDs")
     with open_index(repo) as index:
         first = index.get_episode(episode_id)
     if first is None:

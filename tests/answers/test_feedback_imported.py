@@ -32,3 +32,22 @@ def test_feedback_on_an_imported_episode_keeps_its_foreign_rules(
     assert episode.data["refs"] == [first] and episode.data["rules_applied"] == ["PB-99"]
     checked = cli("check", "--all")
     assert checked.exit_code == 0, checked.output
+
+
+def test_feedback_finds_an_episode_as_episode_show_does(cli: Cli, demo_repo: MemoryRepo) -> None:
+    """`episode show EP-HKGNQDZ88F` (or with a space pasted before it) shows the
+    episode; `feedback` said "no episode EP-HKGNQDZ88F in the ledger" of it, and of an
+    empty ID "no episode  in the ledger". It now finds the episode, and an empty ID is
+    named as such; nothing is written for it."""
+    for given in ("EP-HKGNQDZ88F", " ep-hkgnqdz88f "):
+        result = cli("feedback", given, "--outcome", "Engagement doubled")
+        assert result.exit_code == 0, (given, result.output)
+        assert "(refs ep-hkgnqdz88f)" in result.stderr
+        with open_index(demo_repo) as index:
+            episode = index.get_episode(result.stdout.strip())
+        assert episode is not None and episode.data["refs"] == ["ep-hkgnqdz88f"]
+    before = head(demo_repo)
+    empty = cli("feedback", " ", "--outcome", "Engagement doubled")
+    assert empty.exit_code == 2, empty.output
+    assert "the episode ID is empty" in empty.stderr
+    assert head(demo_repo) == before

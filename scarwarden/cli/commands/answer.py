@@ -396,4 +396,4 @@ def feedback(
         echo_json(ep.to_json())
         return
     click.echo(ep.id)
-    click.echo(f"Committed {ep.id} (refs {episode_id})", err=True)
+    click.echo(f"Committed {ep.id} (refs {ep.get('refs')[0]})", err=True)
