@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo
-from scarwarden.cli.commands._human import answer_option, prompt_human
+from scarwarden.cli.commands._human import answer_option, kept_if_lost, prompt_human
 from scarwarden.cli.commands._recall_text import format_result, read_task
 from scarwarden.errors import ScarwardenError, ValidationError
 from scarwarden.repo import MemoryRepo
@@ -78,9 +78,7 @@ def ask(
           --answer "Announce it in #data a week ahead; keep the old topic mirrored"
       scarwarden ask "Book a table for the team dinner" --confirm PB-06
     """
-    from scarwarden.answers.asking import refs_for_verdict
     from scarwarden.api import Memory
-    from scarwarden.recall.router import ASK_HUMAN
 
     answer = answer_option(answer, task_from_stdin=task == ("-",))
     memory = Memory(get_repo(ctx))
@@ -88,8 +86,21 @@ def ask(
         _confirm(memory, read_task(task), confirm, answer, as_json=as_json, staged=no_commit)
         return
     found = _recall(memory, read_task(task), answer, as_json=as_json, staged=no_commit)
+    episode = _record(memory, found, answer, force=force, staged=no_commit)
+    _print(memory.repo, found.engine, episode, as_json=as_json, staged=no_commit)
+
+
+def _record(
+    memory: Memory, found: Recall, answer: str | None, *, force: bool, staged: bool
+) -> Recorded | None:
+    """The human's answer, given or (on ASK_HUMAN) asked for, recorded when the verdict
+    calls for it; one typed at the prompt is printed back if recording fails."""
+    from scarwarden.answers.asking import refs_for_verdict
+    from scarwarden.recall.router import ASK_HUMAN
+
     result: RecallResult = found.engine
-    if result.verdict == ASK_HUMAN and answer is None:
+    typed = result.verdict == ASK_HUMAN and answer is None
+    if typed:
         answer = prompt_human(
             "ask",
             result.task,
@@ -98,16 +109,16 @@ def ask(
             repo=memory.repo,
         )
     refs = None if answer is None else refs_for_verdict(result, force=force)
-    episode = None
     if answer is not None and refs is not None:
-        episode = memory.answer(result.task, answer, receipt=_receipt(found), refs=refs, commit=not no_commit)
-    if answer is not None and episode is None:
+        with kept_if_lost("ask", result.task, answer, typed=typed):
+            return memory.answer(result.task, answer, receipt=_receipt(found), refs=refs, commit=not staged)
+    if answer is not None:
         click.echo(
             f"memory already covers this ({result.verdict}); --answer was not recorded "
             "(add --force to record it anyway)",
             err=True,
         )
-    _print(memory.repo, result, episode, as_json=as_json, staged=no_commit)
+    return None
 
 
 def _confirm(
