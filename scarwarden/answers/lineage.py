@@ -128,6 +128,26 @@ def _run_fields(result: AnswerResult, side: Any) -> dict[str, Any]:
     return data
 
 
+def _feedback_id(
+    episode_id: str, *, outcome: str | None, correction: str | None, corrected_by: str | None
+) -> str:
+    """The ID feedback is given on, stripped and lower-cased as ``episode show`` finds
+    it; :class:`UsageError` (exit 2) for a value given blank (refused, as ``episode add``
+    refuses an empty field, never dropped unsaid), no outcome or correction, no ID."""
+    given = (("--outcome", outcome), ("--correction", correction), ("--corrected-by", corrected_by))
+    blank = [option for option, value in given if value is not None and not value.strip()]
+    if blank:
+        raise UsageError(f"{blank[0]} is empty", hint="give it in words, or leave the option out")
+    if not (outcome and outcome.strip()) and not (correction and correction.strip()):
+        raise UsageError(
+            "feedback needs --outcome or --correction (or both)",
+            hint=f'scarwarden feedback {episode_id} --outcome "..." --correction "..."',
+        )
+    if not episode_id.strip():
+        raise UsageError("the episode ID is empty", hint="'scarwarden episode list' shows the IDs")
+    return episode_id.strip().lower()
+
+
 def record_feedback(
     repo: MemoryRepo,
     episode_id: str,
@@ -148,14 +168,7 @@ def record_feedback(
     from scarwarden.gate.door import gate_check
     from scarwarden.index import open_index
 
-    if not (outcome and outcome.strip()) and not (correction and correction.strip()):
-        raise UsageError(
-            "feedback needs --outcome or --correction (or both)",
-            hint=f'scarwarden feedback {episode_id} --outcome "..." --correction "..."',
-        )
-    episode_id = episode_id.strip().lower()  # as `episode show` finds it
-    if not episode_id:
-        raise UsageError("the episode ID is empty", hint="'scarwarden episode list' shows the IDs")
+    episode_id = _feedback_id(episode_id, outcome=outcome, correction=correction, corrected_by=corrected_by)
     with open_index(repo) as index:
         first = index.get_episode(episode_id)
     if first is None:

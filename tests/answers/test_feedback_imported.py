@@ -51,3 +51,15 @@ def test_feedback_finds_an_episode_as_episode_show_does(cli: Cli, demo_repo: Mem
     assert empty.exit_code == 2, empty.output
     assert "the episode ID is empty" in empty.stderr
     assert head(demo_repo) == before
+
+
+def test_a_blank_feedback_value_is_refused_not_dropped(cli: Cli, demo_repo: MemoryRepo) -> None:
+    """`feedback ID --outcome ok --correction "   "` (an empty "$LESSON", say) recorded
+    the outcome and dropped the correction without a word, exit 0; `episode add` refuses
+    an empty correction. A value given blank is now refused (exit 2), nothing written."""
+    before = head(demo_repo)
+    for option in ("--correction", "--corrected-by", "--outcome"):
+        result = cli("feedback", "ep-hkgnqdz88f", "--outcome", "Engagement doubled", option, "  ")
+        assert result.exit_code == 2, (option, result.output)
+        assert f"{option} is empty" in result.stderr, result.stderr
+    assert head(demo_repo) == before
