@@ -213,7 +213,8 @@ def confirmed_rule(repo: MemoryRepo, rule_id: str, *, hints: ConfirmHints = CLI_
     """The active rule a human confirms, by any accepted spelling of its ID
     (:func:`scarwarden.files.rule_ids.canonical`); :class:`UsageError` (exit 2) for an
     ID that is not a rule ID, an unknown rule or a retired one (nothing is written),
-    hinted in ``hints``' words."""
+    hinted in ``hints``' words; :class:`ValidationError` (exit 1) for a playbook that
+    does not parse."""
     from scarwarden.files.rule_ids import RULE_ID_RE, canonical
     from scarwarden.index import open_index
 
@@ -221,6 +222,7 @@ def confirmed_rule(repo: MemoryRepo, rule_id: str, *, hints: ConfirmHints = CLI_
     if not RULE_ID_RE.match(wanted):
         raise UsageError(f"{rule_id!r} is not a rule ID", hint=hints.malformed)
     with open_index(repo) as index:
+        index.require_playbook()  # else an unparsable playbook reads as "no rule PB-..."
         rule = index.get_rule(wanted)
     if rule is None:
         raise UsageError(

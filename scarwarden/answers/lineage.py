@@ -128,6 +128,26 @@ def _run_fields(result: AnswerResult, side: Any) -> dict[str, Any]:
     return data
 
 
+def _feedback_id(
+    episode_id: str, *, outcome: str | None, correction: str | None, corrected_by: str | None
+) -> str:
+    """The ID feedback is given on, stripped and lower-cased as ``episode show`` finds
+    it; :class:`UsageError` (exit 2) for a value given blank (refused, as ``episode add``
+    refuses an empty field, never dropped unsaid), no outcome or correction, no ID."""
+    given = (("--outcome", outcome), ("--correction", correction), ("--corrected-by", corrected_by))
+    blank = [option for option, value in given if value is not None and not value.strip()]
+    if blank:
+        raise UsageError(f"{blank[0]} is empty", hint="give it in words, or leave the option out")
+    if not (outcome and outcome.strip()) and not (correction and correction.strip()):
+        raise UsageError(
+            "feedback needs --outcome or --correction (or both)",
+            hint=f'scarwarden feedback {episode_id} --outcome "..." --correction "..."',
+        )
+    if not episode_id.strip():
+        raise UsageError("the episode ID is empty", hint="'scarwarden episode list' shows the IDs")
+    return episode_id.strip().lower()
+
+
 def record_feedback(
     repo: MemoryRepo,
     episode_id: str,
@@ -144,15 +164,11 @@ def record_feedback(
     The first episode is never edited (the ledger is append-only). The new one keeps the
     task, tags and ``rules_applied`` of the first, so distillation sees the lineage.
     """
-    from scarwarden.files.record import add_episodes
+    from scarwarden.files.record import IMPORTED, add_episodes
     from scarwarden.gate.door import gate_check
     from scarwarden.index import open_index
 
-    if not (outcome and outcome.strip()) and not (correction and correction.strip()):
-        raise UsageError(
-            "feedback needs --outcome or --correction (or both)",
-            hint=f'scarwarden feedback {episode_id} --outcome "..." --correction "..."',
-        )
+    episode_id = _feedback_id(episode_id, outcome=outcome, correction=correction, corrected_by=corrected_by)
     with open_index(repo) as index:
         first = index.get_episode(episode_id)
     if first is None:
@@ -179,5 +195,8 @@ def record_feedback(
         message=_commit_message("feedback", first.task, data["id"]),
         check=gate_check(repo, "the feedback"),
         warn=warn,
+        # An imported episode's rules_applied may name another memory's rules (recorded
+        # with a warning): its feedback keeps them so, having no way to leave them out.
+        allow_unknown_rules=first.get("source") == IMPORTED,
     )
     return episode

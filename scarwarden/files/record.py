@@ -237,7 +237,7 @@ def _prepare_batch(
     own: list[Episode] = []  # not "ep not in imported": a comparison of every pair
     for ep in episodes:
         (imported if allow_unknown_rules or ep.get("source") == IMPORTED else own).append(ep)
-    refuse_unknown_rules(unknown_rules_applied(repo, own, source), source)
+    refuse_unknown_rules(unknown_rules_applied(repo, own, source, batch=episodes), source)
     for problem in unknown_rules_applied(repo, imported, source):
         if warn is not None:
             warn(problem)
@@ -281,23 +281,26 @@ def _store_media(repo: MemoryRepo, images: Sequence[Image], written: list[str]) 
 def screen(repo: MemoryRepo, episodes: Sequence[Episode], source: str) -> list[Problem]:
     """Refuse the batch if an episode holds a credential or personal data that
     ``privacy:`` refuses (every problem together, nothing written); return the
-    warnings. The problems name the episode and field, never the value."""
+    warnings. The problems name the episode and field, never the value: a warning's
+    episode by its ID (it is written), a refused one by ``source`` (its place in a
+    batch), for the ID of an episode never written finds nothing."""
     from scarwarden.files import privacy, secret_scan
 
     settings = repo.config.privacy
     refused: list[Problem] = []
     warned: list[Problem] = []
-    for ep in episodes:
-        where = f"{source} ({ep.id})"
+    for number, ep in enumerate(episodes, 1):
+        named = {"warn": f"{source} ({ep.id})"}
+        named["refuse"] = source if len(episodes) == 1 else f"{source} (item {number})"
         for found in secret_scan.scan_mapping(ep.data, repo.config.secrets.allow):
             message, hint = secret_scan.describe(found), secret_scan.hint(found)
-            refused.append(Problem(message, file=where, field=found.field, hint=hint))
+            refused.append(Problem(message, file=named["refuse"], field=found.field, hint=hint))
         for action, out in (("refuse", refused), ("warn", warned)):
             for found in privacy.scan_mapping(ep.data, settings.kinds(action)):
                 out.append(
                     Problem(
                         f"holds personal data: {found.label} (privacy.{found.kind}: {action})",
-                        file=where,
+                        file=named[action],
                         field=found.field,
                         hint="record it with --redact-pii (typed placeholders), or take it out",
                     )
@@ -313,11 +316,15 @@ def screen(repo: MemoryRepo, episodes: Sequence[Episode], source: str) -> list[P
 IMPORTED = "import"
 
 
-def unknown_rules_applied(repo: MemoryRepo, episodes: Sequence[Episode], source: str) -> list[Problem]:
+def unknown_rules_applied(
+    repo: MemoryRepo, episodes: Sequence[Episode], source: str, *, batch: Sequence[Episode] | None = None
+) -> list[Problem]:
     """``rules_applied`` entries that name no rule this memory's playbook has (retired
     rules count). Lineage counts such an entry for no rule (issue 18); every write door
     refuses it (issue 27) unless the episode was imported (``source: import``: it may
-    name another memory's rules), for which it is only a warning."""
+    name another memory's rules), for which it is only a warning. ``batch``: the whole
+    batch, when the problems refuse it: an episode is then named by its place in it
+    (``source`` alone in a batch of one), not by the ID it is never written under."""
     named = {rule for ep in episodes for rule in ep.get("rules_applied") or []}
     if not named:
         return []
@@ -330,10 +337,17 @@ def unknown_rules_applied(repo: MemoryRepo, episodes: Sequence[Episode], source:
         except (ScarwardenError, OSError, UnicodeDecodeError):
             return []  # the gate reports a broken playbook
         known = {rule.id for rule in book.all_rules()}
+    places = {id(ep): number for number, ep in enumerate(batch or (), 1)}
+
+    def where(ep: Episode) -> str:
+        if batch is None:
+            return f"{source} ({ep.id})"
+        return source if len(batch) == 1 else f"{source} (item {places[id(ep)]})"
+
     return [
         Problem(
             f"{rule} is not a rule in {repo.playbook_rel}",
-            file=f"{source} ({ep.id})",
+            file=where(ep),
             field="rules_applied",
             hint="name a rule this memory has ('scarwarden rule list --retired' shows them), or "
             "leave it out; an episode imported from another memory says source: import",

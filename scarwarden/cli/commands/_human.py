@@ -9,6 +9,8 @@ and says how to pass the answer, instead of waiting on a pipe forever.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 
@@ -17,10 +19,17 @@ from scarwarden.errors import ExitCode, ScarwardenError, UsageError
 from scarwarden.repo import MemoryRepo
 
 
-def answer_option(answer: str | None) -> str | None:
-    """``--answer`` as given: ``-`` reads stdin; a blank answer is a usage error (2)."""
+def answer_option(answer: str | None, *, task_from_stdin: bool = False) -> str | None:
+    """``--answer`` as given: ``-`` reads stdin (a byte order mark at its start is not
+    text: dropped); a blank answer, or ``-`` when the task reads stdin too
+    (``task_from_stdin``), is a usage error (2)."""
+    if answer == "-" and task_from_stdin:
+        raise UsageError(
+            "the task and --answer both read stdin ('-'), and there is one stdin",
+            hint="give the task or the answer in words on the command line; the other may be '-'",
+        )
     if answer == "-":
-        answer = read_stdin("--answer")
+        answer = read_stdin("--answer").removeprefix("\ufeff")
     if answer is not None and not answer.strip():
         raise UsageError(
             "--answer is empty: nothing to record",
@@ -44,6 +53,26 @@ def prompt_human(
     if show:
         click.echo(show, err=True)
     return str(click.prompt(prompt, err=True, value_proc=lambda value: _typed(value, repo)))
+
+
+@contextmanager
+def kept_if_lost(command: str, task: str, answer: str, *, typed: bool = True) -> Iterator[None]:
+    """Recording ``answer``, ``typed`` at the prompt: when that fails (no git identity, a
+    failing hook, a full disk), the answer is printed back on stderr with the command
+    that records it once the error is fixed: the human's answer is not lost with it."""
+    try:
+        yield
+    except ScarwardenError:
+        if not typed:
+            raise  # given on the command line: the human still has it
+        import shlex
+
+        click.echo(
+            "The answer typed was not recorded; once the error below is fixed, record it:\n"
+            f"  scarwarden {command} {_shell_word(task)} --answer {shlex.quote(answer)}",
+            err=True,
+        )
+        raise
 
 
 def _shell_word(text: str) -> str:

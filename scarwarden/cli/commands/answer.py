@@ -8,8 +8,8 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo, limit_option, terminal_text
-from scarwarden.cli.commands._human import answer_option, prompt_human
-from scarwarden.cli.commands._input import read_file
+from scarwarden.cli.commands._human import answer_option, kept_if_lost, prompt_human
+from scarwarden.cli.commands._input import read_file, read_stdin
 from scarwarden.errors import NoModelConfigured, ScarwardenError, UsageError
 from scarwarden.repo import MemoryRepo
 from scarwarden.settings_check import MAX_RETAKES
@@ -117,11 +117,11 @@ def answer(
     from scarwarden.answers.answer import ASK_HUMAN, answer_task
 
     _check_answer_options(no_memory=no_memory, compare=compare, qc=qc)
-    human_answer = answer_option(human_answer)
+    human_answer = answer_option(human_answer, task_from_stdin=task == "-")
     repo = get_repo(ctx)
     result = answer_task(
         repo,
-        task,
+        read_stdin("the task") if task == "-" else task,  # as ask and recall read it
         memory=not no_memory,
         compare=compare,
         qc=qc,
@@ -214,9 +214,11 @@ def _ask_flow(repo: MemoryRepo, result: AnswerResult, human_answer: str | None, 
     if not as_json:
         click.echo(text)
         click.echo("")
+    typed = human_answer is None
     if human_answer is None:  # with --json, stdout is for the JSON: the question goes to stderr
         human_answer = prompt_human("answer", result.task, PROMPT, show=text if as_json else None, repo=repo)
-    episode = record_human_answer(repo, result.task, human_answer, warn=_warn)
+    with kept_if_lost("answer", result.task, human_answer, typed=typed):
+        episode = record_human_answer(repo, result.task, human_answer, warn=_warn)
     if as_json:
         data = result.to_json()
         data["question"] = ask_question(result.task)
@@ -395,4 +397,4 @@ def feedback(
         echo_json(ep.to_json())
         return
     click.echo(ep.id)
-    click.echo(f"Committed {ep.id} (refs {episode_id})", err=True)
+    click.echo(f"Committed {ep.id} (refs {ep.get('refs')[0]})", err=True)

@@ -1,16 +1,17 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo
-from scarwarden.cli.commands._human import answer_option, prompt_human
+from scarwarden.cli.commands._human import answer_option, kept_if_lost, prompt_human
 from scarwarden.cli.commands._recall_text import format_result, read_task
+from scarwarden.errors import ScarwardenError, ValidationError
 from scarwarden.repo import MemoryRepo
 
 if TYPE_CHECKING:  # pragma: no cover
-    from scarwarden.api import Memory, Recorded
+    from scarwarden.api import Memory, Recall, Recorded
     from scarwarden.recall.result import RecallResult
 
 PROMPT = "Memory has nothing on this task. What should the agent do?"
@@ -65,7 +66,8 @@ def ask(
     next `scarwarden distill` can learn a rule from it. Without a terminal and without
     --answer it exits 1 rather than wait. An --answer given on ACT_AND_FLAG (or on ACT
     with --force) is recorded too, referring to the recalled rules (refs: the
-    episodes they cite): the human's answer is never thrown away.
+    episodes they cite): the human's answer is never thrown away, not even when recall
+    fails (a playbook that does not parse: --answer is recorded with no refs, then exit 1).
 
     \b
     Examples:
@@ -76,18 +78,29 @@ def ask(
           --answer "Announce it in #data a week ahead; keep the old topic mirrored"
       scarwarden ask "Book a table for the team dinner" --confirm PB-06
     """
-    from scarwarden.answers.asking import refs_for_verdict
     from scarwarden.api import Memory
-    from scarwarden.recall.router import ASK_HUMAN
 
-    answer = answer_option(answer)
+    answer = answer_option(answer, task_from_stdin=task == ("-",))
     memory = Memory(get_repo(ctx))
     if confirm is not None:
         _confirm(memory, read_task(task), confirm, answer, as_json=as_json, staged=no_commit)
         return
-    found = memory.recall(read_task(task))
+    found = _recall(memory, read_task(task), answer, as_json=as_json, staged=no_commit)
+    episode = _record(memory, found, answer, force=force, staged=no_commit)
+    _print(memory.repo, found.engine, episode, as_json=as_json, staged=no_commit)
+
+
+def _record(
+    memory: Memory, found: Recall, answer: str | None, *, force: bool, staged: bool
+) -> Recorded | None:
+    """The human's answer, given or (on ASK_HUMAN) asked for, recorded when the verdict
+    calls for it; one typed at the prompt is printed back if recording fails."""
+    from scarwarden.answers.asking import refs_for_verdict
+    from scarwarden.recall.router import ASK_HUMAN
+
     result: RecallResult = found.engine
-    if result.verdict == ASK_HUMAN and answer is None:
+    typed = result.verdict == ASK_HUMAN and answer is None
+    if typed:
         answer = prompt_human(
             "ask",
             result.task,
@@ -96,16 +109,16 @@ def ask(
             repo=memory.repo,
         )
     refs = None if answer is None else refs_for_verdict(result, force=force)
-    episode = None
     if answer is not None and refs is not None:
-        episode = memory.answer(result.task, answer, receipt=found.receipt, refs=refs, commit=not no_commit)
-    if answer is not None and episode is None:
+        with kept_if_lost("ask", result.task, answer, typed=typed):
+            return memory.answer(result.task, answer, receipt=_receipt(found), refs=refs, commit=not staged)
+    if answer is not None:
         click.echo(
             f"memory already covers this ({result.verdict}); --answer was not recorded "
             "(add --force to record it anyway)",
             err=True,
         )
-    _print(memory.repo, result, episode, as_json=as_json, staged=no_commit)
+    return None
 
 
 def _confirm(
@@ -128,6 +141,53 @@ def _confirm(
         f"{'Staged' if staged else 'Recorded and committed'} the confirmation as {episode.id}; "
         f"{STAGED if staged else ''}'scarwarden distill' adds it to the rule's citations, and the "
         "task's words then reach it.",
+        err=True,
+    )
+
+
+def _recall(memory: Memory, task: str, answer: str | None, *, as_json: bool, staged: bool) -> Recall:
+    """Recall for ``task``. When it cannot run (a playbook that does not parse), an
+    ``--answer`` is recorded all the same (:func:`_record_unrecalled`) and recall's
+    failure then ends the command (exit 1), saying what to fix; without an answer it
+    ends before any prompt, so the human types nothing that would be lost."""
+    try:
+        return memory.recall(task)
+    except ValidationError as failed:
+        if answer is None:
+            raise
+        _record_unrecalled(memory, task, answer, as_json=as_json, staged=staged)
+        raise ScarwardenError(
+            f"recall failed: {failed.message}", hint=failed.hint, problems=failed.problems
+        ) from None
+
+
+def _receipt(found: Recall) -> dict[str, Any] | None:
+    """Recall's receipt, for the answer's ``recalled:`` block; ``None`` when recall read a
+    playbook with edits not committed yet: the gate proves a receipt from the committed
+    playbook only, and would refuse the answer (saying so on stderr)."""
+    if found.playbook_commit:
+        return found.receipt
+    click.echo(
+        "note: the playbook has changes not committed yet: the answer is recorded without "
+        "recall's receipt (a receipt names a committed playbook; commit it first to keep one)",
+        err=True,
+    )
+    return None
+
+
+def _record_unrecalled(memory: Memory, task: str, answer: str, *, as_json: bool, staged: bool) -> None:
+    """The answer recorded without a recall, referring to no rule (the episode does not
+    need the playbook), printed as :func:`_print` prints a recorded one."""
+    episode = memory.answer(task, answer, refs=[], commit=not staged)
+    _warn(episode)
+    if as_json:
+        data = {"task": episode.episode["task"], "verdict": None, "rules": [], "meaning": None}
+        echo_json({**data, "episode": episode.episode, "warnings": [w.to_json() for w in episode.warnings]})
+    else:
+        click.echo(episode.id)
+    click.echo(
+        f"{'Staged' if staged else 'Recorded and committed'} the answer as {episode.id} "
+        "(source: human-answer), referring to no rule: recall could not run.",
         err=True,
     )
 

@@ -318,7 +318,7 @@ def _prepared(
             leaks += _leaks(item, where, allow)
             continue
         try:
-            warned = record.screen(repo, [episode], source)
+            warned = record.screen(repo, [episode], where)
         except ValidationError as exc:
             refused += exc.problems
             leaks += _leaks(item, where, allow)

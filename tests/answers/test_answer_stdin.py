@@ -1,0 +1,51 @@
+"""The task and the human's answer read from stdin ('-'): there is one stdin."""
+
+from __future__ import annotations
+
+from conftest import Cli
+from helpers import State
+
+from scarwarden.index import open_index
+from scarwarden.repo import MemoryRepo
+
+
+def test_task_and_answer_cannot_both_read_stdin(cli: Cli, demo_repo: MemoryRepo) -> None:
+    """`ask - --answer -` read all of stdin as the answer, then said "the task is
+    empty" (hint: describe the task in words) of a task that was given as '-'."""
+    before = State.of(demo_repo)
+    result = cli("ask", "-", "--answer", "-", input="Use the travel portal\n")
+    assert result.exit_code == 2, result.output
+    assert "the task and --answer both read stdin" in result.stderr
+    assert "the task is empty" not in result.stderr
+    assert State.of(demo_repo) == before
+
+
+def test_an_answer_read_from_stdin_drops_a_byte_order_mark(cli: Cli, demo_repo: MemoryRepo) -> None:
+    """A file saved with a UTF-8 byte order mark and piped in as --answer stored U+FEFF
+    at the start of the correction: an invisible character in memory. A byte order mark
+    is not text (docs/formats.md, "Text"): the answer is stored without it."""
+    task = "Book travel for the Berlin conference"
+    result = cli("ask", task, "--answer", "-", input="\ufeffUse the portal\n")
+    assert result.exit_code == 0, result.output
+    with open_index(demo_repo) as index:
+        episode = index.get_episode(result.stdout.strip())
+    assert episode is not None and episode.data["correction"] == "Use the portal"
+
+
+def test_answer_reads_a_dash_task_from_stdin(cli: Cli, demo_repo: MemoryRepo) -> None:
+    """`answer - --answer "..."` recorded an episode whose task was "-" (recall, ask and
+    review-draft read '-' from stdin; answer took it as the task's words): junk in the
+    ledger. The task is now read from stdin, as ask reads it; with --answer - too, it
+    is refused as ask refuses it."""
+    task = "Book travel for the Berlin conference"
+    result = cli("answer", "-", "--answer", "Use the portal", input=task + "\n")
+    assert result.exit_code == 0, result.output
+    ep_id = result.stdout.split("episode ")[-1].split(";")[0]
+    with open_index(demo_repo) as index:
+        episode = index.get_episode(ep_id)
+    assert episode is not None and episode.task == task
+    before = State.of(demo_repo)
+    both = cli("answer", "-", "--answer", "-", input="Use the portal\n")
+    assert both.exit_code == 2, both.output
+    assert "the task and --answer both read stdin" in both.stderr
+    assert State.of(demo_repo) == before
