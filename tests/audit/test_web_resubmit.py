@@ -19,6 +19,7 @@ from scarwarden.audit.web.app import create_app  # noqa: E402
 
 TOKEN = "test-csrf-token"
 ORIGIN = {"Origin": "http://localhost"}
+BERLIN = "Book travel for the Berlin conference"
 
 
 def _client(repo: MemoryRepo) -> Any:
@@ -200,3 +201,45 @@ def test_a_receipt_of_another_task_is_refused_in_the_pages_words(demo_repo: Memo
         assert "memory/episodes" not in text and "verify" not in text and "recall the task again" in text
     assert head(demo_repo) == before
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def _forms(page: str, action: str) -> list[dict[str, str]]:
+    """The hidden fields of each form of ``page`` posting to ``action``, as sent."""
+    out = []
+    for form in page.split("<form")[1:]:
+        if f'action="{action}"' in form.split(">")[0]:
+            body = form.split("</form>")[0]
+            fields = re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', body)
+            out.append({name: unescape(value) for name, value in fields})
+    return out
+
+
+def test_forms_of_a_task_page_opened_by_its_address_are_recorded_once(demo_repo: MemoryRepo) -> None:
+    """A task page opened by its address (``/task?task=...``, the recall log's "again"
+    links) logs no recall, so its forms carried no receipt and a double-click there
+    recorded two identical episodes, which can never be removed. Each form such a page
+    shows now carries an ID the server tells a second sending by: the answer form, the
+    ACT_AND_FLAG Confirm button and an ASK_HUMAN candidate's, each sent twice, record one
+    episode; a different answer from the same form is recorded."""
+    client = _client(demo_repo)
+    for task, action, extra in [
+        (BERLIN, "/answer", {"answer": "Use the portal"}),
+        ("Answer the outage ticket", "/confirm", {}),
+        ("Rename the production Kafka topic", "/confirm", {}),
+    ]:
+        page = client.get("/task", query_string={"task": task}).get_data(as_text=True)
+        assert 'name="receipt"' not in page  # a GET logs no recall
+        form = {**_forms(page, action)[0], **extra}
+        first = client.post(action, data=form, headers=ORIGIN)
+        assert first.status_code == 303, first.get_data(as_text=True)
+        before, commits = head(demo_repo), _ledger_commits(demo_repo)
+        again = client.post(action, data=form, headers=ORIGIN)
+        assert again.status_code == 303, (task, again.get_data(as_text=True))
+        assert again.headers["Location"].split("?")[0] == first.headers["Location"].split("?")[0], task
+        assert head(demo_repo) == before and _ledger_commits(demo_repo) == commits, task
+    answered = _forms(client.get("/task", query_string={"task": BERLIN}).get_data(as_text=True), "/answer")[0]
+    before = head(demo_repo)
+    for answer in ("Use the portal", "Use the portal, under 400 EUR"):  # a second answer: a correction
+        reply = client.post("/answer", data={**answered, "answer": answer}, headers=ORIGIN)
+        assert reply.status_code == 303 and head(demo_repo) != before
+        before = head(demo_repo)

@@ -357,7 +357,11 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
 
         try:  # sent twice from one recall (a double-click): recorded once
             ep_id = record_answer_once(
-                repo, _form_text("task"), _form_text("answer"), request.form.get("receipt") or None
+                repo,
+                _form_text("task"),
+                _form_text("answer"),
+                request.form.get("receipt") or None,
+                form=site.form(),
             )
         except (UsageError, ValidationError) as exc:  # what was posted: the client's to fix
             return site.refused(400, "Cannot record this answer", exc)

@@ -9,6 +9,7 @@ from flask import Response, redirect, request
 from jinja2 import Environment
 
 from scarwarden.audit.web import render
+from scarwarden.audit.web.recording import Form, SentForms
 from scarwarden.audit.web.security import form_is_utf8, same_origin
 
 #: Longest value a query parameter may hold (characters), but a task: a search or a
@@ -33,6 +34,7 @@ class Pages:
         self.links = links
         self.read_only = read_only
         self.token = token
+        self.forms = SentForms()  # what the forms without a receipt recorded
 
     def page(self, template: str, status: int = 200, **context: Any) -> Response:
         context.setdefault("nav", "")
@@ -53,6 +55,12 @@ class Pages:
         """Whether ``seal`` (the episode page's ``recorded``) is what :meth:`recorded`
         signed for ``episode_id``: a form of this server recorded it."""
         return self.sealed(f"recorded {episode_id}", seal)
+
+    def form(self) -> Form | None:
+        """The posted form's ID (a task page that logged no recall, so sent no receipt)
+        with what this server's forms recorded, or ``None`` when it sent none."""
+        sent = request.form.get("form")
+        return (self.forms, sent) if sent else None
 
     def seal(self, claim: str) -> str:
         """``claim`` signed with this server's token, for a page a write redirects to."""

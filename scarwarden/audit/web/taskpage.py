@@ -9,6 +9,7 @@ shows what a model would get without memory: the bare task.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -106,6 +107,8 @@ def task_page(
     # The forms below name the receipt only when the recall log holds it (a GET logs
     # nothing, so its receipt could not be resolved when the answer is posted).
     ctx["logged"] = log
+    # Else each form carries an ID of this page instead: sent twice, it is recorded once.
+    ctx["form_id"] = secrets.token_urlsafe(16)
     ctx["why"] = _why(result.recall)
     ctx["known_rules"] = _playbook_ids(repo)
     columns: list[Column] = []
