@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from html import unescape
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -243,3 +245,47 @@ def test_forms_of_a_task_page_opened_by_its_address_are_recorded_once(demo_repo:
         reply = client.post("/answer", data={**answered, "answer": answer}, headers=ORIGIN)
         assert reply.status_code == 303 and head(demo_repo) != before
         before = head(demo_repo)
+
+
+def _waiting_for(lock: Path) -> bool:
+    """Whether a process (or a thread) waits for the ``flock`` on ``lock`` (Linux's
+    ``/proc/locks`` lists a waiter as ``-> FLOCK``)."""
+    inode = f":{lock.stat().st_ino} "
+    return any("-> FLOCK" in line and inode in line for line in Path("/proc/locks").read_text().splitlines())
+
+
+def test_a_commit_by_another_process_during_the_distillation_is_memory_changed(
+    cli: Any, demo_repo: MemoryRepo
+) -> None:
+    """Another process (the CLI) committed after the Undistilled page's checks and before
+    its commit: the page answered in the CLI's words, 400 'Cannot show this: HEAD moved
+    while distilling; nothing was written' hint "run 'scarwarden distill' again", as if
+    the form were wrong. It is the page's 409 'Memory changed since the preview', as the
+    same race within the server is; nothing committed."""
+    if not Path("/proc/locks").exists():
+        pytest.skip("needs Linux's /proc/locks to see the page wait for the write lock")
+    from scarwarden.files.atomic import write_lock
+
+    made = cli("episode", "add", "--task", "Reply to the refund ticket", "--outcome", "Refunded",
+               "--correction", "Always confirm the refund by email", "--tag", "refund")  # fmt: skip
+    assert made.exit_code == 0, made.output
+    client = _client(demo_repo)
+    assert "Preview" in client.get("/distill").get_data(as_text=True)
+    form = {"csrf_token": TOKEN, "head": head(demo_repo), "preview": "offline"}
+    replies: list[Any] = []
+    with write_lock(demo_repo):  # another process writing: the page's commit waits for it
+        post = lambda: replies.append(client.post("/distill", data=form, headers=ORIGIN))  # noqa: E731
+        sender = threading.Thread(target=post)
+        sender.start()
+        for _ in range(600):
+            if _waiting_for(demo_repo.state_dir / "write.lock") or not sender.is_alive():
+                break
+            time.sleep(0.05)
+        git(demo_repo.root, "commit", "--allow-empty", "--no-verify", "-qm", "Another process's commit")
+        moved = head(demo_repo)
+    sender.join(60)
+    text = unescape(replies[0].get_data(as_text=True))
+    assert replies[0].status_code == 409 and "Memory changed since the preview" in text, text
+    assert "scarwarden distill" not in text
+    assert head(demo_repo) == moved
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
