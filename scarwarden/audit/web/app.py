@@ -364,5 +364,7 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
                 form=site.form(),
             )
         except (UsageError, ValidationError) as exc:  # what was posted: the client's to fix
-            return site.refused(400, "Cannot record this answer", exc)
+            from scarwarden.audit.web.answerform import refused_answer
+
+            return refused_answer(site, repo, exc)  # the form again, their text in it
         return site.recorded(ep_id)

@@ -1,0 +1,94 @@
+"""An answer the ledger refuses, shown again in its form: the refusal above it and the
+text the human typed in it (an error page lost it), less what may never be sent back.
+
+A credential is never echoed in clear: the scanner reads text normalised (zero-width
+characters dropped, look-alike letters mapped, base64 decoded), so where it matched
+cannot be mapped back to the typed characters with certainty; the line holding it is
+the smallest part taken out for sure. Each line the scanner refuses alone is replaced
+by :data:`SECRET_LINE`, and the text is scanned again: a credential no line holds alone
+(a key across lines) leaves nothing of the answer shown. Personal data ``privacy:``
+refuses is replaced by its typed placeholder (``[email]``), as ``--redact-pii`` records
+it; a control character, invisible in a text box and refused there again, is taken out.
+Each is said above the form, which is sent only when the human sends it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from flask import Response, request
+
+from scarwarden.characters import REFUSED
+from scarwarden.repo import MemoryRepo
+
+#: What stands in the text shown again for a line that held a credential.
+SECRET_LINE = "[a line holding a secret was taken out here]"  # noqa: S105 (not a password)
+
+
+def refused_answer(site: Any, repo: MemoryRepo, exc: Any) -> Response:
+    """The 400 for an answer recording refused (``exc``): its problems, then the form
+    again (its token, task and receipt or form ID) holding the kept text; nothing was
+    written."""
+    typed = request.form.get("answer", "").replace("\r\n", "\n")
+    answer, taken_out = kept_text(repo, typed)
+    problems = "".join(f"\n{_where(p.field)}{p.message}" for p in exc.problems)
+    written = "" if "nothing was written" in exc.message else "\nNothing was written."
+    return site.page(
+        "answer.html",
+        400,
+        title="Cannot record this answer",
+        code=400,
+        heading="Cannot record this answer",
+        message=exc.message + problems + written,
+        hint=None if taken_out else exc.hint,
+        task=request.form.get("task", "").replace("\r\n", "\n").strip(),
+        receipt=request.form.get("receipt") or None,
+        form_id=request.form.get("form") or secrets.token_urlsafe(16),
+        answer=answer,
+        taken_out=taken_out,
+    )
+
+
+def kept_text(repo: MemoryRepo, typed: str) -> tuple[str, str | None]:
+    """``typed`` as it may be shown again, and what was taken out of it (``None``:
+    nothing)."""
+    from scarwarden.files import privacy, secret_scan
+
+    said = []
+    allow = repo.config.secrets.allow
+    kept = typed
+    if secret_scan.scan_text(typed, "correction", allow):
+        lines = typed.split("\n")
+        kept = "\n".join(SECRET_LINE if secret_scan.scan_text(line, None, allow) else line for line in lines)
+        if secret_scan.scan_text(kept, "correction", allow):
+            return "", (
+                "Your answer is not shown again: it holds a secret (a credential), which is never "
+                "sent back, and no single line holds it all. Type the answer again without the "
+                "credential (rotate it if it is real)."
+            )
+        said.append(
+            f"each line holding a secret now reads {SECRET_LINE!r}: a secret is never sent back "
+            "(rotate it if it is real; a known false positive: write the line again with "
+            f"'{secret_scan.ALLOW_MARKER}' in the answer)"
+        )
+    refused = repo.config.privacy.kinds("refuse")
+    kept, count = privacy.redact_text(kept, refused) if refused else (kept, 0)
+    if count:
+        kinds = ", ".join(f"[{kind}]" for kind in refused)
+        said.append(
+            f"the personal data privacy: refuses now reads as its kind ({kinds}), a typed "
+            "placeholder: send it so, or say it another way"
+        )
+    if REFUSED.search(kept):
+        kept = REFUSED.sub("", kept)
+        said.append("the control characters (invisible here) were taken out")
+    if not said:
+        return kept, None
+    return kept, "In your answer below, " + "; ".join(said) + ". Check it, then send it again."
+
+
+def _where(field: str | None) -> str:
+    """A problem's field in the form's words: the ledger's name an episode never written."""
+    named = {"correction": "your answer", "task": "the task"}
+    return f"{named.get(field or '', f'field {field!r}')}: " if field else ""

@@ -1,0 +1,100 @@
+"""An answer the ledger refuses (a credential, personal data ``privacy:`` refuses, a
+control character, an empty one) is shown again in its form with the refusal above it,
+so the text the human typed is not lost; a refused credential is never sent back in
+clear."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from typing import Any
+
+import pytest
+from conftest import git, head
+from helpers import EMAIL, set_privacy
+
+from scarwarden.repo import MemoryRepo
+
+pytest.importorskip("flask")
+from scarwarden.audit.web.app import create_app  # noqa: E402
+
+TOKEN = "test-csrf-token"
+ORIGIN = {"Origin": "http://localhost"}
+BERLIN = "Book travel for the Berlin conference"
+GITHUB_TOKEN = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
+#: A credential no single line holds: the answer is not shown again at all.
+PEM = "\n".join(
+    [
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "MIIEpAIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB",
+        "aNnmFXmhPbyVnEE6NYQ8Fu0LDOa/tpfaz0dvqNtYnb7dshjJ0jPgKHVZHW+4Yc7q",
+        "-----END RSA PRIVATE KEY-----",
+    ]
+)
+
+
+def _client(repo: MemoryRepo) -> Any:
+    set_privacy(repo, email="refuse")
+    app = create_app(repo.root, csrf_token=TOKEN, allowed_hosts={"localhost", "127.0.0.1"})
+    return app.test_client()
+
+
+def _receipt(client: Any, task: str) -> str:
+    page = client.post("/task", data={"csrf_token": TOKEN, "task": task}, headers=ORIGIN).get_data(
+        as_text=True
+    )
+    found = re.search(r'name="receipt" value="([^"]+)"', page)
+    assert found, page
+    return found.group(1)
+
+
+def _shown_again(reply: Any) -> tuple[str, dict[str, str], str]:
+    """The refused answer's page: its text, its form's fields, the answer in the form."""
+    page = reply.get_data(as_text=True)
+    assert reply.status_code == 400, page
+    form = page.split('action="/answer"')[1].split("</form>")[0]
+    fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form))
+    answer = re.search(r'<textarea[^>]*name="answer"[^>]*>(.*?)</textarea>', form, re.S)
+    assert answer, form
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", page)).split())
+    return text, fields, unescape(answer.group(1).removeprefix("\n"))  # a browser drops one newline
+
+
+@pytest.mark.parametrize(
+    ("typed", "kept", "said"),
+    [
+        ("Use the <b>portal</b>\x1b[31m, under 400 EUR", "Use the <b>portal</b>[31m, under 400 EUR",
+         "an escape character"),
+        (f"Use the portal and send the tickets to {EMAIL}", "Use the portal and send the tickets to [email]",
+         "personal data"),
+        (f"Use the portal\nLog in with {GITHUB_TOKEN}\nKeep it under 400 EUR",
+         "Use the portal\n[a line holding a secret was taken out here]\nKeep it under 400 EUR", "secret"),
+        ("   ", "   ", "the answer is empty"),
+        (PEM, "", "Your answer is not shown again: it holds a secret"),
+    ],
+)  # fmt: skip
+def test_a_refused_answer_is_shown_again_in_its_form(
+    demo_repo: MemoryRepo, typed: str, kept: str, said: str
+) -> None:
+    """A refused answer sent the human to an error page and what they typed was lost;
+    it is now a 400 showing the refusal above the same form (its token, task and
+    receipt) holding their text, escaped, less only what is refused and never shown
+    again (a credential's line, personal data ``privacy:`` refuses as a typed
+    placeholder, a control character), saying so; nothing written. Sent again as
+    shown, it is recorded."""
+    client = _client(demo_repo)
+    receipt = _receipt(client, BERLIN)
+    before = head(demo_repo)
+    form = {"csrf_token": TOKEN, "task": BERLIN, "answer": typed, "receipt": receipt}
+    text, fields, answer = _shown_again(client.post("/answer", data=form, headers=ORIGIN))
+    assert said in text and "nothing was written" in text.lower(), text
+    assert answer == kept
+    assert fields == {"csrf_token": TOKEN, "task": BERLIN, "receipt": receipt}
+    raw = client.post("/answer", data=form, headers=ORIGIN).get_data(as_text=True)
+    for never in (GITHUB_TOKEN, EMAIL, "MIIEpAIBAAKCAQEA", "<b>", "\x1b"):  # in clear, or unescaped
+        assert never not in raw
+    assert head(demo_repo) == before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+    if kept.strip():
+        again = client.post("/answer", data={**fields, "answer": answer}, headers=ORIGIN)
+        assert again.status_code == 303, again.get_data(as_text=True)
