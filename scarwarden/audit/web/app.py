@@ -309,7 +309,7 @@ def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo, environ: Mapping
         ctx = task_page(
             repo, request.args.get("task"), mode=request.args.get("memory", "both"), environ=environ
         )
-        return site.page("task.html", **ctx)
+        return site.page("task.html", ctx.pop("status", 200), **ctx)
 
 
 def _add_media_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:

@@ -87,6 +87,8 @@ def task_page(
         "why": None,
         "known_rules": None,
         "filter_error": mode_error,
+        "refusal": None,  # a task refused: why, above the form holding it
+        "refusal_hint": None,
     }
     if not task:
         return ctx
@@ -94,8 +96,8 @@ def task_page(
 
     try:  # memory off too: the bare task is a model's prompt and this page's text
         check_task(task)
-    except ScarwardenError as exc:
-        raise page_hinted(exc, task) from None
+    except UsageError as exc:  # the form again, the task in it: an error page lost it
+        return _refused(ctx, page_hinted(exc, task))
     client = client_from_config(repo.config, environ)
     ctx["model_configured"] = client is not None
     # A failing model (unreachable, bad key, bad output) still leaves what memory gives
@@ -118,6 +120,23 @@ def task_page(
         columns.append(_no_memory_column(result.no_memory, task))
     ctx["columns"] = columns
     return ctx
+
+
+def _refused(ctx: dict[str, Any], exc: ScarwardenError) -> dict[str, Any]:
+    """The page's context for a task recall refuses: a 400 saying why above the form,
+    which holds the task as typed less the control characters (invisible in a text box,
+    and refused there again), saying so."""
+    from scarwarden.characters import REFUSED
+
+    kept = REFUSED.sub("", ctx["task"])
+    hint = exc.hint
+    if kept != ctx["task"]:
+        hint = (
+            "it was taken out of the task below (text pasted from elsewhere can carry "
+            "invisible characters): check it, then submit it again"
+        )
+    message = exc.message + "".join(f"\n{p}" for p in exc.problems)
+    return {**ctx, "task": kept, "status": 400, "refusal": message, "refusal_hint": hint}
 
 
 def page_hinted(exc: ScarwardenError, task: str) -> ScarwardenError:
@@ -199,7 +218,7 @@ def add_task_post_route(app: Any, site: Any, repo: MemoryRepo, environ: Mapping[
             environ=environ,
             log=log,
         )
-        return site.page("task.html", **ctx)
+        return site.page("task.html", ctx.pop("status", 200), **ctx)
 
 
 def _why(recall: Any) -> dict[str, Any] | None:
