@@ -48,10 +48,10 @@ def _receipt(client: Any, task: str) -> str:
     return found.group(1)
 
 
-def _shown_again(reply: Any) -> tuple[str, dict[str, str], str]:
+def _shown_again(reply: Any, status: int = 400) -> tuple[str, dict[str, str], str]:
     """The refused answer's page: its text, its form's fields, the answer in the form."""
     page = reply.get_data(as_text=True)
-    assert reply.status_code == 400, page
+    assert reply.status_code == status, page
     form = page.split('action="/answer"')[1].split("</form>")[0]
     fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form))
     answer = re.search(r'<textarea[^>]*name="answer"[^>]*>(.*?)</textarea>', form, re.S)
@@ -98,3 +98,32 @@ def test_a_refused_answer_is_shown_again_in_its_form(
     if kept.strip():
         again = client.post("/answer", data={**fields, "answer": answer}, headers=ORIGIN)
         assert again.status_code == 303, again.get_data(as_text=True)
+
+
+def test_an_answer_from_a_page_older_than_the_server_is_shown_again(demo_repo: MemoryRepo) -> None:
+    """An answer typed on a page shown before the server restarted (its token is the old
+    process's) was refused 403 'Cross-site request refused' and the text was lost. Sent
+    from this server's own address (its Origin or Referer), it is now the form again with
+    this server's token and the text, nothing written; sent again, it is recorded. From
+    another site, or naming no origin, it is refused as before, the text not echoed."""
+    client = _client(demo_repo)
+    receipt = _receipt(client, BERLIN)
+    before = head(demo_repo)
+    form = {"csrf_token": "the-old-servers-token", "task": BERLIN, "answer": "Use the <b>portal</b>"}
+    form["receipt"] = receipt
+    for headers in (ORIGIN, {"Referer": "http://localhost/task"}):
+        reply = client.post("/answer", data=form, headers=headers)
+        page = reply.get_data(as_text=True)
+        assert reply.status_code == 403 and "<b>portal" not in page, page
+        text, fields, answer = _shown_again(reply, status=403)
+        assert "the server restarted" in text and "nothing was written" in text.lower(), text
+        assert answer == form["answer"]
+        assert fields == {"csrf_token": TOKEN, "task": BERLIN, "receipt": receipt}
+    for headers in ({"Origin": "http://evil.example"}, {"Origin": "null"}, {}):
+        reply = client.post("/answer", data=form, headers=headers)
+        page = reply.get_data(as_text=True)
+        assert reply.status_code == 403 and "Cross-site request refused" in page, headers
+        assert "portal" not in page and TOKEN not in page.split("<main>")[1], headers
+    assert head(demo_repo) == before
+    again = client.post("/answer", data={**fields, "answer": answer}, headers=ORIGIN)
+    assert again.status_code == 303, again.get_data(as_text=True)

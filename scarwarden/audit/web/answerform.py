@@ -30,18 +30,40 @@ def refused_answer(site: Any, repo: MemoryRepo, exc: Any) -> Response:
     """The 400 for an answer recording refused (``exc``): its problems, then the form
     again (its token, task and receipt or form ID) holding the kept text; nothing was
     written."""
-    typed = request.form.get("answer", "").replace("\r\n", "\n")
-    answer, taken_out = kept_text(repo, typed)
     problems = "".join(f"\n{_where(p.field)}{p.message}" for p in exc.problems)
     written = "" if "nothing was written" in exc.message else "\nNothing was written."
+    return _again(site, repo, 400, "Cannot record this answer", exc.message + problems + written, exc.hint)
+
+
+def stale_answer(site: Any, repo: MemoryRepo) -> Response:
+    """The 403 for an answer sent from this server's address with a token not this
+    process's (a page shown before the server restarted): the form again, with this
+    server's token and the text typed. Only when the browser named this server as the
+    form's origin: from another site the text is never echoed into a form to send."""
+    return _again(
+        site,
+        repo,
+        403,
+        "This page is older than the server",
+        "The form came from this server's address, but with a token this server did not make "
+        "(the server restarted since the page was shown, or the form was made by hand); "
+        "nothing was written.",
+        "check the answer below, then send it again",
+    )
+
+
+def _again(site: Any, repo: MemoryRepo, status: int, heading: str, message: str, hint: str | None) -> Any:
+    """The answer page: ``message`` and ``hint`` above the form holding the kept text."""
+    typed = request.form.get("answer", "").replace("\r\n", "\n")
+    answer, taken_out = kept_text(repo, typed)
     return site.page(
         "answer.html",
-        400,
-        title="Cannot record this answer",
-        code=400,
-        heading="Cannot record this answer",
-        message=exc.message + problems + written,
-        hint=None if taken_out else exc.hint,
+        status,
+        title=heading,
+        code=status,
+        heading=heading,
+        message=message,
+        hint=None if taken_out else hint,
         task=request.form.get("task", "").replace("\r\n", "\n").strip(),
         receipt=request.form.get("receipt") or None,
         form_id=request.form.get("form") or secrets.token_urlsafe(16),

@@ -342,6 +342,8 @@ def _form_text(name: str) -> str:
 def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     """POST /answer: record a human's answer (CSRF token, same origin; a form sent twice is recorded once)."""
 
+    from scarwarden.audit.web.answerform import refused_answer, stale_answer
+
     @app.post("/answer")
     def answer() -> Response:
         refused = site.refuse_write(
@@ -349,6 +351,7 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
             read_only_hint="restart 'scarwarden serve' without --read-only to record answers",
             cannot="Cannot record this answer",
             reload="task page",
+            stale=lambda: stale_answer(site, repo),  # a page from before a restart: not lost
         )
         refused = refused or site.bad_receipt(repo, "Cannot record this answer")
         if refused is not None:
@@ -364,7 +367,5 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
                 form=site.form(),
             )
         except (UsageError, ValidationError) as exc:  # what was posted: the client's to fix
-            from scarwarden.audit.web.answerform import refused_answer
-
             return refused_answer(site, repo, exc)  # the form again, their text in it
         return site.recorded(ep_id)

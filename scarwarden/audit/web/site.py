@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 from typing import Any
 
 from flask import Response, redirect, request
@@ -10,7 +11,7 @@ from jinja2 import Environment
 
 from scarwarden.audit.web import render
 from scarwarden.audit.web.recording import Form, SentForms
-from scarwarden.audit.web.security import form_is_utf8, same_origin
+from scarwarden.audit.web.security import form_is_utf8, named_here, same_origin
 
 #: Longest value a query parameter may hold (characters), but a task: a search or a
 #: filter needs far less, and pages repeat their filters in every link. A task may hold
@@ -119,12 +120,15 @@ class Pages:
         cannot: str,
         reload: str,
         read_only_shows: bool = False,
+        stale: Callable[[], Response] | None = None,
     ) -> Response | None:
         """Every write form's checks, in order: read-only, UTF-8, same origin and the CSRF
         token; an error page if one fails, else ``None``. The words name the form's act.
         ``read_only_shows``: a read-only server answers the form by showing a page and
         writing nothing (the task form), so only the body is checked: a %FF in it was
-        shown as the task, text nobody typed."""
+        shown as the task, text nobody typed. ``stale``: the page a form gets whose token
+        is not this process's but whose origin the browser named as this server (a page
+        shown before the server restarted), instead of the 403 that lost what was typed."""
         if self.read_only and not read_only_shows:
             return self.error(
                 403, "Read-only", f"This server is read-only: nothing can be {nothing_can}.", read_only_hint
@@ -157,6 +161,9 @@ class Pages:
             sent.encode(), self.token.encode()
         )
         if forged and not self.read_only:  # read-only: the task form, which writes nothing
+            if stale is not None and named_here(request.headers, request.host):
+                # This server's own page, from before it restarted: the form again, not lost.
+                return self._repeated(cannot, reload) or self._too_long(cannot) or stale()
             return self.error(
                 403,
                 "Cross-site request refused",
