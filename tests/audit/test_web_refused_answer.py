@@ -127,3 +127,29 @@ def test_an_answer_from_a_page_older_than_the_server_is_shown_again(demo_repo: M
     assert head(demo_repo) == before
     again = client.post("/answer", data={**fields, "answer": answer}, headers=ORIGIN)
     assert again.status_code == 303, again.get_data(as_text=True)
+
+
+def test_an_answer_held_up_by_gits_index_lock_is_shown_again(
+    demo_repo: MemoryRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second answer while git's index is still locked after an earlier write (which
+    must be finished first, and needs the lock) was the 503 "Git's index is locked" error
+    page, the text typed lost; it is the same 503 above the answer form holding the text,
+    nothing written; sent again once the lock is gone, it is recorded."""
+    monkeypatch.setenv("SCARWARDEN_INDEX_LOCK_WAIT", "0")  # the lock stays: no use waiting for it
+    client = _client(demo_repo)
+    receipt = _receipt(client, BERLIN)
+    lock = demo_repo.root / ".git" / "index.lock"
+    lock.write_text("")
+    form = {"csrf_token": TOKEN, "task": BERLIN, "receipt": receipt}
+    first = client.post("/answer", data={**form, "answer": "Use the portal"}, headers=ORIGIN)
+    assert first.status_code == 303
+    before = head(demo_repo)
+    reply = client.post("/answer", data={**form, "answer": "Ask finance <first>"}, headers=ORIGIN)
+    text, fields, answer = _shown_again(reply, status=503)
+    assert "Git's index is locked" in text and "nothing was written" in text, text
+    assert answer == "Ask finance <first>" and fields == form
+    assert head(demo_repo) == before
+    lock.unlink()
+    again = client.post("/answer", data={**fields, "answer": answer}, headers=ORIGIN)
+    assert again.status_code == 303 and head(demo_repo) != before

@@ -52,6 +52,20 @@ def stale_answer(site: Any, repo: MemoryRepo) -> Response:
     )
 
 
+def held_up(site: Any, repo: MemoryRepo, exc: Exception) -> Response:
+    """The 503 for an answer git's index lock held up (an earlier write must be finished
+    first, which needs the lock), as the site's page for it, with the form again; any
+    other git failure is raised again for the site's error page."""
+    from scarwarden.files import write_journal
+
+    waiting = write_journal.index_waiting(repo)
+    if waiting is None:
+        raise exc
+    message = f"An earlier write is not finished: {waiting}; nothing was written."
+    hint = "once the lock is gone, send the answer again"
+    return _again(site, repo, 503, "Git's index is locked", message, hint)
+
+
 def _again(site: Any, repo: MemoryRepo, status: int, heading: str, message: str, hint: str | None) -> Any:
     """The answer page: ``message`` and ``hint`` above the form holding the kept text."""
     typed = request.form.get("answer", "").replace("\r\n", "\n")

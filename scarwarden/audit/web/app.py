@@ -342,7 +342,7 @@ def _form_text(name: str) -> str:
 def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     """POST /answer: record a human's answer (CSRF token, same origin; a form sent twice is recorded once)."""
 
-    from scarwarden.audit.web.answerform import refused_answer, stale_answer
+    from scarwarden.audit.web.answerform import held_up, refused_answer, stale_answer
 
     @app.post("/answer")
     def answer() -> Response:
@@ -368,4 +368,6 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
             )
         except (UsageError, ValidationError) as exc:  # what was posted: the client's to fix
             return refused_answer(site, repo, exc)  # the form again, their text in it
+        except GitError as exc:  # git's index locked: the form again too
+            return held_up(site, repo, exc)
         return site.recorded(ep_id)
