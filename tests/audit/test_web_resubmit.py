@@ -289,3 +289,37 @@ def test_a_commit_by_another_process_during_the_distillation_is_memory_changed(
     assert "scarwarden distill" not in text
     assert head(demo_repo) == moved
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_a_form_of_a_page_opened_by_its_address_sent_twice_at_once_records_one(demo_repo: MemoryRepo) -> None:
+    """The answer form of ``/task?task=...`` sent twice at the same moment, on two
+    threads of ``scarwarden serve`` (a double-click, two tabs): one episode, both sent
+    to it."""
+    pytest.importorskip("waitress")
+    requests = pytest.importorskip("requests")
+    from test_web_server import serve
+
+    for served in serve(demo_repo):
+        origin = {"Origin": served.url}
+        page = requests.get(served.url + "/task", params={"task": BERLIN}, timeout=60).text
+        form = {**_forms(page, "/answer")[0], "answer": "Use the portal"}
+        assert "form" in form and "receipt" not in form
+        commits = _ledger_commits(demo_repo)
+        start = threading.Barrier(2)
+        where: list[str] = []
+
+        def send() -> None:
+            start.wait()
+            reply = requests.post(
+                served.url + "/answer", data=form, headers=origin, allow_redirects=False, timeout=60
+            )
+            where.append(f"{reply.status_code} {reply.headers.get('Location', '').split('?')[0]}")
+
+        threads = [threading.Thread(target=send) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(set(where)) == 1 and where[0].startswith("303 "), where
+        assert _ledger_commits(demo_repo) == commits + 1
+        assert "Traceback" not in served.stderr()
