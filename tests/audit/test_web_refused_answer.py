@@ -153,3 +153,22 @@ def test_an_answer_held_up_by_gits_index_lock_is_shown_again(
     lock.unlink()
     again = client.post("/answer", data={**fields, "answer": answer}, headers=ORIGIN)
     assert again.status_code == 303 and head(demo_repo) != before
+
+
+def test_an_answer_whose_receipt_the_page_cannot_use_is_shown_again(demo_repo: MemoryRepo) -> None:
+    """An answer whose form's receipt no longer resolves (the index deleted since the
+    page was shown, a stale form) was a 400 error page, the text typed lost; it is the
+    same 400 above the answer form holding the text, without that receipt (a task page
+    opened by its address sends none either), nothing written; sent again, it is
+    recorded, once."""
+    client = _client(demo_repo)
+    before = head(demo_repo)
+    form = {"csrf_token": TOKEN, "task": BERLIN, "answer": "Use the portal", "receipt": "a" * 16}
+    text, fields, answer = _shown_again(client.post("/answer", data=form, headers=ORIGIN))
+    assert "no recall with receipt aaaaaaaaaaaaaaaa" in text and "task page" in text, text
+    assert answer == "Use the portal" and "receipt" not in fields and fields.get("form")
+    assert head(demo_repo) == before
+    again = client.post("/answer", data={**fields, "answer": answer}, headers=ORIGIN)
+    assert again.status_code == 303, again.get_data(as_text=True)
+    twice = client.post("/answer", data={**fields, "answer": answer}, headers=ORIGIN)
+    assert twice.headers["Location"].split("?")[0] == again.headers["Location"].split("?")[0]

@@ -66,8 +66,26 @@ def held_up(site: Any, repo: MemoryRepo, exc: Exception) -> Response:
     return _again(site, repo, 503, "Git's index is locked", message, hint)
 
 
-def _again(site: Any, repo: MemoryRepo, status: int, heading: str, message: str, hint: str | None) -> Any:
-    """The answer page: ``message`` and ``hint`` above the form holding the kept text."""
+def unusable_receipt(site: Any, repo: MemoryRepo, message: str, hint: str) -> Response:
+    """The 400 for an answer whose form's receipt the page cannot use (not in the recall
+    log: the index deleted since; another task's recall: a stale form): the form again
+    without it, as a task page opened by its address sends none, or recall the task again."""
+    hint = f"send the answer below without that receipt, or {hint}"
+    return _again(site, repo, 400, "Cannot record this answer", message, hint, keep_receipt=False)
+
+
+def _again(
+    site: Any,
+    repo: MemoryRepo,
+    status: int,
+    heading: str,
+    message: str,
+    hint: str | None,
+    *,
+    keep_receipt: bool = True,
+) -> Any:
+    """The answer page: ``message`` and ``hint`` above the form holding the kept text
+    (and its receipt, unless ``keep_receipt`` is false)."""
     typed = request.form.get("answer", "").replace("\r\n", "\n")
     answer, taken_out = kept_text(repo, typed)
     return site.page(
@@ -79,7 +97,7 @@ def _again(site: Any, repo: MemoryRepo, status: int, heading: str, message: str,
         message=message,
         hint=None if taken_out else hint,
         task=request.form.get("task", "").replace("\r\n", "\n").strip(),
-        receipt=request.form.get("receipt") or None,
+        receipt=(request.form.get("receipt") or None) if keep_receipt else None,
         form_id=request.form.get("form") or secrets.token_urlsafe(16),
         answer=answer,
         taken_out=taken_out,

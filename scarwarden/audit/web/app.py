@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Collection, Mapping
+from functools import partial
 from pathlib import Path
 
 from flask import Flask, Response, request
@@ -342,7 +343,7 @@ def _form_text(name: str) -> str:
 def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     """POST /answer: record a human's answer (CSRF token, same origin; a form sent twice is recorded once)."""
 
-    from scarwarden.audit.web.answerform import held_up, refused_answer, stale_answer
+    from scarwarden.audit.web.answerform import held_up, refused_answer, stale_answer, unusable_receipt
 
     @app.post("/answer")
     def answer() -> Response:
@@ -353,7 +354,8 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
             reload="task page",
             stale=lambda: stale_answer(site, repo),  # a page from before a restart: not lost
         )
-        refused = refused or site.bad_receipt(repo, "Cannot record this answer")
+        unusable = partial(unusable_receipt, site, repo)  # the form again, without that receipt
+        refused = refused or site.bad_receipt(repo, "Cannot record this answer", unusable)
         if refused is not None:
             return refused
         from scarwarden.audit.web.recording import record_answer_once

@@ -82,7 +82,9 @@ class Pages:
         message = exc.message + "".join(f"\n{p}" for p in exc.problems)
         return self.error(status, heading, message, exc.hint)
 
-    def bad_receipt(self, repo: Any, cannot: str) -> Response | None:
+    def bad_receipt(
+        self, repo: Any, cannot: str, show: Callable[[str, str], Response] | None = None
+    ) -> Response | None:
         """A 400 in the page's words when the form's ``receipt`` (the ID of the recall the
         task page logged) does not resolve, or is the recall of another task than the
         form's, else ``None``: recording refused them with the CLI's hints ("pass the
@@ -100,17 +102,18 @@ class Pages:
             recalled = resolve(repo, value, source="receipt") if value else None
         except ScarwardenError as exc:
             message = exc.message + "".join(f"\n{p}" for p in exc.problems)
-            return self.error(400, cannot, f"{message}\nNothing was written.", again)
+            return (show or self._refused_400(cannot))(f"{message}\nNothing was written.", again)
         task = request.form.get("task", "").replace("\r\n", "\n").strip()
         if recalled is not None and task and recalled.get("task") != task:
-            return self.error(
-                400,
-                cannot,
+            return (show or self._refused_400(cannot))(
                 f"The form's receipt {recalled.get('receipt')} is the recall of another task "
                 f"({_clip(str(recalled.get('task')))!r}, not {_clip(task)!r}); nothing was written.",
                 again,
             )
         return None
+
+    def _refused_400(self, cannot: str) -> Callable[[str, str], Response]:
+        return lambda message, hint: self.error(400, cannot, message, hint)
 
     def refuse_write(
         self,
