@@ -172,3 +172,18 @@ def test_an_answer_whose_receipt_the_page_cannot_use_is_shown_again(demo_repo: M
     assert again.status_code == 303, again.get_data(as_text=True)
     twice = client.post("/answer", data={**fields, "answer": answer}, headers=ORIGIN)
     assert twice.headers["Location"].split("?")[0] == again.headers["Location"].split("?")[0]
+
+
+def test_a_refused_answers_problems_keep_their_hints(demo_repo: MemoryRepo) -> None:
+    """The page of a refused answer says each problem's hint where no note above the
+    form covers it (an answer over the episode's cap, personal data in the task), and
+    still holds all the text typed."""
+    client = _client(demo_repo)
+    long = "Use the portal. " * 4500
+    for task, answer, hint in [
+        (BERLIN, long, "keep episodes short"),
+        (f"Book travel for {EMAIL}", "Use the portal", "give it without the personal data"),
+    ]:
+        form = {"csrf_token": TOKEN, "task": task, "answer": answer}
+        text, _fields, kept = _shown_again(client.post("/answer", data=form, headers=ORIGIN))
+        assert hint in text and kept == answer, text[:2000]

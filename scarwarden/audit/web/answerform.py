@@ -30,7 +30,12 @@ def refused_answer(site: Any, repo: MemoryRepo, exc: Any) -> Response:
     """The 400 for an answer recording refused (``exc``): its problems, then the form
     again (its token, task and receipt or form ID) holding the kept text; nothing was
     written."""
-    problems = "".join(f"\n{_where(p.field)}{p.message}" for p in exc.problems)
+    # Each problem's hint, but where the note above the form says what was taken out.
+    noted = kept_text(repo, request.form.get("answer", "").replace("\r\n", "\n"))[1] is not None
+    problems = "".join(
+        f"\n{_where(p.field)}{p.message}" + (f"\n  hint: {p.hint}" if p.hint and not noted else "")
+        for p in exc.problems
+    )
     written = "" if "nothing was written" in exc.message else "\nNothing was written."
     return _again(site, repo, 400, "Cannot record this answer", exc.message + problems + written, exc.hint)
 
