@@ -435,3 +435,23 @@ def test_a_refused_task_is_shown_again_in_its_form(demo_repo: MemoryRepo) -> Non
     shown = client.post("/task", data={"csrf_token": TOKEN, "task": "Book <b>travel</b>[31m to Berlin"},
                         headers=ORIGIN)  # fmt: skip
     assert shown.status_code == 200 and "Verdict" in shown.get_data(as_text=True)
+
+
+def test_a_task_from_a_page_older_than_the_server_is_shown_again(demo_repo: MemoryRepo) -> None:
+    """A task typed on a page shown before the server restarted (its token the old
+    process's) was refused 403 'Cross-site request refused' and the task was lost; from
+    this server's own address it is the task page again, the task in its form with this
+    server's token, nothing recalled or logged. From another site it is refused as
+    before, the text not echoed."""
+    client = _client(demo_repo)
+    log_before = client.get("/log").get_data(as_text=True).count("<tr")
+    form = {"csrf_token": "the-old-servers-token", "task": "Book <b>travel</b> to Lisbon"}
+    reply = client.post("/task", data=form, headers=ORIGIN)
+    html = reply.get_data(as_text=True)
+    assert reply.status_code == 403 and "older than the server" in unescape(html), html
+    shown = html.split('<form class="task"')[1].split("</form>")[0]
+    assert f'value="{TOKEN}"' in shown and "Book &lt;b&gt;travel&lt;/b&gt; to Lisbon</textarea>" in shown
+    assert "Verdict" not in html
+    evil = client.post("/task", data=form, headers={"Origin": "http://evil.example"})
+    assert evil.status_code == 403 and "Lisbon" not in evil.get_data(as_text=True)
+    assert client.get("/log").get_data(as_text=True).count("<tr") == log_before

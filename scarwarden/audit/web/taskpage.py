@@ -208,6 +208,7 @@ def add_task_post_route(app: Any, site: Any, repo: MemoryRepo, environ: Mapping[
             cannot="Cannot recall this task",
             reload="task page",
             read_only_shows=True,
+            stale=lambda: _stale(site, repo),  # a page from before a restart: the task kept
         )
         if refused is not None:
             return refused
@@ -219,6 +220,25 @@ def add_task_post_route(app: Any, site: Any, repo: MemoryRepo, environ: Mapping[
             log=log,
         )
         return site.page("task.html", ctx.pop("status", 200), **ctx)
+
+
+def _stale(site: Any, repo: MemoryRepo) -> Any:
+    """The 403 for a task sent from this server's address with a token not this
+    process's (a page shown before the server restarted): the task page again, the task
+    in its form with this server's token, nothing recalled or logged."""
+    from flask import request
+
+    from scarwarden.characters import REFUSED
+
+    ctx = task_page(repo, None, mode=request.form.get("memory", "both"))
+    ctx["task"] = REFUSED.sub("", request.form.get("task", "").replace("\r\n", "\n").strip())
+    ctx["refusal"] = (
+        "This page is older than the server: the form came from this server's address, but "
+        "with a token this server did not make (the server restarted since the page was "
+        "shown, or the form was made by hand); nothing was recalled or logged."
+    )
+    ctx["refusal_hint"] = "check the task below, then submit it again"
+    return site.page("task.html", 403, **ctx)
 
 
 def _why(recall: Any) -> dict[str, Any] | None:
