@@ -83,7 +83,7 @@ def test_an_answer_privacy_refuses_is_refused_in_words_and_writes_nothing(demo_r
     text = unescape(reply.get_data(as_text=True))
     assert reply.status_code == 400
     assert "refused, it holds personal data; nothing was written" in text
-    assert "field 'correction': holds personal data: an email address (privacy.email: refuse)" in text
+    assert "your answer: holds personal data: an email address (privacy.email: refuse)" in text
     assert EMAIL not in text
     assert "--redact-pii" not in text  # the page has no such option
     assert head(demo_repo) == before and git(demo_repo.root, "status", "--porcelain").stdout == ""

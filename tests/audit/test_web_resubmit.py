@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from html import unescape
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from scarwarden.audit.web.app import create_app  # noqa: E402
 
 TOKEN = "test-csrf-token"
 ORIGIN = {"Origin": "http://localhost"}
+BERLIN = "Book travel for the Berlin conference"
 
 
 def _client(repo: MemoryRepo) -> Any:
@@ -200,3 +203,123 @@ def test_a_receipt_of_another_task_is_refused_in_the_pages_words(demo_repo: Memo
         assert "memory/episodes" not in text and "verify" not in text and "recall the task again" in text
     assert head(demo_repo) == before
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def _forms(page: str, action: str) -> list[dict[str, str]]:
+    """The hidden fields of each form of ``page`` posting to ``action``, as sent."""
+    out = []
+    for form in page.split("<form")[1:]:
+        if f'action="{action}"' in form.split(">")[0]:
+            body = form.split("</form>")[0]
+            fields = re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', body)
+            out.append({name: unescape(value) for name, value in fields})
+    return out
+
+
+def test_forms_of_a_task_page_opened_by_its_address_are_recorded_once(demo_repo: MemoryRepo) -> None:
+    """A task page opened by its address (``/task?task=...``, the recall log's "again"
+    links) logs no recall, so its forms carried no receipt and a double-click there
+    recorded two identical episodes, which can never be removed. Each form such a page
+    shows now carries an ID the server tells a second sending by: the answer form, the
+    ACT_AND_FLAG Confirm button and an ASK_HUMAN candidate's, each sent twice, record one
+    episode; a different answer from the same form is recorded."""
+    client = _client(demo_repo)
+    for task, action, extra in [
+        (BERLIN, "/answer", {"answer": "Use the portal"}),
+        ("Answer the outage ticket", "/confirm", {}),
+        ("Rename the production Kafka topic", "/confirm", {}),
+    ]:
+        page = client.get("/task", query_string={"task": task}).get_data(as_text=True)
+        assert 'name="receipt"' not in page  # a GET logs no recall
+        form = {**_forms(page, action)[0], **extra}
+        first = client.post(action, data=form, headers=ORIGIN)
+        assert first.status_code == 303, first.get_data(as_text=True)
+        before, commits = head(demo_repo), _ledger_commits(demo_repo)
+        again = client.post(action, data=form, headers=ORIGIN)
+        assert again.status_code == 303, (task, again.get_data(as_text=True))
+        assert again.headers["Location"].split("?")[0] == first.headers["Location"].split("?")[0], task
+        assert head(demo_repo) == before and _ledger_commits(demo_repo) == commits, task
+    answered = _forms(client.get("/task", query_string={"task": BERLIN}).get_data(as_text=True), "/answer")[0]
+    before = head(demo_repo)
+    for answer in ("Use the portal", "Use the portal, under 400 EUR"):  # a second answer: a correction
+        reply = client.post("/answer", data={**answered, "answer": answer}, headers=ORIGIN)
+        assert reply.status_code == 303 and head(demo_repo) != before
+        before = head(demo_repo)
+
+
+def _waiting_for(lock: Path) -> bool:
+    """Whether a process (or a thread) waits for the ``flock`` on ``lock`` (Linux's
+    ``/proc/locks`` lists a waiter as ``-> FLOCK``)."""
+    inode = f":{lock.stat().st_ino} "
+    return any("-> FLOCK" in line and inode in line for line in Path("/proc/locks").read_text().splitlines())
+
+
+def test_a_commit_by_another_process_during_the_distillation_is_memory_changed(
+    cli: Any, demo_repo: MemoryRepo
+) -> None:
+    """Another process (the CLI) committed after the Undistilled page's checks and before
+    its commit: the page answered in the CLI's words, 400 'Cannot show this: HEAD moved
+    while distilling; nothing was written' hint "run 'scarwarden distill' again", as if
+    the form were wrong. It is the page's 409 'Memory changed since the preview', as the
+    same race within the server is; nothing committed."""
+    if not Path("/proc/locks").exists():
+        pytest.skip("needs Linux's /proc/locks to see the page wait for the write lock")
+    from scarwarden.files.atomic import write_lock
+
+    made = cli("episode", "add", "--task", "Reply to the refund ticket", "--outcome", "Refunded",
+               "--correction", "Always confirm the refund by email", "--tag", "refund")  # fmt: skip
+    assert made.exit_code == 0, made.output
+    client = _client(demo_repo)
+    assert "Preview" in client.get("/distill").get_data(as_text=True)
+    form = {"csrf_token": TOKEN, "head": head(demo_repo), "preview": "offline"}
+    replies: list[Any] = []
+    with write_lock(demo_repo):  # another process writing: the page's commit waits for it
+        post = lambda: replies.append(client.post("/distill", data=form, headers=ORIGIN))  # noqa: E731
+        sender = threading.Thread(target=post)
+        sender.start()
+        for _ in range(600):
+            if _waiting_for(demo_repo.state_dir / "write.lock") or not sender.is_alive():
+                break
+            time.sleep(0.05)
+        git(demo_repo.root, "commit", "--allow-empty", "--no-verify", "-qm", "Another process's commit")
+        moved = head(demo_repo)
+    sender.join(60)
+    text = unescape(replies[0].get_data(as_text=True))
+    assert replies[0].status_code == 409 and "Memory changed since the preview" in text, text
+    assert "scarwarden distill" not in text
+    assert head(demo_repo) == moved
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_a_form_of_a_page_opened_by_its_address_sent_twice_at_once_records_one(demo_repo: MemoryRepo) -> None:
+    """The answer form of ``/task?task=...`` sent twice at the same moment, on two
+    threads of ``scarwarden serve`` (a double-click, two tabs): one episode, both sent
+    to it."""
+    pytest.importorskip("waitress")
+    requests = pytest.importorskip("requests")
+    from test_web_server import serve
+
+    for served in serve(demo_repo):
+        origin = {"Origin": served.url}
+        page = requests.get(served.url + "/task", params={"task": BERLIN}, timeout=60).text
+        form = {**_forms(page, "/answer")[0], "answer": "Use the portal"}
+        assert "form" in form and "receipt" not in form
+        commits = _ledger_commits(demo_repo)
+        start = threading.Barrier(2)
+        where: list[str] = []
+
+        def send() -> None:
+            start.wait()
+            reply = requests.post(
+                served.url + "/answer", data=form, headers=origin, allow_redirects=False, timeout=60
+            )
+            where.append(f"{reply.status_code} {reply.headers.get('Location', '').split('?')[0]}")
+
+        threads = [threading.Thread(target=send) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(set(where)) == 1 and where[0].startswith("303 "), where
+        assert _ledger_commits(demo_repo) == commits + 1
+        assert "Traceback" not in served.stderr()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Collection, Mapping
+from functools import partial
 from pathlib import Path
 
 from flask import Flask, Response, request
@@ -309,7 +310,7 @@ def _add_read_routes(app: Flask, site: Pages, repo: MemoryRepo, environ: Mapping
         ctx = task_page(
             repo, request.args.get("task"), mode=request.args.get("memory", "both"), environ=environ
         )
-        return site.page("task.html", **ctx)
+        return site.page("task.html", ctx.pop("status", 200), **ctx)
 
 
 def _add_media_routes(app: Flask, site: Pages, repo: MemoryRepo) -> None:
@@ -342,6 +343,8 @@ def _form_text(name: str) -> str:
 def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
     """POST /answer: record a human's answer (CSRF token, same origin; a form sent twice is recorded once)."""
 
+    from scarwarden.audit.web.answerform import held_up, refused_answer, stale_answer, unusable_receipt
+
     @app.post("/answer")
     def answer() -> Response:
         refused = site.refuse_write(
@@ -349,16 +352,24 @@ def _add_answer_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
             read_only_hint="restart 'scarwarden serve' without --read-only to record answers",
             cannot="Cannot record this answer",
             reload="task page",
+            stale=lambda: stale_answer(site, repo),  # a page from before a restart: not lost
         )
-        refused = refused or site.bad_receipt(repo, "Cannot record this answer")
+        unusable = partial(unusable_receipt, site, repo)  # the form again, without that receipt
+        refused = refused or site.bad_receipt(repo, "Cannot record this answer", unusable)
         if refused is not None:
             return refused
         from scarwarden.audit.web.recording import record_answer_once
 
         try:  # sent twice from one recall (a double-click): recorded once
             ep_id = record_answer_once(
-                repo, _form_text("task"), _form_text("answer"), request.form.get("receipt") or None
+                repo,
+                _form_text("task"),
+                _form_text("answer"),
+                request.form.get("receipt") or None,
+                form=site.form(),
             )
         except (UsageError, ValidationError) as exc:  # what was posted: the client's to fix
-            return site.refused(400, "Cannot record this answer", exc)
+            return refused_answer(site, repo, exc)  # the form again, their text in it
+        except GitError as exc:  # git's index locked: the form again too
+            return held_up(site, repo, exc)
         return site.recorded(ep_id)

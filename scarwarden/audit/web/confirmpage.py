@@ -52,7 +52,9 @@ def add_confirm_route(app: Flask, site: Pages, repo: MemoryRepo) -> None:
         # The recall's receipt (issue 20) goes along when the page had one to send.
         extra: dict[str, Any] = {} if returned is None else {"refs": recalled_refs(returned)}
         try:  # clicked twice (one recall's receipt): recorded once
-            ep_id = record_answer_once(repo, task, answer, request.form.get("receipt") or None, **extra)
+            ep_id = record_answer_once(
+                repo, task, answer, request.form.get("receipt") or None, form=site.form(), **extra
+            )
         except (UsageError, ValidationError) as exc:
             return site.refused(400, "Cannot record this", exc)  # each problem, as the answer form
         return site.recorded(ep_id)
@@ -93,7 +95,7 @@ def _confirm_candidate(site: Pages, repo: MemoryRepo) -> Response:
     task = request.form.get("task", "").replace("\r\n", "\n").strip()
     rule_id, receipt = request.form.get("rule_id", ""), request.form.get("receipt") or None
     try:  # clicked twice (one recall's receipt): recorded once
-        ep_id = record_confirmation_once(repo, task, rule_id, receipt, _page_hints())
+        ep_id = record_confirmation_once(repo, task, rule_id, receipt, _page_hints(), site.form())
     except (UsageError, ValidationError) as exc:  # each problem, as the answer form
         return site.refused(400, "Cannot record this", page_hinted(exc, task))
     return site.recorded(ep_id)

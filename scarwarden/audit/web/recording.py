@@ -8,10 +8,16 @@ form is sent to that episode. The look-up is the index's ``episodes.receipt`` (o
 the episodes that carry that receipt are read), under the ledger's write lock, so two
 server threads (or a server and the CLI) posting at once record one. A different answer
 to the same receipt is recorded: a human may correct themselves.
+
+A task page opened by its address (``/task?task=...``) logs no recall, so its forms
+carry no receipt; they carry a form ID instead (:class:`SentForms`), and the same
+answer sent twice from one such form is recorded once, told apart in the server's
+memory.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -27,20 +33,59 @@ if TYPE_CHECKING:  # pragma: no cover
 Record = Callable[[Any, bool], str]
 
 
-def record_answer_once(repo: MemoryRepo, task: str, answer: str, receipt: str | None, **extra: Any) -> str:
+class SentForms:
+    """The episodes this server recorded from forms carrying no receipt (a task page
+    opened by its address logs no recall), by the form's ID (made afresh for each page
+    shown) and what was recorded: the same answer sent again from the same form is sent
+    to the first's episode. Held in memory, the newest :attr:`LIMIT`: a form is only
+    taken with this server process's CSRF token, so a restarted server refuses an older
+    page's form (403) and needs nothing written to tell a second sending; and the
+    look-up reads nothing of the ledger."""
+
+    LIMIT = 1024
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # two server threads sending one form record one
+        self._recorded: dict[tuple[str, str, str], str] = {}
+
+    def once(self, form_id: str, task: str, correction: str, record: Callable[[], str]) -> str:
+        """The episode recorded from ``form_id`` for ``task`` and ``correction``, recorded
+        by ``record`` if none was."""
+        key = (form_id, task, correction)
+        with self._lock:
+            if key not in self._recorded:
+                self._recorded[key] = record()  # not kept if refused: sent again, it is tried again
+                while len(self._recorded) > self.LIMIT:
+                    self._recorded.pop(next(iter(self._recorded)))
+            return self._recorded[key]
+
+
+#: A form's ID and the server's memory of what its forms recorded (no receipt to go by).
+Form = tuple[SentForms, str]
+
+
+def record_answer_once(
+    repo: MemoryRepo, task: str, answer: str, receipt: str | None, *, form: Form | None = None, **extra: Any
+) -> str:
     """The ID of the episode recording ``answer`` to ``task``: the one already recorded
-    from ``receipt`` with the same task and answer, else a new one
-    (:func:`~scarwarden.answers.asking.record_human_answer`, errors as it raises them)."""
+    from ``receipt`` (else from ``form``, when no receipt is sent) with the same task and
+    answer, else a new one (:func:`~scarwarden.answers.asking.record_human_answer`,
+    errors as it raises them)."""
     from scarwarden.answers.asking import record_human_answer
 
     def record(recalled: Any, locked: bool) -> str:
         return record_human_answer(repo, task, answer, receipt=recalled, locked=locked, **extra).id
 
-    return _once(repo, task, answer, receipt, record)
+    return _once(repo, task, answer, receipt, record, form)
 
 
 def record_confirmation_once(
-    repo: MemoryRepo, task: str, rule_id: str, receipt: str | None, hints: ConfirmHints
+    repo: MemoryRepo,
+    task: str,
+    rule_id: str,
+    receipt: str | None,
+    hints: ConfirmHints,
+    form: Form | None = None,
 ) -> str:
     """As :func:`record_answer_once`, for a candidate confirmed
     (:func:`~scarwarden.answers.asking.record_confirmation`): its answer is the rule's text."""
@@ -53,7 +98,7 @@ def record_confirmation_once(
         text: str | None = confirmed_rule(repo, rule_id, hints=hints).text
     except UsageError:  # refused by recording it, in its words
         text = None
-    return _once(repo, task, text, receipt if text is not None else None, record)
+    return _once(repo, task, text, receipt if text is not None else None, record, form)
 
 
 def recorded_warnings(repo: MemoryRepo, episode: Any) -> list[str]:
@@ -76,10 +121,15 @@ def recorded_warnings(repo: MemoryRepo, episode: Any) -> list[str]:
     return said
 
 
-def _once(repo: MemoryRepo, task: str, answer: str | None, receipt: str | None, record: Record) -> str:
+def _once(
+    repo: MemoryRepo, task: str, answer: str | None, receipt: str | None, record: Record, form: Form | None
+) -> str:
     from scarwarden.answers.asking import human_answer_input
     from scarwarden.recall.receipts import resolve
 
+    if not receipt and form is not None and answer is not None:  # a page that logged no recall
+        data = human_answer_input(task, answer)
+        return form[0].once(form[1], str(data["task"]), str(data["correction"]), lambda: record(None, False))
     if not receipt or answer is None:  # no recall to tell a second sending from a second answer
         return record(receipt or None, False)
     recalled = resolve(repo, receipt, source="receipt")  # once: recording takes it as found

@@ -73,6 +73,15 @@ def same_origin(headers: Headers, host: str) -> bool:
     return True
 
 
+def named_here(headers: Headers, host: str) -> bool:
+    """Whether the browser named this server as the request's origin (its ``Origin``,
+    else its ``Referer``): not merely named no other, as :func:`same_origin` allows."""
+    origin = headers.get("Origin")
+    if origin is not None:
+        return same_origin(headers, host)
+    return bool(headers.get("Referer")) and same_origin(headers, host)
+
+
 def embedded_elsewhere(headers: Headers) -> bool:
     """Whether another site's page fetched this request as part of itself (an image, a
     frame, a script, a fetch) rather than as a page to show: ``Sec-Fetch-Site`` names

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 from typing import Any
 
 from flask import Response, redirect, request
 from jinja2 import Environment
 
 from scarwarden.audit.web import render
-from scarwarden.audit.web.security import form_is_utf8, same_origin
+from scarwarden.audit.web.recording import Form, SentForms
+from scarwarden.audit.web.security import form_is_utf8, named_here, same_origin
 
 #: Longest value a query parameter may hold (characters), but a task: a search or a
 #: filter needs far less, and pages repeat their filters in every link. A task may hold
@@ -33,6 +35,7 @@ class Pages:
         self.links = links
         self.read_only = read_only
         self.token = token
+        self.forms = SentForms()  # what the forms without a receipt recorded
 
     def page(self, template: str, status: int = 200, **context: Any) -> Response:
         context.setdefault("nav", "")
@@ -54,6 +57,12 @@ class Pages:
         signed for ``episode_id``: a form of this server recorded it."""
         return self.sealed(f"recorded {episode_id}", seal)
 
+    def form(self) -> Form | None:
+        """The posted form's ID (a task page that logged no recall, so sent no receipt)
+        with what this server's forms recorded, or ``None`` when it sent none."""
+        sent = request.form.get("form")
+        return (self.forms, sent) if sent else None
+
     def seal(self, claim: str) -> str:
         """``claim`` signed with this server's token, for a page a write redirects to."""
         return hmac.new(self.token.encode(), claim.encode(), "sha256").hexdigest()[:20]
@@ -73,7 +82,9 @@ class Pages:
         message = exc.message + "".join(f"\n{p}" for p in exc.problems)
         return self.error(status, heading, message, exc.hint)
 
-    def bad_receipt(self, repo: Any, cannot: str) -> Response | None:
+    def bad_receipt(
+        self, repo: Any, cannot: str, show: Callable[[str, str], Response] | None = None
+    ) -> Response | None:
         """A 400 in the page's words when the form's ``receipt`` (the ID of the recall the
         task page logged) does not resolve, or is the recall of another task than the
         form's, else ``None``: recording refused them with the CLI's hints ("pass the
@@ -91,17 +102,18 @@ class Pages:
             recalled = resolve(repo, value, source="receipt") if value else None
         except ScarwardenError as exc:
             message = exc.message + "".join(f"\n{p}" for p in exc.problems)
-            return self.error(400, cannot, f"{message}\nNothing was written.", again)
+            return (show or self._refused_400(cannot))(f"{message}\nNothing was written.", again)
         task = request.form.get("task", "").replace("\r\n", "\n").strip()
         if recalled is not None and task and recalled.get("task") != task:
-            return self.error(
-                400,
-                cannot,
+            return (show or self._refused_400(cannot))(
                 f"The form's receipt {recalled.get('receipt')} is the recall of another task "
                 f"({_clip(str(recalled.get('task')))!r}, not {_clip(task)!r}); nothing was written.",
                 again,
             )
         return None
+
+    def _refused_400(self, cannot: str) -> Callable[[str, str], Response]:
+        return lambda message, hint: self.error(400, cannot, message, hint)
 
     def refuse_write(
         self,
@@ -111,12 +123,15 @@ class Pages:
         cannot: str,
         reload: str,
         read_only_shows: bool = False,
+        stale: Callable[[], Response] | None = None,
     ) -> Response | None:
         """Every write form's checks, in order: read-only, UTF-8, same origin and the CSRF
         token; an error page if one fails, else ``None``. The words name the form's act.
         ``read_only_shows``: a read-only server answers the form by showing a page and
         writing nothing (the task form), so only the body is checked: a %FF in it was
-        shown as the task, text nobody typed."""
+        shown as the task, text nobody typed. ``stale``: the page a form gets whose token
+        is not this process's but whose origin the browser named as this server (a page
+        shown before the server restarted), instead of the 403 that lost what was typed."""
         if self.read_only and not read_only_shows:
             return self.error(
                 403, "Read-only", f"This server is read-only: nothing can be {nothing_can}.", read_only_hint
@@ -149,6 +164,9 @@ class Pages:
             sent.encode(), self.token.encode()
         )
         if forged and not self.read_only:  # read-only: the task form, which writes nothing
+            if stale is not None and named_here(request.headers, request.host):
+                # This server's own page, from before it restarted: the form again, not lost.
+                return self._repeated(cannot, reload) or self._too_long(cannot) or stale()
             return self.error(
                 403,
                 "Cross-site request refused",

@@ -9,6 +9,7 @@ shows what a model would get without memory: the bare task.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -86,6 +87,8 @@ def task_page(
         "why": None,
         "known_rules": None,
         "filter_error": mode_error,
+        "refusal": None,  # a task refused: why, above the form holding it
+        "refusal_hint": None,
     }
     if not task:
         return ctx
@@ -93,8 +96,8 @@ def task_page(
 
     try:  # memory off too: the bare task is a model's prompt and this page's text
         check_task(task)
-    except ScarwardenError as exc:
-        raise page_hinted(exc, task) from None
+    except UsageError as exc:  # the form again, the task in it: an error page lost it
+        return _refused(ctx, page_hinted(exc, task))
     client = client_from_config(repo.config, environ)
     ctx["model_configured"] = client is not None
     # A failing model (unreachable, bad key, bad output) still leaves what memory gives
@@ -106,6 +109,8 @@ def task_page(
     # The forms below name the receipt only when the recall log holds it (a GET logs
     # nothing, so its receipt could not be resolved when the answer is posted).
     ctx["logged"] = log
+    # Else each form carries an ID of this page instead: sent twice, it is recorded once.
+    ctx["form_id"] = secrets.token_urlsafe(16)
     ctx["why"] = _why(result.recall)
     ctx["known_rules"] = _playbook_ids(repo)
     columns: list[Column] = []
@@ -115,6 +120,23 @@ def task_page(
         columns.append(_no_memory_column(result.no_memory, task))
     ctx["columns"] = columns
     return ctx
+
+
+def _refused(ctx: dict[str, Any], exc: ScarwardenError) -> dict[str, Any]:
+    """The page's context for a task recall refuses: a 400 saying why above the form,
+    which holds the task as typed less the control characters (invisible in a text box,
+    and refused there again), saying so."""
+    from scarwarden.characters import REFUSED
+
+    kept = REFUSED.sub("", ctx["task"])
+    hint = exc.hint
+    if kept != ctx["task"]:
+        hint = (
+            "it was taken out of the task below (text pasted from elsewhere can carry "
+            "invisible characters): check it, then submit it again"
+        )
+    message = exc.message + "".join(f"\n{p}" for p in exc.problems)
+    return {**ctx, "task": kept, "status": 400, "refusal": message, "refusal_hint": hint}
 
 
 def page_hinted(exc: ScarwardenError, task: str) -> ScarwardenError:
@@ -186,6 +208,7 @@ def add_task_post_route(app: Any, site: Any, repo: MemoryRepo, environ: Mapping[
             cannot="Cannot recall this task",
             reload="task page",
             read_only_shows=True,
+            stale=lambda: _stale(site, repo),  # a page from before a restart: the task kept
         )
         if refused is not None:
             return refused
@@ -196,7 +219,26 @@ def add_task_post_route(app: Any, site: Any, repo: MemoryRepo, environ: Mapping[
             environ=environ,
             log=log,
         )
-        return site.page("task.html", **ctx)
+        return site.page("task.html", ctx.pop("status", 200), **ctx)
+
+
+def _stale(site: Any, repo: MemoryRepo) -> Any:
+    """The 403 for a task sent from this server's address with a token not this
+    process's (a page shown before the server restarted): the task page again, the task
+    in its form with this server's token, nothing recalled or logged."""
+    from flask import request
+
+    from scarwarden.characters import REFUSED
+
+    ctx = task_page(repo, None, mode=request.form.get("memory", "both"))
+    ctx["task"] = REFUSED.sub("", request.form.get("task", "").replace("\r\n", "\n").strip())
+    ctx["refusal"] = (
+        "This page is older than the server: the form came from this server's address, but "
+        "with a token this server did not make (the server restarted since the page was "
+        "shown, or the form was made by hand); nothing was recalled or logged."
+    )
+    ctx["refusal_hint"] = "check the task below, then submit it again"
+    return site.page("task.html", 403, **ctx)
 
 
 def _why(recall: Any) -> dict[str, Any] | None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Flask, Response, redirect, request
 
-from scarwarden.errors import GitError, ScarwardenError
+from scarwarden.errors import GitError, ScarwardenError, UsageError
 from scarwarden.files import write_journal
 from scarwarden.git import head as git_head
 from scarwarden.git import rev_parse
@@ -114,7 +114,18 @@ def _commit(
             "was committed already); nothing was committed.",
             "open the Undistilled page again, check the new preview, then commit",
         )
-    result = commit_preview(repo, result) if result is not None else distill(repo, offline=True)
+    if result is None:  # the offline distiller, run again: it must read the previewed commit
+        result = distill(repo, offline=True, dry_run=True)
+    if result.head != current:
+        return _memory_changed(site)
+    try:
+        result = commit_preview(repo, result)
+    except (UsageError, GitError):
+        if git_head(repo.root) == current:
+            raise
+        # Another process (the CLI) committed after the checks above: the same race as a
+        # second sending of this form, not the form's fault in the CLI's words.
+        return _memory_changed(site)
     done = result.commit or ""
     sealed = f"/distill?committed={done}&seal={site.seal(f'committed {done}')}"
     return redirect(sealed, code=303)  # type: ignore[return-value]
