@@ -13,6 +13,7 @@ waits in temporary files (:mod:`.spool`), not in memory.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -71,19 +72,47 @@ class ImportResult:
 
 def stable_id(fmt: str, conversation: Any) -> str:
     """``ep-`` and 12 Crockford base32 characters (60 bits) of the content's SHA-256."""
-    text = json.dumps(conversation, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    digest = int.from_bytes(hashlib.sha256(f"{fmt}\0{text}".encode()).digest()[:8], "big")
+    return _id_of(hashlib.sha256(f"{fmt}\0".encode() + _canonical(conversation)))
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _id_of(sha: Any) -> str:
+    digest = int.from_bytes(sha.digest()[:8], "big")
     return "ep-" + "".join(_CROCKFORD[(digest >> (5 * i)) & 31] for i in range(11, -1, -1))
 
 
+class Messages(Iterator[Any]):
+    """A file that is one list of messages, read a message at a time (it may be the
+    whole file); :attr:`sha` hashes what was read as :func:`stable_id` hashes the list."""
+
+    def __init__(self, fmt: str, messages: Iterator[Any]) -> None:
+        self._messages = messages
+        self.sha = hashlib.sha256(f"{fmt}\0[".encode())
+        self._started = False
+
+    def __next__(self) -> Any:
+        try:
+            message = next(self._messages)
+        except StopIteration:
+            self.sha.update(b"]")
+            raise
+        self.sha.update(b"," + _canonical(message) if self._started else _canonical(message))
+        self._started = True
+        return message
+
+
 def conversations(data: IO[bytes], fmt: str, source: str) -> Iterator[tuple[int, Any]]:
-    """(1-based number, conversation) in the file; a JSON array of messages is one."""
+    """(1-based number, conversation) in the file; a JSON array of messages is one,
+    given as :class:`Messages` (read by its user, not held)."""
     items = stream.items(data, source)
     first = next(items, None)
     if first is None:
         return
     if fmt == "openai-chat" and isinstance(first[1], Mapping) and "role" in first[1]:
-        yield 1, [first[1], *(item for _, item in items)]
+        yield 1, Messages(fmt, itertools.chain([first[1]], (item for _, item in items)))
         return
     yield first
     yield from items
@@ -120,13 +149,18 @@ def _inputs(
             episode, raw_args = _tau_episode(conversation, where, at, options.agent or "tau-bench")
         else:
             episode, raw_args = chat.episode_of(
-                conversation, where, writes=options.writes, correction=options.corrections.get(number)
+                conversation,
+                where,
+                writes=options.writes,
+                correction=options.corrections.get(number),
+                arguments=_scanned_into(refused, where, options.allow),
             )
             episode["at"] = at
             if options.agent and "agent" not in episode:
                 episode["agent"] = options.agent
         refused += _secrets(raw_args, where, options.allow)
-        episode["id"] = stable_id(fmt, conversation)
+        streamed = isinstance(conversation, Messages)
+        episode["id"] = _id_of(conversation.sha) if streamed else stable_id(fmt, conversation)
         count += 1
         yield episode
         if progress is not None:
@@ -190,6 +224,11 @@ def _not_a_number(record_: Mapping[str, Any]) -> str | None:
         except TypeError:  # not text either: make_run says so
             continue
     return None
+
+
+def _scanned_into(refused: list[Problem], where: str, allow: Collection[str]) -> Callable[[str, str], None]:
+    """A tool call's arguments scanned as they are read, the secrets found added to ``refused``."""
+    return lambda path, raw: refused.extend(_secrets({path: raw}, where, allow))
 
 
 def _secrets(raw_args: Mapping[str, str], where: str, allow: Collection[str]) -> list[Problem]:
