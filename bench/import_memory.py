@@ -5,8 +5,9 @@ Each run is a real ``python -m scarwarden episode import`` child process on a ne
 (``scarwarden init`` in a fresh git repository), its peak resident set read from
 ``wait4``'s ``ru_maxrss``; the file holds ``[{"role": "user", "content": "task N"},
 {"role": "assistant", "content": "done N"}]`` a line. Printed for each size: the import
-(one commit), its dry run and the same file again (every conversation already in the
-ledger), with the growth per conversation between the sizes. Memory, unlike time, does
+(one commit), its dry run (and with ``--json``, its output discarded) and the same file
+again (every conversation already in the ledger), with the growth per conversation
+between the sizes. Memory, unlike time, does
 not depend on the load, so one run of each is the figure.
 
     python bench/import_memory.py                     # 10,000 and 50,000 conversations
@@ -92,12 +93,18 @@ def main() -> None:
     if given.huge:
         return huge(given.huge)
     sizes = [int(s) for s in given.sizes.split(",")]
-    rows: dict[str, list[float]] = {"import": [], "dry run": [], "again": []}
+    rows: dict[str, list[float]] = {"import": [], "dry run": [], "--json": [], "again": []}
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
             runs = tiny_runs(Path(tmp) / f"runs{n}.jsonl", n)
             root = new_memory(Path(tmp) / f"memory{n}")
-            for name, args in (("dry run", ["--dry-run"]), ("import", []), ("again", [])):
+            runs_of = (
+                ("dry run", ["--dry-run"]),
+                ("--json", ["--dry-run", "--json"]),
+                ("import", []),
+                ("again", []),
+            )
+            for name, args in runs_of:
                 code, mb, wall = peak(root, "--format", "openai-chat", str(runs), *args)
                 if code != 0:
                     sys.exit(f"{name} of {n:,} conversations exited {code}")

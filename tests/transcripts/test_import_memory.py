@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
+from scarwarden.cli.output import json_text
 from scarwarden.files.transcripts import importer
+from scarwarden.repo import MemoryRepo
 
 #: One time for every episode read (else "now", which may tick between two reads).
 AT = importer.Options(at="2026-01-02T03:04:05Z")
@@ -64,3 +69,73 @@ def test_a_streamed_conversation_is_the_same_episode_as_one_line(tmp_path: Path)
     whole = importer.read_episodes(line, "openai-chat", "runs.jsonl", AT)
     assert streamed == whole[:1]
     assert streamed[0]["id"] == importer.stable_id("openai-chat", messages)
+
+
+def peak_mb(argv: list[str], out: Path) -> tuple[int, float]:
+    """Exit code and peak resident set (MB) of a real child process, stdout to ``out``."""
+    with out.open("wb") as stdout:
+        child = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+    return os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024
+
+
+def test_json_output_is_written_an_episode_at_a_time(memory_repo: MemoryRepo, tmp_path: Path) -> None:
+    """``--json`` built the whole document (every episode, as a dict, then as text)
+    before printing it: ~3x the output's size on top of the import. It is now written
+    an episode at a time; the document is the same."""
+    runs = tmp_path / "runs.jsonl"
+    with runs.open("w") as out:
+        for n in range(800):
+            task, reply = f"task {n} " + "t" * 7000, f"done {n} " + "d" * 3000
+            out.write(
+                json.dumps([{"role": "user", "content": task}, {"role": "assistant", "content": reply}])
+            )
+            out.write("\n")
+    argv = [sys.executable, "-m", "scarwarden", "-C", str(memory_repo.root), "episode", "import"]
+    argv += ["--format", "openai-chat", str(runs), "--dry-run", "--at", "2026-01-02T03:04:05Z"]
+    code, plain = peak_mb(argv, tmp_path / "plain.out")
+    assert code == 0
+    code, as_json = peak_mb([*argv, "--json"], tmp_path / "json.out")
+    assert code == 0
+    document = json.loads((tmp_path / "json.out").read_text())
+    assert (tmp_path / "json.out").stat().st_size > 7 * 1024 * 1024
+    assert as_json < plain + 4, (plain, as_json)
+    assert list(document) == [
+        "conversations",
+        "added",
+        "skipped",
+        "repeated",
+        "dry_run",
+        "commit",
+        "episodes",
+    ]
+    assert document["conversations"] == 800 and document["dry_run"] is True and document["commit"] is None
+    assert [ep["id"] for ep in document["episodes"]] == document["added"]
+    assert document["episodes"][7]["task"].startswith("task 7 ttt")
+    assert (tmp_path / "json.out").read_text() == json_text(document) + "\n"  # the one --json form
+
+
+def test_json_of_a_refused_import_prints_no_document(cli: Any, tmp_path: Path) -> None:
+    """Every refusal comes before the document's first byte: stdout is empty, the error
+    on stderr (never half a document)."""
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('[{"role": "user", "content": "ok"}]\n[{"role": "robot", "content": "x"}]\n')
+    result = cli("episode", "import", "--format", "openai-chat", str(runs), "--json")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "runs.jsonl: conversation 2: invalid conversation; nothing was written" in result.stderr
+
+
+def test_json_of_an_import_that_adds_nothing(cli: Any, tmp_path: Path) -> None:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('[{"role": "user", "content": "Refund order 42"}]\n')
+    first = cli("episode", "import", "--format", "openai-chat", str(runs), "--json")
+    again = cli("episode", "import", "--format", "openai-chat", str(runs), "--json")
+    assert first.exit_code == again.exit_code == 0
+    added = json.loads(first.stdout)
+    assert len(added["episodes"]) == 1 and added["episodes"][0]["id"] == added["added"][0]
+    assert first.stdout == json_text(added) + "\n"
+    assert (
+        again.stdout
+        == json_text({**added, "added": [], "skipped": added["added"], "commit": None, "episodes": []}) + "\n"
+    )

@@ -58,16 +58,17 @@ class ImportResult:
     #: IDs of conversations the file holds more than once (imported once).
     repeated: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def to_json(self, *, episodes: bool = True) -> dict[str, Any]:
+        """What ``--json`` prints (without ``episodes``, for a writer that streams them)."""
+        data = {
             "conversations": self.conversations,
             "added": [ep.id for ep in self.added],
             "skipped": self.skipped,
             "repeated": self.repeated,
             "dry_run": self.dry_run,
             "commit": self.commit,
-            "episodes": [ep.to_json() for ep in self.added],
         }
+        return {**data, "episodes": [ep.to_json() for ep in self.added]} if episodes else data
 
 
 def stable_id(fmt: str, conversation: Any) -> str:
