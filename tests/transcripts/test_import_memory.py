@@ -15,7 +15,10 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from scarwarden.cli.output import json_text
+from scarwarden.errors import ValidationError
 from scarwarden.files.transcripts import importer
 from scarwarden.repo import MemoryRepo
 
@@ -139,3 +142,16 @@ def test_json_of_an_import_that_adds_nothing(cli: Any, tmp_path: Path) -> None:
         again.stdout
         == json_text({**added, "added": [], "skipped": added["added"], "commit": None, "episodes": []}) + "\n"
     )
+
+
+def test_a_conversation_of_many_bad_messages_names_the_first_few(tmp_path: Path) -> None:
+    """Every bad message was a problem held and printed: 200,000 messages in an unknown
+    role took 254 MB and printed 400,000 lines. The first few are named, the rest counted."""
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps([{"role": "user", "content": "t"}] + [{"role": "robot"}] * 5000))
+    with path.open("rb") as data, pytest.raises(ValidationError) as caught:
+        importer.read_episodes(data, "openai-chat", "bad.json", AT)
+    problems = caught.value.problems
+    assert len(problems) <= 21
+    assert problems[0].field == "messages[1].role" and problems[0].message == "unknown role 'robot'"
+    assert problems[-1].message == f"and {5000 - len(problems) + 1:,} more problem(s) in later messages"

@@ -25,6 +25,9 @@ ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 ARGS_CAP, RESULT_CAP, OUTCOME_CAP, TASK_CAP = 400, 160, 4000, 8000
 #: Tool calls listed one by one; the rest are counted.
 MAX_CALLS = 40
+#: The bad messages of one conversation named one by one; the rest are counted (a
+#: conversation of 200,000 was 400,000 lines of error and 254 MB).
+MAX_PROBLEMS = 20
 #: The conversation-level fields an episode takes as given.
 CARRIED = ("correction", "corrected_by", "agent")
 
@@ -172,6 +175,7 @@ class Reading:
         self._arguments = arguments
         self._count = 0  # messages read
         self._problems: list[Problem] = []
+        self._more = 0  # problems past MAX_PROBLEMS, counted
         self._refusal: ValidationError | None = None
         self._users = 0
         self._task: str | None = None
@@ -183,7 +187,10 @@ class Reading:
 
     def add(self, msg: Any) -> None:
         i, self._count = self._count, self._count + 1
-        self._problems += message_problems(i, msg, self.where)
+        bad = message_problems(i, msg, self.where)
+        kept = max(0, MAX_PROBLEMS - len(self._problems))
+        self._problems += bad[:kept]
+        self._more += len(bad[kept:])
         if self._problems:
             return  # refused at the end: the rest is only checked
         role, text = msg.get("role"), text_of(msg.get("content")).strip()
@@ -223,8 +230,10 @@ class Reading:
         self, fields: Mapping[str, Any], writes: Collection[str], correction: str | None
     ) -> dict[str, Any]:
         if self._problems:
+            more = [Problem(f"and {self._more:,} more problem(s) in later messages", file=self.where)]
             raise ValidationError(
-                f"{self.where}: invalid conversation; nothing was written", problems=self._problems
+                f"{self.where}: invalid conversation; nothing was written",
+                problems=self._problems + (more if self._more else []),
             )
         if self._task is None:
             said = "its user messages hold no text" if self._users else "the conversation has no user message"
