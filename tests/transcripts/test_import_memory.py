@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_secrets import fake_secrets
 
 from scarwarden.cli.output import json_text
 from scarwarden.errors import ValidationError
@@ -155,3 +156,37 @@ def test_a_conversation_of_many_bad_messages_names_the_first_few(tmp_path: Path)
     assert len(problems) <= 21
     assert problems[0].field == "messages[1].role" and problems[0].message == "unknown role 'robot'"
     assert problems[-1].message == f"and {5000 - len(problems) + 1:,} more problem(s) in later messages"
+
+
+def test_a_file_of_many_refused_conversations_names_the_first_few(cli: Any, tmp_path: Path) -> None:
+    """Every refused conversation was a problem held and printed: 20,000 conversations
+    with a key in a tool call printed 40,000 lines (73 MB; a 256 MiB file, gigabytes).
+    The first few are named, the rest counted; nothing is written."""
+    key = fake_secrets()["aws-access-key-id"]
+    runs, tagged = tmp_path / "runs.jsonl", tmp_path / "tagged.jsonl"
+    with runs.open("w") as out, tagged.open("w") as bad:
+        for n in range(300):
+            args = json.dumps({"cmd": key, "n": n})
+            run = [{"role": "user", "content": f"t{n}"}]
+            run += [
+                {
+                    "role": "assistant",
+                    "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": args}}],
+                }
+            ]
+            out.write(json.dumps(run) + "\n")
+            bad.write(json.dumps({"messages": run[:1], "tags": [[n]]}) + "\n")
+    had = sorted((cli.root / "memory").rglob("*.yaml"))
+    for path, said in (
+        (runs, "refused, a tool call's arguments hold a secret"),
+        (tagged, "invalid episode input"),
+    ):
+        result = cli("episode", "import", "--format", "openai-chat", str(path))
+        assert result.exit_code == 1
+        assert f"{path.name}: {said}; nothing was written" in result.stderr
+        named = [
+            line for line in result.stderr.splitlines() if line.startswith(f"  {path.name}: conversation")
+        ]
+        assert 1 <= len(named) <= 20
+        assert f"  {path.name}: and {300 - len(named):,} more problem(s)" in result.stderr
+    assert sorted((cli.root / "memory").rglob("*.yaml")) == had

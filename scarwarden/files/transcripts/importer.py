@@ -24,6 +24,7 @@ from scarwarden.files import record, secret_scan, write_journal
 from scarwarden.files.atomic import write_lock
 from scarwarden.files.episodes import Episode
 from scarwarden.files.transcripts import FORMATS, chat, stream
+from scarwarden.files.transcripts.refusals import Refusals, refuse
 from scarwarden.files.transcripts.spool import Episodes, Spool, dump
 from scarwarden.repo import MemoryRepo
 from scarwarden.times import utc_now
@@ -143,7 +144,7 @@ def _inputs(
         raise UsageError(f"unknown format {fmt!r}", hint="the formats are " + ", ".join(FORMATS))
     at = options.at or utc_now()
     count = 0
-    refused: list[Problem] = []
+    refused = Refusals()
     for number, conversation in conversations(data, fmt, source):
         where = f"{source}: conversation {number}"
         if fmt == "tau-bench":
@@ -159,7 +160,7 @@ def _inputs(
             episode["at"] = at
             if options.agent and "agent" not in episode:
                 episode["agent"] = options.agent
-        refused += _secrets(raw_args, where, options.allow)
+        refused.add(_secrets(raw_args, where, options.allow))
         streamed = isinstance(conversation, Messages)
         episode["id"] = _id_of(conversation.sha) if streamed else stable_id(fmt, conversation)
         count += 1
@@ -169,7 +170,8 @@ def _inputs(
     _check_corrections(options.corrections, count, fmt)
     if refused:
         raise ValidationError(
-            f"{source}: refused, a tool call's arguments hold a secret; nothing was written", problems=refused
+            f"{source}: refused, a tool call's arguments hold a secret; nothing was written",
+            problems=refused.listed(source),
         )
 
 
@@ -227,9 +229,9 @@ def _not_a_number(record_: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _scanned_into(refused: list[Problem], where: str, allow: Collection[str]) -> Callable[[str, str], None]:
+def _scanned_into(refused: Refusals, where: str, allow: Collection[str]) -> Callable[[str, str], None]:
     """A tool call's arguments scanned as they are read, the secrets found added to ``refused``."""
-    return lambda path, raw: refused.extend(_secrets({path: raw}, where, allow))
+    return lambda path, raw: refused.add(_secrets({path: raw}, where, allow))
 
 
 def _secrets(raw_args: Mapping[str, str], where: str, allow: Collection[str]) -> list[Problem]:
@@ -344,9 +346,7 @@ def _prepared(
     """The new episodes validated and screened one at a time (warnings to ``warn`` as
     they are found), each refusal named by its conversation, every one together."""
     episodes = Episodes(repo.episodes_rel)
-    invalid: list[Problem] = []
-    leaks: list[Problem] = []
-    refused: list[Problem] = []
+    invalid, leaks, refused = Refusals(), Refusals(), Refusals()
     applying: list[Episode] = []  # rules_applied: checked against the playbook, once
     for index in new:
         item = json.loads(inputs.read(index))
@@ -354,21 +354,21 @@ def _prepared(
         try:
             (episode,) = record.prepare([item], source=where)
         except ValidationError as exc:
-            invalid += exc.problems or [Problem(exc.message, file=where)]
-            leaks += _leaks(item, where, allow)
+            invalid.add(exc.problems or [Problem(exc.message, file=where)])
+            leaks.add(_leaks(item, where, allow))
             continue
         try:
             warned = record.screen(repo, [episode], source)
         except ValidationError as exc:
-            refused += exc.problems
-            leaks += _leaks(item, where, allow)
+            refused.add(exc.problems)
+            leaks.add(_leaks(item, where, allow))
             continue
         for problem in warned:
             if warn is not None:
                 warn(problem)
         applying += [episode] if episode.get("rules_applied") else []
         episodes.add(episode)
-    _refuse(source, leaks, invalid, refused)
+    refuse(source, leaks, invalid, refused)
     own = [ep for ep in applying if ep.get("source") != record.IMPORTED]
     record.refuse_unknown_rules(record.unknown_rules_applied(repo, own, source), source)
     imported = [ep for ep in applying if ep.get("source") == record.IMPORTED]
@@ -384,14 +384,3 @@ def _leaks(item: Mapping[str, Any], where: str, allow: Collection[str]) -> list[
         Problem(secret_scan.describe(f), file=where, field=f.field, hint=secret_scan.hint(f))
         for f in secret_scan.scan_mapping(item, allow)
     ]
-
-
-def _refuse(source: str, leaks: list[Problem], invalid: list[Problem], refused: list[Problem]) -> None:
-    """A secret first, then invalid input, then personal data ``privacy:`` refuses."""
-    if leaks:
-        raise ValidationError(f"{source}: refused, it holds a secret; nothing was written", problems=leaks)
-    if invalid:
-        raise ValidationError(f"{source}: invalid episode input; nothing was written", problems=invalid)
-    if refused:
-        what = "a secret" if any("holds a secret" in p.message for p in refused) else "personal data"
-        raise ValidationError(f"{source}: refused, it holds {what}; nothing was written", problems=refused)
