@@ -11,7 +11,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from scarwarden.cli.commands._common import InputFile, echo_json, get_repo, refuse_future
+from scarwarden.cli.commands._common import InputFile, get_repo, refuse_future
+from scarwarden.cli.output import json_text
 from scarwarden.errors import UsageError
 from scarwarden.files.transcripts import FORMATS
 
@@ -131,11 +132,30 @@ def import_(
             warn=lambda problem: click.echo(f"warning: {problem}", err=True),
         )
     if as_json:
-        echo_json(result.to_json())
+        _echo_json(result)
         return
     for ep in result.added:
         click.echo(ep.id)
     click.echo(_summary(result), err=True)
+
+
+def _echo_json(result: ImportResult) -> None:
+    """``result.to_json()`` as every ``--json`` prints it, written an episode at a time:
+    the whole document (each episode as a dict, then as text) was ~3x its size in memory.
+    It is begun after the import (every refusal comes before its first byte: stdout
+    stays empty, the error goes to stderr); a reader that stops early (``| head``) ends
+    it, as any ``--json``."""
+    head = json_text(result.to_json(episodes=False))  # "{\n  ...\n}": the last key's line open
+    pieces, size = [head[: -len("\n}")] + ',\n  "episodes": '], 0
+    for n, episode in enumerate(result.added):
+        text = json_text(episode.to_json()).replace("\n", "\n    ")
+        pieces.append(("[\n    " if n == 0 else ",\n    ") + text)
+        size += len(text)
+        if size > 1 << 16:
+            click.echo("".join(pieces), nl=False)
+            pieces, size = [], 0
+    pieces.append("\n  ]\n}" if result.added else "[]\n}")
+    click.echo("".join(pieces))
 
 
 def _source_name(file: IO[bytes]) -> str:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from scarwarden.errors import Problem, ValidationError
@@ -25,6 +25,9 @@ ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 ARGS_CAP, RESULT_CAP, OUTCOME_CAP, TASK_CAP = 400, 160, 4000, 8000
 #: Tool calls listed one by one; the rest are counted.
 MAX_CALLS = 40
+#: The bad messages of one conversation named one by one; the rest are counted (a
+#: conversation of 200,000 was 400,000 lines of error and 254 MB).
+MAX_PROBLEMS = 20
 #: The conversation-level fields an episode takes as given.
 CARRIED = ("correction", "corrected_by", "agent")
 
@@ -54,11 +57,12 @@ def text_of(content: Any) -> str:
     return str(content)
 
 
-def messages_of(conversation: Any, where: str) -> tuple[list[Mapping[str, Any]], Mapping[str, Any]]:
-    """(messages, conversation-level fields) of one conversation; refused when it is neither form."""
+def messages_of(conversation: Any, where: str) -> tuple[Iterable[Any], Mapping[str, Any]]:
+    """(messages, conversation-level fields) of one conversation (a list of messages, or
+    an iterator of them); refused when it is neither form."""
     if isinstance(conversation, Mapping) and isinstance(conversation.get("messages"), list):
         return conversation["messages"], conversation
-    if isinstance(conversation, list):
+    if isinstance(conversation, (list, Iterator)):
         return conversation, {}
     raise ValidationError(
         f"{where}: not a conversation; nothing was written",
@@ -87,69 +91,52 @@ def check_fields(fields: Mapping[str, Any], where: str) -> None:
         raise ValidationError(f"{where}: invalid conversation; nothing was written", problems=problems)
 
 
-def check_messages(messages: list[Any], where: str) -> None:
-    """Every message is an object in a known role, its ``tool_calls`` a list (problems
-    together: text or one call there would be walked character by character)."""
+def message_problems(i: int, msg: Any, where: str) -> list[Problem]:
+    """A message is an object in a known role, its ``tool_calls`` a list (text or one
+    call there would be walked character by character)."""
+    field = f"messages[{i}]"
+    if not isinstance(msg, Mapping):
+        return [Problem("is not an object", file=where, field=field)]
     problems = []
-    for i, msg in enumerate(messages):
-        field = f"messages[{i}]"
-        if not isinstance(msg, Mapping):
-            problems.append(Problem("is not an object", file=where, field=field))
-            continue
-        listed = msg.get("tool_calls")
-        if listed is not None and not isinstance(listed, list):
-            problems.append(
-                Problem(
-                    f"must be a list of tool calls, got {listed!r:.60}",
-                    file=where,
-                    field=f"{field}.tool_calls",
-                )
+    listed = msg.get("tool_calls")
+    if listed is not None and not isinstance(listed, list):
+        problems.append(
+            Problem(
+                f"must be a list of tool calls, got {listed!r:.60}",
+                file=where,
+                field=f"{field}.tool_calls",
             )
-        if msg.get("role") not in ROLES:
-            problems.append(
-                Problem(
-                    f"unknown role {msg.get('role')!r}",
-                    file=where,
-                    field=f"{field}.role",
-                    hint="the roles are " + ", ".join(ROLES),
-                )
+        )
+    if msg.get("role") not in ROLES:
+        problems.append(
+            Problem(
+                f"unknown role {msg.get('role')!r}",
+                file=where,
+                field=f"{field}.role",
+                hint="the roles are " + ", ".join(ROLES),
             )
-    if problems:
-        raise ValidationError(f"{where}: invalid conversation; nothing was written", problems=problems)
+        )
+    return problems
 
 
-def tool_calls(messages: list[Mapping[str, Any]], where: str) -> list[ToolCall]:
-    """The calls in order, each with the reply its ``tool_call_id`` (or position) points to;
-    arguments that are not JSON are refused, naming the message."""
-    calls: list[tuple[str | None, str, str, str, str]] = []
-    results: dict[str, str] = {}
-    unnamed: list[str] = []
-    for i, msg in enumerate(messages):
-        role = msg.get("role")
-        listed = msg.get("tool_calls") or []
-        if msg.get("function_call"):
-            listed = [{"function": msg["function_call"]}]
-        for j, call in enumerate(listed if role == "assistant" else []):
-            fn = call.get("function") if isinstance(call, Mapping) else None
-            field = f"messages[{i}].tool_calls[{j}].function"
-            if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
-                raise ValidationError(
-                    f"{where}: a tool call has no name; nothing was written",
-                    problems=[Problem("no function name", file=where, field=field)],
-                )
-            raw, field = fn.get("arguments"), field + ".arguments"
-            shown = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
-            calls.append((call.get("id"), fn["name"], _arguments(raw, where, field), field, shown))
-        if role in ("tool", "function"):
-            text = text_of(msg.get("content"))
-            if msg.get("tool_call_id"):
-                results[str(msg["tool_call_id"])] = text
-            else:
-                unnamed.append(text)
+def calls_in(i: int, msg: Mapping[str, Any], where: str) -> list[tuple[Any, ToolCall]]:
+    """(its ``id``, the call) of each tool call in message ``i``; arguments that are not
+    JSON are refused, naming the message."""
+    listed = msg.get("tool_calls") or []
+    if msg.get("function_call"):
+        listed = [{"function": msg["function_call"]}]
     out = []
-    for call_id, name, args, field, raw in calls:
-        result = results.get(str(call_id)) if call_id else (unnamed.pop(0) if unnamed else None)
-        out.append(ToolCall(name, args, result, field, raw))
+    for j, call in enumerate(listed if msg.get("role") == "assistant" else []):
+        fn = call.get("function") if isinstance(call, Mapping) else None
+        field = f"messages[{i}].tool_calls[{j}].function"
+        if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
+            raise ValidationError(
+                f"{where}: a tool call has no name; nothing was written",
+                problems=[Problem("no function name", file=where, field=field)],
+            )
+        raw, field = fn.get("arguments"), field + ".arguments"
+        shown = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+        out.append((call.get("id"), ToolCall(fn["name"], _arguments(raw, where, field), None, field, shown)))
     return out
 
 
@@ -174,8 +161,114 @@ def _one_line(text: str, cap: int) -> str:
     return flat if len(flat) <= cap else flat[: cap - 3] + "..."
 
 
-def action_text(calls: list[ToolCall], writes: Collection[str]) -> str:
-    """The tool calls, numbered: ``[write]`` marks a write tool, ``->`` its result summarised."""
+class Reading:
+    """One conversation's episode, read a message at a time (:meth:`add`): what the
+    episode shows is kept (the first task, the last reply, the first :data:`MAX_CALLS`
+    calls and their results summarised), the rest counted, so a file that is one list
+    of messages is read in the memory of its largest message. Each call's arguments
+    as given go to ``arguments(field, text)`` (the secret scan) as they are read. The
+    refusals come from :meth:`episode`, in the order a whole conversation's would:
+    the messages' problems together, then no task, then the first bad tool call."""
+
+    def __init__(self, where: str, arguments: Callable[[str, str], None]) -> None:
+        self.where = where
+        self._arguments = arguments
+        self._count = 0  # messages read
+        self._problems: list[Problem] = []
+        self._more = 0  # problems past MAX_PROBLEMS, counted
+        self._refusal: ValidationError | None = None
+        self._users = 0
+        self._task: str | None = None
+        self._reply = ""
+        self._listed: list[tuple[Any, ToolCall]] = []  # the first MAX_CALLS calls, with their id
+        self._names: dict[str, int] = {}  # every call's name, counted (writes are counted by name)
+        self._results: dict[str, str | None] = {}  # a reply by tool_call_id, summarised
+        self._unnamed: list[str] = []  # the replies without one, in order (the first MAX_CALLS)
+
+    def add(self, msg: Any) -> None:
+        i, self._count = self._count, self._count + 1
+        bad = message_problems(i, msg, self.where)
+        kept = max(0, MAX_PROBLEMS - len(self._problems))
+        self._problems += bad[:kept]
+        self._more += len(bad[kept:])
+        if self._problems:
+            return  # refused at the end: the rest is only checked
+        role, text = msg.get("role"), text_of(msg.get("content")).strip()
+        if role == "user":
+            self._users += 1
+            self._task = self._task or text[:TASK_CAP] or None
+        elif role == "assistant" and text:
+            self._reply = text
+        elif role in ("tool", "function"):
+            self._result(msg)
+        if self._refusal is None:
+            try:
+                found = calls_in(i, msg, self.where)
+            except ValidationError as exc:
+                self._refusal = exc
+                return
+            for call_id, call in found:
+                self._arguments(call.field, call.raw)
+                self._names[call.name] = self._names.get(call.name, 0) + 1
+                if len(self._listed) < MAX_CALLS:
+                    self._listed.append((call_id, call))
+                    if len(self._listed) == MAX_CALLS:  # the calls shown are known: their replies alone
+                        self._results = {str(i): self._results.get(str(i)) for i, _ in self._listed if i}
+
+    def _result(self, msg: Mapping[str, Any]) -> None:
+        """A tool's reply, summarised, kept while a listed call may be its call."""
+        text = _one_line(text_of(msg.get("content")), RESULT_CAP)
+        if not msg.get("tool_call_id"):
+            self._unnamed += [text] if len(self._unnamed) < MAX_CALLS else []
+            return
+        key = str(msg["tool_call_id"])
+        if len(self._listed) == MAX_CALLS and key not in self._results:
+            return  # no listed call has this id: never shown
+        self._results[key] = text
+
+    def episode(
+        self, fields: Mapping[str, Any], writes: Collection[str], correction: str | None
+    ) -> dict[str, Any]:
+        if self._problems:
+            more = [Problem(f"and {self._more:,} more problem(s) in later messages", file=self.where)]
+            raise ValidationError(
+                f"{self.where}: invalid conversation; nothing was written",
+                problems=self._problems + (more if self._more else []),
+            )
+        if self._task is None:
+            said = "its user messages hold no text" if self._users else "the conversation has no user message"
+            raise ValidationError(
+                f"{self.where}: {said}, so no task; nothing was written",
+                hint="an episode's task is the first user message",
+            )
+        if self._refusal is not None:
+            raise self._refusal
+        unnamed = iter(self._unnamed)
+        calls = [
+            replace(call, result=self._results.get(str(call_id)) if call_id else next(unnamed, None))
+            for call_id, call in self._listed
+        ]
+        total = sum(self._names.values())
+        made = sum(n for name, n in self._names.items() if name in writes)
+        episode: dict[str, Any] = {"task": self._task, "action": action_text(calls, writes, total, made)}
+        outcome, reward = self._reply, fields.get("reward")
+        if reward is not None:
+            outcome = f"Reward {reward:g}." + (f" Final reply: {outcome}" if outcome else "")
+        episode["outcome"] = _one_line(outcome, OUTCOME_CAP) if outcome else "No final reply."
+        for key in CARRIED:
+            if isinstance(fields.get(key), str) and fields[key].strip():
+                episode[key] = fields[key]
+        if correction:
+            episode["correction"] = correction
+        if fields.get("tags") is not None:
+            episode["tags"] = fields["tags"]
+        episode["source"] = "correction" if episode.get("correction") else "import"
+        return episode
+
+
+def action_text(calls: list[ToolCall], writes: Collection[str], total: int, made: int) -> str:
+    """The tool calls (the first :data:`MAX_CALLS` of ``total``; ``made`` of them writes),
+    numbered: ``[write]`` marks a write tool, ``->`` its result summarised."""
     if not calls:
         return "Made no tool call."
     parts = []
@@ -183,45 +276,30 @@ def action_text(calls: list[ToolCall], writes: Collection[str]) -> str:
         mark = "[write] " if call.name in writes else ""
         text = f"{n}. {mark}{call.name}({_one_line(call.arguments, ARGS_CAP)})"
         if call.result is not None:
-            text += f" -> {_one_line(call.result, RESULT_CAP) or '(empty)'}"
+            text += f" -> {call.result or '(empty)'}"
         parts.append(text)
-    if len(calls) > MAX_CALLS:
-        parts.append(f"... and {len(calls) - MAX_CALLS} more call(s)")
-    writes_made = sum(1 for c in calls if c.name in writes)
-    head = f"{len(calls)} tool call(s)" + (f", {writes_made} write(s)" if writes else "")
+    if total > MAX_CALLS:
+        parts.append(f"... and {total - MAX_CALLS} more call(s)")
+    head = f"{total} tool call(s)" + (f", {made} write(s)" if writes else "")
     return head + ":\n" + "\n".join(parts)
 
 
 def episode_of(
-    conversation: Any, where: str, *, writes: Collection[str] = (), correction: str | None = None
+    conversation: Any,
+    where: str,
+    *,
+    writes: Collection[str] = (),
+    correction: str | None = None,
+    arguments: Callable[[str, str], None] | None = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The episode input for one conversation (no ``id``/``at``: the importer sets them),
-    and the tool calls' arguments as given, by field (for the secret scan)."""
+    and the tool calls' arguments as given, by field (for the secret scan; given to
+    ``arguments`` instead, as they are read, when it is set). ``conversation`` may be
+    an iterator of messages, read one at a time (a file that is one list of them)."""
     messages, fields = messages_of(conversation, where)
     check_fields(fields, where)
-    check_messages(messages, where)
-    users = [text_of(m.get("content")).strip() for m in messages if m.get("role") == "user"]
-    task = next((u for u in users if u), None)
-    if task is None:
-        said = "its user messages hold no text" if users else "the conversation has no user message"
-        raise ValidationError(
-            f"{where}: {said}, so no task; nothing was written",
-            hint="an episode's task is the first user message",
-        )
-    calls = tool_calls(messages, where)
-    episode: dict[str, Any] = {"task": task[:TASK_CAP], "action": action_text(calls, writes)}
-    replies = [text_of(m.get("content")).strip() for m in messages if m.get("role") == "assistant"]
-    outcome = next((r for r in reversed(replies) if r), "")
-    reward = fields.get("reward")
-    if reward is not None:
-        outcome = f"Reward {reward:g}." + (f" Final reply: {outcome}" if outcome else "")
-    episode["outcome"] = _one_line(outcome, OUTCOME_CAP) if outcome else "No final reply."
-    for key in CARRIED:
-        if isinstance(fields.get(key), str) and fields[key].strip():
-            episode[key] = fields[key]
-    if correction:
-        episode["correction"] = correction
-    if fields.get("tags") is not None:
-        episode["tags"] = fields["tags"]
-    episode["source"] = "correction" if episode.get("correction") else "import"
-    return episode, {call.field: call.raw for call in calls}
+    raw: dict[str, str] = {}
+    reading = Reading(where, arguments or raw.__setitem__)
+    for msg in messages:
+        reading.add(msg)
+    return reading.episode(fields, writes, correction), raw

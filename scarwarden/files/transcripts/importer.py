@@ -13,6 +13,7 @@ waits in temporary files (:mod:`.spool`), not in memory.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,6 +24,7 @@ from scarwarden.files import record, secret_scan, write_journal
 from scarwarden.files.atomic import write_lock
 from scarwarden.files.episodes import Episode
 from scarwarden.files.transcripts import FORMATS, chat, stream
+from scarwarden.files.transcripts.refusals import Refusals, refuse
 from scarwarden.files.transcripts.spool import Episodes, Spool, dump
 from scarwarden.repo import MemoryRepo
 from scarwarden.times import utc_now
@@ -57,33 +59,62 @@ class ImportResult:
     #: IDs of conversations the file holds more than once (imported once).
     repeated: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def to_json(self, *, episodes: bool = True) -> dict[str, Any]:
+        """What ``--json`` prints (without ``episodes``, for a writer that streams them)."""
+        data = {
             "conversations": self.conversations,
             "added": [ep.id for ep in self.added],
             "skipped": self.skipped,
             "repeated": self.repeated,
             "dry_run": self.dry_run,
             "commit": self.commit,
-            "episodes": [ep.to_json() for ep in self.added],
         }
+        return {**data, "episodes": [ep.to_json() for ep in self.added]} if episodes else data
 
 
 def stable_id(fmt: str, conversation: Any) -> str:
     """``ep-`` and 12 Crockford base32 characters (60 bits) of the content's SHA-256."""
-    text = json.dumps(conversation, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    digest = int.from_bytes(hashlib.sha256(f"{fmt}\0{text}".encode()).digest()[:8], "big")
+    return _id_of(hashlib.sha256(f"{fmt}\0".encode() + _canonical(conversation)))
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _id_of(sha: Any) -> str:
+    digest = int.from_bytes(sha.digest()[:8], "big")
     return "ep-" + "".join(_CROCKFORD[(digest >> (5 * i)) & 31] for i in range(11, -1, -1))
 
 
+class Messages(Iterator[Any]):
+    """A file that is one list of messages, read a message at a time (it may be the
+    whole file); :attr:`sha` hashes what was read as :func:`stable_id` hashes the list."""
+
+    def __init__(self, fmt: str, messages: Iterator[Any]) -> None:
+        self._messages = messages
+        self.sha = hashlib.sha256(f"{fmt}\0[".encode())
+        self._started = False
+
+    def __next__(self) -> Any:
+        try:
+            message = next(self._messages)
+        except StopIteration:
+            self.sha.update(b"]")
+            raise
+        self.sha.update(b"," + _canonical(message) if self._started else _canonical(message))
+        self._started = True
+        return message
+
+
 def conversations(data: IO[bytes], fmt: str, source: str) -> Iterator[tuple[int, Any]]:
-    """(1-based number, conversation) in the file; a JSON array of messages is one."""
+    """(1-based number, conversation) in the file; a JSON array of messages is one,
+    given as :class:`Messages` (read by its user, not held)."""
     items = stream.items(data, source)
     first = next(items, None)
     if first is None:
         return
     if fmt == "openai-chat" and isinstance(first[1], Mapping) and "role" in first[1]:
-        yield 1, [first[1], *(item for _, item in items)]
+        yield 1, Messages(fmt, itertools.chain([first[1]], (item for _, item in items)))
         return
     yield first
     yield from items
@@ -113,20 +144,25 @@ def _inputs(
         raise UsageError(f"unknown format {fmt!r}", hint="the formats are " + ", ".join(FORMATS))
     at = options.at or utc_now()
     count = 0
-    refused: list[Problem] = []
+    refused = Refusals()
     for number, conversation in conversations(data, fmt, source):
         where = f"{source}: conversation {number}"
         if fmt == "tau-bench":
             episode, raw_args = _tau_episode(conversation, where, at, options.agent or "tau-bench")
         else:
             episode, raw_args = chat.episode_of(
-                conversation, where, writes=options.writes, correction=options.corrections.get(number)
+                conversation,
+                where,
+                writes=options.writes,
+                correction=options.corrections.get(number),
+                arguments=_scanned_into(refused, where, options.allow),
             )
             episode["at"] = at
             if options.agent and "agent" not in episode:
                 episode["agent"] = options.agent
-        refused += _secrets(raw_args, where, options.allow)
-        episode["id"] = stable_id(fmt, conversation)
+        refused.add(_secrets(raw_args, where, options.allow))
+        streamed = isinstance(conversation, Messages)
+        episode["id"] = _id_of(conversation.sha) if streamed else stable_id(fmt, conversation)
         count += 1
         yield episode
         if progress is not None:
@@ -134,7 +170,8 @@ def _inputs(
     _check_corrections(options.corrections, count, fmt)
     if refused:
         raise ValidationError(
-            f"{source}: refused, a tool call's arguments hold a secret; nothing was written", problems=refused
+            f"{source}: refused, a tool call's arguments hold a secret; nothing was written",
+            problems=refused.listed(source),
         )
 
 
@@ -190,6 +227,11 @@ def _not_a_number(record_: Mapping[str, Any]) -> str | None:
         except TypeError:  # not text either: make_run says so
             continue
     return None
+
+
+def _scanned_into(refused: Refusals, where: str, allow: Collection[str]) -> Callable[[str, str], None]:
+    """A tool call's arguments scanned as they are read, the secrets found added to ``refused``."""
+    return lambda path, raw: refused.add(_secrets({path: raw}, where, allow))
 
 
 def _secrets(raw_args: Mapping[str, str], where: str, allow: Collection[str]) -> list[Problem]:
@@ -304,9 +346,7 @@ def _prepared(
     """The new episodes validated and screened one at a time (warnings to ``warn`` as
     they are found), each refusal named by its conversation, every one together."""
     episodes = Episodes(repo.episodes_rel)
-    invalid: list[Problem] = []
-    leaks: list[Problem] = []
-    refused: list[Problem] = []
+    invalid, leaks, refused = Refusals(), Refusals(), Refusals()
     applying: list[Episode] = []  # rules_applied: checked against the playbook, once
     for index in new:
         item = json.loads(inputs.read(index))
@@ -314,21 +354,21 @@ def _prepared(
         try:
             (episode,) = record.prepare([item], source=where)
         except ValidationError as exc:
-            invalid += exc.problems or [Problem(exc.message, file=where)]
-            leaks += _leaks(item, where, allow)
+            invalid.add(exc.problems or [Problem(exc.message, file=where)])
+            leaks.add(_leaks(item, where, allow))
             continue
         try:
             warned = record.screen(repo, [episode], where)
         except ValidationError as exc:
-            refused += exc.problems
-            leaks += _leaks(item, where, allow)
+            refused.add(exc.problems)
+            leaks.add(_leaks(item, where, allow))
             continue
         for problem in warned:
             if warn is not None:
                 warn(problem)
         applying += [episode] if episode.get("rules_applied") else []
         episodes.add(episode)
-    _refuse(source, leaks, invalid, refused)
+    refuse(source, leaks, invalid, refused)
     own = [ep for ep in applying if ep.get("source") != record.IMPORTED]
     record.refuse_unknown_rules(record.unknown_rules_applied(repo, own, source), source)
     imported = [ep for ep in applying if ep.get("source") == record.IMPORTED]
@@ -344,14 +384,3 @@ def _leaks(item: Mapping[str, Any], where: str, allow: Collection[str]) -> list[
         Problem(secret_scan.describe(f), file=where, field=f.field, hint=secret_scan.hint(f))
         for f in secret_scan.scan_mapping(item, allow)
     ]
-
-
-def _refuse(source: str, leaks: list[Problem], invalid: list[Problem], refused: list[Problem]) -> None:
-    """A secret first, then invalid input, then personal data ``privacy:`` refuses."""
-    if leaks:
-        raise ValidationError(f"{source}: refused, it holds a secret; nothing was written", problems=leaks)
-    if invalid:
-        raise ValidationError(f"{source}: invalid episode input; nothing was written", problems=invalid)
-    if refused:
-        what = "a secret" if any("holds a secret" in p.message for p in refused) else "personal data"
-        raise ValidationError(f"{source}: refused, it holds {what}; nothing was written", problems=refused)
