@@ -250,3 +250,41 @@ def test_ctrl_c_during_a_slow_commit_hook_commits_the_episode_whole(
     assert head(demo_repo) != before
     assert git(demo_repo.root, "log", "-1", "--format=%s").stdout == "episode: refund a customer\n"
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_closing_the_terminal_lets_the_write_in_flight_finish(demo_repo: MemoryRepo) -> None:
+    """The terminal closed (a window shut, an ssh session dropped) while a record_episode
+    waited for the ledger's lock: the kernel's SIGHUP ended the server at once, the write
+    left for the next one to repair. Now SIGHUP is handled as SIGTERM is: the write
+    finishes, committed whole, then the server exits 129 (128 + SIGHUP)."""
+    before = head(demo_repo)
+    master, proc = _served_on_a_terminal(demo_repo)
+    assert proc.stdout is not None and proc.stderr is not None
+    lines = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},  # answered: the call has begun
+    ]
+    try:
+        with write_lock(demo_repo):
+            os.write(master, json_lines(lines))
+            assert [json.loads(proc.stdout.readline())["id"] for _ in range(2)] == [0, 2]
+            os.close(master)  # the terminal hangs up: SIGHUP to the server
+            master = -1
+            time.sleep(1)  # the hangup reaches the server while the write waits
+            assert proc.poll() is None  # the write in flight holds the exit
+        assert proc.wait(timeout=20) == 129
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if master >= 0:
+            os.close(master)
+    stderr = proc.stderr.read().decode()
+    assert stderr.endswith("Ctrl-D ends it.\nscarwarden mcp: hung up\n"), stderr
+    assert "Traceback" not in stderr
+    assert proc.stdout.read() == b""  # the interrupted call is not answered
+    assert head(demo_repo) != before
+    assert git(demo_repo.root, "log", "-1", "--format=%s").stdout == "episode: refund a customer\n"
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
