@@ -286,13 +286,22 @@ def test_a_second_stop_signal_ends_the_server_at_once(demo_repo: MemoryRepo, sec
 @pytest.mark.parametrize(("signum", "status", "said"), STOP_SIGNALS[1:])
 @pytest.mark.parametrize(
     "after",
-    ["scarwarden.cli.group", "pydantic_core", "mcp.server.mcpserver", "scarwarden.agents.mcp.streams"],
+    [
+        "scarwarden.errors",  # the console script's own imports: ended -15 (Python's default)
+        "scarwarden.cli.output",
+        "scarwarden.cli.group",
+        "pydantic_core",
+        "mcp.server.mcpserver",
+        "scarwarden.agents.mcp.streams",
+    ],
 )
 def test_sigterm_while_the_server_starts_exits_143(
     demo_repo: MemoryRepo, after: str, signum: int, status: int, said: str
 ) -> None:
     """SIGTERM in the first ~0.7 s ends the server as it would once serving: exit 143,
-    'scarwarden mcp: terminated', nothing on stdout; SIGHUP the same with 129."""
+    'scarwarden mcp: terminated', nothing on stdout; SIGHUP the same with 129. While the
+    console script imported its error boundary (scarwarden.errors, scarwarden.cli.output,
+    ~20 ms) the handler was not yet installed: Python's default ended it, status -15."""
     command = [sys.executable, "-X", "importtime", "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"]
     pipe = subprocess.PIPE
     proc = subprocess.Popen(command, stdin=pipe, stdout=pipe, stderr=pipe, bufsize=0)

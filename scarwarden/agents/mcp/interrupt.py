@@ -18,9 +18,12 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~5 ms, before the console script can install the handler
+    from collections.abc import Iterator
+    from typing import Any
 
 #: The signals that stop the server once the tool call running has finished: SIGHUP
 #: too (the terminal closed, an ssh session dropped), which has no number on Windows.
