@@ -362,3 +362,31 @@ def test_sigterm_to_the_process_group_during_a_slow_hook_commits_the_episode_who
     assert head(demo_repo) != before
     assert git(demo_repo.root, "log", "-1", "--format=%s").stdout == "episode: refund a customer\n"
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_a_client_that_closed_stderr_is_still_served(demo_repo: MemoryRepo) -> None:
+    """A client that closed its end of the server's stderr (it reads none of the logs):
+    the SDK logs each failed tool call there through rich, whose console answers a
+    broken pipe with SystemExit(1), so the first tool error ended the server, exit 1,
+    that call and every later one unanswered. Now the log goes quiet and serving goes on."""
+    proc = start_server(demo_repo)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stderr.close()
+    unknown = {"name": "get_rule", "arguments": {"rule_id": "PB-999"}}
+    lines = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": unknown},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": unknown},
+        {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+    ]
+    try:
+        proc.stdin.write(json_lines(lines))
+        proc.stdin.close()
+        replies = [json.loads(line) for line in proc.stdout.read().splitlines()]
+        assert proc.wait(timeout=30) == 0
+    finally:
+        _stop(proc)
+    by_id = {r["id"]: r for r in replies}
+    assert sorted(by_id) == [0, 1, 2, 3] and len(replies) == 4, replies  # answered in any order
+    assert by_id[1]["result"]["isError"] is True and "PB-999" in by_id[1]["result"]["content"][0]["text"]
