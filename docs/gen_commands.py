@@ -85,9 +85,10 @@ def generate() -> str:
         "",
         "Ctrl-C (SIGINT) ends a command with `Aborted!` on stderr and exit 1, click's way;",
         "a write it cut short is finished or undone by the next command (docs/scaling.md).",
-        "`scarwarden mcp`, which a client may stop with SIGINT or SIGTERM, finishes the tool",
-        "call it is running and exits 130 on SIGINT, 143 on SIGTERM (128 + the signal, the",
-        "shell's code for a process the signal ended; docs/mcp.md).",
+        "`scarwarden mcp`, which a client may stop with SIGINT or SIGTERM (and its terminal,",
+        "closing, with SIGHUP), finishes the tool call it is running and exits 130 on SIGINT,",
+        "143 on SIGTERM, 129 on SIGHUP (128 + the signal, the shell's code for a process the",
+        "signal ended; docs/mcp.md).",
     ]
     parts += ["", "## scarwarden", "", "```", _help(main_group, ["scarwarden"]), "```", ""]
     ctx = click.Context(main_group, info_name="scarwarden")

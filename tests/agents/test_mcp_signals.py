@@ -27,6 +27,15 @@ pytest.importorskip("mcp")
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux pipes and signals")
 
 
+#: Each signal that stops the server after the write in flight, its exit status and what
+#: it says: SIGHUP (the terminal closed, an ssh session dropped, ``kill -HUP``) too.
+STOP_SIGNALS = [
+    (signal.SIGINT, 130, "interrupted"),
+    (signal.SIGTERM, 143, "terminated"),
+    (signal.SIGHUP, 129, "hung up"),
+]
+
+
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is None:
         proc.kill()
@@ -35,7 +44,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 @pytest.mark.parametrize(
     ("signum", "status", "said"),
-    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+    STOP_SIGNALS,
 )
 def test_a_stop_signal_stops_the_server_after_the_write_in_flight(
     demo_repo: MemoryRepo, signum: int, status: int, said: str
@@ -104,7 +113,7 @@ def test_sigint_stops_a_server_whose_client_reads_no_answers(demo_repo: MemoryRe
 
 @pytest.mark.parametrize(
     ("signum", "status", "said"),
-    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+    STOP_SIGNALS,
 )
 @pytest.mark.parametrize("burst", [0, 200])
 def test_a_stop_signal_stops_a_server_idle_or_mid_burst(
@@ -135,8 +144,8 @@ def test_a_stop_signal_stops_a_server_idle_or_mid_burst(
     stderr = proc.stderr.read().decode()
     assert stderr.endswith(f"scarwarden mcp: {said}\n"), stderr
     assert "Traceback" not in stderr and "internal error" not in stderr, stderr
-    if signum == signal.SIGTERM:
-        assert stderr == "scarwarden mcp: terminated\n"
+    if signum != signal.SIGINT:
+        assert stderr == f"scarwarden mcp: {said}\n"
         for line in proc.stdout.read().splitlines():
             assert "id" in json.loads(line)
 
@@ -179,7 +188,7 @@ def test_sigint_while_the_server_starts_exits_130(demo_repo: MemoryRepo, after: 
     assert stderr == "scarwarden mcp: interrupted\n", stderr
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 @pytest.mark.parametrize("when", ["starting", "serving"])
 def test_a_stop_signal_ignored_by_who_started_the_server_stays_ignored(
     demo_repo: MemoryRepo, when: str, signum: int
@@ -248,7 +257,7 @@ def _wait_until_full(fd: int) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("second", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("second", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_a_second_stop_signal_ends_the_server_at_once(demo_repo: MemoryRepo, second: int) -> None:
     """Once SIGTERM has asked the server to stop, a second SIGTERM (or a SIGINT) ends
     it at once, as docs/mcp.md says, even with a write waiting (its lock held here)."""
@@ -274,28 +283,40 @@ def test_a_second_stop_signal_ends_the_server_at_once(demo_repo: MemoryRepo, sec
         _stop(proc)
 
 
+@pytest.mark.parametrize(("signum", "status", "said"), STOP_SIGNALS[1:])
 @pytest.mark.parametrize(
     "after",
-    ["scarwarden.cli.group", "pydantic_core", "mcp.server.mcpserver", "scarwarden.agents.mcp.streams"],
+    [
+        "scarwarden.errors",  # the console script's own imports: ended -15 (Python's default)
+        "scarwarden.cli.output",
+        "scarwarden.cli.group",
+        "pydantic_core",
+        "mcp.server.mcpserver",
+        "scarwarden.agents.mcp.streams",
+    ],
 )
-def test_sigterm_while_the_server_starts_exits_143(demo_repo: MemoryRepo, after: str) -> None:
+def test_sigterm_while_the_server_starts_exits_143(
+    demo_repo: MemoryRepo, after: str, signum: int, status: int, said: str
+) -> None:
     """SIGTERM in the first ~0.7 s ends the server as it would once serving: exit 143,
-    'scarwarden mcp: terminated', nothing on stdout."""
+    'scarwarden mcp: terminated', nothing on stdout; SIGHUP the same with 129. While the
+    console script imported its error boundary (scarwarden.errors, scarwarden.cli.output,
+    ~20 ms) the handler was not yet installed: Python's default ended it, status -15."""
     command = [sys.executable, "-X", "importtime", "-m", "scarwarden", "-C", str(demo_repo.root), "mcp"]
     pipe = subprocess.PIPE
     proc = subprocess.Popen(command, stdin=pipe, stdout=pipe, stderr=pipe, bufsize=0)
     assert proc.stderr is not None and proc.stdout is not None
-    said = []
+    lines = []
     try:
         while (line := _line_of(proc.stderr)).rpartition("|")[2].strip() != after:
-            said.append(line)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 143, proc.stderr.read().decode()
+            lines.append(line)
+        proc.send_signal(signum)
+        assert proc.wait(timeout=20) == status, proc.stderr.read().decode()
     finally:
         _stop(proc)
-    said += proc.stderr.read().decode().splitlines(keepends=True)
-    stderr = "".join(line for line in said if not line.startswith("import time:"))
-    assert stderr == "scarwarden mcp: terminated\n", stderr
+    lines += proc.stderr.read().decode().splitlines(keepends=True)
+    stderr = "".join(line for line in lines if not line.startswith("import time:"))
+    assert stderr == f"scarwarden mcp: {said}\n", stderr
     assert proc.stdout.read() == b""
 
 
@@ -341,3 +362,31 @@ def test_sigterm_to_the_process_group_during_a_slow_hook_commits_the_episode_who
     assert head(demo_repo) != before
     assert git(demo_repo.root, "log", "-1", "--format=%s").stdout == "episode: refund a customer\n"
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_a_client_that_closed_stderr_is_still_served(demo_repo: MemoryRepo) -> None:
+    """A client that closed its end of the server's stderr (it reads none of the logs):
+    the SDK logs each failed tool call there through rich, whose console answers a
+    broken pipe with SystemExit(1), so the first tool error ended the server, exit 1,
+    that call and every later one unanswered. Now the log goes quiet and serving goes on."""
+    proc = start_server(demo_repo)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stderr.close()
+    unknown = {"name": "get_rule", "arguments": {"rule_id": "PB-999"}}
+    lines = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": unknown},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": unknown},
+        {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+    ]
+    try:
+        proc.stdin.write(json_lines(lines))
+        proc.stdin.close()
+        replies = [json.loads(line) for line in proc.stdout.read().splitlines()]
+        assert proc.wait(timeout=30) == 0
+    finally:
+        _stop(proc)
+    by_id = {r["id"]: r for r in replies}
+    assert sorted(by_id) == [0, 1, 2, 3] and len(replies) == 4, replies  # answered in any order
+    assert by_id[1]["result"]["isError"] is True and "PB-999" in by_id[1]["result"]["content"][0]["text"]

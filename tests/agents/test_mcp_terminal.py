@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git, head
-from test_mcp_wire import INITIALIZE, RECORD, json_lines
+from test_mcp_wire import INITIALIZE, RECORD, json_lines, serve_lines
 
 from scarwarden.files.atomic import write_lock
 from scarwarden.repo import MemoryRepo
@@ -249,4 +249,98 @@ def test_ctrl_c_during_a_slow_commit_hook_commits_the_episode_whole(
     assert stderr.endswith("Ctrl-D ends it.\n\nscarwarden mcp: stopped\n"), stderr
     assert head(demo_repo) != before
     assert git(demo_repo.root, "log", "-1", "--format=%s").stdout == "episode: refund a customer\n"
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_closing_the_terminal_lets_the_write_in_flight_finish(demo_repo: MemoryRepo) -> None:
+    """The terminal closed (a window shut, an ssh session dropped) while a record_episode
+    waited for the ledger's lock: the kernel's SIGHUP ended the server at once, the write
+    left for the next one to repair. Now SIGHUP is handled as SIGTERM is: the write
+    finishes, committed whole, then the server exits 129 (128 + SIGHUP)."""
+    before = head(demo_repo)
+    master, proc = _served_on_a_terminal(demo_repo)
+    assert proc.stdout is not None and proc.stderr is not None
+    lines = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},  # answered: the call has begun
+    ]
+    try:
+        with write_lock(demo_repo):
+            os.write(master, json_lines(lines))
+            assert [json.loads(proc.stdout.readline())["id"] for _ in range(2)] == [0, 2]
+            os.close(master)  # the terminal hangs up: SIGHUP to the server
+            master = -1
+            time.sleep(1)  # the hangup reaches the server while the write waits
+            assert proc.poll() is None  # the write in flight holds the exit
+        assert proc.wait(timeout=20) == 129
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if master >= 0:
+            os.close(master)
+    stderr = proc.stderr.read().decode()
+    assert stderr.endswith("Ctrl-D ends it.\nscarwarden mcp: hung up\n"), stderr
+    assert "Traceback" not in stderr
+    assert proc.stdout.read() == b""  # the interrupted call is not answered
+    assert head(demo_repo) != before
+    assert git(demo_repo.root, "log", "-1", "--format=%s").stdout == "episode: refund a customer\n"
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def _hooks(repo: MemoryRepo) -> Path:
+    hooks = Path(git(repo.root, "rev-parse", "--git-path", "hooks").stdout.strip())
+    hooks = hooks if hooks.is_absolute() else repo.root / hooks
+    hooks.mkdir(parents=True, exist_ok=True)
+    return hooks
+
+
+def _record_over_pipes(repo: MemoryRepo) -> str:
+    """A record_episode through the server over pipes, as a client sends it: its tool error's text."""
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD}
+    replies, proc = serve_lines(repo, [json.dumps(call).encode()])
+    assert proc.returncode == 0, proc.stderr
+    result = replies[-1]["result"]
+    assert result["isError"] is True, result
+    return str(result["content"][0]["text"])
+
+
+def test_a_hook_that_asks_on_the_terminal_is_told_it_has_none(demo_repo: MemoryRepo) -> None:
+    """While serving, git and its hooks run in a session of their own, without a terminal:
+    a pre-commit hook that asks a question on /dev/tty cannot open it and refuses the
+    commit. The error said only "its message above says why", not what to do about it;
+    it now says the server runs hooks without a terminal and how to go on."""
+    before = head(demo_repo)
+    hook = _hooks(demo_repo) / "pre-commit"
+    hook.write_text("#!/bin/sh\nprintf 'commit? ' > /dev/tty\nread answer < /dev/tty\n[ \"$answer\" = y ]\n")
+    hook.chmod(0o755)
+    text = _record_over_pipes(demo_repo)
+    assert "the pre-commit hook refused the commit" in text and "/dev/tty" in text, text
+    assert "without a terminal" in text and "scarwarden episode add" in text, text
+    assert "nothing was committed" in text, text
+    assert head(demo_repo) == before
+    assert git(demo_repo.root, "status", "--porcelain").stdout == ""
+
+
+def test_signing_that_needs_a_terminal_is_told_how_to_sign_without_one(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """commit.gpgSign with a key whose passphrase gpg asks on a terminal (pinentry-tty,
+    pinentry-curses), which a server a client started has none of: the hint named
+    gpg.program and user.signingKey, which are fine. It now says the passphrase cannot
+    be asked and what does work. (gpg.program stands in for gpg failing that way.)"""
+    before = head(demo_repo)
+    gpg = tmp_path / "gpg"
+    gpg.write_text(
+        "#!/bin/sh\ncat > /dev/null\necho 'gpg: signing failed: Inappropriate ioctl for device' >&2\nexit 2\n"
+    )
+    gpg.chmod(0o755)
+    git(demo_repo.root, "config", "commit.gpgSign", "true")
+    git(demo_repo.root, "config", "gpg.program", str(gpg))
+    text = _record_over_pipes(demo_repo)
+    assert "gpg failed to sign the data" in text, text
+    assert "passphrase" in text and "pinentry" in text and "commit.gpgSign false" in text, text
+    assert head(demo_repo) == before
     assert git(demo_repo.root, "status", "--porcelain").stdout == ""

@@ -1,7 +1,7 @@
-"""SIGINT (Ctrl-C, a client stopping the server) and SIGTERM (the SDK's stdio client
-~2 s after closing stdin, a supervisor, a container runtime) in ``scarwarden mcp``:
-exit 130 or 143 (128 + the signal) at any moment, a tool call already running finished
-first (docs/mcp.md).
+"""SIGINT (Ctrl-C, a client stopping the server), SIGTERM (the SDK's stdio client
+~2 s after closing stdin, a supervisor, a container runtime) and SIGHUP (the terminal
+closed) in ``scarwarden mcp``: exit 130, 143 or 129 (128 + the signal) at any moment, a
+tool call already running finished first (docs/mcp.md).
 
 While serving, the event loop receives both signals and cancels the serving, which
 waits for a tool running on a worker thread (a ``record_episode`` writing) to finish.
@@ -18,12 +18,21 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
-#: The signals that stop the server once the tool call running has finished.
-STOPS: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs ~5 ms, before the console script can install the handler
+    from collections.abc import Iterator
+    from typing import Any
+
+#: The signals that stop the server once the tool call running has finished: SIGHUP
+#: too (the terminal closed, an ssh session dropped), which has no number on Windows.
+STOPS: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM) + (
+    (signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()
+)
+
+#: What the server says when a signal other than SIGINT ended it.
+_SAID = {signal.SIGTERM: "terminated", getattr(signal, "SIGHUP", -1): "hung up"}
 
 
 class Interrupt:
@@ -38,12 +47,12 @@ class Interrupt:
 
     @contextmanager
     def cancelling(self, scope: Any) -> Iterator[None]:
-        """Meanwhile, SIGINT or SIGTERM cancels ``scope`` (an anyio cancel scope) and is
-        recorded; a second one ends the process outright, as SIGKILL does (a write it
-        cuts short is repaired by the next one, docs/scaling.md). A loop that cannot
-        receive signals (Windows's) leaves them to Python: SIGINT a KeyboardInterrupt.
-        A signal ignored by whoever started the server (nohup, a background job of a
-        script) stays ignored."""
+        """Meanwhile, SIGINT, SIGTERM or SIGHUP (:data:`STOPS`) cancels ``scope`` (an
+        anyio cancel scope) and is recorded; a second one ends the process outright, as
+        SIGKILL does (a write it cuts short is repaired by the next one,
+        docs/scaling.md). A loop that cannot receive signals (Windows's) leaves them to
+        Python: SIGINT a KeyboardInterrupt. A signal ignored by whoever started the
+        server (nohup, a background job of a script) stays ignored."""
         import asyncio
 
         loop = asyncio.get_running_loop()
@@ -70,8 +79,8 @@ class Interrupt:
 
 
 def stop_at_start() -> dict[int, Any]:
-    """Until the event loop receives SIGINT and SIGTERM (:meth:`Interrupt.cancelling`),
-    have one exit 130 or 143 as it would once serving (~0.7 s: reading the command
+    """Until the event loop receives the stop signals (:meth:`Interrupt.cancelling`),
+    have one exit 130, 143 or 129 as it would once serving (~0.7 s: reading the command
     line, opening the memory, importing the SDK, building the server), not with click's
     "Aborted!" and exit 1 (:func:`stopped_at_start`). A signal ignored by whoever
     started the server (nohup) stays ignored. The handlers it replaces, by signal."""
@@ -97,11 +106,16 @@ def stopped_at_start(signum: int, frame: Any) -> None:
 
 def say_stopped(signum: int = signal.SIGINT) -> None:
     """Say on stderr that a signal ended the server: SIGINT on a terminal on a line of
-    its own after the ``^C`` the terminal echoed."""
+    its own after the ``^C`` the terminal echoed. A terminal that hung up (SIGHUP) takes
+    nothing more: then nothing is said."""
     if signum != signal.SIGINT:
-        sys.stderr.write("scarwarden mcp: terminated\n")
+        said = f"scarwarden mcp: {_SAID.get(signum, 'terminated')}\n"
     elif sys.stdin is not None and sys.stdin.isatty():
-        sys.stderr.write("\nscarwarden mcp: stopped\n")
+        said = "\nscarwarden mcp: stopped\n"
     else:
-        sys.stderr.write("scarwarden mcp: interrupted\n")
-    sys.stderr.flush()
+        said = "scarwarden mcp: interrupted\n"
+    try:
+        sys.stderr.write(said)
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr was the terminal that closed (EIO)
+        pass

@@ -34,7 +34,7 @@ from scarwarden.agents.mcp.args import (
     Task,
 )
 from scarwarden.agents.mcp.tools import WORKFLOW, MemoryTools
-from scarwarden.errors import ScarwardenError
+from scarwarden.errors import GitError, ScarwardenError
 
 T = TypeVar("T")
 
@@ -56,7 +56,29 @@ def _resource_read(fn: Callable[[], str]) -> str:
 def _message(exc: ScarwardenError) -> str:
     """The CLI's message without its ``error: `` prefix: the client already shows it
     as an error (``is_error``), and "Error executing tool ...: error: ..." said it twice."""
+    if isinstance(exc, GitError):
+        exc.hint = _no_terminal_hint(exc.message) or exc.hint
     return exc.render().removeprefix("error: ")
+
+
+def _no_terminal_hint(message: str) -> str | None:
+    """What to do when a write failed for want of a terminal: the server runs git and its
+    hooks in a session of their own (a Ctrl-C must not kill the write in flight), and a
+    server a client started has no terminal at all. The CLI's hint ("its message above
+    says why", "fix gpg (gpg.program, user.signingKey)") does not say so."""
+    if "hook refused the commit" in message and "/dev/tty" in message:
+        return (
+            "scarwarden mcp runs git hooks without a terminal, so a hook cannot ask a question "
+            "on /dev/tty: make it skip the question when /dev/tty cannot be opened, or record "
+            "this from a terminal with 'scarwarden episode add'; nothing was committed"
+        )
+    if "gpg failed to sign" in message:
+        return (
+            "gpg could not sign (commit.gpgSign): a server an MCP client started has no terminal "
+            "to ask the key's passphrase on (pinentry-tty, -curses); unlock the key in gpg-agent "
+            "first, use a pinentry needing no terminal, or git config commit.gpgSign false"
+        )
+    return None
 
 
 def add_loop_tools(server: MCPServer, tools: MemoryTools) -> None:

@@ -44,6 +44,7 @@ class _Server(MCPServer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.interrupt = Interrupt()
+        _quiet_when_stderr_breaks()
 
     async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
         nul = _nul_argument(arguments)
@@ -188,6 +189,18 @@ def _param_problem(error: Any) -> str:
     if error["type"] in _MUST_BE:
         return f"{where} must be {_MUST_BE[error['type']]}"
     return f"{where}: {error['msg'][:1].lower()}{error['msg'][1:]}"
+
+
+def _quiet_when_stderr_breaks() -> None:
+    """The SDK logs to stderr through rich (a failed tool call, at INFO), whose console
+    answers a broken pipe with SystemExit(1): a client that closed its end of stderr
+    lost the server at its first tool error. Such a log now goes quiet instead."""
+    import logging
+
+    for handler in logging.getLogger().handlers:
+        console = getattr(handler, "console", None)
+        if console is not None and hasattr(console, "on_broken_pipe"):
+            console.on_broken_pipe = lambda console=console: setattr(console, "quiet", True)
 
 
 def _stream_error(exc: BaseException) -> OSError | None:
