@@ -246,9 +246,12 @@ def scan_text(
     *,
     by_line: bool = False,
     _plan: _Plan | None = None,
+    values: list[str] | None = None,
 ) -> list[Finding]:
     """Every credential in ``text`` not allowed by fingerprint; with ``by_line``, lines
-    carrying :data:`ALLOW_MARKER` are skipped and findings carry their line."""
+    carrying :data:`ALLOW_MARKER` are skipped and findings carry their line. ``values``
+    gets each finding's value, as the normalised text holds it, for the one caller that
+    replaces them (the model client, :mod:`scarwarden.llm.screen`): never for a message."""
     if not by_line and ALLOW_MARKER in text:
         return []
     text = normalise(text)
@@ -264,6 +267,8 @@ def scan_text(
         if mark in allow:
             continue
         found.append(Finding(kind, label, field, mark, line_no if by_line else None))
+        if values is not None:
+            values.append(value)
     return found
 
 
