@@ -116,7 +116,8 @@ def _classes(value: str) -> int:
 
 
 def _placeholder(value: str) -> bool:
-    return bool(_compiled(_PLACEHOLDER).match(value)) or value.startswith(("$", "%", "{"))
+    # '[redacted': a value ends at a space, and hint()'s '[redacted <kind>]' has one
+    return bool(_compiled(_PLACEHOLDER).match(value)) or value.startswith(("$", "%", "{", "[redacted"))
 
 
 def _looks_secret(word: str, value: str) -> bool:
@@ -250,8 +251,7 @@ def scan_text(
 ) -> list[Finding]:
     """Every credential in ``text`` not allowed by fingerprint; with ``by_line``, lines
     carrying :data:`ALLOW_MARKER` are skipped and findings carry their line. ``values``
-    gets each finding's value, as the normalised text holds it, for the one caller that
-    replaces them (the model client, :mod:`scarwarden.llm.screen`): never for a message."""
+    gets each finding's value (for :mod:`scarwarden.llm.screen`, which replaces them)."""
     if not by_line and ALLOW_MARKER in text:
         return []
     text = normalise(text)

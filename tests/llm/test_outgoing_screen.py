@@ -188,3 +188,16 @@ def test_the_web_task_page_sends_no_credential(demo_repo: MemoryRepo, fake_llm: 
     assert page.status_code == 200
     assert fake_llm.requests and TOKEN not in sent(fake_llm) and PLACEHOLDER in sent(fake_llm)
     assert state(demo_repo) == before
+
+
+def test_a_command_line_password_keeps_the_command(llm: FakeLLM) -> None:
+    """Only the password goes: the placeholder was read as a password again, and the
+    whole line was sent as ``[redacted cli-password]``."""
+    from fake_secrets import more_secrets
+
+    llm.script(completion("ok"))
+    client(llm).complete(
+        [{"role": "user", "content": f"Why does {more_secrets()['curl-user']} fail?"}], model="m"
+    )
+    content = llm.requests[0]["body"]["messages"][0]["content"]
+    assert content == "Why does curl -u deploy:[redacted cli-password] https://ci.acme.dev/api/json fail?"
