@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 from conftest import git
-from fake_secrets import ALNUM, draw, fake_secrets
+from fake_secrets import ALNUM, draw, fake_secrets, more_secrets
 from fakellm import FakeLLM, completion
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from scarwarden.config import ModelSettings, PrivacySettings
 from scarwarden.llm.client import ChatClient, client_from_config
@@ -193,11 +195,31 @@ def test_the_web_task_page_sends_no_credential(demo_repo: MemoryRepo, fake_llm: 
 def test_a_command_line_password_keeps_the_command(llm: FakeLLM) -> None:
     """Only the password goes: the placeholder was read as a password again, and the
     whole line was sent as ``[redacted cli-password]``."""
-    from fake_secrets import more_secrets
-
     llm.script(completion("ok"))
     client(llm).complete(
         [{"role": "user", "content": f"Why does {more_secrets()['curl-user']} fail?"}], model="m"
     )
     content = llm.requests[0]["body"]["messages"][0]["content"]
     assert content == "Why does curl -u deploy:[redacted cli-password] https://ci.acme.dev/api/json fail?"
+
+
+_PIECES = sorted({**fake_secrets(), **more_secrets()}.values())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    words=st.lists(
+        st.one_of(st.sampled_from(_PIECES), st.text(max_size=30), st.sampled_from(["\n", "é", "\u200b"])),
+        max_size=12,
+    )
+)
+def test_what_is_sent_holds_no_credential(words: list[str]) -> None:
+    """Whatever text surrounds them, credentials never survive the screen, and a text
+    the ledger finds nothing in is sent unchanged."""
+    from scarwarden.files.secret_scan import scan_text
+    from scarwarden.llm.screen import screen_text
+
+    text = " ".join(words)
+    out, kinds = screen_text(text, (), ())
+    assert not scan_text(out, by_line=True)
+    assert (out == text) == (not kinds)
