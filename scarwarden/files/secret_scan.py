@@ -116,7 +116,8 @@ def _classes(value: str) -> int:
 
 
 def _placeholder(value: str) -> bool:
-    return bool(_compiled(_PLACEHOLDER).match(value)) or value.startswith(("$", "%", "{"))
+    # '[redacted': a value ends at a space, and hint()'s '[redacted <kind>]' has one
+    return bool(_compiled(_PLACEHOLDER).match(value)) or value.startswith(("$", "%", "{", "[redacted"))
 
 
 def _looks_secret(word: str, value: str) -> bool:
@@ -246,9 +247,11 @@ def scan_text(
     *,
     by_line: bool = False,
     _plan: _Plan | None = None,
+    values: list[str] | None = None,
 ) -> list[Finding]:
     """Every credential in ``text`` not allowed by fingerprint; with ``by_line``, lines
-    carrying :data:`ALLOW_MARKER` are skipped and findings carry their line."""
+    carrying :data:`ALLOW_MARKER` are skipped and findings carry their line. ``values``
+    gets each finding's value (for :mod:`scarwarden.llm.screen`, which replaces them)."""
     if not by_line and ALLOW_MARKER in text:
         return []
     text = normalise(text)
@@ -264,6 +267,8 @@ def scan_text(
         if mark in allow:
             continue
         found.append(Finding(kind, label, field, mark, line_no if by_line else None))
+        if values is not None:
+            values.append(value)
     return found
 
 

@@ -8,7 +8,8 @@ Every model call in Scarwarden goes through :class:`ChatClient` (docs/models.md)
 * immediate, clear errors on 400/401/403/404 ("bad key", "model not found");
 * ``response_format: json_object`` where JSON is wanted; a server that rejects it with
   400 is asked once more without it (and not asked again by this client);
-* token usage from the response, or estimated as characters/4 (marked ``estimated``).
+* token usage from the response, or estimated as characters/4 (marked ``estimated``);
+* every text of a request screened as the ledger screens episodes (:mod:`~.screen`).
 
 The API key lives only in this object's memory and the ``Authorization`` header. It is
 scrubbed from every message we build from a server's reply, because some servers echo
@@ -23,11 +24,11 @@ import json
 import os
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from scarwarden.config import Config, ModelSettings
+from scarwarden.config import Config, ModelSettings, PrivacySettings
 from scarwarden.errors import ConfigError, ModelError, ModelUnreachable, ValidationError
 from scarwarden.files.input_policy import encoding_problem, encoding_problems_in
 from scarwarden.llm.reply import (
@@ -40,6 +41,7 @@ from scarwarden.llm.reply import (
     server_says,
     token_counts,
 )
+from scarwarden.llm.screen import screen_messages
 from scarwarden.logs import log
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -104,6 +106,9 @@ class ChatResponse:
     content: str
     usage: Usage
     model: str
+    #: Kinds replaced in the request (:mod:`~.screen`); personal data ``privacy: warn`` sent.
+    redacted: tuple[str, ...] = ()
+    personal: tuple[str, ...] = ()
 
 
 def total_usage(responses: Iterable[ChatResponse]) -> Usage:
@@ -123,12 +128,13 @@ def client_from_config(config: Config, environ: Mapping[str, str] | None = None)
     """A client for ``config.model``, or ``None`` when no API key is configured (a
     local preset such as ``ollama`` needs none: its client sends no key)."""
     key = config.api_key(environ)
+    screen: dict[str, Any] = {"allow": config.secrets.allow, "privacy": config.privacy}  # every request
     if not key:
-        return None if config.needs_key() else ChatClient(config.model, "")
+        return None if config.needs_key() else ChatClient(config.model, "", **screen)
     env = os.environ if environ is None else environ
     candidates = ("SCARWARDEN_API_KEY", config.key_env() or "")
     source = next((var for var in candidates if var and env.get(var) == key), None)
-    return ChatClient(config.model, key, key_source=source)
+    return ChatClient(config.model, key, key_source=source, **screen)
 
 
 #: What ``_classify`` returns when the same request should be sent again at once.
@@ -146,8 +152,13 @@ class ChatClient:
         *,
         key_source: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        allow: Collection[str] = (),
+        privacy: PrivacySettings | None = None,
     ) -> None:
         self.settings = settings
+        #: ``secrets.allow`` and ``privacy:``, which the screen of every request honours.
+        self.allow, self.privacy = tuple(allow), privacy or PrivacySettings()
+        self._said: set[str] = set()  # the screen's notes already logged
         self._api_key = api_key
         self._session = session
         self._sleep = sleep
@@ -206,11 +217,8 @@ class ChatClient:
 
         if self._session is None:
             self._session = requests.Session()
-        body: dict[str, Any] = {
-            "model": model,
-            "messages": [dict(m) for m in messages],
-            "temperature": temperature,
-        }
+        screened = screen_messages(messages, self.allow, self.privacy, self._said)
+        body: dict[str, Any] = {"model": model, "messages": screened.messages, "temperature": temperature}
         if json_mode and self.json_mode_supported:
             body["response_format"] = {"type": "json_object"}
         attempts = 1 + max(0, self.settings.max_retries)
@@ -219,6 +227,7 @@ class ChatClient:
         while attempt < attempts:
             response, outcome = self._post(body, model)
             if isinstance(outcome, ChatResponse):
+                outcome = replace(outcome, redacted=screened.redacted, personal=screened.personal)
                 self.calls.append(outcome)
                 return outcome
             if outcome is _ASK_AGAIN:
