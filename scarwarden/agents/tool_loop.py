@@ -29,6 +29,7 @@ from scarwarden.agents.functions import MemoryFunctions
 from scarwarden.agents.mcp.tools import WORKFLOW
 from scarwarden.api import Memory
 from scarwarden.errors import ModelError, ModelUnreachable
+from scarwarden.llm.screen import screen_messages
 
 #: An agent's own tool: its JSON schema entry, and the function that runs it.
 Action = tuple[dict[str, Any], Callable[..., Any]]
@@ -63,8 +64,12 @@ def run(
         {"role": "user", "content": task},
     ]
     result = LoopResult("", messages=messages)
+    config, said = memory.repo.config, set[str]()
     for _ in range(max_turns):
-        message = _complete(base_url, api_key, model, messages, schemas, timeout)
+        # Screened as the model client screens every request (docs/privacy.md): a key in
+        # the task or a tool's result never leaves the machine; ``messages`` keeps it.
+        sent = screen_messages(messages, config.secrets.allow, config.privacy, said).messages
+        message = _complete(base_url, api_key, model, sent, schemas, timeout)
         messages.append(message)
         calls = message.get("tool_calls") or []
         if not calls:
@@ -113,8 +118,9 @@ def _complete(
         )
     except requests.RequestException as exc:
         raise ModelUnreachable(f"the model endpoint did not answer: {exc}") from None
-    if response.status_code != 200:
-        raise ModelError(f"the model answered HTTP {response.status_code}: {response.text[:200]}")
+    if response.status_code != 200:  # some servers echo the key: never quoted
+        said = response.text[:200].replace(api_key, "***") if api_key else response.text[:200]
+        raise ModelError(f"the model answered HTTP {response.status_code}: {said}")
     try:
         message = response.json()["choices"][0]["message"]
     except (ValueError, KeyError, IndexError, TypeError):

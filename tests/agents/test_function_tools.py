@@ -17,6 +17,7 @@ from scarwarden.agents import tool_specs as spec
 from scarwarden.agents.functions import MemoryFunctions, check_arguments
 from scarwarden.agents.tool_loop import run
 from scarwarden.api import Memory
+from scarwarden.errors import ModelError
 from scarwarden.files.episode_fields import SOURCES
 from scarwarden.gate.verify import verify
 from scarwarden.repo import MemoryRepo
@@ -193,3 +194,24 @@ def test_an_agent_loop_recalls_acts_records_and_the_gate_proves_the_receipt(demo
     assert report.receipts == proved_before + 1
     assert not [w for w in report.warnings if "receipt" in str(w)]
     assert memory.episode(recorded["id"]).get("recalled")["rules"] == ["PB-02"]
+
+
+def test_the_agent_loop_sends_no_credential_and_quotes_no_key(demo_repo: MemoryRepo) -> None:
+    """The loop posts with ``requests`` itself, past the model client's screen: a key typed
+    into the task reached the server as typed, and an error that echoed the API key was
+    quoted whole. Now every request is screened as the client's are (the loop's own
+    messages keep the text), and the key is never quoted."""
+    from fake_secrets import ALNUM, draw
+
+    token = "gh" + "p_" + draw(ALNUM, 36)
+    task = f"Post the launch note; the deploy token is {token}"
+    with FakeLLM(default="Done.") as llm:
+        result = run(Memory(demo_repo), task, base_url=llm.url, api_key="k", model="fake-model")
+        sent = json.dumps(llm.bodies())
+    assert result.reply == "Done." and token in result.messages[1]["content"]
+    assert token not in sent and "[redacted github-token]" in sent
+    key = "sk-loop-" + draw(ALNUM, 24)
+    with FakeLLM().script((401, f"invalid key {key} for this account")) as llm:
+        with pytest.raises(ModelError) as refused:
+            run(Memory(demo_repo), "Post the note", base_url=llm.url, api_key=key, model="fake-model")
+    assert "HTTP 401" in str(refused.value) and key not in str(refused.value)
