@@ -94,6 +94,13 @@ def framework(pre_commit_home: Path, monkeypatch: pytest.MonkeyPatch) -> object:
     # try-repo builds its environment in a throw-away store; a shared pip cache at least
     # saves the second build the downloads.
     monkeypatch.setenv("PIP_CACHE_DIR", str(pre_commit_home / "pip-cache"))
+    # The framework's virtualenv: its seed wheels unpacked once for the run (not in each
+    # test's own HOME), and no "periodic update" of them (a download from PyPI, in the
+    # foreground and again in a process left running: ~3 s of CPU a build); nor pip's
+    # own version check. The hook environment is built as before, from the same wheels.
+    monkeypatch.setenv("VIRTUALENV_OVERRIDE_APP_DATA", str(pre_commit_home / "virtualenv-app-data"))
+    monkeypatch.setenv("VIRTUALENV_NO_PERIODIC_UPDATE", "1")
+    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
 
     def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
