@@ -24,6 +24,7 @@ from typing import Protocol, TypeVar
 
 from scarwarden import git
 from scarwarden.agents.export_section import splice
+from scarwarden.agents.export_write import new_folders, nothing_changed, write_all
 from scarwarden.errors import GitError, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write
@@ -80,8 +81,7 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
     staged, indexed = _staged(repo, [f for f in inside if f.rel in base], base)
     written = [f for f in files if f.new != f.old]  # a current file keeps its mtime
     if not differ:
-        for f in written:
-            atomic_write(f.path, f.new)
+        write_all(repo.root, written)
         return None, []
     # A file whose new bytes are what is committed is added from the disk (stat and all).
     contents = {f.rel: onto[f.rel] for f in inside if f.rel in differ and onto.get(f.rel, f.new) != f.new}
@@ -92,6 +92,7 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
         # The disk's executable bit is not git's (WSL's /mnt/c): a new file is added 100644.
         mode |= {rel: ("100644", "100644") for rel in differ if rel not in mode}
     committed = [f for f in inside if f.rel in differ]  # a file only put back is not named
+    folders = new_folders(written)
     journal = write_journal.begin(repo, [Planned(f.rel, f.new) for f in written])
     try:
         for f in written:
@@ -102,8 +103,10 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
         )
         return sha, committed
     except BaseException:
-        write_journal.recover(repo)  # each file back as it was, unless the commit landed
-        raise
+        if write_journal.recover(repo) == "rolled forward":  # each file back as it was,
+            raise  # unless the commit landed
+        with nothing_changed(repo.root, folders):  # the folders made go too; a file not
+            raise  # written is reported saying nothing was changed
 
 
 def _unmoved(repo: MemoryRepo, seen: str | None, check: Check) -> Check:

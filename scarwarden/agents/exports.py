@@ -29,7 +29,7 @@ from scarwarden.answers.cite_as import format_citation
 from scarwarden.errors import Problem, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files import write_journal
-from scarwarden.files.atomic import atomic_write, refuse_hard_link, write_lock
+from scarwarden.files.atomic import refuse_hard_link, write_lock
 from scarwarden.regular_files import read_regular
 from scarwarden.repo import MemoryRepo
 
@@ -301,13 +301,15 @@ def exported_formats(repo: MemoryRepo) -> list[str]:
     return found
 
 
-def write_exports(files: list[ExportFile]) -> list[ExportFile]:
-    """Write the files whose bytes change; return those (an unchanged file is not touched)."""
+def write_exports(files: list[ExportFile], root: Path | None = None) -> list[ExportFile]:
+    """Write the files whose bytes change, all or none (:mod:`.export_write`); return
+    those (an unchanged file is not touched). ``root``: paths in an error are shown from it."""
+    from scarwarden.agents.export_write import write_all
+
     changed = [f for f in files if f.status != "current"]
     for f in changed:  # before any write: a refused target leaves the others as they were
         refuse_hard_link(f.path)
-    for f in changed:
-        atomic_write(f.path, f.new)
+    write_all(root, changed)
     return changed
 
 
@@ -352,7 +354,7 @@ def export(
         raise UsageError("--commit cannot be combined with --output", hint="commit the file yourself")
     if not commit:
         files = plan(repo, formats, output=output, import_agents=import_agents)
-        return ExportResult(files, write_exports(files), None)
+        return ExportResult(files, write_exports(files, repo.root), None)
     with write_lock(repo):
         write_journal.recover(repo)  # a killed write's files back first: they are what we read
         files = plan(repo, formats, output=output, import_agents=import_agents)

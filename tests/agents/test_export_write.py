@@ -1,0 +1,72 @@
+"""Writing several exported files is all or nothing: a file that cannot be written
+leaves every other one as it was (``export all``, with and without ``--commit``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from conftest import git, head
+
+from scarwarden.errors import ExitCode
+from scarwarden.repo import MemoryRepo
+
+
+def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "scarwarden", "-C", str(root), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+
+@contextmanager
+def _unwritable(folder: Path) -> Iterator[None]:
+    """``folder`` made a place no file can be created in, for root too (immutable, where
+    the file system has the attribute; else read-only, which stops other users)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    immutable = subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode == 0
+    if not immutable:
+        folder.chmod(0o555)
+    try:
+        try:
+            (folder / "probe").write_text("")
+        except OSError:
+            pass
+        else:
+            pytest.skip("no way to make a folder unwritable here (root without chattr)")
+        yield
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        folder.chmod(0o755)
+
+
+@pytest.mark.parametrize("commit", [False, True])
+def test_a_file_that_cannot_be_written_leaves_the_others_as_they_were(
+    demo_repo: MemoryRepo, commit: bool
+) -> None:
+    """'export all' with the last file's folder unwritable (an immutable or read-only
+    SKILL.md folder) stopped half-way: AGENTS.md, CLAUDE.md, the cursor and copilot files
+    written, and the error named the one file alone. Every file is now put back (a file
+    that was there: its bytes and mode; one that was not: removed, with the folders made
+    for it), and the error says nothing was changed; with --commit, nothing committed."""
+    root = demo_repo.root
+    agents = root / "AGENTS.md"
+    agents.write_bytes(b"# Our agents\n\nBuild with make.\n")
+    agents.chmod(0o600)
+    status, commit_before = git(root, "status", "--porcelain", "-uall").stdout, head(root)
+    index = git(root, "ls-files", "-s").stdout
+    with _unwritable(root / ".claude" / "skills" / "scarwarden"):
+        result = _run(root, "export", "all", *(["--commit"] if commit else []))
+    assert result.returncode == ExitCode.USAGE, result.stdout + result.stderr
+    assert ".claude/skills/scarwarden" in result.stderr and "Traceback" not in result.stderr
+    assert "nothing was changed" in result.stderr, result.stderr
+    assert agents.read_bytes() == b"# Our agents\n\nBuild with make.\n"
+    assert agents.stat().st_mode & 0o777 == 0o600
+    for gone in ("CLAUDE.md", "GEMINI.md", ".cursor", ".github"):
+        assert not os.path.lexists(root / gone), gone
+    assert git(root, "status", "--porcelain", "-uall").stdout == status
+    assert head(root) == commit_before and git(root, "ls-files", "-s").stdout == index
