@@ -18,6 +18,7 @@ the new section) and out of the commit. A file new to git, and a whole generated
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -72,6 +73,7 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
     (:func:`write_journal.recover`)."""
     _refuse_ignored(repo, files)
     inside = [f for f in files if not Path(f.rel).is_absolute()]  # (--output is refused)
+    _refuse_nested(repo, inside)
     seen = git.head(repo.root)
     base, modes = _in_head(repo, inside, seen)
     onto = {
@@ -204,3 +206,23 @@ def _refuse_ignored(repo: MemoryRepo, files: Sequence[ExportFile]) -> None:
             f"{', '.join(ignored)} is ignored by git: --commit would force it in",
             hint="export without --commit (the file is written, not committed), or stop ignoring it",
         )
+
+
+def _refuse_nested(repo: MemoryRepo, files: Sequence[ExportFile]) -> None:
+    """A file in a git repository of its own (``.github`` a clone, or a submodule) is that
+    repository's: ``git add`` skips it, and ``--commit`` would put it in this one.
+    Refused (exit 2) before anything is written."""
+    folders = {
+        str(Path(*Path(f.rel).parts[:i])): f.rel for f in files for i in range(1, len(Path(f.rel).parts))
+    }
+    linked = (
+        {e.path for e in git.ls_files_stage(repo.root, *folders) if e.mode == "160000"} if folders else set()
+    )
+    for folder, rel in folders.items():
+        if folder in linked or os.path.lexists(repo.root / folder / ".git"):
+            raise UsageError(
+                f"{rel} is in another git repository ({folder}): --commit would commit it into this "
+                "one, where 'git add' skips it; nothing was written",
+                hint=f"export without --commit (the file is written), then commit it in {folder} "
+                f"(git -C {folder} add {Path(rel).relative_to(folder).as_posix()})",
+            )

@@ -70,3 +70,35 @@ def test_a_file_that_cannot_be_written_leaves_the_others_as_they_were(
         assert not os.path.lexists(root / gone), gone
     assert git(root, "status", "--porcelain", "-uall").stdout == status
     assert head(root) == commit_before and git(root, "ls-files", "-s").stdout == index
+
+
+@pytest.mark.parametrize("registered", [False, True])
+def test_commit_refuses_a_file_inside_another_repository(demo_repo: MemoryRepo, registered: bool) -> None:
+    """A git repository of its own at .github (untracked, or a submodule): 'export
+    copilot --commit' committed .github/copilot-instructions.md into the outer repository,
+    where 'git add' skips it (the file is the inner repository's). Refused (exit 2),
+    naming the inner repository, nothing written or committed; a plain export writes it."""
+    root = demo_repo.root
+    inner = root / ".github"
+    inner.mkdir()
+    git(inner, "init", "-q", "-b", "main")
+    git(inner, "commit", "-q", "--allow-empty", "-m", "inner")
+    if registered:  # as 'git submodule add' records it: a gitlink in the outer index
+        sha = head(inner)
+        git(root, "update-index", "--add", "--cacheinfo", f"160000,{sha},.github")
+        git(root, "commit", "-q", "-m", "submodule")
+    status, commit, index = (
+        git(root, "status", "--porcelain").stdout,
+        head(root),
+        git(root, "ls-files", "-s").stdout,
+    )
+    for formats in (["copilot"], ["all"]):
+        result = _run(root, "export", *formats, "--commit")
+        assert result.returncode == ExitCode.USAGE, result.stdout + result.stderr
+        assert "another git repository (.github)" in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+        assert not (inner / "copilot-instructions.md").exists() and not (root / "AGENTS.md").exists()
+        assert head(root) == commit and git(root, "ls-files", "-s").stdout == index
+        assert git(root, "status", "--porcelain").stdout == status
+    assert _run(root, "export", "copilot").returncode == 0
+    assert (inner / "copilot-instructions.md").is_file()
