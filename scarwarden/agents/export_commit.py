@@ -138,12 +138,27 @@ def _in_head(
     rels = {f.rel for f in files}
     if not head or not rels:
         return {}, {}
-    entries = [
-        e for e in git.ls_tree(repo.root, head, *rels) if e.path in rels and e.mode in ("100644", "100755")
-    ]
+    listed = [e for e in git.ls_tree(repo.root, head, *rels) if e.path in rels]
+    _refuse_type_change(listed)
+    entries = [e for e in listed if e.mode in ("100644", "100755")]
     blobs = git.cat_file_batch(repo.root, [e.blob for e in entries])
     found = {e.path: data for e, data in zip(entries, blobs, strict=True) if data is not None}
     return found, {e.path: e.mode for e in entries}
+
+
+def _refuse_type_change(entries: Sequence[git.StagedEntry]) -> None:
+    """A file HEAD holds as a symbolic link (its text lives where the link points) and the
+    disk as a file (the user replaced the link): committing the export would commit that
+    replacement, with the user's text. It is the user's change: refused (exit 1)."""
+    for e in entries:
+        if e.mode == "120000":
+            raise ValidationError(
+                f"{e.path} is a symbolic link in HEAD and a file here (the link was replaced): "
+                "--commit would commit that change, with the file's text; nothing was written",
+                hint=f"commit the file yourself first (git add {e.path} && git commit), or move "
+                f"your text where the link points and put the link back (git restore --staged "
+                f"--worktree {e.path}); then export --commit again (or export without --commit)",
+            )
 
 
 def _staged(

@@ -22,6 +22,11 @@ def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=60)
 
 
+def _state(root: Path) -> tuple[str, str, str]:
+    """HEAD, git's index and the status: what a refused export leaves as it was."""
+    return head(root), git(root, "ls-files", "-s").stdout, git(root, "status", "--porcelain").stdout
+
+
 @contextmanager
 def _unwritable(folder: Path) -> Iterator[None]:
     """``folder`` made a place no file can be created in, for root too (immutable, where
@@ -102,3 +107,29 @@ def test_commit_refuses_a_file_inside_another_repository(demo_repo: MemoryRepo, 
         assert git(root, "status", "--porcelain").stdout == status
     assert _run(root, "export", "copilot").returncode == 0
     assert (inner / "copilot-instructions.md").is_file()
+
+
+@pytest.mark.parametrize("staged", [False, True])
+def test_commit_refuses_a_link_in_head_replaced_by_a_file(demo_repo: MemoryRepo, staged: bool) -> None:
+    """AGENTS.md a symlink in HEAD (its text in docs/agents.md), replaced on disk by a file
+    of the user's: --commit took it for a new file and committed the type change with the
+    user's text. The link's replacement is the user's change to commit: refused (exit 1)
+    naming it, nothing written or committed (a staged replacement stays staged)."""
+    root = demo_repo.root
+    (root / "docs").mkdir()
+    (root / "docs" / "agents.md").write_bytes(b"# Shared agents\n")
+    (root / "AGENTS.md").symlink_to("docs/agents.md")
+    git(root, "add", "AGENTS.md", "docs/agents.md")
+    git(root, "commit", "-q", "-m", "agents via a link")
+    (root / "AGENTS.md").unlink()
+    (root / "AGENTS.md").write_bytes(b"# My own agents, not ready\n")
+    if staged:
+        git(root, "add", "AGENTS.md")
+    before = _state(root)
+    result = _run(root, "export", "agents-md", "--commit")
+    assert result.returncode == ExitCode.CHECK_FAILED, result.stdout + result.stderr
+    assert result.stderr.startswith("error: AGENTS.md is a symbolic link in HEAD and a file here")
+    assert "Traceback" not in result.stderr
+    assert (root / "AGENTS.md").read_bytes() == b"# My own agents, not ready\n"
+    assert (root / "docs" / "agents.md").read_bytes() == b"# Shared agents\n"
+    assert _state(root) == before
