@@ -199,9 +199,13 @@ def _onto(data: bytes, f: ExportFile, where: str) -> bytes:
     try:
         return splice(data.decode("utf-8"), f.section or "", f.rel).encode("utf-8")
     except (UnicodeDecodeError, ScarwardenError) as exc:
-        why = "is not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else "has broken Scarwarden markers"
+        why = " is not valid UTF-8"
+        if isinstance(exc, ScarwardenError):
+            # A section a code block hides, a conflict: said as the working file's refusal is.
+            own = ": " + exc.message.removeprefix(f"{f.rel}: ")
+            why = " has broken Scarwarden markers" if "markers are broken" in exc.message else own
         raise ValidationError(
-            f"{f.rel} {where} {why}: --commit commits only the new section onto it; nothing was written",
+            f"{f.rel} {where}{why}: --commit commits only the new section onto it; nothing was written",
             problems=getattr(exc, "problems", None),
             hint=f"commit your own fix of {f.rel} first, or export without --commit and commit it yourself"
             if where == "in HEAD"

@@ -133,3 +133,29 @@ def test_commit_refuses_a_link_in_head_replaced_by_a_file(demo_repo: MemoryRepo,
     assert (root / "AGENTS.md").read_bytes() == b"# My own agents, not ready\n"
     assert (root / "docs" / "agents.md").read_bytes() == b"# Shared agents\n"
     assert _state(root) == before
+
+
+def test_commit_names_a_section_a_fence_hides_in_head_as_the_working_file_s(demo_repo: MemoryRepo) -> None:
+    """HEAD's AGENTS.md has its section inside a code block (the working file fixed, not
+    committed): --commit called it 'broken Scarwarden markers', where the same file on
+    disk is refused naming the code block. It now says what the working file's refusal says."""
+    root = demo_repo.root
+    agents = root / "AGENTS.md"
+    agents.write_text("# Ours\n\n```md\nan example never closed\n")
+    assert _run(root, "export", "agents-md").returncode == 0
+    damaged = agents.read_text() + "```\n"
+    agents.write_text(damaged)
+    git(root, "add", "AGENTS.md")
+    git(root, "commit", "-q", "-m", "a section in a code block")
+    agents.write_text(damaged.replace("never closed\n", "never closed\n```\n", 1).removesuffix("```\n"))
+    fixed = agents.read_bytes()
+    added = _run(root, "rule", "add", "--text", "Check the invoice owner first.", "--cites", "ep-hkgnqdz88f")
+    assert added.returncode == 0, added.stderr
+    before = _state(root)
+    result = _run(root, "export", "agents-md", "--commit")
+    assert result.returncode == ExitCode.CHECK_FAILED, result.stdout + result.stderr
+    assert result.stderr.startswith(
+        "error: AGENTS.md in HEAD: the Scarwarden section is inside the code block of line 3 (closed at"
+    ), result.stderr
+    assert "broken" not in result.stderr and "commit your own fix of AGENTS.md first" in result.stderr
+    assert agents.read_bytes() == fixed and _state(root) == before
