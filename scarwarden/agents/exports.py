@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden import git
-from scarwarden.agents.export_section import ending_of, marked, section, section_body, splice
+from scarwarden.agents.export_section import marked, section, section_body, shaped_as, splice
 from scarwarden.answers.cite_as import format_citation
 from scarwarden.errors import Problem, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import playbook as pb
@@ -239,8 +239,8 @@ def plan(
             text = skill_file(new_section)
         else:
             text = splice(_decode(old, rel), new_section, rel)
-        if whole and old is not None:  # a whole file: as it was (CRLF)
-            text = text.replace("\n", ending_of(old.decode("utf-8", "replace")))
+        if whole and old is not None:  # a whole file: as it was (CRLF, a BOM)
+            text = shaped_as(text, old.decode("utf-8", "replace"))
         files.append(ExportFile(fmt, path, rel, old, text.encode("utf-8"), None if whole else new_section))
     return files
 

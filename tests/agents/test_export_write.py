@@ -159,3 +159,26 @@ def test_commit_names_a_section_a_fence_hides_in_head_as_the_working_file_s(demo
     ), result.stderr
     assert "broken" not in result.stderr and "commit your own fix of AGENTS.md first" in result.stderr
     assert agents.read_bytes() == fixed and _state(root) == before
+
+
+def test_a_whole_generated_file_saved_with_a_bom_keeps_it_and_checks_current(demo_repo: MemoryRepo) -> None:
+    """The cursor rule and the Claude skill (whole generated files) re-saved by an editor
+    that writes a UTF-8 BOM: the next export dropped the mark, and until then 'export
+    --check' called them stale (exit 1). The mark is now kept, as a section file keeps it."""
+    root = demo_repo.root
+    files = [root / ".cursor/rules/scarwarden.mdc", root / ".claude/skills/scarwarden/SKILL.md"]
+    assert _run(root, "export", "cursor", "claude-skill").returncode == 0
+    for path in files:
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    saved = [path.read_bytes() for path in files]
+    check = _run(root, "export", "--check")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert _run(root, "export", "cursor", "claude-skill").returncode == 0
+    assert [path.read_bytes() for path in files] == saved
+    added = _run(root, "rule", "add", "--text", "Check the invoice owner first.", "--cites", "ep-hkgnqdz88f")
+    assert added.returncode == 0, added.stderr
+    assert _run(root, "export", "cursor", "claude-skill").returncode == 0
+    for path in files:
+        raw = path.read_bytes()
+        assert raw.startswith(b"\xef\xbb\xbf---\n") and b"Check the invoice owner first." in raw
+    assert _run(root, "export", "--check").returncode == 0
