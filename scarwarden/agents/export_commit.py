@@ -138,19 +138,29 @@ def _in_head(
     rels = {f.rel for f in files}
     if not head or not rels:
         return {}, {}
-    listed = [e for e in git.ls_tree(repo.root, head, *rels) if e.path in rels]
-    _refuse_type_change(listed)
-    entries = [e for e in listed if e.mode in ("100644", "100755")]
+    folders = {p.as_posix(): f.rel for f in files for p in Path(f.rel).parents if p.parts}
+    listed = [e for e in git.ls_tree(repo.root, head, *rels, *folders) if e.path in rels or e.path in folders]
+    _refuse_type_change(listed, folders)
+    entries = [e for e in listed if e.path in rels and e.mode in ("100644", "100755")]
     blobs = git.cat_file_batch(repo.root, [e.blob for e in entries])
     found = {e.path: data for e, data in zip(entries, blobs, strict=True) if data is not None}
     return found, {e.path: e.mode for e in entries}
 
 
-def _refuse_type_change(entries: Sequence[git.StagedEntry]) -> None:
+def _refuse_type_change(entries: Sequence[git.StagedEntry], folders: Mapping[str, str]) -> None:
     """A file HEAD holds as a symbolic link (its text lives where the link points) and the
-    disk as a file (the user replaced the link): committing the export would commit that
-    replacement, with the user's text. It is the user's change: refused (exit 1)."""
+    disk as a file (the user replaced the link), or a folder on the way to one (of
+    ``folders``) that HEAD holds as a file or link (the user removed it): committing the
+    export would commit that change, the user's. Refused (exit 1)."""
     for e in entries:
+        if e.path in folders:
+            kind = {"120000": "symbolic link", "160000": "submodule"}.get(e.mode, "file")
+            raise ValidationError(
+                f"{e.path} is a {kind} in HEAD and a folder here ({folders[e.path]} goes in it): "
+                f"--commit would commit the {kind}'s removal; nothing was written",
+                hint=f"commit its removal yourself first (git rm --cached {e.path}, then git commit); "
+                "then export --commit again (or export without --commit)",
+            )
         if e.mode == "120000":
             raise ValidationError(
                 f"{e.path} is a symbolic link in HEAD and a file here (the link was replaced): "

@@ -182,3 +182,30 @@ def test_a_whole_generated_file_saved_with_a_bom_keeps_it_and_checks_current(dem
         raw = path.read_bytes()
         assert raw.startswith(b"\xef\xbb\xbf---\n") and b"Check the invoice owner first." in raw
     assert _run(root, "export", "--check").returncode == 0
+
+
+@pytest.mark.parametrize("held", ["file", "link", "staged deletion"])
+def test_commit_refuses_a_folder_on_the_way_that_head_holds_as_a_file(
+    demo_repo: MemoryRepo, held: str
+) -> None:
+    """HEAD holds .github as a file (or a symbolic link), the user deleted it: 'export
+    copilot --commit' failed on git's raw 'git update-index --add failed: ... appears as
+    both a file and as a directory'. The file's removal is the user's change to commit:
+    refused (exit 1) naming it, nothing written or committed."""
+    root = demo_repo.root
+    if held == "link":
+        (root / ".github").symlink_to("elsewhere")
+    else:
+        (root / ".github").write_text("not a folder\n")
+    git(root, "add", ".github")
+    git(root, "commit", "-q", "-m", ".github")
+    if held == "staged deletion":
+        git(root, "rm", "-q", "--cached", ".github")
+    (root / ".github").unlink()
+    before = _state(root)
+    result = _run(root, "export", "copilot", "--commit")
+    assert result.returncode == ExitCode.CHECK_FAILED, result.stdout + result.stderr
+    kind = "symbolic link" if held == "link" else "file"
+    assert result.stderr.startswith(f"error: .github is a {kind} in HEAD and a folder here"), result.stderr
+    assert "Traceback" not in result.stderr and "update-index" not in result.stderr
+    assert not os.path.lexists(root / ".github") and _state(root) == before
