@@ -19,7 +19,7 @@ the new section) and out of the commit. A file new to git, and a whole generated
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -139,20 +139,31 @@ def _in_head(
     if not head or not rels:
         return {}, {}
     folders = {p.as_posix(): f.rel for f in files for p in Path(f.rel).parents if p.parts}
-    listed = [e for e in git.ls_tree(repo.root, head, *rels, *folders) if e.path in rels or e.path in folders]
-    _refuse_type_change(listed, folders)
-    entries = [e for e in listed if e.path in rels and e.mode in ("100644", "100755")]
+    tree = git.ls_tree(repo.root, head, *rels, *folders)
+    _refuse_type_change(tree, rels, folders)
+    entries = [e for e in tree if e.path in rels and e.mode in ("100644", "100755")]
     blobs = git.cat_file_batch(repo.root, [e.blob for e in entries])
     found = {e.path: data for e, data in zip(entries, blobs, strict=True) if data is not None}
     return found, {e.path: e.mode for e in entries}
 
 
-def _refuse_type_change(entries: Sequence[git.StagedEntry], folders: Mapping[str, str]) -> None:
-    """A file HEAD holds as a symbolic link (its text lives where the link points) and the
-    disk as a file (the user replaced the link), or a folder on the way to one (of
-    ``folders``) that HEAD holds as a file or link (the user removed it): committing the
-    export would commit that change, the user's. Refused (exit 1)."""
-    for e in entries:
+def _refuse_type_change(
+    tree: Sequence[git.StagedEntry], rels: Collection[str], folders: Mapping[str, str]
+) -> None:
+    """A file HEAD holds as a symbolic link (its text lives where the link points) or as a
+    folder, and the disk as a file (the user replaced it), or a folder on the way to one
+    (of ``folders``) that HEAD holds as a file or link (the user removed it): committing
+    the export would commit that change, the user's. Refused (exit 1). ``tree``: HEAD's
+    entries under ``rels`` and ``folders``."""
+    for e in tree:
+        under = next((rel for rel in rels if e.path.startswith(rel + "/")), None)
+        if under is not None:
+            raise ValidationError(
+                f"{under} is a folder in HEAD and a file here (the folder was replaced): "
+                "--commit would commit that change, with the file's text; nothing was written",
+                hint=f"commit the file yourself first (git rm -r -q --cached {under} && git add "
+                f"{under} && git commit); then export --commit again (or export without --commit)",
+            )
         if e.path in folders:
             kind = {"120000": "symbolic link", "160000": "submodule"}.get(e.mode, "file")
             raise ValidationError(
@@ -161,7 +172,7 @@ def _refuse_type_change(entries: Sequence[git.StagedEntry], folders: Mapping[str
                 hint=f"commit its removal yourself first (git rm --cached {e.path}, then git commit); "
                 "then export --commit again (or export without --commit)",
             )
-        if e.mode == "120000":
+        if e.path in rels and e.mode == "120000":
             raise ValidationError(
                 f"{e.path} is a symbolic link in HEAD and a file here (the link was replaced): "
                 "--commit would commit that change, with the file's text; nothing was written",

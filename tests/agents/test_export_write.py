@@ -209,3 +209,23 @@ def test_commit_refuses_a_folder_on_the_way_that_head_holds_as_a_file(
     assert result.stderr.startswith(f"error: .github is a {kind} in HEAD and a folder here"), result.stderr
     assert "Traceback" not in result.stderr and "update-index" not in result.stderr
     assert not os.path.lexists(root / ".github") and _state(root) == before
+
+
+def test_commit_refuses_a_file_where_head_holds_a_folder(demo_repo: MemoryRepo) -> None:
+    """GEMINI.md a folder in HEAD, replaced on disk by a file of the user's: 'export
+    gemini-md --commit' failed on git's raw 'git update-index --add failed: ... appears as
+    both a file and as a directory'. Refused (exit 1) naming the folder, nothing changed."""
+    root = demo_repo.root
+    (root / "GEMINI.md").mkdir()
+    (root / "GEMINI.md" / "notes.md").write_text("notes\n")
+    git(root, "add", "GEMINI.md")
+    git(root, "commit", "-q", "-m", "a folder")
+    (root / "GEMINI.md" / "notes.md").unlink()
+    (root / "GEMINI.md").rmdir()
+    (root / "GEMINI.md").write_text("# Mine\n")
+    before = _state(root)
+    result = _run(root, "export", "gemini-md", "--commit")
+    assert result.returncode == ExitCode.CHECK_FAILED, result.stdout + result.stderr
+    assert result.stderr.startswith("error: GEMINI.md is a folder in HEAD and a file here"), result.stderr
+    assert "Traceback" not in result.stderr and "update-index" not in result.stderr
+    assert (root / "GEMINI.md").read_text() == "# Mine\n" and _state(root) == before
