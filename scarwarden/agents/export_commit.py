@@ -187,7 +187,8 @@ def _staged(
 ) -> tuple[dict[str, bytes | None], dict[str, str]]:
     """Each of ``files`` (those HEAD holds) that git's index holds otherwise than HEAD
     (the user staged an edit): that version with the new section, to stay staged (a
-    whole generated file is the export's: its new version is staged); None for one it
+    whole generated file is the export's: its new version is staged; a symbolic link
+    staged over the file stays as it is); None for one it
     does not hold (a deletion the user staged stays staged). And the mode the index
     holds of each (a chmod staged stays staged). A file with a merge conflict git has
     not seen resolved is refused: committing would mark it resolved."""
@@ -209,8 +210,9 @@ def _staged(
         return kept, indexed
     by_rel = {f.rel: f for f in files}
     blobs = git.cat_file_batch(repo.root, list(edited.values()))
-    return kept | {
-        rel: _onto(data or b"", by_rel[rel], "as staged") for rel, data in zip(edited, blobs, strict=True)
+    return kept | {  # a link staged over the file (the user's) stays as it is: no section
+        rel: (data or b"") if indexed.get(rel) == "120000" else _onto(data or b"", by_rel[rel], "as staged")
+        for rel, data in zip(edited, blobs, strict=True)
     }, indexed
 
 

@@ -229,3 +229,28 @@ def test_commit_refuses_a_file_where_head_holds_a_folder(demo_repo: MemoryRepo) 
     assert result.stderr.startswith("error: GEMINI.md is a folder in HEAD and a file here"), result.stderr
     assert "Traceback" not in result.stderr and "update-index" not in result.stderr
     assert (root / "GEMINI.md").read_text() == "# Mine\n" and _state(root) == before
+
+
+def test_a_staged_link_over_a_file_stays_staged_as_it_was(demo_repo: MemoryRepo) -> None:
+    """AGENTS.md a file in HEAD, a symbolic link staged over it (the user's change), a
+    file on disk again: --commit spliced the section into the link's target, leaving a
+    staged link to 'other.md\\n\\n<!-- scarwarden:begin -->...' (a path no one wrote). The
+    staged link now stays staged as it was; the commit holds HEAD's file with the section."""
+    root = demo_repo.root
+    agents = root / "AGENTS.md"
+    agents.write_text("# Ours\n")
+    git(root, "add", "AGENTS.md")
+    git(root, "commit", "-q", "-m", "agents")
+    agents.unlink()
+    agents.symlink_to("other.md")
+    git(root, "add", "AGENTS.md")
+    staged = git(root, "ls-files", "-s", "AGENTS.md").stdout
+    assert staged.startswith("120000 ")
+    agents.unlink()
+    agents.write_text("# Ours, edited\n")
+    result = _run(root, "export", "agents-md", "--commit")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert git(root, "ls-files", "-s", "AGENTS.md").stdout == staged
+    committed = git(root, "show", "HEAD:AGENTS.md").stdout
+    assert committed.startswith("# Ours\n\n<!-- scarwarden:begin -->\n")
+    assert git(root, "ls-tree", "HEAD", "AGENTS.md").stdout.startswith("100644 ")
