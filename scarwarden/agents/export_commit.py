@@ -19,7 +19,7 @@ the new section) and out of the commit. A file new to git, and a whole generated
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -139,7 +139,7 @@ def _in_head(
     if not head or not rels:
         return {}, {}
     folders = {p.as_posix(): f.rel for f in files for p in Path(f.rel).parents if p.parts}
-    tree = git.ls_tree(repo.root, head, *rels, *folders)
+    tree = git.ls_tree(repo.root, head, *_literal([*rels, *folders]))
     _refuse_type_change(tree, rels, folders)
     entries = [e for e in tree if e.path in rels and e.mode in ("100644", "100755")]
     blobs = git.cat_file_batch(repo.root, [e.blob for e in entries])
@@ -192,7 +192,7 @@ def _staged(
     does not hold (a deletion the user staged stays staged). And the mode the index
     holds of each (a chmod staged stays staged). A file with a merge conflict git has
     not seen resolved is refused: committing would mark it resolved."""
-    entries = git.ls_files_stage(repo.root, *[f.rel for f in files]) if files else []
+    entries = git.ls_files_stage(repo.root, *_literal([f.rel for f in files])) if files else []
     indexed = {e.path: e.mode for e in entries if not e.stage}
     listed = {e.path for e in entries}
     kept: dict[str, bytes | None] = {f.rel: None for f in files if f.rel not in listed}  # git rm --cached
@@ -240,9 +240,9 @@ def _refuse_ignored(repo: MemoryRepo, files: Sequence[ExportFile]) -> None:
     """``--commit`` does not force a file git ignores (and does not track) into the
     commit, as ``git add`` would not: refused (exit 2) before anything is written."""
     rels = [f.rel for f in files if not Path(f.rel).is_absolute()]
-    names = "\0".join(rels).encode("utf-8", "surrogateescape")
+    names = "\0".join(f"./{rel}" for rel in rels).encode("utf-8", "surrogateescape")  # not magic
     out = git.run(repo.root, "check-ignore", "-z", "--stdin", input=names, check=False) if rels else b""
-    ignored = [name for name in out.decode("utf-8", "surrogateescape").split("\0") if name]
+    ignored = [name.removeprefix("./") for name in out.decode("utf-8", "surrogateescape").split("\0") if name]
     if ignored:
         raise UsageError(
             f"{', '.join(ignored)} is ignored by git: --commit would force it in",
@@ -258,7 +258,9 @@ def _refuse_nested(repo: MemoryRepo, files: Sequence[ExportFile]) -> None:
         str(Path(*Path(f.rel).parts[:i])): f.rel for f in files for i in range(1, len(Path(f.rel).parts))
     }
     linked = (
-        {e.path for e in git.ls_files_stage(repo.root, *folders) if e.mode == "160000"} if folders else set()
+        {e.path for e in git.ls_files_stage(repo.root, *_literal(folders)) if e.mode == "160000"}
+        if folders
+        else set()
     )
     for folder, rel in folders.items():
         if folder in linked or os.path.lexists(repo.root / folder / ".git"):
@@ -268,3 +270,9 @@ def _refuse_nested(repo: MemoryRepo, files: Sequence[ExportFile]) -> None:
                 hint=f"export without --commit (the file is written), then commit it in {folder} "
                 f"(git -C {folder} add {Path(rel).relative_to(folder).as_posix()})",
             )
+
+
+def _literal(paths: Iterable[str]) -> list[str]:
+    """``paths`` as git pathspecs that name them: a name git would read otherwise (a
+    folder ':notes', pathspec magic; 'docs[1]', a glob) means itself."""
+    return [f":(literal){path}" for path in paths]

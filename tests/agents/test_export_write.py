@@ -254,3 +254,25 @@ def test_a_staged_link_over_a_file_stays_staged_as_it_was(demo_repo: MemoryRepo)
     committed = git(root, "show", "HEAD:AGENTS.md").stdout
     assert committed.startswith("# Ours\n\n<!-- scarwarden:begin -->\n")
     assert git(root, "ls-tree", "HEAD", "AGENTS.md").stdout.startswith("100644 ")
+
+
+@pytest.mark.parametrize("folder", [":notes", ":!notes"])
+def test_commit_through_a_link_into_a_folder_named_like_pathspec_magic(
+    demo_repo: MemoryRepo, folder: str
+) -> None:
+    """AGENTS.md a link to a file in a folder whose name starts with ':' (git's pathspec
+    magic): ':notes/agents.md' was looked up in HEAD as 'notes/agents.md', not found, and
+    the user's whole file committed, their uncommitted edit with it; ':!notes' failed on
+    git's raw 'pathspec magic not supported'. The paths are now given to git literally."""
+    root = demo_repo.root
+    (root / folder).mkdir()
+    (root / folder / "agents.md").write_text("# Ours\n")
+    (root / "AGENTS.md").symlink_to(f"{folder}/agents.md")
+    git(root, "add", "AGENTS.md", f"./{folder}")
+    git(root, "commit", "-q", "-m", "agents")
+    (root / folder / "agents.md").write_text("# Ours\n\nMy draft, not ready.\n")
+    result = _run(root, "export", "agents-md", "--commit")
+    assert result.returncode == 0, result.stdout + result.stderr
+    committed = git(root, "show", f"HEAD:{folder}/agents.md").stdout
+    assert committed.startswith("# Ours\n\n<!-- scarwarden:begin -->\n"), committed
+    assert "My draft" not in committed and "My draft" in (root / folder / "agents.md").read_text()
