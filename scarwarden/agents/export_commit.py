@@ -18,12 +18,14 @@ the new section) and out of the commit. A file new to git, and a whole generated
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
 from scarwarden import git
 from scarwarden.agents.export_section import splice
+from scarwarden.agents.export_write import new_folders, nothing_changed, write_all
 from scarwarden.errors import GitError, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write
@@ -71,6 +73,7 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
     (:func:`write_journal.recover`)."""
     _refuse_ignored(repo, files)
     inside = [f for f in files if not Path(f.rel).is_absolute()]  # (--output is refused)
+    _refuse_nested(repo, inside)
     seen = git.head(repo.root)
     base, modes = _in_head(repo, inside, seen)
     onto = {
@@ -80,8 +83,7 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
     staged, indexed = _staged(repo, [f for f in inside if f.rel in base], base)
     written = [f for f in files if f.new != f.old]  # a current file keeps its mtime
     if not differ:
-        for f in written:
-            atomic_write(f.path, f.new)
+        write_all(repo.root, written)
         return None, []
     # A file whose new bytes are what is committed is added from the disk (stat and all).
     contents = {f.rel: onto[f.rel] for f in inside if f.rel in differ and onto.get(f.rel, f.new) != f.new}
@@ -92,6 +94,7 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
         # The disk's executable bit is not git's (WSL's /mnt/c): a new file is added 100644.
         mode |= {rel: ("100644", "100644") for rel in differ if rel not in mode}
     committed = [f for f in inside if f.rel in differ]  # a file only put back is not named
+    folders = new_folders(written)
     journal = write_journal.begin(repo, [Planned(f.rel, f.new) for f in written])
     try:
         for f in written:
@@ -102,8 +105,10 @@ def write_and_commit(repo: MemoryRepo, files: Sequence[File]) -> tuple[str | Non
         )
         return sha, committed
     except BaseException:
-        write_journal.recover(repo)  # each file back as it was, unless the commit landed
-        raise
+        if write_journal.recover(repo) == "rolled forward":  # each file back as it was,
+            raise  # unless the commit landed
+        with nothing_changed(repo.root, folders):  # the folders made go too; a file not
+            raise  # written is reported saying nothing was changed
 
 
 def _unmoved(repo: MemoryRepo, seen: str | None, check: Check) -> Check:
@@ -133,12 +138,48 @@ def _in_head(
     rels = {f.rel for f in files}
     if not head or not rels:
         return {}, {}
-    entries = [
-        e for e in git.ls_tree(repo.root, head, *rels) if e.path in rels and e.mode in ("100644", "100755")
-    ]
+    folders = {p.as_posix(): f.rel for f in files for p in Path(f.rel).parents if p.parts}
+    tree = git.ls_tree(repo.root, head, *_literal([*rels, *folders]))
+    _refuse_type_change(tree, rels, folders)
+    entries = [e for e in tree if e.path in rels and e.mode in ("100644", "100755")]
     blobs = git.cat_file_batch(repo.root, [e.blob for e in entries])
     found = {e.path: data for e, data in zip(entries, blobs, strict=True) if data is not None}
     return found, {e.path: e.mode for e in entries}
+
+
+def _refuse_type_change(
+    tree: Sequence[git.StagedEntry], rels: Collection[str], folders: Mapping[str, str]
+) -> None:
+    """A file HEAD holds as a symbolic link (its text lives where the link points) or as a
+    folder, and the disk as a file (the user replaced it), or a folder on the way to one
+    (of ``folders``) that HEAD holds as a file or link (the user removed it): committing
+    the export would commit that change, the user's. Refused (exit 1). ``tree``: HEAD's
+    entries under ``rels`` and ``folders``."""
+    for e in tree:
+        under = next((rel for rel in rels if e.path.startswith(rel + "/")), None)
+        if under is not None:
+            raise ValidationError(
+                f"{under} is a folder in HEAD and a file here (the folder was replaced): "
+                "--commit would commit that change, with the file's text; nothing was written",
+                hint=f"commit the file yourself first (git rm -r -q --cached {under} && git add "
+                f"{under} && git commit); then export --commit again (or export without --commit)",
+            )
+        if e.path in folders:
+            kind = {"120000": "symbolic link", "160000": "submodule"}.get(e.mode, "file")
+            raise ValidationError(
+                f"{e.path} is a {kind} in HEAD and a folder here ({folders[e.path]} goes in it): "
+                f"--commit would commit the {kind}'s removal; nothing was written",
+                hint=f"commit its removal yourself first (git rm --cached {e.path}, then git commit); "
+                "then export --commit again (or export without --commit)",
+            )
+        if e.path in rels and e.mode == "120000":
+            raise ValidationError(
+                f"{e.path} is a symbolic link in HEAD and a file here (the link was replaced): "
+                "--commit would commit that change, with the file's text; nothing was written",
+                hint=f"commit the file yourself first (git add {e.path} && git commit), or move "
+                f"your text where the link points and put the link back (git restore --staged "
+                f"--worktree {e.path}); then export --commit again (or export without --commit)",
+            )
 
 
 def _staged(
@@ -146,11 +187,12 @@ def _staged(
 ) -> tuple[dict[str, bytes | None], dict[str, str]]:
     """Each of ``files`` (those HEAD holds) that git's index holds otherwise than HEAD
     (the user staged an edit): that version with the new section, to stay staged (a
-    whole generated file is the export's: its new version is staged); None for one it
+    whole generated file is the export's: its new version is staged; a symbolic link
+    staged over the file stays as it is); None for one it
     does not hold (a deletion the user staged stays staged). And the mode the index
     holds of each (a chmod staged stays staged). A file with a merge conflict git has
     not seen resolved is refused: committing would mark it resolved."""
-    entries = git.ls_files_stage(repo.root, *[f.rel for f in files]) if files else []
+    entries = git.ls_files_stage(repo.root, *_literal([f.rel for f in files])) if files else []
     indexed = {e.path: e.mode for e in entries if not e.stage}
     listed = {e.path for e in entries}
     kept: dict[str, bytes | None] = {f.rel: None for f in files if f.rel not in listed}  # git rm --cached
@@ -168,8 +210,9 @@ def _staged(
         return kept, indexed
     by_rel = {f.rel: f for f in files}
     blobs = git.cat_file_batch(repo.root, list(edited.values()))
-    return kept | {
-        rel: _onto(data or b"", by_rel[rel], "as staged") for rel, data in zip(edited, blobs, strict=True)
+    return kept | {  # a link staged over the file (the user's) stays as it is: no section
+        rel: (data or b"") if indexed.get(rel) == "120000" else _onto(data or b"", by_rel[rel], "as staged")
+        for rel, data in zip(edited, blobs, strict=True)
     }, indexed
 
 
@@ -179,9 +222,13 @@ def _onto(data: bytes, f: ExportFile, where: str) -> bytes:
     try:
         return splice(data.decode("utf-8"), f.section or "", f.rel).encode("utf-8")
     except (UnicodeDecodeError, ScarwardenError) as exc:
-        why = "is not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else "has broken Scarwarden markers"
+        why = " is not valid UTF-8"
+        if isinstance(exc, ScarwardenError):
+            # A section a code block hides, a conflict: said as the working file's refusal is.
+            own = ": " + exc.message.removeprefix(f"{f.rel}: ")
+            why = " has broken Scarwarden markers" if "markers are broken" in exc.message else own
         raise ValidationError(
-            f"{f.rel} {where} {why}: --commit commits only the new section onto it; nothing was written",
+            f"{f.rel} {where}{why}: --commit commits only the new section onto it; nothing was written",
             problems=getattr(exc, "problems", None),
             hint=f"commit your own fix of {f.rel} first, or export without --commit and commit it yourself"
             if where == "in HEAD"
@@ -193,11 +240,39 @@ def _refuse_ignored(repo: MemoryRepo, files: Sequence[ExportFile]) -> None:
     """``--commit`` does not force a file git ignores (and does not track) into the
     commit, as ``git add`` would not: refused (exit 2) before anything is written."""
     rels = [f.rel for f in files if not Path(f.rel).is_absolute()]
-    names = "\0".join(rels).encode("utf-8", "surrogateescape")
+    names = "\0".join(f"./{rel}" for rel in rels).encode("utf-8", "surrogateescape")  # not magic
     out = git.run(repo.root, "check-ignore", "-z", "--stdin", input=names, check=False) if rels else b""
-    ignored = [name for name in out.decode("utf-8", "surrogateescape").split("\0") if name]
+    ignored = [name.removeprefix("./") for name in out.decode("utf-8", "surrogateescape").split("\0") if name]
     if ignored:
         raise UsageError(
             f"{', '.join(ignored)} is ignored by git: --commit would force it in",
             hint="export without --commit (the file is written, not committed), or stop ignoring it",
         )
+
+
+def _refuse_nested(repo: MemoryRepo, files: Sequence[ExportFile]) -> None:
+    """A file in a git repository of its own (``.github`` a clone, or a submodule) is that
+    repository's: ``git add`` skips it, and ``--commit`` would put it in this one.
+    Refused (exit 2) before anything is written."""
+    folders = {
+        str(Path(*Path(f.rel).parts[:i])): f.rel for f in files for i in range(1, len(Path(f.rel).parts))
+    }
+    linked = (
+        {e.path for e in git.ls_files_stage(repo.root, *_literal(folders)) if e.mode == "160000"}
+        if folders
+        else set()
+    )
+    for folder, rel in folders.items():
+        if folder in linked or os.path.lexists(repo.root / folder / ".git"):
+            raise UsageError(
+                f"{rel} is in another git repository ({folder}): --commit would commit it into this "
+                "one, where 'git add' skips it; nothing was written",
+                hint=f"export without --commit (the file is written), then commit it in {folder} "
+                f"(git -C {folder} add {Path(rel).relative_to(folder).as_posix()})",
+            )
+
+
+def _literal(paths: Iterable[str]) -> list[str]:
+    """``paths`` as git pathspecs that name them: a name git would read otherwise (a
+    folder ':notes', pathspec magic; 'docs[1]', a glob) means itself."""
+    return [f":(literal){path}" for path in paths]

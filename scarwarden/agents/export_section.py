@@ -28,6 +28,13 @@ def ending_of(text: str, at: int = 0) -> str:
     return "\r\n" if text[at:].split("\n", 1)[0].endswith("\r") else "\n"
 
 
+def shaped_as(text: str, old: str) -> str:
+    """A whole generated file's ``text`` as ``old`` (the file it replaces) was saved: its
+    line ending (CRLF) and its byte order mark, which an editor may have added (without
+    them, the file would be called stale until the next export)."""
+    return (_BOM if old.startswith(_BOM) else "") + text.replace("\n", ending_of(old))
+
+
 def section(body: str, fmt: str, playbook_rel: str) -> str:
     """``body`` between the markers, with a note on where it comes from. A line of
     ``body`` that is a marker (a rule may hold one) is escaped as Markdown shows it

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scarwarden import git
-from scarwarden.agents.export_section import ending_of, marked, section, section_body, splice
+from scarwarden.agents.export_section import marked, section, section_body, shaped_as, splice
 from scarwarden.answers.cite_as import format_citation
 from scarwarden.errors import Problem, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import playbook as pb
 from scarwarden.files import write_journal
-from scarwarden.files.atomic import atomic_write, refuse_hard_link, write_lock
+from scarwarden.files.atomic import refuse_hard_link, write_lock
 from scarwarden.regular_files import read_regular
 from scarwarden.repo import MemoryRepo
 
@@ -239,8 +239,8 @@ def plan(
             text = skill_file(new_section)
         else:
             text = splice(_decode(old, rel), new_section, rel)
-        if whole and old is not None:  # a whole file: as it was (CRLF)
-            text = text.replace("\n", ending_of(old.decode("utf-8", "replace")))
+        if whole and old is not None:  # a whole file: as it was (CRLF, a BOM)
+            text = shaped_as(text, old.decode("utf-8", "replace"))
         files.append(ExportFile(fmt, path, rel, old, text.encode("utf-8"), None if whole else new_section))
     return files
 
@@ -301,13 +301,15 @@ def exported_formats(repo: MemoryRepo) -> list[str]:
     return found
 
 
-def write_exports(files: list[ExportFile]) -> list[ExportFile]:
-    """Write the files whose bytes change; return those (an unchanged file is not touched)."""
+def write_exports(files: list[ExportFile], root: Path | None = None) -> list[ExportFile]:
+    """Write the files whose bytes change, all or none (:mod:`.export_write`); return
+    those (an unchanged file is not touched). ``root``: paths in an error are shown from it."""
+    from scarwarden.agents.export_write import write_all
+
     changed = [f for f in files if f.status != "current"]
     for f in changed:  # before any write: a refused target leaves the others as they were
         refuse_hard_link(f.path)
-    for f in changed:
-        atomic_write(f.path, f.new)
+    write_all(root, changed)
     return changed
 
 
@@ -352,7 +354,7 @@ def export(
         raise UsageError("--commit cannot be combined with --output", hint="commit the file yourself")
     if not commit:
         files = plan(repo, formats, output=output, import_agents=import_agents)
-        return ExportResult(files, write_exports(files), None)
+        return ExportResult(files, write_exports(files, repo.root), None)
     with write_lock(repo):
         write_journal.recover(repo)  # a killed write's files back first: they are what we read
         files = plan(repo, formats, output=output, import_agents=import_agents)
