@@ -114,7 +114,15 @@ def index_flags(root: Path | str, paths: Sequence[str]) -> Flags:
     if not wanted:
         return (), ()
     few = len(wanted) <= 64
-    out = run(root, "ls-files", "-v", "-z", *(["--", *(f":(literal){p}" for p in wanted)] if few else []))
+    try:
+        out = run(root, "ls-files", "-v", "-z", *(["--", *(f":(literal){p}" for p in wanted)] if few else []))
+    except GitError as error:  # an index a newer git wrote, or a damaged one: git refuses it too
+        raise GitError(
+            f"git's index cannot be read, so nothing was committed or staged: {error.message}",
+            hint=error.hint
+            or "'git status' says the same; if a newer git wrote it, use that git; else rebuild "
+            "it from HEAD with 'git read-tree HEAD' (what was staged is lost)",
+        ) from None
     skip, valid = [], []
     for item in out.split(b"\0"):
         tag, path = item[:1].decode("ascii", "replace"), os.fsdecode(item[2:])

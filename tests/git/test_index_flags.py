@@ -103,3 +103,27 @@ def test_the_index_keeps_its_format(demo_repo: MemoryRepo, cli: Cli) -> None:
         assert int.from_bytes(data[4:8], "big") == 4
         assert b"link" in data and b"UNTR" in data
         assert git(root, "status", "--porcelain").stdout == ("A  staged.txt\n" if stage else "")
+
+
+def test_an_index_from_a_newer_git_is_refused_before_anything_is_written(
+    demo_repo: MemoryRepo, cli: Cli
+) -> None:
+    """An index this git cannot read (version 5): the write committed, then said git's
+    index was locked (index.lock exists) when no lock existed; now refused with git's
+    words and a hint, nothing committed, no file left, the index as it was."""
+    root = demo_repo.root
+    index = root / ".git" / "index"
+    data = bytearray(index.read_bytes())
+    data[4:8] = (5).to_bytes(4, "big")
+    index.write_bytes(bytes(data))
+    before = head(demo_repo)
+    result = cli("episode", "add", "--task", "t", "--outcome", "o")
+    assert result.exit_code == 1
+    assert "git's index cannot be read, so nothing was committed" in result.output
+    assert "bad index version 5" in result.output and "locked" not in result.output
+    assert "hint: 'git status' says the same" in result.output
+    assert head(demo_repo) == before and index.read_bytes() == bytes(data)
+    assert sorted(p.name for p in (root / "memory" / "episodes").rglob("*.yaml")) == sorted(
+        Path(p).name
+        for p in git(root, "ls-tree", "-r", "--name-only", "HEAD", "memory/episodes").stdout.split()
+    )
