@@ -127,3 +127,21 @@ def test_an_index_from_a_newer_git_is_refused_before_anything_is_written(
         Path(p).name
         for p in git(root, "ls-tree", "-r", "--name-only", "HEAD", "memory/episodes").stdout.split()
     )
+
+
+def test_no_commit_with_an_unreadable_index_leaves_nothing(demo_repo: MemoryRepo, cli: Cli) -> None:
+    """``episode add --no-commit`` with an index git cannot read: the staging failed, then
+    undoing the write failed too (reading the index), so the new episode file and the
+    write journal stayed behind; now both are gone and git's reason is said."""
+    root = demo_repo.root
+    index = root / ".git" / "index"
+    data = bytearray(index.read_bytes())
+    data[4:8] = (5).to_bytes(4, "big")
+    index.write_bytes(bytes(data))
+    before = sorted((root / "memory").rglob("*"))
+    result = cli("episode", "add", "--task", "t", "--outcome", "o", "--no-commit")
+    assert result.exit_code == 1
+    assert "git's index cannot be read" in result.output
+    assert sorted((root / "memory").rglob("*")) == before
+    assert not (demo_repo.state_dir / "write-journal.json").exists()
+    assert index.read_bytes() == bytes(data)
