@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from scarwarden import git
+from scarwarden.errors import GitError
 from scarwarden.files.atomic import atomic_write, held_lock_fds, remove_dead_temps, write_lock
 from scarwarden.git import index_commit
 from scarwarden.git.index_commit import Check
@@ -250,8 +251,12 @@ def recover(repo: MemoryRepo) -> str | None:
 
 def _staged(repo: MemoryRepo, entries: list[list[str]]) -> bool:
     """Whether git's index holds ``entries`` ([mode, blob, path]): one ``update-index``
-    set them all, so all or none."""
-    now = {(e.mode, e.blob, e.path) for e in git.ls_files_stage(repo.root, *[p for _, _, p in entries])}
+    set them all, so all or none; not when git cannot read the index (none landed there)."""
+    try:
+        listed = git.ls_files_stage(repo.root, *[p for _, _, p in entries])
+    except GitError:
+        return False
+    now = {(e.mode, e.blob, e.path) for e in listed}
     return all(tuple(e) in now for e in entries)
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 from scarwarden.errors import GitError
 from scarwarden.git.read import StagedEntry
 from scarwarden.git.run import NO_REPLACE, lock_hint, own_session, run, run_chunked, run_ok
-from scarwarden.git.staging import LAND, index_info, run_script
+from scarwarden.git.staging import LAND, Flags, index_flags, index_info, run_script
 from scarwarden.git.staging import refresh_entries as refresh_entries  # re-exported for callers
 from scarwarden.git.staging import stage as stage  # re-exported for callers
 from scarwarden.git.temps import INDEX_PREFIX, MESSAGE_PREFIX, drop, remove_dead_temporaries, temp_name
@@ -73,13 +73,17 @@ class PreparedCommit:
     pin: int | None = None
     #: What git's real index gets for those paths, when not ``entries`` (a staged version kept).
     staged: tuple[StagedEntry, ...] = ()
+    #: The flags git's real index held for those paths, set again with their entries.
+    flags: Flags = ((), ())
 
     @property
     def index_entries(self) -> tuple[StagedEntry, ...]:
         return self.staged or self.entries
 
 
-def _private_index(root: Path | str, gitdir: Path, old: str | None) -> tuple[dict[str, str], int | None]:
+def _private_index(
+    root: Path | str, gitdir: Path, old: str | None, *, flagged: bool = False
+) -> tuple[dict[str, str], int | None]:
     """A private index holding HEAD's tree; the env selecting it, and an open descriptor
     of the real index when the private one started as it (see below), else None.
 
@@ -88,7 +92,9 @@ def _private_index(root: Path | str, gitdir: Path, old: str | None) -> tuple[dic
     place: it writes ``<file>.lock`` and renames it, so the real file is untouched).
     :func:`land` then swaps the private index in as the real one, if no one changed the
     real one meanwhile. At 100k files this saves the ``read-tree`` (a full index
-    write) and a full ``update-index`` of the real index. Otherwise: ``read-tree HEAD``.
+    write) and a full ``update-index`` of the real index. Otherwise (and when a path
+    written is ``flagged`` there: ``update-index`` leaves a skip-worktree entry as it is,
+    and the swap would drop its flag): ``read-tree HEAD``.
     """
     path = temp_name(gitdir, INDEX_PREFIX)
     os.unlink(path)  # git wants to create the index itself
@@ -96,7 +102,7 @@ def _private_index(root: Path | str, gitdir: Path, old: str | None) -> tuple[dic
     env["GIT_INDEX_FILE"] = path
     env["GIT_NO_REPLACE_OBJECTS"] = "1"  # what the hooks read is what is stored
     real = gitdir / "index"
-    if old is not None and "GIT_INDEX_FILE" not in os.environ:
+    if old is not None and "GIT_INDEX_FILE" not in os.environ and not flagged:
         try:
             os.link(real, path)
             pin: int | None = os.open(path, os.O_RDONLY)
@@ -156,7 +162,8 @@ def prepare_commit(
             hint=f"finish it (git {busy} --continue, or git commit) or abort it (git {busy} --abort) first",
         )
     old = where.head
-    env, pin = _private_index(root, gitdir, old)
+    flags = index_flags(root, paths)  # set again in git's index, after the commit
+    env, pin = _private_index(root, gitdir, old, flagged=any(flags))
     try:
         blobs = _add(root, env, paths, contents or {}, modes or {})
         if check is not None:
@@ -182,7 +189,7 @@ def prepare_commit(
     kept = {p: None if data is None else _blob(root, data) for p, data in (staged or {}).items()}
     index = tuple(_kept(e, kept, modes) for e in entries) if kept or modes else ()
     subject = message.split("\n", 1)[0]
-    return PreparedCommit(sha, old, entries, subject, env["GIT_INDEX_FILE"], inode, where, pin, index)
+    return PreparedCommit(sha, old, entries, subject, env["GIT_INDEX_FILE"], inode, where, pin, index, flags)
 
 
 def _add(
@@ -332,7 +339,14 @@ def land(root: Path | str, prepared: PreparedCommit, *, keep_fds: Sequence[int] 
     try:
         args = ["land", reflog, prepared.sha, prepared.old or ""]
         code, out, err = run_script(
-            root, prepared.where.gitdir, LAND, args, prepared.index_entries, env=env, keep_fds=keep_fds
+            root,
+            prepared.where.gitdir,
+            LAND,
+            args,
+            prepared.index_entries,
+            env=env,
+            keep_fds=keep_fds,
+            flags=prepared.flags,
         )
     finally:
         drop(prepared.index)

@@ -30,11 +30,16 @@ from scarwarden.git.temps import LIST_PREFIX, temp_name
 #: ``--no-commit``'s staging: ``update-index`` tried ``$SW_TRIES`` times, 0.1 s apart,
 #: while another git command holds the index (exit 4 then: ~2 s by default,
 #: :func:`lock_tries`); also the end of :data:`LAND`. The entries are read from the file
-#: ``$SW_LIST`` (:func:`index_info`).
+#: ``$SW_LIST`` (:func:`index_info`); setting an entry clears its flags, so those it had
+#: are set again, in the same try: the paths in ``$SW_SKIP`` and ``$SW_VALID``, if any
+#: (:func:`index_flags`).
 STAGE = """
 i=0
 while [ $i -lt "$SW_TRIES" ]; do
-  git update-index --add -z --index-info < "$SW_LIST" && exit 0
+  git update-index --add -z --index-info < "$SW_LIST" &&
+    { [ ! -s "$SW_SKIP" ] || git update-index --skip-worktree -z --stdin < "$SW_SKIP"; } &&
+    { [ ! -s "$SW_VALID" ] || git update-index --assume-unchanged -z --stdin < "$SW_VALID"; } &&
+    exit 0
   i=$((i + 1)); [ $i -lt "$SW_TRIES" ] && sleep 0.1
 done
 exit 4
@@ -96,6 +101,37 @@ def index_info(entries: Sequence[StagedEntry]) -> bytes:
     return b"".join(f"{e.mode} {e.blob}\t".encode() + os.fsencode(e.path) + b"\0" for e in entries)
 
 
+#: The paths git's index marks skip-worktree, and those it marks assume-unchanged.
+Flags = tuple[Sequence[str], Sequence[str]]
+
+
+def index_flags(root: Path | str, paths: Sequence[str]) -> Flags:
+    """The flags git's real index holds for ``paths`` (``ls-files -v``: tag ``S``, and a
+    lowercase tag), which setting their entries would clear (``update-index`` makes a new
+    entry). Many paths are matched here, not as pathspecs: git matches each entry against
+    each pathspec (2 s for 18k paths)."""
+    wanted = set(paths)
+    if not wanted:
+        return (), ()
+    few = len(wanted) <= 64
+    try:
+        out = run(root, "ls-files", "-v", "-z", *(["--", *(f":(literal){p}" for p in wanted)] if few else []))
+    except GitError as error:  # an index a newer git wrote, or a damaged one: git refuses it too
+        raise GitError(
+            f"git's index cannot be read, so nothing was committed or staged: {error.message}",
+            hint=error.hint
+            or "'git status' says the same; if a newer git wrote it, use that git; else rebuild "
+            "it from HEAD with 'git read-tree HEAD' (what was staged is lost)",
+        ) from None
+    skip, valid = [], []
+    for item in out.split(b"\0"):
+        tag, path = item[:1].decode("ascii", "replace"), os.fsdecode(item[2:])
+        if path in wanted:
+            skip += [path] if tag in "Ss" else []
+            valid += [path] if tag.islower() else []
+    return skip, valid
+
+
 def run_script(
     root: Path | str,
     gitdir: Path,
@@ -105,18 +141,25 @@ def run_script(
     *,
     env: Mapping[str, str] | None = None,
     keep_fds: Sequence[int] = (),
+    flags: Flags = ((), ()),
 ) -> tuple[int, bytes, bytes]:
-    """Run ``script`` (:data:`STAGE`, :data:`LAND`) with ``entries`` in ``$SW_LIST``, in a
-    session of its own; its exit status, stdout and stderr."""
+    """Run ``script`` (:data:`STAGE`, :data:`LAND`) with ``entries`` in ``$SW_LIST``, and
+    the paths whose ``flags`` it sets again, in a session of its own; its exit status,
+    stdout and stderr."""
     environ = os.environ if env is None else env
     tries = lock_tries(environ)
     listing = temp_name(gitdir, LIST_PREFIX)
+    lists = {"SW_LIST": listing, "SW_SKIP": "", "SW_VALID": ""}
     try:
         Path(listing).write_bytes(index_info(entries))
+        for var, paths in zip(("SW_SKIP", "SW_VALID"), flags, strict=True):
+            if paths:
+                lists[var] = temp_name(gitdir, LIST_PREFIX)
+                Path(lists[var]).write_bytes(b"".join(os.fsencode(p) + b"\0" for p in paths))
         proc = subprocess.Popen(
             ["sh", "-c", script, *args],
             cwd=str(root),
-            env={**environ, "SW_LIST": listing, "SW_TRIES": str(tries)},
+            env={**environ, **lists, "SW_TRIES": str(tries)},
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # a kill of our process group must not kill git mid-lock
@@ -124,7 +167,9 @@ def run_script(
         )
         out, err = _finish(proc)
     finally:
-        Path(listing).unlink(missing_ok=True)
+        for name in lists.values():
+            if name:
+                Path(name).unlink(missing_ok=True)
     return proc.returncode, out, err
 
 
@@ -148,7 +193,10 @@ def stage(root: Path | str, entries: Sequence[StagedEntry], *, keep_fds: Sequenc
     in half: one ``update-index`` in a session of its own, holding the caller's write
     lock (see :func:`scarwarden.git.index_commit.land`), so a kill of the command cannot
     leave ``index.lock``."""
-    code, out, err = run_script(root, git_dir(root), STAGE, ["stage"], entries, keep_fds=keep_fds)
+    flags = index_flags(root, [e.path for e in entries])
+    code, out, err = run_script(
+        root, git_dir(root), STAGE, ["stage"], entries, keep_fds=keep_fds, flags=flags
+    )
     if code != 0:
         detail = (out + err).decode("utf-8", "replace").strip()
         raise GitError(
