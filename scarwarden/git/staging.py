@@ -207,6 +207,17 @@ def stage(root: Path | str, entries: Sequence[StagedEntry], *, keep_fds: Sequenc
 
 def refresh_entries(root: Path | str, entries: Sequence[StagedEntry]) -> None:
     """Set the real index's entries for ``entries`` (used when a killed run's commit
-    landed but its index update did not)."""
+    landed but its index update did not), with the flags they had (:func:`index_flags`)."""
     if entries:
+        flags = index_flags(root, [e.path for e in entries])
         run(root, "update-index", "--add", "-z", "--index-info", input=index_info(entries))
+        for option, paths in zip(("--skip-worktree", "--assume-unchanged"), flags, strict=True):
+            if paths:
+                run(
+                    root,
+                    "update-index",
+                    option,
+                    "-z",
+                    "--stdin",
+                    input=b"".join(os.fsencode(p) + b"\0" for p in paths),
+                )

@@ -145,3 +145,26 @@ def test_no_commit_with_an_unreadable_index_leaves_nothing(demo_repo: MemoryRepo
     assert sorted((root / "memory").rglob("*")) == before
     assert not (demo_repo.state_dir / "write-journal.json").exists()
     assert index.read_bytes() == bytes(data)
+
+
+@pytest.mark.parametrize(("flag", "tag"), [("--skip-worktree", "S"), ("--assume-unchanged", "h")])
+def test_a_killed_writes_index_update_finished_later_keeps_the_flags(
+    demo_repo: MemoryRepo, flag: str, tag: str
+) -> None:
+    """The write journal finishes a killed write whose commit landed but whose index update
+    did not (``refresh_entries``): that cleared the flags of the paths it set, as the
+    write itself did before (``S``/``h`` became ``H``)."""
+    from scarwarden.git.index_commit import refresh_entries
+    from scarwarden.git.read import StagedEntry
+
+    root = demo_repo.root
+    (root / "AGENTS.md").write_bytes(b"# Our agents\n")
+    git(root, "add", "AGENTS.md")
+    git(root, "commit", "-q", "-m", "agents")
+    git(root, "update-index", flag, "AGENTS.md")
+    newer = root.parent / "agents-v2.md"
+    newer.write_bytes(b"# Our agents, v2\n")
+    blob = git(root, "hash-object", "-w", str(newer)).stdout.strip()
+    refresh_entries(root, [StagedEntry("100644", blob, "AGENTS.md")])
+    assert _tags(root, "AGENTS.md") == {"AGENTS.md": tag}
+    assert git(root, "ls-files", "-s", "AGENTS.md").stdout.split()[1] == blob
