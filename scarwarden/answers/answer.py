@@ -21,7 +21,7 @@ from typing import Any
 
 from scarwarden.answers.citations import Verification, verify_in_repo
 from scarwarden.answers.prompts import brief, memory_messages, no_memory_brief, no_memory_messages
-from scarwarden.answers.usage import screened_json, usage_json
+from scarwarden.answers.usage import screened_json, screened_line, usage_json
 from scarwarden.errors import ExitCode, ScarwardenError, UsageError
 from scarwarden.llm.client import ChatClient, ChatResponse
 from scarwarden.recall.router import ACT, ACT_AND_FLAG, ASK_HUMAN
@@ -70,6 +70,11 @@ class AnswerResult:
     @property
     def primary(self) -> Side | None:
         return self.memory if self.mode != "no-memory" else self.no_memory
+
+    def screened_line(self) -> str | None:
+        """What the screen replaced in the requests of both sides, in one line for a page."""
+        sides = [side for side in (self.memory, self.no_memory) if side is not None]
+        return screened_line([response for side in sides for response in side.responses])
 
     def to_json(self) -> dict[str, Any]:
         side = (self.primary or Side(self.mode != "no-memory")).to_json()

@@ -28,3 +28,14 @@ def screened_json(responses: Sequence[ChatResponse]) -> dict[str, list[str]] | N
         "redacted": list(dict.fromkeys(kind for r in responses for kind in r.redacted)),
         "personal": list(dict.fromkeys(kind for r in responses for kind in r.personal)),
     }
+
+
+def screened_line(responses: Sequence[ChatResponse]) -> str | None:
+    """:func:`screened_json` as one short line for a page (the web UI's task page), or
+    ``None`` when the screen changed nothing."""
+    data = screened_json(responses)
+    if not data or not (data["redacted"] or data["personal"]):
+        return None
+    said = [f"{', '.join(data['redacted'])} replaced by a placeholder"] if data["redacted"] else []
+    said += [f"personal data sent as it was: {kind} (privacy: warn)" for kind in data["personal"]]
+    return f"Screened before it was sent to the model: {'; '.join(said)}."
