@@ -108,6 +108,8 @@ def _complete(
 ) -> dict[str, Any]:
     import requests
 
+    from scarwarden.llm.endpoint import shown_url
+
     body = {"model": model, "messages": messages, "tools": tools}
     try:
         response = requests.post(
@@ -116,8 +118,9 @@ def _complete(
             headers={"Authorization": f"Bearer {api_key}"},
             timeout=timeout,
         )
-    except requests.RequestException as exc:
-        raise ModelUnreachable(f"the model endpoint did not answer: {exc}") from None
+    except requests.RequestException as exc:  # its text may quote the URL: never its password
+        said = str(exc).replace(base_url.rstrip("/"), shown_url(base_url.rstrip("/")))
+        raise ModelUnreachable(f"the model endpoint did not answer: {said}") from None
     if response.status_code != 200:  # some servers echo the key: never quoted
         said = response.text[:200].replace(api_key, "***") if api_key else response.text[:200]
         raise ModelError(f"the model answered HTTP {response.status_code}: {said}")

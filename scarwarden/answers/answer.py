@@ -21,7 +21,7 @@ from typing import Any
 
 from scarwarden.answers.citations import Verification, verify_in_repo
 from scarwarden.answers.prompts import brief, memory_messages, no_memory_brief, no_memory_messages
-from scarwarden.answers.usage import usage_json
+from scarwarden.answers.usage import screened_json, screened_line, usage_json
 from scarwarden.errors import ExitCode, ScarwardenError, UsageError
 from scarwarden.llm.client import ChatClient, ChatResponse
 from scarwarden.recall.router import ACT, ACT_AND_FLAG, ASK_HUMAN
@@ -46,6 +46,7 @@ class Side:
             "answer": self.answer,
             "model": self.model,
             "usage": usage_json(self.responses),
+            "screened": screened_json(self.responses),
             "verification": self.verification.to_json() if self.verification else None,
             "qc": self.qc.to_json() if self.qc is not None else None,
         }
@@ -70,6 +71,11 @@ class AnswerResult:
     def primary(self) -> Side | None:
         return self.memory if self.mode != "no-memory" else self.no_memory
 
+    def screened_line(self) -> str | None:
+        """What the screen replaced in the requests of both sides, in one line for a page."""
+        sides = [side for side in (self.memory, self.no_memory) if side is not None]
+        return screened_line([response for side in sides for response in side.responses])
+
     def to_json(self) -> dict[str, Any]:
         side = (self.primary or Side(self.mode != "no-memory")).to_json()
         data: dict[str, Any] = {
@@ -82,6 +88,7 @@ class AnswerResult:
             "verification": side["verification"],
             "model": side["model"],
             "usage": side["usage"],
+            "screened": side["screened"],
             "qc": side["qc"],
             "brief": self.brief,
             "model_configured": self.model_configured,

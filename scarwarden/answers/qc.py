@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scarwarden.answers.prompts import brief, fence, memory_messages, rules_block
-from scarwarden.answers.usage import usage_json
+from scarwarden.answers.usage import screened_json, usage_json
 from scarwarden.files.episodes import RULE_ID_RE
 from scarwarden.files.input_policy import text_problem
 from scarwarden.files.rule_ids import canonical as canonical_rule_id
@@ -290,6 +290,7 @@ class DraftReview:
             "verification": self.verification.to_json() if self.verification else None,
             "model": self.model,
             "usage": usage_json(self.responses),
+            "screened": screened_json(self.responses),
             "brief": self.brief,
         }
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from scarwarden.config import Config, ModelSettings, PrivacySettings
 from scarwarden.errors import ConfigError, ModelError, ModelUnreachable, ValidationError
 from scarwarden.files.input_policy import encoding_problem, encoding_problems_in
+from scarwarden.llm.endpoint import shown_url
 from scarwarden.llm.reply import (
     json_content,
     post,
@@ -41,7 +42,7 @@ from scarwarden.llm.reply import (
     server_says,
     token_counts,
 )
-from scarwarden.llm.screen import screen_messages
+from scarwarden.llm.screen import screen_messages, text_of
 from scarwarden.logs import log
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -60,15 +61,6 @@ KEY_VARS = ("SCARWARDEN_API_KEY", "DASHSCOPE_API_KEY")
 #: A chat message; ``content`` is text, or a list of parts (text and ``image_url``)
 #: for a vision model (issue 19).
 Message = Mapping[str, Any]
-
-
-def _text_of(content: Any) -> str:
-    """The text of a message's content, whether a string or a list of parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return ""
 
 
 @dataclass(frozen=True)
@@ -169,7 +161,7 @@ class ChatClient:
         self.calls: list[ChatResponse] = []
 
     def __repr__(self) -> str:  # never show the key, even in a debugger or a traceback
-        return f"ChatClient(base_url={self.settings.base_url!r})"
+        return f"ChatClient(base_url={shown_url(self.settings.base_url)!r})"
 
     @property
     def url(self) -> str:
@@ -187,7 +179,7 @@ class ChatClient:
 
     def _key_hint(self) -> str:
         where = self.key_source or " or ".join(KEY_VARS)
-        return f"set {where} to a valid key for {self.settings.base_url}"
+        return f"set {where} to a valid key for {shown_url(self.settings.base_url)}"
 
     def _model_setting(self, model: str) -> str:
         if model == self.settings.vision_model:
@@ -222,8 +214,7 @@ class ChatClient:
         if json_mode and self.json_mode_supported:
             body["response_format"] = {"type": "json_object"}
         attempts = 1 + max(0, self.settings.max_retries)
-        last_problem = ""
-        attempt = 0
+        last_problem, attempt = "", 0
         while attempt < attempts:
             response, outcome = self._post(body, model)
             if isinstance(outcome, ChatResponse):
@@ -241,7 +232,7 @@ class ChatClient:
                 )
                 self._sleep(delay)
         raise ModelUnreachable(
-            f"the model server at {self.settings.base_url} did not answer after "
+            f"the model server at {shown_url(self.settings.base_url)} did not answer after "
             f"{attempts} attempt{'s' if attempts != 1 else ''}: {last_problem}",
             hint="check the network and model.base_url (SCARWARDEN_BASE_URL); raise "
             "model.timeout or model.max_retries in scarwarden.yaml; or run offline",
@@ -267,7 +258,7 @@ class ChatClient:
         ):
             # A typo in the setting, not a network problem: retrying cannot help.
             raise ConfigError(
-                f"model.base_url is not a usable http(s) URL: {self.settings.base_url!r}",
+                f"model.base_url is not a usable http(s) URL: {shown_url(self.settings.base_url)!r}",
                 hint="set it (or SCARWARDEN_BASE_URL) to the part before "
                 "/chat/completions, e.g. http://localhost:11434/v1",
             ) from None
@@ -292,16 +283,17 @@ class ChatClient:
             del body["response_format"]
             return _ASK_AGAIN
         if 300 <= status < 400:  # not followed: the key goes to base_url only
-            raise redirected(response, self.settings.base_url, self._scrub)
+            raise redirected(response, shown_url(self.settings.base_url), self._scrub)
         if status in (401, 403):
             raise ModelError(
-                f"bad key: the model server at {self.settings.base_url} refused the "
+                f"bad key: the model server at {shown_url(self.settings.base_url)} refused the "
                 f"API key (HTTP {status}): {self._server_says(response)}",
                 hint=self._key_hint(),
             )
         if status == 404:
             raise ModelError(
-                f"model not found: {model} (HTTP 404 from {self.url}): {self._server_says(response)}",
+                f"model not found: {model} (HTTP 404 from {shown_url(self.url)}): "
+                f"{self._server_says(response)}",
                 hint=f"set {self._model_setting(model)} to a model this server "
                 f"serves, or fix model.base_url (SCARWARDEN_BASE_URL)",
             )
@@ -345,7 +337,7 @@ class ChatClient:
         if counts is not None:
             counted = Usage(*counts, estimated=False)
         else:
-            prompt = estimate_tokens("".join(_text_of(m.get("content", "")) for m in body["messages"]))
+            prompt = estimate_tokens("".join(text_of(m.get("content", "")) for m in body["messages"]))
             completion = estimate_tokens(content)
             counted = Usage(prompt, completion, prompt + completion, estimated=True)
         return ChatResponse(content, counted, str(data.get("model") or model))

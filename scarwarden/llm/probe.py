@@ -16,6 +16,7 @@ from typing import Any
 
 from scarwarden.config import Config
 from scarwarden.errors import ExitCode, ModelError
+from scarwarden.llm.endpoint import shown_url
 from scarwarden.llm.reply import post, read_body, shown, within
 
 #: Seconds to wait for the probe's answers: a check should be quick to say "no".
@@ -76,7 +77,7 @@ def probe(config: Config, environ: Mapping[str, str], session: Any = None) -> Pr
     provider = settings.provider or "(none: the defaults)"
     if config.provider_from:
         provider += f", chosen by {config.provider_from}"
-    report = ProbeReport(settings.base_url, provider)
+    report = ProbeReport(shown_url(settings.base_url), provider)  # never its password
     key = config.api_key(environ) or ""
     if not key and config.needs_key():
         # Issue 28: no key, no connection: a test of a key that is not there says so
@@ -104,7 +105,8 @@ def probe(config: Config, environ: Mapping[str, str], session: Any = None) -> Pr
     if unread is not None:
         report.checks.append(Check("reachable", False, unread))
         return report
-    report.checks.append(Check("reachable", True, f"HTTP {listing.status_code} from GET {base}/models"))
+    reached = f"HTTP {listing.status_code} from GET {report.base_url.rstrip('/')}/models"
+    report.checks.append(Check("reachable", True, reached))
     if 300 <= listing.status_code < 400:  # as the client: not followed, the key stays here
         report.checks.append(Check("base_url", False, _redirect(listing, "GET /models", headers)))
         return report

@@ -7,6 +7,7 @@ Imported by :mod:`scarwarden.llm.client`, which owns the requests; ``requests`` 
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import re
@@ -145,7 +146,9 @@ def read_body(response: requests.Response, deadline: float, timeout: float) -> s
                 return f"no complete answer within {timeout:g} s (model.timeout)"
     except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
         return f"the connection broke while the reply was read ({type(exc).__name__})"
-    response._content = b"".join(chunks)  # what .json() and .text read from now on
+    # what .json() and .text read from now on; without a leading UTF-8 byte order mark,
+    # which requests decodes as text for application/json, and json then refuses
+    response._content = b"".join(chunks).removeprefix(codecs.BOM_UTF8)
     return None
 
 
@@ -154,8 +157,9 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
 
 def json_content(content: str) -> Any:
     """Parse a reply's JSON content, tolerating one surrounding markdown code fence
-    (models add them). Raises ``json.JSONDecodeError``, or ``RecursionError`` for JSON
-    nested deeper than Python reads."""
+    (models add them) and a leading byte order mark (some add one). Raises
+    ``json.JSONDecodeError``, or ``RecursionError`` for JSON nested deeper than Python reads."""
+    content = content.lstrip(" \t\r\n\ufeff")  # json.loads: "Unexpected UTF-8 BOM"
     match = _FENCE.match(content)
     return json.loads(match.group(1) if match else content, parse_int=read_int)
 

@@ -141,3 +141,12 @@ def _credentials(text: str, allow: Collection[str]) -> list[tuple[str, str, int]
     values: list[str] = []
     found = secret_scan.scan_text(text, None, allow, by_line=True, values=values)
     return [(f.kind, value, f.line or 1) for f, value in zip(found, values, strict=True)]
+
+
+def text_of(content: Any) -> str:
+    """The text of a message's content, whether a string or a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""

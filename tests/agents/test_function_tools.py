@@ -215,3 +215,14 @@ def test_the_agent_loop_sends_no_credential_and_quotes_no_key(demo_repo: MemoryR
         with pytest.raises(ModelError) as refused:
             run(Memory(demo_repo), "Post the note", base_url=llm.url, api_key=key, model="fake-model")
     assert "HTTP 401" in str(refused.value) and key not in str(refused.value)
+
+
+def test_the_agent_loop_never_quotes_a_password_in_the_base_url(demo_repo: MemoryRepo) -> None:
+    """requests' own error text quotes the URL ("No connection adapters were found for
+    'bob:s3cret@...'"): the loop's error quoted it whole; now as ``bob:***@``."""
+    from scarwarden.errors import ModelUnreachable
+
+    with pytest.raises(ModelUnreachable) as info:
+        url = "bob:s3cretPW@localhost:9/v1"
+        run(Memory(demo_repo), "Post the note", base_url=url, api_key="k", model="m")
+    assert "s3cretPW" not in str(info.value) and "bob:***@localhost:9/v1" in str(info.value)

@@ -231,3 +231,15 @@ def test_record_says_the_privacy_warnings(visual, fake_llm) -> None:
     assert "Recorded as ep-" in result.stderr, result.output
     assert "field 'task': holds personal data: a payment card number (privacy.card: warn)" in result.stderr
     assert "4111" not in result.stderr
+
+
+def test_without_a_model_the_hint_hides_a_password_in_base_url(visual, monkeypatch) -> None:
+    """model.base_url with ``user:password@``: the hint names the server, never the password."""
+    for var in ("SCARWARDEN_API_KEY", "DASHSCOPE_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("SCARWARDEN_BASE_URL", "https://bob:s3cretPW@llm.internal/v1")
+    _repo, cli, image, _ep = visual
+    result = cli("audit-image", str(image), "--task", "Beta banner", "--strict")
+    assert result.exit_code == 4
+    assert "s3cretPW" not in result.output + result.stderr
+    assert "https://bob:***@llm.internal/v1" in result.stderr

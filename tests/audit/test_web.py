@@ -239,6 +239,24 @@ def test_task_page_with_a_model_answers_both_sides(fake_llm, distilled) -> None:
     assert "PB-01" not in str(fake_llm.requests[1]["body"]["messages"])
 
 
+def test_task_page_says_what_the_screen_replaced(fake_llm, distilled) -> None:  # type: ignore[no-untyped-def]
+    """The screen's warning was only in the server's log: the page says it in one line,
+    the kinds, never the value."""
+    from fake_secrets import ALNUM, draw
+    from fakellm import completion
+
+    token = "gh" + "p_" + draw(ALNUM, 36)
+    client = create_app(distilled.repo.root, csrf_token=TOKEN).test_client()
+    fake_llm.default = completion("Announcing our beta!")
+    task = f"Draft a LinkedIn post announcing our beta, token {token}, card 4111 1111 1111 1111"
+    page = text_of(client.get("/task", query_string={"task": task}).get_data(as_text=True))
+    assert token not in str(fake_llm.requests)
+    assert "github-token replaced by a placeholder" in page and "card (privacy: warn)" in page
+    assert page.count(token) == page.count(task)  # the task box and its echo only: no warning quotes it
+    clean = client.get("/task?task=Draft+a+LinkedIn+post+announcing+our+beta").get_data(as_text=True)
+    assert "placeholder" not in text_of(clean)
+
+
 def test_task_page_with_a_failing_model_recalls_once(fake_llm, distilled) -> None:  # type: ignore[no-untyped-def]
     from scarwarden.index import open_index
     from scarwarden.recall.log import read_log

@@ -276,6 +276,27 @@ def test_complete_json_accepts_a_fenced_reply(llm: FakeLLM) -> None:
     assert value == ["f"]
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        "\ufeff" + json.dumps({"names": ["b"]}),
+        "\ufeff```json\n" + json.dumps({"names": ["b"]}) + "\n```",
+        "\n\ufeff" + json.dumps({"names": ["b"]}),
+    ],
+)
+def test_complete_json_accepts_a_reply_starting_with_a_byte_order_mark(llm: FakeLLM, content: str) -> None:
+    """A UTF-8 BOM before the JSON (some servers and models send one) is no reason to
+    refuse it: json.loads alone says 'Unexpected UTF-8 BOM', and after the repair, exit 5."""
+    llm.script(completion(content), completion(content))
+    value, responses = complete_json(make_client(llm), MSG, model="m", parse=_parse_names, what="names")
+    assert value == ["b"] and len(responses) == 1
+
+
+def test_a_whole_reply_body_starting_with_a_byte_order_mark_is_read(llm: FakeLLM) -> None:
+    llm.script((200, "\ufeff" + json.dumps(completion("hello"))))
+    assert make_client(llm).complete(MSG, model="m").content == "hello"
+
+
 # -- configuration -------------------------------------------------------------------
 
 

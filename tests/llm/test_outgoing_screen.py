@@ -223,3 +223,34 @@ def test_what_is_sent_holds_no_credential(words: list[str]) -> None:
     out, kinds = screen_text(text, (), ())
     assert not scan_text(out, by_line=True)
     assert (out == text) == (not kinds)
+
+
+def test_answer_json_says_what_the_screen_replaced(cli: Any, demo_repo: MemoryRepo, fake_llm) -> None:
+    """``screened`` in answer --json: the kinds replaced (``redacted``) and the personal
+    data ``privacy: warn`` sent (``personal``), for each side; never a value. Only
+    stderr said so before."""
+    fake_llm.default = completion("Our beta is live.")
+    data = json.loads(cli("answer", LAUNCH, "--compare", "--json").stdout)
+    assert data["screened"] == {"redacted": ["github-token"], "personal": []}
+    assert data["no_memory"]["screened"] == {"redacted": ["github-token"], "personal": []}
+    card = cli("answer", "Write a LinkedIn post; pay with card 4111 1111 1111 1111", "--no-memory", "--json")
+    assert json.loads(card.stdout)["screened"] == {"redacted": [], "personal": ["card"]}
+    clean = cli("answer", "Write a LinkedIn post about the launch", "--no-memory", "--json")
+    assert json.loads(clean.stdout)["screened"] == {"redacted": [], "personal": []}
+
+
+def test_answer_json_without_a_model_sent_nothing_to_screen(cli: Any, demo_repo: MemoryRepo) -> None:
+    data = json.loads(cli("answer", LAUNCH, "--json").stdout)
+    assert data["model_configured"] is False and data["screened"] is None
+
+
+def test_review_draft_json_says_what_the_screen_replaced(cli: Any, demo_repo: MemoryRepo, fake_llm) -> None:
+    from fakellm import reply_json
+
+    fake_llm.default = reply_json({"verdict": "pass", "violations": []})
+    draft = f"Our beta is live! Deploy with {TOKEN}\n"
+    task = "Draft a LinkedIn post announcing our beta"
+    result = cli("review-draft", "--task", task, "-", "--json", input=draft)
+    data = json.loads(result.stdout)
+    assert fake_llm.requests and TOKEN not in sent(fake_llm)
+    assert data["screened"] == {"redacted": ["github-token"], "personal": []}

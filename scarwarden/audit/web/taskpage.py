@@ -105,7 +105,7 @@ def task_page(
     result, ctx["model_error"] = answer_or_brief(
         repo, task, client=client, memory=mode != "off", compare=mode == "both", log=log
     )
-    ctx["recall"] = result.recall
+    ctx["recall"], ctx["screened"] = result.recall, result.screened_line()  # the screen: kinds only
     # The forms below name the receipt only when the recall log holds it (a GET logs
     # nothing, so its receipt could not be resolved when the answer is posted).
     ctx["logged"] = log

@@ -10,7 +10,8 @@ import click
 from scarwarden.cli.commands._common import echo_json, get_repo, limit_option, terminal_text
 from scarwarden.cli.commands._human import answer_option, kept_if_lost, prompt_human
 from scarwarden.cli.commands._input import read_file, read_stdin
-from scarwarden.errors import NoModelConfigured, ScarwardenError, UsageError
+from scarwarden.cli.commands._model import no_model_error
+from scarwarden.errors import ScarwardenError, UsageError
 from scarwarden.repo import MemoryRepo
 from scarwarden.settings_check import MAX_RETAKES
 
@@ -28,18 +29,6 @@ def _client(repo: MemoryRepo) -> ChatClient | None:
     from scarwarden.llm.client import client_from_config
 
     return client_from_config(repo.config, os.environ)
-
-
-def no_model_error(repo: MemoryRepo, what: str) -> NoModelConfigured:
-    """The plain 'no model is configured' failure (exit 4), saying how to configure one."""
-    return NoModelConfigured(
-        f"no model is configured, so {what}",
-        hint=f"set {repo.config.key_names()} to use "
-        f"{repo.config.model.answer_model} at {repo.config.model.base_url}; for another "
-        "server name a preset in scarwarden.yaml (model.provider: openai, ollama, vllm, "
-        "openrouter...; `scarwarden models` lists them) or set SCARWARDEN_BASE_URL "
-        "and SCARWARDEN_MODEL_ANSWER. See docs/models.md.",
-    )
 
 
 # -- answer -------------------------------------------------------------------------

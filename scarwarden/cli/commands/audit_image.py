@@ -104,12 +104,13 @@ def _print(audit: ImageAudit) -> None:
 
 def _finish(repo: MemoryRepo, audit: ImageAudit, *, strict: bool, record: bool, has_model: bool) -> None:
     from scarwarden.answers.visual import NOT_JUDGED
+    from scarwarden.llm.endpoint import shown_url
 
     if not audit.judged and audit.rules:
         settings = repo.config.model
         hint = (
             f"set {repo.config.key_names()} to use "
-            f"{settings.vision_model} at {settings.base_url} "
+            f"{settings.vision_model} at {shown_url(settings.base_url)} "
             "(SCARWARDEN_MODEL_VISION names another vision model). See docs/answers.md."
         )
         if not settings.vision_model:

@@ -8,6 +8,7 @@ import click
 
 from scarwarden.cli.commands._common import echo_json, get_repo
 from scarwarden.errors import ScarwardenError
+from scarwarden.llm.endpoint import shown_url
 
 
 @click.command()
@@ -78,7 +79,7 @@ def _list(config: object, as_json: bool) -> None:
     key_set = bool(config.api_key(os.environ))
     current = {
         "provider": settings.provider or None,
-        "base_url": settings.base_url,
+        "base_url": shown_url(settings.base_url),  # never its password
         "distill_model": settings.distill_model,
         "answer_model": settings.answer_model,
         "vision_model": settings.vision_model or None,
@@ -107,7 +108,7 @@ def _list(config: object, as_json: bool) -> None:
         f"  (chosen by {config.provider_from}: no provider or base_url set)" if config.provider_from else ""
     )
     click.echo(f"  provider       {settings.provider or '(none: the DashScope defaults)'}{chosen}")
-    click.echo(f"  base_url       {settings.base_url}")
+    click.echo(f"  base_url       {current['base_url']}")
     click.echo(f"  distill_model  {settings.distill_model}")
     click.echo(f"  answer_model   {settings.answer_model}")
     click.echo(f"  vision_model   {settings.vision_model or _NO_VISION}")
