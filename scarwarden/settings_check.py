@@ -109,7 +109,7 @@ def coerce_setting(value: Any, default: Any, name: str, origin: str | None) -> A
         checked = value
     if checked is None:
         raise ConfigError(
-            f"{name} must be {expected.__name__}, got {type(value).__name__} ({value!r})",
+            f"{name} must be {expected.__name__}, got {type(value).__name__} ({_shown(value)})",
             hint=f"fix it in {SETTINGS_FILE} or remove it to use the default ({default!r})",
         )
     problem = range_problem(name, checked)
@@ -182,3 +182,12 @@ def unquoted_off(value: bool, name: str) -> str:
         f"{name} must be off, warn or refuse, got true",
         hint=f"YAML reads an unquoted on, yes or true as true: write off, warn or refuse in {SETTINGS_FILE}",
     )
+
+
+#: An address's password (``scheme://user:password@``), never printed (docs/models.md).
+_PASSWORD = re.compile(r"(://[^\s/@:'\"]*:)[^\s/@'\"]*@")
+
+
+def _shown(value: object) -> str:
+    """``value`` as a message quotes it: its ``repr``, an address's password hidden."""
+    return _PASSWORD.sub(r"\1***@", repr(value))

@@ -112,3 +112,14 @@ def test_answer_through_the_fake_server_never_prints_the_password(cli: Any, llm:
     env = {"SCARWARDEN_BASE_URL": _with_user(llm.url), "SCARWARDEN_API_KEY": KEY}
     result = cli("answer", "Draft a LinkedIn post announcing our beta", "--json", env=env)
     assert result.exit_code == 0 and PASSWORD not in result.output + result.stderr
+
+
+def test_a_mistyped_base_url_setting_hides_the_password(cli: Any) -> None:
+    """scarwarden.yaml's ``model.base_url`` given as a list: the settings check quoted the
+    value whole, ``must be str, got list (['https://bob:<password>@h/v1'])``."""
+    root = cli.root
+    (root / "scarwarden.yaml").write_text(f"model:\n  base_url: ['https://bob:{PASSWORD}@llm.internal/v1']\n")
+    result = cli("models")
+    assert result.exit_code == 2, result.output
+    assert "model.base_url must be str, got list" in result.output
+    assert PASSWORD not in result.output and "bob:***@llm.internal" in result.output
