@@ -16,7 +16,7 @@ from typing import Any
 
 from scarwarden import git
 from scarwarden.errors import Problem, ScarwardenError, UsageError, ValidationError
-from scarwarden.files import write_journal
+from scarwarden.files import unwritten, write_journal
 from scarwarden.files.atomic import atomic_write, remove_dead_temps, write_lock
 from scarwarden.files.episode_input import normalise_input
 from scarwarden.files.episodes import EPISODE_ID_RE, Episode, locate, mint_id
@@ -127,7 +127,7 @@ def add_episodes(
     with nullcontext() if locked else write_lock(repo):
         write_journal.recover(repo)
         episodes = _prepare_batch(repo, inputs, source, now, warn, allow_unknown_rules)
-        _land_batch(repo, episodes, images, commit=commit, message=message, check=check)
+        _land_batch(repo, episodes, images, commit=commit, message=message, check=check, source=source)
     return episodes
 
 
@@ -139,11 +139,16 @@ def _land_batch(
     commit: bool,
     message: str | None,
     check: Check | None,
+    source: str,
 ) -> None:
     """Journal, write and commit (or stage) the prepared batch, under the caller's write
-    lock; anything that fails or is interrupted is undone from the journal."""
+    lock; anything that fails or is interrupted is undone from the journal. A refusal
+    names each episode as :func:`screen` does, not by the file it never had."""
     planned = [Planned(ep.relpath(repo.episodes_rel), ep.render().encode("utf-8")) for ep in episodes]
-    land(repo, planned, images, commit=commit, message=message or commit_message(episodes), check=check)
+    try:
+        land(repo, planned, images, commit=commit, message=message or commit_message(episodes), check=check)
+    except ValidationError as exc:
+        raise unwritten.renamed(exc, source, [p.path for p in planned], [ep.id for ep in episodes]) from None
 
 
 def land(
@@ -290,8 +295,7 @@ def screen(repo: MemoryRepo, episodes: Sequence[Episode], source: str) -> list[P
     refused: list[Problem] = []
     warned: list[Problem] = []
     for number, ep in enumerate(episodes, 1):
-        named = {"warn": f"{source} ({ep.id})"}
-        named["refuse"] = source if len(episodes) == 1 else f"{source} (item {number})"
+        named = {"warn": f"{source} ({ep.id})", "refuse": unwritten.name(source, number, len(episodes))}
         for found in secret_scan.scan_mapping(ep.data, repo.config.secrets.allow):
             message, hint = secret_scan.describe(found), secret_scan.hint(found)
             refused.append(Problem(message, file=named["refuse"], field=found.field, hint=hint))
@@ -342,7 +346,7 @@ def unknown_rules_applied(
     def where(ep: Episode) -> str:
         if batch is None:
             return f"{source} ({ep.id})"
-        return source if len(batch) == 1 else f"{source} (item {places[id(ep)]})"
+        return unwritten.name(source, places[id(ep)], len(batch))
 
     return [
         Problem(
