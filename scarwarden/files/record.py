@@ -118,7 +118,8 @@ def add_episodes(
     ``attachments``: each stored once, however many episodes attach it.
 
     Every episode is screened first (:func:`screen`): a credential refuses the batch,
-    personal data is refused or passed to ``warn`` as ``privacy:`` says;
+    personal data is refused or passed to ``warn`` (once the batch is written: a refused
+    batch's warnings name IDs never written) as ``privacy:`` says;
     ``redact_pii`` replaces personal data with typed placeholders before all that."""
     if git.toplevel(repo.root) is None:
         raise ScarwardenError(f"{repo.root} is not a git repository")
@@ -126,8 +127,11 @@ def add_episodes(
         inputs = _redact_inputs(inputs)
     with nullcontext() if locked else write_lock(repo):
         write_journal.recover(repo)
-        episodes = _prepare_batch(repo, inputs, source, now, warn, allow_unknown_rules)
+        episodes, warnings = _prepare_batch(repo, inputs, source, now, allow_unknown_rules)
         _land_batch(repo, episodes, images, commit=commit, message=message, check=check, source=source)
+    if warn is not None:
+        for problem in warnings:
+            warn(problem)
     return episodes
 
 
@@ -222,10 +226,9 @@ def _prepare_batch(
     inputs: Sequence[Any],
     source: str,
     now: str | None,
-    warn: Callable[[Problem], None] | None,
     allow_unknown_rules: bool = False,
-) -> list[Episode]:
-    """The batch validated and screened (warnings passed to ``warn``), IDs settled."""
+) -> tuple[list[Episode], list[Problem]]:
+    """The batch validated and screened, IDs settled; and its warnings."""
     # Minted IDs need no look-up (50 random bits, never reused); an ID that is not
     # valid is refused by prepare() whatever the files hold.
     candidate_ids = [
@@ -235,18 +238,13 @@ def _prepare_batch(
     ]
     existing = ids_in_ledger(repo, candidate_ids)
     episodes = prepare(inputs, source=source, now=now, existing_ids=existing)
-    for problem in screen(repo, episodes, source):
-        if warn is not None:
-            warn(problem)
+    warnings = screen(repo, episodes, source)
     imported: list[Episode] = []
     own: list[Episode] = []  # not "ep not in imported": a comparison of every pair
     for ep in episodes:
         (imported if allow_unknown_rules or ep.get("source") == IMPORTED else own).append(ep)
     refuse_unknown_rules(unknown_rules_applied(repo, own, source, batch=episodes), source)
-    for problem in unknown_rules_applied(repo, imported, source):
-        if warn is not None:
-            warn(problem)
-    return episodes
+    return episodes, warnings + unknown_rules_applied(repo, imported, source)
 
 
 def _write_batch(
