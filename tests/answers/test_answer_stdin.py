@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from conftest import Cli
 from helpers import State
 
@@ -49,3 +51,36 @@ def test_answer_reads_a_dash_task_from_stdin(cli: Cli, demo_repo: MemoryRepo) ->
     assert both.exit_code == 2, both.output
     assert "the task and --answer both read stdin" in both.stderr
     assert State.of(demo_repo) == before
+
+
+def test_a_task_read_from_stdin_drops_a_byte_order_mark(cli: Cli, demo_repo: MemoryRepo) -> None:
+    """`ask -`, `answer -` and `recall -` kept U+FEFF at the start of a task piped from a
+    file saved with a byte order mark: recorded in the episode's task, an invisible
+    character in memory, and recalled as a different task. It is dropped, as --answer -
+    drops it (docs/formats.md, "Text")."""
+    task = "Book travel for the Berlin conference"
+    recalled = cli("recall", "--json", "-", input="\ufeff" + task + "\n")
+    assert recalled.exit_code == 0, recalled.output
+    assert json.loads(recalled.stdout)["task"] == task
+    for args in (("ask", "-", "--answer", "Use the portal"), ("answer", "-", "--answer", "Use the portal")):
+        result = cli(*args, "--json", input="\ufeff" + task + "\n")
+        assert result.exit_code == 0, (args, result.output)
+        data = json.loads(result.stdout)
+        ep_id = data["episode"]["id"] if args[0] == "ask" else data["recorded_episode"]
+        with open_index(demo_repo) as index:
+            episode = index.get_episode(ep_id)
+        assert episode is not None and episode.task == task, args
+
+
+def test_a_receipt_read_from_stdin_or_a_file_drops_a_byte_order_mark(
+    cli: Cli, demo_repo: MemoryRepo, tmp_path
+) -> None:
+    """`episode add --receipt -` (or a file) saved with a byte order mark was refused
+    "--receipt: not JSON (Unexpected UTF-8 BOM (decode using utf-8-sig) ...)"."""
+    task = "Post our discount code on Twitter"
+    receipt = cli("recall", "--json", task).stdout
+    text = "\ufeff" + json.dumps(json.loads(receipt)["receipt"])
+    (tmp_path / "receipt.json").write_text(text, encoding="utf-8")
+    for value, stdin in (("-", text), (str(tmp_path / "receipt.json"), None)):
+        result = cli("episode", "add", "--task", task, "--action", "Kept", "--receipt", value, input=stdin)
+        assert result.exit_code == 0, (value, result.output)
