@@ -84,3 +84,18 @@ def test_a_receipt_read_from_stdin_or_a_file_drops_a_byte_order_mark(
     for value, stdin in (("-", text), (str(tmp_path / "receipt.json"), None)):
         result = cli("episode", "add", "--task", task, "--action", "Kept", "--receipt", value, input=stdin)
         assert result.exit_code == 0, (value, result.output)
+
+
+def test_a_task_read_from_stdin_is_answered_without_its_newline(cli: Cli, demo_repo: MemoryRepo) -> None:
+    """`echo TASK | answer -` kept the newline echo ends it with: --json said "task":
+    "...conference\n", the question quoted it across two lines, and the hint without a
+    terminal printed 'scarwarden answer "Plan the offsite<newline>" --answer "..."', a
+    command that records another task. The task is stripped, as recall and ask strip it."""
+    task = "Book travel for the Berlin conference"
+    result = cli("answer", "--json", "-", input=task + "\n")
+    assert result.exit_code == 1, result.output  # ASK_HUMAN, no terminal, no --answer
+    assert f'pass the human\'s answer: scarwarden answer "{task}" --answer "..."' in result.stderr
+    recorded = cli("answer", "--json", "-", "--answer", "Use the portal", input=task + "\n")
+    assert recorded.exit_code == 0, recorded.output
+    data = json.loads(recorded.stdout)
+    assert data["task"] == task and "\n" not in data["question"]
