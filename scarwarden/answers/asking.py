@@ -161,7 +161,7 @@ def record_human_answer(
         from scarwarden.recall.receipts import resolve
 
         data["recalled"] = resolve(repo, receipt, source="receipt")
-    with _hinted_for_answers(warn) as warned:
+    with hinted_for_answers(warn) as warned:
         (episode,) = add_episodes(
             repo,
             [data],
@@ -190,7 +190,7 @@ PERSONAL_DATA_WARNING_HINT = (
 
 
 @contextmanager
-def _hinted_for_answers(
+def hinted_for_answers(
     warn: Callable[[Problem], None] | None = None,
 ) -> Iterator[Callable[[Problem], None] | None]:
     """Re-raise a refusal of personal data with :data:`PERSONAL_DATA_HINT` on each of
@@ -299,7 +299,7 @@ def record_confirmation(
 
         data["recalled"] = resolve(repo, receipt, source="receipt")
     check = gate_check(repo, "the confirmation")
-    with _hinted_for_answers(warn) as warned:
+    with hinted_for_answers(warn) as warned:
         (episode,) = add_episodes(
             repo, [data], commit=commit, source="human confirmation", check=check, locked=locked, warn=warned
         )
