@@ -99,3 +99,10 @@ def test_a_task_read_from_stdin_is_answered_without_its_newline(cli: Cli, demo_r
     assert recorded.exit_code == 0, recorded.output
     data = json.loads(recorded.stdout)
     assert data["task"] == task and "\n" not in data["question"]
+
+
+def test_ask_help_says_a_dash_task_reads_stdin(cli: Cli) -> None:
+    """`ask -` reads the task from stdin (as recall does, whose help says so); ask's
+    help did not say it."""
+    text = " ".join(cli("ask", "--help").stdout.split())
+    assert "TASK may be several words, or '-' to read it from stdin" in text
