@@ -126,6 +126,7 @@ def answer_task(
     """
     if not task.strip():
         raise UsageError("the task is empty", hint='scarwarden answer "Draft the beta post"')
+    task = task.strip()  # as recall strips it ('echo TASK | scarwarden answer -' ends in a newline)
     model = repo.config.model.answer_model
     mode = _mode(memory, compare)
     result = AnswerResult(task, mode, model_configured=client is not None)

@@ -161,7 +161,7 @@ def record_human_answer(
         from scarwarden.recall.receipts import resolve
 
         data["recalled"] = resolve(repo, receipt, source="receipt")
-    with _hinted_for_answers():
+    with hinted_for_answers(warn) as warned:
         (episode,) = add_episodes(
             repo,
             [data],
@@ -169,7 +169,7 @@ def record_human_answer(
             source="human answer",
             check=gate_check(repo, "the answer"),
             locked=locked,
-            warn=warn,
+            warn=warned,
         )
     return episode
 
@@ -182,17 +182,28 @@ PERSONAL_DATA_HINT = (
 )
 
 
+#: The same for a warning: the answer was recorded with the personal data in it.
+PERSONAL_DATA_WARNING_HINT = (
+    "recorded as given; a placeholder such as [email] or [card] in its place keeps the sense "
+    "without it ('scarwarden redact' takes a recorded value back out)"
+)
+
+
 @contextmanager
-def _hinted_for_answers() -> Iterator[None]:
+def hinted_for_answers(
+    warn: Callable[[Problem], None] | None = None,
+) -> Iterator[Callable[[Problem], None] | None]:
     """Re-raise a refusal of personal data with :data:`PERSONAL_DATA_HINT` on each of
-    its problems (the same exception: its message, fields and exit code stay)."""
+    its problems (the same exception: its message, fields and exit code stay); yield
+    ``warn`` passing each warning on with :data:`PERSONAL_DATA_WARNING_HINT`."""
+
+    def hinted(problem: Problem, hint: str) -> Problem:
+        return replace(problem, hint=hint) if problem.message.startswith("holds personal data") else problem
+
     try:
-        yield
+        yield None if warn is None else (lambda problem: warn(hinted(problem, PERSONAL_DATA_WARNING_HINT)))
     except ValidationError as exc:
-        exc.problems = [
-            replace(p, hint=PERSONAL_DATA_HINT) if p.message.startswith("holds personal data") else p
-            for p in exc.problems
-        ]
+        exc.problems = [hinted(p, PERSONAL_DATA_HINT) for p in exc.problems]
         raise
 
 
@@ -288,8 +299,8 @@ def record_confirmation(
 
         data["recalled"] = resolve(repo, receipt, source="receipt")
     check = gate_check(repo, "the confirmation")
-    with _hinted_for_answers():
+    with hinted_for_answers(warn) as warned:
         (episode,) = add_episodes(
-            repo, [data], commit=commit, source="human confirmation", check=check, locked=locked, warn=warn
+            repo, [data], commit=commit, source="human confirmation", check=check, locked=locked, warn=warned
         )
     return episode, str(rule.id)

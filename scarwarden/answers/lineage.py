@@ -164,6 +164,7 @@ def record_feedback(
     The first episode is never edited (the ledger is append-only). The new one keeps the
     task, tags and ``rules_applied`` of the first, so distillation sees the lineage.
     """
+    from scarwarden.answers.asking import hinted_for_answers
     from scarwarden.files.record import IMPORTED, add_episodes
     from scarwarden.gate.door import gate_check
     from scarwarden.index import open_index
@@ -187,16 +188,17 @@ def record_feedback(
     data["refs"] = [first.id]
     if first.get("rules_applied"):
         data["rules_applied"] = list(first.get("rules_applied"))
-    [episode] = add_episodes(
-        repo,
-        [data],
-        commit=commit,
-        source="feedback",
-        message=_commit_message("feedback", first.task, data["id"]),
-        check=gate_check(repo, "the feedback"),
-        warn=warn,
-        # An imported episode's rules_applied may name another memory's rules (recorded
-        # with a warning): its feedback keeps them so, having no way to leave them out.
-        allow_unknown_rules=first.get("source") == IMPORTED,
-    )
+    with hinted_for_answers(warn) as warned:  # no door of feedback has --redact-pii
+        [episode] = add_episodes(
+            repo,
+            [data],
+            commit=commit,
+            source="feedback",
+            message=_commit_message("feedback", first.task, data["id"]),
+            check=gate_check(repo, "the feedback"),
+            warn=warned,
+            # An imported episode's rules_applied may name another memory's rules (recorded
+            # with a warning): its feedback keeps them so, having no way to leave them out.
+            allow_unknown_rules=first.get("source") == IMPORTED,
+        )
     return episode

@@ -16,7 +16,7 @@ from typing import Any
 
 from scarwarden import git
 from scarwarden.errors import Problem, ScarwardenError, UsageError, ValidationError
-from scarwarden.files import write_journal
+from scarwarden.files import unwritten, write_journal
 from scarwarden.files.atomic import atomic_write, remove_dead_temps, write_lock
 from scarwarden.files.episode_input import normalise_input
 from scarwarden.files.episodes import EPISODE_ID_RE, Episode, locate, mint_id
@@ -118,7 +118,8 @@ def add_episodes(
     ``attachments``: each stored once, however many episodes attach it.
 
     Every episode is screened first (:func:`screen`): a credential refuses the batch,
-    personal data is refused or passed to ``warn`` as ``privacy:`` says;
+    personal data is refused or passed to ``warn`` (once the batch is written: a refused
+    batch's warnings name IDs never written) as ``privacy:`` says;
     ``redact_pii`` replaces personal data with typed placeholders before all that."""
     if git.toplevel(repo.root) is None:
         raise ScarwardenError(f"{repo.root} is not a git repository")
@@ -126,8 +127,11 @@ def add_episodes(
         inputs = _redact_inputs(inputs)
     with nullcontext() if locked else write_lock(repo):
         write_journal.recover(repo)
-        episodes = _prepare_batch(repo, inputs, source, now, warn, allow_unknown_rules)
-        _land_batch(repo, episodes, images, commit=commit, message=message, check=check)
+        episodes, warnings = _prepare_batch(repo, inputs, source, now, allow_unknown_rules)
+        _land_batch(repo, episodes, images, commit=commit, message=message, check=check, source=source)
+    if warn is not None:
+        for problem in warnings:
+            warn(problem)
     return episodes
 
 
@@ -139,11 +143,16 @@ def _land_batch(
     commit: bool,
     message: str | None,
     check: Check | None,
+    source: str,
 ) -> None:
     """Journal, write and commit (or stage) the prepared batch, under the caller's write
-    lock; anything that fails or is interrupted is undone from the journal."""
+    lock; anything that fails or is interrupted is undone from the journal. A refusal
+    names each episode as :func:`screen` does, not by the file it never had."""
     planned = [Planned(ep.relpath(repo.episodes_rel), ep.render().encode("utf-8")) for ep in episodes]
-    land(repo, planned, images, commit=commit, message=message or commit_message(episodes), check=check)
+    try:
+        land(repo, planned, images, commit=commit, message=message or commit_message(episodes), check=check)
+    except ValidationError as exc:
+        raise unwritten.renamed(exc, source, [p.path for p in planned], [ep.id for ep in episodes]) from None
 
 
 def land(
@@ -217,10 +226,9 @@ def _prepare_batch(
     inputs: Sequence[Any],
     source: str,
     now: str | None,
-    warn: Callable[[Problem], None] | None,
     allow_unknown_rules: bool = False,
-) -> list[Episode]:
-    """The batch validated and screened (warnings passed to ``warn``), IDs settled."""
+) -> tuple[list[Episode], list[Problem]]:
+    """The batch validated and screened, IDs settled; and its warnings."""
     # Minted IDs need no look-up (50 random bits, never reused); an ID that is not
     # valid is refused by prepare() whatever the files hold.
     candidate_ids = [
@@ -230,18 +238,13 @@ def _prepare_batch(
     ]
     existing = ids_in_ledger(repo, candidate_ids)
     episodes = prepare(inputs, source=source, now=now, existing_ids=existing)
-    for problem in screen(repo, episodes, source):
-        if warn is not None:
-            warn(problem)
+    warnings = screen(repo, episodes, source)
     imported: list[Episode] = []
     own: list[Episode] = []  # not "ep not in imported": a comparison of every pair
     for ep in episodes:
         (imported if allow_unknown_rules or ep.get("source") == IMPORTED else own).append(ep)
     refuse_unknown_rules(unknown_rules_applied(repo, own, source, batch=episodes), source)
-    for problem in unknown_rules_applied(repo, imported, source):
-        if warn is not None:
-            warn(problem)
-    return episodes
+    return episodes, warnings + unknown_rules_applied(repo, imported, source)
 
 
 def _write_batch(
@@ -290,8 +293,7 @@ def screen(repo: MemoryRepo, episodes: Sequence[Episode], source: str) -> list[P
     refused: list[Problem] = []
     warned: list[Problem] = []
     for number, ep in enumerate(episodes, 1):
-        named = {"warn": f"{source} ({ep.id})"}
-        named["refuse"] = source if len(episodes) == 1 else f"{source} (item {number})"
+        named = {"warn": f"{source} ({ep.id})", "refuse": unwritten.name(source, number, len(episodes))}
         for found in secret_scan.scan_mapping(ep.data, repo.config.secrets.allow):
             message, hint = secret_scan.describe(found), secret_scan.hint(found)
             refused.append(Problem(message, file=named["refuse"], field=found.field, hint=hint))
@@ -342,7 +344,7 @@ def unknown_rules_applied(
     def where(ep: Episode) -> str:
         if batch is None:
             return f"{source} ({ep.id})"
-        return source if len(batch) == 1 else f"{source} (item {places[id(ep)]})"
+        return unwritten.name(source, places[id(ep)], len(batch))
 
     return [
         Problem(

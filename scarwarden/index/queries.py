@@ -16,6 +16,7 @@ from scarwarden.errors import ValidationError
 from scarwarden.files.episode_fields import expected_relpath
 from scarwarden.index.packed import fts_words, load_doc
 from scarwarden.index.schema import RefreshStats, chunks
+from scarwarden.regular_files import read_regular
 from scarwarden.repo import MemoryRepo
 
 TYPE_CHECKING = False
@@ -40,6 +41,16 @@ def unparsed_hint(repo: MemoryRepo) -> str:
             f"restore it (git restore {playbook}); a memory with no rules keeps the file "
             "with its title alone ('# Playbook')"
         )
+    try:
+        read_regular(repo.playbook_path).decode("utf-8")  # a FIFO put there since: no wait
+    except UnicodeDecodeError:  # no lines above to fix: the encoding is what is wrong
+        return (
+            f"save {playbook} as UTF-8 (iconv -f ENCODING -t UTF-8 converts a file saved in another "
+            f"encoding; 'git diff {playbook}' shows the edit); then 'git add {playbook}' and "
+            "'scarwarden check' runs the whole gate on it"
+        )
+    except OSError:
+        pass  # the index's error names what it could not read
     return (
         "fix the playbook at the lines above; then 'git add "
         f"{playbook}' and 'scarwarden check' runs the whole gate on it (citations too)"

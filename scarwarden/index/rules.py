@@ -46,8 +46,10 @@ def index_playbook(conn: sqlite3.Connection, repo: MemoryRepo, stats: RefreshSta
     try:
         known = {rule_id: digest for rule_id, (digest, _p, _l) in stored.items()}
         sections = pb.parse_changed(raw.decode("utf-8"), known, source=repo.playbook_rel)
-    except UnicodeDecodeError:
-        set_meta(conn, "playbook_error", f"{repo.playbook_rel}: not valid UTF-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1  # no line of text to show: say where the byte is
+        where = f"the byte 0x{raw[exc.start]:02X} at byte {exc.start + 1:,}, line {line}"
+        set_meta(conn, "playbook_error", f"{repo.playbook_rel}: not valid UTF-8 ({where})")
         return
     except ValidationError as exc:
         set_meta(conn, "playbook_error", exc.render().removeprefix("error: "))

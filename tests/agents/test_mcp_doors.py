@@ -42,6 +42,7 @@ def test_record_episode_refuses_what_the_gate_refuses(demo_repo: MemoryRepo) -> 
     text = error_text(other_task)
     assert "does not pass the provenance gate; nothing was written or committed" in text
     assert "is for another task" in text and "recall the episode's task and pass that receipt" in text
+    assert "record_episode: field 'recalled': its receipt" in text and "memory/episodes/" not in text
     text = error_text(unknown_rule)
     assert "rules_applied names a rule this memory never had" in text
     assert "PB-99 is not a rule in memory/playbook.md" in text

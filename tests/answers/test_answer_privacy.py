@@ -40,6 +40,21 @@ def test_feedback_says_the_privacy_warnings(cli, demo_repo: MemoryRepo) -> None:
     assert said in fed.stderr and EMAIL not in fed.stderr
 
 
+def test_feedback_is_hinted_in_words_it_has(cli, demo_repo: MemoryRepo) -> None:
+    """feedback's refusal and warning of personal data hinted "record it with
+    --redact-pii (typed placeholders)", an option feedback has not (nor MCP's tool)."""
+    (demo_repo.root / "scarwarden.yaml").write_text("privacy:\n  email: refuse\n  card: warn\n")
+    git(demo_repo.root, "add", "scarwarden.yaml")
+    git(demo_repo.root, "commit", "-q", "--no-gpg-sign", "-m", "privacy settings")
+    refused = cli("feedback", "ep-hkgnqdz88f", "--correction", f"Copy {EMAIL} next time")
+    assert refused.exit_code == 1 and "feedback: refused, it holds personal data" in refused.stderr
+    warned = cli("feedback", "ep-hkgnqdz88f", "--outcome", "Paid with 4111 1111 1111 1111")
+    assert warned.exit_code == 0 and "warning: feedback (ep-" in warned.stderr
+    for result in (refused, warned):
+        assert "--redact-pii" not in result.stderr, result.stderr
+        assert "a placeholder such as [email] or [card]" in result.stderr
+
+
 def test_answer_record_says_the_privacy_warnings(cli, demo_repo: MemoryRepo, fake_llm) -> None:
     """``answer --record`` (the model's answer, recorded as an episode) recorded personal
     data under ``warn`` without a word too."""

@@ -117,3 +117,40 @@ def test_an_answer_is_recorded_when_the_playbook_has_uncommitted_edits(cli, demo
     with open_index(demo_repo) as index:
         episode = index.get_episode(kept.stdout.strip())
     assert episode is not None and "recalled" in episode.data
+
+
+def test_answer_records_the_answer_when_the_playbook_does_not_parse(cli, demo_repo: MemoryRepo) -> None:
+    """`answer TASK --answer X` exited 1 ("cannot parse the playbook") without recording
+    the human's answer, which `ask --answer` records; it is now recorded the same way
+    (no refs, no receipt), then recall's failure ends the command (exit 1)."""
+    broken = _break_playbook(demo_repo)
+    before = head(demo_repo)
+    result = cli("answer", BERLIN, "--answer", ANSWER)
+    assert result.exit_code == 1, result.output
+    assert git(demo_repo.root, "rev-list", "--count", f"{before}..HEAD").stdout.strip() == "1"
+    ep_id = result.stdout.split("episode ")[1].split(",")[0]
+    assert "referring to no rule: recall could not run" in result.stdout
+    assert "recall failed" in result.stderr and "cannot parse the playbook" in result.stderr
+    assert "PB01 Lead" in result.stderr and "fix the playbook" in result.stderr
+    with open_index(demo_repo) as index:
+        episode = index.get_episode(ep_id)
+    assert episode is not None and episode.task == BERLIN
+    assert episode.data["correction"] == ANSWER and episode.data["source"] == "human-answer"
+    assert "refs" not in episode.data and "recalled" not in episode.data
+    assert demo_repo.playbook_path.read_bytes() == broken
+    staged = cli("answer", "--json", BERLIN, "--answer", ANSWER + " (2)")
+    assert staged.exit_code == 1, staged.output
+    data = json.loads(staged.stdout)
+    assert data["verdict"] is None and data["rules"] == [] and data["human_answer"] == ANSWER + " (2)"
+    assert data["recorded_episode"] and data["task"] == BERLIN
+    # Without an answer nothing is recorded, and no model is asked.
+    before = head(demo_repo)
+    plain = cli("answer", BERLIN)
+    assert plain.exit_code == 1 and "cannot parse the playbook" in plain.stderr
+    assert head(demo_repo) == before
+
+
+def test_answer_help_says_what_the_answer_and_a_dash_task_do(cli) -> None:
+    text = " ".join(cli("answer", "--help").stdout.split())
+    assert "'-' reads the task from stdin" in text
+    assert "not thrown away when recall fails" in text

@@ -86,6 +86,23 @@ def test_a_refused_answer_is_hinted_in_words_the_door_has(cli, demo_repo: Memory
         assert "a placeholder such as [email] or [card]" in result.stderr
 
 
+def test_a_warning_is_hinted_in_words_the_door_has(cli, demo_repo: MemoryRepo) -> None:
+    """A warning kept episode add's hint "record it with --redact-pii (typed
+    placeholders), or take it out" at ask and answer, which have no --redact-pii (nor
+    MCP's tools, nor the web's forms): it now gives the refusal's hint for these doors."""
+    set_privacy(demo_repo, email="warn", card="warn")
+    answered = cli("ask", BERLIN, "--answer", f"Ask {EMAIL} first")
+    confirmed = cli("ask", f"{DINNER}, paid with card {CARD}", "--confirm", "PB-06")
+    answer_door = cli("answer", "Pick the offsite venue", "--answer", f"Ask {EMAIL} first")
+    as_json = cli("ask", "--json", "Plan the summer party", "--answer", f"Ask {EMAIL} first")
+    for result in (answered, confirmed, answer_door, as_json):
+        assert result.exit_code == 0, result.output
+        assert "warning: human " in result.stderr and "holds personal data" in result.stderr
+        assert "--redact-pii" not in result.stderr, result.stderr
+        assert "a placeholder such as [email] or [card]" in result.stderr
+    assert "--redact-pii" not in json.loads(as_json.stdout)["warnings"][0]["hint"]
+
+
 def test_the_api_returns_the_warnings_of_an_answer_and_a_confirmation(demo_repo: MemoryRepo) -> None:
     memory = Memory(set_privacy(demo_repo, email="warn", card="warn"))
     recorded = memory.answer(BERLIN, f"Send the tickets to {EMAIL}")

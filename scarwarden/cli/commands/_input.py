@@ -15,10 +15,11 @@ CLOSED_HINT = "pipe the input in (cmd | scarwarden ...), or give it on the comma
 
 
 def decode_input(data: bytes, source: str) -> str:
-    """``data`` decoded as UTF-8; :class:`UsageError` naming ``source`` and the first
-    byte that is not UTF-8."""
+    """``data`` decoded as UTF-8, without a byte order mark at its start (not text:
+    docs/formats.md, "Text"); :class:`UsageError` naming ``source`` and the first byte
+    that is not UTF-8."""
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise UsageError(
             f"{source} is not valid UTF-8 (the byte 0x{data[exc.start]:02X} at byte {exc.start + 1:,}); "

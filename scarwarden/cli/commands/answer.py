@@ -7,8 +7,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
+from scarwarden.cli.commands._answer_human import ask_flow, recall_or_record, record_given_answer, warn
 from scarwarden.cli.commands._common import echo_json, get_repo, limit_option, terminal_text
-from scarwarden.cli.commands._human import answer_option, kept_if_lost, prompt_human
+from scarwarden.cli.commands._human import answer_option
 from scarwarden.cli.commands._input import read_file, read_stdin
 from scarwarden.cli.commands._model import no_model_error
 from scarwarden.errors import ScarwardenError, UsageError
@@ -17,12 +18,8 @@ from scarwarden.settings_check import MAX_RETAKES
 
 if TYPE_CHECKING:  # pragma: no cover
     from scarwarden.answers.answer import AnswerResult
-    from scarwarden.errors import Problem
     from scarwarden.files.episodes import Episode
     from scarwarden.llm.client import ChatClient
-
-#: The prompt when memory has nothing and a human is at the terminal.
-PROMPT = "Your answer (it becomes a new episode)"
 
 
 def _client(repo: MemoryRepo) -> ChatClient | None:
@@ -79,15 +76,15 @@ def answer(
     limit: int | None,
     as_json: bool,
 ) -> None:
-    """Answer TASK following the recalled rules, citing each one inline.
+    """Answer TASK ('-' reads the task from stdin) following the recalled rules, citing each one inline.
 
-    Recall routes the task. On ACT / ACT_AND_FLAG the answer model gets the recalled
-    rules and must cite every rule it applies as [PB-01, learnt in ep-..., ep-...];
-    code then verifies every citation (a cited rule must have been recalled, each
-    cited episode must be one of that rule's own). On ASK_HUMAN no model guesses:
-    you are asked, and your answer becomes a new episode. With no model configured
-    the rule-grounded brief is printed instead, with a note on stderr (exit 0; --json
-    says "model_configured": false).
+    Recall routes the task. On ACT / ACT_AND_FLAG the answer model gets the recalled rules and
+    must cite every rule it applies as [PB-01, learnt in ep-..., ep-...]; code then verifies
+    every citation (a cited rule must have been recalled, each cited episode must be one of that
+    rule's own). On ASK_HUMAN no model guesses: you are asked, and your answer becomes a new
+    episode. With no model configured the rule-grounded brief is printed instead, with a note on
+    stderr (exit 0; --json says "model_configured": false). An --answer is not thrown away when
+    recall fails (a playbook that does not parse): it is recorded with no refs, then exit 1.
 
     \b
     Exit codes: 0 ok; 1 invented citation with --strict, reviewer still objecting
@@ -108,9 +105,11 @@ def answer(
     _check_answer_options(no_memory=no_memory, compare=compare, qc=qc)
     human_answer = answer_option(human_answer, task_from_stdin=task == "-")
     repo = get_repo(ctx)
+    task = read_stdin("the task") if task == "-" else task  # as ask and recall read it
     result = answer_task(
         repo,
-        read_stdin("the task") if task == "-" else task,  # as ask and recall read it
+        task,
+        recalled=None if no_memory else recall_or_record(repo, task, human_answer, limit, as_json),
         memory=not no_memory,
         compare=compare,
         qc=qc,
@@ -119,7 +118,7 @@ def answer(
         limit=limit,
     )
     if result.verdict == ASK_HUMAN and result.mode == "memory":
-        _ask_flow(repo, result, human_answer, as_json)
+        ask_flow(repo, result, human_answer, as_json)
         return
     _record_and_print(repo, result, human_answer, agent, record=record, as_json=as_json)
     _finish(repo, result, strict=strict, record=record)
@@ -136,7 +135,7 @@ def _record_and_print(
 ) -> None:
     """Record the human's answer given despite a recall and, with --record, the run
     (lineage); then print the answer with both."""
-    asked = _record_given_answer(repo, result, human_answer)
+    asked = record_given_answer(repo, result, human_answer)
     recorded = _record_run(repo, result, agent) if record else None
     if as_json:
         echo_json(_answer_json(result, asked, recorded))
@@ -155,27 +154,13 @@ def _check_answer_options(*, no_memory: bool, compare: bool, qc: bool) -> None:
         raise UsageError("--qc needs memory: without rules there is nothing to review against")
 
 
-def _record_given_answer(repo: MemoryRepo, result: AnswerResult, human_answer: str | None) -> Episode | None:
-    """An ``--answer`` given up front: recorded on ASK_HUMAN (``--compare`` never
-    prompts), otherwise only noted as unused."""
-    from scarwarden.answers.answer import ASK_HUMAN
-    from scarwarden.answers.asking import record_human_answer
-
-    if human_answer is None:
-        return None
-    if result.verdict == ASK_HUMAN:
-        return record_human_answer(repo, result.task, human_answer, warn=_warn)
-    click.echo("note: --answer is only used when memory has nothing (ASK_HUMAN)", err=True)
-    return None
-
-
 def _record_run(repo: MemoryRepo, result: AnswerResult, agent: str | None) -> Episode | None:
     """``--record``: the model's answer as a lineage episode, when there is one."""
     from scarwarden.answers.lineage import record_answer
 
     primary = result.primary
     if primary is not None and primary.answer:
-        return record_answer(repo, result, agent=agent, warn=_warn)
+        return record_answer(repo, result, agent=agent, warn=warn)
     click.echo("note: --record: there is no model answer to record", err=True)
     return None
 
@@ -192,40 +177,6 @@ def _answer_json(result: AnswerResult, asked: Episode | None, recorded: Episode 
         recorded.id if recorded is not None else (asked.id if asked is not None else None)
     )
     return data
-
-
-def _ask_flow(repo: MemoryRepo, result: AnswerResult, human_answer: str | None, as_json: bool) -> None:
-    """ASK_HUMAN: show why memory cannot help, take the human's answer, record it."""
-    from scarwarden.answers.asking import record_human_answer
-    from scarwarden.answers.prompts import ask_question, brief
-
-    text = brief(result.recall)
-    if not as_json:
-        click.echo(text)
-        click.echo("")
-    typed = human_answer is None
-    if human_answer is None:  # with --json, stdout is for the JSON: the question goes to stderr
-        human_answer = prompt_human("answer", result.task, PROMPT, show=text if as_json else None, repo=repo)
-    with kept_if_lost("answer", result.task, human_answer, typed=typed):
-        episode = record_human_answer(repo, result.task, human_answer, warn=_warn)
-    if as_json:
-        data = result.to_json()
-        data["question"] = ask_question(result.task)
-        data["human_answer"] = episode.get("correction")
-        data["recorded_episode"] = episode.id
-        data["brief"] = text
-        echo_json(data)
-        return
-    click.echo(
-        f"Recorded the human's answer as episode {episode.id}; recall will find it "
-        "once it is distilled into a rule (scarwarden distill)."
-    )
-
-
-def _warn(problem: Problem) -> None:
-    """What ``privacy:`` warns about in the human's answer, recorded anyway: on stderr,
-    in ``episode add``'s and ``ask``'s words."""
-    click.echo(f"warning: {problem}", err=True)
 
 
 def _print_answer(result: AnswerResult, asked: Episode | None, recorded: Episode | None) -> None:
@@ -380,7 +331,7 @@ def feedback(
 
     repo = get_repo(ctx)
     ep = record_feedback(
-        repo, episode_id, outcome=outcome, correction=correction, corrected_by=corrected_by, warn=_warn
+        repo, episode_id, outcome=outcome, correction=correction, corrected_by=corrected_by, warn=warn
     )
     if as_json:
         echo_json(ep.to_json())

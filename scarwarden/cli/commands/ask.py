@@ -59,15 +59,16 @@ def ask(
 ) -> None:
     """Recall for TASK; when memory has nothing, ask a human and remember the answer.
 
-    On ACT or ACT_AND_FLAG it shows the rules to follow, with their citations and what
-    the verdict means. On ASK_HUMAN it asks: a prompt on a terminal, or --answer for
-    scripts. The answer is recorded as a new episode (source: human-answer, the task,
-    the answer as its correction, tags from the task's words) and committed, so the
-    next `scarwarden distill` can learn a rule from it. Without a terminal and without
-    --answer it exits 1 rather than wait. An --answer given on ACT_AND_FLAG (or on ACT
-    with --force) is recorded too, referring to the recalled rules (refs: the
-    episodes they cite): the human's answer is never thrown away, not even when recall
-    fails (a playbook that does not parse: --answer is recorded with no refs, then exit 1).
+    TASK may be several words, or '-' to read it from stdin. On ACT or ACT_AND_FLAG it
+    shows the rules to follow, with their citations and what the verdict means. On
+    ASK_HUMAN it asks: a prompt on a terminal, or --answer for scripts. The answer is
+    recorded as a new episode (source: human-answer, the task, the answer as its
+    correction, tags from the task's words) and committed, so the next `scarwarden
+    distill` can learn a rule from it. Without a terminal and without --answer it exits
+    1 rather than wait. An --answer given on ACT_AND_FLAG (or on ACT with --force) is
+    recorded too, referring to the recalled rules (refs: the episodes they cite): the
+    human's answer is never thrown away, not even when recall fails (a playbook that
+    does not parse: --answer is recorded with no refs, then exit 1).
 
     \b
     Examples:
