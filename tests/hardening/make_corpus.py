@@ -50,7 +50,12 @@ EPISODE: dict[str, tuple[bytes, str, int, tuple[str, ...]]] = {
         1,
         (),
     ),
-    "nul_task.json": (with_task("a\x00b"), "field 'task': holds a NUL character", 1, ("mcp", "web")),
+    "nul_task.json": (
+        with_task("a\x00b"),
+        "field 'task': holds a NUL character",
+        1,
+        ("mcp", "web=the task: holds a NUL character"),
+    ),
     "dup_key.yaml": (
         b"task: first\ntask: second\noutcome: o\n",
         ":2: duplicate key 'task' (first on line 1)",
