@@ -102,9 +102,10 @@ def export_html(
         write_over(target, html.encode("utf-8"), refuse)
 
     with open_index(repo) as index:
-        write("index.html", "playbook.html", 0, nav="playbook", **pages.playbook_page(index))
         rules = index.rules(include_retired=True)
         episodes = index.list_episodes(newest_first=True)
+        refuse_foreign_files(out, rules, episodes, refuse)
+        write("index.html", "playbook.html", 0, nav="playbook", **pages.playbook_page(index))
         total, done = len(rules) + len(episodes) + 2, 1
         sources = pages.rule_sources(repo, index)
         for rule in rules:
@@ -257,14 +258,49 @@ def _search_data(rules: list[Any], episodes: list[Any]) -> str:
     return "window.SCARWARDEN_SEARCH = " + json.dumps(entries, ensure_ascii=True, sort_keys=True) + ";\n"
 
 
-def _is_own_page(path: Path, id_re: re.Pattern[str]) -> bool:
-    if not path.is_file() or path.is_symlink() or not id_re.fullmatch(path.stem):
+def refuse_foreign_files(
+    out: Path, rules: list[Any], episodes: list[Any], refuse: Callable[[Path], None]
+) -> None:
+    """Refuse (exit 2), before anything is written, a folder holding a file where this
+    export writes one (the pages of ``rules`` and ``episodes`` too) that an export did
+    not write: the user's own ``index.html`` would be lost. A folder whose ``index.html`` an earlier
+    export wrote is that export's; a link is first checked for where it leads."""
+    if _is_generated(out / "index.html") or not out.is_dir():
+        return
+    places = ["index.html", "ledger.html", *(f"static/{a.name}" for a in render.STATIC.iterdir())]
+    places.append("static/search-data.js")
+    for folder, items in (("rules", rules), ("episodes", episodes)):
+        if (out / folder).is_dir():
+            there = set(os.listdir(out / folder))
+            places += [f"{folder}/{item.id}.html" for item in items if f"{item.id}.html" in there]
+    for rel in places:
+        path = out / rel
+        if path.is_symlink():
+            refuse(path)
+        if os.path.lexists(path) and not (rel.endswith(".html") and _is_generated(path)):
+            raise UsageError(
+                f"{path} exists and was not written by 'scarwarden audit --html': refusing to write over it",
+                hint="move it away, or give a new or empty folder (or one an earlier export wrote)",
+            )
+
+
+def _is_generated(path: Path) -> bool:
+    """``path`` is a file an export wrote (its generator tag in the first 4 KiB); a
+    FIFO there is not opened (it would wait for a writer)."""
+    if not path.is_file():
         return False
     try:
-        head = path.read_bytes()[:4096].decode("utf-8", errors="replace")
+        with path.open("rb") as handle:
+            head = handle.read(4096).decode("utf-8", errors="replace")
     except OSError:
         return False
     return any(marker in head for marker in OWN_MARKERS)
+
+
+def _is_own_page(path: Path, id_re: re.Pattern[str]) -> bool:
+    if path.is_symlink() or not id_re.fullmatch(path.stem):
+        return False
+    return _is_generated(path)
 
 
 def remove_stale_pages(out: Path, written: set[str]) -> int:
