@@ -6,8 +6,9 @@ published by a CI job, attached to a pull request, or opened from disk. No times
 are written: exporting the same commit twice gives the same bytes.
 
 Exporting into a folder that holds an earlier export removes the earlier export's
-``rules/`` and ``episodes/`` pages that the memory no longer has (a rule removed, a
-different repository), so the folder never links to, or lists, what is gone. Only pages
+``rules/``, ``episodes/`` and ``images/`` pages, and ``media/`` copies, that the memory no
+longer has (a rule removed, an image redacted, a different repository), so the folder
+never links to, lists or shows what is gone. Only pages
 this export wrote are removed (named by an ID and marked as generated); any other file
 in the folder is left alone.
 """
@@ -27,6 +28,7 @@ from scarwarden import git
 from scarwarden.audit.web import pages, render
 from scarwarden.errors import UsageError
 from scarwarden.files.episodes import EPISODE_ID_RE, RULE_ID_RE
+from scarwarden.files.media import MEDIA_NAME_RE
 from scarwarden.index import Index, open_index
 from scarwarden.repo import MemoryRepo
 
@@ -41,7 +43,7 @@ OWN_MARKERS = (
 OWN_SUBFOLDERS = ("rules", "episodes", "images", "media", "static")
 
 #: The subfolders whose pages the export owns, and the IDs their pages are named by.
-OWN_FOLDERS = (("rules", RULE_ID_RE), ("episodes", EPISODE_ID_RE))
+OWN_FOLDERS = (("rules", RULE_ID_RE), ("episodes", EPISODE_ID_RE), ("images", MEDIA_NAME_RE))
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ class ExportResult:
     directory: Path
     rules: int
     episodes: int
-    #: Pages of an earlier export removed because their rule or episode is gone.
+    #: Pages of an earlier export removed because their rule, episode or image is gone.
     removed: int = 0
     #: Image pages (issue 19), one per image an episode attaches: written beside the
     #: :attr:`pages` the progress bar counts (found only while episodes are written).
@@ -134,9 +136,8 @@ def export_html(
         if progress is not None:
             progress(total, total)
     _write_static(out, _search_data(rules, episodes), refuse)
-    removed = remove_stale_pages(
-        out, {f"rules/{r.id}.html" for r in rules} | {f"episodes/{ep.id}.html" for ep in episodes}
-    )
+    written = {f"rules/{r.id}.html" for r in rules} | {f"episodes/{ep.id}.html" for ep in episodes}
+    removed = remove_stale_pages(out, written, images=imaged)
     return ExportResult(out, len(rules), len(episodes), removed, images=image_pages)
 
 
@@ -303,13 +304,24 @@ def _is_own_page(path: Path, id_re: re.Pattern[str]) -> bool:
     return _is_generated(path)
 
 
-def remove_stale_pages(out: Path, written: set[str]) -> int:
-    """Remove the rule and episode pages under ``out`` that an earlier export wrote and
-    this one did not (``written``: paths relative to ``out``); how many were removed."""
+def remove_stale_pages(out: Path, written: set[str], *, images: set[str]) -> int:
+    """Remove the rule, episode and image pages under ``out`` that an earlier export
+    wrote and this one did not (``written``: paths relative to ``out``; ``images``: the
+    names of the images the episodes show now), and the copies of images no episode
+    shows now (redacted, or of another memory); how many pages were removed."""
+    written = written | {f"images/{name}.html" for name in images}
     removed = 0
     for folder, id_re in OWN_FOLDERS:
         for path in sorted((out / folder).glob("*.html")):
             if f"{folder}/{path.name}" not in written and _is_own_page(path, id_re):
                 path.unlink()
                 removed += 1
+    for path in sorted((out / "media").glob("*")):  # named by their hash: the export's copies
+        if (
+            path.name not in images
+            and MEDIA_NAME_RE.match(path.name)
+            and path.is_file()
+            and not path.is_symlink()
+        ):
+            path.unlink()
     return removed
