@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -354,3 +355,33 @@ def test_output_onto_the_repository_own_files_is_refused(
     assert result.exit_code == 2 and says in result.stderr, result.output
     assert {p: (root / p).read_bytes() for p in before} == before
     assert git(root, "status", "--porcelain", "--untracked-files=all").stdout == ""
+
+
+@pytest.mark.parametrize("args", [[], ["--json"], ["--github"]])
+def test_a_failed_gate_still_exits_1_when_the_reader_closes_the_pipe(
+    distilled: Distilled, tmp_path: Path, args: list[str]
+) -> None:
+    """`scarwarden review --base main | head` in a CI step (pipefail): stdout closed
+    before the report was written ended the command with exit 0, as a listing's closed
+    pipe does, so a range the gate refused passed the job."""
+    repo = distilled.repo
+    book = load_playbook(repo)
+    pb03 = book.get("PB-03")
+    assert pb03 is not None
+    book = book.with_rule(replace(pb03, episode_ids=pb03.episode_ids + ("ep-doesnotexist",)))
+    _commit_playbook(repo, book, "edit: cite an episode that does not exist", no_verify=True)
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line: every write is refused
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "scarwarden", "review", "--base", distilled.distill, *args],
+            cwd=repo.root,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")},
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 1, done.stderr
+    assert b"Traceback" not in done.stderr

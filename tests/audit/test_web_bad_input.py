@@ -120,3 +120,32 @@ def test_another_site_cannot_spend_model_calls(demo_repo: MemoryRepo, fake_llm: 
     link = {"Host": "localhost", "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Dest": "document"}
     assert client.get(task, headers=link).status_code == 200
     assert fake_llm.requests  # a link followed from a chat message still answers
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["index.html", "ledger.html", "rules/PB-01.html", "episodes/ep-hkgnqdz88f.html", "static/style.css"],
+)
+def test_the_export_never_writes_over_a_file_it_did_not_write(
+    cli: Any, demo_repo: MemoryRepo, tmp_path: Path, path: str
+) -> None:
+    """`audit --html docs/` into a folder holding the user's own index.html (or a page,
+    or a stylesheet, where the export writes one) wrote over it, exit 0: the user's file
+    was gone. It is now refused (exit 2) before any page is written; a folder an earlier
+    export wrote is still written over (tests/audit/test_web.py)."""
+    site = tmp_path / "docs"
+    (site / path).parent.mkdir(parents=True)
+    (site / path).write_text("<h1>my own page</h1>\n")
+    (site / "notes.txt").write_text("keep me\n")
+    result = cli("audit", "--html", str(site))
+    assert result.exit_code == 2, result.output
+    assert f"{site / path} exists and was not written by 'scarwarden audit --html'" in result.stderr
+    assert "Traceback" not in result.output
+    assert (site / path).read_text() == "<h1>my own page</h1>\n"
+    written = sorted(p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file())
+    assert written == sorted([path, "notes.txt"])
+    # Moved away, the same folder is exported into, and again over its own pages.
+    (site / path).unlink()
+    assert cli("audit", "--html", str(site)).exit_code == 0
+    assert cli("audit", "--html", str(site)).exit_code == 0
+    assert (site / "notes.txt").read_text() == "keep me\n" and (site / path).is_file()

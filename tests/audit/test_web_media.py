@@ -58,3 +58,45 @@ def test_episode_page_shows_its_image_and_the_export_copies_it(
     assert f'src="../media/{sha}.png"' in (site / f"episodes/{ep_id}.html").read_text()
     exported = (site / f"images/{sha}.png.html").read_text()
     assert f'src="../media/{sha}.png"' in exported and f"../episodes/{ep_id}.html" in exported
+
+
+def test_exporting_again_after_a_redaction_removes_the_redacted_image(
+    memory_repo: MemoryRepo, make_cli, tmp_path: Path
+) -> None:
+    """The export removed an earlier export's stale rule and episode pages, never its
+    images: re-exported into the published folder after `redact`, the redacted
+    episode's photo stayed in media/ and its image page still quoted the old task."""
+    cli = make_cli(memory_repo.root)
+    images = {}
+    for colour in ("purple", "orange"):
+        buf = io.BytesIO()
+        PIL.new("RGB", (24, 16), colour).save(buf, "PNG")
+        (tmp_path / f"{colour}.png").write_bytes(buf.getvalue())
+        images[colour] = hashlib.sha256(buf.getvalue()).hexdigest()
+    kept = cli(
+        "episode", "add", "--task", "Team card", "--outcome", "ok", "--attach", str(tmp_path / "purple.png")
+    )
+    leaked = cli(
+        "episode",
+        "add",
+        "--task",
+        "Customer Zanzibar photo",
+        "--outcome",
+        "ok",
+        "--attach",
+        str(tmp_path / "orange.png"),
+    )
+    site = tmp_path / "site"
+    (site / "media").mkdir(parents=True)
+    (site / "media" / "logo.png").write_bytes(b"the user's own file")
+    export_html(memory_repo, site)
+    orange = f"{images['orange']}.png"
+    assert (site / "media" / orange).is_file() and (site / "images" / f"{orange}.html").is_file()
+    assert cli("redact", leaked.stdout.strip(), "--reason", "a customer's photo").exit_code == 0
+    result = export_html(memory_repo, site)
+    assert not (site / "media" / orange).exists() and not (site / "images" / f"{orange}.html").exists()
+    assert not [p for p in site.rglob("*") if p.is_file() and b"Zanzibar" in p.read_bytes()]
+    purple = f"{images['purple']}.png"
+    assert (site / "media" / purple).is_file() and (site / "images" / f"{purple}.html").is_file()
+    assert (site / "media" / "logo.png").read_bytes() == b"the user's own file"
+    assert result.removed == 1 and kept.exit_code == 0

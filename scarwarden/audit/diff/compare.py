@@ -294,6 +294,16 @@ def _resolve(repo: MemoryRepo, rev: str) -> Side:
 def _parent_side(root: Path, entry: git.LogEntry, why: str) -> Side:
     if entry.parents:
         return Side(entry.parents[0], f"{entry.sha[:10]}^ (before {why})")
+    from scarwarden.git.integrity import shallow_depth
+
+    depth = shallow_depth(root)
+    if depth is not None:  # the clone's edge, not the first commit: all would read as added
+        raise UsageError(
+            f"the parent of {why} is not in this shallow clone ({depth} commit"
+            f"{'s' if depth != 1 else ''} visible from HEAD)",
+            hint="fetch the history (git fetch --unshallow; in CI, actions/checkout with "
+            "fetch-depth: 0), or name the revisions to compare",
+        )
     return Side(git.empty_tree(root), f"nothing (before {why}, the first commit)")
 
 

@@ -27,6 +27,7 @@ from scarwarden.audit.review.overlap import overlap
 from scarwarden.errors import Problem, ScarwardenError, UsageError
 from scarwarden.files import playbook as pb
 from scarwarden.files.episodes import Episode
+from scarwarden.git.integrity import shallow_depth
 from scarwarden.repo import MemoryRepo
 
 
@@ -147,7 +148,14 @@ def review_range(repo: MemoryRepo, base: str | None, head: str | None) -> tuple[
     base_sha = git.rev_parse(repo.root, base)
     if base_sha is None:
         raise UsageError(f"unknown revision {base!r}", hint=_branches_hint(repo))
-    sha = git.merge_base(repo.root, base_sha, head_sha) or base_sha
+    sha = git.merge_base(repo.root, base_sha, head_sha)
+    if sha is None and shallow_depth(repo.root) is not None:  # the fork point was not fetched
+        raise UsageError(
+            f"{base} and {head_rev} have no common commit in this shallow clone: the review "
+            f"would compare with {base}'s tip and show its later changes as undone",
+            hint="fetch the history (git fetch --unshallow; in CI, actions/checkout with fetch-depth: 0)",
+        )
+    sha = sha or base_sha
     label = base if sha == base_sha else f"merge base of {base} and {head_rev}"
     return Side(sha, label), head_side
 

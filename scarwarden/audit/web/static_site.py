@@ -6,8 +6,9 @@ published by a CI job, attached to a pull request, or opened from disk. No times
 are written: exporting the same commit twice gives the same bytes.
 
 Exporting into a folder that holds an earlier export removes the earlier export's
-``rules/`` and ``episodes/`` pages that the memory no longer has (a rule removed, a
-different repository), so the folder never links to, or lists, what is gone. Only pages
+``rules/``, ``episodes/`` and ``images/`` pages, and ``media/`` copies, that the memory no
+longer has (a rule removed, an image redacted, a different repository), so the folder
+never links to, lists or shows what is gone. Only pages
 this export wrote are removed (named by an ID and marked as generated); any other file
 in the folder is left alone.
 """
@@ -27,6 +28,7 @@ from scarwarden import git
 from scarwarden.audit.web import pages, render
 from scarwarden.errors import UsageError
 from scarwarden.files.episodes import EPISODE_ID_RE, RULE_ID_RE
+from scarwarden.files.media import MEDIA_NAME_RE
 from scarwarden.index import Index, open_index
 from scarwarden.repo import MemoryRepo
 
@@ -41,7 +43,7 @@ OWN_MARKERS = (
 OWN_SUBFOLDERS = ("rules", "episodes", "images", "media", "static")
 
 #: The subfolders whose pages the export owns, and the IDs their pages are named by.
-OWN_FOLDERS = (("rules", RULE_ID_RE), ("episodes", EPISODE_ID_RE))
+OWN_FOLDERS = (("rules", RULE_ID_RE), ("episodes", EPISODE_ID_RE), ("images", MEDIA_NAME_RE))
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ class ExportResult:
     directory: Path
     rules: int
     episodes: int
-    #: Pages of an earlier export removed because their rule or episode is gone.
+    #: Pages of an earlier export removed because their rule, episode or image is gone.
     removed: int = 0
     #: Image pages (issue 19), one per image an episode attaches: written beside the
     #: :attr:`pages` the progress bar counts (found only while episodes are written).
@@ -102,9 +104,10 @@ def export_html(
         write_over(target, html.encode("utf-8"), refuse)
 
     with open_index(repo) as index:
-        write("index.html", "playbook.html", 0, nav="playbook", **pages.playbook_page(index))
         rules = index.rules(include_retired=True)
         episodes = index.list_episodes(newest_first=True)
+        refuse_foreign_files(out, rules, episodes, refuse)
+        write("index.html", "playbook.html", 0, nav="playbook", **pages.playbook_page(index))
         total, done = len(rules) + len(episodes) + 2, 1
         sources = pages.rule_sources(repo, index)
         for rule in rules:
@@ -133,9 +136,8 @@ def export_html(
         if progress is not None:
             progress(total, total)
     _write_static(out, _search_data(rules, episodes), refuse)
-    removed = remove_stale_pages(
-        out, {f"rules/{r.id}.html" for r in rules} | {f"episodes/{ep.id}.html" for ep in episodes}
-    )
+    written = {f"rules/{r.id}.html" for r in rules} | {f"episodes/{ep.id}.html" for ep in episodes}
+    removed = remove_stale_pages(out, written, images=imaged)
     return ExportResult(out, len(rules), len(episodes), removed, images=image_pages)
 
 
@@ -257,23 +259,69 @@ def _search_data(rules: list[Any], episodes: list[Any]) -> str:
     return "window.SCARWARDEN_SEARCH = " + json.dumps(entries, ensure_ascii=True, sort_keys=True) + ";\n"
 
 
-def _is_own_page(path: Path, id_re: re.Pattern[str]) -> bool:
-    if not path.is_file() or path.is_symlink() or not id_re.fullmatch(path.stem):
+def refuse_foreign_files(
+    out: Path, rules: list[Any], episodes: list[Any], refuse: Callable[[Path], None]
+) -> None:
+    """Refuse (exit 2), before anything is written, a folder holding a file where this
+    export writes one (the pages of ``rules`` and ``episodes`` too) that an export did
+    not write: the user's own ``index.html`` would be lost. A folder whose ``index.html`` an earlier
+    export wrote is that export's; a link is first checked for where it leads."""
+    if _is_generated(out / "index.html") or not out.is_dir():
+        return
+    places = ["index.html", "ledger.html", *(f"static/{a.name}" for a in render.STATIC.iterdir())]
+    places.append("static/search-data.js")
+    for folder, items in (("rules", rules), ("episodes", episodes)):
+        if (out / folder).is_dir():
+            there = set(os.listdir(out / folder))
+            places += [f"{folder}/{item.id}.html" for item in items if f"{item.id}.html" in there]
+    for rel in places:
+        path = out / rel
+        if path.is_symlink():
+            refuse(path)
+        if os.path.lexists(path) and not (rel.endswith(".html") and _is_generated(path)):
+            raise UsageError(
+                f"{path} exists and was not written by 'scarwarden audit --html': refusing to write over it",
+                hint="move it away, or give a new or empty folder (or one an earlier export wrote)",
+            )
+
+
+def _is_generated(path: Path) -> bool:
+    """``path`` is a file an export wrote (its generator tag in the first 4 KiB); a
+    FIFO there is not opened (it would wait for a writer)."""
+    if not path.is_file():
         return False
     try:
-        head = path.read_bytes()[:4096].decode("utf-8", errors="replace")
+        with path.open("rb") as handle:
+            head = handle.read(4096).decode("utf-8", errors="replace")
     except OSError:
         return False
     return any(marker in head for marker in OWN_MARKERS)
 
 
-def remove_stale_pages(out: Path, written: set[str]) -> int:
-    """Remove the rule and episode pages under ``out`` that an earlier export wrote and
-    this one did not (``written``: paths relative to ``out``); how many were removed."""
+def _is_own_page(path: Path, id_re: re.Pattern[str]) -> bool:
+    if path.is_symlink() or not id_re.fullmatch(path.stem):
+        return False
+    return _is_generated(path)
+
+
+def remove_stale_pages(out: Path, written: set[str], *, images: set[str]) -> int:
+    """Remove the rule, episode and image pages under ``out`` that an earlier export
+    wrote and this one did not (``written``: paths relative to ``out``; ``images``: the
+    names of the images the episodes show now), and the copies of images no episode
+    shows now (redacted, or of another memory); how many pages were removed."""
+    written = written | {f"images/{name}.html" for name in images}
     removed = 0
     for folder, id_re in OWN_FOLDERS:
         for path in sorted((out / folder).glob("*.html")):
             if f"{folder}/{path.name}" not in written and _is_own_page(path, id_re):
                 path.unlink()
                 removed += 1
+    for path in sorted((out / "media").glob("*")):  # named by their hash: the export's copies
+        if (
+            path.name not in images
+            and MEDIA_NAME_RE.match(path.name)
+            and path.is_file()
+            and not path.is_symlink()
+        ):
+            path.unlink()
     return removed

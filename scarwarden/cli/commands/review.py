@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from scarwarden.cli.commands._common import OutputPath, echo_json, get_repo
 from scarwarden.errors import ExitCode
+
+if TYPE_CHECKING:
+    from scarwarden.audit.review.build import Review
 
 
 @click.command()
@@ -71,7 +76,28 @@ def review(
     if summary:  # appended to: never .git/config, the playbook or the settings
         repo.refuse_own_files(summary, "GITHUB_STEP_SUMMARY")
     result = build_review(repo, base, head)
-    markdown = render_markdown(result)
+    try:
+        _print(
+            result, render_markdown(result), as_json=as_json, output=output, github=github, summary=summary
+        )
+    except BrokenPipeError:  # `review | head`: the reader left, the gate's verdict stands
+        if result.ok:
+            raise  # exit 0, as any listing's closed pipe
+        # The interpreter's last flush of stdout would fail again: send it nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if not result.ok:
+        problems = len(result.gate_problems())
+        click.echo(
+            f"the provenance gate failed ({problems} problem{'s' if problems != 1 else ''}); see the report",
+            err=True,
+        )
+        ctx.exit(int(ExitCode.CHECK_FAILED))
+
+
+def _print(
+    result: Review, markdown: str, *, as_json: bool, output: str | None, github: bool, summary: str | None
+) -> None:
+    """The report, where it was asked for, and for GitHub its annotations and summary."""
     if as_json:
         echo_json(result.to_json())
     elif output is not None:
@@ -87,10 +113,3 @@ def review(
                 handle.write(markdown + "\n")
         else:
             click.echo("GITHUB_STEP_SUMMARY is not set: no job summary written", err=True)
-    if not result.ok:
-        problems = len(result.gate_problems())
-        click.echo(
-            f"the provenance gate failed ({problems} problem{'s' if problems != 1 else ''}); see the report",
-            err=True,
-        )
-        ctx.exit(int(ExitCode.CHECK_FAILED))
