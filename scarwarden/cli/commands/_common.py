@@ -5,9 +5,11 @@ The text views of an episode and a rule are library code: :mod:`scarwarden.files
 
 from __future__ import annotations
 
+import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -168,3 +170,17 @@ def print_problems(problems: Sequence[object], summary: str) -> None:
 
     for line in problem_lines(problems, summary):
         click.echo(line)
+
+
+@contextmanager
+def verdict_output(ok: bool) -> Iterator[None]:
+    """Printing a gate's verdict (``check``, ``verify``, ``review``): a reader that closed
+    the pipe (``check --all | head -c1``) leaves a failure a failure. A passing verdict's
+    closed pipe exits 0, as any listing's; a failing one goes on to its exit code, its
+    output sent nowhere (the interpreter's last flush of stdout would fail again)."""
+    try:
+        yield
+    except BrokenPipeError:
+        if ok:
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo, print_problems
+from scarwarden.cli.commands._common import echo_json, get_repo, print_problems, verdict_output
 from scarwarden.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -81,12 +81,13 @@ def check(
             report = gate.check_all(repo, progress=progress)
     else:
         report = gate.check_staged(repo)
-    if as_json:
-        echo_json(report.to_json())
-    else:
-        for warning in report.warnings:
-            click.echo(f"warning: {warning}", err=True)
-        print_problems(report.problems, report.summary())
+    with verdict_output(report.ok):
+        if as_json:
+            echo_json(report.to_json())
+        else:
+            for warning in report.warnings:
+                click.echo(f"warning: {warning}", err=True)
+            print_problems(report.problems, report.summary())
     if not report.ok:
         ctx.exit(int(ExitCode.CHECK_FAILED))
 

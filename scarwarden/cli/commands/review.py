@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from scarwarden.cli.commands._common import OutputPath, echo_json, get_repo
+from scarwarden.cli.commands._common import OutputPath, echo_json, get_repo, verdict_output
 from scarwarden.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -76,15 +75,10 @@ def review(
     if summary:  # appended to: never .git/config, the playbook or the settings
         repo.refuse_own_files(summary, "GITHUB_STEP_SUMMARY")
     result = build_review(repo, base, head)
-    try:
+    with verdict_output(result.ok):  # `review | head`: the reader left, the gate's verdict stands
         _print(
             result, render_markdown(result), as_json=as_json, output=output, github=github, summary=summary
         )
-    except BrokenPipeError:  # `review | head`: the reader left, the gate's verdict stands
-        if result.ok:
-            raise  # exit 0, as any listing's closed pipe
-        # The interpreter's last flush of stdout would fail again: send it nowhere.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if not result.ok:
         problems = len(result.gate_problems())
         click.echo(
