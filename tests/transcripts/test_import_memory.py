@@ -84,6 +84,7 @@ def peak_mb(argv: list[str], out: Path) -> tuple[int, float]:
     return os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024
 
 
+@pytest.mark.slow  # two real imports of 8 MB, in child processes: ~10 s
 def test_json_output_is_written_an_episode_at_a_time(memory_repo: MemoryRepo, tmp_path: Path) -> None:
     """``--json`` built the whole document (every episode, as a dict, then as text)
     before printing it: ~3x the output's size on top of the import. It is now written
