@@ -182,8 +182,13 @@ def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | N
     if base == theirs:
         return "up-to-date", theirs, []
     if base == ours:
-        if not remote_git.fast_forward(root, theirs, keep_fds=fds):
-            raise GitError(f"cannot fast-forward {branch} to {remote}/{branch}")
+        ok, said = remote_git.fast_forward(root, theirs, keep_fds=fds)
+        if not ok:  # an untracked file where the remote adds one, most often
+            raise GitError(
+                f"cannot fast-forward {branch} to {remote}/{branch} (nothing was changed "
+                f"here, nothing pushed)\n{_conflicts(said)}",
+                hint="fix what git said (move or commit an untracked file in the way), then sync again",
+            )
         return "fast-forward", theirs, []
     if not merge_driver_installed(root):  # here: a sync that changes nothing leaves config alone
         install_merge_driver(root, repo.playbook_rel)

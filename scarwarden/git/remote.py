@@ -82,9 +82,11 @@ def set_remote_branch(root: Path | str, remote: str, branch: str, sha: str) -> N
     run(root, "update-ref", "-m", f"sync: fetch {remote} {branch}", ref, sha)
 
 
-def fast_forward(root: Path | str, target: str, *, keep_fds: Sequence[int] = ()) -> bool:
-    """Move the current branch (and work tree) to ``target`` if it is a fast-forward."""
-    return _unit(root, 'git merge -q --ff-only "$1"', target, keep_fds=keep_fds)[0] == 0
+def fast_forward(root: Path | str, target: str, *, keep_fds: Sequence[int] = ()) -> tuple[bool, str]:
+    """Move the current branch (and work tree) to ``target`` if it is a fast-forward.
+    (ok, git's message)."""
+    code, message = _unit(root, 'git merge -q --ff-only "$1"', target, keep_fds=keep_fds)
+    return code == 0, "" if code == 0 else message
 
 
 def rebase_onto(root: Path | str, upstream: str, *, keep_fds: Sequence[int] = ()) -> tuple[bool, str]:
