@@ -207,8 +207,8 @@ def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | N
         raise GitError(
             f"cannot integrate {remote}/{branch}: git could not rebase or merge (nothing "
             f"was changed here, nothing pushed)\n{_conflicts(said)}",
-            hint="fix what git said (commit.gpgsign without a working gpg, a hook that "
-            "refused the commit, a stale index.lock), then sync again",
+            hint="fix what git said (an untracked file in the way, commit.gpgsign without a "
+            "working gpg, a hook that refused the commit, a stale index.lock), then sync again",
         )
     raise SyncConflict(
         f"cannot integrate {remote}/{branch}: the changes conflict (nothing was changed "
@@ -231,6 +231,9 @@ _GIT_ADVICE = (
     "to abort and get back",
     "if you prefer to skip",
     "to check out the original branch",
+    # sync's own clean-up when git stopped before starting (an untracked file in the way)
+    "there is no merge to abort",
+    "no rebase in progress",
 )
 
 
