@@ -187,7 +187,8 @@ def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | N
             raise GitError(
                 f"cannot fast-forward {branch} to {remote}/{branch} (nothing was changed "
                 f"here, nothing pushed)\n{_conflicts(said)}",
-                hint="fix what git said (move or commit an untracked file in the way), then sync again",
+                hint="fix what git said (an untracked file in the way: move or commit it; the gate "
+                "refusing the remote's commits: fix them there), then sync again",
             )
         return "fast-forward", theirs, []
     if not merge_driver_installed(root):  # here: a sync that changes nothing leaves config alone

@@ -83,9 +83,12 @@ def set_remote_branch(root: Path | str, remote: str, branch: str, sha: str) -> N
 
 
 def fast_forward(root: Path | str, target: str, *, keep_fds: Sequence[int] = ()) -> tuple[bool, str]:
-    """Move the current branch (and work tree) to ``target`` if it is a fast-forward.
-    (ok, git's message)."""
-    code, message = _unit(root, 'git merge -q --ff-only "$1"', target, keep_fds=keep_fds)
+    """Move the current branch (and work tree) to ``target`` if it is a fast-forward; if
+    git updated the work tree and index but not the branch (a reference-transaction hook
+    refused the move), put them back at HEAD (sync starts from a clean tree, so nothing
+    of the user's is there to lose). (ok, git's message)."""
+    script = 'git merge -q --ff-only "$1" && exit 0; git reset -q --merge HEAD >/dev/null 2>&1; exit 1'
+    code, message = _unit(root, script, target, keep_fds=keep_fds)
     return code == 0, "" if code == 0 else message
 
 

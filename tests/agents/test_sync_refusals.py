@@ -306,3 +306,28 @@ def test_a_push_our_own_pre_push_gate_refuses_says_what_the_gate_found(
     assert "failed to push some refs" not in result.stderr
     assert snapshot(agent.root) == before
     assert head(upstream) == theirs
+
+
+def test_a_fast_forward_our_gate_refuses_leaves_the_tree_as_it_was(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """Another clone, without the hooks, pushed a commit that edits an episode; here the
+    gate's reference-transaction hook refuses to move the branch onto it. git's
+    fast-forward had already written the edited episode into the work tree and the index
+    (staged), so every later sync refused 'uncommitted changes'."""
+    remote = remote_with(demo_repo, tmp_path)
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    assert Cli(b.root)("hooks", "install").exit_code == 0
+    episode = sorted(a.episodes_dir.rglob("*.yaml"))[0]
+    episode.write_text(episode.read_text().replace("task:", "task: edited,", 1))
+    git(a.root, "commit", "-qam", "edit an episode")
+    git(a.root, "push", "-q", "origin", "main")
+    before = snapshot(b.root)
+
+    result = Cli(b.root)("sync")
+
+    assert result.exit_code == 1
+    assert "cannot fast-forward main to origin/main (nothing was changed here" in result.stderr
+    assert "the ledger is append-only" in result.stderr and "Traceback" not in result.stderr
+    assert git(b.root, "status", "--porcelain").stdout == ""
+    assert snapshot(b.root)[:3] == before[:3]  # HEAD, branch, work tree
