@@ -232,6 +232,7 @@ _GIT_ADVICE = (
     "to abort and get back",
     "if you prefer to skip",
     "to check out the original branch",
+    "not committing merge",  # a pre-commit hook (the gate) refused the merge commit
     # sync's own clean-up when git stopped before starting (an untracked file in the way)
     "there is no merge to abort",
     "no rebase in progress",

@@ -331,3 +331,27 @@ def test_a_fast_forward_our_gate_refuses_leaves_the_tree_as_it_was(
     assert "the ledger is append-only" in result.stderr and "Traceback" not in result.stderr
     assert git(b.root, "status", "--porcelain").stdout == ""
     assert snapshot(b.root)[:3] == before[:3]  # HEAD, branch, work tree
+
+
+def test_a_rebase_and_merge_our_gate_refuses_say_so_without_gits_advice(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """As above with a local commit: the rebase and the merge both stop at the gate and
+    are undone, but sync quoted git's 'Not committing merge; use 'git commit' to complete
+    the merge.', advice for a merge that is no longer there."""
+    remote = remote_with(demo_repo, tmp_path)
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    assert Cli(b.root)("hooks", "install").exit_code == 0
+    episode = sorted(a.episodes_dir.rglob("*.yaml"))[0]
+    episode.write_text(episode.read_text().replace("task:", "task: edited,", 1))
+    git(a.root, "commit", "-qam", "edit an episode")
+    git(a.root, "push", "-q", "origin", "main")
+    add(b, 1, "b")
+    before = snapshot(b.root)[:3]
+
+    result = Cli(b.root)("sync")
+
+    assert result.exit_code == 1
+    assert "the ledger is append-only" in result.stderr and "nothing was changed here" in result.stderr
+    assert "git commit" not in result.stderr, result.stderr
+    assert snapshot(b.root)[:3] == before
