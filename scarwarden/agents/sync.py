@@ -109,8 +109,9 @@ def _rounds(repo: MemoryRepo, remote: str, branch: str, retries: int, backoff: f
             raise GitError(
                 f"the push to {remote} was refused{said}",
                 hint="refused for a reason of its own (a pre-push or pre-receive hook, a protected "
-                "branch, a branch checked out in a non-bare repository, access rights), not "
-                "because another clone pushed first, so sync does not retry: fix that first",
+                "branch, a branch checked out in a non-bare repository, access rights, a push "
+                f"URL that cannot be reached: git remote get-url --push {remote}), not because "
+                "another clone pushed first, so sync does not retry: fix that first",
             )
         if attempt <= retries:
             time.sleep(wait(attempt, backoff))

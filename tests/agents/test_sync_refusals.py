@@ -355,3 +355,23 @@ def test_a_rebase_and_merge_our_gate_refuses_say_so_without_gits_advice(
     assert "the ledger is append-only" in result.stderr and "nothing was changed here" in result.stderr
     assert "git commit" not in result.stderr, result.stderr
     assert snapshot(b.root)[:3] == before
+
+
+def test_a_push_url_that_cannot_be_reached_is_named_in_the_hint(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """The remote is read through its URL and pushed through its push URL: with the push
+    URL wrong, the hint listed hooks, protected branches and access rights, never the
+    URL the push went to."""
+    remote = remote_with(demo_repo, tmp_path)
+    b = clone(remote, tmp_path / "b")
+    git(b.root, "remote", "set-url", "--push", "origin", str(tmp_path / "moved.git"))
+    add(b, 1, "b")
+    before = snapshot(b.root)
+
+    result = Cli(b.root)("sync")
+
+    assert result.exit_code == 1
+    assert "moved.git" in result.stderr and "does not appear to be a git repository" in result.stderr
+    assert "git remote get-url --push origin" in result.stderr.partition("hint:")[2]
+    assert snapshot(b.root) == before
