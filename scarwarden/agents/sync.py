@@ -95,8 +95,8 @@ def _sync(repo: MemoryRepo, remote: str, retries: int, backoff: float) -> SyncRe
 def _rounds(repo: MemoryRepo, remote: str, branch: str, retries: int, backoff: float) -> SyncResult:
     root = repo.root
     for attempt in range(1, retries + 2):
-        integrated, theirs = _integrate(repo, remote, branch)
-        ahead = _ahead(root, theirs)
+        integrated, theirs, known = _integrate(repo, remote, branch)
+        ahead = _ahead(root, theirs, known)
         if theirs is not None and ahead == 0:
             return SyncResult(remote, branch, integrated, False, attempt, _head(root), 0)
         refused = remote_git.push_branch(root, remote, branch, keep_fds=held_lock_fds())
@@ -109,8 +109,9 @@ def _rounds(repo: MemoryRepo, remote: str, branch: str, retries: int, backoff: f
             raise GitError(
                 f"the push to {remote} was refused{said}",
                 hint="refused for a reason of its own (a pre-push or pre-receive hook, a protected "
-                "branch, a branch checked out in a non-bare repository, access rights), not "
-                "because another clone pushed first, so sync does not retry: fix that first",
+                "branch, a branch checked out in a non-bare repository, access rights, a push "
+                f"URL that cannot be reached: git remote get-url --push {remote}), not because "
+                "another clone pushed first, so sync does not retry: fix that first",
             )
         if attempt <= retries:
             time.sleep(wait(attempt, backoff))
@@ -168,33 +169,39 @@ def _preflight(repo: MemoryRepo, remote: str) -> str:
     return branch
 
 
-def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | None]:
-    """Bring the remote's commits in; (how, the remote tip or None)."""
+def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | None, list[str]]:
+    """Bring the remote's commits in; (how, the remote tip or None, and for a first
+    push the tips of the remote's other refs, whose commits the push need not send)."""
     root = repo.root
     fds = held_lock_fds()
     branches = remote_git.remote_branches(root, remote)
     theirs = branches.get(branch)
     if theirs is None:
-        _check_new_branch(root, remote, branch, branches, fds)
-        return "first-push", None
+        return "first-push", None, _check_new_branch(root, remote, branch, branches, fds)
     ours = _head(root)
     base = _fetch_judged(root, remote, branch, theirs, ours, fds)
     if base == theirs:
-        return "up-to-date", theirs
+        return "up-to-date", theirs, []
     if base == ours:
-        if not remote_git.fast_forward(root, theirs, keep_fds=fds):
-            raise GitError(f"cannot fast-forward {branch} to {remote}/{branch}")
-        return "fast-forward", theirs
+        ok, said = remote_git.fast_forward(root, theirs, keep_fds=fds)
+        if not ok:  # an untracked file where the remote adds one, most often
+            raise GitError(
+                f"cannot fast-forward {branch} to {remote}/{branch} (nothing was changed "
+                f"here, nothing pushed)\n{_conflicts(said)}",
+                hint="fix what git said (an untracked file in the way: move or commit it; the gate "
+                "refusing the remote's commits: fix them there), then sync again",
+            )
+        return "fast-forward", theirs, []
     if not merge_driver_installed(root):  # here: a sync that changes nothing leaves config alone
         install_merge_driver(root, repo.playbook_rel)
     first = ""
     if not _receipts_would_be_orphaned(repo, base, ours):
         ok, first = remote_git.rebase_onto(root, theirs, keep_fds=fds)
         if ok:
-            return "rebase", theirs
+            return "rebase", theirs, []
     ok, second = remote_git.merge_commit(root, theirs, f"sync: merge {remote}/{branch}", keep_fds=fds)
     if ok:
-        return "merge", theirs
+        return "merge", theirs, []
     if _head(root) != ours:  # both were aborted; this would be a bug, so say so loudly
         raise GitError(f"sync left HEAD at {_head(root)[:10]} instead of {ours[:10]}")
     said = second or first
@@ -202,8 +209,8 @@ def _integrate(repo: MemoryRepo, remote: str, branch: str) -> tuple[str, str | N
         raise GitError(
             f"cannot integrate {remote}/{branch}: git could not rebase or merge (nothing "
             f"was changed here, nothing pushed)\n{_conflicts(said)}",
-            hint="fix what git said (commit.gpgsign without a working gpg, a hook that "
-            "refused the commit, a stale index.lock), then sync again",
+            hint="fix what git said (an untracked file in the way, commit.gpgsign without a "
+            "working gpg, a hook that refused the commit, a stale index.lock), then sync again",
         )
     raise SyncConflict(
         f"cannot integrate {remote}/{branch}: the changes conflict (nothing was changed "
@@ -226,6 +233,10 @@ _GIT_ADVICE = (
     "to abort and get back",
     "if you prefer to skip",
     "to check out the original branch",
+    "not committing merge",  # a pre-commit hook (the gate) refused the merge commit
+    # sync's own clean-up when git stopped before starting (an untracked file in the way)
+    "there is no merge to abort",
+    "no rebase in progress",
 )
 
 
@@ -289,7 +300,7 @@ def _unrelated(root: Path, remote: str, branch: str) -> UsageError:
 
 def _check_new_branch(
     root: Path, remote: str, branch: str, branches: dict[str, str], fds: Sequence[int]
-) -> None:
+) -> list[str]:
     """Before ``branch`` is created on ``remote``: an empty remote (a fresh bare
     repository) takes it, and so does one with a branch that shares our history (another
     branch of this memory); a remote whose every branch is another project's history is
@@ -297,7 +308,7 @@ def _check_new_branch(
     push this memory into someone else's repository (``branches``: the remote's, by
     name). A remote with tags and no branch is judged by its tags. Their commits are
     fetched into a quarantine, and kept (so the first push sends only what the remote
-    lacks) only when they share our history."""
+    lacks) only when they share our history. Their tips, now in our store."""
     from scarwarden.git.integrity import shallow_depth
     from scarwarden.git.quarantine import quarantine
 
@@ -305,14 +316,14 @@ def _check_new_branch(
     if not found:
         kind, found = "tags", remote_git.remote_tags(root, remote)
     if not found:
-        return
+        return []
     names = sorted(found)
     refs = [f"refs/{'heads' if kind == 'branches' else 'tags'}/{name}" for name in names]
     with quarantine(root) as held:  # a refused project's objects never enter our store
         remote_git.fetch_commits(root, remote, refs, keep_fds=fds, env=held.env)
         if git.merge_base(root, _head(root), *sorted(set(found.values())), env=held.env) is not None:
             held.accept()
-            return
+            return sorted(set(found.values()))
     listed = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
     if shallow_depth(root) is not None:
         raise UsageError(
@@ -354,9 +365,9 @@ def _receipts_would_be_orphaned(repo: MemoryRepo, base: str, ours: str) -> bool:
     return any(tree in named for tree in trees.values())
 
 
-def _ahead(root: object, theirs: str | None) -> int:
-    if theirs is None:
-        return len(git.rev_list(str(root), "HEAD"))
+def _ahead(root: object, theirs: str | None, known: Sequence[str] = ()) -> int:
+    if theirs is None:  # a first push sends what none of the remote's refs has
+        return len(git.rev_list(str(root), "HEAD", *(["--not", *known] if known else [])))
     return len(git.rev_list(str(root), f"{theirs}..HEAD"))
 
 

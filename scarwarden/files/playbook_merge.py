@@ -93,20 +93,16 @@ def merge_rule(base: pb.Rule | None, ours: pb.Rule | None, theirs: pb.Rule | Non
 
 def merge_playbooks(base: pb.Playbook, ours: pb.Playbook, theirs: pb.Playbook) -> MergeResult:
     """Merge three parsed playbooks; the text, with markers around any clashing rule."""
-    order: list[str] = []
-    for book in (ours, theirs):
-        for rule in book.all_rules():
-            if rule.id not in order:
-                order.append(rule.id)
-    for rule in base.all_rules():  # deleted on both sides: nothing to place
-        if rule.id not in order:
-            order.append(rule.id)
+    # By ID in dicts: Playbook.get reads the rules in turn, and a merge of 20,000 rules
+    # asking it for each took minutes. Base's last: a rule deleted on both sides.
+    in_base, in_ours, in_theirs = ({rule.id: rule for rule in b.all_rules()} for b in (base, ours, theirs))
+    order = list(dict.fromkeys([*in_ours, *in_theirs, *in_base]))
     merged: dict[str, pb.Rule] = {}
     clashes: dict[str, tuple[pb.Rule | None, pb.Rule | None]] = {}
     for rule_id in order:
-        outcome = merge_rule(base.get(rule_id), ours.get(rule_id), theirs.get(rule_id))
+        outcome = merge_rule(in_base.get(rule_id), in_ours.get(rule_id), in_theirs.get(rule_id))
         if outcome is False:
-            clashes[rule_id] = (ours.get(rule_id), theirs.get(rule_id))
+            clashes[rule_id] = (in_ours.get(rule_id), in_theirs.get(rule_id))
         elif isinstance(outcome, pb.Rule):
             merged[rule_id] = outcome
     preamble, preamble_clean = _merge_value(base.preamble, ours.preamble, theirs.preamble)

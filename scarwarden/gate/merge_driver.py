@@ -11,6 +11,7 @@ registered it, as the hooks do.
 from __future__ import annotations
 
 import shlex
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,7 +64,15 @@ def check_attributes(root: Path | str) -> None:
 
 
 def merge_driver_installed(root: Path | str) -> bool:
-    return git.config_get(root, f"merge.{DRIVER}.driver") is not None
+    """Whether the driver is registered with a program git can still run: a command
+    naming an interpreter since removed (a deleted virtualenv, an upgraded Python)
+    fails in every merge, which git reports as a conflict in the playbook."""
+    command = git.config_get(root, f"merge.{DRIVER}.driver")
+    try:
+        program = shlex.split(command)[0] if command else None
+    except (ValueError, IndexError):  # unbalanced quotes, or a blank command
+        return False
+    return program is not None and shutil.which(program) is not None
 
 
 def uninstall_merge_driver(root: Path | str) -> list[str]:

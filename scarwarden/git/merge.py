@@ -11,6 +11,8 @@ from scarwarden.git.run import run_ok
 def merge_file(current: Path, base: Path, other: Path) -> bool:
     """git's own line merge of three files into ``current`` (``git merge-file``), with
     conflict markers labelled ours/base/theirs; True when it merged cleanly."""
+    # git runs in current's folder, so paths relative to ours would be read from there
+    current, base, other = current.absolute(), base.absolute(), other.absolute()
     return run_ok(
         current.parent,
         "merge-file",

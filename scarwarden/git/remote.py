@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,14 +32,17 @@ def _unit(
     *args: str,
     keep_fds: Sequence[int] = (),
     env: Mapping[str, str] | None = None,
+    reads_only: bool = False,
 ) -> tuple[int, str]:
     """Run a git step as a unit that a kill of our process group cannot cut in half: a
     small shell in a session of its own (given ``keep_fds``, the caller's write lock, so
     the next writer waits for it). A killed ``git rebase`` or ``merge`` would leave the
     operation half-done and ``index.lock`` behind; this one finishes, or aborts itself on
     a conflict, in the same unit (issue 15). ``env``: the whole environment, if not
-    ours. (exit code, stdout + stderr)."""
-    code, out, _ = _spawn(root, script, args, keep_fds, subprocess.STDOUT, env)
+    ours. ``reads_only``: a step that changes nothing here (reading a remote, fetching
+    into a quarantine), which Ctrl-C stops at once: a remote that never answers would
+    hold it for ever. (exit code, stdout + stderr)."""
+    code, out, _ = _spawn(root, script, args, keep_fds, subprocess.STDOUT, env, reads_only)
     return code, out
 
 
@@ -48,6 +53,7 @@ def _spawn(
     keep_fds: Sequence[int],
     stderr: int,
     env: Mapping[str, str] | None = None,
+    reads_only: bool = False,
 ) -> tuple[int, str, str]:
     """:func:`_unit`, with stderr merged into stdout or apart. (exit code, stdout, stderr)."""
     proc = subprocess.Popen(
@@ -68,6 +74,9 @@ def _spawn(
             break
         except KeyboardInterrupt:  # let the unit finish: it leaves the repository whole
             interrupted = True
+            if reads_only:  # nothing to leave whole: stop it (its own session: the group)
+                with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
+                    os.killpg(proc.pid, signal.SIGTERM)
     if interrupted:
         raise KeyboardInterrupt
     text = out.decode("utf-8", "replace").strip()
@@ -82,9 +91,14 @@ def set_remote_branch(root: Path | str, remote: str, branch: str, sha: str) -> N
     run(root, "update-ref", "-m", f"sync: fetch {remote} {branch}", ref, sha)
 
 
-def fast_forward(root: Path | str, target: str, *, keep_fds: Sequence[int] = ()) -> bool:
-    """Move the current branch (and work tree) to ``target`` if it is a fast-forward."""
-    return _unit(root, 'git merge -q --ff-only "$1"', target, keep_fds=keep_fds)[0] == 0
+def fast_forward(root: Path | str, target: str, *, keep_fds: Sequence[int] = ()) -> tuple[bool, str]:
+    """Move the current branch (and work tree) to ``target`` if it is a fast-forward; if
+    git updated the work tree and index but not the branch (a reference-transaction hook
+    refused the move), put them back at HEAD (sync starts from a clean tree, so nothing
+    of the user's is there to lose). (ok, git's message)."""
+    script = 'git merge -q --ff-only "$1" && exit 0; git reset -q --merge HEAD >/dev/null 2>&1; exit 1'
+    code, message = _unit(root, script, target, keep_fds=keep_fds)
+    return code == 0, "" if code == 0 else message
 
 
 def rebase_onto(root: Path | str, upstream: str, *, keep_fds: Sequence[int] = ()) -> tuple[bool, str]:
@@ -172,7 +186,9 @@ def first_error(message: str) -> str:
 
 def remote_branches(root: Path | str, remote: str) -> dict[str, str]:
     """The branches ``remote`` has, by name, with the commit each names there."""
-    code, out, err = _spawn(root, 'git ls-remote --heads "$1"', (remote,), (), subprocess.PIPE)
+    code, out, err = _spawn(
+        root, 'git ls-remote --heads "$1"', (remote,), (), subprocess.PIPE, reads_only=True
+    )
     if code != 0:
         raise GitError(
             f"cannot read the remote {remote}: {_unreadable(err or out)}; nothing was changed "
@@ -225,7 +241,7 @@ def fetch_commits(
     only objects, into a quarantine given its ``env`` (:mod:`scarwarden.git.quarantine`).
     No automatic gc after it: it would pack the quarantine, not our store."""
     script = 'r="$1"; shift; git fetch -q --no-tags --no-write-fetch-head --no-auto-gc --refmap= "$r" "$@"'
-    code, message = _unit(root, script, remote, *refs, keep_fds=keep_fds, env=env)
+    code, message = _unit(root, script, remote, *refs, keep_fds=keep_fds, env=env, reads_only=env is not None)
     if code != 0:
         raise GitError(f"git fetch {remote} failed: {message}")
 

@@ -95,7 +95,10 @@ def test_sync_starts_its_branch_beside_a_branch_of_this_memory(
     result = Cli(agent.root)("sync")
 
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("Synced agent-1 with origin: created the branch on the remote; pushed")
+    # the two commits the remote lacks, not the whole history it already has on main
+    assert result.stdout.startswith(
+        "Synced agent-1 with origin: created the branch on the remote; pushed 2 commit(s)"
+    )
     assert git(remote, "rev-parse", "agent-1").stdout.strip() == head(agent)
     assert episodes_at(remote, "agent-1") == episodes_at(agent.root)
     assert git(remote, "rev-parse", "main").stdout.strip() == main

@@ -306,3 +306,72 @@ def test_a_push_our_own_pre_push_gate_refuses_says_what_the_gate_found(
     assert "failed to push some refs" not in result.stderr
     assert snapshot(agent.root) == before
     assert head(upstream) == theirs
+
+
+def test_a_fast_forward_our_gate_refuses_leaves_the_tree_as_it_was(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """Another clone, without the hooks, pushed a commit that edits an episode; here the
+    gate's reference-transaction hook refuses to move the branch onto it. git's
+    fast-forward had already written the edited episode into the work tree and the index
+    (staged), so every later sync refused 'uncommitted changes'."""
+    remote = remote_with(demo_repo, tmp_path)
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    assert Cli(b.root)("hooks", "install").exit_code == 0
+    episode = sorted(a.episodes_dir.rglob("*.yaml"))[0]
+    episode.write_text(episode.read_text().replace("task:", "task: edited,", 1))
+    git(a.root, "commit", "-qam", "edit an episode")
+    git(a.root, "push", "-q", "origin", "main")
+    before = snapshot(b.root)
+
+    result = Cli(b.root)("sync")
+
+    assert result.exit_code == 1
+    assert "cannot fast-forward main to origin/main (nothing was changed here" in result.stderr
+    assert "the ledger is append-only" in result.stderr and "Traceback" not in result.stderr
+    assert git(b.root, "status", "--porcelain").stdout == ""
+    assert snapshot(b.root)[:3] == before[:3]  # HEAD, branch, work tree
+
+
+def test_a_rebase_and_merge_our_gate_refuses_say_so_without_gits_advice(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """As above with a local commit: the rebase and the merge both stop at the gate and
+    are undone, but sync quoted git's 'Not committing merge; use 'git commit' to complete
+    the merge.', advice for a merge that is no longer there."""
+    remote = remote_with(demo_repo, tmp_path)
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    assert Cli(b.root)("hooks", "install").exit_code == 0
+    episode = sorted(a.episodes_dir.rglob("*.yaml"))[0]
+    episode.write_text(episode.read_text().replace("task:", "task: edited,", 1))
+    git(a.root, "commit", "-qam", "edit an episode")
+    git(a.root, "push", "-q", "origin", "main")
+    add(b, 1, "b")
+    before = snapshot(b.root)[:3]
+
+    result = Cli(b.root)("sync")
+
+    assert result.exit_code == 1
+    assert "the ledger is append-only" in result.stderr and "nothing was changed here" in result.stderr
+    assert "git commit" not in result.stderr, result.stderr
+    assert snapshot(b.root)[:3] == before
+
+
+def test_a_push_url_that_cannot_be_reached_is_named_in_the_hint(
+    demo_repo: MemoryRepo, tmp_path: Path
+) -> None:
+    """The remote is read through its URL and pushed through its push URL: with the push
+    URL wrong, the hint listed hooks, protected branches and access rights, never the
+    URL the push went to."""
+    remote = remote_with(demo_repo, tmp_path)
+    b = clone(remote, tmp_path / "b")
+    git(b.root, "remote", "set-url", "--push", "origin", str(tmp_path / "moved.git"))
+    add(b, 1, "b")
+    before = snapshot(b.root)
+
+    result = Cli(b.root)("sync")
+
+    assert result.exit_code == 1
+    assert "moved.git" in result.stderr and "does not appear to be a git repository" in result.stderr
+    assert "git remote get-url --push origin" in result.stderr.partition("hint:")[2]
+    assert snapshot(b.root) == before

@@ -129,3 +129,52 @@ def test_a_rule_retired_on_their_side_keeps_our_spacing(tmp_path: Path) -> None:
     assert [rule.id for rule in pb.parse(merged).retired] == [book.retired[0].id, gone.id]
     assert merged.startswith(kept[: kept.index(f"## {gone.id}")])
     assert merged.count("\n\n\n## PB") == kept.count("\n\n\n## PB") - 1
+
+
+def test_a_line_merge_of_sides_given_by_relative_paths_in_a_folder(tmp_path: Path) -> None:
+    """By hand, ``merge-playbook sides/base sides/ours sides/theirs``: when a side does
+    not parse, git's line merge must read the same files, not ``sides/sides/...``."""
+    import subprocess
+    import sys
+
+    playbook = (Path(pb.__file__).parents[1] / "demo" / "memory" / "playbook.md").read_text()
+    sides = tmp_path / "sides"
+    sides.mkdir()
+    (sides / "base").write_text(playbook)
+    (sides / "ours").write_text(playbook + "<<<<<<< left over\n")  # does not parse
+    (sides / "theirs").write_text(playbook.replace("within days", "within hours"))
+    run = subprocess.run(
+        [sys.executable, "-m", "scarwarden", "merge-playbook", "sides/base", "sides/ours", "sides/theirs"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert run.returncode == 0, run.stderr  # the lines changed do not overlap
+    merged = (sides / "ours").read_text()
+    assert "within hours" in merged and merged.endswith("<<<<<<< left over\n")
+
+
+def test_a_side_git_cannot_merge_as_text_is_not_called_a_conflict(tmp_path: Path) -> None:
+    """Theirs holds NUL bytes (binary junk): git's line merge refuses it and writes
+    nothing, but the driver said 'conflict in memory/playbook.md: lines; resolve each
+    conflict', sending the user to look for markers that are not there."""
+    import subprocess
+    import sys
+
+    playbook = (Path(pb.__file__).parents[1] / "demo" / "memory" / "playbook.md").read_bytes()
+    (tmp_path / "base").write_bytes(playbook)
+    (tmp_path / "ours").write_bytes(playbook)
+    (tmp_path / "theirs").write_bytes(playbook + b"\x00\x01junk\x00\n")
+    sides = ("base", "ours", "theirs", "memory/playbook.md")
+    run = subprocess.run(
+        [sys.executable, "-m", "scarwarden", "merge-playbook", *sides],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert run.returncode == 1
+    assert "cannot merge memory/playbook.md" in run.stderr and "not text" in run.stderr
+    assert "resolve each conflict" not in run.stderr and "Traceback" not in run.stderr
+    assert (tmp_path / "ours").read_bytes() == playbook

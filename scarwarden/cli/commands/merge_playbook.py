@@ -25,12 +25,21 @@ def merge_playbook(ctx: click.Context, base: Path, ours: Path, theirs: Path, pat
     Examples:
       scarwarden hooks install --merge-driver
     """
-    from scarwarden.files.playbook_merge import run_merge_driver
+    from scarwarden.files.playbook_merge import OURS_MARKER, run_merge_driver
 
     result = run_merge_driver(base, ours, theirs)
     if result.clean:
         return
     name = path or "memory/playbook.md"
+    if result.conflicts == ["lines"] and OURS_MARKER not in result.text:
+        # git's line merge wrote no marker: it refused a side as binary (NUL bytes)
+        click.echo(
+            f"scarwarden: cannot merge {name}: a side is not text (git's line merge refuses "
+            f"binary content), so {name} is left as ours; keep the version you want, fix it, "
+            "then commit",
+            err=True,
+        )
+        ctx.exit(1)
     where = ", ".join(result.conflicts)
     click.echo(f"scarwarden: conflict in {name}: {where}; resolve each conflict, then commit", err=True)
     ctx.exit(1)
