@@ -31,6 +31,10 @@ from scarwarden.times import utc_now
 #: raises to refuse. The CLI passes the provenance gate (files may not import it).
 Check = Callable[[Mapping[str, str]], None]
 
+#: Most characters of ``--reason`` (spacing collapsed): a reason is a sentence or two, and
+#: the record holding it must stay within the episode size cap (4-byte characters too).
+MAX_REASON_CHARS = 10_000
+
 
 @dataclass(frozen=True)
 class Redaction:
@@ -80,6 +84,11 @@ def redact(
     reason = " ".join(reason.split())
     if not reason:
         raise UsageError("--reason must say why", hint='scarwarden redact ep-... --reason "leaked API key"')
+    if len(reason) > MAX_REASON_CHARS:
+        raise UsageError(
+            f"--reason is {len(reason):,} characters; the limit is {MAX_REASON_CHARS:,}: nothing was changed",
+            hint="say why in a sentence or two; keep the details elsewhere (an issue, a ticket)",
+        )
     if (problem := text_problem(reason)) is not None:  # named here, not as the record's outcome
         raise UsageError(f"--reason {problem}", hint="remove it; text is stored exactly as given")
     if not EPISODE_ID_RE.match(episode_id):

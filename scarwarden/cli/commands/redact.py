@@ -11,7 +11,11 @@ from scarwarden.repo import MemoryRepo
 
 @click.command()
 @click.argument("episode_id")
-@click.option("--reason", required=True, help="Why: it is recorded in the stub and in a new episode.")
+@click.option(
+    "--reason",
+    required=True,
+    help="Why: it is recorded in the stub and in a new episode (at most 10,000 characters).",
+)
 @click.option(
     "--fields",
     "fields",
