@@ -202,6 +202,7 @@ def add_rule(
             applies_to=applies_to,
             sources=sources,
         )
+        _refuse_duplicate(playbook, draft)
         rule = playbook.minted(draft)
         _refuse_secrets(repo, rule)
         found = _cited_episodes(repo, rule)
@@ -237,6 +238,19 @@ def _refuse_missing_playbook(repo: MemoryRepo) -> None:
             f"{rel} is missing from the working tree, while git has it; the rule would "
             "replace every rule it holds: nothing was written",
             hint=f"restore it: git restore --source=HEAD --staged --worktree -- {rel}",
+        )
+
+
+def _refuse_duplicate(playbook: pb.Playbook, draft: pb.Rule) -> None:
+    """A rule whose text an active rule already says (spacing aside) would be a second
+    copy under a new ID: a retried ``rule add`` must not put a rule in recall twice."""
+    words = draft.text.split()
+    same = next((rule for rule in playbook.rules if rule.text.split() == words), None)
+    if same is not None:
+        raise ValidationError(
+            f"cannot add the rule: {same.id} already says this; nothing was written",
+            hint=f"see it with 'scarwarden rule show {same.id}'; to cite more episodes, "
+            f"add them to its '- Learnt in:' line",
         )
 
 

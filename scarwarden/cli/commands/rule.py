@@ -78,6 +78,8 @@ def add(
     `- Applies to: images`: a visual rule, sent with every `audit-image`.
     `--sentences-from` writes `- Sentences from:`, the episodes each sentence came
     from (numbered from 1); without it every sentence is from the rule's citations.
+    A text an active rule already says (spacing aside) is refused (exit 1), naming it:
+    a retried command adds no second copy.
 
     \b
     Examples:
