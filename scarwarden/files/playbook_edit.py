@@ -35,6 +35,14 @@ _MAX_ID_PATTERNS = 8
 #: Most characters of a rule's text, and of its title, that ``rule add`` takes (stripped):
 #: a recall task's bound (a rule is a few sentences; its evidence is in the episodes).
 MAX_RULE_CHARS = 20_000
+#: A line of a rule's text that a reader, or a Markdown view of the playbook (a pull
+#: request on GitHub), takes for the playbook's own structure though the parser reads it
+#: as text: a heading or a field line indented or bulleted otherwise, or a setext
+#: underline ('===', '---') that makes the line above it a heading.
+_LOOKS_STRUCTURAL = re.compile(
+    r"^[ \t]*(?:#{1,6}(?:[ \t]|$)|[-*+][ \t]+(?:Tags|Learnt in|Sentences from|Applies to|Retired|"
+    r"Replaced by):|(?:=+|-+)[ \t]*$)"
+)
 #: An intent-to-add entry ('git add -N') has this blob: its content is not staged.
 _EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 
@@ -202,6 +210,7 @@ def add_rule(
             applies_to=applies_to,
             sources=sources,
         )
+        _refuse_forged_lines(draft)
         _refuse_duplicate(playbook, draft)
         rule = playbook.minted(draft)
         _refuse_secrets(repo, rule)
@@ -239,6 +248,18 @@ def _refuse_missing_playbook(repo: MemoryRepo) -> None:
             "replace every rule it holds: nothing was written",
             hint=f"restore it: git restore --source=HEAD --staged --worktree -- {rel}",
         )
+
+
+def _refuse_forged_lines(draft: pb.Rule) -> None:
+    """A line of the text that reads as a heading or a citation of the playbook's own
+    (:data:`_LOOKS_STRUCTURAL`) would show provenance the gate never checked."""
+    for number, line in enumerate(draft.text.splitlines(), 1):
+        if _LOOKS_STRUCTURAL.match(line):
+            raise ValidationError(
+                f"cannot add the rule: line {number} of its text ({line.strip()!r}) reads as the "
+                "playbook's own heading or field line; nothing was written",
+                hint="reword the line, or make it part of a sentence",
+            )
 
 
 def _refuse_duplicate(playbook: pb.Playbook, draft: pb.Rule) -> None:
