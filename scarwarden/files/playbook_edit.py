@@ -134,6 +134,20 @@ def _valid_in_worktree(repo: MemoryRepo, path: str, ep_id: str) -> bool:
         return False
 
 
+def redacted_citations(repo: MemoryRepo, episode_ids: Sequence[str]) -> list[str]:
+    """The cited episodes in the ledger whose content a redaction took back."""
+    found, _missing = _locate_citations(repo, episode_ids)
+    return [ep for ep, path in found.items() if _is_redacted(repo, path)]
+
+
+def _is_redacted(repo: MemoryRepo, path: str) -> bool:
+    try:
+        raw = (repo.root / path).read_bytes()
+        return parse_episode_bytes(raw, path, episodes_dir=repo.episodes_rel).get("redacted") is not None
+    except (OSError, ValidationError):
+        return False
+
+
 def _not_in_head(repo: MemoryRepo, paths: Sequence[str]) -> list[str]:
     """The ``paths`` (staged) that HEAD's tree does not hold yet."""
     if not paths:
