@@ -302,6 +302,16 @@ def _sentence_sources(sentences_from: str | None) -> tuple[Source, ...]:
 def _cited_episodes(repo: MemoryRepo, rule: pb.Rule) -> dict[str, str]:
     """ID -> path of each episode ``rule`` cites; refused when any is not in the ledger."""
     found, missing = _locate_citations(repo, rule.episode_ids)
+    # In git's index (committed or staged), but its file is gone or broken: say so.
+    broken = [paths[0] for paths in _staged_episode_paths(repo, missing).values() if paths]
+    if broken:
+        which = "is missing from the working tree or is not a valid episode"
+        if len(broken) > 1:
+            which = "are missing from the working tree or are not valid episodes"
+        raise ValidationError(
+            f"cannot add the rule: {', '.join(broken)} {which}; nothing was written",
+            hint=f"restore it as git has it: git restore -- {' '.join(broken)}",
+        )
     if missing:
         raise ValidationError(
             f"cannot add the rule: {', '.join(missing)} "
