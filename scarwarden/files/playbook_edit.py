@@ -274,6 +274,14 @@ def _refuse_forged_lines(draft: pb.Rule) -> None:
                 "playbook's own heading or field line; nothing was written",
                 hint="reword the line, or make it part of a sentence",
             )
+    # Unclosed, a comment hides the rest of the file from a Markdown view: this rule's
+    # own '- Learnt in:' line and every rule after it.
+    if draft.text.rfind("<!--") > draft.text.rfind("-->"):
+        raise ValidationError(
+            "cannot add the rule: its text opens an HTML comment ('<!--') that is not closed; "
+            "nothing was written",
+            hint="close it ('-->') in the rule's text, or leave it out",
+        )
 
 
 def _refuse_duplicate(playbook: pb.Playbook, draft: pb.Rule) -> None:

@@ -48,3 +48,28 @@ def test_a_line_that_reads_as_the_playbooks_structure_is_refused(
 def test_lists_and_hashes_in_a_sentence_are_text(cli: Cli, text: str) -> None:
     result = cli("rule", "add", "--text", text, "--cites", CITED)
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Check the logo. <!-- the rest is hidden",
+        "Check the logo.\n<!--\nhidden",
+        "Check the logo. <!-- a --> then <!-- open",
+    ],
+)
+def test_an_unclosed_comment_is_refused(cli: Cli, demo_repo: MemoryRepo, text: str) -> None:
+    # In a Markdown view an unclosed '<!--' hides the rest of the file: this rule's own
+    # '- Learnt in:' line and every rule after it.
+    before = git(demo_repo.root, "rev-parse", "HEAD").stdout, demo_repo.playbook_path.read_bytes()
+    result = cli("rule", "add", "--text", text, "--cites", CITED)
+    assert result.exit_code == 1, result.output
+    assert "is not closed" in result.stderr, result.stderr
+    assert (git(demo_repo.root, "rev-parse", "HEAD").stdout, demo_repo.playbook_path.read_bytes()) == before
+
+
+@pytest.mark.parametrize(
+    "text", ["Check the logo. <!-- a note -->", "Check the logo.\n```\nx = 1\n```", "Use `code` inline."]
+)
+def test_a_closed_comment_a_fence_and_inline_code_are_text(cli: Cli, text: str) -> None:
+    assert cli("rule", "add", "--text", text, "--cites", CITED).exit_code == 0
