@@ -35,6 +35,14 @@ _MAX_ID_PATTERNS = 8
 #: Most characters of a rule's text, and of its title, that ``rule add`` takes (stripped):
 #: a recall task's bound (a rule is a few sentences; its evidence is in the episodes).
 MAX_RULE_CHARS = 20_000
+#: A line of a rule's text that a reader, or a Markdown view of the playbook (a pull
+#: request on GitHub), takes for the playbook's own structure though the parser reads it
+#: as text: a heading or a field line indented or bulleted otherwise, or a setext
+#: underline ('===', '---') that makes the line above it a heading.
+_LOOKS_STRUCTURAL = re.compile(
+    r"^[ \t]*(?:#{1,6}(?:[ \t]|$)|[-*+][ \t]+(?:Tags|Learnt in|Sentences from|Applies to|Retired|"
+    r"Replaced by):|(?:=+|-+)[ \t]*$)"
+)
 #: An intent-to-add entry ('git add -N') has this blob: its content is not staged.
 _EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 
@@ -126,6 +134,20 @@ def _valid_in_worktree(repo: MemoryRepo, path: str, ep_id: str) -> bool:
         return False
 
 
+def redacted_citations(repo: MemoryRepo, episode_ids: Sequence[str]) -> list[str]:
+    """The cited episodes in the ledger whose content a redaction took back."""
+    found, _missing = _locate_citations(repo, episode_ids)
+    return [ep for ep, path in found.items() if _is_redacted(repo, path)]
+
+
+def _is_redacted(repo: MemoryRepo, path: str) -> bool:
+    try:
+        raw = (repo.root / path).read_bytes()
+        return parse_episode_bytes(raw, path, episodes_dir=repo.episodes_rel).get("redacted") is not None
+    except (OSError, ValidationError):
+        return False
+
+
 def _not_in_head(repo: MemoryRepo, paths: Sequence[str]) -> list[str]:
     """The ``paths`` (staged) that HEAD's tree does not hold yet."""
     if not paths:
@@ -202,6 +224,8 @@ def add_rule(
             applies_to=applies_to,
             sources=sources,
         )
+        _refuse_forged_lines(draft)
+        _refuse_duplicate(playbook, draft)
         rule = playbook.minted(draft)
         _refuse_secrets(repo, rule)
         found = _cited_episodes(repo, rule)
@@ -240,6 +264,39 @@ def _refuse_missing_playbook(repo: MemoryRepo) -> None:
         )
 
 
+def _refuse_forged_lines(draft: pb.Rule) -> None:
+    """A line of the text that reads as a heading or a citation of the playbook's own
+    (:data:`_LOOKS_STRUCTURAL`) would show provenance the gate never checked."""
+    for number, line in enumerate(draft.text.splitlines(), 1):
+        if _LOOKS_STRUCTURAL.match(line):
+            raise ValidationError(
+                f"cannot add the rule: line {number} of its text ({line.strip()!r}) reads as the "
+                "playbook's own heading or field line; nothing was written",
+                hint="reword the line, or make it part of a sentence",
+            )
+    # Unclosed, a comment hides the rest of the file from a Markdown view: this rule's
+    # own '- Learnt in:' line and every rule after it.
+    if draft.text.rfind("<!--") > draft.text.rfind("-->"):
+        raise ValidationError(
+            "cannot add the rule: its text opens an HTML comment ('<!--') that is not closed; "
+            "nothing was written",
+            hint="close it ('-->') in the rule's text, or leave it out",
+        )
+
+
+def _refuse_duplicate(playbook: pb.Playbook, draft: pb.Rule) -> None:
+    """A rule whose text an active rule already says (spacing aside) would be a second
+    copy under a new ID: a retried ``rule add`` must not put a rule in recall twice."""
+    words = draft.text.split()
+    same = next((rule for rule in playbook.rules if rule.text.split() == words), None)
+    if same is not None:
+        raise ValidationError(
+            f"cannot add the rule: {same.id} already says this; nothing was written",
+            hint=f"see it with 'scarwarden rule show {same.id}'; to cite more episodes, "
+            f"add them to its '- Learnt in:' line",
+        )
+
+
 def _sentence_sources(sentences_from: str | None) -> tuple[Source, ...]:
     """``--sentences-from`` parsed (none given: no sources); refused when malformed."""
     if sentences_from is None:
@@ -253,6 +310,16 @@ def _sentence_sources(sentences_from: str | None) -> tuple[Source, ...]:
 def _cited_episodes(repo: MemoryRepo, rule: pb.Rule) -> dict[str, str]:
     """ID -> path of each episode ``rule`` cites; refused when any is not in the ledger."""
     found, missing = _locate_citations(repo, rule.episode_ids)
+    # In git's index (committed or staged), but its file is gone or broken: say so.
+    broken = [paths[0] for paths in _staged_episode_paths(repo, missing).values() if paths]
+    if broken:
+        which = "is missing from the working tree or is not a valid episode"
+        if len(broken) > 1:
+            which = "are missing from the working tree or are not valid episodes"
+        raise ValidationError(
+            f"cannot add the rule: {', '.join(broken)} {which}; nothing was written",
+            hint=f"restore it as git has it: git restore -- {' '.join(broken)}",
+        )
     if missing:
         raise ValidationError(
             f"cannot add the rule: {', '.join(missing)} "

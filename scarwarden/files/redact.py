@@ -31,6 +31,10 @@ from scarwarden.times import utc_now
 #: raises to refuse. The CLI passes the provenance gate (files may not import it).
 Check = Callable[[Mapping[str, str]], None]
 
+#: Most characters of ``--reason`` (spacing collapsed): a reason is a sentence or two, and
+#: the record holding it must stay within the episode size cap (4-byte characters too).
+MAX_REASON_CHARS = 10_000
+
 
 @dataclass(frozen=True)
 class Redaction:
@@ -48,6 +52,9 @@ class Redaction:
     commit: str | None
     #: Fields asked for that an earlier redaction had already removed.
     already: tuple[str, ...] = ()
+    #: The attached images whose reference was removed: their files stay in the tree
+    #: (media files are append-only; the gate refuses deleting one).
+    media_kept: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -58,6 +65,7 @@ class Redaction:
             "sha256": self.sha256,
             "record": self.record.id if self.record else None,
             "commit": self.commit,
+            "media_kept": list(self.media_kept),
         }
 
 
@@ -80,6 +88,11 @@ def redact(
     reason = " ".join(reason.split())
     if not reason:
         raise UsageError("--reason must say why", hint='scarwarden redact ep-... --reason "leaked API key"')
+    if len(reason) > MAX_REASON_CHARS:
+        raise UsageError(
+            f"--reason is {len(reason):,} characters; the limit is {MAX_REASON_CHARS:,}: nothing was changed",
+            hint="say why in a sentence or two; keep the details elsewhere (an issue, a ticket)",
+        )
     if (problem := text_problem(reason)) is not None:  # named here, not as the record's outcome
         raise UsageError(f"--reason {problem}", hint="remove it; text is stored exactly as given")
     if not EPISODE_ID_RE.match(episode_id):
@@ -109,7 +122,16 @@ def redact(
         sha = _write_and_commit(
             repo, path, stub_raw, record, _message(episode_id, record, reason, chosen), check
         )
-    return Redaction(episode_id, path, chosen, digest, record, sha, already)
+    return Redaction(episode_id, path, chosen, digest, record, sha, already, _media_kept(repo, old, chosen))
+
+
+def _media_kept(repo: MemoryRepo, old: Episode, chosen: Sequence[str]) -> tuple[str, ...]:
+    """The stored files of the attachments a redaction of ``chosen`` took back."""
+    from scarwarden.files.media import find_stored
+
+    attached = old.get("attachments") if "attachments" in chosen else None
+    found = [find_stored(repo.root, repo.memory_rel, a) for a in attached or () if isinstance(a, str)]
+    return tuple(p.relative_to(repo.root).as_posix() for p in found if p is not None)
 
 
 def _committed_episode(repo: MemoryRepo, episode_id: str) -> tuple[str, bytes]:

@@ -12,6 +12,7 @@ import difflib
 import re
 from collections.abc import Sequence
 
+from scarwarden.characters import REFUSED
 from scarwarden.errors import UsageError
 from scarwarden.files.episode_fields import EPISODE_ID_RE
 from scarwarden.files.rule_ids import canonical, sort_key
@@ -57,15 +58,21 @@ def find_rule(typed: str, rules: Sequence[tuple[str, str]], *, episode_hint: str
         return titled[0]
     if not rules:
         raise UsageError(
-            f"no rule {rule_id} in the playbook",
+            f"no rule {_escaped(rule_id)} in the playbook",
             hint="the playbook has no rules yet: 'scarwarden distill' learns them from episodes",
         )
     if titled:
         shown = " or ".join(f"{rid} ({_title(rules, rid)})" for rid in titled[:3])
         raise UsageError(f"{len(titled)} rules have {text!r} in their title", hint=f"did you mean {shown}?")
     looks_like_id = rule_id.startswith("PB-") or " " not in text
-    what = rule_id if looks_like_id else repr(text)
+    what = _escaped(rule_id) if looks_like_id else repr(text)
     raise UsageError(f"no rule {what} in the playbook", hint=_nearest(rule_id, text, rules, list_hint))
+
+
+def _escaped(rule_id: str) -> str:
+    """``rule_id`` as a message prints it: quoted with its control characters escaped
+    when it holds any (an escape sequence typed must not reach the terminal)."""
+    return repr(rule_id) if REFUSED.search(rule_id) else rule_id
 
 
 def _by_title(text: str, rules: Sequence[tuple[str, str]]) -> list[str]:

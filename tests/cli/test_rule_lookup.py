@@ -163,3 +163,19 @@ def test_an_empty_rule_id_is_refused_by_the_lookup_for_every_door() -> None:
 
     with pytest.raises(UsageError, match="the rule ID is empty"):
         find_rule(" ", [("PB-01", "A rule")], episode_hint="{id}", list_hint="list them")
+
+
+@pytest.mark.parametrize("typed", ["PB-\x1b]0;pwned\x07x", "pb-\x9b2Jx", "PB\x1b]0;t\x07"])
+def test_a_control_character_in_a_typed_id_is_shown_escaped(cli: Any, typed: str) -> None:
+    shown = cli("rule", "show", typed)
+    assert shown.exit_code == 2, shown.output
+    assert "no rule " in shown.stderr
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", shown.stderr), repr(shown.stderr)
+
+
+def test_a_control_character_is_escaped_when_the_playbook_has_no_rules() -> None:
+    from scarwarden.files.rule_lookup import find_rule
+
+    with pytest.raises(UsageError) as raised:
+        find_rule("PB-\x1b[2Jx", [], episode_hint="{id}", list_hint="list them")
+    assert "\x1b" not in raised.value.render() and "\\x1b" in raised.value.render()

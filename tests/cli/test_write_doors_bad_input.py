@@ -215,8 +215,9 @@ def test_redact_pii_reaches_list_items_and_extension_values(demo_repo: MemoryRep
 def test_a_blank_rule_title_is_no_title_as_an_empty_one_is(cli: Cli) -> None:
     ep_id = json.loads(cli("episode", "list", "--json").stdout)[0]["id"]
     titles = []
-    for title in ("", "   "):
-        rule = ["--text", "Keep the logo whole.", "--cites", ep_id, "--title", title]
+    # Two texts (one rule may not say what another says), one first sentence: one title.
+    for title, text in (("", "Keep the logo whole."), ("   ", "Keep the logo whole. Always.")):
+        rule = ["--text", text, "--cites", ep_id, "--title", title]
         result = cli("rule", "add", *rule, "--json")
         assert result.exit_code == 0, result.output
         titles.append(json.loads(result.stdout)["title"])

@@ -11,7 +11,11 @@ from scarwarden.repo import MemoryRepo
 
 @click.command()
 @click.argument("episode_id")
-@click.option("--reason", required=True, help="Why: it is recorded in the stub and in a new episode.")
+@click.option(
+    "--reason",
+    required=True,
+    help="Why: it is recorded in the stub and in a new episode (at most 10,000 characters).",
+)
 @click.option(
     "--fields",
     "fields",
@@ -63,6 +67,10 @@ def redact(ctx: click.Context, episode_id: str, reason: str, fields: tuple[str, 
     click.echo(f"Redacted {', '.join(done.fields)} of {done.episode_id} (sha256 {digest}...)")
     click.echo(f"Recorded as {done.record.id}; commit {(done.commit or '')[:10]}")
     click.echo("The old content is still in git history: docs/privacy.md says how to purge it.", err=True)
+    if done.media_kept:
+        which = "image stays" if len(done.media_kept) == 1 else "images stay"
+        click.echo(f"warning: the attached {which} in the tree: {', '.join(done.media_kept)}", err=True)
+        click.echo("  hint: media files are append-only; docs/privacy.md says what that means", err=True)
 
 
 def _gate(repo: MemoryRepo, env: Mapping[str, str]) -> None:

@@ -78,6 +78,8 @@ def add(
     `- Applies to: images`: a visual rule, sent with every `audit-image`.
     `--sentences-from` writes `- Sentences from:`, the episodes each sentence came
     from (numbered from 1); without it every sentence is from the rule's citations.
+    A text an active rule already says (spacing aside) is refused (exit 1), naming it:
+    a retried command adds no second copy.
 
     \b
     Examples:
@@ -101,11 +103,29 @@ def add(
         check=gate_check(repo, "the rule"),
         sentences_from=sentences_from,
     )
+    _warn_redacted(repo, new)
     if as_json:
         echo_json(new.to_json())
         return
     click.echo(new.id)
     click.echo(f"{'Staged' if no_commit else 'Committed'} {new.id}: {new.title}", err=True)
+
+
+def _warn_redacted(repo: MemoryRepo, new: pb.Rule) -> None:
+    """Flag a new rule citing redacted evidence, as every other view of it does."""
+    from scarwarden.files.playbook_edit import redacted_citations
+
+    gone = redacted_citations(repo, new.episode_ids)
+    if not gone:
+        return
+    left = len(new.episode_ids) - len(gone)
+    more = "; no unredacted evidence is left" if not left else f" ({left} other citation(s) left)"
+    click.echo(f"warning: {new.id} cites {', '.join(gone)}: evidence redacted{more}", err=True)
+    click.echo(
+        "  hint: cite an episode whose content is still in the ledger ('scarwarden distill' "
+        "proposes retiring a rule left with no unredacted evidence)",
+        err=True,
+    )
 
 
 @rule.command("list")
