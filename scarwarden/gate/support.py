@@ -89,7 +89,9 @@ def unsupported(
 ) -> list[Unsupported]:
     """The sentences of ``rules`` (default: every active rule) that share no content word
     with the episodes they name. Episodes not in ``episodes`` are skipped (the citation
-    check reports a missing one); a sentence without content words is not checked."""
+    check reports a missing one); a sentence without content words is not checked, nor
+    one naming a redacted episode, whose words are gone: a redaction must never be
+    refused for the rules it leaves (the ``evidence-redacted`` warning names them)."""
     cache: dict[str, frozenset[str]] = {}
     out: list[Unsupported] = []
     for rule in book.rules if rules is None else rules:
@@ -98,7 +100,7 @@ def unsupported(
         for said in rule.said():
             known = [ep for ep in said.episode_ids if ep in episodes]
             words = content(said.sentence)
-            if not known or not words:
+            if not known or not words or any(episodes[ep].get("redacted") is not None for ep in known):
                 continue
             for ep in known:
                 if ep not in cache:

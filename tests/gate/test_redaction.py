@@ -21,7 +21,7 @@ from scarwarden.files.playbook_edit import load_playbook
 from scarwarden.gate.check import check_all, check_staged
 from scarwarden.gate.hooks import install
 from scarwarden.gate.verify import verify
-from scarwarden.repo import MemoryRepo
+from scarwarden.repo import MemoryRepo, open_repo
 
 EP = "ep-hkgnqdz88f"  # the demo's LinkedIn beta post: cited by PB-01
 SECRET_WORDS = "Monday morning ticket backlog"  # from its correction
@@ -298,3 +298,46 @@ def test_redacting_again_skips_what_is_gone_and_commits_nothing_when_nothing_is_
     assert head(root) == full and git(root, "status", "--porcelain").stdout == ""
     proved = verify(demo_repo)
     assert proved.ok and proved.redactions == 3, proved.problems
+
+
+@pytest.mark.parametrize("hooks", [True, False], ids=["hooks", "no-hooks"])
+def test_an_episode_a_sentence_map_names_can_be_redacted(cli, demo_repo: MemoryRepo, hooks: bool) -> None:
+    """A rule whose ``- Sentences from:`` map names an episode blocked that episode's
+    redaction: the support check read the redacted stub, which shares no word with the
+    sentence. With the hooks the commit was refused ('sentence 1 shares no word with
+    ep-...'), so a leak could not be taken back; without them redact committed, and
+    ``check --all`` and ``verify`` failed from then on. A redacted episode's sentences are
+    the evidence-redacted warning's, not an unsupported sentence."""
+    root = demo_repo.root
+    if hooks:
+        install(root)
+    added = cli(
+        "episode",
+        "add",
+        "--task",
+        "Draft the launch post",
+        "--correction",
+        "Lead with the reader's pain point",
+        "--json",
+    )
+    assert added.exit_code == 0, added.output
+    ep = json.loads(added.stdout)["id"]
+    rule = cli(
+        "rule",
+        "add",
+        "--text",
+        "Lead with the reader's pain point.",
+        "--cites",
+        ep,
+        "--sentences-from",
+        f"1: {ep}",
+    )
+    assert rule.exit_code == 0, rule.output
+    before = head(root)
+    redacted = cli("redact", ep, "--reason", "a customer's words")
+    assert redacted.exit_code == 0, redacted.output
+    assert head(root) != before
+    assert check_all(open_repo(root)).ok
+    report = verify(open_repo(root))
+    assert report.ok, [str(p) for p in report.problems]
+    assert any("redacted" in str(w) for w in check_all(open_repo(root)).warnings)
