@@ -25,7 +25,7 @@ from typing import Protocol, TypeVar
 
 from scarwarden import git
 from scarwarden.agents.export_section import splice
-from scarwarden.agents.export_write import new_folders, nothing_changed, write_all
+from scarwarden.agents.export_write import Written, new_folders, nothing_changed, write_all
 from scarwarden.errors import GitError, ScarwardenError, UsageError, ValidationError
 from scarwarden.files import write_journal
 from scarwarden.files.atomic import atomic_write
@@ -35,20 +35,12 @@ from scarwarden.git.index_commit import Check
 from scarwarden.repo import MemoryRepo
 
 
-class ExportFile(Protocol):
+class ExportFile(Written, Protocol):
     """What is committed of :class:`scarwarden.agents.exports.ExportFile` (named here,
-    not imported: that module calls this one)."""
+    not imported: that module calls this one): what is put back of it, and more."""
 
     @property
     def format(self) -> str: ...
-    @property
-    def path(self) -> Path: ...
-    @property
-    def rel(self) -> str: ...
-    @property
-    def old(self) -> bytes | None: ...
-    @property
-    def new(self) -> bytes: ...
     @property
     def section(self) -> str | None: ...
 
