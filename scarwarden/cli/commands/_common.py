@@ -184,3 +184,20 @@ def verdict_output(ok: bool) -> Iterator[None]:
         if ok:
             raise
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def print_verdict(ctx: click.Context, report: Any, *, as_json: bool) -> None:
+    """A gate's ``report`` (``check``, ``verify``): its JSON, or its warnings on stderr
+    and its problems; exit 1 when it failed, whether or not the reader stayed
+    (:func:`verdict_output`)."""
+    from scarwarden.errors import ExitCode
+
+    with verdict_output(report.ok):
+        if as_json:
+            echo_json(report.to_json())
+        else:
+            for warning in report.warnings:
+                click.echo(f"warning: {warning}", err=True)
+            print_problems(report.problems, report.summary())
+    if not report.ok:
+        ctx.exit(int(ExitCode.CHECK_FAILED))

@@ -5,8 +5,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo, print_problems, verdict_output
-from scarwarden.errors import ExitCode, UsageError
+from scarwarden.cli.commands._common import get_repo, print_verdict
+from scarwarden.errors import UsageError
 
 if TYPE_CHECKING:
     from scarwarden.gate.check import CheckReport
@@ -81,15 +81,7 @@ def check(
             report = gate.check_all(repo, progress=progress)
     else:
         report = gate.check_staged(repo)
-    with verdict_output(report.ok):
-        if as_json:
-            echo_json(report.to_json())
-        else:
-            for warning in report.warnings:
-                click.echo(f"warning: {warning}", err=True)
-            print_problems(report.problems, report.summary())
-    if not report.ok:
-        ctx.exit(int(ExitCode.CHECK_FAILED))
+    print_verdict(ctx, report, as_json=as_json)
 
 
 def _commit_range(

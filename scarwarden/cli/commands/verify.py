@@ -2,8 +2,7 @@ from __future__ import annotations
 
 import click
 
-from scarwarden.cli.commands._common import echo_json, get_repo, print_problems, verdict_output
-from scarwarden.errors import ExitCode
+from scarwarden.cli.commands._common import get_repo, print_verdict
 
 
 @click.command()
@@ -43,12 +42,4 @@ def verify(ctx: click.Context, rev_range: str | None, all_refs: bool, as_json: b
     repo = get_repo(ctx, initialised=False)
     with progress_bar("verifying history", quiet=as_json) as progress:  # a bar on a terminal only
         result = verify_history(repo, rev_range, all_refs=all_refs, progress=progress)
-    with verdict_output(result.ok):
-        if as_json:
-            echo_json(result.to_json())
-        else:
-            for warning in result.warnings:
-                click.echo(f"warning: {warning}", err=True)
-            print_problems(result.problems, result.summary())
-    if not result.ok:
-        ctx.exit(int(ExitCode.CHECK_FAILED))
+    print_verdict(ctx, result, as_json=as_json)
