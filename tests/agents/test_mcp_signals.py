@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from conftest import git, head
-from test_mcp_wire import INITIALIZE, RECORD, json_lines, start_server
+from test_mcp_wire import INITIALIZE, RECORD_BEGUN, RECORDING, json_lines, start_server
 
 from scarwarden.files.atomic import write_lock
 from scarwarden.repo import MemoryRepo
@@ -59,12 +59,7 @@ def test_a_stop_signal_stops_the_server_after_the_write_in_flight(
     before = head(demo_repo)
     proc = start_server(demo_repo)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    lines = [
-        INITIALIZE,
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
-        {"jsonrpc": "2.0", "id": 2, "method": "ping"},  # answered: the call has begun
-    ]
+    lines = RECORD_BEGUN
     try:
         with write_lock(demo_repo):
             proc.stdin.write(json_lines(lines))
@@ -263,12 +258,7 @@ def test_a_second_stop_signal_ends_the_server_at_once(demo_repo: MemoryRepo, sec
     it at once, as docs/mcp.md says, even with a write waiting (its lock held here)."""
     proc = start_server(demo_repo)
     assert proc.stdin is not None and proc.stdout is not None
-    lines = [
-        INITIALIZE,
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
-        {"jsonrpc": "2.0", "id": 2, "method": "ping"},
-    ]
+    lines = RECORD_BEGUN
     try:
         with write_lock(demo_repo):
             proc.stdin.write(json_lines(lines))
@@ -340,11 +330,7 @@ def test_sigterm_to_the_process_group_during_a_slow_hook_commits_the_episode_who
     pipe = subprocess.PIPE
     proc = subprocess.Popen(command, stdin=pipe, stdout=pipe, stderr=pipe, start_new_session=True)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    lines = [
-        INITIALIZE,
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
-    ]
+    lines = RECORDING
     try:
         proc.stdin.write(json_lines(lines))
         proc.stdin.flush()

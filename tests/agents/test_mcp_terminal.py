@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git, head
-from test_mcp_wire import INITIALIZE, RECORD, json_lines, serve_lines
+from test_mcp_wire import RECORD, RECORD_BEGUN, RECORDING, json_lines, serve_lines
 
 from scarwarden.files.atomic import write_lock
 from scarwarden.repo import MemoryRepo
@@ -103,12 +103,7 @@ def test_ctrl_c_on_a_terminal_lets_the_write_in_flight_finish(demo_repo: MemoryR
     before = head(demo_repo)
     master, proc = _served_on_a_terminal(demo_repo)
     assert proc.stdout is not None and proc.stderr is not None
-    lines = [
-        INITIALIZE,
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
-        {"jsonrpc": "2.0", "id": 2, "method": "ping"},  # answered: the call has begun
-    ]
+    lines = RECORD_BEGUN
     try:
         with write_lock(demo_repo):
             os.write(master, json_lines(lines))
@@ -226,11 +221,7 @@ def test_ctrl_c_during_a_slow_commit_hook_commits_the_episode_whole(
     (hook / "pre-commit").chmod(0o755)
     master, proc = _served_on_a_terminal(demo_repo)
     assert proc.stdout is not None and proc.stderr is not None
-    lines = [
-        INITIALIZE,
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
-    ]
+    lines = RECORDING
     try:
         os.write(master, json_lines(lines))
         assert json.loads(proc.stdout.readline())["id"] == 0
@@ -260,12 +251,7 @@ def test_closing_the_terminal_lets_the_write_in_flight_finish(demo_repo: MemoryR
     before = head(demo_repo)
     master, proc = _served_on_a_terminal(demo_repo)
     assert proc.stdout is not None and proc.stderr is not None
-    lines = [
-        INITIALIZE,
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
-        {"jsonrpc": "2.0", "id": 2, "method": "ping"},  # answered: the call has begun
-    ]
+    lines = RECORD_BEGUN
     try:
         with write_lock(demo_repo):
             os.write(master, json_lines(lines))

@@ -38,6 +38,14 @@ Replies = list[dict[str, Any]]
 
 #: A tools/call that writes: it waits for the ledger's lock while a test holds it.
 RECORD = {"name": "record_episode", "arguments": {"task": "refund a customer", "outcome": "refunded"}}
+#: The handshake, then that call (id 1).
+RECORDING = [
+    INITIALIZE,
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": RECORD},
+]
+#: ... and a ping (id 2), answered once the call has begun.
+RECORD_BEGUN = [*RECORDING, {"jsonrpc": "2.0", "id": 2, "method": "ping"}]
 
 
 def start_server(repo: MemoryRepo) -> subprocess.Popen[bytes]:

@@ -315,13 +315,7 @@ def test_a_fast_forward_our_gate_refuses_leaves_the_tree_as_it_was(
     gate's reference-transaction hook refuses to move the branch onto it. git's
     fast-forward had already written the edited episode into the work tree and the index
     (staged), so every later sync refused 'uncommitted changes'."""
-    remote = remote_with(demo_repo, tmp_path)
-    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
-    assert Cli(b.root)("hooks", "install").exit_code == 0
-    episode = sorted(a.episodes_dir.rglob("*.yaml"))[0]
-    episode.write_text(episode.read_text().replace("task:", "task: edited,", 1))
-    git(a.root, "commit", "-qam", "edit an episode")
-    git(a.root, "push", "-q", "origin", "main")
+    b = _gated_clone_behind_an_edited_episode(demo_repo, tmp_path)
     before = snapshot(b.root)
 
     result = Cli(b.root)("sync")
@@ -339,13 +333,7 @@ def test_a_rebase_and_merge_our_gate_refuses_say_so_without_gits_advice(
     """As above with a local commit: the rebase and the merge both stop at the gate and
     are undone, but sync quoted git's 'Not committing merge; use 'git commit' to complete
     the merge.', advice for a merge that is no longer there."""
-    remote = remote_with(demo_repo, tmp_path)
-    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
-    assert Cli(b.root)("hooks", "install").exit_code == 0
-    episode = sorted(a.episodes_dir.rglob("*.yaml"))[0]
-    episode.write_text(episode.read_text().replace("task:", "task: edited,", 1))
-    git(a.root, "commit", "-qam", "edit an episode")
-    git(a.root, "push", "-q", "origin", "main")
+    b = _gated_clone_behind_an_edited_episode(demo_repo, tmp_path)
     add(b, 1, "b")
     before = snapshot(b.root)[:3]
 
@@ -375,3 +363,16 @@ def test_a_push_url_that_cannot_be_reached_is_named_in_the_hint(
     assert "moved.git" in result.stderr and "does not appear to be a git repository" in result.stderr
     assert "git remote get-url --push origin" in result.stderr.partition("hint:")[2]
     assert snapshot(b.root) == before
+
+
+def _gated_clone_behind_an_edited_episode(demo_repo: MemoryRepo, tmp_path: Path) -> MemoryRepo:
+    """A clone with the hooks installed, whose remote holds a commit another clone
+    (without them) pushed, editing an episode."""
+    remote = remote_with(demo_repo, tmp_path)
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    assert Cli(b.root)("hooks", "install").exit_code == 0
+    episode = sorted(a.episodes_dir.rglob("*.yaml"))[0]
+    episode.write_text(episode.read_text().replace("task:", "task: edited,", 1))
+    git(a.root, "commit", "-qam", "edit an episode")
+    git(a.root, "push", "-q", "origin", "main")
+    return b

@@ -11,15 +11,14 @@ from typing import Any
 
 import pytest
 from conftest import git, head
-from helpers import EMAIL, set_privacy
+from helpers import EMAIL
 
 from scarwarden.repo import MemoryRepo
 
 pytest.importorskip("flask")
-from scarwarden.audit.web.app import create_app  # noqa: E402
 
-TOKEN = "test-csrf-token"
-ORIGIN = {"Origin": "http://localhost"}
+from test_web_privacy import ORIGIN, TOKEN, _privacy, _receipt  # noqa: E402
+
 BERLIN = "Book travel for the Berlin conference"
 GITHUB_TOKEN = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
 #: A credential no single line holds: the answer is not shown again at all.
@@ -34,18 +33,7 @@ PEM = "\n".join(
 
 
 def _client(repo: MemoryRepo) -> Any:
-    set_privacy(repo, email="refuse")
-    app = create_app(repo.root, csrf_token=TOKEN, allowed_hosts={"localhost", "127.0.0.1"})
-    return app.test_client()
-
-
-def _receipt(client: Any, task: str) -> str:
-    page = client.post("/task", data={"csrf_token": TOKEN, "task": task}, headers=ORIGIN).get_data(
-        as_text=True
-    )
-    found = re.search(r'name="receipt" value="([^"]+)"', page)
-    assert found, page
-    return found.group(1)
+    return _privacy(repo, email="refuse")
 
 
 def _shown_again(reply: Any, status: int = 400) -> tuple[str, dict[str, str], str]:

@@ -100,21 +100,7 @@ def test_two_answers_sent_at_once_to_a_real_server_record_one(demo_repo: MemoryR
         receipt = re.search(r'name="receipt" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
         form = {"csrf_token": token, "task": task, "answer": "Use the portal", "receipt": receipt}
         commits = _ledger_commits(demo_repo)
-        start = threading.Barrier(2)
-        where: list[str] = []
-
-        def send() -> None:
-            start.wait()
-            reply = requests.post(
-                served.url + "/answer", data=form, headers=origin, allow_redirects=False, timeout=60
-            )
-            where.append(f"{reply.status_code} {reply.headers.get('Location', '')}")
-
-        threads = [threading.Thread(target=send) for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        where = _sent_twice_at_once(served.url, form, origin)
         assert len(set(where)) == 1 and where[0].startswith("303 "), where
         assert _ledger_commits(demo_repo) == commits + 1
         assert "Traceback" not in served.stderr()
@@ -305,21 +291,28 @@ def test_a_form_of_a_page_opened_by_its_address_sent_twice_at_once_records_one(d
         form = {**_forms(page, "/answer")[0], "answer": "Use the portal"}
         assert "form" in form and "receipt" not in form
         commits = _ledger_commits(demo_repo)
-        start = threading.Barrier(2)
-        where: list[str] = []
-
-        def send() -> None:
-            start.wait()
-            reply = requests.post(
-                served.url + "/answer", data=form, headers=origin, allow_redirects=False, timeout=60
-            )
-            where.append(f"{reply.status_code} {reply.headers.get('Location', '').split('?')[0]}")
-
-        threads = [threading.Thread(target=send) for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        where = [w.split("?")[0] for w in _sent_twice_at_once(served.url, form, origin)]
         assert len(set(where)) == 1 and where[0].startswith("303 "), where
         assert _ledger_commits(demo_repo) == commits + 1
         assert "Traceback" not in served.stderr()
+
+
+def _sent_twice_at_once(url: str, form: dict[str, str], origin: dict[str, str]) -> list[str]:
+    """``form`` posted to the real server's /answer by two threads at the same moment:
+    each reply's status and Location."""
+    import requests
+
+    start = threading.Barrier(2)
+    where: list[str] = []
+
+    def send() -> None:
+        start.wait()
+        reply = requests.post(url + "/answer", data=form, headers=origin, allow_redirects=False, timeout=60)
+        where.append(f"{reply.status_code} {reply.headers.get('Location', '')}")
+
+    threads = [threading.Thread(target=send) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return where
