@@ -184,10 +184,8 @@ def unquoted_off(value: bool, name: str) -> str:
     )
 
 
-#: An address's password (``scheme://user:password@``), never printed (docs/models.md).
-_PASSWORD = re.compile(r"(://[^\s/@:'\"]*:)[^\s/@'\"]*@")
-
-
 def _shown(value: object) -> str:
-    """``value`` as a message quotes it: its ``repr``, an address's password hidden."""
-    return _PASSWORD.sub(r"\1***@", repr(value))
+    """``value`` as a message quotes it: its ``repr``, an address's password
+    (``scheme://user:password@``) hidden (docs/models.md). The pattern is compiled here,
+    on a refusal only: every command imports this module, a cold recall too."""
+    return re.sub(r"(://[^\s/@:'\"]*:)[^\s/@'\"]*@", r"\1***@", repr(value))
